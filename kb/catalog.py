@@ -1,0 +1,141 @@
+"""Load every data file, validate it against kb/schema.py, and keep what passed.
+
+Errors are collected, never raised: lint reports all problems of a run together, and the
+index compiler refuses to build while any remain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from kb import schema
+from kb.findings import Finding, rel
+from kb.yamlio import Document, YamlError, read
+
+SOURCES_DIR = "data/sources"
+VERSIONS_DIR = "data/versions"
+SOLUTIONS_FILE = "data/solutions.yaml"
+LINKS_FILE = "data/links.yaml"
+
+
+@dataclass
+class Catalog:
+    root: Path
+    findings: list[Finding] = field(default_factory=list)
+    documents: dict[Path, Document] = field(default_factory=dict)
+    sources: dict[Path, schema.SourceRecord] = field(default_factory=dict)
+    solutions: list[schema.Solution] = field(default_factory=list)
+    links: list[schema.Link] = field(default_factory=list)
+    registries: dict[str, schema.VersionRegistry] = field(default_factory=dict)
+    registry_paths: dict[str, Path] = field(default_factory=dict)
+
+    def rel(self, path: Path) -> str:
+        return rel(path, self.root)
+
+    def report(self, path: Path, line: int, code: str, message: str, hint: str = "") -> None:
+        self.findings.append(Finding(self.rel(path), line, code, message, hint))
+
+    def source_files(self) -> list[Path]:
+        return sorted((self.root / SOURCES_DIR).rglob("*.yaml"))
+
+    def registry_for(self, framework: str, distribution: str | None = None) -> schema.VersionRegistry | None:
+        name = f"{distribution}-{framework}" if distribution else framework
+        return self.registries.get(name)
+
+
+def _hint_for(error: dict[str, Any]) -> str:
+    kind = error.get("type", "")
+    value = error.get("input")
+    if kind == "string_type" and isinstance(value, float):
+        return f"quote versions and codes: YAML reads {value!r} as a number (write '{value}' in quotes)"
+    if kind == "extra_forbidden":
+        return "remove the field or fix its spelling; see schema/ for the allowed fields"
+    if kind == "missing":
+        return "add the field; see schema/ for what it holds"
+    if kind == "literal_error":
+        return f"use one of: {error.get('ctx', {}).get('expected', '')}"
+    if kind == "union_tag_invalid":
+        return "a reference's kind is one of: issue, pr, commit, doc, release-notes"
+    if kind == "string_pattern_mismatch":
+        return f"the value must match {error.get('ctx', {}).get('pattern', '')}"
+    return ""
+
+
+def schema_findings(catalog: Catalog, doc: Document, exc: ValidationError, prefix: tuple = ()) -> None:
+    """Turn Pydantic errors into KB002 findings that point at the field's line."""
+    for error in exc.errors(include_url=False):
+        loc = prefix + tuple(p for p in error["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+        where = ".".join(str(p) for p in loc) or "(document)"
+        catalog.report(
+            doc.path, doc.line_of(loc), "KB002", f"{where}: {error['msg']}", _hint_for(error)
+        )
+
+
+_UNION_TAGS = {"issue", "pr", "commit", "doc", "release-notes"}
+
+
+def _read(catalog: Catalog, path: Path) -> Document | None:
+    try:
+        doc = read(path)
+    except YamlError as exc:
+        catalog.report(path, exc.line, "KB001", exc.message, exc.hint)
+        return None
+    except OSError as exc:
+        catalog.report(path, 1, "KB001", f"cannot read the file: {exc.strerror}")
+        return None
+    catalog.documents[path] = doc
+    return doc
+
+
+def load(root: Path) -> Catalog:
+    """Parse and validate all of data/; the result holds the models that passed."""
+    catalog = Catalog(root=root)
+    for path in catalog.source_files():
+        doc = _read(catalog, path)
+        if doc is None:
+            continue
+        if not isinstance(doc.data, dict):
+            catalog.report(path, 1, "KB002", "a source record is a mapping of fields", "start with 'id: ...'")
+            continue
+        try:
+            catalog.sources[path] = schema.SourceRecord.model_validate(doc.data)
+        except ValidationError as exc:
+            schema_findings(catalog, doc, exc)
+
+    for path in sorted((root / VERSIONS_DIR).glob("*.yaml")):
+        doc = _read(catalog, path)
+        if doc is None:
+            continue
+        try:
+            registry = schema.VersionRegistry.model_validate(doc.data)
+        except ValidationError as exc:
+            schema_findings(catalog, doc, exc)
+            continue
+        if registry.name != path.stem:
+            catalog.report(path, doc.line_of(("name",)), "KB003", f"registry name {registry.name!r} differs from the file name {path.stem!r}", "rename one so they match")
+            continue
+        catalog.registries[registry.name] = registry
+        catalog.registry_paths[registry.name] = path
+
+    for name, model, attr in ((SOLUTIONS_FILE, schema.Solution, "solutions"), (LINKS_FILE, schema.Link, "links")):
+        path = root / name
+        if not path.exists():
+            catalog.report(path, 1, "KB001", f"{name} is missing", "every KB has solution codes and links")
+            continue
+        doc = _read(catalog, path)
+        if doc is None:
+            continue
+        if not isinstance(doc.data, list):
+            catalog.report(path, 1, "KB002", f"{name} is a list of entries", "start each entry with '- '")
+            continue
+        # Entries are validated one by one so a single bad entry doesn't hide the others.
+        for index, entry in enumerate(doc.data):
+            try:
+                getattr(catalog, attr).append(model.model_validate(entry))
+            except ValidationError as exc:
+                schema_findings(catalog, doc, exc, (index,))
+    return catalog

@@ -1,0 +1,260 @@
+"""The `kb` command line: the same answers as the Python API, for people and scripts.
+
+Exit codes scripts can rely on: 0 = answered / clean / fresh; 1 = the data has lint
+findings, or generated files are stale, or `kb fix` could not fix everything;
+2 = bad input (unknown op, malformed version, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+
+EPILOG = """\
+examples:
+  kb status tf.nn.bias_add 1.15            is bias_add reproducible on TF 1.15? what fixes it?
+  kb status tf.image.resize 2.21.0rc1      pre-releases answer as their release
+  kb status tf.nn.conv2d 20.03 --distribution ngc
+  kb status tf.bias-add-backprop 2.0 --json
+  kb validate                              lint every file under data/ (codes KB001...)
+  kb fix                                   rewrite data files into canonical form
+  kb build                                 regenerate kb/_index.py and schema/
+  kb build --check                         fail (exit 1) if any generated file is stale
+
+exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
+"""
+
+
+def _root(args: argparse.Namespace) -> Path:
+    return Path(args.root).resolve()
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _error(message: str) -> int:
+    print(f"kb: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+# --- status -------------------------------------------------------------------------
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    import kb
+
+    try:
+        result = kb.status(
+            args.op, args.version, framework=args.framework, device=args.device, distribution=args.distribution
+        )
+    except kb.UnknownOpError as exc:
+        return _error(str(exc))
+    except ValueError as exc:
+        return _error(str(exc))
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return EXIT_OK
+    _print_status(result)
+    return EXIT_OK
+
+
+def _print_status(result) -> None:
+    from rich.table import Table
+
+    console = _console()
+    verdict = {True: "[green]deterministic[/]", False: "[red]not deterministic[/]", None: "[yellow]unknown[/]"}[
+        result.deterministic
+    ]
+    where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
+    console.print(f"[bold]{result.op}[/] on {where} ({result.device}): {verdict}")
+    if result.recipe:
+        console.print("recipe: " + " + ".join(result.recipe))
+    elif result.deterministic is False and result.recipe is None:
+        console.print("recipe: none: at least one source has no solution in this version")
+    if result.solutions:
+        console.print("solutions (each fixes at least one source): " + ", ".join(result.solutions))
+    for note in result.notes:
+        console.print(f"[yellow]note:[/] {note}")
+    if not result.sources:
+        console.print("no known source of non-determinism for this op")
+        return
+    table = Table(show_lines=False)
+    for column in ("source", "range", "state", "solutions", "raises"):
+        table.add_column(column)
+    for source in result.sources:
+        state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
+        codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
+        table.add_row(source.id, source.versions or "-", state, codes, source.raises or "")
+    console.print(table)
+    disputed = [s for s in result.sources if s.disputed]
+    for source in disputed:
+        for claim in source.disputed:
+            console.print(f"[yellow]disputed[/] {source.id}: {claim}")
+    if result.references:
+        console.print("references:")
+        for ref in result.references:
+            console.print(f"  {ref}" + (f"  {ref.url}" if ref.url else ""))
+
+
+# --- validate / fix / build / schema ------------------------------------------------
+
+
+def _print_findings(findings, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([f.to_dict() for f in findings], indent=2))
+        return
+    for finding in findings:
+        print(finding.render())
+    if findings:
+        files = len({f.path for f in findings})
+        print(f"{len(findings)} finding(s) in {files} file(s)", file=sys.stderr)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from kb.lint import run
+
+    catalog, findings = run(_root(args))
+    _print_findings(findings, args.json)
+    if not findings and not args.json:
+        print(
+            f"ok: {len(catalog.sources)} source records, {len(catalog.solutions)} solution codes, "
+            f"{len(catalog.links)} links, {len(catalog.registries)} version registries"
+        )
+    return EXIT_FINDINGS if findings else EXIT_OK
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    from kb.atomic import write_atomic
+    from kb.lint import run
+    from kb.lint.canonical import expected_texts
+    from kb.yamlio import has_comments
+
+    catalog, findings = run(_root(args))
+    blocked = {f.path for f in findings if f.code in ("KB001", "KB002")}
+    changed = refused = 0
+    for path, text in expected_texts(catalog).items():
+        rel = catalog.rel(path)
+        doc = catalog.documents[path]
+        if doc.text == text:
+            continue
+        if rel in blocked:
+            continue
+        comments = has_comments(doc.text)
+        if comments:
+            print(f"{rel}:{comments[0]}: not rewritten: it has comments that `kb fix` would drop; move them into notes:")
+            refused += 1
+            continue
+        write_atomic(path, text)
+        changed += 1
+        print(f"fixed {rel}")
+    for path in sorted(blocked):
+        print(f"{path}: not rewritten: fix its KB001/KB002 errors first (see `kb validate`)")
+    print(f"{changed} file(s) rewritten", file=sys.stderr)
+    return EXIT_FINDINGS if (refused or blocked) else EXIT_OK
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from kb.atomic import write_atomic
+    from kb.compile import generated_files
+    from kb.lint import run
+
+    catalog, findings = run(_root(args))
+    if findings:
+        _print_findings(findings, False)
+        print("kb build: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
+        return EXIT_FINDINGS
+    files = generated_files(catalog)
+    stale = []
+    for path, text in files.items():
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            stale.append(path)
+            if not args.check:
+                write_atomic(path, text)
+    for path in stale:
+        print(f"{'stale' if args.check else 'wrote'} {catalog.rel(path)}")
+    if args.check and stale:
+        print("generated files are stale: run `kb build`", file=sys.stderr)
+        return EXIT_FINDINGS
+    if not stale:
+        print(f"up to date: {len(files)} generated file(s)")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from kb.atomic import write_atomic
+    from kb.compile import schema_texts
+
+    out = _root(args) / "schema"
+    for name, text in schema_texts().items():
+        write_atomic(out / name, text)
+        print(f"wrote schema/{name}")
+    return EXIT_OK
+
+
+# --- parser -------------------------------------------------------------------------
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def parser() -> argparse.ArgumentParser:
+    top = _Parser(
+        prog="kb",
+        description="Is this op run-to-run reproducible on my framework version, and what switch makes it so?",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--root", default=".", help="project root holding data/ (default: current directory)")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("status", help="answer for one op and version", description=(
+        "Answer for one op and version. OP is a public name (tf.nn.bias_add, tf.keras.layers.Conv2D) "
+        "or a source record id (tf.bias-add-backprop). VERSION is a PEP 440 version; pre-releases answer "
+        "as their release (2.21.0rc1 -> 2.21)."))
+    p.add_argument("op")
+    p.add_argument("version")
+    p.add_argument("--framework", help="tensorflow, pytorch, jax, horovod... (default: from the name's prefix)")
+    p.add_argument("--device", default="gpu", choices=("gpu", "cpu", "any"), help="device the op runs on (default gpu)")
+    p.add_argument("--distribution", choices=("ngc",), help="read VERSION as an NGC container version")
+    p.add_argument("--json", action="store_true", help="print the Status as JSON")
+    p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser("validate", help="lint data/ and report every finding with file:line")
+    p.add_argument("--json", action="store_true", help="findings as a JSON list")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("fix", help="rewrite data files into canonical form (refuses files with comments or errors)")
+    p.set_defaults(func=cmd_fix)
+
+    p = sub.add_parser("build", help="regenerate kb/_index.py and schema/ from data/")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if any generated file is stale")
+    p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("schema", help="export JSON Schema for editors to schema/")
+    p.set_defaults(func=cmd_schema)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not getattr(args, "func", None):
+        parser().print_help()
+        return EXIT_USAGE
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,146 @@
+"""Compile validated data into kb/_index.py, the one model every reader uses.
+
+The index is a Python literal rather than JSON because `import json` (and the `re` it
+pulls in) alone costs more than the whole query path may add to interpreter start-up;
+a literal module loads from its cached bytecode with `marshal`, in well under a
+millisecond. Everything a query needs is precomputed here: range bounds as release
+keys, op-name lookup tables, resolved references, solution order.
+"""
+
+from __future__ import annotations
+
+import json
+import pprint
+from pathlib import Path
+from typing import Any
+
+from kb import schema
+from kb.catalog import Catalog
+from kb.lint.links import resolve
+from kb.lint.ops import PREFIXES
+from kb.versions import compile_range, release_key
+
+INDEX_FILE = "kb/_index.py"
+SCHEMA_FILES = {
+    "source.schema.json": schema.SourceRecord,
+    "versions.schema.json": schema.VersionRegistry,
+}
+LIST_SCHEMA_FILES = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
+FORMAT = 1
+
+
+def _ranges(items: list[schema.Range]) -> tuple:
+    out = []
+    for item in items:
+        lo, hi = compile_range(item.versions)
+        out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note))
+    return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
+
+
+def _reference(ref: Any, links: list[schema.Link]) -> dict[str, Any]:
+    data = ref.model_dump(exclude_none=True)
+    if isinstance(ref, (schema.IssueRef, schema.CommitRef)):
+        link = resolve(ref, links)
+        if link is not None:
+            data["title"] = link.title
+            if link.state:
+                data["state"] = link.state
+            if link.sha:
+                data["sha"] = link.sha
+            number = f"pull/{link.number}" if link.kind == "pr" else f"issues/{link.number}"
+            data["url"] = f"https://github.com/{link.repo}/" + (f"commit/{link.sha}" if link.sha else number)
+    elif isinstance(ref, schema.ReleaseNotesRef) and "url" not in data and ref.framework == "tensorflow":
+        data["url"] = f"https://github.com/tensorflow/tensorflow/releases/tag/v{_full(ref.version)}"
+    return data
+
+
+def _full(version: str) -> str:
+    parts = version.split(".")
+    return ".".join(parts + ["0"] * (3 - len(parts)))
+
+
+def build_index(catalog: Catalog) -> dict[str, Any]:
+    links = catalog.links
+    sources: dict[str, Any] = {}
+    names: dict[str, dict[str, list[str]]] = {}
+    for record in sorted(catalog.sources.values(), key=lambda r: r.id):
+        if record.withdrawn is not None:
+            continue
+        sources[record.id] = {
+            "id": record.id,
+            "framework": record.framework,
+            "title": record.title,
+            "device": record.device,
+            "pass": record.pass_,
+            "mechanism": record.mechanism,
+            "summary": record.summary,
+            "conditions": tuple(record.conditions),
+            "notes": record.notes,
+            "ops": tuple(record.ops),
+            "aliases": tuple(record.aliases),
+            "status": _ranges(record.status),
+            "distributions": {name: _ranges(items) for name, items in sorted(record.distributions.items())},
+            "disputes": tuple(
+                {
+                    "claim": d.claim,
+                    "status": _ranges(d.status),
+                    "resolution": d.resolution,
+                    "references": tuple(_reference(r, links) for r in d.references),
+                }
+                for d in record.disputes
+            ),
+            "references": tuple(_reference(r, links) for r in record.references),
+        }
+        table = names.setdefault(record.framework, {})
+        for name in (*record.ops, *record.aliases):
+            table.setdefault(name, []).append(record.id)
+    solutions = {
+        s.code: {"title": s.title, "kind": s.kind, "how": s.how, "snippet": s.snippet, "phase": s.phase, "preference": s.preference}
+        for s in catalog.solutions
+    }
+    registries = {
+        name: {
+            "framework": reg.framework,
+            "keys": tuple(sorted({release_key(r.version) for r in reg.releases})),
+            "latest": max(reg.releases, key=lambda r: release_key(r.version)).version,
+        }
+        for name, reg in sorted(catalog.registries.items())
+    }
+    return {
+        "format": FORMAT,
+        "prefixes": {fw: PREFIXES[fw] for fw in sorted(PREFIXES)},
+        "solutions": solutions,
+        "order": tuple(sorted(solutions, key=lambda c: (solutions[c]["phase"], solutions[c]["preference"], c))),
+        "sources": sources,
+        "names": {fw: {n: tuple(ids) for n, ids in sorted(table.items())} for fw, table in sorted(names.items())},
+        "registries": registries,
+        "runs": {},
+    }
+
+
+def index_text(index: dict[str, Any]) -> str:
+    body = pprint.pformat(index, width=110, sort_dicts=False)
+    return (
+        '"""GENERATED by `kb build` from data/: do not edit. `kb build --check` fails when stale."""\n\n'
+        f"INDEX = {body}\n"
+    )
+
+
+def schema_texts() -> dict[str, str]:
+    from pydantic import TypeAdapter
+
+    out = {}
+    for name, model in SCHEMA_FILES.items():
+        out[name] = json.dumps(model.model_json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
+    for name, model in LIST_SCHEMA_FILES.items():
+        out[name] = json.dumps(TypeAdapter(list[model]).json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def generated_files(catalog: Catalog) -> dict[Path, str]:
+    """Every file `kb build` writes, with its expected text; `--check` compares these."""
+    root = catalog.root
+    files = {root / INDEX_FILE: index_text(build_index(catalog))}
+    for name, text in schema_texts().items():
+        files[root / "schema" / name] = text
+    return files

@@ -1,0 +1,29 @@
+"""Coded lint checks. Each check lives in its own module with a CODE, a TITLE and `check()`.
+
+KB001 (YAML) and KB002 (schema) are reported while loading (kb/catalog.py); the modules
+listed in CHECKS run on what loaded. `run()` returns every finding of a run, sorted by
+file and line, so one `kb validate` shows all problems together.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.catalog import Catalog, load
+from kb.findings import Finding
+from kb.lint import canonical, comments, ids, links, ops, ranges, references, registry, solutions
+
+CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops)
+
+CODES = {
+    "KB001": "YAML: the file parses as plain, safe YAML without duplicate keys",
+    "KB002": "schema: fields, types and values match kb/schema.py",
+    **{module.CODE: module.TITLE for module in CHECKS},
+}
+
+
+def run(root: Path) -> tuple[Catalog, list[Finding]]:
+    catalog = load(root)
+    for module in CHECKS:
+        module.check(catalog)
+    return catalog, sorted(set(catalog.findings))

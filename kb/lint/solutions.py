@@ -1,0 +1,24 @@
+"""KB006: every solution code used is defined in data/solutions.yaml for that framework."""
+
+from __future__ import annotations
+
+from kb.catalog import Catalog
+from kb.lint.ranges import range_lists
+
+CODE = "KB006"
+TITLE = "solutions: codes in ranges are defined in data/solutions.yaml for the record's framework"
+
+
+def check(catalog: Catalog) -> None:
+    defined = {s.code: s for s in catalog.solutions}
+    for path, record in catalog.sources.items():
+        doc = catalog.documents[path]
+        for loc, ranges in range_lists(record):
+            for index, item in enumerate(ranges):
+                for pos, code in enumerate(item.solutions):
+                    line = doc.line_of(loc + (index, "solutions", pos))
+                    solution = defined.get(code)
+                    if solution is None:
+                        catalog.report(path, line, CODE, f"unknown solution code {code!r}", f"use one of {', '.join(sorted(defined)) or '(none defined)'} or define it in data/solutions.yaml")
+                    elif record.framework not in solution.frameworks:
+                        catalog.report(path, line, CODE, f"solution {code} is not defined for {record.framework}", f"{code} applies to {', '.join(solution.frameworks)}")

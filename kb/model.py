@@ -1,0 +1,101 @@
+"""Immutable result types of `kb.status()`.
+
+Hand-rolled rather than dataclasses: `import dataclasses` alone costs more start-up time
+than the query path is allowed (see benchmarks/). Each type lists its fields once in
+`_fields`; equality, hashing, repr and `to_dict()` derive from that.
+"""
+
+from __future__ import annotations
+
+
+
+class _Frozen:
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __init__(self, **values: object) -> None:
+        for name in self._fields:
+            object.__setattr__(self, name, values[name])
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, n) for n in self._fields)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._values() == self._values()
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__,) + self._values())
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
+        return f"{type(self).__name__}({inner})"
+
+    def to_dict(self) -> dict[str, object]:
+        return {n: _plain(getattr(self, n)) for n in self._fields}
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, _Frozen):
+        return value.to_dict()
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+class Reference(_Frozen):
+    """Where a fact comes from: an issue, PR, commit, document or release notes."""
+
+    __slots__ = _fields = ("kind", "title", "url", "repo", "number", "sha", "state", "version")
+
+    def __str__(self) -> str:
+        if self.kind in ("issue", "pr"):
+            return f"{self.repo}#{self.number} {self.title or ''}".strip()
+        if self.kind == "commit":
+            return f"{self.repo}@{(self.sha or '')[:10]} {self.title or ''}".strip()
+        if self.kind == "release-notes":
+            return f"release notes {self.version}"
+        return self.title or self.url or self.kind
+
+
+class SourceStatus(_Frozen):
+    """One source record as it applies to the queried version.
+
+    `deterministic` is this source's own answer (None: the record has no range for the
+    version); `versions` is the range that matched.
+    """
+
+    __slots__ = _fields = (
+        "id", "title", "mechanism", "pass_", "summary", "versions", "deterministic",
+        "solutions", "raises", "note", "disputed",
+    )
+
+
+class Status(_Frozen):
+    """The answer to `kb.status(op, version)`. See docs/api.md for each field's meaning."""
+
+    __slots__ = _fields = (
+        "op", "framework", "version", "device", "distribution", "deterministic",
+        "solutions", "recipe", "sources", "references", "verified", "notes",
+    )
+
+    def __str__(self) -> str:
+        if self.deterministic is True:
+            verdict = "deterministic"
+        elif self.deterministic is False:
+            verdict = "NOT deterministic"
+        else:
+            verdict = "unknown"
+        line = f"{self.op} {self.framework} {self.version} ({self.device}): {verdict}"
+        if self.recipe:
+            line += "; fix: " + " + ".join(self.recipe)
+        elif self.deterministic is False and self.recipe is None:
+            line += "; no known solution in this version"
+        return line

@@ -1,0 +1,250 @@
+"""Pydantic models for every curated file under data/.
+
+These models are the single definition of the data format: lint validates against them,
+`kb schema` exports them as JSON Schema for editors, and the index compiler reads only
+validated models. They are never imported on the query path (see kb/query.py).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy")
+"""Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients."""
+
+Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy"]
+Device = Literal["gpu", "cpu", "any"]
+Pass = Literal["forward", "backward", "both"]
+Mechanism = Literal[
+    "cuda-atomics",
+    "autotuning",
+    "algorithm-selection",
+    "reduction-order",
+    "threading",
+    "prng-seeding",
+    "data-loader",
+    "distributed-reduction",
+    "graph-optimization",
+    "other",
+]
+
+RecordId = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z0-9]+(?:[.-][a-z0-9_]+)+$", max_length=80),
+]
+SolutionCode = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,15}$")]
+Repo = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
+Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
+Text = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
+OpName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")]
+VersionStr = Annotated[str, StringConstraints(pattern=r"^[0-9][0-9A-Za-z.+!-]*$")]
+
+
+class _Model(BaseModel):
+    # Unknown keys are errors: a typo in a field name must not silently drop a fact.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+# --- references ---------------------------------------------------------------------
+
+
+class IssueRef(_Model):
+    """A GitHub issue or pull request; must exist in data/links.yaml."""
+
+    kind: Literal["issue", "pr"]
+    repo: Repo
+    number: int = Field(gt=0)
+
+
+class CommitRef(_Model):
+    """A single commit (the seeds cite several fixes by commit rather than by PR)."""
+
+    kind: Literal["commit"]
+    repo: Repo
+    sha: Sha
+
+
+class DocRef(_Model):
+    """Vendor or project documentation, a status page, an RFC, a talk."""
+
+    kind: Literal["doc"]
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]
+    title: Text
+    section: Text | None = Field(None, description="Heading or table the fact comes from.")
+    seed: Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")] | None = Field(
+        None, description="The shared/seeds/ file number when the document is one of the seeds."
+    )
+
+
+class ReleaseNotesRef(_Model):
+    """A framework's release notes for one version."""
+
+    kind: Literal["release-notes"]
+    framework: Framework
+    version: VersionStr
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = None
+
+
+Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field(discriminator="kind")]
+
+
+# --- source records -----------------------------------------------------------------
+
+
+class Range(_Model):
+    """What applies in one version range of a source."""
+
+    versions: Annotated[str, StringConstraints(min_length=1)] = Field(
+        description="PEP 440 specifier set, e.g. '>=1.14,<2.1' (docs/versions.md)."
+    )
+    solutions: list[SolutionCode] = Field(
+        default_factory=list,
+        description="Alternatives: any one fixes this source. Empty = NS (no solution).",
+    )
+    deterministic: bool = Field(False, description="True when the op is deterministic by default here.")
+    raises: Text | None = Field(
+        None,
+        description="Exception raised when determinism is requested and no deterministic "
+        "implementation exists (e.g. tf.errors.UnimplementedError).",
+    )
+    note: Text | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Range:
+        if self.deterministic and self.solutions:
+            raise ValueError("a range that is deterministic by default needs no solutions; drop one of them")
+        if self.deterministic and self.raises:
+            raise ValueError("a range that is deterministic by default cannot also raise")
+        if len(set(self.solutions)) != len(self.solutions):
+            raise ValueError("solutions lists a code twice")
+        return self
+
+
+class Dispute(_Model):
+    """A source that disagrees with the status the answer follows; kept, never dropped."""
+
+    claim: Text = Field(description="What the disagreeing source says, in one sentence.")
+    status: list[Range] = Field(min_length=1, description="The disagreeing status, as ranges.")
+    references: list[Reference] = Field(min_length=1)
+    resolution: Text = Field(description="Why the answer follows the record's main status instead.")
+
+
+class Verify(_Model):
+    verifier: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")]
+
+
+class Withdrawn(_Model):
+    date: _dt.date
+    reason: Text
+
+
+class SourceRecord(_Model):
+    """One mechanism that makes results differ from run to run."""
+
+    id: RecordId = Field(description="Stable unique id; equals the file name without .yaml.")
+    framework: Framework
+    title: Text
+    ops: list[OpName] = Field(min_length=1, description="Public names a lookup matches.")
+    aliases: list[OpName] = Field(
+        default_factory=list, description="Old or renamed names that also match (tf.image.resize_bilinear)."
+    )
+    device: Device
+    pass_: Pass = Field(alias="pass")
+    mechanism: Mechanism
+    summary: Text
+    conditions: list[Text] = Field(
+        default_factory=list, description="When the source applies (dtype, XLA, data layout...)."
+    )
+    status: list[Range] = Field(
+        min_length=1, description="Non-overlapping ranges; a version in no range is unknown."
+    )
+    distributions: dict[Literal["ngc"], list[Range]] = Field(
+        default_factory=dict, description="Other builds with their own version line (NGC containers)."
+    )
+    disputes: list[Dispute] = Field(default_factory=list)
+    references: list[Reference] = Field(description="Where the facts come from; at least one (KB008).")
+    notes: Text | None = None
+    verify: Verify | None = None
+    withdrawn: Withdrawn | None = None
+
+
+# --- solutions ----------------------------------------------------------------------
+
+
+class Solution(_Model):
+    """A switch, call or practice that removes one or more sources."""
+
+    code: SolutionCode
+    title: Text
+    frameworks: list[Framework] = Field(min_length=1)
+    kind: Literal["env", "call", "patch", "config", "practice", "none"]
+    how: Text = Field(description="What to set or do, precisely.")
+    snippet: str | None = None
+    phase: int = Field(
+        ge=0,
+        le=99,
+        description="Order a user applies codes in: 10 before launch (env), 20 before import, "
+        "30 after import, 40 in model code, 50 in the training loop.",
+    )
+    preference: int = Field(
+        ge=0, le=99, description="Tie-break between equally small recipes: lower is preferred."
+    )
+    references: list[Reference] = Field(default_factory=list)
+    notes: Text | None = None
+
+
+# --- links --------------------------------------------------------------------------
+
+
+class Link(_Model):
+    """A GitHub issue, pull request or commit, recorded once and referenced by records."""
+
+    repo: Repo
+    kind: Literal["issue", "pr", "commit"]
+    number: int | None = Field(None, gt=0)
+    sha: Sha | None = None
+    title: Text
+    opened: _dt.date | None = None
+    state: Literal["open", "closed", "merged"] | None = None
+    merged: _dt.date | None = None
+    version: VersionStr | None = Field(None, description="First framework release that contains it.")
+    checked: Text | None = Field(None, description="Where each fact was confirmed.")
+    notes: Text | None = None
+
+    @model_validator(mode="after")
+    def _identity(self) -> Link:
+        if self.kind == "commit":
+            if self.sha is None or self.number is not None:
+                raise ValueError("a commit has a 'sha' and no 'number'")
+        elif self.number is None or self.sha is not None:
+            raise ValueError(f"an {self.kind} has a 'number' and no 'sha'")
+        if self.merged is not None and self.kind == "issue":
+            raise ValueError("an issue cannot have a merge date")
+        return self
+
+    @property
+    def key(self) -> str:
+        return f"{self.repo}#{self.number}" if self.number is not None else f"{self.repo}@{self.sha}"
+
+
+# --- version registries -------------------------------------------------------------
+
+
+class Release(_Model):
+    version: VersionStr
+    date: _dt.date | None = None
+    based_on: list[VersionStr] = Field(
+        default_factory=list, description="For distributions: the framework versions inside."
+    )
+
+
+class VersionRegistry(_Model):
+    """Every release of one framework or distribution; lint rejects ranges naming others."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+$")]
+    framework: Framework
+    source: Text = Field(description="Where the releases and dates come from.")
+    releases: list[Release] = Field(min_length=1)
