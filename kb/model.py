@@ -14,8 +14,9 @@ class _Frozen:
     _fields: tuple[str, ...] = ()
 
     def __init__(self, **values: object) -> None:
+        setter = object.__setattr__
         for name in self._fields:
-            object.__setattr__(self, name, values[name])
+            setter(self, name, values[name])
 
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
@@ -37,7 +38,7 @@ class _Frozen:
         return f"{type(self).__name__}({inner})"
 
     def to_dict(self) -> dict[str, object]:
-        return {n: _plain(getattr(self, n)) for n in self._fields}
+        return {n.rstrip("_"): _plain(getattr(self, n)) for n in self._fields}
 
 
 def _plain(value: object) -> object:

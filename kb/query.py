@@ -28,6 +28,8 @@ DISTRIBUTIONS = ("ngc",)
 _index: dict | None = None
 _inventory: dict[str, frozenset[str]] = {}
 _cache: dict[tuple, Status] = {}
+_keys: dict[str, tuple] = {}
+_resolved: dict[tuple, tuple] = {}
 _CACHE_LIMIT = 8192
 
 
@@ -104,14 +106,67 @@ def _resolve(op: str, framework: str | None, idx: dict) -> tuple[str, tuple[str,
     raise UnknownOpError(op, inferred, _suggest(op, inferred, idx))
 
 
-def _evaluate(ranges: tuple, key: tuple) -> tuple | None:
-    for entry in ranges:
-        if versions.contains(entry[0], entry[1], key):
-            return entry
-    return None
+_prepared: dict[str, tuple] = {}
+_interned: dict[tuple, Reference] = {}
+
+
+def _prepare(source: dict) -> tuple:
+    """Per source, once: its unknown-answer SourceStatus, one per range, and its references.
+
+    These depend only on the index, so every query shares them; references are interned
+    so the same citation from two sources is one object (deduplicated by identity).
+    """
+    prepared = _prepared.get(source["id"])
+    if prepared is not None:
+        return prepared
+    disputed = tuple(d["claim"] for d in source["disputes"])
+
+    def make(entry: tuple | None) -> SourceStatus:
+        matched, codes, deterministic, raises, note = entry[2:] if entry else (None, (), None, None, None)
+        return SourceStatus(
+            id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
+            summary=source["summary"], versions=matched,
+            deterministic=None if entry is None else bool(deterministic),
+            solutions=tuple(codes), raises=raises, note=note, disputed=disputed,
+        )
+
+    per_range = {}
+    for ranges in (source["status"], *source["distributions"].values()):
+        for entry in ranges:
+            per_range[id(entry)] = (make(entry), frozenset(entry[3]))
+    refs = []
+    for ref in source["references"]:
+        reference = Reference(**{f: ref.get(f) for f in Reference._fields})
+        refs.append(_interned.setdefault(reference._values(), reference))
+    prepared = _prepared[source["id"]] = (make(None), per_range, tuple(refs))
+    return prepared
+
+
+_known_keys: dict[int, frozenset] = {}
+
+
+def _known(registry: dict) -> frozenset:
+    """Release keys of a registry plus every series prefix ('2.1' for 2.1.4)."""
+    known = _known_keys.get(id(registry))
+    if known is None:
+        known = _known_keys[id(registry)] = frozenset(
+            k[:end] for k in registry["keys"] for end in range(2, len(k) + 1)
+        )
+    return known
+
+
+_recipes: dict[tuple, tuple[str, ...]] = {}
 
 
 def _recipe(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
+    memo = tuple(needs)
+    found = _recipes.get(memo)
+    if found is None:
+        found = _recipes[memo] = _smallest_cover(needs, idx)
+    return found
+
+
+def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
     codes = sorted(set().union(*needs)) if needs else []
     solutions = idx["solutions"]
     for size in range(0, len(codes) + 1):
@@ -152,9 +207,18 @@ def status(
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     if distribution is not None and distribution not in DISTRIBUTIONS:
         raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)} or None, not {distribution!r}")
-    key = versions.release_key(version)
+    key = _keys.get(version)
+    if key is None:
+        key = versions.release_key(version)
+        if len(_keys) < _CACHE_LIMIT:
+            _keys[version] = key
     idx = index()
-    framework, ids = _resolve(op, framework, idx)
+    resolved = _resolved.get((op, framework))
+    if resolved is None:
+        resolved = _resolve(op, framework, idx)
+        if len(_resolved) < _CACHE_LIMIT:
+            _resolved[(op, framework)] = resolved
+    framework, ids = resolved
     result = _answer(op, version, key, framework, device, distribution, ids, idx)
     if len(_cache) >= _CACHE_LIMIT:
         _cache.clear()
@@ -162,48 +226,56 @@ def status(
     return result
 
 
+_groups: dict[tuple, tuple] = {}
+
+
+def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
+    """The sources that apply on `device`, prepared, with their deduplicated references."""
+    memo = (ids, device)
+    group = _groups.get(memo)
+    if group is None:
+        applying = [idx["sources"][i] for i in ids]
+        applying = [s for s in applying if device == "any" or s["device"] in (device, "any")]
+        prepared = [(s, _prepare(s)) for s in applying]
+        references: dict[int, Reference] = {}
+        for _, (_, _, refs) in prepared:
+            for reference in refs:
+                references[id(reference)] = reference
+        group = _groups[memo] = (tuple(prepared), tuple(references.values()))
+    return group
+
+
 def _answer(op, version, key, framework, device, distribution, ids, idx) -> Status:
     notes: list[str] = []
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
-    if registry is not None and key not in registry["keys"] and not any(k[: len(key)] == key for k in registry["keys"]):
+    if registry is not None and key not in _known(registry):
         notes.append(f"{version} is not a known {distribution or framework} release (latest known: {registry['latest']})")
-    applying = [idx["sources"][i] for i in ids]
-    applying = [s for s in applying if device == "any" or s["device"] in (device, "any")]
-    if ids and not applying:
+    prepared, references = _group(ids, device, idx)
+    if ids and not prepared:
         notes.append(f"the records for {op} concern another device than {device}")
 
     per_source = []
     needs: list[frozenset[str]] = []
-    union: set[str] = set()
     any_false = any_unknown = any_unsolved = False
-    references: dict[tuple, Reference] = {}
-    for source in applying:
+    for source, (unknown, per_range, _) in prepared:
         ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
-        entry = _evaluate(ranges, key)
-        if entry is None:
-            state, codes, raises, note, matched = None, (), None, None, None
-            any_unknown = True
+        for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
+            if (entry[0] is None or entry[0] <= key) and (entry[1] is None or key < entry[1]):
+                break
         else:
-            _, _, matched, codes, deterministic, raises, note = entry
-            state = bool(deterministic)
-            if not state:
+            entry = None
+        if entry is None:
+            any_unknown = True
+            per_source.append(unknown)
+        else:
+            source_status, need = per_range[id(entry)]
+            per_source.append(source_status)
+            if not entry[4]:
                 any_false = True
-                union.update(codes)
-                if codes:
-                    needs.append(frozenset(codes))
+                if need:
+                    needs.append(need)
                 else:
                     any_unsolved = True
-        disputed = tuple(d["claim"] for d in source["disputes"])
-        per_source.append(
-            SourceStatus(
-                id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
-                summary=source["summary"], versions=matched, deterministic=state, solutions=tuple(codes),
-                raises=raises, note=note, disputed=disputed,
-            )
-        )
-        for ref in source["references"]:
-            reference = Reference(**{f: ref.get(f) for f in Reference._fields})
-            references.setdefault(reference._values(), reference)
 
     if any_false:
         deterministic = False
@@ -211,11 +283,23 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
         deterministic = None
     else:
         deterministic = True
-    order = idx["order"]
-    solutions = tuple(sorted(union, key=order.index))
+    solutions = _union(needs, idx)
     recipe = None if (any_unsolved or any_unknown) else _recipe(needs, idx)
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=tuple(references.values()), verified=(), notes=tuple(notes),
+        references=references, verified=(), notes=tuple(notes),
     )
+
+
+_unions: dict[tuple, tuple[str, ...]] = {}
+
+
+def _union(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
+    """Every code that fixes at least one source, in the order a user applies them."""
+    memo = tuple(needs)
+    found = _unions.get(memo)
+    if found is None:
+        order = idx["order"]
+        found = _unions[memo] = tuple(sorted(set().union(*needs), key=order.index))
+    return found

@@ -1,0 +1,83 @@
+"""Query-path benchmarks: start-up cost of `kb.status()` and in-process lookups per second.
+
+    python benchmarks/bench_query.py            # defaults: 40 start-ups, 2 s of lookups
+    python benchmarks/bench_query.py --runs 100
+
+Start-up: median wall time of `python -c "import kb; kb.status('tf.nn.bias_add','1.15')"`
+against `python -c pass`, interleaved so machine noise hits both alike (target <= 1.3x).
+Lookups: (a) repeated queries, answered from the cache; (b) distinct (op, version)
+pairs with the cache cleared each round, i.e. the full evaluation (target >= 200k/s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+QUERY = "import kb; kb.status('tf.nn.bias_add','1.15')"
+
+
+def startup(runs: int) -> tuple[float, float]:
+    base, query = [], []
+    for _ in range(runs):
+        for code, out in (("pass", base), (QUERY, query)):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            out.append(time.perf_counter() - start)
+    return statistics.median(base), statistics.median(query)
+
+
+def lookups(seconds: float) -> tuple[float, float, int]:
+    import kb
+    from kb import query
+
+    idx = query.index()
+    ops = sorted(n for table in idx["names"].values() for n in table)
+    versions = ["1.14", "1.15.5", "2.0", "2.1.0", "2.3.4", "2.5", "2.7.0rc1", "2.8", "2.10.1", "2.21.0"]
+    pairs = [(op, v) for op in ops for v in versions]
+    for op, v in pairs:  # warm-up: imports `packaging` for the rc version once
+        kb.status(op, v)
+
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for op, v in pairs:
+            kb.status(op, v)
+        done += len(pairs)
+    cached = done / (time.perf_counter() - start)
+
+    done, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        query._cache.clear()
+        for op, v in pairs:
+            kb.status(op, v)
+        done += len(pairs)
+    cold = done / (time.perf_counter() - start)
+    return cached, cold, len(pairs)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=40, help="start-ups of each command (default 40)")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per lookup measurement (default 2)")
+    args = parser.parse_args()
+    # Byte-compile kb/ as a pip install would: with PYTHONDONTWRITEBYTECODE set (as on
+    # this project's machines) Python would otherwise recompile kb/ on every start.
+    import compileall
+    from pathlib import Path
+
+    compileall.compile_dir(str(Path(__file__).resolve().parents[1] / "kb"), quiet=1)
+    subprocess.run([sys.executable, "-c", QUERY], check=True)
+    base, query = startup(args.runs)
+    print(f"start-up, median of {args.runs}: python -c pass {base * 1000:.2f} ms; "
+          f"kb.status {query * 1000:.2f} ms; ratio {query / base:.3f} (target <= 1.3)")
+    cached, cold, pairs = lookups(args.seconds)
+    print(f"lookups over {pairs} distinct (op, version) pairs: cached {cached:,.0f}/s; "
+          f"uncached {cold:,.0f}/s (target >= 200,000/s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
