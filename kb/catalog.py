@@ -32,6 +32,7 @@ class Catalog:
     links: list[schema.Link] = field(default_factory=list)
     registries: dict[str, schema.VersionRegistry] = field(default_factory=dict)
     registry_paths: dict[str, Path] = field(default_factory=dict)
+    broken_registries: set[str] = field(default_factory=set)
 
     def rel(self, path: Path) -> str:
         return rel(path, self.root)
@@ -62,7 +63,17 @@ def _hint_for(error: dict[str, Any]) -> str:
         return "a reference's kind is one of: issue, pr, commit, doc, release-notes"
     if kind == "string_pattern_mismatch":
         return f"the value must match {error.get('ctx', {}).get('pattern', '')}"
-    return ""
+    if kind == "string_type":
+        return "write text; quote values YAML would read as a boolean or number (yes, no, on, 2.10)"
+    if kind == "list_type":
+        return "write a YAML list: one '- item' per line, or [a, b]"
+    if kind in ("int_type", "int_parsing"):
+        return "write a whole number"
+    if kind == "too_short":
+        return "add at least one entry"
+    if kind in ("date_type", "date_from_datetime_parsing", "date_parsing"):
+        return "write a date as YYYY-MM-DD"
+    return "see docs/records.md and schema/ for what this field holds"
 
 
 def schema_findings(catalog: Catalog, doc: Document, exc: ValidationError, prefix: tuple = ()) -> None:
@@ -109,11 +120,13 @@ def load(root: Path) -> Catalog:
     for path in sorted((root / VERSIONS_DIR).glob("*.yaml")):
         doc = _read(catalog, path)
         if doc is None:
+            catalog.broken_registries.add(path.stem)
             continue
         try:
             registry = schema.VersionRegistry.model_validate(doc.data)
         except ValidationError as exc:
             schema_findings(catalog, doc, exc)
+            catalog.broken_registries.add(path.stem)
             continue
         if registry.name != path.stem:
             catalog.report(path, doc.line_of(("name",)), "KB003", f"registry name {registry.name!r} differs from the file name {path.stem!r}", "rename one so they match")

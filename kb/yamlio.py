@@ -88,8 +88,11 @@ def parse(text: str, path: Path) -> Document:
         ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        context = ""
+        if exc.context and exc.context_mark is not None and exc.context_mark is not mark:
+            context = f" ({exc.context}, line {exc.context_mark.line + 1})"
         raise YamlError(
-            f"invalid YAML: {exc.problem or exc.context}",
+            f"invalid YAML: {exc.problem or exc.context}{context}",
             (mark.line + 1) if mark else 1,
             "check indentation, quotes and colons on this line",
         ) from None
@@ -110,14 +113,16 @@ def read(path: Path) -> Document:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Indented block sequences; short scalar lists in flow style ([TDO, EOD])."""
+    """Indented block sequences; short dot-free scalar lists in flow style ([TDO, EOD])."""
 
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         super().increase_indent(flow, False)
 
 
 def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
-    flow = bool(data) and all(isinstance(x, (str, int)) and len(str(x)) <= 16 for x in data)
+    # Codes and names without dots ([TDO, EOD], [tensorflow]) read best inline; op names
+    # and versions get one line each so that adding one is a one-line diff.
+    flow = bool(data) and all(isinstance(x, (str, int)) and "." not in str(x) and len(str(x)) <= 16 for x in data)
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow or not data)
 
 

@@ -20,5 +20,7 @@ def check(catalog: Catalog) -> None:
                     solution = defined.get(code)
                     if solution is None:
                         catalog.report(path, line, CODE, f"unknown solution code {code!r}", f"use one of {', '.join(sorted(defined)) or '(none defined)'} or define it in data/solutions.yaml")
+                    elif solution.kind == "none":
+                        catalog.report(path, line, CODE, f"{code} is not a solution", "write NS as an empty list: solutions: []")
                     elif record.framework not in solution.frameworks:
                         catalog.report(path, line, CODE, f"solution {code} is not defined for {record.framework}", f"{code} applies to {', '.join(solution.frameworks)}")

@@ -1,0 +1,129 @@
+"""Malformed-record fixtures: each must produce exactly the expected findings (code, line).
+
+Each fixture under tests/fixtures/malformed/ is a whole file placed into a copy of the
+valid mini project (tests/fixtures/mini/); lint must report exactly the listed findings
+for the file it was placed at, with file:line in the message, and nothing in other files.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.lint import CODES, run
+
+HERE = Path(__file__).parent / "fixtures"
+MINI = HERE / "mini"
+RECORD = "data/sources/tensorflow/tf.sample.yaml"
+
+TARGETS = {
+    "ids-duplicate-id": "data/sources/tensorflow/tf.copy.yaml",
+    "links-number-and-sha": "data/links.yaml",
+    "links-duplicate-entry": "data/links.yaml",
+    "links-unknown-version": "data/links.yaml",
+    "registry-duplicate-release": "data/versions/tensorflow.yaml",
+    "registry-version-as-number": "data/versions/tensorflow.yaml",
+}
+
+
+def target_for(name: str) -> str:
+    return TARGETS.get(name, RECORD)
+
+
+def run_fixture(fixture: Path, tmp: Path | None = None) -> list[tuple[str, str, int]]:
+    import tempfile
+
+    root = Path(tmp or tempfile.mkdtemp()) / "project"
+    shutil.copytree(MINI, root)
+    shutil.copyfile(fixture, root / target_for(fixture.stem))
+    _, findings = run(root)
+    return [(f.path, f.code, f.line) for f in findings]
+
+
+R, L, V = RECORD, "data/links.yaml", "data/versions/tensorflow.yaml"
+
+# fixture name -> exact findings as (file, code, line)
+EXPECTED: dict[str, list[tuple[str, str, int]]] = {
+    "yaml-bad-indent": [(R, "KB001", 8)],
+    "yaml-unsafe-python-object": [(R, "KB001", 4)],
+    "yaml-duplicate-key": [(R, "KB001", 8)],
+    "yaml-empty-file": [(R, "KB001", 1)],
+    "yaml-unclosed-quote": [(R, "KB001", 13)],
+    "yaml-not-utf8": [(R, "KB001", 1)],
+    "schema-top-level-list": [(R, "KB002", 1)],
+    "schema-missing-title": [(R, "KB002", 2)],
+    "schema-unknown-field": [(R, "KB002", 8)],
+    "schema-ops-not-a-list": [(R, "KB002", 5)],
+    "schema-version-as-number": [(R, "KB002", 13)],
+    "schema-bad-device": [(R, "KB002", 7)],
+    "schema-bad-id": [(R, "KB002", 2)],
+    "schema-deterministic-with-solutions": [(R, "KB002", 13)],
+    "schema-unknown-reference-kind": [(R, "KB002", 16)],
+    "schema-reference-number-not-int": [(R, "KB002", 18)],
+    "schema-empty-status": [(R, "KB002", 11)],
+    "schema-title-is-bool": [(R, "KB002", 4)],
+    "schema-bad-solution-code-pattern": [(R, "KB002", 14)],
+    "ids-duplicate-id": [("data/sources/tensorflow/tf.copy.yaml", "KB003", 2), (R, "KB003", 2)],
+    "ids-name-mismatch": [(R, "KB003", 2)],
+    "ids-wrong-framework-dir": [(R, "KB003", 3)],
+    "ranges-overlap": [(R, "KB004", 13)],
+    "ranges-empty": [(R, "KB004", 13)],
+    "ranges-invalid-specifier": [(R, "KB004", 13)],
+    "ranges-unsupported-operator": [(R, "KB004", 13)],
+    "ranges-prerelease-bound": [(R, "KB004", 13)],
+    "ranges-dispute-overlap": [(R, "KB004", 20)],
+    "registry-unknown-version": [(R, "KB005", 13)],
+    "registry-unknown-release-notes": [(R, "KB005", 18)],
+    "solutions-unknown-code": [(R, "KB006", 14)],
+    "solutions-other-framework": [(R, "KB006", 14)],
+    "solutions-ns-as-code": [(R, "KB006", 13)],
+    "links-dangling-pr": [(R, "KB007", 16)],
+    "links-dangling-commit": [(R, "KB007", 16)],
+    "references-none": [(R, "KB008", 15)],
+    "format-not-canonical": [(R, "KB009", 4)],
+    "format-field-order": [(R, "KB009", 7)],
+    "comments-inline": [(R, "KB009", 7), (R, "KB010", 7)],
+    "ops-no-prefix": [(R, "KB011", 7)],
+    "ops-listed-twice": [(R, "KB011", 7)],
+    # A broken links entry also leaves the record's reference dangling: both are reported.
+    "links-number-and-sha": [(L, "KB002", 2), (R, "KB007", 16)],
+    "links-duplicate-entry": [(L, "KB003", 9)],
+    "links-unknown-version": [(L, "KB005", 8)],
+    "registry-duplicate-release": [(V, "KB003", 11)],
+    "registry-version-as-number": [(V, "KB002", 10)],
+}
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    on_disk = {p.stem for p in (HERE / "malformed").glob("*.yaml")}
+    assert on_disk == set(EXPECTED)
+    assert len(on_disk) >= 30
+
+
+def test_every_check_code_has_a_fixture() -> None:
+    covered = {code for findings in EXPECTED.values() for _, code, _ in findings}
+    assert covered == set(CODES)
+
+
+def test_mini_project_is_clean(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    _, findings = run(root)
+    assert findings == []
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_findings(name: str, tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    shutil.copyfile(HERE / "malformed" / f"{name}.yaml", root / target_for(name))
+    _, findings = run(root)
+    assert [(f.path, f.code, f.line) for f in findings] == sorted(EXPECTED[name])
+    for finding in findings:
+        rendered = finding.render()
+        assert rendered.startswith(f"{finding.path}:{finding.line}: {finding.code} ")
+        assert finding.message
+    # every finding but the pure-format one carries a hint on how to fix it
+    assert all(f.hint for f in findings)
