@@ -1,0 +1,123 @@
+"""The `kb` command line: answers, exit codes scripts rely on, no tracebacks on bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = Path(__file__).parent / "fixtures" / "mini"
+
+
+def test_status_for_people(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "tf.nn.bias_add", "1.15"]) == 0
+    out = capsys.readouterr().out
+    assert "not deterministic" in out and "TDP" in out and "tf.bias-add-backprop" in out
+
+
+def test_status_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "tf.nn.bias_add", "2.21.0rc1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["deterministic"] is False and data["recipe"] == ["EOD"]
+    assert data["sources"][0]["pass"] == "backward"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["status", "tf.nn.bias_ad", "2.1"], "did you mean: tf.nn.bias_add"),
+        (["status", "tf.nn.bias_add", "2.x"], "not a version"),
+        (["status", "nonsense", "2.1"], "cannot tell the framework"),
+        (["status", "tf.nn.bias_add", "2.1", "--device", "tpu"], "invalid choice"),
+        (["status", "tf.nn.bias_add"], "required"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_exits_2_without_traceback(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_no_command_prints_help_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "examples:" in capsys.readouterr().out
+
+
+def test_validate_clean_and_dirty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(MINI, root)
+    assert main(["--root", str(root), "validate"]) == 0
+    record = root / "data/sources/tensorflow/tf.sample.yaml"
+    record.write_text(record.read_text().replace("device: gpu", "device: tpu"))
+    capsys.readouterr()
+    assert main(["--root", str(root), "validate", "--json"]) == 1
+    findings = json.loads(capsys.readouterr().out)
+    assert findings[0]["code"] == "KB002" and findings[0]["line"] == 7
+
+
+def test_fix_rewrites_and_refuses_comments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(MINI, root)
+    record = root / "data/sources/tensorflow/tf.sample.yaml"
+    canonical = record.read_text()
+    record.write_text(canonical.replace("title: Sample source", 'title: "Sample source"'))
+    assert main(["--root", str(root), "fix"]) == 0
+    assert record.read_text() == canonical
+    commented = canonical.replace("device: gpu", "device: gpu  # keep me")
+    record.write_text(commented)
+    assert main(["--root", str(root), "fix"]) == 1
+    assert record.read_text() == commented  # never loses the comment
+    assert "comments" in capsys.readouterr().out
+
+
+def test_fix_leaves_broken_files_alone(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(MINI, root)
+    record = root / "data/sources/tensorflow/tf.sample.yaml"
+    broken = record.read_text().replace("device: gpu", "device: [gpu")
+    record.write_text(broken)
+    assert main(["--root", str(root), "fix"]) == 1
+    assert record.read_text() == broken
+
+
+def test_build_writes_then_check_passes(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(MINI, root)
+    (root / "kb").mkdir()
+    assert main(["--root", str(root), "build", "--check"]) == 1  # nothing generated yet
+    assert main(["--root", str(root), "build"]) == 0
+    assert main(["--root", str(root), "build", "--check"]) == 0
+    index = (root / "kb/_index.py").read_text()
+    assert "'tf.sample'" in index
+
+
+def test_build_refuses_data_with_findings(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    shutil.copytree(MINI, root)
+    record = root / "data/sources/tensorflow/tf.sample.yaml"
+    record.write_text(record.read_text().replace("solutions: [TDO]", "solutions: [TDX]"))
+    assert main(["--root", str(root), "build"]) == 1
+    assert not (root / "kb/_index.py").exists()
+
+
+def test_repository_generated_files_are_fresh() -> None:
+    """`kb build --check` on this repository: the checked-in index and schemas match data/."""
+    result = subprocess.run([sys.executable, "-m", "kb", "--root", str(ROOT), "build", "--check"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_repository_data_is_clean() -> None:
+    result = subprocess.run([sys.executable, "-m", "kb", "--root", str(ROOT), "validate"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
