@@ -116,7 +116,112 @@ INDEX = {'format': 1,
                         'phase': 10,
                         'preference': 20}},
  'order': ('TDO', 'TDF', 'HFT0', 'TCD', 'EOD', 'SEED', 'CPU1', 'TDP', 'DL1', 'GATE', 'PIT1', 'NOSHARD', 'NS'),
- 'sources': {'tf.bias-add-backprop': {'id': 'tf.bias-add-backprop',
+ 'sources': {'horovod.tensor-fusion': {'id': 'horovod.tensor-fusion',
+                                       'framework': 'horovod',
+                                       'title': 'Horovod Tensor Fusion',
+                                       'device': 'gpu',
+                                       'pass': 'backward',
+                                       'mechanism': 'distributed-reduction',
+                                       'summary': "Horovod's Tensor Fusion batch-reduces partial gradient "
+                                                  'tensors as they become ready, and the order of reduction '
+                                                  'apparently changes on each training step, so multi-GPU '
+                                                  'training with more than two GPUs was nondeterministic '
+                                                  'even with the single-GPU recipe.',
+                                       'conditions': ('Multi-GPU training; the GTC 2019 talk found two GPUs '
+                                                      'deterministic out of the box and more than two '
+                                                      'nondeterministic (Horovod uses NCCL2 '
+                                                      'ring-allreduce).',),
+                                       'notes': 'NVIDIA points to Horovod PR 1130 (grouped allreduce) for a '
+                                                'fix; that PR was closed unmerged and superseded by PR 2453 '
+                                                '(hvd.grouped_allreduce, Horovod 0.21). Whether grouped '
+                                                'allreduce fully removes this nondeterminism is uncertain in '
+                                                'the reference, so HFT0 remains the answer for all versions.',
+                                       'ops': ('hvd.DistributedOptimizer',
+                                               'hvd.allreduce',
+                                               'hvd.DistributedGradientTape'),
+                                       'aliases': (),
+                                       'status': (((0, 0, 9),
+                                                   None,
+                                                   '>=0.9',
+                                                   ('HFT0',),
+                                                   False,
+                                                   None,
+                                                   'HOROVOD_FUSION_THRESHOLD=0 disables Tensor Fusion at a '
+                                                   'performance cost (NVIDIA: all versions, assuming the '
+                                                   'issue is unresolved).'),),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'pr',
+                                                       'repo': 'horovod/horovod',
+                                                       'number': 1130,
+                                                       'title': 'Add grouped allreduce feature',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/horovod/horovod/pull/1130'},
+                                                      {'kind': 'pr',
+                                                       'repo': 'horovod/horovod',
+                                                       'number': 2453,
+                                                       'title': 'Add multi-tensor hvd.grouped_allreduce API.',
+                                                       'state': 'merged',
+                                                       'url': 'https://github.com/horovod/horovod/pull/2453'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                       'title': 'Determinism in Deep Learning (GTC 2019, '
+                                                                'S9911)',
+                                                       'section': 'slides 36-39',
+                                                       'seed': '000'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                       'title': 'NVIDIA tensorflow-determinism README, '
+                                                                'Multi-GPU using Horovod',
+                                                       'seed': '003'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                       'title': 'NVIDIA TensorFlow determinism',
+                                                       'section': 'Multi-GPU using Horovod'})},
+             'tf.adjust-contrast': {'id': 'tf.adjust-contrast',
+                                    'framework': 'tensorflow',
+                                    'title': 'tf.image.adjust_contrast forward',
+                                    'device': 'gpu',
+                                    'pass': 'forward',
+                                    'mechanism': 'other',
+                                    'summary': 'tf.image.adjust_contrast injects truly random noise in the '
+                                               'forward direction when running on a GPU. There is no '
+                                               'solution; from 2.7 it raises under determinism (PR 51140).',
+                                    'conditions': (),
+                                    'notes': None,
+                                    'ops': ('tf.image.adjust_contrast',),
+                                    'aliases': (),
+                                    'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                               ((0, 2, 7),
+                                                None,
+                                                '>=2.7',
+                                                (),
+                                                False,
+                                                'tf.errors.UnimplementedError',
+                                                'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                                'enable_op_determinism is called (2.8+).')),
+                                    'distributions': {},
+                                    'disputes': (),
+                                    'references': ({'kind': 'pr',
+                                                    'repo': 'tensorflow/tensorflow',
+                                                    'number': 51140,
+                                                    'title': '[determinism] Add unimplemented exception to '
+                                                             'tf.image.adjust_contrast',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/pull/51140'},
+                                                   {'kind': 'release-notes',
+                                                    'framework': 'tensorflow',
+                                                    'version': '2.7',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                   {'kind': 'release-notes',
+                                                    'framework': 'tensorflow',
+                                                    'version': '2.8',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                    'title': 'NVIDIA TensorFlow determinism status',
+                                                    'section': 'Adjust Contrast'})},
+             'tf.bias-add-backprop': {'id': 'tf.bias-add-backprop',
                                       'framework': 'tensorflow',
                                       'title': 'tf.nn.bias_add backprop',
                                       'device': 'gpu',
@@ -199,14 +304,3460 @@ INDEX = {'format': 1,
                                                      {'kind': 'doc',
                                                       'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
                                                       'title': 'NVIDIA TensorFlow determinism status',
-                                                      'section': 'Bias Addition'})}},
- 'names': {'tensorflow': {'tf.keras.layers.Conv1D': ('tf.bias-add-backprop',),
-                          'tf.keras.layers.Conv2D': ('tf.bias-add-backprop',),
-                          'tf.keras.layers.Conv2DTranspose': ('tf.bias-add-backprop',),
-                          'tf.keras.layers.Conv3D': ('tf.bias-add-backprop',),
-                          'tf.keras.layers.Conv3DTranspose': ('tf.bias-add-backprop',),
+                                                      'section': 'Bias Addition'})},
+             'tf.bincount': {'id': 'tf.bincount',
+                             'framework': 'tensorflow',
+                             'title': 'tf.math.bincount',
+                             'device': 'gpu',
+                             'pass': 'forward',
+                             'mechanism': 'cuda-atomics',
+                             'summary': 'tf.math.bincount may introduce truly random noise when run on GPU. '
+                                        'There is no deterministic GPU implementation; from 2.7 it raises '
+                                        'under determinism (commit f0e6c2f).',
+                             'conditions': (),
+                             'notes': None,
+                             'ops': ('tf.math.bincount',),
+                             'aliases': (),
+                             'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                        ((0, 2, 7),
+                                         None,
+                                         '>=2.7',
+                                         (),
+                                         False,
+                                         'tf.errors.UnimplementedError',
+                                         'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                         'enable_op_determinism is called (2.8+); commit f0e6c2f. The 2.7 '
+                                         "release notes flag this entry 'TODO: confirm'; the 2.8 notes list "
+                                         'it as raising since 2.7.')),
+                             'distributions': {},
+                             'disputes': (),
+                             'references': ({'kind': 'commit',
+                                             'repo': 'tensorflow/tensorflow',
+                                             'sha': 'f0e6c2ff82d9892861572dd0802ff926a99b6320',
+                                             'title': 'Add determinism exception to DenseBincount',
+                                             'url': 'https://github.com/tensorflow/tensorflow/commit/f0e6c2ff82d9892861572dd0802ff926a99b6320'},
+                                            {'kind': 'release-notes',
+                                             'framework': 'tensorflow',
+                                             'version': '2.7',
+                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                            {'kind': 'release-notes',
+                                             'framework': 'tensorflow',
+                                             'version': '2.8',
+                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                            {'kind': 'doc',
+                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                             'title': 'NVIDIA TensorFlow determinism status',
+                                             'section': 'Bincount'},
+                                            {'kind': 'doc',
+                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                             'title': 'NVIDIA tensorflow-determinism README as of 2020-03-27',
+                                             'section': 'Other Possible GPU-Specific Sources of '
+                                                        'Non-Determinism'})},
+             'tf.convert-to-tensor-indexed-slices': {'id': 'tf.convert-to-tensor-indexed-slices',
+                                                     'framework': 'tensorflow',
+                                                     'title': 'tf.convert_to_tensor on tf.IndexedSlices',
+                                                     'device': 'gpu',
+                                                     'pass': 'forward',
+                                                     'mechanism': 'cuda-atomics',
+                                                     'summary': 'tf.convert_to_tensor, fed with sparse '
+                                                                'tf.IndexedSlices, reduces them with '
+                                                                'tf.math.unsorted_segment_sum in the forward '
+                                                                'direction, so its output varies from run to '
+                                                                'run when a slice index occurs more than '
+                                                                'once (e.g. word-embedding gradients of a '
+                                                                'repeated word).',
+                                                     'conditions': ('Only when the input is a '
+                                                                    'tf.IndexedSlices (a sparse gradient) '
+                                                                    'whose indices repeat; dense inputs are '
+                                                                    'not affected.',
+                                                                    'On Windows the deterministic GPU kernel '
+                                                                    'of the unsorted segment reductions was '
+                                                                    'not built, so 2.7+ still raised under '
+                                                                    'determinism (issue 54276); PR 57855 '
+                                                                    'fixes it, in a release the sources do '
+                                                                    'not confirm.'),
+                                                     'notes': None,
+                                                     'ops': ('tf.convert_to_tensor',),
+                                                     'aliases': (),
+                                                     'status': ((None,
+                                                                 (0, 2, 5),
+                                                                 '<2.5',
+                                                                 (),
+                                                                 False,
+                                                                 None,
+                                                                 None),
+                                                                ((0, 2, 5),
+                                                                 (0, 2, 7),
+                                                                 '>=2.5,<2.7',
+                                                                 (),
+                                                                 False,
+                                                                 'tf.errors.UnimplementedError',
+                                                                 'Raised when TF_DETERMINISTIC_OPS is set '
+                                                                 '(PR 47772); setting '
+                                                                 'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                                                 'disables the exception (and the '
+                                                                 'determinism).'),
+                                                                ((0, 2, 7),
+                                                                 (0, 2, 8),
+                                                                 '>=2.7,<2.8',
+                                                                 ('TDO',),
+                                                                 False,
+                                                                 None,
+                                                                 'Deterministic GPU segment-reduction '
+                                                                 'kernels (PR 51861, which replaced PR '
+                                                                 '51392).'),
+                                                                ((0, 2, 8),
+                                                                 None,
+                                                                 '>=2.8',
+                                                                 ('EOD',),
+                                                                 False,
+                                                                 None,
+                                                                 None)),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 47772,
+                                                                     'title': '[determinism] Add segment '
+                                                                              'reduction op exceptions for '
+                                                                              'GPU determinism',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 51392,
+                                                                     'title': 'Use new GPU kernel for '
+                                                                              '[unsorted] segment reductions',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 51861,
+                                                                     'title': 'Replacement for #51392',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                                    {'kind': 'issue',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 54276,
+                                                                     'title': 'Deterministic GPU '
+                                                                              'implementation of unsorted '
+                                                                              'segment reduction op not '
+                                                                              'available on Windows',
+                                                                     'state': 'closed',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/issues/54276'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 57855,
+                                                                     'title': 'Enable deterministic segment '
+                                                                              'reductions on Windows',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/57855'},
+                                                                    {'kind': 'doc',
+                                                                     'title': "Research plan 'How does "
+                                                                              'choice of hardware impact '
+                                                                              "predictive uncertainty?' "
+                                                                              '(status table of GPU sources, '
+                                                                              'TF 1.14-2.3)',
+                                                                     'seed': '002'},
+                                                                    {'kind': 'release-notes',
+                                                                     'framework': 'tensorflow',
+                                                                     'version': '2.5',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                                    {'kind': 'release-notes',
+                                                                     'framework': 'tensorflow',
+                                                                     'version': '2.7',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                     'title': 'NVIDIA TensorFlow determinism '
+                                                                              'status',
+                                                                     'section': 'Convert to Tensor'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                     'title': 'NVIDIA TensorFlow determinism '
+                                                                              'status',
+                                                                     'section': 'Segment Reduction'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                                     'title': 'NVIDIA tensorflow-determinism '
+                                                                              'README as of 2020-03-27',
+                                                                     'section': 'Other Possible GPU-Specific '
+                                                                                'Sources of '
+                                                                                'Non-Determinism'})},
+             'tf.cpu-thread-parallelism': {'id': 'tf.cpu-thread-parallelism',
+                                           'framework': 'tensorflow',
+                                           'title': 'CPU thread parallelism',
+                                           'device': 'cpu',
+                                           'pass': 'both',
+                                           'mechanism': 'threading',
+                                           'summary': 'Ops running on the CPU with several intra-op and '
+                                                      'inter-op threads can produce different results from '
+                                                      'run to run; the GTC 2019 talk found much greater '
+                                                      'variance on CPU than on GPU, injected at the '
+                                                      'weight-update step. Limiting both thread pools to one '
+                                                      'thread removes it.',
+                                           'conditions': ('Only for ops that run on the CPU; not needed for '
+                                                          'ops running on a GPU.',),
+                                           'notes': None,
+                                           'ops': ('tf.config.threading.set_intra_op_parallelism_threads',
+                                                   'tf.config.threading.set_inter_op_parallelism_threads',
+                                                   'tf.compat.v1.ConfigProto'),
+                                           'aliases': (),
+                                           'status': (((0, 1), None, '>=1.0', ('CPU1',), False, None, None),),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                           'title': 'Determinism in Deep Learning (GTC 2019, '
+                                                                    'S9911)',
+                                                           'section': 'slide 43',
+                                                           'seed': '000'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                           'title': 'NVIDIA tensorflow-determinism README, '
+                                                                    'CPU',
+                                                           'seed': '003'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                           'title': 'NVIDIA TensorFlow determinism',
+                                                           'section': 'CPU'})},
+             'tf.crop-and-resize-backprop': {'id': 'tf.crop-and-resize-backprop',
+                                             'framework': 'tensorflow',
+                                             'title': 'tf.image.crop_and_resize backprop on GPU',
+                                             'device': 'gpu',
+                                             'pass': 'backward',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'On GPU, the backprop of tf.image.crop_and_resize to '
+                                                        'image and to boxes introduces nondeterministic '
+                                                        'noise (issue 42033). There is no deterministic GPU '
+                                                        'implementation; from 2.6 these paths raise under '
+                                                        'determinism (PR 48905).',
+                                             'conditions': ('Backprop to image or to boxes on GPU. For '
+                                                            'backprop to image on CPU see '
+                                                            'tf.crop-and-resize-backprop-cpu.',),
+                                             'notes': None,
+                                             'ops': ('tf.image.crop_and_resize',),
+                                             'aliases': (),
+                                             'status': ((None, (0, 2, 6), '<2.6', (), False, None, None),
+                                                        ((0, 2, 6),
+                                                         None,
+                                                         '>=2.6',
+                                                         (),
+                                                         False,
+                                                         'tf.errors.UnimplementedError',
+                                                         'Raised when TF_DETERMINISTIC_OPS is set (2.6-2.7) '
+                                                         'or enable_op_determinism is called (2.8+); PR '
+                                                         '48905.')),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'issue',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 42033,
+                                                             'title': 'Add deterministic '
+                                                                      'tf.image.crop_and_resize backprop',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/issues/42033'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 48905,
+                                                             'title': '[determinism] Add GPU excepts, CPU '
+                                                                      'd9m, and tests to crop_and_resize',
+                                                             'state': 'merged',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/pull/48905'},
+                                                            {'kind': 'release-notes',
+                                                             'framework': 'tensorflow',
+                                                             'version': '2.6',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.6.0'},
+                                                            {'kind': 'doc',
+                                                             'title': "Research plan 'How does choice of "
+                                                                      'hardware impact predictive '
+                                                                      "uncertainty?' (status table of GPU "
+                                                                      'sources, TF 1.14-2.3)',
+                                                             'seed': '002'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                             'title': 'NVIDIA TensorFlow determinism status',
+                                                             'section': 'Crop and Resize'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                             'title': 'NVIDIA tensorflow-determinism README '
+                                                                      'as of 2020-03-27',
+                                                             'section': 'Other Possible GPU-Specific Sources '
+                                                                        'of Non-Determinism'})},
+             'tf.crop-and-resize-backprop-cpu': {'id': 'tf.crop-and-resize-backprop-cpu',
+                                                 'framework': 'tensorflow',
+                                                 'title': 'tf.image.crop_and_resize backprop to image on CPU',
+                                                 'device': 'cpu',
+                                                 'pass': 'backward',
+                                                 'mechanism': 'other',
+                                                 'summary': 'The backprop of tf.image.crop_and_resize to '
+                                                            'image also introduces nondeterministic noise '
+                                                            'when running on the CPU. From 2.6, '
+                                                            'TF_DETERMINISTIC_OPS makes the CPU backprop to '
+                                                            'image deterministic (PR 48905).',
+                                                 'conditions': ('Backprop to image on CPU. For the GPU paths '
+                                                                'see tf.crop-and-resize-backprop.',),
+                                                 'notes': 'The sources do not say which mechanism causes the '
+                                                          'CPU nondeterminism.',
+                                                 'ops': ('tf.image.crop_and_resize',),
+                                                 'aliases': (),
+                                                 'status': ((None, (0, 2, 6), '<2.6', (), False, None, None),
+                                                            ((0, 2, 6),
+                                                             (0, 2, 8),
+                                                             '>=2.6,<2.8',
+                                                             ('TDO',),
+                                                             False,
+                                                             None,
+                                                             None),
+                                                            ((0, 2, 8),
+                                                             None,
+                                                             '>=2.8',
+                                                             ('EOD',),
+                                                             False,
+                                                             None,
+                                                             None)),
+                                                 'distributions': {},
+                                                 'disputes': (),
+                                                 'references': ({'kind': 'issue',
+                                                                 'repo': 'tensorflow/tensorflow',
+                                                                 'number': 42033,
+                                                                 'title': 'Add deterministic '
+                                                                          'tf.image.crop_and_resize backprop',
+                                                                 'state': 'closed',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/issues/42033'},
+                                                                {'kind': 'pr',
+                                                                 'repo': 'tensorflow/tensorflow',
+                                                                 'number': 48905,
+                                                                 'title': '[determinism] Add GPU excepts, '
+                                                                          'CPU d9m, and tests to '
+                                                                          'crop_and_resize',
+                                                                 'state': 'merged',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/pull/48905'},
+                                                                {'kind': 'release-notes',
+                                                                 'framework': 'tensorflow',
+                                                                 'version': '2.6',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.6.0'},
+                                                                {'kind': 'doc',
+                                                                 'title': "Research plan 'How does choice of "
+                                                                          'hardware impact predictive '
+                                                                          "uncertainty?' (status table of "
+                                                                          'GPU sources, TF 1.14-2.3)',
+                                                                 'seed': '002'},
+                                                                {'kind': 'doc',
+                                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                 'title': 'NVIDIA TensorFlow determinism '
+                                                                          'status',
+                                                                 'section': 'Crop and Resize'})},
+             'tf.cudnn-autotuning': {'id': 'tf.cudnn-autotuning',
+                                     'framework': 'tensorflow',
+                                     'title': 'cuDNN convolution algorithm auto-tuning',
+                                     'device': 'gpu',
+                                     'pass': 'both',
+                                     'mechanism': 'autotuning',
+                                     'summary': 'TensorFlow normally times several cuDNN convolution '
+                                                'algorithms for each layer configuration and picks the '
+                                                'fastest, so a different algorithm, with different '
+                                                'floating-point rounding, can be selected on each run. The '
+                                                'determinism switches disable auto-tuning and select among '
+                                                'deterministic algorithms only.',
+                                     'conditions': ('Do not set TF_USE_CUDNN_AUTOTUNE at all (particularly '
+                                                    "not to '0' or 'false') when using TCD or TDO.",
+                                                    'TF 2.1 and earlier (and NGC 19.11 and earlier) offer '
+                                                    'only one deterministic algorithm per path, so some '
+                                                    'layer configurations fail under determinism with the '
+                                                    "exception 'No algorithm worked!'; multi-algorithm "
+                                                    'deterministic selection arrived in stock TF 2.2 (PR '
+                                                    '34951) and NGC 19.12.'),
+                                     'notes': None,
+                                     'ops': ('tf.nn.conv1d',
+                                             'tf.nn.conv2d',
+                                             'tf.nn.conv3d',
+                                             'tf.nn.convolution',
+                                             'tf.nn.conv2d_transpose',
+                                             'tf.nn.conv3d_transpose',
+                                             'tf.keras.layers.Conv1D',
+                                             'tf.keras.layers.Conv2D',
+                                             'tf.keras.layers.Conv3D',
+                                             'tf.keras.layers.Conv2DTranspose',
+                                             'tf.keras.layers.Conv3DTranspose'),
+                                     'aliases': (),
+                                     'status': ((None,
+                                                 (0, 1, 14),
+                                                 '<1.14',
+                                                 (),
+                                                 False,
+                                                 None,
+                                                 'Inferred: stock TensorFlow had no switch before '
+                                                 'TF_CUDNN_DETERMINISTIC (PR 24747, merged 2019-01-15, first '
+                                                 'in 1.14).'),
+                                                ((0, 1, 14),
+                                                 (0, 2, 1),
+                                                 '>=1.14,<2.1',
+                                                 ('TCD', 'TDP'),
+                                                 False,
+                                                 None,
+                                                 None),
+                                                ((0, 2, 1),
+                                                 (0, 2, 5),
+                                                 '>=2.1,<2.5',
+                                                 ('TDO',),
+                                                 False,
+                                                 None,
+                                                 None),
+                                                ((0, 2, 5),
+                                                 (0, 2, 8),
+                                                 '>=2.5,<2.8',
+                                                 ('TDF',),
+                                                 False,
+                                                 None,
+                                                 'A cuDNN refactor in 2.5 (PR 46965) dropped deterministic '
+                                                 'algorithm selection from the default path (issue 53771); '
+                                                 "NV-STATUS's work-around is TF_DETERMINISTIC_OPS plus "
+                                                 'TF_CUDNN_USE_FRONTEND=1. Fixed in 2.8 by commit ced762b '
+                                                 '(cherry-picked as PR 53826).'),
+                                                ((0, 2, 8),
+                                                 None,
+                                                 '>=2.8',
+                                                 ('EOD',),
+                                                 False,
+                                                 None,
+                                                 'NV-STATUS and the 2.8 release notes mention rare '
+                                                 'nondeterministic out-of-memory events during algorithm '
+                                                 'selection that could still cause nondeterminism; NVIDIA '
+                                                 'hoped for a fix in 2.9, which the sources do not '
+                                                 'confirm.')),
+                                     'distributions': {'ngc': (((0, 19, 6),
+                                                                (0, 20, 6),
+                                                                '>=19.06,<20.06',
+                                                                ('TDO',),
+                                                                False,
+                                                                None,
+                                                                'Seed 003 states this for NGC 19.06+ when it '
+                                                                'covered containers up to 20.03; later '
+                                                                'containers are not covered by a source. '
+                                                                'Multi-algorithm deterministic cuDNN '
+                                                                'convolutions arrived in NGC 19.12; in '
+                                                                '19.06-19.11 some layer configurations '
+                                                                "raised 'No algorithm worked!'."),)},
+                                     'disputes': (),
+                                     'references': ({'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 24747,
+                                                     'title': 'Add cuDNN deterministic env variable (only '
+                                                              'for convolution)',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/24747'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 29667,
+                                                     'title': 'Add release note about TF_CUDNN_DETERMINISTIC',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/29667'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 31389,
+                                                     'title': 'Enhance release notes related to '
+                                                              'TF_CUDNN_DETERMINISTIC',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/31389'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 34951,
+                                                     'title': 'Add multi-algorithm deterministic cuDNN '
+                                                              'convolutions',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/34951'},
+                                                    {'kind': 'issue',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 18096,
+                                                     'title': 'Feature Request: Support for configuring '
+                                                              'deterministic options of cudNN Conv routines',
+                                                     'state': 'closed',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/issues/18096'},
+                                                    {'kind': 'issue',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 53771,
+                                                     'title': 'Deterministic selection of deterministic '
+                                                              'cuDNN convolution algorithms removed in TF '
+                                                              '2.5',
+                                                     'state': 'closed',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/issues/53771'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 46965,
+                                                     'title': 'Integrate CUDNN v8 frontend API for '
+                                                              'convolution',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/46965'},
+                                                    {'kind': 'commit',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'sha': 'ced762bd4986dfad83ccf6d57e4e4fa3e47bd3fe',
+                                                     'title': 'Fix issue where convolutions were not '
+                                                              'deterministic',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/commit/ced762bd4986dfad83ccf6d57e4e4fa3e47bd3fe'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 53826,
+                                                     'title': '2.8-rc2 cherry-pick request: Fix issue where '
+                                                              'convolutions were not deterministic.',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/53826'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'tensorflow/tensorflow',
+                                                     'number': 53847,
+                                                     'title': 'Add release note about deterministic '
+                                                              'selection of conv algos',
+                                                     'state': 'merged',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/53847'},
+                                                    {'kind': 'release-notes',
+                                                     'framework': 'tensorflow',
+                                                     'version': '2.1',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0'},
+                                                    {'kind': 'release-notes',
+                                                     'framework': 'tensorflow',
+                                                     'version': '2.8',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                     'title': 'Determinism in Deep Learning (GTC 2019, '
+                                                              'S9911)',
+                                                     'section': 'slide 29',
+                                                     'seed': '000'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                     'title': 'NVIDIA tensorflow-determinism README, '
+                                                              'Confirmed Current GPU-Specific Sources of '
+                                                              'Non-Determinism',
+                                                     'seed': '003'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                     'title': 'NVIDIA tensorflow-determinism README, NVIDIA '
+                                                              'GPU Cloud (NGC) TensorFlow Docker Images',
+                                                     'seed': '003'},
+                                                    {'kind': 'doc',
+                                                     'title': "Research plan 'How does choice of hardware "
+                                                              "impact predictive uncertainty?' (status table "
+                                                              'of GPU sources, TF 1.14-2.3)',
+                                                     'seed': '002'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                     'title': 'NVIDIA TensorFlow determinism status',
+                                                     'section': 'Auto-Tuning of cuDNN Convolution '
+                                                                'Algorithms'})},
+             'tf.cudnn-conv-backprop-data': {'id': 'tf.cudnn-conv-backprop-data',
+                                             'framework': 'tensorflow',
+                                             'title': 'cuDNN convolution backprop to data gradients',
+                                             'device': 'gpu',
+                                             'pass': 'backward',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'Back-propagation of a convolution to its input '
+                                                        '(data) gradients is a reduction; some cuDNN '
+                                                        'algorithms do it with CUDA atomicAdd, so the order '
+                                                        'of floating-point additions, and the result, varies '
+                                                        'from run to run. The switches restrict TensorFlow '
+                                                        'to deterministic algorithms.',
+                                             'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: '
+                                                            'cudnnConvolutionBackwardData is '
+                                                            'non-deterministic with '
+                                                            'CUDNN_CONVOLUTION_BWD_DATA_ALGO_0.',
+                                                            'See tf.cudnn-autotuning for algorithm '
+                                                            'selection, including the 2.5-2.7 regression '
+                                                            '(issue 53771) that needs '
+                                                            'TF_CUDNN_USE_FRONTEND=1; NV-STATUS lists plain '
+                                                            'TF_DETERMINISTIC_OPS for this source in '
+                                                            '2.1-2.7.',
+                                                            'The talk notes possible issues with '
+                                                            "'deconvolution' even in inference (forward "
+                                                            'propagation).'),
+                                             'notes': None,
+                                             'ops': ('tf.nn.conv1d',
+                                                     'tf.nn.conv2d',
+                                                     'tf.nn.conv3d',
+                                                     'tf.nn.convolution',
+                                                     'tf.nn.conv2d_transpose',
+                                                     'tf.nn.conv3d_transpose',
+                                                     'tf.keras.layers.Conv1D',
+                                                     'tf.keras.layers.Conv2D',
+                                                     'tf.keras.layers.Conv3D',
+                                                     'tf.keras.layers.Conv2DTranspose',
+                                                     'tf.keras.layers.Conv3DTranspose'),
+                                             'aliases': (),
+                                             'status': ((None,
+                                                         (0, 1, 14),
+                                                         '<1.14',
+                                                         (),
+                                                         False,
+                                                         None,
+                                                         'Inferred: no switch in stock TensorFlow before '
+                                                         'TF_CUDNN_DETERMINISTIC (PR 24747, first in 1.14).'),
+                                                        ((0, 1, 14),
+                                                         (0, 2, 1),
+                                                         '>=1.14,<2.1',
+                                                         ('TCD', 'TDP'),
+                                                         False,
+                                                         None,
+                                                         None),
+                                                        ((0, 2, 1),
+                                                         (0, 2, 8),
+                                                         '>=2.1,<2.8',
+                                                         ('TDO',),
+                                                         False,
+                                                         None,
+                                                         None),
+                                                        ((0, 2, 8),
+                                                         None,
+                                                         '>=2.8',
+                                                         ('EOD',),
+                                                         False,
+                                                         None,
+                                                         None)),
+                                             'distributions': {'ngc': (((0, 19, 6),
+                                                                        (0, 20, 6),
+                                                                        '>=19.06,<20.06',
+                                                                        ('TDO',),
+                                                                        False,
+                                                                        None,
+                                                                        'Seed 003 states this for NGC 19.06+ '
+                                                                        'when it covered containers up to '
+                                                                        '20.03; later containers are not '
+                                                                        'covered by a source.'),)},
+                                             'disputes': (),
+                                             'references': ({'kind': 'pr',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 24747,
+                                                             'title': 'Add cuDNN deterministic env variable '
+                                                                      '(only for convolution)',
+                                                             'state': 'merged',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/pull/24747'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 25796,
+                                                             'title': 'Add tests for TF_CUDNN_DETERMINISTIC',
+                                                             'state': 'merged',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/pull/25796'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 29667,
+                                                             'title': 'Add release note about '
+                                                                      'TF_CUDNN_DETERMINISTIC',
+                                                             'state': 'merged',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/pull/29667'},
+                                                            {'kind': 'release-notes',
+                                                             'framework': 'tensorflow',
+                                                             'version': '2.1',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                             'title': 'Determinism in Deep Learning (GTC '
+                                                                      '2019, S9911)',
+                                                             'section': 'slides 23-29',
+                                                             'seed': '000'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
+                                                             'title': 'cuDNN Developer Guide, '
+                                                                      'non-deterministic algorithms of cuDNN '
+                                                                      '8.0.1 (as quoted in a Q&A thread)',
+                                                             'seed': '001'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                             'title': 'NVIDIA tensorflow-determinism README, '
+                                                                      'Confirmed Current GPU-Specific '
+                                                                      'Sources of Non-Determinism',
+                                                             'seed': '003'},
+                                                            {'kind': 'doc',
+                                                             'title': "Research plan 'How does choice of "
+                                                                      'hardware impact predictive '
+                                                                      "uncertainty?' (status table of GPU "
+                                                                      'sources, TF 1.14-2.3)',
+                                                             'seed': '002'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                             'title': 'NVIDIA TensorFlow determinism status',
+                                                             'section': 'cuDNN Convolution'})},
+             'tf.cudnn-conv-backprop-filter': {'id': 'tf.cudnn-conv-backprop-filter',
+                                               'framework': 'tensorflow',
+                                               'title': 'cuDNN convolution backprop to weight gradients',
+                                               'device': 'gpu',
+                                               'pass': 'backward',
+                                               'mechanism': 'cuda-atomics',
+                                               'summary': 'Back-propagation of a convolution to its weight '
+                                                          '(filter) gradients is a large reduction; some '
+                                                          'cuDNN algorithms do it with CUDA atomicAdd, so '
+                                                          'the order of floating-point additions, and the '
+                                                          'result, varies from run to run. The switches '
+                                                          'restrict TensorFlow to deterministic algorithms.',
+                                               'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: '
+                                                              'cudnnConvolutionBackwardFilter is '
+                                                              'non-deterministic with '
+                                                              'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 or '
+                                                              'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3.',
+                                                              'See tf.cudnn-autotuning for algorithm '
+                                                              'selection, including the 2.5-2.7 regression '
+                                                              '(issue 53771) that needs '
+                                                              'TF_CUDNN_USE_FRONTEND=1; NV-STATUS lists '
+                                                              'plain TF_DETERMINISTIC_OPS for this source in '
+                                                              '2.1-2.7.'),
+                                               'notes': None,
+                                               'ops': ('tf.nn.conv1d',
+                                                       'tf.nn.conv2d',
+                                                       'tf.nn.conv3d',
+                                                       'tf.nn.convolution',
+                                                       'tf.nn.conv2d_transpose',
+                                                       'tf.nn.conv3d_transpose',
+                                                       'tf.keras.layers.Conv1D',
+                                                       'tf.keras.layers.Conv2D',
+                                                       'tf.keras.layers.Conv3D',
+                                                       'tf.keras.layers.Conv2DTranspose',
+                                                       'tf.keras.layers.Conv3DTranspose'),
+                                               'aliases': (),
+                                               'status': ((None,
+                                                           (0, 1, 14),
+                                                           '<1.14',
+                                                           (),
+                                                           False,
+                                                           None,
+                                                           'Inferred: no switch in stock TensorFlow before '
+                                                           'TF_CUDNN_DETERMINISTIC (PR 24747, first in '
+                                                           '1.14).'),
+                                                          ((0, 1, 14),
+                                                           (0, 2, 1),
+                                                           '>=1.14,<2.1',
+                                                           ('TCD', 'TDP'),
+                                                           False,
+                                                           None,
+                                                           None),
+                                                          ((0, 2, 1),
+                                                           (0, 2, 8),
+                                                           '>=2.1,<2.8',
+                                                           ('TDO',),
+                                                           False,
+                                                           None,
+                                                           None),
+                                                          ((0, 2, 8),
+                                                           None,
+                                                           '>=2.8',
+                                                           ('EOD',),
+                                                           False,
+                                                           None,
+                                                           None)),
+                                               'distributions': {'ngc': (((0, 19, 6),
+                                                                          (0, 20, 6),
+                                                                          '>=19.06,<20.06',
+                                                                          ('TDO',),
+                                                                          False,
+                                                                          None,
+                                                                          'Seed 003 states this for NGC '
+                                                                          '19.06+ when it covered containers '
+                                                                          'up to 20.03; later containers are '
+                                                                          'not covered by a source.'),)},
+                                               'disputes': (),
+                                               'references': ({'kind': 'pr',
+                                                               'repo': 'tensorflow/tensorflow',
+                                                               'number': 24747,
+                                                               'title': 'Add cuDNN deterministic env '
+                                                                        'variable (only for convolution)',
+                                                               'state': 'merged',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/pull/24747'},
+                                                              {'kind': 'pr',
+                                                               'repo': 'tensorflow/tensorflow',
+                                                               'number': 25796,
+                                                               'title': 'Add tests for '
+                                                                        'TF_CUDNN_DETERMINISTIC',
+                                                               'state': 'merged',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/pull/25796'},
+                                                              {'kind': 'pr',
+                                                               'repo': 'tensorflow/tensorflow',
+                                                               'number': 29667,
+                                                               'title': 'Add release note about '
+                                                                        'TF_CUDNN_DETERMINISTIC',
+                                                               'state': 'merged',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/pull/29667'},
+                                                              {'kind': 'release-notes',
+                                                               'framework': 'tensorflow',
+                                                               'version': '2.1',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                               'title': 'Determinism in Deep Learning (GTC '
+                                                                        '2019, S9911)',
+                                                               'section': 'slides 23-29',
+                                                               'seed': '000'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
+                                                               'title': 'cuDNN Developer Guide, '
+                                                                        'non-deterministic algorithms of '
+                                                                        'cuDNN 8.0.1 (as quoted in a Q&A '
+                                                                        'thread)',
+                                                               'seed': '001'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                               'title': 'NVIDIA tensorflow-determinism '
+                                                                        'README, Confirmed Current '
+                                                                        'GPU-Specific Sources of '
+                                                                        'Non-Determinism',
+                                                               'seed': '003'},
+                                                              {'kind': 'doc',
+                                                               'title': "Research plan 'How does choice of "
+                                                                        'hardware impact predictive '
+                                                                        "uncertainty?' (status table of GPU "
+                                                                        'sources, TF 1.14-2.3)',
+                                                               'seed': '002'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                               'title': 'NVIDIA TensorFlow determinism '
+                                                                        'status',
+                                                               'section': 'cuDNN Convolution'})},
+             'tf.cudnn-ctc-loss': {'id': 'tf.cudnn-ctc-loss',
+                                   'framework': 'tensorflow',
+                                   'title': 'tf.nn.ctc_loss backprop (cuDNN CTC loss)',
+                                   'device': 'gpu',
+                                   'pass': 'backward',
+                                   'mechanism': 'algorithm-selection',
+                                   'summary': "cuDNN's CTC loss has a non-deterministic algorithm; commit "
+                                              '9e096de made TensorFlow use CUDNN_CTC_LOSS_ALGO_DETERMINISTIC '
+                                              'under determinism (first in 2.3), but a bug prevented '
+                                              'deterministic operation until 2.6 or possibly earlier.',
+                                   'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: cudnnCTCLoss and '
+                                                  'cudnnCTCLoss_v8 are non-deterministic when '
+                                                  'CUDNN_CTC_LOSS_ALGO_NON_DETERMINSTIC is used.',),
+                                   'notes': None,
+                                   'ops': ('tf.nn.ctc_loss',),
+                                   'aliases': (),
+                                   'status': ((None,
+                                               (0, 2, 3),
+                                               '<2.3',
+                                               (),
+                                               False,
+                                               None,
+                                               'Seed 003 gives NS for TF 1.14, 1.15, 2.0, 2.1 and 2.2.'),
+                                              ((0, 2, 6),
+                                               (0, 2, 8),
+                                               '>=2.6,<2.8',
+                                               ('TDO',),
+                                               False,
+                                               None,
+                                               "NV-STATUS: the bug was resolved in 2.6 'if not earlier', "
+                                               'confirmed by determinism tests (PR 52227, closing issue '
+                                               '38151); the 2.7 release notes call it resolved, possibly in '
+                                               'a prior release. 2.3-2.5 are left unknown.'),
+                                              ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                   'distributions': {'ngc': (((0, 19, 6),
+                                                              (0, 20, 6),
+                                                              '>=19.06,<20.06',
+                                                              (),
+                                                              False,
+                                                              None,
+                                                              'Seed 003 states this for NGC 19.06+ when it '
+                                                              'covered containers up to 20.03; later '
+                                                              'containers are not covered by a source.'),)},
+                                   'disputes': ({'claim': 'Seeds 002 and 003 list a deterministic mode '
+                                                          '(TF_DETERMINISTIC_OPS) for tf.nn.ctc_loss from TF '
+                                                          '2.3, via cuDNN CTC loss (commit 9e096de).',
+                                                 'status': (((0, 2, 3),
+                                                             None,
+                                                             '>=2.3',
+                                                             ('TDO',),
+                                                             False,
+                                                             None,
+                                                             None),),
+                                                 'resolution': 'NV-STATUS later reports a bug that prevented '
+                                                               'deterministic operation of the 2.3 code path '
+                                                               'and confirms determinism only from 2.6 '
+                                                               '(tests in PR 52227); the record follows '
+                                                               'NV-STATUS and leaves 2.3-2.5 unknown.',
+                                                 'references': ({'kind': 'doc',
+                                                                 'title': "Research plan 'How does choice of "
+                                                                          'hardware impact predictive '
+                                                                          "uncertainty?' (status table of "
+                                                                          'GPU sources, TF 1.14-2.3)',
+                                                                 'seed': '002'},
+                                                                {'kind': 'doc',
+                                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                                 'title': 'NVIDIA tensorflow-determinism '
+                                                                          'README, Confirmed Current '
+                                                                          'GPU-Specific Sources of '
+                                                                          'Non-Determinism',
+                                                                 'seed': '003'},
+                                                                {'kind': 'commit',
+                                                                 'repo': 'tensorflow/tensorflow',
+                                                                 'sha': '9e096debc4a0909deb69970f38bee7b77e5e5f7d',
+                                                                 'title': 'Use the '
+                                                                          'CUDNN_CTC_LOSS_ALGO_DETERMINISTIC '
+                                                                          'algorithm ...',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/commit/9e096debc4a0909deb69970f38bee7b77e5e5f7d'})},),
+                                   'references': ({'kind': 'commit',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'sha': '9e096debc4a0909deb69970f38bee7b77e5e5f7d',
+                                                   'title': 'Use the CUDNN_CTC_LOSS_ALGO_DETERMINISTIC '
+                                                            'algorithm ...',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/commit/9e096debc4a0909deb69970f38bee7b77e5e5f7d'},
+                                                  {'kind': 'issue',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'number': 38151,
+                                                   'title': 'Test deterministic cuDNN CTC loss',
+                                                   'state': 'closed',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/issues/38151'},
+                                                  {'kind': 'pr',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'number': 52227,
+                                                   'title': '[determinism] Add tests for tf.nn.ctc_loss',
+                                                   'state': 'merged',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/pull/52227'},
+                                                  {'kind': 'release-notes',
+                                                   'framework': 'tensorflow',
+                                                   'version': '2.7',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
+                                                   'title': 'cuDNN Developer Guide, non-deterministic '
+                                                            'algorithms of cuDNN 8.0.1 (as quoted in a Q&A '
+                                                            'thread)',
+                                                   'seed': '001'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                   'title': 'NVIDIA tensorflow-determinism README, Confirmed '
+                                                            'Current GPU-Specific Sources of Non-Determinism',
+                                                   'seed': '003'},
+                                                  {'kind': 'doc',
+                                                   'title': "Research plan 'How does choice of hardware "
+                                                            "impact predictive uncertainty?' (status table "
+                                                            'of GPU sources, TF 1.14-2.3)',
+                                                   'seed': '002'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                   'title': 'NVIDIA TensorFlow determinism status',
+                                                   'section': 'CTC Loss'})},
+             'tf.cudnn-maxpool-backprop': {'id': 'tf.cudnn-maxpool-backprop',
+                                           'framework': 'tensorflow',
+                                           'title': 'cuDNN max-pooling backprop',
+                                           'device': 'gpu',
+                                           'pass': 'backward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': 'The cuDNN max-pooling backprop scatters gradients '
+                                                      'with CUDA atomicAdd, so where pooling windows overlap '
+                                                      'the order of floating-point additions varies from run '
+                                                      "to run. The switches select cuDNN's deterministic "
+                                                      'max-pooling algorithm.',
+                                           'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: '
+                                                          'cudnnPoolingBackward is non-deterministic when '
+                                                          'CUDNN_POOLING_MAX is used.',),
+                                           'notes': 'NV-STATUS: the solution has no unit tests in the '
+                                                    'TensorFlow repository but was confirmed to work in '
+                                                    'production models. For tf.nn.max_pool_with_argmax see '
+                                                    'tf.max-pool-with-argmax-backprop.',
+                                           'ops': ('tf.nn.max_pool',
+                                                   'tf.nn.max_pool1d',
+                                                   'tf.nn.max_pool2d',
+                                                   'tf.nn.max_pool3d',
+                                                   'tf.keras.layers.MaxPool1D',
+                                                   'tf.keras.layers.MaxPool2D',
+                                                   'tf.keras.layers.MaxPool3D'),
+                                           'aliases': ('tf.keras.layers.MaxPooling1D',
+                                                       'tf.keras.layers.MaxPooling2D',
+                                                       'tf.keras.layers.MaxPooling3D'),
+                                           'status': ((None,
+                                                       (0, 1, 14),
+                                                       '<1.14',
+                                                       (),
+                                                       False,
+                                                       None,
+                                                       'Inferred: deterministic max-pooling arrived with PR '
+                                                       '25269 (merged 2019-01-30, first in 1.14).'),
+                                                      ((0, 1, 14),
+                                                       (0, 2, 1),
+                                                       '>=1.14,<2.1',
+                                                       ('TCD', 'TDP'),
+                                                       False,
+                                                       None,
+                                                       None),
+                                                      ((0, 2, 1),
+                                                       (0, 2, 8),
+                                                       '>=2.1,<2.8',
+                                                       ('TDO',),
+                                                       False,
+                                                       None,
+                                                       None),
+                                                      ((0, 2, 8),
+                                                       None,
+                                                       '>=2.8',
+                                                       ('EOD',),
+                                                       False,
+                                                       None,
+                                                       None)),
+                                           'distributions': {'ngc': (((0, 19, 6),
+                                                                      (0, 20, 6),
+                                                                      '>=19.06,<20.06',
+                                                                      ('TDO',),
+                                                                      False,
+                                                                      None,
+                                                                      'Seed 003 states this for NGC 19.06+ '
+                                                                      'when it covered containers up to '
+                                                                      '20.03; later containers are not '
+                                                                      'covered by a source.'),)},
+                                           'disputes': (),
+                                           'references': ({'kind': 'pr',
+                                                           'repo': 'tensorflow/tensorflow',
+                                                           'number': 25269,
+                                                           'title': 'Add deterministic cuDNN max pooling',
+                                                           'state': 'merged',
+                                                           'url': 'https://github.com/tensorflow/tensorflow/pull/25269'},
+                                                          {'kind': 'release-notes',
+                                                           'framework': 'tensorflow',
+                                                           'version': '2.1',
+                                                           'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                           'title': 'Determinism in Deep Learning (GTC 2019, '
+                                                                    'S9911)',
+                                                           'section': 'slides 41-42',
+                                                           'seed': '000'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
+                                                           'title': 'cuDNN Developer Guide, '
+                                                                    'non-deterministic algorithms of cuDNN '
+                                                                    '8.0.1 (as quoted in a Q&A thread)',
+                                                           'seed': '001'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                           'title': 'NVIDIA tensorflow-determinism README, '
+                                                                    'Confirmed Current GPU-Specific Sources '
+                                                                    'of Non-Determinism',
+                                                           'seed': '003'},
+                                                          {'kind': 'doc',
+                                                           'title': "Research plan 'How does choice of "
+                                                                    'hardware impact predictive '
+                                                                    "uncertainty?' (status table of GPU "
+                                                                    'sources, TF 1.14-2.3)',
+                                                           'seed': '002'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                           'title': 'NVIDIA TensorFlow determinism status',
+                                                           'section': 'cuDNN Max-Pooling'})},
+             'tf.data-loader-parallelism': {'id': 'tf.data-loader-parallelism',
+                                            'framework': 'tensorflow',
+                                            'title': 'Stateful data-loader run in parallel threads',
+                                            'device': 'any',
+                                            'pass': 'forward',
+                                            'mechanism': 'data-loader',
+                                            'summary': 'When a stateful data-loader stage, typically random '
+                                                       'augmentation sharing one pseudorandom generator '
+                                                       "(e.g. NumPy's default), is replicated into parallel "
+                                                       'asynchronous threads, the threads interact and the '
+                                                       'data produced differs from run to run.',
+                                            'conditions': ('tf.keras.Model.fit (or fit_generator) with '
+                                                           'workers > 1, or workers >= 1 when validation '
+                                                           'shares the stateful pipeline (then use '
+                                                           'workers=0).',
+                                                           'tf.data map or interleave with '
+                                                           'num_parallel_calls > 1 running stateful (random) '
+                                                           'ops; do not set deterministic=False or change '
+                                                           'tf.data.Options.experimental_deterministic '
+                                                           '(default True).'),
+                                            'notes': 'NV-TF work-arounds: per-thread numpy.random.Generator '
+                                                     'state; generating augmentation parameters in one '
+                                                     'thread (num_parallel_calls=1) and applying them '
+                                                     'statelessly (tf.image.stateless_*) in parallel stages; '
+                                                     'or a single thread. Issue 29101 (random seed not set '
+                                                     'in the graph context of Dataset.map) may have been '
+                                                     'resolved in 1.14 per NV-TF.',
+                                            'ops': ('tf.data.Dataset.map',
+                                                    'tf.data.Dataset.interleave',
+                                                    'tf.keras.Model.fit'),
+                                            'aliases': (),
+                                            'status': (((0, 1),
+                                                        None,
+                                                        '>=1.0',
+                                                        ('DL1',),
+                                                        False,
+                                                        None,
+                                                        'For tf.data: with TF_DETERMINISTIC_OPS, TF 2.7 '
+                                                        'forces num_parallel_calls=1 for map and interleave '
+                                                        'stages whose map_func contains stateful ops; in '
+                                                        '2.8+ enable_op_determinism does this and also '
+                                                        'overrides deterministic arguments and options to '
+                                                        'True (2.7/2.8 make_deterministic grappler pass). '
+                                                        'These switches do not cover Python-side loaders '
+                                                        'such as Keras fit workers. '
+                                                        'tf.data.experimental.enable_debug_mode (2.5+) rules '
+                                                        'tf.data out quickly.'),),
+                                            'distributions': {},
+                                            'disputes': (),
+                                            'references': ({'kind': 'issue',
+                                                            'repo': 'tensorflow/tensorflow',
+                                                            'number': 13932,
+                                                            'title': 'Non-determinism from '
+                                                                     '`tf.data.Dataset.map` with random ops',
+                                                            'state': 'closed',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/issues/13932'},
+                                                           {'kind': 'issue',
+                                                            'repo': 'tensorflow/tensorflow',
+                                                            'number': 29101,
+                                                            'title': 'Random seed not set in graph context '
+                                                                     'of `Dataset#map`',
+                                                            'state': 'closed',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/issues/29101'},
+                                                           {'kind': 'release-notes',
+                                                            'framework': 'tensorflow',
+                                                            'version': '2.5',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                           {'kind': 'release-notes',
+                                                            'framework': 'tensorflow',
+                                                            'version': '2.7',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                           {'kind': 'release-notes',
+                                                            'framework': 'tensorflow',
+                                                            'version': '2.8',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                            'title': 'Determinism in Deep Learning (GTC '
+                                                                     '2019, S9911)',
+                                                            'section': 'slide 9',
+                                                            'seed': '000'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                            'title': 'NVIDIA tensorflow-determinism README, '
+                                                                     'Data-Loader Parallelism',
+                                                            'seed': '003'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                            'title': 'NVIDIA TensorFlow determinism',
+                                                            'section': 'Data-Loader Parallelism'})},
+             'tf.dataset-shard': {'id': 'tf.dataset-shard',
+                                  'framework': 'tensorflow',
+                                  'title': 'tf.data.Dataset.shard',
+                                  'device': 'any',
+                                  'pass': 'forward',
+                                  'mechanism': 'data-loader',
+                                  'summary': "NVIDIA's early recipe (seed 003) advised not sharding a "
+                                             'tf.data.Dataset, or setting num_shards=1. NVIDIA later struck '
+                                             'this advice: from at least TF 2.2, if not earlier, shard '
+                                             'appears to operate deterministically.',
+                                  'conditions': (),
+                                  'notes': None,
+                                  'ops': ('tf.data.Dataset.shard',),
+                                  'aliases': (),
+                                  'status': ((None,
+                                              (0, 2, 2),
+                                              '<2.2',
+                                              ('NOSHARD',),
+                                              False,
+                                              None,
+                                              'The advice predates 2.2; NV-TF now says shard may have been '
+                                              'deterministic earlier too.'),
+                                             ((0, 2, 2),
+                                              None,
+                                              '>=2.2',
+                                              (),
+                                              True,
+                                              None,
+                                              "NV-TF: 'from at least TensorFlow 2.2 onward, if not earlier, "
+                                              'tf.data.Dataset::shard appears to operate '
+                                              "deterministically'.")),
+                                  'distributions': {},
+                                  'disputes': (),
+                                  'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                  'title': 'NVIDIA tensorflow-determinism README, Dataset '
+                                                           'Sharding',
+                                                  'seed': '003'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                  'title': 'NVIDIA TensorFlow determinism',
+                                                  'section': 'Dataset Sharding'})},
+             'tf.debug-numeric-summary': {'id': 'tf.debug-numeric-summary',
+                                          'framework': 'tensorflow',
+                                          'title': 'DebugNumericSummary on GPU',
+                                          'device': 'gpu',
+                                          'pass': 'forward',
+                                          'mechanism': 'other',
+                                          'summary': 'On GPU, tf.raw_ops.DebugNumericSummaryV2 may inject '
+                                                     'truly random arithmetic noise in the forward direction '
+                                                     'when tensor_debug_mode is 3 (CONCISE_HEALTH) or 4 '
+                                                     '(FULL_HEALTH). The only solution is to run it on the '
+                                                     'CPU; from 2.7 it raises under determinism (commit '
+                                                     '5a51fa1).',
+                                          'conditions': ('DebugNumericSummaryV2 with tensor_debug_mode 3 '
+                                                         '(CONCISE_HEALTH) or 4 (FULL_HEALTH); the TF '
+                                                         'release notes also name DebugNumericSummary.',),
+                                          'notes': None,
+                                          'ops': ('tf.raw_ops.DebugNumericSummaryV2',
+                                                  'tf.raw_ops.DebugNumericSummary'),
+                                          'aliases': (),
+                                          'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                                     ((0, 2, 7),
+                                                      None,
+                                                      '>=2.7',
+                                                      (),
+                                                      False,
+                                                      'tf.errors.UnimplementedError',
+                                                      'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                                      'enable_op_determinism is called (2.8+).')),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'commit',
+                                                          'repo': 'tensorflow/tensorflow',
+                                                          'sha': '5a51fa12e54fd61ca7520fa82ad0cdd1c14591ee',
+                                                          'title': 'Add determinism checks & tests for '
+                                                                   'DebugNumericSummaryV2',
+                                                          'url': 'https://github.com/tensorflow/tensorflow/commit/5a51fa12e54fd61ca7520fa82ad0cdd1c14591ee'},
+                                                         {'kind': 'release-notes',
+                                                          'framework': 'tensorflow',
+                                                          'version': '2.7',
+                                                          'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                         {'kind': 'release-notes',
+                                                          'framework': 'tensorflow',
+                                                          'version': '2.8',
+                                                          'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                          'title': 'NVIDIA TensorFlow determinism status',
+                                                          'section': 'Debug Numeric Summary'})},
+             'tf.depthwise-conv2d-backprop-filter': {'id': 'tf.depthwise-conv2d-backprop-filter',
+                                                     'framework': 'tensorflow',
+                                                     'title': 'tf.nn.depthwise_conv2d backprop to filter',
+                                                     'device': 'gpu',
+                                                     'pass': 'backward',
+                                                     'mechanism': 'cuda-atomics',
+                                                     'summary': 'Before TF 2.10 the backprop to filter of '
+                                                                'tf.nn.depthwise_conv2d does not operate '
+                                                                'fully deterministically on GPU, even with '
+                                                                'the cuDNN convolution solutions applied, '
+                                                                'because a non-cuDNN kernel is used. TF 2.10 '
+                                                                'routes it through deterministic cuDNN (PR '
+                                                                '55657).',
+                                                     'conditions': (),
+                                                     'notes': None,
+                                                     'ops': ('tf.nn.depthwise_conv2d',
+                                                             'tf.keras.layers.DepthwiseConv2D'),
+                                                     'aliases': (),
+                                                     'status': ((None,
+                                                                 (0, 2, 7),
+                                                                 '<2.7',
+                                                                 (),
+                                                                 False,
+                                                                 None,
+                                                                 'NV-STATUS: with a single input channel the '
+                                                                 'op may be deterministic using the cuDNN '
+                                                                 'convolution solutions (TCD/TDO).'),
+                                                                ((0, 2, 7),
+                                                                 (0, 2, 10),
+                                                                 '>=2.7,<2.10',
+                                                                 (),
+                                                                 False,
+                                                                 'tf.errors.UnimplementedError',
+                                                                 'Raised on the non-cuDNN path when '
+                                                                 'TF_DETERMINISTIC_OPS is set or '
+                                                                 'enable_op_determinism is called (PR '
+                                                                 '51920). In 2.9 only, '
+                                                                 'TF_DISABLE_DEPTHWISE_CONV_DETERMINISM_EXCEPTIONS=1 '
+                                                                 'disables the exception for debugging (PR '
+                                                                 '54119).'),
+                                                                ((0, 2, 10),
+                                                                 None,
+                                                                 '>=2.10',
+                                                                 ('EOD',),
+                                                                 False,
+                                                                 None,
+                                                                 'Needs cuDNN 7.6.3 or later per the TF 2.10 '
+                                                                 'release notes (NV-STATUS says 7.6 or '
+                                                                 'later); with older cuDNN the exception is '
+                                                                 'still raised. The official TF 2.10 pip '
+                                                                 'package requires cuDNN 8+.')),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'issue',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 47174,
+                                                                     'title': 'EfficientNet models from '
+                                                                              'TensorFlow.Keras not being '
+                                                                              'reproducible on GPU',
+                                                                     'state': 'closed',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/issues/47174'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 51920,
+                                                                     'title': '[determinism] Add '
+                                                                              'd9m-unimplemented exception '
+                                                                              'for tf.nn.depthwise_conv2d',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/51920'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 54119,
+                                                                     'title': 'Add disable for '
+                                                                              'depthwise-conv '
+                                                                              'd9m-unimplemented exception',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/54119'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 55657,
+                                                                     'title': 'Add GPU-determinism to '
+                                                                              'tf.nn.depthwise_conv2d',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/55657'},
+                                                                    {'kind': 'release-notes',
+                                                                     'framework': 'tensorflow',
+                                                                     'version': '2.7',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                                    {'kind': 'release-notes',
+                                                                     'framework': 'tensorflow',
+                                                                     'version': '2.10',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.10.0'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                     'title': 'NVIDIA TensorFlow determinism '
+                                                                              'status',
+                                                                     'section': 'Depthwise Convolution'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                                     'title': 'NVIDIA tensorflow-determinism '
+                                                                              'README as of 2020-03-27',
+                                                                     'section': 'Other Possible GPU-Specific '
+                                                                                'Sources of '
+                                                                                'Non-Determinism'})},
+             'tf.dilation2d-backprop': {'id': 'tf.dilation2d-backprop',
+                                        'framework': 'tensorflow',
+                                        'title': 'tf.nn.dilation2d gradient',
+                                        'device': 'gpu',
+                                        'pass': 'backward',
+                                        'mechanism': 'cuda-atomics',
+                                        'summary': 'The GPU gradient of tf.nn.dilation2d (dilation_ops_gpu) '
+                                                   'calls CUDA atomicAdd; NVIDIA lists it as a candidate '
+                                                   'source. From 2.7 it raises under determinism.',
+                                        'conditions': (),
+                                        'notes': None,
+                                        'ops': ('tf.nn.dilation2d',),
+                                        'aliases': (),
+                                        'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                                   ((0, 2, 7),
+                                                    None,
+                                                    '>=2.7',
+                                                    (),
+                                                    False,
+                                                    'tf.errors.UnimplementedError',
+                                                    'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                                    'enable_op_determinism is called (2.8+).')),
+                                        'distributions': {},
+                                        'disputes': (),
+                                        'references': ({'kind': 'release-notes',
+                                                        'framework': 'tensorflow',
+                                                        'version': '2.7',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                       {'kind': 'release-notes',
+                                                        'framework': 'tensorflow',
+                                                        'version': '2.8',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                        'title': 'NVIDIA TensorFlow determinism',
+                                                        'section': 'Other Possible GPU-Specific Sources of '
+                                                                   'Non-Determinism'})},
+             'tf.fake-quant-gradients': {'id': 'tf.fake-quant-gradients',
+                                         'framework': 'tensorflow',
+                                         'title': 'FakeQuant gradients',
+                                         'device': 'gpu',
+                                         'pass': 'backward',
+                                         'mechanism': 'other',
+                                         'summary': 'The gradient ops FakeQuantWithMinMaxVarsGradient and '
+                                                    'FakeQuantWithMinMaxVarsPerChannelGradient have no '
+                                                    'deterministic GPU implementation; from 2.8 they raise '
+                                                    'when enable_op_determinism is called.',
+                                         'conditions': (),
+                                         'notes': None,
+                                         'ops': ('tf.quantization.fake_quant_with_min_max_vars',
+                                                 'tf.quantization.fake_quant_with_min_max_vars_per_channel'),
+                                         'aliases': ('tf.raw_ops.FakeQuantWithMinMaxVarsGradient',
+                                                     'tf.raw_ops.FakeQuantWithMinMaxVarsPerChannelGradient'),
+                                         'status': ((None, (0, 2, 8), '<2.8', (), False, None, None),
+                                                    ((0, 2, 8),
+                                                     None,
+                                                     '>=2.8',
+                                                     (),
+                                                     False,
+                                                     'tf.errors.UnimplementedError',
+                                                     'Raised when enable_op_determinism is called.')),
+                                         'distributions': {},
+                                         'disputes': (),
+                                         'references': ({'kind': 'release-notes',
+                                                         'framework': 'tensorflow',
+                                                         'version': '2.8',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},)},
+             'tf.fused-batch-norm-offset-backprop': {'id': 'tf.fused-batch-norm-offset-backprop',
+                                                     'framework': 'tensorflow',
+                                                     'title': 'Fused batch-norm backprop to offset in '
+                                                              'inference mode',
+                                                     'device': 'gpu',
+                                                     'pass': 'backward',
+                                                     'mechanism': 'other',
+                                                     'summary': 'On GPU, tf.compat.v1.nn.fused_batch_norm '
+                                                                'introduces truly random noise in the '
+                                                                'backprop to offset when is_training=False, '
+                                                                'which fine-tuning uses. There is no '
+                                                                'solution; from 2.7 this path raises under '
+                                                                'determinism (PR 50505).',
+                                                     'conditions': ('tf.compat.v1.nn.fused_batch_norm with '
+                                                                    'is_training=False and gradients flowing '
+                                                                    'to offset.',
+                                                                    'tf.keras.layers.BatchNormalization with '
+                                                                    'trainable=True called with '
+                                                                    'training=False (fine-tuning): its beta '
+                                                                    'is updated by backprop while the moving '
+                                                                    'statistics stay fixed (issue 10857).'),
+                                                     'notes': 'The 2019 talk already lists '
+                                                              'tf.nn.fused_batch_norm() back-prop as a rarer '
+                                                              'source (about every 10 steps; temporary '
+                                                              'solution: run it on the CPU), but adds that '
+                                                              'after a driver update the batch-norm fix was '
+                                                              'no longer required in that model.',
+                                                     'ops': ('tf.compat.v1.nn.fused_batch_norm',
+                                                             'tf.keras.layers.BatchNormalization'),
+                                                     'aliases': (),
+                                                     'status': ((None,
+                                                                 (0, 2, 7),
+                                                                 '<2.7',
+                                                                 (),
+                                                                 False,
+                                                                 None,
+                                                                 None),
+                                                                ((0, 2, 7),
+                                                                 None,
+                                                                 '>=2.7',
+                                                                 (),
+                                                                 False,
+                                                                 'tf.errors.UnimplementedError',
+                                                                 'Raised when TF_DETERMINISTIC_OPS is set '
+                                                                 '(2.7) or enable_op_determinism is called '
+                                                                 '(2.8+).')),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'issue',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 10857,
+                                                                     'title': 'No way to freeze fused BN '
+                                                                              'stats',
+                                                                     'state': 'closed',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/issues/10857'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'tensorflow/tensorflow',
+                                                                     'number': 50505,
+                                                                     'title': '[determinism] Add '
+                                                                              'd9m-unimplemented '
+                                                                              'exception-throwing to fused '
+                                                                              'batch-norm',
+                                                                     'state': 'merged',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/pull/50505'},
+                                                                    {'kind': 'release-notes',
+                                                                     'framework': 'tensorflow',
+                                                                     'version': '2.7',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                                    {'kind': 'release-notes',
+                                                                     'framework': 'tensorflow',
+                                                                     'version': '2.8',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                     'title': 'NVIDIA TensorFlow determinism '
+                                                                              'status',
+                                                                     'section': 'Fused Batch-Norm'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                                     'title': 'Determinism in Deep Learning '
+                                                                              '(GTC 2019, S9911)',
+                                                                     'section': 'slides 32-33',
+                                                                     'seed': '000'})},
+             'tf.fused-softmax-xent': {'id': 'tf.fused-softmax-xent',
+                                       'framework': 'tensorflow',
+                                       'title': 'Fused softmax/cross-entropy '
+                                                '(tf.nn.softmax_cross_entropy_with_logits)',
+                                       'device': 'gpu',
+                                       'pass': 'both',
+                                       'mechanism': 'other',
+                                       'summary': 'The fused softmax/cross-entropy GPU op injects '
+                                                  'nondeterminism into both its forward and backward paths '
+                                                  '(issue 38185). TF 2.6 added a deterministic GPU path '
+                                                  'under TF_DETERMINISTIC_OPS (PR 49178).',
+                                       'conditions': ('The Keras categorical cross-entropy losses are '
+                                                      'affected when they go through the fused op.',),
+                                       'notes': 'The sources do not say which kernel mechanism causes the '
+                                                'nondeterminism. For the sparse variant see '
+                                                'tf.sparse-softmax-xent.',
+                                       'ops': ('tf.nn.softmax_cross_entropy_with_logits',
+                                               'tf.keras.losses.categorical_crossentropy',
+                                               'tf.keras.losses.CategoricalCrossentropy'),
+                                       'aliases': (),
+                                       'status': ((None,
+                                                   (0, 2, 6),
+                                                   '<2.6',
+                                                   (),
+                                                   False,
+                                                   None,
+                                                   'NV-STATUS work-around: use a separate (non-fused) '
+                                                   'softmax activation on the final layer and the Keras '
+                                                   'cross-entropy loss with from_logits=False; lower '
+                                                   'performance.'),
+                                                  ((0, 2, 6),
+                                                   (0, 2, 8),
+                                                   '>=2.6,<2.8',
+                                                   ('TDO',),
+                                                   False,
+                                                   None,
+                                                   None),
+                                                  ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                       'distributions': {'ngc': (((0, 19, 6),
+                                                                  (0, 20, 6),
+                                                                  '>=19.06,<20.06',
+                                                                  (),
+                                                                  False,
+                                                                  None,
+                                                                  'Seed 003 states this for NGC 19.06+ when '
+                                                                  'it covered containers up to 20.03; later '
+                                                                  'containers are not covered by a '
+                                                                  'source.'),)},
+                                       'disputes': (),
+                                       'references': ({'kind': 'issue',
+                                                       'repo': 'tensorflow/tensorflow',
+                                                       'number': 38185,
+                                                       'title': 'Add GPU-deterministic back-prop for fused '
+                                                                'softmax/cross-entropy ops',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/tensorflow/tensorflow/issues/38185'},
+                                                      {'kind': 'pr',
+                                                       'repo': 'tensorflow/tensorflow',
+                                                       'number': 49178,
+                                                       'title': '[determinism] Add non-sparse softmax/xent '
+                                                                'GPU-determinism',
+                                                       'state': 'merged',
+                                                       'url': 'https://github.com/tensorflow/tensorflow/pull/49178'},
+                                                      {'kind': 'release-notes',
+                                                       'framework': 'tensorflow',
+                                                       'version': '2.6',
+                                                       'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.6.0'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                       'title': 'NVIDIA tensorflow-determinism README, '
+                                                                'Confirmed Current GPU-Specific Sources of '
+                                                                'Non-Determinism',
+                                                       'seed': '003'},
+                                                      {'kind': 'doc',
+                                                       'title': "Research plan 'How does choice of hardware "
+                                                                "impact predictive uncertainty?' (status "
+                                                                'table of GPU sources, TF 1.14-2.3)',
+                                                       'seed': '002'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                       'title': 'NVIDIA TensorFlow determinism status',
+                                                       'section': 'Fused Softmax/Cross-Entropy'})},
+             'tf.gather-backprop': {'id': 'tf.gather-backprop',
+                                    'framework': 'tensorflow',
+                                    'title': 'tf.gather backprop',
+                                    'device': 'gpu',
+                                    'pass': 'backward',
+                                    'mechanism': 'cuda-atomics',
+                                    'summary': "tf.gather's backprop produces sparse tf.IndexedSlices "
+                                               'gradients; reducing them into a dense variable '
+                                               '(tf.convert_to_tensor, i.e. tf.math.unsorted_segment_sum) '
+                                               'injects truly random noise, e.g. into embedding matrices. '
+                                               "tf.gather's own forward and backward are deterministic.",
+                                    'conditions': ('tf.keras.layers.Embedding is listed because NV-STATUS '
+                                                   'names word-embedding selection as the typical use of '
+                                                   'tf.gather; NV-STATUS does not name the Keras layer '
+                                                   'itself.',
+                                                   'NV-STATUS work-around for older versions (lower '
+                                                   'performance): replace tf.gather(embeddings, ids) with '
+                                                   'tf.one_hot(ids, n) cast to the embedding dtype, '
+                                                   'matrix-multiplied by the embeddings.',
+                                                   'On Windows the deterministic GPU kernel of the unsorted '
+                                                   'segment reductions was not built, so 2.7+ still raised '
+                                                   'under determinism (issue 54276); PR 57855 fixes it, in a '
+                                                   'release the sources do not confirm.'),
+                                    'notes': None,
+                                    'ops': ('tf.gather', 'tf.keras.layers.Embedding'),
+                                    'aliases': (),
+                                    'status': ((None, (0, 2, 5), '<2.5', (), False, None, None),
+                                               ((0, 2, 5),
+                                                (0, 2, 7),
+                                                '>=2.5,<2.7',
+                                                (),
+                                                False,
+                                                'tf.errors.UnimplementedError',
+                                                'Raised when TF_DETERMINISTIC_OPS is set (PR 47772); setting '
+                                                'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                                'disables the exception (and the determinism).'),
+                                               ((0, 2, 7),
+                                                (0, 2, 8),
+                                                '>=2.7,<2.8',
+                                                ('TDO',),
+                                                False,
+                                                None,
+                                                'Deterministic GPU segment-reduction kernels (PR 51861, '
+                                                'which replaced PR 51392).'),
+                                               ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                    'distributions': {},
+                                    'disputes': (),
+                                    'references': ({'kind': 'pr',
+                                                    'repo': 'tensorflow/tensorflow',
+                                                    'number': 47772,
+                                                    'title': '[determinism] Add segment reduction op '
+                                                             'exceptions for GPU determinism',
+                                                    'state': 'merged',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'tensorflow/tensorflow',
+                                                    'number': 51392,
+                                                    'title': 'Use new GPU kernel for [unsorted] segment '
+                                                             'reductions',
+                                                    'state': 'merged',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'tensorflow/tensorflow',
+                                                    'number': 51861,
+                                                    'title': 'Replacement for #51392',
+                                                    'state': 'merged',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                   {'kind': 'issue',
+                                                    'repo': 'tensorflow/tensorflow',
+                                                    'number': 54276,
+                                                    'title': 'Deterministic GPU implementation of unsorted '
+                                                             'segment reduction op not available on Windows',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/issues/54276'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'tensorflow/tensorflow',
+                                                    'number': 57855,
+                                                    'title': 'Enable deterministic segment reductions on '
+                                                             'Windows',
+                                                    'state': 'merged',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/pull/57855'},
+                                                   {'kind': 'doc',
+                                                    'title': "Research plan 'How does choice of hardware "
+                                                             "impact predictive uncertainty?' (status table "
+                                                             'of GPU sources, TF 1.14-2.3)',
+                                                    'seed': '002'},
+                                                   {'kind': 'release-notes',
+                                                    'framework': 'tensorflow',
+                                                    'version': '2.5',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                   {'kind': 'release-notes',
+                                                    'framework': 'tensorflow',
+                                                    'version': '2.7',
+                                                    'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                    'title': 'NVIDIA TensorFlow determinism status',
+                                                    'section': 'Gather'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                    'title': 'NVIDIA TensorFlow determinism status',
+                                                    'section': 'Segment Reduction'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                    'title': 'NVIDIA tensorflow-determinism README as of '
+                                                             '2020-03-27',
+                                                    'section': 'Other Possible GPU-Specific Sources of '
+                                                               'Non-Determinism'})},
+             'tf.gradient-gating': {'id': 'tf.gradient-gating',
+                                    'framework': 'tensorflow',
+                                    'title': 'Gradient gating',
+                                    'device': 'any',
+                                    'pass': 'backward',
+                                    'mechanism': 'other',
+                                    'summary': 'Without gradient gating, more of the backprop runs in '
+                                               'parallel, which can introduce nondeterminism. The GTC 2019 '
+                                               'talk saw it about every 100 steps and calls GATE_GRAPH '
+                                               'guaranteed deterministic.',
+                                    'conditions': ('tf.gradients (graph mode only) with gate_gradients=False '
+                                                   '(its default); TF1 optimizers with '
+                                                   'gate_gradients=GATE_NONE. The default GATE_OP could in '
+                                                   'theory still be nondeterministic; GATE_GRAPH minimizes '
+                                                   'parallelism (lowest performance, last resort).',),
+                                    'notes': 'Keras optimizers and tf.GradientTape offer no gradient-gating '
+                                             'control; NV-TF says this does not seem to be a real problem '
+                                             'for GPU determinism in TF2. The talk adds that after a driver '
+                                             'update the gate_gradients fix was no longer required in its '
+                                             'model.',
+                                    'ops': ('tf.gradients',
+                                            'tf.compat.v1.train.Optimizer.compute_gradients',
+                                            'tf.compat.v1.train.Optimizer.minimize'),
+                                    'aliases': (),
+                                    'status': (((0, 1), None, '>=1.0', ('GATE',), False, None, None),),
+                                    'distributions': {},
+                                    'disputes': (),
+                                    'references': ({'kind': 'doc',
+                                                    'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                    'title': 'Determinism in Deep Learning (GTC 2019, S9911)',
+                                                    'section': 'slides 32-33',
+                                                    'seed': '000'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                    'title': 'NVIDIA tensorflow-determinism README, Gradient '
+                                                             'Gating',
+                                                    'seed': '003'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                    'title': 'NVIDIA TensorFlow determinism',
+                                                    'section': 'Gradient Gating'})},
+             'tf.linalg-svd': {'id': 'tf.linalg-svd',
+                               'framework': 'tensorflow',
+                               'title': 'tf.linalg.svd on GPU',
+                               'device': 'gpu',
+                               'pass': 'forward',
+                               'mechanism': 'cuda-atomics',
+                               'summary': 'The GPU implementation of tf.linalg.svd (svd_op_gpu) calls CUDA '
+                                          'atomicAdd; NVIDIA lists it as a candidate source. From 2.7 it '
+                                          'raises under determinism.',
+                               'conditions': (),
+                               'notes': None,
+                               'ops': ('tf.linalg.svd',),
+                               'aliases': (),
+                               'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                          ((0, 2, 7),
+                                           None,
+                                           '>=2.7',
+                                           (),
+                                           False,
+                                           'tf.errors.UnimplementedError',
+                                           'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                           'enable_op_determinism is called (2.8+).')),
+                               'distributions': {},
+                               'disputes': (),
+                               'references': ({'kind': 'release-notes',
+                                               'framework': 'tensorflow',
+                                               'version': '2.7',
+                                               'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                              {'kind': 'release-notes',
+                                               'framework': 'tensorflow',
+                                               'version': '2.8',
+                                               'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                              {'kind': 'doc',
+                                               'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                               'title': 'NVIDIA TensorFlow determinism',
+                                               'section': 'Other Possible GPU-Specific Sources of '
+                                                          'Non-Determinism'})},
+             'tf.max-pool-with-argmax-backprop': {'id': 'tf.max-pool-with-argmax-backprop',
+                                                  'framework': 'tensorflow',
+                                                  'title': 'tf.nn.max_pool_with_argmax gradient',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': 'The GPU gradient of tf.nn.max_pool_with_argmax '
+                                                             '(maxpooling_op_gpu) calls CUDA atomicAdd; '
+                                                             'NVIDIA lists it as a candidate source. From '
+                                                             '2.7 it raises under determinism.',
+                                                  'conditions': (),
+                                                  'notes': None,
+                                                  'ops': ('tf.nn.max_pool_with_argmax',),
+                                                  'aliases': (),
+                                                  'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                                             ((0, 2, 7),
+                                                              None,
+                                                              '>=2.7',
+                                                              (),
+                                                              False,
+                                                              'tf.errors.UnimplementedError',
+                                                              'Raised when TF_DETERMINISTIC_OPS is set (2.7) '
+                                                              'or enable_op_determinism is called (2.8+).')),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'release-notes',
+                                                                  'framework': 'tensorflow',
+                                                                  'version': '2.7',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                                 {'kind': 'release-notes',
+                                                                  'framework': 'tensorflow',
+                                                                  'version': '2.8',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                                  'title': 'NVIDIA TensorFlow determinism',
+                                                                  'section': 'Other Possible GPU-Specific '
+                                                                             'Sources of Non-Determinism'})},
+             'tf.random-seeds': {'id': 'tf.random-seeds',
+                                 'framework': 'tensorflow',
+                                 'title': 'Unset pseudorandom number generator seeds',
+                                 'device': 'any',
+                                 'pass': 'forward',
+                                 'mechanism': 'prng-seeding',
+                                 'summary': 'Weight initialization, dropout sequences, Keras fit shuffling '
+                                            'and random data augmentation draw from pseudorandom number '
+                                            'generators; unless every generator (Python, NumPy, TensorFlow) '
+                                            'is seeded, and PYTHONHASHSEED is fixed, each run differs.',
+                                 'conditions': ('tf.random.set_seed resets the generator used for variable '
+                                                'initialization, tf.keras.layers.Dropout sequences and Keras '
+                                                'fit(shuffle=True); ops such as '
+                                                'tf.image.sample_distorted_bounding_box may need their own '
+                                                'seed argument.',),
+                                 'notes': 'NV-TF suggests checking that initialization is reproducible by '
+                                          'summing or hashing the trainable variables before and after '
+                                          'training.',
+                                 'ops': ('tf.random.set_seed',
+                                         'tf.random.uniform',
+                                         'tf.random.normal',
+                                         'tf.nn.dropout',
+                                         'tf.keras.layers.Dropout',
+                                         'tf.image.sample_distorted_bounding_box'),
+                                 'aliases': ('tf.set_random_seed', 'tf.compat.v1.set_random_seed'),
+                                 'status': ((None, (0, 2, 7), '<2.7', ('SEED',), False, None, None),
+                                            ((0, 2, 7),
+                                             None,
+                                             '>=2.7',
+                                             ('SEED',),
+                                             False,
+                                             'RuntimeError',
+                                             'With determinism enabled (TF_DETERMINISTIC_OPS in 2.7, '
+                                             'enable_op_determinism in 2.8+), random ops used without a '
+                                             'global seed raise RuntimeError in Python (InvalidArgument in '
+                                             'C++), as does tf.compat.v1.get_seed; commit a4b53af. NV-TF: '
+                                             'possibly from 2.8, tf.keras.utils.set_random_seed seeds '
+                                             'Python, NumPy and TensorFlow in one call.')),
+                                 'distributions': {},
+                                 'disputes': (),
+                                 'references': ({'kind': 'commit',
+                                                 'repo': 'tensorflow/tensorflow',
+                                                 'sha': 'a4b53af710f1e1dc41279e2de7cf6ec8b092f28b',
+                                                 'title': 'Raise error if random ops used with determinism '
+                                                          'without seed',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/commit/a4b53af710f1e1dc41279e2de7cf6ec8b092f28b'},
+                                                {'kind': 'release-notes',
+                                                 'framework': 'tensorflow',
+                                                 'version': '2.7',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                {'kind': 'release-notes',
+                                                 'framework': 'tensorflow',
+                                                 'version': '2.8',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                 'title': 'Determinism in Deep Learning (GTC 2019, S9911)',
+                                                 'section': 'slide 45',
+                                                 'seed': '000'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                 'title': 'NVIDIA tensorflow-determinism README, Seeds',
+                                                 'seed': '003'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                 'title': 'NVIDIA TensorFlow determinism',
+                                                 'section': 'Seeds'})},
+             'tf.reduce-sum-mean-historic': {'id': 'tf.reduce-sum-mean-historic',
+                                             'framework': 'tensorflow',
+                                             'title': 'tf.math.reduce_sum and tf.math.reduce_mean on GPU '
+                                                      '(historic)',
+                                             'device': 'gpu',
+                                             'pass': 'forward',
+                                             'mechanism': 'reduction-order',
+                                             'summary': 'In early TensorFlow, tf.math.reduce_sum and '
+                                                        'tf.math.reduce_mean operated nondeterministically '
+                                                        'on GPU (issues 2652, 2732). This was resolved '
+                                                        'before TF 1.12; they are deterministic by default '
+                                                        'since.',
+                                             'conditions': (),
+                                             'notes': 'The sources do not say in which version before 1.12 '
+                                                      'the fix landed, so earlier versions are left unknown. '
+                                                      'Under XLA JIT see tf.xla-reductions.',
+                                             'ops': ('tf.math.reduce_sum', 'tf.math.reduce_mean'),
+                                             'aliases': ('tf.reduce_sum', 'tf.reduce_mean'),
+                                             'status': (((0, 1, 12),
+                                                         None,
+                                                         '>=1.12',
+                                                         (),
+                                                         True,
+                                                         None,
+                                                         'Seed 003: resolved before 1.12. Seed 002 marks '
+                                                         'them deterministic for TF 1.14-2.3, and the GTC '
+                                                         '2019 talk says tf.reduce_sum() is now '
+                                                         'deterministic.'),),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'issue',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 2652,
+                                                             'title': 'Backward pass of broadcasting on GPU '
+                                                                      'is non-deterministic',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/issues/2652'},
+                                                            {'kind': 'issue',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 2732,
+                                                             'title': 'Mention that GPU reductions are '
+                                                                      'nondeterministic in docs',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/issues/2732'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://developer.nvidia.com/gtc/2019/video/S9911',
+                                                             'title': 'Determinism in Deep Learning (GTC '
+                                                                      '2019, S9911)',
+                                                             'section': 'slides 10-13',
+                                                             'seed': '000'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                             'title': 'NVIDIA tensorflow-determinism README, '
+                                                                      'Historic GPU-Specific Sources of '
+                                                                      'Non-Determinism',
+                                                             'seed': '003'},
+                                                            {'kind': 'doc',
+                                                             'title': "Research plan 'How does choice of "
+                                                                      'hardware impact predictive '
+                                                                      "uncertainty?' (status table of GPU "
+                                                                      'sources, TF 1.14-2.3)',
+                                                             'seed': '002'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                             'title': 'NVIDIA TensorFlow determinism',
+                                                             'section': 'Historic GPU-Specific Sources of '
+                                                                        'Non-Determinism'})},
+             'tf.resize-bilinear-backprop': {'id': 'tf.resize-bilinear-backprop',
+                                             'framework': 'tensorflow',
+                                             'title': 'Bilinear image resize backprop',
+                                             'device': 'gpu',
+                                             'pass': 'backward',
+                                             'mechanism': 'other',
+                                             'summary': 'The GPU backprop of bilinear image resizing '
+                                                        'introduces truly random noise into the gradients. A '
+                                                        'deterministic GPU backprop (PR 39243, merged '
+                                                        '2020-09-22) first shipped in stock TF 2.4 and, '
+                                                        'earlier, in NGC 20.03.',
+                                             'conditions': ('tf.image.resize with '
+                                                            'method=ResizeMethod.BILINEAR (the default '
+                                                            'method); TF1 API tf.image.resize_bilinear '
+                                                            '(tf.compat.v1.image.resize_bilinear in TF 2.x).',
+                                                            'tf.keras.layers.UpSampling2D with '
+                                                            "interpolation='bilinear' (not its default; for "
+                                                            "the default 'nearest' see "
+                                                            'tf.resize-nearest-backprop).'),
+                                             'notes': 'The sources do not say which kernel mechanism causes '
+                                                      'the nondeterminism. A 2019 NVIDIA table said forward '
+                                                      'and backward; later pages say backprop only.',
+                                             'ops': ('tf.image.resize', 'tf.keras.layers.UpSampling2D'),
+                                             'aliases': ('tf.image.resize_bilinear',
+                                                         'tf.compat.v1.image.resize_bilinear'),
+                                             'status': ((None, (0, 2, 4), '<2.4', (), False, None, None),
+                                                        ((0, 2, 4),
+                                                         (0, 2, 8),
+                                                         '>=2.4,<2.8',
+                                                         ('TDO',),
+                                                         False,
+                                                         None,
+                                                         None),
+                                                        ((0, 2, 8),
+                                                         None,
+                                                         '>=2.8',
+                                                         ('EOD',),
+                                                         False,
+                                                         None,
+                                                         None)),
+                                             'distributions': {'ngc': (((0, 20, 3),
+                                                                        (0, 20, 6),
+                                                                        '>=20.03,<20.06',
+                                                                        ('TDO',),
+                                                                        False,
+                                                                        None,
+                                                                        'Seed 003 states this for NGC 20.03+ '
+                                                                        'when it covered containers up to '
+                                                                        '20.03; NV-TF says 20.03 and beyond, '
+                                                                        'and later containers follow the '
+                                                                        'stock TF version they are based '
+                                                                        'on.'),)},
+                                             'disputes': ({'claim': "Seed 002's status table marks a "
+                                                                    'deterministic mode for bilinear '
+                                                                    'tf.image.resize / UpSampling2D backprop '
+                                                                    'in TF 2.2 and 2.3.',
+                                                           'status': (((0, 2, 2),
+                                                                       None,
+                                                                       '>=2.2',
+                                                                       ('TDO',),
+                                                                       False,
+                                                                       None,
+                                                                       None),),
+                                                           'resolution': 'PR 39243 was merged on 2020-09-22, '
+                                                                         'after TF 2.3.0 was released '
+                                                                         '(2020-07-27), and the TF 2.4 '
+                                                                         'release notes (PR 44717) announce '
+                                                                         'it, so stock 2.2 and 2.3 lack it; '
+                                                                         'NV-STATUS gives NGC 20.03+ and TF '
+                                                                         '2.4-2.7.',
+                                                           'references': ({'kind': 'doc',
+                                                                           'title': "Research plan 'How does "
+                                                                                    'choice of hardware '
+                                                                                    'impact predictive '
+                                                                                    "uncertainty?' (status "
+                                                                                    'table of GPU sources, '
+                                                                                    'TF 1.14-2.3)',
+                                                                           'seed': '002'},)},
+                                                          {'claim': "Seed 003's table lists "
+                                                                    'tf.image.resize_bilinear backprop as '
+                                                                    "TDO under the heading 'TF 2.3 ?' (with "
+                                                                    'NGC 20.03+ TDO).',
+                                                           'status': (((0, 2, 3),
+                                                                       None,
+                                                                       '>=2.3',
+                                                                       ('TDO',),
+                                                                       False,
+                                                                       None,
+                                                                       None),),
+                                                           'resolution': 'The question mark marks an '
+                                                                         'expectation while PR 39243 was '
+                                                                         'still open (seed 003 lists it as '
+                                                                         'open); it was merged after 2.3 and '
+                                                                         'shipped in 2.4 per the TF 2.4 '
+                                                                         'release notes and NV-STATUS (TF '
+                                                                         '2.4-2.7: TDO).',
+                                                           'references': ({'kind': 'doc',
+                                                                           'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                                           'title': 'NVIDIA '
+                                                                                    'tensorflow-determinism '
+                                                                                    'README, Confirmed '
+                                                                                    'Current GPU-Specific '
+                                                                                    'Sources of '
+                                                                                    'Non-Determinism',
+                                                                           'seed': '003'},)}),
+                                             'references': ({'kind': 'pr',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 39243,
+                                                             'title': 'GPU-deterministic tf.image.resize '
+                                                                      '(bilinear)',
+                                                             'state': 'merged',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/pull/39243'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'tensorflow/tensorflow',
+                                                             'number': 44717,
+                                                             'title': 'Add to release notes: deterministic '
+                                                                      'tf.image.resize (bilinear)',
+                                                             'state': 'merged',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/pull/44717'},
+                                                            {'kind': 'release-notes',
+                                                             'framework': 'tensorflow',
+                                                             'version': '2.4',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.4.0'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                             'title': 'NVIDIA tensorflow-determinism README, '
+                                                                      'Confirmed Current GPU-Specific '
+                                                                      'Sources of Non-Determinism',
+                                                             'seed': '003'},
+                                                            {'kind': 'doc',
+                                                             'title': "Research plan 'How does choice of "
+                                                                      'hardware impact predictive '
+                                                                      "uncertainty?' (status table of GPU "
+                                                                      'sources, TF 1.14-2.3)',
+                                                             'seed': '002'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                             'title': 'NVIDIA TensorFlow determinism status',
+                                                             'section': 'Bilinear Image Resizing'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                             'title': 'NVIDIA TensorFlow determinism',
+                                                             'section': 'NVIDIA GPU Cloud (NGC) TensorFlow '
+                                                                        'Docker Images'})},
+             'tf.resize-nearest-backprop': {'id': 'tf.resize-nearest-backprop',
+                                            'framework': 'tensorflow',
+                                            'title': 'Nearest-neighbor image resize backprop',
+                                            'device': 'gpu',
+                                            'pass': 'backward',
+                                            'mechanism': 'cuda-atomics',
+                                            'summary': 'The GPU backprop of nearest-neighbor image resizing '
+                                                       'introduces truly random noise into the gradients; '
+                                                       "NVIDIA's 2020 list of TensorFlow GPU files that call "
+                                                       'CUDA atomicAdd includes resize_nearest_neighbor. '
+                                                       'There is no deterministic implementation; from 2.7 '
+                                                       'it raises under determinism (PR 51023).',
+                                            'conditions': ('tf.image.resize with '
+                                                           'method=ResizeMethod.NEAREST; TF1 API '
+                                                           'tf.image.resize_nearest_neighbor '
+                                                           '(tf.compat.v1.image.resize_nearest_neighbor in '
+                                                           'TF 2.x).',
+                                                           'tf.keras.layers.UpSampling2D with '
+                                                           "interpolation='nearest', its default."),
+                                            'notes': None,
+                                            'ops': ('tf.image.resize', 'tf.keras.layers.UpSampling2D'),
+                                            'aliases': ('tf.image.resize_nearest_neighbor',
+                                                        'tf.compat.v1.image.resize_nearest_neighbor'),
+                                            'status': ((None,
+                                                        (0, 2, 7),
+                                                        '<2.7',
+                                                        (),
+                                                        False,
+                                                        None,
+                                                        'NV-STATUS work-arounds: use bilinear resizing, or '
+                                                        'tf.keras.layers.Conv2DTranspose (NVIDIA repository '
+                                                        'issues 12 and 24).'),
+                                                       ((0, 2, 7),
+                                                        None,
+                                                        '>=2.7',
+                                                        (),
+                                                        False,
+                                                        'tf.errors.UnimplementedError',
+                                                        'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                                        'enable_op_determinism is called (2.8+); PR 51023.')),
+                                            'distributions': {},
+                                            'disputes': (),
+                                            'references': ({'kind': 'pr',
+                                                            'repo': 'tensorflow/tensorflow',
+                                                            'number': 51023,
+                                                            'title': '[determinism] Add unimplemented '
+                                                                     'exception to nearest-neighbor resizing',
+                                                            'state': 'merged',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/pull/51023'},
+                                                           {'kind': 'release-notes',
+                                                            'framework': 'tensorflow',
+                                                            'version': '2.7',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                           {'kind': 'release-notes',
+                                                            'framework': 'tensorflow',
+                                                            'version': '2.8',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                           {'kind': 'doc',
+                                                            'title': "Research plan 'How does choice of "
+                                                                     'hardware impact predictive '
+                                                                     "uncertainty?' (status table of GPU "
+                                                                     'sources, TF 1.14-2.3)',
+                                                            'seed': '002'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                            'title': 'NVIDIA TensorFlow determinism status',
+                                                            'section': 'Nearest-Neighbor Image Resizing'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                            'title': 'NVIDIA tensorflow-determinism README '
+                                                                     'as of 2020-03-27',
+                                                            'section': 'Other Possible GPU-Specific Sources '
+                                                                       'of Non-Determinism'})},
+             'tf.scatter-nd': {'id': 'tf.scatter-nd',
+                               'framework': 'tensorflow',
+                               'title': 'Scatter-nd ops forward',
+                               'device': 'gpu',
+                               'pass': 'forward',
+                               'mechanism': 'cuda-atomics',
+                               'summary': 'tf.scatter_nd and the other scatter-nd ops may introduce random '
+                                          'noise in the forward direction on GPU for floating-point data '
+                                          'with duplicated indices, with or without XLA. TF 2.7 makes them '
+                                          'deterministic under TF_DETERMINISTIC_OPS by running them on the '
+                                          'CPU (commit 03ba364).',
+                               'conditions': ('Floating-point data with duplicated indices.',
+                                              'Under XLA JIT compilation the op lowers to XLA Scatter; see '
+                                              'tf.xla-scatter.'),
+                               'notes': None,
+                               'ops': ('tf.scatter_nd',
+                                       'tf.tensor_scatter_nd_add',
+                                       'tf.tensor_scatter_nd_sub',
+                                       'tf.tensor_scatter_nd_update',
+                                       'tf.compat.v1.scatter_nd_update'),
+                               'aliases': (),
+                               'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                          ((0, 2, 7),
+                                           (0, 2, 8),
+                                           '>=2.7,<2.8',
+                                           ('TDO',),
+                                           False,
+                                           None,
+                                           'The op runs on the CPU (data copied to and from GPU memory), so '
+                                           'expect particularly low performance; '
+                                           'tf.function(jit_compile=True) code using Scatter is still '
+                                           'nondeterministic.'),
+                                          ((0, 2, 8),
+                                           None,
+                                           '>=2.8',
+                                           ('EOD',),
+                                           False,
+                                           None,
+                                           'Includes XLA Scatter (commit 4dc6d4d).')),
+                               'distributions': {},
+                               'disputes': (),
+                               'references': ({'kind': 'commit',
+                                               'repo': 'tensorflow/tensorflow',
+                                               'sha': '03ba364effe173d0b185977f0c14a48863d1f277',
+                                               'title': 'Make GPU scatter ND ops deterministic by running '
+                                                        'them on CPU',
+                                               'url': 'https://github.com/tensorflow/tensorflow/commit/03ba364effe173d0b185977f0c14a48863d1f277'},
+                                              {'kind': 'commit',
+                                               'repo': 'tensorflow/tensorflow',
+                                               'sha': 'eb95f6157f949cd848910cb63f8cd5b1767af5d2',
+                                               'title': 'Add d9m checks+tests for ScatterNd, '
+                                                        'ScatterNdUpdate, & TensorScatter',
+                                               'url': 'https://github.com/tensorflow/tensorflow/commit/eb95f6157f949cd848910cb63f8cd5b1767af5d2'},
+                                              {'kind': 'commit',
+                                               'repo': 'tensorflow/tensorflow',
+                                               'sha': '4dc6d4d59008b4558040afa1a5a5993f583bb48e',
+                                               'title': 'Have GpuScatterExpander always rewrite Scatter when '
+                                                        'op-d9m enabled',
+                                               'url': 'https://github.com/tensorflow/tensorflow/commit/4dc6d4d59008b4558040afa1a5a5993f583bb48e'},
+                                              {'kind': 'release-notes',
+                                               'framework': 'tensorflow',
+                                               'version': '2.7',
+                                               'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                              {'kind': 'release-notes',
+                                               'framework': 'tensorflow',
+                                               'version': '2.8',
+                                               'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                              {'kind': 'doc',
+                                               'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                               'title': 'NVIDIA TensorFlow determinism status',
+                                               'section': 'Scatter Nd'},
+                                              {'kind': 'doc',
+                                               'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                               'title': 'NVIDIA tensorflow-determinism README as of '
+                                                        '2020-03-27',
+                                               'section': 'Other Possible GPU-Specific Sources of '
+                                                          'Non-Determinism'})},
+             'tf.segment-mean': {'id': 'tf.segment-mean',
+                                 'framework': 'tensorflow',
+                                 'title': 'tf.math.segment_mean',
+                                 'device': 'gpu',
+                                 'pass': 'forward',
+                                 'mechanism': 'cuda-atomics',
+                                 'summary': 'Unlike the other segment reductions, tf.math.segment_mean was '
+                                            'not a source of nondeterminism: before 2.7 it had no GPU kernel '
+                                            'and ran deterministically on the CPU, and 2.7 added a '
+                                            'GPU-deterministic kernel (PR 51861).',
+                                 'conditions': (),
+                                 'notes': None,
+                                 'ops': ('tf.math.segment_mean',),
+                                 'aliases': (),
+                                 'status': ((None,
+                                             (0, 2, 7),
+                                             '<2.7',
+                                             (),
+                                             True,
+                                             None,
+                                             'No GPU implementation; the CPU implementation operates '
+                                             'deterministically.'),
+                                            ((0, 2, 7),
+                                             None,
+                                             '>=2.7',
+                                             (),
+                                             True,
+                                             None,
+                                             'NV-STATUS lists the 2.7 GPU implementation as '
+                                             'GPU-deterministic; the sources do not say whether it needs the '
+                                             'determinism switch like the other 2.7 segment kernels, so '
+                                             'enabling TDO (2.7) or EOD (2.8+) is the safe choice.')),
+                                 'distributions': {},
+                                 'disputes': (),
+                                 'references': ({'kind': 'pr',
+                                                 'repo': 'tensorflow/tensorflow',
+                                                 'number': 51861,
+                                                 'title': 'Replacement for #51392',
+                                                 'state': 'merged',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                {'kind': 'release-notes',
+                                                 'framework': 'tensorflow',
+                                                 'version': '2.7',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                 'title': 'NVIDIA TensorFlow determinism status',
+                                                 'section': 'Segment Reduction'})},
+             'tf.segment-prod': {'id': 'tf.segment-prod',
+                                 'framework': 'tensorflow',
+                                 'title': 'tf.math.segment_prod forward',
+                                 'device': 'gpu',
+                                 'pass': 'forward',
+                                 'mechanism': 'cuda-atomics',
+                                 'summary': 'The source code of tf.math.segment_prod suggests it should '
+                                            'introduce truly random noise in the forward path on GPU, '
+                                            'although NVIDIA has not been able to reproduce it. It is '
+                                            'treated like the other segment reductions: TF 2.5-2.6 raise '
+                                            'under determinism; TF 2.7 adds a deterministic GPU kernel.',
+                                 'conditions': (),
+                                 'notes': None,
+                                 'ops': ('tf.math.segment_prod',),
+                                 'aliases': (),
+                                 'status': ((None,
+                                             (0, 2, 5),
+                                             '<2.5',
+                                             (),
+                                             False,
+                                             None,
+                                             'Suspected only: NVIDIA never reproduced the nondeterminism.'),
+                                            ((0, 2, 5),
+                                             (0, 2, 7),
+                                             '>=2.5,<2.7',
+                                             (),
+                                             False,
+                                             'tf.errors.UnimplementedError',
+                                             'Raised when TF_DETERMINISTIC_OPS is set (PR 47772); setting '
+                                             'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                             'disables the exception (and the determinism).'),
+                                            ((0, 2, 7),
+                                             (0, 2, 8),
+                                             '>=2.7,<2.8',
+                                             ('TDO',),
+                                             False,
+                                             None,
+                                             'Deterministic GPU segment-reduction kernels (PR 51861, which '
+                                             'replaced PR 51392).'),
+                                            ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                 'distributions': {},
+                                 'disputes': (),
+                                 'references': ({'kind': 'pr',
+                                                 'repo': 'tensorflow/tensorflow',
+                                                 'number': 47772,
+                                                 'title': '[determinism] Add segment reduction op exceptions '
+                                                          'for GPU determinism',
+                                                 'state': 'merged',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                                {'kind': 'pr',
+                                                 'repo': 'tensorflow/tensorflow',
+                                                 'number': 51392,
+                                                 'title': 'Use new GPU kernel for [unsorted] segment '
+                                                          'reductions',
+                                                 'state': 'merged',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                                {'kind': 'pr',
+                                                 'repo': 'tensorflow/tensorflow',
+                                                 'number': 51861,
+                                                 'title': 'Replacement for #51392',
+                                                 'state': 'merged',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                {'kind': 'release-notes',
+                                                 'framework': 'tensorflow',
+                                                 'version': '2.5',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                {'kind': 'release-notes',
+                                                 'framework': 'tensorflow',
+                                                 'version': '2.7',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                 'title': 'NVIDIA TensorFlow determinism status',
+                                                 'section': 'Segment Reduction'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                 'title': 'NVIDIA tensorflow-determinism README as of '
+                                                          '2020-03-27',
+                                                 'section': 'Other Possible GPU-Specific Sources of '
+                                                            'Non-Determinism'})},
+             'tf.segment-sum': {'id': 'tf.segment-sum',
+                                'framework': 'tensorflow',
+                                'title': 'tf.math.segment_sum forward',
+                                'device': 'gpu',
+                                'pass': 'forward',
+                                'mechanism': 'cuda-atomics',
+                                'summary': 'The GPU kernel of tf.math.segment_sum accumulates with CUDA '
+                                           'atomics, so its forward output varies from run to run; NVIDIA '
+                                           'has reproduced the noise. TF 2.5-2.6 raise under determinism; TF '
+                                           '2.7 adds a deterministic GPU kernel.',
+                                'conditions': (),
+                                'notes': None,
+                                'ops': ('tf.math.segment_sum',),
+                                'aliases': (),
+                                'status': ((None,
+                                            (0, 2, 5),
+                                            '<2.5',
+                                            (),
+                                            False,
+                                            None,
+                                            "NVIDIA's fwr13y.d9m.tensorflow.enable_determinism patches "
+                                            'tf.math.segment_sum and tf.math.unsorted_segment_sum for '
+                                            'versions before 2.7, but NV-STATUS says the patch is not robust '
+                                            'and should not be relied upon (its approach was found flawed in '
+                                            'PR 47749).'),
+                                           ((0, 2, 5),
+                                            (0, 2, 7),
+                                            '>=2.5,<2.7',
+                                            (),
+                                            False,
+                                            'tf.errors.UnimplementedError',
+                                            'Raised when TF_DETERMINISTIC_OPS is set (PR 47772); setting '
+                                            'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                            'disables the exception (and the determinism).'),
+                                           ((0, 2, 7),
+                                            (0, 2, 8),
+                                            '>=2.7,<2.8',
+                                            ('TDO',),
+                                            False,
+                                            None,
+                                            'Deterministic GPU segment-reduction kernels (PR 51861, which '
+                                            'replaced PR 51392).'),
+                                           ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                'distributions': {},
+                                'disputes': (),
+                                'references': ({'kind': 'pr',
+                                                'repo': 'tensorflow/tensorflow',
+                                                'number': 47772,
+                                                'title': '[determinism] Add segment reduction op exceptions '
+                                                         'for GPU determinism',
+                                                'state': 'merged',
+                                                'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                               {'kind': 'pr',
+                                                'repo': 'tensorflow/tensorflow',
+                                                'number': 51392,
+                                                'title': 'Use new GPU kernel for [unsorted] segment '
+                                                         'reductions',
+                                                'state': 'merged',
+                                                'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                               {'kind': 'pr',
+                                                'repo': 'tensorflow/tensorflow',
+                                                'number': 51861,
+                                                'title': 'Replacement for #51392',
+                                                'state': 'merged',
+                                                'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                               {'kind': 'pr',
+                                                'repo': 'tensorflow/tensorflow',
+                                                'number': 47749,
+                                                'title': '[determinism] Add GPU determinism for fp types in '
+                                                         'GPU SparseTensorDenseMatMul',
+                                                'state': 'closed',
+                                                'url': 'https://github.com/tensorflow/tensorflow/pull/47749'},
+                                               {'kind': 'doc',
+                                                'title': "Research plan 'How does choice of hardware impact "
+                                                         "predictive uncertainty?' (status table of GPU "
+                                                         'sources, TF 1.14-2.3)',
+                                                'seed': '002'},
+                                               {'kind': 'release-notes',
+                                                'framework': 'tensorflow',
+                                                'version': '2.5',
+                                                'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                               {'kind': 'release-notes',
+                                                'framework': 'tensorflow',
+                                                'version': '2.7',
+                                                'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                'title': 'NVIDIA TensorFlow determinism status',
+                                                'section': 'Segment Reduction'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                'title': 'NVIDIA tensorflow-determinism README as of '
+                                                         '2020-03-27',
+                                                'section': 'Other Possible GPU-Specific Sources of '
+                                                           'Non-Determinism'})},
+             'tf.sparse-dense-matmul': {'id': 'tf.sparse-dense-matmul',
+                                        'framework': 'tensorflow',
+                                        'title': 'tf.sparse.sparse_dense_matmul forward',
+                                        'device': 'gpu',
+                                        'pass': 'forward',
+                                        'mechanism': 'cuda-atomics',
+                                        'summary': 'The GPU forward path of tf.sparse.sparse_dense_matmul '
+                                                   'introduces nondeterminism. Stock TensorFlow has no '
+                                                   'deterministic GPU implementation; from 2.6 it raises '
+                                                   'under determinism (PR 50355). NGC containers carry an '
+                                                   'NVIDIA implementation that NVIDIA itself calls flawed.',
+                                        'conditions': ('Floating-point data on GPU; which dtypes have a GPU '
+                                                       'kernel depends on the version (see the ranges).',),
+                                        'notes': None,
+                                        'ops': ('tf.sparse.sparse_dense_matmul',),
+                                        'aliases': (),
+                                        'status': ((None,
+                                                    (0, 2, 5),
+                                                    '<2.5',
+                                                    (),
+                                                    False,
+                                                    None,
+                                                    'Nondeterministic for float32; float64 has no GPU '
+                                                    'implementation, so it runs on the CPU and is '
+                                                    'deterministic.'),
+                                                   ((0, 2, 5),
+                                                    (0, 2, 6),
+                                                    '>=2.5,<2.6',
+                                                    (),
+                                                    False,
+                                                    None,
+                                                    'TF 2.5 adds GPU kernels for float16, float64, complex64 '
+                                                    'and complex128 (PR 47419), so float64 no longer falls '
+                                                    'back to the deterministic CPU implementation; force the '
+                                                    'op onto the CPU or use another dtype.'),
+                                                   ((0, 2, 6),
+                                                    None,
+                                                    '>=2.6',
+                                                    (),
+                                                    False,
+                                                    'tf.errors.UnimplementedError',
+                                                    'Raised when TF_DETERMINISTIC_OPS is set (2.6-2.7) or '
+                                                    'enable_op_determinism is called (2.8+); PR 50355.')),
+                                        'distributions': {'ngc': (((0, 21, 4),
+                                                                   None,
+                                                                   '>=21.04',
+                                                                   ('TDO',),
+                                                                   False,
+                                                                   None,
+                                                                   'NV-STATUS: a more deterministic float32 '
+                                                                   'GPU implementation is in NGC 21.04+ (TF1 '
+                                                                   'and TF2 images), and '
+                                                                   'float16/float32/complex64 in 21.05+, '
+                                                                   'where float64/complex128 on GPU raise '
+                                                                   'UnimplementedError under TDO. NVIDIA '
+                                                                   'says these implementations are flawed '
+                                                                   '(can introduce nondeterminism) and will '
+                                                                   'not appear in stock TensorFlow (PR 47749 '
+                                                                   'closed).'),)},
+                                        'disputes': (),
+                                        'references': ({'kind': 'pr',
+                                                        'repo': 'tensorflow/tensorflow',
+                                                        'number': 47419,
+                                                        'title': 'Support all fp types in GPU '
+                                                                 'SparseTensorDenseMatMul',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/pull/47419'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'tensorflow/tensorflow',
+                                                        'number': 47749,
+                                                        'title': '[determinism] Add GPU determinism for fp '
+                                                                 'types in GPU SparseTensorDenseMatMul',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/pull/47749'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'tensorflow/tensorflow',
+                                                        'number': 50355,
+                                                        'title': '[determinism] Add d9m-unimplemented '
+                                                                 'exceptions to sparse/sparse matmul',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/pull/50355'},
+                                                       {'kind': 'release-notes',
+                                                        'framework': 'tensorflow',
+                                                        'version': '2.5',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                       {'kind': 'release-notes',
+                                                        'framework': 'tensorflow',
+                                                        'version': '2.6',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.6.0'},
+                                                       {'kind': 'doc',
+                                                        'title': "Research plan 'How does choice of hardware "
+                                                                 "impact predictive uncertainty?' (status "
+                                                                 'table of GPU sources, TF 1.14-2.3)',
+                                                        'seed': '002'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                        'title': 'NVIDIA TensorFlow determinism status',
+                                                        'section': 'Sparse-Dense Matmul'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                        'title': 'NVIDIA TensorFlow determinism',
+                                                        'section': 'NVIDIA GPU Cloud (NGC) TensorFlow Docker '
+                                                                   'Images'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/f820e6e69a02f9a43b1cea69574b308a1506a261/README.md',
+                                                        'title': 'NVIDIA framework-determinism README as of '
+                                                                 '2021-03 (last version with the per-version '
+                                                                 'status tables)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                        'title': 'NVIDIA tensorflow-determinism README as of '
+                                                                 '2020-03-27',
+                                                        'section': 'Other Possible GPU-Specific Sources of '
+                                                                   'Non-Determinism'})},
+             'tf.sparse-segment-reductions': {'id': 'tf.sparse-segment-reductions',
+                                              'framework': 'tensorflow',
+                                              'title': 'Sparse segment reductions on GPU',
+                                              'device': 'gpu',
+                                              'pass': 'forward',
+                                              'mechanism': 'reduction-order',
+                                              'summary': 'TF 2.6 added GPU kernels for the sparse segment '
+                                                         'reduction ops (PR 47974); NV-STATUS says they are '
+                                                         'deterministic by default.',
+                                              'conditions': (),
+                                              'notes': 'Before 2.6 these ops had no GPU kernels; the sources '
+                                                       'give no status for those versions.',
+                                              'ops': ('tf.sparse.segment_sum',
+                                                      'tf.sparse.segment_mean',
+                                                      'tf.sparse.segment_sqrt_n'),
+                                              'aliases': (),
+                                              'status': (((0, 2, 6), None, '>=2.6', (), True, None, None),),
+                                              'distributions': {},
+                                              'disputes': (),
+                                              'references': ({'kind': 'pr',
+                                                              'repo': 'tensorflow/tensorflow',
+                                                              'number': 47974,
+                                                              'title': 'Add GPU implem of sparse segment '
+                                                                       'reduction ops',
+                                                              'state': 'merged',
+                                                              'url': 'https://github.com/tensorflow/tensorflow/pull/47974'},
+                                                             {'kind': 'doc',
+                                                              'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                              'title': 'NVIDIA TensorFlow determinism status',
+                                                              'section': 'Segment Reduction'})},
+             'tf.sparse-softmax-xent': {'id': 'tf.sparse-softmax-xent',
+                                        'framework': 'tensorflow',
+                                        'title': 'Fused sparse softmax/cross-entropy '
+                                                 '(tf.nn.sparse_softmax_cross_entropy_with_logits)',
+                                        'device': 'gpu',
+                                        'pass': 'both',
+                                        'mechanism': 'other',
+                                        'summary': 'The fused sparse softmax/cross-entropy GPU op injects '
+                                                   'nondeterminism into both its forward and backward paths. '
+                                                   'TF 2.6 raises under determinism (PR 47925); TF 2.7 adds '
+                                                   'a deterministic GPU path (PR 50070).',
+                                        'conditions': ('The Keras sparse categorical cross-entropy losses '
+                                                       'are affected when they go through the fused op.',),
+                                        'notes': 'The sources do not say which kernel mechanism causes the '
+                                                 'nondeterminism. For the non-sparse variant see '
+                                                 'tf.fused-softmax-xent.',
+                                        'ops': ('tf.nn.sparse_softmax_cross_entropy_with_logits',
+                                                'tf.keras.losses.sparse_categorical_crossentropy',
+                                                'tf.keras.losses.SparseCategoricalCrossentropy'),
+                                        'aliases': (),
+                                        'status': ((None,
+                                                    (0, 2, 6),
+                                                    '<2.6',
+                                                    (),
+                                                    False,
+                                                    None,
+                                                    'NV-STATUS work-around: use a separate (non-fused) '
+                                                    'softmax activation on the final layer and the Keras '
+                                                    'sparse cross-entropy loss with from_logits=False; lower '
+                                                    'performance.'),
+                                                   ((0, 2, 6),
+                                                    (0, 2, 7),
+                                                    '>=2.6,<2.7',
+                                                    (),
+                                                    False,
+                                                    'tf.errors.UnimplementedError',
+                                                    'Raised when TF_DETERMINISTIC_OPS is set (PR 47925).'),
+                                                   ((0, 2, 7),
+                                                    (0, 2, 8),
+                                                    '>=2.7,<2.8',
+                                                    ('TDO',),
+                                                    False,
+                                                    None,
+                                                    None),
+                                                   ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                        'distributions': {'ngc': (((0, 19, 6),
+                                                                   (0, 20, 6),
+                                                                   '>=19.06,<20.06',
+                                                                   (),
+                                                                   False,
+                                                                   None,
+                                                                   'Seed 003 states this for NGC 19.06+ when '
+                                                                   'it covered containers up to 20.03; later '
+                                                                   'containers are not covered by a source. '
+                                                                   "Seed 003's fused softmax/cross-entropy "
+                                                                   'row covers both fused ops.'),)},
+                                        'disputes': (),
+                                        'references': ({'kind': 'issue',
+                                                        'repo': 'tensorflow/tensorflow',
+                                                        'number': 38185,
+                                                        'title': 'Add GPU-deterministic back-prop for fused '
+                                                                 'softmax/cross-entropy ops',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/issues/38185'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'tensorflow/tensorflow',
+                                                        'number': 47925,
+                                                        'title': '[determinism] Add softmax/cross-entropy op '
+                                                                 'exceptions for GPU determinism',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/pull/47925'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'tensorflow/tensorflow',
+                                                        'number': 50070,
+                                                        'title': '[determinism] Add sparse softmax/xent '
+                                                                 'GPU-determinism',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/pull/50070'},
+                                                       {'kind': 'release-notes',
+                                                        'framework': 'tensorflow',
+                                                        'version': '2.6',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.6.0'},
+                                                       {'kind': 'release-notes',
+                                                        'framework': 'tensorflow',
+                                                        'version': '2.7',
+                                                        'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                        'title': 'NVIDIA tensorflow-determinism README, '
+                                                                 'Confirmed Current GPU-Specific Sources of '
+                                                                 'Non-Determinism',
+                                                        'seed': '003'},
+                                                       {'kind': 'doc',
+                                                        'title': "Research plan 'How does choice of hardware "
+                                                                 "impact predictive uncertainty?' (status "
+                                                                 'table of GPU sources, TF 1.14-2.3)',
+                                                        'seed': '002'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                        'title': 'NVIDIA TensorFlow determinism status',
+                                                        'section': 'Fused Softmax/Cross-Entropy'})},
+             'tf.tfa-dense-image-warp-backprop': {'id': 'tf.tfa-dense-image-warp-backprop',
+                                                  'framework': 'tensorflow',
+                                                  'title': 'tfa.image.dense_image_warp backprop',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': "The backprop of TensorFlow Addons' "
+                                                             'dense_image_warp uses tf.gather, whose sparse '
+                                                             'gradients are reduced nondeterministically '
+                                                             '(see tf.gather-backprop), so it may introduce '
+                                                             'truly random noise. Its status follows '
+                                                             "tf.gather's.",
+                                                  'conditions': ('On Windows the deterministic GPU kernel of '
+                                                                 'the unsorted segment reductions was not '
+                                                                 'built, so 2.7+ still raised under '
+                                                                 'determinism (issue 54276); PR 57855 fixes '
+                                                                 'it, in a release the sources do not '
+                                                                 'confirm.',),
+                                                  'notes': 'Versions are those of TensorFlow, not of '
+                                                           'TensorFlow Addons.',
+                                                  'ops': ('tfa.image.dense_image_warp',),
+                                                  'aliases': (),
+                                                  'status': ((None, (0, 2, 5), '<2.5', (), False, None, None),
+                                                             ((0, 2, 5),
+                                                              (0, 2, 7),
+                                                              '>=2.5,<2.7',
+                                                              (),
+                                                              False,
+                                                              'tf.errors.UnimplementedError',
+                                                              'Raised when TF_DETERMINISTIC_OPS is set (PR '
+                                                              '47772); setting '
+                                                              'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                                              'disables the exception (and the '
+                                                              'determinism).'),
+                                                             ((0, 2, 7),
+                                                              (0, 2, 8),
+                                                              '>=2.7,<2.8',
+                                                              ('TDO',),
+                                                              False,
+                                                              None,
+                                                              'Deterministic GPU segment-reduction kernels '
+                                                              '(PR 51861, which replaced PR 51392).'),
+                                                             ((0, 2, 8),
+                                                              None,
+                                                              '>=2.8',
+                                                              ('EOD',),
+                                                              False,
+                                                              None,
+                                                              None)),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'pr',
+                                                                  'repo': 'tensorflow/tensorflow',
+                                                                  'number': 47772,
+                                                                  'title': '[determinism] Add segment '
+                                                                           'reduction op exceptions for GPU '
+                                                                           'determinism',
+                                                                  'state': 'merged',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                                                 {'kind': 'pr',
+                                                                  'repo': 'tensorflow/tensorflow',
+                                                                  'number': 51392,
+                                                                  'title': 'Use new GPU kernel for '
+                                                                           '[unsorted] segment reductions',
+                                                                  'state': 'merged',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                                                 {'kind': 'pr',
+                                                                  'repo': 'tensorflow/tensorflow',
+                                                                  'number': 51861,
+                                                                  'title': 'Replacement for #51392',
+                                                                  'state': 'merged',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                                 {'kind': 'issue',
+                                                                  'repo': 'tensorflow/tensorflow',
+                                                                  'number': 54276,
+                                                                  'title': 'Deterministic GPU implementation '
+                                                                           'of unsorted segment reduction op '
+                                                                           'not available on Windows',
+                                                                  'state': 'closed',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/issues/54276'},
+                                                                 {'kind': 'pr',
+                                                                  'repo': 'tensorflow/tensorflow',
+                                                                  'number': 57855,
+                                                                  'title': 'Enable deterministic segment '
+                                                                           'reductions on Windows',
+                                                                  'state': 'merged',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/pull/57855'},
+                                                                 {'kind': 'doc',
+                                                                  'title': "Research plan 'How does choice "
+                                                                           'of hardware impact predictive '
+                                                                           "uncertainty?' (status table of "
+                                                                           'GPU sources, TF 1.14-2.3)',
+                                                                  'seed': '002'},
+                                                                 {'kind': 'release-notes',
+                                                                  'framework': 'tensorflow',
+                                                                  'version': '2.5',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                                 {'kind': 'release-notes',
+                                                                  'framework': 'tensorflow',
+                                                                  'version': '2.7',
+                                                                  'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                  'title': 'NVIDIA TensorFlow determinism '
+                                                                           'status',
+                                                                  'section': 'Dense Image Warp'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                  'title': 'NVIDIA TensorFlow determinism '
+                                                                           'status',
+                                                                  'section': 'Segment Reduction'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                                  'title': 'NVIDIA tensorflow-determinism '
+                                                                           'README as of 2020-03-27',
+                                                                  'section': 'Other Possible GPU-Specific '
+                                                                             'Sources of Non-Determinism'})},
+             'tf.timestamp': {'id': 'tf.timestamp',
+                              'framework': 'tensorflow',
+                              'title': 'tf.timestamp under determinism',
+                              'device': 'any',
+                              'pass': 'forward',
+                              'mechanism': 'other',
+                              'summary': 'tf.timestamp returns the current time, which differs from run to '
+                                         'run. From 2.7, using it with determinism enabled raises '
+                                         'FailedPreconditionError on any device.',
+                              'conditions': (),
+                              'notes': 'Earlier versions are left unknown: no source gives a status for '
+                                       'them.',
+                              'ops': ('tf.timestamp',),
+                              'aliases': (),
+                              'status': (((0, 2, 7),
+                                          None,
+                                          '>=2.7',
+                                          (),
+                                          False,
+                                          'tf.errors.FailedPreconditionError',
+                                          'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                          'enable_op_determinism is called (2.8+).'),),
+                              'distributions': {},
+                              'disputes': (),
+                              'references': ({'kind': 'release-notes',
+                                              'framework': 'tensorflow',
+                                              'version': '2.7',
+                                              'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                             {'kind': 'release-notes',
+                                              'framework': 'tensorflow',
+                                              'version': '2.8',
+                                              'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'})},
+             'tf.unsorted-segment-mean-prod-sqrt-n': {'id': 'tf.unsorted-segment-mean-prod-sqrt-n',
+                                                      'framework': 'tensorflow',
+                                                      'title': 'tf.math.unsorted_segment_mean, _prod and '
+                                                               '_sqrt_n forward',
+                                                      'device': 'gpu',
+                                                      'pass': 'forward',
+                                                      'mechanism': 'cuda-atomics',
+                                                      'summary': 'tf.math.unsorted_segment_prod has been '
+                                                                 'shown to introduce truly random noise in '
+                                                                 'its forward path on GPU; '
+                                                                 'tf.math.unsorted_segment_mean and '
+                                                                 'tf.math.unsorted_segment_sqrt_n are built '
+                                                                 'on tf.math.unsorted_segment_sum and '
+                                                                 'inherit its nondeterminism. TF 2.5-2.6 '
+                                                                 'raise under determinism; TF 2.7 adds '
+                                                                 'deterministic GPU kernels.',
+                                                      'conditions': ('On Windows the deterministic GPU '
+                                                                     'kernel of the unsorted segment '
+                                                                     'reductions was not built, so 2.7+ '
+                                                                     'still raised under determinism (issue '
+                                                                     '54276); PR 57855 fixes it, in a '
+                                                                     'release the sources do not confirm.',),
+                                                      'notes': None,
+                                                      'ops': ('tf.math.unsorted_segment_mean',
+                                                              'tf.math.unsorted_segment_prod',
+                                                              'tf.math.unsorted_segment_sqrt_n'),
+                                                      'aliases': (),
+                                                      'status': ((None,
+                                                                  (0, 2, 5),
+                                                                  '<2.5',
+                                                                  (),
+                                                                  False,
+                                                                  None,
+                                                                  None),
+                                                                 ((0, 2, 5),
+                                                                  (0, 2, 7),
+                                                                  '>=2.5,<2.7',
+                                                                  (),
+                                                                  False,
+                                                                  'tf.errors.UnimplementedError',
+                                                                  'Raised when TF_DETERMINISTIC_OPS is set '
+                                                                  '(PR 47772); setting '
+                                                                  'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                                                  'disables the exception (and the '
+                                                                  'determinism).'),
+                                                                 ((0, 2, 7),
+                                                                  (0, 2, 8),
+                                                                  '>=2.7,<2.8',
+                                                                  ('TDO',),
+                                                                  False,
+                                                                  None,
+                                                                  'Deterministic GPU segment-reduction '
+                                                                  'kernels (PR 51861, which replaced PR '
+                                                                  '51392).'),
+                                                                 ((0, 2, 8),
+                                                                  None,
+                                                                  '>=2.8',
+                                                                  ('EOD',),
+                                                                  False,
+                                                                  None,
+                                                                  None)),
+                                                      'distributions': {},
+                                                      'disputes': (),
+                                                      'references': ({'kind': 'pr',
+                                                                      'repo': 'tensorflow/tensorflow',
+                                                                      'number': 47772,
+                                                                      'title': '[determinism] Add segment '
+                                                                               'reduction op exceptions for '
+                                                                               'GPU determinism',
+                                                                      'state': 'merged',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                                                     {'kind': 'pr',
+                                                                      'repo': 'tensorflow/tensorflow',
+                                                                      'number': 51392,
+                                                                      'title': 'Use new GPU kernel for '
+                                                                               '[unsorted] segment '
+                                                                               'reductions',
+                                                                      'state': 'merged',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                                                     {'kind': 'pr',
+                                                                      'repo': 'tensorflow/tensorflow',
+                                                                      'number': 51861,
+                                                                      'title': 'Replacement for #51392',
+                                                                      'state': 'merged',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                                     {'kind': 'issue',
+                                                                      'repo': 'tensorflow/tensorflow',
+                                                                      'number': 54276,
+                                                                      'title': 'Deterministic GPU '
+                                                                               'implementation of unsorted '
+                                                                               'segment reduction op not '
+                                                                               'available on Windows',
+                                                                      'state': 'closed',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/issues/54276'},
+                                                                     {'kind': 'pr',
+                                                                      'repo': 'tensorflow/tensorflow',
+                                                                      'number': 57855,
+                                                                      'title': 'Enable deterministic segment '
+                                                                               'reductions on Windows',
+                                                                      'state': 'merged',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/pull/57855'},
+                                                                     {'kind': 'doc',
+                                                                      'title': "Research plan 'How does "
+                                                                               'choice of hardware impact '
+                                                                               "predictive uncertainty?' "
+                                                                               '(status table of GPU '
+                                                                               'sources, TF 1.14-2.3)',
+                                                                      'seed': '002'},
+                                                                     {'kind': 'release-notes',
+                                                                      'framework': 'tensorflow',
+                                                                      'version': '2.5',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                                     {'kind': 'release-notes',
+                                                                      'framework': 'tensorflow',
+                                                                      'version': '2.7',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                                      'title': 'NVIDIA TensorFlow '
+                                                                               'determinism status',
+                                                                      'section': 'Segment Reduction'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                                      'title': 'NVIDIA '
+                                                                               'tensorflow-determinism '
+                                                                               'README as of 2020-03-27',
+                                                                      'section': 'Other Possible '
+                                                                                 'GPU-Specific Sources of '
+                                                                                 'Non-Determinism'})},
+             'tf.unsorted-segment-sum': {'id': 'tf.unsorted-segment-sum',
+                                         'framework': 'tensorflow',
+                                         'title': 'tf.math.unsorted_segment_sum forward',
+                                         'device': 'gpu',
+                                         'pass': 'forward',
+                                         'mechanism': 'cuda-atomics',
+                                         'summary': 'The GPU kernel of tf.math.unsorted_segment_sum uses '
+                                                    'CUDA atomic operations (issue 39751), so its forward '
+                                                    'output varies from run to run. TF 2.5-2.6 raise under '
+                                                    'determinism; TF 2.7 adds a deterministic GPU kernel.',
+                                         'conditions': ('On Windows the deterministic GPU kernel of the '
+                                                        'unsorted segment reductions was not built, so 2.7+ '
+                                                        'still raised under determinism (issue 54276); PR '
+                                                        '57855 fixes it, in a release the sources do not '
+                                                        'confirm.',),
+                                         'notes': None,
+                                         'ops': ('tf.math.unsorted_segment_sum',),
+                                         'aliases': (),
+                                         'status': ((None,
+                                                     (0, 2, 5),
+                                                     '<2.5',
+                                                     (),
+                                                     False,
+                                                     None,
+                                                     "NVIDIA's fwr13y.d9m.tensorflow.enable_determinism "
+                                                     'patches tf.math.segment_sum and '
+                                                     'tf.math.unsorted_segment_sum for versions before 2.7, '
+                                                     'but NV-STATUS says the patch is not robust and should '
+                                                     'not be relied upon (its approach was found flawed in '
+                                                     'PR 47749).'),
+                                                    ((0, 2, 5),
+                                                     (0, 2, 7),
+                                                     '>=2.5,<2.7',
+                                                     (),
+                                                     False,
+                                                     'tf.errors.UnimplementedError',
+                                                     'Raised when TF_DETERMINISTIC_OPS is set (PR 47772); '
+                                                     'setting '
+                                                     'TF_DISABLE_SEGMENT_REDUCTION_OP_DETERMINISM_EXCEPTIONS=1 '
+                                                     'disables the exception (and the determinism).'),
+                                                    ((0, 2, 7),
+                                                     (0, 2, 8),
+                                                     '>=2.7,<2.8',
+                                                     ('TDO',),
+                                                     False,
+                                                     None,
+                                                     'Deterministic GPU segment-reduction kernels (PR 51861, '
+                                                     'which replaced PR 51392).'),
+                                                    ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                         'distributions': {},
+                                         'disputes': (),
+                                         'references': ({'kind': 'pr',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 47772,
+                                                         'title': '[determinism] Add segment reduction op '
+                                                                  'exceptions for GPU determinism',
+                                                         'state': 'merged',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/pull/47772'},
+                                                        {'kind': 'pr',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 51392,
+                                                         'title': 'Use new GPU kernel for [unsorted] segment '
+                                                                  'reductions',
+                                                         'state': 'merged',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/pull/51392'},
+                                                        {'kind': 'pr',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 51861,
+                                                         'title': 'Replacement for #51392',
+                                                         'state': 'merged',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/pull/51861'},
+                                                        {'kind': 'issue',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 54276,
+                                                         'title': 'Deterministic GPU implementation of '
+                                                                  'unsorted segment reduction op not '
+                                                                  'available on Windows',
+                                                         'state': 'closed',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/issues/54276'},
+                                                        {'kind': 'pr',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 57855,
+                                                         'title': 'Enable deterministic segment reductions '
+                                                                  'on Windows',
+                                                         'state': 'merged',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/pull/57855'},
+                                                        {'kind': 'issue',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 39751,
+                                                         'title': 'Non-deterministic behaviour: '
+                                                                  'tf.math.unsorted_segment_sum uses CUDA '
+                                                                  'Atomic Operations',
+                                                         'state': 'closed',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/issues/39751'},
+                                                        {'kind': 'pr',
+                                                         'repo': 'tensorflow/tensorflow',
+                                                         'number': 47749,
+                                                         'title': '[determinism] Add GPU determinism for fp '
+                                                                  'types in GPU SparseTensorDenseMatMul',
+                                                         'state': 'closed',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/pull/47749'},
+                                                        {'kind': 'doc',
+                                                         'title': "Research plan 'How does choice of "
+                                                                  "hardware impact predictive uncertainty?' "
+                                                                  '(status table of GPU sources, TF '
+                                                                  '1.14-2.3)',
+                                                         'seed': '002'},
+                                                        {'kind': 'release-notes',
+                                                         'framework': 'tensorflow',
+                                                         'version': '2.5',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.5.0'},
+                                                        {'kind': 'release-notes',
+                                                         'framework': 'tensorflow',
+                                                         'version': '2.7',
+                                                         'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                         'title': 'NVIDIA TensorFlow determinism status',
+                                                         'section': 'Segment Reduction'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/efb143b868ea/README.md',
+                                                         'title': 'NVIDIA tensorflow-determinism README as '
+                                                                  'of 2020-03-27',
+                                                         'section': 'Other Possible GPU-Specific Sources of '
+                                                                    'Non-Determinism'})},
+             'tf.variable-scatter': {'id': 'tf.variable-scatter',
+                                     'framework': 'tensorflow',
+                                     'title': 'tf.Variable scatter methods on GPU',
+                                     'device': 'gpu',
+                                     'pass': 'forward',
+                                     'mechanism': 'cuda-atomics',
+                                     'summary': 'The GPU scatter functor behind tf.Variable.scatter_add and '
+                                                'the other scatter methods calls CUDA atomicAdd; NVIDIA '
+                                                'lists it as a candidate source. From 2.7 these ops raise '
+                                                'under determinism, for both ref and resource variables.',
+                                     'conditions': ("The TF release notes name tf.Variable.scatter_add 'and "
+                                                    'other scatter methods, both on ref and resource '
+                                                    "variables'; which of the listed methods raise is not "
+                                                    'itemized there. For tf.Variable.scatter_nd_* see '
+                                                    'tf.scatter-nd.',),
+                                     'notes': None,
+                                     'ops': ('tf.Variable.scatter_add',
+                                             'tf.Variable.scatter_sub',
+                                             'tf.Variable.scatter_mul',
+                                             'tf.Variable.scatter_div',
+                                             'tf.Variable.scatter_min',
+                                             'tf.Variable.scatter_max',
+                                             'tf.Variable.scatter_update'),
+                                     'aliases': (),
+                                     'status': ((None, (0, 2, 7), '<2.7', (), False, None, None),
+                                                ((0, 2, 7),
+                                                 None,
+                                                 '>=2.7',
+                                                 (),
+                                                 False,
+                                                 'tf.errors.UnimplementedError',
+                                                 'Raised when TF_DETERMINISTIC_OPS is set (2.7) or '
+                                                 'enable_op_determinism is called (2.8+).')),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'release-notes',
+                                                     'framework': 'tensorflow',
+                                                     'version': '2.7',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                    {'kind': 'release-notes',
+                                                     'framework': 'tensorflow',
+                                                     'version': '2.8',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                     'title': 'NVIDIA TensorFlow determinism',
+                                                     'section': 'Other Possible GPU-Specific Sources of '
+                                                                'Non-Determinism'})},
+             'tf.while-loop-parallel-iterations': {'id': 'tf.while-loop-parallel-iterations',
+                                                   'framework': 'tensorflow',
+                                                   'title': 'tf.while_loop parallel iterations',
+                                                   'device': 'any',
+                                                   'pass': 'forward',
+                                                   'mechanism': 'other',
+                                                   'summary': 'In TF1, tf.while_loop with '
+                                                              'parallel_iterations greater than 1 (default '
+                                                              '10) may introduce nondeterminism; AutoGraph '
+                                                              'can also turn Python loops inside tf.function '
+                                                              'into tf.while_loop. In TF2, '
+                                                              'parallel_iterations does not affect the order '
+                                                              'of stateful ops.',
+                                                   'conditions': (),
+                                                   'notes': 'NVIDIA has not confirmed whether this is '
+                                                            'GPU-specific. NV-TF speaks of TF1 and TF2; this '
+                                                            'record maps them to TensorFlow 1.x and 2.x.',
+                                                   'ops': ('tf.while_loop',
+                                                           'tf.autograph.experimental.set_loop_options'),
+                                                   'aliases': (),
+                                                   'status': ((None,
+                                                               (0, 2),
+                                                               '<2.0',
+                                                               ('PIT1',),
+                                                               False,
+                                                               None,
+                                                               None),
+                                                              ((0, 2),
+                                                               None,
+                                                               '>=2.0',
+                                                               (),
+                                                               True,
+                                                               None,
+                                                               'NV-TF: in TF2, parallel_iterations does not '
+                                                               'affect the order of stateful operations, so '
+                                                               'tf.while_loop can be used without setting it '
+                                                               'to 1.')),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                                   'title': 'NVIDIA tensorflow-determinism '
+                                                                            'README, While Loop Parallelism',
+                                                                   'seed': '003'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
+                                                                   'title': 'NVIDIA TensorFlow determinism',
+                                                                   'section': 'While Loop Parallelism'})},
+             'tf.xla-reductions': {'id': 'tf.xla-reductions',
+                                   'framework': 'tensorflow',
+                                   'title': 'XLA reductions on GPU',
+                                   'device': 'gpu',
+                                   'pass': 'both',
+                                   'mechanism': 'reduction-order',
+                                   'summary': 'When XLA JIT compilation is enabled, any op lowered to an XLA '
+                                              'reduction on GPU, in the forward or backward direction, '
+                                              'introduced nondeterministic noise. TF 2.2 made XLA:GPU '
+                                              'reductions deterministic (tree reduction, commit e31955d) '
+                                              'when TF_DETERMINISTIC_OPS is set (commit 8b7a3db).',
+                                   'conditions': ('XLA JIT compilation: tf.function(jit_compile=True), '
+                                                  'tf.xla.experimental.compile, or auto-clustering enabled '
+                                                  'with tf.config.optimizer.set_jit.',
+                                                  'Under XLA the tf.nn.bias_add gradient is an XLA '
+                                                  'reduction, so before 2.2 the deterministic bias_add '
+                                                  'solution did not work with XLA (NV-STATUS, Bias '
+                                                  'Addition).'),
+                                   'notes': 'The reference reports that the TF 2.7 release notes call '
+                                            'XLA:GPU reductions deterministic by default; this record '
+                                            "follows NVIDIA's status (TDO in 2.2-2.7, EOD in 2.8+).",
+                                   'ops': ('tf.xla.experimental.compile', 'tf.config.optimizer.set_jit'),
+                                   'aliases': (),
+                                   'status': ((None,
+                                               (0, 2, 2),
+                                               '<2.2',
+                                               (),
+                                               False,
+                                               None,
+                                               'Seed 003 gives NS for TF 1.14-2.1 and NGC 19.06+.'),
+                                              ((0, 2, 2),
+                                               (0, 2, 8),
+                                               '>=2.2,<2.8',
+                                               ('TDO',),
+                                               False,
+                                               None,
+                                               "A January 2020 version of NVIDIA's README briefly listed "
+                                               'XLA_FLAGS=--xla_gpu_deterministic_reductions for 2.2; that '
+                                               'was superseded by TF_DETERMINISTIC_OPS. Follow-up PR 37377 '
+                                               'landed in 2.3.'),
+                                              ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                   'distributions': {'ngc': (((0, 19, 6),
+                                                              (0, 20, 6),
+                                                              '>=19.06,<20.06',
+                                                              (),
+                                                              False,
+                                                              None,
+                                                              'Seed 003 states this for NGC 19.06+ when it '
+                                                              'covered containers up to 20.03; later '
+                                                              'containers are not covered by a source.'),)},
+                                   'disputes': ({'claim': 'The TF 2.7 release notes say XLA:GPU reductions '
+                                                          'are deterministic by default.',
+                                                 'status': (((0, 2, 7),
+                                                             None,
+                                                             '>=2.7',
+                                                             (),
+                                                             True,
+                                                             None,
+                                                             None),),
+                                                 'resolution': 'NV-STATUS still lists TF_DETERMINISTIC_OPS '
+                                                               'for 2.2-2.7 and enable_op_determinism for '
+                                                               "2.8+; the record follows NVIDIA's status, "
+                                                               'which is safe either way.',
+                                                 'references': ({'kind': 'release-notes',
+                                                                 'framework': 'tensorflow',
+                                                                 'version': '2.7',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},)},),
+                                   'references': ({'kind': 'commit',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'sha': 'e31955d9fb34ae7273354dc2347ba99eea8c5280',
+                                                   'title': '[XLA/GPU] Convert reduction into tree reduction '
+                                                            'using padding + bitcast-reshape',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/commit/e31955d9fb34ae7273354dc2347ba99eea8c5280'},
+                                                  {'kind': 'commit',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'sha': '8b7a3db0b6e09415b5640be4986fb4d7c6e5209a',
+                                                   'title': '[XLA] Respect TF_DETERMINISTIC_OPS environment '
+                                                            'variable for reductions',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/commit/8b7a3db0b6e09415b5640be4986fb4d7c6e5209a'},
+                                                  {'kind': 'pr',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'number': 37377,
+                                                   'title': '[XLA] follow-up on GPU-deterministic reductions',
+                                                   'state': 'merged',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/pull/37377'},
+                                                  {'kind': 'pr',
+                                                   'repo': 'tensorflow/tensorflow',
+                                                   'number': 38509,
+                                                   'title': 'List deterministic op functionality bug fixes '
+                                                            'in version 2.2 release notes',
+                                                   'state': 'merged',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/pull/38509'},
+                                                  {'kind': 'release-notes',
+                                                   'framework': 'tensorflow',
+                                                   'version': '2.2',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.2.0'},
+                                                  {'kind': 'release-notes',
+                                                   'framework': 'tensorflow',
+                                                   'version': '2.7',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://github.com/NVIDIA/framework-reproducibility',
+                                                   'title': 'NVIDIA tensorflow-determinism README, Confirmed '
+                                                            'Current GPU-Specific Sources of Non-Determinism',
+                                                   'seed': '003'},
+                                                  {'kind': 'doc',
+                                                   'title': "Research plan 'How does choice of hardware "
+                                                            "impact predictive uncertainty?' (status table "
+                                                            'of GPU sources, TF 1.14-2.3)',
+                                                   'seed': '002'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                   'title': 'NVIDIA TensorFlow determinism status',
+                                                   'section': 'XLA reductions on GPU'})},
+             'tf.xla-scatter': {'id': 'tf.xla-scatter',
+                                'framework': 'tensorflow',
+                                'title': 'XLA Scatter on GPU',
+                                'device': 'gpu',
+                                'pass': 'forward',
+                                'mechanism': 'other',
+                                'summary': 'XLA JIT compilation that uses the XLA Scatter GPU operation '
+                                           'introduces truly random arithmetic noise in the forward '
+                                           'direction. From 2.8, enable_op_determinism makes XLA rewrite '
+                                           'Scatter deterministically (commit 4dc6d4d).',
+                                'conditions': ('XLA JIT compilation (e.g. tf.function(jit_compile=True)) of '
+                                               'code that lowers to XLA Scatter, such as the scatter-nd '
+                                               'ops.',),
+                                'notes': None,
+                                'ops': ('tf.xla.experimental.compile', 'tf.config.optimizer.set_jit'),
+                                'aliases': (),
+                                'status': ((None, (0, 2, 8), '<2.8', (), False, None, None),
+                                           ((0, 2, 8), None, '>=2.8', ('EOD',), False, None, None)),
+                                'distributions': {},
+                                'disputes': (),
+                                'references': ({'kind': 'commit',
+                                                'repo': 'tensorflow/tensorflow',
+                                                'sha': '4dc6d4d59008b4558040afa1a5a5993f583bb48e',
+                                                'title': 'Have GpuScatterExpander always rewrite Scatter '
+                                                         'when op-d9m enabled',
+                                                'url': 'https://github.com/tensorflow/tensorflow/commit/4dc6d4d59008b4558040afa1a5a5993f583bb48e'},
+                                               {'kind': 'release-notes',
+                                                'framework': 'tensorflow',
+                                                'version': '2.8',
+                                                'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.8.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                'title': 'NVIDIA TensorFlow determinism status',
+                                                'section': 'XLA Scatter on GPU'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
+                                                'title': 'NVIDIA TensorFlow determinism status',
+                                                'section': 'Scatter Nd'})}},
+ 'names': {'horovod': {'hvd.DistributedGradientTape': ('horovod.tensor-fusion',),
+                       'hvd.DistributedOptimizer': ('horovod.tensor-fusion',),
+                       'hvd.allreduce': ('horovod.tensor-fusion',)},
+           'tensorflow': {'tf.Variable.scatter_add': ('tf.variable-scatter',),
+                          'tf.Variable.scatter_div': ('tf.variable-scatter',),
+                          'tf.Variable.scatter_max': ('tf.variable-scatter',),
+                          'tf.Variable.scatter_min': ('tf.variable-scatter',),
+                          'tf.Variable.scatter_mul': ('tf.variable-scatter',),
+                          'tf.Variable.scatter_sub': ('tf.variable-scatter',),
+                          'tf.Variable.scatter_update': ('tf.variable-scatter',),
+                          'tf.autograph.experimental.set_loop_options': ('tf.while-loop-parallel-iterations',),
+                          'tf.compat.v1.ConfigProto': ('tf.cpu-thread-parallelism',),
+                          'tf.compat.v1.image.resize_bilinear': ('tf.resize-bilinear-backprop',),
+                          'tf.compat.v1.image.resize_nearest_neighbor': ('tf.resize-nearest-backprop',),
+                          'tf.compat.v1.nn.fused_batch_norm': ('tf.fused-batch-norm-offset-backprop',),
+                          'tf.compat.v1.scatter_nd_update': ('tf.scatter-nd',),
+                          'tf.compat.v1.set_random_seed': ('tf.random-seeds',),
+                          'tf.compat.v1.train.Optimizer.compute_gradients': ('tf.gradient-gating',),
+                          'tf.compat.v1.train.Optimizer.minimize': ('tf.gradient-gating',),
+                          'tf.config.optimizer.set_jit': ('tf.xla-reductions', 'tf.xla-scatter'),
+                          'tf.config.threading.set_inter_op_parallelism_threads': ('tf.cpu-thread-parallelism',),
+                          'tf.config.threading.set_intra_op_parallelism_threads': ('tf.cpu-thread-parallelism',),
+                          'tf.convert_to_tensor': ('tf.convert-to-tensor-indexed-slices',),
+                          'tf.data.Dataset.interleave': ('tf.data-loader-parallelism',),
+                          'tf.data.Dataset.map': ('tf.data-loader-parallelism',),
+                          'tf.data.Dataset.shard': ('tf.dataset-shard',),
+                          'tf.gather': ('tf.gather-backprop',),
+                          'tf.gradients': ('tf.gradient-gating',),
+                          'tf.image.adjust_contrast': ('tf.adjust-contrast',),
+                          'tf.image.crop_and_resize': ('tf.crop-and-resize-backprop',
+                                                       'tf.crop-and-resize-backprop-cpu'),
+                          'tf.image.resize': ('tf.resize-bilinear-backprop', 'tf.resize-nearest-backprop'),
+                          'tf.image.resize_bilinear': ('tf.resize-bilinear-backprop',),
+                          'tf.image.resize_nearest_neighbor': ('tf.resize-nearest-backprop',),
+                          'tf.image.sample_distorted_bounding_box': ('tf.random-seeds',),
+                          'tf.keras.Model.fit': ('tf.data-loader-parallelism',),
+                          'tf.keras.layers.BatchNormalization': ('tf.fused-batch-norm-offset-backprop',),
+                          'tf.keras.layers.Conv1D': ('tf.bias-add-backprop',
+                                                     'tf.cudnn-autotuning',
+                                                     'tf.cudnn-conv-backprop-data',
+                                                     'tf.cudnn-conv-backprop-filter'),
+                          'tf.keras.layers.Conv2D': ('tf.bias-add-backprop',
+                                                     'tf.cudnn-autotuning',
+                                                     'tf.cudnn-conv-backprop-data',
+                                                     'tf.cudnn-conv-backprop-filter'),
+                          'tf.keras.layers.Conv2DTranspose': ('tf.bias-add-backprop',
+                                                              'tf.cudnn-autotuning',
+                                                              'tf.cudnn-conv-backprop-data',
+                                                              'tf.cudnn-conv-backprop-filter'),
+                          'tf.keras.layers.Conv3D': ('tf.bias-add-backprop',
+                                                     'tf.cudnn-autotuning',
+                                                     'tf.cudnn-conv-backprop-data',
+                                                     'tf.cudnn-conv-backprop-filter'),
+                          'tf.keras.layers.Conv3DTranspose': ('tf.bias-add-backprop',
+                                                              'tf.cudnn-autotuning',
+                                                              'tf.cudnn-conv-backprop-data',
+                                                              'tf.cudnn-conv-backprop-filter'),
                           'tf.keras.layers.Dense': ('tf.bias-add-backprop',),
-                          'tf.nn.bias_add': ('tf.bias-add-backprop',)}},
+                          'tf.keras.layers.DepthwiseConv2D': ('tf.depthwise-conv2d-backprop-filter',),
+                          'tf.keras.layers.Dropout': ('tf.random-seeds',),
+                          'tf.keras.layers.Embedding': ('tf.gather-backprop',),
+                          'tf.keras.layers.MaxPool1D': ('tf.cudnn-maxpool-backprop',),
+                          'tf.keras.layers.MaxPool2D': ('tf.cudnn-maxpool-backprop',),
+                          'tf.keras.layers.MaxPool3D': ('tf.cudnn-maxpool-backprop',),
+                          'tf.keras.layers.MaxPooling1D': ('tf.cudnn-maxpool-backprop',),
+                          'tf.keras.layers.MaxPooling2D': ('tf.cudnn-maxpool-backprop',),
+                          'tf.keras.layers.MaxPooling3D': ('tf.cudnn-maxpool-backprop',),
+                          'tf.keras.layers.UpSampling2D': ('tf.resize-bilinear-backprop',
+                                                           'tf.resize-nearest-backprop'),
+                          'tf.keras.losses.CategoricalCrossentropy': ('tf.fused-softmax-xent',),
+                          'tf.keras.losses.SparseCategoricalCrossentropy': ('tf.sparse-softmax-xent',),
+                          'tf.keras.losses.categorical_crossentropy': ('tf.fused-softmax-xent',),
+                          'tf.keras.losses.sparse_categorical_crossentropy': ('tf.sparse-softmax-xent',),
+                          'tf.linalg.svd': ('tf.linalg-svd',),
+                          'tf.math.bincount': ('tf.bincount',),
+                          'tf.math.reduce_mean': ('tf.reduce-sum-mean-historic',),
+                          'tf.math.reduce_sum': ('tf.reduce-sum-mean-historic',),
+                          'tf.math.segment_mean': ('tf.segment-mean',),
+                          'tf.math.segment_prod': ('tf.segment-prod',),
+                          'tf.math.segment_sum': ('tf.segment-sum',),
+                          'tf.math.unsorted_segment_mean': ('tf.unsorted-segment-mean-prod-sqrt-n',),
+                          'tf.math.unsorted_segment_prod': ('tf.unsorted-segment-mean-prod-sqrt-n',),
+                          'tf.math.unsorted_segment_sqrt_n': ('tf.unsorted-segment-mean-prod-sqrt-n',),
+                          'tf.math.unsorted_segment_sum': ('tf.unsorted-segment-sum',),
+                          'tf.nn.bias_add': ('tf.bias-add-backprop',),
+                          'tf.nn.conv1d': ('tf.cudnn-autotuning',
+                                           'tf.cudnn-conv-backprop-data',
+                                           'tf.cudnn-conv-backprop-filter'),
+                          'tf.nn.conv2d': ('tf.cudnn-autotuning',
+                                           'tf.cudnn-conv-backprop-data',
+                                           'tf.cudnn-conv-backprop-filter'),
+                          'tf.nn.conv2d_transpose': ('tf.cudnn-autotuning',
+                                                     'tf.cudnn-conv-backprop-data',
+                                                     'tf.cudnn-conv-backprop-filter'),
+                          'tf.nn.conv3d': ('tf.cudnn-autotuning',
+                                           'tf.cudnn-conv-backprop-data',
+                                           'tf.cudnn-conv-backprop-filter'),
+                          'tf.nn.conv3d_transpose': ('tf.cudnn-autotuning',
+                                                     'tf.cudnn-conv-backprop-data',
+                                                     'tf.cudnn-conv-backprop-filter'),
+                          'tf.nn.convolution': ('tf.cudnn-autotuning',
+                                                'tf.cudnn-conv-backprop-data',
+                                                'tf.cudnn-conv-backprop-filter'),
+                          'tf.nn.ctc_loss': ('tf.cudnn-ctc-loss',),
+                          'tf.nn.depthwise_conv2d': ('tf.depthwise-conv2d-backprop-filter',),
+                          'tf.nn.dilation2d': ('tf.dilation2d-backprop',),
+                          'tf.nn.dropout': ('tf.random-seeds',),
+                          'tf.nn.max_pool': ('tf.cudnn-maxpool-backprop',),
+                          'tf.nn.max_pool1d': ('tf.cudnn-maxpool-backprop',),
+                          'tf.nn.max_pool2d': ('tf.cudnn-maxpool-backprop',),
+                          'tf.nn.max_pool3d': ('tf.cudnn-maxpool-backprop',),
+                          'tf.nn.max_pool_with_argmax': ('tf.max-pool-with-argmax-backprop',),
+                          'tf.nn.softmax_cross_entropy_with_logits': ('tf.fused-softmax-xent',),
+                          'tf.nn.sparse_softmax_cross_entropy_with_logits': ('tf.sparse-softmax-xent',),
+                          'tf.quantization.fake_quant_with_min_max_vars': ('tf.fake-quant-gradients',),
+                          'tf.quantization.fake_quant_with_min_max_vars_per_channel': ('tf.fake-quant-gradients',),
+                          'tf.random.normal': ('tf.random-seeds',),
+                          'tf.random.set_seed': ('tf.random-seeds',),
+                          'tf.random.uniform': ('tf.random-seeds',),
+                          'tf.raw_ops.DebugNumericSummary': ('tf.debug-numeric-summary',),
+                          'tf.raw_ops.DebugNumericSummaryV2': ('tf.debug-numeric-summary',),
+                          'tf.raw_ops.FakeQuantWithMinMaxVarsGradient': ('tf.fake-quant-gradients',),
+                          'tf.raw_ops.FakeQuantWithMinMaxVarsPerChannelGradient': ('tf.fake-quant-gradients',),
+                          'tf.reduce_mean': ('tf.reduce-sum-mean-historic',),
+                          'tf.reduce_sum': ('tf.reduce-sum-mean-historic',),
+                          'tf.scatter_nd': ('tf.scatter-nd',),
+                          'tf.set_random_seed': ('tf.random-seeds',),
+                          'tf.sparse.segment_mean': ('tf.sparse-segment-reductions',),
+                          'tf.sparse.segment_sqrt_n': ('tf.sparse-segment-reductions',),
+                          'tf.sparse.segment_sum': ('tf.sparse-segment-reductions',),
+                          'tf.sparse.sparse_dense_matmul': ('tf.sparse-dense-matmul',),
+                          'tf.tensor_scatter_nd_add': ('tf.scatter-nd',),
+                          'tf.tensor_scatter_nd_sub': ('tf.scatter-nd',),
+                          'tf.tensor_scatter_nd_update': ('tf.scatter-nd',),
+                          'tf.timestamp': ('tf.timestamp',),
+                          'tf.while_loop': ('tf.while-loop-parallel-iterations',),
+                          'tf.xla.experimental.compile': ('tf.xla-reductions', 'tf.xla-scatter'),
+                          'tfa.image.dense_image_warp': ('tf.tfa-dense-image-warp-backprop',)}},
  'registries': {'horovod': {'framework': 'horovod',
                             'keys': ((0, 0, 9),
                                      (0, 0, 9, 1),

@@ -71,12 +71,21 @@ class DocRef(_Model):
     """Vendor or project documentation, a status page, an RFC, a talk."""
 
     kind: Literal["doc"]
-    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")]
+    url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = Field(
+        None, description="Public address; may be omitted only for a seed with no public copy."
+    )
     title: Text
     section: Text | None = Field(None, description="Heading or table the fact comes from.")
     seed: Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")] | None = Field(
         None, description="The shared/seeds/ file number when the document is one of the seeds."
     )
+
+
+    @model_validator(mode="after")
+    def _findable(self) -> DocRef:
+        if self.url is None and self.seed is None:
+            raise ValueError("a doc reference needs a url (or, for a seed with no public copy, seed:)")
+        return self
 
 
 class ReleaseNotesRef(_Model):
