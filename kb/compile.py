@@ -95,7 +95,10 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         for name in (*record.ops, *record.aliases):
             table.setdefault(name, []).append(record.id)
     solutions = {
-        s.code: {"title": s.title, "kind": s.kind, "how": s.how, "snippet": s.snippet, "phase": s.phase, "preference": s.preference}
+        s.code: {
+            "title": s.title, "kind": s.kind, "how": s.how, "snippet": s.snippet,
+            "phase": s.phase, "preference": s.preference, "implies": tuple(s.implies),
+        }
         for s in catalog.solutions
     }
     registries = {

@@ -42,6 +42,14 @@ def index() -> dict:
     return _index
 
 
+def reset(new_index: dict | None = None) -> None:
+    """Forget every memo (and optionally swap the index), e.g. after `kb build` in-process."""
+    global _index
+    _index = new_index
+    for memo in (_cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes, _groups, _unions):
+        memo.clear()
+
+
 def _infer_framework(op: str, idx: dict) -> str | None:
     for framework, prefixes in idx["prefixes"].items():
         if op.startswith(prefixes):
@@ -167,13 +175,16 @@ def _recipe(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
 
 
 def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
-    codes = sorted(set().union(*needs)) if needs else []
+    """Fewest codes such that every need holds one of them or one they imply."""
     solutions = idx["solutions"]
+    codes = sorted(set().union(*needs)) if needs else []
     for size in range(0, len(codes) + 1):
         best = None
         for combo in combinations(codes, size):
-            chosen = set(combo)
-            if all(need & chosen for need in needs):
+            covered = set(combo)
+            for code in combo:
+                covered.update(solutions[code]["implies"])
+            if all(need & covered for need in needs):
                 rank = (sum(solutions[c]["preference"] for c in combo), combo)
                 if best is None or rank < best:
                     best = rank

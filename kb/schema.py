@@ -201,6 +201,10 @@ class Solution(_Model):
     preference: int = Field(
         ge=0, le=99, description="Tie-break between equally small recipes: lower is preferred."
     )
+    implies: list[SolutionCode] = Field(
+        default_factory=list,
+        description="Codes this one includes (TDP sets TF_CUDNN_DETERMINISTIC, so it implies TCD).",
+    )
     references: list[Reference] = Field(default_factory=list)
     notes: Text | None = None
 

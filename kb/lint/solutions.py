@@ -11,6 +11,12 @@ TITLE = "solutions: codes in ranges are defined in data/solutions.yaml for the r
 
 def check(catalog: Catalog) -> None:
     defined = {s.code: s for s in catalog.solutions}
+    solutions_path = catalog.root / "data/solutions.yaml"
+    for index, solution in enumerate(catalog.solutions):
+        for pos, code in enumerate(solution.implies):
+            if code not in defined or code == solution.code:
+                line = catalog.documents[solutions_path].line_of((index, "implies", pos))
+                catalog.report(solutions_path, line, CODE, f"{solution.code} implies unknown code {code!r}", "name another code defined in this file")
     for path, record in catalog.sources.items():
         doc = catalog.documents[path]
         for loc, ranges in range_lists(record):
