@@ -179,3 +179,11 @@ def test_answers_do_not_depend_on_record_order(tmp_path: Path) -> None:
     finally:
         query.reset(original)
     assert after == before
+
+
+def test_api_inventory_is_generated_and_sorted() -> None:
+    path = Path(__file__).resolve().parents[1] / "data" / "api" / "tensorflow.txt"
+    header, *names = path.read_text(encoding="utf-8").splitlines()
+    assert header.startswith("# tensorflow 2.21.0 public API") and "scripts/introspect_api.py" in header
+    assert names == sorted(set(names)) and len(names) > 10_000
+    assert {"tf.nn.bias_add", "tf.add", "tf.keras.layers.Dense"} <= set(names)
