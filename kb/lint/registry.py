@@ -26,14 +26,14 @@ def _known(registry: schema.VersionRegistry) -> set[tuple]:
 
 
 def _clause_versions(spec: str) -> list[str]:
-    out = []
-    for clause in spec.split(","):
-        text = clause.strip().lstrip("<>=!~").strip()
-        if text.endswith(".*"):
-            text = text[:-2]
-        if text:
-            out.append(text)
-    return out
+    """The versions a specifier set names; malformed sets name none (KB004 reports them)."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        clauses = list(SpecifierSet(spec))
+    except InvalidSpecifier:
+        return []
+    return [c.version.removesuffix(".*") for c in clauses]
 
 
 def check(catalog: Catalog) -> None:
