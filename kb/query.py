@@ -60,12 +60,14 @@ def _infer_framework(op: str, idx: dict) -> str | None:
 def inventory(framework: str) -> frozenset[str]:
     """Public names of a framework (data/api/<framework>.txt); read only on a miss."""
     if framework not in _inventory:
-        from pathlib import Path
+        import os.path  # already loaded at start-up; pathlib would pull in `re`
 
-        here = Path(__file__).resolve().parent
+        here = os.path.dirname(os.path.abspath(__file__))
         names: frozenset[str] = frozenset()
-        for candidate in (here / "api" / f"{framework}.txt", here.parent / "data" / "api" / f"{framework}.txt"):
-            if candidate.is_file():
+        wheel = os.path.join(here, "api", f"{framework}.txt")
+        checkout = os.path.join(os.path.dirname(here), "data", "api", f"{framework}.txt")
+        for candidate in (wheel, checkout):
+            if os.path.isfile(candidate):
                 with open(candidate, encoding="utf-8") as handle:
                     names = frozenset(line.rstrip("\n") for line in handle if not line.startswith("#"))
                 break
