@@ -66,6 +66,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def _print_status(result) -> None:
+    from rich.markup import escape as e
     from rich.table import Table
 
     console = _console()
@@ -73,34 +74,37 @@ def _print_status(result) -> None:
         result.deterministic
     ]
     where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
-    console.print(f"[bold]{result.op}[/] on {where} ({result.device}): {verdict}")
+    console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): {verdict}")
     if result.recipe:
         console.print("recipe: " + " + ".join(result.recipe))
     elif result.deterministic is False and result.recipe is None:
         console.print("recipe: none: at least one source has no solution in this version")
+    elif result.deterministic is None:
+        console.print("recipe: none: the KB does not know every source's status in this version")
     if result.solutions:
         console.print("solutions (each fixes at least one source): " + ", ".join(result.solutions))
     for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
         console.print("no known source of non-determinism for this op")
         return
     table = Table(show_lines=False)
     for column in ("source", "range", "state", "solutions", "raises"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for source in result.sources:
         state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
         codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
-        table.add_row(source.id, source.versions or "-", state, codes, source.raises or "")
+        table.add_row(e(source.id), e(source.versions or "-"), state, codes, e(source.raises or ""))
     console.print(table)
-    disputed = [s for s in result.sources if s.disputed]
-    for source in disputed:
+    for source in result.sources:
+        if source.note:
+            console.print(f"[dim]{e(source.id)}:[/] {e(source.note)}")
         for claim in source.disputed:
-            console.print(f"[yellow]disputed[/] {source.id}: {claim}")
+            console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
     if result.references:
         console.print("references:")
         for ref in result.references:
-            console.print(f"  {ref}" + (f"  {ref.url}" if ref.url else ""))
+            console.print(f"  {e(str(ref))}" + (f"  {e(ref.url)}" if ref.url else ""))
 
 
 # --- validate / fix / build / schema ------------------------------------------------

@@ -22,6 +22,13 @@ def test_status_for_people(capsys: pytest.CaptureFixture[str]) -> None:
     assert "not deterministic" in out and "TDP" in out and "tf.bias-add-backprop" in out
 
 
+def test_status_output_keeps_bracketed_titles(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status", "tf.image.resize", "2.8"]) == 0
+    out = capsys.readouterr().out
+    assert "[determinism] Add unimplemented exception" in out  # not eaten as rich markup
+    assert "not deterministic" in out and "recipe: none" in out
+
+
 def test_status_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["status", "tf.nn.bias_add", "2.21.0rc1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
