@@ -256,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser().print_help()
         return EXIT_USAGE
+    if args.func is not cmd_status and not (_root(args) / "data").is_dir():
+        return _error(f"no data/ folder under {_root(args)}; run from the project root or pass --root")
     try:
         return args.func(args)
     except KeyboardInterrupt:

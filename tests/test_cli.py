@@ -128,3 +128,8 @@ def test_repository_generated_files_are_fresh() -> None:
 def test_repository_data_is_clean() -> None:
     result = subprocess.run([sys.executable, "-m", "kb", "--root", str(ROOT), "validate"], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_missing_data_folder_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--root", str(tmp_path), "validate"]) == 2
+    assert "no data/ folder" in capsys.readouterr().err
