@@ -43,9 +43,6 @@ class Catalog:
     def source_files(self) -> list[Path]:
         return sorted((self.root / SOURCES_DIR).rglob("*.yaml"))
 
-    def registry_for(self, framework: str, distribution: str | None = None) -> schema.VersionRegistry | None:
-        name = f"{distribution}-{framework}" if distribution else framework
-        return self.registries.get(name)
 
 
 def _hint_for(error: dict[str, Any]) -> str:
