@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kb.catalog import Catalog
+from kb.catalog import LINKS_FILE, SOLUTIONS_FILE, Catalog
 
 CODE = "KB003"
 TITLE = "ids: record ids, link keys and solution codes are unique; a record's file is named by its id"
@@ -32,7 +32,7 @@ def check(catalog: Catalog) -> None:
 
 
 def _unique(catalog: Catalog, attr: str, keys: list[str], what: str) -> None:
-    path = catalog.root / ("data/solutions.yaml" if attr == "solutions" else "data/links.yaml")
+    path = catalog.root / (SOLUTIONS_FILE if attr == "solutions" else LINKS_FILE)
     doc = catalog.documents.get(path)
     for index, key in enumerate(keys):
         if key in keys[:index]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb import schema
-from kb.catalog import Catalog
+from kb.catalog import LINKS_FILE, Catalog
 from kb.lint.ranges import range_lists
 from kb.versions import release_key
 
@@ -47,7 +47,7 @@ def check(catalog: Catalog) -> None:
         for index, ref in enumerate(record.references):
             if isinstance(ref, schema.ReleaseNotesRef):
                 _check_versions(catalog, path, doc.line_of(("references", index, "version")), ref.framework, known, [ref.version])
-    links_path = catalog.root / "data/links.yaml"
+    links_path = catalog.root / LINKS_FILE
     for index, link in enumerate(catalog.links):
         framework = REPO_FRAMEWORK.get(link.repo)
         if link.version and framework:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kb.catalog import Catalog
+from kb.catalog import SOLUTIONS_FILE, Catalog
 from kb.lint.ranges import range_lists
 
 CODE = "KB006"
@@ -11,7 +11,7 @@ TITLE = "solutions: codes in ranges are defined in data/solutions.yaml for the r
 
 def check(catalog: Catalog) -> None:
     defined = {s.code: s for s in catalog.solutions}
-    solutions_path = catalog.root / "data/solutions.yaml"
+    solutions_path = catalog.root / SOLUTIONS_FILE
     for index, solution in enumerate(catalog.solutions):
         for pos, code in enumerate(solution.implies):
             if code not in defined or code == solution.code:
