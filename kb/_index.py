@@ -127,8 +127,123 @@ INDEX = {'format': 1,
                         'snippet': "os.environ['HOROVOD_FUSION_THRESHOLD'] = '0'",
                         'phase': 10,
                         'preference': 20,
-                        'implies': ()}},
- 'order': ('TDO', 'TDF', 'HFT0', 'TCD', 'EOD', 'SEED', 'CPU1', 'TDP', 'DL1', 'GATE', 'PIT1', 'NOSHARD', 'NS'),
+                        'implies': ()},
+               'PT_DET': {'title': 'torch.use_deterministic_algorithms(True)',
+                          'kind': 'call',
+                          'how': 'Call torch.use_deterministic_algorithms(True) at program start (PyTorch '
+                                 '1.8+). Listed ops switch to deterministic implementations; ops without one '
+                                 'raise RuntimeError. cuDNN convolutions then pick deterministic algorithms '
+                                 '(Convolution.cpp ORs this flag with cudnn.deterministic), but '
+                                 'cudnn.benchmark is left as it is. In 1.7-2.9, also set '
+                                 'CUBLAS_WORKSPACE_CONFIG (PT_CUBLAS) or cuBLAS calls raise on CUDA >= 10.2.',
+                          'snippet': 'import torch\ntorch.use_deterministic_algorithms(True)',
+                          'phase': 30,
+                          'preference': 10,
+                          'implies': ('PT_DETW', 'PT_CUDNN_DET')},
+               'PT_DETW': {'title': 'torch.use_deterministic_algorithms(True, warn_only=True)',
+                           'kind': 'call',
+                           'how': 'PyTorch 1.11+: like PT_DET, but ops without a deterministic '
+                                  'implementation only warn instead of raising (they stay '
+                                  "non-deterministic). Same as torch.set_deterministic_debug_mode('warn').",
+                           'snippet': 'import torch\n'
+                                      'torch.use_deterministic_algorithms(True, warn_only=True)',
+                           'phase': 30,
+                           'preference': 30,
+                           'implies': ('PT_CUDNN_DET',)},
+               'PT_SETDET': {'title': 'torch.set_deterministic(True)',
+                             'kind': 'call',
+                             'how': 'PyTorch 1.7 only (the beta API; deprecated in 1.8-1.9 in favour of '
+                                    'torch.use_deterministic_algorithms, removed in 1.10).',
+                             'snippet': 'import torch\ntorch.set_deterministic(True)',
+                             'phase': 30,
+                             'preference': 12,
+                             'implies': ()},
+               'PT_CUDNN_DET': {'title': 'torch.backends.cudnn.deterministic = True',
+                                'kind': 'config',
+                                'how': 'Set torch.backends.cudnn.deterministic = True: cuDNN convolutions '
+                                       'use deterministic algorithms only. Narrower than PT_DET '
+                                       '(convolutions only).',
+                                'snippet': 'torch.backends.cudnn.deterministic = True',
+                                'phase': 30,
+                                'preference': 15,
+                                'implies': ()},
+               'PT_NOBENCH': {'title': 'torch.backends.cudnn.benchmark = False',
+                              'kind': 'config',
+                              'how': 'Keep torch.backends.cudnn.benchmark = False (the default) so cuDNN '
+                                     'does not pick convolution algorithms by timing on each run.',
+                              'snippet': 'torch.backends.cudnn.benchmark = False',
+                              'phase': 30,
+                              'preference': 15,
+                              'implies': ()},
+               'PT_CUDNN': {'title': 'cuDNN deterministic and benchmark off',
+                            'kind': 'config',
+                            'how': 'Set torch.backends.cudnn.deterministic = True and '
+                                   "torch.backends.cudnn.benchmark = False (the randomness notes' recipe for "
+                                   'convolutions).',
+                            'snippet': 'torch.backends.cudnn.deterministic = True\n'
+                                       'torch.backends.cudnn.benchmark = False',
+                            'phase': 30,
+                            'preference': 14,
+                            'implies': ('PT_CUDNN_DET', 'PT_NOBENCH')},
+               'PT_CUBLAS': {'title': 'CUBLAS_WORKSPACE_CONFIG=:4096:8',
+                             'kind': 'env',
+                             'how': 'Set CUBLAS_WORKSPACE_CONFIG to :4096:8 (about 24 MiB more GPU memory) '
+                                    'or :16:8 (may cost speed) before CUDA initialises; needed with '
+                                    'deterministic mode on CUDA >= 10.2 in PyTorch 1.7-2.9, where PyTorch '
+                                    'checks it.',
+                             'snippet': "os.environ['CUBLAS_WORKSPACE_CONFIG'] = ':4096:8'",
+                             'phase': 10,
+                             'preference': 10,
+                             'implies': ()},
+               'PT_FILL': {'title': 'Deterministic mode with fill_uninitialized_memory on',
+                           'kind': 'call',
+                           'how': 'PyTorch 2.2+: turn deterministic algorithms on and keep '
+                                  'torch.utils.deterministic.fill_uninitialized_memory = True (its default) '
+                                  'so torch.empty*/resize_ fill new memory with NaN or the integer maximum.',
+                           'snippet': 'torch.use_deterministic_algorithms(True)\n'
+                                      'torch.utils.deterministic.fill_uninitialized_memory = True',
+                           'phase': 30,
+                           'preference': 11,
+                           'implies': ('PT_DET',)},
+               'PT_DLSEED': {'title': 'Seed DataLoader workers (generator and worker_init_fn)',
+                             'kind': 'practice',
+                             'how': 'Pass generator=torch.Generator().manual_seed(SEED) to the DataLoader '
+                                    'and a worker_init_fn that reseeds numpy and random from '
+                                    'torch.initial_seed() % 2**32.',
+                             'snippet': 'def seed_worker(worker_id):\n'
+                                        '    worker_seed = torch.initial_seed() % 2**32\n'
+                                        '    numpy.random.seed(worker_seed)\n'
+                                        '    random.seed(worker_seed)\n'
+                                        '\n'
+                                        'g = torch.Generator()\n'
+                                        'g.manual_seed(0)\n'
+                                        'DataLoader(train_dataset, batch_size=batch_size, '
+                                        'num_workers=num_workers, worker_init_fn=seed_worker, generator=g)',
+                             'phase': 40,
+                             'preference': 20,
+                             'implies': ()}},
+ 'order': ('PT_CUBLAS',
+           'TDO',
+           'TDF',
+           'HFT0',
+           'TCD',
+           'EOD',
+           'PT_DET',
+           'SEED',
+           'PT_FILL',
+           'PT_SETDET',
+           'PT_CUDNN',
+           'PT_CUDNN_DET',
+           'PT_NOBENCH',
+           'CPU1',
+           'PT_DETW',
+           'TDP',
+           'DL1',
+           'GATE',
+           'PIT1',
+           'PT_DLSEED',
+           'NOSHARD',
+           'NS'),
  'sources': {'horovod.tensor-fusion': {'id': 'horovod.tensor-fusion',
                                        'framework': 'horovod',
                                        'title': 'Horovod Tensor Fusion',
@@ -3632,10 +3747,2751 @@ INDEX = {'format': 1,
                                                {'kind': 'doc',
                                                 'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
                                                 'title': 'NVIDIA TensorFlow determinism status',
-                                                'section': 'Scatter Nd'})}},
+                                                'section': 'Scatter Nd'})},
+             'torch.adaptive-avg-pool-backward': {'id': 'torch.adaptive-avg-pool-backward',
+                                                  'framework': 'pytorch',
+                                                  'title': 'AdaptiveAvgPool2d and AdaptiveAvgPool3d backward '
+                                                           'on CUDA',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': 'adaptive_avg_pool2d/3d backward on CUDA '
+                                                             'accumulate with atomicAdd; there is no '
+                                                             'deterministic implementation.',
+                                                  'conditions': ('Overlapping windows (input size not a '
+                                                                 'multiple of the output size).',),
+                                                  'notes': 'Version history from the '
+                                                           'use_deterministic_algorithms (1.7: '
+                                                           'set_deterministic) docstrings at each minor '
+                                                           "release 1.7-2.14.1 as compared in the project's "
+                                                           'reference table '
+                                                           '(shared/reference/pytorch-jax-libs.md section '
+                                                           '1); the 2.13.0 docstring was checked directly in '
+                                                           "the installed 2.13.0 wheel. 'Not listed' before "
+                                                           'a release is read as no switch (NS).',
+                                                  'ops': ('torch.nn.AdaptiveAvgPool2d',
+                                                          'torch.nn.AdaptiveAvgPool3d',
+                                                          'torch.nn.functional.adaptive_avg_pool2d',
+                                                          'torch.nn.functional.adaptive_avg_pool3d'),
+                                                  'aliases': (),
+                                                  'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                             ((0, 1, 7),
+                                                              None,
+                                                              '>=1.7',
+                                                              (),
+                                                              False,
+                                                              'RuntimeError',
+                                                              None)),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 2.13.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 1.7.0'},
+                                                                 {'kind': 'pr',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'number': 41538,
+                                                                  'title': 'Reland Add non-deterministic '
+                                                                           'alert to CUDA operations that '
+                                                                           'use `atomicAdd()`',
+                                                                  'state': 'closed',
+                                                                  'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.adaptive-max-pool2d-backward': {'id': 'torch.adaptive-max-pool2d-backward',
+                                                    'framework': 'pytorch',
+                                                    'title': 'AdaptiveMaxPool2d backward on CUDA',
+                                                    'device': 'gpu',
+                                                    'pass': 'backward',
+                                                    'mechanism': 'cuda-atomics',
+                                                    'summary': 'adaptive_max_pool2d backward on CUDA '
+                                                               'scatters gradients with atomicAdd.',
+                                                    'conditions': (),
+                                                    'notes': 'Version history from the '
+                                                             'use_deterministic_algorithms (1.7: '
+                                                             'set_deterministic) docstrings at each minor '
+                                                             'release 1.7-2.14.1 as compared in the '
+                                                             "project's reference table "
+                                                             '(shared/reference/pytorch-jax-libs.md section '
+                                                             '1); the 2.13.0 docstring was checked directly '
+                                                             "in the installed 2.13.0 wheel. 'Not listed' "
+                                                             'before a release is read as no switch (NS).',
+                                                    'ops': ('torch.nn.AdaptiveMaxPool2d',
+                                                            'torch.nn.functional.adaptive_max_pool2d'),
+                                                    'aliases': (),
+                                                    'status': ((None,
+                                                                (0, 1, 7),
+                                                                '<1.7',
+                                                                (),
+                                                                False,
+                                                                None,
+                                                                None),
+                                                               ((0, 1, 7),
+                                                                None,
+                                                                '>=1.7',
+                                                                (),
+                                                                False,
+                                                                'RuntimeError',
+                                                                None)),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 2.13.0'},
+                                                                   {'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 1.7.0'})},
+             'torch.avg-pool3d-backward': {'id': 'torch.avg-pool3d-backward',
+                                           'framework': 'pytorch',
+                                           'title': 'AvgPool3d backward on CUDA',
+                                           'device': 'gpu',
+                                           'pass': 'backward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': 'avg_pool3d_backward_cuda accumulates gradients with '
+                                                      'atomicAdd; there is no deterministic implementation.',
+                                           'conditions': ('Overlapping pooling windows.',),
+                                           'notes': 'Version history from the use_deterministic_algorithms '
+                                                    '(1.7: set_deterministic) docstrings at each minor '
+                                                    "release 1.7-2.14.1 as compared in the project's "
+                                                    'reference table (shared/reference/pytorch-jax-libs.md '
+                                                    'section 1); the 2.13.0 docstring was checked directly '
+                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                    'release is read as no switch (NS).',
+                                           'ops': ('torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'),
+                                           'aliases': (),
+                                           'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                      ((0, 1, 7),
+                                                       None,
+                                                       '>=1.7',
+                                                       (),
+                                                       False,
+                                                       'RuntimeError',
+                                                       None)),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.13.0'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 1.7.0'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 41538,
+                                                           'title': 'Reland Add non-deterministic alert to '
+                                                                    'CUDA operations that use `atomicAdd()`',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.bincount': {'id': 'torch.bincount',
+                                'framework': 'pytorch',
+                                'title': 'bincount on CUDA',
+                                'device': 'gpu',
+                                'pass': 'forward',
+                                'mechanism': 'cuda-atomics',
+                                'summary': '_bincount_cuda accumulates with atomicAdd; with float weights '
+                                           'the sums can differ run to run.',
+                                'conditions': ('A weights tensor is given (from 2.1 the alert fires only '
+                                               'then).',),
+                                'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
+                                         "compared in the project's reference table "
+                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
+                                         "listed' before a release is read as no switch (NS).",
+                                'ops': ('torch.bincount', 'torch.Tensor.bincount'),
+                                'aliases': (),
+                                'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                           ((0, 1, 7),
+                                            (0, 2, 1),
+                                            '>=1.7,<2.1',
+                                            (),
+                                            False,
+                                            'RuntimeError',
+                                            '1.7-2.0: every CUDA call raises in deterministic mode.'),
+                                           ((0, 2, 1),
+                                            None,
+                                            '>=2.1',
+                                            (),
+                                            False,
+                                            'RuntimeError',
+                                            'From 2.1 only when a weights tensor is given.')),
+                                'distributions': {},
+                                'disputes': (),
+                                'references': ({'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 2.13.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.1.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 2.1.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 1.7.0'})},
+             'torch.ctc-loss-backward': {'id': 'torch.ctc-loss-backward',
+                                         'framework': 'pytorch',
+                                         'title': 'CTCLoss backward on CUDA',
+                                         'device': 'gpu',
+                                         'pass': 'backward',
+                                         'mechanism': 'cuda-atomics',
+                                         'summary': 'ctc_loss_backward_gpu has no deterministic '
+                                                    'implementation.',
+                                         'conditions': (),
+                                         'notes': 'Version history from the use_deterministic_algorithms '
+                                                  '(1.7: set_deterministic) docstrings at each minor release '
+                                                  "1.7-2.14.1 as compared in the project's reference table "
+                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
+                                                  '2.13.0 docstring was checked directly in the installed '
+                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
+                                                  'switch (NS).',
+                                         'ops': ('torch.nn.CTCLoss', 'torch.nn.functional.ctc_loss'),
+                                         'aliases': (),
+                                         'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                    ((0, 1, 7),
+                                                     None,
+                                                     '>=1.7',
+                                                     (),
+                                                     False,
+                                                     'RuntimeError',
+                                                     None)),
+                                         'distributions': {},
+                                         'disputes': (),
+                                         'references': ({'kind': 'doc',
+                                                         'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                         'title': 'torch.use_deterministic_algorithms '
+                                                                  'docstring, PyTorch 2.13.0'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                         'title': 'torch.use_deterministic_algorithms '
+                                                                  'docstring, PyTorch 1.7.0'})},
+             'torch.cublas-workspace': {'id': 'torch.cublas-workspace',
+                                        'framework': 'pytorch',
+                                        'title': 'cuBLAS matmul with several workspaces/streams (mm, mv, bmm '
+                                                 'on CUDA)',
+                                        'device': 'gpu',
+                                        'pass': 'both',
+                                        'mechanism': 'algorithm-selection',
+                                        'summary': 'With CUDA >= 10.2, cuBLAS is reproducible only with a '
+                                                   'fixed workspace configuration; PyTorch 1.7-2.9 raised in '
+                                                   'deterministic mode unless CUBLAS_WORKSPACE_CONFIG was '
+                                                   ':4096:8 or :16:8 (PR 41377). PR 161749 removed the check '
+                                                   'and the docstring section in 2.10 because PyTorch '
+                                                   'allocates cuBLAS workspaces per handle and stream.',
+                                        'conditions': ('CUDA >= 10.2.',),
+                                        'notes': 'Version history from the use_deterministic_algorithms '
+                                                 '(1.7: set_deterministic) docstrings at each minor release '
+                                                 "1.7-2.14.1 as compared in the project's reference table "
+                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
+                                                 '2.13.0 docstring was checked directly in the installed '
+                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
+                                                 'switch (NS).',
+                                        'ops': ('torch.mm',
+                                                'torch.mv',
+                                                'torch.bmm',
+                                                'torch.matmul',
+                                                'torch.addmm',
+                                                'torch.baddbmm',
+                                                'torch.Tensor.mm',
+                                                'torch.Tensor.mv',
+                                                'torch.Tensor.bmm',
+                                                'torch.Tensor.matmul',
+                                                'torch.nn.Linear',
+                                                'torch.nn.functional.linear'),
+                                        'aliases': (),
+                                        'status': ((None,
+                                                    (0, 2, 10),
+                                                    '<2.10',
+                                                    ('PT_CUBLAS',),
+                                                    False,
+                                                    None,
+                                                    '1.7-2.9: with deterministic mode on and the variable '
+                                                    'unset, cuBLAS calls raise RuntimeError on CUDA >= 10.2; '
+                                                    'set the variable before CUDA initialises.'),
+                                                   ((0, 2, 10),
+                                                    None,
+                                                    '>=2.10',
+                                                    (),
+                                                    True,
+                                                    None,
+                                                    'No workspace check since PR 161749 (docstring 2.10).')),
+                                        'distributions': {},
+                                        'disputes': ({'claim': 'PR 161749 says the explicit '
+                                                               'per-handle/stream cuBLAS workspaces PyTorch '
+                                                               'has allocated since CUDA 11.x (PR 85447, '
+                                                               "2022) already meet cuBLAS's reproducibility "
+                                                               'conditions, so the variable was not needed '
+                                                               'before 2.10 either.',
+                                                      'status': (((0, 2, 10),
+                                                                  None,
+                                                                  '>=2.10',
+                                                                  (),
+                                                                  True,
+                                                                  None,
+                                                                  None),),
+                                                      'resolution': 'The release containing PR 85447 is not '
+                                                                    'confirmed here; the record follows the '
+                                                                    '1.7-2.9 docstrings, which require the '
+                                                                    'variable, until 2.10.',
+                                                      'references': ({'kind': 'pr',
+                                                                      'repo': 'pytorch/pytorch',
+                                                                      'number': 161749,
+                                                                      'title': '[cuBLAS] update cuBLAS '
+                                                                               'determinism docs, remove '
+                                                                               'workspace requirement checks',
+                                                                      'state': 'closed',
+                                                                      'url': 'https://github.com/pytorch/pytorch/pull/161749'},)},),
+                                        'references': ({'kind': 'doc',
+                                                        'url': 'https://github.com/pytorch/pytorch/blob/v2.9.0/torch/__init__.py',
+                                                        'title': 'torch.use_deterministic_algorithms '
+                                                                 'docstring, PyTorch 2.9.0'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/__init__.py',
+                                                        'title': 'torch.use_deterministic_algorithms '
+                                                                 'docstring, PyTorch 2.10.0'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'pytorch/pytorch',
+                                                        'number': 41377,
+                                                        'title': 'Throw error if '
+                                                                 '`torch.set_deterministic(True)` is called '
+                                                                 'with nondeterministic CuBLAS config',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/pytorch/pytorch/pull/41377'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'pytorch/pytorch',
+                                                        'number': 161749,
+                                                        'title': '[cuBLAS] update cuBLAS determinism docs, '
+                                                                 'remove workspace requirement checks',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/pytorch/pytorch/pull/161749'})},
+             'torch.cudnn-benchmark': {'id': 'torch.cudnn-benchmark',
+                                       'framework': 'pytorch',
+                                       'title': 'cuDNN benchmark mode (per-run algorithm autotuning)',
+                                       'device': 'gpu',
+                                       'pass': 'both',
+                                       'mechanism': 'autotuning',
+                                       'summary': 'With torch.backends.cudnn.benchmark=True, cuDNN times '
+                                                  'several convolution algorithms for each new input shape '
+                                                  'and caches the fastest; timing noise can select a '
+                                                  'different algorithm in another run, so results can '
+                                                  'differ. The default is False.',
+                                       'conditions': ('Only when torch.backends.cudnn.benchmark is set to '
+                                                      'True (default False).',),
+                                       'notes': 'Convolution code passes ctx.benchmarkCuDNN() separately '
+                                                'from the deterministic flag, so '
+                                                'use_deterministic_algorithms(True) does not turn '
+                                                'benchmarking off.',
+                                       'ops': ('torch.backends.cudnn.benchmark',),
+                                       'aliases': (),
+                                       'status': (((0, 1),
+                                                   None,
+                                                   '>=1.0',
+                                                   ('PT_NOBENCH',),
+                                                   False,
+                                                   None,
+                                                   None),),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://docs.pytorch.org/docs/stable/notes/randomness.html',
+                                                       'title': 'PyTorch notes: Reproducibility'},)},
+             'torch.cudnn-convolution': {'id': 'torch.cudnn-convolution',
+                                         'framework': 'pytorch',
+                                         'title': 'cuDNN convolution algorithm choice (Conv and '
+                                                  'ConvTranspose on CUDA)',
+                                         'device': 'gpu',
+                                         'pass': 'both',
+                                         'mechanism': 'algorithm-selection',
+                                         'summary': 'cuDNN convolution algorithms may be non-deterministic '
+                                                    '(backward-filter and backward-data algorithms that use '
+                                                    'atomics). torch.backends.cudnn.deterministic restricts '
+                                                    'the choice to deterministic algorithms; '
+                                                    'use_deterministic_algorithms(True) does the same '
+                                                    '(aten/src/ATen/native/Convolution.cpp passes '
+                                                    'deterministicCuDNN() || deterministicAlgorithms()).',
+                                         'conditions': ('CUDA tensors with cuDNN enabled.',
+                                                        'With torch.backends.cudnn.benchmark=True the '
+                                                        'algorithm is also chosen by timing on each run: see '
+                                                        'torch.cudnn-benchmark (the deterministic switches '
+                                                        'do not turn benchmarking off).'),
+                                         'notes': 'Version history from the use_deterministic_algorithms '
+                                                  '(1.7: set_deterministic) docstrings at each minor release '
+                                                  "1.7-2.14.1 as compared in the project's reference table "
+                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
+                                                  '2.13.0 docstring was checked directly in the installed '
+                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
+                                                  'switch (NS).',
+                                         'ops': ('torch.nn.Conv1d',
+                                                 'torch.nn.Conv2d',
+                                                 'torch.nn.Conv3d',
+                                                 'torch.nn.ConvTranspose1d',
+                                                 'torch.nn.ConvTranspose2d',
+                                                 'torch.nn.ConvTranspose3d',
+                                                 'torch.nn.functional.conv1d',
+                                                 'torch.nn.functional.conv2d',
+                                                 'torch.nn.functional.conv3d',
+                                                 'torch.nn.functional.conv_transpose1d',
+                                                 'torch.nn.functional.conv_transpose2d',
+                                                 'torch.nn.functional.conv_transpose3d'),
+                                         'aliases': (),
+                                         'status': ((None,
+                                                     (0, 1, 7),
+                                                     '<1.7',
+                                                     ('PT_CUDNN_DET',),
+                                                     False,
+                                                     None,
+                                                     None),
+                                                    ((0, 1, 7),
+                                                     (0, 1, 8),
+                                                     '>=1.7,<1.8',
+                                                     ('PT_SETDET', 'PT_CUDNN_DET'),
+                                                     False,
+                                                     None,
+                                                     None),
+                                                    ((0, 1, 8),
+                                                     (0, 1, 11),
+                                                     '>=1.8,<1.11',
+                                                     ('PT_DET', 'PT_CUDNN_DET'),
+                                                     False,
+                                                     None,
+                                                     None),
+                                                    ((0, 1, 11),
+                                                     None,
+                                                     '>=1.11',
+                                                     ('PT_DET', 'PT_DETW', 'PT_CUDNN_DET'),
+                                                     False,
+                                                     None,
+                                                     None)),
+                                         'distributions': {},
+                                         'disputes': (),
+                                         'references': ({'kind': 'doc',
+                                                         'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                         'title': 'torch.use_deterministic_algorithms '
+                                                                  'docstring, PyTorch 2.13.0'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
+                                                         'title': 'torch.use_deterministic_algorithms '
+                                                                  'docstring, PyTorch 1.8.0'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://docs.pytorch.org/docs/stable/notes/randomness.html',
+                                                         'title': 'PyTorch notes: Reproducibility'})},
+             'torch.cumsum': {'id': 'torch.cumsum',
+                              'framework': 'pytorch',
+                              'title': 'cumsum on CUDA (floating point and complex)',
+                              'device': 'gpu',
+                              'pass': 'forward',
+                              'mechanism': 'reduction-order',
+                              'summary': 'The CUDA scan (CUB) used by cumsum can group float additions '
+                                         'differently from run to run (issue 75240). 1.13 added a '
+                                         'nondeterministic alert for floating/complex dtypes (PR 75693); a '
+                                         'deterministic path was added later and the docstring moved cumsum '
+                                         'to the deterministic list in 2.14 (PR 190975).',
+                              'conditions': ('Floating-point or complex dtype on CUDA (integer cumsum is '
+                                             'exact).',),
+                              'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
+                                       "compared in the project's reference table "
+                                       '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                       "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
+                                       "listed' before a release is read as no switch (NS).",
+                              'ops': ('torch.cumsum', 'torch.Tensor.cumsum', 'torch.Tensor.cumsum_'),
+                              'aliases': (),
+                              'status': ((None,
+                                          (0, 1, 13),
+                                          '<1.13',
+                                          (),
+                                          False,
+                                          None,
+                                          'No alert before 1.13: silently non-deterministic (issue 75240, '
+                                          'issue 89492).'),
+                                         ((0, 1, 13),
+                                          (0, 2, 11),
+                                          '>=1.13,<2.11',
+                                          (),
+                                          False,
+                                          'RuntimeError',
+                                          'Per the docstrings. A deterministic CUDA path was worked on from '
+                                          'late 2024 (PR 136224); the release where the code stopped raising '
+                                          'is not confirmed, so a release from about 2.6 may already not '
+                                          'raise.'),
+                                         ((0, 2, 11),
+                                          None,
+                                          '>=2.11',
+                                          ('PT_DET', 'PT_DETW'),
+                                          False,
+                                          None,
+                                          "Under torch.compile, Inductor's scan was non-deterministic even "
+                                          'in deterministic mode until issue 190946 was fixed (2026).')),
+                              'distributions': {},
+                              'disputes': ({'claim': 'The use_deterministic_algorithms docstring lists '
+                                                     'torch.cumsum on CUDA among the ops that raise '
+                                                     'RuntimeError from 1.13 through 2.13 (the 2.13.0 '
+                                                     'docstring, read in the wheel, still does).',
+                                            'status': (((0, 1, 13),
+                                                        (0, 2, 14),
+                                                        '>=1.13,<2.14',
+                                                        (),
+                                                        False,
+                                                        'RuntimeError',
+                                                        None),
+                                                       ((0, 2, 14),
+                                                        None,
+                                                        '>=2.14',
+                                                        ('PT_DET', 'PT_DETW'),
+                                                        False,
+                                                        None,
+                                                        None)),
+                                            'resolution': 'Code and docstring disagree: An H100 probe '
+                                                          '(project reference h100-probe.md, 2026-11-22, '
+                                                          'PyTorch 2.11.0+cu130) saw no error with the mode '
+                                                          'on and 0 of 5 runs differ; a probe, not a '
+                                                          'verifier run. PR 190975 (2026-07) only corrected '
+                                                          'the docs. The record follows the observed 2.11 '
+                                                          'behaviour from 2.11 on and the docstring before '
+                                                          'it.',
+                                            'references': ({'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 2.13.0'},
+                                                           {'kind': 'pr',
+                                                            'repo': 'pytorch/pytorch',
+                                                            'number': 190975,
+                                                            'title': 'Docs: mark torch.cumsum as '
+                                                                     'deterministic under '
+                                                                     'use_deterministic_algorithms',
+                                                            'state': 'closed',
+                                                            'url': 'https://github.com/pytorch/pytorch/pull/190975'})},),
+                              'references': ({'kind': 'doc',
+                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                              'title': 'torch.use_deterministic_algorithms docstring, '
+                                                       'PyTorch 2.13.0'},
+                                             {'kind': 'doc',
+                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/__init__.py',
+                                              'title': 'torch.use_deterministic_algorithms docstring, '
+                                                       'PyTorch 2.14.0'},
+                                             {'kind': 'pr',
+                                              'repo': 'pytorch/pytorch',
+                                              'number': 75693,
+                                              'title': 'Add nondeterministic alert to CUDA cumsum',
+                                              'state': 'closed',
+                                              'url': 'https://github.com/pytorch/pytorch/pull/75693'},
+                                             {'kind': 'issue',
+                                              'repo': 'pytorch/pytorch',
+                                              'number': 75240,
+                                              'title': 'Large cumulative sums appear to be nondeterministic.',
+                                              'state': 'open',
+                                              'url': 'https://github.com/pytorch/pytorch/issues/75240'},
+                                             {'kind': 'issue',
+                                              'repo': 'pytorch/pytorch',
+                                              'number': 89492,
+                                              'title': 'Feature Request: deterministic CUDA cumsum',
+                                              'state': 'closed',
+                                              'url': 'https://github.com/pytorch/pytorch/issues/89492'},
+                                             {'kind': 'pr',
+                                              'repo': 'pytorch/pytorch',
+                                              'number': 136224,
+                                              'title': 'Add deterministic path for CUDA `cumsum`',
+                                              'state': 'closed',
+                                              'url': 'https://github.com/pytorch/pytorch/pull/136224'},
+                                             {'kind': 'pr',
+                                              'repo': 'pytorch/pytorch',
+                                              'number': 190975,
+                                              'title': 'Docs: mark torch.cumsum as deterministic under '
+                                                       'use_deterministic_algorithms',
+                                              'state': 'closed',
+                                              'url': 'https://github.com/pytorch/pytorch/pull/190975'},
+                                             {'kind': 'issue',
+                                              'repo': 'pytorch/pytorch',
+                                              'number': 190946,
+                                              'title': 'cumsum appears non-deterministic under torch.compile '
+                                                       'even when use_deterministic_algorithms is enabled',
+                                              'state': 'closed',
+                                              'url': 'https://github.com/pytorch/pytorch/issues/190946'})},
+             'torch.data-loader-workers': {'id': 'torch.data-loader-workers',
+                                           'framework': 'pytorch',
+                                           'title': 'DataLoader worker seeding',
+                                           'device': 'any',
+                                           'pass': 'forward',
+                                           'mechanism': 'prng-seeding',
+                                           'summary': 'DataLoader workers seed torch and random with '
+                                                      'base_seed + worker_id, where base_seed is drawn from '
+                                                      "the loader's generator (or the global RNG); NumPy's "
+                                                      'global RNG is seeded per worker only from 1.9. The '
+                                                      'randomness notes ask for a seeded generator and a '
+                                                      'worker_init_fn to keep multi-process loading '
+                                                      'reproducible.',
+                                           'conditions': ('num_workers > 0 and random augmentation or '
+                                                          'shuffling in the data pipeline.',),
+                                           'notes': 'worker.py in the 2.13.0 wheel: seed = base_seed + '
+                                                    'worker_id; random.seed(seed); torch.manual_seed(seed); '
+                                                    'np.random.seed(_generate_state(base_seed, worker_id)). '
+                                                    'The 1.8/1.9 NumPy change is from the project reference.',
+                                           'ops': ('torch.utils.data.DataLoader',),
+                                           'aliases': (),
+                                           'status': (((0, 1),
+                                                       None,
+                                                       '>=1.0',
+                                                       ('PT_DLSEED',),
+                                                       False,
+                                                       None,
+                                                       None),),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://docs.pytorch.org/docs/stable/notes/randomness.html',
+                                                           'title': 'PyTorch notes: Reproducibility'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/data/_utils/worker.py',
+                                                           'title': 'torch/utils/data/_utils/worker.py, '
+                                                                    'PyTorch 2.13.0'})},
+             'torch.embedding-backward': {'id': 'torch.embedding-backward',
+                                          'framework': 'pytorch',
+                                          'title': 'Embedding backward on CUDA (atomic fused kernel)',
+                                          'device': 'gpu',
+                                          'pass': 'backward',
+                                          'mechanism': 'cuda-atomics',
+                                          'summary': 'A fused embedding_dense_backward kernel (PR 172454) '
+                                                     'accumulates repeated indices with '
+                                                     'gpuAtomicAddNoReturn; it is skipped in deterministic '
+                                                     'mode. The docstring lists torch.nn.Embedding from 2.14 '
+                                                     '(PR 187682).',
+                                          'conditions': ('Few unique indices with many repetitions (the case '
+                                                         'the atomic kernel handles).',),
+                                          'notes': 'Version history from the use_deterministic_algorithms '
+                                                   '(1.7: set_deterministic) docstrings at each minor '
+                                                   "release 1.7-2.14.1 as compared in the project's "
+                                                   'reference table (shared/reference/pytorch-jax-libs.md '
+                                                   'section 1); the 2.13.0 docstring was checked directly in '
+                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
+                                                   'release is read as no switch (NS).',
+                                          'ops': ('torch.nn.Embedding',
+                                                  'torch.nn.functional.embedding',
+                                                  'torch.embedding'),
+                                          'aliases': (),
+                                          'status': (((0, 2, 11),
+                                                      (0, 2, 14),
+                                                      '>=2.11,<2.14',
+                                                      ('PT_DET', 'PT_DETW'),
+                                                      False,
+                                                      None,
+                                                      'Before the docstring listed it: PR 187682 says the '
+                                                      'atomic kernel is gated on deterministicAlgorithms(); '
+                                                      'an H100 probe on 2.11 saw 5 of 5 runs differ by '
+                                                      'default and 0 of 5 with the mode on (a probe, not a '
+                                                      'verifier run). Releases before 2.11 are left unknown: '
+                                                      'the release of PR 172454 is not confirmed.'),
+                                                     ((0, 2, 14),
+                                                      None,
+                                                      '>=2.14',
+                                                      ('PT_DET', 'PT_DETW'),
+                                                      False,
+                                                      None,
+                                                      None)),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/__init__.py',
+                                                          'title': 'torch.use_deterministic_algorithms '
+                                                                   'docstring, PyTorch 2.14.0'},
+                                                         {'kind': 'pr',
+                                                          'repo': 'pytorch/pytorch',
+                                                          'number': 187682,
+                                                          'title': 'Add deterministic mode test for '
+                                                                   'embedding backward and use '
+                                                                   'DeterministicGuard',
+                                                          'state': 'closed',
+                                                          'url': 'https://github.com/pytorch/pytorch/pull/187682'})},
+             'torch.embedding-bag-max-backward': {'id': 'torch.embedding-bag-max-backward',
+                                                  'framework': 'pytorch',
+                                                  'title': "EmbeddingBag(mode='max') backward on CUDA",
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': "EmbeddingBag backward on CUDA with mode='max' "
+                                                             'has no deterministic implementation.',
+                                                  'conditions': ("mode='max'. In 1.7-1.8 every mode raised; "
+                                                                 "PR 55574 narrowed the alert to mode='max' "
+                                                                 'from 1.9 because sum and mean backward are '
+                                                                 'deterministic.',),
+                                                  'notes': 'Version history from the '
+                                                           'use_deterministic_algorithms (1.7: '
+                                                           'set_deterministic) docstrings at each minor '
+                                                           "release 1.7-2.14.1 as compared in the project's "
+                                                           'reference table '
+                                                           '(shared/reference/pytorch-jax-libs.md section '
+                                                           '1); the 2.13.0 docstring was checked directly in '
+                                                           "the installed 2.13.0 wheel. 'Not listed' before "
+                                                           'a release is read as no switch (NS).',
+                                                  'ops': ('torch.nn.EmbeddingBag',
+                                                          'torch.nn.functional.embedding_bag'),
+                                                  'aliases': (),
+                                                  'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                             ((0, 1, 7),
+                                                              None,
+                                                              '>=1.7',
+                                                              (),
+                                                              False,
+                                                              'RuntimeError',
+                                                              None)),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 2.13.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 1.9.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 1.7.0'},
+                                                                 {'kind': 'pr',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'number': 55574,
+                                                                  'title': 'mark embedding backward '
+                                                                           'non-deterministic for max mode '
+                                                                           'rather than all reducing modes',
+                                                                  'state': 'closed',
+                                                                  'url': 'https://github.com/pytorch/pytorch/pull/55574'})},
+             'torch.fractional-max-pool-backward': {'id': 'torch.fractional-max-pool-backward',
+                                                    'framework': 'pytorch',
+                                                    'title': 'FractionalMaxPool2d and FractionalMaxPool3d '
+                                                             'backward on CUDA',
+                                                    'device': 'gpu',
+                                                    'pass': 'backward',
+                                                    'mechanism': 'cuda-atomics',
+                                                    'summary': 'fractional max pooling backward on CUDA '
+                                                               'scatters gradients with atomicAdd.',
+                                                    'conditions': (),
+                                                    'notes': 'Version history from the '
+                                                             'use_deterministic_algorithms (1.7: '
+                                                             'set_deterministic) docstrings at each minor '
+                                                             'release 1.7-2.14.1 as compared in the '
+                                                             "project's reference table "
+                                                             '(shared/reference/pytorch-jax-libs.md section '
+                                                             '1); the 2.13.0 docstring was checked directly '
+                                                             "in the installed 2.13.0 wheel. 'Not listed' "
+                                                             'before a release is read as no switch (NS).',
+                                                    'ops': ('torch.nn.FractionalMaxPool2d',
+                                                            'torch.nn.FractionalMaxPool3d',
+                                                            'torch.nn.functional.fractional_max_pool2d',
+                                                            'torch.nn.functional.fractional_max_pool3d'),
+                                                    'aliases': (),
+                                                    'status': ((None,
+                                                                (0, 1, 7),
+                                                                '<1.7',
+                                                                (),
+                                                                False,
+                                                                None,
+                                                                None),
+                                                               ((0, 1, 7),
+                                                                None,
+                                                                '>=1.7',
+                                                                (),
+                                                                False,
+                                                                'RuntimeError',
+                                                                None)),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 2.13.0'},
+                                                                   {'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 1.7.0'})},
+             'torch.gather-backward': {'id': 'torch.gather-backward',
+                                       'framework': 'pytorch',
+                                       'title': 'torch.gather backward on CUDA',
+                                       'device': 'gpu',
+                                       'pass': 'backward',
+                                       'mechanism': 'cuda-atomics',
+                                       'summary': 'The backward of gather is a scatter-add into the source '
+                                                  'gradient, done with atomicAdd on CUDA.',
+                                       'conditions': ('The CUDA input requires grad and the index has '
+                                                      'repeated entries.',),
+                                       'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                                'set_deterministic) docstrings at each minor release '
+                                                "1.7-2.14.1 as compared in the project's reference table "
+                                                '(shared/reference/pytorch-jax-libs.md section 1); the '
+                                                '2.13.0 docstring was checked directly in the installed '
+                                                "2.13.0 wheel. 'Not listed' before a release is read as no "
+                                                'switch (NS).',
+                                       'ops': ('torch.gather', 'torch.Tensor.gather'),
+                                       'aliases': (),
+                                       'status': ((None, (0, 1, 9), '<1.9', (), False, None, None),
+                                                  ((0, 1, 9),
+                                                   (0, 1, 13),
+                                                   '>=1.9,<1.13',
+                                                   (),
+                                                   False,
+                                                   'RuntimeError',
+                                                   '1.9-1.12: deterministic only when the input is 1-D (then '
+                                                   'PT_DET fixes it); inputs with more than one dimension '
+                                                   'raise.'),
+                                                  ((0, 1, 13),
+                                                   None,
+                                                   '>=1.13',
+                                                   ('PT_DET', 'PT_DETW'),
+                                                   False,
+                                                   None,
+                                                   None)),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                       'title': 'torch.use_deterministic_algorithms '
+                                                                'docstring, PyTorch 2.13.0'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/__init__.py',
+                                                       'title': 'torch.use_deterministic_algorithms '
+                                                                'docstring, PyTorch 1.13.0'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                       'title': 'torch.use_deterministic_algorithms '
+                                                                'docstring, PyTorch 1.9.0'})},
+             'torch.getitem-backward-cpu': {'id': 'torch.getitem-backward-cpu',
+                                            'framework': 'pytorch',
+                                            'title': 'Tensor.__getitem__ backward on CPU with a '
+                                                     'list-of-tensors index',
+                                            'device': 'cpu',
+                                            'pass': 'backward',
+                                            'mechanism': 'threading',
+                                            'summary': 'The CPU backward of advanced indexing with a list of '
+                                                       'index tensors accumulates into the same elements '
+                                                       'from several threads; deterministic mode uses a '
+                                                       'deterministic path.',
+                                            'conditions': ('The index is a list of tensors (advanced '
+                                                           'indexing) and the input requires grad.',),
+                                            'notes': 'Version history from the use_deterministic_algorithms '
+                                                     '(1.7: set_deterministic) docstrings at each minor '
+                                                     "release 1.7-2.14.1 as compared in the project's "
+                                                     'reference table (shared/reference/pytorch-jax-libs.md '
+                                                     'section 1); the 2.13.0 docstring was checked directly '
+                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                     'release is read as no switch (NS).',
+                                            'ops': ('torch.Tensor.__getitem__',),
+                                            'aliases': (),
+                                            'status': ((None, (0, 1, 8), '<1.8', (), False, None, None),
+                                                       ((0, 1, 8),
+                                                        (0, 1, 11),
+                                                        '>=1.8,<1.11',
+                                                        ('PT_DET',),
+                                                        False,
+                                                        None,
+                                                        None),
+                                                       ((0, 1, 11),
+                                                        None,
+                                                        '>=1.11',
+                                                        ('PT_DET', 'PT_DETW'),
+                                                        False,
+                                                        None,
+                                                        None)),
+                                            'distributions': {},
+                                            'disputes': (),
+                                            'references': ({'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 2.13.0'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 1.8.0'})},
+             'torch.grid-sample-backward': {'id': 'torch.grid-sample-backward',
+                                            'framework': 'pytorch',
+                                            'title': 'grid_sample backward on CUDA',
+                                            'device': 'gpu',
+                                            'pass': 'backward',
+                                            'mechanism': 'cuda-atomics',
+                                            'summary': 'grid_sampler_2d/3d backward on CUDA scatters input '
+                                                       'gradients with atomicAdd.',
+                                            'conditions': (),
+                                            'notes': 'Version history from the use_deterministic_algorithms '
+                                                     '(1.7: set_deterministic) docstrings at each minor '
+                                                     "release 1.7-2.14.1 as compared in the project's "
+                                                     'reference table (shared/reference/pytorch-jax-libs.md '
+                                                     'section 1); the 2.13.0 docstring was checked directly '
+                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                     'release is read as no switch (NS).',
+                                            'ops': ('torch.nn.functional.grid_sample',),
+                                            'aliases': (),
+                                            'status': ((None, (0, 1, 9), '<1.9', (), False, None, None),
+                                                       ((0, 1, 9),
+                                                        None,
+                                                        '>=1.9',
+                                                        (),
+                                                        False,
+                                                        'RuntimeError',
+                                                        None)),
+                                            'distributions': {},
+                                            'disputes': (),
+                                            'references': ({'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 2.13.0'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 1.9.0'})},
+             'torch.histc': {'id': 'torch.histc',
+                             'framework': 'pytorch',
+                             'title': 'histc on CUDA',
+                             'device': 'gpu',
+                             'pass': 'forward',
+                             'mechanism': 'cuda-atomics',
+                             'summary': '_histc_cuda counts with atomicAdd; float bins can differ run to '
+                                        'run.',
+                             'conditions': (),
+                             'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
+                                      "compared in the project's reference table "
+                                      '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                      "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
+                                      "listed' before a release is read as no switch (NS).",
+                             'ops': ('torch.histc', 'torch.Tensor.histc'),
+                             'aliases': (),
+                             'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                        ((0, 1, 7), None, '>=1.7', (), False, 'RuntimeError', None)),
+                             'distributions': {},
+                             'disputes': (),
+                             'references': ({'kind': 'doc',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                             'title': 'torch.use_deterministic_algorithms docstring, PyTorch '
+                                                      '2.13.0'},
+                                            {'kind': 'doc',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                             'title': 'torch.use_deterministic_algorithms docstring, PyTorch '
+                                                      '1.7.0'})},
+             'torch.index-add': {'id': 'torch.index-add',
+                                 'framework': 'pytorch',
+                                 'title': 'index_add on CUDA',
+                                 'device': 'gpu',
+                                 'pass': 'forward',
+                                 'mechanism': 'cuda-atomics',
+                                 'summary': 'index_add_ on CUDA accumulates with atomicAdd; from 1.9 '
+                                            'deterministic mode uses a deterministic implementation.',
+                                 'conditions': ('Floating-point data and repeated indices.',),
+                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
+                                          "compared in the project's reference table "
+                                          '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                          'docstring was checked directly in the installed 2.13.0 wheel. '
+                                          "'Not listed' before a release is read as no switch (NS).",
+                                 'ops': ('torch.index_add',
+                                         'torch.Tensor.index_add',
+                                         'torch.Tensor.index_add_'),
+                                 'aliases': (),
+                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                            ((0, 1, 7),
+                                             (0, 1, 9),
+                                             '>=1.7,<1.9',
+                                             (),
+                                             False,
+                                             'RuntimeError',
+                                             None),
+                                            ((0, 1, 9),
+                                             (0, 1, 11),
+                                             '>=1.9,<1.11',
+                                             ('PT_DET',),
+                                             False,
+                                             None,
+                                             None),
+                                            ((0, 1, 11),
+                                             None,
+                                             '>=1.11',
+                                             ('PT_DET', 'PT_DETW'),
+                                             False,
+                                             None,
+                                             None)),
+                                 'distributions': {},
+                                 'disputes': (),
+                                 'references': ({'kind': 'doc',
+                                                 'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                 'title': 'torch.use_deterministic_algorithms docstring, '
+                                                          'PyTorch 2.13.0'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                 'title': 'torch.use_deterministic_algorithms docstring, '
+                                                          'PyTorch 1.9.0'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                 'title': 'torch.use_deterministic_algorithms docstring, '
+                                                          'PyTorch 1.7.0'},
+                                                {'kind': 'pr',
+                                                 'repo': 'pytorch/pytorch',
+                                                 'number': 41538,
+                                                 'title': 'Reland Add non-deterministic alert to CUDA '
+                                                          'operations that use `atomicAdd()`',
+                                                 'state': 'closed',
+                                                 'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.index-copy': {'id': 'torch.index-copy',
+                                  'framework': 'pytorch',
+                                  'title': 'index_copy with duplicate indices',
+                                  'device': 'any',
+                                  'pass': 'forward',
+                                  'mechanism': 'other',
+                                  'summary': 'With duplicate indices, which copied slice wins is '
+                                             'unspecified; 1.8 alerted on every device (PR 46942), from 1.9 '
+                                             'deterministic mode uses a deterministic implementation on CPU '
+                                             'and CUDA.',
+                                  'conditions': ('The index contains duplicates.',),
+                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                           "as compared in the project's reference table "
+                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                           'docstring was checked directly in the installed 2.13.0 wheel. '
+                                           "'Not listed' before a release is read as no switch (NS).",
+                                  'ops': ('torch.index_copy',
+                                          'torch.Tensor.index_copy',
+                                          'torch.Tensor.index_copy_'),
+                                  'aliases': (),
+                                  'status': ((None, (0, 1, 8), '<1.8', (), False, None, None),
+                                             ((0, 1, 8),
+                                              (0, 1, 9),
+                                              '>=1.8,<1.9',
+                                              (),
+                                              False,
+                                              'RuntimeError',
+                                              None),
+                                             ((0, 1, 9),
+                                              (0, 1, 11),
+                                              '>=1.9,<1.11',
+                                              ('PT_DET',),
+                                              False,
+                                              None,
+                                              None),
+                                             ((0, 1, 11),
+                                              None,
+                                              '>=1.11',
+                                              ('PT_DET', 'PT_DETW'),
+                                              False,
+                                              None,
+                                              None)),
+                                  'distributions': {},
+                                  'disputes': (),
+                                  'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 2.13.0'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 1.9.0'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 1.8.0'},
+                                                 {'kind': 'pr',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'number': 46942,
+                                                  'title': 'Add nondeterministic alert to index_copy, median '
+                                                           'CUDA and kthvalue CUDA',
+                                                  'state': 'closed',
+                                                  'url': 'https://github.com/pytorch/pytorch/pull/46942'})},
+             'torch.index-put-accumulate-cpu': {'id': 'torch.index-put-accumulate-cpu',
+                                                'framework': 'pytorch',
+                                                'title': 'index_put with accumulate=True on CPU',
+                                                'device': 'cpu',
+                                                'pass': 'forward',
+                                                'mechanism': 'threading',
+                                                'summary': 'On CPU, index_put(accumulate=True) with '
+                                                           'duplicate indices accumulates in parallel; '
+                                                           'deterministic mode uses a deterministic '
+                                                           'implementation. (The CUDA accumulate=True path '
+                                                           'is sort-based and is not listed.)',
+                                                'conditions': ('accumulate=True on a CPU tensor, with '
+                                                               'duplicate indices.',),
+                                                'notes': 'Version history from the '
+                                                         'use_deterministic_algorithms (1.7: '
+                                                         'set_deterministic) docstrings at each minor '
+                                                         "release 1.7-2.14.1 as compared in the project's "
+                                                         'reference table '
+                                                         '(shared/reference/pytorch-jax-libs.md section 1); '
+                                                         'the 2.13.0 docstring was checked directly in the '
+                                                         "installed 2.13.0 wheel. 'Not listed' before a "
+                                                         'release is read as no switch (NS).',
+                                                'ops': ('torch.Tensor.index_put',
+                                                        'torch.Tensor.index_put_',
+                                                        'torch.index_put',
+                                                        'torch.index_put_'),
+                                                'aliases': (),
+                                                'status': ((None, (0, 1, 8), '<1.8', (), False, None, None),
+                                                           ((0, 1, 8),
+                                                            (0, 1, 11),
+                                                            '>=1.8,<1.11',
+                                                            ('PT_DET',),
+                                                            False,
+                                                            None,
+                                                            None),
+                                                           ((0, 1, 11),
+                                                            None,
+                                                            '>=1.11',
+                                                            ('PT_DET', 'PT_DETW'),
+                                                            False,
+                                                            None,
+                                                            None)),
+                                                'distributions': {},
+                                                'disputes': (),
+                                                'references': ({'kind': 'doc',
+                                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                'title': 'torch.use_deterministic_algorithms '
+                                                                         'docstring, PyTorch 2.13.0'},
+                                                               {'kind': 'doc',
+                                                                'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
+                                                                'title': 'torch.use_deterministic_algorithms '
+                                                                         'docstring, PyTorch 1.8.0'})},
+             'torch.index-put-no-accumulate': {'id': 'torch.index-put-no-accumulate',
+                                               'framework': 'pytorch',
+                                               'title': 'index_put with accumulate=False (duplicate indices)',
+                                               'device': 'any',
+                                               'pass': 'forward',
+                                               'mechanism': 'other',
+                                               'summary': 'With duplicate indices and accumulate=False, '
+                                                          'which write wins is unspecified; deterministic '
+                                                          'mode makes it deterministic.',
+                                               'conditions': ('accumulate=False and the indices contain '
+                                                              'duplicates.',),
+                                               'notes': 'Version history from the '
+                                                        'use_deterministic_algorithms (1.7: '
+                                                        'set_deterministic) docstrings at each minor release '
+                                                        "1.7-2.14.1 as compared in the project's reference "
+                                                        'table (shared/reference/pytorch-jax-libs.md section '
+                                                        '1); the 2.13.0 docstring was checked directly in '
+                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
+                                                        'release is read as no switch (NS).',
+                                               'ops': ('torch.Tensor.index_put',
+                                                       'torch.Tensor.index_put_',
+                                                       'torch.index_put',
+                                                       'torch.index_put_'),
+                                               'aliases': (),
+                                               'status': ((None, (0, 1, 9), '<1.9', (), False, None, None),
+                                                          ((0, 1, 9),
+                                                           (0, 1, 11),
+                                                           '>=1.9,<1.11',
+                                                           ('PT_DET',),
+                                                           False,
+                                                           None,
+                                                           None),
+                                                          ((0, 1, 11),
+                                                           None,
+                                                           '>=1.11',
+                                                           ('PT_DET', 'PT_DETW'),
+                                                           False,
+                                                           None,
+                                                           None)),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                               'title': 'torch.use_deterministic_algorithms '
+                                                                        'docstring, PyTorch 2.13.0'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                               'title': 'torch.use_deterministic_algorithms '
+                                                                        'docstring, PyTorch 1.9.0'})},
+             'torch.index-select-backward': {'id': 'torch.index-select-backward',
+                                             'framework': 'pytorch',
+                                             'title': 'index_select backward on CUDA',
+                                             'device': 'gpu',
+                                             'pass': 'backward',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'The backward of index_select accumulates into the '
+                                                        'source gradient with atomicAdd on CUDA.',
+                                             'conditions': (),
+                                             'notes': 'Version history from the use_deterministic_algorithms '
+                                                      '(1.7: set_deterministic) docstrings at each minor '
+                                                      "release 1.7-2.14.1 as compared in the project's "
+                                                      'reference table (shared/reference/pytorch-jax-libs.md '
+                                                      'section 1); the 2.13.0 docstring was checked directly '
+                                                      "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                      'release is read as no switch (NS).',
+                                             'ops': ('torch.index_select', 'torch.Tensor.index_select'),
+                                             'aliases': (),
+                                             'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                        ((0, 1, 7),
+                                                         (0, 1, 9),
+                                                         '>=1.7,<1.9',
+                                                         (),
+                                                         False,
+                                                         'RuntimeError',
+                                                         None),
+                                                        ((0, 1, 9),
+                                                         (0, 1, 11),
+                                                         '>=1.9,<1.11',
+                                                         ('PT_DET',),
+                                                         False,
+                                                         None,
+                                                         None),
+                                                        ((0, 1, 11),
+                                                         None,
+                                                         '>=1.11',
+                                                         ('PT_DET', 'PT_DETW'),
+                                                         False,
+                                                         None,
+                                                         None)),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                             'title': 'torch.use_deterministic_algorithms '
+                                                                      'docstring, PyTorch 2.13.0'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                             'title': 'torch.use_deterministic_algorithms '
+                                                                      'docstring, PyTorch 1.9.0'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                             'title': 'torch.use_deterministic_algorithms '
+                                                                      'docstring, PyTorch 1.7.0'})},
+             'torch.interpolate-bicubic-backward': {'id': 'torch.interpolate-bicubic-backward',
+                                                    'framework': 'pytorch',
+                                                    'title': "interpolate(mode='bicubic') backward on CUDA",
+                                                    'device': 'gpu',
+                                                    'pass': 'backward',
+                                                    'mechanism': 'cuda-atomics',
+                                                    'summary': 'upsample_bicubic2d backward on CUDA '
+                                                               'accumulates with atomicAdd.',
+                                                    'conditions': ("mode='bicubic'.",),
+                                                    'notes': 'Version history from the '
+                                                             'use_deterministic_algorithms (1.7: '
+                                                             'set_deterministic) docstrings at each minor '
+                                                             'release 1.7-2.14.1 as compared in the '
+                                                             "project's reference table "
+                                                             '(shared/reference/pytorch-jax-libs.md section '
+                                                             '1); the 2.13.0 docstring was checked directly '
+                                                             "in the installed 2.13.0 wheel. 'Not listed' "
+                                                             'before a release is read as no switch (NS).',
+                                                    'ops': ('torch.nn.functional.interpolate',
+                                                            'torch.nn.functional.upsample',
+                                                            'torch.nn.Upsample'),
+                                                    'aliases': (),
+                                                    'status': ((None,
+                                                                (0, 1, 7),
+                                                                '<1.7',
+                                                                (),
+                                                                False,
+                                                                None,
+                                                                None),
+                                                               ((0, 1, 7),
+                                                                None,
+                                                                '>=1.7',
+                                                                (),
+                                                                False,
+                                                                'RuntimeError',
+                                                                None)),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 2.13.0'},
+                                                                   {'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 1.7.0'})},
+             'torch.interpolate-bilinear-backward': {'id': 'torch.interpolate-bilinear-backward',
+                                                     'framework': 'pytorch',
+                                                     'title': "interpolate(mode='bilinear') backward on CUDA",
+                                                     'device': 'gpu',
+                                                     'pass': 'backward',
+                                                     'mechanism': 'cuda-atomics',
+                                                     'summary': 'upsample_bilinear2d backward on CUDA '
+                                                                'accumulates with atomicAdd. In '
+                                                                'deterministic mode '
+                                                                "F.interpolate(mode='bilinear', "
+                                                                'antialias=False) on a non-CPU tensor runs '
+                                                                'the decomposition _upsample_linear_vec, '
+                                                                'whose backward goes through deterministic '
+                                                                'index_put (torch/nn/functional.py), so it '
+                                                                'does not raise although the docstring says '
+                                                                'it does.',
+                                                     'conditions': ("mode='bilinear', antialias=False.",),
+                                                     'notes': 'Version history from the '
+                                                              'use_deterministic_algorithms (1.7: '
+                                                              'set_deterministic) docstrings at each minor '
+                                                              'release 1.7-2.14.1 as compared in the '
+                                                              "project's reference table "
+                                                              '(shared/reference/pytorch-jax-libs.md section '
+                                                              '1); the 2.13.0 docstring was checked directly '
+                                                              "in the installed 2.13.0 wheel. 'Not listed' "
+                                                              'before a release is read as no switch (NS).',
+                                                     'ops': ('torch.nn.functional.interpolate',
+                                                             'torch.nn.functional.upsample',
+                                                             'torch.nn.Upsample',
+                                                             'torch.nn.UpsamplingBilinear2d',
+                                                             'torch.nn.functional.upsample_bilinear'),
+                                                     'aliases': (),
+                                                     'status': ((None,
+                                                                 (0, 1, 7),
+                                                                 '<1.7',
+                                                                 (),
+                                                                 False,
+                                                                 None,
+                                                                 None),
+                                                                ((0, 1, 7),
+                                                                 (0, 2, 11),
+                                                                 '>=1.7,<2.11',
+                                                                 (),
+                                                                 False,
+                                                                 'RuntimeError',
+                                                                 'Per the docstrings; the release in which '
+                                                                 'F.interpolate began using the '
+                                                                 'decomposition is not confirmed here (the '
+                                                                 'project reference says 2.1).'),
+                                                                ((0, 2, 11),
+                                                                 None,
+                                                                 '>=2.11',
+                                                                 ('PT_DET', 'PT_DETW'),
+                                                                 False,
+                                                                 None,
+                                                                 'The aten backward itself '
+                                                                 '(upsample_bilinear2d_backward_out_cuda) '
+                                                                 'still raises, e.g. when the forward ran '
+                                                                 'before the mode was switched on.')),
+                                                     'distributions': {},
+                                                     'disputes': ({'claim': 'The '
+                                                                            'use_deterministic_algorithms '
+                                                                            'docstring lists F.interpolate '
+                                                                            'backward on CUDA with '
+                                                                            "mode='bilinear' among the ops "
+                                                                            'that raise RuntimeError, from '
+                                                                            '1.7 through 2.14.1.',
+                                                                   'status': (((0, 1, 7),
+                                                                               None,
+                                                                               '>=1.7',
+                                                                               (),
+                                                                               False,
+                                                                               'RuntimeError',
+                                                                               None),),
+                                                                   'resolution': 'Code and docstring '
+                                                                                 'disagree: the 2.13.0 '
+                                                                                 'torch/nn/functional.py '
+                                                                                 'routes this case to a '
+                                                                                 'decomposition in '
+                                                                                 'deterministic mode, and An '
+                                                                                 'H100 probe (project '
+                                                                                 'reference h100-probe.md, '
+                                                                                 '2026-11-22, PyTorch '
+                                                                                 '2.11.0+cu130) saw no error '
+                                                                                 'with the mode on and 0 of '
+                                                                                 '5 runs differ; a probe, '
+                                                                                 'not a verifier run. The '
+                                                                                 'record follows the code '
+                                                                                 'from 2.11.',
+                                                                   'references': ({'kind': 'doc',
+                                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                                            'docstring, '
+                                                                                            'PyTorch 2.13.0'},
+                                                                                  {'kind': 'doc',
+                                                                                   'url': 'https://docs.pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html',
+                                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                                            '(PyTorch '
+                                                                                            'documentation)'})},),
+                                                     'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                     'title': 'torch.use_deterministic_algorithms '
+                                                                              'docstring, PyTorch 2.13.0'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                     'title': 'torch.use_deterministic_algorithms '
+                                                                              'docstring, PyTorch 1.7.0'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                     'title': 'torch/nn/functional.py, '
+                                                                              'PyTorch 2.13.0 (read in the '
+                                                                              'installed 2.13.0 wheel)'},
+                                                                    {'kind': 'issue',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'number': 68961,
+                                                                     'title': 'Deterministic implementation '
+                                                                              'for '
+                                                                              'upsample_bilinear2d_backward_cuda',
+                                                                     'state': 'open',
+                                                                     'url': 'https://github.com/pytorch/pytorch/issues/68961'},
+                                                                    {'kind': 'pr',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'number': 197714,
+                                                                     'title': '[CUDA] Add deterministic '
+                                                                              'bilinear2d backward',
+                                                                     'state': 'open',
+                                                                     'url': 'https://github.com/pytorch/pytorch/pull/197714'})},
+             'torch.interpolate-linear-backward': {'id': 'torch.interpolate-linear-backward',
+                                                   'framework': 'pytorch',
+                                                   'title': "interpolate(mode='linear') backward on CUDA",
+                                                   'device': 'gpu',
+                                                   'pass': 'backward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': 'upsample_linear1d backward on CUDA '
+                                                              'accumulates with atomicAdd.',
+                                                   'conditions': ("mode='linear' (3-D input).",),
+                                                   'notes': 'Version history from the '
+                                                            'use_deterministic_algorithms (1.7: '
+                                                            'set_deterministic) docstrings at each minor '
+                                                            "release 1.7-2.14.1 as compared in the project's "
+                                                            'reference table '
+                                                            '(shared/reference/pytorch-jax-libs.md section '
+                                                            '1); the 2.13.0 docstring was checked directly '
+                                                            "in the installed 2.13.0 wheel. 'Not listed' "
+                                                            'before a release is read as no switch (NS).',
+                                                   'ops': ('torch.nn.functional.interpolate',
+                                                           'torch.nn.functional.upsample',
+                                                           'torch.nn.Upsample'),
+                                                   'aliases': (),
+                                                   'status': ((None,
+                                                               (0, 1, 7),
+                                                               '<1.7',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               None),
+                                                              ((0, 1, 7),
+                                                               None,
+                                                               '>=1.7',
+                                                               (),
+                                                               False,
+                                                               'RuntimeError',
+                                                               None)),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                            'docstring, PyTorch 2.13.0'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                            'docstring, PyTorch 1.7.0'},
+                                                                  {'kind': 'pr',
+                                                                   'repo': 'pytorch/pytorch',
+                                                                   'number': 41538,
+                                                                   'title': 'Reland Add non-deterministic '
+                                                                            'alert to CUDA operations that '
+                                                                            'use `atomicAdd()`',
+                                                                   'state': 'closed',
+                                                                   'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.interpolate-trilinear-backward': {'id': 'torch.interpolate-trilinear-backward',
+                                                      'framework': 'pytorch',
+                                                      'title': "interpolate(mode='trilinear') backward on "
+                                                               'CUDA',
+                                                      'device': 'gpu',
+                                                      'pass': 'backward',
+                                                      'mechanism': 'cuda-atomics',
+                                                      'summary': 'upsample_trilinear3d backward on CUDA '
+                                                                 'accumulates with atomicAdd. In the 2.13.0 '
+                                                                 'torch/nn/functional.py, deterministic mode '
+                                                                 'routes 5-D trilinear inputs on non-CPU '
+                                                                 'devices to the _upsample_linear_vec '
+                                                                 'decomposition, so it does not raise '
+                                                                 'although the docstring says it does.',
+                                                      'conditions': ("mode='trilinear' (5-D input).",),
+                                                      'notes': 'Version history from the '
+                                                               'use_deterministic_algorithms (1.7: '
+                                                               'set_deterministic) docstrings at each minor '
+                                                               'release 1.7-2.14.1 as compared in the '
+                                                               "project's reference table "
+                                                               '(shared/reference/pytorch-jax-libs.md '
+                                                               'section 1); the 2.13.0 docstring was checked '
+                                                               "directly in the installed 2.13.0 wheel. 'Not "
+                                                               "listed' before a release is read as no "
+                                                               'switch (NS).',
+                                                      'ops': ('torch.nn.functional.interpolate',
+                                                              'torch.nn.functional.upsample',
+                                                              'torch.nn.Upsample'),
+                                                      'aliases': (),
+                                                      'status': ((None,
+                                                                  (0, 1, 7),
+                                                                  '<1.7',
+                                                                  (),
+                                                                  False,
+                                                                  None,
+                                                                  None),
+                                                                 ((0, 1, 7),
+                                                                  (0, 2, 13),
+                                                                  '>=1.7,<2.13',
+                                                                  (),
+                                                                  False,
+                                                                  'RuntimeError',
+                                                                  'Per the docstrings; the project reference '
+                                                                  'says the code changed in 2.9, not '
+                                                                  'confirmed here.'),
+                                                                 ((0, 2, 13),
+                                                                  None,
+                                                                  '>=2.13',
+                                                                  ('PT_DET', 'PT_DETW'),
+                                                                  False,
+                                                                  None,
+                                                                  'The aten backward itself still raises.')),
+                                                      'distributions': {},
+                                                      'disputes': ({'claim': 'The '
+                                                                             'use_deterministic_algorithms '
+                                                                             'docstring lists F.interpolate '
+                                                                             'backward on CUDA with '
+                                                                             "mode='trilinear' among the ops "
+                                                                             'that raise RuntimeError, from '
+                                                                             '1.7 through 2.14.1.',
+                                                                    'status': (((0, 1, 7),
+                                                                                None,
+                                                                                '>=1.7',
+                                                                                (),
+                                                                                False,
+                                                                                'RuntimeError',
+                                                                                None),),
+                                                                    'resolution': 'Code and docstring '
+                                                                                  'disagree: the 2.13.0 '
+                                                                                  'torch/nn/functional.py '
+                                                                                  'uses a decomposition in '
+                                                                                  'deterministic mode for '
+                                                                                  'this case (read in the '
+                                                                                  'wheel). The record '
+                                                                                  'follows the code from '
+                                                                                  '2.13, the first release '
+                                                                                  'whose code was read.',
+                                                                    'references': ({'kind': 'doc',
+                                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                                             'docstring, '
+                                                                                             'PyTorch '
+                                                                                             '2.13.0'},
+                                                                                   {'kind': 'doc',
+                                                                                    'url': 'https://docs.pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html',
+                                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                                             '(PyTorch '
+                                                                                             'documentation)'})},),
+                                                      'references': ({'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                      'title': 'torch.use_deterministic_algorithms '
+                                                                               'docstring, PyTorch 2.13.0'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                      'title': 'torch.use_deterministic_algorithms '
+                                                                               'docstring, PyTorch 1.7.0'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                      'title': 'torch/nn/functional.py, '
+                                                                               'PyTorch 2.13.0 (read in the '
+                                                                               'installed 2.13.0 wheel)'})},
+             'torch.kthvalue': {'id': 'torch.kthvalue',
+                                'framework': 'pytorch',
+                                'title': 'kthvalue on CUDA (index among equal values)',
+                                'device': 'gpu',
+                                'pass': 'forward',
+                                'mechanism': 'other',
+                                'summary': 'The CUDA kthvalue kernel let several threads write the index '
+                                           'when the k-th value repeats (alert added by PR 46942). PR 165762 '
+                                           'fixed the race with atomicMin (smallest index wins), removed the '
+                                           'alert and removed kthvalue from the docstring in 2.10.',
+                                'conditions': ('The k-th value occurs more than once.',),
+                                'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
+                                         "compared in the project's reference table "
+                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
+                                         "listed' before a release is read as no switch (NS).",
+                                'ops': ('torch.kthvalue', 'torch.Tensor.kthvalue'),
+                                'aliases': (),
+                                'status': ((None, (0, 1, 8), '<1.8', (), False, None, None),
+                                           ((0, 1, 8),
+                                            (0, 2, 10),
+                                            '>=1.8,<2.10',
+                                            (),
+                                            False,
+                                            'RuntimeError',
+                                            None),
+                                           ((0, 2, 10), None, '>=2.10', (), True, None, None)),
+                                'distributions': {},
+                                'disputes': ({'claim': 'PR 187252 (2026-06) says the CUDA kthvalue kernel '
+                                                       'still returns different indices for duplicate values '
+                                                       'and tries to add the alert back.',
+                                              'status': (((0, 2, 10),
+                                                          None,
+                                                          '>=2.10',
+                                                          (),
+                                                          False,
+                                                          'RuntimeError',
+                                                          None),),
+                                              'resolution': 'A maintainer answered on issue 186883 that '
+                                                            'kthvalue has a deterministic implementation (PR '
+                                                            '165762); the record follows the 2.10 docstring '
+                                                            'change and PR 165762.',
+                                              'references': ({'kind': 'pr',
+                                                              'repo': 'pytorch/pytorch',
+                                                              'number': 187252,
+                                                              'title': 'Add nondeterministic alert for '
+                                                                       'kthvalue on CUDA',
+                                                              'state': 'closed',
+                                                              'url': 'https://github.com/pytorch/pytorch/pull/187252'},
+                                                             {'kind': 'issue',
+                                                              'repo': 'pytorch/pytorch',
+                                                              'number': 186883,
+                                                              'title': 'kthvalue CUDA does not have a '
+                                                                       'deterministic implementation',
+                                                              'state': 'closed',
+                                                              'url': 'https://github.com/pytorch/pytorch/issues/186883'})},),
+                                'references': ({'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.9.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 2.9.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 2.10.0'},
+                                               {'kind': 'pr',
+                                                'repo': 'pytorch/pytorch',
+                                                'number': 46942,
+                                                'title': 'Add nondeterministic alert to index_copy, median '
+                                                         'CUDA and kthvalue CUDA',
+                                                'state': 'closed',
+                                                'url': 'https://github.com/pytorch/pytorch/pull/46942'},
+                                               {'kind': 'pr',
+                                                'repo': 'pytorch/pytorch',
+                                                'number': 165762,
+                                                'title': 'Fix race condition and make CUDA kthvalue '
+                                                         'deterministic',
+                                                'state': 'closed',
+                                                'url': 'https://github.com/pytorch/pytorch/pull/165762'},
+                                               {'kind': 'issue',
+                                                'repo': 'pytorch/pytorch',
+                                                'number': 186883,
+                                                'title': 'kthvalue CUDA does not have a deterministic '
+                                                         'implementation',
+                                                'state': 'closed',
+                                                'url': 'https://github.com/pytorch/pytorch/issues/186883'})},
+             'torch.max-pool3d-backward': {'id': 'torch.max-pool3d-backward',
+                                           'framework': 'pytorch',
+                                           'title': 'MaxPool3d backward on CUDA',
+                                           'device': 'gpu',
+                                           'pass': 'backward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': 'The CUDA max_pool3d backward scatters gradients with '
+                                                      'atomicAdd. From 2.13, F.max_pool3d on CUDA in '
+                                                      'deterministic mode uses the differentiable '
+                                                      'decomposition '
+                                                      'torch._decomp.decompositions.max_pool3d_with_indices '
+                                                      '(PRs 175411/179104), whose backward is deterministic.',
+                                           'conditions': ('Overlapping pooling windows (stride smaller than '
+                                                          'the kernel).',),
+                                           'notes': 'Version history from the use_deterministic_algorithms '
+                                                    '(1.7: set_deterministic) docstrings at each minor '
+                                                    "release 1.7-2.14.1 as compared in the project's "
+                                                    'reference table (shared/reference/pytorch-jax-libs.md '
+                                                    'section 1); the 2.13.0 docstring was checked directly '
+                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                    'release is read as no switch (NS).',
+                                           'ops': ('torch.nn.MaxPool3d', 'torch.nn.functional.max_pool3d'),
+                                           'aliases': (),
+                                           'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                      ((0, 1, 7),
+                                                       (0, 2, 13),
+                                                       '>=1.7,<2.13',
+                                                       (),
+                                                       False,
+                                                       'RuntimeError',
+                                                       None),
+                                                      ((0, 2, 13),
+                                                       None,
+                                                       '>=2.13',
+                                                       ('PT_DET', 'PT_DETW'),
+                                                       False,
+                                                       None,
+                                                       'Calling the aten op max_pool3d_with_indices_backward '
+                                                       'directly still raises.')),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.13.0'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.12.0'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 175411,
+                                                           'title': 'Add differentiable decomposition for '
+                                                                    'max_pool2d/3d_with_indices',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/175411'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 179104,
+                                                           'title': 'Add differentiable decomposition for '
+                                                                    'max_pool2d/3d_with_indices',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/179104'},
+                                                          {'kind': 'issue',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 85425,
+                                                           'title': 'Deterministic Algorithm',
+                                                           'state': 'open',
+                                                           'url': 'https://github.com/pytorch/pytorch/issues/85425'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                           'title': 'torch/nn/functional.py, PyTorch 2.13.0 '
+                                                                    '(read in the installed 2.13.0 wheel)'})},
+             'torch.max-unpool': {'id': 'torch.max-unpool',
+                                  'framework': 'pytorch',
+                                  'title': 'MaxUnpool1d/2d/3d (forward, any device)',
+                                  'device': 'any',
+                                  'pass': 'forward',
+                                  'mechanism': 'other',
+                                  'summary': 'With duplicate indices, which value max_unpool writes is '
+                                             'unspecified; the alert fires on CPU and CUDA.',
+                                  'conditions': ('The indices contain duplicates.',),
+                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                           "as compared in the project's reference table "
+                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                           'docstring was checked directly in the installed 2.13.0 wheel. '
+                                           "'Not listed' before a release is read as no switch (NS).",
+                                  'ops': ('torch.nn.MaxUnpool1d',
+                                          'torch.nn.MaxUnpool2d',
+                                          'torch.nn.MaxUnpool3d',
+                                          'torch.nn.functional.max_unpool1d',
+                                          'torch.nn.functional.max_unpool2d',
+                                          'torch.nn.functional.max_unpool3d'),
+                                  'aliases': (),
+                                  'status': ((None, (0, 1, 13), '<1.13', (), False, None, None),
+                                             ((0, 1, 13), None, '>=1.13', (), False, 'RuntimeError', None)),
+                                  'distributions': {},
+                                  'disputes': (),
+                                  'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 2.13.0'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 1.13.0'})},
+             'torch.median-indices': {'id': 'torch.median-indices',
+                                      'framework': 'pytorch',
+                                      'title': 'median with indices output on CUDA',
+                                      'device': 'gpu',
+                                      'pass': 'forward',
+                                      'mechanism': 'other',
+                                      'summary': 'median with an indices output on CUDA may return any index '
+                                                 'of equal values.',
+                                      'conditions': ('median(dim) returning indices; plain median() without '
+                                                     'dim is not flagged.',),
+                                      'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                               'set_deterministic) docstrings at each minor release '
+                                               "1.7-2.14.1 as compared in the project's reference table "
+                                               '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                               'docstring was checked directly in the installed 2.13.0 '
+                                               "wheel. 'Not listed' before a release is read as no switch "
+                                               '(NS).',
+                                      'ops': ('torch.median', 'torch.Tensor.median'),
+                                      'aliases': (),
+                                      'status': ((None, (0, 1, 8), '<1.8', (), False, None, None),
+                                                 ((0, 1, 8), None, '>=1.8', (), False, 'RuntimeError', None)),
+                                      'distributions': {},
+                                      'disputes': (),
+                                      'references': ({'kind': 'doc',
+                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                      'title': 'torch.use_deterministic_algorithms '
+                                                               'docstring, PyTorch 2.13.0'},
+                                                     {'kind': 'doc',
+                                                      'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
+                                                      'title': 'torch.use_deterministic_algorithms '
+                                                               'docstring, PyTorch 1.8.0'},
+                                                     {'kind': 'pr',
+                                                      'repo': 'pytorch/pytorch',
+                                                      'number': 46942,
+                                                      'title': 'Add nondeterministic alert to index_copy, '
+                                                               'median CUDA and kthvalue CUDA',
+                                                      'state': 'closed',
+                                                      'url': 'https://github.com/pytorch/pytorch/pull/46942'})},
+             'torch.nll-loss': {'id': 'torch.nll-loss',
+                                'framework': 'pytorch',
+                                'title': 'NLLLoss on CUDA',
+                                'device': 'gpu',
+                                'pass': 'forward',
+                                'mechanism': 'cuda-atomics',
+                                'summary': 'The CUDA NLL loss forward (e.g. '
+                                           'nll_loss2d_forward_out_cuda_template) reduces with atomics.',
+                                'conditions': ('1.7-1.8 docstrings: only when the input requires grad; from '
+                                               '1.9 any CUDA call.',),
+                                'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
+                                         "compared in the project's reference table "
+                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
+                                         "listed' before a release is read as no switch (NS).",
+                                'ops': ('torch.nn.NLLLoss', 'torch.nn.functional.nll_loss'),
+                                'aliases': (),
+                                'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                           ((0, 1, 7), None, '>=1.7', (), False, 'RuntimeError', None)),
+                                'distributions': {},
+                                'disputes': (),
+                                'references': ({'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 2.13.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 1.9.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 1.7.0'})},
+             'torch.put-accumulate-cpu': {'id': 'torch.put-accumulate-cpu',
+                                          'framework': 'pytorch',
+                                          'title': 'Tensor.put_ with accumulate=True on CPU',
+                                          'device': 'cpu',
+                                          'pass': 'forward',
+                                          'mechanism': 'threading',
+                                          'summary': 'On CPU, put_(accumulate=True) with duplicate indices '
+                                                     'accumulates in parallel; deterministic mode uses a '
+                                                     'deterministic implementation.',
+                                          'conditions': ('accumulate=True on a CPU tensor, with duplicate '
+                                                         'indices.',),
+                                          'notes': 'Version history from the use_deterministic_algorithms '
+                                                   '(1.7: set_deterministic) docstrings at each minor '
+                                                   "release 1.7-2.14.1 as compared in the project's "
+                                                   'reference table (shared/reference/pytorch-jax-libs.md '
+                                                   'section 1); the 2.13.0 docstring was checked directly in '
+                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
+                                                   'release is read as no switch (NS).',
+                                          'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
+                                          'aliases': (),
+                                          'status': ((None, (0, 1, 9), '<1.9', (), False, None, None),
+                                                     ((0, 1, 9),
+                                                      (0, 1, 11),
+                                                      '>=1.9,<1.11',
+                                                      ('PT_DET',),
+                                                      False,
+                                                      None,
+                                                      None),
+                                                     ((0, 1, 11),
+                                                      None,
+                                                      '>=1.11',
+                                                      ('PT_DET', 'PT_DETW'),
+                                                      False,
+                                                      None,
+                                                      None)),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                          'title': 'torch.use_deterministic_algorithms '
+                                                                   'docstring, PyTorch 2.13.0'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                          'title': 'torch.use_deterministic_algorithms '
+                                                                   'docstring, PyTorch 1.9.0'})},
+             'torch.put-accumulate-cuda': {'id': 'torch.put-accumulate-cuda',
+                                           'framework': 'pytorch',
+                                           'title': 'Tensor.put_ with accumulate=True on CUDA',
+                                           'device': 'gpu',
+                                           'pass': 'forward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': 'put_(accumulate=True) on CUDA accumulates with '
+                                                      'atomics.',
+                                           'conditions': ('accumulate=True on a CUDA tensor.',),
+                                           'notes': 'Version history from the use_deterministic_algorithms '
+                                                    '(1.7: set_deterministic) docstrings at each minor '
+                                                    "release 1.7-2.14.1 as compared in the project's "
+                                                    'reference table (shared/reference/pytorch-jax-libs.md '
+                                                    'section 1); the 2.13.0 docstring was checked directly '
+                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                    'release is read as no switch (NS).',
+                                           'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
+                                           'aliases': (),
+                                           'status': ((None, (0, 1, 9), '<1.9', (), False, None, None),
+                                                      ((0, 1, 9),
+                                                       None,
+                                                       '>=1.9',
+                                                       (),
+                                                       False,
+                                                       'RuntimeError',
+                                                       None)),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.13.0'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 1.9.0'})},
+             'torch.put-no-accumulate': {'id': 'torch.put-no-accumulate',
+                                         'framework': 'pytorch',
+                                         'title': 'Tensor.put_ with accumulate=False',
+                                         'device': 'any',
+                                         'pass': 'forward',
+                                         'mechanism': 'other',
+                                         'summary': 'put_ with duplicate indices and accumulate=False writes '
+                                                    'in an unspecified order.',
+                                         'conditions': ('accumulate=False and duplicate indices.',),
+                                         'notes': 'Version history from the use_deterministic_algorithms '
+                                                  '(1.7: set_deterministic) docstrings at each minor release '
+                                                  "1.7-2.14.1 as compared in the project's reference table "
+                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
+                                                  '2.13.0 docstring was checked directly in the installed '
+                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
+                                                  'switch (NS).',
+                                         'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
+                                         'aliases': (),
+                                         'status': ((None, (0, 1, 9), '<1.9', (), False, None, None),
+                                                    ((0, 1, 9),
+                                                     None,
+                                                     '>=1.9',
+                                                     (),
+                                                     False,
+                                                     'RuntimeError',
+                                                     None)),
+                                         'distributions': {},
+                                         'disputes': (),
+                                         'references': ({'kind': 'doc',
+                                                         'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                         'title': 'torch.use_deterministic_algorithms '
+                                                                  'docstring, PyTorch 2.13.0'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                         'title': 'torch.use_deterministic_algorithms '
+                                                                  'docstring, PyTorch 1.9.0'})},
+             'torch.quantized-resize': {'id': 'torch.quantized-resize',
+                                        'framework': 'pytorch',
+                                        'title': 'Tensor.resize_ on a quantized tensor',
+                                        'device': 'any',
+                                        'pass': 'forward',
+                                        'mechanism': 'other',
+                                        'summary': 'resize_ on a quantized tensor leaves new memory '
+                                                   'uninitialized and cannot fill it, so it raises in '
+                                                   'deterministic mode.',
+                                        'conditions': ('The tensor is quantized.',),
+                                        'notes': 'Version history from the use_deterministic_algorithms '
+                                                 '(1.7: set_deterministic) docstrings at each minor release '
+                                                 "1.7-2.14.1 as compared in the project's reference table "
+                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
+                                                 '2.13.0 docstring was checked directly in the installed '
+                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
+                                                 'switch (NS).',
+                                        'ops': ('torch.Tensor.resize_',),
+                                        'aliases': (),
+                                        'status': ((None, (0, 2, 1), '<2.1', (), False, None, None),
+                                                   ((0, 2, 1),
+                                                    None,
+                                                    '>=2.1',
+                                                    (),
+                                                    False,
+                                                    'RuntimeError',
+                                                    None)),
+                                        'distributions': {},
+                                        'disputes': (),
+                                        'references': ({'kind': 'doc',
+                                                        'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                        'title': 'torch.use_deterministic_algorithms '
+                                                                 'docstring, PyTorch 2.13.0'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/pytorch/pytorch/blob/v2.1.0/torch/__init__.py',
+                                                        'title': 'torch.use_deterministic_algorithms '
+                                                                 'docstring, PyTorch 2.1.0'})},
+             'torch.reflection-pad-1d-2d-backward': {'id': 'torch.reflection-pad-1d-2d-backward',
+                                                     'framework': 'pytorch',
+                                                     'title': 'ReflectionPad1d and ReflectionPad2d backward '
+                                                              'on CUDA',
+                                                     'device': 'gpu',
+                                                     'pass': 'backward',
+                                                     'mechanism': 'cuda-atomics',
+                                                     'summary': 'reflection_pad1d/2d backward on CUDA '
+                                                                'accumulate reflected borders with '
+                                                                'atomicAdd.',
+                                                     'conditions': (),
+                                                     'notes': 'Version history from the '
+                                                              'use_deterministic_algorithms (1.7: '
+                                                              'set_deterministic) docstrings at each minor '
+                                                              'release 1.7-2.14.1 as compared in the '
+                                                              "project's reference table "
+                                                              '(shared/reference/pytorch-jax-libs.md section '
+                                                              '1); the 2.13.0 docstring was checked directly '
+                                                              "in the installed 2.13.0 wheel. 'Not listed' "
+                                                              'before a release is read as no switch (NS).',
+                                                     'ops': ('torch.nn.ReflectionPad1d',
+                                                             'torch.nn.ReflectionPad2d'),
+                                                     'aliases': (),
+                                                     'status': ((None,
+                                                                 (0, 1, 7),
+                                                                 '<1.7',
+                                                                 (),
+                                                                 False,
+                                                                 None,
+                                                                 None),
+                                                                ((0, 1, 7),
+                                                                 None,
+                                                                 '>=1.7',
+                                                                 (),
+                                                                 False,
+                                                                 'RuntimeError',
+                                                                 None)),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                     'title': 'torch.use_deterministic_algorithms '
+                                                                              'docstring, PyTorch 2.13.0'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                     'title': 'torch.use_deterministic_algorithms '
+                                                                              'docstring, PyTorch 1.7.0'},
+                                                                    {'kind': 'issue',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'number': 68102,
+                                                                     'title': 'Can not guarantee '
+                                                                              'reproducible for '
+                                                                              '`nn.ReflectionPad2d`',
+                                                                     'state': 'open',
+                                                                     'url': 'https://github.com/pytorch/pytorch/issues/68102'})},
+             'torch.reflection-pad-3d-backward': {'id': 'torch.reflection-pad-3d-backward',
+                                                  'framework': 'pytorch',
+                                                  'title': 'ReflectionPad3d backward on CUDA',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': 'reflection_pad3d backward on CUDA accumulates '
+                                                             'reflected borders with atomicAdd.',
+                                                  'conditions': (),
+                                                  'notes': 'Version history from the '
+                                                           'use_deterministic_algorithms (1.7: '
+                                                           'set_deterministic) docstrings at each minor '
+                                                           "release 1.7-2.14.1 as compared in the project's "
+                                                           'reference table '
+                                                           '(shared/reference/pytorch-jax-libs.md section '
+                                                           '1); the 2.13.0 docstring was checked directly in '
+                                                           "the installed 2.13.0 wheel. 'Not listed' before "
+                                                           'a release is read as no switch (NS).',
+                                                  'ops': ('torch.nn.ReflectionPad3d',),
+                                                  'aliases': (),
+                                                  'status': ((None,
+                                                              (0, 1, 10),
+                                                              '<1.10',
+                                                              (),
+                                                              False,
+                                                              None,
+                                                              None),
+                                                             ((0, 1, 10),
+                                                              None,
+                                                              '>=1.10',
+                                                              (),
+                                                              False,
+                                                              'RuntimeError',
+                                                              None)),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 2.13.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.10.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 1.10.0'})},
+             'torch.repeat-interleave-backward': {'id': 'torch.repeat-interleave-backward',
+                                                  'framework': 'pytorch',
+                                                  'title': 'repeat_interleave backward on CUDA',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': 'The backward of repeat_interleave sums '
+                                                             'repeated gradients with atomics on CUDA.',
+                                                  'conditions': (),
+                                                  'notes': 'Version history from the '
+                                                           'use_deterministic_algorithms (1.7: '
+                                                           'set_deterministic) docstrings at each minor '
+                                                           "release 1.7-2.14.1 as compared in the project's "
+                                                           'reference table '
+                                                           '(shared/reference/pytorch-jax-libs.md section '
+                                                           '1); the 2.13.0 docstring was checked directly in '
+                                                           "the installed 2.13.0 wheel. 'Not listed' before "
+                                                           'a release is read as no switch (NS).',
+                                                  'ops': ('torch.repeat_interleave',
+                                                          'torch.Tensor.repeat_interleave'),
+                                                  'aliases': (),
+                                                  'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                                             ((0, 1, 7),
+                                                              (0, 1, 9),
+                                                              '>=1.7,<1.9',
+                                                              (),
+                                                              False,
+                                                              'RuntimeError',
+                                                              None),
+                                                             ((0, 1, 9),
+                                                              (0, 1, 11),
+                                                              '>=1.9,<1.11',
+                                                              ('PT_DET',),
+                                                              False,
+                                                              None,
+                                                              None),
+                                                             ((0, 1, 11),
+                                                              None,
+                                                              '>=1.11',
+                                                              ('PT_DET', 'PT_DETW'),
+                                                              False,
+                                                              None,
+                                                              None)),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 2.13.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 1.9.0'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                                  'title': 'torch.use_deterministic_algorithms '
+                                                                           'docstring, PyTorch 1.7.0'})},
+             'torch.replication-pad-1d-3d-backward': {'id': 'torch.replication-pad-1d-3d-backward',
+                                                      'framework': 'pytorch',
+                                                      'title': 'ReplicationPad1d and ReplicationPad3d '
+                                                               'backward on CUDA',
+                                                      'device': 'gpu',
+                                                      'pass': 'backward',
+                                                      'mechanism': 'cuda-atomics',
+                                                      'summary': 'The CUDA backward of 1-D and 3-D '
+                                                                 'replication padding accumulates gradients '
+                                                                 'with atomicAdd; in deterministic mode '
+                                                                 "F.pad(mode='replicate') routes CUDA inputs "
+                                                                 'to a decomposition with a deterministic '
+                                                                 'backward (present in the 2.13.0 '
+                                                                 'torch/nn/functional.py).',
+                                                      'conditions': (),
+                                                      'notes': 'Version history from the '
+                                                               'use_deterministic_algorithms (1.7: '
+                                                               'set_deterministic) docstrings at each minor '
+                                                               'release 1.7-2.14.1 as compared in the '
+                                                               "project's reference table "
+                                                               '(shared/reference/pytorch-jax-libs.md '
+                                                               'section 1); the 2.13.0 docstring was checked '
+                                                               "directly in the installed 2.13.0 wheel. 'Not "
+                                                               "listed' before a release is read as no "
+                                                               'switch (NS).',
+                                                      'ops': ('torch.nn.ReplicationPad1d',
+                                                              'torch.nn.ReplicationPad3d'),
+                                                      'aliases': (),
+                                                      'status': ((None,
+                                                                  (0, 1, 7),
+                                                                  '<1.7',
+                                                                  (),
+                                                                  False,
+                                                                  None,
+                                                                  None),
+                                                                 ((0, 1, 7),
+                                                                  (0, 2, 8),
+                                                                  '>=1.7,<2.8',
+                                                                  (),
+                                                                  False,
+                                                                  'RuntimeError',
+                                                                  None),
+                                                                 ((0, 2, 8),
+                                                                  None,
+                                                                  '>=2.8',
+                                                                  ('PT_DET', 'PT_DETW'),
+                                                                  False,
+                                                                  None,
+                                                                  None)),
+                                                      'distributions': {},
+                                                      'disputes': ({'claim': 'The project reference (from '
+                                                                             'torch/nn/functional.py of the '
+                                                                             'wheels) says the replicate '
+                                                                             'decomposition covers 1-D and '
+                                                                             '3-D CUDA inputs from 2.3, so '
+                                                                             'these ops stopped raising '
+                                                                             'before the docstring moved '
+                                                                             'them in 2.8.',
+                                                                    'status': (((0, 1, 7),
+                                                                                (0, 2, 3),
+                                                                                '>=1.7,<2.3',
+                                                                                (),
+                                                                                False,
+                                                                                'RuntimeError',
+                                                                                None),
+                                                                               ((0, 2, 3),
+                                                                                None,
+                                                                                '>=2.3',
+                                                                                ('PT_DET', 'PT_DETW'),
+                                                                                False,
+                                                                                None,
+                                                                                None)),
+                                                                    'resolution': 'The release in which the '
+                                                                                  'code changed is not '
+                                                                                  'confirmed from a primary '
+                                                                                  'source here (issue 115395 '
+                                                                                  "only says a PR 'should "
+                                                                                  "partially fix' it); the "
+                                                                                  'record follows the '
+                                                                                  'docstrings (raises '
+                                                                                  'through 2.7, '
+                                                                                  'deterministic from 2.8, '
+                                                                                  'PR 148633).',
+                                                                    'references': ({'kind': 'issue',
+                                                                                    'repo': 'pytorch/pytorch',
+                                                                                    'number': 115395,
+                                                                                    'title': 'Deterministic '
+                                                                                             'decomp for '
+                                                                                             '`replication_pad_1d/3d`',
+                                                                                    'state': 'closed',
+                                                                                    'url': 'https://github.com/pytorch/pytorch/issues/115395'},
+                                                                                   {'kind': 'pr',
+                                                                                    'repo': 'pytorch/pytorch',
+                                                                                    'number': 148633,
+                                                                                    'title': 'update '
+                                                                                             'torch.nn.RelicationPad{1,2,3}d '
+                                                                                             'deternimistic '
+                                                                                             'documentation',
+                                                                                    'state': 'closed',
+                                                                                    'url': 'https://github.com/pytorch/pytorch/pull/148633'})},),
+                                                      'references': ({'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                      'title': 'torch.use_deterministic_algorithms '
+                                                                               'docstring, PyTorch 2.13.0'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.8.0/torch/__init__.py',
+                                                                      'title': 'torch.use_deterministic_algorithms '
+                                                                               'docstring, PyTorch 2.8.0'},
+                                                                     {'kind': 'pr',
+                                                                      'repo': 'pytorch/pytorch',
+                                                                      'number': 148633,
+                                                                      'title': 'update '
+                                                                               'torch.nn.RelicationPad{1,2,3}d '
+                                                                               'deternimistic documentation',
+                                                                      'state': 'closed',
+                                                                      'url': 'https://github.com/pytorch/pytorch/pull/148633'},
+                                                                     {'kind': 'issue',
+                                                                      'repo': 'pytorch/pytorch',
+                                                                      'number': 115395,
+                                                                      'title': 'Deterministic decomp for '
+                                                                               '`replication_pad_1d/3d`',
+                                                                      'state': 'closed',
+                                                                      'url': 'https://github.com/pytorch/pytorch/issues/115395'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                      'title': 'torch/nn/functional.py, '
+                                                                               'PyTorch 2.13.0 (read in the '
+                                                                               'installed 2.13.0 wheel)'})},
+             'torch.replication-pad-2d-backward': {'id': 'torch.replication-pad-2d-backward',
+                                                   'framework': 'pytorch',
+                                                   'title': 'ReplicationPad2d backward on CUDA',
+                                                   'device': 'gpu',
+                                                   'pass': 'backward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': 'The CUDA backward of 2-D replication padding '
+                                                              'accumulates gradients with atomicAdd. From '
+                                                              "2.2, F.pad(mode='replicate') on CUDA in "
+                                                              'deterministic mode uses a decomposition whose '
+                                                              'backward is deterministic (PR 111590).',
+                                                   'conditions': (),
+                                                   'notes': 'Version history from the '
+                                                            'use_deterministic_algorithms (1.7: '
+                                                            'set_deterministic) docstrings at each minor '
+                                                            "release 1.7-2.14.1 as compared in the project's "
+                                                            'reference table '
+                                                            '(shared/reference/pytorch-jax-libs.md section '
+                                                            '1); the 2.13.0 docstring was checked directly '
+                                                            "in the installed 2.13.0 wheel. 'Not listed' "
+                                                            'before a release is read as no switch (NS).',
+                                                   'ops': ('torch.nn.ReplicationPad2d',),
+                                                   'aliases': (),
+                                                   'status': ((None,
+                                                               (0, 1, 7),
+                                                               '<1.7',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               None),
+                                                              ((0, 1, 7),
+                                                               (0, 2, 2),
+                                                               '>=1.7,<2.2',
+                                                               (),
+                                                               False,
+                                                               'RuntimeError',
+                                                               None),
+                                                              ((0, 2, 2),
+                                                               None,
+                                                               '>=2.2',
+                                                               ('PT_DET', 'PT_DETW'),
+                                                               False,
+                                                               None,
+                                                               None)),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                            'docstring, PyTorch 2.13.0'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.2.0/torch/__init__.py',
+                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                            'docstring, PyTorch 2.2.0'},
+                                                                  {'kind': 'pr',
+                                                                   'repo': 'pytorch/pytorch',
+                                                                   'number': 111590,
+                                                                   'title': 'Add decomp for '
+                                                                            '`replication_pad2d` and use for '
+                                                                            'CUDA deterministic',
+                                                                   'state': 'closed',
+                                                                   'url': 'https://github.com/pytorch/pytorch/pull/111590'},
+                                                                  {'kind': 'issue',
+                                                                   'repo': 'pytorch/pytorch',
+                                                                   'number': 95578,
+                                                                   'title': '[Reproducibility]replication_pad2d_backward_cuda '
+                                                                            'does not have a deterministic '
+                                                                            'implementation',
+                                                                   'state': 'closed',
+                                                                   'url': 'https://github.com/pytorch/pytorch/issues/95578'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                   'title': 'torch/nn/functional.py, PyTorch '
+                                                                            '2.13.0 (read in the installed '
+                                                                            '2.13.0 wheel)'})},
+             'torch.scatter-add': {'id': 'torch.scatter-add',
+                                   'framework': 'pytorch',
+                                   'title': 'scatter_add_ on CUDA',
+                                   'device': 'gpu',
+                                   'pass': 'forward',
+                                   'mechanism': 'cuda-atomics',
+                                   'summary': 'scatter_add_ on CUDA accumulates with atomicAdd, so float '
+                                              'sums into the same element vary in order.',
+                                   'conditions': ('Floating-point data and duplicate indices.',),
+                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                            "as compared in the project's reference table "
+                                            '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                            'docstring was checked directly in the installed 2.13.0 wheel. '
+                                            "'Not listed' before a release is read as no switch (NS).",
+                                   'ops': ('torch.Tensor.scatter_add_',
+                                           'torch.Tensor.scatter_add',
+                                           'torch.scatter_add'),
+                                   'aliases': (),
+                                   'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                              ((0, 1, 7),
+                                               (0, 1, 10),
+                                               '>=1.7,<1.10',
+                                               (),
+                                               False,
+                                               'RuntimeError',
+                                               None),
+                                              ((0, 1, 10),
+                                               (0, 1, 13),
+                                               '>=1.10,<1.13',
+                                               (),
+                                               False,
+                                               'RuntimeError',
+                                               '1.10-1.12: deterministic only when the input is 1-D (then '
+                                               'PT_DET fixes it); inputs with more than one dimension '
+                                               'raise.'),
+                                              ((0, 1, 13),
+                                               None,
+                                               '>=1.13',
+                                               ('PT_DET', 'PT_DETW'),
+                                               False,
+                                               None,
+                                               None)),
+                                   'distributions': {},
+                                   'disputes': (),
+                                   'references': ({'kind': 'doc',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                   'title': 'torch.use_deterministic_algorithms docstring, '
+                                                            'PyTorch 2.13.0'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/__init__.py',
+                                                   'title': 'torch.use_deterministic_algorithms docstring, '
+                                                            'PyTorch 1.13.0'},
+                                                  {'kind': 'doc',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.10.0/torch/__init__.py',
+                                                   'title': 'torch.use_deterministic_algorithms docstring, '
+                                                            'PyTorch 1.10.0'},
+                                                  {'kind': 'pr',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'number': 41538,
+                                                   'title': 'Reland Add non-deterministic alert to CUDA '
+                                                            'operations that use `atomicAdd()`',
+                                                   'state': 'closed',
+                                                   'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.scatter-reduce-prod': {'id': 'torch.scatter-reduce-prod',
+                                           'framework': 'pytorch',
+                                           'title': "scatter_reduce with reduce='prod' on CUDA",
+                                           'device': 'gpu',
+                                           'pass': 'forward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': 'scatter_reduce prod on CUDA has no deterministic '
+                                                      'implementation.',
+                                           'conditions': ("reduce='prod', duplicate indices.",),
+                                           'notes': 'Version history from the use_deterministic_algorithms '
+                                                    '(1.7: set_deterministic) docstrings at each minor '
+                                                    "release 1.7-2.14.1 as compared in the project's "
+                                                    'reference table (shared/reference/pytorch-jax-libs.md '
+                                                    'section 1); the 2.13.0 docstring was checked directly '
+                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                    'release is read as no switch (NS).',
+                                           'ops': ('torch.Tensor.scatter_reduce',
+                                                   'torch.Tensor.scatter_reduce_',
+                                                   'torch.scatter_reduce'),
+                                           'aliases': (),
+                                           'status': ((None, (0, 2, 1), '<2.1', (), False, None, None),
+                                                      ((0, 2, 1),
+                                                       None,
+                                                       '>=2.1',
+                                                       (),
+                                                       False,
+                                                       'RuntimeError',
+                                                       None)),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.13.0'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.1.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.1.0'})},
+             'torch.scatter-reduce-sum-mean': {'id': 'torch.scatter-reduce-sum-mean',
+                                               'framework': 'pytorch',
+                                               'title': "scatter_reduce with reduce='sum' or 'mean' on CUDA",
+                                               'device': 'gpu',
+                                               'pass': 'forward',
+                                               'mechanism': 'cuda-atomics',
+                                               'summary': 'scatter_reduce sum/mean accumulates with atomics '
+                                                          'on CUDA; from 2.1 deterministic mode uses a '
+                                                          'deterministic implementation.',
+                                               'conditions': ("reduce='sum' or reduce='mean', duplicate "
+                                                              'indices.',),
+                                               'notes': 'Version history from the '
+                                                        'use_deterministic_algorithms (1.7: '
+                                                        'set_deterministic) docstrings at each minor release '
+                                                        "1.7-2.14.1 as compared in the project's reference "
+                                                        'table (shared/reference/pytorch-jax-libs.md section '
+                                                        '1); the 2.13.0 docstring was checked directly in '
+                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
+                                                        'release is read as no switch (NS).',
+                                               'ops': ('torch.Tensor.scatter_reduce',
+                                                       'torch.Tensor.scatter_reduce_',
+                                                       'torch.scatter_reduce'),
+                                               'aliases': (),
+                                               'status': ((None, (0, 2, 1), '<2.1', (), False, None, None),
+                                                          ((0, 2, 1),
+                                                           None,
+                                                           '>=2.1',
+                                                           ('PT_DET', 'PT_DETW'),
+                                                           False,
+                                                           None,
+                                                           None)),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                               'title': 'torch.use_deterministic_algorithms '
+                                                                        'docstring, PyTorch 2.13.0'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.1.0/torch/__init__.py',
+                                                               'title': 'torch.use_deterministic_algorithms '
+                                                                        'docstring, PyTorch 2.1.0'})},
+             'torch.scatter-src-tensor': {'id': 'torch.scatter-src-tensor',
+                                          'framework': 'pytorch',
+                                          'title': 'Tensor.scatter with a tensor src on CUDA',
+                                          'device': 'gpu',
+                                          'pass': 'forward',
+                                          'mechanism': 'other',
+                                          'summary': 'scatter with duplicate indices and a tensor src writes '
+                                                     'in an unspecified order on CUDA; from 2.1 '
+                                                     'deterministic mode makes it deterministic run to run '
+                                                     '(not CUDA-vs-CPU).',
+                                          'conditions': ('src is a Tensor (not a scalar) and the index '
+                                                         'contains duplicates.',),
+                                          'notes': 'Version history from the use_deterministic_algorithms '
+                                                   '(1.7: set_deterministic) docstrings at each minor '
+                                                   "release 1.7-2.14.1 as compared in the project's "
+                                                   'reference table (shared/reference/pytorch-jax-libs.md '
+                                                   'section 1); the 2.13.0 docstring was checked directly in '
+                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
+                                                   'release is read as no switch (NS).',
+                                          'ops': ('torch.Tensor.scatter',
+                                                  'torch.Tensor.scatter_',
+                                                  'torch.scatter'),
+                                          'aliases': (),
+                                          'status': ((None, (0, 2, 1), '<2.1', (), False, None, None),
+                                                     ((0, 2, 1),
+                                                      None,
+                                                      '>=2.1',
+                                                      ('PT_DET', 'PT_DETW'),
+                                                      False,
+                                                      None,
+                                                      None)),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                          'title': 'torch.use_deterministic_algorithms '
+                                                                   'docstring, PyTorch 2.13.0'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.1.0/torch/__init__.py',
+                                                          'title': 'torch.use_deterministic_algorithms '
+                                                                   'docstring, PyTorch 2.1.0'})},
+             'torch.sparse-bmm': {'id': 'torch.sparse-bmm',
+                                  'framework': 'pytorch',
+                                  'title': 'torch.bmm on sparse-dense CUDA tensors',
+                                  'device': 'gpu',
+                                  'pass': 'forward',
+                                  'mechanism': 'cuda-atomics',
+                                  'summary': 'torch.bmm with a sparse first argument and dense second '
+                                             'argument on CUDA is non-deterministic by default and switches '
+                                             'to a deterministic implementation in deterministic mode.',
+                                  'conditions': ('The first argument is a sparse CUDA tensor and the second '
+                                                 'is dense.',),
+                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
+                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                           "as compared in the project's reference table "
+                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
+                                           'docstring was checked directly in the installed 2.13.0 wheel. '
+                                           "'Not listed' before a release is read as no switch (NS).",
+                                  'ops': ('torch.bmm', 'torch.Tensor.bmm'),
+                                  'aliases': (),
+                                  'status': ((None, (0, 1, 7), '<1.7', (), False, None, None),
+                                             ((0, 1, 7),
+                                              (0, 1, 8),
+                                              '>=1.7,<1.8',
+                                              ('PT_SETDET',),
+                                              False,
+                                              None,
+                                              None),
+                                             ((0, 1, 8),
+                                              (0, 1, 11),
+                                              '>=1.8,<1.11',
+                                              ('PT_DET',),
+                                              False,
+                                              None,
+                                              None),
+                                             ((0, 1, 11),
+                                              None,
+                                              '>=1.11',
+                                              ('PT_DET', 'PT_DETW'),
+                                              False,
+                                              None,
+                                              None)),
+                                  'distributions': {},
+                                  'disputes': (),
+                                  'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 2.13.0'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
+                                                  'title': 'torch.use_deterministic_algorithms docstring, '
+                                                           'PyTorch 1.7.0'})},
+             'torch.uninitialized-memory': {'id': 'torch.uninitialized-memory',
+                                            'framework': 'pytorch',
+                                            'title': 'Uninitialized memory from empty and resize_',
+                                            'device': 'any',
+                                            'pass': 'forward',
+                                            'mechanism': 'other',
+                                            'summary': 'torch.empty* and resize_ return uninitialized memory '
+                                                       'whose contents differ from run to run. From 2.1, '
+                                                       'deterministic mode fills it with NaN (float/complex) '
+                                                       "or the dtype's maximum (integers); from 2.2 the "
+                                                       'filling is controlled by '
+                                                       'torch.utils.deterministic.fill_uninitialized_memory '
+                                                       '(default True).',
+                                            'conditions': ('The program reads memory it did not write.',),
+                                            'notes': 'Version history from the use_deterministic_algorithms '
+                                                     '(1.7: set_deterministic) docstrings at each minor '
+                                                     "release 1.7-2.14.1 as compared in the project's "
+                                                     'reference table (shared/reference/pytorch-jax-libs.md '
+                                                     'section 1); the 2.13.0 docstring was checked directly '
+                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
+                                                     'release is read as no switch (NS).',
+                                            'ops': ('torch.empty',
+                                                    'torch.empty_like',
+                                                    'torch.empty_strided',
+                                                    'torch.empty_permuted',
+                                                    'torch.Tensor.resize_',
+                                                    'torch.Tensor.new_empty'),
+                                            'aliases': (),
+                                            'status': ((None, (0, 2, 1), '<2.1', (), False, None, None),
+                                                       ((0, 2, 1),
+                                                        (0, 2, 2),
+                                                        '>=2.1,<2.2',
+                                                        ('PT_DET',),
+                                                        False,
+                                                        None,
+                                                        None),
+                                                       ((0, 2, 2),
+                                                        None,
+                                                        '>=2.2',
+                                                        ('PT_DET', 'PT_FILL'),
+                                                        False,
+                                                        None,
+                                                        'Only while '
+                                                        'torch.utils.deterministic.fill_uninitialized_memory '
+                                                        'is True (the default).')),
+                                            'distributions': {},
+                                            'disputes': (),
+                                            'references': ({'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.1.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 2.1.0'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.2.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 2.2.0'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                            'title': 'torch.use_deterministic_algorithms '
+                                                                     'docstring, PyTorch 2.13.0'},
+                                                           {'kind': 'doc',
+                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/deterministic.py',
+                                                            'title': 'torch/utils/deterministic.py, PyTorch '
+                                                                     '2.13.0'})}},
  'names': {'horovod': {'hvd.DistributedGradientTape': ('horovod.tensor-fusion',),
                        'hvd.DistributedOptimizer': ('horovod.tensor-fusion',),
                        'hvd.allreduce': ('horovod.tensor-fusion',)},
+           'pytorch': {'torch.Tensor.__getitem__': ('torch.getitem-backward-cpu',),
+                       'torch.Tensor.bincount': ('torch.bincount',),
+                       'torch.Tensor.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
+                       'torch.Tensor.cumsum': ('torch.cumsum',),
+                       'torch.Tensor.cumsum_': ('torch.cumsum',),
+                       'torch.Tensor.gather': ('torch.gather-backward',),
+                       'torch.Tensor.histc': ('torch.histc',),
+                       'torch.Tensor.index_add': ('torch.index-add',),
+                       'torch.Tensor.index_add_': ('torch.index-add',),
+                       'torch.Tensor.index_copy': ('torch.index-copy',),
+                       'torch.Tensor.index_copy_': ('torch.index-copy',),
+                       'torch.Tensor.index_put': ('torch.index-put-accumulate-cpu',
+                                                  'torch.index-put-no-accumulate'),
+                       'torch.Tensor.index_put_': ('torch.index-put-accumulate-cpu',
+                                                   'torch.index-put-no-accumulate'),
+                       'torch.Tensor.index_select': ('torch.index-select-backward',),
+                       'torch.Tensor.kthvalue': ('torch.kthvalue',),
+                       'torch.Tensor.matmul': ('torch.cublas-workspace',),
+                       'torch.Tensor.median': ('torch.median-indices',),
+                       'torch.Tensor.mm': ('torch.cublas-workspace',),
+                       'torch.Tensor.mv': ('torch.cublas-workspace',),
+                       'torch.Tensor.new_empty': ('torch.uninitialized-memory',),
+                       'torch.Tensor.put': ('torch.put-accumulate-cpu',
+                                            'torch.put-accumulate-cuda',
+                                            'torch.put-no-accumulate'),
+                       'torch.Tensor.put_': ('torch.put-accumulate-cpu',
+                                             'torch.put-accumulate-cuda',
+                                             'torch.put-no-accumulate'),
+                       'torch.Tensor.repeat_interleave': ('torch.repeat-interleave-backward',),
+                       'torch.Tensor.resize_': ('torch.quantized-resize', 'torch.uninitialized-memory'),
+                       'torch.Tensor.scatter': ('torch.scatter-src-tensor',),
+                       'torch.Tensor.scatter_': ('torch.scatter-src-tensor',),
+                       'torch.Tensor.scatter_add': ('torch.scatter-add',),
+                       'torch.Tensor.scatter_add_': ('torch.scatter-add',),
+                       'torch.Tensor.scatter_reduce': ('torch.scatter-reduce-prod',
+                                                       'torch.scatter-reduce-sum-mean'),
+                       'torch.Tensor.scatter_reduce_': ('torch.scatter-reduce-prod',
+                                                        'torch.scatter-reduce-sum-mean'),
+                       'torch.addmm': ('torch.cublas-workspace',),
+                       'torch.backends.cudnn.benchmark': ('torch.cudnn-benchmark',),
+                       'torch.baddbmm': ('torch.cublas-workspace',),
+                       'torch.bincount': ('torch.bincount',),
+                       'torch.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
+                       'torch.cumsum': ('torch.cumsum',),
+                       'torch.embedding': ('torch.embedding-backward',),
+                       'torch.empty': ('torch.uninitialized-memory',),
+                       'torch.empty_like': ('torch.uninitialized-memory',),
+                       'torch.empty_permuted': ('torch.uninitialized-memory',),
+                       'torch.empty_strided': ('torch.uninitialized-memory',),
+                       'torch.gather': ('torch.gather-backward',),
+                       'torch.histc': ('torch.histc',),
+                       'torch.index_add': ('torch.index-add',),
+                       'torch.index_copy': ('torch.index-copy',),
+                       'torch.index_put': ('torch.index-put-accumulate-cpu', 'torch.index-put-no-accumulate'),
+                       'torch.index_put_': ('torch.index-put-accumulate-cpu',
+                                            'torch.index-put-no-accumulate'),
+                       'torch.index_select': ('torch.index-select-backward',),
+                       'torch.kthvalue': ('torch.kthvalue',),
+                       'torch.matmul': ('torch.cublas-workspace',),
+                       'torch.median': ('torch.median-indices',),
+                       'torch.mm': ('torch.cublas-workspace',),
+                       'torch.mv': ('torch.cublas-workspace',),
+                       'torch.nn.AdaptiveAvgPool2d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.AdaptiveMaxPool2d': ('torch.adaptive-max-pool2d-backward',),
+                       'torch.nn.AvgPool3d': ('torch.avg-pool3d-backward',),
+                       'torch.nn.CTCLoss': ('torch.ctc-loss-backward',),
+                       'torch.nn.Conv1d': ('torch.cudnn-convolution',),
+                       'torch.nn.Conv2d': ('torch.cudnn-convolution',),
+                       'torch.nn.Conv3d': ('torch.cudnn-convolution',),
+                       'torch.nn.ConvTranspose1d': ('torch.cudnn-convolution',),
+                       'torch.nn.ConvTranspose2d': ('torch.cudnn-convolution',),
+                       'torch.nn.ConvTranspose3d': ('torch.cudnn-convolution',),
+                       'torch.nn.Embedding': ('torch.embedding-backward',),
+                       'torch.nn.EmbeddingBag': ('torch.embedding-bag-max-backward',),
+                       'torch.nn.FractionalMaxPool2d': ('torch.fractional-max-pool-backward',),
+                       'torch.nn.FractionalMaxPool3d': ('torch.fractional-max-pool-backward',),
+                       'torch.nn.Linear': ('torch.cublas-workspace',),
+                       'torch.nn.MaxPool3d': ('torch.max-pool3d-backward',),
+                       'torch.nn.MaxUnpool1d': ('torch.max-unpool',),
+                       'torch.nn.MaxUnpool2d': ('torch.max-unpool',),
+                       'torch.nn.MaxUnpool3d': ('torch.max-unpool',),
+                       'torch.nn.NLLLoss': ('torch.nll-loss',),
+                       'torch.nn.ReflectionPad1d': ('torch.reflection-pad-1d-2d-backward',),
+                       'torch.nn.ReflectionPad2d': ('torch.reflection-pad-1d-2d-backward',),
+                       'torch.nn.ReflectionPad3d': ('torch.reflection-pad-3d-backward',),
+                       'torch.nn.ReplicationPad1d': ('torch.replication-pad-1d-3d-backward',),
+                       'torch.nn.ReplicationPad2d': ('torch.replication-pad-2d-backward',),
+                       'torch.nn.ReplicationPad3d': ('torch.replication-pad-1d-3d-backward',),
+                       'torch.nn.Upsample': ('torch.interpolate-bicubic-backward',
+                                             'torch.interpolate-bilinear-backward',
+                                             'torch.interpolate-linear-backward',
+                                             'torch.interpolate-trilinear-backward'),
+                       'torch.nn.UpsamplingBilinear2d': ('torch.interpolate-bilinear-backward',),
+                       'torch.nn.functional.adaptive_avg_pool2d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.functional.adaptive_avg_pool3d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.functional.adaptive_max_pool2d': ('torch.adaptive-max-pool2d-backward',),
+                       'torch.nn.functional.avg_pool3d': ('torch.avg-pool3d-backward',),
+                       'torch.nn.functional.conv1d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.conv2d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.conv3d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.conv_transpose1d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.conv_transpose2d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.conv_transpose3d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.ctc_loss': ('torch.ctc-loss-backward',),
+                       'torch.nn.functional.embedding': ('torch.embedding-backward',),
+                       'torch.nn.functional.embedding_bag': ('torch.embedding-bag-max-backward',),
+                       'torch.nn.functional.fractional_max_pool2d': ('torch.fractional-max-pool-backward',),
+                       'torch.nn.functional.fractional_max_pool3d': ('torch.fractional-max-pool-backward',),
+                       'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',),
+                       'torch.nn.functional.interpolate': ('torch.interpolate-bicubic-backward',
+                                                           'torch.interpolate-bilinear-backward',
+                                                           'torch.interpolate-linear-backward',
+                                                           'torch.interpolate-trilinear-backward'),
+                       'torch.nn.functional.linear': ('torch.cublas-workspace',),
+                       'torch.nn.functional.max_pool3d': ('torch.max-pool3d-backward',),
+                       'torch.nn.functional.max_unpool1d': ('torch.max-unpool',),
+                       'torch.nn.functional.max_unpool2d': ('torch.max-unpool',),
+                       'torch.nn.functional.max_unpool3d': ('torch.max-unpool',),
+                       'torch.nn.functional.nll_loss': ('torch.nll-loss',),
+                       'torch.nn.functional.upsample': ('torch.interpolate-bicubic-backward',
+                                                        'torch.interpolate-bilinear-backward',
+                                                        'torch.interpolate-linear-backward',
+                                                        'torch.interpolate-trilinear-backward'),
+                       'torch.nn.functional.upsample_bilinear': ('torch.interpolate-bilinear-backward',),
+                       'torch.put': ('torch.put-accumulate-cpu',
+                                     'torch.put-accumulate-cuda',
+                                     'torch.put-no-accumulate'),
+                       'torch.repeat_interleave': ('torch.repeat-interleave-backward',),
+                       'torch.scatter': ('torch.scatter-src-tensor',),
+                       'torch.scatter_add': ('torch.scatter-add',),
+                       'torch.scatter_reduce': ('torch.scatter-reduce-prod', 'torch.scatter-reduce-sum-mean'),
+                       'torch.utils.data.DataLoader': ('torch.data-loader-workers',)},
            'tensorflow': {'tf.Variable.scatter_add': ('tf.variable-scatter',),
                           'tf.Variable.scatter_div': ('tf.variable-scatter',),
                           'tf.Variable.scatter_max': ('tf.variable-scatter',),
