@@ -119,6 +119,11 @@ class Range(_Model):
         description="Exception raised when determinism is requested and no deterministic "
         "implementation exists (e.g. tf.errors.UnimplementedError).",
     )
+    batch_invariant: bool | None = Field(
+        None,
+        description="True when results do not change with batch size or concurrent requests here; "
+        "False when they do (run-to-run deterministic or not); None when no source says.",
+    )
     note: Text | None = None
 
     @model_validator(mode="after")
@@ -172,6 +177,11 @@ class SourceRecord(_Model):
     )
     distributions: dict[Literal["ngc"], list[Range]] = Field(
         default_factory=dict, description="Other builds with their own version line (NGC containers)."
+    )
+    caused_by: list[RecordId] = Field(
+        default_factory=list,
+        description="Library records (cudnn, cublas, nccl, horovod) whose mechanism causes this source "
+        "(KB013); a lookup of this record shows them and their references.",
     )
     disputes: list[Dispute] = Field(default_factory=list)
     references: list[Reference] = Field(description="Where the facts come from; at least one (KB008).")
