@@ -507,17 +507,7 @@ INDEX = {'format': 1,
                                            'notes': None,
                                            'ops': ('hvd.grouped_allreduce',),
                                            'aliases': (),
-                                           'status': ((None,
-                                                       (0, 0, 21),
-                                                       '<0.21',
-                                                       (),
-                                                       False,
-                                                       None,
-                                                       'No grouped allreduce API before Horovod 0.21.0 (PR '
-                                                       '2453); use HOROVOD_FUSION_THRESHOLD=0 '
-                                                       '(horovod.tensor-fusion).',
-                                                       None),
-                                                      ((0, 0, 21),
+                                           'status': (((0, 0, 21),
                                                        None,
                                                        '>=0.21',
                                                        (),
@@ -527,7 +517,7 @@ INDEX = {'format': 1,
                                                        "holds only while NCCL's own choice is fixed (same "
                                                        'world size, topology, and no NVLS; see '
                                                        'nccl.allreduce-order, nccl.nvls-reduction).',
-                                                       None)),
+                                                       None),),
                                            'caused_by': ('nccl.allreduce-order',),
                                            'distributions': {},
                                            'disputes': ({'claim': "NVIDIA's reproducibility README says "
