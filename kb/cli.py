@@ -83,6 +83,8 @@ def _print_status(result) -> None:
         console.print("recipe: none: the KB does not know every source's status in this version")
     if result.solutions:
         console.print("solutions (each fixes at least one source): " + ", ".join(result.solutions))
+    if result.batch_invariant is False:
+        console.print("[yellow]not batch invariant:[/] results can change with batch size or concurrent requests")
     for note in result.notes:
         console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
@@ -101,6 +103,8 @@ def _print_status(result) -> None:
             console.print(f"[dim]{e(source.id)}:[/] {e(source.note)}")
         for claim in source.disputed:
             console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
+        if source.caused_by:
+            console.print(f"[dim]{e(source.id)}:[/] caused by {e(', '.join(source.caused_by))} (ask kb status <id> <library version>)")
     if result.references:
         console.print("references:")
         for ref in result.references:
