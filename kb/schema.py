@@ -12,10 +12,11 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy")
-"""Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients."""
+FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm")
+"""Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
+`vllm` is a serving engine (batch invariance under concurrent requests)."""
 
-Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy"]
+Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm"]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
 Mechanism = Literal[

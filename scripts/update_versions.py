@@ -29,6 +29,7 @@ PACKAGES = {
     "cudnn": ("cudnn", ["nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13"]),
     "cublas": ("cublas", ["nvidia-cublas-cu11", "nvidia-cublas-cu12", "nvidia-cublas"]),
     "nccl": ("nccl", ["nvidia-nccl-cu11", "nvidia-nccl-cu12", "nvidia-nccl-cu13"]),
+    "vllm": ("vllm", ["vllm"]),
 }
 
 LIBRARIES = {"cudnn", "cublas", "nccl"}

@@ -47,6 +47,9 @@ CASES = [
     ("horovod.grouped-allreduce", "0.21.0", True, (), None),
     ("horovod.grouped-allreduce", "0.20.3", None, None, None),
     ("horovod.grouped-allreduce", "newest", True, (), None),
+    ("vllm.batch-variance", "0.32.0", False, ("VLLM_BI",), False),
+    ("vllm.batch-variance", "0.13.0", None, None, None),  # switch's first release unconfirmed: unknown
+    ("vllm.batch-variance", "newest", False, ("VLLM_BI",), False),
 ]
 
 
@@ -74,6 +77,7 @@ def test_library_versions_come_from_their_own_registries() -> None:
     ("cublas.cublasGemmEx", "cublas"),
     ("nccl.ncclAllReduce", "nccl"),
     ("hvd.grouped_allreduce", "horovod"),
+    ("vllm.LLM", "vllm"),
 ])
 def test_library_op_names_infer_their_library(op: str, framework: str) -> None:
     assert kb.status(op, newest(framework)).framework == framework

@@ -16,6 +16,7 @@ PREFIXES = {
     "cudnn": ("cudnn.",),
     "cublas": ("cublas.",),
     "nccl": ("nccl.",),
+    "vllm": ("vllm.",),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }
