@@ -20,6 +20,7 @@ examples:
   kb status tf.image.resize 2.21.0rc1      pre-releases answer as their release
   kb status tf.nn.conv2d 20.03 --distribution ngc
   kb status tf.bias-add-backprop 2.0 --json
+  kb status nccl.ncclAllReduce 2.21.5      libraries answer on their own versions (cudnn., cublas., nccl.)
   kb validate                              lint every file under data/ (codes KB001...)
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
@@ -83,6 +84,8 @@ def _print_status(result) -> None:
         console.print("recipe: none: the KB does not know every source's status in this version")
     if result.solutions:
         console.print("solutions (each fixes at least one source): " + ", ".join(result.solutions))
+    if result.batch_invariant is False:
+        console.print("[yellow]not batch invariant:[/] results can change with batch size or concurrent requests")
     for note in result.notes:
         console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
@@ -101,6 +104,8 @@ def _print_status(result) -> None:
             console.print(f"[dim]{e(source.id)}:[/] {e(source.note)}")
         for claim in source.disputed:
             console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
+        if source.caused_by:
+            console.print(f"[dim]{e(source.id)}:[/] caused by {e(', '.join(source.caused_by))} (ask kb status <id> <library version>)")
     if result.references:
         console.print("references:")
         for ref in result.references:
@@ -225,11 +230,12 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("status", help="answer for one op and version", description=(
         "Answer for one op and version. OP is a public name (tf.nn.bias_add, tf.keras.layers.Conv2D) "
-        "or a source record id (tf.bias-add-backprop). VERSION is a PEP 440 version; pre-releases answer "
-        "as their release (2.21.0rc1 -> 2.21)."))
+        "or a source record id (tf.bias-add-backprop); library ops use their C names under the library "
+        "prefix (cudnn.cudnnConvolutionBackwardFilter, cublas.cublasGemmEx, nccl.ncclAllReduce) and a "
+        "library version. VERSION is a PEP 440 version; pre-releases answer as their release (2.21.0rc1 -> 2.21)."))
     p.add_argument("op")
     p.add_argument("version")
-    p.add_argument("--framework", help="tensorflow, pytorch, jax, horovod... (default: from the name's prefix)")
+    p.add_argument("--framework", help="tensorflow, pytorch, jax, horovod, cudnn, cublas, nccl, vllm... (default: from the name's prefix)")
     p.add_argument("--device", default="gpu", choices=("gpu", "cpu", "any"), help="device the op runs on (default gpu)")
     p.add_argument("--distribution", choices=("ngc",), help="read VERSION as an NGC container version")
     p.add_argument("--json", action="store_true", help="print the Status as JSON")

@@ -33,7 +33,8 @@ def _ranges(items: list[schema.Range]) -> tuple:
     out = []
     for item in items:
         lo, hi = compile_range(item.versions)
-        out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note))
+        out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note,
+                    item.batch_invariant))
     return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
 
 
@@ -79,6 +80,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "ops": tuple(record.ops),
             "aliases": tuple(record.aliases),
             "status": _ranges(record.status),
+            "caused_by": tuple(record.caused_by),
             "distributions": {name: _ranges(items) for name, items in sorted(record.distributions.items())},
             "disputes": tuple(
                 {

@@ -70,12 +70,15 @@ class SourceStatus(_Frozen):
     """One source record as it applies to the queried version.
 
     `deterministic` is this source's own answer (None: the record has no range for the
-    version); `versions` is the range that matched.
+    version); `versions` is the range that matched. `batch_invariant` is the matched range's
+    claim about batch size (None: unknown). `caused_by` names the library records (cuDNN,
+    cuBLAS, NCCL, Horovod) whose mechanism this source exposes; their references are in
+    `Status.references`, and `kb.status(<id>, <library version>)` answers for them.
     """
 
     __slots__ = _fields = (
         "id", "title", "mechanism", "pass_", "summary", "versions", "deterministic",
-        "solutions", "raises", "note", "disputed",
+        "solutions", "raises", "note", "disputed", "batch_invariant", "caused_by",
     )
 
 
@@ -84,7 +87,7 @@ class Status(_Frozen):
 
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
-        "solutions", "recipe", "sources", "references", "verified", "notes",
+        "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
     )
 
     def __str__(self) -> str:

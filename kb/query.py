@@ -132,12 +132,15 @@ def _prepare(source: dict) -> tuple:
     disputed = tuple(d["claim"] for d in source["disputes"])
 
     def make(entry: tuple | None) -> SourceStatus:
-        matched, codes, deterministic, raises, note = entry[2:] if entry else (None, (), None, None, None)
+        matched, codes, deterministic, raises, note, invariant = (
+            entry[2:8] if entry else (None, (), None, None, None, None)
+        )
         return SourceStatus(
             id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
             summary=source["summary"], versions=matched,
             deterministic=None if entry is None else bool(deterministic),
             solutions=tuple(codes), raises=raises, note=note, disputed=disputed,
+            batch_invariant=invariant, caused_by=source["caused_by"],
         )
 
     per_range = {}
@@ -145,7 +148,11 @@ def _prepare(source: dict) -> tuple:
         for entry in ranges:
             per_range[id(entry)] = (make(entry), frozenset(entry[3]))
     refs = []
-    for ref in source["references"]:
+    sources = index()["sources"]
+    cited = list(source["references"])
+    for cause in source["caused_by"]:  # lint KB013 guarantees they exist; tolerate a stale index
+        cited.extend(sources[cause]["references"] if cause in sources else ())
+    for ref in cited:
         reference = Reference(**{f: ref.get(f) for f in Reference._fields})
         refs.append(_interned.setdefault(reference._values(), reference))
     prepared = _prepared[source["id"]] = (make(None), per_range, tuple(refs))
@@ -270,6 +277,7 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
     per_source = []
     needs: list[frozenset[str]] = []
     any_false = any_unknown = any_unsolved = False
+    variant = unclaimed = False
     for source, (unknown, per_range, _) in prepared:
         ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
         for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
@@ -278,11 +286,15 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
         else:
             entry = None
         if entry is None:
-            any_unknown = True
+            any_unknown = unclaimed = True
             per_source.append(unknown)
         else:
             source_status, need = per_range[id(entry)]
             per_source.append(source_status)
+            if entry[7] is False:
+                variant = True
+            elif entry[7] is None:
+                unclaimed = True
             if not entry[4]:
                 any_false = True
                 if need:
@@ -302,6 +314,7 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
         references=references, verified=(), notes=tuple(notes),
+        batch_invariant=False if variant else (None if unclaimed else True),
     )
 
 

@@ -12,10 +12,11 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy")
-"""Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients."""
+FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm")
+"""Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
+`vllm` is a serving engine (batch invariance under concurrent requests)."""
 
-Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy"]
+Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm"]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
 Mechanism = Literal[
@@ -119,6 +120,11 @@ class Range(_Model):
         description="Exception raised when determinism is requested and no deterministic "
         "implementation exists (e.g. tf.errors.UnimplementedError).",
     )
+    batch_invariant: bool | None = Field(
+        None,
+        description="True when results do not change with batch size or concurrent requests here; "
+        "False when they do (run-to-run deterministic or not); None when no source says.",
+    )
     note: Text | None = None
 
     @model_validator(mode="after")
@@ -172,6 +178,11 @@ class SourceRecord(_Model):
     )
     distributions: dict[Literal["ngc"], list[Range]] = Field(
         default_factory=dict, description="Other builds with their own version line (NGC containers)."
+    )
+    caused_by: list[RecordId] = Field(
+        default_factory=list,
+        description="Library records (cudnn, cublas, nccl, horovod) whose mechanism causes this source "
+        "(KB013); a lookup of this record shows them and their references.",
     )
     disputes: list[Dispute] = Field(default_factory=list)
     references: list[Reference] = Field(description="Where the facts come from; at least one (KB008).")

@@ -23,7 +23,36 @@ PACKAGES = {
     "tensorflow": ("tensorflow", ["tensorflow", "tensorflow-gpu", "tensorflow-cpu"]),
     "horovod": ("horovod", ["horovod"]),
     "pytorch": ("pytorch", ["torch"]),
+    # GPU libraries, keyed by the library's own version: NVIDIA's wheels carry it as the first
+    # three components (nvidia-cudnn-cu12 9.1.0.70 is cuDNN 9.1.0, build 70), so a query for
+    # "9.1.0" or "9.1" matches the wheel's release. `nvidia-cublas` is the CUDA 13 wheel.
+    "cudnn": ("cudnn", ["nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13"]),
+    "cublas": ("cublas", ["nvidia-cublas-cu11", "nvidia-cublas-cu12", "nvidia-cublas"]),
+    "nccl": ("nccl", ["nvidia-nccl-cu11", "nvidia-nccl-cu12", "nvidia-nccl-cu13"]),
+    "vllm": ("vllm", ["vllm"]),
 }
+
+LIBRARIES = {"cudnn", "cublas", "nccl"}
+"""Registries whose wheels repackage a vendor library: placeholder (0.x) and .postN re-uploads
+of the same library release are skipped."""
+
+EXTRA: dict[str, dict[str, str]] = {
+    # Releases older than the wheels, each from the vendor document named here.
+    "cudnn": {
+        "7.6.5": "cuDNN 7.6.5 release notes (docs.nvidia.com/deeplearning/cudnn/archives/cudnn-801-preview/cudnn-release-notes/rel_7xx.html)",
+        "8.0.1": "cuDNN 8.0.1 (seed 001 quotes its developer guide; archive cudnn-801-preview)",
+    },
+    "cublas": {
+        "10.0": "cuDNN 7.6.5 release notes: 'earlier cuBLAS libraries, such as cuBLAS 10.0'",
+        "10.2": "cuDNN 7.6.5 release notes: 'default buffer configuration in cuBLAS 10.2 and 11.0'",
+        "11.0": "cuDNN 7.6.5 release notes: 'default buffer configuration in cuBLAS 10.2 and 11.0'",
+    },
+    "nccl": {
+        "2.4.8": "NCCL 2.4.8 documentation archive (docs.nvidia.com/deeplearning/nccl/archives/nccl_248)",
+        "2.11.4": "NCCL 2.11.4 documentation archive (docs.nvidia.com/deeplearning/nccl/archives/nccl_2114)",
+    },
+}
+"""Curated, dateless releases that no package index holds (kept on every refresh)."""
 
 
 def index_json_url(package: str) -> str:
@@ -44,7 +73,7 @@ def session():
     return s
 
 
-def releases(http, packages: list[str]) -> dict[str, str]:
+def releases(http, packages: list[str], library: bool = False) -> dict[str, str]:
     from packaging.version import Version
 
     dates: dict[str, str] = {}
@@ -54,6 +83,8 @@ def releases(http, packages: list[str]) -> dict[str, str]:
         for version, files in response.json()["releases"].items():
             files = [f for f in files if not f.get("yanked")]
             if not files or Version(version).is_prerelease:
+                continue
+            if library and (Version(version).major == 0 or Version(version).is_postrelease):
                 continue
             first = min(f["upload_time"] for f in files)[:10]
             if version not in dates or first < dates[version]:
@@ -77,13 +108,22 @@ def main(argv: list[str] | None = None) -> int:
     http = session()
     for name in args.names or sorted(PACKAGES):
         framework, packages = PACKAGES[name]
-        dates = releases(http, packages)
+        dates = releases(http, packages, library=name in LIBRARIES)
+        extra = EXTRA.get(name, {})
+        source = (
+            "Package registry release history of " + ", ".join(packages)
+            + " (date = first upload of any file of the release; written by scripts/update_versions.py)"
+        )
+        if name in LIBRARIES:
+            source += "; the library version is the wheel version's first three components"
+        if extra:
+            source += "; dateless releases from vendor documents: " + "; ".join(f"{v}: {why}" for v, why in extra.items())
         registry = schema.VersionRegistry(
             name=name,
             framework=framework,
-            source="Package registry release history of " + ", ".join(packages)
-            + " (date = first upload of any file of the release; written by scripts/update_versions.py)",
-            releases=[schema.Release(version=v, date=dt.date.fromisoformat(d)) for v, d in dates.items()],
+            source=source,
+            releases=[schema.Release(version=v, date=dt.date.fromisoformat(d)) for v, d in dates.items()]
+            + [schema.Release(version=v) for v in extra if v not in dates],
         )
         path = ROOT / "data" / "versions" / f"{name}.yaml"
         text = canonical.registry_text(registry, path, ROOT)

@@ -87,6 +87,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "comments-inline": [(R, "KB009", 7), (R, "KB010", 7)],
     "ops-no-prefix": [(R, "KB011", 7)],
     "ops-listed-twice": [(R, "KB011", 7)],
+    "causes-unknown-record": [(R, "KB013", 16)],
+    "causes-self": [(R, "KB013", 16)],
     # A broken links entry also leaves the record's reference dangling: both are reported.
     "links-number-and-sha": [(L, "KB002", 2), (R, "KB007", 16)],
     "links-duplicate-entry": [(L, "KB003", 9)],

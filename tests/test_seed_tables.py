@@ -84,7 +84,7 @@ def _disputed(record: str, version: str, distribution: str | None, matches) -> b
         return False
     key = versions.release_key(version)
     for dispute in index()["sources"][record]["disputes"]:
-        for lo, hi, _, codes, deterministic, _, _ in dispute["status"]:
+        for lo, hi, _, codes, deterministic, *_ in dispute["status"]:
             if versions.contains(lo, hi, key) and matches(set(codes), deterministic):
                 return True
     return False

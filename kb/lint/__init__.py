@@ -11,9 +11,9 @@ from pathlib import Path
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding
-from kb.lint import canonical, comments, ids, links, ops, ranges, references, registry, solutions
+from kb.lint import canonical, causes, comments, ids, links, ops, ranges, references, registry, solutions
 
-CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops)
+CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes)
 
 CODES = {
     "KB001": "YAML: the file parses as plain, safe YAML without duplicate keys",
