@@ -12,14 +12,13 @@ the one YAML reader of the project: records, solutions, links, registries, run f
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from kb import untrusted
 from kb.atomic import write_atomic  # noqa: F401  (re-exported for writers of data files)
 
 PathKey = tuple  # tuple[str | int, ...]: a location inside a document
@@ -267,7 +266,8 @@ def _reader_line(text: str, exc: yaml.YAMLError) -> int:
 def parse(text: str, path: Path) -> Document:
     """Parse one YAML document safely and within bounds; raise YamlError with the line."""
     if len(text) > MAX_BYTES:
-        raise _too_big(len(text), "characters")
+        too_big = untrusted.too_big(len(text), MAX_BYTES, "characters")
+        raise _bound(too_big.message, 1, too_big.hint)
     loader = None
     try:
         loader = _Parser(text)
@@ -297,55 +297,17 @@ def parse(text: str, path: Path) -> Document:
     return Document(path=path, data=data, lines=lines, text=text)
 
 
-def _too_big(size: int, unit: str = "bytes") -> YamlError:
-    return _bound(
-        f"the file has {size:,} {unit}; data files are read up to {MAX_BYTES:,}",
-        1,
-        "split the file; a data file this large is not curated by hand",
-    )
-
-
-def _data_dir(path: Path) -> Path | None:
-    """The nearest enclosing folder named data/ (the tree whose files must stay inside it)."""
-    for parent in Path(os.path.abspath(path)).parents:
-        if parent.name == "data":
-            return parent
-    return None
-
-
 def read(path: Path, *, within: Path | None = None) -> Document:
     """Read and parse one data file, refusing what could cost without bound.
 
     `within` is the tree the file must resolve into (default: the nearest enclosing data/
-    folder, if any): a symlink pointing out of it is refused, so a pull request cannot make
-    the build read /dev/zero or a file elsewhere on the machine. The size is checked on the
-    open file before reading, and at most MAX_BYTES + 1 bytes are ever read.
+    folder, if any): a symlink pointing out of it is refused (KB012). The size is checked on
+    the open file before reading (kb/untrusted.py), so a 50 MB file costs one fstat.
     """
-    path = Path(path)
-    within = within if within is not None else _data_dir(path)
-    if within is not None:
-        target = Path(os.path.realpath(path))
-        top = Path(os.path.realpath(within))
-        if target != top and top not in target.parents:
-            raise _bound(
-                f"a symlink that resolves outside {within.name}/ is refused",
-                1,
-                f"keep the file itself under {within.name}/, not a link to {target}",
-            )
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)  # non-blocking: a FIFO named *.yaml can't hang the run
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _bound("not a regular file", 1, "data files are plain files (not FIFOs, devices or folders)")
-        if info.st_size > MAX_BYTES:
-            raise _too_big(info.st_size)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(raw) > MAX_BYTES:  # grew after the stat
-        raise _too_big(len(raw))
+        raw = untrusted.read_bytes(Path(path), MAX_BYTES, within)
+    except untrusted.Refused as exc:
+        raise _bound(exc.message, 1, exc.hint) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
