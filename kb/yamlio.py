@@ -47,7 +47,7 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 # !!set, !!binary, application tags) is refused: no Python object is ever built from a tag.
 _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
-_MERGE, _VALUE = _CORE + "merge", _CORE + "value"
+_MERGE, _VALUE, _STR = _CORE + "merge", _CORE + "value", _CORE + "str"
 _KINDS = {_CORE + "int": "an integer", _CORE + "float": "a number", _CORE + "timestamp": "a date", _CORE + "bool": "a boolean"}
 
 
@@ -112,6 +112,8 @@ def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
     """The Python value of a plain scalar: str, int, float, bool, None, date or datetime."""
     tag = event.tag
     if tag is None or tag == "!":
+        if not event.implicit[0]:  # quoted or block scalar: text, as the resolver would say
+            return event.value
         tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
     elif tag not in _SCALAR_TAGS:
         raise YamlError(
@@ -119,7 +121,7 @@ def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
             _line(event),
             "only plain YAML is read (safe loader); remove tags such as !!python/object",
         )
-    if tag in (_MERGE, _VALUE):  # '<<' or '=' as a value: plain text
+    if tag == _STR or tag == _MERGE or tag == _VALUE:  # text ('<<' or '=' as a value too)
         return event.value
     node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
     try:
@@ -147,11 +149,22 @@ def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
     root: Any = None
     documents = 0
     nodes = 0
+    get_event = loader.get_event
     while True:
-        event = loader.get_event()
-        if isinstance(event, yaml.StreamEndEvent):
-            break
-        if isinstance(event, yaml.DocumentStartEvent):
+        event = get_event()
+        kind = type(event)  # one dispatch per event: this loop is the reader's hot path
+        if kind is yaml.ScalarEvent or kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            pass  # a node: handled below
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            stack.pop()
+            continue
+        elif kind is yaml.AliasEvent:
+            raise _bound(
+                f"YAML alias *{event.anchor} refused",
+                _line(event),
+                "data files hold no anchors or aliases: write the value out where it is used",
+            )
+        elif kind is yaml.DocumentStartEvent:
             documents += 1
             if documents > 1:
                 raise YamlError(
@@ -160,20 +173,13 @@ def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
                     "a data file holds one YAML document: remove the '---' and what follows, or move it to its own file",
                 )
             continue
-        if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
-            continue
-        if isinstance(event, yaml.AliasEvent):
-            raise _bound(
-                f"YAML alias *{event.anchor} refused",
-                _line(event),
-                "data files hold no anchors or aliases: write the value out where it is used",
-            )
-        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            stack.pop()
+        elif kind is yaml.StreamEndEvent:
+            break
+        else:  # stream start, document end
             continue
         # a node: scalar, mapping start or sequence start
-        line = _line(event)
-        anchor = getattr(event, "anchor", None)
+        line = event.start_mark.line + 1
+        anchor = event.anchor
         if anchor is not None:
             raise _bound(
                 f"YAML anchor &{anchor} refused",
@@ -188,7 +194,7 @@ def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
                 "split the file; a data file this large is not curated by hand",
             )
         parent = stack[-1] if stack else None
-        if isinstance(event, yaml.ScalarEvent):
+        if kind is yaml.ScalarEvent:
             if len(event.value) > MAX_SCALAR:
                 raise _bound(
                     f"a single value of {len(event.value):,} characters (the bound is {MAX_SCALAR:,})",
@@ -199,7 +205,7 @@ def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
             frame = None
         else:
             tag = event.tag
-            wanted = "map" if isinstance(event, yaml.MappingStartEvent) else "seq"
+            wanted = "map" if kind is yaml.MappingStartEvent else "seq"
             if tag not in (None, "!", _CORE + wanted):
                 raise YamlError(
                     f"unsupported YAML: the tag {tag!r} is not read",
@@ -228,7 +234,7 @@ def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
                     line,
                     "keys are plain names such as 'id' or 'versions'",
                 )
-            if event.tag is None and event.implicit[0] and loader.resolve(yaml.ScalarNode, event.value, event.implicit) == _MERGE:
+            if event.value == "<<" and event.tag is None and event.implicit[0]:  # YAML 1.1 merge key
                 raise _bound(
                     "YAML merge key '<<' refused",
                     line,
