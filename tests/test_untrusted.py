@@ -112,9 +112,10 @@ def test_issue_command_kb_validate_with_the_bomb(tmp_path: Path) -> None:
     shutil.copytree(MINI, root)
     shutil.copyfile(UNTRUSTED / "alias-bomb.yaml", root / SOURCES / "tf.bomb.yaml")
     # timeout: a hang guard only (the old loader never finished); timings are benchmarked
+    # run from inside data/sources/tensorflow/ as the issue does: kb finds the root upwards
     out = subprocess.run(
-        [sys.executable, "-m", "kb", "--root", str(root), "validate"],
-        capture_output=True, text=True, timeout=60, env=os.environ.copy(),
+        [sys.executable, "-m", "kb", "validate"],
+        capture_output=True, text=True, timeout=60, env=os.environ.copy(), cwd=root / SOURCES,
     )
     assert out.returncode == 1
     assert f"{SOURCES}/tf.bomb.yaml:1: KB012 YAML anchor &a refused" in out.stdout
