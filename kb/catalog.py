@@ -88,9 +88,9 @@ _UNION_TAGS = {"issue", "pr", "commit", "doc", "release-notes"}
 
 def _read(catalog: Catalog, path: Path) -> Document | None:
     try:
-        doc = read(path)
-    except YamlError as exc:
-        catalog.report(path, exc.line, "KB001", exc.message, exc.hint)
+        doc = read(path, within=catalog.root / "data")
+    except YamlError as exc:  # KB001 not plain YAML, KB012 over a reader bound
+        catalog.report(path, exc.line, exc.code, exc.message, exc.hint)
         return None
     except OSError as exc:
         catalog.report(path, 1, "KB001", f"cannot read the file: {exc.strerror}")

@@ -31,7 +31,15 @@ exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 
 
 def _root(args: argparse.Namespace) -> Path:
-    return Path(args.root).resolve()
+    """--root, else the nearest folder holding data/ from the current one up (as git finds .git),
+    so `kb validate` works from inside data/sources/tensorflow/ too."""
+    if args.root is not None:
+        return Path(args.root).resolve()
+    here = Path.cwd().resolve()
+    for folder in (here, *here.parents):
+        if (folder / "data").is_dir():
+            return folder
+    return here
 
 
 def _console():
@@ -225,7 +233,7 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    top.add_argument("--root", default=".", help="project root holding data/ (default: current directory)")
+    top.add_argument("--root", default=None, help="project root holding data/ (default: the nearest folder holding data/, from the current one up)")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("status", help="answer for one op and version", description=(

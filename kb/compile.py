@@ -156,7 +156,8 @@ def lint_doc_text() -> str:
         "there is any finding. `kb fix` rewrites files into canonical form (KB009) but refuses\n"
         "files with YAML or schema errors, and files with comments (KB010), so it never loses data.\n\n"
         "| code | what it checks |\n| --- | --- |\n" + rows +
-        "\nKB001 and KB002 are reported while loading (`kb/catalog.py`); the others live in one\n"
+        "\nKB001, KB002 and KB012 are reported while loading (`kb/catalog.py` reading through\n"
+        "`kb/yamlio.py`, whose bounds docs/records.md explains); the others live in one\n"
         "module each, tested by the malformed fixtures in `tests/fixtures/malformed/`:\n\n" + modules
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,8 +24,14 @@ class Finding:
 
 
 def rel(path: Path, root: Path) -> str:
-    """Paths in messages are relative to the project root, so they read the same anywhere."""
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    """Paths in messages are relative to the project root, so they read the same anywhere.
+
+    The path as found comes first: a symlink is named where it lies, not where it points
+    (KB012 refuses one that points out of data/, and must say which file that is).
+    """
+    for p, r in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (path.resolve(), root.resolve())):
+        try:
+            return p.relative_to(r).as_posix()
+        except ValueError:
+            continue
+    return path.as_posix()

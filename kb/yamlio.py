@@ -2,7 +2,11 @@
 
 Why not plain `yaml.safe_load`: lint messages must name the line of the offending field,
 PyYAML silently keeps the last of two duplicate keys (a lost fact), and `kb fix` must
-write one canonical form so diffs stay small.
+write one canonical form so diffs stay small. And every file is untrusted input (records
+arrive as pull requests, run files from GPU machines): `read`/`parse` bound what a file can
+cost (size, nesting, node count, scalar length), refuse anchors and aliases (an alias bomb
+of a few lines expands to billions of nodes) and build no Python object from a tag. This is
+the one YAML reader of the project: records, solutions, links, registries, run files.
 """
 
 from __future__ import annotations
@@ -14,19 +18,52 @@ from typing import Any
 
 import yaml
 
+from kb import untrusted
 from kb.atomic import write_atomic  # noqa: F401  (re-exported for writers of data files)
 
 PathKey = tuple  # tuple[str | int, ...]: a location inside a document
 
 
-class YamlError(Exception):
-    """A file that is not acceptable YAML; carries the 1-based line of the problem."""
+KB001 = "KB001"  # not plain, safe YAML (syntax, duplicate keys, tags, encoding)
+KB012 = "KB012"  # over a bound that protects the reader (anchors/aliases, size, depth, nodes, symlinks)
 
-    def __init__(self, message: str, line: int, hint: str = "") -> None:
+# Bounds on what one data file may cost to read. Curated files are small: the biggest today
+# is data/links.yaml (30 KB, 1,361 nodes, depth 3); the deepest record nests 7 levels; the
+# longest scalar is 451 characters. Each bound leaves generous headroom for growth (run files
+# with one entry per record and mode, long exception messages) while keeping the worst case
+# a file can cost to a fraction of a second of parsing and a few MB of memory. See
+# docs/records.md "Bounds on untrusted input".
+MAX_BYTES = 1024 * 1024  # 1 MiB: 35x data/links.yaml
+MAX_DEPTH = 32  # nested mappings/sequences: 4x the deepest record
+MAX_NODES = 100_000  # scalars + mappings + sequences: 70x data/links.yaml
+MAX_SCALAR = 64 * 1024  # characters in one scalar: 140x the longest; fits a long error message
+
+try:  # libyaml's parser is ~20x faster than the pure-Python one and keeps no Python stack
+    _Parser: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Parser = yaml.SafeLoader
+
+# Explicit tags a file may carry: the YAML core schema. Anything else (!!python/object,
+# !!set, !!binary, application tags) is refused: no Python object is ever built from a tag.
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null", "timestamp")}
+_MERGE, _VALUE, _STR = _CORE + "merge", _CORE + "value", _CORE + "str"
+_KINDS = {_CORE + "int": "an integer", _CORE + "float": "a number", _CORE + "timestamp": "a date", _CORE + "bool": "a boolean"}
+
+
+class YamlError(Exception):
+    """A file that is not acceptable YAML; carries the 1-based line of the problem.
+
+    `code` is the lint code the catalog reports it under: KB001 for YAML that is not plain
+    and safe, KB012 for a file over one of the reader's bounds (or a refused symlink).
+    """
+
+    def __init__(self, message: str, line: int, hint: str = "", code: str = KB001) -> None:
         super().__init__(message)
         self.message = message
         self.line = line
         self.hint = hint
+        self.code = code
 
 
 @dataclass
@@ -48,44 +85,199 @@ class Document:
         return self.lines.get((), 1)
 
 
-def _walk(node: yaml.Node, loc: PathKey, lines: dict[PathKey, int]) -> None:
-    lines[loc] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value
-            if key in seen:
+def _line(event: yaml.Event) -> int:
+    return event.start_mark.line + 1 if event.start_mark is not None else 1
+
+
+def _bound(message: str, line: int, hint: str) -> YamlError:
+    return YamlError(message, line, hint, KB012)
+
+
+class _Frame:
+    """One open mapping or sequence while composing (an explicit stack: no recursion)."""
+
+    __slots__ = ("value", "loc", "key", "seen")
+
+    def __init__(self, value: dict | list, loc: PathKey) -> None:
+        self.value = value
+        self.loc = loc
+        self.key: Any = _NO_KEY  # a mapping's key waiting for its value
+        self.seen: dict[Any, int] = {}
+
+
+_NO_KEY = object()
+
+
+def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
+    """The Python value of a plain scalar: str, int, float, bool, None, date or datetime."""
+    tag = event.tag
+    if tag is None or tag == "!":
+        if not event.implicit[0]:  # quoted or block scalar: text, as the resolver would say
+            return event.value
+        tag = loader.resolve(yaml.ScalarNode, event.value, event.implicit)
+    elif tag not in _SCALAR_TAGS:
+        raise YamlError(
+            f"unsupported YAML: the tag {event.tag!r} is not read",
+            _line(event),
+            "only plain YAML is read (safe loader); remove tags such as !!python/object",
+        )
+    if tag == _STR or tag == _MERGE or tag == _VALUE:  # text ('<<' or '=' as a value too)
+        return event.value
+    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+    try:
+        return yaml.SafeLoader.yaml_constructors[tag](loader, node)
+    except (ValueError, OverflowError, yaml.YAMLError) as exc:
+        kind = _KINDS.get(tag, tag)
+        raise YamlError(
+            f"YAML reads {event.value[:40]!r} as {kind}, but it is not a valid one ({exc})",
+            _line(event),
+            "quote the value to keep it as text",
+        ) from None
+
+
+def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
+    """Build the document from the event stream, checking every bound before it costs.
+
+    PyYAML's own composer recurses once per nesting level and expands aliases into shared
+    nodes that the constructor and any walker then visit once per reference (the issue-10
+    bomb: 9^8 visits). Here anchors and aliases are refused on sight, depth and node count
+    are checked per event, and the loop keeps its own stack, so neither a 10,000-level
+    nesting nor a node flood can cost more than the bounds allow.
+    """
+    lines: dict[PathKey, int] = {}
+    stack: list[_Frame] = []
+    root: Any = None
+    documents = 0
+    nodes = 0
+    get_event = loader.get_event
+    while True:
+        event = get_event()
+        kind = type(event)  # one dispatch per event: this loop is the reader's hot path
+        if kind is yaml.ScalarEvent or kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            pass  # a node: handled below
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            stack.pop()
+            continue
+        elif kind is yaml.AliasEvent:
+            raise _bound(
+                f"YAML alias *{event.anchor} refused",
+                _line(event),
+                "data files hold no anchors or aliases: write the value out where it is used",
+            )
+        elif kind is yaml.DocumentStartEvent:
+            documents += 1
+            if documents > 1:
                 raise YamlError(
-                    f"duplicate key {key!r} (first at line {seen[key]})",
-                    key_node.start_mark.line + 1,
+                    "a second YAML document ('---') in one file",
+                    _line(event),
+                    "a data file holds one YAML document: remove the '---' and what follows, or move it to its own file",
+                )
+            continue
+        elif kind is yaml.StreamEndEvent:
+            break
+        else:  # stream start, document end
+            continue
+        # a node: scalar, mapping start or sequence start
+        line = event.start_mark.line + 1
+        anchor = event.anchor
+        if anchor is not None:
+            raise _bound(
+                f"YAML anchor &{anchor} refused",
+                line,
+                "data files hold no anchors or aliases: write the value out where it is used",
+            )
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise _bound(
+                f"more than {MAX_NODES:,} YAML nodes (values, mappings and lists)",
+                line,
+                "split the file; a data file this large is not curated by hand",
+            )
+        parent = stack[-1] if stack else None
+        if kind is yaml.ScalarEvent:
+            if len(event.value) > MAX_SCALAR:
+                raise _bound(
+                    f"a single value of {len(event.value):,} characters (the bound is {MAX_SCALAR:,})",
+                    line,
+                    "shorten it: link to the long text instead of copying it in",
+                )
+            value: Any = _scalar(loader, event)
+            frame = None
+        else:
+            tag = event.tag
+            wanted = "map" if kind is yaml.MappingStartEvent else "seq"
+            if tag not in (None, "!", _CORE + wanted):
+                raise YamlError(
+                    f"unsupported YAML: the tag {tag!r} is not read",
+                    line,
+                    "only plain YAML is read (safe loader); remove tags such as !!python/object or !!set",
+                )
+            if len(stack) >= MAX_DEPTH:
+                raise _bound(
+                    f"nested deeper than {MAX_DEPTH} levels",
+                    line,
+                    "data files nest a few levels (record > status > entry > solutions): flatten the structure",
+                )
+            value = {} if wanted == "map" else []
+            frame = _Frame(value, ())
+        if parent is None:
+            root, loc = value, ()
+            lines[loc] = line
+        elif isinstance(parent.value, list):
+            loc = parent.loc + (len(parent.value),)
+            parent.value.append(value)
+            lines[loc] = line
+        elif parent.key is _NO_KEY:  # this node is a mapping key
+            if frame is not None:
+                raise YamlError(
+                    "a mapping key that is itself a mapping or list",
+                    line,
+                    "keys are plain names such as 'id' or 'versions'",
+                )
+            if event.value == "<<" and event.tag is None and event.implicit[0]:  # YAML 1.1 merge key
+                raise _bound(
+                    "YAML merge key '<<' refused",
+                    line,
+                    "data files hold no anchors, aliases or merges: write the fields out",
+                )
+            if value in parent.seen:
+                raise YamlError(
+                    f"duplicate key {event.value!r} (first at line {parent.seen[value]})",
+                    line,
                     "YAML keeps only the last value of a repeated key: merge the two entries",
                 )
-            seen[key] = key_node.start_mark.line + 1
-            _walk(value_node, loc + (key,), lines)
-            lines[loc + (key,)] = key_node.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, loc + (index,), lines)
+            parent.seen[value] = line
+            parent.key = value
+            lines[parent.loc + (value,)] = line
+            continue
+        else:  # the value of the pending key; its line stays the key's line
+            loc = parent.loc + (parent.key,)
+            parent.value[parent.key] = value
+            parent.key = _NO_KEY
+        if frame is not None:
+            frame.loc = loc
+            stack.append(frame)
+    if documents == 0:
+        raise YamlError("the file is empty", 1, "a data file holds one YAML document")
+    return root, lines
+
+
+def _reader_line(text: str, exc: yaml.YAMLError) -> int:
+    position = getattr(exc, "position", None)
+    if isinstance(position, int):
+        return text.count("\n", 0, max(0, min(position, len(text)))) + 1
+    return 1
 
 
 def parse(text: str, path: Path) -> Document:
-    """Parse one YAML document safely; raise YamlError with the line on any problem."""
-    loader = yaml.SafeLoader(text)
+    """Parse one YAML document safely and within bounds; raise YamlError with the line."""
+    if len(text) > MAX_BYTES:
+        too_big = untrusted.too_big(len(text), MAX_BYTES, "characters")
+        raise _bound(too_big.message, 1, too_big.hint)
+    loader = None
     try:
-        node = loader.get_single_node()
-        if node is None:
-            raise YamlError("the file is empty", 1, "a data file holds one YAML document")
-        lines: dict[PathKey, int] = {}
-        _walk(node, (), lines)
-        data = loader.construct_document(node)
-    except yaml.constructor.ConstructorError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        tag = getattr(exc, "problem", "") or ""
-        raise YamlError(
-            f"unsupported YAML: {tag}",
-            (mark.line + 1) if mark else 1,
-            "only plain YAML is read (safe loader); remove tags such as !!python/object",
-        ) from None
+        loader = _Parser(text)
+        data, lines = _compose(loader, text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         context = ""
@@ -96,16 +288,38 @@ def parse(text: str, path: Path) -> Document:
             (mark.line + 1) if mark else 1,
             "check indentation, quotes and colons on this line",
         ) from None
+    except yaml.YAMLError as exc:  # ReaderError: a control character, bad encoding
+        reason = getattr(exc, "reason", "") or str(exc).splitlines()[0]
+        character = getattr(exc, "character", None)
+        what = f" (character {character!r})" if isinstance(character, str) else (f" (#x{character:04x})" if isinstance(character, int) else "")
+        raise YamlError(
+            f"invalid YAML: {reason}{what}",
+            _reader_line(text, exc),
+            "remove control characters; data files are plain UTF-8 text",
+        ) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return Document(path=path, data=data, lines=lines, text=text)
 
 
-def read(path: Path) -> Document:
+def read(path: Path, *, within: Path | None = None) -> Document:
+    """Read and parse one data file, refusing what could cost without bound.
+
+    `within` is the tree the file must resolve into (default: the nearest enclosing data/
+    folder, if any): a symlink pointing out of it is refused (KB012). The size is checked on
+    the open file before reading (kb/untrusted.py), so a 50 MB file costs one fstat.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = untrusted.read_bytes(Path(path), MAX_BYTES, within)
+    except untrusted.Refused as exc:
+        raise _bound(exc.message, 1, exc.hint) from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise YamlError(f"not UTF-8 text: {exc.reason}", 1, "save the file as UTF-8") from None
+        raise YamlError(f"not UTF-8 text: {exc.reason}", raw.count(b"\n", 0, exc.start) + 1, "save the file as UTF-8") from None
+    # What path.read_text() did before: universal newlines, so CRLF files read as LF.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     return parse(text, path)
 
 
@@ -175,8 +389,7 @@ class _CommentScanner(yaml.SafeLoader):
                 found = True
 
 
-def has_comments(text: str) -> list[int]:
-    """Lines holding a comment other than the schema header (comments can't survive `kb fix`)."""
+def _comment_lines_py(text: str) -> list[int]:
     scanner = _CommentScanner(text)
     try:
         while scanner.check_token():
@@ -185,8 +398,57 @@ def has_comments(text: str) -> list[int]:
         pass
     finally:
         scanner.dispose()
+    return scanner.comment_lines
+
+
+def _comment_lines_c(text: str) -> list[int]:
+    """Comment lines from libyaml's tokens: a '#' in the gap between two tokens starts one.
+
+    Gaps hold only whitespace and comments (everything else is a token), and marks count
+    characters, so this finds what the pure-Python scanner below finds, ~20x faster.
+    """
+    lines: list[int] = []
+    scanner = yaml.CSafeLoader(text)
+    try:
+        previous = 0
+        while scanner.check_token():
+            token = scanner.get_token()
+            start = token.start_mark.index
+            gap = text[previous:start]
+            at = gap.find("#")
+            while at >= 0:
+                line_of = token.start_mark.line + 1 - _breaks(gap[at:])
+                lines.append(line_of)
+                end = _next_break(gap, at)
+                at = gap.find("#", end) if end < len(gap) else -1
+            previous = max(previous, token.end_mark.index)
+    except yaml.YAMLError:
+        pass
+    finally:
+        scanner.dispose()
+    return lines
+
+
+_BREAKS = ("\r\n", "\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+def _breaks(text: str) -> int:
+    """Line breaks in `text` as YAML counts them (CRLF is one)."""
+    return text.count("\n") + text.count("\r") - text.count("\r\n") + text.count("\x85") + text.count("\u2028") + text.count("\u2029")
+
+
+def _next_break(text: str, start: int) -> int:
+    ends = [i for i in (text.find(b, start) for b in ("\n", "\r", "\x85", "\u2028", "\u2029")) if i >= 0]
+    return min(ends) if ends else len(text)
+
+
+def has_comments(text: str) -> list[int]:
+    """Lines holding a comment other than the schema header (comments can't survive `kb fix`)."""
+    if "#" not in text:
+        return []
+    found = _comment_lines_c(text) if hasattr(yaml, "CSafeLoader") else _comment_lines_py(text)
     lines = text.splitlines()
     return [
-        n for n in scanner.comment_lines
+        n for n in found
         if not (n <= len(lines) and lines[n - 1].lstrip().startswith("# yaml-language-server:"))
     ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kb import jsonio
 from kb.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def test_status_output_keeps_bracketed_titles(capsys: pytest.CaptureFixture[str]
 
 def test_status_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["status", "tf.nn.bias_add", "2.21.0rc1", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = jsonio.loads(capsys.readouterr().out, where="kb status --json")
     assert data["deterministic"] is False and data["recipe"] == ["EOD"]
     assert data["sources"][0]["pass"] == "backward"
 
@@ -70,7 +70,7 @@ def test_validate_clean_and_dirty(tmp_path: Path, capsys: pytest.CaptureFixture[
     record.write_text(record.read_text().replace("device: gpu", "device: tpu"))
     capsys.readouterr()
     assert main(["--root", str(root), "validate", "--json"]) == 1
-    findings = json.loads(capsys.readouterr().out)
+    findings = jsonio.loads(capsys.readouterr().out, where="kb validate --json")
     assert findings[0]["code"] == "KB002" and findings[0]["line"] == 7
 
 

@@ -51,7 +51,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "yaml-duplicate-key": [(R, "KB001", 8)],
     "yaml-empty-file": [(R, "KB001", 1)],
     "yaml-unclosed-quote": [(R, "KB001", 13)],
-    "yaml-not-utf8": [(R, "KB001", 1)],
+    "yaml-not-utf8": [(R, "KB001", 4)],  # the line of the first byte that is not UTF-8
+    "bounds-anchor": [(R, "KB012", 14)],
     "schema-top-level-list": [(R, "KB002", 1)],
     "schema-missing-title": [(R, "KB002", 2)],
     "schema-unknown-field": [(R, "KB002", 8)],

@@ -1,6 +1,7 @@
 """Coded lint checks. Each check lives in its own module with a CODE, a TITLE and `check()`.
 
-KB001 (YAML) and KB002 (schema) are reported while loading (kb/catalog.py); the modules
+KB001 (YAML), KB002 (schema) and KB012 (bounds on untrusted input, kb/yamlio.py) are
+reported while loading (kb/catalog.py); the modules
 listed in CHECKS run on what loaded. `run()` returns every finding of a run, sorted by
 file and line, so one `kb validate` shows all problems together.
 """
@@ -18,6 +19,8 @@ CHECKS = (ids, ranges, registry, solutions, links, references, canonical, commen
 CODES = {
     "KB001": "YAML: the file parses as plain, safe YAML without duplicate keys",
     "KB002": "schema: fields, types and values match kb/schema.py",
+    "KB012": "bounds: no YAML anchors/aliases/merges; size, nesting, node count and value length within "
+    "the reader's bounds (docs/records.md); no symlink out of data/",
     **{module.CODE: module.TITLE for module in CHECKS},
 }
 

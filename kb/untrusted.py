@@ -1,0 +1,79 @@
+"""Opening files that came from outside: bounded size, regular files only, no symlink escape.
+
+Shared by the YAML reader (kb/yamlio.py) and the JSON reader (kb/jsonio.py) so that both
+refuse the same things the same way. Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+class Refused(Exception):
+    """A file the readers will not open; `message` and `hint` are for the person who sent it."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def data_dir(path: Path) -> Path | None:
+    """The nearest enclosing folder named data/ (the tree whose files must stay inside it)."""
+    for parent in Path(os.path.abspath(path)).parents:
+        if parent.name == "data":
+            return parent
+    return None
+
+
+def check_inside(path: Path, within: Path) -> None:
+    """Refuse a path that resolves (through symlinks, of the file or a folder) out of `within`.
+
+    A pull request can add a symlink named like a record; following it would let the build
+    read /dev/zero, a 50 GB file or a secret elsewhere on the machine.
+    """
+    target = Path(os.path.realpath(path))
+    top = Path(os.path.realpath(within))
+    if target != top and top not in target.parents:
+        raise Refused(
+            f"a symlink that resolves outside {within.name}/ is refused",
+            f"keep the file itself under {within.name}/ instead of a link (it points to {target})",
+        )
+
+
+def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
+    """At most `max_bytes` of a regular file, or Refused; the size is checked before reading.
+
+    `within` defaults to the nearest enclosing data/ folder (none: no symlink check). The file
+    is opened non-blocking, so a FIFO named *.yaml cannot hang the run, and the type and
+    size are taken from the open descriptor, so a swap after the check changes nothing. At
+    most max_bytes + 1 bytes are read even if the file grows meanwhile.
+    """
+    path = Path(path)
+    within = within if within is not None else data_dir(path)
+    if within is not None:
+        check_inside(path, within)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused("not a regular file", "data files are plain files (not FIFOs, devices or folders)")
+        if info.st_size > max_bytes:
+            raise too_big(info.st_size, max_bytes)
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:
+        raise too_big(len(raw), max_bytes)
+    return raw
+
+
+def too_big(size: int, max_bytes: int, unit: str = "bytes") -> Refused:
+    return Refused(
+        f"the file has {size:,} {unit}; at most {max_bytes:,} are read",
+        "split the file: one this large is not curated by hand (bounds: docs/records.md)",
+    )
