@@ -23,6 +23,16 @@ PACKAGES = {
     "tensorflow": ("tensorflow", ["tensorflow", "tensorflow-gpu", "tensorflow-cpu"]),
     "horovod": ("horovod", ["horovod"]),
     "pytorch": ("pytorch", ["torch"]),
+    # Ranges of jax records are written in jax versions; jaxlib (the compiled XLA that holds the
+    # --xla_gpu_* flags) has its own line, kept so notes can name the jaxlib a flag needs.
+    "jax": ("jax", ["jax"]),
+    "jaxlib": ("jax", ["jaxlib"]),
+}
+
+NOTES = {
+    # Observed in the registry's history, said in the file so nobody writes a range below it.
+    "jaxlib": ". PyPI lists jaxlib only from 0.4.13 (0.4.32 is yanked); older jaxlib wheels are not on"
+    " PyPI, so jaxlib versions before 0.4.13 cannot be named.",
 }
 
 
@@ -82,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             name=name,
             framework=framework,
             source="Package registry release history of " + ", ".join(packages)
-            + " (date = first upload of any file of the release; written by scripts/update_versions.py)",
+            + " (date = first upload of any file of the release; written by scripts/update_versions.py)"
+            + NOTES.get(name, ""),
             releases=[schema.Release(version=v, date=dt.date.fromisoformat(d)) for v, d in dates.items()],
         )
         path = ROOT / "data" / "versions" / f"{name}.yaml"
