@@ -314,16 +314,65 @@ INDEX = {'format': 1,
                            'snippet': 'VLLM_BATCH_INVARIANT=1 vllm serve <model>',
                            'phase': 10,
                            'preference': 10,
+                           'implies': ()},
+               'XLA_DET': {'title': 'XLA_FLAGS=--xla_gpu_deterministic_ops=true',
+                           'kind': 'env',
+                           'how': 'Add --xla_gpu_deterministic_ops=true to the XLA_FLAGS environment '
+                                  'variable before JAX initializes its GPU backend (before the first JAX '
+                                  'computation; setting it later has no effect). Several flags in XLA_FLAGS '
+                                  'are separated by spaces. Help text in jaxlib 0.4.13 and 0.10.2 reads '
+                                  "'Guarantees run-to-run determinism on GPU.' It also sets "
+                                  '--xla_gpu_exclude_nondeterministic_ops (jaxlib 0.4.29+) and makes the '
+                                  'autotuner pick the first configuration instead of timing candidates.',
+                           'snippet': 'import os\n'
+                                      "os.environ['XLA_FLAGS'] = (os.environ.get('XLA_FLAGS', '') + ' "
+                                      "--xla_gpu_deterministic_ops=true').strip()\n"
+                                      'import jax',
+                           'phase': 10,
+                           'preference': 10,
+                           'implies': ('XLA_EXCL',)},
+               'XLA_EXCL': {'title': 'XLA_FLAGS=--xla_gpu_exclude_nondeterministic_ops=true',
+                            'kind': 'env',
+                            'how': 'Add --xla_gpu_exclude_nondeterministic_ops=true to XLA_FLAGS before JAX '
+                                   'initializes its GPU backend. It switches scatter, GEMMs, convolutions '
+                                   'and multi-headed attention to deterministic (possibly slower) '
+                                   'implementations and makes compilation fail on select-and-scatter '
+                                   '(max-pool gradient). Unlike XLA_DET it was designed to keep autotuning. '
+                                   'Needs jaxlib 0.4.29 or later; an older jaxlib does not know the flag.',
+                            'snippet': 'import os\n'
+                                       "os.environ['XLA_FLAGS'] = (os.environ.get('XLA_FLAGS', '') + ' "
+                                       "--xla_gpu_exclude_nondeterministic_ops=true').strip()\n"
+                                       'import jax',
+                            'phase': 10,
+                            'preference': 12,
+                            'implies': ()},
+               'XLA_AT0': {'title': 'XLA_FLAGS=--xla_gpu_autotune_level=0',
+                           'kind': 'env',
+                           'how': 'Add --xla_gpu_autotune_level=0 to XLA_FLAGS before JAX initializes its '
+                                  'GPU backend, so XLA does not time GEMM and convolution candidates and '
+                                  "pick the fastest (help text '0 = off'; the default is 4 in jaxlib "
+                                  '0.10.2). Alternatively persist autotuning results '
+                                  '(--xla_gpu_dump_autotune_results_to once, then '
+                                  '--xla_gpu_load_autotune_results_from) so every run uses the same choices.',
+                           'snippet': 'import os\n'
+                                      "os.environ['XLA_FLAGS'] = (os.environ.get('XLA_FLAGS', '') + ' "
+                                      "--xla_gpu_autotune_level=0').strip()\n"
+                                      'import jax',
+                           'phase': 10,
+                           'preference': 20,
                            'implies': ()}},
  'order': ('CUBLAS_WS',
            'NCCL_NO_NVLS',
            'PT_CUBLAS',
            'TDO',
            'VLLM_BI',
+           'XLA_DET',
+           'XLA_EXCL',
            'TDF',
            'HFT0',
            'NCCL_PIN',
            'TCD',
+           'XLA_AT0',
            'EOD',
            'PT_DET',
            'SEED',
@@ -746,6 +795,468 @@ INDEX = {'format': 1,
                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
                                                        'title': 'NVIDIA TensorFlow determinism',
                                                        'section': 'Multi-GPU using Horovod'})},
+             'jax.gather-backward': {'id': 'jax.gather-backward',
+                                     'framework': 'jax',
+                                     'title': 'Gradient of gather (x[idx], jnp.take, embedding lookups) on '
+                                              'GPU',
+                                     'device': 'gpu',
+                                     'pass': 'backward',
+                                     'mechanism': 'cuda-atomics',
+                                     'summary': 'The gradient of a gather is a scatter-add of the output '
+                                                'gradient into the gathered positions (the gather transpose '
+                                                'rule in jax/_src/lax/slicing.py calls scatter_add), so when '
+                                                'an index repeats, as in embedding lookups, the backward '
+                                                'pass has the run-to-run variation of jax.scatter-add.',
+                                     'conditions': ('Only the gradient, and only with repeated indices; the '
+                                                    'forward gather is a plain read.',),
+                                     'notes': None,
+                                     'ops': ('jax.numpy.take', 'jax.numpy.take_along_axis', 'jax.lax.gather'),
+                                     'aliases': (),
+                                     'status': (((0, 0, 4, 13),
+                                                 (0, 0, 4, 29),
+                                                 '>=0.4.13,<0.4.29',
+                                                 ('XLA_DET',),
+                                                 False,
+                                                 None,
+                                                 '0.4.13 is the oldest jaxlib on PyPI, checked to contain '
+                                                 'the flag; earlier releases are left unknown.',
+                                                 None),
+                                                ((0, 0, 4, 29),
+                                                 None,
+                                                 '>=0.4.29',
+                                                 ('XLA_DET', 'XLA_EXCL'),
+                                                 False,
+                                                 None,
+                                                 None,
+                                                 None)),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'doc',
+                                                     'url': 'https://github.com/jax-ml/jax/blob/main/jax/_src/lax/slicing.py',
+                                                     'title': 'jax/_src/lax/slicing.py, '
+                                                              '_gather_transpose_rule (scatter_add of the '
+                                                              'cotangent)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+                                                     'title': 'JAX documentation, jax.numpy.ndarray.at'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://openxla.org/xla/determinism',
+                                                     'title': 'OpenXLA documentation, Determinism (GPU)',
+                                                     'section': 'Execution'})},
+             'jax.scatter-add': {'id': 'jax.scatter-add',
+                                 'framework': 'jax',
+                                 'title': 'Scatter-add with repeated indices on GPU (x.at[idx].add, '
+                                          'lax.scatter_add)',
+                                 'device': 'gpu',
+                                 'pass': 'forward',
+                                 'mechanism': 'cuda-atomics',
+                                 'summary': 'When several updates of an XLA scatter-add (or '
+                                            'scatter-multiply) hit the same element, XLA:GPU applies them '
+                                            'concurrently, so the order of the floating-point additions, and '
+                                            'the rounded result, can change from run to run. The determinism '
+                                            'flags make XLA rewrite such scatters into a deterministic '
+                                            '(slower) form.',
+                                 'conditions': ('Floating-point updates with repeated indices; unique '
+                                                'indices (or integer values) give the same result every run.',
+                                                '.at[idx].add/.multiply/.subtract, jnp.histogram with '
+                                                'weights and jnp.bincount with float weights all lower to a '
+                                                'scatter-add or scatter-multiply '
+                                                '(jax/_src/numpy/lax_numpy.py: '
+                                                'counts.at[bin_idx].add(weights)).',
+                                                'The flags are read by jaxlib, not jax, and must be in '
+                                                'XLA_FLAGS before the GPU backend starts.'),
+                                 'notes': "Flag presence per jaxlib was read from the PyPI wheels' binaries "
+                                          '(xla_gpu_deterministic_ops in 0.4.13, 0.4.28, 0.4.29 and 0.10.2; '
+                                          'xla_gpu_exclude_nondeterministic_ops first in 0.4.29). Ranges are '
+                                          'jax versions; a jax 0.4.29-0.4.30 installed with an older jaxlib '
+                                          '(it accepts jaxlib 0.4.27+) lacks XLA_EXCL. jnp.histogram with '
+                                          'weights differed by about 1e-6 between two calls on an RTX 4090 '
+                                          '(jax issue 28783). Newer jaxlibs add a faster deterministic '
+                                          'scatter rewrite (--xla_gpu_enable_scatter_determinism_expander, '
+                                          "its help text in jaxlib 0.10.2 says it 'makes scatter ops "
+                                          "deterministic'); its default per release is not confirmed, so it "
+                                          'is not offered as a solution.',
+                                 'ops': ('jax.numpy.ndarray.at',
+                                         'jax.Array.at',
+                                         'jax.lax.scatter_add',
+                                         'jax.lax.scatter_mul',
+                                         'jax.numpy.histogram',
+                                         'jax.numpy.bincount'),
+                                 'aliases': (),
+                                 'status': (((0, 0, 4, 13),
+                                             (0, 0, 4, 29),
+                                             '>=0.4.13,<0.4.29',
+                                             ('XLA_DET',),
+                                             False,
+                                             None,
+                                             'XLA_DET rewrites scatters deterministically (jax issue 17844, '
+                                             '2023, reports the rewrite as very slow). 0.4.13 is the oldest '
+                                             'jaxlib on PyPI, checked to contain the flag; earlier releases '
+                                             'are left unknown, not because the flag was missing.',
+                                             None),
+                                            ((0, 0, 4, 29),
+                                             None,
+                                             '>=0.4.29',
+                                             ('XLA_DET', 'XLA_EXCL'),
+                                             False,
+                                             None,
+                                             'XLA_EXCL (jaxlib 0.4.29+) makes scatter deterministic without '
+                                             'turning autotuning off. With jax and jaxlib 0.5.3, XLA_DET '
+                                             'gave wrong values for x.at[positions].set(...) (jax issue '
+                                             '27796, open).',
+                                             None)),
+                                 'caused_by': (),
+                                 'distributions': {},
+                                 'disputes': (),
+                                 'references': ({'kind': 'doc',
+                                                 'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+                                                 'title': 'JAX documentation, jax.numpy.ndarray.at',
+                                                 'section': '"The order in which conflicting updates are '
+                                                            'applied is implementation-defined and may be '
+                                                            'nondeterministic (e.g., due to concurrency on '
+                                                            'some hardware platforms)."'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://openxla.org/xla/determinism',
+                                                 'title': 'OpenXLA documentation, Determinism (GPU)',
+                                                 'section': 'Execution'},
+                                                {'kind': 'issue',
+                                                 'repo': 'jax-ml/jax',
+                                                 'number': 17844,
+                                                 'title': '`vmap` with `scatter_add` extremely slow when '
+                                                          'using `xla_gpu_deterministic_ops`',
+                                                 'state': 'open',
+                                                 'url': 'https://github.com/jax-ml/jax/issues/17844'},
+                                                {'kind': 'issue',
+                                                 'repo': 'jax-ml/jax',
+                                                 'number': 28783,
+                                                 'title': 'jnp.histogram return randomized result on gpu',
+                                                 'state': 'closed',
+                                                 'url': 'https://github.com/jax-ml/jax/issues/28783'},
+                                                {'kind': 'issue',
+                                                 'repo': 'jax-ml/jax',
+                                                 'number': 27796,
+                                                 'title': 'xla_gpu_deterministic_ops=true breaks simple '
+                                                          'indexing in jax',
+                                                 'state': 'open',
+                                                 'url': 'https://github.com/jax-ml/jax/issues/27796'},
+                                                {'kind': 'pr',
+                                                 'repo': 'openxla/xla',
+                                                 'number': 12520,
+                                                 'title': '[GPU] Add new flag '
+                                                          'xla_gpu_exclude_nondeterministic_ops.',
+                                                 'state': 'closed',
+                                                 'url': 'https://github.com/openxla/xla/pull/12520'})},
+             'jax.segment-reductions': {'id': 'jax.segment-reductions',
+                                        'framework': 'jax',
+                                        'title': 'jax.ops.segment_sum and segment_prod on GPU',
+                                        'device': 'gpu',
+                                        'pass': 'forward',
+                                        'mechanism': 'cuda-atomics',
+                                        'summary': 'jax.ops.segment_sum and segment_prod are a scatter-add '
+                                                   'and a scatter-multiply into num_segments rows, so with '
+                                                   'unsorted or repeated segment ids the floating-point '
+                                                   'accumulation order on GPU, and the result, can change '
+                                                   'from run to run; the determinism flags rewrite the '
+                                                   'scatter deterministically.',
+                                        'conditions': ('Floating-point data; jax/_src/ops/scatter.py '
+                                                       'implements segment_sum with lax.scatter_add and '
+                                                       'segment_prod with lax.scatter_mul (bucket_size '
+                                                       'splits the scatter but still scatters inside each '
+                                                       'bucket).',
+                                                       'segment_max and segment_min (scatter_max/min) are '
+                                                       'not listed, since their result does not depend on '
+                                                       'the order of updates.'),
+                                        'notes': 'Same mechanism and flags as jax.scatter-add; kept apart '
+                                                 'because users look these names up and a verifier needs '
+                                                 'segment ids rather than an index array. segment_prod is '
+                                                 'listed because it is the same scatter (scatter_mul), not '
+                                                 'because a report of it differing was found.',
+                                        'ops': ('jax.ops.segment_sum', 'jax.ops.segment_prod'),
+                                        'aliases': (),
+                                        'status': (((0, 0, 4, 13),
+                                                    (0, 0, 4, 29),
+                                                    '>=0.4.13,<0.4.29',
+                                                    ('XLA_DET',),
+                                                    False,
+                                                    None,
+                                                    '0.4.13 is the oldest jaxlib on PyPI, checked to contain '
+                                                    'the flag; earlier releases are left unknown.',
+                                                    None),
+                                                   ((0, 0, 4, 29),
+                                                    None,
+                                                    '>=0.4.29',
+                                                    ('XLA_DET', 'XLA_EXCL'),
+                                                    False,
+                                                    None,
+                                                    None,
+                                                    None)),
+                                        'caused_by': (),
+                                        'distributions': {},
+                                        'disputes': (),
+                                        'references': ({'kind': 'doc',
+                                                        'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_sum.html',
+                                                        'title': 'JAX documentation, jax.ops.segment_sum'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/jax-ml/jax/blob/main/jax/_src/ops/scatter.py',
+                                                        'title': 'jax/_src/ops/scatter.py (segment_sum uses '
+                                                                 'scatter_add, segment_prod uses '
+                                                                 'scatter_mul)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://openxla.org/xla/determinism',
+                                                        'title': 'OpenXLA documentation, Determinism (GPU)',
+                                                        'section': 'Execution'},
+                                                       {'kind': 'issue',
+                                                        'repo': 'jax-ml/jax',
+                                                        'number': 17844,
+                                                        'title': '`vmap` with `scatter_add` extremely slow '
+                                                                 'when using `xla_gpu_deterministic_ops`',
+                                                        'state': 'open',
+                                                        'url': 'https://github.com/jax-ml/jax/issues/17844'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'openxla/xla',
+                                                        'number': 12520,
+                                                        'title': '[GPU] Add new flag '
+                                                                 'xla_gpu_exclude_nondeterministic_ops.',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/openxla/xla/pull/12520'})},
+             'jax.select-and-scatter': {'id': 'jax.select-and-scatter',
+                                        'framework': 'jax',
+                                        'title': 'Max-pool gradient (select-and-scatter) on GPU',
+                                        'device': 'gpu',
+                                        'pass': 'backward',
+                                        'mechanism': 'other',
+                                        'summary': 'The gradient of a max (or min) reduce_window, as in max '
+                                                   "pooling, lowers to XLA's SelectAndScatter. XLA documents "
+                                                   'select-and-scatter as non-deterministic on GPU with no '
+                                                   'deterministic implementation; with the exclude flag, '
+                                                   'compiling it fails instead.',
+                                        'conditions': ('reduce_window with lax.max or lax.min, '
+                                                       'differentiated (jax/_src/lax/windowed_reductions.py; '
+                                                       'the transpose of select_and_gather_add is '
+                                                       'select_and_scatter_add, lowered to '
+                                                       'hlo.SelectAndScatterOp). Sum pooling is not '
+                                                       'affected.',),
+                                        'notes': 'Unconfirmed and left out: a summary (shared/reference) '
+                                                 'says newer XLA pipelines rewrite select-and-scatter into '
+                                                 'scatter plus reduce-window first, which would make it '
+                                                 'deterministic under the flags; no release was found for '
+                                                 'it. A GPU verifier should report what the current jaxlib '
+                                                 'does.',
+                                        'ops': ('jax.lax.reduce_window',
+                                                'jax.example_libraries.stax.MaxPool'),
+                                        'aliases': (),
+                                        'status': (((0, 0, 4, 29),
+                                                    None,
+                                                    '>=0.4.29',
+                                                    (),
+                                                    False,
+                                                    'XLA compilation error (select-and-scatter has no '
+                                                    'deterministic implementation)',
+                                                    'With XLA_EXCL (or XLA_DET, which sets it) compiling the '
+                                                    'gradient fails (OpenXLA determinism page, 2024). '
+                                                    'Releases before 0.4.29 are left unknown.',
+                                                    None),),
+                                        'caused_by': (),
+                                        'distributions': {},
+                                        'disputes': (),
+                                        'references': ({'kind': 'doc',
+                                                        'url': 'https://openxla.org/xla/determinism',
+                                                        'title': 'OpenXLA documentation, Determinism (GPU)',
+                                                        'section': 'Execution'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'openxla/xla',
+                                                        'number': 15229,
+                                                        'title': '[NFC] Add a documentation page about '
+                                                                 'determinism.',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/openxla/xla/pull/15229'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/jax-ml/jax/blob/main/jax/_src/lax/windowed_reductions.py',
+                                                        'title': 'jax/_src/lax/windowed_reductions.py, '
+                                                                 'select_and_scatter_add lowering'})},
+             'jax.xla-autotuning': {'id': 'jax.xla-autotuning',
+                                    'framework': 'jax',
+                                    'title': 'XLA:GPU autotuning of GEMM, convolution and fusion kernels',
+                                    'device': 'gpu',
+                                    'pass': 'both',
+                                    'mechanism': 'autotuning',
+                                    'summary': 'When XLA compiles for GPU it times candidate kernels '
+                                               '(cuBLAS, cuDNN and Triton GEMM/convolution/fusion '
+                                               'configurations) and keeps the fastest; timing noise can pick '
+                                               'a different kernel in another compilation, so results can '
+                                               'differ between processes (not between calls of one compiled '
+                                               'function).',
+                                    'conditions': ('Differences appear between compilations (fresh '
+                                                   'processes, cleared caches), not between calls of one '
+                                                   'compiled executable.',
+                                                   'Persisting autotuning results (dump once with '
+                                                   '--xla_gpu_dump_autotune_results_to, load with '
+                                                   '--xla_gpu_load_autotune_results_from) also makes '
+                                                   'compilation repeatable; '
+                                                   '--xla_gpu_per_fusion_autotune_cache_dir did not persist '
+                                                   "a reduction's choice in openxla issue 37902 (2026)."),
+                                    'notes': None,
+                                    'ops': ('jax.jit',
+                                            'jax.numpy.matmul',
+                                            'jax.numpy.dot',
+                                            'jax.numpy.einsum',
+                                            'jax.lax.dot_general',
+                                            'jax.lax.conv_general_dilated',
+                                            'jax.lax.conv'),
+                                    'aliases': (),
+                                    'status': (((0, 0, 4, 13),
+                                                None,
+                                                '>=0.4.13',
+                                                ('XLA_DET', 'XLA_AT0'),
+                                                False,
+                                                None,
+                                                'XLA_DET makes the autotuner take the first configuration '
+                                                'instead of timing (openxla PRs 12520, 16635); XLA_AT0 turns '
+                                                'autotuning off. Both flags are in every jaxlib on PyPI '
+                                                '(0.4.13+); earlier releases are left unknown.',
+                                                None),),
+                                    'caused_by': (),
+                                    'distributions': {},
+                                    'disputes': ({'claim': 'Newer XLA autotuner code also picks the first '
+                                                           'configuration when only '
+                                                           '--xla_gpu_exclude_nondeterministic_ops is set '
+                                                           '(an XLA test, '
+                                                           'AutotunerFlagsTest.DeterministicAutotuningSetsSelectFirstConfig), '
+                                                           'so XLA_EXCL would also fix autotuning there.',
+                                                  'status': (((0, 0, 4, 29),
+                                                              None,
+                                                              '>=0.4.29',
+                                                              ('XLA_DET', 'XLA_EXCL', 'XLA_AT0'),
+                                                              False,
+                                                              None,
+                                                              None,
+                                                              None),),
+                                                  'resolution': 'PR 12520 designed XLA_EXCL to keep '
+                                                                'autotuning and PR 16635 (2024-08) still '
+                                                                'relies on that; the first release where the '
+                                                                'exclude flag alone skips autotuning is not '
+                                                                'known, so XLA_EXCL is not offered for '
+                                                                'autotuning.',
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/openxla/xla/blob/main/xla/service/gpu/autotuning/autotuner_pass_test.cc',
+                                                                  'title': 'XLA '
+                                                                           'xla/service/gpu/autotuning/autotuner_pass_test.cc '
+                                                                           '(DeterministicAutotuningSetsSelectFirstConfig; '
+                                                                           'Cublas/Triton/CudnnSelectFirstConfig '
+                                                                           'use only the exclude flag)'},)},),
+                                    'references': ({'kind': 'doc',
+                                                    'url': 'https://openxla.org/xla/determinism',
+                                                    'title': 'OpenXLA documentation, Determinism (GPU)',
+                                                    'section': 'Compilation'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'openxla/xla',
+                                                    'number': 12520,
+                                                    'title': '[GPU] Add new flag '
+                                                             'xla_gpu_exclude_nondeterministic_ops.',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/openxla/xla/pull/12520'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'openxla/xla',
+                                                    'number': 16635,
+                                                    'title': '[GPU][NFC] Cleanup handling of determinism '
+                                                             'flags.',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/openxla/xla/pull/16635'},
+                                                   {'kind': 'issue',
+                                                    'repo': 'openxla/xla',
+                                                    'number': 37902,
+                                                    'title': '`xla_gpu_per_fusion_autotune_cache_dir` option '
+                                                             'does not persist all computation leading to '
+                                                             'non-determinism',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/openxla/xla/issues/37902'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'jax-ml/jax',
+                                                    'number': 4824,
+                                                    'title': 'add gpu determinism note',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/jax-ml/jax/pull/4824'})},
+             'jax.xla-gemm-conv-attention': {'id': 'jax.xla-gemm-conv-attention',
+                                             'framework': 'jax',
+                                             'title': 'Non-deterministic GEMM, convolution and '
+                                                      'fused-attention kernels in XLA:GPU',
+                                             'device': 'gpu',
+                                             'pass': 'both',
+                                             'mechanism': 'algorithm-selection',
+                                             'summary': 'XLA documents that compiled programs can be '
+                                                        'non-deterministic on GEMMs, convolutions and '
+                                                        'multi-headed attention on GPU, because the library '
+                                                        'kernels XLA may choose (cuBLAS, cuDNN convolution '
+                                                        'algorithms, cuDNN fused-attention backward) are not '
+                                                        'all deterministic. The determinism flags restrict '
+                                                        'XLA to deterministic implementations.',
+                                             'conditions': ('Which kernel runs depends on shapes, dtypes, '
+                                                            'the GPU and the cuDNN/cuBLAS versions; many '
+                                                            'configurations are deterministic anyway.',),
+                                             'notes': 'Until openxla PR 14310 (2024) XLA:GPU also honoured '
+                                                      "TensorFlow's TF_CUDNN_DETERMINISTIC for cuDNN (jax "
+                                                      'issue 565, 2019); that handling moved into '
+                                                      'TensorFlow, so it is not offered for JAX.',
+                                             'ops': ('jax.numpy.matmul',
+                                                     'jax.numpy.dot',
+                                                     'jax.numpy.einsum',
+                                                     'jax.lax.dot_general',
+                                                     'jax.lax.conv_general_dilated',
+                                                     'jax.lax.conv',
+                                                     'jax.lax.conv_transpose',
+                                                     'jax.nn.dot_product_attention'),
+                                             'aliases': (),
+                                             'status': (((0, 0, 4, 13),
+                                                         (0, 0, 4, 29),
+                                                         '>=0.4.13,<0.4.29',
+                                                         ('XLA_DET',),
+                                                         False,
+                                                         None,
+                                                         'Inferred from openxla PR 12520 (2024-05): the '
+                                                         'existing --xla_gpu_deterministic_ops already '
+                                                         'excluded non-deterministic ops, and the new '
+                                                         'exclude flag was split out of it. 0.4.13 is the '
+                                                         'oldest jaxlib on PyPI with the flag; earlier '
+                                                         'releases are left unknown.',
+                                                         None),
+                                                        ((0, 0, 4, 29),
+                                                         None,
+                                                         '>=0.4.29',
+                                                         ('XLA_DET', 'XLA_EXCL'),
+                                                         False,
+                                                         None,
+                                                         None,
+                                                         None)),
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://openxla.org/xla/determinism',
+                                                             'title': 'OpenXLA documentation, Determinism '
+                                                                      '(GPU)',
+                                                             'section': 'Execution'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'openxla/xla',
+                                                             'number': 12520,
+                                                             'title': '[GPU] Add new flag '
+                                                                      'xla_gpu_exclude_nondeterministic_ops.',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/openxla/xla/pull/12520'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'openxla/xla',
+                                                             'number': 14310,
+                                                             'title': '[GPU] Cleanup handling of determinism '
+                                                                      'settings.',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/openxla/xla/pull/14310'},
+                                                            {'kind': 'pr',
+                                                             'repo': 'openxla/xla',
+                                                             'number': 15229,
+                                                             'title': '[NFC] Add a documentation page about '
+                                                                      'determinism.',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/openxla/xla/pull/15229'})},
              'nccl.allreduce-order': {'id': 'nccl.allreduce-order',
                                       'framework': 'nccl',
                                       'title': 'NCCL all-reduce summation order follows the algorithm, '
@@ -7456,6 +7967,28 @@ INDEX = {'format': 1,
                        'hvd.DistributedOptimizer': ('horovod.tensor-fusion',),
                        'hvd.allreduce': ('horovod.tensor-fusion',),
                        'hvd.grouped_allreduce': ('horovod.grouped-allreduce',)},
+           'jax': {'jax.Array.at': ('jax.scatter-add',),
+                   'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
+                   'jax.jit': ('jax.xla-autotuning',),
+                   'jax.lax.conv': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.lax.conv_general_dilated': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.lax.conv_transpose': ('jax.xla-gemm-conv-attention',),
+                   'jax.lax.dot_general': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.lax.gather': ('jax.gather-backward',),
+                   'jax.lax.reduce_window': ('jax.select-and-scatter',),
+                   'jax.lax.scatter_add': ('jax.scatter-add',),
+                   'jax.lax.scatter_mul': ('jax.scatter-add',),
+                   'jax.nn.dot_product_attention': ('jax.xla-gemm-conv-attention',),
+                   'jax.numpy.bincount': ('jax.scatter-add',),
+                   'jax.numpy.dot': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.numpy.einsum': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.numpy.histogram': ('jax.scatter-add',),
+                   'jax.numpy.matmul': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.numpy.ndarray.at': ('jax.scatter-add',),
+                   'jax.numpy.take': ('jax.gather-backward',),
+                   'jax.numpy.take_along_axis': ('jax.gather-backward',),
+                   'jax.ops.segment_prod': ('jax.segment-reductions',),
+                   'jax.ops.segment_sum': ('jax.segment-reductions',)},
            'nccl': {'nccl.ncclAllReduce': ('nccl.allreduce-order', 'nccl.nvls-reduction'),
                     'nccl.ncclReduce': ('nccl.allreduce-order',),
                     'nccl.ncclReduceScatter': ('nccl.allreduce-order',)},
@@ -7921,6 +8454,248 @@ INDEX = {'format': 1,
                                      (0, 0, 28),
                                      (0, 0, 28, 1)),
                             'latest': '0.28.1'},
+                'jax': {'framework': 'jax',
+                        'keys': ((0, 0),
+                                 (0, 0, 1),
+                                 (0, 0, 1, 1),
+                                 (0, 0, 1, 2),
+                                 (0, 0, 1, 3),
+                                 (0, 0, 1, 4),
+                                 (0, 0, 1, 5),
+                                 (0, 0, 1, 6),
+                                 (0, 0, 1, 7),
+                                 (0, 0, 1, 8),
+                                 (0, 0, 1, 9),
+                                 (0, 0, 1, 10),
+                                 (0, 0, 1, 11),
+                                 (0, 0, 1, 12),
+                                 (0, 0, 1, 13),
+                                 (0, 0, 1, 14),
+                                 (0, 0, 1, 15),
+                                 (0, 0, 1, 16),
+                                 (0, 0, 1, 18),
+                                 (0, 0, 1, 19),
+                                 (0, 0, 1, 20),
+                                 (0, 0, 1, 21),
+                                 (0, 0, 1, 22),
+                                 (0, 0, 1, 23),
+                                 (0, 0, 1, 24),
+                                 (0, 0, 1, 25),
+                                 (0, 0, 1, 26),
+                                 (0, 0, 1, 27),
+                                 (0, 0, 1, 28),
+                                 (0, 0, 1, 29),
+                                 (0, 0, 1, 30),
+                                 (0, 0, 1, 31),
+                                 (0, 0, 1, 32),
+                                 (0, 0, 1, 33),
+                                 (0, 0, 1, 34),
+                                 (0, 0, 1, 35),
+                                 (0, 0, 1, 36),
+                                 (0, 0, 1, 37),
+                                 (0, 0, 1, 38),
+                                 (0, 0, 1, 39),
+                                 (0, 0, 1, 40),
+                                 (0, 0, 1, 41),
+                                 (0, 0, 1, 42),
+                                 (0, 0, 1, 43),
+                                 (0, 0, 1, 44),
+                                 (0, 0, 1, 45),
+                                 (0, 0, 1, 46),
+                                 (0, 0, 1, 47),
+                                 (0, 0, 1, 48),
+                                 (0, 0, 1, 49),
+                                 (0, 0, 1, 50),
+                                 (0, 0, 1, 51),
+                                 (0, 0, 1, 52),
+                                 (0, 0, 1, 53),
+                                 (0, 0, 1, 54),
+                                 (0, 0, 1, 55),
+                                 (0, 0, 1, 56),
+                                 (0, 0, 1, 57),
+                                 (0, 0, 1, 58),
+                                 (0, 0, 1, 59),
+                                 (0, 0, 1, 60),
+                                 (0, 0, 1, 61),
+                                 (0, 0, 1, 62),
+                                 (0, 0, 1, 63),
+                                 (0, 0, 1, 64),
+                                 (0, 0, 1, 65),
+                                 (0, 0, 1, 66),
+                                 (0, 0, 1, 67),
+                                 (0, 0, 1, 68),
+                                 (0, 0, 1, 69),
+                                 (0, 0, 1, 70),
+                                 (0, 0, 1, 71),
+                                 (0, 0, 1, 72),
+                                 (0, 0, 1, 73),
+                                 (0, 0, 1, 74),
+                                 (0, 0, 1, 75),
+                                 (0, 0, 1, 76),
+                                 (0, 0, 1, 77),
+                                 (0, 0, 2),
+                                 (0, 0, 2, 1),
+                                 (0, 0, 2, 2),
+                                 (0, 0, 2, 3),
+                                 (0, 0, 2, 4),
+                                 (0, 0, 2, 5),
+                                 (0, 0, 2, 6),
+                                 (0, 0, 2, 7),
+                                 (0, 0, 2, 8),
+                                 (0, 0, 2, 9),
+                                 (0, 0, 2, 10),
+                                 (0, 0, 2, 11),
+                                 (0, 0, 2, 12),
+                                 (0, 0, 2, 13),
+                                 (0, 0, 2, 14),
+                                 (0, 0, 2, 15),
+                                 (0, 0, 2, 16),
+                                 (0, 0, 2, 17),
+                                 (0, 0, 2, 18),
+                                 (0, 0, 2, 19),
+                                 (0, 0, 2, 20),
+                                 (0, 0, 2, 21),
+                                 (0, 0, 2, 22),
+                                 (0, 0, 2, 24),
+                                 (0, 0, 2, 25),
+                                 (0, 0, 2, 26),
+                                 (0, 0, 2, 27),
+                                 (0, 0, 2, 28),
+                                 (0, 0, 3),
+                                 (0, 0, 3, 1),
+                                 (0, 0, 3, 2),
+                                 (0, 0, 3, 3),
+                                 (0, 0, 3, 4),
+                                 (0, 0, 3, 5),
+                                 (0, 0, 3, 6),
+                                 (0, 0, 3, 7),
+                                 (0, 0, 3, 8),
+                                 (0, 0, 3, 9),
+                                 (0, 0, 3, 10),
+                                 (0, 0, 3, 11),
+                                 (0, 0, 3, 12),
+                                 (0, 0, 3, 13),
+                                 (0, 0, 3, 14),
+                                 (0, 0, 3, 15),
+                                 (0, 0, 3, 16),
+                                 (0, 0, 3, 17),
+                                 (0, 0, 3, 19),
+                                 (0, 0, 3, 20),
+                                 (0, 0, 3, 21),
+                                 (0, 0, 3, 22),
+                                 (0, 0, 3, 23),
+                                 (0, 0, 3, 24),
+                                 (0, 0, 3, 25),
+                                 (0, 0, 4, 1),
+                                 (0, 0, 4, 2),
+                                 (0, 0, 4, 3),
+                                 (0, 0, 4, 4),
+                                 (0, 0, 4, 5),
+                                 (0, 0, 4, 6),
+                                 (0, 0, 4, 7),
+                                 (0, 0, 4, 8),
+                                 (0, 0, 4, 9),
+                                 (0, 0, 4, 10),
+                                 (0, 0, 4, 11),
+                                 (0, 0, 4, 12),
+                                 (0, 0, 4, 13),
+                                 (0, 0, 4, 14),
+                                 (0, 0, 4, 16),
+                                 (0, 0, 4, 17),
+                                 (0, 0, 4, 18),
+                                 (0, 0, 4, 19),
+                                 (0, 0, 4, 20),
+                                 (0, 0, 4, 21),
+                                 (0, 0, 4, 22),
+                                 (0, 0, 4, 23),
+                                 (0, 0, 4, 24),
+                                 (0, 0, 4, 25),
+                                 (0, 0, 4, 26),
+                                 (0, 0, 4, 27),
+                                 (0, 0, 4, 28),
+                                 (0, 0, 4, 29),
+                                 (0, 0, 4, 30),
+                                 (0, 0, 4, 31),
+                                 (0, 0, 4, 33),
+                                 (0, 0, 4, 34),
+                                 (0, 0, 4, 35),
+                                 (0, 0, 4, 36),
+                                 (0, 0, 4, 37),
+                                 (0, 0, 4, 38),
+                                 (0, 0, 5),
+                                 (0, 0, 5, 1),
+                                 (0, 0, 5, 2),
+                                 (0, 0, 5, 3),
+                                 (0, 0, 6),
+                                 (0, 0, 6, 1),
+                                 (0, 0, 6, 2),
+                                 (0, 0, 7),
+                                 (0, 0, 7, 1),
+                                 (0, 0, 7, 2),
+                                 (0, 0, 8),
+                                 (0, 0, 8, 1),
+                                 (0, 0, 8, 2),
+                                 (0, 0, 8, 3),
+                                 (0, 0, 9),
+                                 (0, 0, 9, 0, 1),
+                                 (0, 0, 9, 1),
+                                 (0, 0, 9, 2),
+                                 (0, 0, 10),
+                                 (0, 0, 10, 1),
+                                 (0, 0, 10, 2),
+                                 (0, 0, 11),
+                                 (0, 0, 11, 1),
+                                 (0, 0, 11, 2),
+                                 (0, 0, 12),
+                                 (0, 0, 12, 0, 1)),
+                        'latest': '0.12.0.1'},
+                'jaxlib': {'framework': 'jax',
+                           'keys': ((0, 0, 4, 13),
+                                    (0, 0, 4, 18),
+                                    (0, 0, 4, 19),
+                                    (0, 0, 4, 20),
+                                    (0, 0, 4, 21),
+                                    (0, 0, 4, 22),
+                                    (0, 0, 4, 23),
+                                    (0, 0, 4, 24),
+                                    (0, 0, 4, 25),
+                                    (0, 0, 4, 26),
+                                    (0, 0, 4, 27),
+                                    (0, 0, 4, 28),
+                                    (0, 0, 4, 29),
+                                    (0, 0, 4, 30),
+                                    (0, 0, 4, 31),
+                                    (0, 0, 4, 33),
+                                    (0, 0, 4, 34),
+                                    (0, 0, 4, 35),
+                                    (0, 0, 4, 36),
+                                    (0, 0, 4, 38),
+                                    (0, 0, 5),
+                                    (0, 0, 5, 1),
+                                    (0, 0, 5, 3),
+                                    (0, 0, 6),
+                                    (0, 0, 6, 1),
+                                    (0, 0, 6, 2),
+                                    (0, 0, 7),
+                                    (0, 0, 7, 1),
+                                    (0, 0, 7, 2),
+                                    (0, 0, 8),
+                                    (0, 0, 8, 1),
+                                    (0, 0, 8, 2),
+                                    (0, 0, 8, 3),
+                                    (0, 0, 9),
+                                    (0, 0, 9, 0, 1),
+                                    (0, 0, 9, 1),
+                                    (0, 0, 9, 2),
+                                    (0, 0, 10),
+                                    (0, 0, 10, 1),
+                                    (0, 0, 10, 2),
+                                    (0, 0, 11),
+                                    (0, 0, 11, 1),
+                                    (0, 0, 11, 2),
+                                    (0, 0, 12),
+                                    (0, 0, 12, 0, 1)),
+                           'latest': '0.12.0.1'},
                 'nccl': {'framework': 'nccl',
                          'keys': ((0, 2, 4, 8),
                                   (0, 2, 11, 4),

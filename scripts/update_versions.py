@@ -30,6 +30,16 @@ PACKAGES = {
     "cublas": ("cublas", ["nvidia-cublas-cu11", "nvidia-cublas-cu12", "nvidia-cublas"]),
     "nccl": ("nccl", ["nvidia-nccl-cu11", "nvidia-nccl-cu12", "nvidia-nccl-cu13"]),
     "vllm": ("vllm", ["vllm"]),
+    # Ranges of jax records are written in jax versions; jaxlib (the compiled XLA that holds the
+    # --xla_gpu_* flags) has its own line, kept so notes can name the jaxlib a flag needs.
+    "jax": ("jax", ["jax"]),
+    "jaxlib": ("jax", ["jaxlib"]),
+}
+
+NOTES = {
+    # Observed in the registry's history, said in the file so nobody writes a range below it.
+    "jaxlib": ". PyPI lists jaxlib only from 0.4.13 (0.4.32 is yanked); older jaxlib wheels are not on"
+    " PyPI, so jaxlib versions before 0.4.13 cannot be named.",
 }
 
 LIBRARIES = {"cudnn", "cublas", "nccl"}
@@ -121,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         registry = schema.VersionRegistry(
             name=name,
             framework=framework,
-            source=source,
+            source=source + NOTES.get(name, ""),
             releases=[schema.Release(version=v, date=dt.date.fromisoformat(d)) for v, d in dates.items()]
             + [schema.Release(version=v) for v in extra if v not in dates],
         )
