@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
     p.add_argument("--verifier", action="append", default=[], metavar="NAME", help="run this verifier (repeatable; also runs synthetic.* ones)")
     p.add_argument("--source", action="append", default=[], metavar="ID", help="run the verifier of this record (repeatable)")
     p.add_argument("--framework", action="append", default=[], choices=("tensorflow", "pytorch", "jax", "synthetic"), help="only these frameworks")
-    p.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto", help="measure on (auto: gpu when nvidia-smi lists one; TensorFlow-cpu is always cpu)")
+    p.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto", help="measure on (auto: gpu when nvidia-smi lists one, and only verifiers written for that device; an explicit device runs every verifier there, e.g. GPU ones on CPU as a smoke test)")
     p.add_argument("-n", "--runs", type=int, default=5, help="runs per mode (default 5)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per mode before it is killed (default 120)")
     p.add_argument("--memory-limit", type=int, default=None, metavar="MB", help="address-space limit per child (not with CUDA)")
@@ -111,7 +111,8 @@ def main(args: argparse.Namespace) -> int:
     from kb.verify.plan import plan
 
     items = plan(found, installed, devices, verifiers=tuple(args.verifier), sources=tuple(args.source),
-                 frameworks=tuple(args.framework), unlinked=not args.no_unlinked)
+                 frameworks=tuple(args.framework), unlinked=not args.no_unlinked,
+                 any_device=args.device != "auto")
     if args.dry_run:
         for item in items:
             modes = ", ".join(m for m, _ in item.modes)

@@ -47,9 +47,12 @@ def plan(
     sources: tuple[str, ...] = (),
     frameworks: tuple[str, ...] = (),
     unlinked: bool = True,
+    any_device: bool = False,
 ) -> list[Item]:
     """`found`: verifiers/discover.scan(); `installed`: framework -> version;
-    `devices`: framework -> device this run measures on (gpu | cpu)."""
+    `devices`: framework -> device this run measures on (gpu | cpu). `any_device` (an
+    explicit --device) also runs verifiers written for another device: GPU verifiers on
+    CPU prove they work; their evidence is stored as `device: cpu` and never shown for GPU."""
     idx = index()
     items: list[Item] = []
     named: set[str] = set()
@@ -67,7 +70,7 @@ def plan(
         if frameworks and framework not in frameworks:
             continue
         device = devices.get(framework, "cpu")
-        if not device_matches(source["device"], device):
+        if not any_device and not device_matches(source["device"], device):
             continue
         st = record_status(source["id"], installed[framework], device)
         codes = tuple(st.solutions) if st is not None else ()
@@ -89,7 +92,7 @@ def plan(
             if any(i.verifier == name for i in items):
                 continue
             device = devices.get(entry.framework, "cpu") if entry.device != "cpu" else "cpu"
-            if not verifiers and not device_matches(entry.device, device):
+            if not verifiers and not any_device and not device_matches(entry.device, device):
                 continue
             items.append(Item(
                 source=None, verifier=name, module=entry.module, framework=entry.framework,
