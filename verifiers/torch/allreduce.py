@@ -22,6 +22,16 @@ from pathlib import Path
 MODES = (("default", {}), ("NCCL_ALGO_RING", {"NCCL_ALGO": "Ring"}), ("NCCL_ALGO_TREE", {"NCCL_ALGO": "Tree"}))
 
 
+from verifiers import verifier
+
+
+@verifier("nccl.allreduce_order", framework="nccl", device="gpu")
+def allreduce_order(ctx):
+    """Registered so records can name it (KB014); it needs several processes, so `kb verify`
+    never plans it (no framework `nccl` is installed): run this module instead."""
+    raise RuntimeError("launch with: python3 -m verifiers.torch.allreduce --nproc 2 --out DIR")
+
+
 def worker(n: int, size: int, result: str) -> None:
     import time
 
@@ -92,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 measured = {"outcome": "error", "message": f"timed out after {args.timeout:g} s"}
         firsts[mode] = measured.pop("first", None)
-        modes.append(mode_entry(mode, tuple(f"{k}={v}" for k, v in extra.items()) and (), measured) | {"env": extra})
+        # NCCL_ALGO is a configuration, not a solution code: every mode has solutions [].
+        modes.append(mode_entry(mode, (), measured) | {"env": extra})
     seen = {json.dumps(v) for v in firsts.values() if v is not None}
     doc = runfile.document(env.detect(), [{
         "source": "nccl.allreduce-order", "verifier": "nccl.allreduce_order", "framework": "pytorch",
