@@ -25,6 +25,8 @@ examples:
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
   kb build --check                         fail (exit 1) if any generated file is stale
+  kb verify --dry-run                      which verifiers would run here (kb verify --help)
+  kb verify --coverage                     records without a verifier, and why
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -135,16 +137,18 @@ def _print_findings(findings, as_json: bool) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from kb.lint import run
+    from kb.lint import errors, run
 
     catalog, findings = run(_root(args))
     _print_findings(findings, args.json)
-    if not findings and not args.json:
+    failing = findings if args.strict else errors(findings)
+    if not failing and not args.json:
         print(
             f"ok: {len(catalog.sources)} source records, {len(catalog.solutions)} solution codes, "
             f"{len(catalog.links)} links, {len(catalog.registries)} version registries"
+            + (f" ({len(findings)} warning(s) for review)" if findings else "")
         )
-    return EXIT_FINDINGS if findings else EXIT_OK
+    return EXIT_FINDINGS if failing else EXIT_OK
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
@@ -180,9 +184,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from kb.atomic import write_atomic
     from kb.compile import generated_files
-    from kb.lint import run
+    from kb.lint import errors, run
 
     catalog, findings = run(_root(args))
+    findings = errors(findings)
     if findings:
         _print_findings(findings, False)
         print("kb build: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
@@ -251,6 +256,7 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("validate", help="lint data/ and report every finding with file:line")
     p.add_argument("--json", action="store_true", help="findings as a JSON list")
+    p.add_argument("--strict", action="store_true", help="warnings (KB015: a run contradicts its record) fail too")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("fix", help="rewrite data files into canonical form (refuses files with comments or errors)")
@@ -262,6 +268,11 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="export JSON Schema for editors to schema/")
     p.set_defaults(func=cmd_schema)
+
+    # --- verify (implementation: kb/verify/cli.py) ---
+    from kb.verify.cli import add_parser as add_verify
+
+    add_verify(sub)
     return top
 
 

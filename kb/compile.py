@@ -18,6 +18,7 @@ from kb import schema
 from kb.catalog import Catalog
 from kb.lint.links import resolve
 from kb.lint.ops import PREFIXES
+from kb.verify.merge import merged_runs
 from kb.versions import compile_range, release_key
 
 INDEX_FILE = "kb/_index.py"
@@ -92,6 +93,8 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
                 for d in record.disputes
             ),
             "references": tuple(_reference(r, links) for r in record.references),
+            "verify": record.verify.verifier if record.verify else None,
+            "unverifiable": record.verify.unverifiable if record.verify else None,
         }
         table = names.setdefault(record.framework, {})
         for name in (*record.ops, *record.aliases):
@@ -119,7 +122,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "sources": sources,
         "names": {fw: {n: tuple(ids) for n, ids in sorted(table.items())} for fw, table in sorted(names.items())},
         "registries": registries,
-        "runs": {},
+        **merged_runs(catalog),
     }
 
 

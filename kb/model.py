@@ -103,3 +103,40 @@ class Status(_Frozen):
         elif self.deterministic is False and self.recipe is None:
             line += "; no known solution in this version"
         return line
+
+
+class ModeEvidence(_Frozen):
+    """One mode of a verifier run: `default` or a solution code, measured N times.
+
+    `distinct` is how many different result hashes the N runs gave: 1 means "0 of N
+    differed", never "deterministic". `time_ratio` is the median time over the default
+    mode's; `outcome` is ok, raised (the op or the switch raised: `message`) or error.
+    """
+
+    __slots__ = _fields = (
+        "mode", "solutions", "outcome", "distinct", "max_abs_diff", "max_ulp_diff", "median_s", "time_ratio", "message",
+    )
+
+    def __str__(self) -> str:
+        if self.outcome != "ok":
+            return f"{self.mode}: {self.outcome} ({self.message})"
+        ratio = f", {self.time_ratio}x time" if self.time_ratio and self.solutions else ""
+        return f"{self.mode}: {self.distinct} distinct{ratio}"
+
+
+class Evidence(_Frozen):
+    """The newest verifier run for one source in one environment (from data/runs/).
+
+    It applies only to the framework version and device it was measured on; `contradicts`
+    lists why it disagrees with the record, for a person to review (lint KB015).
+    """
+
+    __slots__ = _fields = (
+        "source", "verifier", "env_id", "date", "file", "gpu", "gpu_count", "driver", "cuda", "cudnn",
+        "framework", "version", "device", "n", "modes", "contradicts",
+    )
+
+    def __str__(self) -> str:
+        where = self.gpu or "CPU"
+        modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
+        return f"{self.source} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"

@@ -21,7 +21,7 @@ from itertools import combinations
 
 from kb import versions
 from kb.errors import UnknownOpError
-from kb.model import Reference, SourceStatus, Status
+from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, Status
 
 DEVICES = ("gpu", "cpu", "any")
 DISTRIBUTIONS = ("ngc",)
@@ -46,7 +46,7 @@ def reset(new_index: dict | None = None) -> None:
     """Forget every memo (and optionally swap the index), e.g. after `kb build` in-process."""
     global _index
     _index = new_index
-    for memo in (_cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes, _groups, _unions):
+    for memo in (_cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes, _groups, _unions, _evidence):
         memo.clear()
 
 
@@ -313,9 +313,43 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=references, verified=(), notes=tuple(notes),
+        references=references, verified=_verified(prepared, key, device, idx), notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
     )
+
+
+_evidence: dict[str, tuple] = {}
+
+
+def _evidence_of(source_id: str, idx: dict) -> tuple:
+    """(release key, device, Evidence) per run of a source, built once from the index."""
+    found = _evidence.get(source_id)
+    if found is None:
+        found = _evidence[source_id] = tuple(
+            (
+                run["key"], run["device"],
+                Evidence(**{
+                    **{f: run[f] for f in Evidence._fields if f not in ("modes", "contradicts")},
+                    "modes": tuple(ModeEvidence(**m) for m in run["modes"]),
+                    "contradicts": tuple(run["contradicts"]),
+                }),
+            )
+            for run in idx.get("runs", {}).get(source_id, ())
+        )
+    return found
+
+
+def _verified(prepared: tuple, key: tuple, device: str, idx: dict) -> tuple:
+    """Evidence measured on the queried release (same key, or a patch of the queried
+    series: 2.11 shows runs of 2.11.0 and 2.11.1) and on the queried device."""
+    if not idx.get("runs"):
+        return ()
+    out = []
+    for source, _ in prepared:
+        for run_key, run_device, evidence in _evidence_of(source["id"], idx):
+            if (device == "any" or run_device == device) and run_key[: len(key)] == key:
+                out.append(evidence)
+    return tuple(out)
 
 
 _unions: dict[tuple, tuple[str, ...]] = {}

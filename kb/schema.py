@@ -148,7 +148,21 @@ class Dispute(_Model):
 
 
 class Verify(_Model):
-    verifier: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")]
+    """How a record is re-checked empirically (verifiers/, `kb verify`): a registered
+    verifier's name, or why no machine can check it (shown by `kb verify --coverage`)."""
+
+    verifier: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(?:\.[a-z0-9_]+)+$")] | None = Field(
+        None, description="Name registered with @verifier in verifiers/ (lint KB014)."
+    )
+    unverifiable: Text | None = Field(
+        None, description="Why no verifier exists, e.g. 'needs two GPUs', 'needs a cuDNN older than 8'."
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> Verify:
+        if (self.verifier is None) == (self.unverifiable is None):
+            raise ValueError("verify holds either verifier: or unverifiable:, exactly one")
+        return self
 
 
 class Withdrawn(_Model):

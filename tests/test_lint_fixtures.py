@@ -25,6 +25,7 @@ TARGETS = {
     "links-unknown-version": "data/links.yaml",
     "registry-duplicate-release": "data/versions/tensorflow.yaml",
     "registry-version-as-number": "data/versions/tensorflow.yaml",
+    "runs-contradicts-record": "data/runs/h100-test/2026-11-22T234000Z.yaml",
 }
 
 
@@ -37,6 +38,7 @@ def run_fixture(fixture: Path, tmp: Path | None = None) -> list[tuple[str, str, 
 
     root = Path(tmp or tempfile.mkdtemp()) / "project"
     shutil.copytree(MINI, root)
+    (root / target_for(fixture.stem)).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(fixture, root / target_for(fixture.stem))
     _, findings = run(root)
     return [(f.path, f.code, f.line) for f in findings]
@@ -96,6 +98,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "links-unknown-version": [(L, "KB005", 8)],
     "registry-duplicate-release": [(V, "KB003", 11)],
     "registry-version-as-number": [(V, "KB002", 10)],
+    "verifiers-unregistered": [(R, "KB014", 20)],
+    "runs-contradicts-record": [("data/runs/h100-test/2026-11-22T234000Z.yaml", "KB015", 1)],
 }
 
 
@@ -121,6 +125,7 @@ def test_mini_project_is_clean(tmp_path: Path) -> None:
 def test_fixture_findings(name: str, tmp_path: Path) -> None:
     root = tmp_path / "project"
     shutil.copytree(MINI, root)
+    (root / target_for(name)).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(HERE / "malformed" / f"{name}.yaml", root / target_for(name))
     _, findings = run(root)
     assert [(f.path, f.code, f.line) for f in findings] == sorted(EXPECTED[name])

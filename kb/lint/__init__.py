@@ -12,9 +12,12 @@ from pathlib import Path
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding
-from kb.lint import canonical, causes, comments, ids, links, ops, ranges, references, registry, solutions
+from kb.lint import canonical, causes, comments, ids, links, ops, ranges, references, registry, runs, solutions, verifiers
 
-CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes)
+CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs)
+
+WARNINGS = frozenset({runs.CODE})
+"""Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""
 
 CODES = {
     "KB001": "YAML: the file parses as plain, safe YAML without duplicate keys",
@@ -30,3 +33,8 @@ def run(root: Path) -> tuple[Catalog, list[Finding]]:
     for module in CHECKS:
         module.check(catalog)
     return catalog, sorted(set(catalog.findings))
+
+
+def errors(findings: list[Finding]) -> list[Finding]:
+    """The findings that fail validation (warnings such as KB015 excluded)."""
+    return [f for f in findings if f.code not in WARNINGS]

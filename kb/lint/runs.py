@@ -1,0 +1,33 @@
+"""KB015 (warning): a run file under data/runs/ contradicts the record it verified.
+
+A warning, not an error: run files are machine evidence that nobody may edit, and a
+contradiction (differs under the solution; nothing differed where the record claims
+non-determinism; no raise where the record says the solution raises) is news for a person
+to review, not a broken file. `kb validate` prints it but exits 0 unless `--strict`;
+`kb build` builds regardless and lists it in the index's `flagged` (docs' verification
+page). A malformed run file is a KB002 error (it cannot be merged).
+"""
+
+from __future__ import annotations
+
+from kb.catalog import Catalog
+
+CODE = "KB015"
+TITLE = "runs (warning): a verifier run in data/runs/ contradicts its record; review it"
+
+
+def check(catalog: Catalog) -> None:
+    from kb.verify.merge import merged_runs, runs_of
+
+    for run in runs_of(catalog):
+        for line, problem in run.problems:
+            catalog.report(run.path, line, "KB002", f"run file: {problem}", "run files are written by `kb verify`; regenerate it rather than editing")
+    if not catalog.sources:
+        return
+    for flag in merged_runs(catalog)["flagged"]:
+        for reason in flag["reasons"]:
+            catalog.report(
+                catalog.root / flag["file"], 1, CODE,
+                f"{flag['source']} ({flag['device']}, {flag['version']}): {reason}",
+                "review the evidence; fix the record (cite the run) or explain it in the record's notes",
+            )

@@ -1,0 +1,212 @@
+"""`kb verify`: run verifiers in fresh processes and write one run file per run.
+
+Works on a machine with neither pydantic nor TensorFlow (the GPU runner): planning reads
+the compiled index and the verifiers' source; run files are written with PyYAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+HELP = "run verifiers (each mode in a fresh process) and write a run file under data/runs/"
+DESCRIPTION = """\
+Re-check records empirically: each planned verifier runs N times in its default mode and
+N times under each solution of its record's range for the installed framework version,
+each mode in a fresh process with a timeout. Results (distinct hashes out of N, max abs
+and ULP difference, raised or not, median time) go to ONE new run file
+<out>/<env-id>/<UTC date>.yaml; `kb build` merges run files into kb.status(...).verified.
+"""
+EPILOG = """\
+examples:
+  kb verify --dry-run                      show the plan (records x modes) for this machine
+  kb verify                                run every applicable verifier, write data/runs/...
+  kb verify --verifier tensorflow.unsorted_segment_sum --device cpu --scale 0.05
+  kb verify --framework pytorch --out $OUT on the GPU runner (see docs/verification.md)
+  kb verify --coverage                     records without a verifier, and why
+  kb verify --e2e --framework pytorch      end-to-end recipe proof (GTC seed 000)
+  kb verify --flagged                      runs that contradict their records (KB015)
+
+exit codes: 0 ran (whatever the outcomes), 1 every mode errored / nothing to run,
+2 bad arguments.
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("verify", help=HELP, description=DESCRIPTION, epilog=EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--verifier", action="append", default=[], metavar="NAME", help="run this verifier (repeatable; also runs synthetic.* ones)")
+    p.add_argument("--source", action="append", default=[], metavar="ID", help="run the verifier of this record (repeatable)")
+    p.add_argument("--framework", action="append", default=[], choices=("tensorflow", "pytorch", "jax", "synthetic"), help="only these frameworks")
+    p.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto", help="measure on (auto: gpu when nvidia-smi lists one, and only verifiers written for that device; an explicit device runs every verifier there, e.g. GPU ones on CPU as a smoke test)")
+    p.add_argument("-n", "--runs", type=int, default=5, help="runs per mode (default 5)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per mode before it is killed (default 120)")
+    p.add_argument("--memory-limit", type=int, default=None, metavar="MB", help="address-space limit per child (not with CUDA)")
+    p.add_argument("--scale", type=float, default=1.0, help="input size factor (CI: small, to prove GPU verifiers work on CPU)")
+    p.add_argument("--no-unlinked", action="store_true", help="skip registered verifiers no record names yet")
+    p.add_argument("--out", default=None, help="folder for run files (default data/runs)")
+    p.add_argument("--no-write", action="store_true", help="measure but write no run file")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    p.add_argument("--json", action="store_true", help="print results (or coverage) as JSON")
+    p.add_argument("--coverage", action="store_true", help="list every record: verifier, evidence, or why none")
+    p.add_argument("--flagged", action="store_true", help="list runs that contradict their records (from the index)")
+    p.add_argument("--e2e", action="store_true", help="end-to-end recipe proof: a small model trained 2x without and 2x with the recipe")
+    p.set_defaults(func=main)
+
+
+def _devices(choice: str, installed: dict[str, str]) -> dict[str, str]:
+    from kb.verify import env
+
+    if choice == "auto":
+        gpu = bool(env._gpus()[0])
+        choice = "gpu" if gpu else "cpu"
+    devices = {fw: choice for fw in installed}
+    if "tensorflow" in installed and env.tensorflow_is_cpu_only():
+        devices["tensorflow"] = "cpu"
+    devices["synthetic"] = "cpu"
+    return devices
+
+
+def main(args: argparse.Namespace) -> int:
+    from kb.verify import env
+    from verifiers import discover
+
+    root = Path(args.root).resolve()
+    if args.coverage:
+        from kb.verify.coverage import coverage, print_coverage
+
+        rows = coverage(discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE))
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            print_coverage(rows)
+        return 0
+    if args.flagged:
+        from kb.query import index
+
+        flagged = list(index().get("flagged", ()))
+        if args.json:
+            print(json.dumps(flagged, indent=2, default=list))
+        else:
+            for f in flagged:
+                print(f"{f['file']}: {f['source']} ({f['device']}, {f['version']}): " + "; ".join(f["reasons"]))
+            print(f"{len(flagged)} flagged run(s)", file=sys.stderr)
+        return 0
+    if args.runs < 2:
+        print("kb verify: error: --runs must be at least 2 (one run cannot differ from anything)", file=sys.stderr)
+        return 2
+    installed = env.framework_versions()
+    devices = _devices(args.device, installed)
+    if args.e2e:
+        from kb.verify.e2e import run_e2e
+
+        return run_e2e(args, root, installed, devices)
+    found = discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE)
+    unknown = [v for v in args.verifier if v not in found]
+    if unknown:
+        print(f"kb verify: error: not a registered verifier: {', '.join(unknown)} (see `kb verify --coverage`)", file=sys.stderr)
+        return 2
+    from kb.verify.plan import plan
+
+    items = plan(found, installed, devices, verifiers=tuple(args.verifier), sources=tuple(args.source),
+                 frameworks=tuple(args.framework), unlinked=not args.no_unlinked,
+                 any_device=args.device != "auto")
+    if args.dry_run:
+        for item in items:
+            modes = ", ".join(m for m, _ in item.modes)
+            print(f"{item.source or '(unlinked)'}: {item.verifier} [{item.framework} {item.version}, {item.device}] modes: {modes}")
+        print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s)", file=sys.stderr)
+        return 0
+    if not items:
+        print("kb verify: nothing to run here (no installed framework has an applicable verifier); see --coverage", file=sys.stderr)
+        return 1
+    return _run(args, root, items)
+
+
+def _progress(total: int):
+    try:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        return None
+    from rich.console import Console
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=False)
+
+
+def _run(args, root: Path, items) -> int:
+    import time
+
+    from kb.verify import env, runfile
+    from kb.verify.runner import mode_entry, run_mode
+    from verifiers.discover import code_hash
+
+    created = runfile.now()
+    environment = env.detect(gpu=any(i.device == "gpu" for i in items))
+    results = []
+    total = sum(len(i.modes) for i in items)
+    progress = _progress(total)
+    started = time.perf_counter()
+    task = progress.add_task("verify", total=total) if progress else None
+    if progress:
+        progress.start()
+    try:
+        for item in items:
+            modes = []
+            for mode, codes in item.modes:
+                if progress:
+                    progress.update(task, description=f"{item.verifier} [{mode}]")
+                else:
+                    print(f"{item.verifier} [{mode}] ...", file=sys.stderr, flush=True)
+                measured = run_mode(item.verifier, item.module, item.framework, item.handles, codes, n=args.runs,
+                                    device=item.device, scale=args.scale, timeout=args.timeout,
+                                    memory_mb=args.memory_limit, root=root)
+                modes.append(mode_entry(mode, codes, measured))
+                if progress:
+                    progress.advance(task)
+            results.append({
+                "source": item.source, "verifier": item.verifier, "framework": item.framework,
+                "version": item.version, "device": item.device, "n": args.runs, "scale": args.scale,
+                "record_claims": {True: "deterministic", False: "non-deterministic", None: "unknown"}[item.claim],
+                "record_raises": item.expect_raises, "modes": modes,
+            })
+    finally:
+        if progress:
+            progress.stop()
+    wall = round(time.perf_counter() - started, 1)
+    doc = runfile.document(environment, results, created, code_hash(), "verify")
+    doc["wall_s"] = wall
+    path = None
+    if not args.no_write:
+        out = Path(args.out) if args.out else root / runfile.RUNS_DIR
+        path = runfile.write(out, doc, created)
+    if args.json:
+        print(json.dumps({"file": str(path) if path else None, **doc}, indent=2))
+    else:
+        _print_results(results, path, wall)
+    every_error = all(m["outcome"] == "error" for r in results for m in r["modes"])
+    return 1 if every_error else 0
+
+
+def _print_results(results: list[dict], path, wall: float) -> None:
+    from rich.console import Console
+    from rich.markup import escape as e
+    from rich.table import Table
+
+    table = Table("source / verifier", "mode", "outcome", "distinct", "max abs", "max ulp", "median s", "message")
+    for r in results:
+        for i, m in enumerate(r["modes"]):
+            label = (r["source"] or "(unlinked)") + "\n" + r["verifier"] if i == 0 else ""
+            table.add_row(
+                e(label), e(m["mode"]), m["outcome"],
+                "" if m["distinct"] is None else f"{m['distinct']}/{r['n']}",
+                "" if m["max_abs_diff"] is None else f"{m['max_abs_diff']:.3g}",
+                "" if m["max_ulp_diff"] is None else str(m["max_ulp_diff"]),
+                "" if m["median_s"] is None else f"{m['median_s']:.4f}",
+                e((m["message"] or "")[:80]),
+            )
+    console = Console(highlight=False, soft_wrap=True, width=max(Console().width, 150))
+    console.print(table)
+    console.print(f"wall time {wall} s" + (f"; wrote {e(str(path))}" if path else ""))

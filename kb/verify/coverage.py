@@ -1,0 +1,52 @@
+"""`kb verify --coverage`: every record, its verifier and evidence, or why it has none."""
+
+from __future__ import annotations
+
+from kb.query import index
+
+
+def coverage(found: dict) -> list[dict]:
+    idx = index()
+    rows = []
+    for source in idx["sources"].values():
+        name = source.get("verify")
+        runs = idx.get("runs", {}).get(source["id"], ())
+        devices = sorted({r["device"] for r in runs})
+        if name is None:
+            why = source.get("unverifiable")
+            state = f"unverifiable: {why}" if why else "no verifier yet (add verify: to the record)"
+        elif name not in found:
+            state = f"verifier {name} is not registered (KB014)"
+        elif source["device"] in ("gpu", "any") and "gpu" not in devices:
+            state = "not yet verified on GPU" + (" (CPU runs only)" if devices else "")
+        elif not runs:
+            state = "not yet verified"
+        else:
+            newest = runs[0]
+            state = f"verified on {newest['gpu'] or 'CPU'} ({newest['framework']} {newest['version']}, {newest['date'][:10]})"
+        rows.append({
+            "source": source["id"], "framework": source["framework"], "device": source["device"],
+            "verifier": name, "state": state, "runs": len(runs),
+            "contradicted": any(r["contradicts"] for r in runs),
+        })
+    for name, entry in sorted(found.items()):
+        if entry.framework != "synthetic" and not any(r["verifier"] == name for r in rows):
+            rows.append({"source": None, "framework": entry.framework, "device": entry.device, "verifier": name,
+                         "state": "registered; no record names it yet (unlinked)", "runs": 0, "contradicted": False})
+    return rows
+
+
+def print_coverage(rows: list[dict]) -> None:
+    from rich.console import Console
+    from rich.markup import escape as e
+    from rich.table import Table
+
+    table = Table("record", "device", "verifier", "state")
+    for row in rows:
+        flag = " [red](contradicted)[/]" if row["contradicted"] else ""
+        table.add_row(e(row["source"] or "-"), row["device"], e(row["verifier"] or "-"), e(row["state"]) + flag)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(table)
+    with_verifier = sum(1 for r in rows if r["source"] and r["verifier"])
+    records = sum(1 for r in rows if r["source"])
+    console.print(f"{with_verifier} of {records} records name a verifier")

@@ -1,0 +1,103 @@
+"""Which verifiers to run, in which modes: from the compiled index, nothing else.
+
+A record is planned when it names a registered verifier, its framework is installed and
+its device matches the run's device (a record for `any` device runs anywhere). Its modes
+are `default` plus one per solution code of the record's range for the installed version
+(what `kb.status` answers for that record). Registered verifiers that no record names yet
+("unlinked": the PyTorch and JAX verifiers before their records exist) run with the codes
+their decorator lists, with `source: null`; `kb build` links them to records by name.
+"""
+
+from __future__ import annotations
+
+from kb.query import index
+
+
+class Item:
+    __slots__ = ("source", "verifier", "module", "framework", "version", "device", "modes", "handles", "expect_raises", "claim")
+
+    def __init__(self, **kw: object) -> None:
+        for key in self.__slots__:
+            setattr(self, key, kw.get(key))
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def record_status(source_id: str, version: str, device: str):
+    """kb.status for one record at the installed version (device `any` keeps the record)."""
+    import kb
+
+    try:
+        return kb.status(source_id, version, device="any").sources[0]
+    except (LookupError, ValueError, IndexError):
+        return None
+
+
+def device_matches(record_device: str, run_device: str) -> bool:
+    return record_device == "any" or record_device == run_device
+
+
+def plan(
+    found: dict,
+    installed: dict[str, str],
+    devices: dict[str, str],
+    *,
+    verifiers: tuple[str, ...] = (),
+    sources: tuple[str, ...] = (),
+    frameworks: tuple[str, ...] = (),
+    unlinked: bool = True,
+    any_device: bool = False,
+) -> list[Item]:
+    """`found`: verifiers/discover.scan(); `installed`: framework -> version;
+    `devices`: framework -> device this run measures on (gpu | cpu). `any_device` (an
+    explicit --device) also runs verifiers written for another device: GPU verifiers on
+    CPU prove they work; their evidence is stored as `device: cpu` and never shown for GPU."""
+    idx = index()
+    items: list[Item] = []
+    named: set[str] = set()
+    for source in idx["sources"].values():
+        name = source.get("verify")
+        if not name:
+            continue
+        named.add(name)
+        entry = found.get(name)
+        framework = entry.framework if entry else None
+        if entry is None or framework not in installed:
+            continue
+        if verifiers and name not in verifiers or sources and source["id"] not in sources:
+            continue
+        if frameworks and framework not in frameworks:
+            continue
+        device = devices.get(framework, "cpu")
+        if not any_device and not device_matches(source["device"], device):
+            continue
+        st = record_status(source["id"], installed[framework], device)
+        codes = tuple(st.solutions) if st is not None else ()
+        claim = None if st is None else st.deterministic
+        items.append(Item(
+            source=source["id"], verifier=name, module=entry.module, framework=framework,
+            version=installed[framework], device=device, handles=entry.handles,
+            modes=[("default", ())] + [(code, (code,)) for code in codes],
+            expect_raises=st.raises if st is not None else None, claim=claim,
+        ))
+    if unlinked or verifiers:
+        for name, entry in sorted(found.items()):
+            if name in named and not verifiers or entry.framework not in installed and entry.framework != "synthetic":
+                continue
+            if verifiers and name not in verifiers or sources:
+                continue
+            if not verifiers and (entry.framework == "synthetic" or frameworks and entry.framework not in frameworks):
+                continue
+            if any(i.verifier == name for i in items):
+                continue
+            device = devices.get(entry.framework, "cpu") if entry.device != "cpu" else "cpu"
+            if not verifiers and not any_device and not device_matches(entry.device, device):
+                continue
+            items.append(Item(
+                source=None, verifier=name, module=entry.module, framework=entry.framework,
+                version=installed.get(entry.framework, "n/a"), device=device, handles=entry.handles,
+                modes=[("default", ())] + [(code, (code,)) for code in entry.solutions],
+                expect_raises=None, claim=None,
+            ))
+    return items

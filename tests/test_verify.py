@@ -1,0 +1,203 @@
+"""The verifier harness: verdicts, isolation, atomic run files, merge into kb.status, KB014/KB015."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kb.verify import runfile
+from kb.verify.runner import run_mode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def measure(name: str, codes=(), *, n=5, timeout=30.0, memory_mb=None, framework="synthetic", handles=()):
+    module = {"synthetic": "verifiers.synthetic", "tensorflow": "verifiers.tensorflow.cpu"}[framework]
+    return run_mode(name, module, framework, handles, tuple(codes), n=n, device="cpu", scale=1.0,
+                    timeout=timeout, memory_mb=memory_mb, root=ROOT)
+
+
+def test_threads_adding_floats_differ_and_the_solution_removes_it() -> None:
+    default = measure("synthetic.thread_sum", n=10)
+    fixed = measure("synthetic.thread_sum", ("SYN_FIX",), n=10)
+    assert default["outcome"] == "ok" and default["distinct"] > 1 and default["max_ulp_diff"] > 0
+    assert fixed["outcome"] == "ok" and fixed["distinct"] == 1 and fixed["max_abs_diff"] == 0
+
+
+def test_deterministic_op_is_stored_as_zero_of_n_differ() -> None:
+    out = measure("synthetic.deterministic")
+    assert (out["outcome"], out["distinct"], out["max_ulp_diff"]) == ("ok", 1, 0)
+    assert out["median_s"] >= 0 and len(out["hashes"]) == 1
+
+
+def test_crash_is_an_error_with_the_signal() -> None:
+    out = measure("synthetic.crash")
+    assert out["outcome"] == "error" and "SIGABRT" in out["message"]
+
+
+def test_hang_is_killed_at_the_timeout() -> None:
+    out = measure("synthetic.hang", timeout=2.0)
+    assert out["outcome"] == "error" and "timed out after 2 s" in out["message"]
+
+
+def test_memory_exhaustion_is_an_error() -> None:
+    out = measure("synthetic.memory", memory_mb=1024, timeout=20)
+    assert out["outcome"] == "error" and "MemoryError" in out["message"]
+
+
+def test_solution_that_raises_is_recorded_with_its_message() -> None:
+    out = measure("synthetic.raises", ("SYN_RAISE",), handles=("SYN_RAISE",))
+    assert out["outcome"] == "raised" and "deterministic implementation" in out["message"]
+
+
+def test_unknown_code_is_a_clear_error() -> None:
+    out = measure("synthetic.deterministic", ("PT_NOPE",))
+    assert out["outcome"] == "error" and "PT_NOPE" in out["message"]
+
+
+def test_env_switch_reaches_only_its_mode(monkeypatch) -> None:
+    monkeypatch.setenv("SYN_SWITCH", "leaked-from-shell")
+    on = measure("synthetic.env_switch", ("SYN_ENV",), n=2)
+    off = measure("synthetic.env_switch", n=2)
+    again = measure("synthetic.env_switch", ("SYN_ENV",), n=2)
+    assert on["hashes"] == again["hashes"] != off["hashes"]
+    from verifiers import measure as m
+    import numpy as np
+
+    empty = m.digest({"out": np.frombuffer(b"".ljust(8, b"\0"), dtype=np.uint8)})
+    assert off["hashes"] == [empty]  # neither the shell's value nor the previous mode's
+
+
+def test_run_files_are_new_atomic_files(tmp_path, monkeypatch) -> None:
+    created = runfile.now()
+    env = {"env_id": "cpu-test", "gpu": {"name": None, "count": 0}}
+    doc = runfile.document(env, [], created, "abc")
+    first = runfile.write(tmp_path, doc, created)
+    second = runfile.write(tmp_path, doc, created)
+    assert first != second and first.exists() and second.exists()
+    assert first.name == created.strftime("%Y-%m-%dT%H%M%SZ") + ".yaml"
+    loaded = yaml.safe_load(first.read_text())
+    assert loaded["schema_version"] == 1 and loaded["environment"]["env_id"] == "cpu-test"
+
+    def fail(*_):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        runfile.write(tmp_path, doc, created)
+    assert sorted(p.name for p in (tmp_path / "cpu-test").iterdir()) == sorted([first.name, second.name])
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "kb"
+    shutil.copytree(ROOT / "data", root / "data", ignore=shutil.ignore_patterns("runs"))
+    return root
+
+
+def _plant(root: Path, eod_distinct: int, version="2.21.0", device="gpu") -> None:
+    doc = {
+        "schema_version": 1, "created": "2026-11-22T23:40:00Z",
+        "environment": {"env_id": "h100-test", "gpu": {"name": "NVIDIA H100 80GB HBM3", "count": 1}, "driver": "580",
+                        "cuda": "13.0", "cudnn": "91900", "frameworks": {"tensorflow": version}, "python": "3.12",
+                        "cpu": "x", "platform": "Linux-x86_64"},
+        "results": [{
+            "source": "tf.unsorted-segment-sum", "verifier": "tensorflow.unsorted_segment_sum",
+            "framework": "tensorflow", "version": version, "device": device, "n": 5,
+            "modes": [
+                {"mode": "default", "solutions": [], "outcome": "ok", "distinct": 5, "max_abs_diff": 0.5,
+                 "max_ulp_diff": 12, "median_s": 0.010, "message": None},
+                {"mode": "EOD", "solutions": ["EOD"], "outcome": "ok", "distinct": eod_distinct, "max_abs_diff": 0.0,
+                 "max_ulp_diff": 0, "median_s": 0.014, "message": None},
+            ],
+        }],
+    }
+    folder = root / "data" / "runs" / "h100-test"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "2026-11-22T234000Z.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def _status(root: Path, *args, **kw):
+    import kb
+    from kb import query
+    from kb.compile import build_index
+    from kb.lint import run
+
+    catalog, findings = run(root)
+    query.reset(build_index(catalog))
+    try:
+        return kb.status(*args, **kw), findings
+    finally:
+        query.reset()
+
+
+def test_planted_run_file_changes_verified_for_its_version_and_device_only(tmp_path) -> None:
+    root = _copy(tmp_path)
+    before, _ = _status(root, "tf.math.unsorted_segment_sum", "2.21")
+    assert before.verified == ()
+    _plant(root, eod_distinct=1)
+    after, findings = _status(root, "tf.math.unsorted_segment_sum", "2.21")
+    (evidence,) = after.verified
+    assert evidence.gpu == "NVIDIA H100 80GB HBM3" and evidence.version == "2.21.0" and evidence.n == 5
+    assert [(m.mode, m.distinct, m.time_ratio) for m in evidence.modes] == [("default", 5, 1.0), ("EOD", 1, 1.4)]
+    assert evidence.contradicts == () and not [f for f in findings if f.code == "KB015"]
+    assert evidence.to_dict()["modes"][1]["solutions"] == ["EOD"]
+    assert _status(root, "tf.math.unsorted_segment_sum", "2.20")[0].verified == ()
+    assert _status(root, "tf.math.unsorted_segment_sum", "2.21", device="cpu")[0].verified == ()
+
+
+def test_contradicting_run_is_kb015_warning_not_an_error(tmp_path, capsys) -> None:
+    from kb.cli import main
+
+    root = _copy(tmp_path)
+    _plant(root, eod_distinct=3)
+    status, findings = _status(root, "tf.math.unsorted_segment_sum", "2.21")
+    assert status.verified[0].contradicts == ("differs under EOD: 3 distinct of 5",)
+    assert [f.code for f in findings] == ["KB015"]
+    assert main(["--root", str(root), "validate"]) == 0
+    assert main(["--root", str(root), "validate", "--strict"]) == 1
+    assert "KB015" in capsys.readouterr().out
+
+
+def test_unregistered_verifier_is_kb014(tmp_path) -> None:
+    from kb.lint import run
+
+    root = _copy(tmp_path)
+    path = root / "data" / "sources" / "tensorflow" / "tf.segment-sum.yaml"
+    path.write_text(path.read_text().replace("tensorflow.segment_sum", "tensorflow.segmnt_sum"))
+    _, findings = run(root)
+    (finding,) = [f for f in findings if f.code == "KB014"]
+    assert "tensorflow.segmnt_sum" in finding.message and "tensorflow.segment_sum" in finding.hint
+
+
+def test_malformed_run_file_is_reported_not_merged(tmp_path) -> None:
+    from kb.lint import run
+
+    root = _copy(tmp_path)
+    (root / "data" / "runs" / "x").mkdir(parents=True)
+    (root / "data" / "runs" / "x" / "bad.yaml").write_text("schema_version: 1\nresults: 3\n")
+    _, findings = run(root)
+    assert any(f.code == "KB002" and f.path.endswith("bad.yaml") for f in findings)
+
+
+def test_tensorflow_cpu_verifier_runs_and_cpu1_removes_the_difference() -> None:
+    pytest.importorskip("tensorflow", reason="tensorflow(-cpu) not installed")
+    default = measure("tensorflow.cpu_thread_parallelism", n=4, timeout=120, framework="tensorflow")
+    single = measure("tensorflow.cpu_thread_parallelism", ("CPU1",), n=4, timeout=120, framework="tensorflow")
+    assert default["outcome"] == "ok" and single["outcome"] == "ok"
+    assert single["distinct"] == 1
+    if (os.cpu_count() or 1) > 1:
+        assert default["distinct"] > 1
+
+
+def test_every_record_verifier_is_discoverable_without_importing_frameworks() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys; from verifiers import discover; f = discover.scan(); print(len(f), any(m in sys.modules for m in ('torch','jax','tensorflow')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT).stdout.split()
+    assert int(out[0]) >= 30 and out[1] == "False"

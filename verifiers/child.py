@@ -1,0 +1,74 @@
+"""Child process entry: `python -m verifiers.child SPEC.json` runs one verifier in one mode.
+
+The parent (kb/verify/runner.py) has already put the mode's environment switches into this
+process's environment; here the solution calls are applied, the verifier's module is
+imported, and the measurement is written as JSON to the spec's `result` path (not stdout:
+frameworks print freely). An exception raised by the op or by a solution (e.g. PyTorch's
+"does not have a deterministic implementation") is outcome `raised`; a harness problem,
+an unknown code, out-of-memory or a CUDA error is `error`. A crash or hang leaves no
+result file: the parent reports it as `error`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import traceback
+
+
+def _classify(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (MemoryError, ImportError)) or "OutOfMemory" in type(exc).__name__:
+        return "error"
+    if "CUDA error" in text or "out of memory" in text.lower() or "CUDA_ERROR" in text:
+        return "error"
+    return "raised"
+
+
+def _message(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    return text if len(text) <= 600 else text[:597] + "..."
+
+
+def main(spec_path: str) -> int:
+    with open(spec_path, encoding="utf-8") as handle:
+        spec = json.load(handle)
+    out: dict = {"outcome": "error", "message": None}
+    try:
+        import verifiers
+        from verifiers import measure
+        from verifiers.solutions import UnknownCode, resolve
+
+        try:
+            importlib.import_module(spec["module"])
+            entry = verifiers.REGISTRY[spec["verifier"]]
+            _, calls = resolve(entry.framework, tuple(spec["solutions"]), entry.handles)
+        except (UnknownCode, KeyError, ImportError) as exc:
+            out["message"] = _message(exc)
+            raise SystemExit(0)
+        ctx = verifiers.Context(tuple(spec["solutions"]), spec["device"], float(spec.get("scale", 1.0)))
+        try:
+            for call in calls:
+                call()
+            run = entry.fn(ctx)
+            out.update(measure.repeat(run, int(spec["n"])))
+            out["outcome"] = "ok"
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes evidence
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            out["outcome"] = _classify(exc)
+            out["message"] = _message(exc)
+            if os.environ.get("KB_VERIFY_TRACEBACK"):
+                traceback.print_exc()
+    finally:
+        tmp = spec["result"] + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump(out, handle)
+        os.replace(tmp, spec["result"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))

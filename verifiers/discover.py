@@ -1,0 +1,74 @@
+"""Find registered verifiers by reading verifiers/ with `ast`, importing nothing.
+
+Lint (KB014) and the planner of `kb verify` need the names, frameworks and devices of the
+verifiers without importing torch, jax or tensorflow (the GPU machine has no TensorFlow,
+CI has no CUDA), so the `@verifier(...)` decorator takes literal arguments only and this
+module reads them from the source.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+class Found:
+    __slots__ = ("name", "framework", "device", "handles", "solutions", "module", "path", "line")
+
+    def __init__(self, **kw: object) -> None:
+        for key, value in kw.items():
+            setattr(self, key, value)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__ if k != "path"}
+
+
+def _module_name(path: Path, root: Path) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
+    return ".".join(rel.parts)
+
+
+def scan(root: Path = HERE) -> dict[str, Found]:
+    """Every `@verifier("name", ...)` under `root` (the verifiers package)."""
+    found: dict[str, Found] = {}
+    for path in sorted(root.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        except (OSError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for deco in node.decorator_list:
+                if not (isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "verifier"):
+                    continue
+                if not deco.args or not isinstance(deco.args[0], ast.Constant):
+                    continue
+                kw = {}
+                for keyword in deco.keywords:
+                    try:
+                        kw[keyword.arg] = ast.literal_eval(keyword.value)
+                    except ValueError:
+                        kw[keyword.arg] = None
+                name = deco.args[0].value
+                found[name] = Found(
+                    name=name, framework=kw.get("framework"), device=kw.get("device", "gpu"),
+                    handles=tuple(kw.get("handles") or ()), solutions=tuple(kw.get("solutions") or ()),
+                    module=_module_name(path, root), path=path, line=deco.lineno,
+                )
+    return found
+
+
+def code_hash(root: Path = HERE) -> str:
+    """sha256 of every .py file of the verifiers package and the harness (kb/verify/)."""
+    digest = hashlib.sha256()
+    paths = sorted(root.rglob("*.py")) + sorted((root.parent / "kb" / "verify").glob("*.py"))
+    for path in paths:
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root.parent).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,95 @@
+"""Synthetic verifiers that prove the harness in CI (no GPU): one truly non-deterministic on
+CPU, one deterministic, one that crashes, one that hangs, one that exhausts memory, one
+that reports an environment switch (isolation) and one that raises under its solution."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+
+import numpy as np
+
+from verifiers import verifier
+
+
+@verifier("synthetic.thread_sum", framework="synthetic", device="cpu", solutions=("SYN_FIX",))
+def thread_sum(ctx):
+    """Sixteen threads each sum a chunk of mixed-magnitude float32 values and add their partial
+    into a shared float32 accumulator as they finish: the order of those additions, and so
+    the rounding, varies from run to run. SYN_FIX (env SYN_ONE_THREAD=1) adds in thread order."""
+    rng = np.random.default_rng(0)
+    chunks = [(rng.standard_normal(10_000) * 10.0 ** rng.integers(0, 8, 10_000)).astype(np.float32) for _ in range(16)]
+    ordered = os.environ.get("SYN_ONE_THREAD") == "1"
+    jitter = random.SystemRandom()
+
+    def run():
+        partials: list[tuple[int, np.float32]] = []
+        lock = threading.Lock()
+
+        def work(i):
+            time.sleep(jitter.random() * 0.005)
+            value = chunks[i].sum(dtype=np.float32)
+            with lock:
+                partials.append((i, value))
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if ordered:
+            partials.sort()
+        total = np.float32(0)
+        for _, value in partials:
+            total = np.float32(total + value)
+        return np.array([total], dtype=np.float32)
+
+    return run
+
+
+@verifier("synthetic.deterministic", framework="synthetic", device="cpu")
+def deterministic(ctx):
+    data = np.random.default_rng(1).standard_normal(100_000).astype(np.float32)
+    return lambda: np.cumsum(data)
+
+
+@verifier("synthetic.crash", framework="synthetic", device="cpu")
+def crash(ctx):
+    def run():
+        os.abort()
+
+    return run
+
+
+@verifier("synthetic.hang", framework="synthetic", device="cpu")
+def hang(ctx):
+    def run():
+        time.sleep(3600)
+
+    return run
+
+
+@verifier("synthetic.memory", framework="synthetic", device="cpu")
+def memory(ctx):
+    def run():
+        blocks = []
+        while True:  # 1 GiB at a time, untouched: fails at once under an address-space limit
+            blocks.append(np.empty(1 << 30, dtype=np.uint8))
+
+    return run
+
+
+@verifier("synthetic.env_switch", framework="synthetic", device="cpu", solutions=("SYN_ENV",))
+def env_switch(ctx):
+    """Returns what it sees of SYN_SWITCH: proves a mode's variable reaches only that mode."""
+    seen = os.environ.get("SYN_SWITCH", "")
+    return lambda: np.frombuffer(seen.encode().ljust(8, b"\0"), dtype=np.uint8)
+
+
+@verifier("synthetic.raises", framework="synthetic", device="cpu", handles=("SYN_RAISE",), solutions=("SYN_RAISE",))
+def raises(ctx):
+    if ctx.has("SYN_RAISE"):
+        raise RuntimeError("synthetic op does not have a deterministic implementation")
+    return lambda: np.zeros(4, dtype=np.float32)
