@@ -24,6 +24,7 @@ examples:
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
   kb build --check                         fail (exit 1) if any generated file is stale
+  kb site                                  build the docs site + JSON API into site/build/
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -242,12 +243,17 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fix", help="rewrite data files into canonical form (refuses files with comments or errors)")
     p.set_defaults(func=cmd_fix)
 
-    p = sub.add_parser("build", help="regenerate kb/_index.py and schema/ from data/")
+    p = sub.add_parser("build", help="regenerate kb/_index.py, schema/, docs/lint.md and the README status section")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if any generated file is stale")
     p.set_defaults(func=cmd_build)
 
     p = sub.add_parser("schema", help="export JSON Schema for editors to schema/")
     p.set_defaults(func=cmd_schema)
+
+    # --- site (kb/site/cli.py) ---
+    from kb.site.cli import add_parser as add_site
+
+    add_site(sub)
     return top
 
 
