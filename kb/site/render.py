@@ -28,6 +28,11 @@ def md(text: object) -> Markup:
     return Markup("".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in html))
 
 
+def meta_title(text: object) -> Markup:
+    """A front-matter title: HTML-escaped (mkdocs puts it in <title> and the nav unescaped)."""
+    return Markup(json.dumps(str(escape(" ".join(str(text).split()))), ensure_ascii=False))
+
+
 def to_json(value: object) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
@@ -43,6 +48,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["md"] = md
     env.filters["tojson_sorted"] = to_json
+    env.filters["meta_title"] = meta_title
     return env
 
 
