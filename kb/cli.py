@@ -27,6 +27,7 @@ examples:
   kb build --check                         fail (exit 1) if any generated file is stale
   kb verify --dry-run                      which verifiers would run here (kb verify --help)
   kb verify --coverage                     records without a verifier, and why
+  kb site                                  build the docs site + JSON API into site/build/
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -262,7 +263,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("fix", help="rewrite data files into canonical form (refuses files with comments or errors)")
     p.set_defaults(func=cmd_fix)
 
-    p = sub.add_parser("build", help="regenerate kb/_index.py and schema/ from data/")
+    p = sub.add_parser("build", help="regenerate kb/_index.py, schema/, docs/lint.md and the README status section")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 if any generated file is stale")
     p.set_defaults(func=cmd_build)
 
@@ -273,6 +274,10 @@ def parser() -> argparse.ArgumentParser:
     from kb.verify.cli import add_parser as add_verify
 
     add_verify(sub)
+    # --- site (kb/site/cli.py) ---
+    from kb.site.cli import add_parser as add_site
+
+    add_site(sub)
     return top
 
 

@@ -1,0 +1,153 @@
+"""The static JSON API (api/v1/): what "check my stack" reads, and what scripts may fetch.
+
+Same data in, same bytes out: keys sorted, no timestamps, compact separators.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kb.catalog import Catalog
+from kb.site import model
+from kb.versions import release_key
+
+SCHEMA_VERSION = 1
+PREFIX = "api/v1"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _ranges(ranges: tuple) -> list[dict]:
+    return [
+        {"lo": model.key_list(lo), "hi": model.key_list(hi), "versions": text, "solutions": list(codes),
+         "deterministic": bool(det), "raises": raises, "note": note}
+        for lo, hi, text, codes, det, raises, note in ranges
+    ]
+
+
+def source_json(source: dict) -> dict:
+    out = {k: v for k, v in source.items() if k not in ("status", "distributions", "disputes")}
+    out = json.loads(json.dumps(out))  # tuples -> lists
+    out["status"] = _ranges(source["status"])
+    out["distributions"] = {name: _ranges(r) for name, r in source["distributions"].items()}
+    out["disputes"] = [
+        {"claim": d["claim"], "resolution": d["resolution"], "status": _ranges(d["status"]),
+         "references": json.loads(json.dumps(d["references"]))}
+        for d in source["disputes"]
+    ]
+    return out
+
+
+def all_json(catalog: Catalog, index: dict) -> dict:
+    registries = {
+        name: {
+            "framework": reg.framework,
+            "releases": [
+                {"version": r.version, "date": r.date.isoformat() if r.date else None}
+                for r in sorted(reg.releases, key=lambda r: release_key(r.version))
+            ],
+            "keys": [list(k) for k in index["registries"][name]["keys"]],
+            "latest": index["registries"][name]["latest"],
+        }
+        for name, reg in sorted(catalog.registries.items())
+    }
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "as_of": model.latest_date(catalog),
+        "frameworks": model.frameworks(index),
+        "prefixes": {fw: list(p) for fw, p in index["prefixes"].items()},
+        "solutions": json.loads(json.dumps(index["solutions"])),
+        "order": list(index["order"]),
+        "sources": {sid: source_json(s) for sid, s in index["sources"].items()},
+        "names": {fw: {n: list(ids) for n, ids in table.items()} for fw, table in index["names"].items()},
+        "registries": registries,
+        "runs": json.loads(json.dumps(index.get("runs", {}), default=str)),
+    }
+
+
+def op_json(catalog: Catalog, index: dict, framework: str, op: str) -> dict:
+    out = {
+        "schema_version": SCHEMA_VERSION,
+        "op": op,
+        "framework": framework,
+        "series": [{"series": label, "status": st.to_dict()} for label, st in model.op_series(catalog, framework, op)],
+    }
+    ids = index["names"][framework][op]
+    if any(index["sources"][i]["distributions"].get(model.DISTRIBUTION) for i in ids):
+        out["ngc"] = [
+            {"series": label, "status": st.to_dict()}
+            for label, st in model.op_series(catalog, framework, op, model.DISTRIBUTION)
+        ]
+    return out
+
+
+def files(catalog: Catalog, index: dict) -> dict[str, str]:
+    """relative path -> text, for every file of the API."""
+    out = {f"{PREFIX}/all.json": _dump(all_json(catalog, index))}
+    for sid, source in index["sources"].items():
+        out[f"{PREFIX}/sources/{sid}.json"] = _dump(
+            {"schema_version": SCHEMA_VERSION, "source": source_json(source)}
+        )
+    for framework, table in index["names"].items():
+        for op in table:
+            out[f"{PREFIX}/ops/{op}.json"] = _dump(op_json(catalog, index, framework, op))
+    out[f"{PREFIX}/schema.json"] = json.dumps(schema(), indent=2, sort_keys=True) + "\n"
+    return out
+
+
+def schema() -> dict:
+    """JSON Schema (draft 2020-12) for the three kinds of API file."""
+    key = {"type": ["array", "null"], "items": {"type": "integer"}}
+    rng = {
+        "type": "object",
+        "required": ["lo", "hi", "versions", "solutions", "deterministic"],
+        "properties": {
+            "lo": key, "hi": key, "versions": {"type": "string"},
+            "solutions": {"type": "array", "items": {"type": "string"}},
+            "deterministic": {"type": "boolean"},
+            "raises": {"type": ["string", "null"]}, "note": {"type": ["string", "null"]},
+        },
+    }
+    source = {
+        "type": "object",
+        "required": ["id", "framework", "title", "device", "ops", "status", "references"],
+        "properties": {
+            "id": {"type": "string"}, "framework": {"type": "string"}, "title": {"type": "string"},
+            "device": {"enum": ["gpu", "cpu", "any"]}, "summary": {"type": "string"},
+            "ops": {"type": "array", "items": {"type": "string"}},
+            "status": {"type": "array", "items": {"$ref": "#/$defs/range"}},
+            "distributions": {"type": "object", "additionalProperties": {"type": "array", "items": {"$ref": "#/$defs/range"}}},
+            "references": {"type": "array", "items": {"type": "object", "required": ["kind"]}},
+        },
+    }
+    status = {
+        "type": "object",
+        "required": ["op", "framework", "version", "device", "deterministic", "solutions", "recipe", "sources"],
+        "properties": {
+            "deterministic": {"type": ["boolean", "null"]},
+            "solutions": {"type": "array", "items": {"type": "string"}},
+            "recipe": {"type": ["array", "null"], "items": {"type": "string"}},
+            "sources": {"type": "array", "items": {"type": "object"}},
+        },
+    }
+    version = {"const": SCHEMA_VERSION}
+    series = {"type": "array", "items": {"type": "object", "required": ["series", "status"],
+                                         "properties": {"series": {"type": "string"}, "status": {"$ref": "#/$defs/status"}}}}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Determinism KB JSON API v1 (all.json, ops/<op>.json, sources/<id>.json)",
+        "$defs": {"range": rng, "source": source, "status": status},
+        "oneOf": [
+            {"title": "all.json", "type": "object",
+             "required": ["schema_version", "sources", "solutions", "order", "names", "registries"],
+             "properties": {"schema_version": version,
+                            "sources": {"type": "object", "additionalProperties": {"$ref": "#/$defs/source"}}}},
+            {"title": "ops/<op>.json", "type": "object", "required": ["schema_version", "op", "framework", "series"],
+             "properties": {"schema_version": version, "op": {"type": "string"}, "series": series, "ngc": series}},
+            {"title": "sources/<id>.json", "type": "object", "required": ["schema_version", "source"],
+             "properties": {"schema_version": version, "source": {"$ref": "#/$defs/source"}}},
+        ],
+    }

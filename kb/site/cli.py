@@ -1,0 +1,55 @@
+"""`kb site`: build the documentation site (pages, JSON API, HTML) from data/."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+HELP = """\
+Generate the site's Markdown pages and static JSON API from data/ into site/build/docs,
+then run `mkdocs build --strict` into site/build/html (open site/build/html/index.html,
+or serve it: python -m http.server -d site/build/html).
+
+examples:
+  kb site                 build everything; prints where the site is
+  kb site --no-html       only the mkdocs sources and the JSON API (fast; no mkdocs)
+
+exit codes: 0 built, 1 data has lint findings or mkdocs failed, 2 bad input.
+"""
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("site", help="build the documentation site and JSON API into site/build/", description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--no-html", action="store_true", help="write the mkdocs sources and JSON API only")
+    p.set_defaults(func=cmd_site)
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from kb.lint import run
+    from kb.site.build import BUILD, mkdocs, write_sources
+
+    started = time.perf_counter()
+    root = Path(args.root).resolve()
+    catalog, findings = run(root)
+    if findings:
+        for finding in findings:
+            print(finding.render())
+        print("kb site: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
+        return 1
+    build = root / BUILD
+    count = write_sources(catalog, build)
+    print(f"wrote {count} pages and the JSON API to {BUILD}/docs")
+    if args.no_html:
+        return 0
+    result = mkdocs(build)
+    if result.returncode != 0:
+        print(result.stdout + result.stderr, file=sys.stderr)
+        print("kb site: mkdocs build --strict failed", file=sys.stderr)
+        return 1
+    print(f"site built in {time.perf_counter() - started:.1f} s: {BUILD}/html/index.html "
+          f"(serve: python -m http.server -d {BUILD}/html)")
+    return 0

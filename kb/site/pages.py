@@ -1,0 +1,175 @@
+"""The site's Markdown pages (mkdocs sources), rendered from kb/templates/site/.
+
+Returns relative path -> text; kb/site/build.py writes them. Record text reaches the pages
+only through the templates' escaping (see kb/site/render.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kb.catalog import Catalog
+from kb.site import api, model
+from kb.site.render import render
+from markupsafe import escape
+
+STATE_TEXT = {"ok": "deterministic", "fix": "non-deterministic", "ns": "non-deterministic, no solution"}
+HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md")
+
+
+def _ranges(ranges: tuple) -> list[dict]:
+    out = []
+    for _lo, _hi, text, codes, det, raises, note in ranges:
+        state = "ok" if det else ("fix" if codes else "ns")
+        out.append({"versions": text, "state": state, "state_text": STATE_TEXT[state], "solutions": codes,
+                    "raises": raises, "note": note})
+    return out
+
+
+def _runs_for(index: dict, source_id: str) -> list[dict]:
+    """Runs of a source from the index's `runs` (shape per CONTRACTS.md), flattened for tables."""
+    runs = index.get("runs") or {}
+    items = runs.get(source_id, ()) if isinstance(runs, dict) else ()
+    out = []
+    for run in items if isinstance(items, (list, tuple)) else ():
+        if not isinstance(run, dict):
+            continue
+        env = run.get("environment")
+        modes = []
+        for mode in run.get("modes", ()) or ():
+            n = run.get("n")
+            distinct = mode.get("distinct")
+            differed = f"{distinct - 1 if distinct else 0} of {n} differed" if n else "?"
+            median = mode.get("median_s")
+            modes.append({"mode": mode.get("mode"), "outcome": mode.get("outcome"), "differed": differed,
+                          "median": f"{median:.3g} s" if isinstance(median, (int, float)) else ""})
+        out.append({
+            "source": source_id,
+            "env": (env.get("env_id") if isinstance(env, dict) else env) or run.get("env_id", "?"),
+            "date": str(run.get("created") or run.get("date") or "?"),
+            "version": run.get("version", ""), "device": run.get("device", ""), "modes": modes,
+        })
+    return out
+
+
+def source_page(catalog: Catalog, index: dict, source: dict) -> str:
+    row = model.matrix(catalog, index, source["framework"])
+    row["rows"] = [r for r in row["rows"] if r["source"]["id"] == source["id"]]
+    codes = {c for r in source["status"] for c in r[3]}
+    codes |= {c for rs in source["distributions"].values() for r in rs for c in r[3]}
+    switches = [c for c in index["order"] if c in codes]
+    return render(
+        "site/source.md.j2", s=source, ranges=_ranges(source["status"]),
+        distributions=[(n, _ranges(r)) for n, r in source["distributions"].items()],
+        row=row, switches=switches, solutions=index["solutions"], runs=_runs_for(index, source["id"]),
+    )
+
+
+def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
+    by_code = {s.code: s for s in catalog.solutions}
+    from kb.compile import _reference
+
+    out = []
+    for code in index["order"]:
+        sol = by_code[code]
+        where = []
+        for fw in model.frameworks(index):
+            for col in model.series(catalog, fw):
+                if any(code in model.source_answer(s["id"], fw, col.label).solutions for s in model.sources_of(index, fw)):
+                    where.append((fw, col.label))
+                    break
+        out.append((code, {
+            "title": sol.title, "kind": sol.kind, "how": sol.how, "snippet": sol.snippet,
+            "frameworks": sol.frameworks, "implies": sol.implies, "where": where,
+            "references": [_reference(r, catalog.links) for r in sol.references],
+        }))
+    return out
+
+
+def _links(catalog: Catalog, index: dict) -> list[dict]:
+    cited: dict[tuple, list[str]] = {}
+    for sid, s in index["sources"].items():
+        refs = list(s["references"]) + [r for d in s["disputes"] for r in d["references"]]
+        for r in refs:
+            if r.get("kind") in ("issue", "pr", "commit"):
+                cited.setdefault((r.get("repo"), r.get("number"), r.get("sha")), []).append(sid)
+    out = []
+    for link in sorted(catalog.links, key=lambda l: (l.repo, l.kind, l.number or 0, l.sha or "")):
+        if link.kind == "commit":
+            url, label = f"https://github.com/{link.repo}/commit/{link.sha}", f"{link.repo}@{link.sha[:10]}"
+        else:
+            part = "pull" if link.kind == "pr" else "issues"
+            url, label = f"https://github.com/{link.repo}/{part}/{link.number}", f"{link.repo}#{link.number}"
+        out.append({
+            "url": url, "label": label, "kind": link.kind, "title": link.title,
+            "opened": link.opened, "state": link.state, "merged": link.merged, "version": link.version,
+            "cited": sorted(set(cited.get((link.repo, link.number, link.sha), []))),
+        })
+    return out
+
+
+def _verification(index: dict) -> dict[str, Any]:
+    runs = [r for sid in sorted(index.get("runs") or {}) for r in _runs_for(index, sid)]
+    envs: dict[str, list[str]] = {}
+    for r in runs:
+        envs.setdefault(r["env"], []).append(r["date"])
+    environments = [{"env": e, "count": len(d), "first": min(d), "last": max(d)} for e, d in sorted(envs.items())]
+    return {"runs": runs, "environments": environments, "review": []}
+
+
+def pages(catalog: Catalog, index: dict, api_files: dict[str, str]) -> dict[str, str]:
+    fws = model.frameworks(index)
+    out: dict[str, str] = {}
+    recipes = [{"name": fw, "rows": model.recipe_ranges(catalog, index, fw)} for fw in fws if catalog.registries.get(fw)]
+    out["index.md"] = render(
+        "site/home.md.j2", recipes=recipes, as_of=model.latest_date(catalog),
+        n_sources=len(index["sources"]), n_solutions=len(index["solutions"]), n_links=len(catalog.links),
+    )
+    out["stack.md"] = render("site/stack.md.j2")
+    for fw in fws:
+        ngc = model.matrix(catalog, index, fw, model.DISTRIBUTION)
+        out[f"frameworks/{fw}.md"] = render(
+            "site/framework.md.j2", framework=fw, matrix=model.matrix(catalog, index, fw),
+            ngc=ngc if ngc["rows"] and ngc["columns"] else None,
+        )
+    groups = [(fw, sorted(model.sources_of(index, fw), key=lambda s: s["id"])) for fw in fws]
+    out["sources/index.md"] = render("site/sources.md.j2", groups=groups)
+    for sid, source in index["sources"].items():
+        out[f"sources/{sid}.md"] = source_page(catalog, index, source)
+    out["solutions.md"] = render("site/solutions.md.j2", solutions=_solutions(catalog, index))
+    out["links.md"] = render("site/links.md.j2", links=_links(catalog, index))
+    out["verification.md"] = render("site/verification.md.j2", **_verification(index))
+    example_op = next(iter(sorted(k for k in api_files if k.startswith(f"{api.PREFIX}/ops/"))), None)
+    example = ""
+    if example_op:
+        data = json.loads(api_files[example_op])
+        data["series"] = data["series"][-1:]
+        data.pop("ngc", None)
+        example = json.dumps(data, indent=2, sort_keys=True).replace("`", "\\u0060")
+    sizes = {k: len(v.encode()) for k, v in api_files.items()}
+    out["json-api.md"] = render(
+        "site/json-api.md.j2", schema_version=api.SCHEMA_VERSION, example=example,
+        n_ops=sum(1 for k in sizes if "/ops/" in k), n_sources=sum(1 for k in sizes if "/sources/" in k),
+        all_kb=round(sizes[f"{api.PREFIX}/all.json"] / 1024), total_kb=round(sum(sizes.values()) / 1024),
+    )
+    return out
+
+
+def nav(index: dict) -> list:
+    """The mkdocs nav: tabs Home, Check my stack, Status, Sources, Reference."""
+    fws = model.frameworks(index)
+    sources = [{"Overview": "sources/index.md"}]
+    for fw in fws:
+        sources.append({fw: [{str(escape(s["title"])): f"sources/{s['id']}.md"} for s in sorted(model.sources_of(index, fw), key=lambda s: s["id"])]})
+    return [
+        {"Home": "index.md"},
+        {"Check my stack": "stack.md"},
+        {"Status": [{fw: f"frameworks/{fw}.md"} for fw in fws]},
+        {"Sources": sources},
+        {"Reference": [
+            {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
+            {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Records": "guide/records.md"},
+            {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"},
+        ]},
+    ]
