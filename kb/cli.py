@@ -24,6 +24,7 @@ examples:
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
   kb build --check                         fail (exit 1) if any generated file is stale
+  kb probe run -- python train.py          train twice with probes; name where the runs first differ
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -248,6 +249,11 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="export JSON Schema for editors to schema/")
     p.set_defaults(func=cmd_schema)
+
+    # --- probe (determinism debug tool; implementation in kb/probe/cli.py) ---
+    from kb.probe.cli import add_parser as add_probe_parser
+
+    add_probe_parser(sub)
     return top
 
 
@@ -256,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser().print_help()
         return EXIT_USAGE
-    if args.func is not cmd_status and not (_root(args) / "data").is_dir():
+    needs_data = getattr(args, "needs_data", True) and args.func is not cmd_status
+    if needs_data and not (_root(args) / "data").is_dir():
         return _error(f"no data/ folder under {_root(args)}; run from the project root or pass --root")
     try:
         return args.func(args)
