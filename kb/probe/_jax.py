@@ -46,7 +46,7 @@ def _monitored(name: str, path: str, op: str | None):
         return _observe(x, name, "forward", path, op), None
 
     def bwd(_, g):
-        return (_observe(g, name, "backward", path, op),)
+        return (_observe(g, name, "dout", path, op),)
 
     ident.defvjp(fwd, bwd)
     return ident

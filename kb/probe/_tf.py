@@ -51,7 +51,7 @@ def _monitor_tensor(t, name: str, path: str, op: str | None):
         y = _observe(tf.identity(x), name, "forward", path, op)
 
         def grad(dy):
-            return _observe(dy, name, "backward", path, op)
+            return _observe(dy, name, "dout", path, op)
 
         return y, grad
 

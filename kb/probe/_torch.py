@@ -68,7 +68,7 @@ class _Monitor(torch.autograd.Function):
     def backward(ctx, grad):
         name, path, op = ctx.place
         if grad is not None:
-            _record_tensor(grad, name, "backward", path, op)
+            _record_tensor(grad, name, "dout", path, op)
         return grad, None, None, None
 
 

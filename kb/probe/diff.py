@@ -18,7 +18,8 @@ from kb.probe.recorder import META, PLACES, RECORDS
 
 KIND_WORDS = {
     "forward": "forward of",
-    "backward": "backward of",  # the gradient that flowed back through this place
+    "backward": "backward of",  # a module's own backward: the gradient it produced for its inputs
+    "dout": "gradient at the output of",  # what flowed back through a monitor() place
     "grad": "gradient of",
     "param": "parameter",
     "update": "after the optimizer step, parameter",
@@ -117,6 +118,8 @@ def compare(a: Run, b: Run) -> dict:
                     first["stats_a"], first["stats_b"] = rec.get("stats"), other.get("stats")
                 if rec.get("op"):
                     first["op"] = rec["op"]
+                if rec["kind"] == "dout":
+                    first["produced_by"] = _producer(a.steps.get(step, []), rec)
             else:
                 entry = _place(rec)
                 entry["why"] = why
@@ -139,9 +142,21 @@ def compare(a: Run, b: Run) -> dict:
     return report
 
 
+def _producer(records: list[dict], rec: dict) -> str | None:
+    """The gradient at a monitored output is made by the backward of what consumed it: the
+    place whose gradient was recorded just before (backward runs from the loss inwards)."""
+    before = None
+    for other in records:
+        if other is rec:
+            return before
+        if other["kind"] in ("dout", "backward"):
+            before = other["name"]
+    return before
+
+
 def _place_info(first: dict, run: Run) -> tuple[str, dict]:
     """The place to blame: a parameter belongs to its module; a path suffix to its name."""
-    name = first["name"]
+    name = first.get("produced_by") or first["name"]
     info = dict(run.places.get(name, {}))
     module = info.get("module")
     if module and module in run.places:
@@ -160,7 +175,8 @@ def blame(first: dict, run: Run) -> dict:
     candidates = []
     if info.get("type"):
         candidates.append(info["type"])
-    for op in (first.get("op") or "").split(",") + list(info.get("ops", [])):
+    hint = "" if first.get("produced_by") else (first.get("op") or "")
+    for op in hint.split(",") + list(info.get("ops", [])):
         if op and op not in candidates:
             candidates.append(op)
     answers = [ask(op, framework, version, device) for op in candidates]
@@ -213,9 +229,15 @@ def _verdict(answer: dict) -> str:
 def message(report: dict) -> str:
     first, b = report["first"], report["blame"]
     what = f"{KIND_WORDS.get(first['kind'], first['kind'])} `{first['name']}{first.get('path', '')}`"
-    if b.get("type"):
+    if b.get("type") and first["kind"] != "dout":
         what += f" ({b['type']}" + (f" `{b['module']}`" if b.get("module") else "") + ")"
     text = f"differs first at step {first['step']}, {what}"
+    if first["kind"] == "dout":
+        producer = first.get("produced_by")
+        text = (f"differs first at step {first['step']}, in the backward of `{producer}`" if producer else
+                f"differs first at step {first['step']}, in the loss gradient") + f" ({what})"
+        if producer and b.get("type"):
+            text = text.replace(f"`{producer}`", f"`{producer}` ({b['type']})", 1)
     lead = next((a for a in b["answers"] if a.get("deterministic") is False), None)
     if lead is None:
         lead = next((a for a in b["answers"] if a.get("known")), b["answers"][0] if b["answers"] else None)
