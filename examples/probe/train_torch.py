@@ -43,7 +43,7 @@ class Mix(torch.nn.Module):
 
     def forward(self, x, index):
         out = torch.zeros(self.buckets, x.shape[1], device=x.device, dtype=x.dtype)
-        out = out.index_add(0, index, x)
+        out.index_add_(0, index, x)
         on = PLANT if os.environ.get("KB_PROBE_RUN") == "2" and probe.current_step() >= PLANT_STEP else ""
         return Planted.apply(out, on)
 

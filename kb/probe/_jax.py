@@ -16,6 +16,7 @@ from kb.probe import recorder
 from kb.probe.nest import map_with_path
 
 _device: list[str] = []
+_Tracer = getattr(jax.core, "Tracer", None)  # None where a future jax hides it: always use the callback
 
 
 def _device_kind() -> str:
@@ -30,7 +31,7 @@ def _cb(name: str, kind: str, path: str, op: str | None, value) -> None:
 
 
 def _observe(x, name: str, kind: str, path: str, op: str | None):
-    if isinstance(x, jax.core.Tracer):
+    if _Tracer is None or isinstance(x, _Tracer):
         jax.debug.callback(functools.partial(_cb, name, kind, path, op), x)
     else:
         _cb(name, kind, path, op, x)
@@ -53,7 +54,7 @@ def _monitored(name: str, path: str, op: str | None):
 
 
 def _is_array(x) -> bool:
-    return isinstance(x, (jax.Array, np.ndarray, np.generic))
+    return isinstance(x, (jax.Array, np.ndarray, np.generic))  # a tracer is a jax.Array too
 
 
 def monitor(value, name: str, ops: list[str]):
@@ -62,7 +63,7 @@ def monitor(value, name: str, ops: list[str]):
         recorder.describe(name, ops=ops, framework="jax")
 
     def one(leaf, path):
-        if _is_array(leaf) or isinstance(leaf, jax.core.Tracer):
+        if _is_array(leaf):
             if jnp.issubdtype(leaf.dtype, jnp.inexact):
                 return _monitored(name, path, op)(leaf)
             return _observe(leaf, name, "forward", path, op)
@@ -79,7 +80,7 @@ def _tree(value, name: str, kind: str):
         if leaf is None:
             continue
         path = jax.tree_util.keystr(keypath)
-        if _is_array(leaf) or isinstance(leaf, jax.core.Tracer):
+        if _is_array(leaf):
             _observe(leaf, f"{name}{path}", kind, "", None)
         else:
             recorder.record(f"{name}{path}", kind, leaf, framework="jax")

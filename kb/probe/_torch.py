@@ -211,8 +211,8 @@ def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Wa
         if leaf:
             def back(mod, grad_input, grad_output, label=label):
                 if recorder.enabled():
-                    grads = [g for g in grad_input if g is not None]
-                    _record_any(grads[0] if len(grads) == 1 else tuple(grad_input), label, "backward")
+                    grads = [g for g in grad_input if g is not None and (g.is_floating_point() or g.is_complex())]
+                    _record_any(grads[0] if len(grads) == 1 else tuple(grads), label, "backward")
 
             w.handles.append(module.register_full_backward_hook(back))
     if params:

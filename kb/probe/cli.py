@@ -139,11 +139,26 @@ def cmd_run(args) -> int:
 
 
 def render(report: dict) -> None:
-    from rich.console import Console
-    from rich.markup import escape as e
-    from rich.table import Table
+    try:
+        from rich.console import Console
+        from rich.markup import escape as e
+        from rich.table import Table
 
-    console = Console(highlight=False, soft_wrap=True)
+        console = Console(highlight=False, soft_wrap=True)
+    except ImportError:  # a bare training box: plain text, same content
+        _render(report, _Plain(), lambda s: s, None)
+        return
+    _render(report, console, e, Table)
+
+
+class _Plain:
+    def print(self, text: str) -> None:
+        import re
+
+        print(re.sub(r"\[/?[a-z ]*\]", "", text))
+
+
+def _render(report: dict, console, e, Table) -> None:
     a, b = report["runs"]
     if report["identical"]:
         console.print(f"[green]identical[/]: {e(a)} and {e(b)}: {report['compared']} probe records over "
@@ -162,7 +177,10 @@ def render(report: dict) -> None:
     more = f" (first {len(report['downstream'])} listed in --json)" if report["downstream_count"] > len(report["downstream"]) else ""
     console.print(f"  downstream: {report['downstream_count']} later record(s) differ{more}"
                   + (f", in step(s) {', '.join(map(str, steps[:8]))}{'...' if len(steps) > 8 else ''}" if steps else ""))
-    if blame["answers"]:
+    if blame["answers"] and Table is None:
+        for answer in blame["answers"]:
+            console.print(f"  {answer['op']}: {_verdict(answer)}")
+    elif blame["answers"]:
         table = Table(title=f"ops at `{e(blame['place'])}`: {e(str(blame['framework']))} {e(str(blame['version']))} ({blame['device']})")
         table.add_column("op", overflow="fold")
         table.add_column("knowledge base", overflow="fold")
