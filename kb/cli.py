@@ -28,6 +28,7 @@ examples:
   kb verify --dry-run                      which verifiers would run here (kb verify --help)
   kb verify --coverage                     records without a verifier, and why
   kb site                                  build the docs site + JSON API into site/build/
+  kb probe run -- python train.py          train twice with probes; name where the runs first differ
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -278,6 +279,10 @@ def parser() -> argparse.ArgumentParser:
     from kb.site.cli import add_parser as add_site
 
     add_site(sub)
+    # --- probe (determinism debug tool; implementation in kb/probe/cli.py) ---
+    from kb.probe.cli import add_parser as add_probe_parser
+
+    add_probe_parser(sub)
     return top
 
 
@@ -286,7 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser().print_help()
         return EXIT_USAGE
-    if args.func is not cmd_status and not (_root(args) / "data").is_dir():
+    needs_data = getattr(args, "needs_data", True) and args.func is not cmd_status
+    if needs_data and not (_root(args) / "data").is_dir():
         return _error(f"no data/ folder under {_root(args)}; run from the project root or pass --root")
     try:
         return args.func(args)

@@ -1,0 +1,137 @@
+"""TensorFlow probes, as seed 000 shows them: back-propagatable monitor ops.
+
+`monitor` wraps each tensor in an identity with a custom gradient: the forward records the
+value, the gradient function records the gradient flowing back through the same place.
+Eagerly a record is a direct call; inside `tf.function` it is a `tf.numpy_function` that the
+returned identity depends on, so it runs every step (XLA cannot compile it: monitored
+functions must not use jit_compile=True).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import tensorflow as tf
+
+from kb.probe import recorder
+from kb.probe.nest import map_with_path
+
+_gpu: list[str] = []
+
+
+def _device_kind() -> str:
+    if not _gpu:
+        _gpu.append("gpu" if tf.config.list_logical_devices("GPU") else "cpu")
+    return _gpu[0]
+
+
+def _cb(name: str, kind: str, path: str, op: str | None, value) -> np.int64:
+    recorder.record(name, kind, np.asarray(value), path=path, framework="tensorflow", device=_device_kind(), op=op)
+    return np.int64(0)
+
+
+def _observe(t, name: str, kind: str, path: str, op: str | None):
+    if isinstance(t, tf.IndexedSlices):
+        t = tf.convert_to_tensor(t)
+    if tf.executing_eagerly():
+        _cb(name, kind, path, op, t.numpy())
+        return t
+    done = tf.numpy_function(functools.partial(_cb, name, kind, path, op), [t], tf.int64, stateful=True)
+    with tf.control_dependencies([done]):
+        return tf.identity(t)
+
+
+def _monitor_tensor(t, name: str, path: str, op: str | None):
+    if not (t.dtype.is_floating or t.dtype.is_complex):
+        return _observe(t, name, "forward", path, op)
+
+    @tf.custom_gradient
+    def ident(x):
+        y = _observe(tf.identity(x), name, "forward", path, op)
+
+        def grad(dy):
+            return _observe(dy, name, "dout", path, op)
+
+        return y, grad
+
+    return ident(t)
+
+
+def _is_tensor(x) -> bool:
+    return tf.is_tensor(x) or isinstance(x, (tf.Variable, np.ndarray))
+
+
+def monitor(value, name: str, ops: list[str]):
+    op = ",".join(ops) or None
+    if ops:
+        recorder.describe(name, ops=ops, framework="tensorflow")
+
+    def one(leaf, path):
+        if isinstance(leaf, tf.Variable):
+            leaf = tf.convert_to_tensor(leaf)
+        if _is_tensor(leaf):
+            return _monitor_tensor(tf.convert_to_tensor(leaf), name, path, op)
+        if leaf is None:
+            return leaf
+        if tf.executing_eagerly():
+            recorder.record(name, "forward", leaf, path=path, framework="tensorflow", op=op)
+            return leaf
+        # inside tf.function a Python value is a constant: record it each step, return it as is
+        _observe(tf.constant(leaf), name, "forward", path, op)
+        return leaf
+
+    return map_with_path(one, value)
+
+
+def _var_name(v) -> str:
+    return getattr(v, "path", None) or v.name
+
+
+def monitor_gradients(grads, name: str):
+    items = list(grads)
+    if items and isinstance(items[0], tuple):  # (gradient, variable) pairs
+        out = []
+        for g, v in items:
+            out.append((None if g is None else _observe(g, _var_name(v), "grad", "", None), v))
+        return type(grads)(out) if isinstance(grads, (list, tuple)) else out
+    out = [None if g is None else _observe(g, f"{name}[{i}]", "grad", "", None) for i, g in enumerate(items)]
+    return type(grads)(out) if isinstance(grads, (list, tuple)) else out
+
+
+def summarize(variables, name: str) -> None:
+    if hasattr(variables, "trainable_variables"):
+        variables = variables.trainable_variables
+    for i, v in enumerate(variables):
+        label = _var_name(v) if hasattr(v, "name") else f"{name}[{i}]"
+        _observe(tf.convert_to_tensor(v), label, "param", "", None)
+
+
+def layer_type(layer) -> str:
+    """Public name of a layer's class: tf.keras.layers.Dense for keras.src...Dense."""
+    cls = type(layer)
+    if cls.__module__.startswith(("keras.", "tf_keras.", "tensorflow.python.keras")):
+        return f"tf.keras.layers.{cls.__name__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def monitor_keras(model):
+    """Wrap every layer's `call` so its output goes through `monitor` (name = layer name)."""
+    layers = model._flatten_layers(include_self=False) if hasattr(model, "_flatten_layers") else model.layers
+    for layer in layers:
+        if getattr(layer, "_kb_probe", False) or not hasattr(layer, "call"):
+            continue
+        kind = layer_type(layer)
+        recorder.describe(layer.name, type=kind, framework="tensorflow")
+        original = layer.call
+
+        @functools.wraps(original)
+        def call(*args, _original=original, _name=layer.name, **kwargs):
+            out = _original(*args, **kwargs)
+            return monitor(out, _name, []) if recorder.enabled() else out
+
+        object.__setattr__(layer, "call", call)
+        object.__setattr__(layer, "_kb_probe", True)
+    if getattr(model, "jit_compile", False):
+        model.jit_compile = False  # numpy_function cannot run under XLA
+    return model

@@ -1,0 +1,273 @@
+"""Where probe records go: one JSON line per probe and step, in execution order.
+
+Why hashes and a few statistics instead of tensors: two runs are compared bit for bit, so a
+hash of the exact bytes decides "same or not"; the statistics (min, max, mean and a fixed
+sample of elements) only size a difference. Both are small, so probing can stay on for a
+whole short run without filling the disk.
+
+Recording is off unless a log directory is set, by `configure(dir)` or by the environment
+variable KB_PROBE_DIR (which `kb probe run` sets for every run): an unconfigured probe is an
+identity function, so probes can stay in a script.
+
+Files in the log directory:
+- probes.jsonl  one record per probe, step and pass (forward, backward, grad, param, update)
+- places.json   what each probe name is: the layer type or the ops under it (for the blame)
+- meta.json     framework versions, device kind, argv: the versions `kb.status` is asked about
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import sys
+import threading
+
+ENV_DIR = "KB_PROBE_DIR"
+ENV_RUN = "KB_PROBE_RUN"
+RECORDS = "probes.jsonl"
+PLACES = "places.json"
+META = "meta.json"
+SAMPLE = 8  # elements at fixed positions, so a difference can be sized without the tensor
+
+FRAMEWORK_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
+
+
+class _State:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.dir: str | None = None
+        self.handle = None
+        self.step = 0
+        self.seq = 0
+        self.occ: dict[tuple, int] = {}
+        self.places: dict[str, dict] = {}
+        self.places_dirty = False
+        self.devices: set[str] = set()
+        self.meta_written = False
+        self.env_checked = False
+
+
+_state = _State()
+
+
+def configure(log_dir: str | os.PathLike | None) -> None:
+    """Start recording into `log_dir` (None: stop). Closes any previous log first."""
+    close()
+    with _state.lock:
+        _state.env_checked = True
+        _state.dir = None if log_dir is None else os.fspath(log_dir)
+        _state.step = _state.seq = 0
+        _state.occ.clear()
+        _state.places.clear()
+        _state.devices.clear()
+        _state.meta_written = False
+        if _state.dir is not None:
+            os.makedirs(_state.dir, exist_ok=True)
+            _state.handle = open(os.path.join(_state.dir, RECORDS), "w", encoding="utf-8")
+
+
+def enabled() -> bool:
+    """Recording on? The first call reads KB_PROBE_DIR (not the import: `kb probe` itself
+    imports this module and must never open, let alone truncate, a log)."""
+    if not _state.env_checked:
+        _state.env_checked = True
+        if os.environ.get(ENV_DIR) and _state.dir is None:
+            configure(os.environ[ENV_DIR])
+    return _state.handle is not None
+
+
+def current_step() -> int:
+    return _state.step
+
+
+def set_step(step: int | None = None) -> int:
+    """Start step `step` (None: the next one). Records made from now on carry it."""
+    _barrier()
+    with _state.lock:
+        new = _state.step + 1 if step is None else int(step)
+        if new != _state.step:
+            _state.occ.clear()
+        _state.step = new
+        flush()
+        return new
+
+
+def _barrier() -> None:
+    """JAX runs callbacks asynchronously: wait for them so a record lands in its own step."""
+    jax = sys.modules.get("jax")
+    if jax is not None and enabled():
+        try:
+            jax.effects_barrier()
+        except Exception:  # an old jax or no backend yet: nothing is pending then
+            pass
+
+
+def describe(name: str, **info: object) -> None:
+    """Say what place `name` is (layer type, ops under it) for the diff's blame."""
+    if not enabled():
+        return
+    with _state.lock:
+        old = _state.places.get(name)
+        merged = dict(old or {})
+        for key, value in info.items():
+            if value is None:
+                continue
+            if key == "ops" and merged.get("ops"):
+                value = list(dict.fromkeys(list(merged["ops"]) + list(value)))
+            merged[key] = value
+        if merged != old:
+            _state.places[name] = merged
+            _state.places_dirty = True
+
+
+def record(
+    name: str,
+    kind: str,
+    value: object,
+    *,
+    path: str = "",
+    framework: str | None = None,
+    device: str | None = None,
+    op: str | None = None,
+    raw: object = None,
+) -> None:
+    """Record one value: `value` is a numpy array (or a Python scalar/str/bytes).
+
+    `raw`, when given, is what gets hashed (e.g. the int16 view of a bfloat16 tensor that
+    numpy cannot hold), while `value` gives the statistics.
+    """
+    if not enabled():
+        return
+    entry = _summary(value, raw)
+    with _state.lock:
+        if _state.handle is None:
+            return
+        key = (kind, name, path)
+        occ = _state.occ.get(key, 0)
+        _state.occ[key] = occ + 1
+        entry.update(step=_state.step, seq=_state.seq, kind=kind, name=name, occ=occ)
+        if path:
+            entry["path"] = path
+        if framework:
+            entry["framework"] = framework
+        if device:
+            entry["device"] = device
+            _state.devices.add(device)
+        if op:
+            entry["op"] = op
+        _state.seq += 1
+        if not _state.meta_written:
+            _write_meta()
+        _state.handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
+
+
+def _summary(value: object, raw: object) -> dict:
+    if isinstance(value, (str, bytes, bool, int, float, complex)) or value is None:
+        text = repr(value).encode()
+        return {"hash": hashlib.blake2b(text, digest_size=8).hexdigest(), "shape": [], "dtype": type(value).__name__,
+                "stats": _scalar_stats(value)}
+    import numpy as np
+
+    arr = np.asarray(value)
+    hashed = np.asarray(raw) if raw is not None else arr
+    h = hashlib.blake2b(digest_size=8)
+    h.update(f"{hashed.dtype.str}{hashed.shape}".encode())
+    if hashed.dtype == object:
+        for item in hashed.ravel():
+            h.update(item if isinstance(item, bytes) else repr(item).encode())
+            h.update(b"\0")
+    else:
+        h.update(np.ascontiguousarray(hashed).data)
+    out = {"hash": h.hexdigest(), "shape": list(arr.shape), "dtype": str(arr.dtype)}
+    if arr.size and arr.dtype.kind in "biufc" or (arr.size and arr.dtype.kind == "V"):
+        out["stats"] = _array_stats(arr, np)
+    elif arr.size and arr.dtype.kind not in "OSU":
+        try:
+            out["stats"] = _array_stats(arr.astype(np.float64), np)
+        except (TypeError, ValueError):
+            pass
+    return out
+
+
+def _scalar_stats(value: object) -> dict | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return {"min": float(value), "max": float(value), "mean": float(value), "sample": [float(value)]}
+
+
+def _array_stats(arr, np) -> dict:
+    if arr.dtype.kind == "c":
+        arr = np.abs(arr)
+    if arr.dtype.kind == "b":
+        arr = arr.astype(np.int8)
+    if arr.dtype.kind not in "iuf":
+        arr = arr.astype(np.float64)
+    flat = arr.reshape(-1)
+    n = flat.shape[0]
+    picks = flat[[(i * (n - 1)) // (SAMPLE - 1) for i in range(SAMPLE)]] if n > SAMPLE else flat
+    return {
+        "min": float(flat.min()),
+        "max": float(flat.max()),
+        "mean": float(flat.mean(dtype=np.float64)),
+        "sample": [float(v) for v in picks],
+    }
+
+
+def _framework_versions() -> dict[str, str]:
+    found = {}
+    for framework, module in FRAMEWORK_MODULES.items():
+        mod = sys.modules.get(module)
+        version = getattr(mod, "__version__", None) if mod is not None else None
+        if isinstance(version, str):
+            found[framework] = version
+    return found
+
+
+def _write_meta() -> None:
+    _state.meta_written = True
+    meta = {
+        "format": 1,
+        "argv": sys.argv,
+        "pid": os.getpid(),
+        "run": os.environ.get(ENV_RUN),
+        "python": sys.version.split()[0],
+        "frameworks": _framework_versions(),
+        "devices": sorted(_state.devices),
+    }
+    _write_json(META, meta)
+
+
+def _write_json(name: str, obj: object) -> None:
+    path = os.path.join(_state.dir, name)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(obj, handle, indent=1, sort_keys=True)
+    os.replace(tmp, path)
+
+
+def flush() -> None:
+    with _state.lock:
+        if _state.handle is None:
+            return
+        _state.handle.flush()
+        if _state.places_dirty:
+            _write_json(PLACES, _state.places)
+            _state.places_dirty = False
+        if _state.meta_written:
+            _write_meta()  # frameworks imported and devices seen since the first record
+
+
+def close() -> None:
+    """Flush and close the log (also runs at interpreter exit)."""
+    _barrier()  # outside the lock: pending JAX callbacks need it to record
+    with _state.lock:
+        if _state.handle is None:
+            return
+        flush()
+        _state.handle.close()
+        _state.handle = None
+
+
+atexit.register(close)

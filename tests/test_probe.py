@@ -1,0 +1,130 @@
+"""kb.probe: the diff names exactly the planted place and step, and identical runs pass.
+
+The framework tests run the examples through `kb probe run -n 3`: run 2 carries the planted
+difference, run 3 does not, so one invocation checks both "differs here" and "identical".
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.probe.cli import EXIT_DIFFER, EXIT_SAME, EXIT_USAGE
+from kb.probe.diff import Run, compare
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _write(d: Path, records: list[dict], meta: dict | None = None, places: dict | None = None) -> Path:
+    d.mkdir(parents=True)
+    (d / "probes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (d / "meta.json").write_text(json.dumps(meta or {"frameworks": {"tensorflow": "2.21.0"}}))
+    (d / "places.json").write_text(json.dumps(places or {}))
+    return d
+
+
+def _rec(seq, step, kind, name, h, **extra):
+    return dict(seq=seq, step=step, kind=kind, name=name, hash=h, shape=[2], dtype="float32", **extra)
+
+
+def _kb(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env or dict(os.environ))
+
+
+def test_diff_first_difference_upstream_downstream_and_kb_answer(tmp_path: Path) -> None:
+    stats = {"min": 0.0, "max": 1.0, "mean": 0.5, "sample": [0.0, 1.0]}
+    common = [_rec(0, 0, "forward", "dense", "aa", framework="tensorflow", device="gpu", stats=stats)]
+    a = _write(tmp_path / "a", common + [
+        _rec(1, 1, "forward", "input", "i1"),
+        _rec(2, 1, "forward", "dense", "d1", framework="tensorflow", device="gpu", stats=stats),
+        _rec(3, 1, "forward", "out", "o1")], places={"dense": {"type": "tf.keras.layers.Dense"}})
+    b = _write(tmp_path / "b", common + [
+        _rec(1, 1, "forward", "input", "i1"),
+        _rec(2, 1, "forward", "dense", "d2", framework="tensorflow", device="gpu",
+             stats={**stats, "sample": [0.0, 1.25]}),
+        _rec(3, 1, "forward", "out", "o2")])
+    report = compare(Run(str(a)), Run(str(b)))
+    first = report["first"]
+    assert (first["step"], first["kind"], first["name"], first["upstream_identical"]) == (1, "forward", "dense", 1)
+    assert first["max_abs_diff_at_least"] == 0.25
+    assert [d["name"] for d in report["downstream"]] == ["out"]
+    answer = report["blame"]["answers"][0]
+    assert answer["op"] == "tf.keras.layers.Dense" and answer["deterministic"] is False and answer["fixes"]
+    assert report["message"].startswith("differs first at step 1, forward of `dense` (tf.keras.layers.Dense): ")
+    out = _kb("probe", "diff", str(a), str(b), "--json")
+    assert out.returncode == EXIT_DIFFER and json.loads(out.stdout)["first"]["name"] == "dense"
+    assert _kb("probe", "diff", str(a), str(a)).returncode == EXIT_SAME
+
+
+def test_diff_bad_input_exit_2_without_pydantic(tmp_path: Path) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "probes.jsonl").write_text('{"step": 0}\nnot json\n')
+    # pydantic unimportable: the diff path is standard library + rich only
+    code = ("import sys; sys.modules['pydantic'] = None; from kb.cli import main; "
+            f"raise SystemExit(main(['probe', 'diff', {str(bad)!r}, {str(bad)!r}]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == EXIT_USAGE
+    assert "probes.jsonl:1: not a probe record" in out.stderr and "Traceback" not in out.stderr
+    assert _kb("probe", "diff", str(tmp_path / "missing"), str(bad)).returncode == EXIT_USAGE
+    assert _kb("probe", "run", "--out", str(tmp_path / "r")).returncode == EXIT_USAGE  # no command
+
+
+def test_import_kb_does_not_import_probe() -> None:
+    code = "import sys, kb; kb.status('tf.nn.bias_add', '1.15'); print(any(m.startswith('kb.probe') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _planted_run(tmp_path: Path, script: str, **env: str) -> list[dict]:
+    full = dict(os.environ, PLANT_STEP="1", STEPS="3", **env)
+    out = _kb("probe", "run", "-n", "3", "--out", str(tmp_path), "--json", "--", sys.executable,
+              f"examples/probe/{script}", env=full)
+    assert out.returncode == EXIT_DIFFER, out.stderr[-3000:]
+    planted, clean = json.loads(out.stdout)
+    assert clean["identical"] and clean["first"] is None  # run 3 is not planted
+    assert planted["first"]["upstream_identical"] > 0
+    assert all(d["step"] >= 1 for d in planted["downstream"])
+    return planted
+
+
+def _need(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs it)")
+
+
+def test_torch_backward_plant_is_blamed_on_its_module(tmp_path: Path) -> None:
+    _need("torch")
+    report = _planted_run(tmp_path, "train_torch.py", PLANT="backward")
+    first = report["first"]
+    assert (first["step"], first["kind"], first["name"]) == (1, "backward", "mix")
+    blame = report["blame"]
+    assert blame["type"] == "__main__.Mix" and "torch.Tensor.index_add_" in blame["ops"]
+    assert all(a.get("note") == "no KB record" or "deterministic" in a for a in blame["answers"])
+
+
+def test_jax_plant_inside_jit_and_nested_structures(tmp_path: Path) -> None:
+    _need("jax")
+    report = _planted_run(tmp_path, "train_jax.py", PLANT="forward")
+    first = report["first"]
+    assert (first["step"], first["kind"], first["name"]) == (1, "forward", "pool")
+    assert report["blame"]["ops"] == ["jax.ops.segment_sum"]
+    names = {(d["name"], d.get("path", "")) for d in report["downstream"]}
+    assert ("out", ".pred") in names and ("out", ".loss['loss']") in names  # named tuple of dict
+
+
+def test_tf_function_backward_plant_names_the_producing_layer(tmp_path: Path) -> None:
+    _need("tensorflow")
+    report = _planted_run(tmp_path, "train_tf.py", PLANT="backward", TF_CPP_MIN_LOG_LEVEL="3")
+    first = report["first"]
+    assert (first["step"], first["kind"], first["name"], first["produced_by"]) == (1, "dout", "embedding", "mix")
+    assert report["blame"]["type"] == "__main__.Mix"
+    assert "in the backward of `mix`" in report["message"]
+    assert not any(d["kind"] == "forward" and d["step"] == 1 for d in report["downstream"])  # forward untouched
