@@ -24,6 +24,8 @@ examples:
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
   kb build --check                         fail (exit 1) if any generated file is stale
+  kb links refresh                         live state of every GitHub link -> data/links-state.yaml
+  kb nightly                               verify, refresh links, rebuild, write reports/nightly.md
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -174,7 +176,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         _print_findings(findings, False)
         print("kb build: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
         return EXIT_FINDINGS
-    files = generated_files(catalog)
+    from kb.links.state import StateFileError
+
+    try:
+        files = generated_files(catalog)
+    except StateFileError as exc:
+        return _error(f"{exc} (rerun `kb links refresh` or delete the file)")
     stale = []
     for path, text in files.items():
         current = path.read_text(encoding="utf-8") if path.exists() else None
@@ -248,6 +255,13 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="export JSON Schema for editors to schema/")
     p.set_defaults(func=cmd_schema)
+
+    # --- links refresh / nightly (implementations in kb/links/cli.py, kb/nightly/cli.py) ---
+    from kb.links.cli import add_parser as add_links
+    from kb.nightly.cli import add_parser as add_nightly
+
+    add_links(sub, _Parser)
+    add_nightly(sub, _Parser)
     return top
 
 
