@@ -101,7 +101,10 @@ class GitHub:
         retry = Retry(
             total=retries, connect=retries, read=retries, status=retries,
             status_forcelist=RETRY_STATUS, allowed_methods=frozenset({"GET"}),
-            backoff_factor=backoff, raise_on_status=False, respect_retry_after_header=True,
+            backoff_factor=backoff, raise_on_status=False,
+            # Retry-After is honoured in get() against max_wait and the injectable sleep; left to
+            # urllib3 it would retry a 429 by sleeping for as long as the header says, unbounded.
+            respect_retry_after_header=False,
         )
         adapter = HTTPAdapter(max_retries=retry)
         self.session.mount("http://", adapter)
@@ -176,6 +179,8 @@ class GitHub:
         if response.status_code == 304 and cached:
             self.stats.not_modified += 1
             return Fetched(304, cached["data"], moved_to=moved or _moved(cached, self.base_url + path), from_cache=True)
+        if response.status_code == 304:
+            raise FetchError(f"GET {path}: 304 Not Modified but no cached copy (cache cleared mid-run?)")
         data = _json(response)
         if response.status_code == 200 and response.headers.get("etag"):
             self._store(key, response.headers["etag"], data, response.url)
