@@ -36,6 +36,8 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--links-base-url", default="https://api.github.com", help="GitHub API root (default %(default)s)")
     p.add_argument("--stale-days", type=int, default=90, help="report records whose newest run is older (default 90)")
     p.add_argument("--verify-timeout", type=float, default=6 * 3600, help="seconds for the verify step (default 6 h)")
+    p.add_argument("--no-torch-probe", action="store_true",
+                   help="find GPUs with nvidia-smi only (do not import torch in a child process to ask torch.cuda)")
     p.set_defaults(func=cmd_nightly)
 
 
@@ -52,6 +54,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         report_dir=Path(args.report_dir).resolve() if args.report_dir else None,
         verify=not args.no_verify, links=not args.no_links, build=not args.no_build,
         base_url=args.links_base_url, stale_days=args.stale_days, verify_timeout=args.verify_timeout,
+        probe_torch=not args.no_torch_probe,
     )
     body = nightly(opts)
     for item in body["regressions"]:
