@@ -179,3 +179,18 @@ def test_nightly_killed_midway_leaves_no_partial_file(root: Path, httpserver: HT
     assert (root / state.STATE_FILE).read_bytes() == original
     assert sorted(p.name for p in (root / "data").iterdir()) == ["links-state.yaml", "links.yaml"]  # no temp files
     assert not (root / "reports").exists()
+
+
+def test_nightly_end_to_end_with_links_reports_a_closed_issue(root: Path, httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/repos/pytorch/pytorch/issues/15359").respond_with_json(
+        {"title": "t", "state": "closed", "state_reason": "completed", "labels": [{"name": "module: determinism"}]},
+        headers={"ETag": '"e1"'})
+    code = main(["--root", str(root), "nightly", "--no-verify", "--no-build", "--no-torch-probe",
+                 "--links-base-url", httpserver.url_for("/").rstrip("/")])
+    assert code == 0
+    data = json.loads((root / "reports" / "nightly.json").read_text())
+    assert data["link_changes"] == [{"link": "pytorch/pytorch#15359", "from": "open", "to": "closed", "merged": None,
+                                     "release": None, "title": "t"}]
+    assert state.load(root)["pytorch/pytorch#15359"]["labels"] == ["module: determinism"]
+    assert "| pytorch/pytorch#15359 | open | closed |" in (root / "reports" / "nightly.md").read_text()
+    assert (root / "data" / "links.yaml").read_text().count("state: open") == 1   # curated file untouched
