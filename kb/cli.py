@@ -29,6 +29,8 @@ examples:
   kb verify --coverage                     records without a verifier, and why
   kb site                                  build the docs site + JSON API into site/build/
   kb probe run -- python train.py          train twice with probes; name where the runs first differ
+  kb links refresh                         live state of every GitHub link -> data/links-state.yaml
+  kb nightly                               verify, refresh links, rebuild, write reports/nightly.md
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
@@ -194,7 +196,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         _print_findings(findings, False)
         print("kb build: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
         return EXIT_FINDINGS
-    files = generated_files(catalog)
+    from kb.links.state import StateFileError
+
+    try:
+        files = generated_files(catalog)
+    except StateFileError as exc:
+        return _error(f"{exc} (rerun `kb links refresh` or delete the file)")
     stale = []
     for path, text in files.items():
         current = path.read_text(encoding="utf-8") if path.exists() else None
@@ -283,6 +290,12 @@ def parser() -> argparse.ArgumentParser:
     from kb.probe.cli import add_parser as add_probe_parser
 
     add_probe_parser(sub)
+    # --- links refresh / nightly (implementations in kb/links/cli.py, kb/nightly/cli.py) ---
+    from kb.links.cli import add_parser as add_links
+    from kb.nightly.cli import add_parser as add_nightly
+
+    add_links(sub, _Parser)
+    add_nightly(sub, _Parser)
     return top
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from kb import schema
 from kb.catalog import Catalog
+from kb.links import state as link_state
 from kb.lint.links import resolve
 from kb.lint.ops import PREFIXES
 from kb.verify.merge import merged_runs
@@ -39,7 +40,7 @@ def _ranges(items: list[schema.Range]) -> tuple:
     return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
 
 
-def _reference(ref: Any, links: list[schema.Link]) -> dict[str, Any]:
+def _reference(ref: Any, links: list[schema.Link], live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     data = ref.model_dump(exclude_none=True)
     if isinstance(ref, (schema.IssueRef, schema.CommitRef)):
         link = resolve(ref, links)
@@ -47,6 +48,15 @@ def _reference(ref: Any, links: list[schema.Link]) -> dict[str, Any]:
             data["title"] = link.title
             if link.state:
                 data["state"] = link.state
+            refreshed = (live or {}).get(link.key)
+            if refreshed:
+                # What GitHub said at the last `kb links refresh` (data/links-state.yaml); the
+                # curated state stays under `curated_state` when the two differ.
+                data["github"] = link_state.index_fields(refreshed)
+                if refreshed.get("state") and refreshed.get("flag") != "deleted" and refreshed["state"] != data.get("state"):
+                    if "state" in data:
+                        data["curated_state"] = data["state"]
+                    data["state"] = refreshed["state"]
             if link.sha:
                 data["sha"] = link.sha
             number = f"pull/{link.number}" if link.kind == "pr" else f"issues/{link.number}"
@@ -63,6 +73,7 @@ def _full(version: str) -> str:
 
 def build_index(catalog: Catalog) -> dict[str, Any]:
     links = catalog.links
+    live = link_state.load(catalog.root)
     sources: dict[str, Any] = {}
     names: dict[str, dict[str, list[str]]] = {}
     for record in sorted(catalog.sources.values(), key=lambda r: r.id):
@@ -88,11 +99,11 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
                     "claim": d.claim,
                     "status": _ranges(d.status),
                     "resolution": d.resolution,
-                    "references": tuple(_reference(r, links) for r in d.references),
+                    "references": tuple(_reference(r, links, live) for r in d.references),
                 }
                 for d in record.disputes
             ),
-            "references": tuple(_reference(r, links) for r in record.references),
+            "references": tuple(_reference(r, links, live) for r in record.references),
             "verify": record.verify.verifier if record.verify else None,
             "unverifiable": record.verify.unverifiable if record.verify else None,
         }

@@ -1,0 +1,400 @@
+"""`kb links refresh`: ask the GitHub REST API what every link in data/links.yaml looks like today.
+
+Why it is built this way:
+- Conditional requests: each response's ETag is kept in an on-disk cache (.cache/kb-links/)
+  and sent back as If-None-Match; GitHub answers 304 without counting it against the rate
+  limit, so a nightly refresh of an unchanged KB costs (almost) nothing.
+- Transient failures (5xx, connection errors, read timeouts) are retried by urllib3's `Retry`
+  mounted on the session, with exponential backoff; no hand-written retry loop.
+- Rate limits (403/429 with `x-ratelimit-remaining: 0`, or `retry-after`) are waited out from
+  the reset headers, up to a bound; past it the refresh stops asking and keeps what it had.
+- Nothing is lost: a 404/410 (deleted) or 301 (moved/transferred) keeps the entry and flags
+  it; an error keeps the previous entry and notes the error. The state file is written once,
+  atomically, at the end, so an interrupted refresh leaves the previous file intact.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import requests
+from requests.adapters import HTTPAdapter
+from urllib3.util.retry import Retry
+
+from kb.atomic import write_atomic
+from kb.links import state as state_file
+
+API = "https://api.github.com"
+CACHE_DIR = ".cache/kb-links"
+RETRY_STATUS = (500, 502, 503, 504)
+REDIRECTS = (301, 302, 307, 308)
+
+
+class FetchError(Exception):
+    """A request that failed after every retry (or a rate limit longer than the allowed wait)."""
+
+
+class RateLimitExhausted(FetchError):
+    """The rate limit resets later than the caller is willing to wait."""
+
+
+@dataclass
+class Fetched:
+    status: int                      # final HTTP status (200, 304 answered from the cache, 404...)
+    data: Any = None                 # decoded JSON body (from the cache on 304)
+    moved_to: str | None = None      # final URL when the API redirected (301: moved/transferred)
+    from_cache: bool = False
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    not_modified: int = 0
+    rate_limit_waits: list[float] = field(default_factory=list)
+
+
+def _now_iso(clock: Callable[[], float]) -> str:
+    return _dt.datetime.fromtimestamp(clock(), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class GitHub:
+    """A small GitHub REST client: ETag cache, urllib3 retries, rate-limit waits.
+
+    `clock` and `sleep` are injectable so tests never really sleep; `backoff` is urllib3's
+    backoff factor (0 disables the retry sleeps, for tests).
+    """
+
+    def __init__(
+        self,
+        base_url: str = API,
+        token: str | None = None,
+        cache_dir: Path | None = None,
+        timeout: float = 10.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        max_wait: float = 900.0,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.cache_dir = cache_dir
+        self.timeout = timeout
+        self.max_wait = max_wait
+        self.clock = clock
+        self.sleep = sleep
+        self.stats = Stats()
+        self.session = requests.Session()
+        self.session.headers.update({
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "kb-determinism-links-refresh",
+        })
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+        retry = Retry(
+            total=retries, connect=retries, read=retries, status=retries,
+            status_forcelist=RETRY_STATUS, allowed_methods=frozenset({"GET"}),
+            backoff_factor=backoff, raise_on_status=False,
+            # Retry-After is honoured in get() against max_wait and the injectable sleep; left to
+            # urllib3 it would retry a 429 by sleeping for as long as the header says, unbounded.
+            respect_retry_after_header=False,
+        )
+        adapter = HTTPAdapter(max_retries=retry)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+
+    # --- cache ------------------------------------------------------------------------
+
+    def _cache_path(self, path: str) -> Path | None:
+        if self.cache_dir is None:
+            return None
+        digest = hashlib.sha256(f"{self.base_url}{path}".encode()).hexdigest()[:32]
+        return self.cache_dir / f"{digest}.json"
+
+    def _cached(self, path: str) -> dict[str, Any] | None:
+        file = self._cache_path(path)
+        if file is None or not file.exists():
+            return None
+        try:
+            entry = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # a damaged cache entry only costs one unconditional request
+        return entry if isinstance(entry, dict) and "etag" in entry else None
+
+    def _store(self, path: str, etag: str, data: Any, url: str) -> None:
+        file = self._cache_path(path)
+        if file is not None:
+            write_atomic(file, json.dumps({"etag": etag, "url": url, "data": data}))
+
+    # --- requests ---------------------------------------------------------------------
+
+    def _rate_limit_wait(self, response: requests.Response) -> float | None:
+        """Seconds to wait before asking again, or None when the 403/429 is not a rate limit."""
+        headers = response.headers
+        if "retry-after" in headers:
+            try:
+                return max(0.0, float(headers["retry-after"]))
+            except ValueError:
+                return 60.0
+        if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
+            try:
+                return max(0.0, float(headers["x-ratelimit-reset"]) - self.clock()) + 1.0
+            except ValueError:
+                return None
+        return None
+
+    def get(self, path: str, params: dict[str, Any] | None = None) -> Fetched:
+        key = path + ("?" + "&".join(f"{k}={v}" for k, v in sorted(params.items())) if params else "")
+        cached = self._cached(key)
+        waited = 0.0
+        while True:  # at most a few rounds: each round either returns or waits out a rate limit
+            headers = {"If-None-Match": cached["etag"]} if cached else {}
+            self.stats.requests += 1
+            try:
+                response = self.session.get(self.base_url + path, params=params, headers=headers, timeout=self.timeout)
+            except requests.RequestException as exc:
+                raise FetchError(f"GET {path}: {type(exc).__name__} after retries") from None
+            if response.status_code in (403, 429):
+                wait = self._rate_limit_wait(response)
+                if wait is None:
+                    return Fetched(response.status_code, _json(response))
+                if waited + wait > self.max_wait:
+                    raise RateLimitExhausted(
+                        f"GET {path}: rate limited for {wait:.0f}s more (limit {self.max_wait:.0f}s); "
+                        "set GITHUB_TOKEN for a higher limit"
+                    )
+                self.stats.rate_limit_waits.append(wait)
+                self.sleep(wait)
+                waited += wait
+                continue
+            break
+        moved = response.url if any(r.status_code in REDIRECTS for r in response.history) else None
+        if response.status_code == 304 and cached:
+            self.stats.not_modified += 1
+            return Fetched(304, cached["data"], moved_to=moved or _moved(cached, self.base_url + path), from_cache=True)
+        if response.status_code == 304:
+            raise FetchError(f"GET {path}: 304 Not Modified but no cached copy (cache cleared mid-run?)")
+        data = _json(response)
+        if response.status_code == 200 and response.headers.get("etag"):
+            self._store(key, response.headers["etag"], data, response.url)
+        return Fetched(response.status_code, data, moved_to=moved)
+
+
+def _json(response: requests.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def _moved(cached: dict[str, Any], asked: str) -> str | None:
+    url = cached.get("url")
+    return url if url and url.split("?")[0] != asked else None
+
+
+# --- link entries ---------------------------------------------------------------------
+
+
+def _date(value: str | None) -> str | None:
+    return value[:10] if value else None
+
+
+def api_path(link: Any) -> str:
+    if link.kind == "commit":
+        return f"/repos/{link.repo}/commits/{link.sha}"
+    return f"/repos/{link.repo}/{'pulls' if link.kind == 'pr' else 'issues'}/{link.number}"
+
+
+def _release_of(client: GitHub, repo: str, data: dict[str, Any], max_compare: int) -> tuple[str | None, str | None]:
+    """First release containing a merged PR, where the API can tell; (tag, how it was found).
+
+    A milestone on the PR names the release directly. Otherwise the releases published after
+    the merge are asked, oldest first, whether they contain the merge commit (compare API:
+    `tag...sha` is "behind" or "identical" when the tag contains it); at most `max_compare`.
+    """
+    milestone = (data.get("milestone") or {}).get("title")
+    if milestone:
+        return milestone, "milestone"
+    sha, merged_at = data.get("merge_commit_sha"), data.get("merged_at")
+    if not sha or not merged_at:
+        return None, None
+    releases = client.get(f"/repos/{repo}/releases", {"per_page": 100})
+    if releases.status != 200 and releases.status != 304 or not isinstance(releases.data, list):
+        return None, None
+    after = sorted(
+        (r for r in releases.data if not r.get("draft") and (r.get("published_at") or "") >= merged_at),
+        key=lambda r: r.get("published_at") or "",
+    )
+    for release in after[:max_compare]:
+        tag = release.get("tag_name")
+        compared = client.get(f"/repos/{repo}/compare/{tag}...{sha}")
+        if compared.status in (200, 304) and (compared.data or {}).get("status") in ("behind", "identical"):
+            return tag, "compare"
+    return None, None
+
+
+def entry_from(link: Any, fetched: Fetched, client: GitHub, now: str, max_compare: int) -> dict[str, Any]:
+    data = fetched.data if isinstance(fetched.data, dict) else {}
+    entry: dict[str, Any] = {"kind": link.kind, "http": fetched.status, "checked": now}
+    if link.kind == "commit":
+        message = ((data.get("commit") or {}).get("message") or "").split("\n", 1)[0]
+        entry.update(title=message or None, date=_date(((data.get("commit") or {}).get("committer") or {}).get("date")))
+    else:
+        entry["title"] = data.get("title")
+        entry["labels"] = sorted(label.get("name", "") for label in data.get("labels") or [] if isinstance(label, dict))
+        state = data.get("state")
+        if link.kind == "pr" and data.get("merged_at"):
+            state = "merged"
+            entry["merged"] = _date(data["merged_at"])
+            entry["release"], entry["release_basis"] = _release_of(client, link.repo, data, max_compare)
+        elif link.kind == "issue" and data.get("pull_request"):
+            entry["note"] = "the API says this number is a pull request; data/links.yaml calls it an issue"
+        entry["state"] = state
+        if data.get("state_reason"):
+            entry["state_reason"] = data["state_reason"]
+        entry["html_url"] = data.get("html_url")
+    if fetched.moved_to:
+        entry["flag"] = "moved"
+        entry["moved_to"] = data.get("html_url") or fetched.moved_to
+    return {k: v for k, v in entry.items() if v is not None}
+
+
+@dataclass
+class Outcome:
+    links: dict[str, dict[str, Any]]
+    refreshed: int = 0
+    unchanged: int = 0               # answered 304 (no rate limit used)
+    flagged: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def refresh(
+    links: list[Any],
+    previous: dict[str, dict[str, Any]],
+    client: GitHub,
+    now: str,
+    max_compare: int = 3,
+    progress: Callable[[str], None] | None = None,
+) -> Outcome:
+    """The new state of every link; failures keep the previous entry, so nothing is dropped."""
+    out = Outcome(links={})
+    stop: str | None = None
+    for link in links:
+        key = link.key
+        old = dict(previous.get(key, {}))
+        if progress:
+            progress(key)
+        if stop:
+            out.links[key] = {**old, "kind": link.kind, "error": stop}
+            out.errors.append(f"{key}: {stop}")
+            continue
+        try:
+            fetched = client.get(api_path(link))
+        except RateLimitExhausted as exc:
+            stop = f"not refreshed: {exc}"
+            out.links[key] = {**old, "kind": link.kind, "error": stop}
+            out.errors.append(f"{key}: {stop}")
+            continue
+        except FetchError as exc:
+            out.links[key] = {**old, "kind": link.kind, "error": str(exc)}
+            out.errors.append(f"{key}: {exc}")
+            continue
+        if fetched.status in (404, 410):
+            # Deleted (or made private): keep every known fact, flag it, never drop it.
+            out.links[key] = {**old, "kind": link.kind, "http": fetched.status, "checked": now, "flag": "deleted"}
+            out.links[key].pop("error", None)
+            out.flagged.append(f"{key}: deleted ({fetched.status})")
+            continue
+        if fetched.status not in (200, 304):
+            out.links[key] = {**old, "kind": link.kind, "error": f"HTTP {fetched.status}"}
+            out.errors.append(f"{key}: HTTP {fetched.status}")
+            continue
+        try:
+            entry = entry_from(link, fetched, client, now, max_compare)
+        except RateLimitExhausted as exc:
+            stop = f"not refreshed: {exc}"
+            out.links[key] = {**old, "kind": link.kind, "error": stop}
+            out.errors.append(f"{key}: {stop}")
+            continue
+        except FetchError as exc:
+            entry = {**old, "kind": link.kind, "error": str(exc)}
+            out.errors.append(f"{key}: {exc}")
+        out.links[key] = entry
+        if entry.get("flag") == "moved":
+            out.flagged.append(f"{key}: moved to {entry.get('moved_to')}")
+        if fetched.from_cache:
+            out.unchanged += 1
+        else:
+            out.refreshed += 1
+    return out
+
+
+class BadInput(Exception):
+    """data/links.yaml (or the state file) cannot be read: exit 2, nothing written."""
+
+
+def load_links(root: Path) -> list[Any]:
+    """The curated links, validated; any bad entry stops the refresh before a request is made."""
+    from pydantic import ValidationError
+
+    from kb import schema
+    from kb.catalog import LINKS_FILE
+    from kb.yamlio import YamlError, read
+
+    path = root / LINKS_FILE
+    try:
+        doc = read(path)
+    except FileNotFoundError:
+        raise BadInput(f"{LINKS_FILE}: missing") from None
+    except YamlError as exc:
+        raise BadInput(f"{LINKS_FILE}:{exc.line}: {exc.message}") from None
+    if not isinstance(doc.data, list):
+        raise BadInput(f"{LINKS_FILE}:1: expected a list of links")
+    links, problems = [], []
+    for index, entry in enumerate(doc.data):
+        try:
+            links.append(schema.Link.model_validate(entry))
+        except ValidationError as exc:
+            problems.append(f"{LINKS_FILE}:{doc.line_of((index,))}: {exc.errors()[0]['msg']}")
+    if problems:
+        raise BadInput("; ".join(problems) + " (run `kb validate`)")
+    return links
+
+
+def run(
+    root: Path,
+    base_url: str = API,
+    token: str | None = None,
+    client: GitHub | None = None,
+    quiet: bool = False,
+) -> tuple[Outcome, dict[str, dict[str, Any]]]:
+    """Refresh every link of data/links.yaml into data/links-state.yaml; (outcome, previous)."""
+    links = load_links(root)
+    previous = state_file.load(root)
+    if client is None:
+        client = GitHub(base_url, token=token if token is not None else os.environ.get("GITHUB_TOKEN"),
+                        cache_dir=root / CACHE_DIR)
+    now = _now_iso(client.clock)
+    if quiet:
+        outcome = refresh(links, previous, client, now)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(TextColumn("links"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                      transient=False) as bar:
+            task = bar.add_task("", total=len(links))
+
+            def tick(key: str) -> None:
+                bar.update(task, description=key)
+                bar.advance(task)
+
+            outcome = refresh(links, previous, client, now, progress=tick)
+    state_file.save(root, outcome.links, now)
+    return outcome, previous
