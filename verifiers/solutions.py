@@ -40,8 +40,24 @@ def _torch_det() -> None:
     import torch
 
     torch.use_deterministic_algorithms(True)
-    torch.backends.cudnn.deterministic = True
-    torch.backends.cudnn.benchmark = False
+
+
+def _torch_det_warn() -> None:
+    import torch
+
+    torch.use_deterministic_algorithms(True, warn_only=True)
+
+
+def _torch_cudnn() -> None:
+    _torch_cudnn_det()
+    _torch_no_bench()
+
+
+def _torch_fill() -> None:
+    import torch
+
+    torch.use_deterministic_algorithms(True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
 
 
 def _torch_cudnn_det() -> None:
@@ -81,23 +97,24 @@ TABLES: dict[str, dict[str, Action]] = {
         "GATE": ({}, None, True),
     },
     "pytorch": {
-        # torch.use_deterministic_algorithms(True) needs CUBLAS_WORKSPACE_CONFIG for cuBLAS
-        # (CUDA >= 10.2) and is applied with cudnn.deterministic, as in the probe.
+        # The codes of data/solutions.yaml. use_deterministic_algorithms needs
+        # CUBLAS_WORKSPACE_CONFIG for cuBLAS ops (CUDA >= 10.2), so PT_DET sets both.
         "PT_DET": (_CUBLAS, _torch_det, False),
+        "PT_DETW": (_CUBLAS, _torch_det_warn, False),
         "PT_CUDNN_DET": ({}, _torch_cudnn_det, False),
-        "PT_NO_BENCH": ({}, _torch_no_bench, False),
-        "PT_SEED": ({}, _torch_seed, False),
+        "PT_NOBENCH": ({}, _torch_no_bench, False),
+        "PT_CUDNN": ({}, _torch_cudnn, False),
+        "PT_CUBLAS": (_CUBLAS, None, False),
+        "PT_FILL": (_CUBLAS, _torch_fill, False),
+        "PT_DLSEED": ({}, None, True),
         "CUBLAS_WS": (_CUBLAS, None, False),
-        "CUBLAS_WORKSPACE": (_CUBLAS, None, False),
-        "PT_DL1": ({}, None, True),
-        "NCCL_ALGO": ({"NCCL_ALGO": "Ring"}, None, False),
-        "NCCL_PROTO": ({"NCCL_PROTO": "Simple"}, None, False),
+        "NCCL_PIN": ({"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}, None, False),
+        "NCCL_NO_NVLS": ({"NCCL_NVLS_ENABLE": "0"}, None, False),
     },
     "jax": {
         "XLA_DET": ({"XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}, None, False),
         "XLA_EXCL": ({"XLA_FLAGS": "--xla_gpu_exclude_nondeterministic_ops=true"}, None, False),
-        "XLA_EXCLUDE": ({"XLA_FLAGS": "--xla_gpu_exclude_nondeterministic_ops=true"}, None, False),
-        "XLA_NO_AUTOTUNE": ({"XLA_FLAGS": "--xla_gpu_autotune_level=0"}, None, False),
+        "XLA_AT0": ({"XLA_FLAGS": "--xla_gpu_autotune_level=0"}, None, False),
     },
     "synthetic": {
         "SYN_FIX": ({"SYN_ONE_THREAD": "1"}, None, False),
