@@ -44,7 +44,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
     from kb.links import refresh, state
 
-    root = Path(args.root).resolve()
+    from kb.cli import _root
+
+    root = _root(args)
     client = refresh.GitHub(
         args.base_url, token=os.environ.get("GITHUB_TOKEN"),
         cache_dir=None if args.no_cache else root / refresh.CACHE_DIR,

@@ -44,7 +44,9 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
 def cmd_nightly(args: argparse.Namespace) -> int:
     from kb.nightly.run import Options, nightly
 
-    root = Path(args.root).resolve()
+    from kb.cli import _root
+
+    root = _root(args)
     if args.stale_days < 0:
         print("kb nightly: error: --stale-days must be 0 or more", file=sys.stderr)
         return 2

@@ -23,8 +23,8 @@ def _dump(value: Any) -> str:
 def _ranges(ranges: tuple) -> list[dict]:
     return [
         {"lo": model.key_list(lo), "hi": model.key_list(hi), "versions": text, "solutions": list(codes),
-         "deterministic": bool(det), "raises": raises, "note": note}
-        for lo, hi, text, codes, det, raises, note in ranges
+         "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant}
+        for lo, hi, text, codes, det, raises, note, invariant in ranges
     ]
 
 
@@ -108,7 +108,7 @@ def schema() -> dict:
             "lo": key, "hi": key, "versions": {"type": "string"},
             "solutions": {"type": "array", "items": {"type": "string"}},
             "deterministic": {"type": "boolean"},
-            "raises": {"type": ["string", "null"]}, "note": {"type": ["string", "null"]},
+            "raises": {"type": ["string", "null"]}, "note": {"type": ["string", "null"]}, "batch_invariant": {"type": ["boolean", "null"]},
         },
     }
     source = {

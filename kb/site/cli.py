@@ -33,7 +33,9 @@ def cmd_site(args: argparse.Namespace) -> int:
     from kb.site.build import BUILD, mkdocs, write_sources
 
     started = time.perf_counter()
-    root = Path(args.root).resolve()
+    from kb.cli import _root
+
+    root = _root(args)
     catalog, findings = run(root)
     if findings:
         for finding in findings:

@@ -20,7 +20,7 @@ HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md", "probe.md")
 
 def _ranges(ranges: tuple) -> list[dict]:
     out = []
-    for _lo, _hi, text, codes, det, raises, note in ranges:
+    for _lo, _hi, text, codes, det, raises, note, _invariant in ranges:
         state = "ok" if det else ("fix" if codes else "ns")
         out.append({"versions": text, "state": state, "state_text": STATE_TEXT[state], "solutions": codes,
                     "raises": raises, "note": note})

@@ -73,7 +73,9 @@ def main(args: argparse.Namespace) -> int:
     from kb.verify import env
     from verifiers import discover
 
-    root = Path(args.root).resolve()
+    from kb.cli import _root
+
+    root = _root(args)
     if args.coverage:
         from kb.verify.coverage import coverage, print_coverage
 
