@@ -16,7 +16,7 @@ run() { # name, then VAR=value... and the script last
 }
 run torch_default DEVICE=cuda examples/probe/train_torch.py
 run torch_recipe DEVICE=cuda DETERMINISTIC=1 CUBLAS_WORKSPACE_CONFIG=:4096:8 examples/probe/train_torch.py
-run jax_default JAX_PLATFORMS=cuda examples/probe/train_jax.py
-run jax_recipe JAX_PLATFORMS=cuda XLA_FLAGS=--xla_gpu_deterministic_ops=true examples/probe/train_jax.py
+run jax_default JAX_PLATFORMS=cuda,cpu examples/probe/train_jax.py
+run jax_recipe JAX_PLATFORMS=cuda,cpu XLA_FLAGS=--xla_gpu_deterministic_ops=true examples/probe/train_jax.py
 $PY benchmarks/probe_overhead.py --device cuda --steps 100 > "$OUT/overhead.json" 2>>"$OUT/env.txt"
 $PY benchmarks/probe_overhead.py --device cpu --steps 100 >> "$OUT/overhead.json" 2>>"$OUT/env.txt"
