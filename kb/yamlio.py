@@ -408,6 +408,8 @@ def _comment_lines_c(text: str) -> list[int]:
     characters, so this finds what the pure-Python scanner below finds, ~20x faster.
     """
     lines: list[int] = []
+    # libyaml puts STREAM-END on a line past an unterminated last line ('a #'): clamp to it.
+    last_line = _breaks(text) + 1
     scanner = yaml.CSafeLoader(text)
     try:
         previous = 0
@@ -418,7 +420,7 @@ def _comment_lines_c(text: str) -> list[int]:
             at = gap.find("#")
             while at >= 0:
                 line_of = token.start_mark.line + 1 - _breaks(gap[at:])
-                lines.append(line_of)
+                lines.append(min(line_of, last_line))
                 end = _next_break(gap, at)
                 at = gap.find("#", end) if end < len(gap) else -1
             previous = max(previous, token.end_mark.index)
