@@ -14,19 +14,16 @@ import subprocess
 import sys
 from typing import Any
 
-# framework -> distributions that provide it, first installed one wins
-DISTRIBUTIONS = {
-    "tensorflow": ("tensorflow", "tensorflow-cpu", "tf-nightly", "tensorflow-gpu"),
-    "pytorch": ("torch",),
-    "jax": ("jax",),
-    "jaxlib": ("jaxlib",),
-    "horovod": ("horovod",),
-}
+# Beyond what kb verify plans for (kb/verify/env.py), the report names these too.
+EXTRA_DISTRIBUTIONS = {"jaxlib": ("jaxlib",), "horovod": ("horovod",)}
 
 
 def frameworks() -> dict[str, str]:
-    found = {}
-    for name, dists in DISTRIBUTIONS.items():
+    """Installed framework versions: kb verify's detection, plus jaxlib and horovod for the report."""
+    from kb.verify.env import framework_versions
+
+    found = framework_versions()
+    for name, dists in EXTRA_DISTRIBUTIONS.items():
         for dist in dists:
             try:
                 found[name] = md.version(dist)
