@@ -291,20 +291,23 @@ def refresh(
         old = dict(previous.get(key, {}))
         if progress:
             progress(key)
+
+        def keep(error: str) -> None:
+            """A failed link keeps its previous facts, with the error beside them."""
+            out.links[key] = {**old, "kind": link.kind, "error": error}
+            out.errors.append(f"{key}: {error}")
+
         if stop:
-            out.links[key] = {**old, "kind": link.kind, "error": stop}
-            out.errors.append(f"{key}: {stop}")
+            keep(stop)
             continue
         try:
             fetched = client.get(api_path(link))
         except RateLimitExhausted as exc:
             stop = f"not refreshed: {exc}"
-            out.links[key] = {**old, "kind": link.kind, "error": stop}
-            out.errors.append(f"{key}: {stop}")
+            keep(stop)
             continue
         except FetchError as exc:
-            out.links[key] = {**old, "kind": link.kind, "error": str(exc)}
-            out.errors.append(f"{key}: {exc}")
+            keep(str(exc))
             continue
         if fetched.status in (404, 410):
             # Deleted (or made private): keep every known fact, flag it, never drop it.
@@ -313,15 +316,13 @@ def refresh(
             out.flagged.append(f"{key}: deleted ({fetched.status})")
             continue
         if fetched.status not in (200, 304):
-            out.links[key] = {**old, "kind": link.kind, "error": f"HTTP {fetched.status}"}
-            out.errors.append(f"{key}: HTTP {fetched.status}")
+            keep(f"HTTP {fetched.status}")
             continue
         try:
             entry = entry_from(link, fetched, client, now, max_compare)
         except RateLimitExhausted as exc:
             stop = f"not refreshed: {exc}"
-            out.links[key] = {**old, "kind": link.kind, "error": stop}
-            out.errors.append(f"{key}: {stop}")
+            keep(stop)
             continue
         except FetchError as exc:
             entry = {**old, "kind": link.kind, "error": str(exc)}
