@@ -129,15 +129,21 @@ class Evidence(_Frozen):
 
     It applies only to the framework version and device it was measured on; `contradicts`
     lists why it disagrees with the record, for a person to review (lint KB015); `reviewed`
-    is that person's note once read (the record's verify.reviewed), else None.
+    is that person's note once read (the record's verify.reviewed), else None. `op` and
+    `call` name the case the run measured (None: a run of no particular call); `applies` is
+    whether the record's condition covers that call (False: a complementary case, expected
+    to show nothing), None when the case does not decide it.
     """
 
     __slots__ = _fields = (
         "source", "verifier", "env_id", "date", "file", "gpu", "gpu_count", "driver", "cuda", "cudnn",
-        "framework", "version", "device", "n", "modes", "contradicts", "reviewed",
+        "framework", "version", "device", "n", "modes", "contradicts", "reviewed", "op", "call", "applies",
     )
 
     def __str__(self) -> str:
         where = self.gpu or "CPU"
         modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
-        return f"{self.source} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
+        case = ""
+        if self.op:
+            case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"
+        return f"{self.source}{case} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"

@@ -329,7 +329,7 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
             (
                 run["key"], run["device"],
                 Evidence(**{
-                    **{f: run[f] for f in Evidence._fields if f not in ("modes", "contradicts")},
+                    **{f: run.get(f) for f in Evidence._fields if f not in ("modes", "contradicts")},
                     "modes": tuple(ModeEvidence(**m) for m in run["modes"]),
                     "contradicts": tuple(run["contradicts"]),
                 }),

@@ -103,6 +103,21 @@ Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field
 
 # --- source records -----------------------------------------------------------------
 
+CallValue = Union[bool, int, float, str, None]
+"""A value a call condition lists: a parameter's literal, a tensor argument's dtype kind
+(`float`, `int`, `bool`, `complex`), `null` (left at None / not given)."""
+CallKey = Annotated[str, StringConstraints(pattern=r"^(?:[A-Za-z_][A-Za-z0-9_]*|input\.ndim|input\.dtype)$")]
+When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
+"""Every key must hold (AND); a key holds when the call's value is one of its list (OR)."""
+
+
+class CallPattern(_Model):
+    """Calls a record applies to (docs/calls.md): `ops` it narrows (absent: every op of the
+    record) and the parameter values, tensor-argument kinds and call facts that must hold."""
+
+    ops: list[OpName] | None = Field(None, description="Ops of the record this pattern covers; absent = all.")
+    when: When = Field(default_factory=dict, description="Keys: the op's parameter names, input.ndim, input.dtype, backend.")
+
 
 class Range(_Model):
     """What applies in one version range of a source."""
@@ -124,6 +139,9 @@ class Range(_Model):
         None,
         description="True when results do not change with batch size or concurrent requests here; "
         "False when they do (run-to-run deterministic or not); None when no source says.",
+    )
+    when: When | None = Field(
+        None, description="A call condition that holds in this range in addition to the record's `calls`."
     )
     note: Text | None = None
 
@@ -200,6 +218,10 @@ class SourceRecord(_Model):
     summary: Text
     conditions: list[Text] = Field(
         default_factory=list, description="When the source applies (dtype, XLA, data layout...)."
+    )
+    calls: list[CallPattern] = Field(
+        default_factory=list,
+        description="Which calls the record applies to (docs/calls.md); absent = every call of every op.",
     )
     status: list[Range] = Field(
         min_length=1, description="Non-overlapping ranges; a version in no range is unknown."

@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 
 
 class Found:
-    __slots__ = ("name", "framework", "device", "handles", "solutions", "module", "path", "line")
+    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "module", "path", "line")
 
     def __init__(self, **kw: object) -> None:
         for key, value in kw.items():
@@ -31,6 +31,19 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(rel.parts)
 
 
+def _constants(tree: ast.Module) -> dict[str, object]:
+    """Module-level `NAME = <literal>` assignments: a case list shared by two verifiers is
+    written once as a constant and named in each decorator."""
+    out: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(node.value)
+            except ValueError:
+                pass
+    return out
+
+
 def scan(root: Path = HERE) -> dict[str, Found]:
     """Every `@verifier("name", ...)` under `root` (the verifiers package)."""
     found: dict[str, Found] = {}
@@ -39,6 +52,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         except (OSError, SyntaxError):
             continue
+        constants = _constants(tree)
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -49,6 +63,9 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                     continue
                 kw = {}
                 for keyword in deco.keywords:
+                    if isinstance(keyword.value, ast.Name) and keyword.value.id in constants:
+                        kw[keyword.arg] = constants[keyword.value.id]
+                        continue
                     try:
                         kw[keyword.arg] = ast.literal_eval(keyword.value)
                     except ValueError:
@@ -57,6 +74,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                 found[name] = Found(
                     name=name, framework=kw.get("framework"), device=kw.get("device", "gpu"),
                     handles=tuple(kw.get("handles") or ()), solutions=tuple(kw.get("solutions") or ()),
+                    cases=tuple(kw.get("cases") or ()) or ({"op": None, "call": None},),
                     module=_module_name(path, root), path=path, line=deco.lineno,
                 )
     return found

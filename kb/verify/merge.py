@@ -17,6 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kb.verify.cases import applies, label
 from kb.verify.runfile import RUNS_DIR
 from kb.versions import compile_range, release_key
 
@@ -94,6 +95,32 @@ def _status_at(record, version: str):
     return None
 
 
+def case_applies(record, result: dict) -> bool | None:
+    """Whether the record's condition covers the case this result measured (kb/verify/cases.py)."""
+    try:
+        item = _status_at(record, str(result["version"]))
+    except ValueError:
+        item = None
+    call = result.get("call")
+    return applies(record.calls, item.when if item is not None else None, result.get("op"),
+                   call if isinstance(call, dict) else None)
+
+
+def _complementary(result: dict) -> list[str]:
+    """A call the record says it does not cover: nothing may differ, nothing may raise."""
+    reasons = []
+    n = result.get("n")
+    where = label(result.get("op"), result.get("call"))
+    for mode in result["modes"]:
+        codes = mode.get("solutions") or []
+        name = "+".join(codes) or "default mode"
+        if mode.get("outcome") == "raised":
+            reasons.append(f"the record's condition excludes {where}, yet {name} raised: {mode.get('message')}")
+        elif mode.get("outcome") == "ok" and isinstance(mode.get("distinct"), int) and mode["distinct"] > 1:
+            reasons.append(f"the record's condition excludes {where}, yet {name} gave {mode['distinct']} distinct of {n}")
+    return reasons
+
+
 def contradictions(record, result: dict) -> list[str]:
     """Why `result` contradicts `record` (empty when it does not, or cannot tell)."""
     if record.device not in ("any", result.get("device")):
@@ -104,6 +131,8 @@ def contradictions(record, result: dict) -> list[str]:
         return []
     if item is None:
         return []
+    if case_applies(record, result) is False:
+        return _complementary(result)
     reasons = []
     n = result.get("n")
     across = result.get("cross_mode_distinct")
@@ -148,7 +177,10 @@ def _time_ratio(modes: list[dict]) -> dict[int, float | None]:
 
 
 def merged_runs(catalog) -> dict[str, Any]:
-    """{"runs": {source id: (evidence, ...)}, "flagged": (...)} for the compiled index."""
+    """{"runs": {source id: (evidence, ...)}, "flagged": (...)} for the compiled index.
+
+    The newest evidence is kept per environment, version, device and case (op and call): a
+    run of one call says nothing about another call of the same record."""
     records = {r.id: r for r in catalog.sources.values() if r.withdrawn is None}
     reviews = {(r.id, review.run): review.note for r in records.values() if r.verify for review in r.verify.reviewed}
     by_verifier: dict[str, list[str]] = {}
@@ -199,8 +231,12 @@ def merged_runs(catalog) -> dict[str, Any]:
                     ),
                     "contradicts": tuple(contradictions(record, result)),
                     "reviewed": reviews.get((source, run.rel)),
+                    "op": result.get("op"),
+                    "call": dict(result["call"]) if isinstance(result.get("call"), dict) else None,
+                    "applies": case_applies(record, result),
                 }
-                slot = (source, env["env_id"], evidence["version"], evidence["device"])
+                case = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
+                slot = (source, env["env_id"], evidence["version"], evidence["device"], case)
                 if slot not in newest or newest[slot]["date"] <= evidence["date"]:
                     newest[slot] = evidence
     runs: dict[str, list] = {}
@@ -208,7 +244,7 @@ def merged_runs(catalog) -> dict[str, Any]:
         runs.setdefault(source, []).append(evidence)
     def flag(e: dict) -> dict:
         return {"source": e["source"], "env_id": e["env_id"], "file": e["file"], "version": e["version"],
-                "device": e["device"], "reasons": e["contradicts"]}
+                "device": e["device"], "reasons": e["contradicts"], "op": e["op"], "call": e["call"]}
 
     every = [e for evs in runs.values() for e in evs if e["contradicts"]]
     return {
