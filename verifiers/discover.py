@@ -31,15 +31,28 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(rel.parts)
 
 
+class _Inline(ast.NodeTransformer):
+    """Replace names of earlier module constants by their literal values."""
+
+    def __init__(self, known: dict[str, object]) -> None:
+        self.known = known
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.known:
+            return ast.copy_location(ast.Constant(self.known[node.id]) if not isinstance(
+                self.known[node.id], (tuple, list, dict)) else ast.parse(repr(self.known[node.id]), mode="eval").body, node)
+        return node
+
+
 def _constants(tree: ast.Module) -> dict[str, object]:
-    """Module-level `NAME = <literal>` assignments: a case list shared by two verifiers is
-    written once as a constant and named in each decorator."""
+    """Module-level `NAME = <literal>` assignments (which may name earlier such constants): a
+    case list is written once as a constant and named in the decorator."""
     out: dict[str, object] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
-                out[node.targets[0].id] = ast.literal_eval(node.value)
-            except ValueError:
+                out[node.targets[0].id] = ast.literal_eval(_Inline(out).visit(node.value))
+            except (ValueError, SyntaxError):
                 pass
     return out
 

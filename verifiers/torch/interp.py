@@ -43,34 +43,88 @@ def grid_sample_backward(ctx):
     return run
 
 
-@verifier("torch.interpolate_bicubic_backward", framework="pytorch", solutions=("PT_DET",))
+_F = "torch.nn.functional.interpolate"
+_UP = "torch.nn.Upsample"
+_FUP = "torch.nn.functional.upsample"
+_SHAPES = {3: (32, 64, 1024), 4: (8, 64, 64, 64), 5: (8, 32, 16, 16, 16)}
+
+
+def interpolate_case(ctx, default_mode: str, default_ndim: int):
+    """The backward of one interpolate call (x2 upsampling), built from the case: the op (the
+    functional, nn.Upsample, the deprecated F.upsample, or the fixed-mode bilinear ones), its
+    `mode`, `antialias` and `input.ndim`. Each backward upsamples, so several outputs add into
+    each input: with atomicAdd for linear, bilinear, bicubic and trilinear (the order of the
+    additions shows in the rounding of mixed-magnitude gradients); nearest gathers each
+    input's window instead and has no atomics."""
+    torch, device, gen = setup(ctx)
+    F = torch.nn.functional
+    call, op = ctx.call, ctx.op or _F
+    mode = call.get("mode", default_mode)
+    ndim = call.get("input.ndim", default_ndim)
+    antialias = bool(call.get("antialias", False))
+    shape = _SHAPES[ndim]
+    batch = 32 if mode == "bilinear" or op.endswith("ilinear2d") or op.endswith("bilinear") else shape[0]
+    x = mixed(torch, gen, (ctx.size(batch, 1),) + shape[1:], device)
+    corners = False if mode in ("linear", "bilinear", "bicubic", "trilinear") else None
+    if op == _F:
+        fn = lambda a: F.interpolate(a, scale_factor=2, mode=mode, align_corners=corners, antialias=antialias)  # noqa: E731
+    elif op == _FUP:
+        fn = lambda a: F.upsample(a, scale_factor=2, mode=mode, align_corners=corners)  # noqa: E731
+    elif op == _UP:
+        fn = torch.nn.Upsample(scale_factor=2, mode=mode, align_corners=corners)
+    elif op == "torch.nn.UpsamplingBilinear2d":
+        fn = torch.nn.UpsamplingBilinear2d(scale_factor=2)
+    elif op == "torch.nn.functional.upsample_bilinear":
+        fn = lambda a: F.upsample_bilinear(a, scale_factor=2)  # noqa: E731
+    else:
+        raise ValueError(f"no interpolate case for {op}")
+    return _backward(torch, gen, device, fn, x)
+
+
+BICUBIC_CASES = (
+    {"op": _F, "call": {"mode": "bicubic", "antialias": False, "input.ndim": 4}},
+    {"op": _F, "call": {"mode": "bicubic", "antialias": True, "input.ndim": 4}},
+    {"op": _UP, "call": {"mode": "bicubic", "input.ndim": 4}},
+    {"op": _FUP, "call": {"mode": "bicubic", "input.ndim": 4}},
+    {"op": _F, "call": {"mode": "nearest", "antialias": False, "input.ndim": 4}},  # complementary
+)
+
+
+@verifier("torch.interpolate_bicubic_backward", framework="pytorch", solutions=("PT_DET",), cases=BICUBIC_CASES)
 def interpolate_bicubic_backward(ctx):
     """interpolate(mode='bicubic', x2) backward: each output adds into a 4x4 neighbourhood of
     inputs with atomicAdd, so every input receives 64 additions from neighbouring rows that
-    run in different warps."""
-    torch, device, gen = setup(ctx)
-    x = mixed(torch, gen, (ctx.size(8, 1), 64, 64, 64), device)
-    return _backward(torch, gen, device, lambda a: torch.nn.functional.interpolate(
-        a, scale_factor=2, mode="bicubic", align_corners=False), x)
+    run in different warps (the antialiased kernel likewise adds with atomicAdd)."""
+    return interpolate_case(ctx, "bicubic", 4)
 
 
-@verifier("torch.interpolate_linear_backward", framework="pytorch", solutions=("PT_DET",))
+LINEAR_CASES = (
+    {"op": _F, "call": {"mode": "linear", "input.ndim": 3}},
+    {"op": _UP, "call": {"mode": "linear", "input.ndim": 3}},
+    {"op": _FUP, "call": {"mode": "linear", "input.ndim": 3}},
+    {"op": _F, "call": {"mode": "nearest", "input.ndim": 3}},  # complementary
+)
+
+
+@verifier("torch.interpolate_linear_backward", framework="pytorch", solutions=("PT_DET",), cases=LINEAR_CASES)
 def interpolate_linear_backward(ctx):
     """interpolate(mode='linear', x2) backward on a 3-D input (N, C, 1024): one thread per
     output position loops over the batch and channels and adds into its two inputs with
     atomicAdd; each input gets four additions, from threads that may sit in different warps."""
-    torch, device, gen = setup(ctx)
-    x = mixed(torch, gen, (ctx.size(32, 1), 64, 1024), device)
-    return _backward(torch, gen, device, lambda a: torch.nn.functional.interpolate(
-        a, scale_factor=2, mode="linear", align_corners=False), x)
+    return interpolate_case(ctx, "linear", 3)
 
 
-@verifier("torch.interpolate_trilinear_backward", framework="pytorch", solutions=("PT_DET",))
+TRILINEAR_CASES = (
+    {"op": _F, "call": {"mode": "trilinear", "input.ndim": 5}},
+    {"op": _UP, "call": {"mode": "trilinear", "input.ndim": 5}},
+    {"op": _FUP, "call": {"mode": "trilinear", "input.ndim": 5}},
+    {"op": _F, "call": {"mode": "nearest", "input.ndim": 5}},  # complementary
+)
+
+
+@verifier("torch.interpolate_trilinear_backward", framework="pytorch", solutions=("PT_DET",), cases=TRILINEAR_CASES)
 def interpolate_trilinear_backward(ctx):
     """interpolate(mode='trilinear', x2) backward on a 5-D input: each output adds into eight
     inputs with atomicAdd, each input receives 64 additions. Called through F.interpolate, as
     users do, so deterministic mode may route to the decomposition (the record's dispute)."""
-    torch, device, gen = setup(ctx)
-    x = mixed(torch, gen, (ctx.size(8, 1), 32, 16, 16, 16), device)
-    return _backward(torch, gen, device, lambda a: torch.nn.functional.interpolate(
-        a, scale_factor=2, mode="trilinear", align_corners=False), x)
+    return interpolate_case(ctx, "trilinear", 5)
