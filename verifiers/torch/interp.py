@@ -128,3 +128,17 @@ def interpolate_trilinear_backward(ctx):
     inputs with atomicAdd, each input receives 64 additions. Called through F.interpolate, as
     users do, so deterministic mode may route to the decomposition (the record's dispute)."""
     return interpolate_case(ctx, "trilinear", 5)
+
+
+AA_CASES = (
+    {"op": _F, "call": {"mode": "bilinear", "antialias": True, "input.ndim": 4}},
+)
+
+
+@verifier("torch.interpolate_bilinear_antialias_backward", framework="pytorch", solutions=("PT_DET",), cases=AA_CASES)
+def interpolate_bilinear_antialias_backward(ctx):
+    """interpolate(mode='bilinear', antialias=True, x2) backward on (N, 64, 64, 64): the
+    antialiased kernel adds each output's filter taps into the input with atomicAdd, and
+    F.interpolate takes this path before the deterministic decomposition of plain bilinear
+    (whose cases, and the complementary nearest ones, are torch.interpolate_bilinear_backward's)."""
+    return interpolate_case(ctx, "bilinear", 4)
