@@ -632,12 +632,12 @@ INDEX = {'format': 1,
                                                                None),),
                                                    'caused_by': (),
                                                    'distributions': {},
-                                                   'disputes': ({'claim': 'The shared reference summary '
-                                                                          'states the same list for cuDNN 7 '
-                                                                          'to 9 (developer guide '
-                                                                          "'Reproducibility (Determinism)'); "
-                                                                          'that was not confirmed against '
-                                                                          'the 7.x or 9.x guides.',
+                                                   'disputes': ({'claim': 'A second-hand summary states the '
+                                                                          'same list for cuDNN 7 to 9 '
+                                                                          "(developer guide 'Reproducibility "
+                                                                          "(Determinism)'); that was not "
+                                                                          'confirmed against the 7.x or 9.x '
+                                                                          'guides.',
                                                                  'status': (((0, 8, 5),
                                                                              None,
                                                                              '>=8.5',
@@ -655,11 +655,9 @@ INDEX = {'format': 1,
                                                                                  'title': 'cuDNN Developer '
                                                                                           'Guide, '
                                                                                           'Reproducibility '
-                                                                                          '(Determinism) (as '
-                                                                                          'summarised '
-                                                                                          'second-hand in '
-                                                                                          'shared/reference/pytorch-jax-libs.md '
-                                                                                          'section 4)'},)},),
+                                                                                          '(Determinism), '
+                                                                                          'latest '
+                                                                                          'version'},)},),
                                                    'references': ({'kind': 'doc',
                                                                    'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
                                                                    'title': 'cuDNN Developer Guide, '
@@ -1074,12 +1072,11 @@ INDEX = {'format': 1,
                                                        'select_and_scatter_add, lowered to '
                                                        'hlo.SelectAndScatterOp). Sum pooling is not '
                                                        'affected.',),
-                                        'notes': 'Unconfirmed and left out: a summary (shared/reference) '
-                                                 'says newer XLA pipelines rewrite select-and-scatter into '
-                                                 'scatter plus reduce-window first, which would make it '
-                                                 'deterministic under the flags; no release was found for '
-                                                 'it. A GPU verifier should report what the current jaxlib '
-                                                 'does.',
+                                        'notes': 'Unconfirmed and left out: a second-hand summary says newer '
+                                                 'XLA pipelines rewrite select-and-scatter into scatter plus '
+                                                 'reduce-window first, which would make it deterministic '
+                                                 'under the flags; no release was found for it. A GPU '
+                                                 'verifier should report what the current jaxlib does.',
                                         'ops': ('jax.lax.reduce_window',
                                                 'jax.example_libraries.stax.MaxPool'),
                                         'aliases': (),
@@ -5270,13 +5267,14 @@ INDEX = {'format': 1,
                                                                  'multiple of the output size).',),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.AdaptiveAvgPool2d',
                                                           'torch.nn.AdaptiveAvgPool3d',
                                                           'torch.nn.functional.adaptive_avg_pool2d',
@@ -5330,13 +5328,14 @@ INDEX = {'format': 1,
                                                     'conditions': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
-                                                             'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'set_deterministic) docstring in '
+                                                             'torch/__init__.py at each minor release tag '
+                                                             '1.7-2.14.1 '
+                                                             '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                             'and the same file at the other release tags); '
+                                                             'the 2.13.0 docstring was checked directly in '
+                                                             "the 2.13.0 wheel. 'Not listed' before a "
+                                                             'release is read as no switch (NS).',
                                                     'ops': ('torch.nn.AdaptiveMaxPool2d',
                                                             'torch.nn.functional.adaptive_max_pool2d'),
                                                     'aliases': (),
@@ -5379,12 +5378,13 @@ INDEX = {'format': 1,
                                                       'atomicAdd; there is no deterministic implementation.',
                                            'conditions': ('Overlapping pooling windows.',),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'),
                                            'aliases': (),
                                            'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -5424,14 +5424,16 @@ INDEX = {'format': 1,
                                 'mechanism': 'cuda-atomics',
                                 'summary': '_bincount_cuda accumulates with atomicAdd; with float weights '
                                            'the sums can differ run to run.',
-                                'conditions': ('A weights tensor is given (from 2.1 the alert fires only '
-                                               'then).',),
+                                'conditions': ('Integer weights are added as doubles, exact at any realistic '
+                                               'count, yet the switch raises for them too (the alert checks '
+                                               'only that weights are given).',),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstring in torch/__init__.py at each minor '
+                                         'release tag 1.7-2.14.1 '
+                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                         'and the same file at the other release tags); the 2.13.0 docstring '
+                                         "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.bincount', 'torch.Tensor.bincount'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -5449,7 +5451,10 @@ INDEX = {'format': 1,
                                             (),
                                             False,
                                             'RuntimeError',
-                                            'From 2.1 only when a weights tensor is given.',
+                                            'From 2.1 only when a weights tensor is given (_bincount_cuda '
+                                            'checks weights_opt.has_value()); without weights the counts are '
+                                            'integers, exact in any order; the 2.11.0 H100 run raised with '
+                                            'float weights.',
                                             None)),
                                 'caused_by': (),
                                 'distributions': {},
@@ -5478,12 +5483,12 @@ INDEX = {'format': 1,
                                                     'implementation.',
                                          'conditions': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
-                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                  'at each minor release tag 1.7-2.14.1 '
+                                                  '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                  'and the same file at the other release tags); the 2.13.0 '
+                                                  "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                  "listed' before a release is read as no switch (NS).",
                                          'ops': ('torch.nn.CTCLoss', 'torch.nn.functional.ctc_loss'),
                                          'aliases': (),
                                          'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -5523,12 +5528,12 @@ INDEX = {'format': 1,
                                                    'allocates cuBLAS workspaces per handle and stream.',
                                         'conditions': ('CUDA >= 10.2.',),
                                         'notes': 'Version history from the use_deterministic_algorithms '
-                                                 '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '(1.7: set_deterministic) docstring in torch/__init__.py at '
+                                                 'each minor release tag 1.7-2.14.1 '
+                                                 '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                 'and the same file at the other release tags); the 2.13.0 '
+                                                 "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                 "listed' before a release is read as no switch (NS).",
                                         'ops': ('torch.mm',
                                                 'torch.mv',
                                                 'torch.bmm',
@@ -5678,12 +5683,12 @@ INDEX = {'format': 1,
                                                         '64 channels at 64x64 and eleven other shapes gave 1 '
                                                         'of 5 (benchmarks/gpu_sizes.py, exploration only).'),
                                          'notes': 'Version history from the use_deterministic_algorithms '
-                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                  'at each minor release tag 1.7-2.14.1 '
+                                                  '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                  'and the same file at the other release tags); the 2.13.0 '
+                                                  "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                  "listed' before a release is read as no switch (NS).",
                                          'ops': ('torch.nn.Conv1d',
                                                  'torch.nn.Conv2d',
                                                  'torch.nn.Conv3d',
@@ -5756,14 +5761,14 @@ INDEX = {'format': 1,
                                          'nondeterministic alert for floating/complex dtypes (PR 75693); a '
                                          'deterministic path was added later and the docstring moved cumsum '
                                          'to the deterministic list in 2.14 (PR 190975).',
-                              'conditions': ('Floating-point or complex dtype on CUDA (integer cumsum is '
-                                             'exact).',),
+                              'conditions': ('On CUDA; integer cumsum is exact in any order.',),
                               'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                       "compared in the project's reference table "
-                                       '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                       "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                       "listed' before a release is read as no switch (NS).",
+                                       'set_deterministic) docstring in torch/__init__.py at each minor '
+                                       'release tag 1.7-2.14.1 '
+                                       '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                       'and the same file at the other release tags); the 2.13.0 docstring '
+                                       "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                       'release is read as no switch (NS).',
                               'ops': ('torch.cumsum', 'torch.Tensor.cumsum', 'torch.Tensor.cumsum_'),
                               'aliases': (),
                               'status': ((None,
@@ -5817,14 +5822,13 @@ INDEX = {'format': 1,
                                                         None,
                                                         None,
                                                         None)),
-                                            'resolution': 'Code and docstring disagree: An H100 probe '
-                                                          '(project reference h100-probe.md, 2026-11-22, '
-                                                          'PyTorch 2.11.0+cu130) saw no error with the mode '
-                                                          'on and 0 of 5 runs differ; a probe, not a '
-                                                          'verifier run. PR 190975 (2026-07) only corrected '
-                                                          'the docs. The record follows the observed 2.11 '
-                                                          'behaviour from 2.11 on and the docstring before '
-                                                          'it.',
+                                            'resolution': 'Code and docstring disagree: on an H100 with '
+                                                          'PyTorch 2.11.0 the switch raised nothing and 0 of '
+                                                          '5 runs differed while the default gave 5 of 5 '
+                                                          '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T110823Z.yaml). '
+                                                          'PR 190975 (2026-07) only corrected the docs. The '
+                                                          'record follows the observed 2.11 behaviour from '
+                                                          '2.11 on and the docstring before it.',
                                             'references': ({'kind': 'doc',
                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                             'title': 'torch.use_deterministic_algorithms '
@@ -5940,12 +5944,12 @@ INDEX = {'format': 1,
                                           'conditions': ('Few unique indices with many repetitions (the case '
                                                          'the atomic kernel handles).',),
                                           'notes': 'Version history from the use_deterministic_algorithms '
-                                                   '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                   'at each minor release tag 1.7-2.14.1 '
+                                                   '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                   'and the same file at the other release tags); the 2.13.0 '
+                                                   "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                   "listed' before a release is read as no switch (NS).",
                                           'ops': ('torch.nn.Embedding',
                                                   'torch.nn.functional.embedding',
                                                   'torch.embedding'),
@@ -5996,19 +6000,17 @@ INDEX = {'format': 1,
                                                   'mechanism': 'cuda-atomics',
                                                   'summary': "EmbeddingBag backward on CUDA with mode='max' "
                                                              'has no deterministic implementation.',
-                                                  'conditions': ("mode='max'. In 1.7-1.8 every mode raised; "
-                                                                 "PR 55574 narrowed the alert to mode='max' "
-                                                                 'from 1.9 because sum and mean backward are '
-                                                                 'deterministic.',),
+                                                  'conditions': (),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.EmbeddingBag',
                                                           'torch.nn.functional.embedding_bag'),
                                                   'aliases': (),
@@ -6021,12 +6023,22 @@ INDEX = {'format': 1,
                                                               None,
                                                               None),
                                                              ((0, 1, 7),
-                                                              None,
-                                                              '>=1.7',
+                                                              (0, 1, 9),
+                                                              '>=1.7,<1.9',
                                                               (),
                                                               False,
                                                               'RuntimeError',
+                                                              'Every mode raised in 1.7-1.8.',
+                                                              None),
+                                                             ((0, 1, 9),
                                                               None,
+                                                              '>=1.9',
+                                                              (),
+                                                              False,
+                                                              'RuntimeError',
+                                                              "PR 55574 narrowed the alert to mode='max' "
+                                                              'from 1.9, because the sum and mean backward '
+                                                              'are deterministic.',
                                                               None)),
                                                   'caused_by': (),
                                                   'distributions': {},
@@ -6065,13 +6077,14 @@ INDEX = {'format': 1,
                                                     'conditions': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
-                                                             'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'set_deterministic) docstring in '
+                                                             'torch/__init__.py at each minor release tag '
+                                                             '1.7-2.14.1 '
+                                                             '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                             'and the same file at the other release tags); '
+                                                             'the 2.13.0 docstring was checked directly in '
+                                                             "the 2.13.0 wheel. 'Not listed' before a "
+                                                             'release is read as no switch (NS).',
                                                     'ops': ('torch.nn.FractionalMaxPool2d',
                                                             'torch.nn.FractionalMaxPool3d',
                                                             'torch.nn.functional.fractional_max_pool2d',
@@ -6117,12 +6130,12 @@ INDEX = {'format': 1,
                                        'conditions': ('The CUDA input requires grad and the index has '
                                                       'repeated entries.',),
                                        'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                                'set_deterministic) docstrings at each minor release '
-                                                "1.7-2.14.1 as compared in the project's reference table "
-                                                '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                '2.13.0 docstring was checked directly in the installed '
-                                                "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                'switch (NS).',
+                                                'set_deterministic) docstring in torch/__init__.py at each '
+                                                'minor release tag 1.7-2.14.1 '
+                                                '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                'and the same file at the other release tags); the 2.13.0 '
+                                                "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                "listed' before a release is read as no switch (NS).",
                                        'ops': ('torch.gather', 'torch.Tensor.gather'),
                                        'aliases': (),
                                        'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -6175,12 +6188,13 @@ INDEX = {'format': 1,
                                             'conditions': ('The index is a list of tensors (advanced '
                                                            'indexing) and the input requires grad.',),
                                             'notes': 'Version history from the use_deterministic_algorithms '
-                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     '(1.7: set_deterministic) docstring in '
+                                                     'torch/__init__.py at each minor release tag 1.7-2.14.1 '
+                                                     '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                     'and the same file at the other release tags); the '
+                                                     '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                     "wheel. 'Not listed' before a release is read as no "
+                                                     'switch (NS).',
                                             'ops': ('torch.Tensor.__getitem__',),
                                             'aliases': (),
                                             'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None),
@@ -6223,12 +6237,13 @@ INDEX = {'format': 1,
                                                        'gradients with atomicAdd.',
                                             'conditions': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
-                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     '(1.7: set_deterministic) docstring in '
+                                                     'torch/__init__.py at each minor release tag 1.7-2.14.1 '
+                                                     '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                     'and the same file at the other release tags); the '
+                                                     '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                     "wheel. 'Not listed' before a release is read as no "
+                                                     'switch (NS).',
                                             'ops': ('torch.nn.functional.grid_sample',),
                                             'aliases': (),
                                             'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -6261,11 +6276,7 @@ INDEX = {'format': 1,
                              'mechanism': 'cuda-atomics',
                              'summary': '_histc_cuda counts with atomicAdd; float bins can differ run to '
                                         'run.',
-                             'conditions': ("Floating-point input only: the output has the input's type, and "
-                                            'from the version that reads "_histc_cuda with floating point '
-                                            'input" the alert is raised for floating types only '
-                                            '(SummaryOps.cu).',
-                                            'Shows only past 2^24 (16,777,216) counts in one bin. Each block '
+                             'conditions': ('Shows only past 2^24 (16,777,216) counts in one bin. Each block '
                                             'counts its share in shared memory and adds that integer-valued '
                                             'partial into the float output with atomicAdd; sums of integers '
                                             'are exact below 2^24, so the order cannot change the result '
@@ -6273,17 +6284,38 @@ INDEX = {'format': 1,
                                             'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml) '
                                             '40M values in 2 bins gave 5 distinct results of 5; 4M values in '
                                             '64 bins (data/runs/h200-x1-7f6ee83a/2026-11-23T000250Z.yaml) '
-                                            'gave 1 of 5.'),
+                                            'gave 1 of 5.',),
                              'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                      "compared in the project's reference table "
-                                      '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                      "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                      "listed' before a release is read as no switch (NS).",
+                                      'set_deterministic) docstring in torch/__init__.py at each minor '
+                                      'release tag 1.7-2.14.1 '
+                                      '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                      'and the same file at the other release tags); the 2.13.0 docstring '
+                                      "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                      'release is read as no switch (NS).',
                              'ops': ('torch.histc', 'torch.Tensor.histc'),
                              'aliases': (),
                              'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
-                                        ((0, 1, 7), None, '>=1.7', (), False, 'RuntimeError', None, None)),
+                                        ((0, 1, 7),
+                                         (0, 2, 11),
+                                         '>=1.7,<2.11',
+                                         (),
+                                         False,
+                                         'RuntimeError',
+                                         '_histc_cuda alerted for every input type in the code of the first '
+                                         'releases; the release that narrowed it to floating-point input is '
+                                         'not confirmed here.',
+                                         None),
+                                        ((0, 2, 11),
+                                         None,
+                                         '>=2.11',
+                                         (),
+                                         False,
+                                         'RuntimeError',
+                                         'The 2.11.0 H100 run raised "_histc_cuda with floating point input" '
+                                         '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T110823Z.yaml); '
+                                         'the 2.13.0 torch/_meta_registrations.py (line 8206) raises that '
+                                         'alert only for a floating-point CUDA input.',
+                                         None)),
                              'caused_by': (),
                              'distributions': {},
                              'disputes': (),
@@ -6312,11 +6344,12 @@ INDEX = {'format': 1,
                                             'deterministic mode uses a deterministic implementation.',
                                  'conditions': ('Floating-point data and repeated indices.',),
                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                          "compared in the project's reference table "
-                                          '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                          'docstring was checked directly in the installed 2.13.0 wheel. '
-                                          "'Not listed' before a release is read as no switch (NS).",
+                                          'set_deterministic) docstring in torch/__init__.py at each minor '
+                                          'release tag 1.7-2.14.1 '
+                                          '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                          'and the same file at the other release tags); the 2.13.0 '
+                                          "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                          'before a release is read as no switch (NS).',
                                  'ops': ('torch.index_add',
                                          'torch.Tensor.index_add',
                                          'torch.Tensor.index_add_'),
@@ -6382,11 +6415,12 @@ INDEX = {'format': 1,
                                              'and CUDA.',
                                   'conditions': ('The index contains duplicates.',),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'set_deterministic) docstring in torch/__init__.py at each minor '
+                                           'release tag 1.7-2.14.1 '
+                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                           'and the same file at the other release tags); the 2.13.0 '
+                                           "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                           'before a release is read as no switch (NS).',
                                   'ops': ('torch.index_copy',
                                           'torch.Tensor.index_copy',
                                           'torch.Tensor.index_copy_'),
@@ -6451,17 +6485,16 @@ INDEX = {'format': 1,
                                                            'deterministic mode uses a deterministic '
                                                            'implementation. (The CUDA accumulate=True path '
                                                            'is sort-based and is not listed.)',
-                                                'conditions': ('accumulate=True on a CPU tensor, with '
-                                                               'duplicate indices.',),
+                                                'conditions': ('A CPU tensor, with duplicate indices.',),
                                                 'notes': 'Version history from the '
                                                          'use_deterministic_algorithms (1.7: '
-                                                         'set_deterministic) docstrings at each minor '
-                                                         "release 1.7-2.14.1 as compared in the project's "
-                                                         'reference table '
-                                                         '(shared/reference/pytorch-jax-libs.md section 1); '
-                                                         'the 2.13.0 docstring was checked directly in the '
-                                                         "installed 2.13.0 wheel. 'Not listed' before a "
-                                                         'release is read as no switch (NS).',
+                                                         'set_deterministic) docstring in torch/__init__.py '
+                                                         'at each minor release tag 1.7-2.14.1 '
+                                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                         'and the same file at the other release tags); the '
+                                                         '2.13.0 docstring was checked directly in the '
+                                                         "2.13.0 wheel. 'Not listed' before a release is "
+                                                         'read as no switch (NS).',
                                                 'ops': ('torch.Tensor.index_put',
                                                         'torch.Tensor.index_put_',
                                                         'torch.index_put',
@@ -6513,16 +6546,16 @@ INDEX = {'format': 1,
                                                'summary': 'With duplicate indices and accumulate=False, '
                                                           'which write wins is unspecified; deterministic '
                                                           'mode makes it deterministic.',
-                                               'conditions': ('accumulate=False and the indices contain '
-                                                              'duplicates.',),
+                                               'conditions': ('The indices contain duplicates.',),
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
-                                                        'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        'set_deterministic) docstring in torch/__init__.py '
+                                                        'at each minor release tag 1.7-2.14.1 '
+                                                        '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                        'and the same file at the other release tags); the '
+                                                        '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                        "wheel. 'Not listed' before a release is read as no "
+                                                        'switch (NS).',
                                                'ops': ('torch.Tensor.index_put',
                                                        'torch.Tensor.index_put_',
                                                        'torch.index_put',
@@ -6575,12 +6608,14 @@ INDEX = {'format': 1,
                                                         'source gradient with atomicAdd on CUDA.',
                                              'conditions': (),
                                              'notes': 'Version history from the use_deterministic_algorithms '
-                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                      "release 1.7-2.14.1 as compared in the project's "
-                                                      'reference table (shared/reference/pytorch-jax-libs.md '
-                                                      'section 1); the 2.13.0 docstring was checked directly '
-                                                      "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                      'release is read as no switch (NS).',
+                                                      '(1.7: set_deterministic) docstring in '
+                                                      'torch/__init__.py at each minor release tag '
+                                                      '1.7-2.14.1 '
+                                                      '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                      'and the same file at the other release tags); the '
+                                                      '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                      "wheel. 'Not listed' before a release is read as no "
+                                                      'switch (NS).',
                                              'ops': ('torch.index_select', 'torch.Tensor.index_select'),
                                              'aliases': (),
                                              'status': ((None,
@@ -6640,16 +6675,19 @@ INDEX = {'format': 1,
                                                     'mechanism': 'cuda-atomics',
                                                     'summary': 'upsample_bicubic2d backward on CUDA '
                                                                'accumulates with atomicAdd.',
-                                                    'conditions': ("mode='bicubic'.",),
+                                                    'conditions': ('With antialias=True the backward is '
+                                                                   '_upsample_bicubic2d_aa_backward, which '
+                                                                   'also adds with atomicAdd.',),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
-                                                             'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'set_deterministic) docstring in '
+                                                             'torch/__init__.py at each minor release tag '
+                                                             '1.7-2.14.1 '
+                                                             '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                             'and the same file at the other release tags); '
+                                                             'the 2.13.0 docstring was checked directly in '
+                                                             "the 2.13.0 wheel. 'Not listed' before a "
+                                                             'release is read as no switch (NS).',
                                                     'ops': ('torch.nn.functional.interpolate',
                                                             'torch.nn.functional.upsample',
                                                             'torch.nn.Upsample'),
@@ -6683,6 +6721,69 @@ INDEX = {'format': 1,
                                                                              'docstring, PyTorch 1.7.0'}),
                                                     'verify': 'torch.interpolate_bicubic_backward',
                                                     'unverifiable': None},
+             'torch.interpolate-bilinear-antialias-backward': {'id': 'torch.interpolate-bilinear-antialias-backward',
+                                                               'framework': 'pytorch',
+                                                               'title': "interpolate(mode='bilinear', "
+                                                                        'antialias=True) backward on CUDA',
+                                                               'device': 'gpu',
+                                                               'pass': 'backward',
+                                                               'mechanism': 'cuda-atomics',
+                                                               'summary': 'The antialiased bilinear backward '
+                                                                          '(_upsample_bilinear2d_aa_backward) '
+                                                                          'adds into the input gradient with '
+                                                                          'atomicAdd; F.interpolate calls it '
+                                                                          'before, and instead of, the '
+                                                                          'deterministic decomposition that '
+                                                                          'the non-antialiased bilinear mode '
+                                                                          'uses.',
+                                                               'conditions': (),
+                                                               'notes': None,
+                                                               'ops': ('torch.nn.functional.interpolate',),
+                                                               'aliases': (),
+                                                               'status': (((0, 2, 13),
+                                                                           (0, 2, 14),
+                                                                           '>=2.13,<2.14',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'Read in the 2.13.0 code: '
+                                                                           'torch/nn/functional.py (lines '
+                                                                           '5230-5237) returns '
+                                                                           '_upsample_bilinear2d_aa for '
+                                                                           'antialias=True before the '
+                                                                           'deterministic branch, and the '
+                                                                           'CUDA backward calls '
+                                                                           'alertNotDeterministic("upsample_bilinear2d_aa_backward_out_cuda") '
+                                                                           '(UpSampleBilinear2d.cu, read at '
+                                                                           'a main-branch commit). Other '
+                                                                           'releases are not confirmed (a '
+                                                                           'gap).',
+                                                                           None),),
+                                                               'caused_by': (),
+                                                               'distributions': {},
+                                                               'disputes': (),
+                                                               'references': ({'kind': 'doc',
+                                                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                               'title': 'torch/nn/functional.py, '
+                                                                                        'PyTorch 2.13.0 '
+                                                                                        '(read in the '
+                                                                                        'installed 2.13.0 '
+                                                                                        'wheel), '
+                                                                                        'interpolate'},
+                                                                              {'kind': 'doc',
+                                                                               'url': 'https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/aten/src/ATen/native/cuda/UpSampleBilinear2d.cu',
+                                                                               'title': 'ATen '
+                                                                                        'UpSampleBilinear2d.cu '
+                                                                                        '(a main-branch '
+                                                                                        'commit): '
+                                                                                        '_upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                        'and '
+                                                                                        '_upsample_bicubic2d_aa_backward_out_cuda '
+                                                                                        'call '
+                                                                                        'alertNotDeterministic '
+                                                                                        '(atomicAdd)'}),
+                                                               'verify': 'torch.interpolate_bilinear_antialias_backward',
+                                                               'unverifiable': None},
              'torch.interpolate-bilinear-backward': {'id': 'torch.interpolate-bilinear-backward',
                                                      'framework': 'pytorch',
                                                      'title': "interpolate(mode='bilinear') backward on CUDA",
@@ -6699,16 +6800,20 @@ INDEX = {'format': 1,
                                                                 'index_put (torch/nn/functional.py), so it '
                                                                 'does not raise although the docstring says '
                                                                 'it does.',
-                                                     'conditions': ("mode='bilinear', antialias=False.",),
+                                                     'conditions': ('antialias=True goes to a separate '
+                                                                    'kernel before the deterministic '
+                                                                    'decomposition '
+                                                                    '(torch.interpolate-bilinear-antialias-backward).',),
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
-                                                              'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'set_deterministic) docstring in '
+                                                              'torch/__init__.py at each minor release tag '
+                                                              '1.7-2.14.1 '
+                                                              '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                              'and the same file at the other release tags); '
+                                                              'the 2.13.0 docstring was checked directly in '
+                                                              "the 2.13.0 wheel. 'Not listed' before a "
+                                                              'release is read as no switch (NS).',
                                                      'ops': ('torch.nn.functional.interpolate',
                                                              'torch.nn.functional.upsample',
                                                              'torch.nn.Upsample',
@@ -6731,8 +6836,7 @@ INDEX = {'format': 1,
                                                                  'RuntimeError',
                                                                  'Per the docstrings; the release in which '
                                                                  'F.interpolate began using the '
-                                                                 'decomposition is not confirmed here (the '
-                                                                 'project reference says 2.1).',
+                                                                 'decomposition is not confirmed here.',
                                                                  None),
                                                                 ((0, 2, 11),
                                                                  None,
@@ -6767,16 +6871,15 @@ INDEX = {'format': 1,
                                                                                  'torch/nn/functional.py '
                                                                                  'routes this case to a '
                                                                                  'decomposition in '
-                                                                                 'deterministic mode, and An '
-                                                                                 'H100 probe (project '
-                                                                                 'reference h100-probe.md, '
-                                                                                 '2026-11-22, PyTorch '
-                                                                                 '2.11.0+cu130) saw no error '
-                                                                                 'with the mode on and 0 of '
-                                                                                 '5 runs differ; a probe, '
-                                                                                 'not a verifier run. The '
-                                                                                 'record follows the code '
-                                                                                 'from 2.11.',
+                                                                                 'deterministic mode (lines '
+                                                                                 '5238-5246), and on an H100 '
+                                                                                 'with PyTorch 2.11.0 the '
+                                                                                 'switch raised nothing and '
+                                                                                 '0 of 5 runs differed while '
+                                                                                 'the default gave 5 of 5 '
+                                                                                 '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T110823Z.yaml). '
+                                                                                 'The record follows the '
+                                                                                 'code from 2.11.',
                                                                    'references': ({'kind': 'doc',
                                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                                    'title': 'torch.use_deterministic_algorithms '
@@ -6825,16 +6928,17 @@ INDEX = {'format': 1,
                                                    'mechanism': 'cuda-atomics',
                                                    'summary': 'upsample_linear1d backward on CUDA '
                                                               'accumulates with atomicAdd.',
-                                                   'conditions': ("mode='linear' (3-D input).",),
+                                                   'conditions': (),
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
-                                                            'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'set_deterministic) docstring in '
+                                                            'torch/__init__.py at each minor release tag '
+                                                            '1.7-2.14.1 '
+                                                            '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                            'and the same file at the other release tags); '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the 2.13.0 wheel. 'Not listed' before a release "
+                                                            'is read as no switch (NS).',
                                                    'ops': ('torch.nn.functional.interpolate',
                                                            'torch.nn.functional.upsample',
                                                            'torch.nn.Upsample'),
@@ -6890,17 +6994,17 @@ INDEX = {'format': 1,
                                                                  'devices to the _upsample_linear_vec '
                                                                  'decomposition, so it does not raise '
                                                                  'although the docstring says it does.',
-                                                      'conditions': ("mode='trilinear' (5-D input).",),
+                                                      'conditions': (),
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
-                                                               'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
-                                                               "directly in the installed 2.13.0 wheel. 'Not "
-                                                               "listed' before a release is read as no "
-                                                               'switch (NS).',
+                                                               'set_deterministic) docstring in '
+                                                               'torch/__init__.py at each minor release tag '
+                                                               '1.7-2.14.1 '
+                                                               '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                               'and the same file at the other release '
+                                                               'tags); the 2.13.0 docstring was checked '
+                                                               "directly in the 2.13.0 wheel. 'Not listed' "
+                                                               'before a release is read as no switch (NS).',
                                                       'ops': ('torch.nn.functional.interpolate',
                                                               'torch.nn.functional.upsample',
                                                               'torch.nn.Upsample'),
@@ -6927,14 +7031,14 @@ INDEX = {'format': 1,
                                                                   ('PT_DET', 'PT_DETW'),
                                                                   False,
                                                                   None,
-                                                                  'The project reference '
-                                                                  '(shared/reference/pytorch-jax-libs.md, '
-                                                                  'row 13) dates the decomposition for 5-D '
-                                                                  'trilinear inputs to 2.9; the 2.13.0 '
-                                                                  'torch/nn/functional.py has it; on an H100 '
-                                                                  'with 2.11.0, PT_DET did not raise and 0 '
-                                                                  'of 5 runs differed while the default gave '
-                                                                  '5 of 5 '
+                                                                  'The decomposition for 5-D trilinear '
+                                                                  'inputs in deterministic mode is in the '
+                                                                  '2.13.0 torch/nn/functional.py (lines '
+                                                                  '5254-5266); its first release (2.9 here) '
+                                                                  "is not confirmed from that release's "
+                                                                  'code; on an H100 with 2.11.0, PT_DET did '
+                                                                  'not raise and 0 of 5 runs differed while '
+                                                                  'the default gave 5 of 5 '
                                                                   '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T103148Z.yaml). '
                                                                   'The aten backward itself still raises.',
                                                                   None)),
@@ -6965,9 +7069,9 @@ INDEX = {'format': 1,
                                                                                   'H100 run shows the same '
                                                                                   'behaviour. The record '
                                                                                   'follows the code from '
-                                                                                  '2.9, where the project '
-                                                                                  'reference dates the '
-                                                                                  'decomposition.',
+                                                                                  '2.9; that first release '
+                                                                                  'is not confirmed from its '
+                                                                                  'code.',
                                                                     'references': ({'kind': 'doc',
                                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                                     'title': 'torch.use_deterministic_algorithms '
@@ -7006,11 +7110,12 @@ INDEX = {'format': 1,
                                            'alert and removed kthvalue from the docstring in 2.10.',
                                 'conditions': ('The k-th value occurs more than once.',),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstring in torch/__init__.py at each minor '
+                                         'release tag 1.7-2.14.1 '
+                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                         'and the same file at the other release tags); the 2.13.0 docstring '
+                                         "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.kthvalue', 'torch.Tensor.kthvalue'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None),
@@ -7100,12 +7205,13 @@ INDEX = {'format': 1,
                                            'conditions': ('Overlapping pooling windows (stride smaller than '
                                                           'the kernel).',),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.nn.MaxPool3d', 'torch.nn.functional.max_pool3d'),
                                            'aliases': (),
                                            'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -7173,11 +7279,12 @@ INDEX = {'format': 1,
                                              'unspecified; the alert fires on CPU and CUDA.',
                                   'conditions': ('The indices contain duplicates.',),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'set_deterministic) docstring in torch/__init__.py at each minor '
+                                           'release tag 1.7-2.14.1 '
+                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                           'and the same file at the other release tags); the 2.13.0 '
+                                           "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                           'before a release is read as no switch (NS).',
                                   'ops': ('torch.nn.MaxUnpool1d',
                                           'torch.nn.MaxUnpool2d',
                                           'torch.nn.MaxUnpool3d',
@@ -7218,12 +7325,12 @@ INDEX = {'format': 1,
                                       'conditions': ('median(dim) returning indices; plain median() without '
                                                      'dim is not flagged.',),
                                       'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                               'set_deterministic) docstrings at each minor release '
-                                               "1.7-2.14.1 as compared in the project's reference table "
-                                               '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                               'docstring was checked directly in the installed 2.13.0 '
-                                               "wheel. 'Not listed' before a release is read as no switch "
-                                               '(NS).',
+                                               'set_deterministic) docstring in torch/__init__.py at each '
+                                               'minor release tag 1.7-2.14.1 '
+                                               '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                               'and the same file at the other release tags); the 2.13.0 '
+                                               "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                               "listed' before a release is read as no switch (NS).",
                                       'ops': ('torch.median', 'torch.Tensor.median'),
                                       'aliases': (),
                                       'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None),
@@ -7257,31 +7364,82 @@ INDEX = {'format': 1,
                                       'unverifiable': None},
              'torch.nll-loss': {'id': 'torch.nll-loss',
                                 'framework': 'pytorch',
-                                'title': 'NLLLoss on CUDA',
+                                'title': 'NLLLoss and CrossEntropyLoss on spatial CUDA inputs',
                                 'device': 'gpu',
                                 'pass': 'forward',
                                 'mechanism': 'cuda-atomics',
-                                'summary': 'The CUDA NLL loss forward (e.g. '
-                                           'nll_loss2d_forward_out_cuda_template) reduces with atomics.',
-                                'conditions': ('1.7-1.8 docstrings: only when the input requires grad; from '
-                                               '1.9 any CUDA call.',),
+                                'summary': 'The spatial CUDA NLL loss forward '
+                                           '(nll_loss2d_forward_out_cuda_template, reached by inputs of 3 or '
+                                           'more dimensions) adds its block partials into the loss with '
+                                           'atomicAdd when the reduction is mean or sum; cross_entropy with '
+                                           'class-index targets runs log_softmax and then the same kernel.',
+                                'conditions': ('The (N, C) classification path (1-D or 2-D input) reduces in '
+                                               'one block without atomics and does not raise; nor does '
+                                               "reduction='none' (one loss per element). cross_entropy with "
+                                               'class-probability targets (a float target shaped like the '
+                                               'input) never reaches the NLL kernels. The module forms '
+                                               "cannot say their target's kind in a call, so "
+                                               'nn.CrossEntropyLoss is listed for every target.',),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
-                                'ops': ('torch.nn.NLLLoss', 'torch.nn.functional.nll_loss'),
+                                         'set_deterministic) docstring in torch/__init__.py at each minor '
+                                         'release tag 1.7-2.14.1 '
+                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                         'and the same file at the other release tags); the 2.13.0 docstring '
+                                         "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
+                                'ops': ('torch.nn.NLLLoss',
+                                        'torch.nn.functional.nll_loss',
+                                        'torch.nn.CrossEntropyLoss',
+                                        'torch.nn.functional.cross_entropy'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
                                            ((0, 1, 7), None, '>=1.7', (), False, 'RuntimeError', None, None)),
                                 'caused_by': (),
                                 'distributions': {},
-                                'disputes': (),
+                                'disputes': ({'claim': 'The use_deterministic_algorithms docstring lists '
+                                                       "torch.nn.NLLLoss 'when called on a CUDA tensor' "
+                                                       'among the ops that raise, which reads as every call '
+                                                       '(the 1.7-1.8 docstrings say when the input requires '
+                                                       'grad).',
+                                              'status': (((0, 1, 7),
+                                                          None,
+                                                          '>=1.7',
+                                                          (),
+                                                          False,
+                                                          'RuntimeError',
+                                                          None,
+                                                          None),),
+                                              'resolution': 'Code and docstring disagree; the code wins. '
+                                                            'nll_loss_nd_symint '
+                                                            '(https://github.com/pytorch/pytorch/blob/0321fa774888a7c86501b3cb31ed6b4fc1010230/aten/src/ATen/native/LossNLL.cpp) '
+                                                            'sends 1-D and 2-D inputs to nll_loss and 3-D or '
+                                                            'larger inputs to nll_loss2d; '
+                                                            'nll_loss2d_forward_out_cuda_template '
+                                                            '(https://github.com/pytorch/pytorch/blob/03318898a6e3d7b35cccc14525128aa33c869ad8/aten/src/ATen/native/cuda/NLLLoss2d.cu) '
+                                                            'calls alertNotDeterministic only when the '
+                                                            'reduction is not none. Both read at a commit of '
+                                                            'the main branch (the files named at that '
+                                                            'commit); the condition before that commit is '
+                                                            'not confirmed per release.',
+                                              'references': ({'kind': 'doc',
+                                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                              'title': 'torch.use_deterministic_algorithms '
+                                                                       'docstring, PyTorch 2.13.0'},)},),
                                 'references': ({'kind': 'doc',
                                                 'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                 'title': 'torch.use_deterministic_algorithms docstring, '
                                                          'PyTorch 2.13.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/0321fa774888a7c86501b3cb31ed6b4fc1010230/aten/src/ATen/native/LossNLL.cpp',
+                                                'title': 'ATen LossNLL.cpp: nll_loss_nd_symint (1-D/2-D '
+                                                         'input to nll_loss, 3-D and more to nll_loss2d) and '
+                                                         'cross_entropy_loss_symint'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/03318898a6e3d7b35cccc14525128aa33c869ad8/aten/src/ATen/native/cuda/NLLLoss2d.cu',
+                                                'title': 'ATen NLLLoss2d.cu: '
+                                                         'nll_loss2d_forward_out_cuda_template alerts when '
+                                                         'reduction is not none (atomicAdd of block '
+                                                         'partials)'},
                                                {'kind': 'doc',
                                                 'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
                                                 'title': 'torch.use_deterministic_algorithms docstring, '
@@ -7301,15 +7459,14 @@ INDEX = {'format': 1,
                                           'summary': 'On CPU, put_(accumulate=True) with duplicate indices '
                                                      'accumulates in parallel; deterministic mode uses a '
                                                      'deterministic implementation.',
-                                          'conditions': ('accumulate=True on a CPU tensor, with duplicate '
-                                                         'indices.',),
+                                          'conditions': ('A CPU tensor, with duplicate indices.',),
                                           'notes': 'Version history from the use_deterministic_algorithms '
-                                                   '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                   'at each minor release tag 1.7-2.14.1 '
+                                                   '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                   'and the same file at the other release tags); the 2.13.0 '
+                                                   "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                   "listed' before a release is read as no switch (NS).",
                                           'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                           'aliases': (),
                                           'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -7350,14 +7507,15 @@ INDEX = {'format': 1,
                                            'mechanism': 'cuda-atomics',
                                            'summary': 'put_(accumulate=True) on CUDA accumulates with '
                                                       'atomics.',
-                                           'conditions': ('accumulate=True on a CUDA tensor.',),
+                                           'conditions': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                            'aliases': (),
                                            'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -7390,14 +7548,14 @@ INDEX = {'format': 1,
                                          'mechanism': 'other',
                                          'summary': 'put_ with duplicate indices and accumulate=False writes '
                                                     'in an unspecified order.',
-                                         'conditions': ('accumulate=False and duplicate indices.',),
+                                         'conditions': ('Duplicate indices.',),
                                          'notes': 'Version history from the use_deterministic_algorithms '
-                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                  'at each minor release tag 1.7-2.14.1 '
+                                                  '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                  'and the same file at the other release tags); the 2.13.0 '
+                                                  "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                  "listed' before a release is read as no switch (NS).",
                                          'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                          'aliases': (),
                                          'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -7433,12 +7591,12 @@ INDEX = {'format': 1,
                                                    'deterministic mode.',
                                         'conditions': ('The tensor is quantized.',),
                                         'notes': 'Version history from the use_deterministic_algorithms '
-                                                 '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '(1.7: set_deterministic) docstring in torch/__init__.py at '
+                                                 'each minor release tag 1.7-2.14.1 '
+                                                 '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                 'and the same file at the other release tags); the 2.13.0 '
+                                                 "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                 "listed' before a release is read as no switch (NS).",
                                         'ops': ('torch.Tensor.resize_',),
                                         'aliases': (),
                                         'status': ((None, (0, 2, 1), '<2.1', (), False, None, None, None),
@@ -7476,13 +7634,14 @@ INDEX = {'format': 1,
                                                      'conditions': (),
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
-                                                              'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'set_deterministic) docstring in '
+                                                              'torch/__init__.py at each minor release tag '
+                                                              '1.7-2.14.1 '
+                                                              '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                              'and the same file at the other release tags); '
+                                                              'the 2.13.0 docstring was checked directly in '
+                                                              "the 2.13.0 wheel. 'Not listed' before a "
+                                                              'release is read as no switch (NS).',
                                                      'ops': ('torch.nn.ReflectionPad1d',
                                                              'torch.nn.ReflectionPad2d'),
                                                      'aliases': (),
@@ -7534,13 +7693,14 @@ INDEX = {'format': 1,
                                                   'conditions': (),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.ReflectionPad3d',),
                                                   'aliases': (),
                                                   'status': ((None,
@@ -7583,13 +7743,14 @@ INDEX = {'format': 1,
                                                   'conditions': (),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.repeat_interleave',
                                                           'torch.Tensor.repeat_interleave'),
                                                   'aliases': (),
@@ -7659,14 +7820,14 @@ INDEX = {'format': 1,
                                                       'conditions': (),
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
-                                                               'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
-                                                               "directly in the installed 2.13.0 wheel. 'Not "
-                                                               "listed' before a release is read as no "
-                                                               'switch (NS).',
+                                                               'set_deterministic) docstring in '
+                                                               'torch/__init__.py at each minor release tag '
+                                                               '1.7-2.14.1 '
+                                                               '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                               'and the same file at the other release '
+                                                               'tags); the 2.13.0 docstring was checked '
+                                                               "directly in the 2.13.0 wheel. 'Not listed' "
+                                                               'before a release is read as no switch (NS).',
                                                       'ops': ('torch.nn.ReplicationPad1d',
                                                               'torch.nn.ReplicationPad3d'),
                                                       'aliases': (),
@@ -7792,13 +7953,14 @@ INDEX = {'format': 1,
                                                    'conditions': (),
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
-                                                            'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'set_deterministic) docstring in '
+                                                            'torch/__init__.py at each minor release tag '
+                                                            '1.7-2.14.1 '
+                                                            '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                            'and the same file at the other release tags); '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the 2.13.0 wheel. 'Not listed' before a release "
+                                                            'is read as no switch (NS).',
                                                    'ops': ('torch.nn.ReplicationPad2d',),
                                                    'aliases': (),
                                                    'status': ((None,
@@ -7869,11 +8031,12 @@ INDEX = {'format': 1,
                                               'sums into the same element vary in order.',
                                    'conditions': ('Floating-point data and duplicate indices.',),
                                    'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                            "as compared in the project's reference table "
-                                            '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                            'docstring was checked directly in the installed 2.13.0 wheel. '
-                                            "'Not listed' before a release is read as no switch (NS).",
+                                            'set_deterministic) docstring in torch/__init__.py at each minor '
+                                            'release tag 1.7-2.14.1 '
+                                            '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                            'and the same file at the other release tags); the 2.13.0 '
+                                            "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                            "listed' before a release is read as no switch (NS).",
                                    'ops': ('torch.Tensor.scatter_add_',
                                            'torch.Tensor.scatter_add',
                                            'torch.scatter_add'),
@@ -7936,14 +8099,15 @@ INDEX = {'format': 1,
                                            'mechanism': 'cuda-atomics',
                                            'summary': 'scatter_reduce prod on CUDA has no deterministic '
                                                       'implementation.',
-                                           'conditions': ("reduce='prod', duplicate indices.",),
+                                           'conditions': ('Duplicate indices.',),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.Tensor.scatter_reduce',
                                                    'torch.Tensor.scatter_reduce_',
                                                    'torch.scatter_reduce'),
@@ -7979,16 +8143,16 @@ INDEX = {'format': 1,
                                                'summary': 'scatter_reduce sum/mean accumulates with atomics '
                                                           'on CUDA; from 2.1 deterministic mode uses a '
                                                           'deterministic implementation.',
-                                               'conditions': ("reduce='sum' or reduce='mean', duplicate "
-                                                              'indices.',),
+                                               'conditions': ('Duplicate indices.',),
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
-                                                        'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        'set_deterministic) docstring in torch/__init__.py '
+                                                        'at each minor release tag 1.7-2.14.1 '
+                                                        '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                        'and the same file at the other release tags); the '
+                                                        '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                        "wheel. 'Not listed' before a release is read as no "
+                                                        'switch (NS).',
                                                'ops': ('torch.Tensor.scatter_reduce',
                                                        'torch.Tensor.scatter_reduce_',
                                                        'torch.scatter_reduce'),
@@ -8032,15 +8196,16 @@ INDEX = {'format': 1,
                                                      'in an unspecified order on CUDA; from 2.1 '
                                                      'deterministic mode makes it deterministic run to run '
                                                      '(not CUDA-vs-CPU).',
-                                          'conditions': ('src is a Tensor (not a scalar) and the index '
-                                                         'contains duplicates.',),
+                                          'conditions': ('The index contains duplicates (a scalar value '
+                                                         'instead of src writes the same value from every '
+                                                         'duplicate).',),
                                           'notes': 'Version history from the use_deterministic_algorithms '
-                                                   '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                   'at each minor release tag 1.7-2.14.1 '
+                                                   '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                   'and the same file at the other release tags); the 2.13.0 '
+                                                   "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                   "listed' before a release is read as no switch (NS).",
                                           'ops': ('torch.Tensor.scatter',
                                                   'torch.Tensor.scatter_',
                                                   'torch.scatter'),
@@ -8079,11 +8244,12 @@ INDEX = {'format': 1,
                                   'conditions': ('The first argument is a sparse CUDA tensor and the second '
                                                  'is dense.',),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'set_deterministic) docstring in torch/__init__.py at each minor '
+                                           'release tag 1.7-2.14.1 '
+                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                           'and the same file at the other release tags); the 2.13.0 '
+                                           "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                           'before a release is read as no switch (NS).',
                                   'ops': ('torch.bmm', 'torch.Tensor.bmm'),
                                   'aliases': (),
                                   'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -8139,12 +8305,13 @@ INDEX = {'format': 1,
                                                        '(default True).',
                                             'conditions': ('The program reads memory it did not write.',),
                                             'notes': 'Version history from the use_deterministic_algorithms '
-                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     '(1.7: set_deterministic) docstring in '
+                                                     'torch/__init__.py at each minor release tag 1.7-2.14.1 '
+                                                     '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                     'and the same file at the other release tags); the '
+                                                     '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                     "wheel. 'Not listed' before a release is read as no "
+                                                     'switch (NS).',
                                             'ops': ('torch.empty',
                                                     'torch.empty_like',
                                                     'torch.empty_strided',
@@ -8392,6 +8559,7 @@ INDEX = {'format': 1,
                        'torch.nn.ConvTranspose1d': ('torch.cudnn-convolution',),
                        'torch.nn.ConvTranspose2d': ('torch.cudnn-convolution',),
                        'torch.nn.ConvTranspose3d': ('torch.cudnn-convolution',),
+                       'torch.nn.CrossEntropyLoss': ('torch.nll-loss',),
                        'torch.nn.Embedding': ('torch.embedding-backward',),
                        'torch.nn.EmbeddingBag': ('torch.embedding-bag-max-backward',),
                        'torch.nn.FractionalMaxPool2d': ('torch.fractional-max-pool-backward',),
@@ -8423,6 +8591,7 @@ INDEX = {'format': 1,
                        'torch.nn.functional.conv_transpose1d': ('torch.cudnn-convolution',),
                        'torch.nn.functional.conv_transpose2d': ('torch.cudnn-convolution',),
                        'torch.nn.functional.conv_transpose3d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.cross_entropy': ('torch.nll-loss',),
                        'torch.nn.functional.ctc_loss': ('torch.ctc-loss-backward',),
                        'torch.nn.functional.embedding': ('torch.embedding-backward',),
                        'torch.nn.functional.embedding_bag': ('torch.embedding-bag-max-backward',),
@@ -8430,6 +8599,7 @@ INDEX = {'format': 1,
                        'torch.nn.functional.fractional_max_pool3d': ('torch.fractional-max-pool-backward',),
                        'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',),
                        'torch.nn.functional.interpolate': ('torch.interpolate-bicubic-backward',
+                                                           'torch.interpolate-bilinear-antialias-backward',
                                                            'torch.interpolate-bilinear-backward',
                                                            'torch.interpolate-linear-backward',
                                                            'torch.interpolate-trilinear-backward'),
@@ -9396,7 +9566,10 @@ INDEX = {'format': 1,
                                               'time_ratio': 2.51,
                                               'message': None}),
                                    'contradicts': (),
-                                   'reviewed': None},
+                                   'reviewed': None,
+                                   'op': None,
+                                   'call': None,
+                                   'applies': None},
                                   {'source': 'jax.gather-backward',
                                    'verifier': 'jax.take_grad',
                                    'env_id': 'h200-x1-7f6ee83a',
@@ -9440,7 +9613,10 @@ INDEX = {'format': 1,
                                               'time_ratio': 1.66,
                                               'message': None}),
                                    'contradicts': (),
-                                   'reviewed': None}),
+                                   'reviewed': None,
+                                   'op': None,
+                                   'call': None,
+                                   'applies': None}),
           'jax.scatter-add': ({'source': 'jax.scatter-add',
                                'verifier': 'jax.at_add',
                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -9484,7 +9660,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 0.48,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None},
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None},
                               {'source': 'jax.scatter-add',
                                'verifier': 'jax.at_add',
                                'env_id': 'h200-x1-7f6ee83a',
@@ -9528,7 +9707,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 0.51,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None}),
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None}),
           'jax.segment-reductions': ({'source': 'jax.segment-reductions',
                                       'verifier': 'jax.segment_sum',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -9572,7 +9754,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 0.48,
                                                  'message': None}),
                                       'contradicts': (),
-                                      'reviewed': None},
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},
                                      {'source': 'jax.segment-reductions',
                                       'verifier': 'jax.segment_sum',
                                       'env_id': 'h200-x1-7f6ee83a',
@@ -9616,7 +9801,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 0.47,
                                                  'message': None}),
                                       'contradicts': (),
-                                      'reviewed': None}),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None}),
           'jax.select-and-scatter': ({'source': 'jax.select-and-scatter',
                                       'verifier': 'jax.select_and_scatter',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -9660,7 +9848,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 5.27,
                                                  'message': None}),
                                       'contradicts': (),
-                                      'reviewed': None},),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},),
           'jax.xla-gemm-conv-attention': ({'source': 'jax.xla-gemm-conv-attention',
                                            'verifier': 'jax.gemm_conv_attention',
                                            'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -9704,7 +9895,10 @@ INDEX = {'format': 1,
                                                       'time_ratio': 1.29,
                                                       'message': None}),
                                            'contradicts': (),
-                                           'reviewed': None},),
+                                           'reviewed': None,
+                                           'op': None,
+                                           'call': None,
+                                           'applies': None},),
           'nccl.allreduce-order': ({'source': 'nccl.allreduce-order',
                                     'verifier': 'nccl.allreduce_order',
                                     'env_id': 'h200-x2-e61d486d',
@@ -9757,7 +9951,10 @@ INDEX = {'format': 1,
                                                'time_ratio': 1.7,
                                                'message': None}),
                                     'contradicts': (),
-                                    'reviewed': None},
+                                    'reviewed': None,
+                                    'op': None,
+                                    'call': None,
+                                    'applies': None},
                                    {'source': 'nccl.allreduce-order',
                                     'verifier': 'nccl.allreduce_order',
                                     'env_id': 'h200-x2-e61d486d',
@@ -9801,7 +9998,10 @@ INDEX = {'format': 1,
                                                'time_ratio': 0.95,
                                                'message': None}),
                                     'contradicts': (),
-                                    'reviewed': None}),
+                                    'reviewed': None,
+                                    'op': None,
+                                    'call': None,
+                                    'applies': None}),
           'tf.cpu-thread-parallelism': ({'source': 'tf.cpu-thread-parallelism',
                                          'verifier': 'tensorflow.cpu_thread_parallelism',
                                          'env_id': 'cpu-x86-64-30d7b6e9',
@@ -9836,7 +10036,10 @@ INDEX = {'format': 1,
                                                     'time_ratio': 1.09,
                                                     'message': None}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'tf.crop-and-resize-backprop-cpu': ({'source': 'tf.crop-and-resize-backprop-cpu',
                                                'verifier': 'tensorflow.crop_and_resize_backprop',
                                                'env_id': 'cpu-x86-64-30d7b6e9',
@@ -9871,7 +10074,10 @@ INDEX = {'format': 1,
                                                           'time_ratio': 1.14,
                                                           'message': None}),
                                                'contradicts': (),
-                                               'reviewed': None},),
+                                               'reviewed': None,
+                                               'op': None,
+                                               'call': None,
+                                               'applies': None},),
           'tf.data-loader-parallelism': ({'source': 'tf.data-loader-parallelism',
                                           'verifier': 'tensorflow.data_loader_parallelism',
                                           'env_id': 'cpu-x86-64-30d7b6e9',
@@ -9906,7 +10112,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.94,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None},),
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},),
           'tf.dataset-shard': ({'source': 'tf.dataset-shard',
                                 'verifier': 'tensorflow.dataset_shard',
                                 'env_id': 'cpu-x86-64-30d7b6e9',
@@ -9932,7 +10141,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 1.0,
                                            'message': None},),
                                 'contradicts': (),
-                                'reviewed': None},),
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},),
           'tf.gradient-gating': ({'source': 'tf.gradient-gating',
                                   'verifier': 'tensorflow.gradient_gating',
                                   'env_id': 'cpu-x86-64-30d7b6e9',
@@ -9972,7 +10184,10 @@ INDEX = {'format': 1,
                                               "saw the difference about once in 100 steps (the record's "
                                               'summary), so 5 calls on 2 cores are weak evidence either way. '
                                               "The record stays as the talk and NVIDIA's table describe it; "
-                                              'a GPU runner with TensorFlow has not run it yet.'},),
+                                              'a GPU runner with TensorFlow has not run it yet.',
+                                  'op': None,
+                                  'call': None,
+                                  'applies': None},),
           'tf.random-seeds': ({'source': 'tf.random-seeds',
                                'verifier': 'tensorflow.random_seeds',
                                'env_id': 'cpu-x86-64-30d7b6e9',
@@ -10007,7 +10222,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 2.74,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None},),
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None},),
           'tf.timestamp': ({'source': 'tf.timestamp',
                             'verifier': 'tensorflow.timestamp',
                             'env_id': 'cpu-x86-64-30d7b6e9',
@@ -10045,7 +10263,10 @@ INDEX = {'format': 1,
                                                   'Timestamp cannot be called when determinism is enabled '
                                                   '[Op:Timestamp] name:'}),
                             'contradicts': (),
-                            'reviewed': None},),
+                            'reviewed': None,
+                            'op': None,
+                            'call': None,
+                            'applies': None},),
           'tf.while-loop-parallel-iterations': ({'source': 'tf.while-loop-parallel-iterations',
                                                  'verifier': 'tensorflow.while_loop_parallel_iterations',
                                                  'env_id': 'cpu-x86-64-30d7b6e9',
@@ -10071,7 +10292,10 @@ INDEX = {'format': 1,
                                                             'time_ratio': 1.0,
                                                             'message': None},),
                                                  'contradicts': (),
-                                                 'reviewed': None},),
+                                                 'reviewed': None,
+                                                 'op': None,
+                                                 'call': None,
+                                                 'applies': None},),
           'torch.adaptive-avg-pool-backward': ({'source': 'torch.adaptive-avg-pool-backward',
                                                 'verifier': 'torch.adaptive_avg_pool_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10119,7 +10343,10 @@ INDEX = {'format': 1,
                                                                       'deterministic support for this '
                                                                       'operation.'}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.adaptive-max-pool2d-backward': ({'source': 'torch.adaptive-max-pool2d-backward',
                                                   'verifier': 'torch.adaptive_max_pool2d_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10168,7 +10395,10 @@ INDEX = {'format': 1,
                                                                         'deterministic support for this '
                                                                         'operation.'}),
                                                   'contradicts': (),
-                                                  'reviewed': None},),
+                                                  'reviewed': None,
+                                                  'op': None,
+                                                  'call': None,
+                                                  'applies': None},),
           'torch.avg-pool3d-backward': ({'source': 'torch.avg-pool3d-backward',
                                          'verifier': 'torch.avg_pool3d_backward',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10214,7 +10444,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.bincount': ({'source': 'torch.bincount',
                               'verifier': 'torch.bincount_weights',
                               'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10257,7 +10490,10 @@ INDEX = {'format': 1,
                                                     'help us prioritize adding deterministic support for '
                                                     'this operation.'}),
                               'contradicts': (),
-                              'reviewed': None},
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None},
                              {'source': 'torch.bincount',
                               'verifier': 'torch.bincount_weights',
                               'env_id': 'h200-x1-7f6ee83a',
@@ -10283,7 +10519,10 @@ INDEX = {'format': 1,
                                          'time_ratio': 1.0,
                                          'message': None},),
                               'contradicts': (),
-                              'reviewed': None}),
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None}),
           'torch.ctc-loss-backward': ({'source': 'torch.ctc-loss-backward',
                                        'verifier': 'torch.ctc_loss_backward',
                                        'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10328,7 +10567,10 @@ INDEX = {'format': 1,
                                                              'help us prioritize adding deterministic '
                                                              'support for this operation.'}),
                                        'contradicts': (),
-                                       'reviewed': None},
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None},
                                       {'source': 'torch.ctc-loss-backward',
                                        'verifier': 'torch.ctc_loss_backward',
                                        'env_id': 'h200-x1-7f6ee83a',
@@ -10354,7 +10596,10 @@ INDEX = {'format': 1,
                                                   'time_ratio': 1.0,
                                                   'message': None},),
                                        'contradicts': (),
-                                       'reviewed': None}),
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None}),
           'torch.cublas-workspace': ({'source': 'torch.cublas-workspace',
                                       'verifier': 'torch.matmul',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10380,7 +10625,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 1.0,
                                                  'message': None},),
                                       'contradicts': (),
-                                      'reviewed': None},
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},
                                      {'source': 'torch.cublas-workspace',
                                       'verifier': 'torch.matmul',
                                       'env_id': 'h200-x1-7f6ee83a',
@@ -10406,7 +10654,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 1.0,
                                                  'message': None},),
                                       'contradicts': (),
-                                      'reviewed': None}),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None}),
           'torch.cudnn-benchmark': ({'source': 'torch.cudnn-benchmark',
                                      'verifier': 'torch.cudnn_benchmark',
                                      'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10444,7 +10695,10 @@ INDEX = {'format': 1,
                                                      'differed by default',),
                                      'reviewed': 'Intermittent, as in the run reviewed above: 1 of 5 again '
                                                  'by default here, after 3 and 2 of 5 in earlier runs on the '
-                                                 'same H100.'},),
+                                                 'same H100.',
+                                     'op': None,
+                                     'call': None,
+                                     'applies': None},),
           'torch.cudnn-convolution': ({'source': 'torch.cudnn-convolution',
                                        'verifier': 'torch.conv2d_backward',
                                        'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10497,7 +10751,10 @@ INDEX = {'format': 1,
                                                   'time_ratio': 1.51,
                                                   'message': None}),
                                        'contradicts': (),
-                                       'reviewed': None},
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None},
                                       {'source': 'torch.cudnn-convolution',
                                        'verifier': 'torch.conv2d_backward',
                                        'env_id': 'h200-x1-7f6ee83a',
@@ -10557,7 +10814,10 @@ INDEX = {'format': 1,
                                                    '(3 input channels) the H100 run '
                                                    'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml '
                                                    'gave 5 distinct of 5 by default and 1 of 5 under each '
-                                                   'solution.'}),
+                                                   'solution.',
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None}),
           'torch.cumsum': ({'source': 'torch.cumsum',
                             'verifier': 'torch.cumsum',
                             'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10601,7 +10861,10 @@ INDEX = {'format': 1,
                                        'time_ratio': 1.32,
                                        'message': None}),
                             'contradicts': (),
-                            'reviewed': None},
+                            'reviewed': None,
+                            'op': None,
+                            'call': None,
+                            'applies': None},
                            {'source': 'torch.cumsum',
                             'verifier': 'torch.cumsum',
                             'env_id': 'h200-x1-7f6ee83a',
@@ -10645,7 +10908,10 @@ INDEX = {'format': 1,
                                        'time_ratio': 0.86,
                                        'message': None}),
                             'contradicts': (),
-                            'reviewed': None}),
+                            'reviewed': None,
+                            'op': None,
+                            'call': None,
+                            'applies': None}),
           'torch.data-loader-workers': ({'source': 'torch.data-loader-workers',
                                          'verifier': 'torch.data_loader_workers',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10680,7 +10946,10 @@ INDEX = {'format': 1,
                                                     'time_ratio': 0.98,
                                                     'message': None}),
                                          'contradicts': (),
-                                         'reviewed': None},
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},
                                         {'source': 'torch.data-loader-workers',
                                          'verifier': 'torch.data_loader_workers',
                                          'env_id': 'cpu-x86-64-30d7b6e9',
@@ -10715,7 +10984,10 @@ INDEX = {'format': 1,
                                                     'time_ratio': 1.28,
                                                     'message': None}),
                                          'contradicts': (),
-                                         'reviewed': None}),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None}),
           'torch.embedding-backward': ({'source': 'torch.embedding-backward',
                                         'verifier': 'torch.embedding_backward',
                                         'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10759,7 +11031,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 1.32,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None},
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None},
                                        {'source': 'torch.embedding-backward',
                                         'verifier': 'torch.embedding_backward',
                                         'env_id': 'h200-x1-7f6ee83a',
@@ -10803,7 +11078,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 1.18,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None}),
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None}),
           'torch.embedding-bag-max-backward': ({'source': 'torch.embedding-bag-max-backward',
                                                 'verifier': 'torch.embedding_bag_max_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10851,7 +11129,10 @@ INDEX = {'format': 1,
                                                                       'deterministic support for this '
                                                                       'operation.'}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.fractional-max-pool-backward': ({'source': 'torch.fractional-max-pool-backward',
                                                   'verifier': 'torch.fractional_max_pool_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10900,7 +11181,10 @@ INDEX = {'format': 1,
                                                                         'deterministic support for this '
                                                                         'operation.'}),
                                                   'contradicts': (),
-                                                  'reviewed': None},),
+                                                  'reviewed': None,
+                                                  'op': None,
+                                                  'call': None,
+                                                  'applies': None},),
           'torch.gather-backward': ({'source': 'torch.gather-backward',
                                      'verifier': 'torch.gather_backward',
                                      'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -10944,7 +11228,10 @@ INDEX = {'format': 1,
                                                 'time_ratio': 4.15,
                                                 'message': None}),
                                      'contradicts': (),
-                                     'reviewed': None},
+                                     'reviewed': None,
+                                     'op': None,
+                                     'call': None,
+                                     'applies': None},
                                     {'source': 'torch.gather-backward',
                                      'verifier': 'torch.gather_backward',
                                      'env_id': 'h200-x1-7f6ee83a',
@@ -10988,7 +11275,10 @@ INDEX = {'format': 1,
                                                 'time_ratio': 2.03,
                                                 'message': None}),
                                      'contradicts': (),
-                                     'reviewed': None}),
+                                     'reviewed': None,
+                                     'op': None,
+                                     'call': None,
+                                     'applies': None}),
           'torch.getitem-backward-cpu': ({'source': 'torch.getitem-backward-cpu',
                                           'verifier': 'torch.getitem_backward_cpu',
                                           'env_id': 'cpu-x86-64-30d7b6e9',
@@ -11032,7 +11322,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.51,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None},),
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},),
           'torch.grid-sample-backward': ({'source': 'torch.grid-sample-backward',
                                           'verifier': 'torch.grid_sample_backward',
                                           'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11078,7 +11371,10 @@ INDEX = {'format': 1,
                                                                 'to help us prioritize adding deterministic '
                                                                 'support for this operation.'}),
                                           'contradicts': (),
-                                          'reviewed': None},),
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},),
           'torch.histc': ({'source': 'torch.histc',
                            'verifier': 'torch.histc',
                            'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11121,7 +11417,10 @@ INDEX = {'format': 1,
                                                  'prioritize adding deterministic support for this '
                                                  'operation.'}),
                            'contradicts': (),
-                           'reviewed': None},
+                           'reviewed': None,
+                           'op': None,
+                           'call': None,
+                           'applies': None},
                           {'source': 'torch.histc',
                            'verifier': 'torch.histc',
                            'env_id': 'h200-x1-7f6ee83a',
@@ -11152,7 +11451,10 @@ INDEX = {'format': 1,
                                        'below 2^24, where integer-valued partial sums are exact in any '
                                        'order, so nothing could differ. With 40M values in 2 bins the H100 '
                                        'run data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml '
-                                       'gave 5 distinct of 5 and PT_DET raised as the record says.'}),
+                                       'gave 5 distinct of 5 and PT_DET raised as the record says.',
+                           'op': None,
+                           'call': None,
+                           'applies': None}),
           'torch.index-add': ({'source': 'torch.index-add',
                                'verifier': 'torch.index_add',
                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11196,7 +11498,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 6.27,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None},
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None},
                               {'source': 'torch.index-add',
                                'verifier': 'torch.index_add',
                                'env_id': 'h200-x1-7f6ee83a',
@@ -11240,7 +11545,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 5.58,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None}),
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None}),
           'torch.index-copy': ({'source': 'torch.index-copy',
                                 'verifier': 'torch.index_copy',
                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11284,7 +11592,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 16.73,
                                            'message': None}),
                                 'contradicts': (),
-                                'reviewed': None},
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},
                                {'source': 'torch.index-copy',
                                 'verifier': 'torch.index_copy',
                                 'env_id': 'cpu-x86-64-30d7b6e9',
@@ -11328,7 +11639,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 0.13,
                                            'message': None}),
                                 'contradicts': (),
-                                'reviewed': None}),
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None}),
           'torch.index-put-accumulate-cpu': ({'source': 'torch.index-put-accumulate-cpu',
                                               'verifier': 'torch.index_put_accumulate_cpu',
                                               'env_id': 'cpu-x86-64-30d7b6e9',
@@ -11372,7 +11686,10 @@ INDEX = {'format': 1,
                                                          'time_ratio': 0.17,
                                                          'message': None}),
                                               'contradicts': (),
-                                              'reviewed': None},),
+                                              'reviewed': None,
+                                              'op': None,
+                                              'call': None,
+                                              'applies': None},),
           'torch.index-put-no-accumulate': ({'source': 'torch.index-put-no-accumulate',
                                              'verifier': 'torch.index_put_no_accumulate',
                                              'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11416,7 +11733,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 13.99,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None},
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None},
                                             {'source': 'torch.index-put-no-accumulate',
                                              'verifier': 'torch.index_put_no_accumulate',
                                              'env_id': 'cpu-x86-64-30d7b6e9',
@@ -11460,7 +11780,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 0.51,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None}),
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None}),
           'torch.index-select-backward': ({'source': 'torch.index-select-backward',
                                            'verifier': 'torch.index_select_backward',
                                            'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11504,7 +11827,10 @@ INDEX = {'format': 1,
                                                       'time_ratio': 4.8,
                                                       'message': None}),
                                            'contradicts': (),
-                                           'reviewed': None},),
+                                           'reviewed': None,
+                                           'op': None,
+                                           'call': None,
+                                           'applies': None},),
           'torch.interpolate-bicubic-backward': ({'source': 'torch.interpolate-bicubic-backward',
                                                   'verifier': 'torch.interpolate_bicubic_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11553,7 +11879,10 @@ INDEX = {'format': 1,
                                                                         'deterministic support for this '
                                                                         'operation.'}),
                                                   'contradicts': (),
-                                                  'reviewed': None},),
+                                                  'reviewed': None,
+                                                  'op': None,
+                                                  'call': None,
+                                                  'applies': None},),
           'torch.interpolate-bilinear-backward': ({'source': 'torch.interpolate-bilinear-backward',
                                                    'verifier': 'torch.interpolate_bilinear_backward',
                                                    'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11597,7 +11926,10 @@ INDEX = {'format': 1,
                                                               'time_ratio': 6.17,
                                                               'message': None}),
                                                    'contradicts': (),
-                                                   'reviewed': None},
+                                                   'reviewed': None,
+                                                   'op': None,
+                                                   'call': None,
+                                                   'applies': None},
                                                   {'source': 'torch.interpolate-bilinear-backward',
                                                    'verifier': 'torch.interpolate_bilinear_backward',
                                                    'env_id': 'h200-x1-7f6ee83a',
@@ -11641,7 +11973,10 @@ INDEX = {'format': 1,
                                                               'time_ratio': 15.79,
                                                               'message': None}),
                                                    'contradicts': (),
-                                                   'reviewed': None}),
+                                                   'reviewed': None,
+                                                   'op': None,
+                                                   'call': None,
+                                                   'applies': None}),
           'torch.interpolate-linear-backward': ({'source': 'torch.interpolate-linear-backward',
                                                  'verifier': 'torch.interpolate_linear_backward',
                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11690,7 +12025,10 @@ INDEX = {'format': 1,
                                                                        'deterministic support for this '
                                                                        'operation.'}),
                                                  'contradicts': (),
-                                                 'reviewed': None},),
+                                                 'reviewed': None,
+                                                 'op': None,
+                                                 'call': None,
+                                                 'applies': None},),
           'torch.interpolate-trilinear-backward': ({'source': 'torch.interpolate-trilinear-backward',
                                                     'verifier': 'torch.interpolate_trilinear_backward',
                                                     'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11734,7 +12072,10 @@ INDEX = {'format': 1,
                                                                'time_ratio': 34.72,
                                                                'message': None}),
                                                     'contradicts': (),
-                                                    'reviewed': None},),
+                                                    'reviewed': None,
+                                                    'op': None,
+                                                    'call': None,
+                                                    'applies': None},),
           'torch.kthvalue': ({'source': 'torch.kthvalue',
                               'verifier': 'torch.kthvalue',
                               'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11760,7 +12101,10 @@ INDEX = {'format': 1,
                                          'time_ratio': 1.0,
                                          'message': None},),
                               'contradicts': (),
-                              'reviewed': None},),
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None},),
           'torch.max-pool3d-backward': ({'source': 'torch.max-pool3d-backward',
                                          'verifier': 'torch.max_pool3d_backward',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11807,7 +12151,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},
                                         {'source': 'torch.max-pool3d-backward',
                                          'verifier': 'torch.max_pool3d_backward',
                                          'env_id': 'h200-x1-7f6ee83a',
@@ -11841,7 +12188,10 @@ INDEX = {'format': 1,
                                                      'gradient the H100 run '
                                                      'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml '
                                                      'gave 5 distinct of 5 and PT_DET raised as the record '
-                                                     'says for 2.11.'}),
+                                                     'says for 2.11.',
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None}),
           'torch.max-unpool': ({'source': 'torch.max-unpool',
                                 'verifier': 'torch.max_unpool',
                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11884,7 +12234,10 @@ INDEX = {'format': 1,
                                                       'help us prioritize adding deterministic support for '
                                                       'this operation.'}),
                                 'contradicts': (),
-                                'reviewed': None},
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},
                                {'source': 'torch.max-unpool',
                                 'verifier': 'torch.max_unpool',
                                 'env_id': 'cpu-x86-64-30d7b6e9',
@@ -11933,7 +12286,10 @@ INDEX = {'format': 1,
                                             'between threads (or in channels-last layout), which these '
                                             'inputs on 2 cores did not hit; PT_DET raised as the record '
                                             'says. On the H100 the same verifier gave 5 of 5 '
-                                            '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T104701Z.yaml).'}),
+                                            '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T104701Z.yaml).',
+                                'op': None,
+                                'call': None,
+                                'applies': None}),
           'torch.median-indices': ({'source': 'torch.median-indices',
                                     'verifier': 'torch.median_indices',
                                     'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -11978,7 +12334,10 @@ INDEX = {'format': 1,
                                                           'us prioritize adding deterministic support for '
                                                           'this operation.'}),
                                     'contradicts': (),
-                                    'reviewed': None},),
+                                    'reviewed': None,
+                                    'op': None,
+                                    'call': None,
+                                    'applies': None},),
           'torch.nll-loss': ({'source': 'torch.nll-loss',
                               'verifier': 'torch.nll_loss',
                               'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12021,7 +12380,10 @@ INDEX = {'format': 1,
                                                     'help us prioritize adding deterministic support for '
                                                     'this operation.'}),
                               'contradicts': (),
-                              'reviewed': None},),
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None},),
           'torch.put-accumulate-cpu': ({'source': 'torch.put-accumulate-cpu',
                                         'verifier': 'torch.put_accumulate_cpu',
                                         'env_id': 'cpu-x86-64-30d7b6e9',
@@ -12065,7 +12427,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 0.13,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None},),
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None},),
           'torch.put-accumulate-cuda': ({'source': 'torch.put-accumulate-cuda',
                                          'verifier': 'torch.put_accumulate_cuda',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12110,7 +12475,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.put-no-accumulate': ({'source': 'torch.put-no-accumulate',
                                        'verifier': 'torch.put_no_accumulate',
                                        'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12154,7 +12522,10 @@ INDEX = {'format': 1,
                                                              'help us prioritize adding deterministic '
                                                              'support for this operation.'}),
                                        'contradicts': (),
-                                       'reviewed': None},
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None},
                                       {'source': 'torch.put-no-accumulate',
                                        'verifier': 'torch.put_no_accumulate',
                                        'env_id': 'cpu-x86-64-30d7b6e9',
@@ -12198,7 +12569,10 @@ INDEX = {'format': 1,
                                                              'help us prioritize adding deterministic '
                                                              'support for this operation.'}),
                                        'contradicts': (),
-                                       'reviewed': None}),
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None}),
           'torch.quantized-resize': ({'source': 'torch.quantized-resize',
                                       'verifier': 'torch.quantized_resize',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12242,7 +12616,10 @@ INDEX = {'format': 1,
                                                             'help us prioritize adding deterministic support '
                                                             'for this operation.'}),
                                       'contradicts': (),
-                                      'reviewed': None},
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},
                                      {'source': 'torch.quantized-resize',
                                       'verifier': 'torch.quantized_resize',
                                       'env_id': 'cpu-x86-64-30d7b6e9',
@@ -12286,7 +12663,10 @@ INDEX = {'format': 1,
                                                             'help us prioritize adding deterministic support '
                                                             'for this operation.'}),
                                       'contradicts': (),
-                                      'reviewed': None}),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None}),
           'torch.reflection-pad-1d-2d-backward': ({'source': 'torch.reflection-pad-1d-2d-backward',
                                                    'verifier': 'torch.reflection_pad_1d_2d_backward',
                                                    'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12335,7 +12715,10 @@ INDEX = {'format': 1,
                                                                          'deterministic support for this '
                                                                          'operation.'}),
                                                    'contradicts': (),
-                                                   'reviewed': None},),
+                                                   'reviewed': None,
+                                                   'op': None,
+                                                   'call': None,
+                                                   'applies': None},),
           'torch.reflection-pad-3d-backward': ({'source': 'torch.reflection-pad-3d-backward',
                                                 'verifier': 'torch.reflection_pad_3d_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12383,7 +12766,10 @@ INDEX = {'format': 1,
                                                                       'deterministic support for this '
                                                                       'operation.'}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.repeat-interleave-backward': ({'source': 'torch.repeat-interleave-backward',
                                                 'verifier': 'torch.repeat_interleave_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12427,7 +12813,10 @@ INDEX = {'format': 1,
                                                            'time_ratio': 1.49,
                                                            'message': None}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.replication-pad-1d-3d-backward': ({'source': 'torch.replication-pad-1d-3d-backward',
                                                     'verifier': 'torch.replication_pad_1d_3d_backward',
                                                     'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12471,7 +12860,10 @@ INDEX = {'format': 1,
                                                                'time_ratio': 5.39,
                                                                'message': None}),
                                                     'contradicts': (),
-                                                    'reviewed': None},),
+                                                    'reviewed': None,
+                                                    'op': None,
+                                                    'call': None,
+                                                    'applies': None},),
           'torch.replication-pad-2d-backward': ({'source': 'torch.replication-pad-2d-backward',
                                                  'verifier': 'torch.replication_pad_2d_backward',
                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12515,7 +12907,10 @@ INDEX = {'format': 1,
                                                             'time_ratio': 3.88,
                                                             'message': None}),
                                                  'contradicts': (),
-                                                 'reviewed': None},),
+                                                 'reviewed': None,
+                                                 'op': None,
+                                                 'call': None,
+                                                 'applies': None},),
           'torch.scatter-add': ({'source': 'torch.scatter-add',
                                  'verifier': 'torch.scatter_add',
                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12559,7 +12954,10 @@ INDEX = {'format': 1,
                                             'time_ratio': 6.42,
                                             'message': None}),
                                  'contradicts': (),
-                                 'reviewed': None},
+                                 'reviewed': None,
+                                 'op': None,
+                                 'call': None,
+                                 'applies': None},
                                 {'source': 'torch.scatter-add',
                                  'verifier': 'torch.scatter_add',
                                  'env_id': 'h200-x1-7f6ee83a',
@@ -12603,7 +13001,10 @@ INDEX = {'format': 1,
                                             'time_ratio': 5.54,
                                             'message': None}),
                                  'contradicts': (),
-                                 'reviewed': None}),
+                                 'reviewed': None,
+                                 'op': None,
+                                 'call': None,
+                                 'applies': None}),
           'torch.scatter-reduce-prod': ({'source': 'torch.scatter-reduce-prod',
                                          'verifier': 'torch.scatter_reduce_prod',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12649,7 +13050,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.scatter-reduce-sum-mean': ({'source': 'torch.scatter-reduce-sum-mean',
                                              'verifier': 'torch.scatter_reduce_sum',
                                              'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12693,7 +13097,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 6.07,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None},
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None},
                                             {'source': 'torch.scatter-reduce-sum-mean',
                                              'verifier': 'torch.scatter_reduce_sum',
                                              'env_id': 'h200-x1-7f6ee83a',
@@ -12737,7 +13144,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 5.8,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None}),
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None}),
           'torch.scatter-src-tensor': ({'source': 'torch.scatter-src-tensor',
                                         'verifier': 'torch.scatter_src_tensor',
                                         'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12781,7 +13191,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 15.21,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None},),
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None},),
           'torch.sparse-bmm': ({'source': 'torch.sparse-bmm',
                                 'verifier': 'torch.sparse_bmm',
                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12825,7 +13238,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 1.35,
                                            'message': None}),
                                 'contradicts': (),
-                                'reviewed': None},),
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},),
           'torch.uninitialized-memory': ({'source': 'torch.uninitialized-memory',
                                           'verifier': 'torch.uninitialized_memory',
                                           'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12869,7 +13285,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.82,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None},
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},
                                          {'source': 'torch.uninitialized-memory',
                                           'verifier': 'torch.uninitialized_memory',
                                           'env_id': 'cpu-x86-64-30d7b6e9',
@@ -12913,7 +13332,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.46,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None})},
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None})},
  'flagged': (),
  'reviewed': ({'source': 'tf.gradient-gating',
                'env_id': 'cpu-x86-64-30d7b6e9',
@@ -12921,6 +13343,8 @@ INDEX = {'format': 1,
                'version': '2.21.0',
                'device': 'cpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'A 2-core CPU with TF 2.21 showed nothing in 5 runs; the talk saw the difference '
                        "about once in 100 steps (the record's summary), so 5 calls on 2 cores are weak "
                        "evidence either way. The record stays as the talk and NVIDIA's table describe it; a "
@@ -12931,6 +13355,8 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'Intermittent, as in the run reviewed above: 1 of 5 again by default here, after 3 '
                        'and 2 of 5 in earlier runs on the same H100.'},
               {'source': 'torch.cudnn-convolution',
@@ -12939,6 +13365,8 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': '64 channels at 64x64 is a shape for which cuDNN 9.19 picks deterministic algorithms '
                        '(twelve shapes tried with benchmarks/gpu_sizes.py, one showed). With a first layer '
                        '(3 input channels) the H100 run '
@@ -12950,6 +13378,8 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': "The verifier's inputs then (4M values in 64 bins) kept every bin below 2^24, where "
                        'integer-valued partial sums are exact in any order, so nothing could differ. With '
                        '40M values in 2 bins the H100 run '
@@ -12961,6 +13391,8 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'The verifier then back-propagated y * y.detach(): every window passes the same value '
                        'to its max, and adding equal values gives the same bits in any order, so nothing '
                        'could differ. With a random upstream gradient the H100 run '
@@ -12972,6 +13404,8 @@ INDEX = {'format': 1,
                'version': '2.13.0+cpu',
                'device': 'cpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'The CPU kernel splits the input into contiguous ranges per thread, so duplicate '
                        'indices race only where one plane is split between threads (or in channels-last '
                        'layout), which these inputs on 2 cores did not hit; PT_DET raised as the record '

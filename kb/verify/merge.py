@@ -121,8 +121,30 @@ def _complementary(result: dict) -> list[str]:
     return reasons
 
 
-def contradictions(record, result: dict) -> list[str]:
-    """Why `result` contradicts `record` (empty when it does not, or cannot tell)."""
+def _claimed_elsewhere(record, result: dict, others) -> bool:
+    """Another record of the same framework applies to this case's call and is not deterministic
+    there: the call is outside `record`'s condition but still expected to differ or raise, so
+    it is no evidence about `record` either way."""
+    op = result.get("op")
+    for other in others or ():
+        if other is record or other.framework != record.framework or op not in other.ops:
+            continue
+        if other.device not in ("any", result.get("device")):
+            continue
+        try:
+            item = _status_at(other, str(result["version"]))
+        except ValueError:
+            continue
+        if item is None or item.deterministic:
+            continue
+        if case_applies(other, result) is not False:
+            return True
+    return False
+
+
+def contradictions(record, result: dict, others=()) -> list[str]:
+    """Why `result` contradicts `record` (empty when it does not, or cannot tell). `others`: every
+    record, so that a complementary case another record claims is not held against this one."""
     if record.device not in ("any", result.get("device")):
         return []
     try:
@@ -132,7 +154,7 @@ def contradictions(record, result: dict) -> list[str]:
     if item is None:
         return []
     if case_applies(record, result) is False:
-        return _complementary(result)
+        return [] if _claimed_elsewhere(record, result, others) else _complementary(result)
     reasons = []
     n = result.get("n")
     across = result.get("cross_mode_distinct")
@@ -229,7 +251,7 @@ def merged_runs(catalog) -> dict[str, Any]:
                         }
                         for i, m in enumerate(result["modes"])
                     ),
-                    "contradicts": tuple(contradictions(record, result)),
+                    "contradicts": tuple(contradictions(record, result, records.values())),
                     "reviewed": reviews.get((source, run.rel)),
                     "op": result.get("op"),
                     "call": dict(result["call"]) if isinstance(result.get("call"), dict) else None,
