@@ -90,30 +90,31 @@ def _failure(exc: BaseException) -> dict:
 def _measure_cases(entry, spec: dict, out: dict) -> None:
     """Every case of this mode, one after another, in this one process.
 
-    The first case is built before "ready" (imports and device start-up overlap other
-    children); the rest are built in this child's turn. Results are copied to host memory
-    during the turn and hashed after "done", for every case at once.
+    Every case's inputs are built before "ready", while other children may still be importing,
+    so the turn holds only the timed loops; results are copied to host memory during the turn
+    and hashed after "done", for every case at once. A case whose building raised keeps that
+    outcome and is not measured.
     """
     from verifiers import measure
 
     cases = spec.get("cases") or [{"op": None, "call": None}]
     results: list[dict] = [{"outcome": "error", "message": "not measured"} for _ in cases]
-    kept: list[list | None] = [None] * len(cases)
-    first = None
-    try:
-        first = _case(entry, spec, cases[0])
-    except Exception as exc:  # noqa: BLE001 - every failure becomes evidence
-        results[0] = _failure(exc)
+    runs: list = [None] * len(cases)
+    kept: list[tuple | None] = [None] * len(cases)
+    for i, case in enumerate(cases):
+        try:
+            runs[i] = _case(entry, spec, case)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes evidence
+            results[i] = _failure(exc)
     if not _turn(spec):
         out["message"] = "the parent went away before this mode's turn to measure"
         return
     out["measure_start"] = time.time()
     try:
-        for i, case in enumerate(cases):
+        for i, run in enumerate(runs):
+            if run is None:
+                continue
             try:
-                run = first if i == 0 else _case(entry, spec, case)
-                if i == 0 and first is None:
-                    continue
                 kept[i] = measure.collect(run, int(spec["n"]))
                 results[i] = {"outcome": "ok", "message": None}
             except Exception as exc:  # noqa: BLE001
@@ -124,8 +125,7 @@ def _measure_cases(entry, spec: dict, out: dict) -> None:
                         results[j] = {"outcome": "error", "message": f"not run: an earlier case hit {results[i]['message']}"}
                     break
             finally:
-                run = None
-            first = None
+                runs[i] = None
     finally:
         out["measure_end"] = time.time()
         _done(spec)

@@ -83,7 +83,10 @@ def plan(
             continue
         st = record_status(source["id"], installed[framework], device)
         codes = tuple(st.solutions) if st is not None else ()
-        if st is not None and st.raises and not codes:
+        if st is None or st.deterministic is None:
+            # No range covers the installed version: run the verifier's own switch to learn what it does.
+            codes = tuple(entry.solutions)
+        elif st.raises and not codes:
             # No switch fixes it, but requesting determinism is documented to raise: run the
             # verifier's own switch once to see that it does (an `ok` there contradicts the record).
             codes = tuple(entry.solutions)
