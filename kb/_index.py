@@ -941,6 +941,12 @@ INDEX = {'format': 1,
                                  'distributions': {},
                                  'disputes': (),
                                  'references': ({'kind': 'doc',
+                                                 'url': 'https://github.com/jax-ml/jax/blob/jax-v0.10.2/jax/_src/numpy/lax_numpy.py',
+                                                 'title': 'jax/_src/numpy/lax_numpy.py, JAX 0.10.2 (read in '
+                                                          'the installed 0.10.2 wheel): bincount without '
+                                                          'weights adds integer ones (lines 2973-2974), '
+                                                          'which is exact in any order'},
+                                                {'kind': 'doc',
                                                  'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
                                                  'title': 'JAX documentation, jax.numpy.ndarray.at',
                                                  'section': '"The order in which conflicting updates are '
@@ -2912,9 +2918,9 @@ INDEX = {'format': 1,
                                                      '(FULL_HEALTH). The only solution is to run it on the '
                                                      'CPU; from 2.7 it raises under determinism (commit '
                                                      '5a51fa1).',
-                                          'conditions': ('DebugNumericSummaryV2 with tensor_debug_mode 3 '
-                                                         '(CONCISE_HEALTH) or 4 (FULL_HEALTH); the TF '
-                                                         'release notes also name DebugNumericSummary.',),
+                                          'conditions': ('tensor_debug_mode 3 is CONCISE_HEALTH and 4 '
+                                                         'FULL_HEALTH; the TF release notes also name '
+                                                         'DebugNumericSummary, without a mode.',),
                                           'notes': None,
                                           'ops': ('tf.raw_ops.DebugNumericSummaryV2',
                                                   'tf.raw_ops.DebugNumericSummary'),
@@ -3150,9 +3156,7 @@ INDEX = {'format': 1,
                                                                 'which fine-tuning uses. There is no '
                                                                 'solution; from 2.7 this path raises under '
                                                                 'determinism (PR 50505).',
-                                                     'conditions': ('tf.compat.v1.nn.fused_batch_norm with '
-                                                                    'is_training=False and gradients flowing '
-                                                                    'to offset.',
+                                                     'conditions': ('Gradients flow to offset.',
                                                                     'tf.keras.layers.BatchNormalization with '
                                                                     'trainable=True called with '
                                                                     'training=False (fine-tuning): its beta '
@@ -3719,14 +3723,13 @@ INDEX = {'format': 1,
                                                         'deterministic GPU backprop (PR 39243, merged '
                                                         '2020-09-22) first shipped in stock TF 2.4 and, '
                                                         'earlier, in NGC 20.03.',
-                                             'conditions': ('tf.image.resize with '
-                                                            'method=ResizeMethod.BILINEAR (the default '
-                                                            'method); TF1 API tf.image.resize_bilinear '
-                                                            '(tf.compat.v1.image.resize_bilinear in TF 2.x).',
-                                                            'tf.keras.layers.UpSampling2D with '
-                                                            "interpolation='bilinear' (not its default; for "
-                                                            "the default 'nearest' see "
-                                                            'tf.resize-nearest-backprop).'),
+                                             'conditions': ("tf.image.resize's default method is bilinear; "
+                                                            'with antialias=True it runs ScaleAndTranslate '
+                                                            'instead of ResizeBilinear. The TF1 names '
+                                                            'tf.image.resize_bilinear and '
+                                                            'tf.compat.v1.image.resize_bilinear always run '
+                                                            "ResizeBilinear. For UpSampling2D's default "
+                                                            "'nearest' see tf.resize-nearest-backprop.",),
                                              'notes': 'The sources do not say which kernel mechanism causes '
                                                       'the nondeterminism. A 2019 NVIDIA table said forward '
                                                       'and backward; later pages say backprop only.',
@@ -3825,7 +3828,15 @@ INDEX = {'format': 1,
                                                                                     'Sources of '
                                                                                     'Non-Determinism',
                                                                            'seed': '003'},)}),
-                                             'references': ({'kind': 'pr',
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/image_ops_impl.py',
+                                                             'title': 'tensorflow/python/ops/image_ops_impl.py, '
+                                                                      'TF 2.21.0 (read in the installed '
+                                                                      '2.21.0 wheel): resize_images_v2 sends '
+                                                                      'bilinear with antialias=True to '
+                                                                      'scale_and_translate, else to '
+                                                                      'resize_bilinear (lines 1774-1779)'},
+                                                            {'kind': 'pr',
                                                              'repo': 'tensorflow/tensorflow',
                                                              'number': 39243,
                                                              'title': 'GPU-deterministic tf.image.resize '
@@ -3878,13 +3889,12 @@ INDEX = {'format': 1,
                                                        'CUDA atomicAdd includes resize_nearest_neighbor. '
                                                        'There is no deterministic implementation; from 2.7 '
                                                        'it raises under determinism (PR 51023).',
-                                            'conditions': ('tf.image.resize with '
-                                                           'method=ResizeMethod.NEAREST; TF1 API '
-                                                           'tf.image.resize_nearest_neighbor '
-                                                           '(tf.compat.v1.image.resize_nearest_neighbor in '
-                                                           'TF 2.x).',
-                                                           'tf.keras.layers.UpSampling2D with '
-                                                           "interpolation='nearest', its default."),
+                                            'conditions': ('antialias has no effect with nearest-neighbour '
+                                                           "resizing. UpSampling2D's default interpolation "
+                                                           "is 'nearest'; the TF1 names "
+                                                           'tf.image.resize_nearest_neighbor and '
+                                                           'tf.compat.v1.image.resize_nearest_neighbor '
+                                                           'always run ResizeNearestNeighbor.',),
                                             'notes': None,
                                             'ops': ('tf.image.resize', 'tf.keras.layers.UpSampling2D'),
                                             'aliases': ('tf.image.resize_nearest_neighbor',
@@ -3911,7 +3921,15 @@ INDEX = {'format': 1,
                                             'caused_by': (),
                                             'distributions': {},
                                             'disputes': (),
-                                            'references': ({'kind': 'pr',
+                                            'references': ({'kind': 'doc',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/image_ops_impl.py',
+                                                            'title': 'tensorflow/python/ops/image_ops_impl.py, '
+                                                                     'TF 2.21.0 (read in the installed '
+                                                                     '2.21.0 wheel): resize_images_v2 sends '
+                                                                     'bilinear with antialias=True to '
+                                                                     'scale_and_translate, else to '
+                                                                     'resize_bilinear (lines 1774-1779)'},
+                                                           {'kind': 'pr',
                                                             'repo': 'tensorflow/tensorflow',
                                                             'number': 51023,
                                                             'title': '[determinism] Add unimplemented '
@@ -3955,7 +3973,7 @@ INDEX = {'format': 1,
                                           'with duplicated indices, with or without XLA. TF 2.7 makes them '
                                           'deterministic under TF_DETERMINISTIC_OPS by running them on the '
                                           'CPU (commit 03ba364).',
-                               'conditions': ('Floating-point data with duplicated indices.',
+                               'conditions': ('Duplicated indices.',
                                               'Under XLA JIT compilation the op lowers to XLA Scatter; see '
                                               'tf.xla-scatter.'),
                                'notes': None,
