@@ -1,7 +1,7 @@
 """The site's Markdown pages (mkdocs sources), rendered from kb/templates/site/.
 
 Returns relative path -> text; kb/site/build.py writes them. Record text reaches the pages
-only through the templates' escaping (see kb/site/render.py).
+only through the templates' escaping (see kb/render.py).
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from typing import Any, Callable
 
 from kb import calls
 from kb.catalog import Catalog
+from kb.compile import reference
 from kb.site import api, model, nightly
-from kb.site.render import render
+from kb.render import render
 from markupsafe import escape
 
 STATE_TEXT = {"ok": "deterministic", "fix": "non-deterministic", "ns": "non-deterministic, no solution"}
-HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md")
+HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md", "architecture.md")
 
 
 def _ranges(ranges: tuple) -> list[dict]:
@@ -84,8 +85,6 @@ def source_page(catalog: Catalog, index: dict, source: dict) -> str:
 
 def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
     by_code = {s.code: s for s in catalog.solutions}
-    from kb.compile import _reference
-
     out = []
     for code in index["order"]:
         sol = by_code[code]
@@ -98,7 +97,7 @@ def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
         out.append((code, {
             "title": sol.title, "kind": sol.kind, "how": sol.how, "snippet": sol.snippet,
             "frameworks": sol.frameworks, "implies": sol.implies, "where": where,
-            "references": [_reference(r, catalog.links) for r in sol.references],
+            "references": [reference(r, catalog.links) for r in sol.references],
         }))
     return out
 
@@ -197,6 +196,6 @@ def nav(index: dict) -> list:
             {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
             {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Calls": "guide/calls.md"}, {"Records": "guide/records.md"},
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
-            {"Verifying records": "guide/verification.md"},
+            {"Verifying records": "guide/verification.md"}, {"Architecture": "guide/architecture.md"},
         ]},
     ]
