@@ -18,29 +18,34 @@ def _backward(torch, gen, device, fn, x):
     return lambda: grads((fn(x) * up).sum(), x)
 
 
-@verifier("torch.grid_sample_backward", framework="pytorch", solutions=("PT_DET",))
+GRID_CASES = (
+    {"op": "torch.nn.functional.grid_sample", "call": {"mode": "bilinear", "input.ndim": 4}},
+    {"op": "torch.nn.functional.grid_sample", "call": {"mode": "nearest", "input.ndim": 4}},
+    {"op": "torch.nn.functional.grid_sample", "call": {"mode": "bicubic", "input.ndim": 4}},
+    {"op": "torch.nn.functional.grid_sample", "call": {"mode": "bilinear", "input.ndim": 5}},
+    {"op": "torch.nn.functional.grid_sample", "call": {"mode": "nearest", "input.ndim": 5}},
+)
+
+
+@verifier("torch.grid_sample_backward", framework="pytorch", solutions=("PT_DET",), cases=GRID_CASES)
 def grid_sample_backward(ctx):
-    """grid_sample 2d (16x16 inputs sampled at 256x256 random grid points) and 3d (8^3 inputs
-    at 32x64x64 points): about 256 grid points land in each input cell, and the backward adds
-    each point's bilinear (trilinear) weights into the cell's corners with atomicAdd."""
+    """grid_sample backward, one mode and rank per case: 2-D (16x16 inputs sampled at 256x256
+    random grid points) or 3-D (8^3 inputs at 32x64x64 points), so about 256 grid points land
+    in each input cell, and the backward adds each point's interpolation weights (or, for
+    nearest, its whole gradient) into the cell's corners with atomicAdd. The CUDA backward
+    calls alertNotDeterministic for every mode (GridSampler.cu)."""
     torch, device, gen = setup(ctx)
     F = torch.nn.functional
-    n2, n3 = ctx.size(16, 1), ctx.size(4, 1)
-    x2 = mixed(torch, gen, (n2, 32, 16, 16), device)
-    g2 = (torch.rand(n2, 256, 256, 2, generator=gen) * 2 - 1).to(device)
-    x3 = mixed(torch, gen, (n3, 16, 8, 8, 8), device)
-    g3 = (torch.rand(n3, 32, 64, 64, 3, generator=gen) * 2 - 1).to(device)
-    for x in (x2, x3):
-        x.requires_grad_()
-    up2 = mixed(torch, gen, (n2, 32, 256, 256), device)
-    up3 = mixed(torch, gen, (n3, 16, 32, 64, 64), device)
-
-    def run():
-        y2 = F.grid_sample(x2, g2, mode="bilinear", align_corners=False)
-        y3 = F.grid_sample(x3, g3, mode="bilinear", align_corners=False)
-        return grads((y2 * up2).sum() + (y3 * up3).sum(), x2, x3)
-
-    return run
+    mode, ndim = ctx.call.get("mode", "bilinear"), ctx.call.get("input.ndim", 4)
+    if ndim == 4:
+        n = ctx.size(16, 1)
+        x = mixed(torch, gen, (n, 32, 16, 16), device)
+        grid = (torch.rand(n, 256, 256, 2, generator=gen) * 2 - 1).to(device)
+    else:
+        n = ctx.size(4, 1)
+        x = mixed(torch, gen, (n, 16, 8, 8, 8), device)
+        grid = (torch.rand(n, 32, 64, 64, 3, generator=gen) * 2 - 1).to(device)
+    return _backward(torch, gen, device, lambda a: F.grid_sample(a, grid, mode=mode, align_corners=False), x)
 
 
 _F = "torch.nn.functional.interpolate"
