@@ -30,6 +30,9 @@ NLL_CASES = (
 )
 
 
+_NLL_INPUTS: dict = {}
+
+
 @verifier("torch.nll_loss", framework="pytorch", solutions=("PT_DET",), cases=NLL_CASES)
 def nll_loss(ctx):
     """NLL loss forward, one call per case. Spatial inputs (N, 4, 512, 512), or (N, 4, 262144)
@@ -47,12 +50,15 @@ def nll_loss(ctx):
     n, c, hw = ctx.size(32, 1), 4, 512
     spatial = {4: (hw, hw), 3: (hw * hw,), 2: ()}[ndim]
     shape = (n * hw * hw, c) if ndim == 2 else (n, c) + spatial
-    logits = mixed(torch, gen, shape, device)
-    target_shape = (shape[0],) + tuple(shape[2:])
-    target = torch.randint(0, c, target_shape, generator=gen).to(device)
-    if call.get("target") == "float":
-        target = torch.softmax(torch.randn(shape, generator=gen), dim=1).to(device)
-    weight = (torch.rand(c, generator=gen) * 10.0 ** torch.randint(0, 6, (c,), generator=gen).float()).to(device)
+    key = (device, shape, call.get("target"))
+    if key not in _NLL_INPUTS:  # the cases of one child share inputs of one shape (built once)
+        logits = mixed(torch, gen, shape, device)
+        target = torch.randint(0, c, (shape[0],) + tuple(shape[2:]), generator=gen).to(device)
+        if call.get("target") == "float":
+            target = torch.softmax(torch.randn(shape, generator=gen), dim=1).to(device)
+        weight = (torch.rand(c, generator=gen) * 10.0 ** torch.randint(0, 6, (c,), generator=gen).float()).to(device)
+        _NLL_INPUTS[key] = logits, target, weight
+    logits, target, weight = _NLL_INPUTS[key]
     F = torch.nn.functional
     if op == _NLL:
         return lambda: F.nll_loss(logits, target, weight=weight, reduction=reduction)
