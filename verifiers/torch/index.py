@@ -90,11 +90,27 @@ def put_no_accumulate(ctx):
     return lambda: _put(torch, op, torch.zeros(ROWS, device=device), index, values, False)
 
 
-@verifier("torch.scatter_src_tensor", framework="pytorch", solutions=("PT_DET",))
+SCATTER_CASES = (
+    {"op": "torch.Tensor.scatter_", "call": {"src": "float"}},
+    {"op": "torch.Tensor.scatter", "call": {"src": "float"}},
+    {"op": "torch.scatter", "call": {"src": "float"}},
+    {"op": "torch.Tensor.scatter_", "call": {"src": None}},  # complementary: a scalar value
+)
+
+
+@verifier("torch.scatter_src_tensor", framework="pytorch", solutions=("PT_DET",), cases=SCATTER_CASES)
 def scatter_src_tensor(ctx):
-    """scatter_ with a tensor src: 4M distinct values scattered into 64 slots, ~62k duplicate
-    writes per slot; the CUDA kernel lets them race (PT_DET goes through a sorted index_put_)."""
+    """scatter with a tensor src: 4M distinct values scattered into 64 slots, ~62k duplicate
+    writes per slot; the CUDA kernel lets them race (PT_DET goes through a sorted index_put_).
+    With a scalar `value` every duplicate writes the same number, so no race can show."""
     torch, device, _, values, index = _winner_inputs(ctx)
+    op = ctx.op or "torch.Tensor.scatter_"
+    if ctx.call.get("src", "float") is None:
+        return lambda: torch.zeros(ROWS, device=device).scatter_(0, index, 7.0)
+    if op == "torch.scatter":
+        return lambda: torch.scatter(torch.zeros(ROWS, device=device), 0, index, values)
+    if op == "torch.Tensor.scatter":
+        return lambda: torch.zeros(ROWS, device=device).scatter(0, index, values)
     return lambda: torch.zeros(ROWS, device=device).scatter_(0, index, values)
 
 
