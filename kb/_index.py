@@ -4529,9 +4529,9 @@ INDEX = {'format': 1,
                                                    'deterministic GPU implementation; from 2.6 it raises '
                                                    'under determinism (PR 50355). NGC containers carry an '
                                                    'NVIDIA implementation that NVIDIA itself calls flawed.',
-                                        'conditions': ('Floating-point data on GPU; which dtypes have a GPU '
-                                                       'kernel depends on the version (see the ranges).',),
-                                        'calls': (),
+                                        'conditions': ('Which floating-point dtypes have a GPU kernel '
+                                                       'depends on the version (see the ranges).',),
+                                        'calls': (((), (('b', ('float',)),)),),
                                         'notes': None,
                                         'ops': ('tf.sparse.sparse_dense_matmul',),
                                         'aliases': (),
@@ -5396,7 +5396,8 @@ INDEX = {'format': 1,
                                                   'reduction, so before 2.2 the deterministic bias_add '
                                                   'solution did not work with XLA (NV-STATUS, Bias '
                                                   'Addition).'),
-                                   'calls': (),
+                                   'calls': ((('tf.config.optimizer.set_jit',),
+                                              (('enabled', (True, 'autoclustering')),)),),
                                    'notes': 'The reference reports that the TF 2.7 release notes call '
                                             'XLA:GPU reductions deterministic by default; this record '
                                             "follows NVIDIA's status (TDO in 2.2-2.7, EOD in 2.8+).",
@@ -5525,7 +5526,8 @@ INDEX = {'format': 1,
                                 'conditions': ('XLA JIT compilation (e.g. tf.function(jit_compile=True)) of '
                                                'code that lowers to XLA Scatter, such as the scatter-nd '
                                                'ops.',),
-                                'calls': (),
+                                'calls': ((('tf.config.optimizer.set_jit',),
+                                           (('enabled', (True, 'autoclustering')),)),),
                                 'notes': None,
                                 'ops': ('tf.xla.experimental.compile', 'tf.config.optimizer.set_jit'),
                                 'aliases': (),
