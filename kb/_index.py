@@ -5464,7 +5464,13 @@ INDEX = {'format': 1,
                                                                  'framework': 'tensorflow',
                                                                  'version': '2.7',
                                                                  'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},)},),
-                                   'references': ({'kind': 'commit',
+                                   'references': ({'kind': 'doc',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/framework/config.py',
+                                                   'title': 'tensorflow/python/framework/config.py, TF '
+                                                            '2.21.0 (read in the installed wheel): '
+                                                            'set_optimizer_jit turns auto-clustering on for '
+                                                            "enabled in (True, 'autoclustering'), line 198"},
+                                                  {'kind': 'commit',
                                                    'repo': 'tensorflow/tensorflow',
                                                    'sha': 'e31955d9fb34ae7273354dc2347ba99eea8c5280',
                                                    'title': '[XLA/GPU] Convert reduction into tree reduction '
@@ -5544,7 +5550,13 @@ INDEX = {'format': 1,
                                 'caused_by': (),
                                 'distributions': {},
                                 'disputes': (),
-                                'references': ({'kind': 'commit',
+                                'references': ({'kind': 'doc',
+                                                'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/framework/config.py',
+                                                'title': 'tensorflow/python/framework/config.py, TF 2.21.0 '
+                                                         '(read in the installed wheel): set_optimizer_jit '
+                                                         'turns auto-clustering on for enabled in (True, '
+                                                         "'autoclustering'), line 198"},
+                                               {'kind': 'commit',
                                                 'repo': 'tensorflow/tensorflow',
                                                 'sha': '4dc6d4d59008b4558040afa1a5a5993f583bb48e',
                                                 'title': 'Have GpuScatterExpander always rewrite Scatter '
