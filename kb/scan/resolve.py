@@ -1,0 +1,325 @@
+"""From a module's syntax tree to the framework calls it makes and the switches it sets.
+
+Static only: names are resolved through the module's imports (`import torch.nn.functional
+as F`, `from jax import numpy as jnp`, `from x import y as z`), flow-insensitively (an
+import anywhere in the file counts everywhere in it, as in a notebook run top to bottom).
+A method call (`x.index_add_(...)`) matches a class-qualified name of the KB
+(`torch.Tensor.index_add_`) when the file imports that framework; it is *certain* only when
+the receiver was visibly made by the framework (`x = torch.zeros(3)`), else *possible*.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import NamedTuple
+
+# Module paths as imported -> the prefix the KB names ops with (longest first).
+CANONICAL = (
+    ("horovod.tensorflow.keras", "hvd"), ("horovod.tensorflow", "hvd"), ("horovod.torch", "hvd"),
+    ("horovod.keras", "hvd"), ("tensorflow_addons", "tfa"), ("tensorflow", "tf"),
+)
+# Which framework's import makes a method name worth matching (class-qualified KB names).
+METHOD_OWNERS = {"torch": "torch", "tf": "tf", "jax": "jax"}
+# Calls whose result is a torch tensor / a Keras model, for "certain" method matches.
+_TORCH_NOT_TENSOR = frozenset({"load", "device", "no_grad", "manual_seed", "set_grad_enabled", "is_tensor",
+                               "compile", "save", "get_default_dtype", "use_deterministic_algorithms"})
+_TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool",
+                             "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                             "permute", "transpose", "requires_grad_"})
+_KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
+_JAX_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+
+
+class Unknown(NamedTuple):
+    """An argument the scanner cannot read as a plain literal, with the source text it has."""
+
+    text: str
+
+
+class Call(NamedTuple):
+    """One call of a KB-known name. `args`/`kwargs` hold literals or Unknown; `star`: *args or
+    **kwargs were passed, so parameters not given here are unknown too."""
+
+    op: str
+    line: int
+    col: int
+    end_line: int
+    text: str
+    args: tuple
+    kwargs: tuple[tuple[str, object], ...]
+    star: bool
+    certain: bool
+    method: bool
+
+
+class Setting(NamedTuple):
+    """Something the code sets that a fix is made of: a call, an attribute, an env variable."""
+
+    kind: str  # "call" | "attr" | "env"
+    name: str  # torch.use_deterministic_algorithms | torch.backends.cudnn.deterministic | XLA_FLAGS
+    value: object  # first literal argument / assigned literal / env text (None if unknown)
+    kwargs: tuple[tuple[str, object], ...]
+    line: int
+    col: int
+    text: str
+
+
+class Module(NamedTuple):
+    calls: tuple[Call, ...]
+    settings: tuple[Setting, ...]
+    frameworks: tuple[str, ...]  # canonical top-level prefixes imported: torch, tf, jax, hvd...
+
+
+def canonical(dotted: str) -> str:
+    for module, prefix in CANONICAL:
+        if dotted == module or dotted.startswith(module + "."):
+            return prefix + dotted[len(module):]
+    return dotted
+
+
+def literal(node: ast.AST) -> object:
+    """A plain scalar literal's value, or Unknown carrying the expression's text."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return Unknown(_text(node))
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return Unknown(_text(node))
+
+
+def _text(node: ast.AST, limit: int = 60) -> str:
+    try:
+        text = ast.unparse(node)
+    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+        text = type(node).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, aliases: dict[str, str], wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
+                 owners: set[str], watched: frozenset[str]) -> None:
+        self.aliases, self.wanted, self.methods, self.owners = aliases, wanted, methods, owners
+        self.watched = watched
+        self.calls: list[Call] = []
+        self.settings: list[Setting] = []
+        self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
+
+    # --- names -----------------------------------------------------------------------
+    def dotted(self, node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.aliases.get(node.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    def kind_of(self, node: ast.AST) -> str | None:
+        """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.typed):
+                if node.id in scope:
+                    return scope[node.id]
+            return None
+        if isinstance(node, ast.Call):
+            name = self.dotted(node.func)
+            if name is not None:
+                if name in _KERAS_MODELS:
+                    return "tf.keras.Model"
+                parts = name.split(".")
+                if parts[0] == "torch" and ((len(parts) == 2 and parts[1][:1].islower() and parts[1] not in _TORCH_NOT_TENSOR)
+                                            or name.startswith("torch.nn.functional.")):
+                    return "torch.Tensor"
+                return None
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_KEEPING:
+                return "torch.Tensor" if self.kind_of(node.func.value) == "torch.Tensor" else None
+        if isinstance(node, ast.Subscript):  # x[0] of a tensor is a tensor
+            return "torch.Tensor" if self.kind_of(node.value) == "torch.Tensor" else None
+        return None
+
+    # --- scopes ------------------------------------------------------------------------
+    def _scoped(self, node: ast.AST) -> None:
+        self.typed.append({})
+        self.generic_visit(node)
+        self.typed.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _scoped
+
+    # --- assignments: types, attribute switches, environment ---------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)
+        kind = self.kind_of(node.value)
+        for target in node.targets:
+            self._assigned(target, node.value, kind, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.generic_visit(node)
+        if node.value is not None:
+            self._assigned(node.target, node.value, self.kind_of(node.value), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        env = self._environ_key(node.target)
+        if env is not None:
+            self._env(env, node.value, node)
+
+    def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if kind is not None:
+                self.typed[-1][target.id] = kind
+            else:
+                self.typed[-1].pop(target.id, None)
+            return
+        env = self._environ_key(target)
+        if env is not None:
+            self._env(env, value, node)
+            return
+        if isinstance(target, ast.Attribute):
+            name = self.dotted(target)
+            if name in self.watched:
+                self.settings.append(Setting("attr", name, literal(value), (), node.lineno, node.col_offset, _text(node)))
+
+    def _environ_key(self, target: ast.AST) -> str | None:
+        """'XLA_FLAGS' for os.environ['XLA_FLAGS'] (however os is imported)."""
+        if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
+            key = literal(target.slice)
+            return key if isinstance(key, str) else None
+        return None
+
+    def _env(self, key: str, value: ast.AST, node: ast.AST) -> None:
+        self.settings.append(Setting("env", key, _strings(value), (), node.lineno, node.col_offset, _text(node)))
+
+    # --- calls ---------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        func = node.func
+        name = self.dotted(func)
+        if name is not None:
+            self._environ_call(name, node)
+            if name in self.wanted:
+                self._record(name, node, certain=True, method=False)
+                return
+            if name not in self.watched:
+                return
+            # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
+            self.settings.append(Setting(
+                "call", name, literal(node.args[0]) if node.args else None,
+                tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg), node.lineno, node.col_offset,
+                _text(node)))
+            return
+        if isinstance(func, ast.Attribute):
+            self._method(func, node)
+
+    def _method(self, func: ast.Attribute, node: ast.Call) -> None:
+        receiver = func.value
+        # jax: x.at[i].add(y) is jax.numpy.ndarray.at
+        if (func.attr in _JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
+                and isinstance(receiver.value, ast.Attribute) and receiver.value.attr == "at"):
+            for op in self.methods.get("at", ()):
+                if op.split(".")[0] in self.owners:
+                    self._record(op, node, certain=False, method=True)
+            return
+        ops = [op for op in self.methods.get(func.attr, ()) if op.split(".")[0] in self.owners]
+        if not ops:
+            return
+        kind = self.kind_of(receiver)
+        for op in ops:
+            owner = op.rsplit(".", 1)[0]
+            if kind is None:
+                self._record(op, node, certain=False, method=True)
+            elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
+                self._record(op, node, certain=True, method=True)
+
+    def _environ_call(self, name: str, node: ast.Call) -> None:
+        """os.environ.setdefault / .update, os.putenv: environment set in code."""
+        if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
+            key = literal(node.args[0])
+            if isinstance(key, str):
+                self._env(key, node.args[1], node)
+        elif name == "os.environ.update":
+            for k in node.keywords:
+                if k.arg:
+                    self._env(k.arg, k.value, node)
+            if node.args and isinstance(node.args[0], ast.Dict):
+                for key_node, value in zip(node.args[0].keys, node.args[0].values):
+                    key = literal(key_node) if key_node is not None else None
+                    if isinstance(key, str):
+                        self._env(key, value, node)
+
+    def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool) -> None:
+        star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                break
+            args.append(literal(a))
+        kwargs = tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg)
+        self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                               _text(node.func, 40) + "(...)", tuple(args), kwargs, star, certain, method))
+
+
+def _strings(node: ast.AST) -> str | None:
+    """The text an env value is built from: a literal, or the literal parts of an f-string or
+    a concatenation ('--xla_gpu_deterministic_ops=true' in os.environ.get(...) + ' --xla...')."""
+    value = literal(node)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return " ".join(parts) if parts else None
+
+
+def aliases_of(tree: ast.AST) -> dict[str, str]:
+    """Local name -> canonical dotted name, from every import in the module."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = canonical(alias.name)
+                else:
+                    top = alias.name.split(".")[0]
+                    found[top] = canonical(top)
+                    # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+    return found
+
+
+_SUPPRESS = re.compile(r"#\s*kb:\s*ignore(?:\[([^\]]*)\])?")
+
+
+def suppressions(text: str) -> dict[int, frozenset[str] | None]:
+    """Line -> record ids silenced there by `# kb: ignore[id, id]` (None: every finding)."""
+    out: dict[int, frozenset[str] | None] = {}
+    if "kb:" not in text:
+        return out
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "kb:" not in line:
+            continue
+        match = _SUPPRESS.search(line)
+        if match:
+            ids = match.group(1)
+            out[number] = None if ids is None else frozenset(i.strip() for i in ids.split(",") if i.strip())
+    return out
+
+
+def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
+            watched: frozenset[str]) -> Module:
+    """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
+    `watched` names and its environment settings; raises SyntaxError for unparseable text."""
+    tree = ast.parse(text, filename=filename)
+    aliases = aliases_of(tree)
+    owners = {v.split(".")[0] for v in aliases.values()} & set(METHOD_OWNERS)
+    visitor = _Visitor(aliases, wanted, methods, owners, watched)
+    visitor.visit(tree)
+    frameworks = tuple(sorted({v.split(".")[0] for v in aliases.values()}))
+    return Module(tuple(visitor.calls), tuple(visitor.settings), frameworks)

@@ -1,0 +1,147 @@
+"""The whole scan: files -> resolved calls (in worker processes when there are many) ->
+applied fixes -> versions -> findings -> suppression -> recipe."""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from kb.query import index
+from kb.scan import lookup, pins, recipe, resolve, sources, switches
+
+PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
+
+
+class FileError(NamedTuple):
+    path: str
+    line: int
+    col: int
+    message: str
+
+
+class Report(NamedTuple):
+    files: int
+    findings: tuple[lookup.Finding, ...]
+    suppressed: int
+    errors: tuple[FileError, ...]
+    pins: dict[str, pins.Pin]
+    applied: dict[str, switches.Applied]
+    recipes: tuple[recipe.Recipe, ...]
+    device: str
+
+
+def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict[str, str]]:
+    """(names with records, method name -> class-qualified ops, name -> framework)."""
+    names: dict[str, str] = {}
+    for framework, table in idx["names"].items():
+        for name in table:
+            names.setdefault(name, framework)
+    methods: dict[str, list[str]] = {}
+    for name in names:
+        parent, _, method = name.rpartition(".")
+        owner = parent.rpartition(".")[2]
+        if method.startswith("__") or not owner:
+            continue
+        if owner[:1].isupper() or owner == "ndarray":
+            methods.setdefault(method, []).append(name)
+    return frozenset(names), {m: tuple(sorted(ops)) for m, ops in methods.items()}, names
+
+
+_SHARED: tuple = ()
+
+
+def _init(shared: tuple) -> None:
+    global _SHARED
+    _SHARED = shared
+
+
+def _one(path: str) -> tuple:
+    """(path, unit cells, Module | FileError, suppressions) for one file; runs in a worker."""
+    wanted, methods = _SHARED
+    try:
+        unit = sources.read(path)
+    except sources.SourceError as exc:
+        return path, (), FileError(path, 1, 1, str(exc)), {}
+    try:
+        module = resolve.analyse(unit.text, path, wanted, methods, switches.WATCHED)
+    except SyntaxError as exc:
+        cell, line = unit.place(exc.lineno or 1)
+        where = f"cell {cell}: " if cell is not None else ""
+        return path, unit.cells, FileError(path, line, exc.offset or 1, f"{where}cannot parse: {exc.msg}"), {}
+    except (RecursionError, MemoryError, ValueError) as exc:
+        return path, unit.cells, FileError(path, 1, 1, f"cannot parse: {type(exc).__name__}"), {}
+    return path, unit.cells, module, resolve.suppressions(unit.text)
+
+
+def analyse_all(files: list[str], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
+    shared = (wanted, methods)
+    if jobs <= 1 or len(files) < PARALLEL_FROM:
+        _init(shared)
+        return [_one(f) for f in files]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(shared,)) as pool:
+        return list(pool.map(_one, files, chunksize=max(1, len(files) // (jobs * 4))))
+
+
+def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
+    for line in range(call.line, call.end_line + 1):
+        ids = table.get(line, frozenset())
+        if ids is None or record in ids:
+            return True
+    return False
+
+
+def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile: str | None = None,
+         device: str = "gpu", exclude: tuple[str, ...] = (), jobs: int | None = None) -> Report:
+    """Scan files and folders. Raises FileNotFoundError for a missing path and pins.PinError
+    for a bad lockfile; a file that cannot be parsed is a FileError in the report."""
+    idx = index()
+    files = sources.discover(paths, exclude)
+    wanted, methods, framework_of = targets(idx)
+    lock = pins.from_lockfile(lockfile) if lockfile else None
+    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1))
+
+    errors: list[FileError] = []
+    settings: list[tuple[str, resolve.Setting]] = []
+    used: set[str] = set()
+    for path, _, module, _ in results:
+        if isinstance(module, FileError):
+            errors.append(module)
+            continue
+        settings.extend((path, s) for s in module.settings)
+        used.update(framework_of[c.op] for c in module.calls)
+    applied = switches.applied(settings)
+    codes = switches.closure(set(applied), idx["solutions"])
+    where = {code: (f"{a.path}:{a.line}" if a.path else "default") for code, a in applied.items()}
+    for code in codes - set(where):  # implied codes: name where their implier was set
+        where[code] = next(w for c, w in where.items() if code in switches.closure({c}, idx["solutions"]))
+    chosen = pins.choose(used, given or {}, lock, idx["registries"])
+    conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
+
+    found: dict[tuple, lookup.Finding] = {}
+    suppressed = 0
+    for path, cells, module, silenced in results:
+        if isinstance(module, FileError):
+            continue
+        unit = sources.Unit(path, "", cells)
+        for call in module.calls:
+            framework = framework_of[call.op]
+            pin = chosen.get(framework)
+            if pin is None:
+                continue
+            for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
+                                           where, conditions):
+                if _silenced(silenced, call, finding.record):
+                    suppressed += 1
+                    continue
+                key = (path, finding.cell, finding.line, finding.col, finding.record)
+                old = found.get(key)
+                if old is None or lookup.LEVELS[finding.level] > lookup.LEVELS[old.level]:
+                    found[key] = finding
+    ordered = tuple(sorted(found.values(), key=lambda f: (f.path, f.cell or 0, f.line, f.col, f.record)))
+    return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
+                  tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device)
