@@ -144,11 +144,18 @@ class _Visitor(ast.NodeVisitor):
 
     # --- scopes ------------------------------------------------------------------------
     def _scoped(self, node: ast.AST) -> None:
+        for decorator in getattr(node, "decorator_list", ()):
+            # @jax.jit is jax.jit(f): a call of the decorator's name with no other arguments
+            name = self.dotted(decorator)
+            if name in self.wanted:
+                self.calls.append(Call(name, decorator.lineno, decorator.col_offset + 1,
+                                       decorator.end_lineno or decorator.lineno, "@" + _text(decorator, 40),
+                                       (), (), False, True, False))
         self.typed.append({})
         self.generic_visit(node)
         self.typed.pop()
 
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _scoped
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scoped
 
     # --- assignments: types, attribute switches, environment ---------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -181,6 +188,11 @@ class _Visitor(ast.NodeVisitor):
             return
         if isinstance(target, ast.Attribute):
             name = self.dotted(target)
+            if name in self.wanted:  # torch.backends.cudnn.benchmark = True is a KB "op" too
+                value_seen = literal(value)
+                if value_seen not in (False, None, 0):
+                    self.calls.append(Call(name, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                                           _text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
             if name in self.watched:
                 self.settings.append(Setting("attr", name, literal(value), (), node.lineno, node.col_offset, _text(node)))
 
@@ -260,7 +272,7 @@ class _Visitor(ast.NodeVisitor):
             args.append(literal(a))
         kwargs = tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg)
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                               _text(node.func, 40) + "(...)", tuple(args), kwargs, star, certain, method))
+                               _text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method))
 
 
 def _strings(node: ast.AST) -> str | None:

@@ -114,7 +114,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             continue
         settings.extend((path, s) for s in module.settings)
         used.update(framework_of[c.op] for c in module.calls)
-    applied = switches.applied(settings)
+    applied = switches.applied(settings, used)
     codes = switches.closure(set(applied), idx["solutions"])
     where = {code: (f"{a.path}:{a.line}" if a.path else "default") for code, a in applied.items()}
     for code in codes - set(where):  # implied codes: name where their implier was set

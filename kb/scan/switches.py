@@ -23,7 +23,7 @@ XLA_FLAGS = {"--xla_gpu_deterministic_ops=true": "XLA_DET", "--xla_gpu_exclude_n
 # `raises:`), per framework; PT_DETW only warns.
 RAISING = {"pytorch": frozenset({"PT_DET", "PT_SETDET", "PT_FILL"}), "tensorflow": frozenset({"EOD", "TDO", "TDF"}),
            "jax": frozenset({"XLA_DET", "XLA_EXCL"})}
-DEFAULTS = {"PT_NOBENCH": "torch.backends.cudnn.benchmark is False unless set (it is not set True here)"}
+DEFAULTS = {"PT_NOBENCH": ("pytorch", "torch.backends.cudnn.benchmark is False unless set (it is not set True here)")}
 
 
 class Applied(NamedTuple):
@@ -74,8 +74,9 @@ def codes_of(setting: Setting) -> tuple[str, ...]:
     return ()
 
 
-def applied(settings: list[tuple[str, Setting]]) -> dict[str, Applied]:
-    """Code -> where it is first applied, over (path, setting) pairs of the whole code base."""
+def applied(settings: list[tuple[str, Setting]], frameworks: set[str]) -> dict[str, Applied]:
+    """Code -> where it is first applied, over (path, setting) pairs of the whole code base;
+    defaults only for the frameworks the code calls."""
     found: dict[str, Applied] = {}
     env: dict[str, tuple[str, Setting]] = {}
     benchmark_on = False
@@ -94,8 +95,9 @@ def applied(settings: list[tuple[str, Setting]]) -> dict[str, Applied]:
         path, setting = env["NCCL_ALGO"]
         found.setdefault("NCCL_PIN", Applied("NCCL_PIN", path, setting.line, setting.col, setting.text))
     if not benchmark_on:
-        for code, why in DEFAULTS.items():
-            found.setdefault(code, Applied(code, None, 0, 0, why))
+        for code, (framework, why) in DEFAULTS.items():
+            if framework in frameworks:
+                found.setdefault(code, Applied(code, None, 0, 0, why))
     return found
 
 
