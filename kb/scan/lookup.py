@@ -140,7 +140,8 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
 
 
 def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
-             applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]]) -> list[Finding]:
+             applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
+             conditional: frozenset[str] = frozenset()) -> list[Finding]:
     """The findings of one call: one per source record that applies and is not covered."""
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     facts, unknown = facts_of(call, params)
@@ -159,13 +160,14 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
         if not applies_known:
             applies = None
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
-                            record_conditions.get(source.id, ()))
+                            record_conditions.get(source.id, ()), conditional)
         if finding is not None:
             out.append(finding)
     return out
 
 
-def _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where, conditions):
+def _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where, conditions,
+              conditional):
     line_in_cell = cell[1] if cell[0] is not None else call.line
     base = dict(path=path, line=line_in_cell, col=call.col, cell=cell[0], op=call.op, text=call.text, record=source.id,
                 title=source.title, framework=framework, version=version, facts=dict(facts), conditions=conditions)
@@ -194,6 +196,9 @@ def _classify(call, path, cell, framework, version, source, applies, depends, fa
                        fix=f"no deterministic implementation known in {where_fw}", codes=())
     if codes:
         fix = "fix: " + " or ".join(codes)
+        partly = sorted(set(codes) & conditional)
+        if partly:
+            fix += f"; {partly[0]} is set only conditionally ({where.get(partly[0], '?')})"
     else:
         fix = f"no known solution in {where_fw}" + (f" (under a deterministic switch it raises {source.raises})" if source.raises else "")
     return Finding(**base, kind="nondeterministic", certain=certain, depends_on=tuple(sorted(depends)),

@@ -13,7 +13,8 @@ def document(report: Report) -> dict:
         "device": report.device,
         "files": report.files,
         "versions": {fw: {"version": p.version, "from": p.origin} for fw, p in report.pins.items()},
-        "applied": [{"code": a.code, "path": a.path, "line": a.line, "text": a.text} for a in report.applied.values()],
+        "applied": [{"code": a.code, "path": a.path, "line": a.line, "text": a.text, "condition": a.condition}
+                    for a in report.applied.values()],
         "findings": [f.to_dict() for f in report.findings],
         "errors": [e._asdict() for e in report.errors],
         "suppressed": report.suppressed,

@@ -25,9 +25,14 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
     counts = {level: sum(1 for f in report.findings if f.level == level) for level in STYLE}
     versions = ", ".join(f"{p.framework} {p.version} ({p.origin})" for p in report.pins.values()) or "no framework calls found"
     out.append(f"scanned {report.files} file(s) for {report.device}; versions: {versions}")
-    if report.applied:
+    sure = [a for a in report.applied.values() if a.condition is None]
+    iffy = [a for a in report.applied.values() if a.condition is not None]
+    if sure:
         out.append("fixes already applied: " + ", ".join(
-            f"{a.code} ({a.path}:{a.line})" if a.path else f"{a.code} (default)" for a in report.applied.values()))
+            f"{a.code} ({a.path}:{a.line})" if a.path else f"{a.code} (default)" for a in sure))
+    if iffy:
+        out.append("fixes set only under a condition (not counted): " + ", ".join(
+            f"{a.code} ({a.path}:{a.line}, if {a.condition})" for a in iffy))
     out.append(f"{len(report.findings)} finding(s): {counts['raises']} raise, {counts['nondeterministic']} not deterministic, "
                f"{counts['possible']} possible; {report.suppressed} suppressed; {len(report.errors)} file(s) not parsed")
     for r in report.recipes:

@@ -63,6 +63,7 @@ class Setting(NamedTuple):
     line: int
     col: int
     text: str
+    condition: str | None = None  # the `if` it is set under (None: unconditionally)
 
 
 class Module(NamedTuple):
@@ -105,6 +106,20 @@ class _Visitor(ast.NodeVisitor):
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
+        self.conditions: list[str] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
+
+    def visit_If(self, node: ast.If) -> None:
+        test = _text(node.test)
+        main = test.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__')
+        if not main:
+            self.conditions.append(test)
+        self.generic_visit(node)
+        if not main:
+            self.conditions.pop()
+
+    def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
+        self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, _text(node),
+                                     self.conditions[-1] if self.conditions else None))
 
     # --- names -----------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -194,7 +209,7 @@ class _Visitor(ast.NodeVisitor):
                     self.calls.append(Call(name, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                            _text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
             if name in self.watched:
-                self.settings.append(Setting("attr", name, literal(value), (), node.lineno, node.col_offset, _text(node)))
+                self.setting("attr", name, literal(value), (), node)
 
     def _environ_key(self, target: ast.AST) -> str | None:
         """'XLA_FLAGS' for os.environ['XLA_FLAGS'] (however os is imported)."""
@@ -204,7 +219,7 @@ class _Visitor(ast.NodeVisitor):
         return None
 
     def _env(self, key: str, value: ast.AST, node: ast.AST) -> None:
-        self.settings.append(Setting("env", key, _strings(value), (), node.lineno, node.col_offset, _text(node)))
+        self.setting("env", key, _strings(value), (), node)
 
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
@@ -219,10 +234,8 @@ class _Visitor(ast.NodeVisitor):
             if name not in self.watched:
                 return
             # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
-            self.settings.append(Setting(
-                "call", name, literal(node.args[0]) if node.args else None,
-                tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg), node.lineno, node.col_offset,
-                _text(node)))
+            self.setting("call", name, literal(node.args[0]) if node.args else None,
+                         tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg), node)
             return
         if isinstance(func, ast.Attribute):
             self._method(func, node)

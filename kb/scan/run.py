@@ -115,10 +115,14 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         settings.extend((path, s) for s in module.settings)
         used.update(framework_of[c.op] for c in module.calls)
     applied = switches.applied(settings, used)
-    codes = switches.closure(set(applied), idx["solutions"])
-    where = {code: (f"{a.path}:{a.line}" if a.path else "default") for code, a in applied.items()}
-    for code in codes - set(where):  # implied codes: name where their implier was set
-        where[code] = next(w for c, w in where.items() if code in switches.closure({c}, idx["solutions"]))
+    solutions = idx["solutions"]
+    codes = switches.closure({c for c, a in applied.items() if a.condition is None}, solutions)
+    maybe = switches.closure({c for c, a in applied.items() if a.condition is not None}, solutions) - codes
+    where = {}
+    for code, a in applied.items():
+        where[code] = (f"{a.path}:{a.line}" if a.path else "default") + (f", only if {a.condition}" if a.condition else "")
+    for code in (codes | maybe) - set(where):  # implied codes: name where their implier was set
+        where[code] = next(w for c, w in where.items() if code in switches.closure({c}, solutions))
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
 
@@ -134,7 +138,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             if pin is None:
                 continue
             for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
-                                           where, conditions):
+                                           where, conditions, maybe):
                 if _silenced(silenced, call, finding.record):
                     suppressed += 1
                     continue

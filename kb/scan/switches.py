@@ -27,13 +27,15 @@ DEFAULTS = {"PT_NOBENCH": ("pytorch", "torch.backends.cudnn.benchmark is False u
 
 
 class Applied(NamedTuple):
-    """A fix the code applies, and where (path, line, col, text); path None for a default."""
+    """A fix the code applies, and where (path, line, col, text); path None for a default.
+    `condition`: set only under this `if` test, so it is not counted as applied."""
 
     code: str
     path: str | None
     line: int
     col: int
     text: str
+    condition: str | None = None
 
 
 def _kw(setting: Setting, name: str) -> object:
@@ -80,9 +82,9 @@ def applied(settings: list[tuple[str, Setting]], frameworks: set[str]) -> dict[s
     found: dict[str, Applied] = {}
     env: dict[str, tuple[str, Setting]] = {}
     benchmark_on = False
-    for path, setting in settings:
+    for path, setting in sorted(settings, key=lambda ps: ps[1].condition is not None):  # unconditional first
         for code in codes_of(setting):
-            found.setdefault(code, Applied(code, path, setting.line, setting.col, setting.text))
+            found.setdefault(code, Applied(code, path, setting.line, setting.col, setting.text, setting.condition))
         if setting.kind == "env":
             env.setdefault(setting.name, (path, setting))
         if setting.name == "torch.backends.cudnn.benchmark" and setting.value is not False:
@@ -90,10 +92,10 @@ def applied(settings: list[tuple[str, Setting]], frameworks: set[str]) -> dict[s
     if "TDO" in found and env.get("TF_CUDNN_USE_FRONTEND", (None, None))[1] is not None:
         path, setting = env["TF_CUDNN_USE_FRONTEND"]
         if setting.value in TRUE_TEXT:
-            found.setdefault("TDF", Applied("TDF", path, setting.line, setting.col, setting.text))
+            found.setdefault("TDF", Applied("TDF", path, setting.line, setting.col, setting.text, setting.condition))
     if "NCCL_ALGO" in env and "NCCL_PROTO" in env:
         path, setting = env["NCCL_ALGO"]
-        found.setdefault("NCCL_PIN", Applied("NCCL_PIN", path, setting.line, setting.col, setting.text))
+        found.setdefault("NCCL_PIN", Applied("NCCL_PIN", path, setting.line, setting.col, setting.text, setting.condition))
     if not benchmark_on:
         for code, (framework, why) in DEFAULTS.items():
             if framework in frameworks:
