@@ -56,21 +56,42 @@ def _init(shared: tuple) -> None:
 
 
 def _one(path: str) -> tuple:
-    """(path, unit cells, Module | FileError, suppressions) for one file; runs in a worker."""
+    """(path, unit cells, Module | None, [FileError], suppressions) for one file; runs in a worker.
+
+    A notebook cell that does not parse is reported and blanked, and the other cells are
+    scanned, as Jupyter runs the cells that work."""
     wanted, methods = _SHARED
     try:
         unit = sources.read(path)
     except sources.SourceError as exc:
-        return path, (), FileError(path, 1, 1, str(exc)), {}
-    try:
-        module = resolve.analyse(unit.text, path, wanted, methods, switches.WATCHED)
-    except SyntaxError as exc:
-        cell, line = unit.place(exc.lineno or 1)
-        where = f"cell {cell}: " if cell is not None else ""
-        return path, unit.cells, FileError(path, line, exc.offset or 1, f"{where}cannot parse: {exc.msg}"), {}
-    except (RecursionError, MemoryError, ValueError) as exc:
-        return path, unit.cells, FileError(path, 1, 1, f"cannot parse: {type(exc).__name__}"), {}
-    return path, unit.cells, module, resolve.suppressions(unit.text)
+        return path, (), None, [FileError(path, 1, 1, str(exc))], {}
+    errors: list[FileError] = []
+    text = unit.text
+    for _ in range(len(unit.cells) + 1):
+        try:
+            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED)
+        except SyntaxError as exc:
+            cell, line = unit.place(exc.lineno or 1)
+            where = f"cell {cell}: " if cell is not None else ""
+            errors.append(FileError(path, line, exc.offset or 1, f"{where}cannot parse: {exc.msg}"))
+            if cell is None:
+                return path, unit.cells, None, errors, {}
+            text = _blank_cell(text, unit, cell)
+            continue
+        except (RecursionError, MemoryError, ValueError) as exc:
+            return path, unit.cells, None, [*errors, FileError(path, 1, 1, f"cannot parse: {type(exc).__name__}")], {}
+        return path, unit.cells, module, errors, resolve.suppressions(text)
+    return path, unit.cells, None, errors, {}
+
+
+def _blank_cell(text: str, unit: sources.Unit, cell: int) -> str:
+    lines = text.split("\n")
+    starts = [first for first, _ in unit.cells] + [len(lines) + 1]
+    numbers = [number for _, number in unit.cells]
+    k = numbers.index(cell)
+    for i in range(starts[k] - 1, min(starts[k + 1] - 1, len(lines))):
+        lines[i] = ""
+    return "\n".join(lines)
 
 
 def analyse_all(files: list[str], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
@@ -108,9 +129,9 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     errors: list[FileError] = []
     settings: list[tuple[str, resolve.Setting]] = []
     used: set[str] = set()
-    for path, _, module, _ in results:
-        if isinstance(module, FileError):
-            errors.append(module)
+    for path, _, module, problems, _ in results:
+        errors.extend(problems)
+        if module is None:
             continue
         settings.extend((path, s) for s in module.settings)
         used.update(framework_of[c.op] for c in module.calls)
@@ -128,8 +149,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
 
     found: dict[tuple, lookup.Finding] = {}
     suppressed = 0
-    for path, cells, module, silenced in results:
-        if isinstance(module, FileError):
+    for path, cells, module, _, silenced in results:
+        if module is None:
             continue
         unit = sources.Unit(path, "", cells)
         for call in module.calls:
