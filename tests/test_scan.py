@@ -371,16 +371,60 @@ def test_recipe_for_the_whole_code_base(capsys):
 
 # --- call-level answers (kb.status(call=...)) --------------------------------------------------
 
+RESIZE = """\
+id: tf.resize-sample
+framework: tensorflow
+title: Resize sample
+ops: [tf.image.resize]
+device: gpu
+pass: backward
+mechanism: cuda-atomics
+summary: Bilinear and bicubic resize backprop add with atomics.
+calls:
+  - when:
+      method: [bilinear, bicubic]
+status:
+  - versions: <2.1
+  - versions: '>=2.1'
+    solutions: [TDO]
+references:
+  - {kind: pr, repo: tensorflow/tensorflow, number: 31465}
+"""
+
+
+@pytest.fixture()
+def calls_kb(tmp_path_factory):
+    """The mini project plus one record with a call condition, swapped in as the index."""
+    import shutil
+
+    from kb import query
+    from kb.catalog import load
+    from kb.compile import build_index
+
+    root = tmp_path_factory.mktemp("scan-calls") / "project"
+    shutil.copytree(ROOT / "tests/fixtures/mini", root)
+    (root / "data/sources/tensorflow/tf.resize-sample.yaml").write_text(RESIZE, encoding="utf-8")
+    query.reset(build_index(load(root)))
+    try:
+        yield
+    finally:
+        query.reset()
+
+
 @needs_calls
-def test_call_facts_decide_interpolate(tmp_path):
-    base = "import torch.nn.functional as F\ndef f(x, m):\n    return F.interpolate(x, scale_factor=2, mode={})\n"
-    nearest = _scan_text(tmp_path, base.format('"nearest"'))
-    bilinear = _scan_text(tmp_path, base.format('"bilinear"'))
-    unknown = _scan_text(tmp_path, base.format("m"))
-    assert "torch.interpolate-bilinear-backward" not in {f.record for f in nearest}
-    assert "torch.interpolate-bilinear-backward" in {f.record for f in bilinear if f.level == "nondeterministic"}
-    dep = [f for f in unknown if f.record == "torch.interpolate-bilinear-backward"]
-    assert dep and dep[0].level == "possible" and "mode" in dep[0].depends_on and "mode=m" in dep[0].answer
+@pytest.mark.parametrize("call, expected", [
+    ('tf.image.resize(x, (8, 8), method="nearest")', []),
+    ('tf.image.resize(x, (8, 8), "nearest")', []),  # positional: the third parameter is `method`
+    ('tf.image.resize(x, (8, 8), method="bilinear")', [("nondeterministic", ())]),
+    ("tf.image.resize(x, (8, 8))", [("nondeterministic", ())]),  # method defaults to 'bilinear'
+    ("tf.image.resize(x, (8, 8), method=m)", [("possible", ("method",))]),
+    ("tf.image.resize(x, (8, 8), **options)", [("possible", ("method",))]),
+])
+def test_literal_arguments_decide_the_call(calls_kb, tmp_path, call, expected):
+    found = _scan_text(tmp_path, f"import tensorflow as tf\ndef f(x, m, options):\n    return {call}\n", "tensorflow=2.3")
+    assert [(f.level, f.depends_on) for f in found] == expected
+    if expected and expected[0][1]:
+        assert "depending on method" in found[0].answer
 
 
 # --- versions -------------------------------------------------------------------------------------
