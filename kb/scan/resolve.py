@@ -106,20 +106,67 @@ class _Visitor(ast.NodeVisitor):
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
-        self.conditions: list[str] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
+        self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
 
-    def visit_If(self, node: ast.If) -> None:
-        test = _text(node.test)
-        main = test.replace("'", '"') in ('__name__ == "__main__"', '"__main__" == __name__')
-        if not main:
-            self.conditions.append(test)
-        self.generic_visit(node)
-        if not main:
-            self.conditions.pop()
+        self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+
+    # --- statements: walked here, so that expressions without a hit are never visited -----
+    def _hit(self, node: ast.AST) -> bool:
+        if self.hits is None:
+            return True
+        first = node.lineno
+        return any(line in self.hits for line in range(first, (node.end_lineno or first) + 1))
+
+    def statements(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                self._decorated(node)
+                self.typed.append({})
+                self.statements(node.body)
+                self.typed.pop()
+            elif kind is ast.If:
+                if self._hit(node.test):
+                    self.visit(node.test)
+                main = _is_main(node.test)
+                if not main:
+                    self.conditions.append(node.test)
+                self.statements(node.body)
+                self.statements(node.orelse)
+                if not main:
+                    self.conditions.pop()
+            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                header = node.test if kind is ast.While else node.iter
+                if self._hit(header):
+                    self.visit(header)
+                self.statements(node.body)
+                self.statements(node.orelse)
+            elif kind in (ast.With, ast.AsyncWith):
+                for item in node.items:
+                    if self._hit(item.context_expr):
+                        self.visit(item.context_expr)
+                self.statements(node.body)
+            elif kind in _TRY:
+                self.statements(node.body)
+                for handler in node.handlers:
+                    self.statements(handler.body)
+                self.statements(node.orelse)
+                self.statements(node.finalbody)
+            elif kind is ast.Match:
+                if self._hit(node.subject):
+                    self.visit(node.subject)
+                for case in node.cases:
+                    self.statements(case.body)
+            elif self._hit(node):
+                self.visit(node)
+            elif kind is ast.Assign:  # a name rebound to something else is no longer a known tensor
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.typed[-1].pop(target.id, None)
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
         self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, _text(node),
-                                     self.conditions[-1] if self.conditions else None))
+                                     _text(self.conditions[-1]) if self.conditions else None))
 
     # --- names -----------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -158,19 +205,23 @@ class _Visitor(ast.NodeVisitor):
         return None
 
     # --- scopes ------------------------------------------------------------------------
-    def _scoped(self, node: ast.AST) -> None:
-        for decorator in getattr(node, "decorator_list", ()):
+    def _decorated(self, node: ast.AST) -> None:
+        for decorator in node.decorator_list:
+            if not self._hit(decorator):
+                continue
             # @jax.jit is jax.jit(f): a call of the decorator's name with no other arguments
             name = self.dotted(decorator)
             if name in self.wanted:
                 self.calls.append(Call(name, decorator.lineno, decorator.col_offset + 1,
                                        decorator.end_lineno or decorator.lineno, "@" + _text(decorator, 40),
                                        (), (), False, True, False))
+            else:
+                self.visit(decorator)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
         self.typed.append({})
         self.generic_visit(node)
         self.typed.pop()
-
-    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scoped
 
     # --- assignments: types, attribute switches, environment ---------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
@@ -300,23 +351,83 @@ def _strings(node: ast.AST) -> str | None:
     return " ".join(parts) if parts else None
 
 
-def aliases_of(tree: ast.AST) -> dict[str, str]:
-    """Local name -> canonical dotted name, from every import in the module."""
+def _is_main(test: ast.expr) -> bool:
+    """`if __name__ == "__main__":` is how a script runs, not a condition on its switches."""
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and {ast.dump(test.left), ast.dump(test.comparators[0])} == {ast.dump(ast.Name("__name__", ast.Load())),
+                                                                          ast.dump(ast.Constant("__main__"))})
+
+
+_METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = {}
+
+
+def _method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) -> tuple[str, ...]:
+    key = (id(methods), owners)
+    found = _METHOD_NAMES.get(key)
+    if found is None:
+        found = _METHOD_NAMES[key] = tuple(m for m, ops in methods.items() if any(op.split(".")[0] in owners for op in ops))
+    return found
+
+
+def aliases_of(tree: ast.Module) -> dict[str, str]:
+    """Local name -> canonical dotted name, from every import statement in the module
+    (statements only: an import is never inside an expression)."""
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Import:
             for alias in node.names:
                 if alias.asname:
                     found[alias.asname] = canonical(alias.name)
-                else:
+                else:  # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
                     top = alias.name.split(".")[0]
                     found[top] = canonical(top)
-                    # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if alias.name != "*":
-                    found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+        elif kind is ast.ImportFrom:
+            if node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+        elif kind in _COMPOUND:
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, field, ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+            for case in getattr(node, "cases", ()):
+                stack.extend(case.body)
     return found
+
+
+_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+             ast.With, ast.AsyncWith, ast.Match, *_TRY)
+# Words in a file that can make a line interesting besides its import aliases and method names.
+_ENV_WORDS = ("environ", "putenv")
+# Substrings without which a file cannot call a framework or set its switches: not parsed.
+_MARKERS = ("torch", "tensorflow", "jax", "horovod", "environ", "putenv")
+
+
+def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...]) -> frozenset[int]:
+    """Lines that mention an imported name, a matched method (`.index_add_`, `.at`) or the
+    environment: the only places a finding or a switch can start (found at C speed by re)."""
+    words = [re.escape(a) for a in aliases] + list(_ENV_WORDS)
+    parts = []
+    if words:
+        parts.append(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
+    if methods:
+        parts.append(r"\.\s*(?:" + "|".join(re.escape(m) for m in sorted(methods, key=len, reverse=True)) + r")\b")
+    if not parts:
+        return frozenset()
+    pattern = re.compile("|".join(parts))
+    starts = [0]
+    position = text.find("\n")
+    while position != -1:
+        starts.append(position + 1)
+        position = text.find("\n", position + 1)
+    from bisect import bisect_right
+
+    return frozenset(bisect_right(starts, m.start()) for m in pattern.finditer(text))
 
 
 _SUPPRESS = re.compile(r"#\s*kb:\s*ignore(?:\[([^\]]*)\])?")
@@ -341,10 +452,14 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             watched: frozenset[str]) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text."""
+    if not any(marker in text for marker in _MARKERS):
+        compile(text, filename, "exec", ast.PyCF_ONLY_AST)  # still report a file that does not parse
+        return Module((), (), ())
     tree = ast.parse(text, filename=filename)
     aliases = aliases_of(tree)
-    owners = {v.split(".")[0] for v in aliases.values()} & set(METHOD_OWNERS)
-    visitor = _Visitor(aliases, wanted, methods, owners, watched)
-    visitor.visit(tree)
+    owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
+    visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
+    visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
+    visitor.statements(tree.body)
     frameworks = tuple(sorted({v.split(".")[0] for v in aliases.values()}))
     return Module(tuple(visitor.calls), tuple(visitor.settings), frameworks)
