@@ -493,3 +493,28 @@ def test_never_imports_the_users_code_or_the_frameworks(tmp_path):
     *_, last = done.stdout.strip().splitlines()
     assert json.loads(last) == []
     assert '"torch.bincount"' in done.stdout
+
+
+# --- docs and integrations --------------------------------------------------------------------
+
+def test_docs_page_shows_a_fresh_run():
+    """docs/scan.md's example is the output of scripts/scan_doc.py's command, run now."""
+    done = subprocess.run([sys.executable, "scripts/scan_doc.py", "--check"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    page = (ROOT / "docs/scan.md").read_text()
+    assert "$ kb scan dcgan/main.py --versions torch=2.11\ndcgan/main.py:51:1: cudnn.benchmark = True [torch.cudnn-benchmark]" in page
+    from kb.site import pages
+
+    assert "scan.md" in pages.HAND_WRITTEN
+    assert {"Code scanner (scan)": "guide/scan.md"} in pages.nav(index())[-1]["Reference"]
+
+
+def test_pre_commit_hook_definition():
+    import yaml
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "kb-scan" and hook["entry"] == "kb scan" and hook["language"] == "python"
+    assert set(hook["types_or"]) == {"python", "jupyter"}
+    assert "id: kb-scan" in (ROOT / "docs/scan.md").read_text()
+    assert "kb = \"kb.cli:main\"" in (ROOT / "pyproject.toml").read_text()  # the entry's console script

@@ -42,7 +42,7 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
                 info = solutions.get(code, {})
                 out.append(f"  {n}. {code}: {info.get('title', code)}")
                 for snippet_line in (info.get("snippet") or "").splitlines():
-                    out.append(f"       {snippet_line}")
+                    out.append(f"       {snippet_line}".rstrip())
         if r.unsolved:
             out.append(f"no known solution in {r.framework} {r.version} for: {', '.join(r.unsolved)}")
         if r.raising:
