@@ -11,6 +11,7 @@ the receiver was visibly made by the framework (`x = torch.zeros(3)`), else *pos
 from __future__ import annotations
 
 import ast
+import math
 import re
 from typing import NamedTuple
 
@@ -85,6 +86,8 @@ def literal(node: ast.AST) -> object:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return Unknown(_text(node))
+    if isinstance(value, float) and not math.isfinite(value):
+        return Unknown(_text(node))  # nan and inf have no JSON form
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return Unknown(_text(node))

@@ -3,6 +3,7 @@ applied fixes -> versions -> findings -> suppression -> recipe."""
 
 from __future__ import annotations
 
+import ast
 import os
 from typing import NamedTuple
 
@@ -67,31 +68,40 @@ def _one(path: str) -> tuple:
         return path, (), None, [FileError(path, 1, 1, str(exc))], {}
     errors: list[FileError] = []
     text = unit.text
-    for _ in range(len(unit.cells) + 1):
+    for attempt in range(2):
         try:
             module = resolve.analyse(text, path, wanted, methods, switches.WATCHED)
         except SyntaxError as exc:
-            cell, line = unit.place(exc.lineno or 1)
-            where = f"cell {cell}: " if cell is not None else ""
-            errors.append(FileError(path, line, exc.offset or 1, f"{where}cannot parse: {exc.msg}"))
-            if cell is None:
+            if attempt or not unit.cells:
+                cell, line = unit.place(exc.lineno or 1)
+                where = f"cell {cell}: " if cell is not None else ""
+                errors.append(FileError(path, line, exc.offset or 1, f"{where}cannot parse: {exc.msg}"))
                 return path, unit.cells, None, errors, {}
-            text = _blank_cell(text, unit, cell)
+            text, errors = _without_bad_cells(text, unit, path)
             continue
         except (RecursionError, MemoryError, ValueError) as exc:
             return path, unit.cells, None, [*errors, FileError(path, 1, 1, f"cannot parse: {type(exc).__name__}")], {}
         return path, unit.cells, module, errors, resolve.suppressions(text)
-    return path, unit.cells, None, errors, {}
+    return path, unit.cells, None, errors, {}  # pragma: no cover - the loop always returns
 
 
-def _blank_cell(text: str, unit: sources.Unit, cell: int) -> str:
+def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, list[FileError]]:
+    """The notebook's text with every cell that does not parse on its own blanked, and an
+    error for each (one parse per cell, so a notebook of many bad cells stays linear)."""
     lines = text.split("\n")
-    starts = [first for first, _ in unit.cells] + [len(lines) + 1]
-    numbers = [number for _, number in unit.cells]
-    k = numbers.index(cell)
-    for i in range(starts[k] - 1, min(starts[k + 1] - 1, len(lines))):
-        lines[i] = ""
-    return "\n".join(lines)
+    bounds = [first for first, _ in unit.cells] + [len(lines) + 1]
+    errors = []
+    for k, (first, number) in enumerate(unit.cells):
+        cell_lines = lines[first - 1: bounds[k + 1] - 1]
+        try:
+            compile("\n".join(cell_lines), path, "exec", ast.PyCF_ONLY_AST)
+        except SyntaxError as exc:
+            errors.append(FileError(path, exc.lineno or 1, exc.offset or 1, f"cell {number}: cannot parse: {exc.msg}"))
+            lines[first - 1: bounds[k + 1] - 1] = [""] * len(cell_lines)
+        except (RecursionError, MemoryError, ValueError) as exc:
+            errors.append(FileError(path, 1, 1, f"cell {number}: cannot parse: {type(exc).__name__}"))
+            lines[first - 1: bounds[k + 1] - 1] = [""] * len(cell_lines)
+    return "\n".join(lines), errors
 
 
 def analyse_all(files: list[str], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
