@@ -81,13 +81,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return _error(str(exc))
     idx = index()
     if args.format == "json":
-        from kb.scan.report_json import document
+        from kb.scan.report_json import document, dumps
 
-        print(json.dumps(document(report), indent=2))
+        print(dumps(document(report)))
     elif args.format == "sarif":
         from kb.scan.report_sarif import document
 
-        print(json.dumps(document(report, idx["sources"], os.getcwd(), args.site_url), indent=2))
+        print(json.dumps(document(report, idx["sources"], os.getcwd(), args.site_url), ensure_ascii=False))
     else:
         from kb.scan.report_text import render
 

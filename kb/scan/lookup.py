@@ -67,8 +67,18 @@ def _supports_call() -> bool:
 CALLS_SUPPORTED = _supports_call()
 
 
+_PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+
 def parameters(op: str, framework: str) -> tuple[str, ...] | None:
-    """The op's parameter names in order (None: not known to this KB version)."""
+    """The op's parameter names in order (None: not known to this KB version); memoized."""
+    key = (op, framework)
+    if key not in _PARAMETERS:
+        _PARAMETERS[key] = _parameters(op, framework)
+    return _PARAMETERS[key]
+
+
+def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
     fetch = getattr(kb, "parameters", None)
     if fetch is None:
         return None
