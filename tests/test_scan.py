@@ -98,37 +98,40 @@ def _root(monkeypatch):
     monkeypatch.chdir(ROOT)
 
 
+def _three_formats(capsys, paths: list[str], expected: dict[str, list]) -> None:
+    """The same findings, in the same order, in JSON, text and SARIF."""
+    code, out, _ = run_cli(capsys, *paths, "--versions", VERSIONS, "--format", "json")
+    got: dict[str, list] = {}
+    for f in json.loads(out)["findings"]:
+        got.setdefault(f["path"], []).append(_key(f))
+    assert got == expected
+    assert code == (1 if expected else 0)
+    flat = [(path, *item) for path, items in expected.items() for item in items]
+    _, text, _ = run_cli(capsys, *paths, "--versions", VERSIONS)
+    lines = [ln for ln in text.splitlines() if any(ln.startswith(p) for p in expected)]
+    assert len(lines) == len(flat)
+    for line, (path, where, record, level) in zip(lines, flat):
+        loc = f"{path}:{where}:" if isinstance(where, int) else f"{path}#cell{where[0]}:{where[1]}:"
+        assert line.startswith(loc) and f"[{record}]: {level}: " in line
+    _, sarif, _ = run_cli(capsys, *paths, "--versions", VERSIONS, "--format", "sarif")
+    results = json.loads(sarif)["runs"][0]["results"]
+    level = {"raises": "error", "nondeterministic": "warning", "possible": "note"}
+    assert [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], r["ruleId"],
+             r["locations"][0]["physicalLocation"]["region"]["startLine"], r["level"]) for r in results] == [
+        (path, record, where if isinstance(where, int) else where[1], level[lv]) for path, where, record, lv in flat]
+
+
 @pytest.mark.parametrize("rel", sorted(EXPECTED))
 def test_fixture_findings_in_all_three_formats(capsys, rel):
     path = f"tests/fixtures/scan/{rel}"
-    code, out, _ = run_cli(capsys, path, "--versions", VERSIONS, "--format", "json")
-    doc = json.loads(out)
-    assert [_key(f) for f in doc["findings"]] == EXPECTED[rel]
-    assert code == 1
-    # text: one line per finding, same order
-    _, text, _ = run_cli(capsys, path, "--versions", VERSIONS)
-    lines = [ln for ln in text.splitlines() if ln.startswith(path)]
-    assert len(lines) == len(EXPECTED[rel])
-    for line, (where, record, level) in zip(lines, EXPECTED[rel]):
-        loc = f"{path}:{where}:" if isinstance(where, int) else f"{path}#cell{where[0]}:{where[1]}:"
-        assert line.startswith(loc) and f"[{record}]: {level}: " in line
-    # SARIF: one result per finding with the same rule and line
-    _, sarif, _ = run_cli(capsys, path, "--versions", VERSIONS, "--format", "sarif")
-    results = json.loads(sarif)["runs"][0]["results"]
-    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in results] == [
-        (record, where if isinstance(where, int) else where[1]) for where, record, _ in EXPECTED[rel]]
+    _three_formats(capsys, [path], {path: EXPECTED[rel]})
 
 
-def test_examples_folder(capsys):
-    code, out, _ = run_cli(capsys, "examples", "--versions", VERSIONS, "--format", "json")
-    doc = json.loads(out)
-    got: dict[str, list] = {}
-    for f in doc["findings"]:
-        got.setdefault(f["path"], []).append(_key(f))
-    assert got == EXPECTED_EXAMPLES
-    conditional = [a for a in doc["applied"] if a["code"] == "PT_DET"]
+def test_examples_folder_in_all_three_formats(capsys):
+    _three_formats(capsys, ["examples"], EXPECTED_EXAMPLES)
+    _, out, _ = run_cli(capsys, "examples", "--versions", VERSIONS, "--format", "json")
+    conditional = [a for a in json.loads(out)["applied"] if a["code"] == "PT_DET"]
     assert conditional and conditional[0]["condition"] == "os.environ.get('DETERMINISTIC') == '1'"
-    assert code == 1
 
 
 def test_sarif_validates_against_the_official_schema(capsys):

@@ -80,7 +80,8 @@ def _one(path: str) -> tuple:
             text, errors = _without_bad_cells(text, unit, path)
             continue
         except (RecursionError, MemoryError, ValueError) as exc:
-            return path, unit.cells, None, [*errors, FileError(path, 1, 1, f"cannot parse: {type(exc).__name__}")], {}
+            message = f"cannot parse: too deeply nested or too large ({type(exc).__name__})"
+            return path, unit.cells, None, [*errors, FileError(path, 1, 1, message)], {}
         return path, unit.cells, module, errors, resolve.suppressions(text)
     return path, unit.cells, None, errors, {}  # pragma: no cover - the loop always returns
 
