@@ -131,7 +131,7 @@ def test_examples_folder_in_all_three_formats(capsys):
     _three_formats(capsys, ["examples"], EXPECTED_EXAMPLES)
     _, out, _ = run_cli(capsys, "examples", "--versions", VERSIONS, "--format", "json")
     conditional = [a for a in json.loads(out)["applied"] if a["code"] == "PT_DET"]
-    assert conditional and conditional[0]["condition"] == "os.environ.get('DETERMINISTIC') == '1'"
+    assert conditional and conditional[0]["condition"] == 'os.environ.get("DETERMINISTIC") == "1"'
 
 
 def test_sarif_validates_against_the_official_schema(capsys):

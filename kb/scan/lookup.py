@@ -138,7 +138,7 @@ def _keys(obj: object) -> set[str]:
     return found
 
 
-def _query(op: str, version: str, framework: str, device: str, call: dict | None):
+def _query(op: str, version: str, framework: str, device: str, call: dict | None) -> kb.Status:
     if CALLS_SUPPORTED:
         try:
             return kb.status(op, version, framework=framework, device=device, call=call)
@@ -176,8 +176,12 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
     return out
 
 
-def _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where, conditions,
-              conditional):
+def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str,
+              source: kb.SourceStatus, applies: bool | None, depends: set[str], facts: dict, unknown: dict[str, str],
+              applied: frozenset[str], where: dict[str, str], conditions: tuple[str, ...],
+              conditional: frozenset[str]) -> Finding | None:
+    """One source's finding for one call, or None when it is deterministic there or a fix
+    the code applies covers it."""
     line_in_cell = cell[1] if cell[0] is not None else call.line
     base = dict(path=path, line=line_in_cell, col=call.col, cell=cell[0], op=call.op, text=call.text, record=source.id,
                 title=source.title, framework=framework, version=version, facts=dict(facts), conditions=conditions)

@@ -80,17 +80,35 @@ def canonical(dotted: str) -> str:
     return dotted
 
 
-def literal(node: ast.AST) -> object:
-    """A plain scalar literal's value, or Unknown carrying the expression's text."""
+_NOT_LITERAL = object()
+
+
+def literal(node: ast.AST, text: bool = True) -> object:
+    """A plain scalar literal's value, or Unknown carrying the expression's text
+    (with text=False, the _NOT_LITERAL marker instead: the caller finds the text)."""
+    value = _literal(node)
+    if value is _NOT_LITERAL and text:
+        return Unknown(_text(node))
+    return value
+
+
+def _literal(node: ast.AST) -> object:
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
+            return value
+        return _NOT_LITERAL
+    if not isinstance(node, (ast.UnaryOp, ast.BinOp)):  # a name, call, attribute, tuple...: not a scalar literal
+        return _NOT_LITERAL
     try:
         value = ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return Unknown(_text(node))
+        return _NOT_LITERAL
     if isinstance(value, float) and not math.isfinite(value):
-        return Unknown(_text(node))  # nan and inf have no JSON form
+        return _NOT_LITERAL  # nan and inf have no JSON form
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    return Unknown(_text(node))
+    return _NOT_LITERAL
 
 
 def _text(node: ast.AST, limit: int = 60) -> str:
@@ -106,6 +124,7 @@ class _Visitor(ast.NodeVisitor):
                  owners: set[str], watched: frozenset[str]) -> None:
         self.aliases, self.wanted, self.methods, self.owners = aliases, wanted, methods, owners
         self.watched = watched
+        self.lines: list[str] = []  # the module's source lines, for the text of nodes
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
@@ -168,8 +187,8 @@ class _Visitor(ast.NodeVisitor):
                         self.typed[-1].pop(target.id, None)
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
-        self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, _text(node),
-                                     _text(self.conditions[-1]) if self.conditions else None))
+        self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, self.text(node),
+                                     self.text(self.conditions[-1]) if self.conditions else None))
 
     # --- names -----------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -216,10 +235,31 @@ class _Visitor(ast.NodeVisitor):
             name = self.dotted(decorator)
             if name in self.wanted:
                 self.calls.append(Call(name, decorator.lineno, decorator.col_offset + 1,
-                                       decorator.end_lineno or decorator.lineno, "@" + _text(decorator, 40),
+                                       decorator.end_lineno or decorator.lineno, "@" + self.text(decorator, 40),
                                        (), (), False, True, False))
             else:
                 self.visit(decorator)
+
+    def text(self, node: ast.AST, limit: int = 60) -> str:
+        """The node's source text (sliced from the line: ast.unparse costs more than the parse)."""
+        line_no, end_no = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if line_no is not None and line_no == end_no and line_no <= len(self.lines):
+            line = self.lines[line_no - 1]
+            if line.isascii():
+                piece = line[node.col_offset:node.end_col_offset]
+            else:  # offsets count UTF-8 bytes
+                piece = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+            return piece if len(piece) <= limit else piece[: limit - 3] + "..."
+        return _text(node, limit)
+
+    def literal(self, node: ast.AST) -> object:
+        value = literal(node, text=False)
+        return Unknown(self.text(node)) if value is _NOT_LITERAL else value
+
+    def _leaf(self, node: ast.AST) -> None:
+        """Names and constants hold no call: not walked (NodeVisitor's default would)."""
+
+    visit_Name = visit_Constant = _leaf
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.typed.append({})
@@ -258,17 +298,17 @@ class _Visitor(ast.NodeVisitor):
         if isinstance(target, ast.Attribute):
             name = self.dotted(target)
             if name in self.wanted:  # torch.backends.cudnn.benchmark = True is a KB "op" too
-                value_seen = literal(value)
+                value_seen = self.literal(value)
                 if value_seen not in (False, None, 0):
                     self.calls.append(Call(name, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                                           _text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
+                                           self.text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
             if name in self.watched:
-                self.setting("attr", name, literal(value), (), node)
+                self.setting("attr", name, self.literal(value), (), node)
 
     def _environ_key(self, target: ast.AST) -> str | None:
         """'XLA_FLAGS' for os.environ['XLA_FLAGS'] (however os is imported)."""
         if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
-            key = literal(target.slice)
+            key = self.literal(target.slice)
             return key if isinstance(key, str) else None
         return None
 
@@ -288,8 +328,8 @@ class _Visitor(ast.NodeVisitor):
             if name not in self.watched:
                 return
             # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
-            self.setting("call", name, literal(node.args[0]) if node.args else None,
-                         tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg), node)
+            self.setting("call", name, self.literal(node.args[0]) if node.args else None,
+                         tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg), node)
             return
         if isinstance(func, ast.Attribute):
             self._method(func, node)
@@ -317,7 +357,7 @@ class _Visitor(ast.NodeVisitor):
     def _environ_call(self, name: str, node: ast.Call) -> None:
         """os.environ.setdefault / .update, os.putenv: environment set in code."""
         if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
-            key = literal(node.args[0])
+            key = self.literal(node.args[0])
             if isinstance(key, str):
                 self._env(key, node.args[1], node)
         elif name == "os.environ.update":
@@ -326,7 +366,7 @@ class _Visitor(ast.NodeVisitor):
                     self._env(k.arg, k.value, node)
             if node.args and isinstance(node.args[0], ast.Dict):
                 for key_node, value in zip(node.args[0].keys, node.args[0].values):
-                    key = literal(key_node) if key_node is not None else None
+                    key = self.literal(key_node) if key_node is not None else None
                     if isinstance(key, str):
                         self._env(key, value, node)
 
@@ -336,10 +376,10 @@ class _Visitor(ast.NodeVisitor):
         for a in node.args:
             if isinstance(a, ast.Starred):
                 break
-            args.append(literal(a))
-        kwargs = tuple((k.arg, literal(k.value)) for k in node.keywords if k.arg)
+            args.append(self.literal(a))
+        kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                               _text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method))
+                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method))
 
 
 def _strings(node: ast.AST) -> str | None:
@@ -356,9 +396,12 @@ def _strings(node: ast.AST) -> str | None:
 
 def _is_main(test: ast.expr) -> bool:
     """`if __name__ == "__main__":` is how a script runs, not a condition on its switches."""
-    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-            and {ast.dump(test.left), ast.dump(test.comparators[0])} == {ast.dump(ast.Name("__name__", ast.Load())),
-                                                                          ast.dump(ast.Constant("__main__"))})
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    names = [n.id for n in sides if isinstance(n, ast.Name)]
+    constants = [n.value for n in sides if isinstance(n, ast.Constant)]
+    return names == ["__name__"] and constants == ["__main__"]
 
 
 _METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = {}
@@ -423,14 +466,14 @@ def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...]) -> f
     if not parts:
         return frozenset()
     pattern = re.compile("|".join(parts))
-    starts = [0]
-    position = text.find("\n")
-    while position != -1:
-        starts.append(position + 1)
-        position = text.find("\n", position + 1)
-    from bisect import bisect_right
-
-    return frozenset(bisect_right(starts, m.start()) for m in pattern.finditer(text))
+    lines: set[int] = set()
+    line, last = 1, 0
+    for match in pattern.finditer(text):
+        start = match.start()
+        line += text.count("\n", last, start)
+        last = start
+        lines.add(line)
+    return frozenset(lines)
 
 
 _SUPPRESS = re.compile(r"#\s*kb:\s*ignore(?:\[([^\]]*)\])?")
@@ -462,6 +505,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     aliases = aliases_of(tree)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
+    visitor.lines = text.split("\n")
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
     frameworks = tuple(sorted({v.split(".")[0] for v in aliases.values()}))
