@@ -149,26 +149,48 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
     return kb.status(op, version, framework=framework, device=device)
 
 
+_CANDIDATES: dict[tuple, list] = {}
+
+
+def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
+                named_unknown: frozenset[str]) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
+    """(source, applies, what it depends on) for every record that may apply to this call;
+    the same for every call of the op with the same literal facts (memoized by the caller)."""
+    known = _query(op, version, framework, device, facts if CALLS_SUPPORTED else None)
+    pairs = [(s, True) for s in known.sources]
+    if CALLS_SUPPORTED and named_unknown:
+        ids = {s.id for s in known.sources}
+        loose = _query(op, version, framework, device, None)
+        pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown]
+    out = []
+    for source, applies_known in pairs:
+        mentioned = _keys(getattr(source, "when", None)) & named_unknown
+        depends = set(getattr(source, "depends_on", None) or ()) | mentioned
+        applies = getattr(source, "applies", True) if applies_known else None
+        out.append((source, applies, depends))
+    return out
+
+
 def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
              applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
              conditional: frozenset[str] = frozenset()) -> list[Finding]:
     """The findings of one call: one per source record that applies and is not covered."""
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     facts, unknown = facts_of(call, params)
-    known = _query(call.op, version, framework, device, facts if CALLS_SUPPORTED else None)
-    candidates = [(s, True) for s in known.sources]
-    named_unknown = {k for k in unknown if not k.startswith("argument ")}
-    if CALLS_SUPPORTED and named_unknown:
-        ids = {s.id for s in known.sources}
-        loose = _query(call.op, version, framework, device, None)
-        candidates += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown]
+    named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
+    try:
+        typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
+        memo = (call.op, version, framework, device, typed, named_unknown)
+        hash(memo)
+    except TypeError:  # pragma: no cover - facts are scalars
+        memo = None
+    candidates = _CANDIDATES.get(memo) if memo is not None else None
+    if candidates is None:
+        candidates = _candidates(call.op, version, framework, device, facts, named_unknown)
+        if memo is not None and len(_CANDIDATES) < 65536:
+            _CANDIDATES[memo] = candidates
     out = []
-    for source, applies_known in candidates:
-        mentioned = _keys(getattr(source, "when", None)) & named_unknown
-        depends = set(getattr(source, "depends_on", None) or ()) | mentioned
-        applies = getattr(source, "applies", True)
-        if not applies_known:
-            applies = None
+    for source, applies, depends in candidates:
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
                             record_conditions.get(source.id, ()), conditional)
         if finding is not None:
