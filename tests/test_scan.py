@@ -264,6 +264,30 @@ def test_notebook_cells_magics_and_a_bad_cell(capsys, tmp_path):
     assert "invalid JSON at line 1" in json.loads(out)["errors"][0]["message"]
 
 
+def test_discovery_skips_environments_and_excluded_paths(tmp_path):
+    from kb.scan import sources
+
+    for rel in ("a.py", "nb.ipynb", ".venv/lib/x.py", "node_modules/y.py", ".hidden/z.py", "gen/big_pb2.py", "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    found = sources.discover([str(tmp_path)], ("*_pb2.py",))
+    assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == ["a.py", "nb.ipynb"]
+    with pytest.raises(FileNotFoundError):
+        sources.discover([str(tmp_path / "nope")])
+
+
+def test_many_files_use_worker_processes(tmp_path):
+    """Over PARALLEL_FROM files go to 2 workers; the answer is the same as in one process."""
+    from kb.scan import run as scan_run
+
+    for n in range(scan_run.PARALLEL_FROM + 6):
+        (tmp_path / f"m{n}.py").write_text(f"import torch\nx = {n}\ntorch.bincount(x)\n")
+    given = pins.parse_versions("torch=2.11")
+    one = scan([str(tmp_path)], given=given, jobs=1)
+    two = scan([str(tmp_path)], given=given, jobs=2)
+    assert one.findings == two.findings and len(one.findings) == scan_run.PARALLEL_FROM + 6
+
+
 def test_unparseable_file_is_reported_not_fatal(capsys, tmp_path):
     (tmp_path / "a.py").write_text("import torch\ntorch.bincount(x)\n")
     (tmp_path / "b.py").write_text("def (:\n")

@@ -115,8 +115,14 @@ def analyse_all(files: list[str], wanted: frozenset[str], methods: dict, jobs: i
 
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(shared,)) as pool:
-        return list(pool.map(_one, files, chunksize=max(1, len(files) // (jobs * 4))))
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(shared,)) as pool:
+            return list(pool.map(_one, files, chunksize=max(1, len(files) // (jobs * 4))))
+    except (BrokenProcessPool, OSError):  # a worker died (out of memory) or none could start: go on in this process
+        _init(shared)
+        return [_one(f) for f in files]
 
 
 def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
