@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from kb.root import root_of
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -37,18 +38,6 @@ examples:
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
-
-
-def _root(args: argparse.Namespace) -> Path:
-    """--root, else the nearest folder holding data/ from the current one up (as git finds .git),
-    so `kb validate` works from inside data/sources/tensorflow/ too."""
-    if args.root is not None:
-        return Path(args.root).resolve()
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "data").is_dir():
-            return folder
-    return here
 
 
 def _console():
@@ -190,7 +179,7 @@ def _print_findings(findings, as_json: bool) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from kb.lint import errors, run
 
-    catalog, findings = run(_root(args))
+    catalog, findings = run(root_of(args))
     _print_findings(findings, args.json)
     failing = findings if args.strict else errors(findings)
     if not failing and not args.json:
@@ -208,7 +197,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from kb.lint.canonical import expected_texts
     from kb.yamlio import has_comments
 
-    catalog, findings = run(_root(args))
+    catalog, findings = run(root_of(args))
     blocked = {f.path for f in findings if f.code in ("KB001", "KB002")}
     changed = refused = 0
     for path, text in expected_texts(catalog).items():
@@ -234,10 +223,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from kb.atomic import write_atomic
-    from kb.compile import generated_files
+    from kb.generated import generated_files
     from kb.lint import errors, run
 
-    catalog, findings = run(_root(args))
+    catalog, findings = run(root_of(args))
     findings = errors(findings)
     if findings:
         _print_findings(findings, False)
@@ -268,9 +257,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     from kb.atomic import write_atomic
-    from kb.compile import schema_texts
+    from kb.generated import schema_texts
 
-    out = _root(args) / "schema"
+    out = root_of(args) / "schema"
     for name, text in schema_texts().items():
         write_atomic(out / name, text)
         print(f"wrote schema/{name}")
@@ -360,8 +349,8 @@ def main(argv: list[str] | None = None) -> int:
         parser().print_help()
         return EXIT_USAGE
     needs_data = getattr(args, "needs_data", True) and args.func is not cmd_status
-    if needs_data and not (_root(args) / "data").is_dir():
-        return _error(f"no data/ folder under {_root(args)}; run from the project root or pass --root")
+    if needs_data and not (root_of(args) / "data").is_dir():
+        return _error(f"no data/ folder under {root_of(args)}; run from the project root or pass --root")
     try:
         return args.func(args)
     except KeyboardInterrupt:
