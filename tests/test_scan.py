@@ -207,6 +207,12 @@ def test_aliases():
     ]
 
 
+def test_an_alias_that_shadows_another_library():
+    """`import jax.numpy as np` makes np.dot JAX's, whatever the name usually means."""
+    assert _ops("import jax.numpy as np\nnp.dot(a, b)\n") == [(2, "jax.numpy.dot", True)]
+    assert _ops("import numpy as np\nnp.dot(a, b)\n") == []
+
+
 def test_methods_possible_unless_the_receiver_is_visibly_a_tensor():
     assert _ops("""\
         import torch
