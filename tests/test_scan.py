@@ -16,6 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kb.cli import main
 from kb.query import index
@@ -235,6 +237,33 @@ def test_jax_at_and_decorators():
         def f(x, i):
             return x.at[i].add(1.0)
         """) == [(3, "jax.jit", True), (5, "jax.Array.at", False), (5, "jax.numpy.ndarray.at", False)]
+
+
+FRAGMENTS = [
+    "import torch", "import torch.nn.functional as F", "from torch import nn", "import tensorflow as tf", "import os",
+    "import jax.numpy as jnp", "from jax import jit", "F.interpolate(x, mode='bilinear')", "x.index_add_(0, i, v)",
+    "torch.use_deterministic_algorithms(True)", "os.environ['XLA_FLAGS'] = f'{a} --xla_gpu_deterministic_ops=true'",
+    "os.environ.update({'A': 1, **b})", "os.environ.update(dict(a=1))", "os.putenv(k, v)", "@jit", "@torch.no_grad()",
+    "def f(*a, **k):", "class M(nn.Module):", "if __name__ == '__main__':", "if flag:", "else:", "try:", "except E:",
+    "with torch.no_grad():", "for i in range(3):", "lambda q: q.scatter_add_(0, i, v)", "y = torch.zeros(3).cuda()",
+    "y.put_(i, v, accumulate=True)", "nn.Embedding(*shape, **kw)", "x.at[i].add(1.0)", "torch.bincount(x, -1e999)",
+    "tf.keras.layers.Dense(units=float('nan'))", "match x:", "case 1:", "pass", "return F.nll_loss(a, b, reduction=r)",
+    "torch.backends.cudnn.benchmark = flag", "a = b = torch.tensor([1]); a.index_put_((i,), v)",
+]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(FRAGMENTS), st.integers(0, 3)), max_size=14))
+def test_analysis_never_fails_on_odd_code(lines):
+    """Any mix of the constructs the scanner reads: a module, or a SyntaxError; nothing else."""
+    text = "\n".join("    " * indent + fragment for fragment, indent in lines) + "\n"
+    try:
+        module = resolve.analyse(text, "t.py", WANTED, METHODS, switches.WATCHED)
+    except SyntaxError:
+        return
+    json.dumps([c._asdict() for c in module.calls], default=repr)
+    for call in module.calls:
+        assert call.op in WANTED and call.line >= 1 and call.col >= 1
 
 
 def test_literal_and_non_literal_arguments():

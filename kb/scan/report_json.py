@@ -34,6 +34,8 @@ def document(report: Report) -> dict:
         "versions": {fw: {"version": p.version, "from": p.origin} for fw, p in report.pins.items()},
         "applied": [{"code": a.code, "path": a.path, "line": a.line, "text": a.text, "condition": a.condition}
                     for a in report.applied.values()],
+        "summary": {level: sum(1 for f in report.findings if f.level == level)
+                    for level in ("raises", "nondeterministic", "possible")},
         "findings": [f.to_dict() for f in report.findings],
         "errors": [e._asdict() for e in report.errors],
         "suppressed": report.suppressed,
