@@ -3,13 +3,17 @@
 INDEX = {'format': 1,
  'prefixes': {'cublas': ('cublas.',),
               'cudnn': ('cudnn.',),
+              'flash-attn': ('flash_attn.', 'flash_attn_interface.'),
               'horovod': ('hvd.', 'horovod.'),
               'jax': ('jax.',),
+              'megatron-core': ('megatron.',),
               'nccl': ('nccl.',),
               'numpy': ('np.', 'numpy.'),
               'python': ('random.', 'os.', 'python.'),
               'pytorch': ('torch.',),
+              'sglang': ('sglang.',),
               'tensorflow': ('tf.', 'tfa.'),
+              'transformer-engine': ('transformer_engine.',),
               'vllm': ('vllm.',)},
  'solutions': {'TCD': {'title': 'TF_CUDNN_DETERMINISTIC',
                        'kind': 'env',
@@ -226,6 +230,37 @@ INDEX = {'format': 1,
                              'phase': 40,
                              'preference': 20,
                              'implies': ()},
+               'PT_INDUCTOR_DET': {'title': 'TORCHINDUCTOR_DETERMINISTIC=1 (Inductor deterministic mode)',
+                                   'kind': 'env',
+                                   'how': 'PyTorch 2.10+: set TORCHINDUCTOR_DETERMINISTIC=1 before importing '
+                                          'torch (or torch._inductor.config.deterministic = True before '
+                                          'compiling). torch.compile then skips the on-device benchmarking '
+                                          'that changes numerics: pad_mm, template autotuning (max-autotune '
+                                          'picks the first aten kernel, else the first template), reduction '
+                                          'config and coordinate-descent autotuning, dynamic RBLOCK scaling '
+                                          'and the compute/communication reordering benchmark. '
+                                          'torch.use_deterministic_algorithms(True) sets the same flag from '
+                                          '2.10.',
+                                   'snippet': 'export TORCHINDUCTOR_DETERMINISTIC=1',
+                                   'phase': 10,
+                                   'preference': 20,
+                                   'implies': ()},
+               'PT_SDPA_MATH': {'title': 'Run attention on the math backend (torch.nn.attention.sdpa_kernel)',
+                                'kind': 'call',
+                                'how': 'Wrap the attention calls in `with '
+                                       'torch.nn.attention.sdpa_kernel(SDPBackend.MATH):` (PyTorch 2.3+; '
+                                       'torch.backends.cuda.sdp_kernel before) so '
+                                       'scaled_dot_product_attention runs as explicit matmul, softmax and '
+                                       'matmul instead of a fused flash, memory-efficient or cuDNN kernel. '
+                                       'Slower and materialises the attention matrix; its backward has no '
+                                       'atomics.',
+                                'snippet': 'from torch.nn.attention import sdpa_kernel, SDPBackend\n'
+                                           'with sdpa_kernel(SDPBackend.MATH):\n'
+                                           '    out = torch.nn.functional.scaled_dot_product_attention(q, k, '
+                                           'v)',
+                                'phase': 40,
+                                'preference': 30,
+                                'implies': ()},
                'CUDNN_DET_ALGO': {'title': "Use cuDNN's deterministic algorithms only",
                                   'kind': 'config',
                                   'how': 'Do not run the routines and algorithms the cuDNN developer guide '
@@ -280,7 +315,10 @@ INDEX = {'format': 1,
                             'how': 'Set NCCL_ALGO to one algorithm (Ring or Tree) and NCCL_PROTO to one '
                                    'protocol (e.g. Simple), and keep the world size, topology, rank-to-GPU '
                                    'mapping and message (fused buffer) sizes the same between runs. A single '
-                                   'pinned software algorithm also excludes NVLS.',
+                                   'pinned software algorithm also excludes NVLS. Both variables exist since '
+                                   'NCCL 2.5; from 2.24 they take per-function lists '
+                                   '(NCCL_ALGO="allreduce:ring" pins only all-reduce), and a list without '
+                                   'Ring fails rather than falling back to Ring.',
                             'snippet': 'export NCCL_ALGO=Ring\nexport NCCL_PROTO=Simple',
                             'phase': 10,
                             'preference': 20,
@@ -360,17 +398,107 @@ INDEX = {'format': 1,
                                       'import jax',
                            'phase': 10,
                            'preference': 20,
-                           'implies': ()}},
+                           'implies': ()},
+               'CUDNN_FE_DET': {'title': 'cuDNN frontend deterministic SDPA backward',
+                                'kind': 'config',
+                                'how': 'Build the attention backward graph with '
+                                       'SDPA_backward_attributes().set_deterministic_algorithm(true) '
+                                       '(cudnn-frontend 1.5+), so cuDNN runs a backward whose query-gradient '
+                                       'accumulation order is fixed. It needs a cuDNN backend with a '
+                                       'deterministic engine for the GPU (Hopper from cuDNN 9; Blackwell '
+                                       "from 9.18.1 per Transformer Engine's checks).",
+                                'snippet': None,
+                                'phase': 40,
+                                'preference': 10,
+                                'implies': ()},
+               'FA_DET': {'title': 'flash_attn_func(..., deterministic=True)',
+                          'kind': 'call',
+                          'how': 'flash-attn 2.4.1+: pass deterministic=True to flash_attn_func / '
+                                 'flash_attn_varlen_func (and the qkvpacked/kvpacked variants; '
+                                 'FlashSelfAttention/FlashCrossAttention modules take it in their '
+                                 'constructor). The backward then loops over key blocks in a fixed order '
+                                 'instead of adding dQ with atomics; it is slower and uses more memory.',
+                          'snippet': 'out = flash_attn_func(q, k, v, causal=True, deterministic=True)',
+                          'phase': 40,
+                          'preference': 10,
+                          'implies': ()},
+               'NVTE_DET': {'title': 'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 (Transformer Engine)',
+                            'kind': 'env',
+                            'how': 'Set NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 before the model runs. '
+                                   "Transformer Engine's attention then keeps only backends with a "
+                                   'deterministic backward (flash-attn 2.4.1+ with deterministic=True, the '
+                                   'cuDNN fused-attention paths that support it, the unfused path). From TE '
+                                   '1.3, torch.use_deterministic_algorithms(True) has the same effect.',
+                            'snippet': 'export NVTE_ALLOW_NONDETERMINISTIC_ALGO=0',
+                            'phase': 10,
+                            'preference': 10,
+                            'implies': ()},
+               'MCORE_DET': {'title': 'Megatron --deterministic-mode',
+                             'kind': 'config',
+                             'how': 'Pass --deterministic-mode to Megatron training. In core 0.8.0 it '
+                                    'asserts that flash attention is off and that NCCL_ALGO is set to one of '
+                                    'Tree, Ring, CollnetDirect, CollnetChain or ^NVLS; in core 0.19.0 '
+                                    '(megatron/training/determinism.py) it defaults NCCL_ALGO=Ring (Tree '
+                                    'rejected), NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 and '
+                                    'CUBLAS_WORKSPACE_CONFIG=:4096:8, rejects fused cross-entropy and TP '
+                                    'communication overlap, and calls '
+                                    'torch.use_deterministic_algorithms(True).',
+                             'snippet': 'torchrun ... pretrain_gpt.py --deterministic-mode ...',
+                             'phase': 10,
+                             'preference': 10,
+                             'implies': ('NVTE_DET',)},
+               'SGL_DET': {'title': 'SGLang --enable-deterministic-inference',
+                           'kind': 'config',
+                           'how': 'Launch the SGLang server with --enable-deterministic-inference (0.5.3+) '
+                                  'and one of the attention backends it supports (FlashInfer, FlashAttention '
+                                  '3, Triton). It switches to batch-invariant kernels built on '
+                                  "thinking-machines-lab/batch_invariant_ops, so a request's result does not "
+                                  'depend on the batch it is served in.',
+                           'snippet': 'python -m sglang.launch_server --model-path <model> '
+                                      '--attention-backend fa3 --enable-deterministic-inference',
+                           'phase': 10,
+                           'preference': 10,
+                           'implies': ()},
+               'HVD_NOGRPFUSE': {'title': 'HOROVOD_DISABLE_GROUP_FUSION=1',
+                                 'kind': 'env',
+                                 'how': 'Set HOROVOD_DISABLE_GROUP_FUSION=1 together with explicit groups '
+                                        '(HVD_GROUPS) so that Horovod does not fuse a group with other ready '
+                                        'tensors; without it the backend ignores the group ids when it fuses '
+                                        '(horovod issue 2616). A fusion threshold large enough for the '
+                                        'largest group keeps each group in one fused buffer.',
+                                 'snippet': 'export HOROVOD_DISABLE_GROUP_FUSION=1',
+                                 'phase': 10,
+                                 'preference': 15,
+                                 'implies': ('HVD_GROUPS',)},
+               'BIO': {'title': 'batch_invariant_ops (Thinking Machines) batch-invariant mode',
+                       'kind': 'patch',
+                       'how': 'pip install batch_invariant_ops '
+                              '(github.com/thinking-machines-lab/batch_invariant_ops) and run the model '
+                              "inside `with set_batch_invariant_mode():`. It replaces PyTorch's mm/addmm, "
+                              'log_softmax and mean on CUDA with Triton kernels whose reduction strategy '
+                              "does not depend on the batch size, so one row's result is the same alone or "
+                              "in a batch. SGLang's deterministic inference builds on it.",
+                       'snippet': 'from batch_invariant_ops import set_batch_invariant_mode\n'
+                                  'with set_batch_invariant_mode():\n'
+                                  '    logits = model(input_ids)',
+                       'phase': 40,
+                       'preference': 30,
+                       'implies': ()}},
  'order': ('CUBLAS_WS',
+           'MCORE_DET',
            'NCCL_NO_NVLS',
+           'NVTE_DET',
            'PT_CUBLAS',
+           'SGL_DET',
            'TDO',
            'VLLM_BI',
            'XLA_DET',
            'XLA_EXCL',
+           'HVD_NOGRPFUSE',
            'TDF',
            'HFT0',
            'NCCL_PIN',
+           'PT_INDUCTOR_DET',
            'TCD',
            'XLA_AT0',
            'EOD',
@@ -385,6 +513,8 @@ INDEX = {'format': 1,
            'PT_DETW',
            'TDP',
            'CUDNN_DET_ALGO',
+           'CUDNN_FE_DET',
+           'FA_DET',
            'CUBLAS_STREAM_WS',
            'CUDNN_FIXED_ALGO',
            'DL1',
@@ -392,7 +522,9 @@ INDEX = {'format': 1,
            'HVD_GROUPS',
            'PIT1',
            'PT_DLSEED',
+           'BIO',
            'NOSHARD',
+           'PT_SDPA_MATH',
            'NS'),
  'sources': {'cublas.split-k': {'id': 'cublas.split-k',
                                 'framework': 'cublas',
@@ -526,6 +658,88 @@ INDEX = {'format': 1,
                                                               'verifier reproduces that yet '
                                                               "(torch.cublas-workspace covers PyTorch's "
                                                               'single-stream face).'},
+             'cudnn.attention-backward': {'id': 'cudnn.attention-backward',
+                                          'framework': 'cudnn',
+                                          'title': 'cuDNN fused attention (SDPA) backward',
+                                          'device': 'gpu',
+                                          'pass': 'backward',
+                                          'mechanism': 'cuda-atomics',
+                                          'summary': "cuDNN's fused flash-attention backward (the frontend's "
+                                                     'sdpa_backward graph) is not deterministic by default; '
+                                                     'llm.c measured differing gradients at large batch '
+                                                     'sizes with cuDNN 9.2. cudnn-frontend 1.5 added '
+                                                     'set_deterministic_algorithm(true), which selects a '
+                                                     'deterministic backward where the backend has one. '
+                                                     'Engines that are not deterministic carry the numerical '
+                                                     'note CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC, which '
+                                                     'frameworks filter on when they need determinism.',
+                                          'conditions': ('Where a deterministic engine exists: Hopper (sm90) '
+                                                         'with cuDNN 9; Blackwell only from cuDNN 9.18.1 '
+                                                         '(Transformer Engine PR 2584 enables determinism '
+                                                         'there from that version; PR 2130 had disabled it '
+                                                         'before).',
+                                                         'Frameworks decide whether to ask for it - PyTorch '
+                                                         'does not (torch.sdpa-cudnn-backward); XLA does '
+                                                         'under its determinism flags '
+                                                         '(jax.dot-product-attention-cudnn); Transformer '
+                                                         'Engine does under '
+                                                         'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0.'),
+                                          'notes': None,
+                                          'ops': ('cudnn.sdpa_backward',),
+                                          'aliases': (),
+                                          'status': (((0, 9),
+                                                      None,
+                                                      '>=9.0',
+                                                      ('CUDNN_FE_DET',),
+                                                      False,
+                                                      None,
+                                                      'Transformer Engine (PR 992, 2024-07): deterministic '
+                                                      'sub-backend 1 on sm90 needs '
+                                                      'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 for cuDNN >= 9.0.0 '
+                                                      '(and a workspace option for 8.9.5 to 9.0). cuDNN 8.9 '
+                                                      'is left unknown.',
+                                                      None),),
+                                          'caused_by': (),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'pr',
+                                                          'repo': 'karpathy/llm.c',
+                                                          'number': 652,
+                                                          'title': 'Make cuDNN deterministic for Flash '
+                                                                   'Attention backward',
+                                                          'state': 'merged',
+                                                          'url': 'https://github.com/karpathy/llm.c/pull/652'},
+                                                         {'kind': 'pr',
+                                                          'repo': 'NVIDIA/TransformerEngine',
+                                                          'number': 992,
+                                                          'title': 'Add cuDNN sliding window and '
+                                                                   'set_deterministic_algorithm',
+                                                          'state': 'merged',
+                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/pull/992'},
+                                                         {'kind': 'pr',
+                                                          'repo': 'NVIDIA/TransformerEngine',
+                                                          'number': 2130,
+                                                          'title': '[PyTorch] Disable determinism for sm100',
+                                                          'state': 'merged',
+                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2130'},
+                                                         {'kind': 'pr',
+                                                          'repo': 'NVIDIA/TransformerEngine',
+                                                          'number': 2584,
+                                                          'title': '[Common] Enable determinism for cuDNN >= '
+                                                                   '9.18.1 on Blackwell',
+                                                          'state': 'merged',
+                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2584'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://docs.nvidia.com/deeplearning/cudnn/backend/latest/api/cudnn-graph-library.html',
+                                                          'title': 'cuDNN backend API, cudnn_graph library '
+                                                                   '(cudnnBackendNumericalNote_t, '
+                                                                   'CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC)'}),
+                                          'verify': None,
+                                          'unverifiable': 'The GPU machine has no cudnn-frontend Python '
+                                                          'package to build graphs directly; the backend is '
+                                                          'checked through PyTorch '
+                                                          '(torch.sdpa-cudnn-backward) and JAX '
+                                                          '(jax.dot-product-attention-cudnn).'},
              'cudnn.autotuning': {'id': 'cudnn.autotuning',
                                   'framework': 'cudnn',
                                   'title': 'cuDNN convolution algorithm selection by timing (auto-tuning)',
@@ -673,20 +887,157 @@ INDEX = {'format': 1,
                                                                    'the mechanism is checked through '
                                                                    'torch.cudnn-convolution, run on the '
                                                                    'H100.'},
+             'flash-attn.backward-dq': {'id': 'flash-attn.backward-dq',
+                                        'framework': 'flash-attn',
+                                        'title': 'FlashAttention backward adds the query gradient with '
+                                                 'atomics',
+                                        'device': 'gpu',
+                                        'pass': 'backward',
+                                        'mechanism': 'cuda-atomics',
+                                        'summary': "FlashAttention-2's backward parallelises over key "
+                                                   'blocks, and every key block adds its contribution to the '
+                                                   'query gradient dQ with atomicAdd, so the order of the '
+                                                   'additions changes from run to run; dK and dV are not '
+                                                   'affected (tridao in issue 988). The forward is '
+                                                   'deterministic. With deterministic=True the backward '
+                                                   'loops over the key blocks in a fixed order instead.',
+                                        'conditions': ('Any training call (the backward runs); '
+                                                       'inference-only forward passes are deterministic.',
+                                                       'FlashAttention-3 (the hopper/ build, imported as '
+                                                       'flash_attn_interface) has its own '
+                                                       'deterministic=True: its launch template once dropped '
+                                                       'the flag (issue 1596, PR 1766) and PR 1893 (2025-09) '
+                                                       'reworked the deterministic backward with semaphores; '
+                                                       'issue 2244 (open) reports differing gradients with '
+                                                       'deterministic=True, which a commenter could not '
+                                                       'reproduce at main (2026-09). FA3 has no release line '
+                                                       'of its own, so its status is not answered here.',
+                                                       'Transformer Engine disables FA3 for a deterministic '
+                                                       'backward with head dimension 256 or more.'),
+                                        'notes': 'FlashAttention-1 had a deterministic option (PR 147, '
+                                                 '2023-03, num_splits=1); FA1 releases (before 2.0) are left '
+                                                 "unknown here. PyTorch's own flash backend is "
+                                                 'torch.sdpa-flash-backward.',
+                                        'ops': ('flash_attn.flash_attn_func',
+                                                'flash_attn.flash_attn_varlen_func',
+                                                'flash_attn.flash_attn_qkvpacked_func',
+                                                'flash_attn.flash_attn_kvpacked_func',
+                                                'flash_attn.flash_attn_varlen_qkvpacked_func',
+                                                'flash_attn.flash_attn_varlen_kvpacked_func',
+                                                'flash_attn_interface.flash_attn_func',
+                                                'flash_attn_interface.flash_attn_varlen_func'),
+                                        'aliases': (),
+                                        'status': (((0, 2),
+                                                    (0, 2, 4, 1),
+                                                    '>=2.0,<2.4.1',
+                                                    (),
+                                                    False,
+                                                    None,
+                                                    "FlashAttention-2 removed FlashAttention-1's "
+                                                    "deterministic option (issue 349; Transformer Engine's "
+                                                    'backend table lists flash-attn >=2.0,<2.4.1 as not '
+                                                    'deterministic).',
+                                                    None),
+                                                   ((0, 2, 4, 1),
+                                                    None,
+                                                    '>=2.4.1',
+                                                    ('FA_DET',),
+                                                    False,
+                                                    None,
+                                                    'deterministic= appears in '
+                                                    'flash_attn/flash_attn_interface.py at tag v2.4.1 '
+                                                    '(2023-12-23) and not at v2.4.0.post1; the mha module '
+                                                    'wrappers honoured it from PR 748 (2024-01).',
+                                                    None)),
+                                        'caused_by': (),
+                                        'distributions': {},
+                                        'disputes': (),
+                                        'references': ({'kind': 'issue',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 414,
+                                                        'title': 'Uncertainty in FlashAttention2 backward',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/issues/414'},
+                                                       {'kind': 'issue',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 988,
+                                                        'title': 'Deterministic Disscusion',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/issues/988'},
+                                                       {'kind': 'issue',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 349,
+                                                        'title': 'How to run deterministically?',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/issues/349'},
+                                                       {'kind': 'issue',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 321,
+                                                        'title': 'Deterministic execution',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/issues/321'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 748,
+                                                        'title': 'Fix: implement deterministic backward in '
+                                                                 'mha',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/pull/748'},
+                                                       {'kind': 'issue',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 1596,
+                                                        'title': 'FA-V3 deterministic usage',
+                                                        'state': 'closed',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/issues/1596'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 1766,
+                                                        'title': 'Enable the deterministic mode option in '
+                                                                 'the backward kernel',
+                                                        'state': 'open',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/pull/1766'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 1893,
+                                                        'title': 'Improve causal backward determinism perf '
+                                                                 'with SPT schedule',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/pull/1893'},
+                                                       {'kind': 'issue',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 2244,
+                                                        'title': 'FA3 deterministic=True gives '
+                                                                 'non-deterministic gradients in backward '
+                                                                 '(flash_attn_func / '
+                                                                 'flash_attn_qkvpacked_func)',
+                                                        'state': 'open',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/issues/2244'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/blob/v2.4.1/flash_attn/flash_attn_interface.py',
+                                                        'title': 'flash_attn/flash_attn_interface.py at '
+                                                                 'v2.4.1 (deterministic argument)'}),
+                                        'verify': None,
+                                        'unverifiable': 'flash-attn is not installed on the GPU machine, '
+                                                        'which has no network; its wheels are CUDA extension '
+                                                        'builds tied to a torch and CUDA version, too large '
+                                                        'to carry.'},
              'horovod.grouped-allreduce': {'id': 'horovod.grouped-allreduce',
                                            'framework': 'horovod',
                                            'title': 'Horovod grouped allreduce (fixed fusion groups)',
                                            'device': 'gpu',
                                            'pass': 'backward',
                                            'mechanism': 'distributed-reduction',
-                                           'summary': 'hvd.grouped_allreduce reduces a fixed group of '
-                                                      'tensors as one fused operation, so which tensors are '
-                                                      'fused together no longer depends on the order in '
-                                                      'which they become ready (the cause of '
-                                                      "horovod.tensor-fusion). Horovod added it 'to enable "
+                                           'summary': 'hvd.grouped_allreduce submits a fixed group of '
+                                                      "tensors together, and Horovod added it 'to enable "
                                                       'more efficient tensor fusion and deterministic '
-                                                      "training'. The fused buffer is still reduced by NCCL, "
-                                                      'whose choices set the summation order.',
+                                                      "training'. But by default the backend still fuses a "
+                                                      'ready group with whatever other tensors are ready, so '
+                                                      'the fused buffers, and the summation order, can still '
+                                                      'change from step to step (the cause of '
+                                                      'horovod.tensor-fusion); '
+                                                      'HOROVOD_DISABLE_GROUP_FUSION=1 keeps groups apart. '
+                                                      'The fused buffer is then reduced by NCCL, whose '
+                                                      'choices set the summation order.',
                                            'conditions': ('Multi-GPU training reducing gradients through '
                                                           'explicit groups (hvd.grouped_allreduce from '
                                                           '0.21.0; hvd.DistributedOptimizer(groups=...) from '
@@ -697,17 +1048,46 @@ INDEX = {'format': 1,
                                            'status': (((0, 0, 21),
                                                        None,
                                                        '>=0.21',
-                                                       (),
-                                                       True,
+                                                       ('HVD_NOGRPFUSE',),
+                                                       False,
                                                        None,
-                                                       "Horovod's CHANGELOG (v0.21.0) states the purpose; it "
-                                                       "holds only while NCCL's own choice is fixed (same "
-                                                       'world size, topology, and no NVLS; see '
-                                                       'nccl.allreduce-order, nccl.nvls-reduction).',
+                                                       'Grouping alone does not fix the fusion: unless '
+                                                       'HOROVOD_DISABLE_GROUP_FUSION is set, the backend '
+                                                       'ignores the group ids when it fuses ready tensors, '
+                                                       'so a group can be fused with other tensors (horovod '
+                                                       'issue 2616, reading the C++ backend; the variable is '
+                                                       'read in horovod/common/operations.cc). Even then '
+                                                       "NCCL's own choice must stay fixed "
+                                                       '(nccl.allreduce-order, nccl.nvls-reduction).',
                                                        None),),
                                            'caused_by': ('nccl.allreduce-order',),
                                            'distributions': {},
-                                           'disputes': ({'claim': "NVIDIA's reproducibility README says "
+                                           'disputes': ({'claim': "Horovod's CHANGELOG (v0.21.0) adds "
+                                                                  "grouped allreduce 'to enable more "
+                                                                  'efficient tensor fusion and deterministic '
+                                                                  "training', i.e. groups alone would make "
+                                                                  'the reduction deterministic.',
+                                                         'status': (((0, 0, 21),
+                                                                     None,
+                                                                     '>=0.21',
+                                                                     (),
+                                                                     True,
+                                                                     None,
+                                                                     None,
+                                                                     None),),
+                                                         'resolution': 'The code beats the changelog - '
+                                                                       'horovod/common/operations.cc keeps '
+                                                                       'group fusion on unless '
+                                                                       'HOROVOD_DISABLE_GROUP_FUSION is set, '
+                                                                       'and issue 2616 (2021-01) describes '
+                                                                       'groups being fused with other '
+                                                                       'tensors without it.',
+                                                         'references': ({'kind': 'doc',
+                                                                         'url': 'https://github.com/horovod/horovod/blob/master/CHANGELOG.md',
+                                                                         'title': 'Horovod CHANGELOG, '
+                                                                                  'v0.21.0 (grouped '
+                                                                                  'allreduce)'},)},
+                                                        {'claim': "NVIDIA's reproducibility README says "
                                                                   "fusion non-determinism 'may have been "
                                                                   'resolved by Horovod PR 1130 (not yet '
                                                                   "confirmed)' and keeps "
@@ -722,11 +1102,9 @@ INDEX = {'format': 1,
                                                                      None),),
                                                          'resolution': 'PR 1130 was closed unmerged and '
                                                                        'superseded by PR 2453 '
-                                                                       '(hvd.grouped_allreduce, 0.21.0), '
-                                                                       'whose changelog entry claims '
-                                                                       'deterministic training for grouped '
-                                                                       'reductions; this record follows '
-                                                                       'Horovod for the grouped API, while '
+                                                                       '(hvd.grouped_allreduce, 0.21.0); '
+                                                                       'this record follows the grouped API '
+                                                                       'with group fusion disabled, while '
                                                                        'horovod.tensor-fusion keeps HFT0 for '
                                                                        'ungrouped fusion.',
                                                          'references': ({'kind': 'doc',
@@ -735,7 +1113,7 @@ INDEX = {'format': 1,
                                                                                   'tensorflow-determinism '
                                                                                   'README, Multi-GPU using '
                                                                                   'Horovod',
-                                                                         'seed': '003'},)},),
+                                                                         'seed': '003'},)}),
                                            'references': ({'kind': 'pr',
                                                            'repo': 'horovod/horovod',
                                                            'number': 2453,
@@ -753,7 +1131,17 @@ INDEX = {'format': 1,
                                                            'url': 'https://github.com/horovod/horovod/blob/master/CHANGELOG.md',
                                                            'title': 'Horovod CHANGELOG, v0.21.0 (grouped '
                                                                     'allreduce) and v0.21.3 '
-                                                                    '(DistributedOptimizer groups)'}),
+                                                                    '(DistributedOptimizer groups)'},
+                                                          {'kind': 'issue',
+                                                           'repo': 'horovod/horovod',
+                                                           'number': 2616,
+                                                           'title': 'Best practice for grouped allreduce?',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/horovod/horovod/issues/2616'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/horovod/horovod/blob/master/horovod/common/operations.cc',
+                                                           'title': 'horovod/common/operations.cc '
+                                                                    '(HOROVOD_DISABLE_GROUP_FUSION)'}),
                                            'verify': None,
                                            'unverifiable': 'Horovod is installed on no machine here, and the '
                                                            'GPU machines cannot fetch or build it (no '
@@ -826,6 +1214,68 @@ INDEX = {'format': 1,
                                        'unverifiable': 'Horovod is installed on no machine here, and the GPU '
                                                        'machines cannot fetch or build it (no network); the '
                                                        'record also needs more than two GPUs.'},
+             'jax.dot-product-attention-cudnn': {'id': 'jax.dot-product-attention-cudnn',
+                                                 'framework': 'jax',
+                                                 'title': "jax.nn.dot_product_attention(implementation='cudnn') "
+                                                          'backward',
+                                                 'device': 'gpu',
+                                                 'pass': 'backward',
+                                                 'mechanism': 'cuda-atomics',
+                                                 'summary': "With implementation='cudnn', "
+                                                            "jax.nn.dot_product_attention calls cuDNN's "
+                                                            'fused attention through an XLA custom call. Its '
+                                                            'backward accumulates the query gradient across '
+                                                            'key blocks, which is not deterministic unless '
+                                                            "XLA requests cuDNN's deterministic backward; "
+                                                            'the XLA determinism flags make it do so (the '
+                                                            'XLA determinism page lists multi-headed '
+                                                            'attention among the kernels they switch).',
+                                                 'conditions': ("Only implementation='cudnn'. "
+                                                                "implementation='xla' and the default None "
+                                                                '(which picks XLA in jax 0.4.31 to 0.10, per '
+                                                                "the 'Defaults to XLA for now' comment in "
+                                                                'jax/_src/nn/functions.py) compute attention '
+                                                                'as einsum, softmax, einsum; their GEMMs are '
+                                                                'jax.xla-gemm-conv-attention.',),
+                                                 'notes': None,
+                                                 'ops': ('jax.nn.dot_product_attention',),
+                                                 'aliases': (),
+                                                 'status': (((0, 0, 4, 31),
+                                                             None,
+                                                             '>=0.4.31',
+                                                             ('XLA_DET', 'XLA_EXCL'),
+                                                             False,
+                                                             None,
+                                                             'jax.nn.dot_product_attention with '
+                                                             'implementation= first appears in the jax '
+                                                             '0.4.31 wheel (absent from 0.4.30); jax 0.4.31 '
+                                                             'requires jaxlib 0.4.30 or later '
+                                                             '(_minimum_jaxlib_version), which has both '
+                                                             'flags (0.4.29+).',
+                                                             None),),
+                                                 'caused_by': ('cudnn.attention-backward',),
+                                                 'distributions': {},
+                                                 'disputes': (),
+                                                 'references': ({'kind': 'doc',
+                                                                 'url': 'https://openxla.org/xla/determinism',
+                                                                 'title': 'OpenXLA documentation, '
+                                                                          'Determinism (GPU)',
+                                                                 'section': 'Execution'},
+                                                                {'kind': 'doc',
+                                                                 'url': 'https://github.com/jax-ml/jax/blob/jax-v0.4.31/jax/_src/nn/functions.py',
+                                                                 'title': 'jax/_src/nn/functions.py, jax '
+                                                                          '0.4.31 (dot_product_attention, '
+                                                                          "implementation='xla' | 'cudnn' | "
+                                                                          'None)'},
+                                                                {'kind': 'pr',
+                                                                 'repo': 'openxla/xla',
+                                                                 'number': 12520,
+                                                                 'title': '[GPU] Add new flag '
+                                                                          'xla_gpu_exclude_nondeterministic_ops.',
+                                                                 'state': 'closed',
+                                                                 'url': 'https://github.com/openxla/xla/pull/12520'}),
+                                                 'verify': 'jax.dot_product_attention_cudnn',
+                                                 'unverifiable': None},
              'jax.gather-backward': {'id': 'jax.gather-backward',
                                      'framework': 'jax',
                                      'title': 'Gradient of gather (x[idx], jnp.take, embedding lookups) on '
@@ -1346,6 +1796,73 @@ INDEX = {'format': 1,
                                                              'url': 'https://github.com/openxla/xla/pull/15229'}),
                                              'verify': 'jax.gemm_conv_attention',
                                              'unverifiable': None},
+             'megatron-core.training': {'id': 'megatron-core.training',
+                                        'framework': 'megatron-core',
+                                        'title': 'Megatron training steps differ run to run unless '
+                                                 '--deterministic-mode',
+                                        'device': 'gpu',
+                                        'pass': 'both',
+                                        'mechanism': 'distributed-reduction',
+                                        'summary': 'A Megatron training step combines Transformer Engine '
+                                                   'attention (non-deterministic backward by default), NCCL '
+                                                   'reductions for tensor- and data-parallel gradients '
+                                                   '(algorithm chosen per message), fused cross-entropy and '
+                                                   'overlapped communication; each can change the summation '
+                                                   'order between runs. --deterministic-mode pins what '
+                                                   'Megatron can pin and refuses the features it cannot make '
+                                                   'deterministic.',
+                                        'conditions': ("What the switch leaves open (Megatron's determinism "
+                                                       'guide, PR 5718): NCCL_ALGO=Ring pins the algorithm '
+                                                       'but not the physical ring an allocation receives, so '
+                                                       'runs on different allocations (topology) can still '
+                                                       'differ; runs repeated within one allocation, or on '
+                                                       'allocations with identical topology, are bit-exact.',
+                                                       'In core 0.8.0 the switch only asserted NCCL_ALGO was '
+                                                       'set (Tree allowed) and flash attention was off; '
+                                                       'NCCL_PROTO and the cuBLAS workspace were left to the '
+                                                       'user.'),
+                                        'notes': "Transformer Engine's attention under the switch is "
+                                                 'transformer-engine.attention-backward.',
+                                        'ops': ('megatron.training.pretrain',
+                                                'megatron.core.models.gpt.GPTModel'),
+                                        'aliases': (),
+                                        'status': (((0, 0, 8),
+                                                    None,
+                                                    '>=0.8',
+                                                    ('MCORE_DET',),
+                                                    False,
+                                                    None,
+                                                    '--deterministic-mode first appears at tag core_v0.8.0 '
+                                                    '(commit \'Add a "deterministic mode"\', 2024-05-04); '
+                                                    'from core 0.19.0 its settings live in '
+                                                    'megatron/training/determinism.py (Ring by default, Tree '
+                                                    'rejected, NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
+                                                    'CUBLAS_WORKSPACE_CONFIG, '
+                                                    'torch.use_deterministic_algorithms(True)). The guide '
+                                                    'quotes a cost of roughly 15% of step time.',
+                                                    None),),
+                                        'caused_by': ('nccl.allreduce-order', 'nccl.nvls-reduction'),
+                                        'distributions': {},
+                                        'disputes': (),
+                                        'references': ({'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.19.0/megatron/training/determinism.py',
+                                                        'title': 'Megatron-LM core_v0.19.0, '
+                                                                 'megatron/training/determinism.py'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.8.0/megatron/training/arguments.py',
+                                                        'title': 'Megatron-LM core_v0.8.0, '
+                                                                 'megatron/training/arguments.py '
+                                                                 '(args.deterministic_mode)'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'NVIDIA/Megatron-LM',
+                                                        'number': 5718,
+                                                        'title': 'Add determinism developer documentation',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/pull/5718'}),
+                                        'verify': None,
+                                        'unverifiable': 'Megatron-LM and Transformer Engine are not '
+                                                        'installed on the GPU machine, and the claims '
+                                                        'concern multi-GPU runs across allocations.'},
              'nccl.allreduce-order': {'id': 'nccl.allreduce-order',
                                       'framework': 'nccl',
                                       'title': 'NCCL all-reduce summation order follows the algorithm, '
@@ -1379,21 +1896,45 @@ INDEX = {'format': 1,
                                               'nccl.ncclReduce',
                                               'nccl.ncclReduceScatter'),
                                       'aliases': (),
-                                      'status': (((0, 2, 11),
+                                      'status': (((0, 2, 5),
                                                   None,
-                                                  '>=2.11',
+                                                  '>=2.5',
                                                   ('NCCL_PIN',),
                                                   False,
                                                   None,
-                                                  'NCCL_ALGO and NCCL_PROTO are documented in the NCCL '
-                                                  '2.11.4 environment-variable guide and absent from the '
-                                                  '2.4.8 one (which had NCCL_TREE_THRESHOLD); the reference '
-                                                  'summary says NCCL_ALGO arrived in 2.5, not confirmed, so '
-                                                  'versions before 2.11 are left unknown.',
+                                                  "NCCL's own environment-variable guide "
+                                                  '(docs/userguide/source/env.rst) marks NCCL_ALGO and '
+                                                  'NCCL_PROTO "since 2.5" (Ring and Tree from 2.5); from '
+                                                  '2.24 both accept per-function lists '
+                                                  '(NCCL_ALGO="allreduce:ring;broadcast:ring"), and an '
+                                                  'algorithm list without Ring then fails instead of falling '
+                                                  'back to Ring.',
                                                   None),),
                                       'caused_by': (),
                                       'distributions': {},
-                                      'disputes': (),
+                                      'disputes': ({'claim': 'The NCCL 2.11.4 user guide is the oldest '
+                                                             'archived guide found that documents NCCL_ALGO '
+                                                             'and NCCL_PROTO (the 2.4.8 guide has '
+                                                             'NCCL_TREE_THRESHOLD instead), so the switch '
+                                                             'was dated from 2.11.',
+                                                    'status': (((0, 2, 11),
+                                                                None,
+                                                                '>=2.11',
+                                                                ('NCCL_PIN',),
+                                                                False,
+                                                                None,
+                                                                None,
+                                                                None),),
+                                                    'resolution': "NCCL's env.rst (in the NVIDIA/nccl "
+                                                                  "repository, 2026) states 'since 2.5' for "
+                                                                  'both variables and lists Ring and Tree as '
+                                                                  '2.5+; the 2.11 date was only the oldest '
+                                                                  'archive read, not the first release.',
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://docs.nvidia.com/deeplearning/nccl/archives/nccl_2114/user-guide/docs/index.html',
+                                                                    'title': 'NCCL 2.11.4 User Guide, '
+                                                                             'Environment Variables '
+                                                                             '(NCCL_ALGO, NCCL_PROTO)'},)},),
                                       'references': ({'kind': 'issue',
                                                       'repo': 'NVIDIA/nccl',
                                                       'number': 157,
@@ -1413,6 +1954,11 @@ INDEX = {'format': 1,
                                                       'title': 'NCCL 2.11.4 User Guide, Environment '
                                                                'Variables (NCCL_ALGO, NCCL_PROTO)'},
                                                      {'kind': 'doc',
+                                                      'url': 'https://github.com/NVIDIA/nccl/blob/master/docs/userguide/source/env.rst',
+                                                      'title': 'NCCL user guide source, env.rst (NCCL_ALGO '
+                                                               "and NCCL_PROTO 'since 2.5'; per-function "
+                                                               "syntax 'since 2.24')"},
+                                                     {'kind': 'doc',
                                                       'url': 'https://docs.nvidia.com/deeplearning/nccl/archives/nccl_248/nccl-developer-guide/docs/index.html',
                                                       'title': 'NCCL 2.4.8 Developer Guide, Environment '
                                                                'Variables (no NCCL_ALGO)'}),
@@ -1430,21 +1976,26 @@ INDEX = {'format': 1,
                                                 'cannot control this other than by not using NVLS.',
                                      'conditions': ('Systems with NVSwitch and NVLink SHARP support '
                                                     '(Hopper-generation HGX, e.g. H100, H20, H800) where '
-                                                    'NCCL selects NVLS.',),
+                                                    'NCCL selects NVLS.',
+                                                    'NCCL 2.27 and 2.28 silently fell back to other '
+                                                    'transports when NVLS resources could not be allocated '
+                                                    '(env.rst, NCCL_NVLS_ENABLE), so whether a job reduced '
+                                                    'with NVLS could change from one launch to the next; '
+                                                    '2.29 restored the earlier behaviour (initialization '
+                                                    'fails instead).'),
                                      'notes': None,
                                      'ops': ('nccl.ncclAllReduce',),
                                      'aliases': (),
-                                     'status': (((0, 2, 18),
+                                     'status': (((0, 2, 17),
                                                  None,
-                                                 '>=2.18',
+                                                 '>=2.17',
                                                  ('NCCL_NO_NVLS', 'NCCL_PIN'),
                                                  False,
                                                  None,
-                                                 'NCCL 2.18.1 added inter-node NVLS algorithms (NVLS, '
-                                                 'NVLSTree), so NVLS predates it; the first NCCL release '
-                                                 'with NVLS is not confirmed, so earlier versions are left '
-                                                 'unknown. A fix was expected from a future CUDA driver '
-                                                 '(NVIDIA/nccl#1497, 2024-11), not from NCCL.',
+                                                 "NCCL's env.rst marks NCCL_NVLS_ENABLE 'since 2.17' and "
+                                                 'lists the NVLS algorithm as 2.17+ (NVLSTree 2.18+). A fix '
+                                                 'was expected from a future CUDA driver (NVIDIA/nccl#1497, '
+                                                 '2024-11), not from NCCL.',
                                                  None),),
                                      'caused_by': (),
                                      'distributions': {},
@@ -1452,9 +2003,9 @@ INDEX = {'format': 1,
                                                             'statement in issue 1497 that NVLS is '
                                                             'deterministic on Hopper with CUDA 12.8, i.e. no '
                                                             'fix would be needed there.',
-                                                   'status': (((0, 2, 18),
+                                                   'status': (((0, 2, 17),
                                                                None,
-                                                               '>=2.18',
+                                                               '>=2.17',
                                                                (),
                                                                True,
                                                                None,
@@ -1499,6 +2050,12 @@ INDEX = {'format': 1,
                                                      'state': 'closed',
                                                      'url': 'https://github.com/pytorch/pytorch/pull/191782'},
                                                     {'kind': 'doc',
+                                                     'url': 'https://github.com/NVIDIA/nccl/blob/master/docs/userguide/source/env.rst',
+                                                     'title': 'NCCL user guide source, env.rst '
+                                                              "(NCCL_NVLS_ENABLE 'since 2.17', silent "
+                                                              'fallback in 2.27-2.28; NVLS in NCCL_ALGO '
+                                                              '2.17+)'},
+                                                    {'kind': 'doc',
                                                      'url': 'https://docs.nvidia.com/deeplearning/nccl/release-notes/rel_2-18-1.html',
                                                      'title': 'NCCL 2.18.1 release notes'}),
                                      'verify': None,
@@ -1506,6 +2063,54 @@ INDEX = {'format': 1,
                                                      "this workplace's multi-GPU machines keep switched off "
                                                      '(NCCL_NVLS_ENABLE=0) because it can put a shared '
                                                      "host's GPUs out of service."},
+             'sglang.batch-variance': {'id': 'sglang.batch-variance',
+                                       'framework': 'sglang',
+                                       'title': 'SGLang results depend on the batch a request is served in',
+                                       'device': 'gpu',
+                                       'pass': 'forward',
+                                       'mechanism': 'reduction-order',
+                                       'summary': 'SGLang batches concurrent requests dynamically, and its '
+                                                  'kernels split reductions differently for different batch '
+                                                  'sizes, so the same prompt at temperature 0 can give '
+                                                  'different output from one request to the next (the '
+                                                  'documentation names varying batch size as the main '
+                                                  'source; prefix caching adds more). '
+                                                  '--enable-deterministic-inference switches to '
+                                                  'batch-invariant kernels.',
+                                       'conditions': ('Online serving with concurrent requests, or batched '
+                                                      'offline generation.',
+                                                      'The switch supports only the FlashInfer, '
+                                                      'FlashAttention 3 and Triton attention backends.'),
+                                       'notes': None,
+                                       'ops': ('sglang.Engine',
+                                               'sglang.Engine.generate',
+                                               'sglang.launch_server'),
+                                       'aliases': (),
+                                       'status': (((0, 0, 5, 3),
+                                                   None,
+                                                   '>=0.5.3',
+                                                   ('SGL_DET',),
+                                                   False,
+                                                   None,
+                                                   'The flag is in sglang/srt/server_args.py of the 0.5.3 '
+                                                   'wheel and not of 0.5.2; earlier releases have no switch '
+                                                   'known here and are left unknown.',
+                                                   False),),
+                                       'caused_by': ('cublas.split-k',),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://docs.sglang.io/advanced_features/deterministic_inference.html',
+                                                       'title': 'SGLang documentation, Deterministic '
+                                                                'Inference'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/',
+                                                       'title': 'Defeating Nondeterminism in LLM Inference '
+                                                                '(Thinking Machines Lab, 2025-09-10)'}),
+                                       'verify': None,
+                                       'unverifiable': 'SGLang is not installed on the GPU machine, and its '
+                                                       'claim is batch variance under concurrent requests, '
+                                                       'which the run-to-run harness does not measure.'},
              'tf.adjust-contrast': {'id': 'tf.adjust-contrast',
                                     'framework': 'tensorflow',
                                     'title': 'tf.image.adjust_contrast forward',
@@ -6632,6 +7237,130 @@ INDEX = {'format': 1,
                                                                       'docstring, PyTorch 1.7.0'}),
                                              'verify': 'torch.index_select_backward',
                                              'unverifiable': None},
+             'torch.inductor-autotuning': {'id': 'torch.inductor-autotuning',
+                                           'framework': 'pytorch',
+                                           'title': 'torch.compile (TorchInductor) picks kernels and '
+                                                    'configurations by timing them',
+                                           'device': 'gpu',
+                                           'pass': 'both',
+                                           'mechanism': 'autotuning',
+                                           'summary': 'When TorchInductor compiles for a GPU it times '
+                                                      'candidates and keeps the fastest - '
+                                                      'GEMM/convolution/attention templates against the aten '
+                                                      'kernel under mode="max-autotune", Triton '
+                                                      'configurations of reductions (whose block size and '
+                                                      'warp count change the summation order), whether to '
+                                                      'pad a matmul, and more. Timing noise can pick a '
+                                                      'different candidate in another compilation, so a '
+                                                      'freshly compiled model can give different bits from '
+                                                      'one process to the next.',
+                                           'conditions': ('Differences appear between compilations (fresh '
+                                                          'processes or cleared Inductor caches), not '
+                                                          'between calls of one compiled model.',
+                                                          'Template selection only under mode="max-autotune" '
+                                                          'or "max-autotune-no-cudagraphs" (or '
+                                                          'TORCHINDUCTOR_MAX_AUTOTUNE=1); reduction-config, '
+                                                          'pad_mm and coordinate-descent benchmarking in the '
+                                                          'other modes too.'),
+                                           'notes': None,
+                                           'ops': ('torch.compile',),
+                                           'aliases': (),
+                                           'status': (((0, 2, 1),
+                                                       (0, 2, 10),
+                                                       '>=2.1,<2.10',
+                                                       (),
+                                                       False,
+                                                       None,
+                                                       'PT_DET there only skipped pointwise autotuning (PR '
+                                                       '99851, disable_pointwise_autotuning in '
+                                                       'triton_heuristics.py of the 2.1.0 and 2.9.0 wheels) '
+                                                       'and fixed reduction configurations (PR 164905 '
+                                                       'describes the old behaviour); max-autotune template '
+                                                       'selection (select_algorithm.py, no determinism check '
+                                                       'in 2.0.0, 2.1.0 or 2.9.0) and pad_mm benchmarking '
+                                                       'still timed candidates, so no switch covers every '
+                                                       'choice (torchtitan PR 1808, 2025-10: FlexAttention '
+                                                       'under max-autotune not deterministic even with '
+                                                       'use_deterministic_algorithms).',
+                                                       None),
+                                                      ((0, 2, 10),
+                                                       None,
+                                                       '>=2.10',
+                                                       ('PT_DET', 'PT_INDUCTOR_DET'),
+                                                       False,
+                                                       None,
+                                                       "Inductor's deterministic mode (PR 163589) skips "
+                                                       'benchmarking that changes numerics; under it '
+                                                       'max-autotune takes the first aten kernel '
+                                                       '(AlgorithmSelectorCache.pick_deterministic_choice). '
+                                                       'PR 165950 made use_deterministic_algorithms(True) '
+                                                       'turn it on. First release: 2.10.0 (absent from the '
+                                                       '2.9.0 wheel). Cost: the compiled model loses the '
+                                                       'autotuned kernels (pytorch issue 174711).',
+                                                       None)),
+                                           'caused_by': (),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 99851,
+                                                           'title': '[inductor][non determinism] Disable '
+                                                                    'autotuning when determinisitic mode is '
+                                                                    'ON',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/99851'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 163589,
+                                                           'title': '[Inductor] deterministic mode',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/163589'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 164532,
+                                                           'title': '[inductor] ban benchmarking by default '
+                                                                    'in deterministic mode',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/164532'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 164905,
+                                                           'title': '[inductor][eazy] change how '
+                                                                    'torch.use_deterministic_algorithms '
+                                                                    'affect inductor',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/164905'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 165950,
+                                                           'title': '[inductor] turn Inductor deterministic '
+                                                                    'mode on with '
+                                                                    'torch.use_deterministic_algorithms',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/165950'},
+                                                          {'kind': 'issue',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 174711,
+                                                           'title': 'add an alternative to compile time '
+                                                                    'benchmarking in inductor for '
+                                                                    'determinism that is reasonably '
+                                                                    'performant',
+                                                           'state': 'open',
+                                                           'url': 'https://github.com/pytorch/pytorch/issues/174711'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/torchtitan',
+                                                           'number': 1808,
+                                                           'title': 'Disable FlexAttention max-autotune when '
+                                                                    'deterministic is used',
+                                                           'state': 'merged',
+                                                           'url': 'https://github.com/pytorch/torchtitan/pull/1808'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/__init__.py',
+                                                           'title': 'torch.use_deterministic_algorithms '
+                                                                    'docstring, PyTorch 2.10.0 (Inductor '
+                                                                    'deterministic mode)'}),
+                                           'verify': 'torch.compile_max_autotune',
+                                           'unverifiable': None},
              'torch.interpolate-bicubic-backward': {'id': 'torch.interpolate-bicubic-backward',
                                                     'framework': 'pytorch',
                                                     'title': "interpolate(mode='bicubic') backward on CUDA",
@@ -8067,6 +8796,253 @@ INDEX = {'format': 1,
                                                                    'docstring, PyTorch 2.1.0'}),
                                           'verify': 'torch.scatter_src_tensor',
                                           'unverifiable': None},
+             'torch.sdpa-cudnn-backward': {'id': 'torch.sdpa-cudnn-backward',
+                                           'framework': 'pytorch',
+                                           'title': 'scaled_dot_product_attention backward on the cuDNN '
+                                                    'backend (CUDA)',
+                                           'device': 'gpu',
+                                           'pass': 'backward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': "The cuDNN attention backend's backward is not "
+                                                      'deterministic, and PyTorch does not ask cuDNN for its '
+                                                      'deterministic backward. Instead, under '
+                                                      'torch.use_deterministic_algorithms(True) the '
+                                                      'dispatcher refuses the cuDNN backend '
+                                                      '(check_cudnn_deterministic in sdp_utils.cpp) and '
+                                                      'picks another one, whose backward the switch makes '
+                                                      'deterministic; when sdpa_kernel allows only '
+                                                      'SDPBackend.CUDNN_ATTENTION, the call then finds no '
+                                                      'kernel and raises.',
+                                           'conditions': ('Only when the dispatcher picks the cuDNN backend '
+                                                          '(cuDNN 9+, half or bfloat16 CUDA tensors), or '
+                                                          'torch.nn.attention.sdpa_kernel(SDPBackend.CUDNN_ATTENTION) '
+                                                          'forces it.',
+                                                          'With warn_only=True cuDNN stays eligible and its '
+                                                          "backward only warns ('cuDNN Attention defaults to "
+                                                          "a non-deterministic algorithm')."),
+                                           'notes': None,
+                                           'ops': ('torch.nn.functional.scaled_dot_product_attention',),
+                                           'aliases': (),
+                                           'status': (((0, 2, 11),
+                                                       None,
+                                                       '>=2.11',
+                                                       ('PT_DET', 'PT_SDPA_MATH'),
+                                                       False,
+                                                       'RuntimeError (no available kernel) when sdpa_kernel '
+                                                       'allows only SDPBackend.CUDNN_ATTENTION',
+                                                       'PT_DET fixes the call by moving it to another '
+                                                       'backend, not by making cuDNN deterministic. Read at '
+                                                       'PyTorch main (2026); the range starts at 2.11, the '
+                                                       'release the GPU verifier runs; earlier releases are '
+                                                       'left unknown.',
+                                                       None),),
+                                           'caused_by': ('cudnn.attention-backward',),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/sdp_utils.cpp',
+                                                           'title': 'aten/src/ATen/native/transformers/cuda/sdp_utils.cpp '
+                                                                    '(check_cudnn_deterministic)'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/attention_backward.cu',
+                                                           'title': 'aten/src/ATen/native/transformers/cuda/attention_backward.cu '
+                                                                    '(_cudnn_attention_backward)'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 182551,
+                                                           'title': '[Docs] Add CUDA SDPA determinism '
+                                                                    'section to `randomness.rst`',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/182551'}),
+                                           'verify': 'torch.sdpa_cudnn_backward',
+                                           'unverifiable': None},
+             'torch.sdpa-efficient-backward': {'id': 'torch.sdpa-efficient-backward',
+                                               'framework': 'pytorch',
+                                               'title': 'scaled_dot_product_attention backward on the '
+                                                        'memory-efficient backend (CUDA)',
+                                               'device': 'gpu',
+                                               'pass': 'backward',
+                                               'mechanism': 'cuda-atomics',
+                                               'summary': "The memory-efficient (xFormers/CUTLASS) backend's "
+                                                          'backward may split the keys across thread blocks '
+                                                          '(num_splits_key > 1, chosen by a heuristic from '
+                                                          'the grid size and sequence length); the splits '
+                                                          'accumulate their gradients into shared buffers, '
+                                                          'so the order of the additions changes from run to '
+                                                          'run. Under '
+                                                          'torch.use_deterministic_algorithms(True) PyTorch '
+                                                          'forces num_splits_key = 1.',
+                                               'conditions': ('Only when the dispatcher picks the '
+                                                              'memory-efficient backend (float32, float16 or '
+                                                              'bfloat16 CUDA tensors, e.g. with an attention '
+                                                              'mask or head sizes flash does not support), '
+                                                              'or '
+                                                              'torch.nn.attention.sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION) '
+                                                              'forces it.',
+                                                              'With warn_only=True the split heuristic is '
+                                                              "kept and PyTorch warns once ('Memory "
+                                                              'Efficient attention defaults to a '
+                                                              "non-deterministic algorithm').",
+                                                              'Explicit num_splits_key > 1 (a private '
+                                                              'argument of _efficient_attention_backward) '
+                                                              'raises under the switch.'),
+                                               'notes': None,
+                                               'ops': ('torch.nn.functional.scaled_dot_product_attention',),
+                                               'aliases': (),
+                                               'status': (((0, 2, 11),
+                                                           None,
+                                                           '>=2.11',
+                                                           ('PT_DET', 'PT_SDPA_MATH'),
+                                                           False,
+                                                           None,
+                                                           'Read in _efficient_attention_backward at PyTorch '
+                                                           'main (2026): p.num_splits_key = 1 under '
+                                                           'deterministicAlgorithms() without warn-only. '
+                                                           'Earlier releases were not checked and are left '
+                                                           'unknown.',
+                                                           None),),
+                                               'caused_by': (),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/attention_backward.cu',
+                                                               'title': 'aten/src/ATen/native/transformers/cuda/attention_backward.cu '
+                                                                        '(_efficient_attention_backward, '
+                                                                        'num_splits_key under '
+                                                                        'deterministicAlgorithms())'},
+                                                              {'kind': 'pr',
+                                                               'repo': 'pytorch/pytorch',
+                                                               'number': 182551,
+                                                               'title': '[Docs] Add CUDA SDPA determinism '
+                                                                        'section to `randomness.rst`',
+                                                               'state': 'closed',
+                                                               'url': 'https://github.com/pytorch/pytorch/pull/182551'}),
+                                               'verify': 'torch.sdpa_efficient_backward',
+                                               'unverifiable': None},
+             'torch.sdpa-flash-backward': {'id': 'torch.sdpa-flash-backward',
+                                           'framework': 'pytorch',
+                                           'title': 'scaled_dot_product_attention backward on the flash '
+                                                    'backend (CUDA)',
+                                           'device': 'gpu',
+                                           'pass': 'backward',
+                                           'mechanism': 'cuda-atomics',
+                                           'summary': 'When scaled_dot_product_attention runs on the '
+                                                      'FlashAttention-2 backend, its backward splits the '
+                                                      'keys into blocks handled by different thread blocks, '
+                                                      'and each block adds its share of the query gradient '
+                                                      '(dQ) into a float32 buffer with atomicAdd, so the '
+                                                      'order of the additions changes from run to run. dK '
+                                                      'and dV are computed whole by one block each. PyTorch '
+                                                      'passes `deterministic=true` to the kernel only under '
+                                                      'torch.use_deterministic_algorithms(True) without '
+                                                      'warn_only.',
+                                           'conditions': ('Only when the dispatcher picks the flash backend '
+                                                          '(half or bfloat16 CUDA tensors, supported head '
+                                                          'sizes and GPU), or '
+                                                          'torch.nn.attention.sdpa_kernel(SDPBackend.FLASH_ATTENTION) '
+                                                          'forces it; the backend actually used is decided '
+                                                          'at run time.',
+                                                          'The forward is deterministic; only the query '
+                                                          'gradient differs.',
+                                                          'With warn_only=True the backward stays '
+                                                          "non-deterministic and warns once ('Flash "
+                                                          'Attention defaults to a non-deterministic '
+                                                          "algorithm')."),
+                                           'notes': "The FlashAttention library's own switch "
+                                                    '(flash_attn_func(..., deterministic=True)) is '
+                                                    'flash-attn.backward-dq.',
+                                           'ops': ('torch.nn.functional.scaled_dot_product_attention',),
+                                           'aliases': (),
+                                           'status': (((0, 2, 11),
+                                                       None,
+                                                       '>=2.11',
+                                                       ('PT_DET', 'PT_SDPA_MATH'),
+                                                       False,
+                                                       None,
+                                                       'PT_DET makes _flash_attention_backward '
+                                                       '(aten/src/ATen/native/transformers/cuda/attention_backward.cu) '
+                                                       'pass deterministic=true to mha_bwd; PT_DETW does not '
+                                                       '(it only warns). Read at PyTorch main (2026); the '
+                                                       'range starts at 2.11, the release the GPU verifier '
+                                                       'runs. Earlier releases compile this code into the '
+                                                       'wheel and were not checked, so they are left '
+                                                       'unknown.',
+                                                       None),),
+                                           'caused_by': (),
+                                           'distributions': {},
+                                           'disputes': (),
+                                           'references': ({'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/attention_backward.cu',
+                                                           'title': 'aten/src/ATen/native/transformers/cuda/attention_backward.cu '
+                                                                    '(_flash_attention_backward, '
+                                                                    'deterministicAlgorithms() and '
+                                                                    'deterministicAlgorithmsWarnOnly())'},
+                                                          {'kind': 'pr',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'number': 182551,
+                                                           'title': '[Docs] Add CUDA SDPA determinism '
+                                                                    'section to `randomness.rst`',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/pytorch/pytorch/pull/182551'},
+                                                          {'kind': 'issue',
+                                                           'repo': 'Dao-AILab/flash-attention',
+                                                           'number': 988,
+                                                           'title': 'Deterministic Disscusion',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/Dao-AILab/flash-attention/issues/988'},
+                                                          {'kind': 'issue',
+                                                           'repo': 'Dao-AILab/flash-attention',
+                                                           'number': 414,
+                                                           'title': 'Uncertainty in FlashAttention2 backward',
+                                                           'state': 'closed',
+                                                           'url': 'https://github.com/Dao-AILab/flash-attention/issues/414'}),
+                                           'verify': 'torch.sdpa_flash_backward',
+                                           'unverifiable': None},
+             'torch.sdpa-math': {'id': 'torch.sdpa-math',
+                                 'framework': 'pytorch',
+                                 'title': 'scaled_dot_product_attention on the math backend (deterministic)',
+                                 'device': 'gpu',
+                                 'pass': 'both',
+                                 'mechanism': 'other',
+                                 'summary': 'The math backend computes attention as explicit matmul, softmax '
+                                            'and matmul, forward and backward, without atomics; it is the '
+                                            "complementary case of the fused backends' backward records and "
+                                            'what PT_SDPA_MATH selects.',
+                                 'conditions': ('When the dispatcher falls back to the math backend (e.g. '
+                                                'float64, unsupported shapes) or '
+                                                'sdpa_kernel(SDPBackend.MATH) forces it.',
+                                                'Its matmuls are cuBLAS calls, which are deterministic in '
+                                                'one process with the default workspace settings '
+                                                '(cublas.workspace-multistream covers several streams).'),
+                                 'notes': None,
+                                 'ops': ('torch.nn.functional.scaled_dot_product_attention',),
+                                 'aliases': (),
+                                 'status': (((0, 2, 11),
+                                             None,
+                                             '>=2.11',
+                                             (),
+                                             True,
+                                             None,
+                                             "PR 182551's table (MATH forward and backward deterministic, "
+                                             'checked at run time by its author, 2026-05). The range starts '
+                                             'at 2.11, the release the GPU verifier runs; other releases are '
+                                             'left unknown.',
+                                             None),),
+                                 'caused_by': (),
+                                 'distributions': {},
+                                 'disputes': (),
+                                 'references': ({'kind': 'pr',
+                                                 'repo': 'pytorch/pytorch',
+                                                 'number': 182551,
+                                                 'title': '[Docs] Add CUDA SDPA determinism section to '
+                                                          '`randomness.rst`',
+                                                 'state': 'closed',
+                                                 'url': 'https://github.com/pytorch/pytorch/pull/182551'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://docs.pytorch.org/docs/stable/generated/torch.nn.attention.sdpa_kernel.html',
+                                                 'title': 'torch.nn.attention.sdpa_kernel'}),
+                                 'verify': 'torch.sdpa_math',
+                                 'unverifiable': None},
              'torch.sparse-bmm': {'id': 'torch.sparse-bmm',
                                   'framework': 'pytorch',
                                   'title': 'torch.bmm on sparse-dense CUDA tensors',
@@ -8192,6 +9168,113 @@ INDEX = {'format': 1,
                                                                      '2.13.0'}),
                                             'verify': 'torch.uninitialized_memory',
                                             'unverifiable': None},
+             'transformer-engine.attention-backward': {'id': 'transformer-engine.attention-backward',
+                                                       'framework': 'transformer-engine',
+                                                       'title': 'Transformer Engine attention picks a '
+                                                                'backend whose backward may be '
+                                                                'non-deterministic',
+                                                       'device': 'gpu',
+                                                       'pass': 'backward',
+                                                       'mechanism': 'algorithm-selection',
+                                                       'summary': "Transformer Engine's DotProductAttention "
+                                                                  'chooses among FlashAttention (2 or 3), '
+                                                                  'cuDNN fused attention (sub-backends 0, 1 '
+                                                                  'arbitrary-seqlen, 2 FP8) and an unfused '
+                                                                  'path. By default it allows backends whose '
+                                                                  'backward accumulates with atomics; when '
+                                                                  'determinism is requested it filters the '
+                                                                  'candidates to the deterministic ones (its '
+                                                                  'own table - flash-attn 2.4.1+ yes; fused '
+                                                                  'sub-backend 0 yes; sub-backend 1 yes on '
+                                                                  'sm90 with the workspace-optimised path; '
+                                                                  'sub-backend 2 no; unfused yes).',
+                                                       'conditions': ('Training (the backward runs).',
+                                                                      'Blackwell (sm100+): TE 2.7 (PR 2130) '
+                                                                      'disabled fused attention under '
+                                                                      'determinism; TE 2.12 (PR 2584) '
+                                                                      're-enabled it for cuDNN 9.18.1 and '
+                                                                      'later. FP8 fused attention under '
+                                                                      'determinism needs sm90+ and cuDNN '
+                                                                      '9.19 (TE 2.18 checks).'),
+                                                       'notes': None,
+                                                       'ops': ('transformer_engine.pytorch.DotProductAttention',
+                                                               'transformer_engine.pytorch.MultiheadAttention',
+                                                               'transformer_engine.pytorch.TransformerLayer'),
+                                                       'aliases': (),
+                                                       'status': (((0, 1, 9),
+                                                                   None,
+                                                                   '>=1.9',
+                                                                   ('NVTE_DET',),
+                                                                   False,
+                                                                   None,
+                                                                   'DotProductAttention computes '
+                                                                   'deterministic = not '
+                                                                   'NVTE_ALLOW_NONDETERMINISTIC_ALGO or '
+                                                                   'torch.are_deterministic_algorithms_enabled() '
+                                                                   '(dot_product_attention.py at v2.18), so '
+                                                                   'torch.use_deterministic_algorithms(True) '
+                                                                   'also works. The variable is in '
+                                                                   'transformer_engine/pytorch/attention.py '
+                                                                   'from git tag v0.9 and the torch flag is '
+                                                                   'honoured from v1.3 (PR 582); PyPI lists '
+                                                                   'transformer-engine only from 1.9, so '
+                                                                   'earlier releases cannot be named here.',
+                                                                   None),),
+                                                       'caused_by': ('cudnn.attention-backward',),
+                                                       'distributions': {},
+                                                       'disputes': (),
+                                                       'references': ({'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 366,
+                                                                       'title': 'Disable FAv2 for '
+                                                                                'deterministic use',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/366'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 582,
+                                                                       'title': 'Respect pyTorch determinism '
+                                                                                'flag',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/582'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 992,
+                                                                       'title': 'Add cuDNN sliding window '
+                                                                                'and '
+                                                                                'set_deterministic_algorithm',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/992'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 2130,
+                                                                       'title': '[PyTorch] Disable '
+                                                                                'determinism for sm100',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2130'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 2584,
+                                                                       'title': '[Common] Enable determinism '
+                                                                                'for cuDNN >= 9.18.1 on '
+                                                                                'Blackwell',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2584'},
+                                                                      {'kind': 'doc',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/transformer_engine/pytorch/attention/dot_product_attention/utils.py',
+                                                                       'title': 'Transformer Engine 2.18, '
+                                                                                'dot_product_attention/utils.py '
+                                                                                '(Filter: Determinism)'},
+                                                                      {'kind': 'doc',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/docs/envvars.rst',
+                                                                       'title': 'Transformer Engine 2.18, '
+                                                                                'docs/envvars.rst '
+                                                                                '(NVTE_ALLOW_NONDETERMINISTIC_ALGO)'}),
+                                                       'verify': None,
+                                                       'unverifiable': 'Transformer Engine is not installed '
+                                                                       'on the GPU machine (no network '
+                                                                       'there; its wheels are built against '
+                                                                       'one torch and CUDA version).'},
              'vllm.batch-variance': {'id': 'vllm.batch-variance',
                                      'framework': 'vllm',
                                      'title': 'vLLM results depend on the batch a request is served in',
@@ -8208,6 +9291,16 @@ INDEX = {'format': 1,
                                                 'batch; they are not batch invariant.',
                                      'conditions': ('Online serving with concurrent requests, or offline '
                                                     'generation of several prompts batched together.',
+                                                    'Tensor parallelism: the switch also pins NCCL for the '
+                                                    'all-reduce (0.11.1: NCCL_ALGO=allreduce:tree, '
+                                                    'NCCL_PROTO=Simple, one channel, NVLS off - the '
+                                                    'per-function NCCL_ALGO syntax needs NCCL 2.24+). 0.33.0 '
+                                                    'still pins NCCL (NCCL_ALGO=ring,tree;allreduce:tree), '
+                                                    'forces the one-stage custom all-reduce, and adds '
+                                                    'all_reduce_batch_invariant (an all-gather and a '
+                                                    'fixed-order sum), because library all-reduces choose '
+                                                    'their chunking from the message size, i.e. from the '
+                                                    'number of tokens in the batch.',
                                                     'Hardware for the switch: the v0.32.0 and stable pages '
                                                     'say NVIDIA compute capability 8.0+, AMD Instinct '
                                                     '(gfx90a, gfx942, gfx950) and Intel XPU with Triton '
@@ -8220,19 +9313,21 @@ INDEX = {'format': 1,
                                               'exactly.',
                                      'ops': ('vllm.LLM', 'vllm.LLM.generate'),
                                      'aliases': (),
-                                     'status': (((0, 0, 32),
+                                     'status': (((0, 0, 11, 1),
                                                  None,
-                                                 '>=0.32',
+                                                 '>=0.11.1',
                                                  ('VLLM_BI',),
                                                  False,
                                                  None,
-                                                 'VLLM_BATCH_INVARIANT=1 is documented for v0.32.0 (beta, '
-                                                 'tracked in issue 27433). Batch invariance already existed '
-                                                 'in 0.11.1 (its release notes, quoted in issue 29571, '
-                                                 'mention batch-invariant torch.compile), first under the '
-                                                 'name VLLM_KERNEL_OVERRIDE_BATCH_INVARIANT (issue 27059); '
-                                                 'the first release with each name is not confirmed, so '
-                                                 'earlier versions are left unknown.',
+                                                 'VLLM_BATCH_INVARIANT is read by '
+                                                 'vllm/model_executor/layers/batch_invariant.py in the '
+                                                 '0.11.1 wheel (the file is absent from 0.11.0) and by '
+                                                 'vllm/model_executor/determinism/batch_invariant.py in '
+                                                 '0.33.0. The earlier name '
+                                                 'VLLM_KERNEL_OVERRIDE_BATCH_INVARIANT (issue 27059) is in '
+                                                 'no release checked (envs.py and batch_invariant.py of '
+                                                 '0.11.0 to 0.13.0), so it lived only between releases; '
+                                                 'documented as beta for v0.32.0 (issue 27433).',
                                                  False),),
                                      'caused_by': ('cublas.split-k',),
                                      'distributions': {},
@@ -8267,7 +9362,12 @@ INDEX = {'format': 1,
                                                      'number': 29571,
                                                      'title': '[Feature]: Batch-invariant in Ampere',
                                                      'state': 'open',
-                                                     'url': 'https://github.com/vllm-project/vllm/issues/29571'}),
+                                                     'url': 'https://github.com/vllm-project/vllm/issues/29571'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/vllm-project/vllm/blob/v0.11.1/vllm/model_executor/layers/batch_invariant.py',
+                                                     'title': 'vLLM v0.11.1, '
+                                                              'vllm/model_executor/layers/batch_invariant.py '
+                                                              '(vllm_is_batch_invariant, NCCL settings)'}),
                                      'verify': None,
                                      'unverifiable': 'vLLM is not installed on the GPU machine, and its '
                                                      'claim is batch variance under concurrent requests, '
@@ -8289,7 +9389,16 @@ INDEX = {'format': 1,
                      'cudnn.cudnnFindConvolutionForwardAlgorithm': ('cudnn.autotuning',),
                      'cudnn.cudnnFindConvolutionForwardAlgorithmEx': ('cudnn.autotuning',),
                      'cudnn.cudnnPoolingBackward': ('cudnn.nondeterministic-algorithms',),
-                     'cudnn.cudnnSpatialTfSamplerBackward': ('cudnn.nondeterministic-algorithms',)},
+                     'cudnn.cudnnSpatialTfSamplerBackward': ('cudnn.nondeterministic-algorithms',),
+                     'cudnn.sdpa_backward': ('cudnn.attention-backward',)},
+           'flash-attn': {'flash_attn.flash_attn_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_kvpacked_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_qkvpacked_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_varlen_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_varlen_kvpacked_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_varlen_qkvpacked_func': ('flash-attn.backward-dq',),
+                          'flash_attn_interface.flash_attn_func': ('flash-attn.backward-dq',),
+                          'flash_attn_interface.flash_attn_varlen_func': ('flash-attn.backward-dq',)},
            'horovod': {'hvd.DistributedGradientTape': ('horovod.tensor-fusion',),
                        'hvd.DistributedOptimizer': ('horovod.tensor-fusion',),
                        'hvd.allreduce': ('horovod.tensor-fusion',),
@@ -8305,7 +9414,8 @@ INDEX = {'format': 1,
                    'jax.lax.reduce_window': ('jax.select-and-scatter',),
                    'jax.lax.scatter_add': ('jax.scatter-add',),
                    'jax.lax.scatter_mul': ('jax.scatter-add',),
-                   'jax.nn.dot_product_attention': ('jax.xla-gemm-conv-attention',),
+                   'jax.nn.dot_product_attention': ('jax.dot-product-attention-cudnn',
+                                                    'jax.xla-gemm-conv-attention'),
                    'jax.numpy.bincount': ('jax.scatter-add',),
                    'jax.numpy.dot': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
                    'jax.numpy.einsum': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
@@ -8316,6 +9426,8 @@ INDEX = {'format': 1,
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
                    'jax.ops.segment_prod': ('jax.segment-reductions',),
                    'jax.ops.segment_sum': ('jax.segment-reductions',)},
+           'megatron-core': {'megatron.core.models.gpt.GPTModel': ('megatron-core.training',),
+                             'megatron.training.pretrain': ('megatron-core.training',)},
            'nccl': {'nccl.ncclAllReduce': ('nccl.allreduce-order', 'nccl.nvls-reduction'),
                     'nccl.ncclReduce': ('nccl.allreduce-order',),
                     'nccl.ncclReduceScatter': ('nccl.allreduce-order',)},
@@ -8362,6 +9474,7 @@ INDEX = {'format': 1,
                        'torch.baddbmm': ('torch.cublas-workspace',),
                        'torch.bincount': ('torch.bincount',),
                        'torch.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
+                       'torch.compile': ('torch.inductor-autotuning',),
                        'torch.cumsum': ('torch.cumsum',),
                        'torch.embedding': ('torch.embedding-backward',),
                        'torch.empty': ('torch.uninitialized-memory',),
@@ -8439,6 +9552,10 @@ INDEX = {'format': 1,
                        'torch.nn.functional.max_unpool2d': ('torch.max-unpool',),
                        'torch.nn.functional.max_unpool3d': ('torch.max-unpool',),
                        'torch.nn.functional.nll_loss': ('torch.nll-loss',),
+                       'torch.nn.functional.scaled_dot_product_attention': ('torch.sdpa-cudnn-backward',
+                                                                            'torch.sdpa-efficient-backward',
+                                                                            'torch.sdpa-flash-backward',
+                                                                            'torch.sdpa-math'),
                        'torch.nn.functional.upsample': ('torch.interpolate-bicubic-backward',
                                                         'torch.interpolate-bilinear-backward',
                                                         'torch.interpolate-linear-backward',
@@ -8452,6 +9569,9 @@ INDEX = {'format': 1,
                        'torch.scatter_add': ('torch.scatter-add',),
                        'torch.scatter_reduce': ('torch.scatter-reduce-prod', 'torch.scatter-reduce-sum-mean'),
                        'torch.utils.data.DataLoader': ('torch.data-loader-workers',)},
+           'sglang': {'sglang.Engine': ('sglang.batch-variance',),
+                      'sglang.Engine.generate': ('sglang.batch-variance',),
+                      'sglang.launch_server': ('sglang.batch-variance',)},
            'tensorflow': {'tf.Variable.scatter_add': ('tf.variable-scatter',),
                           'tf.Variable.scatter_div': ('tf.variable-scatter',),
                           'tf.Variable.scatter_max': ('tf.variable-scatter',),
@@ -8587,6 +9707,9 @@ INDEX = {'format': 1,
                           'tf.while_loop': ('tf.while-loop-parallel-iterations',),
                           'tf.xla.experimental.compile': ('tf.xla-reductions', 'tf.xla-scatter'),
                           'tfa.image.dense_image_warp': ('tf.tfa-dense-image-warp-backprop',)},
+           'transformer-engine': {'transformer_engine.pytorch.DotProductAttention': ('transformer-engine.attention-backward',),
+                                  'transformer_engine.pytorch.MultiheadAttention': ('transformer-engine.attention-backward',),
+                                  'transformer_engine.pytorch.TransformerLayer': ('transformer-engine.attention-backward',)},
            'vllm': {'vllm.LLM': ('vllm.batch-variance',), 'vllm.LLM.generate': ('vllm.batch-variance',)}},
  'registries': {'cublas': {'framework': 'cublas',
                            'keys': ((0, 10),
@@ -8706,6 +9829,80 @@ INDEX = {'format': 1,
                                    (0, 9, 28, 0, 42),
                                    (0, 9, 28, 1, 4)),
                           'latest': '9.28.1.4'},
+                'flash-attn': {'framework': 'flash-attn',
+                               'keys': ((0, 0, 2),
+                                        (0, 0, 2, 1),
+                                        (0, 0, 2, 2),
+                                        (0, 0, 2, 3),
+                                        (0, 0, 2, 4),
+                                        (0, 0, 2, 5),
+                                        (0, 0, 2, 6),
+                                        (0, 0, 2, 7),
+                                        (0, 0, 2, 8),
+                                        (0, 1),
+                                        (0, 1, 0, 1),
+                                        (0, 1, 0, 2),
+                                        (0, 1, 0, 3),
+                                        (0, 1, 0, 4),
+                                        (0, 1, 0, 5),
+                                        (0, 1, 0, 6),
+                                        (0, 1, 0, 7),
+                                        (0, 1, 0, 8),
+                                        (0, 1, 0, 9),
+                                        (0, 2),
+                                        (0, 2, 0, 1),
+                                        (0, 2, 0, 2),
+                                        (0, 2, 0, 3),
+                                        (0, 2, 0, 4),
+                                        (0, 2, 0, 5),
+                                        (0, 2, 0, 6),
+                                        (0, 2, 0, 7),
+                                        (0, 2, 0, 8),
+                                        (0, 2, 0, 9),
+                                        (0, 2, 1),
+                                        (0, 2, 1, 1),
+                                        (0, 2, 1, 2),
+                                        (0, 2, 2),
+                                        (0, 2, 2, 1),
+                                        (0, 2, 2, 2),
+                                        (0, 2, 2, 3),
+                                        (0, 2, 2, 4),
+                                        (0, 2, 2, 5),
+                                        (0, 2, 3),
+                                        (0, 2, 3, 1),
+                                        (0, 2, 3, 2),
+                                        (0, 2, 3, 3),
+                                        (0, 2, 3, 4),
+                                        (0, 2, 3, 5),
+                                        (0, 2, 3, 6),
+                                        (0, 2, 4),
+                                        (0, 2, 4, 1),
+                                        (0, 2, 4, 2),
+                                        (0, 2, 4, 3),
+                                        (0, 2, 5),
+                                        (0, 2, 5, 1),
+                                        (0, 2, 5, 2),
+                                        (0, 2, 5, 3),
+                                        (0, 2, 5, 4),
+                                        (0, 2, 5, 5),
+                                        (0, 2, 5, 6),
+                                        (0, 2, 5, 7),
+                                        (0, 2, 5, 8),
+                                        (0, 2, 5, 9),
+                                        (0, 2, 6),
+                                        (0, 2, 6, 1),
+                                        (0, 2, 6, 2),
+                                        (0, 2, 6, 3),
+                                        (0, 2, 7),
+                                        (0, 2, 7, 1),
+                                        (0, 2, 7, 2),
+                                        (0, 2, 7, 3),
+                                        (0, 2, 7, 4),
+                                        (0, 2, 8),
+                                        (0, 2, 8, 1),
+                                        (0, 2, 8, 2),
+                                        (0, 2, 8, 3)),
+                               'latest': '2.8.3'},
                 'horovod': {'framework': 'horovod',
                             'keys': ((0, 0, 9),
                                      (0, 0, 9, 1),
@@ -9023,8 +10220,41 @@ INDEX = {'format': 1,
                                     (0, 0, 12),
                                     (0, 0, 12, 0, 1)),
                            'latest': '0.12.0.1'},
+                'megatron-core': {'framework': 'megatron-core',
+                                  'keys': ((0, 0, 1),
+                                           (0, 0, 2),
+                                           (0, 0, 3),
+                                           (0, 0, 4),
+                                           (0, 0, 5),
+                                           (0, 0, 6),
+                                           (0, 0, 7),
+                                           (0, 0, 8),
+                                           (0, 0, 9),
+                                           (0, 0, 10),
+                                           (0, 0, 11),
+                                           (0, 0, 12),
+                                           (0, 0, 12, 1),
+                                           (0, 0, 12, 2),
+                                           (0, 0, 12, 3),
+                                           (0, 0, 13),
+                                           (0, 0, 13, 1),
+                                           (0, 0, 14),
+                                           (0, 0, 15),
+                                           (0, 0, 15, 1),
+                                           (0, 0, 15, 2),
+                                           (0, 0, 15, 3),
+                                           (0, 0, 16),
+                                           (0, 0, 16, 1),
+                                           (0, 0, 17),
+                                           (0, 0, 17, 1),
+                                           (0, 0, 18),
+                                           (0, 0, 18, 2),
+                                           (0, 0, 19),
+                                           (0, 0, 19, 2)),
+                                  'latest': '0.19.2'},
                 'nccl': {'framework': 'nccl',
                          'keys': ((0, 2, 4, 8),
+                                  (0, 2, 5, 6),
                                   (0, 2, 11, 4),
                                   (0, 2, 13, 4),
                                   (0, 2, 14, 3),
@@ -9157,6 +10387,87 @@ INDEX = {'format': 1,
                                      (0, 2, 14, 1),
                                      (0, 2, 15)),
                             'latest': '2.15.0'},
+                'sglang': {'framework': 'sglang',
+                           'keys': ((0, 0, 1, 3),
+                                    (0, 0, 1, 4),
+                                    (0, 0, 1, 5),
+                                    (0, 0, 1, 6),
+                                    (0, 0, 1, 7),
+                                    (0, 0, 1, 9),
+                                    (0, 0, 1, 10),
+                                    (0, 0, 1, 11),
+                                    (0, 0, 1, 12),
+                                    (0, 0, 1, 13),
+                                    (0, 0, 1, 14),
+                                    (0, 0, 1, 15),
+                                    (0, 0, 1, 16),
+                                    (0, 0, 1, 17),
+                                    (0, 0, 1, 18),
+                                    (0, 0, 1, 19),
+                                    (0, 0, 1, 20),
+                                    (0, 0, 1, 21),
+                                    (0, 0, 1, 22),
+                                    (0, 0, 1, 24),
+                                    (0, 0, 1, 25),
+                                    (0, 0, 1, 26),
+                                    (0, 0, 2),
+                                    (0, 0, 2, 1),
+                                    (0, 0, 2, 2),
+                                    (0, 0, 2, 3),
+                                    (0, 0, 2, 4),
+                                    (0, 0, 2, 5),
+                                    (0, 0, 2, 6),
+                                    (0, 0, 2, 7),
+                                    (0, 0, 2, 8),
+                                    (0, 0, 2, 9),
+                                    (0, 0, 2, 10),
+                                    (0, 0, 2, 11),
+                                    (0, 0, 2, 12),
+                                    (0, 0, 2, 13),
+                                    (0, 0, 2, 14),
+                                    (0, 0, 2, 15),
+                                    (0, 0, 3),
+                                    (0, 0, 3, 1),
+                                    (0, 0, 3, 2),
+                                    (0, 0, 3, 3),
+                                    (0, 0, 3, 4),
+                                    (0, 0, 3, 5),
+                                    (0, 0, 3, 6),
+                                    (0, 0, 4),
+                                    (0, 0, 4, 1),
+                                    (0, 0, 4, 2),
+                                    (0, 0, 4, 3),
+                                    (0, 0, 4, 4),
+                                    (0, 0, 4, 5),
+                                    (0, 0, 4, 6),
+                                    (0, 0, 4, 7),
+                                    (0, 0, 4, 8),
+                                    (0, 0, 4, 9),
+                                    (0, 0, 4, 10),
+                                    (0, 0, 5, 1),
+                                    (0, 0, 5, 2),
+                                    (0, 0, 5, 3),
+                                    (0, 0, 5, 4),
+                                    (0, 0, 5, 5),
+                                    (0, 0, 5, 6),
+                                    (0, 0, 5, 7),
+                                    (0, 0, 5, 8),
+                                    (0, 0, 5, 9),
+                                    (0, 0, 5, 10),
+                                    (0, 0, 5, 11),
+                                    (0, 0, 5, 12),
+                                    (0, 0, 5, 13),
+                                    (0, 0, 5, 14),
+                                    (0, 0, 5, 15),
+                                    (0, 0, 5, 16),
+                                    (0, 0, 5, 17),
+                                    (0, 0, 5, 18),
+                                    (0, 0, 5, 19),
+                                    (0, 0, 5, 20),
+                                    (0, 0, 5, 21),
+                                    (0, 0, 5, 22),
+                                    (0, 0, 5, 23)),
+                           'latest': '0.5.23'},
                 'tensorflow': {'framework': 'tensorflow',
                                'keys': ((0, 0, 12),
                                         (0, 0, 12, 1),
@@ -9260,6 +10571,37 @@ INDEX = {'format': 1,
                                         (0, 2, 20),
                                         (0, 2, 21)),
                                'latest': '2.21.0'},
+                'transformer-engine': {'framework': 'transformer-engine',
+                                       'keys': ((0, 0),
+                                                (0, 1, 9),
+                                                (0, 1, 10),
+                                                (0, 1, 11),
+                                                (0, 1, 12),
+                                                (0, 1, 13),
+                                                (0, 2, 1),
+                                                (0, 2, 2),
+                                                (0, 2, 3),
+                                                (0, 2, 4),
+                                                (0, 2, 5),
+                                                (0, 2, 6),
+                                                (0, 2, 7),
+                                                (0, 2, 8),
+                                                (0, 2, 9),
+                                                (0, 2, 10),
+                                                (0, 2, 11),
+                                                (0, 2, 12),
+                                                (0, 2, 13),
+                                                (0, 2, 14),
+                                                (0, 2, 14, 1),
+                                                (0, 2, 15),
+                                                (0, 2, 16),
+                                                (0, 2, 16, 1),
+                                                (0, 2, 17),
+                                                (0, 2, 17, 1),
+                                                (0, 2, 18),
+                                                (0, 2, 19),
+                                                (0, 2, 20, 2)),
+                                       'latest': '2.20.2'},
                 'vllm': {'framework': 'vllm',
                          'keys': ((0, 0, 0, 1),
                                   (0, 0, 1),

@@ -12,11 +12,19 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
-FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm")
+FRAMEWORKS = (
+    "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core",
+)
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
-`vllm` is a serving engine (batch invariance under concurrent requests)."""
+`vllm` and `sglang` are serving engines (batch invariance under concurrent requests);
+`flash-attn`, `transformer-engine`, `megatron-core` are training stacks on top of PyTorch, each
+with its own determinism switch."""
 
-Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm"]
+Framework = Literal[
+    "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core",
+]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
 Mechanism = Literal[
