@@ -1257,7 +1257,7 @@ INDEX = {'format': 1,
                                                                 'jax/_src/nn/functions.py) compute attention '
                                                                 'as einsum, softmax, einsum; their GEMMs are '
                                                                 'jax.xla-gemm-conv-attention.',),
-                                                 'calls': (),
+                                                 'calls': (((), (('implementation', ('cudnn',)),)),),
                                                  'notes': None,
                                                  'ops': ('jax.nn.dot_product_attention',),
                                                  'aliases': (),
@@ -9368,7 +9368,7 @@ INDEX = {'format': 1,
                                                           'With warn_only=True cuDNN stays eligible and its '
                                                           "backward only warns ('cuDNN Attention defaults to "
                                                           "a non-deterministic algorithm')."),
-                                           'calls': (),
+                                           'calls': (((), (('backend', ('cudnn',)),)),),
                                            'notes': None,
                                            'ops': ('torch.nn.functional.scaled_dot_product_attention',),
                                            'aliases': (),
@@ -9436,7 +9436,7 @@ INDEX = {'format': 1,
                                                               'Explicit num_splits_key > 1 (a private '
                                                               'argument of _efficient_attention_backward) '
                                                               'raises under the switch.'),
-                                               'calls': (),
+                                               'calls': (((), (('backend', ('efficient',)),)),),
                                                'notes': None,
                                                'ops': ('torch.nn.functional.scaled_dot_product_attention',),
                                                'aliases': (),
@@ -9500,7 +9500,7 @@ INDEX = {'format': 1,
                                                           "non-deterministic and warns once ('Flash "
                                                           'Attention defaults to a non-deterministic '
                                                           "algorithm')."),
-                                           'calls': (),
+                                           'calls': (((), (('backend', ('flash',)),)),),
                                            'notes': "The FlashAttention library's own switch "
                                                     '(flash_attn_func(..., deterministic=True)) is '
                                                     'flash-attn.backward-dq.',
@@ -9568,7 +9568,7 @@ INDEX = {'format': 1,
                                                 'Its matmuls are cuBLAS calls, which are deterministic in '
                                                 'one process with the default workspace settings '
                                                 '(cublas.workspace-multistream covers several streams).'),
-                                 'calls': (),
+                                 'calls': (((), (('backend', ('math',)),)),),
                                  'notes': None,
                                  'ops': ('torch.nn.functional.scaled_dot_product_attention',),
                                  'aliases': (),
