@@ -55,3 +55,17 @@ def test_each_attention_backend_has_its_own_verifier_and_codes_the_harness_knows
     env, call, practice = TABLES["pytorch"]["PT_INDUCTOR_DET"]
     assert env == {"TORCHINDUCTOR_DETERMINISTIC": "1"} and call is None and not practice
     assert TABLES["pytorch"]["PT_SDPA_MATH"][2] is True
+
+
+def test_sdpa_call_with_a_backend_gets_that_backend_only() -> None:
+    flash = kb.status(SDPA, "2.11", call={"backend": "flash"})
+    assert flash.deterministic is False and flash.recipe == ("PT_DET",)
+    assert [s.id for s in flash.sources] == ["torch.sdpa-flash-backward"]
+    assert set(flash.excluded) == {"torch.sdpa-cudnn-backward", "torch.sdpa-efficient-backward", "torch.sdpa-math"}
+    math = kb.status(SDPA, "2.11", call={"backend": "math"})
+    assert math.deterministic is True
+    # implementation='xla' excludes the cuDNN attention record; 'cudnn' keeps it
+    xla = kb.status("jax.nn.dot_product_attention", "0.10.2", call={"implementation": "xla"})
+    assert "jax.dot-product-attention-cudnn" not in {s.id for s in xla.sources}
+    cudnn = kb.status("jax.nn.dot_product_attention", "0.10.2", call={"implementation": "cudnn"})
+    assert "jax.dot-product-attention-cudnn" in {s.id for s in cudnn.sources}
