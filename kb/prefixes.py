@@ -18,6 +18,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "flash-attn": ("flash_attn.", "flash_attn_interface."),
     "transformer-engine": ("transformer_engine.",),
     "megatron-core": ("megatron.",),
+    "cccl": ("cub.", "thrust."),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }
