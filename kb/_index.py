@@ -937,20 +937,24 @@ INDEX = {'format': 1,
                                                                              None,
                                                                              None,
                                                                              None),),
-                                                                 'resolution': 'Unconfirmed from the vendor '
-                                                                               'page, so versions after 8.0 '
-                                                                               'stay unknown (a gap) rather '
-                                                                               'than guessed.',
+                                                                 'resolution': 'The vendor page (read '
+                                                                               "directly, 'latest', in the "
+                                                                               'cuDNN 9 documentation '
+                                                                               'layout) lists the same '
+                                                                               'routines and algorithms as '
+                                                                               'the 8.0.1 guide, but it '
+                                                                               'names no release, and the '
+                                                                               'versioned 9.x guides were '
+                                                                               'not available to compare; so '
+                                                                               'versions after 8.0 stay '
+                                                                               'unknown rather than guessed.',
                                                                  'references': ({'kind': 'doc',
                                                                                  'url': 'https://docs.nvidia.com/deeplearning/cudnn/latest/developer/misc.html',
                                                                                  'title': 'cuDNN Developer '
-                                                                                          'Guide, '
+                                                                                          'Guide (latest), '
+                                                                                          'Odds and Ends, '
                                                                                           'Reproducibility '
-                                                                                          '(Determinism) (as '
-                                                                                          'summarised '
-                                                                                          'second-hand in '
-                                                                                          'shared/reference/pytorch-jax-libs.md '
-                                                                                          'section 4)'},)},),
+                                                                                          '(Determinism)'},)},),
                                                    'references': ({'kind': 'doc',
                                                                    'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
                                                                    'title': 'cuDNN Developer Guide, '
