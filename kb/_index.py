@@ -1770,19 +1770,36 @@ INDEX = {'format': 1,
                                                               None,
                                                               None,
                                                               None),),
-                                                  'resolution': 'PR 12520 designed XLA_EXCL to keep '
-                                                                'autotuning and PR 16635 (2024-08) still '
-                                                                'relies on that; the first release where the '
-                                                                'exclude flag alone skips autotuning is not '
-                                                                'known, so XLA_EXCL is not offered for '
-                                                                'autotuning.',
+                                                  'resolution': 'Current XLA confirms the claim '
+                                                                '(xla/service/gpu/autotuning/autotuner_pass.cc '
+                                                                'at commit 1101aacc, '
+                                                                'GetConfigAssignerOptions: '
+                                                                'select_first_config = '
+                                                                'xla_gpu_deterministic_ops || '
+                                                                'xla_gpu_exclude_nondeterministic_ops || '
+                                                                'autotune_level == 0). But PR 12520 designed '
+                                                                'XLA_EXCL to keep autotuning and PR 16635 '
+                                                                '(2024-08) still relied on that, and the '
+                                                                'first jaxlib whose XLA takes the first '
+                                                                'configuration under the exclude flag alone '
+                                                                'could not be dated (the logic is compiled '
+                                                                'into the CUDA plugin; no release was '
+                                                                'bisected), so XLA_EXCL is not offered for '
+                                                                'autotuning yet.',
                                                   'references': ({'kind': 'doc',
                                                                   'url': 'https://github.com/openxla/xla/blob/main/xla/service/gpu/autotuning/autotuner_pass_test.cc',
                                                                   'title': 'XLA '
                                                                            'xla/service/gpu/autotuning/autotuner_pass_test.cc '
                                                                            '(DeterministicAutotuningSetsSelectFirstConfig; '
                                                                            'Cublas/Triton/CudnnSelectFirstConfig '
-                                                                           'use only the exclude flag)'},)},),
+                                                                           'use only the exclude flag)'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/openxla/xla/blob/1101aacc95d0101195fa2acad1bdcbc7764a1fc4/xla/service/gpu/autotuning/autotuner_pass.cc',
+                                                                  'title': 'XLA '
+                                                                           'xla/service/gpu/autotuning/autotuner_pass.cc '
+                                                                           'at 1101aacc '
+                                                                           '(GetConfigAssignerOptions, '
+                                                                           'select_first_config)'})},),
                                     'references': ({'kind': 'doc',
                                                     'url': 'https://openxla.org/xla/determinism',
                                                     'title': 'OpenXLA documentation, Determinism (GPU)',
