@@ -390,12 +390,22 @@ def test_switch_codes_exist_in_the_kb():
         resolve.Setting("attr", "torch.backends.cudnn.deterministic", True, (), 1, 1, ""),
         *[resolve.Setting("env", k, v, (), 1, 1, "") for k, v in (
             ("TF_DETERMINISTIC_OPS", "1"), ("TF_CUDNN_DETERMINISTIC", "true"), ("CUBLAS_WORKSPACE_CONFIG", ":4096:8"),
-            ("HOROVOD_FUSION_THRESHOLD", "0"), ("NCCL_NVLS_ENABLE", "0"))],
+            ("HOROVOD_FUSION_THRESHOLD", "0"), ("NCCL_NVLS_ENABLE", "0"), ("TORCHINDUCTOR_DETERMINISTIC", "1"),
+            ("NVTE_ALLOW_NONDETERMINISTIC_ALGO", "0"), ("HOROVOD_DISABLE_GROUP_FUSION", "1"))],
+        resolve.Setting("attr", "torch._inductor.config.deterministic", True, (), 1, 1, ""),
     ]:
         codes = switches.codes_of(setting)
         assert codes, setting
         named.update(codes)
     assert named <= set(solutions), named - set(solutions)
+    combined = switches.applied([("t.py", resolve.Setting("call", f"tf.config.threading.set_{pool}_op_parallelism_threads",
+                                                          1, (), 1, 1, "")) for pool in ("intra", "inter")]
+                                + [("t.py", resolve.Setting("call", "torch.use_deterministic_algorithms", True, (), 2, 1, ""))],
+                                {"tensorflow", "pytorch"})
+    assert {"CPU1", "PT_DET", "PT_FILL", "PT_NOBENCH"} <= set(combined) <= set(solutions)
+    fill_off = resolve.Setting("attr", "torch.utils.deterministic.fill_uninitialized_memory", False, (), 3, 1, "")
+    assert "PT_FILL" not in switches.applied([("t.py", fill_off), ("t.py", resolve.Setting(
+        "call", "torch.use_deterministic_algorithms", True, (), 2, 1, ""))], {"pytorch"})
 
 
 def test_suppression_comments(tmp_path):

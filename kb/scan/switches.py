@@ -14,8 +14,10 @@ from kb.scan.resolve import Setting
 
 TRUE_TEXT = frozenset({"1", "true", "True", "TRUE", "yes"})
 CALLS = ("torch.use_deterministic_algorithms", "torch.set_deterministic", "tf.config.experimental.enable_op_determinism",
-         "tf.keras.utils.set_random_seed", "keras.utils.set_random_seed")
-ATTRS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark")
+         "tf.keras.utils.set_random_seed", "keras.utils.set_random_seed",
+         "tf.config.threading.set_intra_op_parallelism_threads", "tf.config.threading.set_inter_op_parallelism_threads")
+ATTRS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark", "torch._inductor.config.deterministic",
+         "torch.utils.deterministic.fill_uninitialized_memory")
 WATCHED = frozenset(CALLS + ATTRS)
 XLA_FLAGS = {"--xla_gpu_deterministic_ops=true": "XLA_DET", "--xla_gpu_exclude_nondeterministic_ops=true": "XLA_EXCL",
              "--xla_gpu_autotune_level=0": "XLA_AT0"}
@@ -59,6 +61,8 @@ def codes_of(setting: Setting) -> tuple[str, ...]:
     if setting.kind == "attr":
         if name == "torch.backends.cudnn.deterministic" and value is True:
             return ("PT_CUDNN_DET",)
+        if name == "torch._inductor.config.deterministic" and value is True:
+            return ("PT_INDUCTOR_DET",)
         return ()
     text = value if isinstance(value, str) else ""
     if name == "TF_DETERMINISTIC_OPS" and text in TRUE_TEXT:
@@ -71,6 +75,12 @@ def codes_of(setting: Setting) -> tuple[str, ...]:
         return tuple(code for flag, code in XLA_FLAGS.items() if flag in text)
     if name == "HOROVOD_FUSION_THRESHOLD" and text == "0":
         return ("HFT0",)
+    if name == "HOROVOD_DISABLE_GROUP_FUSION" and text in TRUE_TEXT:
+        return ("HVD_NOGRPFUSE",)
+    if name == "TORCHINDUCTOR_DETERMINISTIC" and text in TRUE_TEXT:
+        return ("PT_INDUCTOR_DET",)
+    if name == "NVTE_ALLOW_NONDETERMINISTIC_ALGO" and text == "0":
+        return ("NVTE_DET",)
     if name == "NCCL_NVLS_ENABLE" and text == "0":
         return ("NCCL_NO_NVLS",)
     return ()
@@ -96,6 +106,16 @@ def applied(settings: list[tuple[str, Setting]], frameworks: set[str]) -> dict[s
     if "NCCL_ALGO" in env and "NCCL_PROTO" in env:
         path, setting = env["NCCL_ALGO"]
         found.setdefault("NCCL_PIN", Applied("NCCL_PIN", path, setting.line, setting.col, setting.text, setting.condition))
+    threads = {("intra" if "intra_op" in s.name else "inter"): (p, s) for p, s in settings
+               if s.kind == "call" and s.name.startswith("tf.config.threading.set_") and s.value == 1}
+    if "intra" in threads and "inter" in threads:  # CPU1 needs both pools at one thread
+        path, setting = threads["intra"]
+        found.setdefault("CPU1", Applied("CPU1", path, setting.line, setting.col, setting.text, setting.condition))
+    fill_off = any(s.name == "torch.utils.deterministic.fill_uninitialized_memory" and s.value is not True
+                   for _, s in settings)
+    if "PT_DET" in found and not fill_off:  # fill_uninitialized_memory is True unless set otherwise
+        det = found["PT_DET"]
+        found.setdefault("PT_FILL", det._replace(code="PT_FILL"))
     if not benchmark_on:
         for code, (framework, why) in DEFAULTS.items():
             if framework in frameworks:
