@@ -499,6 +499,29 @@ def test_literal_arguments_decide_the_call(calls_kb, tmp_path, call, expected):
         assert "depending on method" in found[0].answer
 
 
+def test_sdpa_kernel_context_fixes_the_backend(tmp_path):
+    """Inside `with sdpa_kernel(SDPBackend.X)` the attention call's `backend` is X; outside, unknown."""
+    found = _scan_text(tmp_path, """\
+        import torch.nn.functional as F
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        def attend(q, k, v):
+            a = F.scaled_dot_product_attention(q, k, v)
+            with sdpa_kernel(SDPBackend.MATH):
+                b = F.scaled_dot_product_attention(q, k, v)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+                c = F.scaled_dot_product_attention(q, k, v)
+            with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]):
+                d = F.scaled_dot_product_attention(q, k, v)
+        """)
+    by_line: dict[int, set] = {}
+    for f in found:
+        by_line.setdefault(f.line, set()).add((f.record, f.level, f.depends_on))
+    backends = {"torch.sdpa-cudnn-backward", "torch.sdpa-efficient-backward", "torch.sdpa-flash-backward"}
+    assert by_line[4] == by_line[10] == {(r, "possible", ("backend",)) for r in backends}
+    assert 6 not in by_line  # the math backend is deterministic
+    assert by_line[8] == {("torch.sdpa-flash-backward", "nondeterministic", ())}
+
+
 # --- versions -------------------------------------------------------------------------------------
 
 def test_versions_sources(tmp_path):

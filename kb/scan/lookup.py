@@ -110,6 +110,7 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
                 unknown[name] = "not a parameter of this op"
             continue
         _put(name, value, facts, unknown)
+    facts.update(call.extra)  # facts the code fixes around the call (the sdpa_kernel backend)
     if call.star and names is not None:
         for name in names:
             if name not in facts and name not in unknown:

@@ -29,6 +29,9 @@ _TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bf
                              "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
                              "permute", "transpose", "requires_grad_"})
 _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
+# `with torch.nn.attention.sdpa_kernel(SDPBackend.X):` pins the attention backend of the calls inside.
+SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
+SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
 _JAX_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
 
 
@@ -52,6 +55,7 @@ class Call(NamedTuple):
     star: bool
     certain: bool
     method: bool
+    extra: tuple[tuple[str, object], ...] = ()  # facts that are not parameters: ("backend", "math")
 
 
 class Setting(NamedTuple):
@@ -129,6 +133,7 @@ class _Visitor(ast.NodeVisitor):
         self.settings: list[Setting] = []
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
+        self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
 
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
 
@@ -164,10 +169,16 @@ class _Visitor(ast.NodeVisitor):
                 self.statements(node.body)
                 self.statements(node.orelse)
             elif kind in (ast.With, ast.AsyncWith):
+                pushed = 0
                 for item in node.items:
                     if self._hit(item.context_expr):
                         self.visit(item.context_expr)
+                        backend = self._sdpa_backend(item.context_expr)
+                        if backend is not False:
+                            self.backends.append(backend)
+                            pushed += 1
                 self.statements(node.body)
+                del self.backends[len(self.backends) - pushed:]
             elif kind in _TRY:
                 self.statements(node.body)
                 for handler in node.handlers:
@@ -227,6 +238,18 @@ class _Visitor(ast.NodeVisitor):
         return None
 
     # --- scopes ------------------------------------------------------------------------
+    def _sdpa_backend(self, expr: ast.expr) -> str | None | bool:
+        """The one backend `sdpa_kernel(...)` allows (None: several or unreadable); False: not sdpa_kernel."""
+        if not isinstance(expr, ast.Call) or self.dotted(expr.func) != SDPA_KERNEL:
+            return False
+        given = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "backends"), None)
+        if isinstance(given, (ast.List, ast.Tuple)) and len(given.elts) == 1:
+            given = given.elts[0]
+        name = self.dotted(given) if given is not None else None
+        if name is not None and name.startswith("torch.nn.attention.SDPBackend."):
+            return SDPA_BACKENDS.get(name.rsplit(".", 1)[1])
+        return None
+
     def _decorated(self, node: ast.AST) -> None:
         for decorator in node.decorator_list:
             if not self._hit(decorator):
@@ -378,8 +401,11 @@ class _Visitor(ast.NodeVisitor):
                 break
             args.append(self.literal(a))
         kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
+        extra = ()
+        if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
+            extra = (("backend", self.backends[-1]),)
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method))
+                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra))
 
 
 def _strings(node: ast.AST) -> str | None:
