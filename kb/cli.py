@@ -334,7 +334,6 @@ def parser() -> argparse.ArgumentParser:
     # --- links refresh / nightly (implementations in kb/links/cli.py, kb/nightly/cli.py) ---
     from kb.links.cli import add_parser as add_links
     from kb.nightly.cli import add_parser as add_nightly
-
     from kb.scan.cli import add_parser as add_scan  # kb scan: kb/scan/cli.py
 
     add_scan(sub)
