@@ -74,7 +74,6 @@ class Setting(NamedTuple):
 class Module(NamedTuple):
     calls: tuple[Call, ...]
     settings: tuple[Setting, ...]
-    frameworks: tuple[str, ...]  # canonical top-level prefixes imported: torch, tf, jax, hvd...
 
 
 def canonical(dotted: str) -> str:
@@ -124,6 +123,9 @@ def _text(node: ast.AST, limit: int = 60) -> str:
 
 
 class _Visitor(ast.NodeVisitor):
+    """Statements are walked by `statements()` (scopes, `if` conditions, `with` contexts);
+    only statements on a hit line are visited down to their expressions."""
+
     def __init__(self, aliases: dict[str, str], wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
                  owners: set[str], watched: frozenset[str]) -> None:
         self.aliases, self.wanted, self.methods, self.owners = aliases, wanted, methods, owners
@@ -526,7 +528,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     `watched` names and its environment settings; raises SyntaxError for unparseable text."""
     if not any(marker in text for marker in _MARKERS):
         compile(text, filename, "exec", ast.PyCF_ONLY_AST)  # still report a file that does not parse
-        return Module((), (), ())
+        return Module((), ())
     tree = ast.parse(text, filename=filename)
     aliases = aliases_of(tree)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
@@ -534,5 +536,4 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor.lines = text.split("\n")
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
-    frameworks = tuple(sorted({v.split(".")[0] for v in aliases.values()}))
-    return Module(tuple(visitor.calls), tuple(visitor.settings), frameworks)
+    return Module(tuple(visitor.calls), tuple(visitor.settings))
