@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from kb.catalog import Catalog
-from kb.site import model
+from kb.site import model, recipes, words
 from kb.versions import release_key
 
 SCHEMA_VERSION = 1
@@ -120,6 +120,9 @@ def files(catalog: Catalog, index: dict) -> dict[str, str]:
     inventories = inventory_names(catalog)
     everything = all_json(catalog, index)
     everything["inventories"] = {fw: f"{PREFIX}/names/{fw}.txt" for fw in inventories}
+    everything["display_names"] = {fw: words.name(fw) for fw in everything["frameworks"]}
+    everything["recipes"] = {fw: recipes.blocks(catalog, index, fw) for fw in everything["frameworks"]
+                             if catalog.registries.get(fw)}
     out = {f"{PREFIX}/all.json": _dump(everything)}
     for fw, names in inventories.items():
         out[f"{PREFIX}/names/{fw}.txt"] = front_coded(names)
