@@ -591,7 +591,7 @@ INDEX = {'format': 1,
                                                               'additions varies from run to run). Frameworks '
                                                               'built on cuDNN are deterministic only if they '
                                                               'avoid these algorithms.',
-                                                   'conditions': ('cuDNN 8.0.1 (seed 001): '
+                                                   'conditions': ('cuDNN 8.0.1 developer guide: '
                                                                   'cudnnConvolutionBackwardFilter with '
                                                                   'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 or '
                                                                   'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3; '
@@ -628,7 +628,8 @@ INDEX = {'format': 1,
                                                                False,
                                                                None,
                                                                'The list is quoted from the cuDNN 8.0.1 '
-                                                               'developer guide (seed 001).',
+                                                               'developer guide, as a public Q&A thread on '
+                                                               'GPU non-determinism reproduces it.',
                                                                None),),
                                                    'caused_by': (),
                                                    'distributions': {},
@@ -657,9 +658,7 @@ INDEX = {'format': 1,
                                                                                           'Reproducibility '
                                                                                           '(Determinism) (as '
                                                                                           'summarised '
-                                                                                          'second-hand in '
-                                                                                          'shared/reference/pytorch-jax-libs.md '
-                                                                                          'section 4)'},)},),
+                                                                                          'second-hand)'},)},),
                                                    'references': ({'kind': 'doc',
                                                                    'url': 'https://docs.nvidia.com/deeplearning/cudnn/',
                                                                    'title': 'cuDNN Developer Guide, '
@@ -1074,12 +1073,11 @@ INDEX = {'format': 1,
                                                        'select_and_scatter_add, lowered to '
                                                        'hlo.SelectAndScatterOp). Sum pooling is not '
                                                        'affected.',),
-                                        'notes': 'Unconfirmed and left out: a summary (shared/reference) '
-                                                 'says newer XLA pipelines rewrite select-and-scatter into '
-                                                 'scatter plus reduce-window first, which would make it '
-                                                 'deterministic under the flags; no release was found for '
-                                                 'it. A GPU verifier should report what the current jaxlib '
-                                                 'does.',
+                                        'notes': 'Unconfirmed and left out: a second-hand summary says newer '
+                                                 'XLA pipelines rewrite select-and-scatter into scatter plus '
+                                                 'reduce-window first, which would make it deterministic '
+                                                 'under the flags; no release was found for it. A GPU '
+                                                 'verifier should report what the current jaxlib does.',
                                         'ops': ('jax.lax.reduce_window',
                                                 'jax.example_libraries.stax.MaxPool'),
                                         'aliases': (),
@@ -2863,10 +2861,11 @@ INDEX = {'format': 1,
                                   'device': 'any',
                                   'pass': 'forward',
                                   'mechanism': 'data-loader',
-                                  'summary': "NVIDIA's early recipe (seed 003) advised not sharding a "
-                                             'tf.data.Dataset, or setting num_shards=1. NVIDIA later struck '
-                                             'this advice: from at least TF 2.2, if not earlier, shard '
-                                             'appears to operate deterministically.',
+                                  'summary': "NVIDIA's early recipe (the tensorflow-determinism README) "
+                                             'advised not sharding a tf.data.Dataset, or setting '
+                                             'num_shards=1. NVIDIA later struck this advice: from at least '
+                                             'TF 2.2, if not earlier, shard appears to operate '
+                                             'deterministically.',
                                   'conditions': (),
                                   'notes': None,
                                   'ops': ('tf.data.Dataset.shard',),
@@ -3814,11 +3813,12 @@ INDEX = {'format': 1,
                                                                        None),),
                                                            'resolution': 'The question mark marks an '
                                                                          'expectation while PR 39243 was '
-                                                                         'still open (seed 003 lists it as '
-                                                                         'open); it was merged after 2.3 and '
-                                                                         'shipped in 2.4 per the TF 2.4 '
-                                                                         'release notes and NV-STATUS (TF '
-                                                                         '2.4-2.7: TDO).',
+                                                                         "still open (NVIDIA's "
+                                                                         'tensorflow-determinism status '
+                                                                         'table lists it as open); it was '
+                                                                         'merged after 2.3 and shipped in '
+                                                                         '2.4 per the TF 2.4 release notes '
+                                                                         'and NV-STATUS (TF 2.4-2.7: TDO).',
                                                            'references': ({'kind': 'doc',
                                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility',
                                                                            'title': 'NVIDIA '
@@ -5271,12 +5271,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.nn.AdaptiveAvgPool2d',
                                                           'torch.nn.AdaptiveAvgPool3d',
                                                           'torch.nn.functional.adaptive_avg_pool2d',
@@ -5331,12 +5329,11 @@ INDEX = {'format': 1,
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
                                                              'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'release 1.7-2.14.1 compared release by '
+                                                             'release; the 2.13.0 docstring was checked '
+                                                             "directly in the installed 2.13.0 wheel. 'Not "
+                                                             "listed' before a release is read as no switch "
+                                                             '(NS).',
                                                     'ops': ('torch.nn.AdaptiveMaxPool2d',
                                                             'torch.nn.functional.adaptive_max_pool2d'),
                                                     'aliases': (),
@@ -5380,11 +5377,10 @@ INDEX = {'format': 1,
                                            'conditions': ('Overlapping pooling windows.',),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'),
                                            'aliases': (),
                                            'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -5427,11 +5423,10 @@ INDEX = {'format': 1,
                                 'conditions': ('A weights tensor is given (from 2.1 the alert fires only '
                                                'then).',),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                         'compared release by release; the 2.13.0 docstring was checked '
+                                         "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.bincount', 'torch.Tensor.bincount'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -5479,11 +5474,10 @@ INDEX = {'format': 1,
                                          'conditions': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
                                                   '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                  'docstring was checked directly in the installed 2.13.0 '
+                                                  "wheel. 'Not listed' before a release is read as no switch "
+                                                  '(NS).',
                                          'ops': ('torch.nn.CTCLoss', 'torch.nn.functional.ctc_loss'),
                                          'aliases': (),
                                          'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -5524,11 +5518,10 @@ INDEX = {'format': 1,
                                         'conditions': ('CUDA >= 10.2.',),
                                         'notes': 'Version history from the use_deterministic_algorithms '
                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                 'docstring was checked directly in the installed 2.13.0 '
+                                                 "wheel. 'Not listed' before a release is read as no switch "
+                                                 '(NS).',
                                         'ops': ('torch.mm',
                                                 'torch.mv',
                                                 'torch.bmm',
@@ -5679,11 +5672,10 @@ INDEX = {'format': 1,
                                                         'of 5 (benchmarks/gpu_sizes.py, exploration only).'),
                                          'notes': 'Version history from the use_deterministic_algorithms '
                                                   '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                  'docstring was checked directly in the installed 2.13.0 '
+                                                  "wheel. 'Not listed' before a release is read as no switch "
+                                                  '(NS).',
                                          'ops': ('torch.nn.Conv1d',
                                                  'torch.nn.Conv2d',
                                                  'torch.nn.Conv3d',
@@ -5759,11 +5751,10 @@ INDEX = {'format': 1,
                               'conditions': ('Floating-point or complex dtype on CUDA (integer cumsum is '
                                              'exact).',),
                               'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                       "compared in the project's reference table "
-                                       '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                       "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                       "listed' before a release is read as no switch (NS).",
+                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                       'compared release by release; the 2.13.0 docstring was checked '
+                                       "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                       'release is read as no switch (NS).',
                               'ops': ('torch.cumsum', 'torch.Tensor.cumsum', 'torch.Tensor.cumsum_'),
                               'aliases': (),
                               'status': ((None,
@@ -5941,11 +5932,10 @@ INDEX = {'format': 1,
                                                          'the atomic kernel handles).',),
                                           'notes': 'Version history from the use_deterministic_algorithms '
                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   'release 1.7-2.14.1 compared release by release; the '
+                                                   '2.13.0 docstring was checked directly in the installed '
+                                                   "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                   'no switch (NS).',
                                           'ops': ('torch.nn.Embedding',
                                                   'torch.nn.functional.embedding',
                                                   'torch.embedding'),
@@ -6003,12 +5993,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.nn.EmbeddingBag',
                                                           'torch.nn.functional.embedding_bag'),
                                                   'aliases': (),
@@ -6066,12 +6054,11 @@ INDEX = {'format': 1,
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
                                                              'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'release 1.7-2.14.1 compared release by '
+                                                             'release; the 2.13.0 docstring was checked '
+                                                             "directly in the installed 2.13.0 wheel. 'Not "
+                                                             "listed' before a release is read as no switch "
+                                                             '(NS).',
                                                     'ops': ('torch.nn.FractionalMaxPool2d',
                                                             'torch.nn.FractionalMaxPool3d',
                                                             'torch.nn.functional.fractional_max_pool2d',
@@ -6118,11 +6105,10 @@ INDEX = {'format': 1,
                                                       'repeated entries.',),
                                        'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                                 'set_deterministic) docstrings at each minor release '
-                                                "1.7-2.14.1 as compared in the project's reference table "
-                                                '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                '2.13.0 docstring was checked directly in the installed '
-                                                "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                'switch (NS).',
+                                                '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                'docstring was checked directly in the installed 2.13.0 '
+                                                "wheel. 'Not listed' before a release is read as no switch "
+                                                '(NS).',
                                        'ops': ('torch.gather', 'torch.Tensor.gather'),
                                        'aliases': (),
                                        'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -6176,11 +6162,10 @@ INDEX = {'format': 1,
                                                            'indexing) and the input requires grad.',),
                                             'notes': 'Version history from the use_deterministic_algorithms '
                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     'release 1.7-2.14.1 compared release by release; the '
+                                                     '2.13.0 docstring was checked directly in the installed '
+                                                     "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                     'no switch (NS).',
                                             'ops': ('torch.Tensor.__getitem__',),
                                             'aliases': (),
                                             'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None),
@@ -6224,11 +6209,10 @@ INDEX = {'format': 1,
                                             'conditions': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     'release 1.7-2.14.1 compared release by release; the '
+                                                     '2.13.0 docstring was checked directly in the installed '
+                                                     "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                     'no switch (NS).',
                                             'ops': ('torch.nn.functional.grid_sample',),
                                             'aliases': (),
                                             'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -6275,11 +6259,10 @@ INDEX = {'format': 1,
                                             '64 bins (data/runs/h200-x1-7f6ee83a/2026-11-23T000250Z.yaml) '
                                             'gave 1 of 5.'),
                              'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                      "compared in the project's reference table "
-                                      '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                      "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                      "listed' before a release is read as no switch (NS).",
+                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                      'compared release by release; the 2.13.0 docstring was checked '
+                                      "directly in the installed 2.13.0 wheel. 'Not listed' before a release "
+                                      'is read as no switch (NS).',
                              'ops': ('torch.histc', 'torch.Tensor.histc'),
                              'aliases': (),
                              'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -6312,11 +6295,10 @@ INDEX = {'format': 1,
                                             'deterministic mode uses a deterministic implementation.',
                                  'conditions': ('Floating-point data and repeated indices.',),
                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                          "compared in the project's reference table "
-                                          '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                          'docstring was checked directly in the installed 2.13.0 wheel. '
-                                          "'Not listed' before a release is read as no switch (NS).",
+                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                          'compared release by release; the 2.13.0 docstring was checked '
+                                          "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                          'release is read as no switch (NS).',
                                  'ops': ('torch.index_add',
                                          'torch.Tensor.index_add',
                                          'torch.Tensor.index_add_'),
@@ -6383,10 +6365,9 @@ INDEX = {'format': 1,
                                   'conditions': ('The index contains duplicates.',),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'compared release by release; the 2.13.0 docstring was checked '
+                                           "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                           'release is read as no switch (NS).',
                                   'ops': ('torch.index_copy',
                                           'torch.Tensor.index_copy',
                                           'torch.Tensor.index_copy_'),
@@ -6456,9 +6437,7 @@ INDEX = {'format': 1,
                                                 'notes': 'Version history from the '
                                                          'use_deterministic_algorithms (1.7: '
                                                          'set_deterministic) docstrings at each minor '
-                                                         "release 1.7-2.14.1 as compared in the project's "
-                                                         'reference table '
-                                                         '(shared/reference/pytorch-jax-libs.md section 1); '
+                                                         'release 1.7-2.14.1 compared release by release; '
                                                          'the 2.13.0 docstring was checked directly in the '
                                                          "installed 2.13.0 wheel. 'Not listed' before a "
                                                          'release is read as no switch (NS).',
@@ -6518,11 +6497,10 @@ INDEX = {'format': 1,
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
                                                         'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                        'docstring was checked directly in the installed '
+                                                        "2.13.0 wheel. 'Not listed' before a release is read "
+                                                        'as no switch (NS).',
                                                'ops': ('torch.Tensor.index_put',
                                                        'torch.Tensor.index_put_',
                                                        'torch.index_put',
@@ -6576,11 +6554,10 @@ INDEX = {'format': 1,
                                              'conditions': (),
                                              'notes': 'Version history from the use_deterministic_algorithms '
                                                       '(1.7: set_deterministic) docstrings at each minor '
-                                                      "release 1.7-2.14.1 as compared in the project's "
-                                                      'reference table (shared/reference/pytorch-jax-libs.md '
-                                                      'section 1); the 2.13.0 docstring was checked directly '
-                                                      "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                      'release is read as no switch (NS).',
+                                                      'release 1.7-2.14.1 compared release by release; the '
+                                                      '2.13.0 docstring was checked directly in the '
+                                                      "installed 2.13.0 wheel. 'Not listed' before a release "
+                                                      'is read as no switch (NS).',
                                              'ops': ('torch.index_select', 'torch.Tensor.index_select'),
                                              'aliases': (),
                                              'status': ((None,
@@ -6644,12 +6621,11 @@ INDEX = {'format': 1,
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
                                                              'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'release 1.7-2.14.1 compared release by '
+                                                             'release; the 2.13.0 docstring was checked '
+                                                             "directly in the installed 2.13.0 wheel. 'Not "
+                                                             "listed' before a release is read as no switch "
+                                                             '(NS).',
                                                     'ops': ('torch.nn.functional.interpolate',
                                                             'torch.nn.functional.upsample',
                                                             'torch.nn.Upsample'),
@@ -6703,12 +6679,11 @@ INDEX = {'format': 1,
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
                                                               'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'release 1.7-2.14.1 compared release by '
+                                                              'release; the 2.13.0 docstring was checked '
+                                                              "directly in the installed 2.13.0 wheel. 'Not "
+                                                              "listed' before a release is read as no switch "
+                                                              '(NS).',
                                                      'ops': ('torch.nn.functional.interpolate',
                                                              'torch.nn.functional.upsample',
                                                              'torch.nn.Upsample',
@@ -6829,12 +6804,10 @@ INDEX = {'format': 1,
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
                                                             'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'release 1.7-2.14.1 compared release by release; '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the installed 2.13.0 wheel. 'Not listed' before "
+                                                            'a release is read as no switch (NS).',
                                                    'ops': ('torch.nn.functional.interpolate',
                                                            'torch.nn.functional.upsample',
                                                            'torch.nn.Upsample'),
@@ -6894,10 +6867,8 @@ INDEX = {'format': 1,
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
                                                                'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
+                                                               'release 1.7-2.14.1 compared release by '
+                                                               'release; the 2.13.0 docstring was checked '
                                                                "directly in the installed 2.13.0 wheel. 'Not "
                                                                "listed' before a release is read as no "
                                                                'switch (NS).',
@@ -6927,10 +6898,9 @@ INDEX = {'format': 1,
                                                                   ('PT_DET', 'PT_DETW'),
                                                                   False,
                                                                   None,
-                                                                  'The project reference '
-                                                                  '(shared/reference/pytorch-jax-libs.md, '
-                                                                  'row 13) dates the decomposition for 5-D '
-                                                                  'trilinear inputs to 2.9; the 2.13.0 '
+                                                                  'A second-hand summary of the docstrings '
+                                                                  'dates the decomposition for 5-D trilinear '
+                                                                  'inputs to 2.9; the 2.13.0 '
                                                                   'torch/nn/functional.py has it; on an H100 '
                                                                   'with 2.11.0, PT_DET did not raise and 0 '
                                                                   'of 5 runs differed while the default gave '
@@ -7006,11 +6976,10 @@ INDEX = {'format': 1,
                                            'alert and removed kthvalue from the docstring in 2.10.',
                                 'conditions': ('The k-th value occurs more than once.',),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                         'compared release by release; the 2.13.0 docstring was checked '
+                                         "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.kthvalue', 'torch.Tensor.kthvalue'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None),
@@ -7101,11 +7070,10 @@ INDEX = {'format': 1,
                                                           'the kernel).',),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.nn.MaxPool3d', 'torch.nn.functional.max_pool3d'),
                                            'aliases': (),
                                            'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -7174,10 +7142,9 @@ INDEX = {'format': 1,
                                   'conditions': ('The indices contain duplicates.',),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'compared release by release; the 2.13.0 docstring was checked '
+                                           "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                           'release is read as no switch (NS).',
                                   'ops': ('torch.nn.MaxUnpool1d',
                                           'torch.nn.MaxUnpool2d',
                                           'torch.nn.MaxUnpool3d',
@@ -7219,11 +7186,9 @@ INDEX = {'format': 1,
                                                      'dim is not flagged.',),
                                       'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                                'set_deterministic) docstrings at each minor release '
-                                               "1.7-2.14.1 as compared in the project's reference table "
-                                               '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                               'docstring was checked directly in the installed 2.13.0 '
-                                               "wheel. 'Not listed' before a release is read as no switch "
-                                               '(NS).',
+                                               '1.7-2.14.1 compared release by release; the 2.13.0 docstring '
+                                               "was checked directly in the installed 2.13.0 wheel. 'Not "
+                                               "listed' before a release is read as no switch (NS).",
                                       'ops': ('torch.median', 'torch.Tensor.median'),
                                       'aliases': (),
                                       'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None),
@@ -7266,11 +7231,10 @@ INDEX = {'format': 1,
                                 'conditions': ('1.7-1.8 docstrings: only when the input requires grad; from '
                                                '1.9 any CUDA call.',),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                         'compared release by release; the 2.13.0 docstring was checked '
+                                         "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.nn.NLLLoss', 'torch.nn.functional.nll_loss'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -7305,11 +7269,10 @@ INDEX = {'format': 1,
                                                          'indices.',),
                                           'notes': 'Version history from the use_deterministic_algorithms '
                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   'release 1.7-2.14.1 compared release by release; the '
+                                                   '2.13.0 docstring was checked directly in the installed '
+                                                   "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                   'no switch (NS).',
                                           'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                           'aliases': (),
                                           'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -7353,11 +7316,10 @@ INDEX = {'format': 1,
                                            'conditions': ('accumulate=True on a CUDA tensor.',),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                            'aliases': (),
                                            'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -7393,11 +7355,10 @@ INDEX = {'format': 1,
                                          'conditions': ('accumulate=False and duplicate indices.',),
                                          'notes': 'Version history from the use_deterministic_algorithms '
                                                   '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                  'docstring was checked directly in the installed 2.13.0 '
+                                                  "wheel. 'Not listed' before a release is read as no switch "
+                                                  '(NS).',
                                          'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                          'aliases': (),
                                          'status': ((None, (0, 1, 9), '<1.9', (), False, None, None, None),
@@ -7434,11 +7395,10 @@ INDEX = {'format': 1,
                                         'conditions': ('The tensor is quantized.',),
                                         'notes': 'Version history from the use_deterministic_algorithms '
                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                 'docstring was checked directly in the installed 2.13.0 '
+                                                 "wheel. 'Not listed' before a release is read as no switch "
+                                                 '(NS).',
                                         'ops': ('torch.Tensor.resize_',),
                                         'aliases': (),
                                         'status': ((None, (0, 2, 1), '<2.1', (), False, None, None, None),
@@ -7477,12 +7437,11 @@ INDEX = {'format': 1,
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
                                                               'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'release 1.7-2.14.1 compared release by '
+                                                              'release; the 2.13.0 docstring was checked '
+                                                              "directly in the installed 2.13.0 wheel. 'Not "
+                                                              "listed' before a release is read as no switch "
+                                                              '(NS).',
                                                      'ops': ('torch.nn.ReflectionPad1d',
                                                              'torch.nn.ReflectionPad2d'),
                                                      'aliases': (),
@@ -7535,12 +7494,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.nn.ReflectionPad3d',),
                                                   'aliases': (),
                                                   'status': ((None,
@@ -7584,12 +7541,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.repeat_interleave',
                                                           'torch.Tensor.repeat_interleave'),
                                                   'aliases': (),
@@ -7660,10 +7615,8 @@ INDEX = {'format': 1,
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
                                                                'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
+                                                               'release 1.7-2.14.1 compared release by '
+                                                               'release; the 2.13.0 docstring was checked '
                                                                "directly in the installed 2.13.0 wheel. 'Not "
                                                                "listed' before a release is read as no "
                                                                'switch (NS).',
@@ -7793,12 +7746,10 @@ INDEX = {'format': 1,
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
                                                             'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'release 1.7-2.14.1 compared release by release; '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the installed 2.13.0 wheel. 'Not listed' before "
+                                                            'a release is read as no switch (NS).',
                                                    'ops': ('torch.nn.ReplicationPad2d',),
                                                    'aliases': (),
                                                    'status': ((None,
@@ -7870,10 +7821,9 @@ INDEX = {'format': 1,
                                    'conditions': ('Floating-point data and duplicate indices.',),
                                    'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                             'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                            "as compared in the project's reference table "
-                                            '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                            'docstring was checked directly in the installed 2.13.0 wheel. '
-                                            "'Not listed' before a release is read as no switch (NS).",
+                                            'compared release by release; the 2.13.0 docstring was checked '
+                                            "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                            'release is read as no switch (NS).',
                                    'ops': ('torch.Tensor.scatter_add_',
                                            'torch.Tensor.scatter_add',
                                            'torch.scatter_add'),
@@ -7939,11 +7889,10 @@ INDEX = {'format': 1,
                                            'conditions': ("reduce='prod', duplicate indices.",),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.Tensor.scatter_reduce',
                                                    'torch.Tensor.scatter_reduce_',
                                                    'torch.scatter_reduce'),
@@ -7984,11 +7933,10 @@ INDEX = {'format': 1,
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
                                                         'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                        'docstring was checked directly in the installed '
+                                                        "2.13.0 wheel. 'Not listed' before a release is read "
+                                                        'as no switch (NS).',
                                                'ops': ('torch.Tensor.scatter_reduce',
                                                        'torch.Tensor.scatter_reduce_',
                                                        'torch.scatter_reduce'),
@@ -8036,11 +7984,10 @@ INDEX = {'format': 1,
                                                          'contains duplicates.',),
                                           'notes': 'Version history from the use_deterministic_algorithms '
                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   'release 1.7-2.14.1 compared release by release; the '
+                                                   '2.13.0 docstring was checked directly in the installed '
+                                                   "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                   'no switch (NS).',
                                           'ops': ('torch.Tensor.scatter',
                                                   'torch.Tensor.scatter_',
                                                   'torch.scatter'),
@@ -8080,10 +8027,9 @@ INDEX = {'format': 1,
                                                  'is dense.',),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'compared release by release; the 2.13.0 docstring was checked '
+                                           "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                           'release is read as no switch (NS).',
                                   'ops': ('torch.bmm', 'torch.Tensor.bmm'),
                                   'aliases': (),
                                   'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None),
@@ -8140,11 +8086,10 @@ INDEX = {'format': 1,
                                             'conditions': ('The program reads memory it did not write.',),
                                             'notes': 'Version history from the use_deterministic_algorithms '
                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     'release 1.7-2.14.1 compared release by release; the '
+                                                     '2.13.0 docstring was checked directly in the installed '
+                                                     "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                     'no switch (NS).',
                                             'ops': ('torch.empty',
                                                     'torch.empty_like',
                                                     'torch.empty_strided',

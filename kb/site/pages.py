@@ -81,6 +81,7 @@ def _runs_for(index: dict, source_id: str) -> list[dict]:
 
 
 def source_page(catalog: Catalog, index: dict, source: dict) -> str:
+    source = words.public(source, words.machines(index))
     row = matrix.matrix(catalog, index, source["framework"], only=source["id"])
     codes = {c for r in source["status"] for c in r[3]}
     codes |= {c for rs in source["distributions"].values() for r in rs for c in r[3]}
@@ -151,9 +152,10 @@ def _verification(index: dict) -> dict[str, Any]:
                 "version": flag.get("version"), "device": flag.get("device"),
                 "reasons": list(flag.get("reasons") or ()), "note": flag.get("note")}
 
+    known = words.machines(index)
     return {"runs": runs, "environments": environments,
-            "review": [item(f) for f in index.get("flagged") or ()],
-            "reviewed": [item(f) for f in index.get("reviewed") or ()]}
+            "review": [words.public(item(f), known) for f in index.get("flagged") or ()],
+            "reviewed": [words.public(item(f), known) for f in index.get("reviewed") or ()]}
 
 
 def heading(text: object) -> Markup:

@@ -6,6 +6,9 @@ X" (a switch exists), "no switch fixes it" and "unknown: no source covers this v
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 NAMES = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX", "cudnn": "cuDNN", "cublas": "cuBLAS",
          "nccl": "NCCL", "horovod": "Horovod", "vllm": "vLLM"}
 # Frameworks first (what users pick), then the libraries beneath them.
@@ -80,3 +83,28 @@ def verified_mark(run: dict, framework: str) -> dict:
     where = f"{gpu(run)}, {name(framework)} {run.get('version')}"
     return {"short": gpu(run), "text": f"verified on {where}: " + "; ".join(parts),
             "differed": bool(default and isinstance(default.get("distinct"), int) and default["distinct"] > 1)}
+
+
+_RUN_FILE = re.compile(r"data/runs/(?P<env>[A-Za-z0-9._-]+)/(?P<day>\d{4}-\d\d-\d\d)T(?P<h>\d\d)(?P<m>\d\d)\d\dZ\.yaml")
+
+
+def machines(index: dict) -> dict[str, str]:
+    """Environment id -> the short machine name its runs were measured on ("H100", "CPU")."""
+    return {run["env_id"]: gpu(run) for runs in (index.get("runs") or {}).values() for run in runs if run.get("env_id")}
+
+
+def public(value: Any, known: dict[str, str]) -> Any:
+    """Record text for readers: a run file's repository path becomes the run it names.
+
+    Records cite their evidence by run file (data/runs/<env>/<stamp>.yaml), which is right in
+    the repository and meaningless on the site; strings nested in lists, tuples and dicts too.
+    """
+    if isinstance(value, str):
+        return _RUN_FILE.sub(lambda m: f"{known.get(m['env'], 'the')} run {m['day']} {m['h']}:{m['m']} UTC", value)
+    if isinstance(value, tuple):
+        return tuple(public(v, known) for v in value)
+    if isinstance(value, list):
+        return [public(v, known) for v in value]
+    if isinstance(value, dict):
+        return {k: public(v, known) for k, v in value.items()}
+    return value
