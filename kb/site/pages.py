@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from kb.catalog import Catalog
 from kb.site import api, matrix, model, nightly, recipes, words
-from kb.site.render import environment, md, render
+from kb.site.render import environment, render
 from markupsafe import Markup, escape
 
 HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md")
@@ -159,14 +159,18 @@ def _verification(index: dict) -> dict[str, Any]:
 
 
 def heading(text: object) -> Markup:
-    """Text for a Markdown heading: like `md`, but quotes stay quotes.
+    """Text for a Markdown heading: like the `md` filter, but quotes stay quotes.
 
     The table of contents escapes a heading's text once more, so an escaped quote (&#39;)
-    in a heading showed as "&#39;" in the page's navigation.
+    in a heading showed as "&#39;" in the page's navigation. `&`, `<` and `>` are still
+    escaped, and Markdown's inline syntax backslash-escaped, so record text stays text.
     """
-    return Markup(str(md(text)).replace("&#39;", "'").replace("&#34;", '"'))
+    plain = " ".join(str("" if text is None else text).split())
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup("".join("\\" + ch if ch in _MARKDOWN_INLINE else ch for ch in plain))
 
 
+_MARKDOWN_INLINE = "\\`*_{}[]()#+-.!|~"
 environment().filters.setdefault("heading", heading)
 
 

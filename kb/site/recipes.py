@@ -29,8 +29,17 @@ WARN_ONLY = {"PT_DET": "PT_DETW"}
 _EXPORT = re.compile(r"^export\s+([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
-def _python(framework: str, codes: list[str], solutions: dict) -> tuple[str, list[str]]:
-    """(program, codes with no snippet): imports, environment, seeding, then each switch."""
+def _is_python(snippet: str) -> bool:
+    try:
+        compile(snippet, "<snippet>", "exec")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _python(framework: str, codes: list[str], solutions: dict) -> tuple[str, str, list[str]]:
+    """(program, shell commands, codes with no snippet): imports, environment, seeding, switches."""
+    shell: list[str] = []
     env: list[str] = []
     imports: list[str] = ["import os"]
     body: list[str] = []
@@ -43,6 +52,9 @@ def _python(framework: str, codes: list[str], solutions: dict) -> tuple[str, lis
         snippet = solutions[code].get("snippet")
         if not snippet:
             missing.append(code)
+            continue
+        if not _is_python(snippet) and not all(_EXPORT.match(line.strip()) for line in snippet.splitlines() if line.strip()):
+            shell.append(f"# {code}: {solutions[code]['title']}\n{snippet.strip()}")
             continue
         chunk: list[str] = []
         for line in snippet.splitlines():
@@ -61,13 +73,16 @@ def _python(framework: str, codes: list[str], solutions: dict) -> tuple[str, lis
         if chunk:
             body.append(f"# {code}: {solutions[code]['title']}\n" + "\n".join(chunk).strip("\n"))
     # Environment before the framework is imported: XLA and TF read their flags at start-up.
-    first = [imports[0]] + (["SEED = 0"] if framework in SEEDING else []) + env
+    if not env and not body:
+        return "", "\n\n".join(shell), missing
+    uses_seed = "SEED" in seeding or any("SEED" in line for line in env + body)
+    first = [imports[0]] + (["SEED = 0"] if uses_seed else []) + env
     rest = [line for line in imports[1:] if line != "import os"]
     parts = ["\n".join(first), "\n".join(rest)]
     if seeding:
         parts.append(seeding)
     parts += body
-    return "\n\n".join(p for p in parts if p.strip()) + "\n", missing
+    return "\n\n".join(p for p in parts if p.strip()) + "\n", "\n\n".join(shell), missing
 
 
 def _costs(index: dict, framework: str, releases: list, codes: list[str]) -> list[str]:
@@ -94,7 +109,7 @@ def blocks(catalog: Any, index: dict, framework: str) -> list[dict]:
             if status.raises:
                 raises.append({"id": sid, "title": index["sources"][sid]["title"], "exception": status.raises})
         codes = list(answer["recipe"])
-        program, missing = _python(framework, codes, solutions) if codes else ("", [])
+        program, shell, missing = _python(framework, codes, solutions) if codes else ("", "", [])
         costs = _costs(index, framework, col.releases, codes)
         signature = (tuple(codes), tuple(r["id"] for r in raises), tuple(answer["unsolved"]), tuple(answer["unknown"]),
                      tuple(costs))
@@ -106,7 +121,7 @@ def blocks(catalog: Any, index: dict, framework: str) -> list[dict]:
         rows.append({
             "signature": signature, "framework": framework, "name": words.name(framework),
             "first": col.label, "last": col.label, "series_keys": [list(col.key)], "codes": codes,
-            "code": program, "missing": [{"code": c, "title": solutions[c]["title"], "how": solutions[c]["how"]} for c in missing],
+            "code": program, "shell": shell, "missing": [{"code": c, "title": solutions[c]["title"], "how": solutions[c]["how"]} for c in missing],
             "raises": raises,
             "warn_only": ({"code": warn, "title": solutions[warn]["title"]} if warn in solutions and raises else None),
             "unsolved": [{"id": i, "title": index["sources"][i]["title"]} for i in answer["unsolved"] if not any(r["id"] == i for r in raises)],

@@ -159,13 +159,13 @@
     }
   }
 
-  function recipeList(data, codes) {
+  function recipeList(data, codes, brief) {
     var ol = el("ol", null, "kb-recipe");
     codes.forEach(function (code) {
       var s = data.solutions[code], li = el("li");
       li.appendChild(link("solutions.html#" + code.toLowerCase(), code));
-      li.appendChild(document.createTextNode(": " + s.title + ". " + s.how));
-      if (s.snippet) { var pre = el("pre"); pre.appendChild(el("code", s.snippet)); li.appendChild(pre); }
+      li.appendChild(document.createTextNode(": " + s.title + (brief ? "" : ". " + s.how)));
+      if (s.snippet && !brief) { var pre = el("pre"); pre.appendChild(el("code", s.snippet)); li.appendChild(pre); }
       ol.appendChild(li);
     });
     return ol;
@@ -195,9 +195,11 @@
     text += st.unknown.length ? "; " + st.unknown.length + " unknown" : "";
     out.appendChild(verdict(st.unsolved.length ? "ns" : st.recipe.length ? "fix" : st.unknown.length ? "unknown" : "ok", text + "."));
     var b = (q.device === "gpu" && !q.dist) ? block(data, q.fw, q.v) : null;
-    if (b && b.code) {
+    if (b && (b.code || b.shell)) {
+      out.appendChild(el("h3", "What to set, in this order"));
+      out.appendChild(recipeList(data, st.recipe, true));
       out.appendChild(el("h3", "The recipe for " + name(data, q.fw) + " " + b.label + ", to copy"));
-      var pre = el("pre", null, "kb-copy"); pre.appendChild(el("code", b.code)); out.appendChild(pre);
+      [b.code, b.shell].forEach(function (text) { if (text) { var pre = el("pre", null, "kb-copy"); pre.appendChild(el("code", text)); out.appendChild(pre); } });
       var ul = el("ul", null, "kb-changes");
       if (b.raises.length) {
         ul.appendChild(el("li", "These calls will raise under this recipe (no deterministic implementation): " +
