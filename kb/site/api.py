@@ -23,14 +23,17 @@ def _dump(value: Any) -> str:
 def _ranges(ranges: tuple) -> list[dict]:
     return [
         {"lo": model.key_list(lo), "hi": model.key_list(hi), "versions": text, "solutions": list(codes),
-         "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant}
-        for lo, hi, text, codes, det, raises, note, invariant in ranges
+         "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant,
+         "when": None if when is None else {key: list(values) for key, values in when}}
+        for lo, hi, text, codes, det, raises, note, invariant, when in ranges
     ]
 
 
 def source_json(source: dict) -> dict:
     out = {k: v for k, v in source.items() if k not in ("status", "distributions", "disputes")}
     out = json.loads(json.dumps(out))  # tuples -> lists
+    out["calls"] = [{"ops": list(ops), "when": {key: list(values) for key, values in when}}
+                    for ops, when in source["calls"]]
     out["status"] = _ranges(source["status"])
     out["distributions"] = {name: _ranges(r) for name, r in source["distributions"].items()}
     out["disputes"] = [
@@ -94,6 +97,8 @@ def inventory_names(catalog: Catalog) -> dict[str, list[str]]:
     out = {}
     folder = catalog.root / "data" / "api"
     for path in sorted(folder.glob("*.txt")) if folder.is_dir() else ():
+        if "." in path.stem:  # pytorch.signatures.txt and the like: not a list of names
+            continue
         lines = path.read_text(encoding="utf-8").splitlines()
         out[path.stem] = sorted({line for line in lines if line and not line.startswith("#")})
     return out
