@@ -126,6 +126,9 @@ def files(catalog: Catalog, index: dict) -> dict[str, str]:
     everything = all_json(catalog, index)
     everything["inventories"] = {fw: f"{PREFIX}/names/{fw}.txt" for fw in inventories}
     everything["display_names"] = {fw: words.name(fw) for fw in everything["frameworks"]}
+    # Signatures of every op a record names, so the page fills in defaults as kb.status(call=) does.
+    everything["params"] = {fw: {op: list(fields) for op, fields in table.items()}
+                            for fw, table in (index.get("params") or {}).items()}
     everything["recipes"] = {fw: recipes.blocks(catalog, index, fw) for fw in everything["frameworks"]
                              if catalog.registries.get(fw)}
     out = {f"{PREFIX}/all.json": _dump(everything)}

@@ -33,7 +33,7 @@
   function setup(data, form, out) {
     var fw = document.getElementById("kb-framework"), ver = document.getElementById("kb-version");
     var dev = document.getElementById("kb-device"), dist = document.getElementById("kb-distribution");
-    var op = document.getElementById("kb-op");
+    var op = document.getElementById("kb-op"), callBox = document.getElementById("kb-call");
     function latest() { var reg = data.registries[(dist.value ? dist.value + "-" : "") + fw.value]; return reg ? reg.latest : ""; }
     function fill() {
       var reg = data.registries[(dist.value ? dist.value + "-" : "") + fw.value];
@@ -52,10 +52,12 @@
     fill();
     if (params.get("v")) ver.value = params.get("v");
     if (params.get("op")) op.value = params.get("op");
+    if (params.get("call") && callBox) callBox.value = params.get("call");
     function go() {
       var version = ver.value.trim() || latest();
       ver.value = version;
-      answer(data, out, { fw: fw.value, v: version, op: op.value.trim(), device: dev.value, dist: dist.value || "" });
+      answer(data, out, { fw: fw.value, v: version, op: op.value.trim(), device: dev.value, dist: dist.value || "",
+                          call: callBox ? callBox.value.trim() : "" });
     }
     form.addEventListener("submit", function (e) { e.preventDefault(); go(); });
     out.addEventListener("click", function (e) {
@@ -69,6 +71,7 @@
     var p = new URLSearchParams();
     p.set("fw", q.fw); p.set("v", q.v);
     if (q.op) p.set("op", q.op);
+    if (q.op && q.call) p.set("call", q.call);
     if (q.device && q.device !== "gpu") p.set("device", q.device);
     if (q.dist) p.set("dist", q.dist);
     return "stack.html?" + p.toString();
@@ -92,8 +95,10 @@
       out.appendChild(el("p", "Looking up " + q.op + "…", "kb-note"));
       inventory(data, q.fw).catch(function () { return []; }).then(function (names) {
         var inv = {}; inv[q.fw] = names;
-        var found = KBStack.lookup(data, inv, q.op, q.v, q.fw, q.device, q.dist || null);
+        var found;
         out.textContent = "";
+        try { found = KBStack.lookup(data, inv, q.op, q.v, q.fw, q.device, q.dist || null, KBStack.parseCall(q.call)); }
+        catch (e) { out.appendChild(el("p", e.message, "kb-error")); out.appendChild(permalinkLine(href)); return; }
         if (found.unknown) unknownOp(data, out, q, found.unknown); else opAnswer(data, out, q, where, found.status);
         out.appendChild(permalinkLine(href));
       });
@@ -143,6 +148,8 @@
     else if (s.recipe && s.recipe.length) { cls = "fix"; text = q.op + " on " + where + ": not deterministic by default — fixed by " + s.recipe.join(" + ") + "."; }
     else { cls = "ns"; text = q.op + " on " + where + ": not deterministic by default — no switch fixes it in this version."; }
     out.appendChild(verdict(cls, text));
+    if (s.depends_on_call) out.appendChild(el("p", "The answer depends on how " + q.op + " is called: give the call's parameters (Call box) to narrow it; each source below says when it applies.", "kb-note"));
+    if (s.excluded && s.excluded.length) out.appendChild(el("p", "Left out for this call (their conditions do not hold): " + s.excluded.map(function (id) { return data.sources[id].title; }).join("; ") + ".", "kb-note"));
     if (s.recipe && s.recipe.length) { out.appendChild(el("h3", "What to set")); out.appendChild(recipeList(data, s.recipe)); }
     else if (s.deterministic === null && s.recipe === null) out.appendChild(el("p", "No recipe: the knowledge base does not know every source's status in this version."));
     var rows = s.sources.filter(function (x) { return x.deterministic !== true; });
@@ -152,7 +159,7 @@
       rows.forEach(function (x) {
         var li = add(el("li"), [link("sources/" + x.id + ".html", x.title), ": " + sentence(data, x) + (x.versions ? " (range " + x.versions + ")" : "") + "."]);
         if (x.raises) li.appendChild(document.createTextNode(" Raises " + x.raises + " when determinism is requested."));
-        if (x.condition) li.appendChild(add(el("span", null, "kb-condition"), [" Applies when: " + x.condition]));
+        if (x.condition) li.appendChild(add(el("span", null, "kb-condition"), [" Applies when " + x.condition + (x.applies === null ? " (the call leaves this open)." : ".")]));
         ul.appendChild(li);
       });
       out.appendChild(ul);
