@@ -381,3 +381,21 @@ def test_home_page_leads_with_the_lookup() -> None:
     options = re.findall(r'<select id="kb-framework"[^>]*>(.*?)</select>', page)[0]
     assert re.findall(r'value="([a-z]+)"', options)[:3] == ["tensorflow", "pytorch", "jax"]  # not cuBLAS first
     assert "seed 00" not in page
+
+
+def test_matrix_rows_and_cells_show_a_records_call_condition(tmp_path: Path) -> None:
+    root = copy_project(tmp_path / "p")
+    record = root / "data/sources/tensorflow/tf.bias-add-backprop.yaml"
+    text = record.read_text()
+    record.write_text(text.replace("\nstatus:\n", "\ncalls:\n  - ops: [tf.nn.bias_add]\n    when:\n      data_format: [NHWC, null]\nstatus:\n", 1))
+    from kb.cli import main
+
+    assert main(["--root", str(root), "fix"]) == 0
+    from kb.lint import errors, run
+
+    _, findings = run(root)
+    assert not errors(findings), [f.render() for f in errors(findings)]
+    page = (build(root, html=False) / "docs/frameworks/tensorflow.md").read_text()
+    row = re.search(r'<tr><th scope="row"><a href="../sources/tf.bias-add-backprop.html">.*?</tr>', page).group(0)
+    assert '<small class="kb-when">when data_format is &#39;NHWC&#39; or None</small>' in row
+    assert "Only for calls where data_format is &#39;NHWC&#39; or None." in row

@@ -51,6 +51,7 @@ def _part(source: dict, framework: str, version: str, answer: Any, distribution:
         "sentence": words.sentence(state, answer.solutions, solutions),
         "anchor": range_anchor(source, answer.versions, distribution),
         "verified": [words.verified_mark(run, framework) for run in runs],
+        "condition": getattr(answer, "condition", None),
     }
 
 
@@ -107,7 +108,8 @@ def matrix(catalog: Any, index: dict, framework: str, distribution: str | None =
         for group, column in zip(reversed(groups), columns):
             parts = row[group[0]]
             cells.append([dict(p, where=column["label"]) for p in parts])
-        rows.append({"source": source, "cells": cells})
+        conditions = list(dict.fromkeys(p["condition"] for cell in cells for p in cell if p["condition"]))
+        rows.append({"source": source, "cells": cells, "conditions": conditions})
     used_states = sorted({p["state"] for r in rows for cell in r["cells"] for p in cell},
                          key=["fix", "ns", "ok", "unknown"].index)
     used_codes = [c for c in index["order"] if any(c in p["codes"] for r in rows for cell in r["cells"] for p in cell)]
