@@ -111,11 +111,16 @@ def front_coded(names: list[str]) -> str:
     """
     lines, previous = [], ""
     for name in names:
-        shared = 0
-        limit = min(len(name), len(previous))
-        while shared < limit and name[shared] == previous[shared]:
-            shared += 1
-        lines.append(f"{shared}\t{name[shared:]}")
+        # The longest shared prefix by bisection on slices: ~log2(len) C-level comparisons
+        # instead of one Python step per character (this ran 6 s of a build).
+        lo, hi = 0, min(len(name), len(previous))
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if name[:mid] == previous[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        lines.append(f"{lo}\t{name[lo:]}")
         previous = name
     return "\n".join(lines) + "\n"
 

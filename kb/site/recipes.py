@@ -97,8 +97,24 @@ def _costs(index: dict, framework: str, releases: list, codes: list[str]) -> lis
     return [text for _, text in sorted(out, key=lambda item: -item[0])]
 
 
+_memo: dict[str, tuple[dict, list[dict]]] = {}
+
+
 def blocks(catalog: Any, index: dict, framework: str) -> list[dict]:
-    """Recipe blocks for the framework's releases, newest first (GPU, stock builds)."""
+    """Recipe blocks for the framework's releases, newest first (GPU, stock builds).
+
+    The pages and the JSON API both need them from the same index in one build: computed
+    once per index object (held, so a new index with the same id is never mistaken for it).
+    """
+    held = _memo.get(framework)
+    if held is not None and held[0] is index:
+        return [dict(b) for b in held[1]]
+    found = _blocks(catalog, index, framework)
+    _memo[framework] = (index, found)
+    return [dict(b) for b in found]
+
+
+def _blocks(catalog: Any, index: dict, framework: str) -> list[dict]:
     solutions = index["solutions"]
     rows: list[dict] = []
     for col in model.series(catalog, framework):
