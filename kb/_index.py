@@ -879,7 +879,7 @@ INDEX = {'format': 1,
                                                               'additions varies from run to run). Frameworks '
                                                               'built on cuDNN are deterministic only if they '
                                                               'avoid these algorithms.',
-                                                   'conditions': ('cuDNN 8.0.1 (seed 001): '
+                                                   'conditions': ('cuDNN 8.0.1 developer guide: '
                                                                   'cudnnConvolutionBackwardFilter with '
                                                                   'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 or '
                                                                   'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3; '
@@ -917,7 +917,8 @@ INDEX = {'format': 1,
                                                                False,
                                                                None,
                                                                'The list is quoted from the cuDNN 8.0.1 '
-                                                               'developer guide (seed 001).',
+                                                               'developer guide, as a public Q&A thread on '
+                                                               'GPU non-determinism reproduces it.',
                                                                None,
                                                                None),),
                                                    'caused_by': (),
@@ -1626,12 +1627,11 @@ INDEX = {'format': 1,
                                                        'hlo.SelectAndScatterOp). Sum pooling is not '
                                                        'affected.',),
                                         'calls': (),
-                                        'notes': 'Unconfirmed and left out: a summary (shared/reference) '
-                                                 'says newer XLA pipelines rewrite select-and-scatter into '
-                                                 'scatter plus reduce-window first, which would make it '
-                                                 'deterministic under the flags; no release was found for '
-                                                 'it. A GPU verifier should report what the current jaxlib '
-                                                 'does.',
+                                        'notes': 'Unconfirmed and left out: a second-hand summary says newer '
+                                                 'XLA pipelines rewrite select-and-scatter into scatter plus '
+                                                 'reduce-window first, which would make it deterministic '
+                                                 'under the flags; no release was found for it. A GPU '
+                                                 'verifier should report what the current jaxlib does.',
                                         'ops': ('jax.lax.reduce_window',
                                                 'jax.example_libraries.stax.MaxPool'),
                                         'aliases': (),
@@ -3670,10 +3670,11 @@ INDEX = {'format': 1,
                                   'device': 'any',
                                   'pass': 'forward',
                                   'mechanism': 'data-loader',
-                                  'summary': "NVIDIA's early recipe (seed 003) advised not sharding a "
-                                             'tf.data.Dataset, or setting num_shards=1. NVIDIA later struck '
-                                             'this advice: from at least TF 2.2, if not earlier, shard '
-                                             'appears to operate deterministically.',
+                                  'summary': "NVIDIA's early recipe (the tensorflow-determinism README) "
+                                             'advised not sharding a tf.data.Dataset, or setting '
+                                             'num_shards=1. NVIDIA later struck this advice: from at least '
+                                             'TF 2.2, if not earlier, shard appears to operate '
+                                             'deterministically.',
                                   'conditions': (),
                                   'calls': (),
                                   'notes': None,
@@ -4710,11 +4711,12 @@ INDEX = {'format': 1,
                                                                        None),),
                                                            'resolution': 'The question mark marks an '
                                                                          'expectation while PR 39243 was '
-                                                                         'still open (seed 003 lists it as '
-                                                                         'open); it was merged after 2.3 and '
-                                                                         'shipped in 2.4 per the TF 2.4 '
-                                                                         'release notes and NV-STATUS (TF '
-                                                                         '2.4-2.7: TDO).',
+                                                                         "still open (NVIDIA's "
+                                                                         'tensorflow-determinism status '
+                                                                         'table lists it as open); it was '
+                                                                         'merged after 2.3 and shipped in '
+                                                                         '2.4 per the TF 2.4 release notes '
+                                                                         'and NV-STATUS (TF 2.4-2.7: TDO).',
                                                            'references': ({'kind': 'doc',
                                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility',
                                                                            'title': 'NVIDIA '
@@ -6258,12 +6260,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.nn.AdaptiveAvgPool2d',
                                                           'torch.nn.AdaptiveAvgPool3d',
                                                           'torch.nn.functional.adaptive_avg_pool2d',
@@ -6321,12 +6321,11 @@ INDEX = {'format': 1,
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
                                                              'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'release 1.7-2.14.1 compared release by '
+                                                             'release; the 2.13.0 docstring was checked '
+                                                             "directly in the installed 2.13.0 wheel. 'Not "
+                                                             "listed' before a release is read as no switch "
+                                                             '(NS).',
                                                     'ops': ('torch.nn.AdaptiveMaxPool2d',
                                                             'torch.nn.functional.adaptive_max_pool2d'),
                                                     'aliases': (),
@@ -6373,11 +6372,10 @@ INDEX = {'format': 1,
                                            'calls': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'),
                                            'aliases': (),
                                            'status': ((None,
@@ -6430,11 +6428,10 @@ INDEX = {'format': 1,
                                                'then).',),
                                 'calls': (),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                         'compared release by release; the 2.13.0 docstring was checked '
+                                         "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.bincount', 'torch.Tensor.bincount'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
@@ -6485,11 +6482,10 @@ INDEX = {'format': 1,
                                          'calls': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
                                                   '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                  'docstring was checked directly in the installed 2.13.0 '
+                                                  "wheel. 'Not listed' before a release is read as no switch "
+                                                  '(NS).',
                                          'ops': ('torch.nn.CTCLoss', 'torch.nn.functional.ctc_loss'),
                                          'aliases': (),
                                          'status': ((None,
@@ -6540,11 +6536,10 @@ INDEX = {'format': 1,
                                         'calls': (),
                                         'notes': 'Version history from the use_deterministic_algorithms '
                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                 'docstring was checked directly in the installed 2.13.0 '
+                                                 "wheel. 'Not listed' before a release is read as no switch "
+                                                 '(NS).',
                                         'ops': ('torch.mm',
                                                 'torch.mv',
                                                 'torch.bmm',
@@ -6701,11 +6696,10 @@ INDEX = {'format': 1,
                                          'calls': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
                                                   '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                  'docstring was checked directly in the installed 2.13.0 '
+                                                  "wheel. 'Not listed' before a release is read as no switch "
+                                                  '(NS).',
                                          'ops': ('torch.nn.Conv1d',
                                                  'torch.nn.Conv2d',
                                                  'torch.nn.Conv3d',
@@ -6786,11 +6780,10 @@ INDEX = {'format': 1,
                                              'exact).',),
                               'calls': (),
                               'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                       "compared in the project's reference table "
-                                       '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                       "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                       "listed' before a release is read as no switch (NS).",
+                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                       'compared release by release; the 2.13.0 docstring was checked '
+                                       "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                       'release is read as no switch (NS).',
                               'ops': ('torch.cumsum', 'torch.Tensor.cumsum', 'torch.Tensor.cumsum_'),
                               'aliases': (),
                               'status': ((None,
@@ -6976,11 +6969,10 @@ INDEX = {'format': 1,
                                           'calls': (),
                                           'notes': 'Version history from the use_deterministic_algorithms '
                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   'release 1.7-2.14.1 compared release by release; the '
+                                                   '2.13.0 docstring was checked directly in the installed '
+                                                   "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                   'no switch (NS).',
                                           'ops': ('torch.nn.Embedding',
                                                   'torch.nn.functional.embedding',
                                                   'torch.embedding'),
@@ -7041,12 +7033,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.nn.EmbeddingBag',
                                                           'torch.nn.functional.embedding_bag'),
                                                   'aliases': (),
@@ -7107,12 +7097,11 @@ INDEX = {'format': 1,
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
                                                              'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'release 1.7-2.14.1 compared release by '
+                                                             'release; the 2.13.0 docstring was checked '
+                                                             "directly in the installed 2.13.0 wheel. 'Not "
+                                                             "listed' before a release is read as no switch "
+                                                             '(NS).',
                                                     'ops': ('torch.nn.FractionalMaxPool2d',
                                                             'torch.nn.FractionalMaxPool3d',
                                                             'torch.nn.functional.fractional_max_pool2d',
@@ -7162,11 +7151,10 @@ INDEX = {'format': 1,
                                        'calls': (),
                                        'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                                 'set_deterministic) docstrings at each minor release '
-                                                "1.7-2.14.1 as compared in the project's reference table "
-                                                '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                '2.13.0 docstring was checked directly in the installed '
-                                                "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                'switch (NS).',
+                                                '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                'docstring was checked directly in the installed 2.13.0 '
+                                                "wheel. 'Not listed' before a release is read as no switch "
+                                                '(NS).',
                                        'ops': ('torch.gather', 'torch.Tensor.gather'),
                                        'aliases': (),
                                        'status': ((None,
@@ -7231,11 +7219,10 @@ INDEX = {'format': 1,
                                             'calls': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     'release 1.7-2.14.1 compared release by release; the '
+                                                     '2.13.0 docstring was checked directly in the installed '
+                                                     "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                     'no switch (NS).',
                                             'ops': ('torch.Tensor.__getitem__',),
                                             'aliases': (),
                                             'status': ((None,
@@ -7290,11 +7277,10 @@ INDEX = {'format': 1,
                                             'calls': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     'release 1.7-2.14.1 compared release by release; the '
+                                                     '2.13.0 docstring was checked directly in the installed '
+                                                     "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                     'no switch (NS).',
                                             'ops': ('torch.nn.functional.grid_sample',),
                                             'aliases': (),
                                             'status': ((None,
@@ -7351,11 +7337,10 @@ INDEX = {'format': 1,
                                             'gave 1 of 5.'),
                              'calls': (),
                              'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                      "compared in the project's reference table "
-                                      '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                      "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                      "listed' before a release is read as no switch (NS).",
+                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                      'compared release by release; the 2.13.0 docstring was checked '
+                                      "directly in the installed 2.13.0 wheel. 'Not listed' before a release "
+                                      'is read as no switch (NS).',
                              'ops': ('torch.histc', 'torch.Tensor.histc'),
                              'aliases': (),
                              'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
@@ -7397,11 +7382,10 @@ INDEX = {'format': 1,
                                  'conditions': ('Floating-point data and repeated indices.',),
                                  'calls': (),
                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                          "compared in the project's reference table "
-                                          '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                          'docstring was checked directly in the installed 2.13.0 wheel. '
-                                          "'Not listed' before a release is read as no switch (NS).",
+                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                          'compared release by release; the 2.13.0 docstring was checked '
+                                          "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                          'release is read as no switch (NS).',
                                  'ops': ('torch.index_add',
                                          'torch.Tensor.index_add',
                                          'torch.Tensor.index_add_'),
@@ -7472,10 +7456,9 @@ INDEX = {'format': 1,
                                   'calls': (),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'compared release by release; the 2.13.0 docstring was checked '
+                                           "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                           'release is read as no switch (NS).',
                                   'ops': ('torch.index_copy',
                                           'torch.Tensor.index_copy',
                                           'torch.Tensor.index_copy_'),
@@ -7549,9 +7532,7 @@ INDEX = {'format': 1,
                                                 'notes': 'Version history from the '
                                                          'use_deterministic_algorithms (1.7: '
                                                          'set_deterministic) docstrings at each minor '
-                                                         "release 1.7-2.14.1 as compared in the project's "
-                                                         'reference table '
-                                                         '(shared/reference/pytorch-jax-libs.md section 1); '
+                                                         'release 1.7-2.14.1 compared release by release; '
                                                          'the 2.13.0 docstring was checked directly in the '
                                                          "installed 2.13.0 wheel. 'Not listed' before a "
                                                          'release is read as no switch (NS).',
@@ -7615,11 +7596,10 @@ INDEX = {'format': 1,
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
                                                         'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                        'docstring was checked directly in the installed '
+                                                        "2.13.0 wheel. 'Not listed' before a release is read "
+                                                        'as no switch (NS).',
                                                'ops': ('torch.Tensor.index_put',
                                                        'torch.Tensor.index_put_',
                                                        'torch.index_put',
@@ -7677,11 +7657,10 @@ INDEX = {'format': 1,
                                              'calls': (),
                                              'notes': 'Version history from the use_deterministic_algorithms '
                                                       '(1.7: set_deterministic) docstrings at each minor '
-                                                      "release 1.7-2.14.1 as compared in the project's "
-                                                      'reference table (shared/reference/pytorch-jax-libs.md '
-                                                      'section 1); the 2.13.0 docstring was checked directly '
-                                                      "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                      'release is read as no switch (NS).',
+                                                      'release 1.7-2.14.1 compared release by release; the '
+                                                      '2.13.0 docstring was checked directly in the '
+                                                      "installed 2.13.0 wheel. 'Not listed' before a release "
+                                                      'is read as no switch (NS).',
                                              'ops': ('torch.index_select', 'torch.Tensor.index_select'),
                                              'aliases': (),
                                              'status': ((None,
@@ -7877,12 +7856,11 @@ INDEX = {'format': 1,
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
                                                              'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'release 1.7-2.14.1 compared release by '
+                                                             'release; the 2.13.0 docstring was checked '
+                                                             "directly in the installed 2.13.0 wheel. 'Not "
+                                                             "listed' before a release is read as no switch "
+                                                             '(NS).',
                                                     'ops': ('torch.nn.functional.interpolate',
                                                             'torch.nn.functional.upsample',
                                                             'torch.nn.Upsample'),
@@ -7939,12 +7917,11 @@ INDEX = {'format': 1,
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
                                                               'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'release 1.7-2.14.1 compared release by '
+                                                              'release; the 2.13.0 docstring was checked '
+                                                              "directly in the installed 2.13.0 wheel. 'Not "
+                                                              "listed' before a release is read as no switch "
+                                                              '(NS).',
                                                      'ops': ('torch.nn.functional.interpolate',
                                                              'torch.nn.functional.upsample',
                                                              'torch.nn.Upsample',
@@ -8070,12 +8047,10 @@ INDEX = {'format': 1,
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
                                                             'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'release 1.7-2.14.1 compared release by release; '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the installed 2.13.0 wheel. 'Not listed' before "
+                                                            'a release is read as no switch (NS).',
                                                    'ops': ('torch.nn.functional.interpolate',
                                                            'torch.nn.functional.upsample',
                                                            'torch.nn.Upsample'),
@@ -8138,10 +8113,8 @@ INDEX = {'format': 1,
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
                                                                'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
+                                                               'release 1.7-2.14.1 compared release by '
+                                                               'release; the 2.13.0 docstring was checked '
                                                                "directly in the installed 2.13.0 wheel. 'Not "
                                                                "listed' before a release is read as no "
                                                                'switch (NS).',
@@ -8173,10 +8146,9 @@ INDEX = {'format': 1,
                                                                   ('PT_DET', 'PT_DETW'),
                                                                   False,
                                                                   None,
-                                                                  'The project reference '
-                                                                  '(shared/reference/pytorch-jax-libs.md, '
-                                                                  'row 13) dates the decomposition for 5-D '
-                                                                  'trilinear inputs to 2.9; the 2.13.0 '
+                                                                  'A second-hand summary of the docstrings '
+                                                                  'dates the decomposition for 5-D trilinear '
+                                                                  'inputs to 2.9; the 2.13.0 '
                                                                   'torch/nn/functional.py has it; on an H100 '
                                                                   'with 2.11.0, PT_DET did not raise and 0 '
                                                                   'of 5 runs differed while the default gave '
@@ -8255,11 +8227,10 @@ INDEX = {'format': 1,
                                 'conditions': ('The k-th value occurs more than once.',),
                                 'calls': (),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                         'compared release by release; the 2.13.0 docstring was checked '
+                                         "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.kthvalue', 'torch.Tensor.kthvalue'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None, None),
@@ -8353,11 +8324,10 @@ INDEX = {'format': 1,
                                            'calls': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.nn.MaxPool3d', 'torch.nn.functional.max_pool3d'),
                                            'aliases': (),
                                            'status': ((None,
@@ -8437,10 +8407,9 @@ INDEX = {'format': 1,
                                   'calls': (),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'compared release by release; the 2.13.0 docstring was checked '
+                                           "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                           'release is read as no switch (NS).',
                                   'ops': ('torch.nn.MaxUnpool1d',
                                           'torch.nn.MaxUnpool2d',
                                           'torch.nn.MaxUnpool3d',
@@ -8484,11 +8453,9 @@ INDEX = {'format': 1,
                                       'calls': (),
                                       'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                                'set_deterministic) docstrings at each minor release '
-                                               "1.7-2.14.1 as compared in the project's reference table "
-                                               '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                               'docstring was checked directly in the installed 2.13.0 '
-                                               "wheel. 'Not listed' before a release is read as no switch "
-                                               '(NS).',
+                                               '1.7-2.14.1 compared release by release; the 2.13.0 docstring '
+                                               "was checked directly in the installed 2.13.0 wheel. 'Not "
+                                               "listed' before a release is read as no switch (NS).",
                                       'ops': ('torch.median', 'torch.Tensor.median'),
                                       'aliases': (),
                                       'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None, None),
@@ -8533,11 +8500,10 @@ INDEX = {'format': 1,
                                                '1.9 any CUDA call.',),
                                 'calls': (),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
+                                         'compared release by release; the 2.13.0 docstring was checked '
+                                         "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.nn.NLLLoss', 'torch.nn.functional.nll_loss'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
@@ -8581,11 +8547,10 @@ INDEX = {'format': 1,
                                           'calls': (),
                                           'notes': 'Version history from the use_deterministic_algorithms '
                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   'release 1.7-2.14.1 compared release by release; the '
+                                                   '2.13.0 docstring was checked directly in the installed '
+                                                   "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                   'no switch (NS).',
                                           'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                           'aliases': (),
                                           'status': ((None,
@@ -8640,11 +8605,10 @@ INDEX = {'format': 1,
                                            'calls': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                            'aliases': (),
                                            'status': ((None,
@@ -8690,11 +8654,10 @@ INDEX = {'format': 1,
                                          'calls': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
                                                   '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                  'docstring was checked directly in the installed 2.13.0 '
+                                                  "wheel. 'Not listed' before a release is read as no switch "
+                                                  '(NS).',
                                          'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                          'aliases': (),
                                          'status': ((None,
@@ -8741,11 +8704,10 @@ INDEX = {'format': 1,
                                         'calls': (),
                                         'notes': 'Version history from the use_deterministic_algorithms '
                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                 'docstring was checked directly in the installed 2.13.0 '
+                                                 "wheel. 'Not listed' before a release is read as no switch "
+                                                 '(NS).',
                                         'ops': ('torch.Tensor.resize_',),
                                         'aliases': (),
                                         'status': ((None,
@@ -8794,12 +8756,11 @@ INDEX = {'format': 1,
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
                                                               'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'release 1.7-2.14.1 compared release by '
+                                                              'release; the 2.13.0 docstring was checked '
+                                                              "directly in the installed 2.13.0 wheel. 'Not "
+                                                              "listed' before a release is read as no switch "
+                                                              '(NS).',
                                                      'ops': ('torch.nn.ReflectionPad1d',
                                                              'torch.nn.ReflectionPad2d'),
                                                      'aliases': (),
@@ -8855,12 +8816,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.nn.ReflectionPad3d',),
                                                   'aliases': (),
                                                   'status': ((None,
@@ -8907,12 +8866,10 @@ INDEX = {'format': 1,
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
                                                            'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'release 1.7-2.14.1 compared release by release; '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "installed 2.13.0 wheel. 'Not listed' before a "
+                                                           'release is read as no switch (NS).',
                                                   'ops': ('torch.repeat_interleave',
                                                           'torch.Tensor.repeat_interleave'),
                                                   'aliases': (),
@@ -8988,10 +8945,8 @@ INDEX = {'format': 1,
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
                                                                'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
+                                                               'release 1.7-2.14.1 compared release by '
+                                                               'release; the 2.13.0 docstring was checked '
                                                                "directly in the installed 2.13.0 wheel. 'Not "
                                                                "listed' before a release is read as no "
                                                                'switch (NS).',
@@ -9127,12 +9082,10 @@ INDEX = {'format': 1,
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
                                                             'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'release 1.7-2.14.1 compared release by release; '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the installed 2.13.0 wheel. 'Not listed' before "
+                                                            'a release is read as no switch (NS).',
                                                    'ops': ('torch.nn.ReplicationPad2d',),
                                                    'aliases': (),
                                                    'status': ((None,
@@ -9208,10 +9161,9 @@ INDEX = {'format': 1,
                                    'calls': (),
                                    'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                             'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                            "as compared in the project's reference table "
-                                            '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                            'docstring was checked directly in the installed 2.13.0 wheel. '
-                                            "'Not listed' before a release is read as no switch (NS).",
+                                            'compared release by release; the 2.13.0 docstring was checked '
+                                            "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                            'release is read as no switch (NS).',
                                    'ops': ('torch.Tensor.scatter_add_',
                                            'torch.Tensor.scatter_add',
                                            'torch.scatter_add'),
@@ -9281,11 +9233,10 @@ INDEX = {'format': 1,
                                            'calls': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    'release 1.7-2.14.1 compared release by release; the '
+                                                    '2.13.0 docstring was checked directly in the installed '
+                                                    "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                    'no switch (NS).',
                                            'ops': ('torch.Tensor.scatter_reduce',
                                                    'torch.Tensor.scatter_reduce_',
                                                    'torch.scatter_reduce'),
@@ -9336,11 +9287,10 @@ INDEX = {'format': 1,
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
                                                         'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        '1.7-2.14.1 compared release by release; the 2.13.0 '
+                                                        'docstring was checked directly in the installed '
+                                                        "2.13.0 wheel. 'Not listed' before a release is read "
+                                                        'as no switch (NS).',
                                                'ops': ('torch.Tensor.scatter_reduce',
                                                        'torch.Tensor.scatter_reduce_',
                                                        'torch.scatter_reduce'),
@@ -9391,11 +9341,10 @@ INDEX = {'format': 1,
                                           'calls': (),
                                           'notes': 'Version history from the use_deterministic_algorithms '
                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   'release 1.7-2.14.1 compared release by release; the '
+                                                   '2.13.0 docstring was checked directly in the installed '
+                                                   "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                   'no switch (NS).',
                                           'ops': ('torch.Tensor.scatter',
                                                   'torch.Tensor.scatter_',
                                                   'torch.scatter'),
@@ -9700,10 +9649,9 @@ INDEX = {'format': 1,
                                   'calls': (),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'compared release by release; the 2.13.0 docstring was checked '
+                                           "directly in the installed 2.13.0 wheel. 'Not listed' before a "
+                                           'release is read as no switch (NS).',
                                   'ops': ('torch.bmm', 'torch.Tensor.bmm'),
                                   'aliases': (),
                                   'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
@@ -9764,11 +9712,10 @@ INDEX = {'format': 1,
                                             'calls': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     'release 1.7-2.14.1 compared release by release; the '
+                                                     '2.13.0 docstring was checked directly in the installed '
+                                                     "2.13.0 wheel. 'Not listed' before a release is read as "
+                                                     'no switch (NS).',
                                             'ops': ('torch.empty',
                                                     'torch.empty_like',
                                                     'torch.empty_strided',
