@@ -41,6 +41,7 @@ def add_parser(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--verifier", action="append", default=[], metavar="NAME", help="run this verifier (repeatable; also runs synthetic.* ones)")
     p.add_argument("--source", action="append", default=[], metavar="ID", help="run the verifier of this record (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="NAME", help="skip this verifier (repeatable), e.g. a slow one that gets a run of its own")
     p.add_argument("--framework", action="append", default=[], choices=("tensorflow", "pytorch", "jax", "synthetic"), help="only these frameworks")
     p.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto", help="measure on (auto: gpu when nvidia-smi lists one, and only verifiers written for that device; an explicit device runs every verifier there, e.g. GPU ones on CPU as a smoke test)")
     p.add_argument("-n", "--runs", type=int, default=5, help="runs per mode (default 5)")
@@ -117,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
 
         return run_e2e(args, root, installed, devices)
     found = discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE)
-    unknown = [v for v in args.verifier if v not in found]
+    unknown = [v for v in (*args.verifier, *args.exclude) if v not in found]
     if unknown:
         print(f"kb verify: error: not a registered verifier: {', '.join(unknown)} (see `kb verify --coverage`)", file=sys.stderr)
         return 2
@@ -126,6 +127,7 @@ def main(args: argparse.Namespace) -> int:
     items = plan(found, installed, devices, verifiers=tuple(args.verifier), sources=tuple(args.source),
                  frameworks=tuple(args.framework), unlinked=not args.no_unlinked,
                  any_device=args.device != "auto")
+    items = [item for item in items if item.verifier not in args.exclude]
     if args.dry_run:
         from kb.verify.cases import label
 
