@@ -7878,7 +7878,7 @@ INDEX = {'format': 1,
                                                       ((0, 2, 10),
                                                        None,
                                                        '>=2.10',
-                                                       ('PT_DET', 'PT_INDUCTOR_DET'),
+                                                       ('PT_DET',),
                                                        False,
                                                        None,
                                                        "Inductor's deterministic mode (PR 163589) skips "
@@ -7888,12 +7888,55 @@ INDEX = {'format': 1,
                                                        'PR 165950 made use_deterministic_algorithms(True) '
                                                        'turn it on. First release: 2.10.0 (absent from the '
                                                        '2.9.0 wheel). Cost: the compiled model loses the '
-                                                       'autotuned kernels (pytorch issue 174711).',
+                                                       'autotuned kernels (pytorch issue 174711). On an H100 '
+                                                       'with 2.11.0 (H100 run 2026-11-23 17:09 UTC) a '
+                                                       'max-autotune compile differed in 4 of 5 fresh '
+                                                       'compilations by default and in 0 of 5 under '
+                                                       'use_deterministic_algorithms(True), whose compile '
+                                                       'took 0.87 s against 62.5 s; '
+                                                       'TORCHINDUCTOR_DETERMINISTIC=1 alone left the '
+                                                       'benchmarking on (58.9 s) and 4 of 5 still differed, '
+                                                       'so only the PyTorch switch is listed here.',
                                                        None,
                                                        None)),
                                            'caused_by': (),
                                            'distributions': {},
-                                           'disputes': (),
+                                           'disputes': ({'claim': "Inductor's configuration documents "
+                                                                  'TORCHINDUCTOR_DETERMINISTIC=1 '
+                                                                  '(torch._inductor.config.deterministic) as '
+                                                                  'a deterministic mode that skips on-device '
+                                                                  'benchmarking, from 2.10.',
+                                                         'status': (((0, 2, 10),
+                                                                     None,
+                                                                     '>=2.10',
+                                                                     ('PT_DET', 'PT_INDUCTOR_DET'),
+                                                                     False,
+                                                                     None,
+                                                                     None,
+                                                                     None,
+                                                                     None),),
+                                                         'resolution': 'The H100 run with PyTorch 2.11.0 '
+                                                                       '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T170940Z.yaml) '
+                                                                       'set TORCHINDUCTOR_DETERMINISTIC=1 '
+                                                                       'before importing torch: compilation '
+                                                                       'kept benchmarking (58.9 s median) '
+                                                                       'and 4 of 5 compilations differed, '
+                                                                       'while '
+                                                                       'use_deterministic_algorithms(True) '
+                                                                       'gave 0 of 5. Until a run shows the '
+                                                                       'variable alone working, the record '
+                                                                       'lists only the PyTorch switch.',
+                                                         'references': ({'kind': 'pr',
+                                                                         'repo': 'pytorch/pytorch',
+                                                                         'number': 163589,
+                                                                         'title': '[Inductor] deterministic '
+                                                                                  'mode',
+                                                                         'state': 'closed',
+                                                                         'url': 'https://github.com/pytorch/pytorch/pull/163589'},
+                                                                        {'kind': 'doc',
+                                                                         'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/config.py',
+                                                                         'title': 'torch/_inductor/config.py, '
+                                                                                  'PyTorch 2.10.0'})},),
                                            'references': ({'kind': 'pr',
                                                            'repo': 'pytorch/pytorch',
                                                            'number': 99851,
@@ -17325,6 +17368,56 @@ INDEX = {'format': 1,
                                            'op': None,
                                            'call': None,
                                            'applies': None},),
+          'torch.inductor-autotuning': ({'source': 'torch.inductor-autotuning',
+                                         'verifier': 'torch.compile_max_autotune',
+                                         'env_id': 'h100-80gb-hbm3-x1-18805de3',
+                                         'date': '2026-11-23T17:09:40Z',
+                                         'file': 'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T170940Z.yaml',
+                                         'gpu': 'NVIDIA H100 80GB HBM3',
+                                         'gpu_count': 1,
+                                         'driver': '580.159.04',
+                                         'cuda': '13.0',
+                                         'cudnn': '91900',
+                                         'framework': 'pytorch',
+                                         'version': '2.11.0',
+                                         'key': (0, 2, 11),
+                                         'device': 'gpu',
+                                         'n': 5,
+                                         'modes': ({'mode': 'default',
+                                                    'solutions': (),
+                                                    'outcome': 'ok',
+                                                    'distinct': 4,
+                                                    'max_abs_diff': 5.960464477539063e-08,
+                                                    'max_ulp_diff': 3733406,
+                                                    'median_s': 62.530679,
+                                                    'time_ratio': 1.0,
+                                                    'message': None},
+                                                   {'mode': 'PT_DET',
+                                                    'solutions': ('PT_DET',),
+                                                    'outcome': 'ok',
+                                                    'distinct': 1,
+                                                    'max_abs_diff': 0.0,
+                                                    'max_ulp_diff': 0,
+                                                    'median_s': 0.873715,
+                                                    'time_ratio': 0.01,
+                                                    'message': None},
+                                                   {'mode': 'PT_INDUCTOR_DET',
+                                                    'solutions': ('PT_INDUCTOR_DET',),
+                                                    'outcome': 'ok',
+                                                    'distinct': 4,
+                                                    'max_abs_diff': 5.960464477539063e-08,
+                                                    'max_ulp_diff': 3733406,
+                                                    'median_s': 58.877855,
+                                                    'time_ratio': 0.94,
+                                                    'message': None}),
+                                         'contradicts': ('differs under PT_INDUCTOR_DET: 4 distinct of 5',),
+                                         'reviewed': 'The run tried PT_INDUCTOR_DET because the record then '
+                                                     'listed it; its 4 of 5 differing compilations are why '
+                                                     'the record now lists only PT_DET for 2.10 on and keeps '
+                                                     'the Inductor variable as a dispute.',
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.interpolate-bicubic-backward': ({'source': 'torch.interpolate-bicubic-backward',
                                                   'verifier': 'torch.interpolate_bicubic_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -22208,6 +22301,17 @@ INDEX = {'format': 1,
                        'gave 2 distinct results of 5; Tensor.index_put_ and Tensor.index_put gave 1 of 5 '
                        'this time. One differing run proves the record; the clean ones are 0 of 5, not '
                        'determinism.'},
+              {'source': 'torch.inductor-autotuning',
+               'env_id': 'h100-80gb-hbm3-x1-18805de3',
+               'file': 'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T170940Z.yaml',
+               'version': '2.11.0',
+               'device': 'gpu',
+               'reasons': ('differs under PT_INDUCTOR_DET: 4 distinct of 5',),
+               'op': None,
+               'call': None,
+               'note': 'The run tried PT_INDUCTOR_DET because the record then listed it; its 4 of 5 '
+                       'differing compilations are why the record now lists only PT_DET for 2.10 on and '
+                       'keeps the Inductor variable as a dispute.'},
               {'source': 'torch.max-pool3d-backward',
                'env_id': 'h200-x1-7f6ee83a',
                'file': 'data/runs/h200-x1-7f6ee83a/2026-11-23T000250Z.yaml',
