@@ -2,17 +2,19 @@
 
 Exit codes scripts can rely on: 0 = answered / clean / fresh; 1 = the data has lint
 findings, or generated files are stale, or `kb fix` could not fix everything;
-2 = bad input (unknown op, malformed version, bad arguments).
+2 = bad input (unknown op, malformed version, bad arguments); 3 = a file could not be
+read or written (disk full, read-only folder): one line, no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 EPILOG = """\
 examples:
@@ -32,7 +34,8 @@ examples:
   kb links refresh                         live state of every GitHub link -> data/links-state.yaml
   kb nightly                               verify, refresh links, rebuild, write reports/nightly.md
 
-exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
+exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input,
+3 a file could not be written or read (disk full, read-only folder; one line names it).
 """
 
 
@@ -46,6 +49,15 @@ def _root(args: argparse.Namespace) -> Path:
         if (folder / "data").is_dir():
             return folder
     return here
+
+
+def _shown(filename: object) -> str:
+    """A path for a one-line error: relative to the current folder when inside it."""
+    if filename is None:
+        return "a file"
+    text = os.fsdecode(filename) if isinstance(filename, (str, bytes, os.PathLike)) else str(filename)
+    relative = os.path.relpath(text) if os.path.isabs(text) else text
+    return relative if not relative.startswith("..") else text
 
 
 def _console():
@@ -313,3 +325,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # disk full, read-only data/: one line, its own exit code
+        print(f"kb: error: cannot write {_shown(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_IO
