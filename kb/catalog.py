@@ -102,6 +102,9 @@ def _read(catalog: Catalog, path: Path) -> Document | None:
 def load(root: Path) -> Catalog:
     """Parse and validate all of data/; the result holds the models that passed."""
     catalog = Catalog(root=root)
+    if not (root / SOURCES_DIR).is_dir():  # else a KB with its records deleted would validate clean
+        catalog.report(root / SOURCES_DIR, 1, "KB001", f"{SOURCES_DIR}/ is missing",
+                       "the source records live there, one YAML file per record")
     for path in catalog.source_files():
         doc = _read(catalog, path)
         if doc is None:

@@ -31,49 +31,41 @@ class RunFile:
         self.path, self.rel, self.data, self.problems = path, rel, data, problems
 
 
-def _problems(data: Any) -> list[str]:
-    if not isinstance(data, dict):
-        return ["a run file is a mapping with schema_version, created, environment, results"]
-    out = []
-    if data.get("schema_version") != 1:
-        out.append("schema_version: expected 1")
-    if not isinstance(data.get("created"), str):
-        out.append("created: expected a UTC timestamp string")
-    env = data.get("environment")
-    if not isinstance(env, dict) or not isinstance(env.get("env_id"), str):
-        out.append("environment.env_id: missing")
-    results = data.get("results")
-    if not isinstance(results, list):
-        return out + ["results: expected a list"]
-    for i, result in enumerate(results):
-        if not isinstance(result, dict) or any(k not in result for k in RESULT_KEYS):
-            out.append(f"results.{i}: needs fields {', '.join(RESULT_KEYS)}")
-            continue
-        if not isinstance(result["modes"], list):
-            out.append(f"results.{i}.modes: expected a list")
-            continue
-        for j, mode in enumerate(result["modes"]):
-            if not isinstance(mode, dict) or any(k not in mode for k in MODE_KEYS):
-                out.append(f"results.{i}.modes.{j}: needs fields {', '.join(MODE_KEYS)}")
-    return out
+def _problems(data: Any, rel: str = f"{RUNS_DIR}/<env_id>/<file>.yaml") -> list[tuple[tuple, str]]:
+    """(location, message) per problem: the one run-file validator (kb/verify/runfile.py)."""
+    from kb.verify import runfile
+
+    return runfile.problems(data, rel)
 
 
 def load_runs(root: Path) -> list[RunFile]:
-    """Every run file under data/runs/, parsed with the project's safe loader."""
+    """Every file under data/runs/, parsed with the project's safe loader and validated.
+
+    A file that is not <env_id>/<name>.yaml is listed too (with its problem), never skipped
+    silently: evidence in the wrong place would otherwise vanish from the build.
+    """
     from kb.findings import rel
     from kb.yamlio import YamlError, read
 
     runs = []
-    for path in sorted((root / RUNS_DIR).rglob("*.yaml")):
+    top = root / RUNS_DIR
+    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+        where = rel(path, root)
+        if path.suffix != ".yaml":
+            if path.name.startswith(".") or path.name == "README.md":
+                continue
+            runs.append(RunFile(path, where, None, [(1, f"not a run file: runs are {RUNS_DIR}/<env_id>/<file>.yaml")]))
+            continue
         try:
-            data = read(path).data
+            doc = read(path)
         except YamlError as exc:
-            runs.append(RunFile(path, rel(path, root), None, [(exc.line, exc.message)]))
+            runs.append(RunFile(path, where, None, [(exc.line, exc.message)]))
             continue
         except OSError as exc:
-            runs.append(RunFile(path, rel(path, root), None, [(1, f"cannot read the file: {exc.strerror}")]))
+            runs.append(RunFile(path, where, None, [(1, f"cannot read the file: {exc.strerror}")]))
             continue
-        runs.append(RunFile(path, rel(path, root), data, [(1, p) for p in _problems(data)]))
+        found = [(doc.line_of(loc), message) for loc, message in _problems(doc.data, where)]
+        runs.append(RunFile(path, where, doc.data, found))
     return runs
 
 

@@ -53,3 +53,68 @@ def write(out_dir: Path, doc: dict, created: dt.datetime) -> Path:
         bump += 1
     write_atomic(path, dump(doc))
     return path
+
+
+# --- reading back: run files come from other machines, so every field is checked -------
+
+def shape():
+    """The shape `kb build` relies on (kb/shapes.py); other fields are kept but not read."""
+    from kb.shapes import Map, Number, Seq, Text
+
+    name = Text(pattern=r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}", what="a name of letters, digits and . _ + -")
+    opt_text = Text(optional=True)
+    number = Number(optional=True)
+    mode = Map(
+        fields={"mode": Text(), "solutions": Seq(Text(), optional=True), "outcome": Text(), "distinct": Number(integer=True, optional=True, minimum=0),
+                "max_abs_diff": number, "max_ulp_diff": number, "median_s": Number(optional=True, minimum=0),
+                "message": opt_text, "hashes": Seq(Text(), optional=True)},
+        required=("mode", "solutions", "outcome", "distinct"),
+    )
+    result = Map(
+        fields={"verifier": Text(), "framework": Text(), "version": Text(what="a version string"),
+                "device": Text(choices=("gpu", "cpu", "any")), "n": Number(integer=True, minimum=0), "modes": Seq(mode),
+                "source": Text(optional=True), "cross_mode_distinct": Number(integer=True, optional=True),
+                "ranks": Number(integer=True, optional=True), "limits": opt_text},
+        required=("verifier", "framework", "version", "device", "n", "modes"),
+    )
+    environment = Map(
+        fields={"env_id": name, "gpu": Map(fields={"name": opt_text, "count": Number(integer=True, optional=True, minimum=0)},
+                                           optional=True),
+                "driver": opt_text, "cuda": opt_text, "cudnn": opt_text, "frameworks": Map(values=Text(), optional=True)},
+        required=("env_id",),
+    )
+    return Map(
+        fields={"schema_version": Number(integer=True), "created": Text(pattern=r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                                                                        what="a UTC timestamp such as 2026-11-23T10:41:48Z"),
+                "kind": opt_text, "verifier_code": opt_text, "environment": environment, "results": Seq(result)},
+        required=("schema_version", "created", "environment", "results"),
+    )
+
+
+def problems(data: object, rel: str, today: dt.datetime | None = None) -> list[tuple[tuple, str]]:
+    """(location, message) for everything `kb build` could not trust in one run file.
+
+    Beyond the shape: the schema version, a `created` date in the future (it would shadow
+    every later run of the environment), and a file outside data/runs/<env_id>/ (a run is
+    kept under the environment that measured it; elsewhere it would be silently skipped).
+    """
+    from kb.shapes import problems as shape_problems
+
+    found = shape_problems(data, shape())
+    if found or not isinstance(data, dict):
+        return found
+    if data["schema_version"] != SCHEMA_VERSION:
+        found.append((("schema_version",), f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']}"))
+    try:
+        created = dt.datetime.strptime(data["created"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        found.append((("created",), f"created: {data['created']!r} is not a date"))
+    else:
+        if created > (today or now()) + dt.timedelta(days=1):
+            found.append((("created",), f"created: {data['created']} is in the future; it would shadow every later run"))
+    parts = rel.split("/")
+    expected = f"{RUNS_DIR}/{data['environment']['env_id']}/"
+    if len(parts) != 4 or not rel.startswith(expected):
+        found.append(((), f"a run file lies at {RUNS_DIR}/<env_id>/<file>.yaml; this one's env_id is "
+                          f"{data['environment']['env_id']!r}, so it belongs in {expected}"))
+    return found
