@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import tempfile
+import time
 from pathlib import Path
+from typing import Iterator
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -38,3 +42,41 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+class Busy(OSError):
+    """Another `kb` process held the lock for longer than the caller waits."""
+
+
+@contextlib.contextmanager
+def locked(path: Path, wait: float = 600.0) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created if missing) while the block runs.
+
+    Why: two `kb build` or `kb site` runs at once would each write a consistent set of files,
+    but interleaved they leave a mix of both (or one deletes the other's temporary folder).
+    The second waits for the first, up to `wait` seconds, then fails with Busy (an OSError:
+    one line at the CLI). The lock is the kernel's (flock), so a killed holder frees it.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock, atomic swaps still hold
+            yield
+            return
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise Busy(errno.EBUSY, f"another kb run held the lock for over {wait:g} s", str(path)) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)

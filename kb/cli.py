@@ -197,8 +197,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if (refused or blocked) else EXIT_OK
 
 
+BUILD_LOCK = ".cache/kb-build.lock"
+
+
 def cmd_build(args: argparse.Namespace) -> int:
-    from kb.atomic import write_atomic
+    import contextlib
+
+    from kb.atomic import locked, write_atomic
     from kb.compile import generated_files
     from kb.lint import errors, run
 
@@ -215,12 +220,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     except StateFileError as exc:
         return _error(f"{exc} (rerun `kb links refresh` or delete the file)")
     stale = []
-    for path, text in files.items():
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            stale.append(path)
-            if not args.check:
-                write_atomic(path, text)
+    with contextlib.nullcontext() if args.check else locked(catalog.root / BUILD_LOCK):  # one writer at a time
+        for path, text in files.items():
+            current = path.read_text(encoding="utf-8") if path.exists() else None
+            if current != text:
+                stale.append(path)
+                if not args.check:
+                    write_atomic(path, text)
     for path in stale:
         print(f"{'stale' if args.check else 'wrote'} {catalog.rel(path)}")
     if args.check and stale:
