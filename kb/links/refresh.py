@@ -43,6 +43,7 @@ MAX_BODY = 8 * 1024 * 1024   # bytes of one answer (a page of 100 TensorFlow rel
 MAX_ROUNDS = 5               # rate-limit waits per request: a Retry-After of 0 cannot loop
 MAX_REDIRECTS = 5            # hops, each within the API host
 DEFAULT_WAIT = 60.0          # a Retry-After that is not a finite number of seconds (GitHub's advice)
+RUN_DEADLINE = 1800.0        # seconds for a whole refresh; links not reached keep their facts
 BREAKER = 3                  # consecutive failed connections before the rest of the run is skipped
 
 
@@ -489,7 +490,7 @@ def run(
     token: str | None = None,
     client: GitHub | None = None,
     quiet: bool = False,
-    deadline: float | None = None,
+    deadline: float | None = RUN_DEADLINE,
 ) -> tuple[Outcome, dict[str, dict[str, Any]]]:
     """Refresh every link of data/links.yaml into data/links-state.yaml; (outcome, previous).
 

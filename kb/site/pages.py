@@ -16,7 +16,7 @@ from kb.site.render import render
 from markupsafe import escape
 
 STATE_TEXT = {"ok": "deterministic", "fix": "non-deterministic", "ns": "non-deterministic, no solution"}
-HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md")
+HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md", "security.md")
 
 
 def _ranges(ranges: tuple) -> list[dict]:
@@ -184,6 +184,6 @@ def nav(index: dict) -> list:
             {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
             {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Records": "guide/records.md"},
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
-            {"Verifying records": "guide/verification.md"},
+            {"Verifying records": "guide/verification.md"}, {"Security": "guide/security.md"},
         ]},
     ]
