@@ -91,12 +91,13 @@ def shape():
     )
 
 
-def problems(data: object, rel: str, today: dt.datetime | None = None) -> list[tuple[tuple, str]]:
+def problems(data: object, rel: str | None, today: dt.datetime | None = None) -> list[tuple[tuple, str]]:
     """(location, message) for everything `kb build` could not trust in one run file.
 
     Beyond the shape: the schema version, a `created` date in the future (it would shadow
     every later run of the environment), and a file outside data/runs/<env_id>/ (a run is
     kept under the environment that measured it; elsewhere it would be silently skipped).
+    `rel` None: a file read from another folder (`kb nightly --runs-dir`), place not checked.
     """
     from kb.shapes import problems as shape_problems
 
@@ -112,9 +113,8 @@ def problems(data: object, rel: str, today: dt.datetime | None = None) -> list[t
     else:
         if created > (today or now()) + dt.timedelta(days=1):
             found.append((("created",), f"created: {data['created']} is in the future; it would shadow every later run"))
-    parts = rel.split("/")
     expected = f"{RUNS_DIR}/{data['environment']['env_id']}/"
-    if len(parts) != 4 or not rel.startswith(expected):
+    if rel is not None and (len(rel.split("/")) != 4 or not rel.startswith(expected)):  # None: not under data/runs/
         found.append(((), f"a run file lies at {RUNS_DIR}/<env_id>/<file>.yaml; this one's env_id is "
                           f"{data['environment']['env_id']!r}, so it belongs in {expected}"))
     return found
