@@ -58,6 +58,8 @@ def _hint_for(error: dict[str, Any]) -> str:
         return f"use one of: {error.get('ctx', {}).get('expected', '')}"
     if kind == "union_tag_invalid":
         return "a reference's kind is one of: issue, pr, commit, doc, release-notes"
+    if kind == "string_pattern_mismatch" and error.get("loc", ())[-1:] == ("repo",):
+        return "write owner/name as GitHub spells it (letters, digits, '-', '_', '.'; a name is never '.' or '..')"
     if kind == "string_pattern_mismatch":
         return f"the value must match {error.get('ctx', {}).get('pattern', '')}"
     if kind == "string_type":
