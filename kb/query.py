@@ -272,8 +272,17 @@ def status(
     Raises UnknownOpError (a LookupError) for an unknown name and ValueError for a
     version that is not a version or an unknown device/distribution.
     """
-    # Checked before the cache (a list is unhashable) and before anything reads a file:
-    # a framework name selects data/api/<framework>.txt, so it must be a known one.
+    # Only arguments that passed the checks below are ever cached, so a hit needs no check;
+    # an unhashable argument (a list) is not a TypeError here but the checks' ValueError.
+    cache_key = (op, version, framework, device, distribution)
+    try:
+        hit = _cache.get(cache_key)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    # Checked before anything reads a file: a framework name selects data/api/<framework>.txt,
+    # so it must be a known one.
     if not (type(op) is str and type(version) is str and 0 < len(op) <= MAX_NAME and 0 < len(version) <= MAX_VERSION
             and op.isascii() and version.isascii()):
         check_text("op", op, MAX_NAME, example="tf.nn.bias_add")
@@ -287,10 +296,6 @@ def status(
     if distribution is not None and distribution not in DISTRIBUTIONS:
         check_text("distribution", distribution, MAX_NAME, example="ngc")
         raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)} or None, not {echo(distribution)}")
-    cache_key = (op, version, framework, device, distribution)
-    hit = _cache.get(cache_key)
-    if hit is not None:
-        return hit
     key = _keys.get(version)
     if key is None:
         key = versions.release_key(version)
