@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from kb.probe.diff import KIND_WORDS, ProbeInputError, Run, _verdict, compare
+from kb.probe.diff import KIND_WORDS, ProbeInputError, Run, verdict, compare
 from kb.probe.recorder import ENV_DIR, ENV_RUN, META, PLACES, RECORDS
 
 EXIT_SAME, EXIT_DIFFER, EXIT_USAGE = 0, 1, 2
@@ -188,13 +188,13 @@ def _render(report: dict, console, e, Table) -> None:
                   + (f", in step(s) {', '.join(map(str, steps[:8]))}{'...' if len(steps) > 8 else ''}" if steps else ""))
     if blame["answers"] and Table is None:
         for answer in blame["answers"]:
-            console.print(f"  {answer['op']}: {_verdict(answer)}")
+            console.print(f"  {answer['op']}: {verdict(answer)}")
     elif blame["answers"]:
         table = Table(title=f"ops at `{e(blame['place'])}`: {e(str(blame['framework']))} {e(str(blame['version']))} ({blame['device']})")
         table.add_column("op", overflow="fold")
         table.add_column("knowledge base", overflow="fold")
         for answer in blame["answers"]:
-            table.add_row(e(answer["op"]), e(_verdict(answer)))
+            table.add_row(e(answer["op"]), e(verdict(answer)))
         console.print(table)
         for answer in blame["answers"]:
             for fix in answer.get("fixes") or []:

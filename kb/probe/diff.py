@@ -221,7 +221,7 @@ def ask(op: str, framework: str | None, version: str | None, device: str) -> dic
     return out
 
 
-def _verdict(answer: dict) -> str:
+def verdict(answer: dict) -> str:
     where = f"on {answer['device'].upper()} in {answer['version']}"
     if not answer.get("known") and "deterministic" not in answer:
         return answer.get("note", "no KB record")
@@ -253,7 +253,7 @@ def message(report: dict) -> str:
     if lead is None:
         lead = next((a for a in b["answers"] if a.get("known")), b["answers"][0] if b["answers"] else None)
     if lead is not None:
-        text += f": {lead['op']}: {_verdict(lead)}"
+        text += f": {lead['op']}: {verdict(lead)}"
     else:
         text += ": no op known for this place (pass op=... to probe.monitor)"
     return text

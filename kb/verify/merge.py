@@ -14,67 +14,10 @@ person's note in the record's `verify.reviewed` names the run file; then it is l
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from kb.verify.runfile import RUNS_DIR
+from kb.verify.runfile import runs_of
 from kb.versions import compile_range, release_key
-
-MODE_KEYS = ("mode", "solutions", "outcome", "distinct")
-RESULT_KEYS = ("verifier", "framework", "version", "device", "n", "modes")
-
-
-class RunFile:
-    __slots__ = ("path", "rel", "data", "problems")
-
-    def __init__(self, path: Path, rel: str, data: Any, problems: list[tuple[int, str]]) -> None:
-        self.path, self.rel, self.data, self.problems = path, rel, data, problems
-
-
-def _problems(data: Any, rel: str = f"{RUNS_DIR}/<env_id>/<file>.yaml") -> list[tuple[tuple, str]]:
-    """(location, message) per problem: the one run-file validator (kb/verify/runfile.py)."""
-    from kb.verify import runfile
-
-    return runfile.problems(data, rel)
-
-
-def load_runs(root: Path) -> list[RunFile]:
-    """Every file under data/runs/, parsed with the project's safe loader and validated.
-
-    A file that is not <env_id>/<name>.yaml is listed too (with its problem), never skipped
-    silently: evidence in the wrong place would otherwise vanish from the build.
-    """
-    from kb.findings import rel
-    from kb.yamlio import YamlError, read
-
-    runs = []
-    top = root / RUNS_DIR
-    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
-        where = rel(path, root)
-        if path.suffix != ".yaml":
-            if path.name.startswith(".") or path.name == "README.md":
-                continue
-            runs.append(RunFile(path, where, None, [(1, f"not a run file: runs are {RUNS_DIR}/<env_id>/<file>.yaml")]))
-            continue
-        try:
-            doc = read(path)
-        except YamlError as exc:
-            runs.append(RunFile(path, where, None, [(exc.line, exc.message)]))
-            continue
-        except OSError as exc:
-            runs.append(RunFile(path, where, None, [(1, f"cannot read the file: {exc.strerror}")]))
-            continue
-        found = [(doc.line_of(loc), message) for loc, message in _problems(doc.data, where)]
-        runs.append(RunFile(path, where, doc.data, found))
-    return runs
-
-
-def runs_of(catalog) -> list[RunFile]:
-    cached = catalog.__dict__.get("_runs")
-    if cached is None:
-        cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
-    return cached
-
 
 def _status_at(record, version: str):
     """The record's range containing `version`, or None."""

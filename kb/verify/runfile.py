@@ -3,13 +3,16 @@
 The format is fixed by the coordinator's contract (docs/verification.md): readers rely on
 schema_version, created, environment and results[*].modes[*]. Files are never edited;
 a newer run is a new file, and `kb build` keeps the newest per source and environment.
-Written with PyYAML's safe dumper (no pydantic needed on the GPU machine).
+Written with PyYAML's safe dumper (no pydantic needed on the GPU machine). Read back here
+too (`load_runs`), for `kb build`'s merge and `kb validate`, so the format's writer and its
+reader change together.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 from kb.atomic import write_atomic
 
@@ -55,6 +58,52 @@ def write(out_dir: Path, doc: dict, created: dt.datetime) -> Path:
     return path
 
 
+# --- reading: `kb build` (kb/verify/merge.py) and `kb validate` (KB002, KB015) -------------
+
+class RunFile:
+    __slots__ = ("path", "rel", "data", "problems")
+
+    def __init__(self, path: Path, rel: str, data: Any, problems: list[tuple[int, str]]) -> None:
+        self.path, self.rel, self.data, self.problems = path, rel, data, problems
+
+
+def load_runs(root: Path) -> list[RunFile]:
+    """Every file under data/runs/, parsed with the project's safe loader and validated.
+
+    A file that is not <env_id>/<name>.yaml is listed too (with its problem), never skipped
+    silently: evidence in the wrong place would otherwise vanish from the build.
+    """
+    from kb.findings import rel
+    from kb.yamlio import YamlError, read
+
+    runs = []
+    top = root / RUNS_DIR
+    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+        where = rel(path, root)
+        if path.suffix != ".yaml":
+            if path.name.startswith(".") or path.name == "README.md":
+                continue
+            runs.append(RunFile(path, where, None, [(1, f"not a run file: runs are {RUNS_DIR}/<env_id>/<file>.yaml")]))
+            continue
+        try:
+            doc = read(path)
+        except YamlError as exc:
+            runs.append(RunFile(path, where, None, [(exc.line, exc.message)]))
+            continue
+        except OSError as exc:
+            runs.append(RunFile(path, where, None, [(1, f"cannot read the file: {exc.strerror}")]))
+            continue
+        found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, where)]
+        runs.append(RunFile(path, where, doc.data, found))
+    return runs
+
+
+def runs_of(catalog) -> list[RunFile]:
+    """Cached on the catalog: lint (KB015) and the compiler read the same files in one command."""
+    cached = catalog.__dict__.get("_runs")
+    if cached is None:
+        cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
+    return cached
 # --- reading back: run files come from other machines, so every field is checked -------
 
 def shape():
