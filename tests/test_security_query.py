@@ -95,12 +95,19 @@ _any = st.one_of(st.none(), st.integers(), st.lists(st.text(max_size=3), max_siz
                                                                                "tensorflow", "", "..", "../x"]))
 
 
+_call = st.one_of(st.none(), _any, st.dictionaries(st.one_of(st.sampled_from(["mode", "accumulate", "input.ndim", "backend",
+                                                                              "input.dtype", "reduce"]),
+                                                                st.text(max_size=300), st.integers(), st.none()),
+                                                   _any, max_size=3))
+
+
 @FUZZ
-@given(op=_any, version=_any, framework=_any, device=_any, distribution=_any)
-def test_status_fuzz(op, version, framework, device, distribution) -> None:
+@given(op=st.one_of(_any, st.sampled_from(["torch.nn.functional.interpolate", "torch.Tensor.index_add_"])),
+       version=_any, framework=_any, device=_any, distribution=_any, call=_call)
+def test_status_fuzz(op, version, framework, device, distribution, call) -> None:
     start = time.perf_counter()
     try:
-        kb.status(op, version, framework=framework, device=device, distribution=distribution)
+        kb.status(op, version, framework=framework, device=device, distribution=distribution, call=call)
     except (ValueError, kb.UnknownOpError) as exc:
         assert len(str(exc)) < 2000 and "set_int_max_str_digits" not in str(exc)
     assert time.perf_counter() - start < 1.0
