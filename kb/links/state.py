@@ -34,36 +34,35 @@ class StateFileError(Exception):
     """The state file exists but is not what `kb links refresh` writes."""
 
 
+def _entry_shape():
+    """One link's entry, as kb/shapes.py checks it (the validator run files use too)."""
+    from kb.shapes import Map, Number, Seq, Text
+
+    fields: dict[str, Any] = {name: Text() for name in _TEXT}
+    fields.update(
+        kind=Text(choices=_KINDS), flag=Text(choices=_FLAGS), http=Number(integer=True, minimum=100),
+        labels=Seq(Text()), html_url=Text(pattern=r"https://github\.com/\S*", what="an https://github.com/ address"),
+        moved_to=Text(pattern=r"https://github\.com/\S*", what="an https://github.com/ address"),
+    )
+    return Map(fields=fields, required=("kind",))
+
+
 def problems(data: Any) -> list[tuple[tuple, str]]:
     """(location, message) for everything in a parsed state file that the writer never writes."""
+    from kb.shapes import Map, Number, Text
+    from kb.shapes import problems as shape_problems
+
     if not isinstance(data, dict) or not isinstance(data.get("links", {}), dict):
         return [((), "expected a mapping with 'links: {<repo>#<number>: ...}'")]
     if data.get("schema_version") != SCHEMA_VERSION:
         return [(("schema_version",), f"schema_version {str(data.get('schema_version'))[:40]!r}, expected {SCHEMA_VERSION}")]
-    out: list[tuple[tuple, str]] = []
-    if not isinstance(data.get("refreshed"), str):
-        out.append((("refreshed",), "refreshed: expected a UTC timestamp string"))
-    for key, entry in (data.get("links") or {}).items():
-        where = ("links", key)
-        if not isinstance(key, str) or not isinstance(entry, dict):
-            out.append((where, f"links.{str(key)[:80]}: expected '<repo>#<number>' or '<repo>@<sha>' with a mapping"))
-            continue
-        if entry.get("kind") not in _KINDS:
-            out.append((where + ("kind",), f"links.{key}.kind: expected one of {', '.join(_KINDS)}"))
-        for name in _TEXT:
-            if name in entry and not isinstance(entry[name], str):
-                out.append((where + (name,), f"links.{key}.{name}: expected text, got {type(entry[name]).__name__}"))
-        for name in ("html_url", "moved_to"):
-            if isinstance(entry.get(name), str) and not entry[name].startswith("https://github.com/"):
-                out.append((where + (name,), f"links.{key}.{name}: expected an https://github.com/ address"))
-        if "flag" in entry and entry["flag"] not in _FLAGS:
-            out.append((where + ("flag",), f"links.{key}.flag: expected one of {', '.join(_FLAGS)}"))
-        if "http" in entry and (type(entry["http"]) is not int or not 100 <= entry["http"] <= 599):
-            out.append((where + ("http",), f"links.{key}.http: expected an HTTP status code"))
-        labels = entry.get("labels", [])
-        if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
-            out.append((where + ("labels",), f"links.{key}.labels: expected a list of text"))
-    return out
+    bad_keys = [k for k in (data.get("links") or {}) if not isinstance(k, str)]
+    if bad_keys:
+        return [(("links",), f"links: keys are '<repo>#<number>' or '<repo>@<sha>', not {str(bad_keys[0])[:40]!r}")]
+    shape = Map(fields={"schema_version": Number(integer=True), "refreshed": Text(what="a UTC timestamp string"),
+                        "links": Map(values=_entry_shape(), optional=True)},
+                required=("refreshed",))
+    return shape_problems(data, shape)
 
 
 def load(root: Path) -> dict[str, dict[str, Any]]:
