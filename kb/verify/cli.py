@@ -41,6 +41,7 @@ def add_parser(sub) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--verifier", action="append", default=[], metavar="NAME", help="run this verifier (repeatable; also runs synthetic.* ones)")
     p.add_argument("--source", action="append", default=[], metavar="ID", help="run the verifier of this record (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="NAME", help="skip this verifier (repeatable), e.g. a slow one that gets a run of its own")
     p.add_argument("--framework", action="append", default=[], choices=("tensorflow", "pytorch", "jax", "synthetic"), help="only these frameworks")
     p.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto", help="measure on (auto: gpu when nvidia-smi lists one, and only verifiers written for that device; an explicit device runs every verifier there, e.g. GPU ones on CPU as a smoke test)")
     p.add_argument("-n", "--runs", type=int, default=5, help="runs per mode (default 5)")
@@ -96,8 +97,11 @@ def main(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"flagged": flagged, "reviewed": reviewed}, indent=2, default=list))
         else:
+            from kb.verify.cases import label
+
             for f in flagged:
-                print(f"{f['file']}: {f['source']} ({f['device']}, {f['version']}): " + "; ".join(f["reasons"]))
+                case = f", case {label(f.get('op'), f.get('call'))}" if f.get("op") else ""
+                print(f"{f['file']}: {f['source']} ({f['device']}, {f['version']}{case}): " + "; ".join(f["reasons"]))
             print(f"{len(flagged)} flagged run(s) awaiting review; {len(reviewed)} reviewed "
                   "(each record's verify.reviewed says why)", file=sys.stderr)
         return 0
@@ -114,7 +118,7 @@ def main(args: argparse.Namespace) -> int:
 
         return run_e2e(args, root, installed, devices)
     found = discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE)
-    unknown = [v for v in args.verifier if v not in found]
+    unknown = [v for v in (*args.verifier, *args.exclude) if v not in found]
     if unknown:
         print(f"kb verify: error: not a registered verifier: {', '.join(unknown)} (see `kb verify --coverage`)", file=sys.stderr)
         return 2
@@ -123,11 +127,19 @@ def main(args: argparse.Namespace) -> int:
     items = plan(found, installed, devices, verifiers=tuple(args.verifier), sources=tuple(args.source),
                  frameworks=tuple(args.framework), unlinked=not args.no_unlinked,
                  any_device=args.device != "auto")
+    items = [item for item in items if item.verifier not in args.exclude]
     if args.dry_run:
+        from kb.verify.cases import label
+
         for item in items:
             modes = ", ".join(m for m, _ in item.modes)
             print(f"{item.source or '(unlinked)'}: {item.verifier} [{item.framework} {item.version}, {item.device}] modes: {modes}")
-        print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s)", file=sys.stderr)
+            if len(item.cases) > 1 or item.cases[0].get("op"):
+                for case in item.cases:
+                    print(f"    case {label(case.get('op'), case.get('call'))}")
+        cases = sum(len(i.cases) for i in items)
+        print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s) (child processes), "
+              f"{cases} case(s), {sum(len(i.modes) * len(i.cases) for i in items)} case-mode(s)", file=sys.stderr)
         return 0
     if not items:
         print("kb verify: nothing to run here (no installed framework has an applicable verifier); see --coverage", file=sys.stderr)
@@ -150,7 +162,9 @@ def _run(args, root: Path, items) -> int:
     import time
 
     from kb.verify import env, runfile
-    from kb.verify.runner import Task, default_jobs, mode_entry, run_modes
+    import collections
+
+    from kb.verify.runner import Task, default_jobs, mode_entry, per_case, run_modes
     from verifiers.discover import code_hash
 
     created = runfile.now()
@@ -158,7 +172,7 @@ def _run(args, root: Path, items) -> int:
     environment = env.detect(gpu=gpu_run)
     jobs = args.jobs or default_jobs("gpu" if gpu_run else "cpu")
     tasks = [Task(item.verifier, item.module, item.framework, tuple(item.handles or ()), tuple(codes), args.runs,
-                  item.device, args.scale, key=(i, j))
+                  item.device, args.scale, key=(i, j), cases=tuple(item.cases))
              for i, item in enumerate(items) for j, (_, codes) in enumerate(item.modes)]
     measured: dict[tuple[int, int], dict] = {}
     progress = _progress(len(tasks))
@@ -169,9 +183,11 @@ def _run(args, root: Path, items) -> int:
         progress.start()
     try:
         for task, result in run_modes(tasks, root=root, jobs=jobs, timeout=args.timeout, memory_mb=args.memory_limit):
-            measured[task.key] = result
             item_i, mode_i = task.key
-            label = f"{task.verifier} [{items[item_i].modes[mode_i][0]}]: {result.get('outcome')}"
+            measured[task.key] = per_case(result, len(items[item_i].cases))
+            outcomes = collections.Counter(c.get("outcome") for c in measured[task.key])
+            label = f"{task.verifier} [{items[item_i].modes[mode_i][0]}]: " + ", ".join(
+                f"{k} {v}" if len(measured[task.key]) > 1 else str(k) for k, v in sorted(outcomes.items(), key=str))
             if progress:
                 progress.update(task_id, description=label)
                 progress.advance(task_id)
@@ -182,13 +198,15 @@ def _run(args, root: Path, items) -> int:
             progress.stop()
     results = []
     for i, item in enumerate(items):
-        modes = [mode_entry(mode, codes, measured[(i, j)]) for j, (mode, codes) in enumerate(item.modes)]
-        results.append({
-            "source": item.source, "verifier": item.verifier, "framework": item.framework,
-            "version": item.version, "device": item.device, "n": args.runs, "scale": args.scale,
-            "record_claims": {True: "deterministic", False: "non-deterministic", None: "unknown"}[item.claim],
-            "record_raises": item.expect_raises, "modes": modes,
-        })
+        for c, case in enumerate(item.cases):
+            modes = [mode_entry(mode, codes, measured[(i, j)][c]) for j, (mode, codes) in enumerate(item.modes)]
+            results.append({
+                "source": item.source, "verifier": item.verifier, "op": case.get("op"), "call": case.get("call"),
+                "framework": item.framework,
+                "version": item.version, "device": item.device, "n": args.runs, "scale": args.scale,
+                "record_claims": {True: "deterministic", False: "non-deterministic", None: "unknown"}[item.claim],
+                "record_raises": item.expect_raises, "modes": modes,
+            })
     wall = round(time.perf_counter() - started, 1)
     doc = runfile.document(environment, results, created, code_hash(), "verify")
     doc["wall_s"] = wall
@@ -210,10 +228,13 @@ def _print_results(results: list[dict], path, wall: float) -> None:
     from rich.markup import escape as e
     from rich.table import Table
 
-    table = Table("source / verifier", "mode", "outcome", "distinct", "max abs", "max ulp", "median s", "message")
+    from kb.verify.cases import label as case_label
+
+    table = Table("source / verifier / case", "mode", "outcome", "distinct", "max abs", "max ulp", "median s", "message")
     for r in results:
         for i, m in enumerate(r["modes"]):
-            label = (r["source"] or "(unlinked)") + "\n" + r["verifier"] if i == 0 else ""
+            label = (r["source"] or "(unlinked)") + "\n" + r["verifier"] + (
+                "\n" + case_label(r.get("op"), r.get("call")) if r.get("op") else "") if i == 0 else ""
             table.add_row(
                 e(label), e(m["mode"]), m["outcome"],
                 "" if m["distinct"] is None else f"{m['distinct']}/{r['n']}",
