@@ -58,6 +58,8 @@ def _hint_for(error: dict[str, Any]) -> str:
         return f"use one of: {error.get('ctx', {}).get('expected', '')}"
     if kind == "union_tag_invalid":
         return "a reference's kind is one of: issue, pr, commit, doc, release-notes"
+    if kind == "string_pattern_mismatch" and error.get("loc", ())[-1:] == ("repo",):
+        return "write owner/name as GitHub spells it (letters, digits, '-', '_', '.'; a name is never '.' or '..')"
     if kind == "string_pattern_mismatch":
         return f"the value must match {error.get('ctx', {}).get('pattern', '')}"
     if kind == "string_type":
@@ -102,6 +104,9 @@ def _read(catalog: Catalog, path: Path) -> Document | None:
 def load(root: Path) -> Catalog:
     """Parse and validate all of data/; the result holds the models that passed."""
     catalog = Catalog(root=root)
+    if not (root / SOURCES_DIR).is_dir():  # else a KB with its records deleted would validate clean
+        catalog.report(root / SOURCES_DIR, 1, "KB001", f"{SOURCES_DIR}/ is missing",
+                       "the source records live there, one YAML file per record")
     for path in catalog.source_files():
         doc = _read(catalog, path)
         if doc is None:

@@ -2,18 +2,20 @@
 
 Exit codes scripts can rely on: 0 = answered / clean / fresh; 1 = the data has lint
 findings, or generated files are stale, or `kb fix` could not fix everything;
-2 = bad input (unknown op, malformed version, bad arguments).
+2 = bad input (unknown op, malformed version, bad arguments); 3 = a file could not be
+read or written (disk full, read-only folder): one line, no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from kb.root import root_of
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 EPILOG = """\
 examples:
@@ -36,8 +38,18 @@ examples:
   kb links refresh                         live state of every GitHub link -> data/links-state.yaml
   kb nightly                               verify, refresh links, rebuild, write reports/nightly.md
 
-exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
+exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input,
+3 a file could not be written or read (disk full, read-only folder; one line names it).
 """
+
+
+def _shown(filename: object) -> str:
+    """A path for a one-line error: relative to the current folder when inside it."""
+    if filename is None:
+        return "a file"
+    text = os.fsdecode(filename) if isinstance(filename, (str, bytes, os.PathLike)) else str(filename)
+    relative = os.path.relpath(text) if os.path.isabs(text) else text
+    return relative if not relative.startswith("..") else text
 
 
 def _console():
@@ -221,8 +233,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if (refused or blocked) else EXIT_OK
 
 
+BUILD_LOCK = ".cache/kb-build.lock"
+
+
 def cmd_build(args: argparse.Namespace) -> int:
-    from kb.atomic import write_atomic
+    import contextlib
+
+    from kb.atomic import locked, write_atomic
     from kb.generated import generated_files
     from kb.lint import errors, run
 
@@ -239,12 +256,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     except StateFileError as exc:
         return _error(f"{exc} (rerun `kb links refresh` or delete the file)")
     stale = []
-    for path, text in files.items():
-        current = path.read_text(encoding="utf-8") if path.exists() else None
-        if current != text:
-            stale.append(path)
-            if not args.check:
-                write_atomic(path, text)
+    with contextlib.nullcontext() if args.check else locked(catalog.root / BUILD_LOCK):  # one writer at a time
+        for path, text in files.items():
+            current = path.read_text(encoding="utf-8") if path.exists() else None
+            if current != text:
+                stale.append(path)
+                if not args.check:
+                    write_atomic(path, text)
     for path in stale:
         print(f"{'stale' if args.check else 'wrote'} {catalog.rel(path)}")
     if args.check and stale:
@@ -356,3 +374,6 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # disk full, read-only data/: one line, its own exit code
+        print(f"kb: error: cannot write {_shown(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_IO

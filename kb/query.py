@@ -20,6 +20,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from kb import calls, signatures, versions
+from kb.bounds import MAX_NAME, MAX_VERSION, check_text, echo
 from kb.errors import UnknownOpError
 from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, Status
 
@@ -31,6 +32,7 @@ _cache: dict[tuple, Status] = {}
 _keys: dict[str, tuple] = {}
 _resolved: dict[tuple, tuple] = {}
 _CACHE_LIMIT = 8192
+_SUGGEST_POOL = 20_000  # names difflib compares per miss: under 0.1 s
 
 
 def index() -> dict:
@@ -46,8 +48,8 @@ def reset(new_index: dict | None = None) -> None:
     """Forget every memo (and optionally swap the index), e.g. after `kb build` in-process."""
     global _index
     _index = new_index
-    for memo in (_cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes, _groups, _unions, _evidence,
-                 _alternatives, _conditioned, _params):
+    for memo in (_known_frameworks, _pools, _cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes,
+                 _groups, _unions, _evidence, _alternatives, _conditioned, _params):
         memo.clear()
 
 
@@ -58,15 +60,35 @@ def _infer_framework(op: str, idx: dict) -> str | None:
     return None
 
 
+_known_frameworks: list[tuple[str, ...]] = []
+
+
+def _frameworks() -> tuple[str, ...]:
+    """Every framework the index knows (a tuple: `x in` it never hashes caller input)."""
+    if not _known_frameworks:
+        idx = index()
+        names = {*idx["prefixes"], *idx["names"], *(r for r in idx["registries"] if "-" not in r)}
+        _known_frameworks.append(tuple(sorted(names)))
+    return _known_frameworks[0]
+
+
 def inventory(framework: str) -> frozenset[str]:
-    """Public names of a framework (data/api/<framework>.txt); read only on a miss."""
+    """Public names of a framework (data/api/<framework>.txt); read only on a miss.
+
+    The file name is the index's own spelling of a known framework, never the caller's
+    string: a name such as '../../tmp/secret' must not select a file (docs/security.md).
+    """
+    known = _frameworks()
+    if framework not in known:
+        return frozenset()
     if framework not in _inventory:
         import os.path  # already loaded at start-up; pathlib would pull in `re`
 
+        trusted = known[known.index(framework)]
         here = os.path.dirname(os.path.abspath(__file__))
         names: frozenset[str] = frozenset()
-        wheel = os.path.join(here, "api", f"{framework}.txt")
-        checkout = os.path.join(os.path.dirname(here), "data", "api", f"{framework}.txt")
+        wheel = os.path.join(here, "api", f"{trusted}.txt")
+        checkout = os.path.join(os.path.dirname(here), "data", "api", f"{trusted}.txt")
         for candidate in (wheel, checkout):
             if os.path.isfile(candidate):
                 with open(candidate, encoding="utf-8") as handle:
@@ -76,21 +98,54 @@ def inventory(framework: str) -> frozenset[str]:
     return _inventory[framework]
 
 
-def _suggest(op: str, framework: str | None, idx: dict) -> tuple[str, ...]:
-    import difflib
+_pools: dict[str | None, tuple] = {}
 
-    frameworks = [framework] if framework else list(idx["names"])
-    pool: set[str] = set(idx["sources"])
-    for fw in frameworks:
-        pool.update(idx["names"].get(fw, ()))
-        pool.update(inventory(fw))
-    head = op.rsplit(".", 1)[0] + "."
-    near = [n for n in pool if n.startswith(head)] or list(pool)
+
+def _pool(framework: str | None, idx: dict) -> tuple:
+    """(sorted names, names by last segment, curated names) to suggest from; built once per framework.
+
+    Only a known framework's inventory joins; with no framework the pool is the records'
+    names alone (every inventory together is ~270k names: seconds of difflib per miss).
+    """
+    found = _pools.get(framework)
+    if found is None:
+        curated = set(idx["sources"]).union(*(idx["names"].get(fw, ()) for fw in ([framework] if framework else idx["names"])))
+        names = sorted(curated | (inventory(framework) if framework else frozenset()))
+        tails: dict[str, list[str]] = {}
+        for name in names:
+            tails.setdefault(name.rsplit(".", 1)[-1], []).append(name)
+        found = _pools[framework] = (names, tails, sorted(curated))
+    return found
+
+
+def _suggest(op: str, framework: str | None, idx: dict) -> tuple[str, ...]:
+    """Close names, in well under a second: the name is at most MAX_NAME characters (status()
+    checks it), difflib compares it with one dotted family (found by bisection), and names
+    sharing its last segment come from a table."""
+    import difflib
+    from bisect import bisect_left
+
+    names, tails, curated = _pool(framework, idx)
+    parts = op.split(".")
+    near: list[str] = []
+    for depth in range(len(parts) - 1, 0, -1):  # the longest dotted parent that has names
+        head = ".".join(parts[:depth]) + "."
+        lo, hi = bisect_left(names, head), bisect_left(names, head[:-1] + "/")  # "/" sorts right after "."
+        if hi > lo:
+            near = names[lo:hi]
+            rest = op[len(head):]
+            for cut in range(1, min(len(rest), 3) + 1):  # a huge family (torch.*): same first letters
+                if len(near) <= _SUGGEST_POOL:
+                    break
+                narrower = head + rest[:cut]
+                lo, hi = bisect_left(names, narrower), bisect_left(names, narrower + "\U0010ffff")
+                near = names[lo:hi] if hi > lo else near[:0]
+            break
+    if not near or len(near) > _SUGGEST_POOL:  # fall back to the names records cite
+        near = [n for n in near if n in idx["sources"]] or curated
     found = difflib.get_close_matches(op, near, n=5, cutoff=0.6)
-    if len(found) < 3 and near is not pool:
-        tail = op.rsplit(".", 1)[-1]
-        found += [n for n in difflib.get_close_matches(op, list(pool), n=5, cutoff=0.75) if n not in found]
-        found += sorted(n for n in pool if n.endswith("." + tail) and n not in found)[:3]
+    if len(found) < 3:
+        found += [n for n in tails.get(parts[-1], ()) if n not in found][:3]
     return tuple(found[:5])
 
 
@@ -281,6 +336,7 @@ def status(
     Raises UnknownOpError (a LookupError) for an unknown name and ValueError for a
     version that is not a version, an unknown device/distribution or a bad call.
     """
+    # Only arguments that passed the checks below are ever cached, so a hit needs no check.
     try:
         cache_key = (op, version, framework, device, distribution, None if call is None else tuple(call.items()))
         hit = _cache.get(cache_key)
@@ -288,12 +344,21 @@ def status(
         cache_key, hit = None, None
     if hit is not None:
         return hit
-    if not isinstance(op, str) or not op:
-        raise ValueError("op must be a non-empty string such as 'tf.nn.bias_add'")
+    # Checked before anything reads a file: a framework name selects data/api/<framework>.txt,
+    # so it must be a known one.
+    if not (type(op) is str and type(version) is str and 0 < len(op) <= MAX_NAME and 0 < len(version) <= MAX_VERSION
+            and op.isascii() and version.isascii()):
+        check_text("op", op, MAX_NAME, example="tf.nn.bias_add")
+        check_text("version", version, MAX_VERSION, example="2.1")
+    if framework is not None and framework not in _frameworks():
+        check_text("framework", framework, MAX_NAME, example="tensorflow")
+        raise ValueError(f"framework must be one of {', '.join(_frameworks())}, not {echo(framework)}")
     if device not in DEVICES:
-        raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
+        check_text("device", device, MAX_NAME, example="gpu")
+        raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {echo(device)}")
     if distribution is not None and distribution not in DISTRIBUTIONS:
-        raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)} or None, not {distribution!r}")
+        check_text("distribution", distribution, MAX_NAME, example="ngc")
+        raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)} or None, not {echo(distribution)}")
     given = None if call is None else calls.normalize(call)
     key = _keys.get(version)
     if key is None:

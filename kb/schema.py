@@ -45,7 +45,11 @@ RecordId = Annotated[
     StringConstraints(pattern=r"^[a-z0-9]+(?:[.-][a-z0-9_]+)+$", max_length=80),
 ]
 SolutionCode = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,15}$")]
-Repo = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")]
+# GitHub's rules: an owner is letters, digits and single inner hyphens (at most 39); a name is
+# letters, digits, '.', '-', '_' with at least one that is not '.' (so never '.' or '..', which
+# would turn /repos/{owner}/{name}/... into another API path).
+Repo = Annotated[str, StringConstraints(
+    pattern=r"^[A-Za-z0-9](?:-?[A-Za-z0-9])*/[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$", max_length=140)]
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
 Text = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
 OpName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")]

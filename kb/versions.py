@@ -27,6 +27,8 @@ that are not a plain dotted release (``2.1.0rc1``), and always when compiling ra
 
 from __future__ import annotations
 
+from kb.bounds import MAX_VERSION, echo
+
 Key = tuple  # tuple[int, ...]: (epoch, release...), trailing zeros stripped
 
 
@@ -45,6 +47,10 @@ def release_key(version: str) -> Key:
     if not isinstance(version, str):
         raise ValueError(f"version must be a string, got {type(version).__name__}")
     text = version.strip()
+    if len(text) > MAX_VERSION or not text.isascii():  # PEP 440 digits are ASCII; int() takes '١' too
+        raise ValueError(
+            f"{echo(version)} is not a version: expected at most {MAX_VERSION} ASCII characters such as '2.1' or '2.21.0rc1'"
+        )
     # Fast path: a plain dotted release ("2.1", "1.15.5") needs no regex.
     if text and text[0] != "." and text[-1] != "." and ".." not in text and text.replace(".", "").isdigit():
         return (0,) + _strip(tuple(int(p) for p in text.split(".")))

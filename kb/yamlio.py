@@ -36,6 +36,7 @@ KB012 = "KB012"  # over a bound that protects the reader (anchors/aliases, size,
 MAX_BYTES = 1024 * 1024  # 1 MiB: 35x data/links.yaml
 MAX_DEPTH = 32  # nested mappings/sequences: 4x the deepest record
 MAX_NODES = 100_000  # scalars + mappings + sequences: 70x data/links.yaml
+_MAX_DIGITS = 4300  # CPython's int-from-text limit (sys.get_int_max_str_digits() by default)
 MAX_SCALAR = 64 * 1024  # characters in one scalar: 140x the longest; fits a long error message
 
 try:  # libyaml's parser is ~20x faster than the pure-Python one and keeps no Python stack
@@ -128,8 +129,10 @@ def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
         return yaml.SafeLoader.yaml_constructors[tag](loader, node)
     except (ValueError, OverflowError, yaml.YAMLError) as exc:
         kind = _KINDS.get(tag, tag)
+        # CPython's own text for a 5,000-digit integer names an interpreter setting; say it plainly.
+        why = f"over {_MAX_DIGITS:,} digits" if "digits" in str(exc) and "limit" in str(exc) else str(exc)[:200]
         raise YamlError(
-            f"YAML reads {event.value[:40]!r} as {kind}, but it is not a valid one ({exc})",
+            f"YAML reads {event.value[:40]!r} as {kind}, but it is not a valid one ({why})",
             _line(event),
             "quote the value to keep it as text",
         ) from None
@@ -318,8 +321,11 @@ def read(path: Path, *, within: Path | None = None) -> Document:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise YamlError(f"not UTF-8 text: {exc.reason}", raw.count(b"\n", 0, exc.start) + 1, "save the file as UTF-8") from None
-    # What path.read_text() did before: universal newlines, so CRLF files read as LF.
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text.startswith("\ufeff"):  # else the schema header line becomes an ordinary comment
+        raise YamlError("the file starts with a UTF-8 byte order mark (BOM)", 1, "save it as UTF-8 without a BOM")
+    # CRLF (a Windows checkout) reads as LF; a bare CR is kept, so the canonical-form check
+    # (KB009) sees it and `kb fix` rewrites the file with LF.
+    text = text.replace("\r\n", "\n")
     return parse(text, path)
 
 

@@ -15,10 +15,14 @@ examples:
 
 Writes data/links-state.yaml (atomically, at the end; data/links.yaml is never rewritten);
 responses are cached with their ETags under .cache/kb-links/ so unchanged links cost a 304.
-A deleted (404/410) or moved (301) issue is kept and flagged, never dropped.
+A deleted (404/410) or moved (301) issue is kept and flagged, never dropped. An answer that
+is not what the API documents (not JSON, wrong shape, over 8 MB, redirected off the API
+host) never replaces what was known: the link keeps its previous state and the run exits 1.
+After 3 requests in a row with no answer, or past --deadline, the rest keep theirs too.
 
 exit codes: 0 every link refreshed, 1 some links kept their previous state (errors, rate
-limit), 2 bad input (data/links.yaml or the state file unreadable).
+limit, malformed answers), 2 bad input (data/links.yaml or the state file unreadable),
+3 a file could not be written (checked before the first request).
 """
 
 
@@ -32,7 +36,12 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--base-url", default="https://api.github.com", help="GitHub API root (default %(default)s)")
     p.add_argument("--max-wait", type=float, default=900.0,
                    help="longest total wait for a rate limit to reset, in seconds (default %(default)s)")
-    p.add_argument("--timeout", type=float, default=10.0, help="per-request timeout in seconds (default %(default)s)")
+    p.add_argument("--timeout", type=float, default=10.0,
+                   help="seconds one socket operation may wait (default %(default)s)")
+    p.add_argument("--request-deadline", type=float, default=60.0,
+                   help="seconds one answer may take in all, however slowly it arrives (default %(default)s)")
+    p.add_argument("--deadline", type=float, default=1800.0,
+                   help="seconds the whole refresh may take; links not reached keep their state (default %(default)s)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write .cache/kb-links/")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_refresh)
@@ -50,13 +59,16 @@ def cmd_refresh(args: argparse.Namespace) -> int:
     client = refresh.GitHub(
         args.base_url, token=os.environ.get("GITHUB_TOKEN"),
         cache_dir=None if args.no_cache else root / refresh.CACHE_DIR,
-        timeout=args.timeout, max_wait=args.max_wait,
+        timeout=args.timeout, max_wait=args.max_wait, deadline=args.request_deadline,
     )
     try:
-        outcome, _ = refresh.run(root, client=client, quiet=args.quiet)
-    except (refresh.BadInput, state.StateFileError) as exc:
+        outcome, _ = refresh.run(root, client=client, quiet=args.quiet, deadline=args.deadline)
+    except refresh.BadInput as exc:
         print(f"kb links refresh: error: {exc}", file=sys.stderr)
         return 2
+    except state.StateFileError as exc:
+        print(f"kb links refresh: error: {exc}", file=sys.stderr)
+        return 1 if str(exc).startswith("not written") else 2
     print(summary(outcome))
     for line in outcome.flagged:
         print(f"flagged: {line}")

@@ -18,23 +18,33 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import quote, urljoin, urlsplit
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from kb.atomic import write_atomic
+from kb.links import answers
 from kb.links import state as state_file
 
 API = "https://api.github.com"
 CACHE_DIR = ".cache/kb-links"
 RETRY_STATUS = (500, 502, 503, 504)
 REDIRECTS = (301, 302, 307, 308)
+MAX_BODY = 8 * 1024 * 1024   # bytes of one answer (a page of 100 TensorFlow releases is ~2 MB)
+MAX_ROUNDS = 5               # rate-limit waits per request: a Retry-After of 0 cannot loop
+MAX_REDIRECTS = 5            # hops, each within the API host
+DEFAULT_WAIT = 60.0          # a Retry-After that is not a finite number of seconds (GitHub's advice)
+RUN_DEADLINE = 1800.0        # seconds for a whole refresh; links not reached keep their facts
+BREAKER = 3                  # consecutive failed connections before the rest of the run is skipped
 
 
 class FetchError(Exception):
@@ -43,6 +53,10 @@ class FetchError(Exception):
 
 class RateLimitExhausted(FetchError):
     """The rate limit resets later than the caller is willing to wait."""
+
+
+class Unreachable(FetchError):
+    """No answer at all (connection refused, timed out, deadline): counts toward the breaker."""
 
 
 @dataclass
@@ -82,11 +96,16 @@ class GitHub:
         max_wait: float = 900.0,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        deadline: float = 60.0,
+        max_body: int = MAX_BODY,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        self.origin = _origin(self.base_url)
         self.cache_dir = cache_dir
         self.timeout = timeout
         self.max_wait = max_wait
+        self.deadline = deadline      # seconds for one request's answer, however slowly it trickles
+        self.max_body = max_body
         self.clock = clock
         self.sleep = sleep
         self.stats = Stats()
@@ -136,35 +155,82 @@ class GitHub:
     # --- requests ---------------------------------------------------------------------
 
     def _rate_limit_wait(self, response: requests.Response) -> float | None:
-        """Seconds to wait before asking again, or None when the 403/429 is not a rate limit."""
+        """Seconds to wait before asking again, or None when the 403/429 is not a rate limit.
+
+        A Retry-After of 0, a negative, `nan` or `inf` is not a usable wait: it counts as
+        DEFAULT_WAIT, so a server that keeps answering 429 cannot make the client ask again
+        at once, forever; each round also counts against MAX_ROUNDS and max_wait.
+        """
         headers = response.headers
         if "retry-after" in headers:
             try:
-                return max(0.0, float(headers["retry-after"]))
+                wait = float(headers["retry-after"])
             except ValueError:
-                return 60.0
+                return DEFAULT_WAIT
+            return wait if math.isfinite(wait) and wait >= 1.0 else DEFAULT_WAIT
         if headers.get("x-ratelimit-remaining") == "0" and "x-ratelimit-reset" in headers:
             try:
-                return max(0.0, float(headers["x-ratelimit-reset"]) - self.clock()) + 1.0
+                reset = float(headers["x-ratelimit-reset"])
             except ValueError:
-                return None
+                return DEFAULT_WAIT
+            return max(0.0, reset - self.clock()) + 1.0 if math.isfinite(reset) else DEFAULT_WAIT
         return None
+
+    def _send(self, path: str, params: dict[str, Any] | None, headers: dict[str, str]) -> tuple[requests.Response, str | None]:
+        """One GET, following redirects only within the API host; (response, where it moved)."""
+        url, moved = self.base_url + path, None
+        for _ in range(MAX_REDIRECTS + 1):
+            try:
+                response = self.session.get(url, params=params, headers=headers, timeout=self.timeout,
+                                            stream=True, allow_redirects=False)
+            except requests.RequestException as exc:
+                raise Unreachable(f"GET {path}: {type(exc).__name__} after retries") from None
+            if response.status_code not in REDIRECTS:
+                return response, moved
+            location = urljoin(response.url, response.headers.get("location", ""))
+            response.close()
+            if _origin(location) != self.origin:
+                raise FetchError(f"GET {path}: redirected off the API host (to {location[:200]!r}): not followed")
+            url, params, moved = location, None, location
+        raise FetchError(f"GET {path}: more than {MAX_REDIRECTS} redirects")
+
+    def _body(self, path: str, response: requests.Response, started: float) -> Any:
+        """The JSON of an answer read in pieces: at most max_body bytes and `deadline` seconds."""
+        chunks, size = [], 0
+        try:
+            while True:
+                if time.monotonic() - started > self.deadline:
+                    raise Unreachable(f"GET {path}: no complete answer within {self.deadline:g} s")
+                chunk = response.raw.read1(65536, decode_content=True)
+                if not chunk:
+                    break
+                size += len(chunk)
+                if size > self.max_body:
+                    raise FetchError(f"GET {path}: malformed answer: over {self.max_body:,} bytes")
+                chunks.append(chunk)
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unreachable(f"GET {path}: {type(exc).__name__} while reading the answer") from None
+        finally:
+            response.close()
+        try:
+            return json.loads(b"".join(chunks))
+        except ValueError:
+            return _NOT_JSON
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Fetched:
         key = path + ("?" + "&".join(f"{k}={v}" for k, v in sorted(params.items())) if params else "")
         cached = self._cached(key)
         waited = 0.0
-        while True:  # at most a few rounds: each round either returns or waits out a rate limit
+        for _ in range(MAX_ROUNDS + 1):  # each round either returns or waits out a rate limit
             headers = {"If-None-Match": cached["etag"]} if cached else {}
             self.stats.requests += 1
-            try:
-                response = self.session.get(self.base_url + path, params=params, headers=headers, timeout=self.timeout)
-            except requests.RequestException as exc:
-                raise FetchError(f"GET {path}: {type(exc).__name__} after retries") from None
+            started = time.monotonic()
+            response, moved = self._send(path, params, headers)
             if response.status_code in (403, 429):
                 wait = self._rate_limit_wait(response)
                 if wait is None:
-                    return Fetched(response.status_code, _json(response))
+                    return Fetched(response.status_code, self._body(path, response, started))
+                response.close()
                 if waited + wait > self.max_wait:
                     raise RateLimitExhausted(
                         f"GET {path}: rate limited for {wait:.0f}s more (limit {self.max_wait:.0f}s); "
@@ -175,23 +241,31 @@ class GitHub:
                 waited += wait
                 continue
             break
-        moved = response.url if any(r.status_code in REDIRECTS for r in response.history) else None
+        else:
+            raise RateLimitExhausted(f"GET {path}: still rate limited after {MAX_ROUNDS} waits")
         if response.status_code == 304 and cached:
+            response.close()
             self.stats.not_modified += 1
             return Fetched(304, cached["data"], moved_to=moved or _moved(cached, self.base_url + path), from_cache=True)
         if response.status_code == 304:
+            response.close()
             raise FetchError(f"GET {path}: 304 Not Modified but no cached copy (cache cleared mid-run?)")
-        data = _json(response)
+        data = self._body(path, response, started)
+        if response.status_code == 200 and data is _NOT_JSON:
+            raise FetchError(f"GET {path}: malformed answer: the body is not JSON")
+        if data is _NOT_JSON:
+            data = None
         if response.status_code == 200 and response.headers.get("etag"):
-            self._store(key, response.headers["etag"], data, response.url)
+            self._store(key, response.headers["etag"], data, moved or self.base_url + path)
         return Fetched(response.status_code, data, moved_to=moved)
 
 
-def _json(response: requests.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
+_NOT_JSON = object()
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
 
 
 def _moved(cached: dict[str, Any], asked: str) -> str | None:
@@ -206,10 +280,18 @@ def _date(value: str | None) -> str | None:
     return value[:10] if value else None
 
 
+def _repo_path(repo: str) -> str:
+    """`owner/name` with each part quoted; the schema already refuses `.`/`..` segments."""
+    owner, _, name = repo.partition("/")
+    if not owner or not name or {owner, name} & {".", ".."}:
+        raise FetchError(f"{repo!r} is not a GitHub repository name")
+    return f"{quote(owner, safe='')}/{quote(name, safe='')}"
+
+
 def api_path(link: Any) -> str:
     if link.kind == "commit":
-        return f"/repos/{link.repo}/commits/{link.sha}"
-    return f"/repos/{link.repo}/{'pulls' if link.kind == 'pr' else 'issues'}/{link.number}"
+        return f"/repos/{_repo_path(link.repo)}/commits/{quote(str(link.sha), safe='')}"
+    return f"/repos/{_repo_path(link.repo)}/{'pulls' if link.kind == 'pr' else 'issues'}/{int(link.number)}"
 
 
 def _release_of(client: GitHub, repo: str, data: dict[str, Any], max_compare: int) -> tuple[str | None, str | None]:
@@ -218,51 +300,67 @@ def _release_of(client: GitHub, repo: str, data: dict[str, Any], max_compare: in
     A milestone on the PR names the release directly. Otherwise the releases published after
     the merge are asked, oldest first, whether they contain the merge commit (compare API:
     `tag...sha` is "behind" or "identical" when the tag contains it); at most `max_compare`.
+    `data` is an issue answer already checked by kb/links/answers.py; the answers asked here
+    are checked too, and a malformed one is a FetchError (the link keeps its previous facts).
     """
-    milestone = (data.get("milestone") or {}).get("title")
-    if milestone:
-        return milestone, "milestone"
-    sha, merged_at = data.get("merge_commit_sha"), data.get("merged_at")
+    if data["milestone"]:
+        return data["milestone"], "milestone"
+    sha, merged_at = data["merge_commit_sha"], data["merged_at"]
     if not sha or not merged_at:
         return None, None
-    releases = client.get(f"/repos/{repo}/releases", {"per_page": 100})
-    if releases.status != 200 and releases.status != 304 or not isinstance(releases.data, list):
+    fetched = client.get(f"/repos/{_repo_path(repo)}/releases", {"per_page": 100})
+    if fetched.status not in (200, 304):
         return None, None
+    try:
+        listed = answers.releases(fetched.data)
+    except answers.Malformed as exc:
+        raise FetchError(f"GET /repos/{repo}/releases: malformed answer: {exc}") from None
     after = sorted(
-        (r for r in releases.data if not r.get("draft") and (r.get("published_at") or "") >= merged_at),
-        key=lambda r: r.get("published_at") or "",
+        (r for r in listed if not r["draft"] and (r["published_at"] or "") >= merged_at),
+        key=lambda r: r["published_at"] or "",
     )
     for release in after[:max_compare]:
-        tag = release.get("tag_name")
-        compared = client.get(f"/repos/{repo}/compare/{tag}...{sha}")
-        if compared.status in (200, 304) and (compared.data or {}).get("status") in ("behind", "identical"):
+        tag = release["tag_name"]
+        compared = client.get(f"/repos/{_repo_path(repo)}/compare/{quote(tag, safe='')}...{quote(sha, safe='')}")
+        if compared.status not in (200, 304):
+            continue
+        try:
+            status = answers.compare(compared.data)
+        except answers.Malformed as exc:
+            raise FetchError(f"GET /repos/{repo}/compare: malformed answer: {exc}") from None
+        if status in ("behind", "identical"):
             return tag, "compare"
     return None, None
 
 
 def entry_from(link: Any, fetched: Fetched, client: GitHub, now: str, max_compare: int) -> dict[str, Any]:
-    data = fetched.data if isinstance(fetched.data, dict) else {}
+    """The state entry of one link from its answer; a malformed answer is a FetchError."""
     entry: dict[str, Any] = {"kind": link.kind, "http": fetched.status, "checked": now}
+    try:
+        data = answers.commit(fetched.data) if link.kind == "commit" else answers.issue(fetched.data)
+    except answers.Malformed as exc:
+        raise FetchError(f"malformed answer: {exc}") from None
     if link.kind == "commit":
-        message = ((data.get("commit") or {}).get("message") or "").split("\n", 1)[0]
-        entry.update(title=message or None, date=_date(((data.get("commit") or {}).get("committer") or {}).get("date")))
+        entry.update(title=data["title"], date=_date(data["date"]))
     else:
-        entry["title"] = data.get("title")
-        entry["labels"] = sorted(label.get("name", "") for label in data.get("labels") or [] if isinstance(label, dict))
-        state = data.get("state")
-        if link.kind == "pr" and data.get("merged_at"):
+        entry["title"] = data["title"]
+        entry["labels"] = data["labels"]
+        state = data["state"]
+        if link.kind == "pr" and data["merged_at"]:
             state = "merged"
             entry["merged"] = _date(data["merged_at"])
             entry["release"], entry["release_basis"] = _release_of(client, link.repo, data, max_compare)
-        elif link.kind == "issue" and data.get("pull_request"):
+        elif link.kind == "issue" and data["pull_request"]:
             entry["note"] = "the API says this number is a pull request; data/links.yaml calls it an issue"
         entry["state"] = state
-        if data.get("state_reason"):
+        if data["state_reason"]:
             entry["state_reason"] = data["state_reason"]
-        entry["html_url"] = data.get("html_url")
+        entry["html_url"] = data["html_url"]
     if fetched.moved_to:
+        moved_to = data["html_url"] or answers.web_url(fetched.moved_to)
         entry["flag"] = "moved"
-        entry["moved_to"] = data.get("html_url") or fetched.moved_to
+        if moved_to:
+            entry["moved_to"] = moved_to
     return {k: v for k, v in entry.items() if v is not None}
 
 
@@ -282,10 +380,18 @@ def refresh(
     now: str,
     max_compare: int = 3,
     progress: Callable[[str], None] | None = None,
+    deadline: float | None = None,
 ) -> Outcome:
-    """The new state of every link; failures keep the previous entry, so nothing is dropped."""
+    """The new state of every link; failures keep the previous entry, so nothing is dropped.
+
+    The run stops asking (every remaining link keeps its previous facts) when a rate limit
+    outlasts the allowed wait, after BREAKER requests in a row got no answer (GitHub or the
+    network is down: asking 200 more times costs minutes each), or past `deadline` seconds.
+    """
     out = Outcome(links={})
     stop: str | None = None
+    failed_in_a_row = 0
+    started = time.monotonic()
     for link in links:
         key = link.key
         old = dict(previous.get(key, {}))
@@ -297,14 +403,23 @@ def refresh(
             out.links[key] = {**old, "kind": link.kind, "error": error}
             out.errors.append(f"{key}: {error}")
 
+        if not stop and deadline is not None and time.monotonic() - started > deadline:
+            stop = f"not refreshed: the run's deadline of {deadline:g} s passed"
         if stop:
             keep(stop)
             continue
         try:
             fetched = client.get(api_path(link))
+            failed_in_a_row = 0
         except RateLimitExhausted as exc:
             stop = f"not refreshed: {exc}"
             keep(stop)
+            continue
+        except Unreachable as exc:
+            failed_in_a_row += 1
+            keep(str(exc))
+            if failed_in_a_row >= BREAKER:
+                stop = f"not refreshed: {BREAKER} requests in a row got no answer (last: {exc})"
             continue
         except FetchError as exc:
             keep(str(exc))
@@ -325,11 +440,11 @@ def refresh(
             keep(stop)
             continue
         except FetchError as exc:
-            entry = {**old, "kind": link.kind, "error": str(exc)}
-            out.errors.append(f"{key}: {exc}")
+            keep(str(exc))
+            continue
         out.links[key] = entry
         if entry.get("flag") == "moved":
-            out.flagged.append(f"{key}: moved to {entry.get('moved_to')}")
+            out.flagged.append(f"{key}: moved to {entry.get('moved_to', 'another address')}")
         if fetched.from_cache:
             out.unchanged += 1
         else:
@@ -375,16 +490,21 @@ def run(
     token: str | None = None,
     client: GitHub | None = None,
     quiet: bool = False,
+    deadline: float | None = RUN_DEADLINE,
 ) -> tuple[Outcome, dict[str, dict[str, Any]]]:
-    """Refresh every link of data/links.yaml into data/links-state.yaml; (outcome, previous)."""
+    """Refresh every link of data/links.yaml into data/links-state.yaml; (outcome, previous).
+
+    Raises OSError before the first request when the state file cannot be written.
+    """
     links = load_links(root)
     previous = state_file.load(root)
+    state_file.check_writable(root)
     if client is None:
         client = GitHub(base_url, token=token if token is not None else os.environ.get("GITHUB_TOKEN"),
                         cache_dir=root / CACHE_DIR)
     now = _now_iso(client.clock)
     if quiet:
-        outcome = refresh(links, previous, client, now)
+        outcome = refresh(links, previous, client, now, deadline=deadline)
     else:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
@@ -396,6 +516,6 @@ def run(
                 bar.update(task, description=key)
                 bar.advance(task)
 
-            outcome = refresh(links, previous, client, now, progress=tick)
+            outcome = refresh(links, previous, client, now, progress=tick, deadline=deadline)
     state_file.save(root, outcome.links, now)
     return outcome, previous

@@ -31,7 +31,10 @@ def expected_texts(catalog: Catalog) -> dict[Path, str]:
 def check(catalog: Catalog) -> None:
     for path, text in expected_texts(catalog).items():
         doc = catalog.documents[path]
-        if doc.text != text:
+        if "\r" in doc.text:  # splitlines() would call the lines equal
+            catalog.report(path, 1, CODE, "not in canonical form: lines end with CR (carriage return) alone",
+                           "run `kb fix` to rewrite it with LF line endings")
+        elif doc.text != text:
             line = _first_difference(doc.text, text)
             catalog.report(path, line, CODE, "not in canonical form", "run `kb fix` to rewrite it (order of fields, quoting, indentation)")
 

@@ -51,22 +51,21 @@ def _rel(path: Path, root: Path) -> str:
 
 def read_run(path: Path, root: Path) -> RunFile:
     """One run file, checked for the fields every reader may rely on; ValueError names the problem."""
+    from kb.verify import runfile
+
     where = _rel(path, root)
     try:
-        data = read(path).data
+        doc = read(path)
     except YamlError as exc:
         raise ValueError(f"{where}:{exc.line}: {exc.message}") from None
     except OSError as exc:
         raise ValueError(f"{where}: cannot read: {exc.strerror}") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}:1: a run file is a mapping (schema_version, created, environment, results)")
-    env = data.get("environment")
-    if not isinstance(env, dict) or not env.get("env_id"):
-        raise ValueError(f"{where}: environment.env_id is missing")
-    results = data.get("results")
-    if not isinstance(results, list) or not all(isinstance(r, dict) and (r.get("source") or r.get("verifier"))
-                                                for r in results):
-        raise ValueError(f"{where}: results must be a list of mappings, each with a source or a verifier")
+    data = doc.data
+    found = runfile.problems(data, where if where.startswith(runfile.RUNS_DIR + "/") else None)  # the one validator
+    if found:
+        loc, message = found[0]
+        raise ValueError(f"{where}:{doc.line_of(loc)}: {message}")
+    env, results = data["environment"], data["results"]
     # Each kind of run (verify, e2e, nccl) is compared only with the previous run of its kind.
     kind = str(data.get("kind") or "verify")
     group = str(env["env_id"]) if kind == "verify" else f"{env['env_id']} ({kind})"

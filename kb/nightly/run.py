@@ -94,7 +94,7 @@ def step_links(opts: Options) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
         curated = {link.key: link.state for link in refresh.load_links(opts.root)}
         outcome, before = refresh.run(opts.root, base_url=opts.base_url)
-    except (refresh.BadInput, state.StateFileError) as exc:
+    except (refresh.BadInput, state.StateFileError, OSError) as exc:
         return {"step": "links", "status": "failed", "detail": str(exc)}, []
     changes = report.link_changes(before, outcome.links, curated)
     detail = (f"{len(outcome.links)} links: {outcome.refreshed} refreshed, {outcome.unchanged} unchanged (304), "

@@ -138,24 +138,33 @@ def cmd_run(args) -> int:
     return EXIT_SAME if all(r["identical"] for r in reports) else EXIT_DIFFER
 
 
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7f, 0xa0))}
+
+
+def visible(text: str) -> str:
+    """Names from a training log shown as text: control characters (an ESC sequence could
+    rewrite the terminal) become \\xNN escapes."""
+    return str(text).translate(_CONTROL)
+
+
 def render(report: dict) -> None:
     try:
         from rich.console import Console
-        from rich.markup import escape as e
+        from rich.markup import escape
         from rich.table import Table
 
         console = Console(highlight=False, soft_wrap=True)
     except ImportError:  # a bare training box: plain text, same content
-        _render(report, _Plain(), lambda s: s, None)
+        _render(report, _Plain(), visible, None)
         return
-    _render(report, console, e, Table)
+    _render(report, console, lambda s: escape(visible(s)), Table)
 
 
 class _Plain:
     def print(self, text: str) -> None:
         import re
 
-        print(re.sub(r"\[/?[a-z ]*\]", "", text))
+        print(visible(re.sub(r"\[/?[a-z ]*\]", "", text)))
 
 
 def _render(report: dict, console, e, Table) -> None:
@@ -167,8 +176,8 @@ def _render(report: dict, console, e, Table) -> None:
     first, blame = report["first"], report["blame"]
     console.print(f"[red]runs differ[/] ({e(a)} vs {e(b)}): [bold]{e(report['message'])}[/]")
     shape = "x".join(str(n) for n in first.get("shape", [])) or "scalar"
-    line = f"  first: step {first['step']}, {KIND_WORDS.get(first['kind'], first['kind'])} {e(first['name'] + first.get('path', ''))}"
-    line += f" [{shape} {e(str(first.get('dtype')))}] ({first['why']})"
+    line = f"  first: step {e(str(first['step']))}, {e(KIND_WORDS.get(first['kind'], str(first['kind'])))} {e(str(first['name']) + str(first.get('path', '')))}"
+    line += f" [{e(shape)} {e(str(first.get('dtype')))}] ({e(str(first['why']))})"
     if first.get("max_abs_diff_at_least") is not None:
         line += f"; max |a-b| >= {first['max_abs_diff_at_least']:.3g}"
     console.print(line)

@@ -25,6 +25,8 @@ KIND_WORDS = {
     "update": "after the optimizer step, parameter",
 }
 DOWNSTREAM_LIMIT = 50
+MAX_LOG_BYTES = 64 * 1024 * 1024  # a probe log: ~300 bytes a record, so ~200k records at most
+MAX_RECORDS = 100_000             # ~2 s and ~200 MB to compare two such logs
 
 
 class ProbeInputError(ValueError):
@@ -39,16 +41,25 @@ class Run:
             raise ProbeInputError(f"{directory}: not a directory (expected a probe log from `kb probe run`)")
         if not os.path.isfile(path):
             raise ProbeInputError(f"{path}: missing: no probe recorded (is KB_PROBE_DIR set and does the script use kb.probe?)")
+        size = os.path.getsize(path)
+        if size > MAX_LOG_BYTES:
+            raise ProbeInputError(f"{path}: {size:,} bytes; at most {MAX_LOG_BYTES:,} are read (a log is untrusted "
+                                  "input): probe fewer steps or fewer places, e.g. stop the script after the first steps")
         self.steps: dict[int, list[dict]] = {}
         self.count = 0
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8", errors="replace") as handle:
             for lineno, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
+                if self.count >= MAX_RECORDS:
+                    raise ProbeInputError(f"{path}:{lineno}: more than {MAX_RECORDS:,} probe records; probe fewer "
+                                          "steps or fewer places")
                 try:
                     rec = json.loads(line)
                     step = int(rec["step"])
-                    rec["hash"], rec["kind"], rec["name"]  # noqa: B018 - required fields
+                    if not all(isinstance(rec[k], str) for k in ("hash", "kind", "name")) \
+                            or not isinstance(rec.get("path", ""), str) or type(rec.get("occ", 0)) is not int:
+                        raise TypeError("hash, kind, name and path are text, occ an integer")
                 except (ValueError, KeyError, TypeError) as exc:
                     raise ProbeInputError(f"{path}:{lineno}: not a probe record ({exc}); expected JSON with step, kind, name, hash") from None
                 self.steps.setdefault(step, []).append(rec)

@@ -23,6 +23,7 @@ from typing import Callable
 import yaml
 
 from kb import query
+from kb.atomic import write_atomic
 from kb.catalog import Catalog
 from kb.compile import build_index
 from kb.site import api, pages
@@ -69,20 +70,54 @@ def sources(catalog: Catalog, report_dir: Path | None = None,
     return files
 
 
+TEMP_PREFIXES = ("docs.", "html.", ".old.")
+LOCK = ".lock"
+
+
+def clean_stale(build: Path) -> list[Path]:
+    """Remove temporary folders a killed or failed run left in build/ (call under the lock)."""
+    removed = []
+    if build.is_dir():
+        for path in build.iterdir():
+            if path.is_dir() and not path.is_symlink() and path.name.startswith(TEMP_PREFIXES):
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(path)
+    return removed
+
+
+def _swap(fresh: Path, live: Path) -> None:
+    """Put the complete folder `fresh` at `live`: the old one is renamed aside, then removed.
+
+    Two renames in one folder: a reader sees the old tree or the new one, never a half-written
+    one (mkdocs itself cleans and rewrites its output folder in place).
+    """
+    old = None
+    if live.exists():
+        old = Path(tempfile.mkdtemp(prefix=".old.", dir=live.parent))
+        os.replace(live, old / live.name)
+    os.replace(fresh, live)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def write_sources(catalog: Catalog, build: Path, report_dir: Path | None = None,
                   warn: Callable[[str], None] | None = None) -> int:
     """Replace build/docs with freshly generated sources; returns the number of pages."""
     files = sources(catalog, report_dir, warn)
     build.mkdir(parents=True, exist_ok=True)
     fresh = Path(tempfile.mkdtemp(prefix="docs.", dir=build))
-    for rel, text in files.items():
-        target = build / "mkdocs.yml" if rel == "../mkdocs.yml" else fresh / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    old = build / "docs"
-    if old.exists():
-        shutil.rmtree(old)
-    os.replace(fresh, old)
+    try:
+        for rel, text in files.items():
+            if rel == "../mkdocs.yml":
+                continue
+            target = fresh / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        _swap(fresh, build / "docs")
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+    write_atomic(build / "mkdocs.yml", files["../mkdocs.yml"])
     return sum(1 for rel in files if rel.endswith(".md") and not rel.startswith(".."))
 
 
@@ -90,14 +125,22 @@ _ROOT_ABSOLUTE = re.compile(r'\b(href|src)="/(?!/)')
 
 
 def mkdocs(build: Path) -> subprocess.CompletedProcess:
-    """`mkdocs build --strict` on the generated config; output in build/html."""
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(build / "mkdocs.yml")],
-        capture_output=True, text=True, env=dict(os.environ),
-    )
-    if result.returncode == 0:
-        relative_404(build / "html" / "404.html")
-    return result
+    """`mkdocs build --strict` on the generated config into a new folder, then swapped in as
+    build/html; on failure (or a kill) the previous html stays whole."""
+    fresh = Path(tempfile.mkdtemp(prefix="html.", dir=build))
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(build / "mkdocs.yml"),
+             "--site-dir", str(fresh)],
+            capture_output=True, text=True, env=dict(os.environ),
+        )
+        if result.returncode == 0:
+            relative_404(fresh / "404.html")
+            _swap(fresh, build / "html")
+        return result
+    finally:
+        if fresh.exists():
+            shutil.rmtree(fresh, ignore_errors=True)
 
 
 def relative_404(path: Path) -> None:

@@ -37,7 +37,8 @@ def cmd_site(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from kb.lint import run
-    from kb.site.build import BUILD, mkdocs, write_sources
+    from kb.atomic import locked
+    from kb.site.build import BUILD, LOCK, clean_stale, mkdocs, write_sources
 
     started = time.perf_counter()
     from kb.root import root_of
@@ -54,12 +55,15 @@ def cmd_site(args: argparse.Namespace) -> int:
         return 1
     build = root / BUILD
     report_dir = Path(args.report_dir).resolve() if args.report_dir else None
-    count = write_sources(catalog, build, report_dir,
-                          warn=lambda message: print(f"kb site: warning: {message}", file=sys.stderr))
-    print(f"wrote {count} pages and the JSON API to {BUILD}/docs")
-    if args.no_html:
-        return 0
-    result = mkdocs(build)
+    # One `kb site` at a time per tree: a second waits, so the two never mix their output.
+    with locked(build / LOCK):
+        clean_stale(build)
+        count = write_sources(catalog, build, report_dir,
+                              warn=lambda message: print(f"kb site: warning: {message}", file=sys.stderr))
+        print(f"wrote {count} pages and the JSON API to {BUILD}/docs")
+        if args.no_html:
+            return 0
+        result = mkdocs(build)
     if result.returncode != 0:
         print(result.stdout + result.stderr, file=sys.stderr)
         print("kb site: mkdocs build --strict failed", file=sys.stderr)

@@ -17,7 +17,8 @@ from kb.site import api, matrix, model, nightly, recipes, words
 from kb.render import environment, render
 from markupsafe import Markup, escape
 
-HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "scan.md", "verification.md", "architecture.md")
+HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "scan.md", "verification.md",
+                "architecture.md", "security.md")
 
 
 def _ranges(ranges: tuple) -> list[dict]:
@@ -265,5 +266,6 @@ def nav(index: dict) -> list:
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
             {"Code scanner (scan)": "guide/scan.md"},
             {"Verifying records": "guide/verification.md"}, {"Architecture": "guide/architecture.md"},
+            {"Security": "guide/security.md"},
         ]},
     ]

@@ -60,10 +60,6 @@ def write(out_dir: Path, doc: dict, created: dt.datetime) -> Path:
 
 # --- reading: `kb build` (kb/verify/merge.py) and `kb validate` (KB002, KB015) -------------
 
-MODE_KEYS = ("mode", "solutions", "outcome", "distinct")
-RESULT_KEYS = ("verifier", "framework", "version", "device", "n", "modes")
-
-
 class RunFile:
     __slots__ = ("path", "rel", "data", "problems")
 
@@ -71,49 +67,34 @@ class RunFile:
         self.path, self.rel, self.data, self.problems = path, rel, data, problems
 
 
-def _problems(data: Any) -> list[str]:
-    if not isinstance(data, dict):
-        return ["a run file is a mapping with schema_version, created, environment, results"]
-    out = []
-    if data.get("schema_version") != SCHEMA_VERSION:
-        out.append(f"schema_version: expected {SCHEMA_VERSION}")
-    if not isinstance(data.get("created"), str):
-        out.append("created: expected a UTC timestamp string")
-    env = data.get("environment")
-    if not isinstance(env, dict) or not isinstance(env.get("env_id"), str):
-        out.append("environment.env_id: missing")
-    results = data.get("results")
-    if not isinstance(results, list):
-        return out + ["results: expected a list"]
-    for i, result in enumerate(results):
-        if not isinstance(result, dict) or any(k not in result for k in RESULT_KEYS):
-            out.append(f"results.{i}: needs fields {', '.join(RESULT_KEYS)}")
-            continue
-        if not isinstance(result["modes"], list):
-            out.append(f"results.{i}.modes: expected a list")
-            continue
-        for j, mode in enumerate(result["modes"]):
-            if not isinstance(mode, dict) or any(k not in mode for k in MODE_KEYS):
-                out.append(f"results.{i}.modes.{j}: needs fields {', '.join(MODE_KEYS)}")
-    return out
-
-
 def load_runs(root: Path) -> list[RunFile]:
-    """Every run file under data/runs/, parsed with the project's safe loader."""
+    """Every file under data/runs/, parsed with the project's safe loader and validated.
+
+    A file that is not <env_id>/<name>.yaml is listed too (with its problem), never skipped
+    silently: evidence in the wrong place would otherwise vanish from the build.
+    """
     from kb.findings import rel
     from kb.yamlio import YamlError, read
 
     runs = []
-    for path in sorted((root / RUNS_DIR).rglob("*.yaml")):
+    top = root / RUNS_DIR
+    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+        where = rel(path, root)
+        if path.suffix != ".yaml":
+            if path.name.startswith(".") or path.name == "README.md":
+                continue
+            runs.append(RunFile(path, where, None, [(1, f"not a run file: runs are {RUNS_DIR}/<env_id>/<file>.yaml")]))
+            continue
         try:
-            data = read(path).data
+            doc = read(path)
         except YamlError as exc:
-            runs.append(RunFile(path, rel(path, root), None, [(exc.line, exc.message)]))
+            runs.append(RunFile(path, where, None, [(exc.line, exc.message)]))
             continue
         except OSError as exc:
-            runs.append(RunFile(path, rel(path, root), None, [(1, f"cannot read the file: {exc.strerror}")]))
+            runs.append(RunFile(path, where, None, [(1, f"cannot read the file: {exc.strerror}")]))
             continue
-        runs.append(RunFile(path, rel(path, root), data, [(1, p) for p in _problems(data)]))
+        found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, where)]
+        runs.append(RunFile(path, where, doc.data, found))
     return runs
 
 
@@ -123,3 +104,66 @@ def runs_of(catalog) -> list[RunFile]:
     if cached is None:
         cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
     return cached
+# --- reading back: run files come from other machines, so every field is checked -------
+
+def shape():
+    """The shape `kb build` relies on (kb/shapes.py); other fields are kept but not read."""
+    from kb.shapes import Map, Number, Seq, Text
+
+    name = Text(pattern=r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}", what="a name of letters, digits and . _ + -")
+    opt_text = Text(optional=True)
+    number = Number(optional=True)
+    mode = Map(
+        fields={"mode": Text(), "solutions": Seq(Text(), optional=True), "outcome": Text(), "distinct": Number(integer=True, optional=True, minimum=0),
+                "max_abs_diff": number, "max_ulp_diff": number, "median_s": Number(optional=True, minimum=0),
+                "message": opt_text, "hashes": Seq(Text(), optional=True)},
+        required=("mode", "solutions", "outcome", "distinct"),
+    )
+    result = Map(
+        fields={"verifier": Text(), "framework": Text(), "version": Text(what="a version string"),
+                "device": Text(choices=("gpu", "cpu", "any")), "n": Number(integer=True, minimum=0), "modes": Seq(mode),
+                "source": Text(optional=True), "cross_mode_distinct": Number(integer=True, optional=True),
+                "ranks": Number(integer=True, optional=True), "limits": opt_text},
+        required=("verifier", "framework", "version", "device", "n", "modes"),
+    )
+    environment = Map(
+        fields={"env_id": name, "gpu": Map(fields={"name": opt_text, "count": Number(integer=True, optional=True, minimum=0)},
+                                           optional=True),
+                "driver": opt_text, "cuda": opt_text, "cudnn": opt_text, "frameworks": Map(values=Text(), optional=True)},
+        required=("env_id",),
+    )
+    return Map(
+        fields={"schema_version": Number(integer=True), "created": Text(pattern=r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ",
+                                                                        what="a UTC timestamp such as 2026-11-23T10:41:48Z"),
+                "kind": opt_text, "verifier_code": opt_text, "environment": environment, "results": Seq(result)},
+        required=("schema_version", "created", "environment", "results"),
+    )
+
+
+def problems(data: object, rel: str | None, today: dt.datetime | None = None) -> list[tuple[tuple, str]]:
+    """(location, message) for everything `kb build` could not trust in one run file.
+
+    Beyond the shape: the schema version, a `created` date in the future (it would shadow
+    every later run of the environment), and a file outside data/runs/<env_id>/ (a run is
+    kept under the environment that measured it; elsewhere it would be silently skipped).
+    `rel` None: a file read from another folder (`kb nightly --runs-dir`), place not checked.
+    """
+    from kb.shapes import problems as shape_problems
+
+    found = shape_problems(data, shape())
+    if found or not isinstance(data, dict):
+        return found
+    if data["schema_version"] != SCHEMA_VERSION:
+        found.append((("schema_version",), f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']}"))
+    try:
+        created = dt.datetime.strptime(data["created"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        found.append((("created",), f"created: {data['created']!r} is not a date"))
+    else:
+        if created > (today or now()) + dt.timedelta(days=1):
+            found.append((("created",), f"created: {data['created']} is in the future; it would shadow every later run"))
+    expected = f"{RUNS_DIR}/{data['environment']['env_id']}/"
+    if rel is not None and (len(rel.split("/")) != 4 or not rel.startswith(expected)):  # None: not under data/runs/
+        found.append(((), f"a run file lies at {RUNS_DIR}/<env_id>/<file>.yaml; this one's env_id is "
+                          f"{data['environment']['env_id']!r}, so it belongs in {expected}"))
+    return found

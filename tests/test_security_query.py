@@ -1,0 +1,126 @@
+"""Hostile arguments to `kb.status()` and `kb status`: a ValueError or exit 2 in well under
+a second, never a traceback, a hang, a file read from a name, or CPython's int-limit text."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import kb
+from kb import query
+from kb.cli import main
+
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"op": []}, {"version": []}, {"framework": []}, {"device": []}, {"distribution": []},
+    {"op": {"a": 1}}, {"framework": 3}, {"framework": ""}, {"version": b"1.15"},
+])
+def test_wrong_types_are_value_errors_not_unhashable(kwargs: dict) -> None:
+    args = {"op": "tf.nn.bias_add", "version": "1.15"} | kwargs
+    op, version = args.pop("op"), args.pop("version")
+    with pytest.raises(ValueError) as info:
+        kb.status(op, version, **args)
+    assert "unhashable" not in str(info.value) and "UnknownOp" not in type(info.value).__name__
+
+
+def test_a_framework_is_never_a_path(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("x.secret\nx.secreT\n", encoding="utf-8")
+    hops = "../" * (len(Path(query.__file__).parents) + 2)
+    relative = hops + str(secret.with_suffix(""))[1:]
+    query._inventory.clear()
+    with pytest.raises(ValueError, match="framework must be one of") as info:
+        kb.status("x.secret", "1.0", framework=relative)
+    assert "x.secreT" not in str(info.value)
+    assert query.inventory(relative) == frozenset()  # not read, not cached
+    assert relative not in query._inventory
+
+
+@pytest.mark.parametrize("version", ["9" * 5000, "1." + "9" * 5000, "１.１５", "١.١٥", "2.1" + "\x00"])
+def test_versions_are_short_ascii(version: str) -> None:
+    with pytest.raises(ValueError) as info:
+        kb.status("tf.nn.bias_add", version)
+    assert "set_int_max_str_digits" not in str(info.value) and "4300" not in str(info.value)
+    assert len(str(info.value)) < 300
+
+
+def test_huge_name_is_refused_at_once_and_not_echoed() -> None:
+    start = time.perf_counter()
+    with pytest.raises(ValueError, match="too long") as info:
+        kb.status("x" * 10_000_000, "1.15")
+    assert time.perf_counter() - start < 0.5
+    assert len(str(info.value)) < 300
+
+
+@pytest.mark.parametrize("op", ["foo", "x" * 256, "torch." + "a." * 125, "torch.index_ad", "tf.compat.v1." + "c" * 240])
+def test_unknown_names_answer_fast(op: str) -> None:
+    for fw in (None, "pytorch", "tensorflow"):  # the first miss loads the inventory: timed after
+        with pytest.raises(kb.UnknownOpError):
+            kb.status(op, "2.1", framework=fw)
+        start = time.perf_counter()
+        with pytest.raises(kb.UnknownOpError):
+            kb.status(op, "2.1", framework=fw)
+        assert time.perf_counter() - start < 0.5, (op[:20], fw)
+
+
+def test_suggestions_survive_the_bounds() -> None:
+    with pytest.raises(kb.UnknownOpError) as info:
+        kb.status("torch.index_ad", "2.11")
+    assert "torch.index_add" in info.value.suggestions
+    with pytest.raises(kb.UnknownOpError) as info:
+        kb.status("bias_add", "2.1", framework="tensorflow")
+    assert "tf.nn.bias_add" in info.value.suggestions
+
+
+@pytest.mark.parametrize("argv", [
+    ["status", "x.secret", "1.0", "--framework", "../../../../tmp/secret"],
+    ["status", "tf.nn.bias_add", "1.15", "--framework", ""],
+    ["status", "tf.nn.bias_add", "9" * 5000],
+    ["status", "tf.nn.bias_add", "１.１５"],
+])
+def test_cli_bad_arguments_exit_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kb: error:") and "Traceback" not in err and "4300" not in err
+
+
+_any = st.one_of(st.none(), st.integers(), st.lists(st.text(max_size=3), max_size=2), st.binary(max_size=5),
+                 st.text(max_size=40), st.text(max_size=3000), st.sampled_from(["tf.nn.bias_add", "1.15", "gpu", "ngc",
+                                                                               "tensorflow", "", "..", "../x"]))
+
+
+_call = st.one_of(st.none(), _any, st.dictionaries(st.one_of(st.sampled_from(["mode", "accumulate", "input.ndim", "backend",
+                                                                              "input.dtype", "reduce"]),
+                                                                st.text(max_size=300), st.integers(), st.none()),
+                                                   _any, max_size=3))
+
+
+@FUZZ
+@given(op=st.one_of(_any, st.sampled_from(["torch.nn.functional.interpolate", "torch.Tensor.index_add_"])),
+       version=_any, framework=_any, device=_any, distribution=_any, call=_call)
+def test_status_fuzz(op, version, framework, device, distribution, call) -> None:
+    start = time.perf_counter()
+    try:
+        kb.status(op, version, framework=framework, device=device, distribution=distribution, call=call)
+    except (ValueError, kb.UnknownOpError) as exc:
+        assert len(str(exc)) < 2000 and "set_int_max_str_digits" not in str(exc)
+    assert time.perf_counter() - start < 1.0
+
+
+_arg = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=300)
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=_arg, version=_arg, framework=st.one_of(st.none(), _arg))
+def test_cli_status_fuzz(op: str, version: str, framework: str | None) -> None:
+    argv = ["status", "--", op, version] if framework is None else ["status", f"--framework={framework}", "--", op, version]
+    start = time.perf_counter()
+    code = main(argv)
+    assert code in (0, 2)
+    assert time.perf_counter() - start < 1.0
