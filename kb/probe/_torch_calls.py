@@ -126,14 +126,6 @@ def _one(out: dict, key: str | None, value: object, first: torch.Tensor | None) 
     return first
 
 
-def describe(op: str, call: dict) -> str:
-    """A call as people write it: "interpolate(mode='nearest')" (tensor kinds and facts left out)."""
-    short = op.rsplit(".", 1)[-1]
-    shown = [f"{k}={v!r}" for k, v in call.items() if "." not in k and k != "backend" and v not in ("float", "int", "bool", "complex")]
-    text = f"{short}({', '.join(shown)})"
-    if call.get("backend"):
-        text += f" [backend {call['backend']}]"
-    return text
 
 
 def tensors(value) -> list[torch.Tensor]:

@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import os
 
+from kb.probe.blame import blame_calls
+from kb.probe.blame import message as blame_message
+from kb.probe.kbask import ask, verdict
 from kb.probe.recorder import META, PLACES, RECORDS
 
 KIND_WORDS = {
@@ -90,8 +93,13 @@ def max_abs_lower_bound(a: dict, b: dict) -> float | None:
     return max(diffs) if diffs else None
 
 
-def compare(a: Run, b: Run) -> dict:
+def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
+    """The first differing record, what differs after it, and the blame.
+
+    `first_only` stops at the step of the first difference (downstream is not counted)."""
     first = None
+    first_pair: tuple[dict, dict | None] | None = None
+    step_differing: dict[tuple, tuple[dict, dict | None]] = {}
     upstream = 0
     downstream: list[dict] = []
     compared = 0
@@ -110,6 +118,8 @@ def compare(a: Run, b: Run) -> dict:
         differing += [(r, None, "only in B") for r in others.values()]
         for rec, other, why in differing:
             if first is None:
+                first_pair = (rec, other)
+                step_differing = {_key(r): (r, o) for r, o, _ in differing}
                 first = _place(rec)
                 first["why"] = why
                 first["upstream_identical"] = upstream
@@ -118,7 +128,7 @@ def compare(a: Run, b: Run) -> dict:
                     first["stats_a"], first["stats_b"] = rec.get("stats"), other.get("stats")
                 if rec.get("op"):
                     first["op"] = rec["op"]
-                if rec["kind"] == "dout":
+                if rec["kind"] == "dout" and not _has_calls(a):
                     first["produced_by"] = _producer(a.steps.get(step, []), rec)
             else:
                 entry = _place(rec)
@@ -126,6 +136,8 @@ def compare(a: Run, b: Run) -> dict:
                 downstream.append(entry)
         if first is None:
             upstream = 0
+        elif first_only:
+            break
     report = {
         "identical": first is None,
         "runs": [a.dir, b.dir],
@@ -133,13 +145,22 @@ def compare(a: Run, b: Run) -> dict:
         "steps": len(set(a.steps) | set(b.steps)),
         "compared": compared,
         "first": first,
-        "downstream_count": len(downstream),
-        "downstream": downstream[:DOWNSTREAM_LIMIT],
+        "downstream_count": None if first_only else len(downstream),
+        "downstream": [] if first_only else downstream[:DOWNSTREAM_LIMIT],
     }
     if first is not None:
-        report["blame"] = blame(first, a)
-        report["message"] = message(report)
+        if _has_calls(a) and first["kind"] in ("forward", "dout", "grad"):
+            report["blame"] = blame_calls(first, first_pair, step_differing, a)
+        else:
+            report["blame"] = blame(first, a)
+        report["message"] = (blame_message(first, report["blame"], KIND_WORDS) if "certainty" in report["blame"]
+                             else message(report))
     return report
+
+
+def _has_calls(run: Run) -> bool:
+    """A log from `watch()` with the calls recorded (the call-level blame applies)."""
+    return any("calls" in info or "children" in info for info in run.places.values() if isinstance(info, dict))
 
 
 def _producer(records: list[dict], rec: dict) -> str | None:
@@ -184,48 +205,6 @@ def blame(first: dict, run: Run) -> dict:
             "framework": framework, "version": version, "device": device, "answers": answers}
 
 
-def ask(op: str, framework: str | None, version: str | None, device: str) -> dict:
-    """Ask the knowledge base about one op; an unknown name is "no KB record", not an error."""
-    import kb
-    from kb.query import index
-
-    out: dict = {"op": op, "framework": framework, "version": version, "device": device, "known": False}
-    if not version:
-        out["note"] = "framework version not recorded"
-        return out
-    try:
-        status = kb.status(op, version, framework=framework, device=device)
-    except kb.UnknownOpError:
-        out["note"] = "no KB record"
-        return out
-    except ValueError as exc:
-        out["note"] = f"no KB answer: {exc}"
-        return out
-    solutions = index().get("solutions", {})
-    out.update(known=bool(status.sources), deterministic=status.deterministic,
-               recipe=list(status.recipe) if status.recipe is not None else None,
-               sources=[s.id for s in status.sources])
-    out["fixes"] = [{"code": c, "title": solutions.get(c, {}).get("title"), "snippet": solutions.get(c, {}).get("snippet")}
-                    for c in (status.recipe or ())]
-    return out
-
-
-def _verdict(answer: dict) -> str:
-    where = f"on {answer['device'].upper()} in {answer['version']}"
-    if not answer.get("known") and "deterministic" not in answer:
-        return answer.get("note", "no KB record")
-    if answer.get("deterministic") is False:
-        text = f"not deterministic {where}"
-        if answer.get("fixes"):
-            text += "; fix: " + " + ".join(f"{f['code']} ({f['title']})" if f.get("title") else f["code"] for f in answer["fixes"])
-        elif answer.get("recipe") is None:
-            text += "; no known fix in this version"
-        return text
-    if answer.get("deterministic") is None:
-        return f"KB has records but none covers {answer['version']}"
-    return f"no known source of non-determinism {where}"
-
-
 def message(report: dict) -> str:
     first, b = report["first"], report["blame"]
     what = f"{KIND_WORDS.get(first['kind'], first['kind'])} `{first['name']}{first.get('path', '')}`"
@@ -242,7 +221,7 @@ def message(report: dict) -> str:
     if lead is None:
         lead = next((a for a in b["answers"] if a.get("known")), b["answers"][0] if b["answers"] else None)
     if lead is not None:
-        text += f": {lead['op']}: {_verdict(lead)}"
+        text += f": {lead['op']}: {verdict(lead)}"
     else:
         text += ": no op known for this place (pass op=... to probe.monitor)"
     return text
