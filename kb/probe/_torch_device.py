@@ -27,7 +27,7 @@ _picks: dict[tuple, torch.Tensor] = {}
 def _col_weights(device: torch.device) -> torch.Tensor:
     w = _cols.get(device)
     if w is None:
-        w = _cols[device] = torch.tensor(fingerprint.col_weights(), dtype=torch.int32, device=device)
+        w = _cols[device] = torch.tensor(fingerprint.col_weights(), dtype=torch.int64, device=device)
     return w
 
 
@@ -68,7 +68,7 @@ def fingerprint_of(t: torch.Tensor) -> torch.Tensor:
     row_w = _row_weights(w.device, rows + 1)
     total = None
     if rows:
-        per_row = (w[: rows * width].view(rows, width) * cols).sum(1)  # int64: exact
+        per_row = (w[: rows * width].view(rows, width) * cols).sum(1)  # int32 * int64: one kernel, mod 2**64
         total = (per_row * row_w[:rows]).sum()
     if tail or total is None:
         rest = (w[rows * width:] * cols[:tail]).sum() * row_w[rows]

@@ -4,17 +4,20 @@ tests compute the same number.
 Why this shape: the probe must hash tensors where they live (a GPU) without copying them to
 the host, so the hash has to be a parallel reduction whose result does not depend on the
 order in which threads add. Integer addition modulo 2**64 is associative and commutative,
-so a weighted sum of the raw 32-bit words is exact and order-independent. Every weight is
-odd, hence invertible modulo 2**32: changing any single word (any bits of it) always changes
-the fingerprint; changes spread over several words collide with probability about 2**-32
-(the weights are fixed pseudo-random numbers, not chosen against any data).
+so a weighted sum of the raw 32-bit words is exact and order-independent. Every weight is an
+odd 64-bit number, hence invertible modulo 2**64: changing any single word (any bits of it)
+always changes the fingerprint. Flipping bit k of a word moves the sum by 2**k times a
+weight, which keeps 64 - k >= 33 pseudo-random bits, so two different changes cancel with
+probability about 2**-33 (products modulo 2**32 would not do: every flip of a sign bit would
+move the sum by the same 2**31). The weights are fixed pseudo-random numbers, not chosen
+against any data.
 
 Word i of a tensor with n words (the bytes in logical order, read as little-endian int32,
 or each 1- or 2-byte element widened to one word when the bytes are not a whole number of
 aligned words) sits in row r = i // WIDTH and column c = i % WIDTH, and
-    fingerprint = sum_i  wrap32(word_i * col[c]) * row[r]      (mod 2**64)
-where wrap32 reads the 32-bit product as a signed integer. `reference` below is the
-definition in numpy; the adapters compute the same number on the device.
+    fingerprint = sum_r row[r] * (sum_c word_(r,c) * col[c])      (mod 2**64)
+with the words read as signed int32. `reference` below is the definition in numpy; the
+adapters compute the same number on the device.
 """
 
 from __future__ import annotations
@@ -23,19 +26,26 @@ WIDTH = 4096
 _MASK64 = (1 << 64) - 1
 
 
+def _mix(x: int) -> int:
+    """splitmix64's finalizer: well-spread 64-bit numbers from a counter."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def _signed(w: int) -> int:
+    return w - (1 << 64) if w >= 1 << 63 else w
+
+
 def col_weights() -> list[int]:
-    """WIDTH odd 32-bit weights (as signed int32 values)."""
-    out = []
-    for c in range(WIDTH):
-        w = ((c * 0x9E3779B1 + 0x7F4A7C15) & 0xFFFFFFFF) | 1
-        out.append(w - (1 << 32) if w >= 1 << 31 else w)
-    return out
+    """WIDTH odd 64-bit weights (as signed int64 values)."""
+    return [_signed(_mix(c) | 1) for c in range(WIDTH)]
 
 
 def row_weight(r: int) -> int:
     """The odd 64-bit weight of row r (as a signed int64 value)."""
-    w = ((r * 0x9E3779B97F4A7C15 + 0xD1B54A32D192ED03) & _MASK64) | 1
-    return w - (1 << 64) if w >= 1 << 63 else w
+    return _signed(_mix(r + (1 << 40)) | 1)
 
 
 def hexdigest(value: int) -> str:
@@ -47,12 +57,12 @@ def reference(words) -> int:
     """The fingerprint of a 1-D numpy int32 array of words, by the definition (slow, exact)."""
     import numpy as np
 
-    words = np.asarray(words, dtype=np.int64)
-    cols = np.asarray(col_weights(), dtype=np.int64)
+    words = np.asarray(words, dtype=np.int32).astype(np.int64).view(np.uint64)
+    cols = np.asarray(col_weights(), dtype=np.int64).view(np.uint64)
     total = 0
-    for r in range(0, (len(words) + WIDTH - 1) // WIDTH):
-        chunk = words[r * WIDTH:(r + 1) * WIDTH]
-        prod = (chunk * cols[:len(chunk)]) & 0xFFFFFFFF
-        prod = np.where(prod >= 1 << 31, prod - (1 << 32), prod)
-        total = (total + int(prod.sum()) * row_weight(r)) & _MASK64
-    return total - (1 << 64) if total >= 1 << 63 else total
+    with np.errstate(over="ignore"):
+        for r in range(0, (len(words) + WIDTH - 1) // WIDTH):
+            chunk = words[r * WIDTH:(r + 1) * WIDTH]
+            row_sum = int((chunk * cols[:len(chunk)]).sum(dtype=np.uint64))
+            total = (total + row_sum * (row_weight(r) & _MASK64)) & _MASK64
+    return _signed(total)
