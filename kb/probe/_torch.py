@@ -206,7 +206,8 @@ class _OpsMode(TorchFunctionMode):
         seen = self.calls.setdefault(frame.label, {})
         entry = seen.get(key)
         if entry is None:
-            entry = seen[key] = {"op": name, "call": call, "from": set()}
+            entry = seen[key] = {"op": name, "call": call, "from": set(),
+                                 "shown": _torch_calls.show(func, name, call)}
         entry["from"] |= sources
         frame.mark(result, sources)
 
@@ -233,7 +234,7 @@ class _OpsMode(TorchFunctionMode):
         out: dict[str, dict] = {}
         for label, calls in self.calls.items():
             out.setdefault(label, {})["calls"] = [
-                {"op": c["op"], "call": c["call"], "from": sorted(c["from"])} for c in calls.values()]
+                {"op": c["op"], "call": c["call"], "shown": c["shown"], "from": sorted(c["from"])} for c in calls.values()]
             out[label]["ops"] = list(dict.fromkeys(c["op"] for c in calls.values()))
         for label, kids in self.children.items():
             out.setdefault(label, {})["children"] = {k: sorted(v) for k, v in kids.items()}

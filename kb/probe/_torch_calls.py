@@ -12,6 +12,7 @@ from.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 
@@ -20,6 +21,8 @@ import torch
 SCALARS = (str, bool, int, float, type(None))
 _BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn"}
 _names: dict[object, list[str] | None] = {}
+_defaults: dict[object, dict[str, object]] = {}
+_NO_DEFAULT = object()
 _overrides: list[dict] = []
 
 
@@ -49,11 +52,17 @@ def _from_doc(func) -> list[str] | None:
     else:
         return None
     names, depth, part = [], 0, ""
+    defaults = _defaults.setdefault(func, {})
     for ch in text + ",":
         if ch == "," and depth == 0:
             token = re.split(r"[:=]", part.strip(), maxsplit=1)[0].strip()
             if token and token != "*" and not token.startswith("*"):
                 names.append(token)
+                if "=" in part:
+                    try:
+                        defaults[token] = ast.literal_eval(part.split("=", 1)[1].strip())
+                    except (ValueError, SyntaxError):
+                        pass
             part = ""
             continue
         depth += ch in "([{"
@@ -68,7 +77,9 @@ def param_names(func, op: str) -> list[str] | None:
         return _names[func]
     names = None
     try:
-        names = [p for p in inspect.signature(func).parameters if p not in ("args", "kwargs")]
+        params = inspect.signature(func).parameters
+        names = [p for p in params if p not in ("args", "kwargs")]
+        _defaults[func] = {k: p.default for k, p in params.items() if p.default is not inspect.Parameter.empty}
     except (TypeError, ValueError):
         names = _from_doc(func)
         if names is None:
@@ -126,6 +137,19 @@ def _one(out: dict, key: str | None, value: object, first: torch.Tensor | None) 
     return first
 
 
+
+
+def show(func, op: str, call: dict) -> str:
+    """A call as people write it, arguments left at their defaults left out:
+    "interpolate(mode='bilinear')", "scaled_dot_product_attention(is_causal=True) [backend flash]"."""
+    defaults = _defaults.get(func, {})
+    shown = [f"{k}={v!r}" for k, v in call.items()
+             if "." not in k and k != "backend" and not (isinstance(v, str) and v in ("float", "int", "bool", "complex"))
+             and defaults.get(k, _NO_DEFAULT) != v]
+    text = f"{op.rsplit('.', 1)[-1]}({', '.join(shown)})"
+    if call.get("backend"):
+        text += f" [backend {call['backend']}]"
+    return text
 
 
 def tensors(value) -> list[torch.Tensor]:

@@ -54,7 +54,7 @@ def _calls(places: dict, module: str, source: str | None) -> list[dict]:
     out = []
     for call in info.get("calls", []):
         if source is None or source in call.get("from", []):
-            out.append({"op": call["op"], "call": call.get("call") or {}, "place": module})
+            out.append({"op": call["op"], "call": call.get("call") or {}, "place": module, "shown": call.get("shown")})
     return out
 
 
@@ -115,7 +115,7 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
         seen.add(key)
         answer = ask(cand["op"], framework, version, device, cand["call"])
         answer["place"] = cand["place"]
-        answer["shown"] = show(cand["op"], cand["call"])
+        answer["shown"] = cand.get("shown") or show(cand["op"], cand["call"])
         answers.append(answer)
     answers.sort(key=_rank)
     module = run.places.get(place, {})
@@ -158,4 +158,4 @@ def message(first: dict, blame: dict, words: dict) -> str:
     lead = blame["answers"][0] if blame["answers"] else None
     if lead is not None and lead.get("deterministic") is False:
         return text + f": {lead['shown']} in `{lead['place']}`: {verdict(lead)} ({blame['certainty']})"
-    return text + f"; suspects: {blame['how']}: {blame['certainty']}"
+    return text + f": {blame['certainty']}, in `{blame['place']}`"
