@@ -84,7 +84,7 @@ def test_import_kb_does_not_import_probe() -> None:
 
 
 def _planted_run(tmp_path: Path, script: str, **env: str) -> list[dict]:
-    full = dict(os.environ, PLANT_STEP="1", STEPS="3", **env)
+    full = dict(os.environ, PLANT_STEP="1", STEPS="3", PYTHONPATH=str(ROOT), **env)
     out = _kb("probe", "run", "-n", "3", "--out", str(tmp_path), "--json", "--", sys.executable,
               f"examples/probe/{script}", env=full)
     assert out.returncode == EXIT_DIFFER, out.stderr[-3000:]

@@ -324,7 +324,9 @@ def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Wa
 
         def after_step(opt, args, kwargs):
             if recorder.enabled():
-                if params:
+                # parameters after the step only where statistics are kept: a difference made
+                # by the optimizer itself also shows in the next step's first forward
+                if params and recorder.want_stats():
                     for full, param in named:
                         _record_tensor(param, full, "update")
                 recorder.set_step()

@@ -70,10 +70,19 @@ def fingerprint_of(t: torch.Tensor) -> torch.Tensor:
     if rows:
         per_row = (w[: rows * width].view(rows, width) * cols).sum(1)  # int32 * int64: one kernel, mod 2**64
         total = (per_row * row_w[:rows]).sum()
-    if tail or total is None:
-        rest = (w[rows * width:] * cols[:tail]).sum() * row_w[rows]
-        total = rest if total is None else total + rest
+    if total is None:  # one row: its weight folded into the column weights (cached)
+        return (w * _first_row(w.device)[:tail]).sum()
+    if tail:
+        total = total + (w[rows * width:] * cols[:tail]).sum() * row_w[rows]
     return total
+
+
+def _first_row(device: torch.device) -> torch.Tensor:
+    key = ("first", device)
+    w = _picks.get(key)
+    if w is None:
+        w = _picks[key] = _col_weights(device) * fingerprint.row_weight(0)  # int64 product: mod 2**64
+    return w
 
 
 def _pick_index(n: int, device: torch.device) -> torch.Tensor:
