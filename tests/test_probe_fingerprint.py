@@ -86,3 +86,31 @@ def test_statistics_on_the_device() -> None:
     t = torch.tensor([[1.0, -2.0], [3.0, 4.0]], dtype=torch.bfloat16)
     vec = dev.stats_of(t).tolist()
     assert vec[:3] == [-2.0, 4.0, 1.5] and vec[3:7] == [1.0, -2.0, 3.0, 4.0]
+
+
+def _need(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs it)")
+
+
+def test_jax_inside_jit_matches_the_definition_and_catches_every_bit_flip() -> None:
+    _need("jax")
+    import jax
+    import jax.numpy as jnp
+
+    from kb.probe import _jax
+
+    fp = jax.jit(_jax.device_fingerprint)
+    x = (np.random.default_rng(0).standard_normal(3 * fingerprint.WIDTH + 5) * 100).astype(np.float32)
+    assert _jax.digest(fp(jnp.asarray(x))) == fingerprint.lanes_hexdigest(*fingerprint.reference_lanes(x.view(np.uint32)))
+    small = x[:37].copy()
+    raw = small.view(np.uint8)
+    digests = set()
+    for i in range(raw.size):
+        for bit in range(8):
+            flipped = raw.copy()
+            flipped[i] ^= 1 << bit
+            digests.add(_jax.digest(fp(jnp.asarray(flipped.view(np.float32)))))
+    assert _jax.digest(fp(jnp.asarray(small))) not in digests and len(digests) == raw.size * 8
+    bf = jnp.asarray(small).astype(jnp.bfloat16)
+    assert _jax.digest(fp(bf)) == _jax.reference_digest(np.asarray(bf))

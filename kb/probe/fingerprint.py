@@ -66,3 +66,41 @@ def reference(words) -> int:
             row_sum = int((chunk * cols[:len(chunk)]).sum(dtype=np.uint64))
             total = (total + row_sum * (row_weight(r) & _MASK64)) & _MASK64
     return _signed(total)
+
+
+# --- the 32-bit-lane variant, for frameworks that compute in 32-bit integers (JAX without
+# x64, TensorFlow): each word is offset by a position weight and passed through a bijective
+# mixer (lowbias32), and the mixed words are summed modulo 2**32, in two lanes with different
+# offsets. A bijection changes whenever its input does, so any change of a single word
+# always changes both lanes; the mixer spreads every bit (a sign-bit flip included) over the
+# whole word, so different changes collide with probability about 2**-64.
+
+LANE_SEEDS = (0x85EBCA6B, 0xC2B2AE35)
+GOLDEN32 = 0x9E3779B1
+
+
+def mix32(x):
+    """lowbias32 (C. Wellons): a bijection of 32-bit words; works on ints and numpy uint32."""
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & 0xFFFFFFFF
+    x ^= x >> 16
+    return x
+
+
+def reference_lanes(words) -> tuple[int, int]:
+    """Both lanes of a 1-D array of 32-bit words, by the definition."""
+    import numpy as np
+
+    w = np.asarray(words).astype(np.uint32).astype(np.uint64)
+    index = np.arange(len(w), dtype=np.uint64)
+    out = []
+    for seed in LANE_SEEDS:
+        x = (w + ((index * GOLDEN32 + seed) & 0xFFFFFFFF)) & 0xFFFFFFFF
+        out.append(int(mix32(x).sum() & 0xFFFFFFFF))
+    return out[0], out[1]
+
+
+def lanes_hexdigest(a: int, b: int) -> str:
+    return f"lx{a & 0xFFFFFFFF:08x}{b & 0xFFFFFFFF:08x}"

@@ -189,6 +189,17 @@ def record(
     _append(entry, name, kind, path=path, framework=framework, device=device, op=op)
 
 
+def record_digest(name: str, kind: str, digest: str, *, shape: list[int], dtype: str, stats: dict | None,
+                  path: str = "", framework: str | None = None, device: str | None = None, op: str | None = None) -> None:
+    """Record a value fingerprinted on its device: only the digest and statistics came here."""
+    if not enabled():
+        return
+    entry: dict = {"hash": digest, "shape": shape, "dtype": dtype}
+    if stats is not None and want_stats():
+        entry["stats"] = stats
+    _append(entry, name, kind, path=path, framework=framework, device=device, op=op)
+
+
 def reserve(name: str, kind: str, *, path: str = "", framework: str | None = None, device: str | None = None,
             op: str | None = None, shape: list[int] | None = None, dtype: str | None = None) -> dict | None:
     """Take a record's place in execution order now; the caller sets its "hash" (and
