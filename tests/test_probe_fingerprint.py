@@ -114,3 +114,19 @@ def test_jax_inside_jit_matches_the_definition_and_catches_every_bit_flip() -> N
     assert _jax.digest(fp(jnp.asarray(small))) not in digests and len(digests) == raw.size * 8
     bf = jnp.asarray(small).astype(jnp.bfloat16)
     assert _jax.digest(fp(bf)) == _jax.reference_digest(np.asarray(bf))
+
+
+def test_tensorflow_matches_the_lane_definition_and_jax() -> None:
+    _need("tensorflow")
+    import tensorflow as tf
+
+    from kb.probe import _tf
+
+    x = (np.random.default_rng(1).standard_normal(fingerprint.WIDTH + 3) * 100).astype(np.float32)
+    want = fingerprint.lanes_hexdigest(*fingerprint.reference_lanes(x.view(np.uint32)))
+    lanes = tf.function(_tf.device_fingerprint)(tf.constant(x)).numpy()
+    assert fingerprint.lanes_hexdigest(int(lanes[0]), int(lanes[1])) == want
+    flipped = x.copy()
+    flipped.view(np.uint32)[5] ^= 1 << 31  # a sign flip
+    other = _tf.device_fingerprint(tf.constant(flipped)).numpy()
+    assert fingerprint.lanes_hexdigest(int(other[0]), int(other[1])) != want
