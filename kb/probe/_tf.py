@@ -180,6 +180,17 @@ def layer_type(layer) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def layer_call(layer) -> dict | None:
+    """The layer's configuration as call facts (its scalar arguments: interpolation='bilinear',
+    ...), the form of the knowledge base's call conditions."""
+    try:
+        config = layer.get_config()
+    except (NotImplementedError, TypeError, AttributeError):
+        return None
+    skip = {"name", "trainable", "dtype"}
+    return {k: v for k, v in config.items() if k not in skip and isinstance(v, (str, bool, int, float, type(None)))}
+
+
 def monitor_keras(model):
     """Wrap every layer's `call` so its output goes through `monitor` (name = layer name)."""
     layers = model._flatten_layers(include_self=False) if hasattr(model, "_flatten_layers") else model.layers
@@ -187,7 +198,7 @@ def monitor_keras(model):
         if getattr(layer, "_kb_probe", False) or not hasattr(layer, "call"):
             continue
         kind = layer_type(layer)
-        recorder.describe(layer.name, type=kind, framework="tensorflow")
+        recorder.describe(layer.name, type=kind, framework="tensorflow", call=layer_call(layer))
         original = layer.call
 
         @functools.wraps(original)
