@@ -190,7 +190,8 @@ def _place_info(first: dict, run: Run) -> tuple[str, dict]:
 
 def blame(first: dict, run: Run) -> dict:
     name, info = _place_info(first, run)
-    framework = first.get("framework") or info.get("framework")
+    known = run.meta.get("frameworks", {})
+    framework = first.get("framework") or info.get("framework") or (next(iter(known)) if len(known) == 1 else None)
     version = run.meta.get("frameworks", {}).get(framework) if framework else None
     device = first.get("device") or ("gpu" if "gpu" in run.meta.get("devices", []) else "cpu")
     candidates = []

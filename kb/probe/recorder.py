@@ -233,13 +233,17 @@ def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | No
         key = (kind, name, path)
         occ = _state.occ.get(key, 0)
         _state.occ[key] = occ + 1
-        entry.update(step=_state.step, seq=_state.seq, kind=kind, name=name, occ=occ)
+        entry.update(step=_state.step, seq=_state.seq, kind=kind, name=name)
+        if occ:
+            entry["occ"] = occ
         if path:
             entry["path"] = path
-        if framework:
+        full = want_stats()  # between statistics steps a record is kept short: meta.json and
+        if framework and full:  # places.json hold the framework and the devices
             entry["framework"] = framework
         if device:
-            entry["device"] = device
+            if full:
+                entry["device"] = device
             _state.devices.add(device)
         if op:
             entry["op"] = op
