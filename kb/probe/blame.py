@@ -158,4 +158,4 @@ def message(first: dict, blame: dict, words: dict) -> str:
     lead = blame["answers"][0] if blame["answers"] else None
     if lead is not None and lead.get("deterministic") is False:
         return text + f": {lead['shown']} in `{lead['place']}`: {verdict(lead)} ({blame['certainty']})"
-    return text + f": {blame['certainty']}, in `{blame['place']}`"
+    return text + f"; suspects in `{blame['place']}`: {blame['certainty']}"

@@ -187,7 +187,7 @@ def _render(report: dict, console, e, Table) -> None:
         console.print(f"  downstream: {report['downstream_count']} later record(s) differ{more}"
                           + (f", in step(s) {', '.join(map(str, steps[:8]))}{'...' if len(steps) > 8 else ''}" if steps else ""))
     if "certainty" in blame:
-        console.print(f"  suspects: {e(blame['how'])}; {e(blame['certainty'])}")
+        console.print(f"  suspects: {e(blame['how'])}")
     label = "call" if "certainty" in blame else "op"
     rows = [(a.get("shown", a["op"]) + (f" in {a['place']}" if a.get("place") not in (None, blame["place"]) else ""),
              verdict(a)) for a in blame["answers"]]
