@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from kb.root import root_of
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -21,6 +22,8 @@ examples:
   kb status tf.nn.conv2d 20.03 --distribution ngc
   kb status tf.bias-add-backprop 2.0 --json
   kb status nccl.ncclAllReduce 2.21.5      libraries answer on their own versions (cudnn., cublas., nccl.)
+  kb status torch.nn.functional.interpolate 2.11 --call mode=bilinear --call input.ndim=4
+                                           the answer for this call (parameters, input facts, backend)
   kb validate                              lint every file under data/ (codes KB001...)
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
@@ -34,18 +37,6 @@ examples:
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input.
 """
-
-
-def _root(args: argparse.Namespace) -> Path:
-    """--root, else the nearest folder holding data/ from the current one up (as git finds .git),
-    so `kb validate` works from inside data/sources/tensorflow/ too."""
-    if args.root is not None:
-        return Path(args.root).resolve()
-    here = Path.cwd().resolve()
-    for folder in (here, *here.parents):
-        if (folder / "data").is_dir():
-            return folder
-    return here
 
 
 def _console():
@@ -66,8 +57,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     import kb
 
     try:
+        call = _parse_call(args.call)
         result = kb.status(
-            args.op, args.version, framework=args.framework, device=args.device, distribution=args.distribution
+            args.op, args.version, framework=args.framework, device=args.device, distribution=args.distribution,
+            call=call,
         )
     except kb.UnknownOpError as exc:
         return _error(str(exc))
@@ -80,6 +73,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _parse_call(items: list[str] | None) -> dict[str, object] | None:
+    """`--call mode=nearest --call input.ndim=4` -> {"mode": "nearest", "input.ndim": 4}.
+
+    A value is read as a Python literal where it is one (True, 4, 0.5, None, 'x'), else as a
+    string, so `mode=bilinear` needs no quotes.
+    """
+    if not items:
+        return None
+    import ast
+
+    call: dict[str, object] = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"--call takes KEY=VALUE (e.g. --call mode=nearest), not {item!r:.80}")
+        key = key.strip()
+        if key in call:
+            raise ValueError(f"--call gives {key!r} twice")
+        try:
+            value = ast.literal_eval(text.strip()) if len(text) <= 200 else text
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = text.strip()
+        call[key] = value
+    return call
+
+
 def _print_status(result) -> None:
     from rich.markup import escape as e
     from rich.table import Table
@@ -90,6 +109,12 @@ def _print_status(result) -> None:
     ]
     where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
     console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): {verdict}")
+    if result.call is not None:
+        shown = ", ".join(f"{k}={v!r}" for k, v in result.call.items()) or "defaults only"
+        console.print(f"call: {e(shown)}")
+    if result.depends_on_call:
+        console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
+                      "describe the call with --call KEY=VALUE")
     if result.recipe:
         console.print("recipe: " + " + ".join(result.recipe))
     elif result.deterministic is False and result.recipe is None:
@@ -106,12 +131,22 @@ def _print_status(result) -> None:
         console.print("no known source of non-determinism for this op")
         return
     table = Table(show_lines=False)
-    for column in ("source", "range", "state", "solutions", "raises"):
+    conditioned = any(source.condition for source in result.sources)
+    columns = ("source", "range", "state", "solutions", "raises") + (("applies when",) if conditioned else ())
+    for column in columns:
         table.add_column(column, overflow="fold")
     for source in result.sources:
         state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
         codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
-        table.add_row(e(source.id), e(source.versions or "-"), state, codes, e(source.raises or ""))
+        row = [e(source.id), e(source.versions or "-"), state, codes, e(source.raises or "")]
+        if conditioned:
+            when = source.condition or "every call"
+            if source.condition and source.applies is True:
+                when += " (this call: yes)"
+            elif source.depends_on and result.call is not None:
+                when += f" (this call: unknown; say {', '.join(source.depends_on)})"
+            row.append(e(when))
+        table.add_row(*row)
     console.print(table)
     for source in result.sources:
         if source.note:
@@ -143,7 +178,7 @@ def _print_findings(findings, as_json: bool) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from kb.lint import errors, run
 
-    catalog, findings = run(_root(args))
+    catalog, findings = run(root_of(args))
     _print_findings(findings, args.json)
     failing = findings if args.strict else errors(findings)
     if not failing and not args.json:
@@ -161,7 +196,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from kb.lint.canonical import expected_texts
     from kb.yamlio import has_comments
 
-    catalog, findings = run(_root(args))
+    catalog, findings = run(root_of(args))
     blocked = {f.path for f in findings if f.code in ("KB001", "KB002")}
     changed = refused = 0
     for path, text in expected_texts(catalog).items():
@@ -187,10 +222,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from kb.atomic import write_atomic
-    from kb.compile import generated_files
+    from kb.generated import generated_files
     from kb.lint import errors, run
 
-    catalog, findings = run(_root(args))
+    catalog, findings = run(root_of(args))
     findings = errors(findings)
     if findings:
         _print_findings(findings, False)
@@ -221,9 +256,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     from kb.atomic import write_atomic
-    from kb.compile import schema_texts
+    from kb.generated import schema_texts
 
-    out = _root(args) / "schema"
+    out = root_of(args) / "schema"
     for name, text in schema_texts().items():
         write_atomic(out / name, text)
         print(f"wrote schema/{name}")
@@ -260,6 +295,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", help="tensorflow, pytorch, jax, horovod, cudnn, cublas, nccl, vllm... (default: from the name's prefix)")
     p.add_argument("--device", default="gpu", choices=("gpu", "cpu", "any"), help="device the op runs on (default gpu)")
     p.add_argument("--distribution", choices=("ngc",), help="read VERSION as an NGC container version")
+    p.add_argument("--call", action="append", metavar="KEY=VALUE", help=(
+        "how the op is called, once per fact: a parameter (--call mode=nearest, --call accumulate=True), "
+        "a tensor argument's dtype kind (--call weights=float), input.ndim, input.dtype or backend "
+        "(--call backend=flash); values are Python literals where they are one. Parameters left out "
+        "take the op's defaults"))
     p.add_argument("--json", action="store_true", help="print the Status as JSON")
     p.set_defaults(func=cmd_status)
 
@@ -305,8 +345,8 @@ def main(argv: list[str] | None = None) -> int:
         parser().print_help()
         return EXIT_USAGE
     needs_data = getattr(args, "needs_data", True) and args.func is not cmd_status
-    if needs_data and not (_root(args) / "data").is_dir():
-        return _error(f"no data/ folder under {_root(args)}; run from the project root or pass --root")
+    if needs_data and not (root_of(args) / "data").is_dir():
+        return _error(f"no data/ folder under {root_of(args)}; run from the project root or pass --root")
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -1,33 +1,25 @@
-"""Compile validated data into kb/_index.py, the one model every reader uses.
+"""Compile validated data and merged evidence into the index dict, the one model every reader uses.
 
 The index is a Python literal rather than JSON because `import json` (and the `re` it
 pulls in) alone costs more than the whole query path may add to interpreter start-up;
 a literal module loads from its cached bytecode with `marshal`, in well under a
 millisecond. Everything a query needs is precomputed here: range bounds as release
-keys, op-name lookup tables, resolved references, solution order.
+keys, op-name lookup tables, resolved references, solution order. Writing the index and the
+other generated files is kb/generated.py's job, above this module.
 """
 
 from __future__ import annotations
 
-import json
-import pprint
-from pathlib import Path
 from typing import Any
 
 from kb import schema
 from kb.catalog import Catalog
 from kb.links import state as link_state
-from kb.lint.links import resolve
-from kb.lint.ops import PREFIXES
+from kb.links.resolve import resolve
+from kb.prefixes import PREFIXES
 from kb.verify.merge import merged_runs
 from kb.versions import compile_range, release_key
 
-INDEX_FILE = "kb/_index.py"
-SCHEMA_FILES = {
-    "source.schema.json": schema.SourceRecord,
-    "versions.schema.json": schema.VersionRegistry,
-}
-LIST_SCHEMA_FILES = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
 FORMAT = 1
 
 
@@ -36,11 +28,35 @@ def _ranges(items: list[schema.Range]) -> tuple:
     for item in items:
         lo, hi = compile_range(item.versions)
         out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note,
-                    item.batch_invariant))
+                    item.batch_invariant, _when(item.when) if item.when is not None else None))
     return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
 
 
-def _reference(ref: Any, links: list[schema.Link], live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def _when(when: dict[str, list[Any]]) -> tuple:
+    """A condition as a sorted tuple of (key, values): hashable, so queries can memoize on it."""
+    return tuple((key, tuple(values)) for key, values in sorted(when.items()))
+
+
+def _calls(record: schema.SourceRecord) -> tuple:
+    """(ops or (), when) per pattern; () when the record applies to every call."""
+    return tuple((tuple(p.ops), _when(p.when)) for p in record.calls)
+
+
+def _params(catalog: Catalog, sources: dict[str, Any]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Signature fields of every op a record names, per framework (kb/signatures.py)."""
+    from kb import signatures
+
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for source in sources.values():
+        table = signatures.table(source["framework"], str(catalog.root)) if source["framework"] in PREFIXES else {}
+        for name in (*source["ops"], *source["aliases"]):
+            if name in table:
+                out.setdefault(source["framework"], {})[name] = table[name]
+    return {fw: dict(sorted(ops.items())) for fw, ops in sorted(out.items())}
+
+
+def reference(ref: Any, links: list[schema.Link], live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A reference as the index and the site show it: resolved title, state, URL (and GitHub's live state)."""
     data = ref.model_dump(exclude_none=True)
     if isinstance(ref, (schema.IssueRef, schema.CommitRef)):
         link = resolve(ref, links)
@@ -88,6 +104,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "mechanism": record.mechanism,
             "summary": record.summary,
             "conditions": tuple(record.conditions),
+            "calls": _calls(record),
             "notes": record.notes,
             "ops": tuple(record.ops),
             "aliases": tuple(record.aliases),
@@ -99,11 +116,11 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
                     "claim": d.claim,
                     "status": _ranges(d.status),
                     "resolution": d.resolution,
-                    "references": tuple(_reference(r, links, live) for r in d.references),
+                    "references": tuple(reference(r, links, live) for r in d.references),
                 }
                 for d in record.disputes
             ),
-            "references": tuple(_reference(r, links, live) for r in record.references),
+            "references": tuple(reference(r, links, live) for r in record.references),
             "verify": record.verify.verifier if record.verify else None,
             "unverifiable": record.verify.unverifiable if record.verify else None,
         }
@@ -133,49 +150,6 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "sources": sources,
         "names": {fw: {n: tuple(ids) for n, ids in sorted(table.items())} for fw, table in sorted(names.items())},
         "registries": registries,
+        "params": _params(catalog, sources),
         **merged_runs(catalog),
     }
-
-
-def index_text(index: dict[str, Any]) -> str:
-    from kb.site.render import render
-
-    return render("index.py.j2", body=pprint.pformat(index, width=110, sort_dicts=False))
-
-
-def schema_texts() -> dict[str, str]:
-    from pydantic import TypeAdapter
-
-    out = {}
-    for name, model in SCHEMA_FILES.items():
-        out[name] = json.dumps(model.model_json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
-    for name, model in LIST_SCHEMA_FILES.items():
-        out[name] = json.dumps(TypeAdapter(list[model]).json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
-    return out
-
-
-def lint_doc_text() -> str:
-    """docs/lint.md: the table of check codes, from the check modules themselves."""
-    from kb import lint
-    from kb.site.render import render
-
-    codes = sorted(lint.CODES.items())
-    modules = [(m.CODE, m.__name__.replace(".", "/") + ".py") for m in lint.CHECKS]
-    return render("lint.md.j2", codes=codes, modules=modules)
-
-
-def generated_files(catalog: Catalog) -> dict[Path, str]:
-    """Every file `kb build` writes, with its expected text; `--check` compares these."""
-    root = catalog.root
-    index = build_index(catalog)
-    files = {root / INDEX_FILE: index_text(index)}
-    if (root / "docs").is_dir():
-        files[root / "docs" / "lint.md"] = lint_doc_text()
-    for name, text in schema_texts().items():
-        files[root / "schema" / name] = text
-    readme = root / "README.md"
-    if readme.is_file():
-        from kb.site.readme import readme_text
-
-        files[readme] = readme_text(readme.read_text(encoding="utf-8"), catalog, index)
-    return files

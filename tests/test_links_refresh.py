@@ -263,6 +263,6 @@ def test_build_merges_refreshed_state_into_index(root: Path) -> None:
     link = schema.Link.model_validate(yaml.safe_load(LINKS)[0])
     ref = schema.IssueRef.model_validate({"kind": "issue", "repo": "tensorflow/tensorflow", "number": 2652})
     live = {link.key: {"state": "closed", "labels": ["type:bug"], "checked": "2026-01-01T00:00:00Z", "etag": "x"}}
-    data = kb_compile._reference(ref, [link], live)
+    data = kb_compile.reference(ref, [link], live)
     assert data["state"] == "closed" and data["curated_state"] == "open"
     assert data["github"]["labels"] == ["type:bug"] and "etag" not in data["github"]

@@ -330,7 +330,7 @@ def test_verification_page_lists_flagged_runs_for_review_and_reviewed_ones_with_
     from kb.compile import build_index
     from kb.lint import run
     from kb.site.pages import _verification
-    from kb.site.render import render
+    from kb.render import render
 
     root = _copy(tmp_path)
     _plant(root, eod_distinct=3)

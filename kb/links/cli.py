@@ -44,9 +44,9 @@ def cmd_refresh(args: argparse.Namespace) -> int:
 
     from kb.links import refresh, state
 
-    from kb.cli import _root
+    from kb.root import root_of
 
-    root = _root(args)
+    root = root_of(args)
     client = refresh.GitHub(
         args.base_url, token=os.environ.get("GITHUB_TOKEN"),
         cache_dir=None if args.no_cache else root / refresh.CACHE_DIR,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kb import schema
 from kb.catalog import Catalog
+from kb.links.resolve import resolve
 
 CODE = "KB007"
 TITLE = "links: issue/PR/commit references resolve to an entry of data/links.yaml"
@@ -13,18 +14,6 @@ def _refs(record: schema.SourceRecord):
     yield ("references",), record.references
     for index, dispute in enumerate(record.disputes):
         yield ("disputes", index, "references"), dispute.references
-
-
-def resolve(ref: schema.IssueRef | schema.CommitRef, links: list[schema.Link]) -> schema.Link | None:
-    for link in links:
-        if link.repo != ref.repo:
-            continue
-        if isinstance(ref, schema.CommitRef):
-            if link.sha and (link.sha.startswith(ref.sha) or ref.sha.startswith(link.sha)):
-                return link
-        elif link.kind == ref.kind and link.number == ref.number:
-            return link
-    return None
 
 
 def check(catalog: Catalog) -> None:

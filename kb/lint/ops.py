@@ -3,23 +3,10 @@
 from __future__ import annotations
 
 from kb.catalog import Catalog
+from kb.prefixes import PREFIXES
 
 CODE = "KB011"
 TITLE = "ops: names start with the framework's prefix (tf., torch., jax., hvd., cudnn., cublas., nccl.) and are not repeated"
-
-PREFIXES = {
-    "tensorflow": ("tf.", "tfa."),
-    "pytorch": ("torch.",),
-    "jax": ("jax.",),
-    "horovod": ("hvd.", "horovod."),
-    # Libraries: their C API names under the library's prefix (cudnn.cudnnConvolutionBackwardFilter).
-    "cudnn": ("cudnn.",),
-    "cublas": ("cublas.",),
-    "nccl": ("nccl.",),
-    "vllm": ("vllm.",),
-    "python": ("random.", "os.", "python."),
-    "numpy": ("np.", "numpy."),
-}
 
 
 def check(catalog: Catalog) -> None:

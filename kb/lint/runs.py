@@ -17,7 +17,8 @@ TITLE = "runs (warning): a verifier run in data/runs/ contradicts its record; re
 
 
 def check(catalog: Catalog) -> None:
-    from kb.verify.merge import merged_runs, runs_of
+    from kb.verify.merge import merged_runs
+    from kb.verify.runfile import runs_of
 
     for run in runs_of(catalog):
         for line, problem in run.problems:

@@ -45,9 +45,9 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
 def cmd_nightly(args: argparse.Namespace) -> int:
     from kb.nightly.run import Options, nightly
 
-    from kb.cli import _root
+    from kb.root import root_of
 
-    root = _root(args)
+    root = root_of(args)
     if args.stale_days < 0:
         print("kb nightly: error: --stale-days must be 0 or more", file=sys.stderr)
         return 2

@@ -40,9 +40,9 @@ def cmd_site(args: argparse.Namespace) -> int:
     from kb.site.build import BUILD, mkdocs, write_sources
 
     started = time.perf_counter()
-    from kb.cli import _root
+    from kb.root import root_of
 
-    root = _root(args)
+    root = root_of(args)
     from kb.lint import errors
 
     catalog, findings = run(root)

@@ -13,7 +13,7 @@ Three outcomes, none of which fails the build:
   the site after writing the report; a bad report must not take the whole site down;
 - a readable report: every section of it.
 
-Report text reaches the page only through the template's autoescape (kb/site/render.py):
+Report text reaches the page only through the template's autoescape (kb/render.py):
 GitHub titles and verifier messages can hold `|`, `<` and backticks. Record ids are linked
 only when this build has a page for them, GitHub links only when the key has the shape of
 one; anything else is shown as text.
@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from kb import jsonio
 from kb.nightly import report as nightly_report
-from kb.site.render import render
+from kb.render import render
 
 SCHEMA_VERSION = 1
 PAGE = "nightly.md"

@@ -1,7 +1,7 @@
 """The site's Markdown pages (mkdocs sources), rendered from kb/templates/site/.
 
 Returns relative path -> text; kb/site/build.py writes them. Record text reaches the pages
-only through the templates' escaping (see kb/site/render.py).
+only through the templates' escaping (see kb/render.py).
 """
 
 from __future__ import annotations
@@ -10,21 +10,34 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from kb import calls
 from kb.catalog import Catalog
+from kb.compile import reference
 from kb.site import api, model, nightly
-from kb.site.render import render
+from kb.render import render
 from markupsafe import escape
 
 STATE_TEXT = {"ok": "deterministic", "fix": "non-deterministic", "ns": "non-deterministic, no solution"}
-HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md")
+HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md", "architecture.md")
 
 
 def _ranges(ranges: tuple) -> list[dict]:
     out = []
-    for _lo, _hi, text, codes, det, raises, note, _invariant in ranges:
+    for _lo, _hi, text, codes, det, raises, note, _invariant, when in ranges:
         state = "ok" if det else ("fix" if codes else "ns")
+        if when:
+            only = f"Only for calls where {calls.text((when,))}."
+            note = f"{only} {note}" if note else only
         out.append({"versions": text, "state": state, "state_text": STATE_TEXT[state], "solutions": codes,
                     "raises": raises, "note": note})
+    return out
+
+
+def call_conditions(source: dict) -> list[dict]:
+    """The record's `calls:` patterns as lines a reader can scan: which ops, under which call."""
+    out = []
+    for ops, when in source["calls"]:
+        out.append({"ops": list(ops) or list(source["ops"]), "text": calls.text((when,)) if when else "any call"})
     return out
 
 
@@ -66,13 +79,12 @@ def source_page(catalog: Catalog, index: dict, source: dict) -> str:
         "site/source.md.j2", s=source, ranges=_ranges(source["status"]),
         distributions=[(n, _ranges(r)) for n, r in source["distributions"].items()],
         row=row, switches=switches, solutions=index["solutions"], runs=_runs_for(index, source["id"]),
+        call_conditions=call_conditions(source),
     )
 
 
 def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
     by_code = {s.code: s for s in catalog.solutions}
-    from kb.compile import _reference
-
     out = []
     for code in index["order"]:
         sol = by_code[code]
@@ -85,7 +97,7 @@ def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
         out.append((code, {
             "title": sol.title, "kind": sol.kind, "how": sol.how, "snippet": sol.snippet,
             "frameworks": sol.frameworks, "implies": sol.implies, "where": where,
-            "references": [_reference(r, catalog.links) for r in sol.references],
+            "references": [reference(r, catalog.links) for r in sol.references],
         }))
     return out
 
@@ -182,8 +194,8 @@ def nav(index: dict) -> list:
         {"Sources": sources},
         {"Reference": [
             {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
-            {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Records": "guide/records.md"},
+            {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Calls": "guide/calls.md"}, {"Records": "guide/records.md"},
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
-            {"Verifying records": "guide/verification.md"},
+            {"Verifying records": "guide/verification.md"}, {"Architecture": "guide/architecture.md"},
         ]},
     ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kb.catalog import Catalog
 from kb.site import model
-from kb.site.render import render
+from kb.render import render
 
 BEGIN = "<!-- BEGIN GENERATED STATUS (kb build) -->"
 END = "<!-- END GENERATED STATUS -->"

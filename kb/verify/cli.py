@@ -76,9 +76,9 @@ def main(args: argparse.Namespace) -> int:
     from kb.verify import env
     from verifiers import discover
 
-    from kb.cli import _root
+    from kb.root import root_of
 
-    root = _root(args)
+    root = root_of(args)
     if args.coverage:
         from kb.verify.coverage import coverage, print_coverage
 

@@ -14,75 +14,10 @@ person's note in the record's `verify.reviewed` names the run file; then it is l
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from kb.verify.runfile import RUNS_DIR
+from kb.verify.runfile import runs_of
 from kb.versions import compile_range, release_key
-
-MODE_KEYS = ("mode", "solutions", "outcome", "distinct")
-RESULT_KEYS = ("verifier", "framework", "version", "device", "n", "modes")
-
-
-class RunFile:
-    __slots__ = ("path", "rel", "data", "problems")
-
-    def __init__(self, path: Path, rel: str, data: Any, problems: list[tuple[int, str]]) -> None:
-        self.path, self.rel, self.data, self.problems = path, rel, data, problems
-
-
-def _problems(data: Any) -> list[str]:
-    if not isinstance(data, dict):
-        return ["a run file is a mapping with schema_version, created, environment, results"]
-    out = []
-    if data.get("schema_version") != 1:
-        out.append("schema_version: expected 1")
-    if not isinstance(data.get("created"), str):
-        out.append("created: expected a UTC timestamp string")
-    env = data.get("environment")
-    if not isinstance(env, dict) or not isinstance(env.get("env_id"), str):
-        out.append("environment.env_id: missing")
-    results = data.get("results")
-    if not isinstance(results, list):
-        return out + ["results: expected a list"]
-    for i, result in enumerate(results):
-        if not isinstance(result, dict) or any(k not in result for k in RESULT_KEYS):
-            out.append(f"results.{i}: needs fields {', '.join(RESULT_KEYS)}")
-            continue
-        if not isinstance(result["modes"], list):
-            out.append(f"results.{i}.modes: expected a list")
-            continue
-        for j, mode in enumerate(result["modes"]):
-            if not isinstance(mode, dict) or any(k not in mode for k in MODE_KEYS):
-                out.append(f"results.{i}.modes.{j}: needs fields {', '.join(MODE_KEYS)}")
-    return out
-
-
-def load_runs(root: Path) -> list[RunFile]:
-    """Every run file under data/runs/, parsed with the project's safe loader."""
-    from kb.findings import rel
-    from kb.yamlio import YamlError, read
-
-    runs = []
-    for path in sorted((root / RUNS_DIR).rglob("*.yaml")):
-        try:
-            data = read(path).data
-        except YamlError as exc:
-            runs.append(RunFile(path, rel(path, root), None, [(exc.line, exc.message)]))
-            continue
-        except OSError as exc:
-            runs.append(RunFile(path, rel(path, root), None, [(1, f"cannot read the file: {exc.strerror}")]))
-            continue
-        runs.append(RunFile(path, rel(path, root), data, [(1, p) for p in _problems(data)]))
-    return runs
-
-
-def runs_of(catalog) -> list[RunFile]:
-    cached = catalog.__dict__.get("_runs")
-    if cached is None:
-        cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
-    return cached
-
 
 def _status_at(record, version: str):
     """The record's range containing `version`, or None."""

@@ -3,13 +3,16 @@
 The format is fixed by the coordinator's contract (docs/verification.md): readers rely on
 schema_version, created, environment and results[*].modes[*]. Files are never edited;
 a newer run is a new file, and `kb build` keeps the newest per source and environment.
-Written with PyYAML's safe dumper (no pydantic needed on the GPU machine).
+Written with PyYAML's safe dumper (no pydantic needed on the GPU machine). Read back here
+too (`load_runs`), for `kb build`'s merge and `kb validate`, so the format's writer and its
+reader change together.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 from kb.atomic import write_atomic
 
@@ -53,3 +56,70 @@ def write(out_dir: Path, doc: dict, created: dt.datetime) -> Path:
         bump += 1
     write_atomic(path, dump(doc))
     return path
+
+
+# --- reading: `kb build` (kb/verify/merge.py) and `kb validate` (KB002, KB015) -------------
+
+MODE_KEYS = ("mode", "solutions", "outcome", "distinct")
+RESULT_KEYS = ("verifier", "framework", "version", "device", "n", "modes")
+
+
+class RunFile:
+    __slots__ = ("path", "rel", "data", "problems")
+
+    def __init__(self, path: Path, rel: str, data: Any, problems: list[tuple[int, str]]) -> None:
+        self.path, self.rel, self.data, self.problems = path, rel, data, problems
+
+
+def _problems(data: Any) -> list[str]:
+    if not isinstance(data, dict):
+        return ["a run file is a mapping with schema_version, created, environment, results"]
+    out = []
+    if data.get("schema_version") != SCHEMA_VERSION:
+        out.append(f"schema_version: expected {SCHEMA_VERSION}")
+    if not isinstance(data.get("created"), str):
+        out.append("created: expected a UTC timestamp string")
+    env = data.get("environment")
+    if not isinstance(env, dict) or not isinstance(env.get("env_id"), str):
+        out.append("environment.env_id: missing")
+    results = data.get("results")
+    if not isinstance(results, list):
+        return out + ["results: expected a list"]
+    for i, result in enumerate(results):
+        if not isinstance(result, dict) or any(k not in result for k in RESULT_KEYS):
+            out.append(f"results.{i}: needs fields {', '.join(RESULT_KEYS)}")
+            continue
+        if not isinstance(result["modes"], list):
+            out.append(f"results.{i}.modes: expected a list")
+            continue
+        for j, mode in enumerate(result["modes"]):
+            if not isinstance(mode, dict) or any(k not in mode for k in MODE_KEYS):
+                out.append(f"results.{i}.modes.{j}: needs fields {', '.join(MODE_KEYS)}")
+    return out
+
+
+def load_runs(root: Path) -> list[RunFile]:
+    """Every run file under data/runs/, parsed with the project's safe loader."""
+    from kb.findings import rel
+    from kb.yamlio import YamlError, read
+
+    runs = []
+    for path in sorted((root / RUNS_DIR).rglob("*.yaml")):
+        try:
+            data = read(path).data
+        except YamlError as exc:
+            runs.append(RunFile(path, rel(path, root), None, [(exc.line, exc.message)]))
+            continue
+        except OSError as exc:
+            runs.append(RunFile(path, rel(path, root), None, [(1, f"cannot read the file: {exc.strerror}")]))
+            continue
+        runs.append(RunFile(path, rel(path, root), data, [(1, p) for p in _problems(data)]))
+    return runs
+
+
+def runs_of(catalog) -> list[RunFile]:
+    """Cached on the catalog: lint (KB015) and the compiler read the same files in one command."""
+    cached = catalog.__dict__.get("_runs")
+    if cached is None:
+        cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
+    return cached

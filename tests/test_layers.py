@@ -1,0 +1,234 @@
+"""Imports inside kb/ run one way: base -> load -> compile -> outputs -> commands (docs/architecture.md).
+
+Read from the source with `ast` (nothing is imported), every `import` counts, including the
+ones inside functions: a lazy import still ties the two modules together. Importing `kb.a.b`
+also runs the package `kb.a`, so that is an edge too; the root package `kb` (the stdlib-only
+public API) is the one exception, since every module loads it. A new module fails
+`test_every_module_has_a_layer` until it is given a layer in LAYERS below.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Lowest first. A module may import from its own layer or any lower one, never a higher one.
+# First matching pattern wins; a package whose __init__ imports nothing from kb (a namespace
+# with a docstring) needs no entry.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", (  # formats and primitives: no knowledge of the catalog
+        "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
+        "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.signatures", "kb.calls",
+    )),
+    ("load", (  # read and check what people and machines wrote: data/, run files, link state
+        "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile",
+        "kb.verify.merge", "kb.nightly.report",
+    )),
+    ("compile", ("kb.compile", "kb._index")),  # catalog + merged evidence -> the index
+    ("outputs", (  # everything read from the index: query, generated files, site, plans, probes
+        "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
+        "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.verify.plan", "kb.verify.coverage",
+        "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
+    )),
+    ("commands", (  # argument parsing, processes, network: what a person runs
+        "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*",
+    )),
+)
+LAYER_NAMES = tuple(name for name, _ in LAYERS)
+
+
+def modules(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every .py under root/kb."""
+    out = {}
+    for path in sorted((root / "kb").rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def _is_package(path: Path) -> bool:
+    return path.name == "__init__.py"
+
+
+def _known(name: str, mods: dict[str, Path]) -> str | None:
+    """The longest prefix of a dotted name that is a module of kb/."""
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str, str]]:
+    """(line, imported module, the name imported) for every import of a kb module in one file."""
+    package = name if _is_package(path) else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "kb":
+                    out.append((node.lineno, _known(alias.name, mods) or alias.name, alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            if base.split(".")[0] != "kb":
+                continue
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                out.append((node.lineno, full if full in mods else (_known(base, mods) or base), full))
+    return out
+
+
+def layer_of(name: str, path: Path, mods: dict[str, Path]) -> int | None:
+    for index, (_, patterns) in enumerate(LAYERS):
+        if any(fnmatchcase(name, p) for p in patterns):
+            return index
+    if _is_package(path) and not imports(name, path, mods):
+        return 0  # a namespace package: loading it loads nothing else
+    return None
+
+
+def graph(root: Path) -> tuple[dict[str, Path], dict[str, dict[str, int]], list[str]]:
+    """(modules, {module: {imported module: first line}}, private-name problems)."""
+    mods = modules(root)
+    edges: dict[str, dict[str, int]] = {}
+    private = []
+    for name, path in mods.items():
+        package = name if _is_package(path) else name.rpartition(".")[0]
+        out = edges.setdefault(name, {})
+        for line, target, full in imports(name, path, mods):
+            parts = full.split(".")
+            # Loading kb.a.b runs kb.a first: an edge to every package on the way (not the root).
+            # A package the importer is inside of is already loading, so it adds nothing.
+            for depth in range(2, len(parts) + 1):
+                step = ".".join(parts[:depth])
+                if step in mods and step != name and not name.startswith(step + "."):
+                    out.setdefault(step, line)
+            if target != name:
+                out.setdefault(target, line)
+            for depth, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__"):
+                    owner = ".".join(parts[:depth])
+                    if owner != package and owner != name:
+                        private.append(f"{path.relative_to(root)}:{line}: imports the private name {full}")
+                    break
+    return mods, edges, private
+
+
+def cycles(edges: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on.add(node)
+        for nxt in edges.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def problems(root: Path) -> list[str]:
+    """Every way the imports under root/kb break the layers; empty when they follow them."""
+    mods, edges, out = graph(root)
+    layers = {name: layer_of(name, path, mods) for name, path in mods.items()}
+    for name, layer in sorted(layers.items()):
+        if layer is None:
+            out.append(f"{mods[name].relative_to(root)}: {name} has no layer: add it to LAYERS in tests/test_layers.py")
+    for name, targets in sorted(edges.items()):
+        for target, line in sorted(targets.items()):
+            here, there = layers[name], layers.get(target)
+            if here is not None and there is not None and there > here:
+                out.append(f"{mods[name].relative_to(root)}:{line}: {name} ({LAYER_NAMES[here]}) imports {target} "
+                           f"({LAYER_NAMES[there]}), a higher layer")
+    for component in cycles(edges):
+        out.append("import cycle among: " + ", ".join(component))
+    return out
+
+
+def test_kb_imports_follow_the_layers() -> None:
+    assert problems(ROOT) == []
+
+
+def test_every_module_has_a_layer() -> None:
+    mods = modules(ROOT)
+    assert [n for n, p in mods.items() if layer_of(n, p, mods) is None] == []
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    """kb/ copied without its 13,000-line generated index (a literal: it imports nothing)."""
+    shutil.copytree(ROOT / "kb", tmp_path / "kb", ignore=shutil.ignore_patterns("__pycache__", "_index.py", "templates"))
+    (tmp_path / "kb" / "_index.py").write_text("INDEX = {}\n")
+    return tmp_path
+
+
+def _plant(root: Path, module: str, line: str) -> None:
+    path = root / module
+    path.write_text(path.read_text(encoding="utf-8") + "\n\ndef _planted() -> None:\n    " + line + "\n")
+
+
+def test_a_planted_upward_import_fails(copy: Path) -> None:
+    assert problems(copy) == []
+    _plant(copy, "kb/compile.py", "from kb.site import pages")  # the compiler reaching up into the site
+    found = problems(copy)
+    assert any("kb.compile (compile) imports kb.site.pages (outputs), a higher layer" in p for p in found), found
+    assert any(p.startswith("kb/compile.py:") for p in found)
+
+
+def test_a_planted_cycle_within_one_layer_fails(copy: Path) -> None:
+    _plant(copy, "kb/render.py", "import kb.generated")  # generated -> render -> generated
+    found = problems(copy)
+    assert [p for p in found if p.startswith("import cycle among: ")] == [
+        "import cycle among: kb.generated, kb.render, kb.site.readme"], found
+    assert not any("higher layer" in p for p in found)  # all three are outputs: only the cycle is wrong
+
+
+def test_a_planted_private_import_fails(copy: Path) -> None:
+    _plant(copy, "kb/site/pages.py", "from kb.compile import _ranges")
+    assert any("imports the private name kb.compile._ranges" in p for p in problems(copy))
+
+
+def test_a_new_module_without_a_layer_fails(copy: Path) -> None:
+    (copy / "kb" / "scanner.py").write_text("from kb import schema\n")
+    assert any("kb.scanner has no layer" in p for p in problems(copy))
+
+
+def test_importing_a_module_of_a_package_runs_the_package(copy: Path) -> None:
+    # kb/lint/__init__.py imports every check, so `from kb.lint.ops import X` in a base module
+    # is an upward import of the whole lint package, not only of kb.lint.ops.
+    _plant(copy, "kb/prefixes.py", "from kb.lint.ops import CODE")
+    found = problems(copy)
+    assert any("imports kb.lint (load)" in p for p in found), found
