@@ -35,6 +35,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
         "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.verify.plan", "kb.verify.coverage",
         "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
+        "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
     )),
     ("commands", (  # argument parsing, processes, network: what a person runs
         "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*",
