@@ -71,11 +71,35 @@ def _from_doc(func) -> list[str] | None:
     return names
 
 
+def _from_kb(func, op: str) -> list[str] | None:
+    """The op's parameters as the knowledge base's signature inventory lists them (the names
+    its call conditions use); None where this KB has no inventory entry for the op."""
+    import kb
+
+    parameters = getattr(kb, "parameters", None)
+    if parameters is None:
+        return None
+    try:
+        listed = parameters(op)
+    except (LookupError, ValueError):
+        return None
+    names = [name for name, _ in listed]
+    if any(name.startswith("*") for name in names):
+        names = names[:[n.startswith("*") for n in names].index(True)]
+    markers = (getattr(kb, "NO_DEFAULT", None), getattr(kb, "UNKNOWN_DEFAULT", None))
+    _defaults[func] = {name: default for name, default in listed
+                       if not name.startswith("*") and not any(default is m for m in markers)}
+    return ["self", *names] if op.startswith("torch.Tensor.") else names
+
+
 def param_names(func, op: str) -> list[str] | None:
     """Positional parameter order of `func` (methods start with 'self'); None if unknown."""
     if func in _names:
         return _names[func]
-    names = None
+    names = _from_kb(func, op)
+    if names is not None:
+        _names[func] = names
+        return names
     try:
         params = inspect.signature(func).parameters
         names = [p for p in params if p not in ("args", "kwargs")]
