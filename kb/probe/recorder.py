@@ -239,7 +239,10 @@ def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | No
         if path:
             entry["path"] = path
         full = want_stats()  # between statistics steps a record is kept short: meta.json and
-        if framework and full:  # places.json hold the framework and the devices
+        if not full:  # places.json hold the framework and the devices; lines are in seq order;
+            for key in ("seq", "shape", "dtype"):  # the fingerprint covers shape and dtype changes
+                entry.pop(key, None)  # that alter the bytes
+        if framework and full:
             entry["framework"] = framework
         if device:
             if full:
