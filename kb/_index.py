@@ -879,7 +879,7 @@ INDEX = {'format': 1,
                                                               'additions varies from run to run). Frameworks '
                                                               'built on cuDNN are deterministic only if they '
                                                               'avoid these algorithms.',
-                                                   'conditions': ('cuDNN 8.0.1 (seed 001): '
+                                                   'conditions': ('cuDNN 8.0.1 developer guide: '
                                                                   'cudnnConvolutionBackwardFilter with '
                                                                   'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 or '
                                                                   'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3; '
@@ -917,17 +917,18 @@ INDEX = {'format': 1,
                                                                False,
                                                                None,
                                                                'The list is quoted from the cuDNN 8.0.1 '
-                                                               'developer guide (seed 001).',
+                                                               'developer guide, as a public Q&A thread on '
+                                                               'GPU non-determinism reproduces it.',
                                                                None,
                                                                None),),
                                                    'caused_by': (),
                                                    'distributions': {},
-                                                   'disputes': ({'claim': 'The shared reference summary '
-                                                                          'states the same list for cuDNN 7 '
-                                                                          'to 9 (developer guide '
-                                                                          "'Reproducibility (Determinism)'); "
-                                                                          'that was not confirmed against '
-                                                                          'the 7.x or 9.x guides.',
+                                                   'disputes': ({'claim': 'A second-hand summary states the '
+                                                                          'same list for cuDNN 7 to 9 '
+                                                                          "(developer guide 'Reproducibility "
+                                                                          "(Determinism)'); that was not "
+                                                                          'confirmed against the 7.x or 9.x '
+                                                                          'guides.',
                                                                  'status': (((0, 8, 5),
                                                                              None,
                                                                              '>=8.5',
@@ -1444,7 +1445,7 @@ INDEX = {'format': 1,
                                                 'counts.at[bin_idx].add(weights)).',
                                                 'The flags are read by jaxlib, not jax, and must be in '
                                                 'XLA_FLAGS before the GPU backend starts.'),
-                                 'calls': (),
+                                 'calls': ((('jax.numpy.bincount',), (('weights', ('float', 'complex')),)),),
                                  'notes': "Flag presence per jaxlib was read from the PyPI wheels' binaries "
                                           '(xla_gpu_deterministic_ops in 0.4.13, 0.4.28, 0.4.29 and 0.10.2; '
                                           'xla_gpu_exclude_nondeterministic_ops first in 0.4.29). Ranges are '
@@ -1491,6 +1492,12 @@ INDEX = {'format': 1,
                                  'distributions': {},
                                  'disputes': (),
                                  'references': ({'kind': 'doc',
+                                                 'url': 'https://github.com/jax-ml/jax/blob/jax-v0.10.2/jax/_src/numpy/lax_numpy.py',
+                                                 'title': 'jax/_src/numpy/lax_numpy.py, JAX 0.10.2 (read in '
+                                                          'the installed 0.10.2 wheel): bincount without '
+                                                          'weights adds integer ones (lines 2973-2974), '
+                                                          'which is exact in any order'},
+                                                {'kind': 'doc',
                                                  'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
                                                  'title': 'JAX documentation, jax.numpy.ndarray.at',
                                                  'section': '"The order in which conflicting updates are '
@@ -1626,12 +1633,11 @@ INDEX = {'format': 1,
                                                        'hlo.SelectAndScatterOp). Sum pooling is not '
                                                        'affected.',),
                                         'calls': (),
-                                        'notes': 'Unconfirmed and left out: a summary (shared/reference) '
-                                                 'says newer XLA pipelines rewrite select-and-scatter into '
-                                                 'scatter plus reduce-window first, which would make it '
-                                                 'deterministic under the flags; no release was found for '
-                                                 'it. A GPU verifier should report what the current jaxlib '
-                                                 'does.',
+                                        'notes': 'Unconfirmed and left out: a second-hand summary says newer '
+                                                 'XLA pipelines rewrite select-and-scatter into scatter plus '
+                                                 'reduce-window first, which would make it deterministic '
+                                                 'under the flags; no release was found for it. A GPU '
+                                                 'verifier should report what the current jaxlib does.',
                                         'ops': ('jax.lax.reduce_window',
                                                 'jax.example_libraries.stax.MaxPool'),
                                         'aliases': (),
@@ -3670,10 +3676,11 @@ INDEX = {'format': 1,
                                   'device': 'any',
                                   'pass': 'forward',
                                   'mechanism': 'data-loader',
-                                  'summary': "NVIDIA's early recipe (seed 003) advised not sharding a "
-                                             'tf.data.Dataset, or setting num_shards=1. NVIDIA later struck '
-                                             'this advice: from at least TF 2.2, if not earlier, shard '
-                                             'appears to operate deterministically.',
+                                  'summary': "NVIDIA's early recipe (the tensorflow-determinism README) "
+                                             'advised not sharding a tf.data.Dataset, or setting '
+                                             'num_shards=1. NVIDIA later struck this advice: from at least '
+                                             'TF 2.2, if not earlier, shard appears to operate '
+                                             'deterministically.',
                                   'conditions': (),
                                   'calls': (),
                                   'notes': None,
@@ -3725,10 +3732,11 @@ INDEX = {'format': 1,
                                                      '(FULL_HEALTH). The only solution is to run it on the '
                                                      'CPU; from 2.7 it raises under determinism (commit '
                                                      '5a51fa1).',
-                                          'conditions': ('DebugNumericSummaryV2 with tensor_debug_mode 3 '
-                                                         '(CONCISE_HEALTH) or 4 (FULL_HEALTH); the TF '
-                                                         'release notes also name DebugNumericSummary.',),
-                                          'calls': (),
+                                          'conditions': ('tensor_debug_mode 3 is CONCISE_HEALTH and 4 '
+                                                         'FULL_HEALTH; the TF release notes also name '
+                                                         'DebugNumericSummary, without a mode.',),
+                                          'calls': ((('tf.raw_ops.DebugNumericSummaryV2',),
+                                                     (('tensor_debug_mode', (3, 4)),)),),
                                           'notes': None,
                                           'ops': ('tf.raw_ops.DebugNumericSummaryV2',
                                                   'tf.raw_ops.DebugNumericSummary'),
@@ -3997,15 +4005,14 @@ INDEX = {'format': 1,
                                                                 'which fine-tuning uses. There is no '
                                                                 'solution; from 2.7 this path raises under '
                                                                 'determinism (PR 50505).',
-                                                     'conditions': ('tf.compat.v1.nn.fused_batch_norm with '
-                                                                    'is_training=False and gradients flowing '
-                                                                    'to offset.',
+                                                     'conditions': ('Gradients flow to offset.',
                                                                     'tf.keras.layers.BatchNormalization with '
                                                                     'trainable=True called with '
                                                                     'training=False (fine-tuning): its beta '
                                                                     'is updated by backprop while the moving '
                                                                     'statistics stay fixed (issue 10857).'),
-                                                     'calls': (),
+                                                     'calls': ((('tf.compat.v1.nn.fused_batch_norm',),
+                                                                (('is_training', (False,)),)),),
                                                      'notes': 'The 2019 talk already lists '
                                                               'tf.nn.fused_batch_norm() back-prop as a rarer '
                                                               'source (about every 10 steps; temporary '
@@ -4313,7 +4320,10 @@ INDEX = {'format': 1,
                                                    'gate_gradients=GATE_NONE. The default GATE_OP could in '
                                                    'theory still be nondeterministic; GATE_GRAPH minimizes '
                                                    'parallelism (lowest performance, last resort).',),
-                                    'calls': (),
+                                    'calls': ((('tf.gradients',), (('gate_gradients', (False,)),)),
+                                              (('tf.compat.v1.train.Optimizer.compute_gradients',
+                                                'tf.compat.v1.train.Optimizer.minimize'),
+                                               (('gate_gradients', (0, 1)),))),
                                     'notes': 'Keras optimizers and tf.GradientTape offer no gradient-gating '
                                              'control; NV-TF says this does not seem to be a real problem '
                                              'for GPU determinism in TF2. The talk adds that after a driver '
@@ -4611,15 +4621,17 @@ INDEX = {'format': 1,
                                                         'deterministic GPU backprop (PR 39243, merged '
                                                         '2020-09-22) first shipped in stock TF 2.4 and, '
                                                         'earlier, in NGC 20.03.',
-                                             'conditions': ('tf.image.resize with '
-                                                            'method=ResizeMethod.BILINEAR (the default '
-                                                            'method); TF1 API tf.image.resize_bilinear '
-                                                            '(tf.compat.v1.image.resize_bilinear in TF 2.x).',
-                                                            'tf.keras.layers.UpSampling2D with '
-                                                            "interpolation='bilinear' (not its default; for "
-                                                            "the default 'nearest' see "
-                                                            'tf.resize-nearest-backprop).'),
-                                             'calls': (),
+                                             'conditions': ("tf.image.resize's default method is bilinear; "
+                                                            'with antialias=True it runs ScaleAndTranslate '
+                                                            'instead of ResizeBilinear. The TF1 names '
+                                                            'tf.image.resize_bilinear and '
+                                                            'tf.compat.v1.image.resize_bilinear always run '
+                                                            "ResizeBilinear. For UpSampling2D's default "
+                                                            "'nearest' see tf.resize-nearest-backprop.",),
+                                             'calls': ((('tf.image.resize',),
+                                                        (('antialias', (False,)), ('method', ('bilinear',)))),
+                                                       (('tf.keras.layers.UpSampling2D',),
+                                                        (('interpolation', ('bilinear',)),))),
                                              'notes': 'The sources do not say which kernel mechanism causes '
                                                       'the nondeterminism. A 2019 NVIDIA table said forward '
                                                       'and backward; later pages say backprop only.',
@@ -4710,11 +4722,12 @@ INDEX = {'format': 1,
                                                                        None),),
                                                            'resolution': 'The question mark marks an '
                                                                          'expectation while PR 39243 was '
-                                                                         'still open (seed 003 lists it as '
-                                                                         'open); it was merged after 2.3 and '
-                                                                         'shipped in 2.4 per the TF 2.4 '
-                                                                         'release notes and NV-STATUS (TF '
-                                                                         '2.4-2.7: TDO).',
+                                                                         "still open (NVIDIA's "
+                                                                         'tensorflow-determinism status '
+                                                                         'table lists it as open); it was '
+                                                                         'merged after 2.3 and shipped in '
+                                                                         '2.4 per the TF 2.4 release notes '
+                                                                         'and NV-STATUS (TF 2.4-2.7: TDO).',
                                                            'references': ({'kind': 'doc',
                                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility',
                                                                            'title': 'NVIDIA '
@@ -4724,7 +4737,15 @@ INDEX = {'format': 1,
                                                                                     'Sources of '
                                                                                     'Non-Determinism',
                                                                            'seed': '003'},)}),
-                                             'references': ({'kind': 'pr',
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/image_ops_impl.py',
+                                                             'title': 'tensorflow/python/ops/image_ops_impl.py, '
+                                                                      'TF 2.21.0 (read in the installed '
+                                                                      '2.21.0 wheel): resize_images_v2 sends '
+                                                                      'bilinear with antialias=True to '
+                                                                      'scale_and_translate, else to '
+                                                                      'resize_bilinear (lines 1774-1779)'},
+                                                            {'kind': 'pr',
                                                              'repo': 'tensorflow/tensorflow',
                                                              'number': 39243,
                                                              'title': 'GPU-deterministic tf.image.resize '
@@ -4777,14 +4798,15 @@ INDEX = {'format': 1,
                                                        'CUDA atomicAdd includes resize_nearest_neighbor. '
                                                        'There is no deterministic implementation; from 2.7 '
                                                        'it raises under determinism (PR 51023).',
-                                            'conditions': ('tf.image.resize with '
-                                                           'method=ResizeMethod.NEAREST; TF1 API '
-                                                           'tf.image.resize_nearest_neighbor '
-                                                           '(tf.compat.v1.image.resize_nearest_neighbor in '
-                                                           'TF 2.x).',
-                                                           'tf.keras.layers.UpSampling2D with '
-                                                           "interpolation='nearest', its default."),
-                                            'calls': (),
+                                            'conditions': ('antialias has no effect with nearest-neighbour '
+                                                           "resizing. UpSampling2D's default interpolation "
+                                                           "is 'nearest'; the TF1 names "
+                                                           'tf.image.resize_nearest_neighbor and '
+                                                           'tf.compat.v1.image.resize_nearest_neighbor '
+                                                           'always run ResizeNearestNeighbor.',),
+                                            'calls': ((('tf.image.resize',), (('method', ('nearest',)),)),
+                                                      (('tf.keras.layers.UpSampling2D',),
+                                                       (('interpolation', ('nearest',)),))),
                                             'notes': None,
                                             'ops': ('tf.image.resize', 'tf.keras.layers.UpSampling2D'),
                                             'aliases': ('tf.image.resize_nearest_neighbor',
@@ -4813,7 +4835,15 @@ INDEX = {'format': 1,
                                             'caused_by': (),
                                             'distributions': {},
                                             'disputes': (),
-                                            'references': ({'kind': 'pr',
+                                            'references': ({'kind': 'doc',
+                                                            'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/image_ops_impl.py',
+                                                            'title': 'tensorflow/python/ops/image_ops_impl.py, '
+                                                                     'TF 2.21.0 (read in the installed '
+                                                                     '2.21.0 wheel): resize_images_v2 sends '
+                                                                     'bilinear with antialias=True to '
+                                                                     'scale_and_translate, else to '
+                                                                     'resize_bilinear (lines 1774-1779)'},
+                                                           {'kind': 'pr',
                                                             'repo': 'tensorflow/tensorflow',
                                                             'number': 51023,
                                                             'title': '[determinism] Add unimplemented '
@@ -4857,10 +4887,10 @@ INDEX = {'format': 1,
                                           'with duplicated indices, with or without XLA. TF 2.7 makes them '
                                           'deterministic under TF_DETERMINISTIC_OPS by running them on the '
                                           'CPU (commit 03ba364).',
-                               'conditions': ('Floating-point data with duplicated indices.',
+                               'conditions': ('Duplicated indices.',
                                               'Under XLA JIT compilation the op lowers to XLA Scatter; see '
                                               'tf.xla-scatter.'),
-                               'calls': (),
+                               'calls': (((), (('updates', ('float',)),)),),
                                'notes': None,
                                'ops': ('tf.scatter_nd',
                                        'tf.tensor_scatter_nd_add',
@@ -5209,9 +5239,9 @@ INDEX = {'format': 1,
                                                    'deterministic GPU implementation; from 2.6 it raises '
                                                    'under determinism (PR 50355). NGC containers carry an '
                                                    'NVIDIA implementation that NVIDIA itself calls flawed.',
-                                        'conditions': ('Floating-point data on GPU; which dtypes have a GPU '
-                                                       'kernel depends on the version (see the ranges).',),
-                                        'calls': (),
+                                        'conditions': ('Which floating-point dtypes have a GPU kernel '
+                                                       'depends on the version (see the ranges).',),
+                                        'calls': (((), (('b', ('float',)),)),),
                                         'notes': None,
                                         'ops': ('tf.sparse.sparse_dense_matmul',),
                                         'aliases': (),
@@ -6076,7 +6106,8 @@ INDEX = {'format': 1,
                                                   'reduction, so before 2.2 the deterministic bias_add '
                                                   'solution did not work with XLA (NV-STATUS, Bias '
                                                   'Addition).'),
-                                   'calls': (),
+                                   'calls': ((('tf.config.optimizer.set_jit',),
+                                              (('enabled', (True, 'autoclustering')),)),),
                                    'notes': 'The reference reports that the TF 2.7 release notes call '
                                             'XLA:GPU reductions deterministic by default; this record '
                                             "follows NVIDIA's status (TDO in 2.2-2.7, EOD in 2.8+).",
@@ -6143,7 +6174,13 @@ INDEX = {'format': 1,
                                                                  'framework': 'tensorflow',
                                                                  'version': '2.7',
                                                                  'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'},)},),
-                                   'references': ({'kind': 'commit',
+                                   'references': ({'kind': 'doc',
+                                                   'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/framework/config.py',
+                                                   'title': 'tensorflow/python/framework/config.py, TF '
+                                                            '2.21.0 (read in the installed wheel): '
+                                                            'set_optimizer_jit turns auto-clustering on for '
+                                                            "enabled in (True, 'autoclustering'), line 198"},
+                                                  {'kind': 'commit',
                                                    'repo': 'tensorflow/tensorflow',
                                                    'sha': 'e31955d9fb34ae7273354dc2347ba99eea8c5280',
                                                    'title': '[XLA/GPU] Convert reduction into tree reduction '
@@ -6205,7 +6242,8 @@ INDEX = {'format': 1,
                                 'conditions': ('XLA JIT compilation (e.g. tf.function(jit_compile=True)) of '
                                                'code that lowers to XLA Scatter, such as the scatter-nd '
                                                'ops.',),
-                                'calls': (),
+                                'calls': ((('tf.config.optimizer.set_jit',),
+                                           (('enabled', (True, 'autoclustering')),)),),
                                 'notes': None,
                                 'ops': ('tf.xla.experimental.compile', 'tf.config.optimizer.set_jit'),
                                 'aliases': (),
@@ -6222,7 +6260,13 @@ INDEX = {'format': 1,
                                 'caused_by': (),
                                 'distributions': {},
                                 'disputes': (),
-                                'references': ({'kind': 'commit',
+                                'references': ({'kind': 'doc',
+                                                'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/framework/config.py',
+                                                'title': 'tensorflow/python/framework/config.py, TF 2.21.0 '
+                                                         '(read in the installed wheel): set_optimizer_jit '
+                                                         'turns auto-clustering on for enabled in (True, '
+                                                         "'autoclustering'), line 198"},
+                                               {'kind': 'commit',
                                                 'repo': 'tensorflow/tensorflow',
                                                 'sha': '4dc6d4d59008b4558040afa1a5a5993f583bb48e',
                                                 'title': 'Have GpuScatterExpander always rewrite Scatter '
@@ -6253,21 +6297,29 @@ INDEX = {'format': 1,
                                                              'accumulate with atomicAdd; there is no '
                                                              'deterministic implementation.',
                                                   'conditions': ('Overlapping windows (input size not a '
-                                                                 'multiple of the output size).',),
-                                                  'calls': (),
+                                                                 'multiple of the output size).',
+                                                                 "interpolate and Upsample with mode='area' "
+                                                                 'call adaptive_avg_pool1d/2d/3d (2.13.0 '
+                                                                 'torch/nn/functional.py, lines 5203-5215).'),
+                                                  'calls': ((('torch.nn.functional.interpolate',
+                                                              'torch.nn.Upsample'),
+                                                             (('mode', ('area',)),)),),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.AdaptiveAvgPool2d',
                                                           'torch.nn.AdaptiveAvgPool3d',
                                                           'torch.nn.functional.adaptive_avg_pool2d',
-                                                          'torch.nn.functional.adaptive_avg_pool3d'),
+                                                          'torch.nn.functional.adaptive_avg_pool3d',
+                                                          'torch.nn.functional.interpolate',
+                                                          'torch.nn.Upsample'),
                                                   'aliases': (),
                                                   'status': ((None,
                                                               (0, 1, 7),
@@ -6305,7 +6357,13 @@ INDEX = {'format': 1,
                                                                            'alert to CUDA operations that '
                                                                            'use `atomicAdd()`',
                                                                   'state': 'closed',
-                                                                  'url': 'https://github.com/pytorch/pytorch/pull/41538'}),
+                                                                  'url': 'https://github.com/pytorch/pytorch/pull/41538'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                  'title': 'torch/nn/functional.py, PyTorch '
+                                                                           '2.13.0 (read in the installed '
+                                                                           '2.13.0 wheel), interpolate '
+                                                                           "mode='area'"}),
                                                   'verify': 'torch.adaptive_avg_pool_backward',
                                                   'unverifiable': None},
              'torch.adaptive-max-pool2d-backward': {'id': 'torch.adaptive-max-pool2d-backward',
@@ -6320,13 +6378,14 @@ INDEX = {'format': 1,
                                                     'calls': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
-                                                             'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'set_deterministic) docstring in '
+                                                             'torch/__init__.py at each minor release tag '
+                                                             '1.7-2.14.1 '
+                                                             '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                             'and the same file at the other release tags); '
+                                                             'the 2.13.0 docstring was checked directly in '
+                                                             "the 2.13.0 wheel. 'Not listed' before a "
+                                                             'release is read as no switch (NS).',
                                                     'ops': ('torch.nn.AdaptiveMaxPool2d',
                                                             'torch.nn.functional.adaptive_max_pool2d'),
                                                     'aliases': (),
@@ -6372,12 +6431,13 @@ INDEX = {'format': 1,
                                            'conditions': ('Overlapping pooling windows.',),
                                            'calls': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.nn.AvgPool3d', 'torch.nn.functional.avg_pool3d'),
                                            'aliases': (),
                                            'status': ((None,
@@ -6426,15 +6486,17 @@ INDEX = {'format': 1,
                                 'mechanism': 'cuda-atomics',
                                 'summary': '_bincount_cuda accumulates with atomicAdd; with float weights '
                                            'the sums can differ run to run.',
-                                'conditions': ('A weights tensor is given (from 2.1 the alert fires only '
-                                               'then).',),
+                                'conditions': ('Integer weights are added as doubles, exact at any realistic '
+                                               'count, yet the switch raises for them too (the alert checks '
+                                               'only that weights are given).',),
                                 'calls': (),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstring in torch/__init__.py at each minor '
+                                         'release tag 1.7-2.14.1 '
+                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                         'and the same file at the other release tags); the 2.13.0 docstring '
+                                         "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.bincount', 'torch.Tensor.bincount'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
@@ -6453,9 +6515,12 @@ INDEX = {'format': 1,
                                             (),
                                             False,
                                             'RuntimeError',
-                                            'From 2.1 only when a weights tensor is given.',
+                                            'From 2.1 only when a weights tensor is given (_bincount_cuda '
+                                            'checks weights_opt.has_value()); without weights the counts are '
+                                            'integers, exact in any order; the 2.11.0 H100 run raised with '
+                                            'float weights.',
                                             None,
-                                            None)),
+                                            (('weights', ('float', 'int', 'bool')),))),
                                 'caused_by': (),
                                 'distributions': {},
                                 'disputes': (),
@@ -6484,12 +6549,12 @@ INDEX = {'format': 1,
                                          'conditions': (),
                                          'calls': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
-                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                  'at each minor release tag 1.7-2.14.1 '
+                                                  '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                  'and the same file at the other release tags); the 2.13.0 '
+                                                  "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                  "listed' before a release is read as no switch (NS).",
                                          'ops': ('torch.nn.CTCLoss', 'torch.nn.functional.ctc_loss'),
                                          'aliases': (),
                                          'status': ((None,
@@ -6539,12 +6604,12 @@ INDEX = {'format': 1,
                                         'conditions': ('CUDA >= 10.2.',),
                                         'calls': (),
                                         'notes': 'Version history from the use_deterministic_algorithms '
-                                                 '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '(1.7: set_deterministic) docstring in torch/__init__.py at '
+                                                 'each minor release tag 1.7-2.14.1 '
+                                                 '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                 'and the same file at the other release tags); the 2.13.0 '
+                                                 "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                 "listed' before a release is read as no switch (NS).",
                                         'ops': ('torch.mm',
                                                 'torch.mv',
                                                 'torch.bmm',
@@ -6700,12 +6765,12 @@ INDEX = {'format': 1,
                                                         'of 5 (benchmarks/gpu_sizes.py, exploration only).'),
                                          'calls': (),
                                          'notes': 'Version history from the use_deterministic_algorithms '
-                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                  'at each minor release tag 1.7-2.14.1 '
+                                                  '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                  'and the same file at the other release tags); the 2.13.0 '
+                                                  "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                  "listed' before a release is read as no switch (NS).",
                                          'ops': ('torch.nn.Conv1d',
                                                  'torch.nn.Conv2d',
                                                  'torch.nn.Conv3d',
@@ -6782,15 +6847,15 @@ INDEX = {'format': 1,
                                          'nondeterministic alert for floating/complex dtypes (PR 75693); a '
                                          'deterministic path was added later and the docstring moved cumsum '
                                          'to the deterministic list in 2.14 (PR 190975).',
-                              'conditions': ('Floating-point or complex dtype on CUDA (integer cumsum is '
-                                             'exact).',),
-                              'calls': (),
+                              'conditions': ('On CUDA; integer cumsum is exact in any order.',),
+                              'calls': (((), (('input.dtype', ('float', 'complex')),)),),
                               'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                       'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                       "compared in the project's reference table "
-                                       '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                       "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                       "listed' before a release is read as no switch (NS).",
+                                       'set_deterministic) docstring in torch/__init__.py at each minor '
+                                       'release tag 1.7-2.14.1 '
+                                       '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                       'and the same file at the other release tags); the 2.13.0 docstring '
+                                       "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                       'release is read as no switch (NS).',
                               'ops': ('torch.cumsum', 'torch.Tensor.cumsum', 'torch.Tensor.cumsum_'),
                               'aliases': (),
                               'status': ((None,
@@ -6849,14 +6914,13 @@ INDEX = {'format': 1,
                                                         None,
                                                         None,
                                                         None)),
-                                            'resolution': 'Code and docstring disagree: An H100 probe '
-                                                          '(project reference h100-probe.md, 2026-11-22, '
-                                                          'PyTorch 2.11.0+cu130) saw no error with the mode '
-                                                          'on and 0 of 5 runs differ; a probe, not a '
-                                                          'verifier run. PR 190975 (2026-07) only corrected '
-                                                          'the docs. The record follows the observed 2.11 '
-                                                          'behaviour from 2.11 on and the docstring before '
-                                                          'it.',
+                                            'resolution': 'Code and docstring disagree: on an H100 with '
+                                                          'PyTorch 2.11.0 the switch raised nothing and 0 of '
+                                                          '5 runs differed while the default gave 5 of 5 '
+                                                          '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T110823Z.yaml). '
+                                                          'PR 190975 (2026-07) only corrected the docs. The '
+                                                          'record follows the observed 2.11 behaviour from '
+                                                          '2.11 on and the docstring before it.',
                                             'references': ({'kind': 'doc',
                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                             'title': 'torch.use_deterministic_algorithms '
@@ -6975,12 +7039,12 @@ INDEX = {'format': 1,
                                                          'the atomic kernel handles).',),
                                           'calls': (),
                                           'notes': 'Version history from the use_deterministic_algorithms '
-                                                   '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                   'at each minor release tag 1.7-2.14.1 '
+                                                   '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                   'and the same file at the other release tags); the 2.13.0 '
+                                                   "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                   "listed' before a release is read as no switch (NS).",
                                           'ops': ('torch.nn.Embedding',
                                                   'torch.nn.functional.embedding',
                                                   'torch.embedding'),
@@ -7033,20 +7097,18 @@ INDEX = {'format': 1,
                                                   'mechanism': 'cuda-atomics',
                                                   'summary': "EmbeddingBag backward on CUDA with mode='max' "
                                                              'has no deterministic implementation.',
-                                                  'conditions': ("mode='max'. In 1.7-1.8 every mode raised; "
-                                                                 "PR 55574 narrowed the alert to mode='max' "
-                                                                 'from 1.9 because sum and mean backward are '
-                                                                 'deterministic.',),
+                                                  'conditions': (),
                                                   'calls': (),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.EmbeddingBag',
                                                           'torch.nn.functional.embedding_bag'),
                                                   'aliases': (),
@@ -7060,14 +7122,25 @@ INDEX = {'format': 1,
                                                               None,
                                                               None),
                                                              ((0, 1, 7),
-                                                              None,
-                                                              '>=1.7',
+                                                              (0, 1, 9),
+                                                              '>=1.7,<1.9',
                                                               (),
                                                               False,
                                                               'RuntimeError',
+                                                              'Every mode raised in 1.7-1.8.',
                                                               None,
+                                                              None),
+                                                             ((0, 1, 9),
                                                               None,
-                                                              None)),
+                                                              '>=1.9',
+                                                              (),
+                                                              False,
+                                                              'RuntimeError',
+                                                              "PR 55574 narrowed the alert to mode='max' "
+                                                              'from 1.9, because the sum and mean backward '
+                                                              'are deterministic.',
+                                                              None,
+                                                              (('mode', ('max',)),))),
                                                   'caused_by': (),
                                                   'distributions': {},
                                                   'disputes': (),
@@ -7106,13 +7179,14 @@ INDEX = {'format': 1,
                                                     'calls': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
-                                                             'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'set_deterministic) docstring in '
+                                                             'torch/__init__.py at each minor release tag '
+                                                             '1.7-2.14.1 '
+                                                             '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                             'and the same file at the other release tags); '
+                                                             'the 2.13.0 docstring was checked directly in '
+                                                             "the 2.13.0 wheel. 'Not listed' before a "
+                                                             'release is read as no switch (NS).',
                                                     'ops': ('torch.nn.FractionalMaxPool2d',
                                                             'torch.nn.FractionalMaxPool3d',
                                                             'torch.nn.functional.fractional_max_pool2d',
@@ -7161,12 +7235,12 @@ INDEX = {'format': 1,
                                                       'repeated entries.',),
                                        'calls': (),
                                        'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                                'set_deterministic) docstrings at each minor release '
-                                                "1.7-2.14.1 as compared in the project's reference table "
-                                                '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                '2.13.0 docstring was checked directly in the installed '
-                                                "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                'switch (NS).',
+                                                'set_deterministic) docstring in torch/__init__.py at each '
+                                                'minor release tag 1.7-2.14.1 '
+                                                '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                'and the same file at the other release tags); the 2.13.0 '
+                                                "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                "listed' before a release is read as no switch (NS).",
                                        'ops': ('torch.gather', 'torch.Tensor.gather'),
                                        'aliases': (),
                                        'status': ((None,
@@ -7230,12 +7304,13 @@ INDEX = {'format': 1,
                                                            'indexing) and the input requires grad.',),
                                             'calls': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
-                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     '(1.7: set_deterministic) docstring in '
+                                                     'torch/__init__.py at each minor release tag 1.7-2.14.1 '
+                                                     '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                     'and the same file at the other release tags); the '
+                                                     '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                     "wheel. 'Not listed' before a release is read as no "
+                                                     'switch (NS).',
                                             'ops': ('torch.Tensor.__getitem__',),
                                             'aliases': (),
                                             'status': ((None,
@@ -7289,12 +7364,13 @@ INDEX = {'format': 1,
                                             'conditions': (),
                                             'calls': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
-                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     '(1.7: set_deterministic) docstring in '
+                                                     'torch/__init__.py at each minor release tag 1.7-2.14.1 '
+                                                     '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                     'and the same file at the other release tags); the '
+                                                     '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                     "wheel. 'Not listed' before a release is read as no "
+                                                     'switch (NS).',
                                             'ops': ('torch.nn.functional.grid_sample',),
                                             'aliases': (),
                                             'status': ((None,
@@ -7336,11 +7412,7 @@ INDEX = {'format': 1,
                              'mechanism': 'cuda-atomics',
                              'summary': '_histc_cuda counts with atomicAdd; float bins can differ run to '
                                         'run.',
-                             'conditions': ("Floating-point input only: the output has the input's type, and "
-                                            'from the version that reads "_histc_cuda with floating point '
-                                            'input" the alert is raised for floating types only '
-                                            '(SummaryOps.cu).',
-                                            'Shows only past 2^24 (16,777,216) counts in one bin. Each block '
+                             'conditions': ('Shows only past 2^24 (16,777,216) counts in one bin. Each block '
                                             'counts its share in shared memory and adds that integer-valued '
                                             'partial into the float output with atomicAdd; sums of integers '
                                             'are exact below 2^24, so the order cannot change the result '
@@ -7348,26 +7420,41 @@ INDEX = {'format': 1,
                                             'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml) '
                                             '40M values in 2 bins gave 5 distinct results of 5; 4M values in '
                                             '64 bins (data/runs/h200-x1-7f6ee83a/2026-11-23T000250Z.yaml) '
-                                            'gave 1 of 5.'),
+                                            'gave 1 of 5.',),
                              'calls': (),
                              'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                      'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                      "compared in the project's reference table "
-                                      '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                      "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                      "listed' before a release is read as no switch (NS).",
+                                      'set_deterministic) docstring in torch/__init__.py at each minor '
+                                      'release tag 1.7-2.14.1 '
+                                      '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                      'and the same file at the other release tags); the 2.13.0 docstring '
+                                      "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                      'release is read as no switch (NS).',
                              'ops': ('torch.histc', 'torch.Tensor.histc'),
                              'aliases': (),
                              'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
                                         ((0, 1, 7),
-                                         None,
-                                         '>=1.7',
+                                         (0, 2, 11),
+                                         '>=1.7,<2.11',
                                          (),
                                          False,
                                          'RuntimeError',
+                                         '_histc_cuda alerted for every input type in the code of the first '
+                                         'releases; the release that narrowed it to floating-point input is '
+                                         'not confirmed here.',
                                          None,
+                                         None),
+                                        ((0, 2, 11),
                                          None,
-                                         None)),
+                                         '>=2.11',
+                                         (),
+                                         False,
+                                         'RuntimeError',
+                                         'The 2.11.0 H100 run raised "_histc_cuda with floating point input" '
+                                         '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T110823Z.yaml); '
+                                         'the 2.13.0 torch/_meta_registrations.py (line 8206) raises that '
+                                         'alert only for a floating-point CUDA input.',
+                                         None,
+                                         (('input.dtype', ('float',)),))),
                              'caused_by': (),
                              'distributions': {},
                              'disputes': (),
@@ -7397,11 +7484,12 @@ INDEX = {'format': 1,
                                  'conditions': ('Floating-point data and repeated indices.',),
                                  'calls': (),
                                  'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                          'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                          "compared in the project's reference table "
-                                          '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                          'docstring was checked directly in the installed 2.13.0 wheel. '
-                                          "'Not listed' before a release is read as no switch (NS).",
+                                          'set_deterministic) docstring in torch/__init__.py at each minor '
+                                          'release tag 1.7-2.14.1 '
+                                          '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                          'and the same file at the other release tags); the 2.13.0 '
+                                          "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                          'before a release is read as no switch (NS).',
                                  'ops': ('torch.index_add',
                                          'torch.Tensor.index_add',
                                          'torch.Tensor.index_add_'),
@@ -7471,11 +7559,12 @@ INDEX = {'format': 1,
                                   'conditions': ('The index contains duplicates.',),
                                   'calls': (),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'set_deterministic) docstring in torch/__init__.py at each minor '
+                                           'release tag 1.7-2.14.1 '
+                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                           'and the same file at the other release tags); the 2.13.0 '
+                                           "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                           'before a release is read as no switch (NS).',
                                   'ops': ('torch.index_copy',
                                           'torch.Tensor.index_copy',
                                           'torch.Tensor.index_copy_'),
@@ -7543,18 +7632,17 @@ INDEX = {'format': 1,
                                                            'deterministic mode uses a deterministic '
                                                            'implementation. (The CUDA accumulate=True path '
                                                            'is sort-based and is not listed.)',
-                                                'conditions': ('accumulate=True on a CPU tensor, with '
-                                                               'duplicate indices.',),
-                                                'calls': (),
+                                                'conditions': ('A CPU tensor, with duplicate indices.',),
+                                                'calls': (((), (('accumulate', (True,)),)),),
                                                 'notes': 'Version history from the '
                                                          'use_deterministic_algorithms (1.7: '
-                                                         'set_deterministic) docstrings at each minor '
-                                                         "release 1.7-2.14.1 as compared in the project's "
-                                                         'reference table '
-                                                         '(shared/reference/pytorch-jax-libs.md section 1); '
-                                                         'the 2.13.0 docstring was checked directly in the '
-                                                         "installed 2.13.0 wheel. 'Not listed' before a "
-                                                         'release is read as no switch (NS).',
+                                                         'set_deterministic) docstring in torch/__init__.py '
+                                                         'at each minor release tag 1.7-2.14.1 '
+                                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                         'and the same file at the other release tags); the '
+                                                         '2.13.0 docstring was checked directly in the '
+                                                         "2.13.0 wheel. 'Not listed' before a release is "
+                                                         'read as no switch (NS).',
                                                 'ops': ('torch.Tensor.index_put',
                                                         'torch.Tensor.index_put_',
                                                         'torch.index_put',
@@ -7609,17 +7697,17 @@ INDEX = {'format': 1,
                                                'summary': 'With duplicate indices and accumulate=False, '
                                                           'which write wins is unspecified; deterministic '
                                                           'mode makes it deterministic.',
-                                               'conditions': ('accumulate=False and the indices contain '
-                                                              'duplicates.',),
-                                               'calls': (),
+                                               'conditions': ('The indices contain duplicates.',),
+                                               'calls': (((), (('accumulate', (False,)),)),),
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
-                                                        'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        'set_deterministic) docstring in torch/__init__.py '
+                                                        'at each minor release tag 1.7-2.14.1 '
+                                                        '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                        'and the same file at the other release tags); the '
+                                                        '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                        "wheel. 'Not listed' before a release is read as no "
+                                                        'switch (NS).',
                                                'ops': ('torch.Tensor.index_put',
                                                        'torch.Tensor.index_put_',
                                                        'torch.index_put',
@@ -7676,12 +7764,14 @@ INDEX = {'format': 1,
                                              'conditions': (),
                                              'calls': (),
                                              'notes': 'Version history from the use_deterministic_algorithms '
-                                                      '(1.7: set_deterministic) docstrings at each minor '
-                                                      "release 1.7-2.14.1 as compared in the project's "
-                                                      'reference table (shared/reference/pytorch-jax-libs.md '
-                                                      'section 1); the 2.13.0 docstring was checked directly '
-                                                      "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                      'release is read as no switch (NS).',
+                                                      '(1.7: set_deterministic) docstring in '
+                                                      'torch/__init__.py at each minor release tag '
+                                                      '1.7-2.14.1 '
+                                                      '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                      'and the same file at the other release tags); the '
+                                                      '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                      "wheel. 'Not listed' before a release is read as no "
+                                                      'switch (NS).',
                                              'ops': ('torch.index_select', 'torch.Tensor.index_select'),
                                              'aliases': (),
                                              'status': ((None,
@@ -7872,17 +7962,20 @@ INDEX = {'format': 1,
                                                     'mechanism': 'cuda-atomics',
                                                     'summary': 'upsample_bicubic2d backward on CUDA '
                                                                'accumulates with atomicAdd.',
-                                                    'conditions': ("mode='bicubic'.",),
-                                                    'calls': (),
+                                                    'conditions': ('With antialias=True the backward is '
+                                                                   '_upsample_bicubic2d_aa_backward, which '
+                                                                   'also adds with atomicAdd.',),
+                                                    'calls': (((), (('mode', ('bicubic',)),)),),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
-                                                             'set_deterministic) docstrings at each minor '
-                                                             'release 1.7-2.14.1 as compared in the '
-                                                             "project's reference table "
-                                                             '(shared/reference/pytorch-jax-libs.md section '
-                                                             '1); the 2.13.0 docstring was checked directly '
-                                                             "in the installed 2.13.0 wheel. 'Not listed' "
-                                                             'before a release is read as no switch (NS).',
+                                                             'set_deterministic) docstring in '
+                                                             'torch/__init__.py at each minor release tag '
+                                                             '1.7-2.14.1 '
+                                                             '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                             'and the same file at the other release tags); '
+                                                             'the 2.13.0 docstring was checked directly in '
+                                                             "the 2.13.0 wheel. 'Not listed' before a "
+                                                             'release is read as no switch (NS).',
                                                     'ops': ('torch.nn.functional.interpolate',
                                                             'torch.nn.functional.upsample',
                                                             'torch.nn.Upsample'),
@@ -7918,6 +8011,73 @@ INDEX = {'format': 1,
                                                                              'docstring, PyTorch 1.7.0'}),
                                                     'verify': 'torch.interpolate_bicubic_backward',
                                                     'unverifiable': None},
+             'torch.interpolate-bilinear-antialias-backward': {'id': 'torch.interpolate-bilinear-antialias-backward',
+                                                               'framework': 'pytorch',
+                                                               'title': "interpolate(mode='bilinear', "
+                                                                        'antialias=True) backward on CUDA',
+                                                               'device': 'gpu',
+                                                               'pass': 'backward',
+                                                               'mechanism': 'cuda-atomics',
+                                                               'summary': 'The antialiased bilinear backward '
+                                                                          '(_upsample_bilinear2d_aa_backward) '
+                                                                          'adds into the input gradient with '
+                                                                          'atomicAdd; F.interpolate calls it '
+                                                                          'before, and instead of, the '
+                                                                          'deterministic decomposition that '
+                                                                          'the non-antialiased bilinear mode '
+                                                                          'uses.',
+                                                               'conditions': (),
+                                                               'calls': (((),
+                                                                          (('antialias', (True,)),
+                                                                           ('mode', ('bilinear',)))),),
+                                                               'notes': None,
+                                                               'ops': ('torch.nn.functional.interpolate',),
+                                                               'aliases': (),
+                                                               'status': (((0, 2, 13),
+                                                                           (0, 2, 14),
+                                                                           '>=2.13,<2.14',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'Read in the 2.13.0 code: '
+                                                                           'torch/nn/functional.py (lines '
+                                                                           '5230-5237) returns '
+                                                                           '_upsample_bilinear2d_aa for '
+                                                                           'antialias=True before the '
+                                                                           'deterministic branch, and the '
+                                                                           'CUDA backward calls '
+                                                                           'alertNotDeterministic("upsample_bilinear2d_aa_backward_out_cuda") '
+                                                                           '(UpSampleBilinear2d.cu, read at '
+                                                                           'a main-branch commit). Other '
+                                                                           'releases are not confirmed (a '
+                                                                           'gap).',
+                                                                           None,
+                                                                           None),),
+                                                               'caused_by': (),
+                                                               'distributions': {},
+                                                               'disputes': (),
+                                                               'references': ({'kind': 'doc',
+                                                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/nn/functional.py',
+                                                                               'title': 'torch/nn/functional.py, '
+                                                                                        'PyTorch 2.13.0 '
+                                                                                        '(read in the '
+                                                                                        'installed 2.13.0 '
+                                                                                        'wheel), '
+                                                                                        'interpolate'},
+                                                                              {'kind': 'doc',
+                                                                               'url': 'https://github.com/pytorch/pytorch/blob/fe03cf693c7c774a88c01cd0bc52f80402b8437f/aten/src/ATen/native/cuda/UpSampleBilinear2d.cu',
+                                                                               'title': 'ATen '
+                                                                                        'UpSampleBilinear2d.cu '
+                                                                                        '(a main-branch '
+                                                                                        'commit): '
+                                                                                        '_upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                        'and '
+                                                                                        '_upsample_bicubic2d_aa_backward_out_cuda '
+                                                                                        'call '
+                                                                                        'alertNotDeterministic '
+                                                                                        '(atomicAdd)'}),
+                                                               'verify': 'torch.interpolate_bilinear_antialias_backward',
+                                                               'unverifiable': None},
              'torch.interpolate-bilinear-backward': {'id': 'torch.interpolate-bilinear-backward',
                                                      'framework': 'pytorch',
                                                      'title': "interpolate(mode='bilinear') backward on CUDA",
@@ -7934,17 +8094,26 @@ INDEX = {'format': 1,
                                                                 'index_put (torch/nn/functional.py), so it '
                                                                 'does not raise although the docstring says '
                                                                 'it does.',
-                                                     'conditions': ("mode='bilinear', antialias=False.",),
-                                                     'calls': (),
+                                                     'conditions': ('antialias=True goes to a separate '
+                                                                    'kernel before the deterministic '
+                                                                    'decomposition '
+                                                                    '(torch.interpolate-bilinear-antialias-backward).',),
+                                                     'calls': ((('torch.nn.functional.interpolate',),
+                                                                (('antialias', (False,)),
+                                                                 ('mode', ('bilinear',)))),
+                                                               (('torch.nn.functional.upsample',
+                                                                 'torch.nn.Upsample'),
+                                                                (('mode', ('bilinear',)),))),
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
-                                                              'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'set_deterministic) docstring in '
+                                                              'torch/__init__.py at each minor release tag '
+                                                              '1.7-2.14.1 '
+                                                              '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                              'and the same file at the other release tags); '
+                                                              'the 2.13.0 docstring was checked directly in '
+                                                              "the 2.13.0 wheel. 'Not listed' before a "
+                                                              'release is read as no switch (NS).',
                                                      'ops': ('torch.nn.functional.interpolate',
                                                              'torch.nn.functional.upsample',
                                                              'torch.nn.Upsample',
@@ -7968,8 +8137,7 @@ INDEX = {'format': 1,
                                                                  'RuntimeError',
                                                                  'Per the docstrings; the release in which '
                                                                  'F.interpolate began using the '
-                                                                 'decomposition is not confirmed here (the '
-                                                                 'project reference says 2.1).',
+                                                                 'decomposition is not confirmed here.',
                                                                  None,
                                                                  None),
                                                                 ((0, 2, 11),
@@ -8007,16 +8175,15 @@ INDEX = {'format': 1,
                                                                                  'torch/nn/functional.py '
                                                                                  'routes this case to a '
                                                                                  'decomposition in '
-                                                                                 'deterministic mode, and An '
-                                                                                 'H100 probe (project '
-                                                                                 'reference h100-probe.md, '
-                                                                                 '2026-11-22, PyTorch '
-                                                                                 '2.11.0+cu130) saw no error '
-                                                                                 'with the mode on and 0 of '
-                                                                                 '5 runs differ; a probe, '
-                                                                                 'not a verifier run. The '
-                                                                                 'record follows the code '
-                                                                                 'from 2.11.',
+                                                                                 'deterministic mode (lines '
+                                                                                 '5238-5246), and on an H100 '
+                                                                                 'with PyTorch 2.11.0 the '
+                                                                                 'switch raised nothing and '
+                                                                                 '0 of 5 runs differed while '
+                                                                                 'the default gave 5 of 5 '
+                                                                                 '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T110823Z.yaml). '
+                                                                                 'The record follows the '
+                                                                                 'code from 2.11.',
                                                                    'references': ({'kind': 'doc',
                                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                                    'title': 'torch.use_deterministic_algorithms '
@@ -8065,17 +8232,18 @@ INDEX = {'format': 1,
                                                    'mechanism': 'cuda-atomics',
                                                    'summary': 'upsample_linear1d backward on CUDA '
                                                               'accumulates with atomicAdd.',
-                                                   'conditions': ("mode='linear' (3-D input).",),
-                                                   'calls': (),
+                                                   'conditions': (),
+                                                   'calls': (((), (('mode', ('linear',)),)),),
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
-                                                            'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'set_deterministic) docstring in '
+                                                            'torch/__init__.py at each minor release tag '
+                                                            '1.7-2.14.1 '
+                                                            '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                            'and the same file at the other release tags); '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the 2.13.0 wheel. 'Not listed' before a release "
+                                                            'is read as no switch (NS).',
                                                    'ops': ('torch.nn.functional.interpolate',
                                                            'torch.nn.functional.upsample',
                                                            'torch.nn.Upsample'),
@@ -8133,18 +8301,18 @@ INDEX = {'format': 1,
                                                                  'devices to the _upsample_linear_vec '
                                                                  'decomposition, so it does not raise '
                                                                  'although the docstring says it does.',
-                                                      'conditions': ("mode='trilinear' (5-D input).",),
-                                                      'calls': (),
+                                                      'conditions': (),
+                                                      'calls': (((), (('mode', ('trilinear',)),)),),
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
-                                                               'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
-                                                               "directly in the installed 2.13.0 wheel. 'Not "
-                                                               "listed' before a release is read as no "
-                                                               'switch (NS).',
+                                                               'set_deterministic) docstring in '
+                                                               'torch/__init__.py at each minor release tag '
+                                                               '1.7-2.14.1 '
+                                                               '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                               'and the same file at the other release '
+                                                               'tags); the 2.13.0 docstring was checked '
+                                                               "directly in the 2.13.0 wheel. 'Not listed' "
+                                                               'before a release is read as no switch (NS).',
                                                       'ops': ('torch.nn.functional.interpolate',
                                                               'torch.nn.functional.upsample',
                                                               'torch.nn.Upsample'),
@@ -8173,14 +8341,14 @@ INDEX = {'format': 1,
                                                                   ('PT_DET', 'PT_DETW'),
                                                                   False,
                                                                   None,
-                                                                  'The project reference '
-                                                                  '(shared/reference/pytorch-jax-libs.md, '
-                                                                  'row 13) dates the decomposition for 5-D '
-                                                                  'trilinear inputs to 2.9; the 2.13.0 '
-                                                                  'torch/nn/functional.py has it; on an H100 '
-                                                                  'with 2.11.0, PT_DET did not raise and 0 '
-                                                                  'of 5 runs differed while the default gave '
-                                                                  '5 of 5 '
+                                                                  'The decomposition for 5-D trilinear '
+                                                                  'inputs in deterministic mode is in the '
+                                                                  '2.13.0 torch/nn/functional.py (lines '
+                                                                  '5254-5266); its first release (2.9 here) '
+                                                                  "is not confirmed from that release's "
+                                                                  'code; on an H100 with 2.11.0, PT_DET did '
+                                                                  'not raise and 0 of 5 runs differed while '
+                                                                  'the default gave 5 of 5 '
                                                                   '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T103148Z.yaml). '
                                                                   'The aten backward itself still raises.',
                                                                   None,
@@ -8213,9 +8381,9 @@ INDEX = {'format': 1,
                                                                                   'H100 run shows the same '
                                                                                   'behaviour. The record '
                                                                                   'follows the code from '
-                                                                                  '2.9, where the project '
-                                                                                  'reference dates the '
-                                                                                  'decomposition.',
+                                                                                  '2.9; that first release '
+                                                                                  'is not confirmed from its '
+                                                                                  'code.',
                                                                     'references': ({'kind': 'doc',
                                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                                     'title': 'torch.use_deterministic_algorithms '
@@ -8255,11 +8423,12 @@ INDEX = {'format': 1,
                                 'conditions': ('The k-th value occurs more than once.',),
                                 'calls': (),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
+                                         'set_deterministic) docstring in torch/__init__.py at each minor '
+                                         'release tag 1.7-2.14.1 '
+                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                         'and the same file at the other release tags); the 2.13.0 docstring '
+                                         "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
                                 'ops': ('torch.kthvalue', 'torch.Tensor.kthvalue'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None, None),
@@ -8352,12 +8521,13 @@ INDEX = {'format': 1,
                                                           'the kernel).',),
                                            'calls': (),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.nn.MaxPool3d', 'torch.nn.functional.max_pool3d'),
                                            'aliases': (),
                                            'status': ((None,
@@ -8436,11 +8606,12 @@ INDEX = {'format': 1,
                                   'conditions': ('The indices contain duplicates.',),
                                   'calls': (),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'set_deterministic) docstring in torch/__init__.py at each minor '
+                                           'release tag 1.7-2.14.1 '
+                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                           'and the same file at the other release tags); the 2.13.0 '
+                                           "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                           'before a release is read as no switch (NS).',
                                   'ops': ('torch.nn.MaxUnpool1d',
                                           'torch.nn.MaxUnpool2d',
                                           'torch.nn.MaxUnpool3d',
@@ -8483,12 +8654,12 @@ INDEX = {'format': 1,
                                                      'dim is not flagged.',),
                                       'calls': (),
                                       'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                               'set_deterministic) docstrings at each minor release '
-                                               "1.7-2.14.1 as compared in the project's reference table "
-                                               '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                               'docstring was checked directly in the installed 2.13.0 '
-                                               "wheel. 'Not listed' before a release is read as no switch "
-                                               '(NS).',
+                                               'set_deterministic) docstring in torch/__init__.py at each '
+                                               'minor release tag 1.7-2.14.1 '
+                                               '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                               'and the same file at the other release tags); the 2.13.0 '
+                                               "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                               "listed' before a release is read as no switch (NS).",
                                       'ops': ('torch.median', 'torch.Tensor.median'),
                                       'aliases': (),
                                       'status': ((None, (0, 1, 8), '<1.8', (), False, None, None, None, None),
@@ -8523,22 +8694,41 @@ INDEX = {'format': 1,
                                       'unverifiable': None},
              'torch.nll-loss': {'id': 'torch.nll-loss',
                                 'framework': 'pytorch',
-                                'title': 'NLLLoss on CUDA',
+                                'title': 'NLLLoss and CrossEntropyLoss on spatial CUDA inputs',
                                 'device': 'gpu',
                                 'pass': 'forward',
                                 'mechanism': 'cuda-atomics',
-                                'summary': 'The CUDA NLL loss forward (e.g. '
-                                           'nll_loss2d_forward_out_cuda_template) reduces with atomics.',
-                                'conditions': ('1.7-1.8 docstrings: only when the input requires grad; from '
-                                               '1.9 any CUDA call.',),
-                                'calls': (),
+                                'summary': 'The spatial CUDA NLL loss forward '
+                                           '(nll_loss2d_forward_out_cuda_template, reached by inputs of 3 or '
+                                           'more dimensions) adds its block partials into the loss with '
+                                           'atomicAdd when the reduction is mean or sum; cross_entropy with '
+                                           'class-index targets runs log_softmax and then the same kernel.',
+                                'conditions': ('The (N, C) classification path (1-D or 2-D input) reduces in '
+                                               'one block without atomics and does not raise; nor does '
+                                               "reduction='none' (one loss per element). cross_entropy with "
+                                               'class-probability targets (a float target shaped like the '
+                                               'input) never reaches the NLL kernels. The module forms '
+                                               "cannot say their target's kind in a call, so "
+                                               'nn.CrossEntropyLoss is listed for every target.',),
+                                'calls': ((('torch.nn.NLLLoss',
+                                            'torch.nn.functional.nll_loss',
+                                            'torch.nn.CrossEntropyLoss'),
+                                           (('input.ndim', (3, 4, 5, 6)), ('reduction', ('mean', 'sum')))),
+                                          (('torch.nn.functional.cross_entropy',),
+                                           (('input.ndim', (3, 4, 5, 6)),
+                                            ('reduction', ('mean', 'sum')),
+                                            ('target', ('int',))))),
                                 'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                         'set_deterministic) docstrings at each minor release 1.7-2.14.1 as '
-                                         "compared in the project's reference table "
-                                         '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                         "docstring was checked directly in the installed 2.13.0 wheel. 'Not "
-                                         "listed' before a release is read as no switch (NS).",
-                                'ops': ('torch.nn.NLLLoss', 'torch.nn.functional.nll_loss'),
+                                         'set_deterministic) docstring in torch/__init__.py at each minor '
+                                         'release tag 1.7-2.14.1 '
+                                         '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                         'and the same file at the other release tags); the 2.13.0 docstring '
+                                         "was checked directly in the 2.13.0 wheel. 'Not listed' before a "
+                                         'release is read as no switch (NS).',
+                                'ops': ('torch.nn.NLLLoss',
+                                        'torch.nn.functional.nll_loss',
+                                        'torch.nn.CrossEntropyLoss',
+                                        'torch.nn.functional.cross_entropy'),
                                 'aliases': (),
                                 'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
                                            ((0, 1, 7),
@@ -8552,11 +8742,51 @@ INDEX = {'format': 1,
                                             None)),
                                 'caused_by': (),
                                 'distributions': {},
-                                'disputes': (),
+                                'disputes': ({'claim': 'The use_deterministic_algorithms docstring lists '
+                                                       "torch.nn.NLLLoss 'when called on a CUDA tensor' "
+                                                       'among the ops that raise, which reads as every call '
+                                                       '(the 1.7-1.8 docstrings say when the input requires '
+                                                       'grad).',
+                                              'status': (((0, 1, 7),
+                                                          None,
+                                                          '>=1.7',
+                                                          (),
+                                                          False,
+                                                          'RuntimeError',
+                                                          None,
+                                                          None,
+                                                          None),),
+                                              'resolution': 'Code and docstring disagree; the code wins. '
+                                                            'nll_loss_nd_symint '
+                                                            '(https://github.com/pytorch/pytorch/blob/0321fa774888a7c86501b3cb31ed6b4fc1010230/aten/src/ATen/native/LossNLL.cpp) '
+                                                            'sends 1-D and 2-D inputs to nll_loss and 3-D or '
+                                                            'larger inputs to nll_loss2d; '
+                                                            'nll_loss2d_forward_out_cuda_template '
+                                                            '(https://github.com/pytorch/pytorch/blob/03318898a6e3d7b35cccc14525128aa33c869ad8/aten/src/ATen/native/cuda/NLLLoss2d.cu) '
+                                                            'calls alertNotDeterministic only when the '
+                                                            'reduction is not none. Both read at a commit of '
+                                                            'the main branch (the files named at that '
+                                                            'commit); the condition before that commit is '
+                                                            'not confirmed per release.',
+                                              'references': ({'kind': 'doc',
+                                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
+                                                              'title': 'torch.use_deterministic_algorithms '
+                                                                       'docstring, PyTorch 2.13.0'},)},),
                                 'references': ({'kind': 'doc',
                                                 'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                 'title': 'torch.use_deterministic_algorithms docstring, '
                                                          'PyTorch 2.13.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/0321fa774888a7c86501b3cb31ed6b4fc1010230/aten/src/ATen/native/LossNLL.cpp',
+                                                'title': 'ATen LossNLL.cpp: nll_loss_nd_symint (1-D/2-D '
+                                                         'input to nll_loss, 3-D and more to nll_loss2d) and '
+                                                         'cross_entropy_loss_symint'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/03318898a6e3d7b35cccc14525128aa33c869ad8/aten/src/ATen/native/cuda/NLLLoss2d.cu',
+                                                'title': 'ATen NLLLoss2d.cu: '
+                                                         'nll_loss2d_forward_out_cuda_template alerts when '
+                                                         'reduction is not none (atomicAdd of block '
+                                                         'partials)'},
                                                {'kind': 'doc',
                                                 'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
                                                 'title': 'torch.use_deterministic_algorithms docstring, '
@@ -8576,16 +8806,15 @@ INDEX = {'format': 1,
                                           'summary': 'On CPU, put_(accumulate=True) with duplicate indices '
                                                      'accumulates in parallel; deterministic mode uses a '
                                                      'deterministic implementation.',
-                                          'conditions': ('accumulate=True on a CPU tensor, with duplicate '
-                                                         'indices.',),
-                                          'calls': (),
+                                          'conditions': ('A CPU tensor, with duplicate indices.',),
+                                          'calls': (((), (('accumulate', (True,)),)),),
                                           'notes': 'Version history from the use_deterministic_algorithms '
-                                                   '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                   'at each minor release tag 1.7-2.14.1 '
+                                                   '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                   'and the same file at the other release tags); the 2.13.0 '
+                                                   "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                   "listed' before a release is read as no switch (NS).",
                                           'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                           'aliases': (),
                                           'status': ((None,
@@ -8636,15 +8865,16 @@ INDEX = {'format': 1,
                                            'mechanism': 'cuda-atomics',
                                            'summary': 'put_(accumulate=True) on CUDA accumulates with '
                                                       'atomics.',
-                                           'conditions': ('accumulate=True on a CUDA tensor.',),
-                                           'calls': (),
+                                           'conditions': (),
+                                           'calls': (((), (('accumulate', (True,)),)),),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                            'aliases': (),
                                            'status': ((None,
@@ -8686,15 +8916,15 @@ INDEX = {'format': 1,
                                          'mechanism': 'other',
                                          'summary': 'put_ with duplicate indices and accumulate=False writes '
                                                     'in an unspecified order.',
-                                         'conditions': ('accumulate=False and duplicate indices.',),
-                                         'calls': (),
+                                         'conditions': ('Duplicate indices.',),
+                                         'calls': (((), (('accumulate', (False,)),)),),
                                          'notes': 'Version history from the use_deterministic_algorithms '
-                                                  '(1.7: set_deterministic) docstrings at each minor release '
-                                                  "1.7-2.14.1 as compared in the project's reference table "
-                                                  '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                  '2.13.0 docstring was checked directly in the installed '
-                                                  "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                  'switch (NS).',
+                                                  '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                  'at each minor release tag 1.7-2.14.1 '
+                                                  '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                  'and the same file at the other release tags); the 2.13.0 '
+                                                  "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                  "listed' before a release is read as no switch (NS).",
                                          'ops': ('torch.Tensor.put_', 'torch.Tensor.put', 'torch.put'),
                                          'aliases': (),
                                          'status': ((None,
@@ -8740,12 +8970,12 @@ INDEX = {'format': 1,
                                         'conditions': ('The tensor is quantized.',),
                                         'calls': (),
                                         'notes': 'Version history from the use_deterministic_algorithms '
-                                                 '(1.7: set_deterministic) docstrings at each minor release '
-                                                 "1.7-2.14.1 as compared in the project's reference table "
-                                                 '(shared/reference/pytorch-jax-libs.md section 1); the '
-                                                 '2.13.0 docstring was checked directly in the installed '
-                                                 "2.13.0 wheel. 'Not listed' before a release is read as no "
-                                                 'switch (NS).',
+                                                 '(1.7: set_deterministic) docstring in torch/__init__.py at '
+                                                 'each minor release tag 1.7-2.14.1 '
+                                                 '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                 'and the same file at the other release tags); the 2.13.0 '
+                                                 "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                 "listed' before a release is read as no switch (NS).",
                                         'ops': ('torch.Tensor.resize_',),
                                         'aliases': (),
                                         'status': ((None,
@@ -8793,13 +9023,14 @@ INDEX = {'format': 1,
                                                      'calls': (),
                                                      'notes': 'Version history from the '
                                                               'use_deterministic_algorithms (1.7: '
-                                                              'set_deterministic) docstrings at each minor '
-                                                              'release 1.7-2.14.1 as compared in the '
-                                                              "project's reference table "
-                                                              '(shared/reference/pytorch-jax-libs.md section '
-                                                              '1); the 2.13.0 docstring was checked directly '
-                                                              "in the installed 2.13.0 wheel. 'Not listed' "
-                                                              'before a release is read as no switch (NS).',
+                                                              'set_deterministic) docstring in '
+                                                              'torch/__init__.py at each minor release tag '
+                                                              '1.7-2.14.1 '
+                                                              '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                              'and the same file at the other release tags); '
+                                                              'the 2.13.0 docstring was checked directly in '
+                                                              "the 2.13.0 wheel. 'Not listed' before a "
+                                                              'release is read as no switch (NS).',
                                                      'ops': ('torch.nn.ReflectionPad1d',
                                                              'torch.nn.ReflectionPad2d'),
                                                      'aliases': (),
@@ -8854,13 +9085,14 @@ INDEX = {'format': 1,
                                                   'calls': (),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.ReflectionPad3d',),
                                                   'aliases': (),
                                                   'status': ((None,
@@ -8906,13 +9138,14 @@ INDEX = {'format': 1,
                                                   'calls': (),
                                                   'notes': 'Version history from the '
                                                            'use_deterministic_algorithms (1.7: '
-                                                           'set_deterministic) docstrings at each minor '
-                                                           "release 1.7-2.14.1 as compared in the project's "
-                                                           'reference table '
-                                                           '(shared/reference/pytorch-jax-libs.md section '
-                                                           '1); the 2.13.0 docstring was checked directly in '
-                                                           "the installed 2.13.0 wheel. 'Not listed' before "
-                                                           'a release is read as no switch (NS).',
+                                                           'set_deterministic) docstring in '
+                                                           'torch/__init__.py at each minor release tag '
+                                                           '1.7-2.14.1 '
+                                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                           'and the same file at the other release tags); '
+                                                           'the 2.13.0 docstring was checked directly in the '
+                                                           "2.13.0 wheel. 'Not listed' before a release is "
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.repeat_interleave',
                                                           'torch.Tensor.repeat_interleave'),
                                                   'aliases': (),
@@ -8987,14 +9220,14 @@ INDEX = {'format': 1,
                                                       'calls': (),
                                                       'notes': 'Version history from the '
                                                                'use_deterministic_algorithms (1.7: '
-                                                               'set_deterministic) docstrings at each minor '
-                                                               'release 1.7-2.14.1 as compared in the '
-                                                               "project's reference table "
-                                                               '(shared/reference/pytorch-jax-libs.md '
-                                                               'section 1); the 2.13.0 docstring was checked '
-                                                               "directly in the installed 2.13.0 wheel. 'Not "
-                                                               "listed' before a release is read as no "
-                                                               'switch (NS).',
+                                                               'set_deterministic) docstring in '
+                                                               'torch/__init__.py at each minor release tag '
+                                                               '1.7-2.14.1 '
+                                                               '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                               'and the same file at the other release '
+                                                               'tags); the 2.13.0 docstring was checked '
+                                                               "directly in the 2.13.0 wheel. 'Not listed' "
+                                                               'before a release is read as no switch (NS).',
                                                       'ops': ('torch.nn.ReplicationPad1d',
                                                               'torch.nn.ReplicationPad3d'),
                                                       'aliases': (),
@@ -9126,13 +9359,14 @@ INDEX = {'format': 1,
                                                    'calls': (),
                                                    'notes': 'Version history from the '
                                                             'use_deterministic_algorithms (1.7: '
-                                                            'set_deterministic) docstrings at each minor '
-                                                            "release 1.7-2.14.1 as compared in the project's "
-                                                            'reference table '
-                                                            '(shared/reference/pytorch-jax-libs.md section '
-                                                            '1); the 2.13.0 docstring was checked directly '
-                                                            "in the installed 2.13.0 wheel. 'Not listed' "
-                                                            'before a release is read as no switch (NS).',
+                                                            'set_deterministic) docstring in '
+                                                            'torch/__init__.py at each minor release tag '
+                                                            '1.7-2.14.1 '
+                                                            '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                            'and the same file at the other release tags); '
+                                                            'the 2.13.0 docstring was checked directly in '
+                                                            "the 2.13.0 wheel. 'Not listed' before a release "
+                                                            'is read as no switch (NS).',
                                                    'ops': ('torch.nn.ReplicationPad2d',),
                                                    'aliases': (),
                                                    'status': ((None,
@@ -9207,11 +9441,12 @@ INDEX = {'format': 1,
                                    'conditions': ('Floating-point data and duplicate indices.',),
                                    'calls': (),
                                    'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                            'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                            "as compared in the project's reference table "
-                                            '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                            'docstring was checked directly in the installed 2.13.0 wheel. '
-                                            "'Not listed' before a release is read as no switch (NS).",
+                                            'set_deterministic) docstring in torch/__init__.py at each minor '
+                                            'release tag 1.7-2.14.1 '
+                                            '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                            'and the same file at the other release tags); the 2.13.0 '
+                                            "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                            "listed' before a release is read as no switch (NS).",
                                    'ops': ('torch.Tensor.scatter_add_',
                                            'torch.Tensor.scatter_add',
                                            'torch.scatter_add'),
@@ -9277,15 +9512,16 @@ INDEX = {'format': 1,
                                            'mechanism': 'cuda-atomics',
                                            'summary': 'scatter_reduce prod on CUDA has no deterministic '
                                                       'implementation.',
-                                           'conditions': ("reduce='prod', duplicate indices.",),
-                                           'calls': (),
+                                           'conditions': ('Duplicate indices.',),
+                                           'calls': (((), (('reduce', ('prod',)),)),),
                                            'notes': 'Version history from the use_deterministic_algorithms '
-                                                    '(1.7: set_deterministic) docstrings at each minor '
-                                                    "release 1.7-2.14.1 as compared in the project's "
-                                                    'reference table (shared/reference/pytorch-jax-libs.md '
-                                                    'section 1); the 2.13.0 docstring was checked directly '
-                                                    "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                    'release is read as no switch (NS).',
+                                                    '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                    'at each minor release tag 1.7-2.14.1 '
+                                                    '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                    'and the same file at the other release tags); the '
+                                                    '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                    "wheel. 'Not listed' before a release is read as no "
+                                                    'switch (NS).',
                                            'ops': ('torch.Tensor.scatter_reduce',
                                                    'torch.Tensor.scatter_reduce_',
                                                    'torch.scatter_reduce'),
@@ -9330,17 +9566,17 @@ INDEX = {'format': 1,
                                                'summary': 'scatter_reduce sum/mean accumulates with atomics '
                                                           'on CUDA; from 2.1 deterministic mode uses a '
                                                           'deterministic implementation.',
-                                               'conditions': ("reduce='sum' or reduce='mean', duplicate "
-                                                              'indices.',),
-                                               'calls': (),
+                                               'conditions': ('Duplicate indices.',),
+                                               'calls': (((), (('reduce', ('sum', 'mean')),)),),
                                                'notes': 'Version history from the '
                                                         'use_deterministic_algorithms (1.7: '
-                                                        'set_deterministic) docstrings at each minor release '
-                                                        "1.7-2.14.1 as compared in the project's reference "
-                                                        'table (shared/reference/pytorch-jax-libs.md section '
-                                                        '1); the 2.13.0 docstring was checked directly in '
-                                                        "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                        'release is read as no switch (NS).',
+                                                        'set_deterministic) docstring in torch/__init__.py '
+                                                        'at each minor release tag 1.7-2.14.1 '
+                                                        '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                        'and the same file at the other release tags); the '
+                                                        '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                        "wheel. 'Not listed' before a release is read as no "
+                                                        'switch (NS).',
                                                'ops': ('torch.Tensor.scatter_reduce',
                                                        'torch.Tensor.scatter_reduce_',
                                                        'torch.scatter_reduce'),
@@ -9386,16 +9622,17 @@ INDEX = {'format': 1,
                                                      'in an unspecified order on CUDA; from 2.1 '
                                                      'deterministic mode makes it deterministic run to run '
                                                      '(not CUDA-vs-CPU).',
-                                          'conditions': ('src is a Tensor (not a scalar) and the index '
-                                                         'contains duplicates.',),
-                                          'calls': (),
+                                          'conditions': ('The index contains duplicates (a scalar value '
+                                                         'instead of src writes the same value from every '
+                                                         'duplicate).',),
+                                          'calls': (((), (('src', ('float', 'int', 'bool', 'complex')),)),),
                                           'notes': 'Version history from the use_deterministic_algorithms '
-                                                   '(1.7: set_deterministic) docstrings at each minor '
-                                                   "release 1.7-2.14.1 as compared in the project's "
-                                                   'reference table (shared/reference/pytorch-jax-libs.md '
-                                                   'section 1); the 2.13.0 docstring was checked directly in '
-                                                   "the installed 2.13.0 wheel. 'Not listed' before a "
-                                                   'release is read as no switch (NS).',
+                                                   '(1.7: set_deterministic) docstring in torch/__init__.py '
+                                                   'at each minor release tag 1.7-2.14.1 '
+                                                   '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                   'and the same file at the other release tags); the 2.13.0 '
+                                                   "docstring was checked directly in the 2.13.0 wheel. 'Not "
+                                                   "listed' before a release is read as no switch (NS).",
                                           'ops': ('torch.Tensor.scatter',
                                                   'torch.Tensor.scatter_',
                                                   'torch.scatter'),
@@ -9699,11 +9936,12 @@ INDEX = {'format': 1,
                                                  'is dense.',),
                                   'calls': (),
                                   'notes': 'Version history from the use_deterministic_algorithms (1.7: '
-                                           'set_deterministic) docstrings at each minor release 1.7-2.14.1 '
-                                           "as compared in the project's reference table "
-                                           '(shared/reference/pytorch-jax-libs.md section 1); the 2.13.0 '
-                                           'docstring was checked directly in the installed 2.13.0 wheel. '
-                                           "'Not listed' before a release is read as no switch (NS).",
+                                           'set_deterministic) docstring in torch/__init__.py at each minor '
+                                           'release tag 1.7-2.14.1 '
+                                           '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                           'and the same file at the other release tags); the 2.13.0 '
+                                           "docstring was checked directly in the 2.13.0 wheel. 'Not listed' "
+                                           'before a release is read as no switch (NS).',
                                   'ops': ('torch.bmm', 'torch.Tensor.bmm'),
                                   'aliases': (),
                                   'status': ((None, (0, 1, 7), '<1.7', (), False, None, None, None, None),
@@ -9763,12 +10001,13 @@ INDEX = {'format': 1,
                                             'conditions': ('The program reads memory it did not write.',),
                                             'calls': (),
                                             'notes': 'Version history from the use_deterministic_algorithms '
-                                                     '(1.7: set_deterministic) docstrings at each minor '
-                                                     "release 1.7-2.14.1 as compared in the project's "
-                                                     'reference table (shared/reference/pytorch-jax-libs.md '
-                                                     'section 1); the 2.13.0 docstring was checked directly '
-                                                     "in the installed 2.13.0 wheel. 'Not listed' before a "
-                                                     'release is read as no switch (NS).',
+                                                     '(1.7: set_deterministic) docstring in '
+                                                     'torch/__init__.py at each minor release tag 1.7-2.14.1 '
+                                                     '(https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py, '
+                                                     'and the same file at the other release tags); the '
+                                                     '2.13.0 docstring was checked directly in the 2.13.0 '
+                                                     "wheel. 'Not listed' before a release is read as no "
+                                                     'switch (NS).',
                                             'ops': ('torch.empty',
                                                     'torch.empty_like',
                                                     'torch.empty_strided',
@@ -10170,6 +10409,7 @@ INDEX = {'format': 1,
                        'torch.nn.ConvTranspose1d': ('torch.cudnn-convolution',),
                        'torch.nn.ConvTranspose2d': ('torch.cudnn-convolution',),
                        'torch.nn.ConvTranspose3d': ('torch.cudnn-convolution',),
+                       'torch.nn.CrossEntropyLoss': ('torch.nll-loss',),
                        'torch.nn.Embedding': ('torch.embedding-backward',),
                        'torch.nn.EmbeddingBag': ('torch.embedding-bag-max-backward',),
                        'torch.nn.FractionalMaxPool2d': ('torch.fractional-max-pool-backward',),
@@ -10186,7 +10426,8 @@ INDEX = {'format': 1,
                        'torch.nn.ReplicationPad1d': ('torch.replication-pad-1d-3d-backward',),
                        'torch.nn.ReplicationPad2d': ('torch.replication-pad-2d-backward',),
                        'torch.nn.ReplicationPad3d': ('torch.replication-pad-1d-3d-backward',),
-                       'torch.nn.Upsample': ('torch.interpolate-bicubic-backward',
+                       'torch.nn.Upsample': ('torch.adaptive-avg-pool-backward',
+                                             'torch.interpolate-bicubic-backward',
                                              'torch.interpolate-bilinear-backward',
                                              'torch.interpolate-linear-backward',
                                              'torch.interpolate-trilinear-backward'),
@@ -10201,13 +10442,16 @@ INDEX = {'format': 1,
                        'torch.nn.functional.conv_transpose1d': ('torch.cudnn-convolution',),
                        'torch.nn.functional.conv_transpose2d': ('torch.cudnn-convolution',),
                        'torch.nn.functional.conv_transpose3d': ('torch.cudnn-convolution',),
+                       'torch.nn.functional.cross_entropy': ('torch.nll-loss',),
                        'torch.nn.functional.ctc_loss': ('torch.ctc-loss-backward',),
                        'torch.nn.functional.embedding': ('torch.embedding-backward',),
                        'torch.nn.functional.embedding_bag': ('torch.embedding-bag-max-backward',),
                        'torch.nn.functional.fractional_max_pool2d': ('torch.fractional-max-pool-backward',),
                        'torch.nn.functional.fractional_max_pool3d': ('torch.fractional-max-pool-backward',),
                        'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',),
-                       'torch.nn.functional.interpolate': ('torch.interpolate-bicubic-backward',
+                       'torch.nn.functional.interpolate': ('torch.adaptive-avg-pool-backward',
+                                                           'torch.interpolate-bicubic-backward',
+                                                           'torch.interpolate-bilinear-antialias-backward',
                                                            'torch.interpolate-bilinear-backward',
                                                            'torch.interpolate-linear-backward',
                                                            'torch.interpolate-trilinear-backward'),
@@ -11702,6 +11946,12 @@ INDEX = {'format': 1,
                                                      "padding_mode='zeros'",
                                                      'device=None',
                                                      'dtype=None'),
+                        'torch.nn.CrossEntropyLoss': ('weight=None',
+                                                      'size_average=None',
+                                                      'ignore_index=-100',
+                                                      'reduce=None',
+                                                      "reduction='mean'",
+                                                      'label_smoothing=0.0'),
                         'torch.nn.Embedding': ('num_embeddings',
                                                'embedding_dim',
                                                'padding_idx=None',
@@ -11823,6 +12073,14 @@ INDEX = {'format': 1,
                                                                  'output_padding=0',
                                                                  'groups=1',
                                                                  'dilation=1'),
+                        'torch.nn.functional.cross_entropy': ('input',
+                                                              'target',
+                                                              'weight=None',
+                                                              'size_average=None',
+                                                              'ignore_index=-100',
+                                                              'reduce=None',
+                                                              "reduction='mean'",
+                                                              'label_smoothing=0.0'),
                         'torch.nn.functional.ctc_loss': ('log_probs',
                                                          'targets',
                                                          'input_lengths',
@@ -12562,7 +12820,10 @@ INDEX = {'format': 1,
                                               'time_ratio': 2.51,
                                               'message': None}),
                                    'contradicts': (),
-                                   'reviewed': None},
+                                   'reviewed': None,
+                                   'op': None,
+                                   'call': None,
+                                   'applies': None},
                                   {'source': 'jax.gather-backward',
                                    'verifier': 'jax.take_grad',
                                    'env_id': 'h200-x1-7f6ee83a',
@@ -12606,7 +12867,10 @@ INDEX = {'format': 1,
                                               'time_ratio': 1.66,
                                               'message': None}),
                                    'contradicts': (),
-                                   'reviewed': None}),
+                                   'reviewed': None,
+                                   'op': None,
+                                   'call': None,
+                                   'applies': None}),
           'jax.scatter-add': ({'source': 'jax.scatter-add',
                                'verifier': 'jax.at_add',
                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12650,7 +12914,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 0.48,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None},
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None},
                               {'source': 'jax.scatter-add',
                                'verifier': 'jax.at_add',
                                'env_id': 'h200-x1-7f6ee83a',
@@ -12694,7 +12961,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 0.51,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None}),
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None}),
           'jax.segment-reductions': ({'source': 'jax.segment-reductions',
                                       'verifier': 'jax.segment_sum',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12738,7 +13008,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 0.48,
                                                  'message': None}),
                                       'contradicts': (),
-                                      'reviewed': None},
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},
                                      {'source': 'jax.segment-reductions',
                                       'verifier': 'jax.segment_sum',
                                       'env_id': 'h200-x1-7f6ee83a',
@@ -12782,7 +13055,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 0.47,
                                                  'message': None}),
                                       'contradicts': (),
-                                      'reviewed': None}),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None}),
           'jax.select-and-scatter': ({'source': 'jax.select-and-scatter',
                                       'verifier': 'jax.select_and_scatter',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12826,7 +13102,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 5.27,
                                                  'message': None}),
                                       'contradicts': (),
-                                      'reviewed': None},),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},),
           'jax.xla-gemm-conv-attention': ({'source': 'jax.xla-gemm-conv-attention',
                                            'verifier': 'jax.gemm_conv_attention',
                                            'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -12870,7 +13149,10 @@ INDEX = {'format': 1,
                                                       'time_ratio': 1.29,
                                                       'message': None}),
                                            'contradicts': (),
-                                           'reviewed': None},),
+                                           'reviewed': None,
+                                           'op': None,
+                                           'call': None,
+                                           'applies': None},),
           'nccl.allreduce-order': ({'source': 'nccl.allreduce-order',
                                     'verifier': 'nccl.allreduce_order',
                                     'env_id': 'h200-x2-e61d486d',
@@ -12923,7 +13205,10 @@ INDEX = {'format': 1,
                                                'time_ratio': 1.7,
                                                'message': None}),
                                     'contradicts': (),
-                                    'reviewed': None},
+                                    'reviewed': None,
+                                    'op': None,
+                                    'call': None,
+                                    'applies': None},
                                    {'source': 'nccl.allreduce-order',
                                     'verifier': 'nccl.allreduce_order',
                                     'env_id': 'h200-x2-e61d486d',
@@ -12967,7 +13252,10 @@ INDEX = {'format': 1,
                                                'time_ratio': 0.95,
                                                'message': None}),
                                     'contradicts': (),
-                                    'reviewed': None}),
+                                    'reviewed': None,
+                                    'op': None,
+                                    'call': None,
+                                    'applies': None}),
           'tf.cpu-thread-parallelism': ({'source': 'tf.cpu-thread-parallelism',
                                          'verifier': 'tensorflow.cpu_thread_parallelism',
                                          'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13002,7 +13290,10 @@ INDEX = {'format': 1,
                                                     'time_ratio': 1.09,
                                                     'message': None}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'tf.crop-and-resize-backprop-cpu': ({'source': 'tf.crop-and-resize-backprop-cpu',
                                                'verifier': 'tensorflow.crop_and_resize_backprop',
                                                'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13037,7 +13328,10 @@ INDEX = {'format': 1,
                                                           'time_ratio': 1.14,
                                                           'message': None}),
                                                'contradicts': (),
-                                               'reviewed': None},),
+                                               'reviewed': None,
+                                               'op': None,
+                                               'call': None,
+                                               'applies': None},),
           'tf.data-loader-parallelism': ({'source': 'tf.data-loader-parallelism',
                                           'verifier': 'tensorflow.data_loader_parallelism',
                                           'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13072,7 +13366,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.94,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None},),
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},),
           'tf.dataset-shard': ({'source': 'tf.dataset-shard',
                                 'verifier': 'tensorflow.dataset_shard',
                                 'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13098,7 +13395,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 1.0,
                                            'message': None},),
                                 'contradicts': (),
-                                'reviewed': None},),
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},),
           'tf.gradient-gating': ({'source': 'tf.gradient-gating',
                                   'verifier': 'tensorflow.gradient_gating',
                                   'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13138,7 +13438,10 @@ INDEX = {'format': 1,
                                               "saw the difference about once in 100 steps (the record's "
                                               'summary), so 5 calls on 2 cores are weak evidence either way. '
                                               "The record stays as the talk and NVIDIA's table describe it; "
-                                              'a GPU runner with TensorFlow has not run it yet.'},),
+                                              'a GPU runner with TensorFlow has not run it yet.',
+                                  'op': None,
+                                  'call': None,
+                                  'applies': None},),
           'tf.random-seeds': ({'source': 'tf.random-seeds',
                                'verifier': 'tensorflow.random_seeds',
                                'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13173,7 +13476,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 2.74,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None},),
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None},),
           'tf.timestamp': ({'source': 'tf.timestamp',
                             'verifier': 'tensorflow.timestamp',
                             'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13211,7 +13517,10 @@ INDEX = {'format': 1,
                                                   'Timestamp cannot be called when determinism is enabled '
                                                   '[Op:Timestamp] name:'}),
                             'contradicts': (),
-                            'reviewed': None},),
+                            'reviewed': None,
+                            'op': None,
+                            'call': None,
+                            'applies': None},),
           'tf.while-loop-parallel-iterations': ({'source': 'tf.while-loop-parallel-iterations',
                                                  'verifier': 'tensorflow.while_loop_parallel_iterations',
                                                  'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13237,7 +13546,10 @@ INDEX = {'format': 1,
                                                             'time_ratio': 1.0,
                                                             'message': None},),
                                                  'contradicts': (),
-                                                 'reviewed': None},),
+                                                 'reviewed': None,
+                                                 'op': None,
+                                                 'call': None,
+                                                 'applies': None},),
           'torch.adaptive-avg-pool-backward': ({'source': 'torch.adaptive-avg-pool-backward',
                                                 'verifier': 'torch.adaptive_avg_pool_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13285,7 +13597,10 @@ INDEX = {'format': 1,
                                                                       'deterministic support for this '
                                                                       'operation.'}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.adaptive-max-pool2d-backward': ({'source': 'torch.adaptive-max-pool2d-backward',
                                                   'verifier': 'torch.adaptive_max_pool2d_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13334,7 +13649,10 @@ INDEX = {'format': 1,
                                                                         'deterministic support for this '
                                                                         'operation.'}),
                                                   'contradicts': (),
-                                                  'reviewed': None},),
+                                                  'reviewed': None,
+                                                  'op': None,
+                                                  'call': None,
+                                                  'applies': None},),
           'torch.avg-pool3d-backward': ({'source': 'torch.avg-pool3d-backward',
                                          'verifier': 'torch.avg_pool3d_backward',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13380,7 +13698,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.bincount': ({'source': 'torch.bincount',
                               'verifier': 'torch.bincount_weights',
                               'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13423,7 +13744,10 @@ INDEX = {'format': 1,
                                                     'help us prioritize adding deterministic support for '
                                                     'this operation.'}),
                               'contradicts': (),
-                              'reviewed': None},
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None},
                              {'source': 'torch.bincount',
                               'verifier': 'torch.bincount_weights',
                               'env_id': 'h200-x1-7f6ee83a',
@@ -13449,7 +13773,10 @@ INDEX = {'format': 1,
                                          'time_ratio': 1.0,
                                          'message': None},),
                               'contradicts': (),
-                              'reviewed': None}),
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None}),
           'torch.ctc-loss-backward': ({'source': 'torch.ctc-loss-backward',
                                        'verifier': 'torch.ctc_loss_backward',
                                        'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13494,7 +13821,10 @@ INDEX = {'format': 1,
                                                              'help us prioritize adding deterministic '
                                                              'support for this operation.'}),
                                        'contradicts': (),
-                                       'reviewed': None},
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None},
                                       {'source': 'torch.ctc-loss-backward',
                                        'verifier': 'torch.ctc_loss_backward',
                                        'env_id': 'h200-x1-7f6ee83a',
@@ -13520,7 +13850,10 @@ INDEX = {'format': 1,
                                                   'time_ratio': 1.0,
                                                   'message': None},),
                                        'contradicts': (),
-                                       'reviewed': None}),
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None}),
           'torch.cublas-workspace': ({'source': 'torch.cublas-workspace',
                                       'verifier': 'torch.matmul',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13546,7 +13879,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 1.0,
                                                  'message': None},),
                                       'contradicts': (),
-                                      'reviewed': None},
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},
                                      {'source': 'torch.cublas-workspace',
                                       'verifier': 'torch.matmul',
                                       'env_id': 'h200-x1-7f6ee83a',
@@ -13572,7 +13908,10 @@ INDEX = {'format': 1,
                                                  'time_ratio': 1.0,
                                                  'message': None},),
                                       'contradicts': (),
-                                      'reviewed': None}),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None}),
           'torch.cudnn-benchmark': ({'source': 'torch.cudnn-benchmark',
                                      'verifier': 'torch.cudnn_benchmark',
                                      'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13610,7 +13949,10 @@ INDEX = {'format': 1,
                                                      'differed by default',),
                                      'reviewed': 'Intermittent, as in the run reviewed above: 1 of 5 again '
                                                  'by default here, after 3 and 2 of 5 in earlier runs on the '
-                                                 'same H100.'},),
+                                                 'same H100.',
+                                     'op': None,
+                                     'call': None,
+                                     'applies': None},),
           'torch.cudnn-convolution': ({'source': 'torch.cudnn-convolution',
                                        'verifier': 'torch.conv2d_backward',
                                        'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13663,7 +14005,10 @@ INDEX = {'format': 1,
                                                   'time_ratio': 1.51,
                                                   'message': None}),
                                        'contradicts': (),
-                                       'reviewed': None},
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None},
                                       {'source': 'torch.cudnn-convolution',
                                        'verifier': 'torch.conv2d_backward',
                                        'env_id': 'h200-x1-7f6ee83a',
@@ -13723,7 +14068,10 @@ INDEX = {'format': 1,
                                                    '(3 input channels) the H100 run '
                                                    'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml '
                                                    'gave 5 distinct of 5 by default and 1 of 5 under each '
-                                                   'solution.'}),
+                                                   'solution.',
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None}),
           'torch.cumsum': ({'source': 'torch.cumsum',
                             'verifier': 'torch.cumsum',
                             'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13767,7 +14115,10 @@ INDEX = {'format': 1,
                                        'time_ratio': 1.32,
                                        'message': None}),
                             'contradicts': (),
-                            'reviewed': None},
+                            'reviewed': None,
+                            'op': None,
+                            'call': None,
+                            'applies': None},
                            {'source': 'torch.cumsum',
                             'verifier': 'torch.cumsum',
                             'env_id': 'h200-x1-7f6ee83a',
@@ -13811,7 +14162,10 @@ INDEX = {'format': 1,
                                        'time_ratio': 0.86,
                                        'message': None}),
                             'contradicts': (),
-                            'reviewed': None}),
+                            'reviewed': None,
+                            'op': None,
+                            'call': None,
+                            'applies': None}),
           'torch.data-loader-workers': ({'source': 'torch.data-loader-workers',
                                          'verifier': 'torch.data_loader_workers',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13846,7 +14200,10 @@ INDEX = {'format': 1,
                                                     'time_ratio': 0.98,
                                                     'message': None}),
                                          'contradicts': (),
-                                         'reviewed': None},
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},
                                         {'source': 'torch.data-loader-workers',
                                          'verifier': 'torch.data_loader_workers',
                                          'env_id': 'cpu-x86-64-30d7b6e9',
@@ -13881,7 +14238,10 @@ INDEX = {'format': 1,
                                                     'time_ratio': 1.28,
                                                     'message': None}),
                                          'contradicts': (),
-                                         'reviewed': None}),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None}),
           'torch.embedding-backward': ({'source': 'torch.embedding-backward',
                                         'verifier': 'torch.embedding_backward',
                                         'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -13925,7 +14285,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 1.32,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None},
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None},
                                        {'source': 'torch.embedding-backward',
                                         'verifier': 'torch.embedding_backward',
                                         'env_id': 'h200-x1-7f6ee83a',
@@ -13969,7 +14332,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 1.18,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None}),
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None}),
           'torch.embedding-bag-max-backward': ({'source': 'torch.embedding-bag-max-backward',
                                                 'verifier': 'torch.embedding_bag_max_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14017,7 +14383,10 @@ INDEX = {'format': 1,
                                                                       'deterministic support for this '
                                                                       'operation.'}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.fractional-max-pool-backward': ({'source': 'torch.fractional-max-pool-backward',
                                                   'verifier': 'torch.fractional_max_pool_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14066,7 +14435,10 @@ INDEX = {'format': 1,
                                                                         'deterministic support for this '
                                                                         'operation.'}),
                                                   'contradicts': (),
-                                                  'reviewed': None},),
+                                                  'reviewed': None,
+                                                  'op': None,
+                                                  'call': None,
+                                                  'applies': None},),
           'torch.gather-backward': ({'source': 'torch.gather-backward',
                                      'verifier': 'torch.gather_backward',
                                      'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14110,7 +14482,10 @@ INDEX = {'format': 1,
                                                 'time_ratio': 4.15,
                                                 'message': None}),
                                      'contradicts': (),
-                                     'reviewed': None},
+                                     'reviewed': None,
+                                     'op': None,
+                                     'call': None,
+                                     'applies': None},
                                     {'source': 'torch.gather-backward',
                                      'verifier': 'torch.gather_backward',
                                      'env_id': 'h200-x1-7f6ee83a',
@@ -14154,7 +14529,10 @@ INDEX = {'format': 1,
                                                 'time_ratio': 2.03,
                                                 'message': None}),
                                      'contradicts': (),
-                                     'reviewed': None}),
+                                     'reviewed': None,
+                                     'op': None,
+                                     'call': None,
+                                     'applies': None}),
           'torch.getitem-backward-cpu': ({'source': 'torch.getitem-backward-cpu',
                                           'verifier': 'torch.getitem_backward_cpu',
                                           'env_id': 'cpu-x86-64-30d7b6e9',
@@ -14198,7 +14576,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.51,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None},),
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},),
           'torch.grid-sample-backward': ({'source': 'torch.grid-sample-backward',
                                           'verifier': 'torch.grid_sample_backward',
                                           'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14244,7 +14625,10 @@ INDEX = {'format': 1,
                                                                 'to help us prioritize adding deterministic '
                                                                 'support for this operation.'}),
                                           'contradicts': (),
-                                          'reviewed': None},),
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},),
           'torch.histc': ({'source': 'torch.histc',
                            'verifier': 'torch.histc',
                            'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14287,7 +14671,10 @@ INDEX = {'format': 1,
                                                  'prioritize adding deterministic support for this '
                                                  'operation.'}),
                            'contradicts': (),
-                           'reviewed': None},
+                           'reviewed': None,
+                           'op': None,
+                           'call': None,
+                           'applies': None},
                           {'source': 'torch.histc',
                            'verifier': 'torch.histc',
                            'env_id': 'h200-x1-7f6ee83a',
@@ -14318,7 +14705,10 @@ INDEX = {'format': 1,
                                        'below 2^24, where integer-valued partial sums are exact in any '
                                        'order, so nothing could differ. With 40M values in 2 bins the H100 '
                                        'run data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml '
-                                       'gave 5 distinct of 5 and PT_DET raised as the record says.'}),
+                                       'gave 5 distinct of 5 and PT_DET raised as the record says.',
+                           'op': None,
+                           'call': None,
+                           'applies': None}),
           'torch.index-add': ({'source': 'torch.index-add',
                                'verifier': 'torch.index_add',
                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14362,7 +14752,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 6.27,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None},
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None},
                               {'source': 'torch.index-add',
                                'verifier': 'torch.index_add',
                                'env_id': 'h200-x1-7f6ee83a',
@@ -14406,7 +14799,10 @@ INDEX = {'format': 1,
                                           'time_ratio': 5.58,
                                           'message': None}),
                                'contradicts': (),
-                               'reviewed': None}),
+                               'reviewed': None,
+                               'op': None,
+                               'call': None,
+                               'applies': None}),
           'torch.index-copy': ({'source': 'torch.index-copy',
                                 'verifier': 'torch.index_copy',
                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14450,7 +14846,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 16.73,
                                            'message': None}),
                                 'contradicts': (),
-                                'reviewed': None},
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},
                                {'source': 'torch.index-copy',
                                 'verifier': 'torch.index_copy',
                                 'env_id': 'cpu-x86-64-30d7b6e9',
@@ -14494,8 +14893,152 @@ INDEX = {'format': 1,
                                            'time_ratio': 0.13,
                                            'message': None}),
                                 'contradicts': (),
-                                'reviewed': None}),
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None}),
           'torch.index-put-accumulate-cpu': ({'source': 'torch.index-put-accumulate-cpu',
+                                              'verifier': 'torch.index_put_accumulate_cpu',
+                                              'env_id': 'cpu-x86-64-30d7b6e9',
+                                              'date': '2026-11-23T16:38:22Z',
+                                              'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                              'gpu': None,
+                                              'gpu_count': 0,
+                                              'driver': None,
+                                              'cuda': None,
+                                              'cudnn': None,
+                                              'framework': 'pytorch',
+                                              'version': '2.13.0+cpu',
+                                              'key': (0, 2, 13),
+                                              'device': 'cpu',
+                                              'n': 5,
+                                              'modes': ({'mode': 'default',
+                                                         'solutions': (),
+                                                         'outcome': 'ok',
+                                                         'distinct': 5,
+                                                         'max_abs_diff': 211.0,
+                                                         'max_ulp_diff': 3192,
+                                                         'median_s': 0.145912,
+                                                         'time_ratio': 1.0,
+                                                         'message': None},
+                                                        {'mode': 'PT_DET',
+                                                         'solutions': ('PT_DET',),
+                                                         'outcome': 'ok',
+                                                         'distinct': 1,
+                                                         'max_abs_diff': 0.0,
+                                                         'max_ulp_diff': 0,
+                                                         'median_s': 0.079121,
+                                                         'time_ratio': 0.54,
+                                                         'message': None},
+                                                        {'mode': 'PT_DETW',
+                                                         'solutions': ('PT_DETW',),
+                                                         'outcome': 'ok',
+                                                         'distinct': 1,
+                                                         'max_abs_diff': 0.0,
+                                                         'max_ulp_diff': 0,
+                                                         'median_s': 0.100232,
+                                                         'time_ratio': 0.69,
+                                                         'message': None}),
+                                              'contradicts': (),
+                                              'reviewed': None,
+                                              'op': 'torch.Tensor.index_put',
+                                              'call': {'accumulate': True},
+                                              'applies': True},
+                                             {'source': 'torch.index-put-accumulate-cpu',
+                                              'verifier': 'torch.index_put_accumulate_cpu',
+                                              'env_id': 'cpu-x86-64-30d7b6e9',
+                                              'date': '2026-11-23T16:38:22Z',
+                                              'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                              'gpu': None,
+                                              'gpu_count': 0,
+                                              'driver': None,
+                                              'cuda': None,
+                                              'cudnn': None,
+                                              'framework': 'pytorch',
+                                              'version': '2.13.0+cpu',
+                                              'key': (0, 2, 13),
+                                              'device': 'cpu',
+                                              'n': 5,
+                                              'modes': ({'mode': 'default',
+                                                         'solutions': (),
+                                                         'outcome': 'ok',
+                                                         'distinct': 5,
+                                                         'max_abs_diff': 252.0,
+                                                         'max_ulp_diff': 3840,
+                                                         'median_s': 0.123037,
+                                                         'time_ratio': 1.0,
+                                                         'message': None},
+                                                        {'mode': 'PT_DET',
+                                                         'solutions': ('PT_DET',),
+                                                         'outcome': 'ok',
+                                                         'distinct': 1,
+                                                         'max_abs_diff': 0.0,
+                                                         'max_ulp_diff': 0,
+                                                         'median_s': 0.078041,
+                                                         'time_ratio': 0.63,
+                                                         'message': None},
+                                                        {'mode': 'PT_DETW',
+                                                         'solutions': ('PT_DETW',),
+                                                         'outcome': 'ok',
+                                                         'distinct': 1,
+                                                         'max_abs_diff': 0.0,
+                                                         'max_ulp_diff': 0,
+                                                         'median_s': 0.084403,
+                                                         'time_ratio': 0.69,
+                                                         'message': None}),
+                                              'contradicts': (),
+                                              'reviewed': None,
+                                              'op': 'torch.Tensor.index_put_',
+                                              'call': {'accumulate': True},
+                                              'applies': True},
+                                             {'source': 'torch.index-put-accumulate-cpu',
+                                              'verifier': 'torch.index_put_accumulate_cpu',
+                                              'env_id': 'cpu-x86-64-30d7b6e9',
+                                              'date': '2026-11-23T16:38:22Z',
+                                              'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                              'gpu': None,
+                                              'gpu_count': 0,
+                                              'driver': None,
+                                              'cuda': None,
+                                              'cudnn': None,
+                                              'framework': 'pytorch',
+                                              'version': '2.13.0+cpu',
+                                              'key': (0, 2, 13),
+                                              'device': 'cpu',
+                                              'n': 5,
+                                              'modes': ({'mode': 'default',
+                                                         'solutions': (),
+                                                         'outcome': 'ok',
+                                                         'distinct': 5,
+                                                         'max_abs_diff': 221.0,
+                                                         'max_ulp_diff': 3544,
+                                                         'median_s': 0.082912,
+                                                         'time_ratio': 1.0,
+                                                         'message': None},
+                                                        {'mode': 'PT_DET',
+                                                         'solutions': ('PT_DET',),
+                                                         'outcome': 'ok',
+                                                         'distinct': 1,
+                                                         'max_abs_diff': 0.0,
+                                                         'max_ulp_diff': 0,
+                                                         'median_s': 0.073369,
+                                                         'time_ratio': 0.88,
+                                                         'message': None},
+                                                        {'mode': 'PT_DETW',
+                                                         'solutions': ('PT_DETW',),
+                                                         'outcome': 'ok',
+                                                         'distinct': 1,
+                                                         'max_abs_diff': 0.0,
+                                                         'max_ulp_diff': 0,
+                                                         'median_s': 0.083002,
+                                                         'time_ratio': 1.0,
+                                                         'message': None}),
+                                              'contradicts': (),
+                                              'reviewed': None,
+                                              'op': 'torch.index_put',
+                                              'call': {'accumulate': True},
+                                              'applies': True},
+                                             {'source': 'torch.index-put-accumulate-cpu',
                                               'verifier': 'torch.index_put_accumulate_cpu',
                                               'env_id': 'cpu-x86-64-30d7b6e9',
                                               'date': '2026-11-23T10:46:31Z',
@@ -14538,8 +15081,229 @@ INDEX = {'format': 1,
                                                          'time_ratio': 0.17,
                                                          'message': None}),
                                               'contradicts': (),
-                                              'reviewed': None},),
+                                              'reviewed': None,
+                                              'op': None,
+                                              'call': None,
+                                              'applies': None}),
           'torch.index-put-no-accumulate': ({'source': 'torch.index-put-no-accumulate',
+                                             'verifier': 'torch.index_put_no_accumulate',
+                                             'env_id': 'cpu-x86-64-30d7b6e9',
+                                             'date': '2026-11-23T16:38:22Z',
+                                             'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                             'gpu': None,
+                                             'gpu_count': 0,
+                                             'driver': None,
+                                             'cuda': None,
+                                             'cudnn': None,
+                                             'framework': 'pytorch',
+                                             'version': '2.13.0+cpu',
+                                             'key': (0, 2, 13),
+                                             'device': 'cpu',
+                                             'n': 5,
+                                             'modes': ({'mode': 'default',
+                                                        'solutions': (),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.097121,
+                                                        'time_ratio': 1.0,
+                                                        'message': None},
+                                                       {'mode': 'PT_DET',
+                                                        'solutions': ('PT_DET',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.095268,
+                                                        'time_ratio': 0.98,
+                                                        'message': None},
+                                                       {'mode': 'PT_DETW',
+                                                        'solutions': ('PT_DETW',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.064026,
+                                                        'time_ratio': 0.66,
+                                                        'message': None}),
+                                             'contradicts': ('the record claims non-determinism; 0 of 5 runs '
+                                                             'differed by default',),
+                                             'reviewed': 'On this 2-core CPU the race between duplicate '
+                                                         'writes shows only now and then. In the same run '
+                                                         'torch.index_put(accumulate=False), which runs the '
+                                                         'same index_put_ kernel, gave 2 distinct results of '
+                                                         '5; Tensor.index_put_ and Tensor.index_put gave 1 '
+                                                         'of 5 this time. One differing run proves the '
+                                                         'record; the clean ones are 0 of 5, not '
+                                                         'determinism.',
+                                             'op': 'torch.Tensor.index_put',
+                                             'call': {'accumulate': False},
+                                             'applies': True},
+                                            {'source': 'torch.index-put-no-accumulate',
+                                             'verifier': 'torch.index_put_no_accumulate',
+                                             'env_id': 'cpu-x86-64-30d7b6e9',
+                                             'date': '2026-11-23T16:38:22Z',
+                                             'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                             'gpu': None,
+                                             'gpu_count': 0,
+                                             'driver': None,
+                                             'cuda': None,
+                                             'cudnn': None,
+                                             'framework': 'pytorch',
+                                             'version': '2.13.0+cpu',
+                                             'key': (0, 2, 13),
+                                             'device': 'cpu',
+                                             'n': 5,
+                                             'modes': ({'mode': 'default',
+                                                        'solutions': (),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.087001,
+                                                        'time_ratio': 1.0,
+                                                        'message': None},
+                                                       {'mode': 'PT_DET',
+                                                        'solutions': ('PT_DET',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.090447,
+                                                        'time_ratio': 1.04,
+                                                        'message': None},
+                                                       {'mode': 'PT_DETW',
+                                                        'solutions': ('PT_DETW',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.061832,
+                                                        'time_ratio': 0.71,
+                                                        'message': None}),
+                                             'contradicts': ('the record claims non-determinism; 0 of 5 runs '
+                                                             'differed by default',),
+                                             'reviewed': 'On this 2-core CPU the race between duplicate '
+                                                         'writes shows only now and then. In the same run '
+                                                         'torch.index_put(accumulate=False), which runs the '
+                                                         'same index_put_ kernel, gave 2 distinct results of '
+                                                         '5; Tensor.index_put_ and Tensor.index_put gave 1 '
+                                                         'of 5 this time. One differing run proves the '
+                                                         'record; the clean ones are 0 of 5, not '
+                                                         'determinism.',
+                                             'op': 'torch.Tensor.index_put_',
+                                             'call': {'accumulate': False},
+                                             'applies': True},
+                                            {'source': 'torch.index-put-no-accumulate',
+                                             'verifier': 'torch.index_put_no_accumulate',
+                                             'env_id': 'cpu-x86-64-30d7b6e9',
+                                             'date': '2026-11-23T16:38:22Z',
+                                             'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                             'gpu': None,
+                                             'gpu_count': 0,
+                                             'driver': None,
+                                             'cuda': None,
+                                             'cudnn': None,
+                                             'framework': 'pytorch',
+                                             'version': '2.13.0+cpu',
+                                             'key': (0, 2, 13),
+                                             'device': 'cpu',
+                                             'n': 5,
+                                             'modes': ({'mode': 'default',
+                                                        'solutions': (),
+                                                        'outcome': 'ok',
+                                                        'distinct': 5,
+                                                        'max_abs_diff': 1163264.0,
+                                                        'max_ulp_diff': 142,
+                                                        'median_s': 0.104389,
+                                                        'time_ratio': 1.0,
+                                                        'message': None},
+                                                       {'mode': 'PT_DET',
+                                                        'solutions': ('PT_DET',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.065148,
+                                                        'time_ratio': 0.62,
+                                                        'message': None},
+                                                       {'mode': 'PT_DETW',
+                                                        'solutions': ('PT_DETW',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.087366,
+                                                        'time_ratio': 0.84,
+                                                        'message': None}),
+                                             'contradicts': (),
+                                             'reviewed': 'On this 2-core CPU the race between duplicate '
+                                                         'writes shows only now and then. In the same run '
+                                                         'torch.index_put(accumulate=False), which runs the '
+                                                         'same index_put_ kernel, gave 2 distinct results of '
+                                                         '5; Tensor.index_put_ and Tensor.index_put gave 1 '
+                                                         'of 5 this time. One differing run proves the '
+                                                         'record; the clean ones are 0 of 5, not '
+                                                         'determinism.',
+                                             'op': 'torch.Tensor.index_put_',
+                                             'call': {'accumulate': True},
+                                             'applies': False},
+                                            {'source': 'torch.index-put-no-accumulate',
+                                             'verifier': 'torch.index_put_no_accumulate',
+                                             'env_id': 'cpu-x86-64-30d7b6e9',
+                                             'date': '2026-11-23T16:38:22Z',
+                                             'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                             'gpu': None,
+                                             'gpu_count': 0,
+                                             'driver': None,
+                                             'cuda': None,
+                                             'cudnn': None,
+                                             'framework': 'pytorch',
+                                             'version': '2.13.0+cpu',
+                                             'key': (0, 2, 13),
+                                             'device': 'cpu',
+                                             'n': 5,
+                                             'modes': ({'mode': 'default',
+                                                        'solutions': (),
+                                                        'outcome': 'ok',
+                                                        'distinct': 2,
+                                                        'max_abs_diff': 3249181.0,
+                                                        'max_ulp_diff': 47187016,
+                                                        'median_s': 0.093869,
+                                                        'time_ratio': 1.0,
+                                                        'message': None},
+                                                       {'mode': 'PT_DET',
+                                                        'solutions': ('PT_DET',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.06783,
+                                                        'time_ratio': 0.72,
+                                                        'message': None},
+                                                       {'mode': 'PT_DETW',
+                                                        'solutions': ('PT_DETW',),
+                                                        'outcome': 'ok',
+                                                        'distinct': 1,
+                                                        'max_abs_diff': 0.0,
+                                                        'max_ulp_diff': 0,
+                                                        'median_s': 0.071182,
+                                                        'time_ratio': 0.76,
+                                                        'message': None}),
+                                             'contradicts': (),
+                                             'reviewed': 'On this 2-core CPU the race between duplicate '
+                                                         'writes shows only now and then. In the same run '
+                                                         'torch.index_put(accumulate=False), which runs the '
+                                                         'same index_put_ kernel, gave 2 distinct results of '
+                                                         '5; Tensor.index_put_ and Tensor.index_put gave 1 '
+                                                         'of 5 this time. One differing run proves the '
+                                                         'record; the clean ones are 0 of 5, not '
+                                                         'determinism.',
+                                             'op': 'torch.index_put',
+                                             'call': {'accumulate': False},
+                                             'applies': True},
+                                            {'source': 'torch.index-put-no-accumulate',
                                              'verifier': 'torch.index_put_no_accumulate',
                                              'env_id': 'h100-80gb-hbm3-x1-18805de3',
                                              'date': '2026-11-23T11:08:23Z',
@@ -14582,7 +15346,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 13.99,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None},
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None},
                                             {'source': 'torch.index-put-no-accumulate',
                                              'verifier': 'torch.index_put_no_accumulate',
                                              'env_id': 'cpu-x86-64-30d7b6e9',
@@ -14626,7 +15393,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 0.51,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None}),
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None}),
           'torch.index-select-backward': ({'source': 'torch.index-select-backward',
                                            'verifier': 'torch.index_select_backward',
                                            'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14670,7 +15440,10 @@ INDEX = {'format': 1,
                                                       'time_ratio': 4.8,
                                                       'message': None}),
                                            'contradicts': (),
-                                           'reviewed': None},),
+                                           'reviewed': None,
+                                           'op': None,
+                                           'call': None,
+                                           'applies': None},),
           'torch.interpolate-bicubic-backward': ({'source': 'torch.interpolate-bicubic-backward',
                                                   'verifier': 'torch.interpolate_bicubic_backward',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14719,7 +15492,10 @@ INDEX = {'format': 1,
                                                                         'deterministic support for this '
                                                                         'operation.'}),
                                                   'contradicts': (),
-                                                  'reviewed': None},),
+                                                  'reviewed': None,
+                                                  'op': None,
+                                                  'call': None,
+                                                  'applies': None},),
           'torch.interpolate-bilinear-backward': ({'source': 'torch.interpolate-bilinear-backward',
                                                    'verifier': 'torch.interpolate_bilinear_backward',
                                                    'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14763,7 +15539,10 @@ INDEX = {'format': 1,
                                                               'time_ratio': 6.17,
                                                               'message': None}),
                                                    'contradicts': (),
-                                                   'reviewed': None},
+                                                   'reviewed': None,
+                                                   'op': None,
+                                                   'call': None,
+                                                   'applies': None},
                                                   {'source': 'torch.interpolate-bilinear-backward',
                                                    'verifier': 'torch.interpolate_bilinear_backward',
                                                    'env_id': 'h200-x1-7f6ee83a',
@@ -14807,7 +15586,10 @@ INDEX = {'format': 1,
                                                               'time_ratio': 15.79,
                                                               'message': None}),
                                                    'contradicts': (),
-                                                   'reviewed': None}),
+                                                   'reviewed': None,
+                                                   'op': None,
+                                                   'call': None,
+                                                   'applies': None}),
           'torch.interpolate-linear-backward': ({'source': 'torch.interpolate-linear-backward',
                                                  'verifier': 'torch.interpolate_linear_backward',
                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14856,7 +15638,10 @@ INDEX = {'format': 1,
                                                                        'deterministic support for this '
                                                                        'operation.'}),
                                                  'contradicts': (),
-                                                 'reviewed': None},),
+                                                 'reviewed': None,
+                                                 'op': None,
+                                                 'call': None,
+                                                 'applies': None},),
           'torch.interpolate-trilinear-backward': ({'source': 'torch.interpolate-trilinear-backward',
                                                     'verifier': 'torch.interpolate_trilinear_backward',
                                                     'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14900,7 +15685,10 @@ INDEX = {'format': 1,
                                                                'time_ratio': 34.72,
                                                                'message': None}),
                                                     'contradicts': (),
-                                                    'reviewed': None},),
+                                                    'reviewed': None,
+                                                    'op': None,
+                                                    'call': None,
+                                                    'applies': None},),
           'torch.kthvalue': ({'source': 'torch.kthvalue',
                               'verifier': 'torch.kthvalue',
                               'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14926,7 +15714,10 @@ INDEX = {'format': 1,
                                          'time_ratio': 1.0,
                                          'message': None},),
                               'contradicts': (),
-                              'reviewed': None},),
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None},),
           'torch.max-pool3d-backward': ({'source': 'torch.max-pool3d-backward',
                                          'verifier': 'torch.max_pool3d_backward',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -14973,7 +15764,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},
                                         {'source': 'torch.max-pool3d-backward',
                                          'verifier': 'torch.max_pool3d_backward',
                                          'env_id': 'h200-x1-7f6ee83a',
@@ -15007,7 +15801,10 @@ INDEX = {'format': 1,
                                                      'gradient the H100 run '
                                                      'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml '
                                                      'gave 5 distinct of 5 and PT_DET raised as the record '
-                                                     'says for 2.11.'}),
+                                                     'says for 2.11.',
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None}),
           'torch.max-unpool': ({'source': 'torch.max-unpool',
                                 'verifier': 'torch.max_unpool',
                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15050,7 +15847,10 @@ INDEX = {'format': 1,
                                                       'help us prioritize adding deterministic support for '
                                                       'this operation.'}),
                                 'contradicts': (),
-                                'reviewed': None},
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},
                                {'source': 'torch.max-unpool',
                                 'verifier': 'torch.max_unpool',
                                 'env_id': 'cpu-x86-64-30d7b6e9',
@@ -15099,7 +15899,10 @@ INDEX = {'format': 1,
                                             'between threads (or in channels-last layout), which these '
                                             'inputs on 2 cores did not hit; PT_DET raised as the record '
                                             'says. On the H100 the same verifier gave 5 of 5 '
-                                            '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T104701Z.yaml).'}),
+                                            '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T104701Z.yaml).',
+                                'op': None,
+                                'call': None,
+                                'applies': None}),
           'torch.median-indices': ({'source': 'torch.median-indices',
                                     'verifier': 'torch.median_indices',
                                     'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15144,7 +15947,10 @@ INDEX = {'format': 1,
                                                           'us prioritize adding deterministic support for '
                                                           'this operation.'}),
                                     'contradicts': (),
-                                    'reviewed': None},),
+                                    'reviewed': None,
+                                    'op': None,
+                                    'call': None,
+                                    'applies': None},),
           'torch.nll-loss': ({'source': 'torch.nll-loss',
                               'verifier': 'torch.nll_loss',
                               'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15187,8 +15993,152 @@ INDEX = {'format': 1,
                                                     'help us prioritize adding deterministic support for '
                                                     'this operation.'}),
                               'contradicts': (),
-                              'reviewed': None},),
+                              'reviewed': None,
+                              'op': None,
+                              'call': None,
+                              'applies': None},),
           'torch.put-accumulate-cpu': ({'source': 'torch.put-accumulate-cpu',
+                                        'verifier': 'torch.put_accumulate_cpu',
+                                        'env_id': 'cpu-x86-64-30d7b6e9',
+                                        'date': '2026-11-23T16:38:22Z',
+                                        'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                        'gpu': None,
+                                        'gpu_count': 0,
+                                        'driver': None,
+                                        'cuda': None,
+                                        'cudnn': None,
+                                        'framework': 'pytorch',
+                                        'version': '2.13.0+cpu',
+                                        'key': (0, 2, 13),
+                                        'device': 'cpu',
+                                        'n': 5,
+                                        'modes': ({'mode': 'default',
+                                                   'solutions': (),
+                                                   'outcome': 'ok',
+                                                   'distinct': 5,
+                                                   'max_abs_diff': 263.0,
+                                                   'max_ulp_diff': 6250,
+                                                   'median_s': 0.112011,
+                                                   'time_ratio': 1.0,
+                                                   'message': None},
+                                                  {'mode': 'PT_DET',
+                                                   'solutions': ('PT_DET',),
+                                                   'outcome': 'ok',
+                                                   'distinct': 1,
+                                                   'max_abs_diff': 0.0,
+                                                   'max_ulp_diff': 0,
+                                                   'median_s': 0.079201,
+                                                   'time_ratio': 0.71,
+                                                   'message': None},
+                                                  {'mode': 'PT_DETW',
+                                                   'solutions': ('PT_DETW',),
+                                                   'outcome': 'ok',
+                                                   'distinct': 1,
+                                                   'max_abs_diff': 0.0,
+                                                   'max_ulp_diff': 0,
+                                                   'median_s': 0.063387,
+                                                   'time_ratio': 0.57,
+                                                   'message': None}),
+                                        'contradicts': (),
+                                        'reviewed': None,
+                                        'op': 'torch.Tensor.put',
+                                        'call': {'accumulate': True},
+                                        'applies': True},
+                                       {'source': 'torch.put-accumulate-cpu',
+                                        'verifier': 'torch.put_accumulate_cpu',
+                                        'env_id': 'cpu-x86-64-30d7b6e9',
+                                        'date': '2026-11-23T16:38:22Z',
+                                        'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                        'gpu': None,
+                                        'gpu_count': 0,
+                                        'driver': None,
+                                        'cuda': None,
+                                        'cudnn': None,
+                                        'framework': 'pytorch',
+                                        'version': '2.13.0+cpu',
+                                        'key': (0, 2, 13),
+                                        'device': 'cpu',
+                                        'n': 5,
+                                        'modes': ({'mode': 'default',
+                                                   'solutions': (),
+                                                   'outcome': 'ok',
+                                                   'distinct': 5,
+                                                   'max_abs_diff': 129.0,
+                                                   'max_ulp_diff': 6410,
+                                                   'median_s': 0.335026,
+                                                   'time_ratio': 1.0,
+                                                   'message': None},
+                                                  {'mode': 'PT_DET',
+                                                   'solutions': ('PT_DET',),
+                                                   'outcome': 'ok',
+                                                   'distinct': 1,
+                                                   'max_abs_diff': 0.0,
+                                                   'max_ulp_diff': 0,
+                                                   'median_s': 0.07945,
+                                                   'time_ratio': 0.24,
+                                                   'message': None},
+                                                  {'mode': 'PT_DETW',
+                                                   'solutions': ('PT_DETW',),
+                                                   'outcome': 'ok',
+                                                   'distinct': 1,
+                                                   'max_abs_diff': 0.0,
+                                                   'max_ulp_diff': 0,
+                                                   'median_s': 0.06257,
+                                                   'time_ratio': 0.19,
+                                                   'message': None}),
+                                        'contradicts': (),
+                                        'reviewed': None,
+                                        'op': 'torch.Tensor.put_',
+                                        'call': {'accumulate': True},
+                                        'applies': True},
+                                       {'source': 'torch.put-accumulate-cpu',
+                                        'verifier': 'torch.put_accumulate_cpu',
+                                        'env_id': 'cpu-x86-64-30d7b6e9',
+                                        'date': '2026-11-23T16:38:22Z',
+                                        'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                        'gpu': None,
+                                        'gpu_count': 0,
+                                        'driver': None,
+                                        'cuda': None,
+                                        'cudnn': None,
+                                        'framework': 'pytorch',
+                                        'version': '2.13.0+cpu',
+                                        'key': (0, 2, 13),
+                                        'device': 'cpu',
+                                        'n': 5,
+                                        'modes': ({'mode': 'default',
+                                                   'solutions': (),
+                                                   'outcome': 'ok',
+                                                   'distinct': 5,
+                                                   'max_abs_diff': 238.0,
+                                                   'max_ulp_diff': 6096,
+                                                   'median_s': 0.217604,
+                                                   'time_ratio': 1.0,
+                                                   'message': None},
+                                                  {'mode': 'PT_DET',
+                                                   'solutions': ('PT_DET',),
+                                                   'outcome': 'ok',
+                                                   'distinct': 1,
+                                                   'max_abs_diff': 0.0,
+                                                   'max_ulp_diff': 0,
+                                                   'median_s': 0.056736,
+                                                   'time_ratio': 0.26,
+                                                   'message': None},
+                                                  {'mode': 'PT_DETW',
+                                                   'solutions': ('PT_DETW',),
+                                                   'outcome': 'ok',
+                                                   'distinct': 1,
+                                                   'max_abs_diff': 0.0,
+                                                   'max_ulp_diff': 0,
+                                                   'median_s': 0.06901,
+                                                   'time_ratio': 0.32,
+                                                   'message': None}),
+                                        'contradicts': (),
+                                        'reviewed': None,
+                                        'op': 'torch.put',
+                                        'call': {'accumulate': True},
+                                        'applies': True},
+                                       {'source': 'torch.put-accumulate-cpu',
                                         'verifier': 'torch.put_accumulate_cpu',
                                         'env_id': 'cpu-x86-64-30d7b6e9',
                                         'date': '2026-11-23T10:46:31Z',
@@ -15231,7 +16181,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 0.13,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None},),
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None}),
           'torch.put-accumulate-cuda': ({'source': 'torch.put-accumulate-cuda',
                                          'verifier': 'torch.put_accumulate_cuda',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15276,8 +16229,152 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.put-no-accumulate': ({'source': 'torch.put-no-accumulate',
+                                       'verifier': 'torch.put_no_accumulate',
+                                       'env_id': 'cpu-x86-64-30d7b6e9',
+                                       'date': '2026-11-23T16:38:22Z',
+                                       'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                       'gpu': None,
+                                       'gpu_count': 0,
+                                       'driver': None,
+                                       'cuda': None,
+                                       'cudnn': None,
+                                       'framework': 'pytorch',
+                                       'version': '2.13.0+cpu',
+                                       'key': (0, 2, 13),
+                                       'device': 'cpu',
+                                       'n': 5,
+                                       'modes': ({'mode': 'default',
+                                                  'solutions': (),
+                                                  'outcome': 'ok',
+                                                  'distinct': 2,
+                                                  'max_abs_diff': 3249181.0,
+                                                  'max_ulp_diff': 47187016,
+                                                  'median_s': 0.068401,
+                                                  'time_ratio': 1.0,
+                                                  'message': None},
+                                                 {'mode': 'PT_DET',
+                                                  'solutions': ('PT_DET',),
+                                                  'outcome': 'raised',
+                                                  'distinct': None,
+                                                  'max_abs_diff': None,
+                                                  'max_ulp_diff': None,
+                                                  'median_s': None,
+                                                  'time_ratio': None,
+                                                  'message': 'RuntimeError: put_ does not have a '
+                                                             'deterministic implementation, but you set '
+                                                             "'torch.use_deterministic_algorithms(True)'. "
+                                                             'You can turn off determinism just for this '
+                                                             "operation, or you can use the 'warn_only=True' "
+                                                             "option, if that's acceptable for your "
+                                                             'application. You can also file an issue at '
+                                                             'https://github.com/pytorch/pytorch/issues to '
+                                                             'help us prioritize adding deterministic '
+                                                             'support for this operation.'}),
+                                       'contradicts': (),
+                                       'reviewed': None,
+                                       'op': 'torch.Tensor.put',
+                                       'call': {'accumulate': False},
+                                       'applies': True},
+                                      {'source': 'torch.put-no-accumulate',
+                                       'verifier': 'torch.put_no_accumulate',
+                                       'env_id': 'cpu-x86-64-30d7b6e9',
+                                       'date': '2026-11-23T16:38:22Z',
+                                       'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                       'gpu': None,
+                                       'gpu_count': 0,
+                                       'driver': None,
+                                       'cuda': None,
+                                       'cudnn': None,
+                                       'framework': 'pytorch',
+                                       'version': '2.13.0+cpu',
+                                       'key': (0, 2, 13),
+                                       'device': 'cpu',
+                                       'n': 5,
+                                       'modes': ({'mode': 'default',
+                                                  'solutions': (),
+                                                  'outcome': 'ok',
+                                                  'distinct': 2,
+                                                  'max_abs_diff': 3249181.0,
+                                                  'max_ulp_diff': 47187016,
+                                                  'median_s': 0.071167,
+                                                  'time_ratio': 1.0,
+                                                  'message': None},
+                                                 {'mode': 'PT_DET',
+                                                  'solutions': ('PT_DET',),
+                                                  'outcome': 'raised',
+                                                  'distinct': None,
+                                                  'max_abs_diff': None,
+                                                  'max_ulp_diff': None,
+                                                  'median_s': None,
+                                                  'time_ratio': None,
+                                                  'message': 'RuntimeError: put_ does not have a '
+                                                             'deterministic implementation, but you set '
+                                                             "'torch.use_deterministic_algorithms(True)'. "
+                                                             'You can turn off determinism just for this '
+                                                             "operation, or you can use the 'warn_only=True' "
+                                                             "option, if that's acceptable for your "
+                                                             'application. You can also file an issue at '
+                                                             'https://github.com/pytorch/pytorch/issues to '
+                                                             'help us prioritize adding deterministic '
+                                                             'support for this operation.'}),
+                                       'contradicts': (),
+                                       'reviewed': None,
+                                       'op': 'torch.Tensor.put_',
+                                       'call': {'accumulate': False},
+                                       'applies': True},
+                                      {'source': 'torch.put-no-accumulate',
+                                       'verifier': 'torch.put_no_accumulate',
+                                       'env_id': 'cpu-x86-64-30d7b6e9',
+                                       'date': '2026-11-23T16:38:22Z',
+                                       'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+                                       'gpu': None,
+                                       'gpu_count': 0,
+                                       'driver': None,
+                                       'cuda': None,
+                                       'cudnn': None,
+                                       'framework': 'pytorch',
+                                       'version': '2.13.0+cpu',
+                                       'key': (0, 2, 13),
+                                       'device': 'cpu',
+                                       'n': 5,
+                                       'modes': ({'mode': 'default',
+                                                  'solutions': (),
+                                                  'outcome': 'ok',
+                                                  'distinct': 2,
+                                                  'max_abs_diff': 3249181.0,
+                                                  'max_ulp_diff': 47187016,
+                                                  'median_s': 0.077175,
+                                                  'time_ratio': 1.0,
+                                                  'message': None},
+                                                 {'mode': 'PT_DET',
+                                                  'solutions': ('PT_DET',),
+                                                  'outcome': 'raised',
+                                                  'distinct': None,
+                                                  'max_abs_diff': None,
+                                                  'max_ulp_diff': None,
+                                                  'median_s': None,
+                                                  'time_ratio': None,
+                                                  'message': 'RuntimeError: put_ does not have a '
+                                                             'deterministic implementation, but you set '
+                                                             "'torch.use_deterministic_algorithms(True)'. "
+                                                             'You can turn off determinism just for this '
+                                                             "operation, or you can use the 'warn_only=True' "
+                                                             "option, if that's acceptable for your "
+                                                             'application. You can also file an issue at '
+                                                             'https://github.com/pytorch/pytorch/issues to '
+                                                             'help us prioritize adding deterministic '
+                                                             'support for this operation.'}),
+                                       'contradicts': (),
+                                       'reviewed': None,
+                                       'op': 'torch.put',
+                                       'call': {'accumulate': False},
+                                       'applies': True},
+                                      {'source': 'torch.put-no-accumulate',
                                        'verifier': 'torch.put_no_accumulate',
                                        'env_id': 'h100-80gb-hbm3-x1-18805de3',
                                        'date': '2026-11-23T11:08:23Z',
@@ -15320,7 +16417,10 @@ INDEX = {'format': 1,
                                                              'help us prioritize adding deterministic '
                                                              'support for this operation.'}),
                                        'contradicts': (),
-                                       'reviewed': None},
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None},
                                       {'source': 'torch.put-no-accumulate',
                                        'verifier': 'torch.put_no_accumulate',
                                        'env_id': 'cpu-x86-64-30d7b6e9',
@@ -15364,7 +16464,10 @@ INDEX = {'format': 1,
                                                              'help us prioritize adding deterministic '
                                                              'support for this operation.'}),
                                        'contradicts': (),
-                                       'reviewed': None}),
+                                       'reviewed': None,
+                                       'op': None,
+                                       'call': None,
+                                       'applies': None}),
           'torch.quantized-resize': ({'source': 'torch.quantized-resize',
                                       'verifier': 'torch.quantized_resize',
                                       'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15408,7 +16511,10 @@ INDEX = {'format': 1,
                                                             'help us prioritize adding deterministic support '
                                                             'for this operation.'}),
                                       'contradicts': (),
-                                      'reviewed': None},
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None},
                                      {'source': 'torch.quantized-resize',
                                       'verifier': 'torch.quantized_resize',
                                       'env_id': 'cpu-x86-64-30d7b6e9',
@@ -15452,7 +16558,10 @@ INDEX = {'format': 1,
                                                             'help us prioritize adding deterministic support '
                                                             'for this operation.'}),
                                       'contradicts': (),
-                                      'reviewed': None}),
+                                      'reviewed': None,
+                                      'op': None,
+                                      'call': None,
+                                      'applies': None}),
           'torch.reflection-pad-1d-2d-backward': ({'source': 'torch.reflection-pad-1d-2d-backward',
                                                    'verifier': 'torch.reflection_pad_1d_2d_backward',
                                                    'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15501,7 +16610,10 @@ INDEX = {'format': 1,
                                                                          'deterministic support for this '
                                                                          'operation.'}),
                                                    'contradicts': (),
-                                                   'reviewed': None},),
+                                                   'reviewed': None,
+                                                   'op': None,
+                                                   'call': None,
+                                                   'applies': None},),
           'torch.reflection-pad-3d-backward': ({'source': 'torch.reflection-pad-3d-backward',
                                                 'verifier': 'torch.reflection_pad_3d_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15549,7 +16661,10 @@ INDEX = {'format': 1,
                                                                       'deterministic support for this '
                                                                       'operation.'}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.repeat-interleave-backward': ({'source': 'torch.repeat-interleave-backward',
                                                 'verifier': 'torch.repeat_interleave_backward',
                                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15593,7 +16708,10 @@ INDEX = {'format': 1,
                                                            'time_ratio': 1.49,
                                                            'message': None}),
                                                 'contradicts': (),
-                                                'reviewed': None},),
+                                                'reviewed': None,
+                                                'op': None,
+                                                'call': None,
+                                                'applies': None},),
           'torch.replication-pad-1d-3d-backward': ({'source': 'torch.replication-pad-1d-3d-backward',
                                                     'verifier': 'torch.replication_pad_1d_3d_backward',
                                                     'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15637,7 +16755,10 @@ INDEX = {'format': 1,
                                                                'time_ratio': 5.39,
                                                                'message': None}),
                                                     'contradicts': (),
-                                                    'reviewed': None},),
+                                                    'reviewed': None,
+                                                    'op': None,
+                                                    'call': None,
+                                                    'applies': None},),
           'torch.replication-pad-2d-backward': ({'source': 'torch.replication-pad-2d-backward',
                                                  'verifier': 'torch.replication_pad_2d_backward',
                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15681,7 +16802,10 @@ INDEX = {'format': 1,
                                                             'time_ratio': 3.88,
                                                             'message': None}),
                                                  'contradicts': (),
-                                                 'reviewed': None},),
+                                                 'reviewed': None,
+                                                 'op': None,
+                                                 'call': None,
+                                                 'applies': None},),
           'torch.scatter-add': ({'source': 'torch.scatter-add',
                                  'verifier': 'torch.scatter_add',
                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15725,7 +16849,10 @@ INDEX = {'format': 1,
                                             'time_ratio': 6.42,
                                             'message': None}),
                                  'contradicts': (),
-                                 'reviewed': None},
+                                 'reviewed': None,
+                                 'op': None,
+                                 'call': None,
+                                 'applies': None},
                                 {'source': 'torch.scatter-add',
                                  'verifier': 'torch.scatter_add',
                                  'env_id': 'h200-x1-7f6ee83a',
@@ -15769,7 +16896,10 @@ INDEX = {'format': 1,
                                             'time_ratio': 5.54,
                                             'message': None}),
                                  'contradicts': (),
-                                 'reviewed': None}),
+                                 'reviewed': None,
+                                 'op': None,
+                                 'call': None,
+                                 'applies': None}),
           'torch.scatter-reduce-prod': ({'source': 'torch.scatter-reduce-prod',
                                          'verifier': 'torch.scatter_reduce_prod',
                                          'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15815,7 +16945,10 @@ INDEX = {'format': 1,
                                                                'help us prioritize adding deterministic '
                                                                'support for this operation.'}),
                                          'contradicts': (),
-                                         'reviewed': None},),
+                                         'reviewed': None,
+                                         'op': None,
+                                         'call': None,
+                                         'applies': None},),
           'torch.scatter-reduce-sum-mean': ({'source': 'torch.scatter-reduce-sum-mean',
                                              'verifier': 'torch.scatter_reduce_sum',
                                              'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15859,7 +16992,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 6.07,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None},
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None},
                                             {'source': 'torch.scatter-reduce-sum-mean',
                                              'verifier': 'torch.scatter_reduce_sum',
                                              'env_id': 'h200-x1-7f6ee83a',
@@ -15903,7 +17039,10 @@ INDEX = {'format': 1,
                                                         'time_ratio': 5.8,
                                                         'message': None}),
                                              'contradicts': (),
-                                             'reviewed': None}),
+                                             'reviewed': None,
+                                             'op': None,
+                                             'call': None,
+                                             'applies': None}),
           'torch.scatter-src-tensor': ({'source': 'torch.scatter-src-tensor',
                                         'verifier': 'torch.scatter_src_tensor',
                                         'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15947,7 +17086,10 @@ INDEX = {'format': 1,
                                                    'time_ratio': 15.21,
                                                    'message': None}),
                                         'contradicts': (),
-                                        'reviewed': None},),
+                                        'reviewed': None,
+                                        'op': None,
+                                        'call': None,
+                                        'applies': None},),
           'torch.sparse-bmm': ({'source': 'torch.sparse-bmm',
                                 'verifier': 'torch.sparse_bmm',
                                 'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -15991,7 +17133,10 @@ INDEX = {'format': 1,
                                            'time_ratio': 1.35,
                                            'message': None}),
                                 'contradicts': (),
-                                'reviewed': None},),
+                                'reviewed': None,
+                                'op': None,
+                                'call': None,
+                                'applies': None},),
           'torch.uninitialized-memory': ({'source': 'torch.uninitialized-memory',
                                           'verifier': 'torch.uninitialized_memory',
                                           'env_id': 'h100-80gb-hbm3-x1-18805de3',
@@ -16035,7 +17180,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.82,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None},
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None},
                                          {'source': 'torch.uninitialized-memory',
                                           'verifier': 'torch.uninitialized_memory',
                                           'env_id': 'cpu-x86-64-30d7b6e9',
@@ -16079,7 +17227,10 @@ INDEX = {'format': 1,
                                                      'time_ratio': 0.46,
                                                      'message': None}),
                                           'contradicts': (),
-                                          'reviewed': None})},
+                                          'reviewed': None,
+                                          'op': None,
+                                          'call': None,
+                                          'applies': None})},
  'flagged': (),
  'reviewed': ({'source': 'tf.gradient-gating',
                'env_id': 'cpu-x86-64-30d7b6e9',
@@ -16087,6 +17238,8 @@ INDEX = {'format': 1,
                'version': '2.21.0',
                'device': 'cpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'A 2-core CPU with TF 2.21 showed nothing in 5 runs; the talk saw the difference '
                        "about once in 100 steps (the record's summary), so 5 calls on 2 cores are weak "
                        "evidence either way. The record stays as the talk and NVIDIA's table describe it; a "
@@ -16097,6 +17250,8 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'Intermittent, as in the run reviewed above: 1 of 5 again by default here, after 3 '
                        'and 2 of 5 in earlier runs on the same H100.'},
               {'source': 'torch.cudnn-convolution',
@@ -16105,6 +17260,8 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': '64 channels at 64x64 is a shape for which cuDNN 9.19 picks deterministic algorithms '
                        '(twelve shapes tried with benchmarks/gpu_sizes.py, one showed). With a first layer '
                        '(3 input channels) the H100 run '
@@ -16116,17 +17273,47 @@ INDEX = {'format': 1,
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': "The verifier's inputs then (4M values in 64 bins) kept every bin below 2^24, where "
                        'integer-valued partial sums are exact in any order, so nothing could differ. With '
                        '40M values in 2 bins the H100 run '
                        'data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-23T091226Z.yaml gave 5 distinct of 5 '
                        'and PT_DET raised as the record says.'},
+              {'source': 'torch.index-put-no-accumulate',
+               'env_id': 'cpu-x86-64-30d7b6e9',
+               'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+               'version': '2.13.0+cpu',
+               'device': 'cpu',
+               'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': 'torch.Tensor.index_put',
+               'call': {'accumulate': False},
+               'note': 'On this 2-core CPU the race between duplicate writes shows only now and then. In the '
+                       'same run torch.index_put(accumulate=False), which runs the same index_put_ kernel, '
+                       'gave 2 distinct results of 5; Tensor.index_put_ and Tensor.index_put gave 1 of 5 '
+                       'this time. One differing run proves the record; the clean ones are 0 of 5, not '
+                       'determinism.'},
+              {'source': 'torch.index-put-no-accumulate',
+               'env_id': 'cpu-x86-64-30d7b6e9',
+               'file': 'data/runs/cpu-x86-64-30d7b6e9/2026-11-23T163822Z.yaml',
+               'version': '2.13.0+cpu',
+               'device': 'cpu',
+               'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': 'torch.Tensor.index_put_',
+               'call': {'accumulate': False},
+               'note': 'On this 2-core CPU the race between duplicate writes shows only now and then. In the '
+                       'same run torch.index_put(accumulate=False), which runs the same index_put_ kernel, '
+                       'gave 2 distinct results of 5; Tensor.index_put_ and Tensor.index_put gave 1 of 5 '
+                       'this time. One differing run proves the record; the clean ones are 0 of 5, not '
+                       'determinism.'},
               {'source': 'torch.max-pool3d-backward',
                'env_id': 'h200-x1-7f6ee83a',
                'file': 'data/runs/h200-x1-7f6ee83a/2026-11-23T000250Z.yaml',
                'version': '2.11.0',
                'device': 'gpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'The verifier then back-propagated y * y.detach(): every window passes the same value '
                        'to its max, and adding equal values gives the same bits in any order, so nothing '
                        'could differ. With a random upstream gradient the H100 run '
@@ -16138,6 +17325,8 @@ INDEX = {'format': 1,
                'version': '2.13.0+cpu',
                'device': 'cpu',
                'reasons': ('the record claims non-determinism; 0 of 5 runs differed by default',),
+               'op': None,
+               'call': None,
                'note': 'The CPU kernel splits the input into contiguous ranges per thread, so duplicate '
                        'indices race only where one plane is split between threads (or in channels-last '
                        'layout), which these inputs on 2 cores did not hit; PT_DET raised as the record '

@@ -31,6 +31,7 @@ examples:
   kb verify --dry-run                      which verifiers would run here (kb verify --help)
   kb verify --coverage                     records without a verifier, and why
   kb site                                  build the docs site + JSON API into site/build/
+  kb scan .                                which calls in this code base are not reproducible (kb scan --help)
   kb probe run -- python train.py          train twice with probes; name where the runs first differ
   kb links refresh                         live state of every GitHub link -> data/links-state.yaml
   kb nightly                               verify, refresh links, rebuild, write reports/nightly.md
@@ -333,7 +334,9 @@ def parser() -> argparse.ArgumentParser:
     # --- links refresh / nightly (implementations in kb/links/cli.py, kb/nightly/cli.py) ---
     from kb.links.cli import add_parser as add_links
     from kb.nightly.cli import add_parser as add_nightly
+    from kb.scan.cli import add_parser as add_scan  # kb scan: kb/scan/cli.py
 
+    add_scan(sub)
     add_links(sub, _Parser)
     add_nightly(sub, _Parser)
     return top

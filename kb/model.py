@@ -167,4 +167,7 @@ class Evidence(_Frozen):
     def __str__(self) -> str:
         where = self.gpu or "CPU"
         modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
-        return f"{self.source} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
+        case = ""
+        if self.op:
+            case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"
+        return f"{self.source}{case} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"

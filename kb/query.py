@@ -441,11 +441,20 @@ def _verified(prepared: tuple, key: tuple, device: str, idx: dict, call: dict | 
     out = []
     for source, _ in prepared:
         for run_key, run_device, evidence in _evidence_of(source["id"], idx):
-            if (device == "any" or run_device == device) and run_key[: len(key)] == key:
+            if (device == "any" or run_device == device) and _same_release(run_key, key):
                 if call is not None and not _case_agrees(evidence, call, defaults):
                     continue
                 out.append(evidence)
     return tuple(out)
+
+
+def _same_release(run_key: tuple, key: tuple) -> bool:
+    """A series query (2.0, 2.11) matches its own patches (2.11.0, 2.11.1), not 2.0 -> 2.11:
+    keys drop trailing zeros, so compare (epoch, major, minor) padded; a patch query matches
+    that patch only."""
+    if len(key) > 3:
+        return run_key == key
+    return (run_key + (0, 0, 0))[:3] == (key + (0, 0, 0))[:3]
 
 
 def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:

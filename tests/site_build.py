@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("data", "docs", "site/assets", "mkdocs.yml", "README.md")
+COPIED = ("data", "docs", "examples", "site/assets", "mkdocs.yml", "README.md")
 
 
 def copy_project(dest: Path) -> Path:

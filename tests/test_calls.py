@@ -207,3 +207,10 @@ def test_cli_call_reads_literals_and_reports_bad_keys() -> None:
     assert bad.returncode == 2 and "no parameter 'mdoe'" in bad.stderr and "Traceback" not in bad.stderr
     bad = _cli("status", "torch.nn.functional.interpolate", "2.11", "--call", "mode")
     assert bad.returncode == 2 and "KEY=VALUE" in bad.stderr
+
+
+def test_evidence_of_2_11_is_not_shown_for_2_0() -> None:
+    """Release keys drop trailing zeros: 2.0 is (0, 2), a prefix of 2.11's (0, 2, 11)."""
+    assert kb.status("torch.Tensor.index_add_", "2.11").verified
+    assert kb.status("torch.Tensor.index_add_", "2.0").verified == ()
+    assert kb.status("torch.Tensor.index_add_", "2.1").verified == ()

@@ -27,15 +27,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.signatures", "kb.calls",
     )),
     ("load", (  # read and check what people and machines wrote: data/, run files, link state
-        "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile",
+        "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
         "kb.verify.merge", "kb.nightly.report",
     )),
     ("compile", ("kb.compile", "kb._index")),  # catalog + merged evidence -> the index
     ("outputs", (  # everything read from the index: query, generated files, site, plans, probes
         "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
-        "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.verify.plan", "kb.verify.coverage",
+        "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes", "kb.site.words", "kb.verify.plan", "kb.verify.coverage",
         "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
         "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
+        "kb.scan.sources", "kb.scan.resolve", "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup", "kb.scan.recipe",
+        "kb.scan.run", "kb.scan.report_*",
     )),
     ("commands", (  # argument parsing, processes, network: what a person runs
         "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*",

@@ -103,6 +103,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "registry-version-as-number": [(V, "KB002", 10)],
     "verifiers-unregistered": [(R, "KB014", 20)],
     "runs-contradicts-record": [("data/runs/h100-test/2026-11-22T234000Z.yaml", "KB015", 1)],
+    # the private folder and the bare document; the URL and the in-repository run file are fine
+    "paths-outside-repository": [(R, "KB019", 19), (R, "KB019", 19)],
 }
 
 

@@ -1,6 +1,7 @@
 """The built site in a real browser: Debian's chromium, headless, driven by Playwright.
 
-Screenshots of the main pages go to site/build/screenshots/ (ignored) for a person to look at.
+Screenshots of every page type, desktop and phone, go to site/build/screenshots/ (ignored;
+KB_SCREENSHOTS=DIR puts them elsewhere) for a person to look at.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from site_build import ROOT, built_site
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-SHOTS = ROOT / "site/build/screenshots"
+SHOTS = Path(os.environ.get("KB_SCREENSHOTS") or ROOT / "site/build/screenshots")
+PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +73,7 @@ def test_home_loads_offline_without_errors(page, server) -> None:
     page.goto(f"{server}/index.html")
     page.wait_for_load_state("networkidle")
     assert "Determinism knowledge base" in page.title()
-    assert page.locator("table.kb-recipes").count() >= 1
+    assert page.locator("#kb-stack").is_visible() and page.locator(".kb-recipe-block").count() >= 3
     _shot(page, "home")
     assert page.errors == []
     assert page.foreign == []
@@ -92,13 +94,75 @@ def test_search_reaches_bias_add_page(page, server) -> None:
 
 def test_tensorflow_matrix_shows_tdp_for_bias_add_at_115(page, server) -> None:
     page.goto(f"{server}/frameworks/tensorflow.html")
-    headers = page.locator("table.kb-matrix").first.locator("thead th").all_inner_texts()
-    column = headers.index("1.15")
-    row = page.locator("table.kb-matrix").first.locator("tbody tr", has=page.locator('a[href$="tf.bias-add-backprop.html"]'))
+    table = page.locator("table.kb-matrix").first
+    headers = table.locator("thead th").all_inner_texts()
+    assert headers[1] == "2.10–2.21"  # newest first, identical releases merged
+    column = next(i for i, h in enumerate(headers) if h == "1.14–1.15")
+    row = table.locator("tbody tr", has=page.locator('a[href$="tf.bias-add-backprop.html"]'))
     cell = row.locator("td").nth(column - 1)
-    assert cell.inner_text().strip() == "TDP"
+    assert cell.locator("a.kb-c").inner_text().strip() == "TDP"
     _shot(page, "matrix-tensorflow")
     assert page.errors == []
+
+
+def test_matrix_width_fits_and_header_sticks(page, server) -> None:
+    """Before: TensorFlow's matrix was 3,193 px wide and PyTorch's 6,675 px; the header scrolled away."""
+    widths = {}
+    for fw in ("tensorflow", "pytorch"):
+        page.goto(f"{server}/frameworks/{fw}.html")
+        widths[fw] = page.evaluate("document.querySelector('table.kb-matrix').scrollWidth")
+    assert widths["tensorflow"] <= 1400 and widths["pytorch"] <= 2200, widths
+    wrap = page.locator(".kb-matrix-wrap").first
+    header = page.locator("table.kb-matrix thead th").nth(1)
+    wrap.evaluate("w => { w.scrollTop = 600; }")
+    page.wait_for_timeout(100)
+    assert wrap.evaluate("w => w.scrollTop") >= 500  # the rows scrolled under it...
+    assert abs(header.bounding_box()["y"] - wrap.bounding_box()["y"]) < 3  # ...and the header row stuck on top
+    first = page.locator("table.kb-matrix tbody th").first
+    left = first.bounding_box()["x"]
+    wrap.evaluate("w => { w.scrollLeft = 400; }")
+    page.wait_for_timeout(100)
+    assert abs(first.bounding_box()["x"] - left) < 2  # so does the first column
+
+
+def test_matrix_keyboard_navigation_shows_details(page, server) -> None:
+    page.goto(f"{server}/frameworks/tensorflow.html")
+    table = page.locator("table.kb-matrix").first
+    cells = table.locator("td.kb-cell > a.kb-c")
+    assert cells.nth(0).get_attribute("tabindex") == "0" and cells.nth(1).get_attribute("tabindex") == "-1"
+    cells.nth(0).focus()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Shift+Tab")  # back onto the matrix's one tab stop, from the keyboard
+    tip = table.locator("td.kb-cell").nth(0).locator(".kb-tip")
+    assert tip.is_visible() and "deterministic" in tip.inner_text()
+    page.keyboard.press("ArrowRight")
+    focused = page.evaluate("document.activeElement.getAttribute('aria-describedby')")
+    assert focused == table.locator("td.kb-cell").nth(1).locator("a.kb-c").get_attribute("aria-describedby")
+    assert table.locator("td.kb-cell").nth(1).locator(".kb-tip").is_visible()
+    page.keyboard.press("ArrowDown")
+    row2 = table.locator("tbody tr").nth(1).locator("td.kb-cell").nth(1).locator("a.kb-c")
+    assert page.evaluate("document.activeElement.getAttribute('aria-describedby')") == row2.get_attribute("aria-describedby")
+    _shot(page, "matrix-keyboard")
+    href = row2.get_attribute("href")
+    page.keyboard.press("Enter")
+    page.wait_for_url("**" + href.replace("../", "/"), timeout=10000)  # Enter opens the range's explanation
+    assert page.errors == []
+
+
+def test_matrix_click_or_tap_shows_details_then_opens(browser, server) -> None:
+    for viewport in ({"width": 1400, "height": 1000}, PHONE):
+        context = browser.new_context(viewport=viewport, has_touch=viewport is PHONE, is_mobile=viewport is PHONE)
+        page = context.new_page()
+        page.goto(f"{server}/frameworks/pytorch.html")
+        cell = page.locator("table.kb-matrix td.kb-cell").nth(3)
+        link = cell.locator("a.kb-c")
+        (link.tap if viewport is PHONE else link.click)()
+        assert cell.locator(".kb-tip").is_visible() and "/frameworks/pytorch.html" in page.url  # details, no jump
+        if viewport is PHONE:
+            _shot(page, "matrix-pytorch-phone-tap")
+        (link.tap if viewport is PHONE else link.click)()
+        page.wait_for_url("**/sources/**", timeout=10000)
+        context.close()
 
 
 def test_source_page_lists_references(page, server) -> None:
@@ -127,12 +191,109 @@ def test_check_my_stack_tf_23_gives_kb_recipe(page, server) -> None:
     from kb import query
 
     assert recipe == model.stack(query.index(), "tensorflow", "2.3")["recipe"]
+    assert "random.seed(SEED)" in page.locator("#kb-result pre.kb-copy").first.inner_text()
+    assert page.url.endswith("stack.html?fw=tensorflow&v=2.3")  # the answer's permalink
     _shot(page, "stack-tf-2.3")
     page.fill("#kb-op", "tf.nn.bias_add")
     page.click("#kb-go")
+    page.locator("#kb-result .kb-verdict").wait_for()
     expected = kb.status("tf.nn.bias_add", "2.3")
     assert page.locator("#kb-result ol.kb-recipe > li > a").all_inner_texts() == list(expected.recipe)
+    assert "not deterministic by default — fixed by TDO" in page.locator("#kb-result .kb-verdict").inner_text()
     assert page.errors == []
+
+
+def test_home_lookup_short_name_suggests_never_all_clear(page, server) -> None:
+    page.goto(f"{server}/index.html")
+    page.locator("#kb-framework option[value=tensorflow]").wait_for(state="attached")
+    page.fill("#kb-version", "2.15")
+    page.fill("#kb-op", "bias_add")
+    page.click("#kb-go")
+    verdict = page.locator("#kb-result .kb-verdict")
+    verdict.wait_for(timeout=20000)
+    text = page.locator("#kb-result").inner_text()
+    assert "no known source" not in text and "not a TensorFlow name" in verdict.inner_text()
+    suggestions = page.locator("#kb-result a.kb-suggestion").all_inner_texts()
+    assert suggestions[0] == "tf.nn.bias_add"
+    assert "/index.html" in page.url  # answered inline on the home page
+    _shot(page, "home-lookup-bias_add")
+    page.locator("#kb-result a.kb-suggestion").first.click()
+    page.locator("#kb-result .kb-verdict-fix").wait_for(timeout=20000)
+    assert "tf.nn.bias_add on TensorFlow 2.15: not deterministic by default — fixed by EOD" in page.locator("#kb-result").inner_text()
+    for fw, op in (("pytorch", "index_add"), ("pytorch", "scatter_add")):
+        page.select_option("#kb-framework", fw)
+        page.fill("#kb-version", "2.11")
+        page.fill("#kb-op", op)
+        page.click("#kb-go")
+        page.locator("#kb-result a.kb-suggestion").first.wait_for(timeout=20000)
+        assert "no known source" not in page.locator("#kb-result").inner_text()
+    assert page.errors == []
+
+
+def test_permalink_answers_on_load(page, server) -> None:
+    page.goto(f"{server}/stack.html?fw=pytorch&v=2.11&op=torch.Tensor.index_add_")
+    verdict = page.locator("#kb-result .kb-verdict")
+    verdict.wait_for(timeout=20000)
+    expected = kb.status("torch.Tensor.index_add_", "2.11")
+    assert "not deterministic by default — fixed by " + " + ".join(expected.recipe) in verdict.inner_text()
+    assert page.input_value("#kb-framework") == "pytorch" and page.input_value("#kb-version") == "2.11"
+    link = page.locator("#kb-result .kb-permalink a")
+    assert link.get_attribute("href") == "stack.html?fw=pytorch&v=2.11&op=torch.Tensor.index_add_"
+    _shot(page, "stack-permalink-index_add")
+    page.goto(f"{server}/stack.html?fw=pytorch&v=2.11&op=torch.nn.functional.interpolate&call=mode%3Dnearest")
+    page.locator("#kb-result .kb-verdict").wait_for(timeout=20000)
+    assert page.input_value("#kb-call") == "mode=nearest"
+    assert page.errors == []
+
+
+def test_phone_first_screen_is_the_lookup(browser, server) -> None:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{server}/index.html")
+    page.wait_for_load_state("networkidle")
+    button = page.locator("#kb-go").bounding_box()
+    assert button["y"] + button["height"] <= PHONE["height"]  # the whole form is on the first screen
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # no sideways scrolling
+    _shot(page, "home-phone")
+    page.fill("#kb-version", "2.11")
+    page.select_option("#kb-framework", "pytorch")
+    page.fill("#kb-version", "2.11")
+    page.locator("#kb-go").tap()
+    page.locator("#kb-result .kb-verdict").wait_for()
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    _shot(page, "home-phone-answer")
+    page.goto(f"{server}/frameworks/tensorflow.html")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # the matrix scrolls in its box
+    _shot(page, "matrix-tensorflow-phone")
+    assert errors == []
+    context.close()
+
+
+PAGE_TYPES = {
+    "home": "index.html", "stack": "stack.html?fw=tensorflow&v=2.21", "framework": "frameworks/pytorch.html",
+    "source": "sources/torch.index-add.html", "sources": "sources/index.html", "solutions": "solutions.html",
+    "links": "links.html", "verification": "verification.html", "nightly": "nightly.html", "json-api": "json-api.html",
+    "guide": "guide/probe.html", "not-found": "404.html",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PAGE_TYPES))
+def test_screenshot_of_each_page_type(browser, server, kind) -> None:
+    for name, viewport in (("desktop", {"width": 1400, "height": 1000}), ("phone", PHONE)):
+        context = browser.new_context(viewport=viewport)
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "404" not in m.text else None)
+        page.goto(f"{server}/{PAGE_TYPES[kind]}")
+        page.wait_for_load_state("networkidle")
+        assert page.locator("h1").count() >= 1
+        _shot(page, f"page-{kind}-{name}")
+        assert (SHOTS / f"page-{kind}-{name}.png").stat().st_size > 5000
+        assert errors == [], errors
+        context.close()
 
 
 def test_dark_mode_toggles(page, server) -> None:

@@ -6,6 +6,12 @@ callable; the harness (verifiers/measure.py, run by kb/verify/) calls that calla
 in a fresh process per mode, hashes what it returns (an array or a dict of arrays: outputs
 and gradients) and compares the runs bit for bit.
 
+A verifier checks calls, not names: `cases=` lists each op called one way
+(`{"op": "torch.nn.functional.nll_loss", "call": {"reduction": "mean", "input.ndim": 4}}`),
+including the calls its record says are not affected. The function is called once per case
+with `ctx.case` set, and builds that call; one child process measures every case of one mode.
+A verifier without `cases` has one case, `{"op": None, "call": None}` (the record's claim).
+
 Why a decorator with literal arguments: `kb validate` (lint KB014) and `kb verify`'s planner
 find registered names by reading this package's source with `ast` (verifiers/discover.py),
 so neither imports torch, jax or tensorflow. Adding a source means one YAML file and one
@@ -22,11 +28,13 @@ REGISTRY: dict[str, "Verifier"] = {}
 class Verifier:
     """A registered verifier: its name, framework, device and the function itself."""
 
-    __slots__ = ("name", "framework", "device", "handles", "solutions", "fn")
+    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "fn")
 
-    def __init__(self, name: str, framework: str, device: str, handles: tuple, solutions: tuple, fn: Callable) -> None:
+    def __init__(self, name: str, framework: str, device: str, handles: tuple, solutions: tuple, fn: Callable,
+                 cases: tuple = ()) -> None:
         self.name, self.framework, self.device = name, framework, device
         self.handles, self.solutions, self.fn = tuple(handles), tuple(solutions), fn
+        self.cases = tuple(cases)
 
 
 class Context:
@@ -36,11 +44,23 @@ class Context:
     harness applied every other code before the verifier was called.
     """
 
-    def __init__(self, solutions: tuple[str, ...], device: str, scale: float, seed: int = 0) -> None:
+    def __init__(self, solutions: tuple[str, ...], device: str, scale: float, seed: int = 0,
+                 case: dict | None = None) -> None:
         self.solutions = tuple(solutions)
         self.device = device
         self.scale = scale
         self.seed = seed
+        self.case = case or {"op": None, "call": None}
+
+    @property
+    def op(self) -> str | None:
+        """The op this case calls (None: a verifier without cases)."""
+        return self.case.get("op")
+
+    @property
+    def call(self) -> dict:
+        """The case's call: parameter values and facts (`input.ndim`, `backend`)."""
+        return dict(self.case.get("call") or {})
 
     def size(self, n: int, minimum: int = 1) -> int:
         """`n` scaled for this run (CI runs GPU verifiers on CPU with a small scale)."""
@@ -57,18 +77,23 @@ def verifier(
     device: str = "gpu",
     handles: tuple[str, ...] = (),
     solutions: tuple[str, ...] = (),
+    cases: tuple[dict, ...] = (),
 ) -> Callable[[Callable[[Context], Callable[[], Any]]], Callable[[Context], Callable[[], Any]]]:
     """Register `fn` under `name`. Arguments must be literals (they are read with `ast`).
 
     framework: tensorflow | pytorch | jax | synthetic.  device: gpu | cpu | any.
     handles: practice codes the function applies itself (it reads ctx.solutions).
     solutions: codes to try when no record names this verifier yet (an unlinked run).
+    cases: each `{"op": name, "call": {param: value, "input.ndim": n, ...}}`, one call per case.
     """
+    for case in cases:
+        if not isinstance(case, dict) or set(case) != {"op", "call"} or not isinstance(case["call"], dict):
+            raise ValueError(f"verifier {name!r}: a case is {{'op': name, 'call': {{...}}}}, got {case!r}")
 
     def register(fn: Callable[[Context], Callable[[], Any]]) -> Callable[[Context], Callable[[], Any]]:
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"verifier {name!r} is registered twice")
-        REGISTRY[name] = Verifier(name, framework, device, handles, solutions, fn)
+        REGISTRY[name] = Verifier(name, framework, device, handles, solutions, fn, cases)
         return fn
 
     return register

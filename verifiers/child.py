@@ -1,4 +1,5 @@
-"""Child process entry: `python -m verifiers.child SPEC.json` runs one verifier in one mode.
+"""Child process entry: `python -m verifiers.child SPEC.json` runs one verifier in one mode,
+every case of it (one call each) one after another.
 
 The parent (kb/verify/runner.py) has already put the mode's environment switches into this
 process's environment; here the solution calls are applied, the verifier's module is
@@ -72,6 +73,69 @@ def _private(spec: dict) -> None:
                 pass
 
 
+def _case(entry, spec: dict, case: dict):
+    """Build one case's callable (inputs on the device); an exception is that case's outcome."""
+    import verifiers
+
+    ctx = verifiers.Context(tuple(spec["solutions"]), spec["device"], float(spec.get("scale", 1.0)), case=case)
+    return entry.fn(ctx)
+
+
+def _failure(exc: BaseException) -> dict:
+    if os.environ.get("KB_VERIFY_TRACEBACK"):
+        traceback.print_exc()
+    return {"outcome": _classify(exc), "message": _message(exc)}
+
+
+def _measure_cases(entry, spec: dict, out: dict) -> None:
+    """Every case of this mode, one after another, in this one process.
+
+    Every case's inputs are built before "ready", while other children may still be importing,
+    so the turn holds only the timed loops; results are copied to host memory during the turn
+    and hashed after "done", for every case at once. A case whose building raised keeps that
+    outcome and is not measured.
+    """
+    from verifiers import measure
+
+    cases = spec.get("cases") or [{"op": None, "call": None}]
+    results: list[dict] = [{"outcome": "error", "message": "not measured"} for _ in cases]
+    runs: list = [None] * len(cases)
+    kept: list[tuple | None] = [None] * len(cases)
+    for i, case in enumerate(cases):
+        try:
+            runs[i] = _case(entry, spec, case)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes evidence
+            results[i] = _failure(exc)
+    if not _turn(spec):
+        out["message"] = "the parent went away before this mode's turn to measure"
+        return
+    out["measure_start"] = time.time()
+    try:
+        for i, run in enumerate(runs):
+            if run is None:
+                continue
+            try:
+                kept[i] = measure.collect(run, int(spec["n"]))
+                results[i] = {"outcome": "ok", "message": None}
+            except Exception as exc:  # noqa: BLE001
+                results[i] = _failure(exc)
+                if results[i]["outcome"] == "error" and "CUDA error" in (results[i]["message"] or ""):
+                    # A CUDA error poisons the context: the rest cannot run here.
+                    for j in range(i + 1, len(cases)):
+                        results[j] = {"outcome": "error", "message": f"not run: an earlier case hit {results[i]['message']}"}
+                    break
+            finally:
+                runs[i] = None
+    finally:
+        out["measure_end"] = time.time()
+        _done(spec)
+    for i, taken in enumerate(kept):
+        if taken is not None:
+            results[i].update(measure.summarize(*taken))
+    out["cases"] = results
+    out.update({k: v for k, v in results[0].items()})
+
+
 def main(spec_path: str) -> int:
     with open(spec_path, encoding="utf-8") as handle:
         spec = json.load(handle)
@@ -79,7 +143,6 @@ def main(spec_path: str) -> int:
     out: dict = {"outcome": "error", "message": None}
     try:
         import verifiers
-        from verifiers import measure
         from verifiers.solutions import UnknownCode, resolve
 
         try:
@@ -89,29 +152,13 @@ def main(spec_path: str) -> int:
         except (UnknownCode, KeyError, ImportError) as exc:
             out["message"] = _message(exc)
             raise SystemExit(0)
-        ctx = verifiers.Context(tuple(spec["solutions"]), spec["device"], float(spec.get("scale", 1.0)))
         try:
             for call in calls:
                 call()
-            run = entry.fn(ctx)
-            if not _turn(spec):
-                out["message"] = "the parent went away before this mode's turn to measure"
-                raise SystemExit(0)
-            out["measure_start"] = time.time()
-
-            def timed_done() -> None:
-                out["measure_end"] = time.time()
-                _done(spec)
-
-            out.update(measure.repeat(run, int(spec["n"]), timed_done))
-            out["outcome"] = "ok"
-        except BaseException as exc:  # noqa: BLE001 - every failure becomes evidence
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-            out["outcome"] = _classify(exc)
-            out["message"] = _message(exc)
-            if os.environ.get("KB_VERIFY_TRACEBACK"):
-                traceback.print_exc()
+        except Exception as exc:  # noqa: BLE001 - a switch that raises is evidence
+            out.update(_failure(exc))
+            raise SystemExit(0)
+        _measure_cases(entry, spec, out)
     finally:
         tmp = spec["result"] + ".tmp"
         with open(tmp, "w", encoding="utf-8") as handle:

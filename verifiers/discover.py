@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 
 
 class Found:
-    __slots__ = ("name", "framework", "device", "handles", "solutions", "module", "path", "line")
+    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "module", "path", "line")
 
     def __init__(self, **kw: object) -> None:
         for key, value in kw.items():
@@ -31,6 +31,32 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(rel.parts)
 
 
+class _Inline(ast.NodeTransformer):
+    """Replace names of earlier module constants by their literal values."""
+
+    def __init__(self, known: dict[str, object]) -> None:
+        self.known = known
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.known:
+            return ast.copy_location(ast.Constant(self.known[node.id]) if not isinstance(
+                self.known[node.id], (tuple, list, dict)) else ast.parse(repr(self.known[node.id]), mode="eval").body, node)
+        return node
+
+
+def _constants(tree: ast.Module) -> dict[str, object]:
+    """Module-level `NAME = <literal>` assignments (which may name earlier such constants): a
+    case list is written once as a constant and named in the decorator."""
+    out: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            try:
+                out[node.targets[0].id] = ast.literal_eval(_Inline(out).visit(node.value))
+            except (ValueError, SyntaxError):
+                pass
+    return out
+
+
 def scan(root: Path = HERE) -> dict[str, Found]:
     """Every `@verifier("name", ...)` under `root` (the verifiers package)."""
     found: dict[str, Found] = {}
@@ -39,6 +65,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         except (OSError, SyntaxError):
             continue
+        constants = _constants(tree)
         for node in ast.walk(tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -49,6 +76,9 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                     continue
                 kw = {}
                 for keyword in deco.keywords:
+                    if isinstance(keyword.value, ast.Name) and keyword.value.id in constants:
+                        kw[keyword.arg] = constants[keyword.value.id]
+                        continue
                     try:
                         kw[keyword.arg] = ast.literal_eval(keyword.value)
                     except ValueError:
@@ -57,6 +87,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                 found[name] = Found(
                     name=name, framework=kw.get("framework"), device=kw.get("device", "gpu"),
                     handles=tuple(kw.get("handles") or ()), solutions=tuple(kw.get("solutions") or ()),
+                    cases=tuple(kw.get("cases") or ()) or ({"op": None, "call": None},),
                     module=_module_name(path, root), path=path, line=deco.lineno,
                 )
     return found

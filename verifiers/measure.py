@@ -86,14 +86,8 @@ def _sync(result: Any) -> None:
         torch.cuda.synchronize()
 
 
-def repeat(run, n: int, timed_done=None) -> dict[str, Any]:
-    """Call `run` n times; the mode's measurement (outcome filled in by the caller).
-
-    The results are copied to host memory inside the loop, but hashed and compared only after
-    it, once `timed_done()` has told the harness that this child no longer needs the device to
-    itself: hashing and ULP differences of large gradients take longer than the op.
-    """
-    hashes: list[str] = []
+def collect(run, n: int) -> tuple[list[dict[str, np.ndarray]], list[float]]:
+    """Call `run` n times: the results copied to host memory and the wall time of each."""
     times: list[float] = []
     kept: list[dict[str, np.ndarray]] = []
     for _ in range(n):
@@ -103,8 +97,12 @@ def repeat(run, n: int, timed_done=None) -> dict[str, Any]:
         times.append(time.perf_counter() - start)
         kept.append(arrays(result))
         del result
-    if timed_done is not None:
-        timed_done()
+    return kept, times
+
+
+def summarize(kept: list[dict[str, np.ndarray]], times: list[float]) -> dict[str, Any]:
+    """Distinct hashes, largest differences from the first run, median time."""
+    hashes: list[str] = []
     first = kept[0]
     max_abs, max_ulp = 0.0, 0
     for values in kept:
@@ -119,3 +117,16 @@ def repeat(run, n: int, timed_done=None) -> dict[str, Any]:
         "median_s": round(statistics.median(times), 6),
         "hashes": sorted(set(hashes)),
     }
+
+
+def repeat(run, n: int, timed_done=None) -> dict[str, Any]:
+    """Call `run` n times; the mode's measurement (outcome filled in by the caller).
+
+    The results are copied to host memory inside the loop, but hashed and compared only after
+    it, once `timed_done()` has told the harness that this child no longer needs the device to
+    itself: hashing and ULP differences of large gradients take longer than the op.
+    """
+    kept, times = collect(run, n)
+    if timed_done is not None:
+        timed_done()
+    return summarize(kept, times)

@@ -106,3 +106,25 @@ def slow(ctx):
         return data
 
     return run
+
+
+CASES = (
+    {"op": "synthetic.op", "call": {"mode": "threads"}},
+    {"op": "synthetic.op", "call": {"mode": "fixed"}},
+    {"op": "synthetic.op", "call": {"mode": "raise"}},
+    {"op": "synthetic.op", "call": {"mode": "fixed", "input.ndim": 2}},
+)
+
+
+@verifier("synthetic.cases", framework="synthetic", device="cpu", solutions=("SYN_FIX",), cases=CASES)
+def cases(ctx):
+    """One call per case, all measured in one child: `threads` adds in thread order only under
+    SYN_FIX (as synthetic.thread_sum), `fixed` is deterministic, `raise` raises while its
+    inputs are built, which must not stop the cases after it."""
+    mode = ctx.call.get("mode")
+    if mode == "raise":
+        raise RuntimeError("synthetic case does not have a deterministic implementation")
+    if mode == "threads":
+        return thread_sum(ctx)
+    data = np.arange(ctx.call.get("input.ndim", 1) * 8, dtype=np.float32)
+    return lambda: data

@@ -35,11 +35,14 @@ def check(catalog: Catalog) -> None:
                     f"{record.id}: verify.reviewed names {review.run}, which is not a run file",
                     "name a file under data/runs/ exactly as `kb verify --flagged` prints it",
                 )
+    from kb.verify.cases import label
+
     for flag in merged_runs(catalog)["flagged"]:
+        case = f", case {label(flag['op'], flag['call'])}" if flag.get("op") else ""
         for reason in flag["reasons"]:
             catalog.report(
                 catalog.root / flag["file"], 1, CODE,
-                f"{flag['source']} ({flag['device']}, {flag['version']}): {reason}",
+                f"{flag['source']} ({flag['device']}, {flag['version']}{case}): {reason}",
                 "review the evidence; fix the record (cite the run), or add the run file with your note "
                 "to the record's verify.reviewed",
             )

@@ -90,8 +90,17 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> tuple[dict[str, list[
     return by_env, problems
 
 
+def _case(result: dict[str, Any]) -> str:
+    """The case a result measured (one op called one way), empty for a result of no particular call."""
+    call = result.get("call")
+    if not result.get("op"):
+        return ""
+    args = ", ".join(f"{k}={v!r}" for k, v in call.items()) if isinstance(call, dict) else ""
+    return f"{result['op']}({args})"
+
+
 def _key(result: dict[str, Any]) -> tuple:
-    return (result.get("source"), result.get("verifier"), result.get("framework"), result.get("device"))
+    return (result.get("source"), result.get("verifier"), result.get("framework"), result.get("device"), _case(result))
 
 
 def _modes(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -127,7 +136,9 @@ def compare(new: RunFile, previous: RunFile | None, root: Path, out: Comparison)
         old = before.get(_key(result))
         old_modes = _modes(old) if old else {}
         # A verifier no record names yet ("unlinked") is reported under its verifier's name.
-        base = {"source": result.get("source") or f"(unlinked) {result.get('verifier')}", "verifier": result.get("verifier"), "framework": result.get("framework"),
+        case = f" [{_case(result)}]" if _case(result) else ""
+        base = {"source": (result.get("source") or f"(unlinked) {result.get('verifier')}") + case,
+                "verifier": result.get("verifier"), "framework": result.get("framework"),
                 "version": result.get("version"), "device": result.get("device"), "n": result.get("n"), **where}
         for name, mode in _modes(result).items():
             outcome, solutions = mode.get("outcome"), mode.get("solutions") or []

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from kb.catalog import Catalog
-from kb.site import model
+from kb.site import model, recipes, words
 from kb.versions import release_key
 
 SCHEMA_VERSION = 1
@@ -87,9 +87,58 @@ def op_json(catalog: Catalog, index: dict, framework: str, op: str) -> dict:
     return out
 
 
+def inventory_names(catalog: Catalog) -> dict[str, list[str]]:
+    """Each framework's public names (data/api/<framework>.txt), as kb.status() reads them.
+
+    The page needs them to tell a real op with no record (no known source) from a typo or a
+    short name (suggestions), exactly as kb.status() does; without them it would give an
+    all-clear for any name it does not know.
+    """
+    out = {}
+    folder = catalog.root / "data" / "api"
+    for path in sorted(folder.glob("*.txt")) if folder.is_dir() else ():
+        if "." in path.stem:  # pytorch.signatures.txt and the like: not a list of names
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        out[path.stem] = sorted({line for line in lines if line and not line.startswith("#")})
+    return out
+
+
+def front_coded(names: list[str]) -> str:
+    """Sorted names as "N<TAB>suffix" lines (N characters shared with the previous name).
+
+    PyTorch's 200,000 names are 9 MB plain and 2 MB this way; stack-core.js decodes them.
+    """
+    lines, previous = [], ""
+    for name in names:
+        # The longest shared prefix by bisection on slices: ~log2(len) C-level comparisons
+        # instead of one Python step per character (this ran 6 s of a build).
+        lo, hi = 0, min(len(name), len(previous))
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if name[:mid] == previous[:mid]:
+                lo = mid
+            else:
+                hi = mid - 1
+        lines.append(f"{lo}\t{name[lo:]}")
+        previous = name
+    return "\n".join(lines) + "\n"
+
+
 def files(catalog: Catalog, index: dict) -> dict[str, str]:
     """relative path -> text, for every file of the API."""
-    out = {f"{PREFIX}/all.json": _dump(all_json(catalog, index))}
+    inventories = inventory_names(catalog)
+    everything = all_json(catalog, index)
+    everything["inventories"] = {fw: f"{PREFIX}/names/{fw}.txt" for fw in inventories}
+    everything["display_names"] = {fw: words.name(fw) for fw in everything["frameworks"]}
+    # Signatures of every op a record names, so the page fills in defaults as kb.status(call=) does.
+    everything["params"] = {fw: {op: list(fields) for op, fields in table.items()}
+                            for fw, table in (index.get("params") or {}).items()}
+    everything["recipes"] = {fw: recipes.blocks(catalog, index, fw) for fw in everything["frameworks"]
+                             if catalog.registries.get(fw)}
+    out = {f"{PREFIX}/all.json": _dump(everything)}
+    for fw, names in inventories.items():
+        out[f"{PREFIX}/names/{fw}.txt"] = front_coded(names)
     for sid, source in index["sources"].items():
         out[f"{PREFIX}/sources/{sid}.json"] = _dump(
             {"schema_version": SCHEMA_VERSION, "source": source_json(source)}

@@ -12,6 +12,7 @@ committed generated files (kb/_index.py, README status section, docs/lint.md, sc
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -50,6 +51,10 @@ def sources(catalog: Catalog, report_dir: Path | None = None,
         path = root / "docs" / name
         if path.is_file():
             files[f"guide/{name}"] = path.read_text(encoding="utf-8")
+    # The guides link to the example scripts beside them in the repository (docs/ -> ../examples/);
+    # the same relative links work on the site when the scripts sit at its root.
+    for path in sorted((root / "examples").rglob("*.py")) if (root / "examples").is_dir() else ():
+        files[f"{path.relative_to(root).as_posix()}"] = path.read_text(encoding="utf-8")
     assets = root / ASSETS
     if assets.is_dir():
         for path in sorted(assets.rglob("*")):
@@ -81,9 +86,24 @@ def write_sources(catalog: Catalog, build: Path, report_dir: Path | None = None,
     return sum(1 for rel in files if rel.endswith(".md") and not rel.startswith(".."))
 
 
+_ROOT_ABSOLUTE = re.compile(r'\b(href|src)="/(?!/)')
+
+
 def mkdocs(build: Path) -> subprocess.CompletedProcess:
     """`mkdocs build --strict` on the generated config; output in build/html."""
-    return subprocess.run(
+    result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-f", str(build / "mkdocs.yml")],
         capture_output=True, text=True, env=dict(os.environ),
     )
+    if result.returncode == 0:
+        relative_404(build / "html" / "404.html")
+    return result
+
+
+def relative_404(path: Path) -> None:
+    """With no site_url, mkdocs writes 404.html with root-absolute links ("/assets/..."), which
+    break from file:// and under any sub-path; the page sits at the root, so plain relative
+    links reach the same files."""
+    if path.is_file():
+        text = path.read_text(encoding="utf-8")
+        path.write_text(_ROOT_ABSOLUTE.sub(r'\1="', text), encoding="utf-8")

@@ -13,12 +13,11 @@ from typing import Any, Callable
 from kb import calls
 from kb.catalog import Catalog
 from kb.compile import reference
-from kb.site import api, model, nightly
-from kb.render import render
-from markupsafe import escape
+from kb.site import api, matrix, model, nightly, recipes, words
+from kb.render import environment, render
+from markupsafe import Markup, escape
 
-STATE_TEXT = {"ok": "deterministic", "fix": "non-deterministic", "ns": "non-deterministic, no solution"}
-HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md", "architecture.md")
+HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "scan.md", "verification.md", "architecture.md")
 
 
 def _ranges(ranges: tuple) -> list[dict]:
@@ -28,9 +27,25 @@ def _ranges(ranges: tuple) -> list[dict]:
         if when:
             only = f"Only for calls where {calls.text((when,))}."
             note = f"{only} {note}" if note else only
-        out.append({"versions": text, "state": state, "state_text": STATE_TEXT[state], "solutions": codes,
+        out.append({"versions": text, "state": state, "state_text": words.sentence(state, codes, {}), "solutions": codes,
                     "raises": raises, "note": note})
     return out
+
+
+OUTCOME = {"ok": "completed", "raised": "raised", "error": "failed"}
+
+
+def machine(run: dict) -> str:
+    """What an environment id stands for, in words: the GPU, CUDA and driver (or the CPU)."""
+    if run.get("device") != "gpu" or not run.get("gpu"):
+        return "CPU"
+    count = run.get("gpu_count")
+    text = f"{run['gpu']}" + (f" × {count}" if isinstance(count, int) and count > 1 else "")
+    if run.get("cuda"):
+        text += f", CUDA {run['cuda']}"
+    if run.get("driver"):
+        text += f", driver {run['driver']}"
+    return text
 
 
 def call_conditions(source: dict) -> list[dict]:
@@ -42,7 +57,11 @@ def call_conditions(source: dict) -> list[dict]:
 
 
 def _runs_for(index: dict, source_id: str) -> list[dict]:
-    """Runs of a source from the index's `runs` (shape per CONTRACTS.md), flattened for tables."""
+    """Runs of a source from the index's `runs`, flattened for tables, in words.
+
+    "completed" is whether the run finished; whether its results differed is its own column,
+    so a row never reads "ok" while 4 of 5 runs differed.
+    """
     runs = index.get("runs") or {}
     items = runs.get(source_id, ()) if isinstance(runs, dict) else ()
     out = []
@@ -53,25 +72,30 @@ def _runs_for(index: dict, source_id: str) -> list[dict]:
         modes = []
         for mode in run.get("modes", ()) or ():
             n = run.get("n")
-            distinct = mode.get("distinct")
-            differed = f"{distinct - 1 if distinct else 0} of {n} differed" if n else "?"
             median = mode.get("median_s")
             ratio = mode.get("time_ratio")
-            modes.append({"mode": mode.get("mode"), "outcome": mode.get("outcome"), "differed": differed,
+            outcome = OUTCOME.get(mode.get("outcome"), str(mode.get("outcome")))
+            if mode.get("message") and mode.get("outcome") != "ok":
+                outcome += f": {mode['message']}"
+            result = words.runs_text(mode.get("distinct"), n) if mode.get("outcome") == "ok" else "–"
+            modes.append({"mode": mode.get("mode"), "outcome": outcome, "differed": result,
+                          "state": "ok" if mode.get("distinct") == 1 else ("ns" if mode.get("outcome") == "ok" else "unknown"),
                           "median": f"{median:.3g} s" if isinstance(median, (int, float)) else "",
-                          "ratio": f"{ratio:g}x" if isinstance(ratio, (int, float)) else ""})
+                          "ratio": f"{ratio:g}×" if isinstance(ratio, (int, float)) else ""})
         out.append({
             "source": source_id,
             "env": (env.get("env_id") if isinstance(env, dict) else env) or run.get("env_id", "?"),
+            "machine": machine(run),
             "date": str(run.get("created") or run.get("date") or "?"),
-            "version": run.get("version", ""), "device": run.get("device", ""), "modes": modes,
+            "version": f"{words.name(str(run.get('framework', '')))} {run.get('version', '')}".strip(),
+            "device": run.get("device", ""), "modes": modes,
         })
     return out
 
 
 def source_page(catalog: Catalog, index: dict, source: dict) -> str:
-    row = model.matrix(catalog, index, source["framework"])
-    row["rows"] = [r for r in row["rows"] if r["source"]["id"] == source["id"]]
+    source = words.public(source, words.machines(index))
+    row = matrix.matrix(catalog, index, source["framework"], only=source["id"])
     codes = {c for r in source["status"] for c in r[3]}
     codes |= {c for rs in source["distributions"].values() for r in rs for c in r[3]}
     switches = [c for c in index["order"] if c in codes]
@@ -79,6 +103,7 @@ def source_page(catalog: Catalog, index: dict, source: dict) -> str:
         "site/source.md.j2", s=source, ranges=_ranges(source["status"]),
         distributions=[(n, _ranges(r)) for n, r in source["distributions"].items()],
         row=row, switches=switches, solutions=index["solutions"], runs=_runs_for(index, source["id"]),
+        framework_name=words.name(source["framework"]),
         call_conditions=call_conditions(source),
     )
 
@@ -127,45 +152,82 @@ def _links(catalog: Catalog, index: dict) -> list[dict]:
 def _verification(index: dict) -> dict[str, Any]:
     runs = [r for sid in sorted(index.get("runs") or {}) for r in _runs_for(index, sid)]
     envs: dict[str, list[str]] = {}
+    machines: dict[str, str] = {}
     for r in runs:
         envs.setdefault(r["env"], []).append(r["date"])
-    environments = [{"env": e, "count": len(d), "first": min(d), "last": max(d)} for e, d in sorted(envs.items())]
+        machines[r["env"]] = r["machine"]
+    environments = [{"env": e, "machine": machines[e], "count": len(d), "first": min(d), "last": max(d)}
+                    for e, d in sorted(envs.items())]
+
     def item(flag: dict) -> dict:
-        return {"source": flag.get("source"), "file": flag.get("file"), "env": flag.get("env_id"),
+        return {"source": flag.get("source"), "date": str(flag.get("date") or ""), "env": flag.get("env_id"),
                 "version": flag.get("version"), "device": flag.get("device"),
                 "reasons": list(flag.get("reasons") or ()), "note": flag.get("note")}
 
+    known = words.machines(index)
     return {"runs": runs, "environments": environments,
-            "review": [item(f) for f in index.get("flagged") or ()],
-            "reviewed": [item(f) for f in index.get("reviewed") or ()]}
+            "review": [words.public(item(f), known) for f in index.get("flagged") or ()],
+            "reviewed": [words.public(item(f), known) for f in index.get("reviewed") or ()]}
+
+
+def heading(text: object) -> Markup:
+    """Text for a Markdown heading: like the `md` filter, but quotes stay quotes.
+
+    The table of contents escapes a heading's text once more, so an escaped quote (&#39;)
+    in a heading showed as "&#39;" in the page's navigation. `&`, `<` and `>` are still
+    escaped, and Markdown's inline syntax backslash-escaped, so record text stays text.
+    """
+    plain = " ".join(str("" if text is None else text).split())
+    plain = plain.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Markup("".join("\\" + ch if ch in _MARKDOWN_INLINE else ch for ch in plain))
+
+
+_MARKDOWN_INLINE = "\\`*_{}[]()#+-.!|~"
+environment().filters.setdefault("heading", heading)
+
+
+def _solution_groups(solutions: list[tuple[str, dict]]) -> list[tuple[str, list[tuple[str, dict]]]]:
+    """Solutions by the framework they belong to (TensorFlow, PyTorch, JAX, then libraries)."""
+    groups: dict[str, list] = {}
+    for code, sol in solutions:
+        if code == "NS":
+            continue
+        fws = words.ordered(list(sol["frameworks"] or ["other"]))
+        groups.setdefault(fws[0], []).append((code, sol))
+    return [(words.name(fw), groups[fw]) for fw in words.ordered(list(groups))]
 
 
 def pages(catalog: Catalog, index: dict, api_files: dict[str, str], report_dir: Path | None = None,
           warn: Callable[[str], None] | None = None) -> dict[str, str]:
     """Every page; `report_dir` and `warn` are for the nightly page (kb/site/nightly.py)."""
-    fws = model.frameworks(index)
+    fws = words.ordered(model.frameworks(index))
     out: dict[str, str] = {}
-    recipes = [{"name": fw, "rows": model.recipe_ranges(catalog, index, fw)} for fw in fws if catalog.registries.get(fw)]
+    blocks = {fw: recipes.blocks(catalog, index, fw) for fw in fws if catalog.registries.get(fw)}
+    latest = [blocks[fw][0] for fw in fws if blocks.get(fw) and fw in words.ORDER]
+    names = {fw: words.name(fw) for fw in fws}
     out["index.md"] = render(
-        "site/home.md.j2", recipes=recipes, as_of=model.latest_date(catalog),
+        "site/home.md.j2", latest=latest, as_of=model.latest_date(catalog), frameworks=fws, names=names,
         n_sources=len(index["sources"]), n_solutions=len(index["solutions"]), n_links=len(catalog.links),
     )
-    out["stack.md"] = render("site/stack.md.j2")
+    out["stack.md"] = render("site/stack.md.j2", frameworks=fws, names=names)
     for fw in fws:
-        ngc = model.matrix(catalog, index, fw, model.DISTRIBUTION)
+        ngc = matrix.matrix(catalog, index, fw, model.DISTRIBUTION)
         out[f"frameworks/{fw}.md"] = render(
-            "site/framework.md.j2", framework=fw, matrix=model.matrix(catalog, index, fw),
-            ngc=ngc if ngc["rows"] and ngc["columns"] else None,
+            "site/framework.md.j2", framework=fw, fw_name=words.name(fw), matrix=matrix.matrix(catalog, index, fw),
+            ngc=ngc if ngc["rows"] and ngc["columns"] else None, recipes=blocks.get(fw, []),
         )
-    groups = [(fw, sorted(model.sources_of(index, fw), key=lambda s: s["id"])) for fw in fws]
+    groups = [(words.name(fw), sorted(model.sources_of(index, fw), key=lambda s: s["title"].lower())) for fw in fws]
     out["sources/index.md"] = render("site/sources.md.j2", groups=groups)
     for sid, source in index["sources"].items():
         out[f"sources/{sid}.md"] = source_page(catalog, index, source)
-    out["solutions.md"] = render("site/solutions.md.j2", solutions=_solutions(catalog, index))
+    out["solutions.md"] = render("site/solutions.md.j2", groups=_solution_groups(_solutions(catalog, index)))
     out["links.md"] = render("site/links.md.j2", links=_links(catalog, index))
     out["verification.md"] = render("site/verification.md.j2", **_verification(index))
     out[nightly.PAGE] = nightly.page(catalog.root, set(index["sources"]), report_dir, warn)
-    example_op = next(iter(sorted(k for k in api_files if k.startswith(f"{api.PREFIX}/ops/"))), None)
+    ops = sorted(k for k in api_files if k.startswith(f"{api.PREFIX}/ops/"))
+    example_op = f"{api.PREFIX}/ops/tf.nn.bias_add.json"
+    if example_op not in api_files:
+        example_op = ops[0] if ops else None
     example = ""
     if example_op:
         data = json.loads(api_files[example_op])
@@ -175,6 +237,7 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str], report_dir: 
     sizes = {k: len(v.encode()) for k, v in api_files.items()}
     out["json-api.md"] = render(
         "site/json-api.md.j2", schema_version=api.SCHEMA_VERSION, example=example,
+        example_name=example_op.split("/", 2)[-1] if example_op else "",
         n_ops=sum(1 for k in sizes if "/ops/" in k), n_sources=sum(1 for k in sizes if "/sources/" in k),
         all_kb=round(sizes[f"{api.PREFIX}/all.json"] / 1024), total_kb=round(sum(sizes.values()) / 1024),
     )
@@ -182,20 +245,25 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str], report_dir: 
 
 
 def nav(index: dict) -> list:
-    """The mkdocs nav: tabs Home, Check my stack, Status, Sources, Reference."""
-    fws = model.frameworks(index)
+    """The mkdocs nav: tabs Home, Check my stack, Status, Sources, Reference.
+
+    Titles are HTML-escaped here: the theme writes them into the page as they are.
+    """
+    fws = words.ordered(model.frameworks(index))
     sources = [{"Overview": "sources/index.md"}]
     for fw in fws:
-        sources.append({fw: [{str(escape(s["title"])): f"sources/{s['id']}.md"} for s in sorted(model.sources_of(index, fw), key=lambda s: s["id"])]})
+        sources.append({words.name(fw): [{str(escape(" ".join(s["title"].split()))): f"sources/{s['id']}.md"}
+                                         for s in sorted(model.sources_of(index, fw), key=lambda s: s["title"].lower())]})
     return [
         {"Home": "index.md"},
         {"Check my stack": "stack.md"},
-        {"Status": [{fw: f"frameworks/{fw}.md"} for fw in fws]},
+        {"Status": [{words.name(fw): f"frameworks/{fw}.md"} for fw in fws]},
         {"Sources": sources},
         {"Reference": [
             {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
             {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Calls": "guide/calls.md"}, {"Records": "guide/records.md"},
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
+            {"Code scanner (scan)": "guide/scan.md"},
             {"Verifying records": "guide/verification.md"}, {"Architecture": "guide/architecture.md"},
         ]},
     ]

@@ -96,8 +96,11 @@ def main(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"flagged": flagged, "reviewed": reviewed}, indent=2, default=list))
         else:
+            from kb.verify.cases import label
+
             for f in flagged:
-                print(f"{f['file']}: {f['source']} ({f['device']}, {f['version']}): " + "; ".join(f["reasons"]))
+                case = f", case {label(f.get('op'), f.get('call'))}" if f.get("op") else ""
+                print(f"{f['file']}: {f['source']} ({f['device']}, {f['version']}{case}): " + "; ".join(f["reasons"]))
             print(f"{len(flagged)} flagged run(s) awaiting review; {len(reviewed)} reviewed "
                   "(each record's verify.reviewed says why)", file=sys.stderr)
         return 0
@@ -124,10 +127,17 @@ def main(args: argparse.Namespace) -> int:
                  frameworks=tuple(args.framework), unlinked=not args.no_unlinked,
                  any_device=args.device != "auto")
     if args.dry_run:
+        from kb.verify.cases import label
+
         for item in items:
             modes = ", ".join(m for m, _ in item.modes)
             print(f"{item.source or '(unlinked)'}: {item.verifier} [{item.framework} {item.version}, {item.device}] modes: {modes}")
-        print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s)", file=sys.stderr)
+            if len(item.cases) > 1 or item.cases[0].get("op"):
+                for case in item.cases:
+                    print(f"    case {label(case.get('op'), case.get('call'))}")
+        cases = sum(len(i.cases) for i in items)
+        print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s) (child processes), "
+              f"{cases} case(s), {sum(len(i.modes) * len(i.cases) for i in items)} case-mode(s)", file=sys.stderr)
         return 0
     if not items:
         print("kb verify: nothing to run here (no installed framework has an applicable verifier); see --coverage", file=sys.stderr)
@@ -150,7 +160,9 @@ def _run(args, root: Path, items) -> int:
     import time
 
     from kb.verify import env, runfile
-    from kb.verify.runner import Task, default_jobs, mode_entry, run_modes
+    import collections
+
+    from kb.verify.runner import Task, default_jobs, mode_entry, per_case, run_modes
     from verifiers.discover import code_hash
 
     created = runfile.now()
@@ -158,7 +170,7 @@ def _run(args, root: Path, items) -> int:
     environment = env.detect(gpu=gpu_run)
     jobs = args.jobs or default_jobs("gpu" if gpu_run else "cpu")
     tasks = [Task(item.verifier, item.module, item.framework, tuple(item.handles or ()), tuple(codes), args.runs,
-                  item.device, args.scale, key=(i, j))
+                  item.device, args.scale, key=(i, j), cases=tuple(item.cases))
              for i, item in enumerate(items) for j, (_, codes) in enumerate(item.modes)]
     measured: dict[tuple[int, int], dict] = {}
     progress = _progress(len(tasks))
@@ -169,9 +181,11 @@ def _run(args, root: Path, items) -> int:
         progress.start()
     try:
         for task, result in run_modes(tasks, root=root, jobs=jobs, timeout=args.timeout, memory_mb=args.memory_limit):
-            measured[task.key] = result
             item_i, mode_i = task.key
-            label = f"{task.verifier} [{items[item_i].modes[mode_i][0]}]: {result.get('outcome')}"
+            measured[task.key] = per_case(result, len(items[item_i].cases))
+            outcomes = collections.Counter(c.get("outcome") for c in measured[task.key])
+            label = f"{task.verifier} [{items[item_i].modes[mode_i][0]}]: " + ", ".join(
+                f"{k} {v}" if len(measured[task.key]) > 1 else str(k) for k, v in sorted(outcomes.items(), key=str))
             if progress:
                 progress.update(task_id, description=label)
                 progress.advance(task_id)
@@ -182,13 +196,15 @@ def _run(args, root: Path, items) -> int:
             progress.stop()
     results = []
     for i, item in enumerate(items):
-        modes = [mode_entry(mode, codes, measured[(i, j)]) for j, (mode, codes) in enumerate(item.modes)]
-        results.append({
-            "source": item.source, "verifier": item.verifier, "framework": item.framework,
-            "version": item.version, "device": item.device, "n": args.runs, "scale": args.scale,
-            "record_claims": {True: "deterministic", False: "non-deterministic", None: "unknown"}[item.claim],
-            "record_raises": item.expect_raises, "modes": modes,
-        })
+        for c, case in enumerate(item.cases):
+            modes = [mode_entry(mode, codes, measured[(i, j)][c]) for j, (mode, codes) in enumerate(item.modes)]
+            results.append({
+                "source": item.source, "verifier": item.verifier, "op": case.get("op"), "call": case.get("call"),
+                "framework": item.framework,
+                "version": item.version, "device": item.device, "n": args.runs, "scale": args.scale,
+                "record_claims": {True: "deterministic", False: "non-deterministic", None: "unknown"}[item.claim],
+                "record_raises": item.expect_raises, "modes": modes,
+            })
     wall = round(time.perf_counter() - started, 1)
     doc = runfile.document(environment, results, created, code_hash(), "verify")
     doc["wall_s"] = wall
@@ -210,10 +226,13 @@ def _print_results(results: list[dict], path, wall: float) -> None:
     from rich.markup import escape as e
     from rich.table import Table
 
-    table = Table("source / verifier", "mode", "outcome", "distinct", "max abs", "max ulp", "median s", "message")
+    from kb.verify.cases import label as case_label
+
+    table = Table("source / verifier / case", "mode", "outcome", "distinct", "max abs", "max ulp", "median s", "message")
     for r in results:
         for i, m in enumerate(r["modes"]):
-            label = (r["source"] or "(unlinked)") + "\n" + r["verifier"] if i == 0 else ""
+            label = (r["source"] or "(unlinked)") + "\n" + r["verifier"] + (
+                "\n" + case_label(r.get("op"), r.get("call")) if r.get("op") else "") if i == 0 else ""
             table.add_row(
                 e(label), e(m["mode"]), m["outcome"],
                 "" if m["distinct"] is None else f"{m['distinct']}/{r['n']}",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kb.query import index
+from kb.verify.cases import label
 
 
 def coverage(found: dict) -> list[dict]:
@@ -24,15 +25,21 @@ def coverage(found: dict) -> list[dict]:
         else:
             newest = runs[0]
             state = f"verified on {newest['gpu'] or 'CPU'} ({newest['framework']} {newest['version']}, {newest['date'][:10]})"
+        entry = found.get(name) if name else None
+        cases = [c for c in (getattr(entry, "cases", ()) or ()) if c.get("op")]
+        measured = {(r.get("op"), repr(sorted((r.get("call") or {}).items()))) for r in runs if r.get("op")}
         rows.append({
             "source": source["id"], "framework": source["framework"], "device": source["device"],
             "verifier": name, "state": state, "runs": len(runs),
             "contradicted": any(r["contradicts"] for r in runs),
+            "cases": [label(c["op"], c["call"]) for c in cases],
+            "cases_measured": sum(1 for c in cases if (c["op"], repr(sorted(c["call"].items()))) in measured),
         })
     for name, entry in sorted(found.items()):
         if entry.framework != "synthetic" and not any(r["verifier"] == name for r in rows):
             rows.append({"source": None, "framework": entry.framework, "device": entry.device, "verifier": name,
-                         "state": "registered; no record names it yet (unlinked)", "runs": 0, "contradicted": False})
+                         "state": "registered; no record names it yet (unlinked)", "runs": 0, "contradicted": False,
+                         "cases": [label(c["op"], c["call"]) for c in entry.cases if c.get("op")], "cases_measured": 0})
     return rows
 
 
@@ -41,12 +48,14 @@ def print_coverage(rows: list[dict]) -> None:
     from rich.markup import escape as e
     from rich.table import Table
 
-    table = Table("record", "device", "verifier", "state")
+    table = Table("record", "device", "verifier", "cases (measured)", "state")
     for row in rows:
         flag = " [red](contradicted)[/]" if row["contradicted"] else ""
-        table.add_row(e(row["source"] or "-"), row["device"], e(row["verifier"] or "-"), e(row["state"]) + flag)
+        cases = f"{len(row['cases'])} ({row['cases_measured']})" if row["cases"] else "-"
+        table.add_row(e(row["source"] or "-"), row["device"], e(row["verifier"] or "-"), cases, e(row["state"]) + flag)
     console = Console(highlight=False, soft_wrap=True)
     console.print(table)
     with_verifier = sum(1 for r in rows if r["source"] and r["verifier"])
     records = sum(1 for r in rows if r["source"])
-    console.print(f"{with_verifier} of {records} records name a verifier")
+    console.print(f"{with_verifier} of {records} records name a verifier; "
+                  f"{sum(len(r['cases']) for r in rows if r['source'])} cases (one call each) in their verifiers")

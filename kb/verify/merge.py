@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kb.verify.cases import applies, label
 from kb.verify.runfile import runs_of
 from kb.versions import compile_range, release_key
 
@@ -29,8 +30,56 @@ def _status_at(record, version: str):
     return None
 
 
-def contradictions(record, result: dict) -> list[str]:
-    """Why `result` contradicts `record` (empty when it does not, or cannot tell)."""
+def case_applies(record, result: dict) -> bool | None:
+    """Whether the record's condition covers the case this result measured (kb/verify/cases.py)."""
+    try:
+        item = _status_at(record, str(result["version"]))
+    except ValueError:
+        item = None
+    call = result.get("call")
+    return applies(record.calls, item.when if item is not None else None, result.get("op"),
+                   call if isinstance(call, dict) else None)
+
+
+def _complementary(result: dict) -> list[str]:
+    """A call the record says it does not cover: nothing may differ, nothing may raise."""
+    reasons = []
+    n = result.get("n")
+    where = label(result.get("op"), result.get("call"))
+    for mode in result["modes"]:
+        codes = mode.get("solutions") or []
+        name = "+".join(codes) or "default mode"
+        if mode.get("outcome") == "raised":
+            reasons.append(f"the record's condition excludes {where}, yet {name} raised: {mode.get('message')}")
+        elif mode.get("outcome") == "ok" and isinstance(mode.get("distinct"), int) and mode["distinct"] > 1:
+            reasons.append(f"the record's condition excludes {where}, yet {name} gave {mode['distinct']} distinct of {n}")
+    return reasons
+
+
+def _claimed_elsewhere(record, result: dict, others) -> bool:
+    """Another record of the same framework applies to this case's call and is not deterministic
+    there: the call is outside `record`'s condition but still expected to differ or raise, so
+    it is no evidence about `record` either way."""
+    op = result.get("op")
+    for other in others or ():
+        if other is record or other.framework != record.framework or op not in other.ops:
+            continue
+        if other.device not in ("any", result.get("device")):
+            continue
+        try:
+            item = _status_at(other, str(result["version"]))
+        except ValueError:
+            continue
+        if item is None or item.deterministic:
+            continue
+        if case_applies(other, result) is not False:
+            return True
+    return False
+
+
+def contradictions(record, result: dict, others=()) -> list[str]:
+    """Why `result` contradicts `record` (empty when it does not, or cannot tell). `others`: every
+    record, so that a complementary case another record claims is not held against this one."""
     if record.device not in ("any", result.get("device")):
         return []
     try:
@@ -39,6 +88,8 @@ def contradictions(record, result: dict) -> list[str]:
         return []
     if item is None:
         return []
+    if case_applies(record, result) is False:
+        return [] if _claimed_elsewhere(record, result, others) else _complementary(result)
     reasons = []
     n = result.get("n")
     across = result.get("cross_mode_distinct")
@@ -83,7 +134,10 @@ def _time_ratio(modes: list[dict]) -> dict[int, float | None]:
 
 
 def merged_runs(catalog) -> dict[str, Any]:
-    """{"runs": {source id: (evidence, ...)}, "flagged": (...)} for the compiled index."""
+    """{"runs": {source id: (evidence, ...)}, "flagged": (...)} for the compiled index.
+
+    The newest evidence is kept per environment, version, device and case (op and call): a
+    run of one call says nothing about another call of the same record."""
     records = {r.id: r for r in catalog.sources.values() if r.withdrawn is None}
     reviews = {(r.id, review.run): review.note for r in records.values() if r.verify for review in r.verify.reviewed}
     by_verifier: dict[str, list[str]] = {}
@@ -132,10 +186,14 @@ def merged_runs(catalog) -> dict[str, Any]:
                         }
                         for i, m in enumerate(result["modes"])
                     ),
-                    "contradicts": tuple(contradictions(record, result)),
+                    "contradicts": tuple(contradictions(record, result, records.values())),
                     "reviewed": reviews.get((source, run.rel)),
+                    "op": result.get("op"),
+                    "call": dict(result["call"]) if isinstance(result.get("call"), dict) else None,
+                    "applies": case_applies(record, result),
                 }
-                slot = (source, env["env_id"], evidence["version"], evidence["device"])
+                case = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
+                slot = (source, env["env_id"], evidence["version"], evidence["device"], case)
                 if slot not in newest or newest[slot]["date"] <= evidence["date"]:
                     newest[slot] = evidence
     runs: dict[str, list] = {}
@@ -143,7 +201,7 @@ def merged_runs(catalog) -> dict[str, Any]:
         runs.setdefault(source, []).append(evidence)
     def flag(e: dict) -> dict:
         return {"source": e["source"], "env_id": e["env_id"], "file": e["file"], "version": e["version"],
-                "device": e["device"], "reasons": e["contradicts"]}
+                "device": e["device"], "reasons": e["contradicts"], "op": e["op"], "call": e["call"]}
 
     every = [e for evs in runs.values() for e in evs if e["contradicts"]]
     return {

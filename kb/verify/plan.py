@@ -7,6 +7,8 @@ are `default` plus one per solution code of the record's range for the installed
 requesting determinism raises, the verifier's own codes run once to check that they raise. Registered verifiers that no record names yet
 ("unlinked": the PyTorch and JAX verifiers before their records exist) run with the codes
 their decorator lists, with `source: null`; `kb build` links them to records by name.
+Every mode runs every case of the verifier (one call each, complementary calls included):
+what the record predicts for a case is decided at merge time (kb/verify/cases.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from kb.query import index
 
 
 class Item:
-    __slots__ = ("source", "verifier", "module", "framework", "version", "device", "modes", "handles", "expect_raises", "claim")
+    __slots__ = ("source", "verifier", "module", "framework", "version", "device", "modes", "handles", "expect_raises",
+                 "claim", "cases")
 
     def __init__(self, **kw: object) -> None:
         for key in self.__slots__:
@@ -23,6 +26,11 @@ class Item:
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__slots__}
+
+
+def _cases(entry) -> list[dict]:
+    """The verifier's cases (one call each); one case of no particular call when it lists none."""
+    return [dict(c) for c in (getattr(entry, "cases", ()) or ({"op": None, "call": None},))]
 
 
 def record_status(source_id: str, version: str, device: str):
@@ -75,7 +83,10 @@ def plan(
             continue
         st = record_status(source["id"], installed[framework], device)
         codes = tuple(st.solutions) if st is not None else ()
-        if st is not None and st.raises and not codes:
+        if st is None or st.deterministic is None:
+            # No range covers the installed version: run the verifier's own switch to learn what it does.
+            codes = tuple(entry.solutions)
+        elif st.raises and not codes:
             # No switch fixes it, but requesting determinism is documented to raise: run the
             # verifier's own switch once to see that it does (an `ok` there contradicts the record).
             codes = tuple(entry.solutions)
@@ -84,7 +95,7 @@ def plan(
             source=source["id"], verifier=name, module=entry.module, framework=framework,
             version=installed[framework], device=device, handles=entry.handles,
             modes=[("default", ())] + [(code, (code,)) for code in codes],
-            expect_raises=st.raises if st is not None else None, claim=claim,
+            expect_raises=st.raises if st is not None else None, claim=claim, cases=_cases(entry),
         ))
     if unlinked or verifiers:
         for name, entry in sorted(found.items()):
@@ -103,6 +114,6 @@ def plan(
                 source=None, verifier=name, module=entry.module, framework=entry.framework,
                 version=installed.get(entry.framework, "n/a"), device=device, handles=entry.handles,
                 modes=[("default", ())] + [(code, (code,)) for code in entry.solutions],
-                expect_raises=None, claim=None,
+                expect_raises=None, claim=None, cases=_cases(entry),
             ))
     return items

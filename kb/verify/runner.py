@@ -64,6 +64,7 @@ class Task:
     device: str
     scale: float = 1.0
     key: object = None          # the caller's handle for the result (e.g. (item, mode) indexes)
+    cases: tuple = ()           # each {"op", "call"}: measured one after another in this child
 
 
 @dataclass
@@ -111,6 +112,7 @@ def _start(task: Task, root: Path, memory_mb: int | None, timeout: float) -> _Ch
     spec = {
         "verifier": task.verifier, "module": task.module, "solutions": list(task.codes), "n": task.n,
         "device": task.device, "scale": task.scale, "result": os.path.join(tmp, "result.json"),
+        "cases": [dict(c) for c in task.cases] or [{"op": None, "call": None}],
         "ready_fd": ready_w, "go_fd": go_r,
     }
     spec_path = os.path.join(tmp, "spec.json")
@@ -245,14 +247,30 @@ def run_modes(
         selector.close()
 
 
+def per_case(result: dict, count: int) -> list[dict]:
+    """A child's measurement split into one per case: a child that crashed, hung or could not
+    start leaves one `error` for the mode, which then stands for each of its cases."""
+    cases = result.get("cases")
+    if isinstance(cases, list) and len(cases) == count:
+        return cases
+    if result.get("outcome") == "error" or not isinstance(cases, list):
+        return [dict(result) for _ in range(count)]
+    # A child that died between cases: what it measured, then the crash for the rest.
+    rest = {"outcome": "error", "message": result.get("message") or "the child ended before this case"}
+    return list(cases) + [dict(rest) for _ in range(count - len(cases))]
+
+
 def run_mode(
     verifier: str, module: str, framework: str, handles: tuple, codes: tuple[str, ...], *,
     n: int, device: str, scale: float, timeout: float, memory_mb: int | None = None, root: Path,
+    cases: tuple = (),
 ) -> dict:
-    """One mode's measurement: a dict with outcome, distinct, diffs, median_s, message."""
-    task = Task(verifier, module, framework, tuple(handles), tuple(codes), n, device, scale)
+    """One mode's measurement: a dict with outcome, distinct, diffs, median_s, message (for a
+    verifier with several cases, the first case's, and every case's under `cases`)."""
+    task = Task(verifier, module, framework, tuple(handles), tuple(codes), n, device, scale, cases=tuple(cases))
     for _, result in run_modes([task], root=root, jobs=1, timeout=timeout, memory_mb=memory_mb):
-        return result
+        split = per_case(result, max(1, len(cases)))
+        return {**split[0], "cases": split}
     raise AssertionError("run_modes yielded nothing for one task")
 
 

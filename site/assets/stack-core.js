@@ -73,18 +73,28 @@
     return device === "any" || source.device === device || source.device === "any";
   }
 
-  /* kb.status(ids..., version, device, distribution) over a list of source ids. */
-  function answer(data, ids, version, device, distribution) {
+  /* kb.status(ids..., version, device, distribution, call) over a list of source ids; `op` is the
+   * name asked about (a record's `calls:` patterns name ops), `params` its signature or null. */
+  function answer(data, ids, version, device, distribution, op, call, params) {
     var key = releaseKey(version);
     var perSource = [], needs = [], anyFalse = false, anyUnknown = false, anyUnsolved = false;
+    var excluded = [], depends = false, defaults = params ? defaultsOf(params) : null;
     ids.map(function (id) { return data.sources[id]; }).filter(function (s) { return applies(s, device); }).forEach(function (s) {
       var r = evaluate(s, key, distribution);
+      var alternatives = forOp(s.calls || [], op, op === s.id, r && r.when ? r.when : null);
+      var cond = { condition: conditionText(alternatives), applies: true };
+      if (alternatives.length) {
+        var ev = evaluateCall(alternatives, call === undefined ? null : call, defaults);
+        if (ev[0] === false) { excluded.push(s.id); return; }
+        if (ev[0] === null) depends = true;
+        cond.applies = ev[0];
+      }
       if (r === null) {
         anyUnknown = true;
-        perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null });
+        perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
         return;
       }
-      perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note });
+      perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies });
       if (!r.deterministic) {
         anyFalse = true;
         if (r.solutions.length) needs.push(r.solutions); else anyUnsolved = true;
@@ -97,8 +107,166 @@
       solutions: byOrder(data, Object.keys(union)),
       recipe: (anyUnsolved || anyUnknown) ? null : smallestCover(data, needs),
       sources: perSource,
-      needs: needs
+      needs: needs,
+      excluded: excluded,
+      depends_on_call: depends
     };
+  }
+
+  /* ---- Call conditions: kb/calls.py in JS (docs/calls.md). A condition is a list of
+   * [key, values] pairs (all must hold); a record's alternatives for an op: any one suffices. ---- */
+  var NO_DEFAULT = { marker: "NO_DEFAULT" }, UNKNOWN_DEFAULT = { marker: "UNKNOWN_DEFAULT" };
+  var FACTS = ["input.ndim", "input.dtype", "backend"], KINDS = ["float", "int", "bool", "complex"];
+
+  /* Values carry their Python type: {t: "bool"|"int"|"float"|"str"|"none", v}. */
+  function typed(v) {
+    if (v !== null && typeof v === "object" && v.t) return v;
+    if (v === null) return { t: "none", v: null };
+    if (typeof v === "boolean") return { t: "bool", v: v };
+    if (typeof v === "number") return { t: Number.isInteger(v) ? "int" : "float", v: v };
+    return { t: "str", v: String(v) };
+  }
+  function same(a, b) {  /* kb/calls.py same(): True is not 1 */
+    a = typed(a); b = typed(b);
+    if (a.t === "bool" || b.t === "bool") return a.t === b.t && a.v === b.v;
+    if (a.t === "none" || b.t === "none") return a.t === b.t;
+    var numeric = function (x) { return x.t === "int" || x.t === "float"; };
+    if (numeric(a) && numeric(b)) return a.v === b.v;
+    return a.t === b.t && a.v === b.v;
+  }
+  function member(v, values) { return values.some(function (x) { return same(v, x); }); }
+
+  /* kb/signatures.py _literal / parse: "mode='nearest'" -> ["mode", "nearest"]. */
+  function literal(text) {
+    if (text === "None") return { t: "none", v: null };
+    if (text === "True" || text === "False") return { t: "bool", v: text === "True" };
+    if (text.length >= 2 && text[0] === text[text.length - 1] && (text[0] === "'" || text[0] === '"') && text.indexOf("\\") < 0) return { t: "str", v: text.slice(1, -1) };
+    if (/^[-+]?\d+$/.test(text.replace(/_/g, "")) && !/^_|_$|__/.test(text)) return { t: "int", v: parseInt(text.replace(/_/g, ""), 10) };
+    var f = Number(text);
+    if (text.trim() !== "" && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text) && isFinite(f)) return { t: "float", v: f };
+    return UNKNOWN_DEFAULT;
+  }
+  function parseParams(fields) {
+    return fields.map(function (field) {
+      var i = field.indexOf("=");
+      if (i < 0) return [field, NO_DEFAULT];
+      var d = field.slice(i + 1);
+      return [field.slice(0, i), d === "?" ? UNKNOWN_DEFAULT : literal(d)];
+    });
+  }
+  function defaultsOf(params) { var out = {}; params.forEach(function (p) { out[p[0]] = p[1]; }); return out; }
+  function openEnded(params) { return params.some(function (p) { return p[0].slice(0, 2) === "**"; }); }
+
+  /* kb.parameters(op): from all.json's params (every op a record names), else null. */
+  function parameters(data, op, framework) {
+    var fields = ((data.params || {})[framework] || {})[op];
+    return fields ? parseParams(fields) : null;
+  }
+
+  /* A call as the CLI reads `--call KEY=VALUE`: a Python literal where it is one, else a string. */
+  function pyLiteral(text) {
+    text = text.trim();
+    if (text === "None" || text === "True" || text === "False") return literal(text);
+    if (/^[-+]?\d+$/.test(text)) return { t: "int", v: parseInt(text, 10) };
+    if (/^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$/.test(text)) return { t: "float", v: Number(text) };
+    if (text.length >= 2 && text[0] === text[text.length - 1] && (text[0] === "'" || text[0] === '"')) return { t: "str", v: text.slice(1, -1) };
+    return { t: "str", v: text };
+  }
+  function parseCall(text) {
+    var call = {}, items = String(text || "").split(/[,;\n]/).map(function (x) { return x.trim(); }).filter(Boolean);
+    if (!items.length) return null;
+    items.forEach(function (item) {
+      var i = item.indexOf("=");
+      if (i <= 0) throw new Error("call facts are KEY=VALUE (e.g. mode=nearest), not " + JSON.stringify(item));
+      var key = item.slice(0, i).trim();
+      if (Object.prototype.hasOwnProperty.call(call, key)) throw new Error("the call gives " + key + " twice");
+      call[key] = pyLiteral(item.slice(i + 1));
+    });
+    return call;
+  }
+  /* kb/calls.py normalize + check_keys (the errors kb.status() raises as ValueError). */
+  function checkCall(op, call, params) {
+    Object.keys(call).forEach(function (key) {
+      var v = typed(call[key]);
+      if (key === "input.ndim" && (v.t !== "int" || v.v < 0)) throw new Error("call['input.ndim'] is the input's rank, a whole number >= 0");
+      if (key === "input.dtype" && KINDS.indexOf(v.v) < 0) throw new Error("call['input.dtype'] is a dtype kind: " + KINDS.join(", "));
+    });
+    if (!params || openEnded(params)) return;
+    var known = params.map(function (p) { return p[0].replace(/^\*+/, ""); });
+    Object.keys(call).forEach(function (key) {
+      if (FACTS.indexOf(key) < 0 && known.indexOf(key) < 0) {
+        throw new Error(op + " has no parameter '" + key + "'; its parameters are: " + (known.join(", ") || "(none)") + "; call facts: " + FACTS.join(", "));
+      }
+    });
+  }
+
+  function asPairs(when) {  /* {key: [values]} or [[key, values]] -> sorted [[key, values]] */
+    var pairs = Array.isArray(when) ? when.slice() : Object.keys(when).map(function (k) { return [k, when[k]]; });
+    return pairs.sort(function (a, b) { return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0; });
+  }
+  function both(a, b) {
+    var merged = {};
+    a.forEach(function (p) { merged[p[0]] = p[1]; });
+    b.forEach(function (p) {
+      merged[p[0]] = Object.prototype.hasOwnProperty.call(merged, p[0]) ? merged[p[0]].filter(function (v) { return member(v, p[1]); }) : p[1];
+    });
+    return asPairs(merged);
+  }
+  /* kb/calls.py for_op: the alternatives under which a record applies to `op`. */
+  function forOp(patterns, op, anyOp, extra) {
+    var alternatives = [], unconditional = !patterns.length;
+    if (patterns.length) {
+      var named = patterns.filter(function (p) { return anyOp || !p.ops.length || p.ops.indexOf(op) >= 0; })
+        .map(function (p) { return asPairs(p.when); });
+      if (!named.length || named.some(function (w) { return !w.length; })) unconditional = true; else alternatives = named;
+    }
+    var ex = extra ? asPairs(extra) : null;
+    if (ex && ex.length) return unconditional ? [ex] : alternatives.map(function (a) { return both(a, ex); });
+    if (unconditional) return [];
+    return alternatives;
+  }
+  function valueOf(key, call, defaults) {
+    if (Object.prototype.hasOwnProperty.call(call, key)) return [true, call[key]];
+    if (FACTS.indexOf(key) >= 0 || defaults === null) return [false, null];
+    var d = Object.prototype.hasOwnProperty.call(defaults, key) ? defaults[key] : UNKNOWN_DEFAULT;
+    if (d === NO_DEFAULT || d === UNKNOWN_DEFAULT) return [false, null];
+    return [true, d];
+  }
+  function evaluateCall(alternatives, call, defaults) {
+    if (!alternatives.length) return [true, []];
+    if (call === null) return [null, []];
+    var result = false;
+    for (var i = 0; i < alternatives.length; i++) {
+      var holds = true;
+      for (var j = 0; j < alternatives[i].length; j++) {
+        var kv = valueOf(alternatives[i][j][0], call, defaults);
+        if (!kv[0]) holds = null;
+        else if (!member(kv[1], alternatives[i][j][1])) { holds = false; break; }
+      }
+      if (holds === true) return [true, []];
+      if (holds === null) result = null;
+    }
+    return [result, []];
+  }
+  function show(v) {
+    v = typed(v);
+    if (v.t === "none") return "None";
+    if (v.t === "bool") return v.v ? "True" : "False";
+    if (v.t === "str") return "'" + v.v + "'";
+    if (v.t === "float" && Number.isInteger(v.v)) return v.v.toFixed(1);
+    return String(v.v);
+  }
+  /* kb/calls.py text(): "mode is 'bilinear' or 'bicubic' and antialias is False". */
+  function conditionText(alternatives) {
+    if (!alternatives.length) return null;
+    return alternatives.map(function (alt) {
+      return alt.map(function (p) {
+        var key = p[0], values = p[1];
+        if (key !== "input.dtype" && values.length && values.every(function (v) { return typeof v === "string" && KINDS.indexOf(v) >= 0; })) return key + " is a " + values.join(" or ") + " tensor";
+        if (values.length === 1 && values[0] === null) return key + " is not given";
+        return key + " is " + values.map(show).join(" or ");
+      }).join(" and ");
+    }).join("; or ");
   }
 
   function resolve(data, op, framework) {
@@ -108,11 +276,14 @@
     return Object.prototype.hasOwnProperty.call(table, op) ? table[op] : null;
   }
 
-  /* One op, like kb.status(op, version, framework=..., device=..., distribution=...). */
-  function opStatus(data, op, version, framework, device, distribution) {
+  /* One op, like kb.status(op, version, framework=..., device=..., distribution=..., call=...). */
+  function opStatus(data, op, version, framework, device, distribution, call) {
     var ids = resolve(data, op, framework);
     if (ids === null) return null;  /* no record: kb.status() consults the API inventory */
-    var a = answer(data, ids, version, device || "gpu", distribution || null);
+    var fw = data.sources[op] && (!framework || framework === data.sources[op].framework) ? data.sources[op].framework : framework;
+    var params = call ? parameters(data, op, fw) : null;
+    if (call) checkCall(op, call, params);
+    var a = answer(data, ids, version, device || "gpu", distribution || null, op, call || null, params);
     delete a.needs;
     return a;
   }
@@ -120,7 +291,7 @@
   /* A whole stack: every source of the framework (kb/site/model.py stack()). */
   function stackStatus(data, framework, version, device, distribution) {
     var ids = Object.keys(data.sources).filter(function (id) { return data.sources[id].framework === framework; }).sort();
-    var a = answer(data, ids, version, device || "gpu", distribution || null);
+    var a = answer(data, ids, version, device || "gpu", distribution || null, framework + " stack", null, null);
     var unsolved = [], unknown = [], affected = [];
     a.sources.forEach(function (s) {
       if (s.deterministic === null) unknown.push(s.id);
@@ -129,6 +300,156 @@
     return { recipe: a.needs.length ? smallestCover(data, a.needs) : [], unsolved: unsolved, unknown: unknown, affected: affected, sources: a.sources };
   }
 
-  var api = { releaseKey: releaseKey, opStatus: opStatus, stackStatus: stackStatus, smallestCover: smallestCover };
+  /* ---- Unknown names: the same suggestions as kb.status()'s UnknownOpError (kb/query.py _suggest),
+   * with Python's difflib.get_close_matches ported exactly (same scores, same tie order). ---- */
+
+  /* "N<TAB>suffix" lines (N characters shared with the previous name) -> the names. */
+  function decodeNames(text) {
+    var out = [], prev = "";
+    text.split("\n").forEach(function (line) {
+      if (!line) return;
+      var tab = line.indexOf("\t");
+      var name = prev.slice(0, parseInt(line.slice(0, tab), 10)) + line.slice(tab + 1);
+      out.push(name); prev = name;
+    });
+    return out;
+  }
+
+  function Matcher(b) {  /* difflib.SequenceMatcher with seq2 = b, no isjunk, autojunk on */
+    this.b = b; this.b2j = {};
+    for (var i = 0; i < b.length; i++) { var ch = b[i]; (this.b2j[ch] = this.b2j[ch] || []).push(i); }
+    if (b.length >= 200) {
+      var ntest = Math.floor(b.length / 100) + 1, self = this;
+      Object.keys(this.b2j).forEach(function (ch) { if (self.b2j[ch].length > ntest) delete self.b2j[ch]; });
+    }
+    this.fullbcount = null;
+  }
+  Matcher.prototype.longest = function (a, alo, ahi, blo, bhi) {
+    var b = this.b, b2j = this.b2j, besti = alo, bestj = blo, bestsize = 0, j2len = {};
+    for (var i = alo; i < ahi; i++) {
+      var newj2len = {}, js = Object.prototype.hasOwnProperty.call(b2j, a[i]) ? b2j[a[i]] : [];
+      for (var x = 0; x < js.length; x++) {
+        var j = js[x];
+        if (j < blo) continue;
+        if (j >= bhi) break;
+        var k = newj2len[j] = (j2len[j - 1] || 0) + 1;
+        if (k > bestsize) { besti = i - k + 1; bestj = j - k + 1; bestsize = k; }
+      }
+      j2len = newj2len;
+    }
+    while (besti > alo && bestj > blo && a[besti - 1] === b[bestj - 1]) { besti--; bestj--; bestsize++; }
+    while (besti + bestsize < ahi && bestj + bestsize < bhi && a[besti + bestsize] === b[bestj + bestsize]) bestsize++;
+    return [besti, bestj, bestsize];
+  };
+  Matcher.prototype.ratio = function (a) {
+    var queue = [[0, a.length, 0, this.b.length]], matches = 0;
+    while (queue.length) {
+      var q = queue.pop(), m = this.longest(a, q[0], q[1], q[2], q[3]), i = m[0], j = m[1], k = m[2];
+      if (k) {
+        matches += k;
+        if (q[0] < i && q[2] < j) queue.push([q[0], i, q[2], j]);
+        if (i + k < q[1] && j + k < q[3]) queue.push([i + k, q[1], j + k, q[3]]);
+      }
+    }
+    return ratioOf(matches, a.length + this.b.length);
+  };
+  Matcher.prototype.quickRatio = function (a) {
+    if (this.fullbcount === null) {
+      this.fullbcount = {};
+      for (var i = 0; i < this.b.length; i++) this.fullbcount[this.b[i]] = (this.fullbcount[this.b[i]] || 0) + 1;
+    }
+    var avail = {}, matches = 0;
+    for (var x = 0; x < a.length; x++) {
+      var ch = a[x], n = Object.prototype.hasOwnProperty.call(avail, ch) ? avail[ch] : (this.fullbcount[ch] || 0);
+      avail[ch] = n - 1;
+      if (n > 0) matches++;
+    }
+    return ratioOf(matches, a.length + this.b.length);
+  };
+  function ratioOf(matches, length) { return length ? 2.0 * matches / length : 1.0; }
+
+  function closeMatches(word, possibilities, n, cutoff) {
+    var m = new Matcher(word), result = [];
+    possibilities.forEach(function (x) {
+      var la = x.length, lb = word.length;
+      if (ratioOf(Math.min(la, lb), la + lb) < cutoff || m.quickRatio(x) < cutoff) return;
+      var r = m.ratio(x);
+      if (r >= cutoff) result.push([r, x]);
+    });
+    result.sort(function (p, q) { return p[0] !== q[0] ? q[0] - p[0] : (p[1] < q[1] ? 1 : p[1] > q[1] ? -1 : 0); });
+    return result.slice(0, n).map(function (p) { return p[1]; });
+  }
+
+  function endsWith(s, tail) { return s.length >= tail.length && s.slice(s.length - tail.length) === tail; }
+
+  /* kb/query.py _suggest(op, framework): close names from records, the op tables and the inventory. */
+  function suggest(data, op, framework, inventory) {
+    var seen = {}, pool = [];
+    function add(n) { if (!Object.prototype.hasOwnProperty.call(seen, n)) { seen[n] = true; pool.push(n); } }
+    Object.keys(data.sources).forEach(add);
+    var frameworks = framework ? [framework] : Object.keys(data.names);
+    frameworks.forEach(function (fw) {
+      Object.keys(data.names[fw] || {}).forEach(add);
+      ((inventory && inventory[fw]) || []).forEach(add);
+    });
+    var dot = op.lastIndexOf("."), head = (dot >= 0 ? op.slice(0, dot) : op) + ".";
+    var near = pool.filter(function (n) { return n.slice(0, head.length) === head; });
+    if (!near.length) near = pool;
+    var found = closeMatches(op, near, 5, 0.6);
+    if (found.length < 3) {  /* in kb/query.py `near is not pool` always holds: near is a list, pool a set */
+      var tail = dot >= 0 ? op.slice(dot + 1) : op;
+      closeMatches(op, pool, 5, 0.75).forEach(function (n) { if (found.indexOf(n) < 0) found.push(n); });
+      pool.filter(function (n) { return endsWith(n, "." + tail) && found.indexOf(n) < 0; }).sort().slice(0, 3)
+        .forEach(function (n) { found.push(n); });
+    }
+    return found.slice(0, 5);
+  }
+
+  var sets = typeof WeakMap === "function" ? new WeakMap() : null;
+  function nameSet(names) {  /* membership in a list of 200,000 names, built once per list */
+    var found = sets && sets.get(names);
+    if (!found) {
+      found = Object.create(null);
+      names.forEach(function (n) { found[n] = true; });
+      if (sets) sets.set(names, found);
+    }
+    return found;
+  }
+
+  function inferFramework(data, op) {
+    var fws = Object.keys(data.prefixes);
+    for (var i = 0; i < fws.length; i++) {
+      if (data.prefixes[fws[i]].some(function (p) { return op.slice(0, p.length) === p; })) return fws[i];
+    }
+    return null;
+  }
+
+  /* The whole of kb.status(op, ...) for the page: {status} or {unknown: {op, framework, suggestions, reason}}.
+   * `inventory`: framework -> its public names (api/v1/names/<fw>.txt), for the frameworks loaded. */
+  function lookup(data, inventory, op, version, framework, device, distribution, call) {
+    releaseKey(version);  /* a bad version raises first, as kb.status() does */
+    var record = data.sources[op];
+    if (!(record && (!framework || framework === record.framework))) {
+      var fw = framework || inferFramework(data, op);
+      if (fw === null) {
+        return { unknown: { op: op, framework: null, suggestions: suggest(data, op, null, inventory),
+                            reason: "cannot tell the framework of " + op } };
+      }
+      var ids = (data.names[fw] || {})[op];
+      var names = (inventory && inventory[fw]) || [];
+      if (!(ids && ids.length) && !nameSet(names)[op]) {
+        if (!data.names[fw] && !names.length) return { unknown: { op: op, framework: fw, suggestions: [], reason: "the KB has no records or list of public names for " + fw + " yet" } };
+        return { unknown: { op: op, framework: fw, suggestions: suggest(data, op, fw, inventory), reason: null } };
+      }
+      framework = fw;
+    }
+    var st = opStatus(data, op, version, framework, device, distribution, call);
+    if (st === null) st = { deterministic: true, solutions: [], recipe: [], sources: [], excluded: [], depends_on_call: false };  /* a public name, no record */
+    return { status: st };
+  }
+
+  var api = { releaseKey: releaseKey, opStatus: opStatus, stackStatus: stackStatus, smallestCover: smallestCover,
+              decodeNames: decodeNames, suggest: suggest, closeMatches: closeMatches, lookup: lookup,
+              parseCall: parseCall, parameters: parameters };
   if (typeof module !== "undefined" && module.exports) module.exports = api; else root.KBStack = api;
 })(this);

@@ -19,10 +19,45 @@ def _inputs(ctx):
     return jax, jnp, jax.device_put(values, device), jax.device_put(ids, device)
 
 
-@verifier("jax.at_add", framework="jax", solutions=("XLA_DET", "XLA_EXCL"))
+AT_ADD_CASES = (
+    {"op": "jax.numpy.ndarray.at", "call": {"input.dtype": "float"}},
+    {"op": "jax.Array.at", "call": {"input.dtype": "float"}},
+    {"op": "jax.lax.scatter_add", "call": {"input.dtype": "float"}},
+    {"op": "jax.lax.scatter_mul", "call": {"input.dtype": "float"}},
+    {"op": "jax.numpy.bincount", "call": {"weights": "float"}},
+    {"op": "jax.numpy.histogram", "call": {"weights": "float"}},
+    {"op": "jax.numpy.bincount", "call": {"weights": None}},  # complementary: integer counts
+)
+
+
+@verifier("jax.at_add", framework="jax", solutions=("XLA_DET", "XLA_EXCL"), cases=AT_ADD_CASES)
 def at_add(ctx):
+    """4M mixed-magnitude float32 updates into 64 slots, one call form per case: `.at[].add`,
+    lax.scatter_add, jnp.bincount and jnp.histogram with float weights all lower to an XLA
+    scatter-add, and lax.scatter_mul (factors near 1, 4096 slots) to a scatter-multiply, whose
+    GPU atomics combine in arrival order; jnp.bincount without weights adds
+    integer ones, exact in any order."""
     jax, jnp, values, ids = _inputs(ctx)
-    fn = jax.jit(lambda v, i: jnp.zeros(64, jnp.float32).at[i].add(v))
+    op, call = ctx.op or "jax.numpy.ndarray.at", ctx.call
+    if op == "jax.lax.scatter_add":
+        dnums = jax.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                                scatter_dims_to_operand_dims=(0,))
+        fn = jax.jit(lambda v, i: jax.lax.scatter_add(jnp.zeros(64, jnp.float32), i[:, None], v, dnums))
+    elif op == "jax.lax.scatter_mul":
+        # factors near 1 (the products stay finite); float32 products round differently in another order
+        dnums = jax.lax.ScatterDimensionNumbers(update_window_dims=(), inserted_window_dims=(0,),
+                                                scatter_dims_to_operand_dims=(0,))
+        # 4096 slots, as the PyTorch prod verifier: 62k compare-and-swap writers per slot serialise
+        spread = lambda i: ((i * 64 + jnp.arange(i.shape[0], dtype=i.dtype) % 64) % 4096)[:, None]  # noqa: E731
+        fn = jax.jit(lambda v, i: jax.lax.scatter_mul(jnp.ones(4096, jnp.float32), spread(i),
+                                                      1.0 + 1e-3 * jnp.tanh(v), dnums))
+    elif op == "jax.numpy.bincount":
+        weighted = call.get("weights") == "float"
+        fn = jax.jit(lambda v, i: jnp.bincount(i, weights=v if weighted else None, length=64))
+    elif op == "jax.numpy.histogram":
+        fn = jax.jit(lambda v, i: jnp.histogram(i.astype(jnp.float32), bins=64, range=(0, 64), weights=v)[0])
+    else:
+        fn = jax.jit(lambda v, i: jnp.zeros(64, jnp.float32).at[i].add(v))
     return lambda: fn(values, ids)
 
 

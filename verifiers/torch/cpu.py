@@ -25,17 +25,44 @@ def _inputs(ctx):
     return torch, gen, values, index
 
 
-@verifier("torch.index_put_accumulate_cpu", framework="pytorch", device="cpu", solutions=("PT_DET",))
+INDEX_PUT_CPU_CASES = (
+    {"op": "torch.Tensor.index_put_", "call": {"accumulate": True}},
+    {"op": "torch.Tensor.index_put", "call": {"accumulate": True}},
+    {"op": "torch.index_put", "call": {"accumulate": True}},
+)
+
+
+@verifier("torch.index_put_accumulate_cpu", framework="pytorch", device="cpu", solutions=("PT_DET",),
+          cases=INDEX_PUT_CPU_CASES)
 def index_put_accumulate_cpu(ctx):
-    """index_put_(accumulate=True) of 4M mixed-magnitude values into 64 elements on the CPU."""
+    """index_put(accumulate=True) of 4M mixed-magnitude values into 64 elements on the CPU, one
+    form per case."""
     torch, _, values, index = _inputs(ctx)
+    op = ctx.op or "torch.Tensor.index_put_"
+    if op == "torch.index_put":
+        return lambda: torch.index_put(torch.zeros(ROWS), (index,), values, accumulate=True)
+    if op == "torch.Tensor.index_put":
+        return lambda: torch.zeros(ROWS).index_put((index,), values, accumulate=True)
     return lambda: torch.zeros(ROWS).index_put_((index,), values, accumulate=True)
 
 
-@verifier("torch.put_accumulate_cpu", framework="pytorch", device="cpu", solutions=("PT_DET",))
+PUT_CPU_CASES = (
+    {"op": "torch.Tensor.put_", "call": {"accumulate": True}},
+    {"op": "torch.Tensor.put", "call": {"accumulate": True}},
+    {"op": "torch.put", "call": {"accumulate": True}},
+)
+
+
+@verifier("torch.put_accumulate_cpu", framework="pytorch", device="cpu", solutions=("PT_DET",), cases=PUT_CPU_CASES)
 def put_accumulate_cpu(ctx):
-    """put_(accumulate=True) of 4M mixed-magnitude values into 64 elements on the CPU."""
+    """put(accumulate=True) of 4M mixed-magnitude values into 64 elements on the CPU, one form
+    per case."""
     torch, _, values, index = _inputs(ctx)
+    op = ctx.op or "torch.Tensor.put_"
+    if op == "torch.put":
+        return lambda: torch.put(torch.zeros(ROWS), index, values, accumulate=True)
+    if op == "torch.Tensor.put":
+        return lambda: torch.zeros(ROWS).put(index, values, accumulate=True)
     return lambda: torch.zeros(ROWS).put_(index, values, accumulate=True)
 
 

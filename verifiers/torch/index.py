@@ -38,39 +38,108 @@ def index_copy(ctx):
     return lambda: torch.zeros(ROWS, device=device).index_copy_(0, index, values)
 
 
-@verifier("torch.index_put_no_accumulate", framework="pytorch", device="any", solutions=("PT_DET",))
+INDEX_PUT_CASES = (
+    {"op": "torch.Tensor.index_put_", "call": {"accumulate": False}},
+    {"op": "torch.Tensor.index_put", "call": {"accumulate": False}},
+    {"op": "torch.index_put", "call": {"accumulate": False}},
+    {"op": "torch.Tensor.index_put_", "call": {"accumulate": True}},  # complementary (on CUDA: a sorted kernel)
+)
+
+
+def _index_put(torch, op, target, index, values, accumulate):
+    if op == "torch.index_put":
+        return torch.index_put(target, (index,), values, accumulate=accumulate)
+    if op == "torch.Tensor.index_put":
+        return target.index_put((index,), values, accumulate=accumulate)
+    return target.index_put_((index,), values, accumulate=accumulate)
+
+
+@verifier("torch.index_put_no_accumulate", framework="pytorch", device="any", solutions=("PT_DET",),
+          cases=INDEX_PUT_CASES)
 def index_put_no_accumulate(ctx):
-    """index_put_(accumulate=False) of 4M distinct values into 64 slots: ~62k duplicate writes
-    per slot with different values, so a different winning write shows."""
+    """index_put of 4M distinct values into 64 slots, one form and accumulate value per case:
+    without accumulate, ~62k duplicate writes per slot with different values, so a different
+    winning write shows; with accumulate the values are added (on CUDA through a sort)."""
     torch, device, _, values, index = _winner_inputs(ctx)
-    return lambda: torch.zeros(ROWS, device=device).index_put_((index,), values, accumulate=False)
+    op, accumulate = ctx.op or "torch.Tensor.index_put_", ctx.call.get("accumulate", False)
+    return lambda: _index_put(torch, op, torch.zeros(ROWS, device=device), index, values, accumulate)
 
 
-@verifier("torch.put_no_accumulate", framework="pytorch", device="any", solutions=("PT_DET",))
+def _put(torch, op, target, index, values, accumulate):
+    if op == "torch.put":
+        return torch.put(target, index, values, accumulate=accumulate)
+    if op == "torch.Tensor.put":
+        return target.put(index, values, accumulate=accumulate)
+    return target.put_(index, values, accumulate=accumulate)
+
+
+PUT_CASES = (
+    {"op": "torch.Tensor.put_", "call": {"accumulate": False}},
+    {"op": "torch.Tensor.put", "call": {"accumulate": False}},
+    {"op": "torch.put", "call": {"accumulate": False}},
+)
+
+
+@verifier("torch.put_no_accumulate", framework="pytorch", device="any", solutions=("PT_DET",), cases=PUT_CASES)
 def put_no_accumulate(ctx):
-    """put_(accumulate=False) of 4M distinct values into a 64-element tensor: ~62k duplicate
-    writes per element, which one wins is unspecified. PT_DET is documented to raise."""
+    """put(accumulate=False) of 4M distinct values into a 64-element tensor, one form per case:
+    ~62k duplicate writes per element, which one wins is unspecified. PT_DET is documented to
+    raise."""
     torch, device, _, values, index = _winner_inputs(ctx)
-    return lambda: torch.zeros(ROWS, device=device).put_(index, values, accumulate=False)
+    op = ctx.op or "torch.Tensor.put_"
+    return lambda: _put(torch, op, torch.zeros(ROWS, device=device), index, values, False)
 
 
-@verifier("torch.scatter_src_tensor", framework="pytorch", solutions=("PT_DET",))
+SCATTER_CASES = (
+    {"op": "torch.Tensor.scatter_", "call": {"src": "float"}},
+    {"op": "torch.Tensor.scatter", "call": {"src": "float"}},
+    {"op": "torch.scatter", "call": {"src": "float"}},
+    {"op": "torch.Tensor.scatter_", "call": {"src": None}},  # complementary: a scalar value
+)
+
+
+@verifier("torch.scatter_src_tensor", framework="pytorch", solutions=("PT_DET",), cases=SCATTER_CASES)
 def scatter_src_tensor(ctx):
-    """scatter_ with a tensor src: 4M distinct values scattered into 64 slots, ~62k duplicate
-    writes per slot; the CUDA kernel lets them race (PT_DET goes through a sorted index_put_)."""
+    """scatter with a tensor src: 4M distinct values scattered into 64 slots, ~62k duplicate
+    writes per slot; the CUDA kernel lets them race (PT_DET goes through a sorted index_put_).
+    With a scalar `value` every duplicate writes the same number, so no race can show."""
     torch, device, _, values, index = _winner_inputs(ctx)
+    op = ctx.op or "torch.Tensor.scatter_"
+    if ctx.call.get("src", "float") is None:
+        return lambda: torch.zeros(ROWS, device=device).scatter_(0, index, 7.0)
+    if op == "torch.scatter":
+        return lambda: torch.scatter(torch.zeros(ROWS, device=device), 0, index, values)
+    if op == "torch.Tensor.scatter":
+        return lambda: torch.zeros(ROWS, device=device).scatter(0, index, values)
     return lambda: torch.zeros(ROWS, device=device).scatter_(0, index, values)
 
 
-@verifier("torch.put_accumulate_cuda", framework="pytorch", solutions=("PT_DET",))
+PUT_ACC_CASES = (
+    {"op": "torch.Tensor.put_", "call": {"accumulate": True}},
+    {"op": "torch.Tensor.put", "call": {"accumulate": True}},
+    {"op": "torch.put", "call": {"accumulate": True}},
+)
+
+
+@verifier("torch.put_accumulate_cuda", framework="pytorch", solutions=("PT_DET",), cases=PUT_ACC_CASES)
 def put_accumulate_cuda(ctx):
-    """put_(accumulate=True) on CUDA adds 4M mixed-magnitude float32 values into 64 elements with
-    atomicAdd, so the rounding follows the arrival order. PT_DET is documented to raise."""
+    """put(accumulate=True) on CUDA adds 4M mixed-magnitude float32 values into 64 elements with
+    atomicAdd, so the rounding follows the arrival order; one form per case. PT_DET is
+    documented to raise."""
     torch, device, _, values, index = _sum_inputs(ctx)
-    return lambda: torch.zeros(ROWS, device=device).put_(index, values, accumulate=True)
+    op = ctx.op or "torch.Tensor.put_"
+    return lambda: _put(torch, op, torch.zeros(ROWS, device=device), index, values, True)
 
 
-@verifier("torch.scatter_reduce_prod", framework="pytorch", solutions=("PT_DET",))
+PROD_CASES = (
+    {"op": "torch.Tensor.scatter_reduce_", "call": {"reduce": "prod"}},
+    {"op": "torch.Tensor.scatter_reduce", "call": {"reduce": "prod"}},
+    {"op": "torch.scatter_reduce", "call": {"reduce": "prod"}},
+    {"op": "torch.Tensor.scatter_reduce_", "call": {"reduce": "amax"}},  # complementary
+)
+
+
+@verifier("torch.scatter_reduce_prod", framework="pytorch", solutions=("PT_DET",), cases=PROD_CASES)
 def scatter_reduce_prod(ctx):
     """scatter_reduce(prod) of 1M factors 1 + 0.01*randn into 4096 slots (starting from ones, so
     the products stay finite): float32 products round differently in another order, and the CUDA
@@ -81,7 +150,12 @@ def scatter_reduce_prod(ctx):
     n, slots = ctx.size(1_000_000, 10_000), 4096
     factors = (1.0 + 0.01 * torch.randn(n, generator=gen)).to(device)
     index = torch.randint(0, slots, (n,), generator=gen).to(device)
-    return lambda: torch.ones(slots, device=device).scatter_reduce_(0, index, factors, "prod")
+    op, reduce = ctx.op or "torch.Tensor.scatter_reduce_", ctx.call.get("reduce", "prod")
+    if op == "torch.scatter_reduce":
+        return lambda: torch.scatter_reduce(torch.ones(slots, device=device), 0, index, factors, reduce)
+    if op == "torch.Tensor.scatter_reduce":
+        return lambda: torch.ones(slots, device=device).scatter_reduce(0, index, factors, reduce)
+    return lambda: torch.ones(slots, device=device).scatter_reduce_(0, index, factors, reduce)
 
 
 @verifier("torch.index_select_backward", framework="pytorch", solutions=("PT_DET",))

@@ -15,17 +15,26 @@ def embedding_backward(ctx):
     return lambda: grads((torch.nn.functional.embedding(idx, weight) * up).sum(), weight)
 
 
-@verifier("torch.interpolate_bilinear_backward", framework="pytorch", solutions=("PT_DET",))
+BILINEAR_CASES = (
+    {"op": "torch.nn.functional.interpolate", "call": {"mode": "bilinear", "antialias": False, "input.ndim": 4}},
+    {"op": "torch.nn.Upsample", "call": {"mode": "bilinear", "input.ndim": 4}},
+    {"op": "torch.nn.functional.upsample", "call": {"mode": "bilinear", "input.ndim": 4}},
+    {"op": "torch.nn.UpsamplingBilinear2d", "call": {"input.ndim": 4}},
+    {"op": "torch.nn.functional.upsample_bilinear", "call": {"input.ndim": 4}},
+    # complementary: nearest gathers (no atomics)
+    {"op": "torch.nn.functional.interpolate", "call": {"mode": "nearest", "antialias": False, "input.ndim": 4}},
+    {"op": "torch.nn.Upsample", "call": {"mode": "nearest", "input.ndim": 4}},
+    {"op": "torch.nn.functional.interpolate", "call": {"mode": "nearest-exact", "antialias": False, "input.ndim": 4}},
+)
+
+
+@verifier("torch.interpolate_bilinear_backward", framework="pytorch", solutions=("PT_DET",), cases=BILINEAR_CASES)
 def interpolate_bilinear_backward(ctx):
-    torch, device, gen = setup(ctx)
-    x = mixed(torch, gen, (ctx.size(32, 1), 64, 64, 64), device).requires_grad_()
-    up = mixed(torch, gen, (x.shape[0], 64, 128, 128), device)
+    """interpolate(mode='bilinear', x2) backward on (N, 64, 64, 64): each output adds into four
+    inputs with atomicAdd (verifiers/torch/interp.py builds every interpolate case)."""
+    from verifiers.torch.interp import interpolate_case
 
-    def run():
-        y = torch.nn.functional.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
-        return grads((y * up).sum(), x)
-
-    return run
+    return interpolate_case(ctx, "bilinear", 4)
 
 
 def _pool(ctx, dims):

@@ -19,17 +19,40 @@ def _backward(torch, gen, device, fn, *inputs):
     return lambda: grads((fn(*inputs) * up).sum(), *inputs)
 
 
-@verifier("torch.adaptive_avg_pool_backward", framework="pytorch", solutions=("PT_DET",))
+_AF = "torch.nn.functional"
+ADAPTIVE_CASES = (
+    {"op": "torch.nn.functional.adaptive_avg_pool2d", "call": {"input.ndim": 4}},
+    {"op": "torch.nn.AdaptiveAvgPool2d", "call": {"input.ndim": 4}},
+    {"op": "torch.nn.functional.adaptive_avg_pool3d", "call": {"input.ndim": 5}},
+    {"op": "torch.nn.AdaptiveAvgPool3d", "call": {"input.ndim": 5}},
+    {"op": "torch.nn.functional.interpolate", "call": {"mode": "area", "input.ndim": 4}},
+    {"op": "torch.nn.Upsample", "call": {"mode": "area", "input.ndim": 4}},
+    {"op": "torch.nn.functional.interpolate", "call": {"mode": "nearest", "input.ndim": 4}},  # complementary
+)
+
+
+@verifier("torch.adaptive_avg_pool_backward", framework="pytorch", solutions=("PT_DET",), cases=ADAPTIVE_CASES)
 def adaptive_avg_pool_backward(ctx):
-    """adaptive_avg_pool2d 64x64 -> 24x24 and adaptive_avg_pool3d 32^3 -> 12^3: the input
-    size is not a multiple of the output size, so neighbouring windows share inputs and
-    atomic_adaptive_average_gradinput adds each window's share into them with atomicAdd."""
+    """Adaptive average pooling 64x64 -> 24x24 (2-D) or 32^3 -> 12^3 (3-D), one form per case:
+    the input size is not a multiple of the output size, so neighbouring windows share
+    inputs and atomic_adaptive_average_gradinput adds each window's share into them with
+    atomicAdd. interpolate(mode='area') is adaptive_avg_pool{1,2,3}d (torch/nn/functional.py);
+    mode='nearest' at the same size gathers and is the complementary case."""
     torch, device, gen = setup(ctx)
     F = torch.nn.functional
-    x2 = mixed(torch, gen, (ctx.size(32, 1), 64, 64, 64), device)
-    x3 = mixed(torch, gen, (ctx.size(8, 1), 32, 32, 32, 32), device)
-    return _backward(torch, gen, device, lambda a, b: torch.cat([
-        F.adaptive_avg_pool2d(a, 24).flatten(), F.adaptive_avg_pool3d(b, 12).flatten()]), x2, x3)
+    op, call = ctx.op or "torch.nn.functional.adaptive_avg_pool2d", ctx.call
+    if call.get("input.ndim", 4) == 5:
+        x = mixed(torch, gen, (ctx.size(8, 1), 32, 32, 32, 32), device)
+        fn = {"torch.nn.functional.adaptive_avg_pool3d": lambda a: F.adaptive_avg_pool3d(a, 12),
+              "torch.nn.AdaptiveAvgPool3d": torch.nn.AdaptiveAvgPool3d(12)}[op]
+        return _backward(torch, gen, device, fn, x)
+    x = mixed(torch, gen, (ctx.size(32, 1), 64, 64, 64), device)
+    mode = call.get("mode", "area")
+    fn = {"torch.nn.functional.adaptive_avg_pool2d": lambda a: F.adaptive_avg_pool2d(a, 24),
+          "torch.nn.AdaptiveAvgPool2d": torch.nn.AdaptiveAvgPool2d(24),
+          "torch.nn.functional.interpolate": lambda a: F.interpolate(a, size=24, mode=mode),
+          "torch.nn.Upsample": torch.nn.Upsample(size=24, mode=mode)}[op]
+    return _backward(torch, gen, device, fn, x)
 
 
 @verifier("torch.adaptive_max_pool2d_backward", framework="pytorch", solutions=("PT_DET",))

@@ -8,12 +8,27 @@ from verifiers import verifier
 from verifiers.torch.common import mixed, setup
 
 
-@verifier("torch.cumsum", framework="pytorch", solutions=("PT_DET",))
+CUMSUM_CASES = (
+    {"op": "torch.cumsum", "call": {"input.dtype": "float"}},
+    {"op": "torch.Tensor.cumsum", "call": {"input.dtype": "float"}},
+    {"op": "torch.Tensor.cumsum_", "call": {"input.dtype": "float"}},
+    {"op": "torch.cumsum", "call": {"input.dtype": "int"}},  # complementary: integer sums are exact
+)
+
+
+@verifier("torch.cumsum", framework="pytorch", solutions=("PT_DET",), cases=CUMSUM_CASES)
 def cumsum(ctx):
-    """Issue 75240's input: (i*pi) mod 1 for i < n."""
-    torch, device, _ = setup(ctx)
+    """Issue 75240's input: (i*pi) mod 1 for i < n; the integer case sums 0..999 values."""
+    torch, device, gen = setup(ctx)
     n = ctx.size(4_000_000, 10_000)
-    v = (torch.arange(n, dtype=torch.float64) * math.pi).remainder(1.0).float().to(device)
+    if ctx.call.get("input.dtype") == "int":
+        v = torch.randint(0, 1000, (n,), generator=gen).to(device)
+    else:
+        v = (torch.arange(n, dtype=torch.float64) * math.pi).remainder(1.0).float().to(device)
+    if ctx.op == "torch.cumsum":
+        return lambda: torch.cumsum(v, 0)
+    if ctx.op == "torch.Tensor.cumsum_":
+        return lambda: v.clone().cumsum_(0)
     return lambda: v.cumsum(0)
 
 

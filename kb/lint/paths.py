@@ -1,0 +1,60 @@
+"""KB019: text in the data names no file outside the repository.
+
+A note that cites `shared/reference/...`, `/home/...` or `../elsewhere` sends a reader to a
+file no user can open; the fact must cite its primary source (a release's code or
+documentation, an issue, a run file under data/runs/) instead. Paths inside the repository
+(data/runs/..., benchmarks/...) and paths inside a framework's source tree (aten/...,
+torch/nn/functional.py) are fine; URLs are fine. A bare `name.md` must exist in the repository.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from kb.catalog import Catalog
+
+CODE = "KB019"
+TITLE = "paths: notes and references cite public sources, never files outside the repository (shared/..., /home/...)"
+
+# A path token not inside a URL: after start, space or an opening bracket/quote.
+OUTSIDE = re.compile(
+    r"(?:^|(?<=[\s(\[`'\"]))"
+    r"((?:shared|reference|references)/[\w./-]*"  # the project's private reference folders
+    r"|/(?:work|home|root|tmp|mnt|Users|var|opt)/[\w./-]*"  # absolute paths on one machine
+    r"|~/[\w./-]*"
+    r"|\.\./[\w./-]*)"
+)
+
+
+# A bare document name with no folder (`h100-probe.md`), not inside a URL: fine only where the
+# repository has it at its root. (A path with folders, `doc/d9m/tensorflow.md`, is usually a file
+# of the public repository the text names.)
+DOCUMENT = re.compile(r"(?:^|(?<=[\s(\[`'\"]))([\w.-]+\.md)(?![\w/])")
+
+
+def _strings(value: Any, loc: tuple = ()) -> Iterator[tuple[tuple, str]]:
+    if isinstance(value, str):
+        yield loc, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, loc + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, loc + (index,))
+
+
+def check(catalog: Catalog) -> None:
+    for path, doc in catalog.documents.items():
+        for loc, text in _strings(doc.data):
+            found = [m.group(1) for m in OUTSIDE.finditer(text)]
+            found += [name for name in (m.group(1) for m in DOCUMENT.finditer(text))
+                      if not any(name in f for f in found) and not (catalog.root / name).is_file()]
+            for token in found:
+                where = ".".join(str(part) for part in loc) or "(top level)"
+                catalog.report(
+                    path, doc.line_of(loc), CODE,
+                    f"{where} points at {token!r}, a file outside the repository that no reader can open",
+                    "cite the primary source instead: a URL of the code or docs at a release tag, an issue or PR, "
+                    "or a run file under data/runs/",
+                )

@@ -1,0 +1,242 @@
+"""One resolved call -> findings, through `kb.status(op, version, call=...)`.
+
+Literal arguments become call facts, named by the op's parameters (`kb.parameters(op)` maps
+positional arguments). An argument that is not a plain literal is left out of the facts:
+a record whose condition names it may or may not apply, so it is reported as *possible*,
+saying what it depends on. A fix the code base already applies covers a source; if the
+source's range says the op raises under the framework's deterministic switch and the code
+sets that switch, the finding says the call raises.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import NamedTuple
+
+import kb
+from kb.scan import switches
+from kb.scan.resolve import Call, Unknown
+
+LEVELS = {"possible": 1, "nondeterministic": 2, "raises": 3}
+
+
+class Finding(NamedTuple):
+    path: str
+    line: int
+    col: int
+    cell: int | None
+    op: str
+    text: str
+    record: str
+    title: str
+    framework: str
+    version: str
+    kind: str  # nondeterministic | raises | unknown
+    certain: bool
+    depends_on: tuple[str, ...]
+    facts: dict
+    answer: str
+    fix: str
+    codes: tuple[str, ...]
+    conditions: tuple[str, ...]
+
+    @property
+    def level(self) -> str:
+        if self.kind == "raises" and self.certain:
+            return "raises"
+        if self.kind == "nondeterministic" and self.certain:
+            return "nondeterministic"
+        return "possible"
+
+    def to_dict(self) -> dict:
+        out = self._asdict()
+        out["level"] = self.level
+        out["depends_on"] = list(self.depends_on)
+        out["codes"] = list(self.codes)
+        out["conditions"] = list(self.conditions)
+        return out
+
+
+def _supports_call() -> bool:
+    try:
+        return "call" in inspect.signature(kb.status).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
+CALLS_SUPPORTED = _supports_call()
+
+
+_PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = {}
+
+
+def parameters(op: str, framework: str) -> tuple[str, ...] | None:
+    """The op's parameter names in order (None: not known to this KB version); memoized."""
+    key = (op, framework)
+    if key not in _PARAMETERS:
+        _PARAMETERS[key] = _parameters(op, framework)
+    return _PARAMETERS[key]
+
+
+def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
+    fetch = getattr(kb, "parameters", None)
+    if fetch is None:
+        return None
+    try:
+        params = fetch(op, framework=framework)
+    except (LookupError, ValueError, KeyError):
+        return None
+    if params is None:
+        return None
+    return tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params)
+
+
+def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str]]:
+    """(call facts, unknown parameter -> the source text it depends on)."""
+    facts: dict[str, object] = {}
+    unknown: dict[str, str] = {}
+    variadic_kw = params is not None and any(p.startswith("**") for p in params)
+    names = [p for p in params if not p.startswith("*")] if params is not None else None
+    for position, value in enumerate(call.args):
+        if names is None:
+            unknown[f"argument {position + 1}"] = value.text if isinstance(value, Unknown) else repr(value)
+            continue
+        if position >= len(names):
+            break
+        _put(names[position], value, facts, unknown)
+    for name, value in call.kwargs:
+        if names is not None and name not in names:
+            if not variadic_kw:
+                unknown[name] = "not a parameter of this op"
+            continue
+        _put(name, value, facts, unknown)
+    facts.update(call.extra)  # facts the code fixes around the call (the sdpa_kernel backend)
+    if call.star and names is not None:
+        for name in names:
+            if name not in facts and name not in unknown:
+                unknown[name] = "*args/**kwargs"
+    return facts, unknown
+
+
+def _put(name: str, value: object, facts: dict, unknown: dict) -> None:
+    if isinstance(value, Unknown):
+        unknown[name] = value.text
+    else:
+        facts[name] = value
+
+
+def _keys(obj: object) -> set[str]:
+    """Every mapping key inside a record's structured condition (its `when`)."""
+    found: set[str] = set()
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.update(str(k) for k in item)
+            stack.extend(item.values())
+        elif isinstance(item, (tuple, list)):
+            stack.extend(item)
+    return found
+
+
+def _query(op: str, version: str, framework: str, device: str, call: dict | None) -> kb.Status:
+    if CALLS_SUPPORTED:
+        try:
+            return kb.status(op, version, framework=framework, device=device, call=call)
+        except ValueError:
+            if call:  # a key the op does not take after all: answer for the unknown call
+                return kb.status(op, version, framework=framework, device=device, call=None)
+            raise
+    return kb.status(op, version, framework=framework, device=device)
+
+
+_CANDIDATES: dict[tuple, list] = {}
+
+
+def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
+                named_unknown: frozenset[str]) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
+    """(source, applies, what it depends on) for every record that may apply to this call;
+    the same for every call of the op with the same literal facts (memoized by the caller)."""
+    known = _query(op, version, framework, device, facts if CALLS_SUPPORTED else None)
+    pairs = [(s, True) for s in known.sources]
+    if CALLS_SUPPORTED and named_unknown:
+        ids = {s.id for s in known.sources}
+        loose = _query(op, version, framework, device, None)
+        pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown]
+    out = []
+    for source, applies_known in pairs:
+        mentioned = _keys(getattr(source, "when", None)) & named_unknown
+        depends = set(getattr(source, "depends_on", None) or ()) | mentioned
+        applies = getattr(source, "applies", True) if applies_known else None
+        out.append((source, applies, depends))
+    return out
+
+
+def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
+             applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
+             conditional: frozenset[str] = frozenset()) -> list[Finding]:
+    """The findings of one call: one per source record that applies and is not covered."""
+    params = parameters(call.op, framework) if CALLS_SUPPORTED else None
+    facts, unknown = facts_of(call, params)
+    named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
+    try:
+        typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
+        memo = (call.op, version, framework, device, typed, named_unknown)
+        hash(memo)
+    except TypeError:  # pragma: no cover - facts are scalars
+        memo = None
+    candidates = _CANDIDATES.get(memo) if memo is not None else None
+    if candidates is None:
+        candidates = _candidates(call.op, version, framework, device, facts, named_unknown)
+        if memo is not None and len(_CANDIDATES) < 65536:
+            _CANDIDATES[memo] = candidates
+    out = []
+    for source, applies, depends in candidates:
+        finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
+                            record_conditions.get(source.id, ()), conditional)
+        if finding is not None:
+            out.append(finding)
+    return out
+
+
+def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str,
+              source: kb.SourceStatus, applies: bool | None, depends: set[str], facts: dict, unknown: dict[str, str],
+              applied: frozenset[str], where: dict[str, str], conditions: tuple[str, ...],
+              conditional: frozenset[str]) -> Finding | None:
+    """One source's finding for one call, or None when it is deterministic there or a fix
+    the code applies covers it."""
+    line_in_cell = cell[1] if cell[0] is not None else call.line
+    base = dict(path=path, line=line_in_cell, col=call.col, cell=cell[0], op=call.op, text=call.text, record=source.id,
+                title=source.title, framework=framework, version=version, facts=dict(facts), conditions=conditions)
+    certain = call.certain and applies is not False and applies is not None and not depends
+    hedge = []
+    if not call.certain:
+        hedge.append("if the receiver is a " + call.op.rsplit(".", 1)[0])
+    if depends:
+        hedge.append("depending on " + ", ".join(f"{d}={unknown[d]}" if d in unknown else d for d in sorted(depends)))
+    suffix = f" ({'; '.join(hedge)})" if hedge else ""
+    where_fw = f"{framework} {version}"
+    if source.deterministic is None:
+        return Finding(**base, kind="unknown", certain=False, depends_on=tuple(sorted(depends)),
+                       answer=f"unknown: the KB has no status for {source.id} in {where_fw}{suffix}",
+                       fix="nothing known to apply", codes=())
+    if source.deterministic:
+        return None
+    codes = tuple(source.solutions)
+    if set(codes) & applied:
+        return None  # covered by a fix the code base applies
+    raising = sorted(switches.RAISING.get(framework, frozenset()) & applied)
+    if source.raises and raising:
+        switch = raising[0]
+        return Finding(**base, kind="raises", certain=certain, depends_on=tuple(sorted(depends)),
+                       answer=f"raises {source.raises} under {switch}, which this code sets ({where.get(switch, '?')}){suffix}",
+                       fix=f"no deterministic implementation known in {where_fw}", codes=())
+    if codes:
+        fix = "fix: " + " or ".join(codes)
+        partly = sorted(set(codes) & conditional)
+        if partly:
+            fix += f"; {partly[0]} is set only conditionally ({where.get(partly[0], '?')})"
+    else:
+        fix = f"no known solution in {where_fw}" + (f" (under a deterministic switch it raises {source.raises})" if source.raises else "")
+    return Finding(**base, kind="nondeterministic", certain=certain, depends_on=tuple(sorted(depends)),
+                   answer=f"not deterministic on {where_fw}{suffix}", fix=fix, codes=codes)

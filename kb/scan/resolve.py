@@ -1,0 +1,539 @@
+"""From a module's syntax tree to the framework calls it makes and the switches it sets.
+
+Static only: names are resolved through the module's imports (`import torch.nn.functional
+as F`, `from jax import numpy as jnp`, `from x import y as z`), flow-insensitively (an
+import anywhere in the file counts everywhere in it, as in a notebook run top to bottom).
+A method call (`x.index_add_(...)`) matches a class-qualified name of the KB
+(`torch.Tensor.index_add_`) when the file imports that framework; it is *certain* only when
+the receiver was visibly made by the framework (`x = torch.zeros(3)`), else *possible*.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from typing import NamedTuple
+
+# Module paths as imported -> the prefix the KB names ops with (longest first).
+CANONICAL = (
+    ("horovod.tensorflow.keras", "hvd"), ("horovod.tensorflow", "hvd"), ("horovod.torch", "hvd"),
+    ("horovod.keras", "hvd"), ("tensorflow_addons", "tfa"), ("tensorflow", "tf"),
+)
+# Which framework's import makes a method name worth matching (class-qualified KB names).
+METHOD_OWNERS = {"torch": "torch", "tf": "tf", "jax": "jax"}
+# Calls whose result is a torch tensor / a Keras model, for "certain" method matches.
+_TORCH_NOT_TENSOR = frozenset({"load", "device", "no_grad", "manual_seed", "set_grad_enabled", "is_tensor",
+                               "compile", "save", "get_default_dtype", "use_deterministic_algorithms"})
+_TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool",
+                             "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
+                             "permute", "transpose", "requires_grad_"})
+_KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
+# `with torch.nn.attention.sdpa_kernel(SDPBackend.X):` pins the attention backend of the calls inside.
+SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
+SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
+_JAX_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+
+
+class Unknown(NamedTuple):
+    """An argument the scanner cannot read as a plain literal, with the source text it has."""
+
+    text: str
+
+
+class Call(NamedTuple):
+    """One call of a KB-known name. `args`/`kwargs` hold literals or Unknown; `star`: *args or
+    **kwargs were passed, so parameters not given here are unknown too."""
+
+    op: str
+    line: int
+    col: int
+    end_line: int
+    text: str
+    args: tuple
+    kwargs: tuple[tuple[str, object], ...]
+    star: bool
+    certain: bool
+    method: bool
+    extra: tuple[tuple[str, object], ...] = ()  # facts that are not parameters: ("backend", "math")
+
+
+class Setting(NamedTuple):
+    """Something the code sets that a fix is made of: a call, an attribute, an env variable."""
+
+    kind: str  # "call" | "attr" | "env"
+    name: str  # torch.use_deterministic_algorithms | torch.backends.cudnn.deterministic | XLA_FLAGS
+    value: object  # first literal argument / assigned literal / env text (None if unknown)
+    kwargs: tuple[tuple[str, object], ...]
+    line: int
+    col: int
+    text: str
+    condition: str | None = None  # the `if` it is set under (None: unconditionally)
+
+
+class Module(NamedTuple):
+    calls: tuple[Call, ...]
+    settings: tuple[Setting, ...]
+
+
+def canonical(dotted: str) -> str:
+    for module, prefix in CANONICAL:
+        if dotted == module or dotted.startswith(module + "."):
+            return prefix + dotted[len(module):]
+    return dotted
+
+
+_NOT_LITERAL = object()
+
+
+def literal(node: ast.AST, text: bool = True) -> object:
+    """A plain scalar literal's value, or Unknown carrying the expression's text
+    (with text=False, the _NOT_LITERAL marker instead: the caller finds the text)."""
+    value = _literal(node)
+    if value is _NOT_LITERAL and text:
+        return Unknown(_text(node))
+    return value
+
+
+def _literal(node: ast.AST) -> object:
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
+            return value
+        return _NOT_LITERAL
+    if not isinstance(node, (ast.UnaryOp, ast.BinOp)):  # a name, call, attribute, tuple...: not a scalar literal
+        return _NOT_LITERAL
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return _NOT_LITERAL
+    if isinstance(value, float) and not math.isfinite(value):
+        return _NOT_LITERAL  # nan and inf have no JSON form
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return _NOT_LITERAL
+
+
+def _text(node: ast.AST, limit: int = 60) -> str:
+    try:
+        text = ast.unparse(node)
+    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+        text = type(node).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Visitor(ast.NodeVisitor):
+    """Statements are walked by `statements()` (scopes, `if` conditions, `with` contexts);
+    only statements on a hit line are visited down to their expressions."""
+
+    def __init__(self, aliases: dict[str, str], wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
+                 owners: set[str], watched: frozenset[str]) -> None:
+        self.aliases, self.wanted, self.methods, self.owners = aliases, wanted, methods, owners
+        self.watched = watched
+        self.lines: list[str] = []  # the module's source lines, for the text of nodes
+        self.calls: list[Call] = []
+        self.settings: list[Setting] = []
+        self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
+        self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
+        self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
+
+        self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+
+    # --- statements: walked here, so that expressions without a hit are never visited -----
+    def _hit(self, node: ast.AST) -> bool:
+        if self.hits is None:
+            return True
+        first = node.lineno
+        return any(line in self.hits for line in range(first, (node.end_lineno or first) + 1))
+
+    def statements(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                self._decorated(node)
+                self.typed.append({})
+                self.statements(node.body)
+                self.typed.pop()
+            elif kind is ast.If:
+                if self._hit(node.test):
+                    self.visit(node.test)
+                main = _is_main(node.test)
+                if not main:
+                    self.conditions.append(node.test)
+                self.statements(node.body)
+                self.statements(node.orelse)
+                if not main:
+                    self.conditions.pop()
+            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                header = node.test if kind is ast.While else node.iter
+                if self._hit(header):
+                    self.visit(header)
+                self.statements(node.body)
+                self.statements(node.orelse)
+            elif kind in (ast.With, ast.AsyncWith):
+                pushed = 0
+                for item in node.items:
+                    if self._hit(item.context_expr):
+                        self.visit(item.context_expr)
+                        backend = self._sdpa_backend(item.context_expr)
+                        if backend is not False:
+                            self.backends.append(backend)
+                            pushed += 1
+                self.statements(node.body)
+                del self.backends[len(self.backends) - pushed:]
+            elif kind in _TRY:
+                self.statements(node.body)
+                for handler in node.handlers:
+                    self.statements(handler.body)
+                self.statements(node.orelse)
+                self.statements(node.finalbody)
+            elif kind is ast.Match:
+                if self._hit(node.subject):
+                    self.visit(node.subject)
+                for case in node.cases:
+                    self.statements(case.body)
+            elif self._hit(node):
+                self.visit(node)
+            elif kind is ast.Assign:  # a name rebound to something else is no longer a known tensor
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.typed[-1].pop(target.id, None)
+
+    def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
+        self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, self.text(node),
+                                     self.text(self.conditions[-1]) if self.conditions else None))
+
+    # --- names -----------------------------------------------------------------------
+    def dotted(self, node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        base = self.aliases.get(node.id)
+        if base is None:
+            return None
+        return ".".join([base, *reversed(parts)])
+
+    def kind_of(self, node: ast.AST) -> str | None:
+        """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""
+        if isinstance(node, ast.Name):
+            for scope in reversed(self.typed):
+                if node.id in scope:
+                    return scope[node.id]
+            return None
+        if isinstance(node, ast.Call):
+            name = self.dotted(node.func)
+            if name is not None:
+                if name in _KERAS_MODELS:
+                    return "tf.keras.Model"
+                parts = name.split(".")
+                if parts[0] == "torch" and ((len(parts) == 2 and parts[1][:1].islower() and parts[1] not in _TORCH_NOT_TENSOR)
+                                            or name.startswith("torch.nn.functional.")):
+                    return "torch.Tensor"
+                return None
+            if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_KEEPING:
+                return "torch.Tensor" if self.kind_of(node.func.value) == "torch.Tensor" else None
+        if isinstance(node, ast.Subscript):  # x[0] of a tensor is a tensor
+            return "torch.Tensor" if self.kind_of(node.value) == "torch.Tensor" else None
+        return None
+
+    # --- scopes ------------------------------------------------------------------------
+    def _sdpa_backend(self, expr: ast.expr) -> str | None | bool:
+        """The one backend `sdpa_kernel(...)` allows (None: several or unreadable); False: not sdpa_kernel."""
+        if not isinstance(expr, ast.Call) or self.dotted(expr.func) != SDPA_KERNEL:
+            return False
+        given = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "backends"), None)
+        if isinstance(given, (ast.List, ast.Tuple)) and len(given.elts) == 1:
+            given = given.elts[0]
+        name = self.dotted(given) if given is not None else None
+        if name is not None and name.startswith("torch.nn.attention.SDPBackend."):
+            return SDPA_BACKENDS.get(name.rsplit(".", 1)[1])
+        return None
+
+    def _decorated(self, node: ast.AST) -> None:
+        for decorator in node.decorator_list:
+            if not self._hit(decorator):
+                continue
+            # @jax.jit is jax.jit(f): a call of the decorator's name with no other arguments
+            name = self.dotted(decorator)
+            if name in self.wanted:
+                self.calls.append(Call(name, decorator.lineno, decorator.col_offset + 1,
+                                       decorator.end_lineno or decorator.lineno, "@" + self.text(decorator, 40),
+                                       (), (), False, True, False))
+            else:
+                self.visit(decorator)
+
+    def text(self, node: ast.AST, limit: int = 60) -> str:
+        """The node's source text (sliced from the line: ast.unparse costs more than the parse)."""
+        line_no, end_no = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if line_no is not None and line_no == end_no and line_no <= len(self.lines):
+            line = self.lines[line_no - 1]
+            if line.isascii():
+                piece = line[node.col_offset:node.end_col_offset]
+            else:  # offsets count UTF-8 bytes
+                piece = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+            return piece if len(piece) <= limit else piece[: limit - 3] + "..."
+        return _text(node, limit)
+
+    def literal(self, node: ast.AST) -> object:
+        value = literal(node, text=False)
+        return Unknown(self.text(node)) if value is _NOT_LITERAL else value
+
+    def _leaf(self, node: ast.AST) -> None:
+        """Names and constants hold no call: not walked (NodeVisitor's default would)."""
+
+    visit_Name = visit_Constant = _leaf
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.typed.append({})
+        self.generic_visit(node)
+        self.typed.pop()
+
+    # --- assignments: types, attribute switches, environment ---------------------------
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.generic_visit(node)
+        kind = self.kind_of(node.value)
+        for target in node.targets:
+            self._assigned(target, node.value, kind, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.generic_visit(node)
+        if node.value is not None:
+            self._assigned(node.target, node.value, self.kind_of(node.value), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        env = self._environ_key(node.target)
+        if env is not None:
+            self._env(env, node.value, node)
+
+    def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if kind is not None:
+                self.typed[-1][target.id] = kind
+            else:
+                self.typed[-1].pop(target.id, None)
+            return
+        env = self._environ_key(target)
+        if env is not None:
+            self._env(env, value, node)
+            return
+        if isinstance(target, ast.Attribute):
+            name = self.dotted(target)
+            if name in self.wanted:  # torch.backends.cudnn.benchmark = True is a KB "op" too
+                value_seen = self.literal(value)
+                if value_seen not in (False, None, 0):
+                    self.calls.append(Call(name, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                                           self.text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
+            if name in self.watched:
+                self.setting("attr", name, self.literal(value), (), node)
+
+    def _environ_key(self, target: ast.AST) -> str | None:
+        """'XLA_FLAGS' for os.environ['XLA_FLAGS'] (however os is imported)."""
+        if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
+            key = self.literal(target.slice)
+            return key if isinstance(key, str) else None
+        return None
+
+    def _env(self, key: str, value: ast.AST, node: ast.AST) -> None:
+        self.setting("env", key, _strings(value), (), node)
+
+    # --- calls ---------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
+        func = node.func
+        name = self.dotted(func)
+        if name is not None:
+            self._environ_call(name, node)
+            if name in self.wanted:
+                self._record(name, node, certain=True, method=False)
+                return
+            if name not in self.watched:
+                return
+            # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
+            self.setting("call", name, self.literal(node.args[0]) if node.args else None,
+                         tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg), node)
+            return
+        if isinstance(func, ast.Attribute):
+            self._method(func, node)
+
+    def _method(self, func: ast.Attribute, node: ast.Call) -> None:
+        receiver = func.value
+        # jax: x.at[i].add(y) is jax.numpy.ndarray.at
+        if (func.attr in _JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
+                and isinstance(receiver.value, ast.Attribute) and receiver.value.attr == "at"):
+            for op in self.methods.get("at", ()):
+                if op.split(".")[0] in self.owners:
+                    self._record(op, node, certain=False, method=True)
+            return
+        ops = [op for op in self.methods.get(func.attr, ()) if op.split(".")[0] in self.owners]
+        if not ops:
+            return
+        kind = self.kind_of(receiver)
+        for op in ops:
+            owner = op.rsplit(".", 1)[0]
+            if kind is None:
+                self._record(op, node, certain=False, method=True)
+            elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
+                self._record(op, node, certain=True, method=True)
+
+    def _environ_call(self, name: str, node: ast.Call) -> None:
+        """os.environ.setdefault / .update, os.putenv: environment set in code."""
+        if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
+            key = self.literal(node.args[0])
+            if isinstance(key, str):
+                self._env(key, node.args[1], node)
+        elif name == "os.environ.update":
+            for k in node.keywords:
+                if k.arg:
+                    self._env(k.arg, k.value, node)
+            if node.args and isinstance(node.args[0], ast.Dict):
+                for key_node, value in zip(node.args[0].keys, node.args[0].values):
+                    key = self.literal(key_node) if key_node is not None else None
+                    if isinstance(key, str):
+                        self._env(key, value, node)
+
+    def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool) -> None:
+        star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                break
+            args.append(self.literal(a))
+        kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
+        extra = ()
+        if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
+            extra = (("backend", self.backends[-1]),)
+        self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra))
+
+
+def _strings(node: ast.AST) -> str | None:
+    """The text an env value is built from: a literal, or the literal parts of an f-string or
+    a concatenation ('--xla_gpu_deterministic_ops=true' in os.environ.get(...) + ' --xla...')."""
+    value = literal(node)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return " ".join(parts) if parts else None
+
+
+def _is_main(test: ast.expr) -> bool:
+    """`if __name__ == "__main__":` is how a script runs, not a condition on its switches."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    names = [n.id for n in sides if isinstance(n, ast.Name)]
+    constants = [n.value for n in sides if isinstance(n, ast.Constant)]
+    return names == ["__name__"] and constants == ["__main__"]
+
+
+_METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = {}
+
+
+def _method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) -> tuple[str, ...]:
+    key = (id(methods), owners)
+    found = _METHOD_NAMES.get(key)
+    if found is None:
+        found = _METHOD_NAMES[key] = tuple(m for m, ops in methods.items() if any(op.split(".")[0] in owners for op in ops))
+    return found
+
+
+def aliases_of(tree: ast.Module) -> dict[str, str]:
+    """Local name -> canonical dotted name, from every import statement in the module
+    (statements only: an import is never inside an expression)."""
+    found: dict[str, str] = {}
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = canonical(alias.name)
+                else:  # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
+                    top = alias.name.split(".")[0]
+                    found[top] = canonical(top)
+        elif kind is ast.ImportFrom:
+            if node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+        elif kind in _COMPOUND:
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, field, ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+            for case in getattr(node, "cases", ()):
+                stack.extend(case.body)
+    return found
+
+
+_TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+             ast.With, ast.AsyncWith, ast.Match, *_TRY)
+# Words in a file that can make a line interesting besides its import aliases and method names.
+_ENV_WORDS = ("environ", "putenv")
+# Substrings without which a file cannot call a framework or set its switches: not parsed.
+_MARKERS = ("torch", "tensorflow", "jax", "horovod", "environ", "putenv")
+
+
+def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...]) -> frozenset[int]:
+    """Lines that mention an imported name, a matched method (`.index_add_`, `.at`) or the
+    environment: the only places a finding or a switch can start (found at C speed by re)."""
+    words = [re.escape(a) for a in aliases] + list(_ENV_WORDS)
+    parts = []
+    if words:
+        parts.append(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
+    if methods:
+        parts.append(r"\.\s*(?:" + "|".join(re.escape(m) for m in sorted(methods, key=len, reverse=True)) + r")\b")
+    if not parts:
+        return frozenset()
+    pattern = re.compile("|".join(parts))
+    lines: set[int] = set()
+    line, last = 1, 0
+    for match in pattern.finditer(text):
+        start = match.start()
+        line += text.count("\n", last, start)
+        last = start
+        lines.add(line)
+    return frozenset(lines)
+
+
+_SUPPRESS = re.compile(r"#\s*kb:\s*ignore(?:\[([^\]]*)\])?")
+
+
+def suppressions(text: str) -> dict[int, frozenset[str] | None]:
+    """Line -> record ids silenced there by `# kb: ignore[id, id]` (None: every finding)."""
+    out: dict[int, frozenset[str] | None] = {}
+    if "kb:" not in text:
+        return out
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "kb:" not in line:
+            continue
+        match = _SUPPRESS.search(line)
+        if match:
+            ids = match.group(1)
+            out[number] = None if ids is None else frozenset(i.strip() for i in ids.split(",") if i.strip())
+    return out
+
+
+def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
+            watched: frozenset[str]) -> Module:
+    """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
+    `watched` names and its environment settings; raises SyntaxError for unparseable text."""
+    if not any(marker in text for marker in _MARKERS):
+        compile(text, filename, "exec", ast.PyCF_ONLY_AST)  # still report a file that does not parse
+        return Module((), ())
+    tree = ast.parse(text, filename=filename)
+    aliases = aliases_of(tree)
+    owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
+    visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
+    visitor.lines = text.split("\n")
+    visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
+    visitor.statements(tree.body)
+    return Module(tuple(visitor.calls), tuple(visitor.settings))
