@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
         "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes", "kb.site.words", "kb.verify.plan", "kb.verify.coverage",
         "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
+        "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
         "kb.scan.sources", "kb.scan.resolve", "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup", "kb.scan.recipe",
         "kb.scan.run", "kb.scan.report_*",
     )),

@@ -84,7 +84,7 @@ def test_import_kb_does_not_import_probe() -> None:
 
 
 def _planted_run(tmp_path: Path, script: str, **env: str) -> list[dict]:
-    full = dict(os.environ, PLANT_STEP="1", STEPS="3", **env)
+    full = dict(os.environ, PLANT_STEP="1", STEPS="3", PYTHONPATH=str(ROOT), **env)
     out = _kb("probe", "run", "-n", "3", "--out", str(tmp_path), "--json", "--", sys.executable,
               f"examples/probe/{script}", env=full)
     assert out.returncode == EXIT_DIFFER, out.stderr[-3000:]
@@ -100,14 +100,94 @@ def _need(module: str) -> None:
         pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs it)")
 
 
-def test_torch_backward_plant_is_blamed_on_its_module(tmp_path: Path) -> None:
+def test_torch_backward_plant_is_blamed_on_the_consumer(tmp_path: Path) -> None:
     _need("torch")
     report = _planted_run(tmp_path, "train_torch.py", PLANT="backward")
     first = report["first"]
-    assert (first["step"], first["kind"], first["name"]) == (1, "backward", "mix")
+    # the gradient arriving at the embedding's output is the first to differ: made by the
+    # backward of its consumer, `mix`, whose own output gradient was identical
+    assert (first["step"], first["kind"], first["name"]) == (1, "dout", "embedding")
     blame = report["blame"]
-    assert blame["type"] == "__main__.Mix" and "torch.Tensor.index_add_" in blame["ops"]
+    assert blame["place"] == "Model" and "torch.Tensor.index_add_" in blame["ops"]
+    assert {a["place"] for a in blame["answers"]} == {"mix"}
     assert all(a.get("note") == "no KB record" or "deterministic" in a for a in blame["answers"])
+
+
+def _blocks(tmp_path: Path, model: str) -> dict:
+    env = dict(os.environ, PLANT="1", STEPS="2", MODEL=model, PYTHONPATH=str(ROOT))
+    out = _kb("probe", "run", "--out", str(tmp_path), "--json", "--", sys.executable,
+              "examples/probe/train_blocks.py", env=env)
+    assert out.returncode == EXIT_DIFFER, out.stderr[-3000:]
+    return json.loads(out.stdout)
+
+
+def test_torch_attention_backward_is_blamed_on_the_functional_call(tmp_path: Path) -> None:
+    _need("torch")
+    report = _blocks(tmp_path, "attention")
+    first, blame = report["first"], report["blame"]
+    assert (first["step"], first["kind"], first["name"]) == (1, "dout", "attn.qkv")
+    assert blame["place"] == "attn"  # the block's own calls, not the innocent qkv Linear
+    sdpa = [a for a in blame["answers"] if a["op"] == "torch.nn.functional.scaled_dot_product_attention"]
+    assert len(sdpa) == 1 and sdpa[0]["call"]["is_causal"] is True and sdpa[0]["call"]["input.ndim"] == 4
+    assert sdpa[0]["call"].get("backend") in ("flash", "efficient", "math", "cudnn")
+    assert "torch.nn.functional.linear" not in [a["op"] for a in blame["answers"] if a["place"] == "attn.qkv"]
+    assert blame["certainty"].startswith("one of these")
+
+
+def test_torch_embedding_backward_is_blamed_on_the_embedding_call(tmp_path: Path) -> None:
+    _need("torch")
+    report = _blocks(tmp_path, "embedding")
+    first, blame = report["first"], report["blame"]
+    assert (first["kind"], first["name"]) == ("grad", "embedding.weight")
+    assert blame["place"] == "embedding" and blame["ops"] == ["torch.nn.functional.embedding"]
+    assert blame["answers"][0]["shown"] == "embedding()" and blame["answers"][0]["call"]["input.dtype"] == "int"
+
+
+def test_blame_ranks_the_call_the_kb_knows_as_non_deterministic_first(tmp_path: Path) -> None:
+    from kb.probe.blame import blame_calls
+
+    calls = [{"op": "torch.Tensor.view", "call": {"input.ndim": 3}, "from": ["block.qkv"], "shown": "view()"},
+             {"op": "torch.Tensor.index_add_", "call": {"dim": 0, "input.ndim": 2}, "from": ["block.qkv"],
+              "shown": "index_add_(dim=0)"},
+             {"op": "torch.nn.functional.relu", "call": {}, "from": ["input"], "shown": "relu()"}]
+    places = {"block": {"calls": calls, "children": {"block.qkv": ["input"]}, "parent": "M"},
+              "block.qkv": {"parent": "block", "type": "torch.nn.Linear", "leaf": True}}
+    rec = _rec(5, 0, "dout", "block.qkv", "x", framework="pytorch", device="gpu")
+    run = Run(str(_write(tmp_path / "a", [rec], meta={"frameworks": {"pytorch": "2.11.0"}}, places=places)))
+    blame = blame_calls(rec, (rec, dict(rec, hash="y")), {}, run)
+    assert blame["place"] == "block" and blame["ops"] == ["torch.Tensor.index_add_", "torch.Tensor.view"]
+    top = blame["answers"][0]
+    assert top["deterministic"] is False and top["fixes"][0]["code"] == "PT_DET"
+    assert blame["certainty"].startswith("`index_add_(dim=0)` is the only call here the KB knows")
+
+
+def test_first_only_and_sampled_statistics(tmp_path: Path) -> None:
+    _need("torch")
+    import torch
+
+    from kb import probe
+
+    logs = []
+    for run in (1, 2):
+        probe.configure(tmp_path / f"r{run}", stats_every=2)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        handle = probe.watch(model, opt)
+        for step in range(4):
+            x = torch.ones(3, 4) * (1 + (run == 2 and step >= 2) * 1e-6)
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+        handle.remove()
+        probe.close()
+        logs.append(Run(str(tmp_path / f"r{run}")))
+    with_stats = {s for s, recs in logs[0].steps.items() if all("stats" in r for r in recs)}
+    without = {s for s, recs in logs[0].steps.items() if not any("stats" in r for r in recs)}
+    assert with_stats == {0, 2} and without == {1, 3}
+    full, short = compare(*logs), compare(*logs, first_only=True)
+    assert full["first"] == short["first"] and full["first"]["step"] == 2 and full["first"]["name"] == "0"
+    assert short["downstream_count"] is None and full["downstream_count"] > 0
 
 
 def test_jax_plant_inside_jit_and_nested_structures(tmp_path: Path) -> None:

@@ -1,48 +1,51 @@
-"""PyTorch probes: module hooks (forward, backward, parameter gradients) and `monitor`.
+"""PyTorch probes: module hooks (forward output, the gradient arriving at it, parameter
+gradients), the calls each module makes, and `monitor`.
 
-Why these hooks: a forward hook sees a module's output; a full backward hook sees the
-gradient its backward produced for its inputs; a post-accumulate-grad hook on each parameter
-sees the weight gradient (where e.g. embedding backward's atomics show up). They fire in
-execution order, so the first differing record is the place that introduced the difference.
+Why these hooks: a forward hook sees a module's output; a hook on that output tensor sees
+the gradient arriving at it in backward (a tensor hook, not a full backward hook: it costs
+nothing when unused and tolerates in-place consumers such as ReLU(inplace=True)); a
+post-accumulate-grad hook on each parameter sees the weight gradient (where e.g. embedding
+backward's atomics show up). They fire in execution order, so the first differing record is
+where the difference appeared, and the calls recorded with their data flow say which call
+made it (kb.probe.diff).
 """
 
 from __future__ import annotations
 
+import json
+
 import torch
 from torch.overrides import TorchFunctionMode
 
-from kb.probe import recorder
+from kb.probe import _torch_calls, _torch_device, recorder
 from kb.probe.nest import map_with_path
-
-_RAW_VIEW = {torch.bfloat16: torch.int16, torch.float16: torch.int16}
-for _name in ("float8_e4m3fn", "float8_e5m2"):
-    if hasattr(torch, _name):
-        _RAW_VIEW[getattr(torch, _name)] = torch.uint8
 
 
 _busy = [False]  # the probe's own tensor calls are not ops of the user's module
+_collector = _torch_device.Collector()
 
 
 def _record_tensor(t, name: str, kind: str, path: str = "", op: str | None = None) -> None:
-    _busy[0] = True
+    was, _busy[0] = _busy[0], True
     try:
         _record(t, name, kind, path, op)
     finally:
-        _busy[0] = False
+        _busy[0] = was
 
 
 def _record(t, name: str, kind: str, path: str, op: str | None) -> None:
+    """Reserve the record now (execution order), fingerprint on the device, fill in later."""
     t = t.detach()
+    if t.is_sparse:
+        t = t.to_dense()
     device = "gpu" if t.device.type == "cuda" else t.device.type
-    raw = None
-    if t.dtype in _RAW_VIEW and t.dtype is not torch.float16:
-        raw = t.view(_RAW_VIEW[t.dtype]).cpu().numpy()
-        t = t.float()
-    if t.is_complex() or t.dtype in (torch.float16, torch.float32, torch.float64) or not t.is_floating_point():
-        value = t.cpu().numpy() if not t.is_sparse else t.to_dense().cpu().numpy()
-    else:
-        value = t.float().cpu().numpy()
-    recorder.record(name, kind, value, path=path, framework="pytorch", device=device, op=op, raw=raw)
+    entry = recorder.reserve(name, kind, path=path, framework="pytorch", device=device, op=op,
+                             shape=list(t.shape), dtype=str(t.dtype).replace("torch.", ""))
+    if entry is None:
+        return
+    recorder.on_boundary(_collector.submit, _collector.resolve)
+    with torch.no_grad():
+        _collector.add(t, entry, recorder.want_stats())
 
 
 def _record_any(value, name: str, kind: str, op: str | None = None) -> None:
@@ -142,25 +145,100 @@ def op_name(func) -> str:
 
 
 _CREATION = {"tensor", "zeros", "ones", "empty", "full", "arange", "zeros_like", "ones_like", "empty_like",
-             "randn", "rand", "manual_seed", "is_grad_enabled", "get_default_dtype"}
+             "randn", "rand", "manual_seed", "is_grad_enabled", "get_default_dtype", "dim", "size", "numel",
+             "stride", "is_contiguous", "data_ptr", "element_size", "is_floating_point", "get_device", "requires_grad_"}
+
+
+class _Frame:
+    """One module invocation during the recorded step: where its tensors came from."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.sources: dict[int, frozenset[str]] = {}
+        self.keep: list = []  # holds the tensors whose ids are keys, so an id is never reused
+
+    def mark(self, value, sources: frozenset[str]) -> None:
+        if not sources:
+            return
+        for t in _torch_calls.tensors(value):
+            old = self.sources.get(id(t), frozenset())
+            self.sources[id(t)] = old | sources
+            self.keep.append(t)
+
+    def origin(self, *values) -> frozenset[str]:
+        found: frozenset[str] = frozenset()
+        for value in values:
+            for t in _torch_calls.tensors(value):
+                found |= self.sources.get(id(t), frozenset())
+        return found
 
 
 class _OpsMode(TorchFunctionMode):
-    """Notes which torch functions each module calls directly (first forward only)."""
+    """Records the framework calls each module makes itself during the first step: the op,
+    its call facts, and which of the module's inputs, parameters and children's outputs
+    its tensor arguments came from."""
 
-    def __init__(self, stack: list[str]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self.stack = stack
-        self.seen: dict[str, list[str]] = {}
+        self.frames: list[_Frame] = []
+        self.calls: dict[str, dict[tuple, dict]] = {}
+        self.children: dict[str, dict[str, set[str]]] = {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        if self.stack and not _busy[0]:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if self.frames and not _busy[0]:
             name = op_name(func)
-            if name.rsplit(".", 1)[-1] not in _CREATION and not name.rsplit(".", 1)[-1].startswith("_"):
-                ops = self.seen.setdefault(self.stack[-1], [])
-                if name not in ops:
-                    ops.append(name)
-        return func(*args, **(kwargs or {}))
+            short = name.rsplit(".", 1)[-1]
+            if short not in _CREATION and not short.startswith("_"):
+                _busy[0] = True
+                try:
+                    self._note(func, name, args, kwargs, result)
+                finally:
+                    _busy[0] = False
+        return result
+
+    def _note(self, func, name: str, args: tuple, kwargs: dict, result) -> None:
+        frame = self.frames[-1]
+        sources = frame.origin(args, kwargs)
+        call = _torch_calls.facts(func, name, args, kwargs)
+        key = (name, json.dumps(call, sort_keys=True, default=str))
+        seen = self.calls.setdefault(frame.label, {})
+        entry = seen.get(key)
+        if entry is None:
+            entry = seen[key] = {"op": name, "call": call, "from": set(),
+                                 "shown": _torch_calls.show(func, name, call)}
+        entry["from"] |= sources
+        frame.mark(result, sources)
+
+    def enter_module(self, label: str, module, args: tuple, kwargs: dict) -> None:
+        if self.frames:
+            parent = self.frames[-1]
+            into = self.children.setdefault(parent.label, {}).setdefault(label, set())
+            into |= parent.origin(args, kwargs)
+        frame = _Frame(label)
+        frame.mark((args, kwargs), frozenset({"input"}))
+        for pname, p in module.named_parameters(recurse=False):
+            frame.mark(p, frozenset({f"param:{pname}"}))
+        for bname, b in module.named_buffers(recurse=False):
+            frame.mark(b, frozenset({f"buffer:{bname}"}))
+        self.frames.append(frame)
+
+    def exit_module(self, label: str, output) -> None:
+        if self.frames and self.frames[-1].label == label:
+            self.frames.pop()
+        if self.frames:
+            self.frames[-1].mark(output, frozenset({label}))
+
+    def places(self) -> dict[str, dict]:
+        out: dict[str, dict] = {}
+        for label, calls in self.calls.items():
+            out.setdefault(label, {})["calls"] = [
+                {"op": c["op"], "call": c["call"], "shown": c["shown"], "from": sorted(c["from"])} for c in calls.values()]
+            out[label]["ops"] = list(dict.fromkeys(c["op"] for c in calls.values()))
+        for label, kids in self.children.items():
+            out.setdefault(label, {})["children"] = {k: sorted(v) for k, v in kids.items()}
+        return out
 
 
 class Watch:
@@ -168,7 +246,6 @@ class Watch:
 
     def __init__(self) -> None:
         self.handles: list = []
-        self.mode: _OpsMode | None = None
 
     def remove(self) -> None:
         for handle in self.handles:
@@ -176,50 +253,65 @@ class Watch:
         self.handles.clear()
 
 
+def _watch_output(output, label: str) -> None:
+    """Record the output, and (via a tensor hook) the gradient that arrives at it."""
+    def one(leaf, path):
+        if isinstance(leaf, torch.Tensor):
+            _record_tensor(leaf, label, "forward", path)
+            if leaf.requires_grad and torch.is_grad_enabled():
+                leaf.register_hook(lambda g, path=path: _record_tensor(g, label, "dout", path) if
+                                   recorder.enabled() and g is not None else None)
+        elif leaf is not None:
+            recorder.record(label, "forward", leaf, path=path, framework="pytorch")
+        return leaf
+
+    map_with_path(one, output)
+
+
 def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Watch:
     w = Watch()
-    stack: list[str] = []
-    state = {"mode": None, "done": not ops}
+    state: dict = {"mode": None, "done": not ops}
     root_name = type(model).__name__
     names = {}
     for mname, module in model.named_modules():
         label = mname or root_name
         names[id(module)] = label
-        recorder.describe(label, type=module_type(module), framework="pytorch")
-        leaf = not any(True for _ in module.children())
+        recorder.describe(label, type=module_type(module), framework="pytorch",
+                          parent=(mname.rsplit(".", 1)[0] if "." in mname else root_name) if mname else None,
+                          leaf=not any(True for _ in module.children()))
 
-        def pre(mod, args, label=label, is_root=(module is model)):
-            if is_root and not state["done"] and recorder.enabled():
-                state["mode"] = _OpsMode(stack)
+        def pre(mod, args, kwargs, label=label, is_root=(module is model)):
+            if is_root and not state["done"] and state["mode"] is None and recorder.enabled():
+                state["mode"] = _OpsMode()
                 state["mode"].__enter__()
-            stack.append(label)
+            if state["mode"] is not None:
+                state["mode"].enter_module(label, mod, args, kwargs)
 
-        def post(mod, args, output, label=label, is_root=(module is model)):
-            if stack and stack[-1] == label:
-                stack.pop()
+        def post(mod, args, kwargs, output, label=label, is_root=(module is model)):
+            mode = state["mode"]
+            if mode is not None:
+                mode.exit_module(label, output)
             if recorder.enabled():
-                _record_any(output, label, "forward")
-            if is_root and state["mode"] is not None:
-                mode, state["mode"] = state["mode"], None
+                _busy[0] = True
+                try:
+                    _watch_output(output, label)
+                finally:
+                    _busy[0] = False
+            if is_root and mode is not None:
+                state["mode"] = None
                 mode.__exit__(None, None, None)
                 state["done"] = True
-                for place, found in mode.seen.items():
-                    recorder.describe(place, ops=found)
+                for place, info in mode.places().items():
+                    recorder.describe(place, **info)
 
-        w.handles.append(module.register_forward_pre_hook(pre))
-        w.handles.append(module.register_forward_hook(post))
-        if leaf:
-            def back(mod, grad_input, grad_output, label=label):
-                if recorder.enabled():
-                    grads = [g for g in grad_input if g is not None and (g.is_floating_point() or g.is_complex())]
-                    _record_any(grads[0] if len(grads) == 1 else tuple(grads), label, "backward")
-
-            w.handles.append(module.register_full_backward_hook(back))
+        w.handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
+        w.handles.append(module.register_forward_hook(post, with_kwargs=True))
     if params:
         for mname, module in model.named_modules():
             for pname, p in module.named_parameters(recurse=False):
                 full = f"{mname}.{pname}" if mname else pname
-                recorder.describe(full, type=module_type(module), module=names[id(module)], framework="pytorch")
+                recorder.describe(full, type=module_type(module), module=names[id(module)], param=pname,
+                                  framework="pytorch")
                 if p.requires_grad:
                     def grad_hook(param, full=full):
                         if recorder.enabled() and param.grad is not None:
@@ -232,7 +324,9 @@ def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Wa
 
         def after_step(opt, args, kwargs):
             if recorder.enabled():
-                if params:
+                # parameters after the step only where statistics are kept: a difference made
+                # by the optimizer itself also shows in the next step's first forward
+                if params and recorder.want_stats():
                     for full, param in named:
                         _record_tensor(param, full, "update")
                 recorder.set_step()

@@ -14,7 +14,8 @@ import subprocess
 import sys
 import time
 
-from kb.probe.diff import KIND_WORDS, ProbeInputError, Run, verdict, compare
+from kb.probe.diff import KIND_WORDS, ProbeInputError, Run, compare
+from kb.probe.kbask import verdict
 from kb.probe.recorder import ENV_DIR, ENV_RUN, META, PLACES, RECORDS
 
 EXIT_SAME, EXIT_DIFFER, EXIT_USAGE = 0, 1, 2
@@ -45,6 +46,7 @@ def add_parser(sub) -> None:
     r.add_argument("-n", type=int, default=2, help="number of runs (default 2)")
     r.add_argument("--out", default="kb-probe", help="directory for run1..runN (default ./kb-probe)")
     r.add_argument("--json", action="store_true", help="print the diff reports as JSON")
+    r.add_argument("--first-only", action="store_true", help="stop the diff at the first step that differs")
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command, e.g. -- python train.py")
     r.set_defaults(func=cmd_run, needs_data=False)
     d = psub.add_parser("diff", help="compare two probe logs", epilog=EPILOG,
@@ -52,6 +54,7 @@ def add_parser(sub) -> None:
     d.add_argument("a")
     d.add_argument("b")
     d.add_argument("--json", action="store_true", help="print the report as JSON")
+    d.add_argument("--first-only", action="store_true", help="stop at the first step that differs (long runs)")
     d.set_defaults(func=cmd_diff, needs_data=False)
     p.set_defaults(func=_usage(p), needs_data=False)
 
@@ -71,7 +74,7 @@ def _error(message: str) -> int:
 
 def cmd_diff(args) -> int:
     try:
-        report = compare(Run(args.a), Run(args.b))
+        report = compare(Run(args.a), Run(args.b), first_only=args.first_only)
     except ProbeInputError as exc:
         return _error(str(exc))
     if args.json:
@@ -127,7 +130,7 @@ def cmd_run(args) -> int:
     reports = []
     try:
         for d in dirs[1:]:
-            reports.append(compare(Run(dirs[0]), Run(d)))
+            reports.append(compare(Run(dirs[0]), Run(d), first_only=args.first_only))
     except ProbeInputError as exc:
         return _error(str(exc))
     if args.json:
@@ -183,18 +186,29 @@ def _render(report: dict, console, e, Table) -> None:
     console.print(line)
     console.print(f"  upstream: {first['upstream_identical']} earlier probe record(s) in step {first['step']} identical")
     steps = sorted({d["step"] for d in report["downstream"]})
-    more = f" (first {len(report['downstream'])} listed in --json)" if report["downstream_count"] > len(report["downstream"]) else ""
-    console.print(f"  downstream: {report['downstream_count']} later record(s) differ{more}"
-                  + (f", in step(s) {', '.join(map(str, steps[:8]))}{'...' if len(steps) > 8 else ''}" if steps else ""))
-    if blame["answers"] and Table is None:
-        for answer in blame["answers"]:
-            console.print(f"  {answer['op']}: {verdict(answer)}")
-    elif blame["answers"]:
-        table = Table(title=f"ops at `{e(blame['place'])}`: {e(str(blame['framework']))} {e(str(blame['version']))} ({blame['device']})")
-        table.add_column("op", overflow="fold")
+    if report["downstream_count"] is None:
+        more = None
+    else:
+        more = f" (first {len(report['downstream'])} listed in --json)" if report["downstream_count"] > len(report["downstream"]) else ""
+    if more is None:
+        console.print("  downstream: not compared (--first-only)")
+    else:
+        console.print(f"  downstream: {report['downstream_count']} later record(s) differ{more}"
+                          + (f", in step(s) {', '.join(map(str, steps[:8]))}{'...' if len(steps) > 8 else ''}" if steps else ""))
+    if "certainty" in blame:
+        console.print(f"  suspects: {e(blame['how'])}")
+    label = "call" if "certainty" in blame else "op"
+    rows = [(a.get("shown", a["op"]) + (f" in {a['place']}" if a.get("place") not in (None, blame["place"]) else ""),
+             verdict(a)) for a in blame["answers"]]
+    if rows and Table is None:
+        for call, text in rows:
+            console.print(f"  {call}: {text}")
+    elif rows:
+        table = Table(title=f"{label}s at `{e(blame['place'])}`: {e(str(blame['framework']))} {e(str(blame['version']))} ({blame['device']})")
+        table.add_column(label, overflow="fold")
         table.add_column("knowledge base", overflow="fold")
-        for answer in blame["answers"]:
-            table.add_row(e(answer["op"]), e(verdict(answer)))
+        for call, text in rows:
+            table.add_row(e(call), e(text))
         console.print(table)
         for answer in blame["answers"]:
             for fix in answer.get("fixes") or []:

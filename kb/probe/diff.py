@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import os
 
+from kb.probe.blame import blame_calls
+from kb.probe.blame import message as blame_message
+from kb.probe.kbask import ask, verdict
 from kb.probe.recorder import META, PLACES, RECORDS
 
 KIND_WORDS = {
@@ -101,8 +104,13 @@ def max_abs_lower_bound(a: dict, b: dict) -> float | None:
     return max(diffs) if diffs else None
 
 
-def compare(a: Run, b: Run) -> dict:
+def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
+    """The first differing record, what differs after it, and the blame.
+
+    `first_only` stops at the step of the first difference (downstream is not counted)."""
     first = None
+    first_pair: tuple[dict, dict | None] | None = None
+    step_differing: dict[tuple, tuple[dict, dict | None]] = {}
     upstream = 0
     downstream: list[dict] = []
     compared = 0
@@ -121,6 +129,8 @@ def compare(a: Run, b: Run) -> dict:
         differing += [(r, None, "only in B") for r in others.values()]
         for rec, other, why in differing:
             if first is None:
+                first_pair = (rec, other)
+                step_differing = {_key(r): (r, o) for r, o, _ in differing}
                 first = _place(rec)
                 first["why"] = why
                 first["upstream_identical"] = upstream
@@ -129,7 +139,7 @@ def compare(a: Run, b: Run) -> dict:
                     first["stats_a"], first["stats_b"] = rec.get("stats"), other.get("stats")
                 if rec.get("op"):
                     first["op"] = rec["op"]
-                if rec["kind"] == "dout":
+                if rec["kind"] == "dout" and not _has_calls(a):
                     first["produced_by"] = _producer(a.steps.get(step, []), rec)
             else:
                 entry = _place(rec)
@@ -137,6 +147,8 @@ def compare(a: Run, b: Run) -> dict:
                 downstream.append(entry)
         if first is None:
             upstream = 0
+        elif first_only:
+            break
     report = {
         "identical": first is None,
         "runs": [a.dir, b.dir],
@@ -144,13 +156,22 @@ def compare(a: Run, b: Run) -> dict:
         "steps": len(set(a.steps) | set(b.steps)),
         "compared": compared,
         "first": first,
-        "downstream_count": len(downstream),
-        "downstream": downstream[:DOWNSTREAM_LIMIT],
+        "downstream_count": None if first_only else len(downstream),
+        "downstream": [] if first_only else downstream[:DOWNSTREAM_LIMIT],
     }
     if first is not None:
-        report["blame"] = blame(first, a)
-        report["message"] = message(report)
+        if _has_calls(a) and first["kind"] in ("forward", "dout", "grad"):
+            report["blame"] = blame_calls(first, first_pair, step_differing, a)
+        else:
+            report["blame"] = blame(first, a)
+        report["message"] = (blame_message(first, report["blame"], KIND_WORDS) if "certainty" in report["blame"]
+                             else message(report))
     return report
+
+
+def _has_calls(run: Run) -> bool:
+    """A log from `watch()` with the calls recorded (the call-level blame applies)."""
+    return any("calls" in info or "children" in info for info in run.places.values() if isinstance(info, dict))
 
 
 def _producer(records: list[dict], rec: dict) -> str | None:
@@ -180,7 +201,8 @@ def _place_info(first: dict, run: Run) -> tuple[str, dict]:
 
 def blame(first: dict, run: Run) -> dict:
     name, info = _place_info(first, run)
-    framework = first.get("framework") or info.get("framework")
+    known = run.meta.get("frameworks", {})
+    framework = first.get("framework") or info.get("framework") or (next(iter(known)) if len(known) == 1 else None)
     version = run.meta.get("frameworks", {}).get(framework) if framework else None
     device = first.get("device") or ("gpu" if "gpu" in run.meta.get("devices", []) else "cpu")
     candidates = []
@@ -190,51 +212,10 @@ def blame(first: dict, run: Run) -> dict:
     for op in hint.split(",") + list(info.get("ops", [])):
         if op and op not in candidates:
             candidates.append(op)
-    answers = [ask(op, framework, version, device) for op in candidates]
+    answers = [ask(op, framework, version, device, info.get("call") if op == info.get("type") else None)
+               for op in candidates]
     return {"place": name, "module": info.get("module"), "type": info.get("type"), "ops": candidates,
             "framework": framework, "version": version, "device": device, "answers": answers}
-
-
-def ask(op: str, framework: str | None, version: str | None, device: str) -> dict:
-    """Ask the knowledge base about one op; an unknown name is "no KB record", not an error."""
-    import kb
-    from kb.query import index
-
-    out: dict = {"op": op, "framework": framework, "version": version, "device": device, "known": False}
-    if not version:
-        out["note"] = "framework version not recorded"
-        return out
-    try:
-        status = kb.status(op, version, framework=framework, device=device)
-    except kb.UnknownOpError:
-        out["note"] = "no KB record"
-        return out
-    except ValueError as exc:
-        out["note"] = f"no KB answer: {exc}"
-        return out
-    solutions = index().get("solutions", {})
-    out.update(known=bool(status.sources), deterministic=status.deterministic,
-               recipe=list(status.recipe) if status.recipe is not None else None,
-               sources=[s.id for s in status.sources])
-    out["fixes"] = [{"code": c, "title": solutions.get(c, {}).get("title"), "snippet": solutions.get(c, {}).get("snippet")}
-                    for c in (status.recipe or ())]
-    return out
-
-
-def verdict(answer: dict) -> str:
-    where = f"on {answer['device'].upper()} in {answer['version']}"
-    if not answer.get("known") and "deterministic" not in answer:
-        return answer.get("note", "no KB record")
-    if answer.get("deterministic") is False:
-        text = f"not deterministic {where}"
-        if answer.get("fixes"):
-            text += "; fix: " + " + ".join(f"{f['code']} ({f['title']})" if f.get("title") else f["code"] for f in answer["fixes"])
-        elif answer.get("recipe") is None:
-            text += "; no known fix in this version"
-        return text
-    if answer.get("deterministic") is None:
-        return f"KB has records but none covers {answer['version']}"
-    return f"no known source of non-determinism {where}"
 
 
 def message(report: dict) -> str:

@@ -3,7 +3,12 @@
 Why hashes and a few statistics instead of tensors: two runs are compared bit for bit, so a
 hash of the exact bytes decides "same or not"; the statistics (min, max, mean and a fixed
 sample of elements) only size a difference. Both are small, so probing can stay on for a
-whole short run without filling the disk.
+whole run without filling the disk; with `stats_every=N` (KB_PROBE_STATS_EVERY) statistics
+are kept only every N steps and the other steps hold the hash alone.
+
+Framework tensors are fingerprinted on their device (kb.probe.fingerprint): an adapter
+`reserve()`s the record when the probe fires (so execution order is kept), fills in hash and
+statistics when its asynchronous copy arrives, and records are written in order once filled.
 
 Recording is off unless a log directory is set, by `configure(dir)` or by the environment
 variable KB_PROBE_DIR (which `kb probe run` sets for every run): an unconfigured probe is an
@@ -26,6 +31,7 @@ import threading
 
 ENV_DIR = "KB_PROBE_DIR"
 ENV_RUN = "KB_PROBE_RUN"
+ENV_STATS_EVERY = "KB_PROBE_STATS_EVERY"
 RECORDS = "probes.jsonl"
 PLACES = "places.json"
 META = "meta.json"
@@ -47,15 +53,32 @@ class _State:
         self.devices: set[str] = set()
         self.meta_written = False
         self.env_checked = False
+        self.stats_every = 1
+        self.pending: list[dict] = []  # reserved records, written in order once filled
+        self.boundary: list = []  # adapters' (submit, resolve) at each step boundary
 
 
 _state = _State()
 
 
-def configure(log_dir: str | os.PathLike | None) -> None:
-    """Start recording into `log_dir` (None: stop). Closes any previous log first."""
+def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = None) -> None:
+    """Start recording into `log_dir` (None: stop). Closes any previous log first.
+
+    `stats_every=N` keeps statistics only on steps divisible by N (hashes on every step);
+    default: KB_PROBE_STATS_EVERY, else 1.
+    """
     close()
+    if stats_every is None:
+        text = os.environ.get(ENV_STATS_EVERY, "1")
+        try:
+            stats_every = int(text)
+        except ValueError:
+            raise ValueError(f"{ENV_STATS_EVERY}={text!r}: expected a whole number of steps >= 1") from None
+    if stats_every < 1:
+        raise ValueError(f"stats_every={stats_every}: expected a whole number of steps >= 1")
     with _state.lock:
+        _state.stats_every = stats_every
+        _state.pending.clear()
         _state.env_checked = True
         _state.dir = None if log_dir is None else os.fspath(log_dir)
         _state.step = _state.seq = 0
@@ -82,10 +105,30 @@ def current_step() -> int:
     return _state.step
 
 
+def want_stats() -> bool:
+    """Keep statistics in this step? (sampling mode keeps them every N steps)"""
+    return _state.step % _state.stats_every == 0
+
+
+def on_boundary(submit, resolve) -> None:
+    """Register an adapter's step-boundary work: `submit()` starts copying the step's device
+    results to the host, `resolve(wait)` fills the records whose copies arrived."""
+    with _state.lock:
+        if (submit, resolve) not in _state.boundary:
+            _state.boundary.append((submit, resolve))
+
+
+def _drain_devices(wait: bool) -> None:
+    for submit, resolve in list(_state.boundary):
+        submit()
+        resolve(wait)
+
+
 def set_step(step: int | None = None) -> int:
     """Start step `step` (None: the next one). Records made from now on carry it."""
     _barrier()
     with _state.lock:
+        _drain_devices(wait=False)
         new = _state.step + 1 if step is None else int(step)
         if new != _state.step:
             _state.occ.clear()
@@ -141,26 +184,81 @@ def record(
     if not enabled():
         return
     entry = _summary(value, raw)
+    if not want_stats():
+        entry.pop("stats", None)
+    _append(entry, name, kind, path=path, framework=framework, device=device, op=op)
+
+
+def record_digest(name: str, kind: str, digest: str, *, shape: list[int], dtype: str, stats: dict | None,
+                  path: str = "", framework: str | None = None, device: str | None = None, op: str | None = None) -> None:
+    """Record a value fingerprinted on its device: only the digest and statistics came here."""
+    if not enabled():
+        return
+    entry: dict = {"hash": digest, "shape": shape, "dtype": dtype}
+    if stats is not None and want_stats():
+        entry["stats"] = stats
+    _append(entry, name, kind, path=path, framework=framework, device=device, op=op)
+
+
+def reserve(name: str, kind: str, *, path: str = "", framework: str | None = None, device: str | None = None,
+            op: str | None = None, shape: list[int] | None = None, dtype: str | None = None) -> dict | None:
+    """Take a record's place in execution order now; the caller sets its "hash" (and
+    "stats") later and then calls `filled()`. None when recording is off."""
+    if not enabled():
+        return None
+    entry: dict = {"shape": list(shape or []), "dtype": dtype}
+    return _append(entry, name, kind, path=path, framework=framework, device=device, op=op, pending=True)
+
+
+def filled() -> None:
+    """Some reserved records got their values: write those now in order."""
+    with _state.lock:
+        _write_ready()
+
+
+def _write_ready() -> None:
+    pending = _state.pending
+    done = 0
+    while done < len(pending) and "hash" in pending[done]:
+        _state.handle.write(json.dumps(pending[done], separators=(",", ":")) + "\n")
+        done += 1
+    del pending[:done]
+
+
+def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | None, device: str | None,
+            op: str | None, pending: bool = False) -> dict | None:
     with _state.lock:
         if _state.handle is None:
-            return
+            return None
         key = (kind, name, path)
         occ = _state.occ.get(key, 0)
         _state.occ[key] = occ + 1
-        entry.update(step=_state.step, seq=_state.seq, kind=kind, name=name, occ=occ)
+        entry.update(step=_state.step, seq=_state.seq, kind=kind, name=name)
+        if occ:
+            entry["occ"] = occ
         if path:
             entry["path"] = path
-        if framework:
+        full = want_stats()  # between statistics steps a record is kept short: meta.json and
+        if not full:  # places.json hold the framework and the devices; lines are in seq order;
+            for key in ("seq", "shape", "dtype"):  # the fingerprint covers shape and dtype changes
+                entry.pop(key, None)  # that alter the bytes
+        if framework and full:
             entry["framework"] = framework
         if device:
-            entry["device"] = device
+            if full:
+                entry["device"] = device
             _state.devices.add(device)
         if op:
             entry["op"] = op
         _state.seq += 1
         if not _state.meta_written:
             _write_meta()
-        _state.handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
+        if pending or _state.pending:
+            _state.pending.append(entry)
+            _write_ready()
+        else:
+            _state.handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
+        return entry
 
 
 def _summary(value: object, raw: object) -> dict:
@@ -228,7 +326,8 @@ def _framework_versions() -> dict[str, str]:
 def _write_meta() -> None:
     _state.meta_written = True
     meta = {
-        "format": 1,
+        "format": 2,
+        "stats_every": _state.stats_every,
         "argv": sys.argv,
         "pid": os.getpid(),
         "run": os.environ.get(ENV_RUN),
@@ -265,6 +364,11 @@ def close() -> None:
     with _state.lock:
         if _state.handle is None:
             return
+        _drain_devices(wait=True)
+        if _state.pending:  # a record whose value never came (cannot happen unless an adapter failed)
+            for entry in _state.pending:
+                entry.setdefault("hash", "missing")
+            _write_ready()
         flush()
         _state.handle.close()
         _state.handle = None

@@ -1,0 +1,161 @@
+"""Which call made the first difference: the walk from the first differing record of a
+`watch()` log to the framework calls that can have produced it, ranked by what the
+knowledge base says about each call at the version that ran.
+
+Why a walk and not the first differing module: a difference first seen in a gradient was
+made by the backward of whatever consumed the forward value, which is often a functional
+call between modules (attention inside a block's forward) that no module hook sees. The
+log's places say, per module, the calls it made itself with their facts and which of its
+inputs, parameters and children's outputs each call's arguments came from
+(kb.probe._torch), so:
+
+- forward of X differs (its children, recorded before it, did not): X's own calls;
+- the gradient arriving at X's output differs (every gradient recorded before it, i.e. at
+  the outputs of everything after X in the forward, did not): the backward of a consumer of
+  X's output, i.e. a call of X's parent, or a sibling module, that took X's output;
+- a parameter's gradient differs: the calls of its module that took that parameter.
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+from kb.probe.kbask import ask, verdict
+
+def _rank(answer: dict) -> int:
+    """Non-deterministic first, then undecided, then no KB record, then deterministic."""
+    if "deterministic" not in answer:
+        return 2
+    return {False: 0, None: 1, True: 3}[answer["deterministic"]]
+
+
+def _key(rec: dict) -> tuple:
+    return (rec["kind"], rec["name"], rec.get("path", ""), rec.get("occ", 0))
+
+
+def _climb(name: str, first: tuple, differing: dict, places: dict) -> str:
+    """A module whose output is its parent's output too carries the same gradient: go up to
+    the outermost such module, whose consumers are the ones to look at."""
+    rec_a, rec_b = first
+    while True:
+        parent = places.get(name, {}).get("parent")
+        if not parent:
+            return name
+        pair = differing.get(("dout", parent, rec_a.get("path", ""), rec_a.get("occ", 0)))
+        if pair is None or pair[1] is None or rec_b is None:
+            return name
+        if (pair[0]["hash"], pair[1]["hash"]) != (rec_a["hash"], rec_b["hash"]):
+            return name
+        name = parent
+
+
+def _calls(places: dict, module: str, source: str | None) -> list[dict]:
+    info = places.get(module, {})
+    out = []
+    for call in info.get("calls", []):
+        if source is None or source in call.get("from", []):
+            out.append({"op": call["op"], "call": call.get("call") or {}, "place": module, "shown": call.get("shown")})
+    return out
+
+
+def _module_candidate(places: dict, module: str) -> list[dict]:
+    """A whole module as a suspect: its own calls that took its input, or its type."""
+    found = _calls(places, module, "input")
+    info = places.get(module, {})
+    if not found and info.get("type"):
+        found = [{"op": info["type"], "call": None, "place": module}]
+    return found
+
+
+def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple[list[dict], str, str]:
+    """(suspect calls, the place they are in, how they were found)."""
+    kind, name = first["kind"], first["name"]
+    info = places.get(name, {})
+    if kind == "forward":
+        found = _calls(places, name, None)
+        if info.get("leaf") and info.get("type"):
+            found = [{"op": info["type"], "call": None, "place": name}] + found
+        how = ("its own calls (its children's outputs were identical)" if info.get("children")
+               else "the calls it made")
+        return found, name, how
+    if kind == "grad":
+        module = info.get("module", name)
+        found = _calls(places, module, f"param:{info.get('param')}") or _calls(places, module, None)
+        mod_info = places.get(module, {})
+        if not found and mod_info.get("type"):
+            found = [{"op": mod_info["type"], "call": None, "place": module}]
+        return found, module, f"the calls of `{module}` that took this parameter"
+    # dout: made by the backward of the consumers of `name`'s output
+    name = _climb(name, pair, differing, places)
+    parent = places.get(name, {}).get("parent")
+    if not parent:
+        return [], name, "the loss or code outside the watched modules (it consumed the model's output)"
+    found = _calls(places, parent, name)
+    for child, sources in places.get(parent, {}).get("children", {}).items():
+        if child != name and name in sources:
+            found += _module_candidate(places, child)
+    how = f"the calls in `{parent}` that consumed the output of `{name}` (their backward made this gradient)"
+    if not found:
+        found = _calls(places, parent, None)
+        how = f"the calls in `{parent}` (the data flow to `{name}`'s consumers was not recorded)"
+    return found, parent, how
+
+
+def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
+    found, place, how = candidates(first, pair, differing, run.places)
+    framework = first.get("framework") or "pytorch"
+    version = run.meta.get("frameworks", {}).get(framework)
+    device = first.get("device") or ("gpu" if "gpu" in run.meta.get("devices", []) else "cpu")
+    answers = []
+    seen = set()
+    for cand in found:
+        key = (cand["op"], repr(sorted((cand["call"] or {}).items(), key=str)))
+        if key in seen:
+            continue
+        seen.add(key)
+        answer = ask(cand["op"], framework, version, device, cand["call"])
+        answer["place"] = cand["place"]
+        answer["shown"] = cand.get("shown") or show(cand["op"], cand["call"])
+        answers.append(answer)
+    answers.sort(key=_rank)
+    module = run.places.get(place, {})
+    return {"place": place, "module": module.get("module"), "type": module.get("type"), "how": how,
+            "ops": [a["op"] for a in answers], "framework": framework, "version": version, "device": device,
+            "answers": answers, "certainty": certainty(answers)}
+
+
+def certainty(answers: list[dict]) -> str:
+    """How sure the blame is, in words."""
+    bad = [a for a in answers if a.get("deterministic") is False]
+    if len(bad) == 1:
+        return (f"`{bad[0]['shown']}` is the only call here the KB knows as non-deterministic"
+                + (f" (of {len(answers)} calls)" if len(answers) > 1 else ""))
+    if bad:
+        return f"one of these {len(bad)} calls the KB knows as non-deterministic: " + ", ".join(f"`{a['shown']}`" for a in bad)
+    if not answers:
+        return "no call recorded here"
+    if len(answers) == 1:
+        return f"`{answers[0]['shown']}` is the only call here; the KB knows no non-determinism in it"
+    return f"one of these {len(answers)} calls; the KB knows none of them as non-deterministic here"
+
+
+def show(op: str, call: dict | None) -> str:
+    """A call as people write it: "interpolate(mode='nearest') [backend flash]"."""
+    if call is None:
+        return op
+    short = op.rsplit(".", 1)[-1]
+    shown = [f"{k}={v!r}" for k, v in call.items()
+             if "." not in k and k != "backend" and v not in ("float", "int", "bool", "complex")]
+    text = f"{short}({', '.join(shown)})"
+    if call.get("backend"):
+        text += f" [backend {call['backend']}]"
+    return text
+
+
+def message(first: dict, blame: dict, words: dict) -> str:
+    what = f"{words.get(first['kind'], first['kind'])} `{first['name']}{first.get('path', '')}`"
+    text = f"differs first at step {first['step']}, {what}"
+    lead = blame["answers"][0] if blame["answers"] else None
+    if lead is not None and lead.get("deterministic") is False:
+        return text + f": {lead['shown']} in `{lead['place']}`: {verdict(lead)} ({blame['certainty']})"
+    return text + f"; suspects in `{blame['place']}`: {blame['certainty']}"
