@@ -68,7 +68,7 @@ class AttentionModel(torch.nn.Module):
 class EmbeddingModel(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.embedding = torch.nn.Embedding(1000, HEADS * DIM)
+        self.embedding = torch.nn.Embedding(TOKENS, HEADS * DIM)  # as the verifier: a 32-row table
         self.head = torch.nn.Linear(HEADS * DIM, 100)
 
     def forward(self, tokens):
