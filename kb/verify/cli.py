@@ -56,6 +56,9 @@ def add_parser(sub) -> None:
     p.add_argument("--coverage", action="store_true", help="list every record: verifier, evidence, or why none")
     p.add_argument("--flagged", action="store_true", help="list runs that contradict their records (from the index)")
     p.add_argument("--e2e", action="store_true", help="end-to-end recipe proof for each installed framework (PyTorch, TensorFlow, JAX; --framework limits it): a small model trained 2x without and 2x with the union of kb.status recipes for its ops; one run file of kind e2e (--scale shrinks the data, --timeout applies per training)")
+    from kb.verify.static.cli import add_arguments
+
+    add_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -79,6 +82,10 @@ def main(args: argparse.Namespace) -> int:
     from kb.cli import _root
 
     root = _root(args)
+    if args.static is not None:
+        from kb.verify.static.cli import main as static_main
+
+        return static_main(args, root)
     if args.coverage:
         from kb.verify.coverage import coverage, print_coverage
 
