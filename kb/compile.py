@@ -20,6 +20,7 @@ from kb.links import state as link_state
 from kb.lint.links import resolve
 from kb.lint.ops import PREFIXES
 from kb.verify.merge import merged_runs
+from kb.verify.static.merge import merged_static
 from kb.versions import compile_range, release_key
 
 INDEX_FILE = "kb/_index.py"
@@ -134,6 +135,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "names": {fw: {n: tuple(ids) for n, ids in sorted(table.items())} for fw, table in sorted(names.items())},
         "registries": registries,
         **merged_runs(catalog),
+        **merged_static(catalog),
     }
 
 

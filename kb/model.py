@@ -87,7 +87,7 @@ class Status(_Frozen):
 
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
-        "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
+        "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant", "static",
     )
 
     def __str__(self) -> str:
@@ -141,3 +141,21 @@ class Evidence(_Frozen):
         where = self.gpu or "CPU"
         modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
         return f"{self.source} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
+
+
+class StaticEvidence(_Frozen):
+    """What one released wheel holds for one source (from `kb verify --static`).
+
+    `found` lists the record's claimed signals present in the release, each as (signal,
+    wheel file, sha256, members); `missing` the claimed signals absent from it. Read from the
+    shipped code, so it holds for that exact release on every machine.
+    """
+
+    __slots__ = _fields = ("source", "framework", "release", "file", "found", "missing")
+
+    def __str__(self) -> str:
+        if self.found:
+            name, _wheel, _digest, members = self.found[0]
+            where = "/".join(m.rsplit("/", 1)[-1] for m in members[:1]) or "wheel"
+            return f"the {self.release} wheel's {where} raises {name}"
+        return f"the {self.release} wheel holds none of {', '.join(self.missing)}"

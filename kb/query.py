@@ -21,7 +21,7 @@ from itertools import combinations
 
 from kb import versions
 from kb.errors import UnknownOpError
-from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, Status
+from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, StaticEvidence, Status
 
 DEVICES = ("gpu", "cpu", "any")
 DISTRIBUTIONS = ("ngc",)
@@ -315,6 +315,7 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
         references=references, verified=_verified(prepared, key, device, idx), notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
+        static=() if distribution else _static(prepared, key, idx),
     )
 
 
@@ -349,6 +350,23 @@ def _verified(prepared: tuple, key: tuple, device: str, idx: dict) -> tuple:
         for run_key, run_device, evidence in _evidence_of(source["id"], idx):
             if (device == "any" or run_device == device) and run_key[: len(key)] == key:
                 out.append(evidence)
+    return tuple(out)
+
+
+def _static(prepared: tuple, key: tuple, idx: dict) -> tuple:
+    """Static evidence (`kb verify --static`) of the queried release: the same key, or every
+    release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold)."""
+    table = idx.get("static")
+    if not table:
+        return ()
+    out = []
+    for source, _ in prepared:
+        for entry in table.get(source["id"], ()):
+            if entry["key"][: len(key)] == key:
+                out.append(StaticEvidence(
+                    source=source["id"], framework=source["framework"], release=entry["release"], file=entry["file"],
+                    found=entry["found"], missing=entry["missing"],
+                ))
     return tuple(out)
 
 

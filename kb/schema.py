@@ -171,6 +171,12 @@ class Verify(_Model):
         default_factory=list,
         description="Flagged runs a person has read, each with why it does not change the record (KB015).",
     )
+    alerts: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
+        default_factory=list,
+        description="Signals in the released wheels that belong to this source (`kb verify --static`): a PyTorch "
+        "alert caller (index_reduce_cuda), the op a TensorFlow refusal names (CropAndResizeBackpropImage), or a "
+        "raising Python check's function. Lint compares the ranges with the releases that hold them (KB017).",
+    )
 
     @model_validator(mode="after")
     def _one(self) -> Verify:

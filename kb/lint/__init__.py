@@ -12,9 +12,12 @@ from pathlib import Path
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding
-from kb.lint import canonical, causes, comments, ids, links, ops, ranges, references, registry, runs, solutions, verifiers
+from kb.lint import (
+    canonical, causes, comments, ids, links, ops, ranges, references, registry, runs, solutions, static_ranges,
+    static_unclaimed, verifiers,
+)
 
-CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs)
+CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs, static_ranges, static_unclaimed)
 
 WARNINGS = frozenset({runs.CODE})
 """Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""

@@ -52,15 +52,15 @@ def pytorch(wheel: zipfile.ZipFile) -> Findings:
     """Alert call sites in libtorch*.so, Python checks, and use_deterministic_algorithms' lists."""
     alerts: dict[str, set[str]] = {}
     cublas: list[str] = []
-    for member, data in _shared_libraries(wheel, r"^torch/lib/libtorch[^/]*\.so$"):
+    for member, data in _shared_libraries(wheel, r"^torch/lib/lib(torch|c10)[^/]*\.so$"):
+        if b"CUBLAS_WORKSPACE_CONFIG" in data:
+            cublas.append(member)
         try:
             elf = Elf(data)
         except ElfError:
             continue
         for name in string_arguments(elf, "alertNotDeterministic", exclude=("CuBLAS",)):
             alerts.setdefault(name, set()).add(member)
-        if b"alertCuBLASConfigNotDeterministic" in data and b"CUBLAS_WORKSPACE_CONFIG" in data:
-            cublas.append(member)
         del elf, data
     found = [{"name": n, "members": sorted(m)} for n, m in sorted(alerts.items())]
     python = _python_checks(wheel, "torch/", ("are_deterministic_algorithms_enabled",), ("alert_not_deterministic",))
@@ -72,29 +72,38 @@ def pytorch(wheel: zipfile.ZipFile) -> Findings:
 
 
 def _torch_doc_lists(wheel: zipfile.ZipFile) -> dict[str, list[str]]:
-    """The two lists in torch.use_deterministic_algorithms' docstring: made deterministic, and raising."""
+    """The two lists in torch.use_deterministic_algorithms' docstring: made deterministic, and raising.
+
+    An item is a `* ` line at the list's indentation; deeper lines (wrapped text, sub-items,
+    after blank lines too) continue it; a line indented no deeper than the list's heading ends it.
+    """
     try:
-        source = wheel.read("torch/__init__.py").decode("utf-8", "replace")
-        tree = ast.parse(source)
+        tree = ast.parse(wheel.read("torch/__init__.py").decode("utf-8", "replace"))
     except (KeyError, SyntaxError):
         return {}
     doc = next((ast.get_docstring(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "use_deterministic_algorithms"), None)
     if not doc:
         return {}
+    heads = {"The following normally-nondeterministic operations will act": "deterministic",
+             "The following normally-nondeterministic operations will throw": "raises"}
     lists: dict[str, list[str]] = {}
     current: list[str] | None = None
+    head_indent = item_indent = 0
     for line in doc.splitlines():
         text = line.strip()
-        if text.startswith("The following normally-nondeterministic operations will act"):
-            current = lists.setdefault("deterministic", [])
-        elif text.startswith("The following normally-nondeterministic operations will throw"):
-            current = lists.setdefault("raises", [])
-        elif current is not None and text.startswith("* "):
-            current.append(text[2:])
-        elif current is not None and current and text and not text.endswith(":") and line.startswith("          "):
-            current[-1] += " " + text
-        elif current is not None and current and not text:
+        indent = len(line) - len(line.lstrip())
+        head = next((name for prefix, name in heads.items() if text.startswith(prefix)), None)
+        if head:
+            current, head_indent, item_indent = lists.setdefault(head, []), indent, -1
+        elif current is None or not text or (item_indent < 0 and not text.startswith("* ")):
+            continue  # outside a list, a blank line, or the heading's own wrapped text
+        elif indent <= head_indent and not text.startswith("* "):
             current = None
+        elif text.startswith("* ") and (item_indent < 0 or indent == item_indent):
+            item_indent = indent
+            current.append(text[2:])
+        elif current:
+            current[-1] += " " + text
     return lists
 
 
