@@ -99,6 +99,10 @@ def run(root: Path, frameworks: list[str], only: list[str] | None = None, limit:
     for target, version in todo:
         label = f"{target.framework} {version}"
         bar.describe(label)
+        if evidence.path_of(root, target.framework, version).exists():  # another pass read it meanwhile
+            outcome.skipped.append(label)
+            bar.advance()
+            continue
         try:
             read_release(root, target, version, scratch)
             outcome.written.append(label)
