@@ -147,13 +147,16 @@ class StaticEvidence(_Frozen):
     """What one released wheel holds for one source (from `kb verify --static`).
 
     `found` lists the record's claimed signals present in the release, each as (signal,
-    wheel file, sha256, members); `missing` the claimed signals absent from it. Read from the
+    wheel file, sha256, members); `missing` the claimed signals absent from it; `bypassed_by`
+    the Python functions that take a deterministic path before the alert is reached. Read from the
     shipped code, so it holds for that exact release on every machine.
     """
 
-    __slots__ = _fields = ("source", "framework", "release", "file", "found", "missing")
+    __slots__ = _fields = ("source", "framework", "release", "file", "found", "missing", "bypassed_by")
 
     def __str__(self) -> str:
+        if self.found and self.bypassed_by:
+            return f"the {self.release} wheel's {self.bypassed_by[0]} avoids {self.found[0][0]} (a deterministic path)"
         if self.found:
             name, _wheel, _digest, members = self.found[0]
             where = "/".join(m.rsplit("/", 1)[-1] for m in members[:1]) or "wheel"

@@ -365,7 +365,7 @@ def _static(prepared: tuple, key: tuple, idx: dict) -> tuple:
             if entry["key"][: len(key)] == key:
                 out.append(StaticEvidence(
                     source=source["id"], framework=source["framework"], release=entry["release"], file=entry["file"],
-                    found=entry["found"], missing=entry["missing"],
+                    found=entry["found"], missing=entry["missing"], bypassed_by=entry["bypassed_by"],
                 ))
     return tuple(out)
 

@@ -35,6 +35,7 @@ class Release:
     file: str  # the evidence file, relative to the project root
     signals: dict[str, Seen] = field(default_factory=dict)
     flags: dict[str, Seen] = field(default_factory=dict)
+    branches: dict[str, Seen] = field(default_factory=dict)  # Python checks that take another path
     wheels: tuple[tuple[str, str], ...] = ()
 
 
@@ -73,6 +74,8 @@ def summarize(data: dict, rel: str) -> Release:
         for check in wheel.get("python", []):
             if check.get("effect") == "raise" and isinstance(check.get("function"), str):
                 out.signals.setdefault(check["function"], Seen(name, digest, (str(check.get("member")),), "raise"))
+            elif check.get("effect") == "branch" and isinstance(check.get("function"), str):
+                out.branches.setdefault(check["function"], Seen(name, digest, (str(check.get("member")),), "branch"))
         for flag in wheel.get("flags", []):
             if isinstance(flag.get("name"), str):
                 out.flags.setdefault(flag["name"], Seen(name, digest, tuple(flag.get("members", ())), "flag"))

@@ -48,10 +48,13 @@ def disagreements(record, releases: list[Release]) -> list[tuple[Release, str]]:
         if item is None:
             continue
         found = [a for a in claimed if a in release.signals]
-        if item.raises and not found:
-            out.append((release, f"the range {item.versions!r} raises, but the {release.release} wheel holds none of "
-                                 f"{', '.join(claimed)}"))
-        elif found and not item.raises:
+        bypass = [b for b in record.verify.bypasses if b in release.branches]
+        raises = bool(found) and not bypass
+        if item.raises and not raises:
+            why = (f"{bypass[0]} takes a deterministic path first" if bypass
+                   else f"the {release.release} wheel holds none of {', '.join(claimed)}")
+            out.append((release, f"the range {item.versions!r} raises, but {why}"))
+        elif raises and not item.raises:
             seen = release.signals[found[0]]
             where = ", ".join(m.rsplit("/", 1)[-1] for m in seen.members) or seen.wheel
             out.append((release, f"the {release.release} wheel's {where} raises {found[0]}, but the range "
@@ -64,6 +67,7 @@ def claimed_signals(catalog, framework: str) -> set[str]:
     for record in catalog.sources.values():
         if record.framework == framework and record.verify:
             out.update(record.verify.alerts)
+            out.update(record.verify.conditional_alerts)
     return out
 
 
@@ -95,6 +99,7 @@ def merged_static(catalog) -> dict:
                 "key": release_key(release.release), "release": release.release, "file": release.file,
                 "wheels": release.wheels, "found": found,
                 "missing": tuple(n for n in claimed if n not in release.signals),
+                "bypassed_by": tuple(b for b in record.verify.bypasses if b in release.branches),
             })
         if entries:
             by_source[record.id] = tuple(entries)

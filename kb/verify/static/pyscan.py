@@ -18,6 +18,8 @@ class Check:
     line: int
     effect: str  # "raise" (the guarded branch raises), "alert" (alert helper), "branch" (takes another path)
     message: str
+    guard: str = ""  # the enclosing `if` tests, outermost first (which mode or case the check is for)
+    cases: str = ""  # for a branch: the tests of the `if`s directly inside it (pad: which modes it handles)
 
 
 def module_name(member: str) -> str:
@@ -34,16 +36,17 @@ def scan(member: str, source: str, readers: tuple[str, ...], alerts: tuple[str, 
         return []
     out: list[Check] = []
     module = module_name(member)
-    for scope, node in _walk(tree, ""):
+    for scope, node, guard in _walk(tree, "", ""):
         if isinstance(node, ast.Call) and _callee(node) in alerts:
             arg = _literal(node.args[0]) if node.args else ""
-            out.append(Check(_qual(module, scope), node.lineno, "alert", arg))
+            out.append(Check(_qual(module, scope), node.lineno, "alert", arg, guard))
         elif isinstance(node, ast.If) and _calls(node.test, readers):
             raised = next((n for n in _body_nodes(node.body) if isinstance(n, ast.Raise)), None)
             if raised is not None:
-                out.append(Check(_qual(module, scope), node.lineno, "raise", _raised_text(raised)))
+                out.append(Check(_qual(module, scope), node.lineno, "raise", _raised_text(raised), guard))
             else:
-                out.append(Check(_qual(module, scope), node.lineno, "branch", ""))
+                cases = " | ".join(" ".join(ast.unparse(n.test).split())[:120] for n in node.body if isinstance(n, ast.If))
+                out.append(Check(_qual(module, scope), node.lineno, "branch", "", guard, cases[:300]))
     return sorted(set(out), key=lambda c: (c.line, c.effect))
 
 
@@ -51,13 +54,19 @@ def _qual(module: str, scope: str) -> str:
     return f"{module}.{scope}" if scope else module
 
 
-def _walk(node: ast.AST, scope: str):
+def _walk(node: ast.AST, scope: str, guard: str):
+    """(scope, node, guard) for every node; guard is the chain of enclosing `if` tests in the function
+    (outermost first, those reading the switch left out): for interpolate, which mode a branch is for."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield from _walk(child, f"{scope}.{child.name}" if scope else child.name)
+            yield from _walk(child, f"{scope}.{child.name}" if scope else child.name, "")
         else:
-            yield scope, child
-            yield from _walk(child, scope)
+            yield scope, child, guard
+            inner = guard
+            if isinstance(child, ast.If) and not any(isinstance(n, ast.Call) and "determinis" in _callee(n) for n in ast.walk(child.test)):
+                test = " ".join(ast.unparse(child.test).split())[:200]
+                inner = f"{guard} / {test}" if guard else test
+            yield from _walk(child, scope, inner)
 
 
 def _body_nodes(body: list[ast.stmt]):

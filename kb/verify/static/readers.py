@@ -44,6 +44,10 @@ def _python_checks(wheel: zipfile.ZipFile, prefix: str, readers: tuple[str, ...]
             item = {"function": check.function, "member": member, "line": check.line, "effect": check.effect}
             if check.message:
                 item["message"] = check.message
+            if check.guard:
+                item["guard"] = check.guard
+            if check.cases:
+                item["cases"] = check.cases
             out.append(item)
     return out
 
