@@ -12,13 +12,10 @@ from kb.catalog import Catalog
 CODE = "KB018"
 TITLE = "static: every alert read from a released wheel is claimed by a record's verify.alerts"
 
-FRAMEWORKS = ("pytorch", "tensorflow")
-
-
 def check(catalog: Catalog) -> None:
-    from kb.verify.static.merge import unclaimed
+    from kb.verify.static.merge import UNCLAIMED_FRAMEWORKS, unclaimed
 
-    for framework in FRAMEWORKS:
+    for framework in UNCLAIMED_FRAMEWORKS:
         for name, releases in sorted(unclaimed(catalog, framework).items()):
             first, last = releases[0], releases[-1]
             span = first.release if first is last else f"{first.release} .. {last.release} ({len(releases)} releases)"

@@ -89,11 +89,14 @@ def main(args: argparse.Namespace) -> int:
     if args.coverage:
         from kb.verify.coverage import coverage, print_coverage
 
+        from kb.verify.coverage import print_static, static_rows
+
         rows = coverage(discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE))
         if args.json:
-            print(json.dumps(rows, indent=2))
+            print(json.dumps({"records": rows, "static": static_rows()}, indent=2, default=list))
         else:
             print_coverage(rows)
+            print_static(static_rows())
         return 0
     if args.flagged:
         from kb.query import index

@@ -35,7 +35,7 @@ class Release:
     file: str  # the evidence file, relative to the project root
     signals: dict[str, Seen] = field(default_factory=dict)
     flags: dict[str, Seen] = field(default_factory=dict)
-    branches: dict[str, Seen] = field(default_factory=dict)  # Python checks that take another path
+    branches: dict[str, list[str]] = field(default_factory=dict)  # function -> the guard and cases of each branch
     wheels: tuple[tuple[str, str], ...] = ()
 
 
@@ -75,12 +75,27 @@ def summarize(data: dict, rel: str) -> Release:
             if check.get("effect") == "raise" and isinstance(check.get("function"), str):
                 out.signals.setdefault(check["function"], Seen(name, digest, (str(check.get("member")),), "raise"))
             elif check.get("effect") == "branch" and isinstance(check.get("function"), str):
-                out.branches.setdefault(check["function"], Seen(name, digest, (str(check.get("member")),), "branch"))
+                context = f"{check.get('guard', '')} | {check.get('cases', '')}"
+                out.branches.setdefault(check["function"], []).append(context)
         for flag in wheel.get("flags", []):
             if isinstance(flag.get("name"), str):
                 out.flags.setdefault(flag["name"], Seen(name, digest, tuple(flag.get("members", ())), "flag"))
     out.wheels = tuple(wheels)
     return out
+
+
+def bypassed(release: Release, bypass: str) -> bool:
+    """Whether the release has the Python branch a record's bypass names.
+
+    A bypass is a function (`torch.nn.functional.pad`), optionally followed by ` if ` and text
+    that the branch's enclosing tests or inner cases must contain
+    (`torch.nn.functional.interpolate if mode == 'bilinear'`).
+    """
+    function, _, condition = bypass.partition(" if ")
+    contexts = release.branches.get(function.strip())
+    if not contexts:
+        return False
+    return not condition or any(condition.strip() in c for c in contexts)
 
 
 def is_static(data: object) -> bool:

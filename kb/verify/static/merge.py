@@ -10,8 +10,12 @@ The same comparison feeds lint: KB017 (a range that disagrees with the evidence)
 
 from __future__ import annotations
 
-from kb.verify.static.load import FRAMEWORK_OF_RECORD, Release, load
+from kb.verify.static.load import FRAMEWORK_OF_RECORD, Release, bypassed, load
 from kb.versions import compile_range, release_key
+
+
+UNCLAIMED_FRAMEWORKS = ("pytorch", "tensorflow")
+"""Frameworks whose alerts name ops (KB018); the libraries' evidence lists switches, not refusals."""
 
 
 def static_of(catalog) -> tuple[list[Release], list]:
@@ -48,7 +52,7 @@ def disagreements(record, releases: list[Release]) -> list[tuple[Release, str]]:
         if item is None:
             continue
         found = [a for a in claimed if a in release.signals]
-        bypass = [b for b in record.verify.bypasses if b in release.branches]
+        bypass = [b for b in record.verify.bypasses if bypassed(release, b)]
         raises = bool(found) and not bypass
         if item.raises and not raises:
             why = (f"{bypass[0]} takes a deterministic path first" if bypass
@@ -99,8 +103,18 @@ def merged_static(catalog) -> dict:
                 "key": release_key(release.release), "release": release.release, "file": release.file,
                 "wheels": release.wheels, "found": found,
                 "missing": tuple(n for n in claimed if n not in release.signals),
-                "bypassed_by": tuple(b for b in record.verify.bypasses if b in release.branches),
+                "bypassed_by": tuple(b for b in record.verify.bypasses if bypassed(release, b)),
             })
         if entries:
             by_source[record.id] = tuple(entries)
-    return {"static": by_source}
+    disagreeing = tuple(
+        {"source": record.id, "release": release.release, "file": release.file, "reason": why}
+        for record in sorted(catalog.sources.values(), key=lambda r: r.id)
+        for release, why in disagreements(record, releases_for(catalog, record.framework))
+    )
+    missing = tuple(
+        {"framework": framework, "signal": name, "releases": tuple(r.release for r in releases), "file": releases[-1].file}
+        for framework in UNCLAIMED_FRAMEWORKS
+        for name, releases in sorted(unclaimed(catalog, framework).items())
+    )
+    return {"static": by_source, "static_disagreements": disagreeing, "static_unclaimed": missing}
