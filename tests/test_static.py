@@ -110,8 +110,9 @@ TORCH_FUNCTIONAL = '''
 import torch
 
 def interpolate(input, mode="nearest"):
-    if input.is_cuda and torch.are_deterministic_algorithms_enabled():
-        return input
+    if input.dim() == 4 and mode == "bilinear":
+        if input.is_cuda and torch.are_deterministic_algorithms_enabled():
+            return input
 
 def ctc_loss(x):
     if torch.are_deterministic_algorithms_enabled():
@@ -156,6 +157,8 @@ def test_pytorch_reader_finds_alerts_python_checks_and_the_docstring_lists(tmp_p
                       "put_": ["torch/lib/libtorch_cpu.so"]}
     checks = {(c["function"], c["effect"]) for c in found["python"]}
     assert checks == {("torch.nn.functional.interpolate", "branch"), ("torch.nn.functional.ctc_loss", "raise")}
+    branch = next(c for c in found["python"] if c["effect"] == "branch")
+    assert branch["guard"] == "input.dim() == 4 and mode == 'bilinear'"
     raised = next(c for c in found["python"] if c["effect"] == "raise")
     assert raised["message"] == "ctc_loss_backward_gpu does not have a deterministic implementation"
     assert found["docs"]["deterministic"][1] == ":func:`torch.cumsum` when called on a CUDA tensor when dtype is floating point or complex"
@@ -275,3 +278,24 @@ def test_malformed_evidence_is_kb002_naming_the_field(tmp_path) -> None:
     _, findings = run(root)
     bad = [f for f in findings if f.code == "KB002" and "static-pytorch" in f.path]
     assert bad and "wheels: expected a non-empty list" in bad[0].message
+
+
+def test_a_python_branch_before_the_alert_means_the_public_op_does_not_raise(tmp_path, monkeypatch) -> None:
+    """bilinear interpolate: the alert stays in the library, but interpolate takes a deterministic
+    path first; a range that says raises is then contradicted (KB017) and the answer says why."""
+    from kb.verify.static import run
+
+    root = _project(tmp_path)
+    wheel = fake_torch_wheel(tmp_path / "torch-2.4.1-cp311-cp311-manylinux1_x86_64.whl", ["upsample_bilinear2d_backward_out_cuda"])
+    _offline(monkeypatch, {"torch==2.4.1": wheel})
+    run.run(root, ["pytorch"], only=["2.4.1"], progress=False)
+    path = root / "data/sources/pytorch/torch.interpolate-bilinear-backward.yaml"
+    assert "raises: RuntimeError" in path.read_text()  # the record's range over 2.4 says raises
+    status, findings = _status_and_findings(root, "torch.nn.functional.interpolate", "2.4.1")
+    (evidence,) = [e for e in status.static if e.source == "torch.interpolate-bilinear-backward"]
+    assert evidence.bypassed_by == ("torch.nn.functional.interpolate if mode == 'bilinear'",)
+    assert str(evidence).startswith("the 2.4.1 wheel's torch.nn.functional.interpolate if mode == 'bilinear' avoids")
+    kb017 = [f.message for f in findings if f.code == "KB017" and "interpolate-bilinear" in f.message]
+    assert kb017 and "takes a deterministic path first" in kb017[0]
+    # the trilinear record names its own mode: the bilinear branch does not bypass it
+    assert not [f for f in findings if f.code == "KB017" and "interpolate-trilinear" in f.message and "path first" in f.message]

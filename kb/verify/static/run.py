@@ -47,7 +47,7 @@ def releases(root: Path, target: Target) -> list[str]:
     versions.sort(key=release_key, reverse=True)
     heads: dict[tuple, str] = {}
     for version in versions:
-        heads.setdefault(release_key(version)[:3], version)
+        heads.setdefault((release_key(version) + (0, 0))[:3], version)  # (epoch, major, minor)
     head_set = set(heads.values())
     return [v for v in versions if v in head_set] + [v for v in versions if v not in head_set]
 
