@@ -159,6 +159,6 @@ class StaticEvidence(_Frozen):
             return f"the {self.release} wheel's {self.bypassed_by[0]} avoids {self.found[0][0]} (a deterministic path)"
         if self.found:
             name, _wheel, _digest, members = self.found[0]
-            where = "/".join(m.rsplit("/", 1)[-1] for m in members[:1]) or "wheel"
+            where = members[0] if members else "wheel"
             return f"the {self.release} wheel's {where} raises {name}"
         return f"the {self.release} wheel holds none of {', '.join(self.missing)}"

@@ -315,7 +315,7 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
         references=references, verified=_verified(prepared, key, device, idx), notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
-        static=() if distribution else _static(prepared, key, idx),
+        static=() if distribution else _static(prepared, key, version, idx),
     )
 
 
@@ -353,19 +353,25 @@ def _verified(prepared: tuple, key: tuple, device: str, idx: dict) -> tuple:
     return tuple(out)
 
 
-def _static(prepared: tuple, key: tuple, idx: dict) -> tuple:
-    """Static evidence (`kb verify --static`) of the queried release: the same key, or every
-    release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold)."""
+def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
+    """Static evidence (`kb verify --static`) of the queried release: the same release, or every
+    release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold; 2.0 only
+    2.0.x, although keys drop trailing zeros)."""
     table = idx.get("static")
     if not table:
         return ()
+    width = 1 + max(len(key) - 1, version.strip().count(".") + 1)
+    key = (key + (0,) * width)[:width]
+    wheels = idx.get("static_wheels", {})
     out = []
     for source, _ in prepared:
-        for entry in table.get(source["id"], ()):
-            if entry["key"][: len(key)] == key:
+        for key_, release, file, found, missing, bypassed in table.get(source["id"], ()):
+            if (key_ + (0,) * width)[:width] == key:
+                wheel, digest = (wheels.get(file) or (("", ""),))[0]
                 out.append(StaticEvidence(
-                    source=source["id"], framework=source["framework"], release=entry["release"], file=entry["file"],
-                    found=entry["found"], missing=entry["missing"], bypassed_by=entry["bypassed_by"],
+                    source=source["id"], framework=source["framework"], release=release, file=file,
+                    found=tuple((name, wheel, digest, members) for name, members in found),
+                    missing=missing, bypassed_by=bypassed,
                 ))
     return tuple(out)
 

@@ -30,6 +30,9 @@ examples:
                                            installed framework: pytorch, tensorflow, jax
   kb verify --e2e --framework jax --scale 0.1 --no-write   one framework, a smaller model
   kb verify --flagged                      runs that contradict their records (KB015)
+  kb verify --static                       read every registry release's released wheels (no GPU,
+                                           nothing installed): data/runs/static-<framework>/
+  kb verify --static pytorch --release 2.4.1   one release
 
 exit codes: 0 ran (whatever the outcomes), 1 every mode errored / nothing to run,
 2 bad arguments.

@@ -87,24 +87,25 @@ def unclaimed(catalog, framework: str) -> dict[str, list[Release]]:
 
 
 def merged_static(catalog) -> dict:
-    """Index entries: per source id, per release read, the claimed signals found and missing."""
+    """Index entries, kept compact (the index is loaded on every query): per source id, per
+    release read, (release key, release, evidence file, claimed signals found as (signal,
+    member file names), claimed signals missing, bypasses present); per evidence file, its
+    wheels as (file name, sha256)."""
     by_source: dict[str, tuple] = {}
+    wheels: dict[str, tuple] = {}
     for record in sorted(catalog.sources.values(), key=lambda r: r.id):
         claimed = tuple(record.verify.alerts) if record.verify else ()
         if not claimed:
             continue
         entries = []
         for release in releases_for(catalog, record.framework):
-            found = tuple(
-                (name, release.signals[name].wheel, release.signals[name].sha256, release.signals[name].members)
-                for name in claimed if name in release.signals
-            )
-            entries.append({
-                "key": release_key(release.release), "release": release.release, "file": release.file,
-                "wheels": release.wheels, "found": found,
-                "missing": tuple(n for n in claimed if n not in release.signals),
-                "bypassed_by": tuple(b for b in record.verify.bypasses if bypassed(release, b)),
-            })
+            wheels[release.file] = release.wheels
+            found = tuple((n, tuple(m.rsplit("/", 1)[-1] for m in release.signals[n].members)) for n in claimed if n in release.signals)
+            entries.append((
+                release_key(release.release), release.release, release.file, found,
+                tuple(n for n in claimed if n not in release.signals),
+                tuple(b for b in record.verify.bypasses if bypassed(release, b)),
+            ))
         if entries:
             by_source[record.id] = tuple(entries)
     disagreeing = tuple(
@@ -117,4 +118,5 @@ def merged_static(catalog) -> dict:
         for framework in UNCLAIMED_FRAMEWORKS
         for name, releases in sorted(unclaimed(catalog, framework).items())
     )
-    return {"static": by_source, "static_disagreements": disagreeing, "static_unclaimed": missing}
+    return {"static": by_source, "static_wheels": dict(sorted(wheels.items())),
+            "static_disagreements": disagreeing, "static_unclaimed": missing}
