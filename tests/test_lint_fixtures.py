@@ -26,6 +26,8 @@ TARGETS = {
     "registry-duplicate-release": "data/versions/tensorflow.yaml",
     "registry-version-as-number": "data/versions/tensorflow.yaml",
     "runs-contradicts-record": "data/runs/h100-test/2026-11-22T234000Z.yaml",
+    "static-unclaimed-alert": "data/runs/static-tensorflow/2.1.0.yaml",
+    "static-range-disagrees": "data/runs/static-tensorflow/2.1.0.yaml",
 }
 
 
@@ -100,6 +102,9 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "registry-version-as-number": [(V, "KB002", 10)],
     "verifiers-unregistered": [(R, "KB014", 20)],
     "runs-contradicts-record": [("data/runs/h100-test/2026-11-22T234000Z.yaml", "KB015", 1)],
+    # the mini record claims the alert SampleOp; the 2.1.0 wheel holds it, so the range '>=2.1' must raise
+    "static-range-disagrees": [(R, "KB017", 21)],
+    "static-unclaimed-alert": [("data/runs/static-tensorflow/2.1.0.yaml", "KB018", 1)],
 }
 
 
