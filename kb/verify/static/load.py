@@ -75,7 +75,7 @@ def summarize(data: dict, rel: str) -> Release:
             if check.get("effect") == "raise" and isinstance(check.get("function"), str):
                 out.signals.setdefault(check["function"], Seen(name, digest, (str(check.get("member")),), "raise"))
             elif check.get("effect") == "branch" and isinstance(check.get("function"), str):
-                context = f"{check.get('guard', '')} | {check.get('cases', '')}"
+                context = f"guard: {check.get('guard', '')}; cases: {check.get('cases', '')}"
                 out.branches.setdefault(check["function"], []).append(context)
         for flag in wheel.get("flags", []):
             if isinstance(flag.get("name"), str):
@@ -88,8 +88,9 @@ def bypassed(release: Release, bypass: str) -> bool:
     """Whether the release has the Python branch a record's bypass names.
 
     A bypass is a function (`torch.nn.functional.pad`), optionally followed by ` if ` and text
-    that the branch's enclosing tests or inner cases must contain
-    (`torch.nn.functional.interpolate if mode == 'bilinear'`).
+    that the branch's context "guard: <enclosing tests>; cases: <inner tests>" must contain
+    (`torch.nn.functional.interpolate if mode == 'bilinear'`; `torch.nn.functional.pad if
+    cases: mode == 'replicate'` for a branch that handles every replicate pad, not only 2-D).
     """
     function, _, condition = bypass.partition(" if ")
     contexts = release.branches.get(function.strip())
