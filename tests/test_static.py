@@ -286,15 +286,15 @@ def test_a_python_branch_before_the_alert_means_the_public_op_does_not_raise(tmp
     from kb.verify.static import run
 
     root = _project(tmp_path)
-    wheel = fake_torch_wheel(tmp_path / "torch-2.4.1-cp311-cp311-manylinux1_x86_64.whl", ["upsample_bilinear2d_backward_out_cuda"])
-    _offline(monkeypatch, {"torch==2.4.1": wheel})
-    run.run(root, ["pytorch"], only=["2.4.1"], progress=False)
+    wheel = fake_torch_wheel(tmp_path / "torch-2.0.1-cp311-cp311-manylinux1_x86_64.whl", ["upsample_bilinear2d_backward_out_cuda"])
+    _offline(monkeypatch, {"torch==2.0.1": wheel})
+    run.run(root, ["pytorch"], only=["2.0.1"], progress=False)
     path = root / "data/sources/pytorch/torch.interpolate-bilinear-backward.yaml"
-    assert "raises: RuntimeError" in path.read_text()  # the record's range over 2.4 says raises
-    status, findings = _status_and_findings(root, "torch.nn.functional.interpolate", "2.4.1")
+    assert "versions: '>=1.7,<2.1'\n    raises: RuntimeError" in path.read_text()  # the record: 2.0 raises
+    status, findings = _status_and_findings(root, "torch.nn.functional.interpolate", "2.0.1")
     (evidence,) = [e for e in status.static if e.source == "torch.interpolate-bilinear-backward"]
     assert evidence.bypassed_by == ("torch.nn.functional.interpolate if mode == 'bilinear'",)
-    assert str(evidence).startswith("the 2.4.1 wheel's torch.nn.functional.interpolate if mode == 'bilinear' avoids")
+    assert str(evidence).startswith("the 2.0.1 wheel's torch.nn.functional.interpolate if mode == 'bilinear' avoids")
     kb017 = [f.message for f in findings if f.code == "KB017" and "interpolate-bilinear" in f.message]
     assert kb017 and "takes a deterministic path first" in kb017[0]
     # the trilinear record names its own mode: the bilinear branch does not bypass it
