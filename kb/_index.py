@@ -5781,9 +5781,9 @@ INDEX = {'format': 1,
                                           (),
                                           False,
                                           'RuntimeError',
-                                          'Every wheel read from 1.13 up to the 2.6 series passes '
-                                          'cumsum_cuda_kernel to alertNotDeterministic (`kb verify '
-                                          '--static`, data/runs/static-pytorch/).',
+                                          'Every wheel from 1.13.0 to 2.5.1 passes cumsum_cuda_kernel to '
+                                          'alertNotDeterministic (`kb verify --static`, '
+                                          'data/runs/static-pytorch/).',
                                           None),
                                          ((0, 2, 6),
                                           None,
