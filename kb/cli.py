@@ -168,6 +168,8 @@ def _print_status(result) -> None:
             console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
         if source.caused_by:
             console.print(f"[dim]{e(source.id)}:[/] caused by {e(', '.join(source.caused_by))} (ask kb status <id> <library version>)")
+    for static in result.static:
+        console.print(f"[dim]{e(static.source)}:[/] read from the released wheel: {e(str(static))}")
     if result.references:
         console.print("references:")
         for ref in result.references:

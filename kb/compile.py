@@ -18,6 +18,7 @@ from kb.links import state as link_state
 from kb.links.resolve import resolve
 from kb.prefixes import PREFIXES
 from kb.verify.merge import merged_runs
+from kb.verify.static.merge import merged_static
 from kb.versions import compile_range, release_key
 
 FORMAT = 1
@@ -152,4 +153,5 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "registries": registries,
         "params": _params(catalog, sources),
         **merged_runs(catalog),
+        **merged_static(catalog),
     }

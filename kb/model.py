@@ -109,7 +109,7 @@ class Status(_Frozen):
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
         "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
-        "call", "depends_on_call", "excluded",
+        "call", "depends_on_call", "excluded", "static",
     )
 
     def __str__(self) -> str:
@@ -171,3 +171,24 @@ class Evidence(_Frozen):
         if self.op:
             case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"
         return f"{self.source}{case} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
+
+
+class StaticEvidence(_Frozen):
+    """What one released wheel holds for one source (from `kb verify --static`).
+
+    `found` lists the record's claimed signals present in the release, each as (signal,
+    wheel file, sha256, members); `missing` the claimed signals absent from it; `bypassed_by`
+    the Python functions that take a deterministic path before the alert is reached. Read from the
+    shipped code, so it holds for that exact release on every machine.
+    """
+
+    __slots__ = _fields = ("source", "framework", "release", "file", "found", "missing", "bypassed_by")
+
+    def __str__(self) -> str:
+        if self.found and self.bypassed_by:
+            return f"the {self.release} wheel's {self.bypassed_by[0]} avoids {self.found[0][0]} (a deterministic path)"
+        if self.found:
+            name, _wheel, _digest, members = self.found[0]
+            where = members[0] if members else "wheel"
+            return f"the {self.release} wheel's {where} raises {name}"
+        return f"the {self.release} wheel holds none of {', '.join(self.missing)}"

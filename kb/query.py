@@ -22,7 +22,7 @@ from itertools import combinations
 from kb import calls, signatures, versions
 from kb.bounds import MAX_NAME, MAX_VERSION, check_text, echo
 from kb.errors import UnknownOpError
-from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, Status
+from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, StaticEvidence, Status
 
 DEVICES = ("gpu", "cpu", "any")
 DISTRIBUTIONS = ("ngc",)
@@ -472,6 +472,7 @@ def _answer(op, version, key, framework, device, distribution, ids, idx, call=No
         references=references, verified=_verified(kept, key, device, idx, call, defaults), notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
+        static=() if distribution else _static(prepared, key, version, idx),
     )
 
 
@@ -536,6 +537,29 @@ def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:
             if default is not signatures.NO_DEFAULT and default is not signatures.UNKNOWN_DEFAULT:
                 return False
     return True
+
+
+def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
+    """Static evidence (`kb verify --static`) of the queried release: the same release, or every
+    release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold; 2.0 only
+    2.0.x, although keys drop trailing zeros)."""
+    table = idx.get("static")
+    if not table:
+        return ()
+    width = 1 + max(len(key) - 1, version.strip().count(".") + 1)
+    key = (key + (0,) * width)[:width]
+    wheels = idx.get("static_wheels", {})
+    out = []
+    for source, _ in prepared:
+        for key_, release, file, found, missing, bypassed in table.get(source["id"], ()):
+            if (key_ + (0,) * width)[:width] == key:
+                wheel, digest = (wheels.get(file) or (("", ""),))[0]
+                out.append(StaticEvidence(
+                    source=source["id"], framework=source["framework"], release=release, file=file,
+                    found=tuple((name, wheel, digest, members) for name, members in found),
+                    missing=missing, bypassed_by=bypassed,
+                ))
+    return tuple(out)
 
 
 _unions: dict[tuple, tuple[str, ...]] = {}

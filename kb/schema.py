@@ -231,6 +231,23 @@ class Verify(_Model):
         default_factory=list,
         description="Flagged runs a person has read, each with why it does not change the record (KB015).",
     )
+    alerts: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
+        default_factory=list,
+        description="Signals in the released wheels that belong to this source (`kb verify --static`): a PyTorch "
+        "alert caller (index_reduce_cuda), the op a TensorFlow refusal names (CropAndResizeBackpropImage), or a "
+        "raising Python check's function. Lint compares the ranges with the releases that hold them (KB017).",
+    )
+    conditional_alerts: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
+        default_factory=list,
+        description="Signals that belong to this source but raise only under a condition the ranges do not "
+        "follow (an old cuDNN, the raw op rather than the Python API): claimed (KB018), not compared (KB017).",
+    )
+    bypasses: list[Annotated[str, StringConstraints(min_length=1, max_length=300)]] = Field(
+        default_factory=list,
+        description="Python functions that check the switch and take a deterministic path before the native "
+        "alert is reached (torch.nn.functional.interpolate): where the release has one, the public op does not "
+        "raise even though the alert is still in the library (KB017).",
+    )
 
     @model_validator(mode="after")
     def _one(self) -> Verify:

@@ -26,6 +26,8 @@ TARGETS = {
     "registry-duplicate-release": "data/versions/tensorflow.yaml",
     "registry-version-as-number": "data/versions/tensorflow.yaml",
     "runs-contradicts-record": "data/runs/h100-test/2026-11-22T234000Z.yaml",
+    "static-unclaimed-alert": "data/runs/static-tensorflow/2.1.0.yaml",
+    "static-range-disagrees": "data/runs/static-tensorflow/2.1.0.yaml",
 }
 
 
@@ -105,6 +107,9 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "runs-contradicts-record": [("data/runs/h100-test/2026-11-22T234000Z.yaml", "KB015", 1)],
     # the private folder and the bare document; the URL and the in-repository run file are fine
     "paths-outside-repository": [(R, "KB019", 19), (R, "KB019", 19)],
+    # the mini record claims the alert SampleOp; the 2.1.0 wheel holds it, so the range '>=2.1' must raise
+    "static-range-disagrees": [(R, "KB017", 21)],
+    "static-unclaimed-alert": [("data/runs/static-tensorflow/2.1.0.yaml", "KB018", 1)],
 }
 
 

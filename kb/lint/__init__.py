@@ -14,11 +14,11 @@ from kb.catalog import Catalog, load
 from kb.findings import Finding
 from kb.lint import (
     calls, canonical, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, solutions,
-    verifiers,
+    static_ranges, static_unclaimed, verifiers,
 )
 
 CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs, calls,
-          paths)
+          paths, static_ranges, static_unclaimed)
 
 WARNINGS = frozenset({runs.CODE})
 """Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""

@@ -30,6 +30,9 @@ examples:
                                            installed framework: pytorch, tensorflow, jax
   kb verify --e2e --framework jax --scale 0.1 --no-write   one framework, a smaller model
   kb verify --flagged                      runs that contradict their records (KB015)
+  kb verify --static                       read every registry release's released wheels (no GPU,
+                                           nothing installed): data/runs/static-<framework>/
+  kb verify --static pytorch --release 2.4.1   one release
 
 exit codes: 0 ran (whatever the outcomes), 1 every mode errored / nothing to run,
 2 bad arguments.
@@ -57,6 +60,9 @@ def add_parser(sub) -> None:
     p.add_argument("--coverage", action="store_true", help="list every record: verifier, evidence, or why none")
     p.add_argument("--flagged", action="store_true", help="list runs that contradict their records (from the index)")
     p.add_argument("--e2e", action="store_true", help="end-to-end recipe proof for each installed framework (PyTorch, TensorFlow, JAX; --framework limits it): a small model trained 2x without and 2x with the union of kb.status recipes for its ops; one run file of kind e2e (--scale shrinks the data, --timeout applies per training)")
+    from kb.verify.static.cli import add_arguments
+
+    add_arguments(p)
     p.set_defaults(func=main)
 
 
@@ -80,14 +86,21 @@ def main(args: argparse.Namespace) -> int:
     from kb.root import root_of
 
     root = root_of(args)
+    if args.static is not None:
+        from kb.verify.static.cli import main as static_main
+
+        return static_main(args, root)
     if args.coverage:
         from kb.verify.coverage import coverage, print_coverage
 
+        from kb.verify.coverage import print_static, static_rows
+
         rows = coverage(discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE))
         if args.json:
-            print(json.dumps(rows, indent=2))
+            print(json.dumps({"records": rows, "static": static_rows()}, indent=2, default=list))
         else:
             print_coverage(rows)
+            print_static(static_rows())
         return 0
     if args.flagged:
         from kb.query import index

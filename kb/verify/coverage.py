@@ -59,3 +59,24 @@ def print_coverage(rows: list[dict]) -> None:
     records = sum(1 for r in rows if r["source"])
     console.print(f"{with_verifier} of {records} records name a verifier; "
                   f"{sum(len(r['cases']) for r in rows if r['source'])} cases (one call each) in their verifiers")
+
+
+def static_rows() -> dict[str, list[dict]]:
+    """The static evidence's two lists, from the index: ranges it contradicts (KB017) and
+    alerts found in a release that no record claims (KB018)."""
+    idx = index()
+    return {"disagreements": list(idx.get("static_disagreements", ())), "unclaimed": list(idx.get("static_unclaimed", ()))}
+
+
+def print_static(rows: dict[str, list[dict]]) -> None:
+    from rich.console import Console
+    from rich.markup import escape as e
+
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(f"static evidence (kb verify --static): {len(rows['disagreements'])} range(s) disagree, "
+                  f"{len(rows['unclaimed'])} alert(s) no record claims")
+    for row in rows["disagreements"]:
+        console.print(f"  KB017 {e(row['source'])}: {e(row['reason'])}")
+    for row in rows["unclaimed"]:
+        span = row["releases"][0] if len(row["releases"]) == 1 else f"{row['releases'][0]} .. {row['releases'][-1]}"
+        console.print(f"  KB018 {row['framework']} {e(repr(row['signal']))}: in {len(row['releases'])} release(s), {span}")

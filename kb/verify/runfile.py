@@ -79,6 +79,8 @@ def load_runs(root: Path) -> list[RunFile]:
     runs = []
     top = root / RUNS_DIR
     for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+        if path.relative_to(top).parts[0].startswith("static-"):
+            continue  # static evidence from released wheels: kb/verify/static/load.py reads it
         where = rel(path, root)
         if path.suffix != ".yaml":
             if path.name.startswith(".") or path.name == "README.md":
