@@ -152,7 +152,8 @@ def _show(value: object) -> str:
 
 def _key_text(key: str, values: tuple) -> str:
     if key != "input.dtype" and values and all(isinstance(v, str) and v in KINDS for v in values):
-        return f"{key} is a {' or '.join(values)} tensor"
+        article = "an" if values[0][0] in "aeiou" else "a"
+        return f"{key} is {article} {' or '.join(values)} tensor"
     if values == (None,):
         return f"{key} is not given"
     return f"{key} is {' or '.join(_show(v) for v in values)}"

@@ -27,31 +27,44 @@ def _backward(ctx, parts):
     return run
 
 
-REFLECTION_CASES = (
+REFLECTION_1D_CASES = (
     {"op": "torch.nn.ReflectionPad1d", "call": {"input.ndim": 3}},
     {"op": "torch.nn.ReflectionPad1d", "call": {"input.ndim": 2}},
+)
+REFLECTION_2D_CASES = (
     {"op": "torch.nn.ReflectionPad2d", "call": {"input.ndim": 4}},
     {"op": "torch.nn.ReflectionPad2d", "call": {"input.ndim": 3}},
 )
 
 
-@verifier("torch.reflection_pad_1d_2d_backward", framework="pytorch", solutions=("PT_DET",), cases=REFLECTION_CASES)
-def reflection_pad_1d_2d_backward(ctx):
+def _reflection(ctx, op: str):
     """One layer per case, batched and unbatched. ReflectionPad1d(511) on length 512: with the
     padding one less than the length, each interior element is copied three times (itself and
     its two mirror images, from far-apart blocks); a small 1-D pad copies an element at most
     twice, which cannot show. ReflectionPad2d(3) on 64x64: elements near a corner are copied
-    four times (two mirrors and their product). Separate cases, because the 2-D backward may
-    have its own deterministic kernel under the switch while the 1-D one raises."""
+    four times (two mirrors and their product)."""
     import torch
 
     n = ctx.size(32, 1)
-    op, ndim = ctx.op or "torch.nn.ReflectionPad1d", ctx.call.get("input.ndim")
+    ndim = ctx.call.get("input.ndim")
     if op == "torch.nn.ReflectionPad1d":
         shape = (n, 64, 512) if ndim != 2 else (n * 64, 512)
         return _backward(ctx, [(torch.nn.ReflectionPad1d(511), shape)])
     shape = (n, 64, 64, 64) if ndim != 3 else (n * 64, 64, 64)
     return _backward(ctx, [(torch.nn.ReflectionPad2d(3), shape)])
+
+
+@verifier("torch.reflection_pad_1d_2d_backward", framework="pytorch", solutions=("PT_DET",), cases=REFLECTION_1D_CASES)
+def reflection_pad_1d_2d_backward(ctx):
+    """ReflectionPad1d backward (the name keeps the record id it was written for, which once
+    covered 2-D too): the 1-D backward raises under the switch in every release read."""
+    return _reflection(ctx, "torch.nn.ReflectionPad1d")
+
+
+@verifier("torch.reflection_pad_2d_backward", framework="pytorch", solutions=("PT_DET",), cases=REFLECTION_2D_CASES)
+def reflection_pad_2d_backward(ctx):
+    """ReflectionPad2d backward: from 2.7 the switch selects a deterministic implementation."""
+    return _reflection(ctx, "torch.nn.ReflectionPad2d")
 
 
 @verifier("torch.reflection_pad_3d_backward", framework="pytorch", solutions=("PT_DET",))
