@@ -299,10 +299,29 @@ def _recipe(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
     return found
 
 
+MAX_EXACT = 12
+"""Exhaustive search over at most this many candidate codes (2^12 subsets); beyond it (a whole
+code base's findings, `kb scan`) the cover is greedy: most needs covered first."""
+
+
 def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
-    """Fewest codes such that every need holds one of them or one they imply."""
-    solutions = idx["solutions"]
+    return smallest_cover(needs, idx["solutions"], idx["order"])
+
+
+def smallest_cover(needs: list[frozenset[str]], solutions: dict, order: tuple[str, ...]) -> tuple[str, ...]:
+    """Fewest codes such that every need holds one of them or one they imply; ties go to the
+    lower total preference; the codes come in the order a user applies them."""
     codes = sorted(set().union(*needs)) if needs else []
+    if len(codes) > MAX_EXACT:
+        chosen: list[str] = []
+        left = list(needs)
+        while left:
+            best_code = max(codes, key=lambda c: (sum(1 for n in left if c in n or n & set(solutions[c]["implies"])),
+                                                  -solutions[c]["preference"]))
+            chosen.append(best_code)
+            covered = {best_code, *solutions[best_code]["implies"]}
+            left = [n for n in left if not n & covered]
+        return tuple(sorted(chosen, key=order.index))
     for size in range(0, len(codes) + 1):
         best = None
         for combo in combinations(codes, size):
@@ -314,7 +333,6 @@ def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
                 if best is None or rank < best:
                     best = rank
         if best is not None:
-            order = idx["order"]
             return tuple(sorted(best[1], key=order.index))
     return ()  # unreachable: every need is non-empty, so all codes together cover them
 

@@ -34,8 +34,10 @@ EXPECTED = {
     "pytorch-examples/mnist/main.py": [
         (13, "torch.cudnn-convolution", "nondeterministic"),
         (14, "torch.cudnn-convolution", "nondeterministic"),
-        (42, "torch.nll-loss", "nondeterministic"),
-        (61, "torch.nll-loss", "nondeterministic"),
+        # F.nll_loss(output, target): only a 3-D or higher input takes the atomic kernel, and the
+        # scanner cannot see the rank of `output`, so the finding says it depends on the call
+        (42, "torch.nll-loss", "possible"),
+        (61, "torch.nll-loss", "possible"),
         (124, "torch.data-loader-workers", "nondeterministic"),
         (125, "torch.data-loader-workers", "nondeterministic"),
     ],
@@ -45,14 +47,11 @@ EXPECTED = {
         *[(line, "torch.cudnn-convolution", "nondeterministic") for line in (132, 136, 140, 144, 148, 175, 178, 182, 186, 190)],
     ],
     "pytorch-examples/fast_neural_style/neural_style/transformer_net.py": [
-        (48, "torch.reflection-pad-1d-2d-backward", "nondeterministic"),
+        (48, "torch.reflection-pad-2d-backward", "nondeterministic"),
         (49, "torch.cudnn-convolution", "nondeterministic"),
-        (90, "torch.reflection-pad-1d-2d-backward", "nondeterministic"),
+        (90, "torch.reflection-pad-2d-backward", "nondeterministic"),
         (91, "torch.cudnn-convolution", "nondeterministic"),
-        (96, "torch.interpolate-bicubic-backward", "nondeterministic"),
-        (96, "torch.interpolate-bilinear-backward", "nondeterministic"),
-        (96, "torch.interpolate-linear-backward", "nondeterministic"),
-        (96, "torch.interpolate-trilinear-backward", "nondeterministic"),
+        # line 96: F.interpolate(x_in, mode='nearest', scale_factor=...): nearest gathers, no record applies
     ],
     "pytorch-examples/word_language_model/model.py": [
         (13, "torch.embedding-backward", "nondeterministic"),
@@ -73,7 +72,13 @@ EXPECTED = {
         ((25, 1), "tf.data-loader-parallelism", "nondeterministic"),  # model.fit, model = tf.keras.models.Sequential
     ],
 }
-EXPECTED_EXAMPLES = {
+EXPECTED_EXAMPLES = {  # in path order, as the scanner reports
+    # the backend is chosen inside a helper (`with _flash()`), so every attention backend's record is possible
+    "examples/probe/train_blocks.py": [
+        (53, "torch.sdpa-cudnn-backward", "possible"), (53, "torch.sdpa-efficient-backward", "possible"),
+        (53, "torch.sdpa-flash-backward", "possible"), (71, "torch.embedding-backward", "nondeterministic"),
+        (106, "torch.nll-loss", "possible"),
+    ],
     "examples/probe/train_jax.py": [(24, "jax.segment-reductions", "nondeterministic"), (34, "jax.xla-autotuning", "nondeterministic")],
     "examples/probe/train_tf.py": [
         (25, "tf.unsorted-segment-sum", "nondeterministic"), (40, "tf.gather-backprop", "nondeterministic"),
@@ -160,13 +165,13 @@ def test_sarif_with_a_parse_error_still_validates(capsys, tmp_path):
     from jsonschema import Draft4Validator
 
     (tmp_path / "broken.py").write_text("import torch\ndef f(:\n")
-    (tmp_path / "ok.py").write_text("import torch\ntorch.bincount(x)\n")
+    (tmp_path / "ok.py").write_text("import torch\ntorch.index_add(x, 0, i, s)\n")
     code, out, _ = run_cli(capsys, str(tmp_path), "--versions", "torch=2.11", "--format", "sarif")
     doc = json.loads(out)
     assert not list(Draft4Validator(json.loads((FIX / "sarif-schema-2.1.0.json").read_text())).iter_errors(doc))
     notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert len(notes) == 1 and "cannot parse" in notes[0]["message"]["text"]
-    assert [r["ruleId"] for r in doc["runs"][0]["results"]] == ["torch.bincount"]
+    assert [r["ruleId"] for r in doc["runs"][0]["results"]] == ["torch.index-add"]
     assert code == 1
 
 
@@ -281,13 +286,13 @@ def test_notebook_cells_magics_and_a_bad_cell(capsys, tmp_path):
     cells = [
         {"cell_type": "markdown", "source": ["# title"]},
         {"cell_type": "code", "source": ["%matplotlib inline\n", "import torch\n", "!pip install x"]},
-        {"cell_type": "code", "source": "if True:\n    %time y = 1\n    torch.bincount(x)\n"},
+        {"cell_type": "code", "source": "if True:\n    %time y = 1\n    torch.index_add(x, 0, i, s)\n"},
     ]
     nb = tmp_path / "nb.ipynb"
     nb.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5}))
     code, out, _ = run_cli(capsys, str(nb), "--versions", "torch=2.11", "--format", "json")
     doc = json.loads(out)
-    assert [(f["cell"], f["line"], f["record"]) for f in doc["findings"]] == [(3, 3, "torch.bincount")]
+    assert [(f["cell"], f["line"], f["record"]) for f in doc["findings"]] == [(3, 3, "torch.index-add")]
     cells += [{"cell_type": "code", "source": "def broken(:\n"}, {"cell_type": "code", "source": "x = = 1\n"}]
     nb.write_text(json.dumps({"cells": cells}))
     code, out, _ = run_cli(capsys, str(nb), "--versions", "torch=2.11", "--format", "json")
@@ -316,7 +321,7 @@ def test_many_files_use_worker_processes(tmp_path):
     from kb.scan import run as scan_run
 
     for n in range(scan_run.PARALLEL_FROM + 6):
-        (tmp_path / f"m{n}.py").write_text(f"import torch\nx = {n}\ntorch.bincount(x)\n")
+        (tmp_path / f"m{n}.py").write_text(f"import torch\nx = {n}\ntorch.index_add(x, 0, i, s)\n")
     given = pins.parse_versions("torch=2.11")
     one = scan([str(tmp_path)], given=given, jobs=1)
     two = scan([str(tmp_path)], given=given, jobs=2)
@@ -324,13 +329,13 @@ def test_many_files_use_worker_processes(tmp_path):
 
 
 def test_unparseable_file_is_reported_not_fatal(capsys, tmp_path):
-    (tmp_path / "a.py").write_text("import torch\ntorch.bincount(x)\n")
+    (tmp_path / "a.py").write_text("import torch\ntorch.index_add(x, 0, i, s)\n")
     (tmp_path / "b.py").write_text("def (:\n")
     (tmp_path / "c.py").write_bytes(b"\xff\xfe\x00")
     code, out, err = run_cli(capsys, str(tmp_path), "--versions", "torch=2.11")
     assert f"{tmp_path}/b.py:1:5: error: cannot parse: invalid syntax" in out
     assert f"{tmp_path}/c.py:1:1: error: not UTF-8 (byte 0)" in out
-    assert "[torch.bincount]" in out and code == 1
+    assert "[torch.index-add]" in out and code == 1
     (tmp_path / "a.py").write_text("import torch\n")
     assert run_cli(capsys, str(tmp_path), "--versions", "torch=2.11")[0] == 0
     assert run_cli(capsys, str(tmp_path), "--versions", "torch=2.11", "--fail-on", "any")[0] == 1
@@ -411,11 +416,11 @@ def test_switch_codes_exist_in_the_kb():
 def test_suppression_comments(tmp_path):
     source = """\
         import torch
-        torch.bincount(x)  # kb: ignore[torch.bincount]
-        torch.bincount(x)  # kb: ignore[torch.other-record]
-        torch.bincount(x)  # kb: ignore
-        torch.bincount(
-            x)  # kb: ignore[torch.bincount]
+        torch.index_add(x, 0, i, s)  # kb: ignore[torch.index-add]
+        torch.index_add(x, 0, i, s)  # kb: ignore[torch.other-record]
+        torch.index_add(x, 0, i, s)  # kb: ignore
+        torch.index_add(
+            x, 0, i, s)  # kb: ignore[torch.index-add]
         """
     (tmp_path / "t.py").write_text(textwrap.dedent(source))
     report = scan([str(tmp_path / "t.py")], given=pins.parse_versions("torch=2.11"))
@@ -428,7 +433,7 @@ def test_fail_on_levels(capsys, tmp_path):
     args = (str(tmp_path), "--versions", "torch=2.11")
     assert run_cli(capsys, *args)[0] == 0  # only a possible finding
     assert run_cli(capsys, *args, "--fail-on", "any")[0] == 1
-    (tmp_path / "t.py").write_text("import torch\ntorch.bincount(x)\n")
+    (tmp_path / "t.py").write_text("import torch\ntorch.index_add(x, 0, i, s)\n")
     assert run_cli(capsys, *args)[0] == 1
     assert run_cli(capsys, *args, "--fail-on", "raises")[0] == 0
 
@@ -437,8 +442,8 @@ def test_recipe_for_the_whole_code_base(capsys):
     code, out, _ = run_cli(capsys, "tests/fixtures/scan/pytorch-examples", "--versions", VERSIONS, "--format", "json")
     recipes = json.loads(out)["recipes"]
     assert [(r["framework"], r["codes"]) for r in recipes] == [("pytorch", ["PT_DET", "PT_NOBENCH", "PT_DLSEED"])]
-    assert recipes[0]["unsolved"] == ["torch.interpolate-bicubic-backward", "torch.interpolate-linear-backward",
-                                      "torch.nll-loss", "torch.reflection-pad-1d-2d-backward"]
+    # interpolate(mode='nearest') is ruled out by the call; ReflectionPad2d is fixed by PT_DET from 2.7
+    assert recipes[0]["unsolved"] == ["torch.nll-loss"]
 
 
 # --- call-level answers (kb.status(call=...)) --------------------------------------------------
@@ -557,7 +562,7 @@ def test_versions_sources(tmp_path):
 
 
 def test_versions_said_in_the_report(capsys, tmp_path):
-    (tmp_path / "t.py").write_text("import torch\ntorch.bincount(x)\n")
+    (tmp_path / "t.py").write_text("import torch\ntorch.index_add(x, 0, i, s)\n")
     (tmp_path / "requirements.txt").write_text("torch==1.6.0\n")
     _, out, _ = run_cli(capsys, str(tmp_path / "t.py"), "--lockfile", str(tmp_path / "requirements.txt"), "--format", "json")
     assert json.loads(out)["versions"] == {"pytorch": {"version": "1.6.0", "from": "requirements.txt line 1"}}
@@ -571,7 +576,7 @@ def test_bad_input_exits_2(capsys, tmp_path):
     assert code == 2 and "no such file or folder" in err
     code, _, err = run_cli(capsys, str(tmp_path), "--versions", "torch")
     assert code == 2 and "expected NAME=VERSION" in err
-    (tmp_path / "t.py").write_text("import torch\ntorch.bincount(x)\n")
+    (tmp_path / "t.py").write_text("import torch\ntorch.index_add(x, 0, i, s)\n")
     code, _, err = run_cli(capsys, str(tmp_path), "--versions", "torch=banana")
     assert code == 2 and "banana" in err
     code, _, err = run_cli(capsys, str(tmp_path), "--lockfile", str(tmp_path / "none.txt"))
@@ -579,7 +584,7 @@ def test_bad_input_exits_2(capsys, tmp_path):
 
 
 def test_never_imports_the_users_code_or_the_frameworks(tmp_path):
-    (tmp_path / "evil.py").write_text("import torch\nraise SystemExit('imported!')\ntorch.bincount(x)\n")
+    (tmp_path / "evil.py").write_text("import torch\nraise SystemExit('imported!')\ntorch.index_add(x, 0, i, s)\n")
     probe = ("import sys, json; from kb.cli import main; code = main(['scan', sys.argv[1], '--format', 'json']); "
              "print(json.dumps(sorted(m for m in ('torch', 'tensorflow', 'jax', 'evil') if m in sys.modules)))")
     done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], capture_output=True, text=True, cwd=ROOT,
@@ -587,7 +592,7 @@ def test_never_imports_the_users_code_or_the_frameworks(tmp_path):
     assert done.returncode == 0, done.stderr
     *_, last = done.stdout.strip().splitlines()
     assert json.loads(last) == []
-    assert '"torch.bincount"' in done.stdout
+    assert '"torch.index-add"' in done.stdout
 
 
 # --- docs and integrations --------------------------------------------------------------------
