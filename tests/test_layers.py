@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("load", (  # read and check what people and machines wrote: data/, run files, link state
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
         "kb.verify.merge", "kb.nightly.report",
+        "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
     )),
     ("compile", ("kb.compile", "kb._index")),  # catalog + merged evidence -> the index
     ("outputs", (  # everything read from the index: query, generated files, site, plans, probes
