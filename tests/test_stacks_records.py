@@ -32,7 +32,10 @@ def test_torch_compile_switch_arrives_in_2_10() -> None:
     before, after = kb.status("torch.compile", "2.9"), kb.status("torch.compile", "2.10")
     assert before.deterministic is False and before.recipe is None  # max-autotune: no switch covers it
     assert after.recipe == ("PT_DET",)
-    assert set(after.solutions) == {"PT_DET", "PT_INDUCTOR_DET"}
+    # TORCHINDUCTOR_DETERMINISTIC=1 alone left max-autotune benchmarking on in the 2.11 H100 run
+    assert set(after.solutions) == {"PT_DET"}
+    (source,) = [s for s in after.sources if s.id == "torch.inductor-autotuning"]
+    assert any("Inductor" in claim for claim in source.disputed)
 
 
 def test_jax_attention_cudnn_record_starts_with_the_api() -> None:
