@@ -170,7 +170,9 @@ def test_verified_marks_name_the_run_and_only_its_series() -> None:
     cell = row["cells"][_column(table, "2.11")]
     assert "H100" in "".join(cell["text"])
     tip = " ".join(cell["tips"][0].split())
-    assert "verified on H100, PyTorch 2.11.0: 5 runs gave 5 different results by default; fixed by PT_DET at 7.08× the default time" in tip
+    # the cost is the newest H100 run's (it changes from run to run), so only its form is fixed here
+    assert re.search(r"verified on H100, PyTorch 2\.11\.0: 5 runs gave 5 different results by default; "
+                     r"fixed by PT_DET at [0-9.]+× the default time", tip)
     older = row["cells"][_column(table, "2.0")]  # release key (0, 2) is a prefix of (0, 2, 11): not the same series
     assert "H100" not in "".join(older["text"]) and "verified" not in older["tips"][0]
 
@@ -230,7 +232,7 @@ def test_pytorch_recipe_seeds_and_says_what_raises() -> None:
                if model.source_answer(sid, "pytorch", "2.11").raises]
     assert sorted(r["id"] for r in at_211["raises"]) == sorted(raising) and len(raising) >= 15
     assert at_211["warn_only"]["code"] == "PT_DETW"
-    assert any(c.startswith("index_add on CUDA: fixed by PT_DET at 7.08× the default time (H100, PyTorch 2.11.0)")
+    assert any(re.match(r"index_add on CUDA: fixed by PT_DET at [0-9.]+× the default time \(H100, PyTorch 2\.11\.0\)", c)
                for c in at_211["costs"])
     page = _text(_html("frameworks/pytorch.html"))
     assert "These calls will raise" in page and "torch.use_deterministic_algorithms(True, warn_only=True)" in page
@@ -265,9 +267,13 @@ def test_internal_words_lint_catches_a_planted_path(tmp_path: Path) -> None:
     from kb.cli import main
 
     assert main(["--root", str(root), "fix"]) == 0
-    built = build(root, html=False)
-    page = (built / "docs/sources/tf.bias-add-backprop.md").read_text()
-    assert INTERNAL.search(_text(page))
+    # Such a note never reaches a page: lint KB019 refuses it first (so the build would stop),
+    # and the page lint's pattern recognises the same text.
+    from kb.lint import run
+
+    _, findings = run(root)
+    assert any(f.code == "KB019" and f.path.endswith("tf.bias-add-backprop.yaml") for f in findings)
+    assert INTERNAL.search("As shared/reference/tensorflow.md says")
 
 
 class _Links(HTMLParser):

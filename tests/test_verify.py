@@ -341,7 +341,7 @@ def test_verification_page_lists_flagged_runs_for_review_and_reviewed_ones_with_
     assert "Nothing awaits review" not in review
     reviewed = page[page.index("## Reviewed"):]
     assert "torch.histc" in reviewed and "2^24" in reviewed  # the records' own verify.reviewed notes
-    assert "1.4x" in page  # EOD's time over the default mode's: the cost of the switch
+    assert "1.4×" in page  # EOD's time over the default mode's: the cost of the switch
 
 
 def test_a_solution_that_avoids_a_documented_raise_is_no_contradiction() -> None:

@@ -87,6 +87,7 @@ def verified_mark(run: dict, framework: str) -> dict:
 
 
 _RUN_FILE = re.compile(r"data/runs/(?P<env>[A-Za-z0-9._-]+)/(?P<day>\d{4}-\d\d-\d\d)T(?P<h>\d\d)(?P<m>\d\d)\d\dZ\.yaml")
+_STATIC = re.compile(r"data/runs/static-(?P<fw>[a-z0-9-]+)/(?:(?P<release>[0-9][0-9A-Za-z.+-]*?)\.yaml)?")
 
 
 def machines(index: dict) -> dict[str, str]:
@@ -97,10 +98,12 @@ def machines(index: dict) -> dict[str, str]:
 def public(value: Any, known: dict[str, str]) -> Any:
     """Record text for readers: a run file's repository path becomes the run it names.
 
-    Records cite their evidence by run file (data/runs/<env>/<stamp>.yaml), which is right in
-    the repository and meaningless on the site; strings nested in lists, tuples and dicts too.
+    Records cite their evidence by run file (data/runs/<env>/<stamp>.yaml) or static evidence
+    folder (data/runs/static-<framework>/), which is right in the repository and meaningless on
+    the site; strings nested in lists, tuples and dicts too.
     """
     if isinstance(value, str):
+        value = _STATIC.sub(lambda m: f"the {m['release']} wheel" if m["release"] else "the released wheels", value)
         return _RUN_FILE.sub(lambda m: f"{known.get(m['env'], 'the')} run {m['day']} {m['h']}:{m['m']} UTC", value)
     if isinstance(value, tuple):
         return tuple(public(v, known) for v in value)
