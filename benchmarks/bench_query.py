@@ -6,7 +6,9 @@
 Start-up: median wall time of `python -c "import kb; kb.status('tf.nn.bias_add','1.15')"`
 against `python -c pass`, interleaved so machine noise hits both alike (target <= 1.3x).
 Lookups: (a) repeated queries, answered from the cache; (b) distinct (op, version)
-pairs with the cache cleared each round, i.e. the full evaluation (target >= 200k/s).
+pairs with the cache cleared each round, i.e. the full evaluation (target >= 200k/s);
+both again with a `call=` for every op (its first parameter with a literal default set to
+that default, plus `input.ndim`), which evaluates the records' call conditions.
 """
 
 from __future__ import annotations
@@ -30,29 +32,41 @@ def startup(runs: int) -> tuple[float, float]:
     return statistics.median(base), statistics.median(query)
 
 
-def lookups(seconds: float) -> tuple[float, float, int]:
+def _call_for(op: str) -> dict:
+    import kb
+
+    call: dict = {"input.ndim": 4}
+    for name, default in kb.parameters(op) or ():
+        if default is not kb.NO_DEFAULT and default is not kb.UNKNOWN_DEFAULT and not name.startswith("*"):
+            call[name] = default
+            break
+    return call
+
+
+def lookups(seconds: float, with_call: bool = False) -> tuple[float, float, int]:
     import kb
     from kb import query
 
     idx = query.index()
     ops = sorted(n for table in idx["names"].values() for n in table)
     versions = ["1.14", "1.15.5", "2.0", "2.1.0", "2.3.4", "2.5", "2.7.0rc1", "2.8", "2.10.1", "2.21.0"]
-    pairs = [(op, v) for op in ops for v in versions]
-    for op, v in pairs:  # warm-up: imports `packaging` for the rc version once
-        kb.status(op, v)
+    calls = {op: _call_for(op) if with_call else None for op in ops}
+    pairs = [(op, v, calls[op]) for op in ops for v in versions]
+    for op, v, call in pairs:  # warm-up: imports `packaging` for the rc version once
+        kb.status(op, v, call=call)
 
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        for op, v in pairs:
-            kb.status(op, v)
+        for op, v, call in pairs:
+            kb.status(op, v, call=call)
         done += len(pairs)
     cached = done / (time.perf_counter() - start)
 
     done, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         query._cache.clear()
-        for op, v in pairs:
-            kb.status(op, v)
+        for op, v, call in pairs:
+            kb.status(op, v, call=call)
         done += len(pairs)
     cold = done / (time.perf_counter() - start)
     return cached, cold, len(pairs)
@@ -73,9 +87,11 @@ def main() -> int:
     base, query = startup(args.runs)
     print(f"start-up, median of {args.runs}: python -c pass {base * 1000:.2f} ms; "
           f"kb.status {query * 1000:.2f} ms; ratio {query / base:.3f} (target <= 1.3)")
-    cached, cold, pairs = lookups(args.seconds)
-    print(f"lookups over {pairs} distinct (op, version) pairs: cached {cached:,.0f}/s; "
-          f"uncached {cold:,.0f}/s (target >= 200,000/s)")
+    for with_call in (False, True):
+        cached, cold, pairs = lookups(args.seconds, with_call)
+        label = "with call=" if with_call else "without call"
+        print(f"lookups {label} over {pairs} distinct (op, version) pairs: cached {cached:,.0f}/s; "
+              f"uncached {cold:,.0f}/s (target >= 200,000/s)")
     return 0
 
 

@@ -11,7 +11,10 @@ and docs (Pydantic, PyYAML, Jinja) live in modules that the query path never tou
 
 from kb.errors import UnknownOpError
 from kb.model import Reference, SourceStatus, Status
-from kb.query import status
+from kb.query import parameters, status
+from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT
 
-__all__ = ["Reference", "SourceStatus", "Status", "UnknownOpError", "status"]
+__all__ = [
+    "NO_DEFAULT", "UNKNOWN_DEFAULT", "Reference", "SourceStatus", "Status", "UnknownOpError", "parameters", "status",
+]
 __version__ = "0.1.0"

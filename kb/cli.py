@@ -22,6 +22,8 @@ examples:
   kb status tf.nn.conv2d 20.03 --distribution ngc
   kb status tf.bias-add-backprop 2.0 --json
   kb status nccl.ncclAllReduce 2.21.5      libraries answer on their own versions (cudnn., cublas., nccl.)
+  kb status torch.nn.functional.interpolate 2.11 --call mode=bilinear --call input.ndim=4
+                                           the answer for this call (parameters, input facts, backend)
   kb validate                              lint every file under data/ (codes KB001...)
   kb fix                                   rewrite data files into canonical form
   kb build                                 regenerate kb/_index.py and schema/
@@ -55,8 +57,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     import kb
 
     try:
+        call = _parse_call(args.call)
         result = kb.status(
-            args.op, args.version, framework=args.framework, device=args.device, distribution=args.distribution
+            args.op, args.version, framework=args.framework, device=args.device, distribution=args.distribution,
+            call=call,
         )
     except kb.UnknownOpError as exc:
         return _error(str(exc))
@@ -69,6 +73,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _parse_call(items: list[str] | None) -> dict[str, object] | None:
+    """`--call mode=nearest --call input.ndim=4` -> {"mode": "nearest", "input.ndim": 4}.
+
+    A value is read as a Python literal where it is one (True, 4, 0.5, None, 'x'), else as a
+    string, so `mode=bilinear` needs no quotes.
+    """
+    if not items:
+        return None
+    import ast
+
+    call: dict[str, object] = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"--call takes KEY=VALUE (e.g. --call mode=nearest), not {item!r:.80}")
+        key = key.strip()
+        if key in call:
+            raise ValueError(f"--call gives {key!r} twice")
+        try:
+            value = ast.literal_eval(text.strip()) if len(text) <= 200 else text
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = text.strip()
+        call[key] = value
+    return call
+
+
 def _print_status(result) -> None:
     from rich.markup import escape as e
     from rich.table import Table
@@ -79,6 +109,12 @@ def _print_status(result) -> None:
     ]
     where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
     console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): {verdict}")
+    if result.call is not None:
+        shown = ", ".join(f"{k}={v!r}" for k, v in result.call.items()) or "defaults only"
+        console.print(f"call: {e(shown)}")
+    if result.depends_on_call:
+        console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
+                      "describe the call with --call KEY=VALUE")
     if result.recipe:
         console.print("recipe: " + " + ".join(result.recipe))
     elif result.deterministic is False and result.recipe is None:
@@ -95,12 +131,22 @@ def _print_status(result) -> None:
         console.print("no known source of non-determinism for this op")
         return
     table = Table(show_lines=False)
-    for column in ("source", "range", "state", "solutions", "raises"):
+    conditioned = any(source.condition for source in result.sources)
+    columns = ("source", "range", "state", "solutions", "raises") + (("applies when",) if conditioned else ())
+    for column in columns:
         table.add_column(column, overflow="fold")
     for source in result.sources:
         state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
         codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
-        table.add_row(e(source.id), e(source.versions or "-"), state, codes, e(source.raises or ""))
+        row = [e(source.id), e(source.versions or "-"), state, codes, e(source.raises or "")]
+        if conditioned:
+            when = source.condition or "every call"
+            if source.condition and source.applies is True:
+                when += " (this call: yes)"
+            elif source.depends_on and result.call is not None:
+                when += f" (this call: unknown; say {', '.join(source.depends_on)})"
+            row.append(e(when))
+        table.add_row(*row)
     console.print(table)
     for source in result.sources:
         if source.note:
@@ -249,6 +295,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--framework", help="tensorflow, pytorch, jax, horovod, cudnn, cublas, nccl, vllm... (default: from the name's prefix)")
     p.add_argument("--device", default="gpu", choices=("gpu", "cpu", "any"), help="device the op runs on (default gpu)")
     p.add_argument("--distribution", choices=("ngc",), help="read VERSION as an NGC container version")
+    p.add_argument("--call", action="append", metavar="KEY=VALUE", help=(
+        "how the op is called, once per fact: a parameter (--call mode=nearest, --call accumulate=True), "
+        "a tensor argument's dtype kind (--call weights=float), input.ndim, input.dtype or backend "
+        "(--call backend=flash); values are Python literals where they are one. Parameters left out "
+        "take the op's defaults"))
     p.add_argument("--json", action="store_true", help="print the Status as JSON")
     p.set_defaults(func=cmd_status)
 

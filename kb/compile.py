@@ -28,8 +28,31 @@ def _ranges(items: list[schema.Range]) -> tuple:
     for item in items:
         lo, hi = compile_range(item.versions)
         out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note,
-                    item.batch_invariant))
+                    item.batch_invariant, _when(item.when) if item.when is not None else None))
     return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
+
+
+def _when(when: dict[str, list[Any]]) -> tuple:
+    """A condition as a sorted tuple of (key, values): hashable, so queries can memoize on it."""
+    return tuple((key, tuple(values)) for key, values in sorted(when.items()))
+
+
+def _calls(record: schema.SourceRecord) -> tuple:
+    """(ops or (), when) per pattern; () when the record applies to every call."""
+    return tuple((tuple(p.ops), _when(p.when)) for p in record.calls)
+
+
+def _params(catalog: Catalog, sources: dict[str, Any]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """Signature fields of every op a record names, per framework (kb/signatures.py)."""
+    from kb import signatures
+
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for source in sources.values():
+        table = signatures.table(source["framework"], str(catalog.root)) if source["framework"] in PREFIXES else {}
+        for name in (*source["ops"], *source["aliases"]):
+            if name in table:
+                out.setdefault(source["framework"], {})[name] = table[name]
+    return {fw: dict(sorted(ops.items())) for fw, ops in sorted(out.items())}
 
 
 def reference(ref: Any, links: list[schema.Link], live: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -81,6 +104,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "mechanism": record.mechanism,
             "summary": record.summary,
             "conditions": tuple(record.conditions),
+            "calls": _calls(record),
             "notes": record.notes,
             "ops": tuple(record.ops),
             "aliases": tuple(record.aliases),
@@ -126,5 +150,6 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "sources": sources,
         "names": {fw: {n: tuple(ids) for n, ids in sorted(table.items())} for fw, table in sorted(names.items())},
         "registries": registries,
+        "params": _params(catalog, sources),
         **merged_runs(catalog),
     }

@@ -31,7 +31,7 @@ class _Frozen:
         return type(other) is type(self) and other._values() == self._values()
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__,) + self._values())
+        return hash((type(self).__name__,) + tuple(_frozen(v) for v in self._values()))
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
@@ -39,6 +39,15 @@ class _Frozen:
 
     def to_dict(self) -> dict[str, object]:
         return {n.rstrip("_"): _plain(getattr(self, n)) for n in self._fields}
+
+
+def _frozen(value: object) -> object:
+    """Dicts (a call, a condition) hash by their items."""
+    if isinstance(value, dict):
+        return tuple(sorted((k, _frozen(v)) for k, v in value.items()))
+    if isinstance(value, tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _plain(value: object) -> object:
@@ -74,20 +83,33 @@ class SourceStatus(_Frozen):
     claim about batch size (None: unknown). `caused_by` names the library records (cuDNN,
     cuBLAS, NCCL, Horovod) whose mechanism this source exposes; their references are in
     `Status.references`, and `kb.status(<id>, <library version>)` answers for them.
+
+    `when` is the structured condition under which the source applies to the queried op (one
+    mapping per alternative, parameter or fact -> accepted values; `()` = every call) and
+    `condition` the same as one readable line. `applies` is True when the call satisfies it
+    (or there is none), None when the call leaves it undecided; `depends_on` names what the
+    call would have to say to decide it (docs/calls.md).
     """
 
     __slots__ = _fields = (
         "id", "title", "mechanism", "pass_", "summary", "versions", "deterministic",
         "solutions", "raises", "note", "disputed", "batch_invariant", "caused_by",
+        "when", "condition", "applies", "depends_on",
     )
 
 
 class Status(_Frozen):
-    """The answer to `kb.status(op, version)`. See docs/api.md for each field's meaning."""
+    """The answer to `kb.status(op, version)`. See docs/api.md for each field's meaning.
+
+    `call` is the call as given (None: unknown); `depends_on_call` is True when the answer
+    would change with the call (an applying source has a condition the call leaves open);
+    `excluded` names the sources the call rules out (the reason is in `notes`).
+    """
 
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
         "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
+        "call", "depends_on_call", "excluded",
     )
 
     def __str__(self) -> str:
@@ -95,6 +117,9 @@ class Status(_Frozen):
             verdict = "deterministic"
         elif self.deterministic is False:
             verdict = "NOT deterministic"
+            conditions = [s.condition for s in self.sources if s.deterministic is False]
+            if self.depends_on_call and conditions and all(conditions):
+                verdict += " when " + "; or when ".join(dict.fromkeys(conditions)) + "; deterministic otherwise"
         else:
             verdict = "unknown"
         line = f"{self.op} {self.framework} {self.version} ({self.device}): {verdict}"
@@ -129,12 +154,14 @@ class Evidence(_Frozen):
 
     It applies only to the framework version and device it was measured on; `contradicts`
     lists why it disagrees with the record, for a person to review (lint KB015); `reviewed`
-    is that person's note once read (the record's verify.reviewed), else None.
+    is that person's note once read (the record's verify.reviewed), else None. `op` and
+    `call` are the case that ran (the op as called and its call facts, docs/calls.md); None
+    for runs made before verifiers checked cases, which speak for no particular call.
     """
 
     __slots__ = _fields = (
         "source", "verifier", "env_id", "date", "file", "gpu", "gpu_count", "driver", "cuda", "cudnn",
-        "framework", "version", "device", "n", "modes", "contradicts", "reviewed",
+        "framework", "version", "device", "n", "modes", "contradicts", "reviewed", "op", "call",
     )
 
     def __str__(self) -> str:

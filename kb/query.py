@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from kb import versions
+from kb import calls, signatures, versions
 from kb.errors import UnknownOpError
 from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, Status
 
@@ -46,7 +46,8 @@ def reset(new_index: dict | None = None) -> None:
     """Forget every memo (and optionally swap the index), e.g. after `kb build` in-process."""
     global _index
     _index = new_index
-    for memo in (_cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes, _groups, _unions, _evidence):
+    for memo in (_cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes, _groups, _unions, _evidence,
+                 _alternatives, _conditioned, _params):
         memo.clear()
 
 
@@ -124,29 +125,17 @@ def _prepare(source: dict) -> tuple:
     """Per source, once: its unknown-answer SourceStatus, one per range, and its references.
 
     These depend only on the index, so every query shares them; references are interned
-    so the same citation from two sources is one object (deduplicated by identity).
+    so the same citation from two sources is one object (deduplicated by identity). The
+    SourceStatus objects here are for calls the source applies to unconditionally; a
+    conditioned answer is made (and memoized) by `_conditioned_status`.
     """
     prepared = _prepared.get(source["id"])
     if prepared is not None:
         return prepared
-    disputed = tuple(d["claim"] for d in source["disputes"])
-
-    def make(entry: tuple | None) -> SourceStatus:
-        matched, codes, deterministic, raises, note, invariant = (
-            entry[2:8] if entry else (None, (), None, None, None, None)
-        )
-        return SourceStatus(
-            id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
-            summary=source["summary"], versions=matched,
-            deterministic=None if entry is None else bool(deterministic),
-            solutions=tuple(codes), raises=raises, note=note, disputed=disputed,
-            batch_invariant=invariant, caused_by=source["caused_by"],
-        )
-
     per_range = {}
     for ranges in (source["status"], *source["distributions"].values()):
         for entry in ranges:
-            per_range[id(entry)] = (make(entry), frozenset(entry[3]))
+            per_range[id(entry)] = (_make(source, entry, (), True, ()), frozenset(entry[3]))
     refs = []
     sources = index()["sources"]
     cited = list(source["references"])
@@ -155,8 +144,80 @@ def _prepare(source: dict) -> tuple:
     for ref in cited:
         reference = Reference(**{f: ref.get(f) for f in Reference._fields})
         refs.append(_interned.setdefault(reference._values(), reference))
-    prepared = _prepared[source["id"]] = (make(None), per_range, tuple(refs))
+    prepared = _prepared[source["id"]] = (_make(source, None, (), True, ()), per_range, tuple(refs))
     return prepared
+
+
+def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool | None, depends: tuple) -> SourceStatus:
+    matched, codes, deterministic, raises, note, invariant = (
+        entry[2:8] if entry else (None, (), None, None, None, None)
+    )
+    return SourceStatus(
+        id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
+        summary=source["summary"], versions=matched,
+        deterministic=None if entry is None else bool(deterministic),
+        solutions=tuple(codes), raises=raises, note=note,
+        disputed=tuple(d["claim"] for d in source["disputes"]),
+        batch_invariant=invariant, caused_by=source["caused_by"],
+        when=calls.as_dicts(alternatives), condition=calls.text(alternatives), applies=applies, depends_on=depends,
+    )
+
+
+_conditioned: dict[tuple, SourceStatus] = {}
+
+
+def _conditioned_status(source: dict, entry: tuple | None, alternatives: tuple, applies: bool | None,
+                        depends: tuple) -> SourceStatus:
+    memo = (source["id"], id(entry), alternatives, applies, depends)
+    found = _conditioned.get(memo)
+    if found is None:
+        found = _conditioned[memo] = _make(source, entry, alternatives, applies, depends)
+    return found
+
+
+_alternatives: dict[tuple, tuple] = {}
+
+
+def _alternatives_for(source: dict, op: str, entry: tuple | None) -> tuple:
+    """The record's conditions for this op in this range (kb/calls.py), memoized."""
+    extra = entry[8] if entry is not None and len(entry) > 8 else None
+    if not source["calls"] and not extra:
+        return ()
+    memo = (source["id"], op, id(entry))
+    found = _alternatives.get(memo)
+    if found is None:
+        found = _alternatives[memo] = calls.for_op(source["calls"], op, op == source["id"], extra)
+    return found
+
+
+_params: dict[tuple, tuple] = {}
+
+
+def _parameters(op: str, framework: str, idx: dict) -> tuple | None:
+    """The op's parameters (kb/signatures.py): from the index for record ops, else the file."""
+    memo = (op, framework)
+    if memo in _params:
+        return _params[memo]
+    fields = idx.get("params", {}).get(framework, {}).get(op)
+    if fields is None and framework in idx["prefixes"]:
+        fields = signatures.table(framework).get(op)
+    found = None if fields is None else signatures.parse(fields)
+    if len(_params) < _CACHE_LIMIT:
+        _params[memo] = found
+    return found
+
+
+def parameters(op: str, framework: str | None = None) -> tuple | None:
+    """The parameters of `op` in order, each `(name, default)`; `default` is a plain literal,
+    `kb.NO_DEFAULT` (must be passed) or `kb.UNKNOWN_DEFAULT` (not a plain literal); variadic
+    ones keep their stars (`**kwargs`). None when the KB knows the op but not its signature;
+    UnknownOpError for an unknown name. Used to map positional arguments to names.
+    """
+    if not isinstance(op, str) or not op:
+        raise ValueError("op must be a non-empty string such as 'torch.nn.functional.interpolate'")
+    idx = index()
+    fw, _ = _resolve(op, framework, idx)
+    return _parameters(op, fw, idx)
 
 
 _known_keys: dict[int, frozenset] = {}
@@ -210,15 +271,21 @@ def status(
     framework: str | None = None,
     device: str = "gpu",
     distribution: str | None = None,
+    call: dict | None = None,
 ) -> Status:
     """Is `op` run-to-run reproducible in `version`, and what makes it so?
 
     `distribution="ngc"` reads `version` as an NGC container version (e.g. "20.03").
+    `call` describes how the op is called (docs/calls.md): parameter names with literal
+    values, `input.ndim`, `input.dtype`, `backend`; None means unknown.
     Raises UnknownOpError (a LookupError) for an unknown name and ValueError for a
-    version that is not a version or an unknown device/distribution.
+    version that is not a version, an unknown device/distribution or a bad call.
     """
-    cache_key = (op, version, framework, device, distribution)
-    hit = _cache.get(cache_key)
+    try:
+        cache_key = (op, version, framework, device, distribution, None if call is None else tuple(call.items()))
+        hit = _cache.get(cache_key)
+    except (TypeError, AttributeError):  # unhashable or not a mapping: the checks below say what is wrong
+        cache_key, hit = None, None
     if hit is not None:
         return hit
     if not isinstance(op, str) or not op:
@@ -227,6 +294,7 @@ def status(
         raise ValueError(f"device must be one of {', '.join(DEVICES)}, not {device!r}")
     if distribution is not None and distribution not in DISTRIBUTIONS:
         raise ValueError(f"distribution must be one of {', '.join(DISTRIBUTIONS)} or None, not {distribution!r}")
+    given = None if call is None else calls.normalize(call)
     key = _keys.get(version)
     if key is None:
         key = versions.release_key(version)
@@ -239,10 +307,15 @@ def status(
         if len(_resolved) < _CACHE_LIMIT:
             _resolved[(op, framework)] = resolved
     framework, ids = resolved
-    result = _answer(op, version, key, framework, device, distribution, ids, idx)
-    if len(_cache) >= _CACHE_LIMIT:
-        _cache.clear()
-    _cache[cache_key] = result
+    params = None
+    if given is not None:
+        params = _parameters(op, framework, idx)
+        calls.check_keys(op, given, params)
+    result = _answer(op, version, key, framework, device, distribution, ids, idx, given, params)
+    if cache_key is not None:
+        if len(_cache) >= _CACHE_LIMIT:
+            _cache.clear()
+        _cache[cache_key] = result
     return result
 
 
@@ -265,7 +338,7 @@ def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
     return group
 
 
-def _answer(op, version, key, framework, device, distribution, ids, idx) -> Status:
+def _answer(op, version, key, framework, device, distribution, ids, idx, call=None, params=None) -> Status:
     notes: list[str] = []
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
     if registry is not None and key not in _known(registry):
@@ -273,11 +346,15 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
     prepared, references = _group(ids, device, idx)
     if ids and not prepared:
         notes.append(f"the records for {op} concern another device than {device}")
+    if call is not None and params is None and ids:
+        notes.append(f"the KB does not know the parameters of {op}: parameters left out of the call are unknown")
+    defaults = None if params is None else dict(params)
 
     per_source = []
     needs: list[frozenset[str]] = []
     any_false = any_unknown = any_unsolved = False
-    variant = unclaimed = False
+    variant = unclaimed = depends = False
+    excluded: list[str] = []
     for source, (unknown, per_range, _) in prepared:
         ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
         for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
@@ -285,12 +362,25 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
                 break
         else:
             entry = None
+        alternatives = _alternatives_for(source, op, entry)
+        if alternatives:
+            applies, missing = calls.evaluate(alternatives, call, defaults)
+            if applies is False:
+                excluded.append(source["id"])
+                notes.append(f"{source['id']} does not apply to this call: {calls.why_not(alternatives, call, defaults)}"
+                             f" (it applies when {calls.text(alternatives)})")
+                continue
+            if applies is None:
+                depends = True
+            made = _conditioned_status(source, entry, alternatives, applies, missing)
+        else:
+            made = None
         if entry is None:
             any_unknown = unclaimed = True
-            per_source.append(unknown)
+            per_source.append(made or unknown)
         else:
             source_status, need = per_range[id(entry)]
-            per_source.append(source_status)
+            per_source.append(made or source_status)
             if entry[7] is False:
                 variant = True
             elif entry[7] is None:
@@ -310,11 +400,13 @@ def _answer(op, version, key, framework, device, distribution, ids, idx) -> Stat
         deterministic = True
     solutions = _union(needs, idx)
     recipe = None if (any_unsolved or any_unknown) else _recipe(needs, idx)
+    kept = prepared if not excluded else tuple(p for p in prepared if p[0]["id"] not in excluded)
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=references, verified=_verified(prepared, key, device, idx), notes=tuple(notes),
+        references=references, verified=_verified(kept, key, device, idx, call, defaults), notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
+        call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
     )
 
 
@@ -329,7 +421,7 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
             (
                 run["key"], run["device"],
                 Evidence(**{
-                    **{f: run[f] for f in Evidence._fields if f not in ("modes", "contradicts")},
+                    **{f: run.get(f) for f in Evidence._fields if f not in ("modes", "contradicts")},
                     "modes": tuple(ModeEvidence(**m) for m in run["modes"]),
                     "contradicts": tuple(run["contradicts"]),
                 }),
@@ -339,17 +431,37 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
     return found
 
 
-def _verified(prepared: tuple, key: tuple, device: str, idx: dict) -> tuple:
+def _verified(prepared: tuple, key: tuple, device: str, idx: dict, call: dict | None = None,
+              defaults: dict | None = None) -> tuple:
     """Evidence measured on the queried release (same key, or a patch of the queried
-    series: 2.11 shows runs of 2.11.0 and 2.11.1) and on the queried device."""
+    series: 2.11 shows runs of 2.11.0 and 2.11.1) and on the queried device, for the
+    queried call: a case whose call disagrees with it is left out (docs/calls.md)."""
     if not idx.get("runs"):
         return ()
     out = []
     for source, _ in prepared:
         for run_key, run_device, evidence in _evidence_of(source["id"], idx):
             if (device == "any" or run_device == device) and run_key[: len(key)] == key:
+                if call is not None and not _case_agrees(evidence, call, defaults):
+                    continue
                 out.append(evidence)
     return tuple(out)
+
+
+def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:
+    """A case speaks for a call when no fact the call states (or defaults) differs from it."""
+    case = evidence.call
+    if case is None:
+        return True
+    for key, value in case.items():
+        if key in call:
+            if not calls.same(call[key], value):
+                return False
+        elif defaults is not None and key in defaults and not calls.same(defaults[key], value):
+            default = defaults[key]
+            if default is not signatures.NO_DEFAULT and default is not signatures.UNKNOWN_DEFAULT:
+                return False
+    return True
 
 
 _unions: dict[tuple, tuple[str, ...]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
 FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm")
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
@@ -103,6 +103,47 @@ Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field
 
 # --- source records -----------------------------------------------------------------
 
+CALL_FACTS = ("input.ndim", "input.dtype", "backend")
+"""Call facts that are not parameters: the first tensor argument's rank and dtype kind, and
+the backend a framework picks at run time (docs/calls.md)."""
+DTYPE_KINDS = ("float", "int", "bool", "complex")
+
+CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|backend|[A-Za-z_][A-Za-z0-9_]*)$")]
+CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
+When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
+
+
+def _check_when(when: dict[str, list[object]]) -> None:
+    for key, values in when.items():
+        if len(set(map(repr, values))) != len(values):
+            raise ValueError(f"when.{key} lists a value twice")
+        if key == "input.ndim" and not all(type(v) is int and v >= 0 for v in values):
+            raise ValueError("when.input.ndim takes whole numbers (the input's rank)")
+        if key == "input.dtype" and not all(v in DTYPE_KINDS for v in values):
+            raise ValueError(f"when.input.dtype takes dtype kinds: {', '.join(DTYPE_KINDS)}")
+
+
+class CallPattern(_Model):
+    """Calls of some of the record's ops that the record applies to (docs/calls.md)."""
+
+    ops: list[OpName] = Field(
+        default_factory=list, description="The record's ops this pattern is about; empty = every op of the record."
+    )
+    when: When = Field(
+        default_factory=dict,
+        description="Parameter names (or input.ndim, input.dtype, backend) with the values for which the "
+        "record applies; every key must hold, a key holds when the call's value is one of its list. "
+        "A tensor argument's value is its dtype kind (float, int, bool, complex); null = not given.",
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> CallPattern:
+        _check_when(self.when)
+        if len(set(self.ops)) != len(self.ops):
+            raise ValueError("calls: an op is listed twice in one pattern")
+        return self
+
+
 
 class Range(_Model):
     """What applies in one version range of a source."""
@@ -126,9 +167,16 @@ class Range(_Model):
         "False when they do (run-to-run deterministic or not); None when no source says.",
     )
     note: Text | None = None
+    when: When | None = Field(
+        None,
+        description="Call conditions that hold in this range only, in addition to the record's `calls:` "
+        "(docs/calls.md): e.g. {weights: [float, int]} where a release narrowed an alert.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Range:
+        if self.when is not None:
+            _check_when(self.when)
         if self.deterministic and self.solutions:
             raise ValueError("a range that is deterministic by default needs no solutions; drop one of them")
         if self.deterministic and self.raises:
@@ -199,7 +247,13 @@ class SourceRecord(_Model):
     mechanism: Mechanism
     summary: Text
     conditions: list[Text] = Field(
-        default_factory=list, description="When the source applies (dtype, XLA, data layout...)."
+        default_factory=list,
+        description="When the source applies, in words, for what no call can decide (duplicate indices, "
+        "overlapping windows, data layout...); what a call decides goes under `calls:`.",
+    )
+    calls: list[CallPattern] = Field(
+        default_factory=list,
+        description="Which calls the record applies to (docs/calls.md); empty = every call of every op.",
     )
     status: list[Range] = Field(
         min_length=1, description="Non-overlapping ranges; a version in no range is unknown."

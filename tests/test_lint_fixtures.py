@@ -58,6 +58,9 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "schema-top-level-list": [(R, "KB002", 1)],
     "schema-missing-title": [(R, "KB002", 2)],
     "schema-unknown-field": [(R, "KB002", 8)],
+    "calls-unknown-parameter": [(R, "KB016", 13), (R, "KB016", 19)],  # both misspelt keys, at their lines
+    "calls-op-not-in-record": [(R, "KB016", 13)],
+    "calls-bad-ndim": [(R, "KB002", 12)],
     "schema-ops-not-a-list": [(R, "KB002", 5)],
     "schema-version-as-number": [(R, "KB002", 13)],
     "schema-bad-device": [(R, "KB002", 7)],

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding
-from kb.lint import canonical, causes, comments, ids, links, ops, ranges, references, registry, runs, solutions, verifiers
+from kb.lint import (
+    calls, canonical, causes, comments, ids, links, ops, ranges, references, registry, runs, solutions, verifiers,
+)
 
-CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs)
+CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs, calls)
 
 WARNINGS = frozenset({runs.CODE})
 """Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""

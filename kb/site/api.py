@@ -23,14 +23,17 @@ def _dump(value: Any) -> str:
 def _ranges(ranges: tuple) -> list[dict]:
     return [
         {"lo": model.key_list(lo), "hi": model.key_list(hi), "versions": text, "solutions": list(codes),
-         "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant}
-        for lo, hi, text, codes, det, raises, note, invariant in ranges
+         "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant,
+         "when": None if when is None else {key: list(values) for key, values in when}}
+        for lo, hi, text, codes, det, raises, note, invariant, when in ranges
     ]
 
 
 def source_json(source: dict) -> dict:
     out = {k: v for k, v in source.items() if k not in ("status", "distributions", "disputes")}
     out = json.loads(json.dumps(out))  # tuples -> lists
+    out["calls"] = [{"ops": list(ops), "when": {key: list(values) for key, values in when}}
+                    for ops, when in source["calls"]]
     out["status"] = _ranges(source["status"])
     out["distributions"] = {name: _ranges(r) for name, r in source["distributions"].items()}
     out["disputes"] = [

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from kb import calls
 from kb.catalog import Catalog
 from kb.compile import reference
 from kb.site import api, model, nightly
@@ -17,15 +18,26 @@ from kb.render import render
 from markupsafe import escape
 
 STATE_TEXT = {"ok": "deterministic", "fix": "non-deterministic", "ns": "non-deterministic, no solution"}
-HAND_WRITTEN = ("api.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md", "architecture.md")
+HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "verification.md", "architecture.md")
 
 
 def _ranges(ranges: tuple) -> list[dict]:
     out = []
-    for _lo, _hi, text, codes, det, raises, note, _invariant in ranges:
+    for _lo, _hi, text, codes, det, raises, note, _invariant, when in ranges:
         state = "ok" if det else ("fix" if codes else "ns")
+        if when:
+            only = f"Only for calls where {calls.text((when,))}."
+            note = f"{only} {note}" if note else only
         out.append({"versions": text, "state": state, "state_text": STATE_TEXT[state], "solutions": codes,
                     "raises": raises, "note": note})
+    return out
+
+
+def call_conditions(source: dict) -> list[dict]:
+    """The record's `calls:` patterns as lines a reader can scan: which ops, under which call."""
+    out = []
+    for ops, when in source["calls"]:
+        out.append({"ops": list(ops) or list(source["ops"]), "text": calls.text((when,)) if when else "any call"})
     return out
 
 
@@ -67,6 +79,7 @@ def source_page(catalog: Catalog, index: dict, source: dict) -> str:
         "site/source.md.j2", s=source, ranges=_ranges(source["status"]),
         distributions=[(n, _ranges(r)) for n, r in source["distributions"].items()],
         row=row, switches=switches, solutions=index["solutions"], runs=_runs_for(index, source["id"]),
+        call_conditions=call_conditions(source),
     )
 
 
@@ -181,7 +194,7 @@ def nav(index: dict) -> list:
         {"Sources": sources},
         {"Reference": [
             {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
-            {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Records": "guide/records.md"},
+            {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Calls": "guide/calls.md"}, {"Records": "guide/records.md"},
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
             {"Verifying records": "guide/verification.md"}, {"Architecture": "guide/architecture.md"},
         ]},

@@ -1,0 +1,53 @@
+"""KB016: a record's call conditions name parameters its ops really have.
+
+`calls:` and a range's `when:` say which calls a record applies to (docs/calls.md). A
+misspelt parameter (`mdoe: [bilinear]`) would make the condition undecidable for every
+call, and a parameter of another op would never be given: both silently change answers.
+Each key must be a call fact (input.ndim, input.dtype, backend) or a parameter of every op
+the condition covers, by the op's signature in data/api/<framework>.signatures.txt (an op
+whose signature the inventory lacks cannot be checked and is not reported).
+"""
+
+from __future__ import annotations
+
+from kb import signatures
+from kb.catalog import Catalog
+from kb.schema import CALL_FACTS
+
+CODE = "KB016"
+TITLE = "calls: call conditions name the record's own ops and parameters those ops have (or input.ndim, input.dtype, backend)"
+
+
+def check(catalog: Catalog) -> None:
+    for path, record in catalog.sources.items():
+        doc = catalog.documents[path]
+        table = signatures.table(record.framework, str(catalog.root))
+        everything = [*record.ops, *record.aliases]
+        for i, pattern in enumerate(record.calls):
+            for j, op in enumerate(pattern.ops):
+                if op not in everything:
+                    catalog.report(
+                        path, doc.line_of(("calls", i, "ops", j)), CODE,
+                        f"calls[{i}] names {op!r}, which is not one of this record's ops or aliases",
+                        "a pattern narrows the record's own ops: add the op to ops: or fix the name",
+                    )
+        places = [(("calls", i, "when"), pattern.ops or everything, pattern.when) for i, pattern in enumerate(record.calls)]
+        places += [(("status", i, "when"), everything, r.when) for i, r in enumerate(record.status) if r.when]
+        for loc, ops, when in places:
+            for key in when:
+                if key in CALL_FACTS:
+                    continue
+                for op in ops:
+                    fields = table.get(op)
+                    if fields is None:
+                        continue
+                    params = signatures.parse(fields)
+                    if signatures.open_ended(params) or key in signatures.names(params):
+                        continue
+                    known = ", ".join(signatures.names(params)) or "(none)"
+                    catalog.report(
+                        path, doc.line_of((*loc, key)), CODE,
+                        f"{op} has no parameter {key!r} (its parameters: {known})",
+                        "use the op's own parameter name, a call fact (input.ndim, input.dtype, backend), "
+                        "or list the ops this condition is about under the pattern's ops:",
+                    )
