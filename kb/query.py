@@ -240,11 +240,11 @@ def _recipe(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
     memo = tuple(needs)
     found = _recipes.get(memo)
     if found is None:
-        found = _recipes[memo] = _smallest_cover(needs, idx)
+        found = _recipes[memo] = smallest_cover(needs, idx)
     return found
 
 
-def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
+def smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
     """Fewest codes such that every need holds one of them or one they imply."""
     solutions = idx["solutions"]
     codes = sorted(set().union(*needs)) if needs else []
@@ -311,7 +311,7 @@ def status(
     if given is not None:
         params = _parameters(op, framework, idx)
         calls.check_keys(op, given, params)
-    result = _answer(op, version, key, framework, device, distribution, ids, idx, given, params)
+    result = answer(op, version, key, framework, device, distribution, ids, idx, given, params)
     if cache_key is not None:
         if len(_cache) >= _CACHE_LIMIT:
             _cache.clear()
@@ -338,7 +338,9 @@ def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
     return group
 
 
-def _answer(op, version, key, framework, device, distribution, ids, idx, call=None, params=None) -> Status:
+def answer(op, version, key, framework, device, distribution, ids, idx, call=None, params=None) -> Status:
+    """The Status for sources already resolved to `ids`: the core of `status()`, and of the site's
+    whole-stack answer (every source of a framework at once)."""
     notes: list[str] = []
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
     if registry is not None and key not in _known(registry):

@@ -112,7 +112,7 @@ def stack(index: dict, framework: str, version: str, device: str = "gpu", distri
     """
     ids = tuple(s["id"] for s in sorted(sources_of(index, framework), key=lambda s: s["id"]))
     key = release_key(version)
-    answer = query._answer(f"{framework} stack", version, key, framework, device, distribution, ids, index)
+    answer = query.answer(f"{framework} stack", version, key, framework, device, distribution, ids, index)
     needs, unsolved, unknown = [], [], []
     for source in answer.sources:
         if source.deterministic is None:
@@ -122,7 +122,7 @@ def stack(index: dict, framework: str, version: str, device: str = "gpu", distri
                 needs.append(frozenset(source.solutions))
             else:
                 unsolved.append(source.id)
-    recipe = query._smallest_cover(needs, index) if needs else ()
+    recipe = query.smallest_cover(needs, index) if needs else ()
     return {
         "recipe": list(recipe),
         "unsolved": unsolved,
