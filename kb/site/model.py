@@ -28,7 +28,15 @@ class Series:
 
 
 def series(catalog: Catalog, registry: str) -> list[Series]:
-    """The registry's releases grouped into minor series, oldest first."""
+    """The registry's releases grouped into minor series, oldest first (worked out once per
+    catalog: every matrix, page and API file asks again)."""
+    cache = catalog.__dict__.setdefault("_series", {})
+    if registry not in cache:
+        cache[registry] = _series(catalog, registry)
+    return list(cache[registry])
+
+
+def _series(catalog: Catalog, registry: str) -> list[Series]:
     reg = catalog.registries.get(registry)
     if reg is None:
         return []

@@ -69,9 +69,10 @@ def _runs_for(index: dict, source_id: str) -> list[dict]:
     return out
 
 
-def source_page(catalog: Catalog, index: dict, source: dict) -> str:
-    row = model.matrix(catalog, index, source["framework"])
-    row["rows"] = [r for r in row["rows"] if r["source"]["id"] == source["id"]]
+def source_page(catalog: Catalog, index: dict, source: dict, matrix: dict | None = None) -> str:
+    """`matrix`: the framework's whole matrix when the caller has it (one per framework, not per page)."""
+    full = matrix if matrix is not None else model.matrix(catalog, index, source["framework"])
+    row = {**full, "rows": [r for r in full["rows"] if r["source"]["id"] == source["id"]]}
     codes = {c for r in source["status"] for c in r[3]}
     codes |= {c for rs in source["distributions"].values() for r in rs for c in r[3]}
     switches = [c for c in index["order"] if c in codes]
@@ -151,16 +152,17 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str], report_dir: 
         n_sources=len(index["sources"]), n_solutions=len(index["solutions"]), n_links=len(catalog.links),
     )
     out["stack.md"] = render("site/stack.md.j2")
+    matrices = {fw: model.matrix(catalog, index, fw) for fw in fws}
     for fw in fws:
         ngc = model.matrix(catalog, index, fw, model.DISTRIBUTION)
         out[f"frameworks/{fw}.md"] = render(
-            "site/framework.md.j2", framework=fw, matrix=model.matrix(catalog, index, fw),
+            "site/framework.md.j2", framework=fw, matrix=matrices[fw],
             ngc=ngc if ngc["rows"] and ngc["columns"] else None,
         )
     groups = [(fw, sorted(model.sources_of(index, fw), key=lambda s: s["id"])) for fw in fws]
     out["sources/index.md"] = render("site/sources.md.j2", groups=groups)
     for sid, source in index["sources"].items():
-        out[f"sources/{sid}.md"] = source_page(catalog, index, source)
+        out[f"sources/{sid}.md"] = source_page(catalog, index, source, matrices[source["framework"]])
     out["solutions.md"] = render("site/solutions.md.j2", solutions=_solutions(catalog, index))
     out["links.md"] = render("site/links.md.j2", links=_links(catalog, index))
     out["verification.md"] = render("site/verification.md.j2", **_verification(index))
