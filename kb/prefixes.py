@@ -13,6 +13,12 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "cublas": ("cublas.",),
     "nccl": ("nccl.",),
     "vllm": ("vllm.",),
+    "sglang": ("sglang.",),
+    # Python packages under their import name (flash_attn.flash_attn_func).
+    "flash-attn": ("flash_attn.", "flash_attn_interface."),
+    "transformer-engine": ("transformer_engine.",),
+    "megatron-core": ("megatron.",),
+    "cccl": ("cub.", "thrust."),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }

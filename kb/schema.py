@@ -12,11 +12,19 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
-FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm")
+FRAMEWORKS = (
+    "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl",
+)
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
-`vllm` is a serving engine (batch invariance under concurrent requests)."""
+`vllm` and `sglang` are serving engines (batch invariance under concurrent requests);
+`flash-attn`, `transformer-engine`, `megatron-core` are training stacks on top of PyTorch, each
+with its own determinism switch; `cccl` is NVIDIA's CUDA Core Compute Libraries (CUB, Thrust)."""
 
-Framework = Literal["tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm"]
+Framework = Literal[
+    "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl",
+]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
 Mechanism = Literal[

@@ -30,6 +30,10 @@ PACKAGES = {
     "cublas": ("cublas", ["nvidia-cublas-cu11", "nvidia-cublas-cu12", "nvidia-cublas"]),
     "nccl": ("nccl", ["nvidia-nccl-cu11", "nvidia-nccl-cu12", "nvidia-nccl-cu13"]),
     "vllm": ("vllm", ["vllm"]),
+    "sglang": ("sglang", ["sglang"]),
+    "flash-attn": ("flash-attn", ["flash-attn"]),
+    "transformer-engine": ("transformer-engine", ["transformer-engine"]),
+    "megatron-core": ("megatron-core", ["megatron-core"]),
     # Ranges of jax records are written in jax versions; jaxlib (the compiled XLA that holds the
     # --xla_gpu_* flags) has its own line, kept so notes can name the jaxlib a flag needs.
     "jax": ("jax", ["jax"]),
@@ -59,6 +63,7 @@ EXTRA: dict[str, dict[str, str]] = {
     },
     "nccl": {
         "2.4.8": "NCCL 2.4.8 documentation archive (docs.nvidia.com/deeplearning/nccl/archives/nccl_248)",
+        "2.5.6": "NCCL git tag v2.5.6-1, the first 2.5 release (github.com/NVIDIA/nccl); env.rst dates NCCL_ALGO and NCCL_PROTO 'since 2.5'",
         "2.11.4": "NCCL 2.11.4 documentation archive (docs.nvidia.com/deeplearning/nccl/archives/nccl_2114)",
     },
 }

@@ -38,24 +38,35 @@ CASES = [
     ("cublas.split-k", "12.0", True, (), False),
     ("cublas.split-k", "11.11.3", None, None, None),
     ("cublas.split-k", "newest", True, (), False),
-    ("nccl.allreduce-order", "2.11.4", False, ("NCCL_PIN",), None),
+    ("nccl.allreduce-order", "2.5.6", False, ("NCCL_PIN",), None),  # env.rst: NCCL_ALGO 'since 2.5'
     ("nccl.allreduce-order", "2.4.8", None, None, None),
     ("nccl.allreduce-order", "newest", False, ("NCCL_PIN",), None),
-    ("nccl.nvls-reduction", "2.18.1", False, ("NCCL_NO_NVLS",), None),
-    ("nccl.nvls-reduction", "2.17.1", None, None, None),
+    ("nccl.nvls-reduction", "2.17.1", False, ("NCCL_NO_NVLS",), None),  # env.rst: NVLS 'since 2.17'
+    ("nccl.nvls-reduction", "2.16.5", None, None, None),
     ("nccl.nvls-reduction", "newest", False, ("NCCL_NO_NVLS",), None),
-    ("horovod.grouped-allreduce", "0.21.0", True, (), None),
+    # groups alone still fuse with other tensors (horovod#2616): HOROVOD_DISABLE_GROUP_FUSION fixes it
+    ("horovod.grouped-allreduce", "0.21.0", False, ("HVD_NOGRPFUSE",), None),
     ("horovod.grouped-allreduce", "0.20.3", None, None, None),
-    ("horovod.grouped-allreduce", "newest", True, (), None),
-    ("vllm.batch-variance", "0.32.0", False, ("VLLM_BI",), False),
-    ("vllm.batch-variance", "0.13.0", None, None, None),  # switch's first release unconfirmed: unknown
+    ("horovod.grouped-allreduce", "newest", False, ("HVD_NOGRPFUSE",), None),
+    ("vllm.batch-variance", "0.11.1", False, ("VLLM_BI",), False),  # first wheel reading VLLM_BATCH_INVARIANT
+    ("vllm.batch-variance", "0.11.0", None, None, None),
     ("vllm.batch-variance", "newest", False, ("VLLM_BI",), False),
+    ("cudnn.attention-backward", "9.19", False, ("CUDNN_FE_DET",), None),
+    ("cudnn.attention-backward", "8.9", None, None, None),
+    ("flash-attn.backward-dq", "2.4.1", False, ("FA_DET",), None),
+    ("flash-attn.backward-dq", "2.4.0.post1", False, None, None),  # FA2 before 2.4.1: no switch
+    ("flash-attn.backward-dq", "1.0.9", None, None, None),
+    ("transformer-engine.attention-backward", "newest", False, ("NVTE_DET",), None),
+    ("megatron-core.training", "0.8.0", False, ("MCORE_DET",), None),
+    ("megatron-core.training", "0.7.0", None, None, None),
+    ("sglang.batch-variance", "0.5.3", False, ("SGL_DET",), False),
+    ("sglang.batch-variance", "0.5.2", None, None, None),
 ]
 
 
 @pytest.mark.parametrize("record, version, deterministic, recipe, invariant", CASES)
 def test_library_record_answers(record, version, deterministic, recipe, invariant) -> None:
-    framework = record.split(".")[0]
+    framework = query.index()["sources"][record]["framework"]
     if version == "newest":
         version = newest(framework)
     status = kb.status(record, version)
@@ -78,6 +89,11 @@ def test_library_versions_come_from_their_own_registries() -> None:
     ("nccl.ncclAllReduce", "nccl"),
     ("hvd.grouped_allreduce", "horovod"),
     ("vllm.LLM", "vllm"),
+    ("sglang.Engine", "sglang"),
+    ("flash_attn.flash_attn_func", "flash-attn"),
+    ("flash_attn_interface.flash_attn_func", "flash-attn"),
+    ("transformer_engine.pytorch.DotProductAttention", "transformer-engine"),
+    ("megatron.training.pretrain", "megatron-core"),
 ])
 def test_library_op_names_infer_their_library(op: str, framework: str) -> None:
     assert kb.status(op, newest(framework)).framework == framework

@@ -107,6 +107,10 @@ TABLES: dict[str, dict[str, Action]] = {
         "PT_CUBLAS": (_CUBLAS, None, False),
         "PT_FILL": (_CUBLAS, _torch_fill, False),
         "PT_DLSEED": ({}, None, True),
+        # Read by torch._inductor.config at import (PyTorch 2.10+).
+        "PT_INDUCTOR_DET": ({"TORCHINDUCTOR_DETERMINISTIC": "1"}, None, False),
+        # The attention verifiers pick the math backend themselves (verifiers/torch/attention.py).
+        "PT_SDPA_MATH": ({}, None, True),
         "CUBLAS_WS": (_CUBLAS, None, False),
         "NCCL_PIN": ({"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}, None, False),
         "NCCL_NO_NVLS": ({"NCCL_NVLS_ENABLE": "0"}, None, False),
