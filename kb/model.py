@@ -28,7 +28,9 @@ class _Frozen:
         return tuple(getattr(self, n) for n in self._fields)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._values() == self._values()
+        # `is` first: the query hands out one object per record range, and the site compares
+        # answers release by release (most of `kb site`'s time went into equal-field walks).
+        return other is self or (type(other) is type(self) and other._values() == self._values())
 
     def __hash__(self) -> int:
         return hash((type(self).__name__,) + tuple(_frozen(v) for v in self._values()))
@@ -37,8 +39,16 @@ class _Frozen:
         inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields)
         return f"{type(self).__name__}({inner})"
 
-    def to_dict(self) -> dict[str, object]:
-        return {n.rstrip("_"): _plain(getattr(self, n)) for n in self._fields}
+    def to_dict(self, memo: dict | None = None) -> dict[str, object]:
+        """Plain data for JSON. `memo` (a dict the caller keeps while it converts many answers,
+        as the site's JSON API does) converts each shared object once; treat the result as
+        read-only then, since equal parts are the same dict."""
+        if memo is None:
+            return {n.rstrip("_"): _plain(getattr(self, n), None) for n in self._fields}
+        hit = memo.get(id(self))
+        if hit is None:  # the object is kept beside its dict so that its id is not reused
+            hit = memo[id(self)] = (self, {n.rstrip("_"): _plain(getattr(self, n), memo) for n in self._fields})
+        return hit[1]
 
 
 def _frozen(value: object) -> object:
@@ -50,13 +60,13 @@ def _frozen(value: object) -> object:
     return value
 
 
-def _plain(value: object) -> object:
+def _plain(value: object, memo: dict | None) -> object:
     if isinstance(value, _Frozen):
-        return value.to_dict()
+        return value.to_dict(memo)
     if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
+        return [_plain(v, memo) for v in value]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        return {k: _plain(v, memo) for k, v in value.items()}
     return value
 
 

@@ -394,7 +394,7 @@ def status(
     if given is not None:
         params = _parameters(op, framework, idx)
         calls.check_keys(op, given, params)
-    result = _answer(op, version, key, framework, device, distribution, ids, idx, given, params)
+    result = answer(op, version, key, framework, device, distribution, ids, idx, given, params)
     if cache_key is not None:
         if len(_cache) >= _CACHE_LIMIT:
             _cache.clear()
@@ -421,7 +421,9 @@ def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
     return group
 
 
-def _answer(op, version, key, framework, device, distribution, ids, idx, call=None, params=None) -> Status:
+def answer(op, version, key, framework, device, distribution, ids, idx, call=None, params=None) -> Status:
+    """The Status for sources already resolved to `ids`: the core of `status()`, and of the site's
+    whole-stack answer (every source of a framework at once)."""
     notes: list[str] = []
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
     if registry is not None and key not in _known(registry):

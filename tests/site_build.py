@@ -1,5 +1,8 @@
 """Build the site once per test session from a copy of this repository's data (shared helper).
 
+Each build below is made at most once per session (lru_cache) and shared by every test that
+reads it: an HTML build is most of a site test's time.
+
 The copy keeps the tests from touching site/build/ of the checkout; callers may pass a
 `mutate(root)` to change the copied data first (the escaping fixture does).
 """
@@ -48,3 +51,40 @@ def built_site() -> Path:
     """The real data's site, built once: site/build under a temporary copy."""
     tmp = Path(tempfile.mkdtemp(prefix="kb-site-"))
     return build(copy_project(tmp / "p"))
+
+
+@lru_cache(maxsize=1)
+def repo_sources() -> tuple:
+    """(catalog, every generated site file) of this repository's own data, made once."""
+    from kb.lint import run
+    from kb.site.build import sources
+
+    catalog, _ = run(ROOT)
+    return catalog, sources(catalog)
+
+
+EVIL_SUMMARY = "<script>alert(1)</script> see [click me](https://evil.example/) and **bold**"
+EVIL_TITLE_PREFIX = "<b>T</b> [x](y) "
+HOSTILE_RECORD = "data/sources/tensorflow/tf.bias-add-backprop.yaml"
+
+
+@lru_cache(maxsize=1)
+def hostile_site(report: str) -> Path:
+    """One HTML build for the escaping tests: a record whose title and summary hold markup, and
+    a planted nightly report (`report`, JSON) whose text does too."""
+    import yaml
+
+    from kb.cli import main
+    from kb.nightly import report as nightly_report
+
+    root = copy_project(Path(tempfile.mkdtemp(prefix="kb-site-hostile-")) / "p")
+    record = root / HOSTILE_RECORD
+    data = yaml.safe_load(record.read_text())
+    data["summary"] = EVIL_SUMMARY
+    data["title"] = EVIL_TITLE_PREFIX + data["title"]
+    record.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert main(["--root", str(root), "fix"]) == 0  # canonical form, so the build accepts it
+    path = nightly_report.paths(nightly_report.default_dir(root))[0]
+    path.parent.mkdir(parents=True)
+    path.write_text(report)
+    return build(root)

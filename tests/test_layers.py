@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", (  # formats and primitives: no knowledge of the catalog
         "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
-        "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.signatures", "kb.calls",
-        "kb.bounds", "kb.shapes", "kb.links.answers",
+        "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
+        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers",
     )),
     ("load", (  # read and check what people and machines wrote: data/, run files, link state
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
@@ -94,6 +94,30 @@ def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str
     return out
 
 
+def private_uses(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str]]:
+    """(line, `kb.x._y`) for each `x._y` where `x` names a kb module imported into this file."""
+    package = name if _is_package(path) else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in mods and alias.asname:
+                    bound[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "kb":
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in mods:
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            module = bound[node.value.id]
+            if module.rpartition(".")[0] != package and module != name:
+                out.append((node.lineno, f"{module}.{node.attr}"))
+    return out
+
+
 def layer_of(name: str, path: Path, mods: dict[str, Path]) -> int | None:
     for index, (_, patterns) in enumerate(LAYERS):
         if any(fnmatchcase(name, p) for p in patterns):
@@ -127,6 +151,8 @@ def graph(root: Path) -> tuple[dict[str, Path], dict[str, dict[str, int]], list[
                     if owner != package and owner != name:
                         private.append(f"{path.relative_to(root)}:{line}: imports the private name {full}")
                     break
+        for line, full in private_uses(name, path, mods):
+            private.append(f"{path.relative_to(root)}:{line}: uses the private name {full}")
     return mods, edges, private
 
 
@@ -224,6 +250,11 @@ def test_a_planted_cycle_within_one_layer_fails(copy: Path) -> None:
 def test_a_planted_private_import_fails(copy: Path) -> None:
     _plant(copy, "kb/site/pages.py", "from kb.compile import _ranges")
     assert any("imports the private name kb.compile._ranges" in p for p in problems(copy))
+
+
+def test_a_planted_private_attribute_use_fails(copy: Path) -> None:
+    _plant(copy, "kb/site/readme.py", "from kb import compile as c\n    c._ranges([])")
+    assert any("uses the private name kb.compile._ranges" in p for p in problems(copy))
 
 
 def test_a_new_module_without_a_layer_fails(copy: Path) -> None:

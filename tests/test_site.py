@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from site_build import ROOT, build, built_site, copy_project
+from site_build import ROOT, built_site, copy_project, hostile_site, repo_sources
 
 from kb.lint import run
 from kb.site import build as site_build
@@ -16,8 +16,7 @@ from kb.site import nightly
 
 
 def test_same_data_same_bytes() -> None:
-    catalog, _ = run(ROOT)
-    first = site_build.sources(catalog)
+    catalog, first = repo_sources()
     second = site_build.sources(catalog)
     assert first == second
     # Timestamps may appear only where the inputs hold them (run files' `created`, the nightly
@@ -30,8 +29,7 @@ def test_same_data_same_bytes() -> None:
 
 
 def test_every_framework_has_a_matrix_and_every_source_a_page() -> None:
-    catalog, _ = run(ROOT)
-    files = site_build.sources(catalog)
+    catalog, files = repo_sources()
     frameworks = {s.framework for s in catalog.sources.values() if s.withdrawn is None}
     for fw in frameworks:
         assert f"frameworks/{fw}.md" in files
@@ -62,20 +60,8 @@ def test_no_asset_from_another_host() -> None:
     assert not bad, bad[:5]
 
 
-def test_record_text_is_data_not_markup(tmp_path: Path) -> None:
-    root = copy_project(tmp_path / "p")
-    record = root / "data/sources/tensorflow/tf.bias-add-backprop.yaml"
-    import yaml
-
-    from kb.cli import main
-
-    data = yaml.safe_load(record.read_text())
-    evil = "<script>alert(1)</script> see [click me](https://evil.example/) and **bold**"
-    data["summary"] = evil
-    data["title"] = "<b>T</b> [x](y) " + data["title"]
-    record.write_text(yaml.safe_dump(data, sort_keys=False))
-    assert main(["--root", str(root), "fix"]) == 0  # canonical form, so the build accepts it
-    html = (build(root) / "html/sources/tf.bias-add-backprop.html").read_text()
+def test_record_text_is_data_not_markup() -> None:
+    html = (hostile_site(json.dumps(planted_report(), indent=2)) / "html/sources/tf.bias-add-backprop.html").read_text()
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; see [click me](https://evil.example/) and **bold**" in html
     assert 'href="https://evil.example/"' not in html
@@ -116,9 +102,8 @@ def _with_report(tmp_path: Path, text: str | bytes) -> Path:
     return root
 
 
-def test_nightly_page_shows_the_planted_report(tmp_path: Path) -> None:
-    root = _with_report(tmp_path, json.dumps(planted_report(), indent=2))
-    built = build(root)
+def test_nightly_page_shows_the_planted_report() -> None:
+    built = hostile_site(json.dumps(planted_report(), indent=2))
     html = (built / "html/nightly.html").read_text()
     regressions = re.search(r'<div class="admonition danger">.*?</div>', html, re.S).group(0)
     assert "1 regression<" in regressions
@@ -153,10 +138,14 @@ def test_nightly_page_without_a_report_says_how_to_make_one() -> None:
     ('{"schema_version": 2}', "reports/nightly.json: schema_version is 2; this kb reads version 1"),
 ])
 def test_unreadable_nightly_report_is_named_on_the_page(tmp_path: Path, text: str | bytes, message: str) -> None:
-    root = _with_report(tmp_path, text)
-    catalog, _ = run(root)
+    # The page alone (what `kb site` puts at nightly.md); test_malformed_report_kb_site_warns_and_still_builds
+    # runs the whole command with an unreadable report.
+    path = nightly.report_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
     warnings: list[str] = []
-    page = site_build.sources(catalog, warn=warnings.append)["nightly.md"]
+    ids = {r.id for r in repo_sources()[0].sources.values() if r.withdrawn is None}
+    page = nightly.page(tmp_path, ids, warn=warnings.append)
     assert len(warnings) == 1 and message in warnings[0], warnings
     assert "The nightly report could not be read" in page and message in page
 

@@ -51,6 +51,12 @@ def test_actionlint() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     steps = load("ci.yml")["jobs"]["test"]["steps"]
     assert any(s.get("run") == "bash .ci/run" for s in steps)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    command = readme[readme.index("# set up, then run the tests (this is what CI's .ci/run does)") + 1]
+    assert command.endswith("python -m pytest")
+    # .ci/run's last line is exactly the README's command (it may install chromium before it).
+    script = [line for line in (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert script[-1] == command
 
 
 def test_nightly_fans_out_and_merges() -> None:

@@ -31,6 +31,7 @@ class Options:
     stale_days: int = 90
     verify_timeout: float = 6 * 3600
     probe_torch: bool = True
+    verify_args: tuple[str, ...] = ()   # more `kb verify` arguments (tests: one synthetic verifier, not all)
     now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
 
 
@@ -64,7 +65,8 @@ def step_verify(opts: Options, runs_dir: Path, say: Callable[[str], None]) -> di
     if not verify_available(opts.root):
         return {"step": "verify", "status": "not available",
                 "detail": "`kb verify` is not in this build; no run files written, comparing existing ones"}
-    cmd = [sys.executable, "-m", "kb", "--root", str(opts.root), "verify", "--json", "--out", str(runs_dir)]
+    cmd = [sys.executable, "-m", "kb", "--root", str(opts.root), "verify", "--json", "--out", str(runs_dir),
+           *opts.verify_args]
     say(" ".join(cmd[1:]))
     try:
         done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, text=True, env=_python_env(),

@@ -71,17 +71,18 @@ def all_json(catalog: Catalog, index: dict) -> dict:
     }
 
 
-def op_json(catalog: Catalog, index: dict, framework: str, op: str) -> dict:
+def op_json(catalog: Catalog, index: dict, framework: str, op: str, memo: dict | None = None) -> dict:
+    """`memo`: see kb.model's to_dict (one per API build: records' answers repeat across ops)."""
     out = {
         "schema_version": SCHEMA_VERSION,
         "op": op,
         "framework": framework,
-        "series": [{"series": label, "status": st.to_dict()} for label, st in model.op_series(catalog, framework, op)],
+        "series": [{"series": label, "status": st.to_dict(memo)} for label, st in model.op_series(catalog, framework, op)],
     }
     ids = index["names"][framework][op]
     if any(index["sources"][i]["distributions"].get(model.DISTRIBUTION) for i in ids):
         out["ngc"] = [
-            {"series": label, "status": st.to_dict()}
+            {"series": label, "status": st.to_dict(memo)}
             for label, st in model.op_series(catalog, framework, op, model.DISTRIBUTION)
         ]
     return out
@@ -143,9 +144,10 @@ def files(catalog: Catalog, index: dict) -> dict[str, str]:
         out[f"{PREFIX}/sources/{sid}.json"] = _dump(
             {"schema_version": SCHEMA_VERSION, "source": source_json(source)}
         )
+    memo: dict = {}
     for framework, table in index["names"].items():
         for op in table:
-            out[f"{PREFIX}/ops/{op}.json"] = _dump(op_json(catalog, index, framework, op))
+            out[f"{PREFIX}/ops/{op}.json"] = _dump(op_json(catalog, index, framework, op, memo))
     out[f"{PREFIX}/schema.json"] = json.dumps(schema(), indent=2, sort_keys=True) + "\n"
     return out
 

@@ -28,7 +28,15 @@ class Series:
 
 
 def series(catalog: Catalog, registry: str) -> list[Series]:
-    """The registry's releases grouped into minor series, oldest first."""
+    """The registry's releases grouped into minor series, oldest first (worked out once per
+    catalog: every matrix, page and API file asks again)."""
+    cache = catalog.__dict__.setdefault("_series", {})
+    if registry not in cache:
+        cache[registry] = _series(catalog, registry)
+    return list(cache[registry])
+
+
+def _series(catalog: Catalog, registry: str) -> list[Series]:
     reg = catalog.registries.get(registry)
     if reg is None:
         return []
@@ -112,7 +120,7 @@ def stack(index: dict, framework: str, version: str, device: str = "gpu", distri
     """
     ids = tuple(s["id"] for s in sorted(sources_of(index, framework), key=lambda s: s["id"]))
     key = release_key(version)
-    answer = query._answer(f"{framework} stack", version, key, framework, device, distribution, ids, index)
+    answer = query.answer(f"{framework} stack", version, key, framework, device, distribution, ids, index)
     needs, unsolved, unknown = [], [], []
     for source in answer.sources:
         if source.deterministic is None:
@@ -122,7 +130,7 @@ def stack(index: dict, framework: str, version: str, device: str = "gpu", distri
                 needs.append(frozenset(source.solutions))
             else:
                 unsolved.append(source.id)
-    recipe = query._smallest_cover(needs, index) if needs else ()
+    recipe = query.smallest_cover(needs, index["solutions"], index["order"]) if needs else ()
     return {
         "recipe": list(recipe),
         "unsolved": unsolved,
