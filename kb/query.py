@@ -49,7 +49,7 @@ def reset(new_index: dict | None = None) -> None:
     global _index
     _index = new_index
     for memo in (_known_frameworks, _pools, _cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes,
-                 _groups, _unions, _evidence, _alternatives, _conditioned, _params):
+                 _groups, _unions, _evidence, _alternatives, _conditioned, _params, _shown, _statics):
         memo.clear()
 
 
@@ -524,14 +524,23 @@ def _verified(prepared: tuple, key: tuple, device: str, idx: dict, call: dict | 
     queried call: a case whose call disagrees with it is left out (docs/calls.md)."""
     if not idx.get("runs"):
         return ()
-    out = []
-    for source, _ in prepared:
-        for run_key, run_device, evidence in _evidence_of(source["id"], idx):
-            if (device == "any" or run_device == device) and _same_release(run_key, key):
-                if call is not None and not _case_agrees(evidence, call, defaults):
-                    continue
-                out.append(evidence)
-    return tuple(out)
+    memo = (tuple(source["id"] for source, _ in prepared), key, device)
+    found = _shown.get(memo)
+    if found is None:
+        found = []
+        for source, _ in prepared:
+            for run_key, run_device, evidence in _evidence_of(source["id"], idx):
+                if (device == "any" or run_device == device) and _same_release(run_key, key):
+                    found.append(evidence)
+        found = tuple(found)
+        if len(_shown) < _CACHE_LIMIT:
+            _shown[memo] = found
+    if call is None:
+        return found
+    return tuple(e for e in found if _case_agrees(e, call, defaults))
+
+
+_shown: dict[tuple, tuple] = {}
 
 
 def _same_release(run_key: tuple, key: tuple) -> bool:
@@ -568,6 +577,19 @@ def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
         return ()
     width = 1 + max(len(key) - 1, version.strip().count(".") + 1)
     key = (key + (0,) * width)[:width]
+    memo = (tuple(source["id"] for source, _ in prepared), key)
+    found = _statics.get(memo)
+    if found is None:
+        found = _static_uncached(prepared, key, width, table, idx)
+        if len(_statics) < _CACHE_LIMIT:
+            _statics[memo] = found
+    return found
+
+
+_statics: dict[tuple, tuple] = {}
+
+
+def _static_uncached(prepared: tuple, key: tuple, width: int, table: dict, idx: dict) -> tuple:
     wheels = idx.get("static_wheels", {})
     out = []
     for source, _ in prepared:
