@@ -159,3 +159,14 @@ def overlaps(a: tuple[Key | None, Key | None], b: tuple[Key | None, Key | None])
     starts_before_b_ends = b_hi is None or a_lo is None or a_lo < b_hi
     b_starts_before_a_ends = a_hi is None or b_lo is None or b_lo < a_hi
     return starts_before_b_ends and b_starts_before_a_ends
+
+
+def range_at(ranges: list, version: str) -> object:
+    """The range (anything with a `.versions` specifier) containing `version`, or None: a gap
+    means unknown. The one evaluator behind lint, the run merge and the static evidence."""
+    key = release_key(version)
+    for item in ranges:
+        lo, hi = compile_range(item.versions)
+        if (lo is None or lo <= key) and (hi is None or key < hi):
+            return item
+    return None

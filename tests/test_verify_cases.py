@@ -131,13 +131,13 @@ def test_run_file_results_name_their_case_and_evidence_carries_op_and_call(tmp_p
 def test_every_op_of_a_conditional_record_has_a_case_and_a_complementary_call(record_id: str) -> None:
     """The cases cover each op the record lists (or the record's verifier names why not) and at
     least one call the record's condition excludes."""
-    from kb.verify.merge import _status_at
+    from kb.versions import range_at
     from verifiers import discover
 
     record, _ = _record(record_id)
     cases = discover.scan()[record.verify.verifier].cases
     ops = {c["op"] for c in cases}
     assert set(record.ops) <= ops
-    item = _status_at(record, {"pytorch": "2.11.0", "jax": "0.11.2"}[record.framework])
+    item = range_at(record.status, {"pytorch": "2.11.0", "jax": "0.11.2"}[record.framework])
     assert any(applies(record.calls, item.when, c["op"], c["call"]) is False for c in cases)
     assert any(applies(record.calls, item.when, c["op"], c["call"]) is True for c in cases)

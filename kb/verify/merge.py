@@ -18,22 +18,12 @@ from typing import Any
 
 from kb.verify.cases import applies, label
 from kb.verify.runfile import runs_of
-from kb.versions import compile_range, release_key
-
-def _status_at(record, version: str):
-    """The record's range containing `version`, or None."""
-    key = release_key(version)
-    for item in record.status:
-        lo, hi = compile_range(item.versions)
-        if (lo is None or lo <= key) and (hi is None or key < hi):
-            return item
-    return None
-
+from kb.versions import range_at, release_key
 
 def case_applies(record, result: dict) -> bool | None:
     """Whether the record's condition covers the case this result measured (kb/verify/cases.py)."""
     try:
-        item = _status_at(record, str(result["version"]))
+        item = range_at(record.status, str(result["version"]))
     except ValueError:
         item = None
     call = result.get("call")
@@ -67,7 +57,7 @@ def _claimed_elsewhere(record, result: dict, others) -> bool:
         if other.device not in ("any", result.get("device")):
             continue
         try:
-            item = _status_at(other, str(result["version"]))
+            item = range_at(other.status, str(result["version"]))
         except ValueError:
             continue
         if item is None or item.deterministic:
@@ -83,7 +73,7 @@ def contradictions(record, result: dict, others=()) -> list[str]:
     if record.device not in ("any", result.get("device")):
         return []
     try:
-        item = _status_at(record, str(result["version"]))
+        item = range_at(record.status, str(result["version"]))
     except ValueError:
         return []
     if item is None:

@@ -11,7 +11,7 @@ The same comparison feeds lint: KB017 (a range that disagrees with the evidence)
 from __future__ import annotations
 
 from kb.verify.static.load import FRAMEWORK_OF_RECORD, Release, bypassed, load
-from kb.versions import compile_range, release_key
+from kb.versions import range_at, release_key
 
 
 UNCLAIMED_FRAMEWORKS = ("pytorch", "tensorflow")
@@ -31,16 +31,6 @@ def releases_for(catalog, framework: str) -> list[Release]:
     return sorted((r for r in static_of(catalog)[0] if r.framework == name), key=lambda r: release_key(r.release))
 
 
-def range_at(record, version: str):
-    """The record's main-status range containing `version`, or None (a gap: unknown)."""
-    key = release_key(version)
-    for item in record.status:
-        lo, hi = compile_range(item.versions)
-        if (lo is None or lo <= key) and (hi is None or key < hi):
-            return item
-    return None
-
-
 def disagreements(record, releases: list[Release]) -> list[tuple[Release, str]]:
     """(release, why) for each release whose wheel contradicts the record's range there."""
     claimed = tuple(record.verify.alerts) if record.verify else ()
@@ -48,7 +38,7 @@ def disagreements(record, releases: list[Release]) -> list[tuple[Release, str]]:
         return []
     out = []
     for release in releases:
-        item = range_at(record, release.release)
+        item = range_at(record.status, release.release)
         if item is None:
             continue
         found = [a for a in claimed if a in release.signals]
