@@ -15,7 +15,7 @@ from typing import Any, Iterator
 from kb.catalog import Catalog
 
 CODE = "KB019"
-TITLE = "paths: notes and references cite public sources, never files outside the repository (shared/..., /home/...)"
+TITLE = "paths: notes and references cite public sources, never files outside the repository (a private folder, a home directory)"
 
 # A path token not inside a URL: after start, space or an opening bracket/quote.
 OUTSIDE = re.compile(
