@@ -59,6 +59,7 @@ class _State:
 
 
 _state = _State()
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder, not one per record
 
 
 def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = None) -> None:
@@ -220,7 +221,7 @@ def _write_ready() -> None:
     pending = _state.pending
     done = 0
     while done < len(pending) and "hash" in pending[done]:
-        _state.handle.write(json.dumps(pending[done], separators=(",", ":")) + "\n")
+        _state.handle.write(_encode(pending[done]) + "\n")
         done += 1
     del pending[:done]
 
@@ -257,7 +258,7 @@ def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | No
             _state.pending.append(entry)
             _write_ready()
         else:
-            _state.handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
+            _state.handle.write(_encode(entry) + "\n")
         return entry
 
 
