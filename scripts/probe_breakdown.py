@@ -37,7 +37,24 @@ def main() -> None:
         recorder.filled()
 
     parts = [("unprobed", "unprobed", None), ("hooks only", "probed", "hooks"),
-             ("hooks + records, no device work", "probed", "records"), ("everything", "probed", "all")]
+             ("hooks + records, no device work", "probed", "records"), ("everything", "probed", "all"),
+             ("everything, statistics every 100 steps", "probed-sampled", "all")]
+    counts = {"tensors": 0, "not contiguous": 0, "plain path": 0}
+    try:
+        from kb.probe import _torch_fused
+
+        real_prepare = _torch_fused.prepare
+
+        def counting(t):
+            counts["tensors"] += 1
+            counts["not contiguous"] += not t.is_contiguous()
+            out = real_prepare(t)
+            counts["plain path"] += out is None
+            return out
+
+        _torch_fused.prepare = counting
+    except ImportError:  # no Triton: every tensor takes the plain path
+        pass
     for model in args.models.split(","):
         base = None
         for label, mode, part in parts:
@@ -46,12 +63,16 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 row = probe_models.time_steps(model, args.small, args.device, args.dtype, mode, args.steps, tmp)
             base = base or row
+            seen = dict(counts)
+            for key in counts:
+                counts[key] = 0
             records = row.get("records_per_step") or 0
             extra = row["median_host_ms"] - base["median_host_ms"]
             print(json.dumps({"model": model, "dtype": args.dtype, "part": label, "step_ms": row["median_step_ms"],
                               "host_ms": row["median_host_ms"], "extra_host_ms": round(extra, 2),
                               "records_per_step": records,
-                              "extra_host_us_per_record": round(extra * 1e3 / records, 1) if records else None}),
+                              "extra_host_us_per_record": round(extra * 1e3 / records, 1) if records else None,
+                              "fused_path_tensors": seen}),
                   flush=True)
     _torch._record_tensor, _torch._collector.add = real_record, real_add
 
