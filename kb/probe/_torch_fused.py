@@ -170,11 +170,17 @@ class StepBuffers:
         args = (t, n_words, t.numel(), cols, row_w, self.fp, self.sum, self.min, self.max, self.samples,
                 slot, self.programs, WORDS, CHUNK, max(1, WORDS * 4 // esize // CHUNK), SAMPLE, self.stats, half)
         grid = min(blocks, self.programs)
-        key = (t.dtype, t.data_ptr() % 16 == 0, self.stats)
+        index = self.device.index
+        key = (t.dtype, t.data_ptr() % 16 == 0, self.stats, index)
         kernel = _compiled.get(key)
+        if index != torch.cuda.current_device():  # Triton launches on the current device: switch to t's
+            with torch.cuda.device(index):
+                _probe_kernel[(grid,)](*args[:12], WORDS=WORDS, CHUNK=CHUNK, REPS=args[14], S=SAMPLE,
+                                       STATS=self.stats, HALF=half, num_warps=8)
+            return slot
         if kernel is not None and _fast[0]:
             stream_of, enter, leave, hooked = _fast[0]
-            stream = stream_of(self.device.index)
+            stream = stream_of(index)
             meta = kernel.launch_metadata((grid, 1, 1), stream, *args) if hooked else None
             kernel.run(grid, 1, 1, stream, kernel.function, kernel.packed_metadata, meta, enter, leave, *args)
             return slot
