@@ -216,6 +216,7 @@ def test_pass_writes_one_evidence_file_per_release_and_resumes(tmp_path, monkeyp
     assert doc["kind"] == "static" and doc["release"] == "2.4.1"
     assert doc["wheels"][0]["file"] == wheel.name
     assert doc["wheels"][0]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert isinstance(doc["wheels"][0]["python"], list) and "python_version" in doc["wheels"][0]  # the checks, and the CPython
     asked.clear()
     again = run.run(root, ["pytorch"], only=["2.4.1"], progress=False)
     assert asked == [] and again.skipped == ["pytorch 2.4.1"] and again.written == []
@@ -250,7 +251,7 @@ def _local_index(monkeypatch, index: Path) -> None:
 def test_a_release_with_no_wheel_for_the_preferred_python_is_read_from_a_fallback_python(tmp_path, monkeypatch) -> None:
     """jaxlib 0.11 ships no cp311 wheel: pip is asked again for CPython 3.12, the evidence says so,
     the plugin wheel is asked for with the same Python, and nothing stays on disk."""
-    from kb.verify.static import fetch, run
+    from kb.verify.static import fetch, load, run
 
     index = tmp_path / "simple"
     jaxlib = fake_dist(index, "jaxlib", "0.11.0", "cp312-cp312-manylinux_2_27_x86_64",
@@ -268,11 +269,12 @@ def test_a_release_with_no_wheel_for_the_preferred_python_is_read_from_a_fallbac
     outcome = run.run(root, ["jaxlib"], only=["0.11.0"], scratch=scratch, progress=False)
     assert outcome.written == ["jaxlib 0.11.0"] and not outcome.failed, outcome
     doc = yaml.safe_load((root / "data/runs/static-jaxlib/0.11.0.yaml").read_text())
+    assert not load.problems(doc)  # the lint reads it as well-formed evidence (KB002)
     main, plugin = doc["wheels"]
-    assert (main["file"], main["python"], main["tag"]) == (jaxlib.name, "3.12", "cp312-cp312-manylinux_2_27_x86_64")
+    assert (main["file"], main["python_version"], main["tag"]) == (jaxlib.name, "3.12", "cp312-cp312-manylinux_2_27_x86_64")
     assert main["sha256"] == hashlib.sha256(jaxlib.read_bytes()).hexdigest()
     assert [f["name"] for f in main["flags"]] == ["xla_gpu_autotune_level", "xla_gpu_deterministic_ops"]
-    assert (plugin["package"], plugin["python"], plugin["tag"]) == ("jax-cuda13-pjrt", "3.12", "py3-none-manylinux_2_27_x86_64")
+    assert (plugin["package"], plugin["python_version"], plugin["tag"]) == ("jax-cuda13-pjrt", "3.12", "py3-none-manylinux_2_27_x86_64")
     assert [f["name"] for f in plugin["flags"]] == ["xla_gpu_exclude_nondeterministic_ops"]
     assert list(scratch.iterdir()) == []  # each wheel deleted once read
 

@@ -58,16 +58,19 @@ def _read_wheel(package: str, version: str, target_read: Callable, scratch: Path
         fetched = time.monotonic()
         with zipfile.ZipFile(wheel.path) as archive:
             findings = target_read(archive)
-        return {
+        about = {
             "package": package,
             "file": wheel.path.name,
             "sha256": wheel.sha256,
             "size": wheel.size,
-            "python": wheel.python,  # the CPython pip was asked for when the index served this wheel
+            "python_version": wheel.python,  # the CPython pip was asked for when the index served this wheel
             "tag": wheel.tag,
             "pass": {"download_s": round(fetched - started, 1), "read_s": round(time.monotonic() - fetched, 1)},
-            **findings,
         }
+        clash = sorted(set(about) & set(findings))
+        if clash:
+            raise ValueError(f"a reader's findings reuse the wheel's own keys: {', '.join(clash)}")
+        return {**about, **findings}
 
 
 def read_release(root: Path, target: Target, version: str, scratch: Path | None = None) -> Path:
@@ -85,7 +88,7 @@ def read_release(root: Path, target: Target, version: str, scratch: Path | None 
             continue
     if not wheels:
         raise NotServed(f"{'/'.join(target.packages)} {version}")
-    same = (wheels[0]["python"],) if wheels[0]["python"] else target.pythons
+    same = (wheels[0]["python_version"],) if wheels[0]["python_version"] else target.pythons
     for package in target.extra:
         try:
             wheels.append(_read_wheel(package, version, target.read, scratch, same))
