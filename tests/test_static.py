@@ -249,15 +249,17 @@ def _local_index(monkeypatch, index: Path) -> None:
 
 
 def test_a_release_with_no_wheel_for_the_preferred_python_is_read_from_a_fallback_python(tmp_path, monkeypatch) -> None:
-    """jaxlib 0.11 ships no cp311 wheel: pip is asked again for CPython 3.12, the evidence says so,
-    the plugin wheel is asked for with the same Python, and nothing stays on disk."""
+    """jaxlib 0.11 ships no cp311 wheel: pip is asked again for CPython 3.12 (its usual manylinux tag
+    preferred to a newer glibc's), the evidence says so, the plugin wheel is asked for with the same
+    Python (and read though it has only a newer glibc's tag), and nothing stays on disk."""
     from kb.verify.static import fetch, load, run
 
     index = tmp_path / "simple"
     jaxlib = fake_dist(index, "jaxlib", "0.11.0", "cp312-cp312-manylinux_2_27_x86_64",
                        {"jaxlib/libjax_common.so": b"\0xla_gpu_deterministic_ops\0xla_gpu_autotune_level\0"})
     fake_dist(index, "jaxlib", "0.11.0", "cp313-cp313-manylinux_2_27_x86_64", {"jaxlib/libjax_common.so": b"\0"})
-    fake_dist(index, "jax-cuda13-pjrt", "0.11.0", "py3-none-manylinux_2_27_x86_64",
+    fake_dist(index, "jaxlib", "0.11.0", "cp312-cp312-manylinux_2_34_x86_64", {"jaxlib/libjax_common.so": b"\0"})
+    fake_dist(index, "jax-cuda13-pjrt", "0.11.0", "py3-none-manylinux_2_34_x86_64",  # only a newer glibc's tag
               {"jax_plugins/xla_cuda13/xla_cuda_plugin.so": b"\0xla_gpu_exclude_nondeterministic_ops\0"})
     _local_index(monkeypatch, index)
     scratch = tmp_path / "scratch"
@@ -274,7 +276,7 @@ def test_a_release_with_no_wheel_for_the_preferred_python_is_read_from_a_fallbac
     assert (main["file"], main["python_version"], main["tag"]) == (jaxlib.name, "3.12", "cp312-cp312-manylinux_2_27_x86_64")
     assert main["sha256"] == hashlib.sha256(jaxlib.read_bytes()).hexdigest()
     assert [f["name"] for f in main["flags"]] == ["xla_gpu_autotune_level", "xla_gpu_deterministic_ops"]
-    assert (plugin["package"], plugin["python_version"], plugin["tag"]) == ("jax-cuda13-pjrt", "3.12", "py3-none-manylinux_2_27_x86_64")
+    assert (plugin["package"], plugin["python_version"], plugin["tag"]) == ("jax-cuda13-pjrt", "3.12", "py3-none-manylinux_2_34_x86_64")
     assert [f["name"] for f in plugin["flags"]] == ["xla_gpu_exclude_nondeterministic_ops"]
     assert list(scratch.iterdir()) == []  # each wheel deleted once read
 

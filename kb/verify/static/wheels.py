@@ -3,8 +3,9 @@
 Releases come from the framework's version registry (data/versions/), limited to those the
 static reading covers. The Linux x86-64 wheel for CPython 3.11 is preferred; a release with
 none is asked for with CPython 3.12, 3.13, 3.14 and then 3.10 (jaxlib 0.11 on ships no cp311
-wheel), and the evidence records the Python and tag that served it. A release the package
-index serves for none of them is skipped and reported, never guessed.
+wheel), and any manylinux x86-64 tag is accepted after the usual ones; the evidence records
+the Python and tag that served it. A release the package index serves for none of them is
+skipped and reported, never guessed.
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from typing import Callable
 
 from kb.verify.static import readers
 
-PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64")
+PREFERRED_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64",
+                       "manylinux1_x86_64")
+PLATFORMS = PREFERRED_PLATFORMS + tuple(
+    f"manylinux_2_{n}_x86_64" for n in range(40, 4, -1) if f"manylinux_2_{n}_x86_64" not in PREFERRED_PLATFORMS)
+"""pip's --platform matches tags exactly, and earlier ones win: the preferred tags first (the choice for
+every release that has them), then any other manylinux x86-64 tag, so a release built only for a newer
+glibc (nvidia-nccl-cu12 2.28 to 2.31) is still read."""
 PYTHON = "3.11"
 PYTHONS = (PYTHON, "3.12", "3.13", "3.14", "3.10")
 """The preferred CPython, then the fallbacks for a release that ships no wheel for it."""
