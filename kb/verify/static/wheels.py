@@ -20,8 +20,8 @@ PREFERRED_PLATFORMS = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manyli
 PLATFORMS = PREFERRED_PLATFORMS + tuple(
     f"manylinux_2_{n}_x86_64" for n in range(40, 4, -1) if f"manylinux_2_{n}_x86_64" not in PREFERRED_PLATFORMS)
 """pip's --platform matches tags exactly, and earlier ones win: the preferred tags first (the choice for
-every release that has them), then any other manylinux x86-64 tag, so a release built only for a newer
-glibc (nvidia-nccl-cu12 2.28 to 2.31) is still read."""
+every release that has them), then any other manylinux x86-64 tag, so a release tagged only for another
+glibc (nvidia-nccl-cu12 2.28 to 2.31: manylinux_2_18) is still read."""
 PYTHON = "3.11"
 PYTHONS = (PYTHON, "3.12", "3.13", "3.14", "3.10")
 """The preferred CPython, then the fallbacks for a release that ships no wheel for it."""
