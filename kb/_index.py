@@ -620,7 +620,9 @@ INDEX = {'format': 1,
                                          'cublas.workspace-multistream for several streams). cuBLAS also '
                                          'offers faster atomics-based variants of some routines '
                                          '(cublas<t>symv, cublas<t>hemv) chosen with cublasSetAtomicsMode(); '
-                                         'those are not covered here.',
+                                         'those are not covered here (the mode names CUBLAS_ATOMICS_ALLOWED '
+                                         'and CUBLAS_ATOMICS_NOT_ALLOWED are in every cuBLAS wheel read, '
+                                         '11.10.3.66 to 13.10.0.20, data/runs/static-cublas/).',
                                 'ops': ('cublas.cublasGemmEx',
                                         'cublas.cublasSgemm',
                                         'cublas.cublasHgemm',
@@ -689,7 +691,17 @@ INDEX = {'format': 1,
                                               'calls': (),
                                               'notes': 'cuBLAS 10.0 (fixed single buffer size) is left '
                                                        'unknown; no source states its behaviour with several '
-                                                       'streams.',
+                                                       'streams. The libraries of every cuBLAS wheel read '
+                                                       '(`kb verify --static`, data/runs/static-cublas/, 49 '
+                                                       'releases from 11.10.3.66 to 13.10.0.20) hold no '
+                                                       'CUBLAS_WORKSPACE_CONFIG string (a search by hand of '
+                                                       'the 11.11.3.6 and 12.9.3.13 libraries found not even '
+                                                       'the text WORKSPACE_CONFIG inside a longer one), '
+                                                       'while other switches (CUBLAS_LOGINFO_DBG, '
+                                                       'CUBLASLT_LOG_LEVEL) are there in plain text. cuBLAS '
+                                                       'does not keep this name readably, so its absence '
+                                                       'says nothing either way, and the range rests on the '
+                                                       'cuBLAS guide.',
                                               'ops': ('cublas.cublasGemmEx',
                                                       'cublas.cublasSgemm',
                                                       'cublas.cublasDgemm',
@@ -902,7 +914,19 @@ INDEX = {'format': 1,
                                                             'tf.cudnn-maxpool-backprop and tf.cudnn-ctc-loss '
                                                             'records are caused by this one. '
                                                             'CUDNN_POOLING_MAX_DETERMINISTIC is the '
-                                                            'deterministic max-pooling mode in cudnn.h.',
+                                                            'deterministic max-pooling mode in cudnn.h. '
+                                                            'Every nvidia-cudnn wheel served from 8.5.0.96 '
+                                                            'to 9.28.1.4 (59 releases, `kb verify --static`, '
+                                                            'data/runs/static-cudnn/) still names '
+                                                            'CUDNN_POOLING_MAX_DETERMINISTIC, '
+                                                            'CUDNN_CTC_LOSS_ALGO_NON_DETERMINISTIC and the '
+                                                            "backend's "
+                                                            'CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC, so the '
+                                                            'choice between the two kinds of path exists in '
+                                                            'every release read; names in a binary cannot '
+                                                            'say which algorithms are non-deterministic, so '
+                                                            'this evidence does not decide the ranges after '
+                                                            '8.0 and the dispute stays.',
                                                    'ops': ('cudnn.cudnnConvolutionBackwardFilter',
                                                            'cudnn.cudnnConvolutionBackwardData',
                                                            'cudnn.cudnnPoolingBackward',
@@ -1447,16 +1471,19 @@ INDEX = {'format': 1,
                                                 'XLA_FLAGS before the GPU backend starts.'),
                                  'calls': ((('jax.numpy.bincount',), (('weights', ('float', 'complex')),)),),
                                  'notes': "Flag presence per jaxlib was read from the PyPI wheels' binaries "
-                                          '(xla_gpu_deterministic_ops in 0.4.13, 0.4.28, 0.4.29 and 0.10.2; '
-                                          'xla_gpu_exclude_nondeterministic_ops first in 0.4.29). Ranges are '
-                                          'jax versions; a jax 0.4.29-0.4.30 installed with an older jaxlib '
-                                          '(it accepts jaxlib 0.4.27+) lacks XLA_EXCL. jnp.histogram with '
-                                          'weights differed by about 1e-6 between two calls on an RTX 4090 '
-                                          '(jax issue 28783). Newer jaxlibs add a faster deterministic '
-                                          'scatter rewrite (--xla_gpu_enable_scatter_determinism_expander, '
-                                          "its help text in jaxlib 0.10.2 says it 'makes scatter ops "
-                                          "deterministic'); its default per release is not confirmed, so it "
-                                          'is not offered as a solution.',
+                                          '(`kb verify --static`, data/runs/static-jaxlib/, all 45 releases '
+                                          'from 0.4.13 to 0.12.0.1; xla_gpu_deterministic_ops in every one; '
+                                          'xla_gpu_exclude_nondeterministic_ops from 0.4.29 on; '
+                                          'xla_gpu_enable_scatter_determinism_expander from 0.4.36 on). '
+                                          'Ranges are jax versions; a jax 0.4.29-0.4.30 installed with an '
+                                          'older jaxlib (it accepts jaxlib 0.4.27+) lacks XLA_EXCL. '
+                                          'jnp.histogram with weights differed by about 1e-6 between two '
+                                          'calls on an RTX 4090 (jax issue 28783). Newer jaxlibs add a '
+                                          'faster deterministic scatter rewrite '
+                                          '(--xla_gpu_enable_scatter_determinism_expander, its help text in '
+                                          "jaxlib 0.10.2 says it 'makes scatter ops deterministic'); its "
+                                          'default per release is not confirmed, so it is not offered as a '
+                                          'solution.',
                                  'ops': ('jax.numpy.ndarray.at',
                                          'jax.Array.at',
                                          'jax.lax.scatter_add',
@@ -1668,7 +1695,9 @@ INDEX = {'format': 1,
                                                     'Consistent with the rewrite of select-and-scatter into '
                                                     'scatter plus reduce-window that the notes mention. No '
                                                     'source says in which release this changed, so 0.11.0 '
-                                                    'and 0.11.1 are left unknown.',
+                                                    'and 0.11.1 are left unknown; the flag names read from '
+                                                    'the jaxlib wheels (data/runs/static-jaxlib/) do not '
+                                                    'mark the change either.',
                                                     None,
                                                     None)),
                                         'caused_by': (),
@@ -1865,7 +1894,15 @@ INDEX = {'format': 1,
                                              'notes': 'Until openxla PR 14310 (2024) XLA:GPU also honoured '
                                                       "TensorFlow's TF_CUDNN_DETERMINISTIC for cuDNN (jax "
                                                       'issue 565, 2019); that handling moved into '
-                                                      'TensorFlow, so it is not offered for JAX.',
+                                                      'TensorFlow, so it is not offered for JAX. The flag '
+                                                      'names in the jaxlib and CUDA PJRT plugin wheels (`kb '
+                                                      'verify --static`, data/runs/static-jaxlib/, all 45 '
+                                                      'releases from 0.4.13 to 0.12.0.1) agree with the '
+                                                      'ranges (xla_gpu_deterministic_ops in every release, '
+                                                      'xla_gpu_exclude_nondeterministic_ops from 0.4.29 on). '
+                                                      '0.12.0 adds '
+                                                      'xla_gpu_experimental_deterministic_ops_triton; no '
+                                                      'source here says what it does, so it is not offered.',
                                              'ops': ('jax.numpy.matmul',
                                                      'jax.numpy.dot',
                                                      'jax.numpy.einsum',
@@ -2028,7 +2065,10 @@ INDEX = {'format': 1,
                                                      '(data/runs/h200-x2-e61d486d/2026-11-23T092047Z.yaml).'),
                                       'calls': (),
                                       'notes': 'NVLS (NVLink SHARP) reduction, which is not deterministic '
-                                               'even with a fixed choice, is nccl.nvls-reduction.',
+                                               'even with a fixed choice, is nccl.nvls-reduction. NCCL_ALGO '
+                                               'and NCCL_PROTO are in every nvidia-nccl wheel read (`kb '
+                                               'verify --static`, data/runs/static-nccl/, 29 releases from '
+                                               '2.16.2 to 2.32.3).',
                                       'ops': ('nccl.ncclAllReduce',
                                               'nccl.ncclReduce',
                                               'nccl.ncclReduceScatter'),
@@ -2135,7 +2175,10 @@ INDEX = {'format': 1,
                                                  "NCCL's env.rst marks NCCL_NVLS_ENABLE 'since 2.17' and "
                                                  'lists the NVLS algorithm as 2.17+ (NVLSTree 2.18+). A fix '
                                                  'was expected from a future CUDA driver (NVIDIA/nccl#1497, '
-                                                 '2024-11), not from NCCL.',
+                                                 '2024-11), not from NCCL. The nvidia-nccl wheels agree (`kb '
+                                                 'verify --static`, data/runs/static-nccl/); '
+                                                 'NCCL_NVLS_ENABLE is in every release read from 2.17.1 to '
+                                                 '2.32.3 and in neither 2.16 release.',
                                                  None,
                                                  None),),
                                      'caused_by': (),

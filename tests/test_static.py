@@ -184,7 +184,7 @@ def _offline(monkeypatch, wheels: dict[str, Path]) -> list[str]:
     asked: list[str] = []
 
     @contextlib.contextmanager
-    def download(package: str, version: str, scratch=None, timeout=0):
+    def download(package: str, version: str, scratch=None, timeout=0, pythons=()):
         asked.append(f"{package}=={version}")
         if f"{package}=={version}" not in wheels:
             raise fetch.NotServed(f"{package}=={version}")
@@ -216,9 +216,69 @@ def test_pass_writes_one_evidence_file_per_release_and_resumes(tmp_path, monkeyp
     assert doc["kind"] == "static" and doc["release"] == "2.4.1"
     assert doc["wheels"][0]["file"] == wheel.name
     assert doc["wheels"][0]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert isinstance(doc["wheels"][0]["python"], list) and "python_version" in doc["wheels"][0]  # the checks, and the CPython
     asked.clear()
     again = run.run(root, ["pytorch"], only=["2.4.1"], progress=False)
     assert asked == [] and again.skipped == ["pytorch 2.4.1"] and again.written == []
+
+
+def fake_dist(folder: Path, project: str, version: str, tag: str, members: dict[str, bytes]) -> Path:
+    """A wheel pip accepts from an index (dist-info with METADATA, WHEEL, RECORD) holding members."""
+    dist = project.replace("-", "_")
+    path = folder / project / f"{dist}-{version}-{tag}.whl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    info = f"{dist}-{version}.dist-info"
+    files = {**members,
+             f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {project}\nVersion: {version}\n".encode(),
+             f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: kb-tests\nRoot-Is-Purelib: false\nTag: {tag}\n".encode()}
+    with zipfile.ZipFile(path, "w") as wheel:
+        for name, data in files.items():
+            wheel.writestr(name, data)
+        wheel.writestr(f"{info}/RECORD", "".join(f"{n},,\n" for n in files) + f"{info}/RECORD,,\n")
+    links = "".join(f'<a href="{w.name}">{w.name}</a>\n' for w in sorted(path.parent.glob("*.whl")))
+    (path.parent / "index.html").write_text(f"<!DOCTYPE html>\n<html><body>\n{links}</body></html>\n")  # a simple-API page
+    return path
+
+
+def _local_index(monkeypatch, index: Path) -> None:
+    """pip reads only the test's folder of wheels: no network, no machine-wide configuration."""
+    monkeypatch.setenv("PIP_INDEX_URL", index.as_uri())
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    for name in ("PIP_EXTRA_INDEX_URL", "PIP_NO_INDEX", "PIP_TRUSTED_HOST"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_release_with_no_wheel_for_the_preferred_python_is_read_from_a_fallback_python(tmp_path, monkeypatch) -> None:
+    """jaxlib 0.11 ships no cp311 wheel: pip is asked again for CPython 3.12 (its usual manylinux tag
+    preferred to a newer glibc's), the evidence says so, the plugin wheel is asked for with the same
+    Python (and read though it has only a newer glibc's tag), and nothing stays on disk."""
+    from kb.verify.static import fetch, load, run
+
+    index = tmp_path / "simple"
+    jaxlib = fake_dist(index, "jaxlib", "0.11.0", "cp312-cp312-manylinux_2_27_x86_64",
+                       {"jaxlib/libjax_common.so": b"\0xla_gpu_deterministic_ops\0xla_gpu_autotune_level\0"})
+    fake_dist(index, "jaxlib", "0.11.0", "cp313-cp313-manylinux_2_27_x86_64", {"jaxlib/libjax_common.so": b"\0"})
+    fake_dist(index, "jaxlib", "0.11.0", "cp312-cp312-manylinux_2_34_x86_64", {"jaxlib/libjax_common.so": b"\0"})
+    fake_dist(index, "jax-cuda13-pjrt", "0.11.0", "py3-none-manylinux_2_34_x86_64",  # only a newer glibc's tag
+              {"jax_plugins/xla_cuda13/xla_cuda_plugin.so": b"\0xla_gpu_exclude_nondeterministic_ops\0"})
+    _local_index(monkeypatch, index)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    with pytest.raises(fetch.NotServed, match=r"jaxlib==0\.11\.0: no Linux x86-64 wheel for CPython 3\.11"):
+        with fetch.download("jaxlib", "0.11.0", scratch, pythons=("3.11",)):
+            pass
+    root = _project(tmp_path)
+    outcome = run.run(root, ["jaxlib"], only=["0.11.0"], scratch=scratch, progress=False)
+    assert outcome.written == ["jaxlib 0.11.0"] and not outcome.failed, outcome
+    doc = yaml.safe_load((root / "data/runs/static-jaxlib/0.11.0.yaml").read_text())
+    assert not load.problems(doc)  # the lint reads it as well-formed evidence (KB002)
+    main, plugin = doc["wheels"]
+    assert (main["file"], main["python_version"], main["tag"]) == (jaxlib.name, "3.12", "cp312-cp312-manylinux_2_27_x86_64")
+    assert main["sha256"] == hashlib.sha256(jaxlib.read_bytes()).hexdigest()
+    assert [f["name"] for f in main["flags"]] == ["xla_gpu_autotune_level", "xla_gpu_deterministic_ops"]
+    assert (plugin["package"], plugin["python_version"], plugin["tag"]) == ("jax-cuda13-pjrt", "3.12", "py3-none-manylinux_2_34_x86_64")
+    assert [f["name"] for f in plugin["flags"]] == ["xla_gpu_exclude_nondeterministic_ops"]
+    assert list(scratch.iterdir()) == []  # each wheel deleted once read
 
 
 def _status_and_findings(root: Path, op: str, version: str):

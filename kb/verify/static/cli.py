@@ -7,7 +7,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from kb.verify.static.wheels import TARGETS
+from kb.verify.static.wheels import PYTHONS, TARGETS
 
 MIN_FREE_GB = 8.0  # the largest wheel (about 2.5 GB) and its biggest member unpacked in memory, with room to spare
 
@@ -36,7 +36,7 @@ def main(args: argparse.Namespace, root: Path) -> int:
     for label in outcome.written:
         print(f"read {label}")
     for label in outcome.not_served:
-        print(f"not served for Linux x86-64 / CPython 3.11: {label}")
+        print(f"not served for Linux x86-64 (CPython {', '.join(PYTHONS)} tried where a wheel is per Python): {label}")
     for label in outcome.failed:
         print(f"failed: {label}", file=sys.stderr)
     print(f"{len(outcome.written)} release(s) read, {len(outcome.skipped)} already had evidence, "

@@ -55,6 +55,8 @@ def problems(data: object) -> list[str]:
         if not isinstance(wheel, dict) or not isinstance(wheel.get("file"), str) or not isinstance(wheel.get("sha256"), str):
             out.append(f"wheels.{i}: needs file and sha256")
             continue
+        if not isinstance(wheel.get("python_version", ""), str) or not isinstance(wheel.get("tag", ""), str):
+            out.append(f"wheels.{i}: python_version and tag, where present, are strings")
         for part in ("alerts", "python", "flags"):
             items = wheel.get(part, [])
             if not isinstance(items, list) or not all(isinstance(x, dict) for x in items):

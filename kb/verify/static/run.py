@@ -52,36 +52,46 @@ def releases(root: Path, target: Target) -> list[str]:
     return [v for v in versions if v in head_set] + [v for v in versions if v not in head_set]
 
 
-def _read_wheel(package: str, version: str, target_read: Callable, scratch: Path | None) -> dict:
+def _read_wheel(package: str, version: str, target_read: Callable, scratch: Path | None, pythons: tuple[str, ...]) -> dict:
     started = time.monotonic()
-    with download(package, version, scratch) as wheel:
+    with download(package, version, scratch, pythons=pythons) as wheel:
         fetched = time.monotonic()
         with zipfile.ZipFile(wheel.path) as archive:
             findings = target_read(archive)
-        return {
+        about = {
             "package": package,
             "file": wheel.path.name,
             "sha256": wheel.sha256,
             "size": wheel.size,
+            "python_version": wheel.python,  # the CPython pip was asked for when the index served this wheel
+            "tag": wheel.tag,
             "pass": {"download_s": round(fetched - started, 1), "read_s": round(time.monotonic() - fetched, 1)},
-            **findings,
         }
+        clash = sorted(set(about) & set(findings))
+        if clash:
+            raise ValueError(f"a reader's findings reuse the wheel's own keys: {', '.join(clash)}")
+        return {**about, **findings}
 
 
 def read_release(root: Path, target: Target, version: str, scratch: Path | None = None) -> Path:
-    """Read one release's wheels and write its evidence; NotServed when the index has none."""
+    """Read one release's wheels and write its evidence; NotServed when the index has none.
+
+    The first package served for the release, with the first of the target's Pythons that
+    the index serves it for; its extra wheels are asked for with that same Python.
+    """
     wheels = []
     for package in target.packages:
         try:
-            wheels.append(_read_wheel(package, version, target.read, scratch))
+            wheels.append(_read_wheel(package, version, target.read, scratch, target.pythons))
             break
         except NotServed:
             continue
     if not wheels:
         raise NotServed(f"{'/'.join(target.packages)} {version}")
+    same = (wheels[0]["python_version"],) if wheels[0]["python_version"] else target.pythons
     for package in target.extra:
         try:
-            wheels.append(_read_wheel(package, version, target.read, scratch))
+            wheels.append(_read_wheel(package, version, target.read, scratch, same))
         except NotServed:
             continue
     return evidence.write(root, evidence.document(target.framework, version, wheels, reader_code()))
