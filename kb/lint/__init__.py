@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding
+from kb.yamlio import remembering
 from kb.lint import (
     calls, canonical, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, solutions,
     static_ranges, static_unclaimed, verifiers,
@@ -33,9 +34,10 @@ CODES = {
 
 
 def run(root: Path) -> tuple[Catalog, list[Finding]]:
-    catalog = load(root)
-    for module in CHECKS:
-        module.check(catalog)
+    with remembering(root):  # files parsed by an earlier run with the same text are not parsed again
+        catalog = load(root)
+        for module in CHECKS:
+            module.check(catalog)
     return catalog, sorted(set(catalog.findings))
 
 
