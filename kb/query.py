@@ -26,7 +26,8 @@ from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, StaticEvid
 
 DEVICES = ("gpu", "cpu", "any")
 DISTRIBUTIONS = ("ngc",)
-_index: dict | None = None
+_index: dict | None = None  # the whole index: kb/_index.py joined with kb/_details.py, or reset()'s
+_core: dict | None = None  # what status() reads: kb/_index.py alone (or the whole index, after reset())
 _inventory: dict[str, frozenset[str]] = {}
 _cache: dict[tuple, Status] = {}
 _keys: dict[str, tuple] = {}
@@ -36,18 +37,93 @@ _SUGGEST_POOL = 20_000  # names difflib compares per miss: under 0.1 s
 
 
 def index() -> dict:
+    """The whole compiled index, as kb/compile.py built it (loads kb/_details.py on first use)."""
     global _index
     if _index is None:
-        from kb._index import INDEX
+        from kb._details import DETAILS
 
-        _index = INDEX
+        _index = join_index(_light(), DETAILS)
     return _index
+
+
+def _light() -> dict:
+    """The part of the index every query reads (kb/_index.py): the details module, with the
+    run and static evidence, parameters and the records' prose, loads only when a query needs it."""
+    global _core
+    if _core is None:
+        if _index is not None:
+            _core = _index
+        else:
+            from kb._index import INDEX
+
+            _core = INDEX
+    return _core
+
+
+def _detail(idx: dict, name: str, default=None):
+    """A part of the index that kb/_index.py (which has `evidence` instead) leaves to kb/_details.py."""
+    if name in idx:
+        return idx[name]
+    return index().get(name, default) if "evidence" in idx else default
+
+
+# What kb/_index.py keeps of each record (what a Status shows); the rest is in kb/_details.py.
+CORE_SOURCE_FIELDS = frozenset((
+    "id", "framework", "title", "device", "pass", "mechanism", "summary", "calls", "status", "caused_by",
+    "distributions", "disputes", "references",
+))
+DETAIL_KEYS = frozenset(("params", "runs", "flagged", "reviewed", "static", "static_wheels", "static_disagreements",
+                         "static_unclaimed"))
+
+
+def split_index(idx: dict) -> tuple[dict, dict]:
+    """(core, details): the index as kb/_index.py and kb/_details.py hold it; `join_index` undoes it.
+
+    The core adds `evidence`: per record with runs or static evidence, the (release key, device)
+    of each run and the release key of each static evidence file, so that a query tells whether
+    any evidence matches before loading the details (most queries need none).
+    """
+    runs, static = idx.get("runs", {}), idx.get("static", {})
+    marks = {}
+    for sid in idx["sources"]:
+        measured = tuple(dict.fromkeys((run["key"], run["device"]) for run in runs.get(sid, ())))
+        read = tuple(dict.fromkeys(entry[0] for entry in static.get(sid, ())))
+        if measured or read:
+            marks[sid] = (measured, read)
+    core: dict = {}
+    for name, value in idx.items():
+        if name == "sources":
+            value = {sid: {f: v for f, v in source.items() if f in CORE_SOURCE_FIELDS} for sid, source in value.items()}
+        if name not in DETAIL_KEYS:
+            core[name] = value
+    core["evidence"] = marks
+    fields = tuple(dict.fromkeys(f for source in idx["sources"].values() for f in source))
+    details = {
+        "keys": tuple(idx),
+        "source_fields": fields,
+        "sources": {sid: {f: v for f, v in source.items() if f not in CORE_SOURCE_FIELDS}
+                    for sid, source in idx["sources"].items()},
+        **{name: value for name, value in idx.items() if name in DETAIL_KEYS},
+    }
+    return core, details
+
+
+def join_index(core: dict, details: dict) -> dict:
+    """The whole index from its two parts, equal to what kb/compile.py built, key order included."""
+    more = details["sources"]
+    fields = details["source_fields"]
+    sources = {
+        sid: {f: source[f] if f in source else more[sid][f] for f in fields if f in source or f in more.get(sid, ())}
+        for sid, source in core["sources"].items()
+    }
+    return {name: sources if name == "sources" else core[name] if name in core else details[name]
+            for name in details["keys"]}
 
 
 def reset(new_index: dict | None = None) -> None:
     """Forget every memo (and optionally swap the index), e.g. after `kb build` in-process."""
-    global _index
-    _index = new_index
+    global _index, _core
+    _index = _core = new_index
     for memo in (_known_frameworks, _pools, _cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes,
                  _groups, _unions, _evidence, _alternatives, _conditioned, _params, _shown, _statics):
         memo.clear()
@@ -66,7 +142,7 @@ _known_frameworks: list[tuple[str, ...]] = []
 def _frameworks() -> tuple[str, ...]:
     """Every framework the index knows (a tuple: `x in` it never hashes caller input)."""
     if not _known_frameworks:
-        idx = index()
+        idx = _light()
         names = {*idx["prefixes"], *idx["names"], *(r for r in idx["registries"] if "-" not in r)}
         _known_frameworks.append(tuple(sorted(names)))
     return _known_frameworks[0]
@@ -192,7 +268,7 @@ def _prepare(source: dict) -> tuple:
         for entry in ranges:
             per_range[id(entry)] = (_make(source, entry, (), True, ()), frozenset(entry[3]))
     refs = []
-    sources = index()["sources"]
+    sources = _light()["sources"]
     cited = list(source["references"])
     for cause in source["caused_by"]:  # lint KB013 guarantees they exist; tolerate a stale index
         cited.extend(sources[cause]["references"] if cause in sources else ())
@@ -253,7 +329,7 @@ def _parameters(op: str, framework: str, idx: dict) -> tuple | None:
     memo = (op, framework)
     if memo in _params:
         return _params[memo]
-    fields = idx.get("params", {}).get(framework, {}).get(op)
+    fields = _detail(idx, "params", {}).get(framework, {}).get(op)
     if fields is None and framework in idx["prefixes"]:
         fields = signatures.table(framework).get(op)
     found = None if fields is None else signatures.parse(fields)
@@ -270,7 +346,7 @@ def parameters(op: str, framework: str | None = None) -> tuple | None:
     """
     if not isinstance(op, str) or not op:
         raise ValueError("op must be a non-empty string such as 'torch.nn.functional.interpolate'")
-    idx = index()
+    idx = _light()
     fw, _ = _resolve(op, framework, idx)
     return _parameters(op, fw, idx)
 
@@ -383,7 +459,7 @@ def status(
         key = versions.release_key(version)
         if len(_keys) < _CACHE_LIMIT:
             _keys[version] = key
-    idx = index()
+    idx = _light()
     resolved = _resolved.get((op, framework))
     if resolved is None:
         resolved = _resolve(op, framework, idx)
@@ -503,6 +579,7 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
     """(release key, device, Evidence) per run of a source, built once from the index."""
     found = _evidence.get(source_id)
     if found is None:
+        idx = {"runs": _detail(idx, "runs", {})}
         found = _evidence[source_id] = tuple(
             (
                 run["key"], run["device"],
@@ -522,13 +599,18 @@ def _verified(prepared: tuple, key: tuple, device: str, idx: dict, call: dict | 
     """Evidence measured on the queried release (same key, or a patch of the queried
     series: 2.11 shows runs of 2.11.0 and 2.11.1) and on the queried device, for the
     queried call: a case whose call disagrees with it is left out (docs/calls.md)."""
-    if not idx.get("runs"):
+    marks = idx.get("evidence")
+    if not (idx.get("runs") if marks is None else marks):
         return ()
     memo = (tuple(source["id"] for source, _ in prepared), key, device)
     found = _shown.get(memo)
     if found is None:
         found = []
         for source, _ in prepared:
+            if marks is not None and not any(  # kb/_index.py's marks: no run here, no details to load
+                    (device == "any" or run_device == device) and _same_release(run_key, key)
+                    for run_key, run_device in marks.get(source["id"], ((), ()))[0]):
+                continue
             for run_key, run_device, evidence in _evidence_of(source["id"], idx):
                 if (device == "any" or run_device == device) and _same_release(run_key, key):
                     found.append(evidence)
@@ -572,15 +654,18 @@ def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
     """Static evidence (`kb verify --static`) of the queried release: the same release, or every
     release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold; 2.0 only
     2.0.x, although keys drop trailing zeros)."""
-    table = idx.get("static")
-    if not table:
+    marks = idx.get("evidence")
+    if not (idx.get("static") if marks is None else marks):
         return ()
     width = 1 + max(len(key) - 1, version.strip().count(".") + 1)
     key = (key + (0,) * width)[:width]
     memo = (tuple(source["id"] for source, _ in prepared), key)
     found = _statics.get(memo)
     if found is None:
-        found = _static_uncached(prepared, key, width, table, idx)
+        if marks is not None:  # kb/_index.py's marks: the details load only when a release matches
+            prepared = tuple(p for p in prepared if any(
+                (read + (0,) * width)[:width] == key for read in marks.get(p[0]["id"], ((), ()))[1]))
+        found = _static_uncached(prepared, key, width, _detail(idx, "static", {}), idx) if prepared else ()
         if len(_statics) < _CACHE_LIMIT:
             _statics[memo] = found
     return found
@@ -590,7 +675,7 @@ _statics: dict[tuple, tuple] = {}
 
 
 def _static_uncached(prepared: tuple, key: tuple, width: int, table: dict, idx: dict) -> tuple:
-    wheels = idx.get("static_wheels", {})
+    wheels = _detail(idx, "static_wheels", {})
     out = []
     for source, _ in prepared:
         for key_, release, file, found, missing, bypassed in table.get(source["id"], ()):

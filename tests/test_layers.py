@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "kb.verify.merge", "kb.nightly.report",
         "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
     )),
-    ("compile", ("kb.compile", "kb._index")),  # catalog + merged evidence -> the index
+    ("compile", ("kb.compile", "kb._index", "kb._details")),  # catalog + merged evidence -> the index
     ("outputs", (  # everything read from the index: query, generated files, site, plans, probes
         "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
         "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes", "kb.site.words", "kb.verify.plan", "kb.verify.coverage",
