@@ -493,7 +493,7 @@ def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
         for _, (_, _, refs) in prepared:
             for reference in refs:
                 references[id(reference)] = reference
-        group = _groups[memo] = (tuple(prepared), tuple(references.values()))
+        group = _groups[memo] = (tuple(prepared), tuple(references.values()), tuple(s["id"] for s, _ in prepared))
     return group
 
 
@@ -504,7 +504,7 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
     if registry is not None and key not in _known(registry):
         notes.append(f"{version} is not a known {distribution or framework} release (latest known: {registry['latest']})")
-    prepared, references = _group(ids, device, idx)
+    prepared, references, prepared_ids = _group(ids, device, idx)
     if ids and not prepared:
         notes.append(f"the records for {op} concern another device than {device}")
     if call is not None and params is None and ids:
@@ -565,10 +565,11 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=references, verified=_verified(kept, key, device, idx, call, defaults), notes=tuple(notes),
+        references=references, verified=_verified(kept, key, device, idx, call, defaults, None if excluded else prepared_ids),
+        notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
-        static=() if distribution else _static(prepared, key, version, idx),
+        static=() if distribution else _static(prepared, key, version, idx, prepared_ids),
     )
 
 
@@ -595,14 +596,14 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
 
 
 def _verified(prepared: tuple, key: tuple, device: str, idx: dict, call: dict | None = None,
-              defaults: dict | None = None) -> tuple:
+              defaults: dict | None = None, ids: tuple | None = None) -> tuple:
     """Evidence measured on the queried release (same key, or a patch of the queried
     series: 2.11 shows runs of 2.11.0 and 2.11.1) and on the queried device, for the
     queried call: a case whose call disagrees with it is left out (docs/calls.md)."""
     marks = idx.get("evidence")
     if not (idx.get("runs") if marks is None else marks):
         return ()
-    memo = (tuple(source["id"] for source, _ in prepared), key, device)
+    memo = (tuple(source["id"] for source, _ in prepared) if ids is None else ids, key, device)
     found = _shown.get(memo)
     if found is None:
         found = []
@@ -650,7 +651,7 @@ def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:
     return True
 
 
-def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
+def _static(prepared: tuple, key: tuple, version: str, idx: dict, ids: tuple | None = None) -> tuple:
     """Static evidence (`kb verify --static`) of the queried release: the same release, or every
     release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold; 2.0 only
     2.0.x, although keys drop trailing zeros)."""
@@ -659,7 +660,7 @@ def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
         return ()
     width = 1 + max(len(key) - 1, version.strip().count(".") + 1)
     key = (key + (0,) * width)[:width]
-    memo = (tuple(source["id"] for source, _ in prepared), key)
+    memo = (tuple(source["id"] for source, _ in prepared) if ids is None else ids, key)
     found = _statics.get(memo)
     if found is None:
         if marks is not None:  # kb/_index.py's marks: the details load only when a release matches
