@@ -104,6 +104,16 @@ def write_sources(catalog: Catalog, build: Path, report_dir: Path | None = None,
                   warn: Callable[[str], None] | None = None) -> int:
     """Replace build/docs with freshly generated sources; returns the number of pages."""
     files = sources(catalog, report_dir, warn)
+    write_files(files, build)
+    return page_count(files)
+
+
+def page_count(files: dict[str, str]) -> int:
+    return sum(1 for rel in files if rel.endswith(".md") and not rel.startswith(".."))
+
+
+def write_files(files: dict[str, str], build: Path) -> None:
+    """Replace build/docs with `files` (from `sources`), and write build/mkdocs.yml."""
     build.mkdir(parents=True, exist_ok=True)
     fresh = Path(tempfile.mkdtemp(prefix="docs.", dir=build))
     try:
@@ -118,7 +128,6 @@ def write_sources(catalog: Catalog, build: Path, report_dir: Path | None = None,
         shutil.rmtree(fresh, ignore_errors=True)
         raise
     write_atomic(build / "mkdocs.yml", files["../mkdocs.yml"])
-    return sum(1 for rel in files if rel.endswith(".md") and not rel.startswith(".."))
 
 
 _ROOT_ABSOLUTE = re.compile(r'\b(href|src)="/(?!/)')

@@ -111,14 +111,20 @@ def source_page(catalog: Catalog, index: dict, source: dict) -> str:
 
 def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
     by_code = {s.code: s for s in catalog.solutions}
+    # The codes any record of a framework needs in each series, worked out once for every code.
+    needed = {
+        fw: [(col.label, {c for s in model.sources_of(index, fw) for c in model.source_answer(s["id"], fw, col.label).solutions})
+             for col in model.series(catalog, fw)]
+        for fw in model.frameworks(index)
+    }
     out = []
     for code in index["order"]:
         sol = by_code[code]
         where = []
-        for fw in model.frameworks(index):
-            for col in model.series(catalog, fw):
-                if any(code in model.source_answer(s["id"], fw, col.label).solutions for s in model.sources_of(index, fw)):
-                    where.append((fw, col.label))
+        for fw, columns in needed.items():
+            for label, codes in columns:
+                if code in codes:
+                    where.append((fw, label))
                     break
         out.append((code, {
             "title": sol.title, "kind": sol.kind, "how": sol.how, "snippet": sol.snippet,
