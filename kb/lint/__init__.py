@@ -46,63 +46,26 @@ def run(root: Path) -> tuple[Catalog, list[Finding]]:
 def checking(root: Path) -> Iterator[tuple[Catalog, Callable[[], list[Finding]]]]:
     """Load data/ and run the checks beside the block: yields (catalog, wait for the findings).
 
-    For `kb site`, which builds from the catalog while the checks run. Where the OS forks
-    (Linux), the checks run in a child process on the catalog as loaded, so a second core
-    checks while the first renders; `wait()` returns what `run(root)` would. The block must
-    act on nothing it built until `wait()` says the data is clean. Elsewhere, or when the
-    catalog did not load cleanly, the checks run first, here, as in `run`. The whole block
-    reads files through the parse memo (kb/yamlio.py), saved when it ends.
+    For `kb site`, which builds from the catalog while the checks run: where the OS forks,
+    the checks run in a child process on the catalog as loaded (kb/aside.py), so a second
+    core checks while the first renders; `wait()` returns what `run(root)` would. The block
+    must act on nothing it built until `wait()` says the data is clean. When the catalog did
+    not load cleanly, the checks run first, here, as in `run`. The whole block reads files
+    through the parse memo (kb/yamlio.py), saved when it ends.
     """
-    import os
-    import pickle
+    from kb.aside import Aside
 
     with remembering(root):
         catalog = load(root)
-        if not hasattr(os, "fork") or not sys.platform.startswith("linux") or errors(catalog.findings):
+        if errors(catalog.findings):
             found = _checked(catalog)
             yield catalog, lambda: found
             return
-        read_end, write_end = os.pipe()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: check, send the findings, leave without running the parent's exit code
-            status = 1
-            try:
-                os.close(read_end)
-                with os.fdopen(write_end, "wb") as out:
-                    pickle.dump(_checked(catalog), out)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        result: list[list[Finding]] = []
-
-        def wait() -> list[Finding]:
-            if not result:
-                with os.fdopen(read_end, "rb") as incoming:
-                    data = incoming.read()
-                _, status = os.waitpid(pid, 0)
-                try:
-                    found = pickle.loads(data) if status == 0 else None
-                except Exception:  # noqa: BLE001 - a damaged answer: check here instead
-                    found = None
-                # A child that failed (killed, out of memory): the same checks, here.
-                result.append(found if isinstance(found, list) else _checked(load(root)))
-            return result[0]
-
+        checks = Aside(lambda: _checked(catalog), again=lambda: _checked(load(root)))
         try:
-            yield catalog, wait
+            yield catalog, checks.result
         finally:
-            if not result:  # the block failed before waiting: stop the child, ignore its answer
-                import signal
-
-                os.close(read_end)
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                os.waitpid(pid, 0)
+            checks.cancel()
 
 
 def _checked(catalog: Catalog) -> list[Finding]:

@@ -39,13 +39,19 @@ def sources(catalog: Catalog, report_dir: Path | None = None,
     `report_dir`: where nightly.json is (default as `kb nightly`: <root>/reports); `warn`
     hears why a report there could not be shown (the page says it too; the build goes on).
     """
+    from kb.aside import Aside
+
     index = build_index(catalog)
     query.reset(index)  # answers come from this data, not the installed kb/_index.py
+    # The JSON API is built in a child process (a second core, where the OS forks: kb/aside.py)
+    # while this one renders the pages.
+    api_job = Aside(lambda: api.files(catalog, index))
     try:
-        api_files = api.files(catalog, index)
-        files = dict(api_files)
-        files.update(pages.pages(catalog, index, api_files, report_dir, warn))
+        rendered = pages.pages(catalog, index, api_job.result, report_dir, warn)
+        files = dict(api_job.result())
+        files.update(rendered)
     finally:
+        api_job.cancel()
         query.reset()
     root = catalog.root
     for name in pages.HAND_WRITTEN:
