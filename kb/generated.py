@@ -60,8 +60,10 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
         from kb import query, render as rendering
 
         templates = rendering.TEMPLATES
+        import jinja2
+
         memo = Memo(root, "index", Path(__file__), Path(pprint.__file__), Path(query.__file__), Path(rendering.__file__),
-                    templates / "index.py.j2", templates / "details.py.j2")
+                    templates / "index.py.j2", templates / "details.py.j2", jinja2.__version__)
         key = memo.key(repr(index))
         found = memo.get(key)
         if found is not MISS and isinstance(found, dict):

@@ -15,11 +15,7 @@ How an answer is formed (docs/api.md has the user-facing version):
    which a user applies them; None when a record has no solution or any is unknown.
 """
 
-from __future__ import annotations
-
-from itertools import combinations
-
-from kb import calls, signatures, versions
+from kb import signatures, versions
 from kb.bounds import MAX_NAME, MAX_VERSION, check_text, echo
 from kb.errors import UnknownOpError
 from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, StaticEvidence, Status
@@ -36,14 +32,46 @@ _CACHE_LIMIT = 8192
 _SUGGEST_POOL = 20_000  # names difflib compares per miss: under 0.1 s
 
 
+class _Lazy:
+    """kb/calls.py, imported on first use: a query whose records have no call conditions and
+    that gives no `call=` never needs it (every module costs start-up time)."""
+
+    def __getattr__(self, name: str):
+        from kb import calls as module
+
+        globals()["calls"] = module
+        return getattr(module, name)
+
+
+calls = _Lazy()
+
+
 def index() -> dict:
     """The whole compiled index, as kb/compile.py built it (loads kb/_details.py on first use)."""
     global _index
     if _index is None:
-        from kb._details import DETAILS
+        with _no_gc():
+            from kb._details import DETAILS
 
         _index = join_index(_light(), DETAILS)
     return _index
+
+
+class _no_gc:
+    """The garbage collector paused while a generated module builds its literal: it would
+    otherwise walk the growing index again and again (a third of kb/_index.py's load time)."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            import gc
+
+            gc.enable()
 
 
 def _light() -> dict:
@@ -54,7 +82,8 @@ def _light() -> dict:
         if _index is not None:
             _core = _index
         else:
-            from kb._index import INDEX
+            with _no_gc():
+                from kb._index import INDEX
 
             _core = INDEX
     return _core
@@ -290,7 +319,8 @@ def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool 
         solutions=tuple(codes), raises=raises, note=note,
         disputed=tuple(d["claim"] for d in source["disputes"]),
         batch_invariant=invariant, caused_by=source["caused_by"],
-        when=calls.as_dicts(alternatives), condition=calls.text(alternatives), applies=applies, depends_on=depends,
+        when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
+        applies=applies, depends_on=depends,
     )
 
 
@@ -384,6 +414,25 @@ def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
     return smallest_cover(needs, idx["solutions"], idx["order"])
 
 
+def _combinations(items: list, size: int):
+    """itertools.combinations(items, size), in its order (itertools costs start-up time)."""
+    n = len(items)
+    if size > n:
+        return
+    indices = list(range(size))
+    yield tuple(items[i] for i in indices)
+    while True:
+        for i in reversed(range(size)):
+            if indices[i] != i + n - size:
+                break
+        else:
+            return
+        indices[i] += 1
+        for j in range(i + 1, size):
+            indices[j] = indices[j - 1] + 1
+        yield tuple(items[i] for i in indices)
+
+
 def smallest_cover(needs: list[frozenset[str]], solutions: dict, order: tuple[str, ...]) -> tuple[str, ...]:
     """Fewest codes such that every need holds one of them or one they imply; ties go to the
     lower total preference; the codes come in the order a user applies them."""
@@ -400,7 +449,7 @@ def smallest_cover(needs: list[frozenset[str]], solutions: dict, order: tuple[st
         return tuple(sorted(chosen, key=order.index))
     for size in range(0, len(codes) + 1):
         best = None
-        for combo in combinations(codes, size):
+        for combo in _combinations(codes, size):
             covered = set(combo)
             for code in combo:
                 covered.update(solutions[code]["implies"])

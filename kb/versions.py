@@ -25,8 +25,6 @@ Only the standard library is imported here; ``packaging`` is imported lazily for
 that are not a plain dotted release (``2.1.0rc1``), and always when compiling ranges.
 """
 
-from __future__ import annotations
-
 from kb.bounds import MAX_VERSION, echo
 
 Key = tuple  # tuple[int, ...]: (epoch, release...), trailing zeros stripped
