@@ -130,7 +130,7 @@ def time_steps(name: str, small: bool, device: str, dtype: str, mode: str, steps
         probe.configure(log_dir, stats_every=1 if mode == "probed" else 100)
         handle = probe.watch(model, opt)
     autocast = torch.autocast(device, dtype=torch.bfloat16) if dtype == "bf16" else contextlib.nullcontext()
-    times = []
+    times, hosts = [], []
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     for _ in range(steps + 3):
         sync()
@@ -141,10 +141,12 @@ def time_steps(name: str, small: bool, device: str, dtype: str, mode: str, steps
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        hosts.append(time.perf_counter() - start)
         sync()
         times.append(time.perf_counter() - start)
     out = {"model": name + ("-small" if small else ""), "device": device, "dtype": dtype, "mode": mode,
            "steps": steps, "median_step_ms": round(statistics.median(times[3:]) * 1e3, 3),
+           "median_host_ms": round(statistics.median(hosts[3:]) * 1e3, 3),
            "params_m": round(sum(p.numel() for p in model.parameters()) / 1e6, 1)}
     if handle is not None:
         handle.remove()

@@ -5,7 +5,7 @@
 # definition, and the probe's overhead on GPT-2-small and ResNet-50 sized training steps.
 # Run from the repo root (about 4 minutes on one H100):
 #   OUT=/some/dir PYTHONPATH=. bash scripts/probe_gpu.sh
-# Writes 6 files under $OUT: env.txt attention.txt embedding.txt checks.txt overhead.jsonl
+# Writes 7 files under $OUT: env.txt attention.txt embedding.txt checks.txt fused.txt overhead.jsonl
 # reports.json (the diffs as JSON). Each probe transcript ends with its exit code
 # (0 identical, 1 differ, 2 error).
 set -u
@@ -35,5 +35,6 @@ for path in sorted(glob.glob(sys.argv[1] + "/report_*.json"), key=lambda p: int(
     reports.append(json.loads(text) if text else {"error": "no report", "file": path})
 print(json.dumps(reports, indent=1))' "$W" > "$OUT/reports.json"
 timeout 60 $PY scripts/probe_check_fingerprint.py > "$OUT/checks.txt" 2>&1; echo "exit code: $?" >> "$OUT/checks.txt"
+timeout 120 $PY scripts/probe_check_fused.py > "$OUT/fused.txt" 2>&1; echo "exit code: $?" >> "$OUT/fused.txt"
 timeout 200 $PY benchmarks/probe_models.py --device cuda --steps 10 > "$OUT/overhead.jsonl" 2>>"$OUT/env.txt"
 rm -rf "$W"

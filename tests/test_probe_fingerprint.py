@@ -130,3 +130,80 @@ def test_tensorflow_matches_the_lane_definition_and_jax() -> None:
     flipped.view(np.uint32)[5] ^= 1 << 31  # a sign flip
     other = _tf.device_fingerprint(tf.constant(flipped)).numpy()
     assert fingerprint.lanes_hexdigest(int(other[0]), int(other[1])) != want
+
+
+class _FakeFused:
+    """Stands in for the CUDA kernel module on a machine without a GPU: the same interface
+    (prepare, StepBuffers with add/finish, capacity, used), computed with plain torch, with
+    a tiny capacity so that one step spans several pieces."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+
+    def prepare(self, t):
+        import torch
+
+        if t.numel() == 0 or (t.numel() * t.element_size()) % 4:
+            return None  # like the kernel: such tensors take the plain-torch path
+        return t.contiguous().view(torch.uint8) if t.dtype is torch.bool else t.contiguous()
+
+    def StepBuffers(self, device, capacity, stats):  # noqa: N802 - mirrors the class it stands in for
+        torch, dev = _torch()
+        fake = self
+
+        class Buffers:
+            def __init__(self) -> None:
+                self.capacity, self.used, self.stats, self.rows = fake.capacity, 0, stats, []
+
+            def add(self, t) -> int:
+                x = t.reshape(-1)
+                sums = x.sum(dtype=torch.float64)
+                vec = dev.stats_of(t)
+                self.rows.append((dev.fingerprint_of(t), torch.cat([vec[:2], sums.reshape(1), vec[3:]])))
+                self.used += 1
+                return self.used - 1
+
+            def finish(self):
+                fps = torch.stack([fp for fp, _ in self.rows])
+                st = torch.stack([v for _, v in self.rows]) if self.stats else None
+                self.rows, self.used = [], 0
+                return fps, st
+
+        return Buffers()
+
+
+@pytest.mark.parametrize("stats", [True, False])
+def test_fused_bookkeeping_gives_each_record_its_own_result(stats: bool) -> None:
+    """Records that go through the fused path (in several pieces a step) and through the plain
+    path (odd byte counts), interleaved over two steps, each get exactly the fingerprint and
+    statistics the plain path gives them."""
+    torch, dev = _torch()
+    g = torch.Generator().manual_seed(3)
+    def make(n: int, dt):
+        x = torch.randn(n, generator=g) * 100
+        return (x > 0) if dt is torch.bool else x.to(dt)
+
+    steps = [[make(n, dt) for n, dt in
+              [(5, torch.float32), (7, torch.bfloat16), (4096 * 2 + 1, torch.float32), (6, torch.int64),
+               (3, torch.bfloat16), (64, torch.bool), (12, torch.float16)]] for _ in range(2)]
+    fused, plain = dev.Collector(fused=_FakeFused(capacity=2)), dev.Collector()
+    got, want = [], []
+    for tensors in steps:
+        for collector, out in ((fused, got), (plain, want)):
+            entries = [{} for _ in tensors]
+            for t, e in zip(tensors, entries):
+                collector.add(t, e, stats)
+            collector.submit()
+            out.append(entries)
+    fused.resolve(True)
+    plain.resolve(True)
+    assert [[e["hash"] for e in s] for s in got] == [[e["hash"] for e in s] for s in want]
+    assert len({e["hash"] for s in got for e in s}) == 14  # every record its own value
+    if stats:
+        for a, b in zip([e for s in got for e in s], [e for s in want for e in s]):
+            assert a["stats"]["min"] == b["stats"]["min"] and a["stats"]["max"] == b["stats"]["max"]
+            assert a["stats"]["sample"] == b["stats"]["sample"]
+            assert a["stats"]["mean"] == pytest.approx(b["stats"]["mean"], rel=1e-12)
+    else:
+        assert not any("stats" in e for s in got for e in s)
+    assert not any(k.startswith("_") for s in got for e in s for k in e)

@@ -23,6 +23,8 @@ from kb.probe.nest import map_with_path
 
 _busy = [False]  # the probe's own tensor calls are not ops of the user's module
 _collector = _torch_device.Collector()
+_registered = [False]  # the collector's step-boundary work is registered with the recorder
+_DTYPES: dict = {}  # torch.bfloat16 -> "bfloat16"
 
 
 def _record_tensor(t, name: str, kind: str, path: str = "", op: str | None = None) -> None:
@@ -38,14 +40,18 @@ def _record(t, name: str, kind: str, path: str, op: str | None) -> None:
     t = t.detach()
     if t.is_sparse:
         t = t.to_dense()
-    device = "gpu" if t.device.type == "cuda" else t.device.type
+    device = "gpu" if t.is_cuda else t.device.type
+    dtype = _DTYPES.get(t.dtype)
+    if dtype is None:
+        dtype = _DTYPES[t.dtype] = str(t.dtype).replace("torch.", "")
     entry = recorder.reserve(name, kind, path=path, framework="pytorch", device=device, op=op,
-                             shape=list(t.shape), dtype=str(t.dtype).replace("torch.", ""))
+                             shape=list(t.shape), dtype=dtype)
     if entry is None:
         return
-    recorder.on_boundary(_collector.submit, _collector.resolve)
-    with torch.no_grad():
-        _collector.add(t, entry, recorder.want_stats())
+    if not _registered[0]:
+        recorder.on_boundary(_collector.submit, _collector.resolve)
+        _registered[0] = True
+    _collector.add(t, entry, recorder.want_stats())
 
 
 def _record_any(value, name: str, kind: str, op: str | None = None) -> None:

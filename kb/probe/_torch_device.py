@@ -18,6 +18,7 @@ from kb.probe import fingerprint, recorder
 SAMPLE = recorder.SAMPLE
 STATS_LEN = 3 + SAMPLE  # min, max, mean, then the sampled elements (NaN-padded)
 _MAX_IN_FLIGHT = 3  # steps whose copies may still be running before the host waits
+_BUFFER_ROWS = 1024  # records per fused-kernel buffer before it is finished as one piece
 
 _cols: dict[torch.device, torch.Tensor] = {}
 _rows: dict[torch.device, torch.Tensor] = {}
@@ -113,41 +114,130 @@ def stats_of(t: torch.Tensor) -> torch.Tensor | None:
 
 
 class _Batch:
-    """One step's probes on one device: their log entries and their device-side results."""
+    """One step's probes on one device: their log entries and their device-side results.
+
+    An entry's result is a row of a fused-kernel piece ("fused", piece, row) or an index into
+    the plain-torch results ("torch", index, index of its statistics or -1). A piece is a
+    buffer's rows, finished when the buffer filled up or at the step's end."""
 
     def __init__(self) -> None:
         self.entries: list[dict] = []
+        self.where: list[tuple[str, int, int]] = []
+        self.pieces: list[tuple[torch.Tensor, torch.Tensor | None] | None] = []
+        self.open: dict[tuple, int] = {}  # buffer key -> its piece still being filled
         self.fps: list[torch.Tensor] = []
-        self.stats: list[tuple[int, torch.Tensor]] = []  # (index into entries, vector)
+        self.stats: list[torch.Tensor] = []
         self.fp_host: torch.Tensor | None = None
         self.stats_host: torch.Tensor | None = None
+        self.fp_at: list[int] = []  # where each piece's rows start in fp_host (torch results follow)
+        self.stats_at: list[int] = []
         self.event = None
+
+
+def _fused_module():
+    """kb.probe._torch_fused, or None where Triton is missing or switched off
+    (KB_PROBE_FUSED=0): the plain-torch path then does the same work, only slower."""
+    if _fused[0] is False:
+        return None
+    if _fused[0] is None:
+        import os
+
+        try:
+            if os.environ.get("KB_PROBE_FUSED", "1") == "0":
+                raise ImportError("switched off by KB_PROBE_FUSED=0")
+            from kb.probe import _torch_fused
+        except ImportError:
+            _fused[0] = False
+            return None
+        _fused[0] = _torch_fused
+    return _fused[0]
+
+
+_fused: list = [None]
 
 
 class Collector:
     """The batches of the current step (per device) and the copies still in flight."""
 
-    def __init__(self) -> None:
+    def __init__(self, fused=None) -> None:
         self.current: dict[torch.device, _Batch] = {}
         self.in_flight: list[_Batch] = []
+        self.buffers: dict[tuple[torch.device, bool], object] = {}
+        self.fused = fused  # a stand-in for kb.probe._torch_fused (tests on machines without a GPU)
 
     def add(self, t: torch.Tensor, entry: dict, with_stats: bool) -> None:
         batch = self.current.get(t.device)
         if batch is None:
             batch = self.current[t.device] = _Batch()
-        batch.fps.append(fingerprint_of(t))
+        fused = self.fused or (_fused_module() if t.is_cuda else None)
+        if fused is not None and self._add_fused(fused, batch, t, entry, with_stats):
+            return
+        with torch.no_grad():
+            batch.fps.append(fingerprint_of(t))
+            vec = stats_of(t) if with_stats else None
+        stats_at = -1
         if with_stats:
-            vec = stats_of(t)
             if vec is not None:
-                batch.stats.append((len(batch.entries), vec))
+                stats_at = len(batch.stats)
+                batch.stats.append(vec)
                 entry["_sample_n"] = min(SAMPLE, t.numel())
+        batch.where.append(("torch", len(batch.fps) - 1, stats_at))
         batch.entries.append(entry)
+
+    def _add_fused(self, fused, batch: _Batch, t: torch.Tensor, entry: dict, with_stats: bool) -> bool:
+        view = fused.prepare(t)
+        if view is None:
+            return False
+        key = (t.device, with_stats)
+        buf = self.buffers.get(key)
+        if buf is None:
+            buf = self.buffers[key] = fused.StepBuffers(t.device, _BUFFER_ROWS, with_stats)
+        piece = batch.open.get(key)
+        if piece is not None and buf.used == buf.capacity:
+            batch.pieces[piece] = buf.finish()
+            piece = None
+        try:
+            row = buf.add(view)
+        except Exception as exc:  # a GPU or Triton version the kernel does not build for
+            import warnings
+
+            warnings.warn(f"kb.probe: the fused fingerprint kernel failed ({exc}); using plain torch ops")
+            _fused[0] = False
+            return False
+        if piece is None:
+            piece = batch.open[key] = len(batch.pieces)
+            batch.pieces.append(None)
+        if with_stats:
+            entry["_sample_n"] = min(SAMPLE, t.numel())
+            entry["_numel"] = t.numel()
+        batch.where.append(("fused", piece, row))
+        batch.entries.append(entry)
+        return True
 
     def submit(self) -> None:
         """Start the step's device-to-host copies (asynchronous on CUDA)."""
         for device, batch in self.current.items():
-            fps = torch.stack(batch.fps)
-            stats = torch.stack([v for _, v in batch.stats]) if batch.stats else None
+            for key, piece in batch.open.items():
+                batch.pieces[piece] = self.buffers[key].finish()
+            batch.open = {}
+            fps_parts, stats_parts = [], []
+            n_fp = n_stats = 0
+            for fps, stats in batch.pieces:
+                batch.fp_at.append(n_fp)
+                batch.stats_at.append(n_stats)
+                fps_parts.append(fps)
+                n_fp += fps.numel()
+                if stats is not None:
+                    stats_parts.append(stats)
+                    n_stats += stats.shape[0]
+            batch.fp_at.append(n_fp)
+            batch.stats_at.append(n_stats)
+            if batch.fps:
+                fps_parts.append(torch.stack(batch.fps))
+            if batch.stats:
+                stats_parts.append(torch.stack(batch.stats))
+            fps = torch.cat(fps_parts) if len(fps_parts) > 1 else fps_parts[0]
+            stats = (torch.cat(stats_parts) if len(stats_parts) > 1 else stats_parts[0]) if stats_parts else None
             if device.type == "cuda":
                 batch.fp_host = fps.to("cpu", non_blocking=True)
                 batch.stats_host = stats.to("cpu", non_blocking=True) if stats is not None else None
@@ -169,17 +259,25 @@ class Collector:
                 batch.event.synchronize()
             self.in_flight.pop(0)
             _fill(batch)
-
-
 def _fill(batch: _Batch) -> None:
     values = batch.fp_host.tolist()
     vectors = batch.stats_host.tolist() if batch.stats_host is not None else []
-    for entry, value in zip(batch.entries, values):
-        entry["hash"] = fingerprint.hexdigest(int(value))
-    for (i, _), vec in zip(batch.stats, vectors):
-        entry = batch.entries[i]
+    for entry, (kind, a, b) in zip(batch.entries, batch.where):
+        if kind == "fused":
+            entry["hash"] = fingerprint.hexdigest(int(values[batch.fp_at[a] + b]))
+            numel = entry.pop("_numel", None)
+            if numel is None:
+                continue
+            vec = vectors[batch.stats_at[a] + b]
+            mean = vec[2] / numel
+        else:
+            entry["hash"] = fingerprint.hexdigest(int(values[batch.fp_at[-1] + a]))
+            if b < 0:
+                continue
+            vec = vectors[batch.stats_at[-1] + b]
+            mean = vec[2]
         n = entry.pop("_sample_n", SAMPLE)
-        entry["stats"] = {"min": vec[0], "max": vec[1], "mean": vec[2], "sample": vec[3:3 + n]}
+        entry["stats"] = {"min": vec[0], "max": vec[1], "mean": mean, "sample": vec[3:3 + n]}
     for entry in batch.entries:
         entry.pop("_sample_n", None)
     recorder.filled()

@@ -52,6 +52,7 @@ class _State:
         self.places_dirty = False
         self.devices: set[str] = set()
         self.meta_written = False
+        self.meta_last: dict | None = None
         self.env_checked = False
         self.stats_every = 1
         self.pending: list[dict] = []  # reserved records, written in order once filled
@@ -59,6 +60,7 @@ class _State:
 
 
 _state = _State()
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder, not one per record
 
 
 def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = None) -> None:
@@ -86,6 +88,7 @@ def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = No
         _state.places.clear()
         _state.devices.clear()
         _state.meta_written = False
+        _state.meta_last = None
         if _state.dir is not None:
             os.makedirs(_state.dir, exist_ok=True)
             _state.handle = open(os.path.join(_state.dir, RECORDS), "w", encoding="utf-8")
@@ -220,7 +223,7 @@ def _write_ready() -> None:
     pending = _state.pending
     done = 0
     while done < len(pending) and "hash" in pending[done]:
-        _state.handle.write(json.dumps(pending[done], separators=(",", ":")) + "\n")
+        _state.handle.write(_encode(pending[done]) + "\n")
         done += 1
     del pending[:done]
 
@@ -257,7 +260,7 @@ def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | No
             _state.pending.append(entry)
             _write_ready()
         else:
-            _state.handle.write(json.dumps(entry, separators=(",", ":")) + "\n")
+            _state.handle.write(_encode(entry) + "\n")
         return entry
 
 
@@ -325,7 +328,14 @@ def _framework_versions() -> dict[str, str]:
 
 def _write_meta() -> None:
     _state.meta_written = True
-    meta = {
+    meta = _meta()
+    if meta != _state.meta_last:  # rewritten each step only when something new was seen
+        _write_json(META, meta)
+        _state.meta_last = meta
+
+
+def _meta() -> dict:
+    return {
         "format": 2,
         "stats_every": _state.stats_every,
         "argv": sys.argv,
@@ -335,7 +345,6 @@ def _write_meta() -> None:
         "frameworks": _framework_versions(),
         "devices": sorted(_state.devices),
     }
-    _write_json(META, meta)
 
 
 def _write_json(name: str, obj: object) -> None:
