@@ -61,6 +61,13 @@ def checking(root: Path) -> Iterator[tuple[Catalog, Callable[[], list[Finding]]]
             found = _checked(catalog)
             yield catalog, lambda: found
             return
+        # The run and static evidence files are read here, once: the caller's build needs them
+        # too, and the child inherits them (cached on the catalog) instead of reading them again.
+        from kb.verify.runfile import runs_of
+        from kb.verify.static.merge import static_of
+
+        runs_of(catalog)
+        static_of(catalog)
         checks = Aside(lambda: _checked(catalog), again=lambda: _checked(load(root)))
         try:
             yield catalog, checks.result

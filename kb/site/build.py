@@ -26,7 +26,7 @@ from kb import query
 from kb.atomic import write_atomic
 from kb.catalog import Catalog
 from kb.compile import build_index
-from kb.site import api, pages
+from kb.site import api, model, pages, recipes
 
 BUILD = Path("site/build")
 ASSETS = Path("site/assets")
@@ -44,7 +44,11 @@ def sources(catalog: Catalog, report_dir: Path | None = None,
     index = build_index(catalog)
     query.reset(index)  # answers come from this data, not the installed kb/_index.py
     # The JSON API is built in a child process (a second core, where the OS forks: kb/aside.py)
-    # while this one renders the pages.
+    # while this one renders the pages. Both show the recipe blocks: made first, here, so the
+    # child inherits them (kb/site/recipes.py remembers them per index).
+    for framework in model.frameworks(index):
+        if catalog.registries.get(framework):
+            recipes.blocks(catalog, index, framework)
     api_job = Aside(lambda: api.files(catalog, index))
     try:
         rendered = pages.pages(catalog, index, api_job.result, report_dir, warn)
