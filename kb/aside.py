@@ -4,8 +4,10 @@
 (the lint checks, the JSON API) and take seconds each; on a machine of two cores they run in
 a child while the parent renders the pages. A child is a fork (Linux), so it starts at once
 with the parent's memory, imports and caches; its result comes back pickled through a pipe.
-Where the OS does not fork, or a child fails (killed, out of memory, an exception), the
-work runs in this process when its result is asked for: a fork only ever saves time.
+Where the OS does not fork, the process runs other threads (a fork copies only the calling
+thread, and a lock another thread held stays held in the child: JAX or TensorFlow loaded in
+the same process, say), or a child fails (killed, out of memory, an exception), the work runs
+in this process when its result is asked for: a fork only ever saves time.
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from typing import Any, Callable
 FORKS = hasattr(os, "fork") and sys.platform.startswith("linux")
 
 
+def single_threaded() -> bool:
+    """True when this process has one thread, native ones included (Linux: /proc/self/task)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
 class Aside:
     """`fn()` started in a child; `result()` waits for it (or runs `again()` here when the child failed)."""
 
@@ -26,7 +36,8 @@ class Aside:
         self.fn, self.again = fn, again or fn
         self.pid = 0
         self.done: list[Any] = []
-        if not FORKS:
+        self.forked = FORKS and single_threaded()
+        if not self.forked:
             return
         read_end, write_end = os.pipe()
         sys.stdout.flush()
@@ -48,7 +59,7 @@ class Aside:
     def result(self) -> Any:
         if not self.done:
             value, ok = None, False
-            if not FORKS:
+            if not self.forked:
                 value, ok = self.fn(), True
             elif self.pid:
                 with os.fdopen(self.read_end, "rb") as incoming:

@@ -28,11 +28,14 @@ def test_a_result_comes_back_from_the_child() -> None:
     job = aside.Aside(lambda: {"pid": os.getpid(), "text": "é" * 100_000})
     value = job.result()
     assert value["text"] == "é" * 100_000
-    assert value["pid"] != os.getpid() or not aside.FORKS
+    assert (value["pid"] != os.getpid()) == job.forked
     assert job.result() is value  # asked twice, computed once
 
 
 def test_a_child_that_dies_is_done_again_here() -> None:
+    if not (aside.FORKS and aside.single_threaded()):
+        pytest.skip("no fork here (another OS, or this test process runs other threads): nothing to die")
+
     def dies() -> str:
         os._exit(3)
 
@@ -51,6 +54,22 @@ def test_without_fork_the_work_runs_here(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(aside, "FORKS", False)
     job = aside.Aside(os.getpid)
     assert job.pid == 0 and job.result() == os.getpid()
+
+
+def test_a_process_with_other_threads_does_not_fork() -> None:
+    """A fork copies only the calling thread; a lock another thread holds would stay held."""
+    import threading
+
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert not aside.single_threaded()
+        job = aside.Aside(os.getpid)
+        assert job.pid == 0 and job.result() == os.getpid()
+    finally:
+        release.set()
+        other.join()
 
 
 def test_a_cancelled_child_leaves_no_process() -> None:
