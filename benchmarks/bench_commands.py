@@ -1,12 +1,15 @@
 """Wall and CPU time of `kb validate`, `kb build --check` and `kb site` on a fresh copy of the project.
 
-    python benchmarks/bench_commands.py [--runs 3] [--skip-site]
+    python benchmarks/bench_commands.py [--runs 3] [--skip-site] [--tree DIR]
 
-The copy (kb/, data/, docs/, site assets, configs; no __pycache__, no .cache/, no site/build/)
-stands in for a fresh clone: the first run of each command is "cold" (Python compiles kb/
-to bytecode, KB009's cache is empty), the later ones "warm". CPU time (user + system of the
-child) is printed beside wall time because on a shared machine wall time mostly measures the
-neighbours; the load average before and after says how busy the machine was.
+The copy (kb/, verifiers/, data/, docs/, examples/, reports/, site assets, configs; no
+__pycache__, no .cache/, no site/build/) stands in for a fresh clone: the first run of each
+command is "cold" (Python compiles kb/ to bytecode, nothing is remembered under .cache/kb/),
+the later ones "warm" (bytecode and .cache/kb/ kept; PYTHONDONTWRITEBYTECODE is dropped for
+the children, else every run would compile kb/ again). CPU time (user + system of the child
+and its children) is printed beside wall time because on a shared machine wall time mostly
+measures the neighbours; the load average before and after says how busy the machine was.
+`--tree` times another checkout (a worktree of an older commit) for a before/after.
 Targets (issue "one pipeline, no circles"): validate and build <= 1 s, site <= 10 s.
 """
 
@@ -24,14 +27,17 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("kb", "data", "docs", "schema", "site/assets", "mkdocs.yml", "README.md", "pyproject.toml")
+COPIED = ("kb", "verifiers", "data", "docs", "examples", "reports", "schema", "site/assets", "mkdocs.yml", "README.md",
+          "pyproject.toml")
 COMMANDS = (("validate", ["validate"]), ("build --check", ["build", "--check"]), ("site", ["site"]))
 
 
-def fresh_copy(dest: Path) -> Path:
+def fresh_copy(dest: Path, tree: Path = ROOT) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for rel in COPIED:
-        src, dst = ROOT / rel, dest / rel
+        src, dst = tree / rel, dest / rel
+        if not src.exists():
+            continue
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copytree(src, dst, ignore=ignore) if src.is_dir() else shutil.copy2(src, dst)
     return dest
@@ -41,8 +47,9 @@ def timed(root: Path, args: list[str]) -> tuple[float, float]:
     """(wall s, CPU s) of one `python -m kb <args>` in `root`, which must succeed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "kb", *args], cwd=root, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(root)))
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    done = subprocess.run([sys.executable, "-m", "kb", *args], cwd=root, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
@@ -54,11 +61,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs per command; the first is cold (default 3)")
     parser.add_argument("--skip-site", action="store_true", help="time validate and build only")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to time (default: this one)")
     args = parser.parse_args()
     load_before = os.getloadavg()
     rows = []
     with tempfile.TemporaryDirectory(prefix="kb-bench-") as tmp:
-        root = fresh_copy(Path(tmp) / "p")
+        root = fresh_copy(Path(tmp) / "p", args.tree.resolve())
         for name, argv in COMMANDS:
             if args.skip_site and name == "site":
                 continue

@@ -5,8 +5,6 @@ version it takes is checked here before any cache, index or file is touched, so 
 argument costs microseconds and its echo in an error message stays short (docs/security.md).
 """
 
-from __future__ import annotations
-
 MAX_NAME = 256
 """Characters in an op name, record id, framework or distribution: the longest public name
 in the API inventories is 160 characters (a generated protobuf class in TensorFlow)."""

@@ -10,8 +10,6 @@ Three answers, because a call may not decide: True (the call satisfies a conditi
 a fact such as `input.ndim` left out, or a parameter whose default is not a plain literal).
 """
 
-from __future__ import annotations
-
 from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT, names, open_ended
 
 FACTS = ("input.ndim", "input.dtype", "backend")

@@ -296,7 +296,25 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-def parser() -> argparse.ArgumentParser:
+CORE = ("status", "validate", "fix", "build", "schema")
+"""Commands defined in this module: their parser needs none of the areas' modules."""
+
+
+def _core_command(argv: list[str]) -> str | None:
+    """The command of `argv` when it is one of CORE and only `--root` comes before it, else None."""
+    i = 0
+    while i < len(argv) and argv[i].startswith("--root"):
+        i += 1 if "=" in argv[i] else 2
+    return argv[i] if i < len(argv) and argv[i] in CORE else None
+
+
+def parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with `only` (a CORE command), that command's part of it alone.
+
+    `kb validate` and `kb build` must start fast: the areas' parsers import their modules
+    (`kb verify --static` names its frameworks from the wheel readers, which load numpy), so a
+    core command is parsed without them. Its arguments, help and errors are the same.
+    """
     top = _Parser(
         prog="kb",
         description="Is this op run-to-run reproducible on my framework version, and what switch makes it so?",
@@ -338,6 +356,8 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("schema", help="export JSON Schema for editors to schema/")
     p.set_defaults(func=cmd_schema)
+    if only in CORE:
+        return top
 
     # --- verify (implementation: kb/verify/cli.py) ---
     from kb.verify.cli import add_parser as add_verify
@@ -363,7 +383,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser(_core_command(argv)).parse_args(argv)
     if not getattr(args, "func", None):
         parser().print_help()
         return EXIT_USAGE

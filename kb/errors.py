@@ -1,7 +1,5 @@
 """Exceptions of the public API (standard library only: imported on the query path)."""
 
-from __future__ import annotations
-
 
 class UnknownOpError(LookupError):
     """An op name that is neither in a record nor in the framework's API inventory."""

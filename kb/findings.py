@@ -29,7 +29,8 @@ def rel(path: Path, root: Path) -> str:
     The path as found comes first: a symlink is named where it lies, not where it points
     (KB012 refuses one that points out of data/, and must say which file that is).
     """
-    for p, r in ((Path(os.path.abspath(path)), Path(os.path.abspath(root))), (path.resolve(), root.resolve())):
+    for resolve in (False, True):  # resolving (a system call per folder) only where needed
+        p, r = (path.resolve(), root.resolve()) if resolve else (Path(os.path.abspath(path)), Path(os.path.abspath(root)))
         try:
             return p.relative_to(r).as_posix()
         except ValueError:

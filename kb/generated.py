@@ -18,6 +18,7 @@ from kb.compile import build_index
 from kb.render import render
 
 INDEX_FILE = "kb/_index.py"
+DETAILS_FILE = "kb/_details.py"
 SCHEMA_FILES = {
     "source.schema.json": schema.SourceRecord,
     "versions.schema.json": schema.VersionRegistry,
@@ -25,8 +26,55 @@ SCHEMA_FILES = {
 LIST_SCHEMA_FILES = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
 
 
-def index_text(index: dict[str, Any]) -> str:
-    return render("index.py.j2", body=pprint.pformat(index, width=110, sort_dicts=False))
+class _Printer(pprint.PrettyPrinter):
+    """pprint's layout, with the built-in repr for each value's one-line form.
+
+    For the index's plain data (dict, tuple, list, str, int, float, bool, None; no recursion)
+    with sort_dicts=False, pprint's own `_safe_repr` returns exactly `repr()`, only ~10x slower,
+    and the layout asks for it at every nesting level.
+    """
+
+    _PLAIN = (dict, tuple, list, str, int, float, bool, type(None))
+
+    def format(self, object: Any, context: dict, maxlevels: int, level: int) -> tuple[str, bool, bool]:
+        if type(object) in self._PLAIN and not self._sort_dicts:
+            return repr(object), True, False
+        return super().format(object, context, maxlevels, level)
+
+
+def literal(value: Any) -> str:
+    """`pprint.pformat(value, width=110, sort_dicts=False)` of plain data, faster."""
+    return _Printer(width=110, sort_dicts=False).pformat(value)
+
+
+def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, str]:
+    """{file: text} of the two index modules: what every query reads (kb/_index.py) and the
+    details loaded when one needs them (kb/_details.py). Under `root`, the texts of an index
+    laid out before are remembered (.cache/kb/, keyed by the index's repr and this code)."""
+    from kb.query import split_index
+
+    memo = key = None
+    if root is not None:
+        from kb.memo import MISS, Memo
+
+        from kb import query, render as rendering
+
+        templates = rendering.TEMPLATES
+        import jinja2
+
+        memo = Memo(root, "index", Path(__file__), Path(pprint.__file__), Path(query.__file__), Path(rendering.__file__),
+                    templates / "index.py.j2", templates / "details.py.j2", jinja2.__version__)
+        key = memo.key(repr(index))
+        found = memo.get(key)
+        if found is not MISS and isinstance(found, dict):
+            return found
+    core, details = split_index(index)
+    texts = {INDEX_FILE: render("index.py.j2", body=literal(core)),
+             DETAILS_FILE: render("details.py.j2", body=literal(details))}
+    if memo is not None:
+        memo.put(key, texts)
+        memo.save()
+    return texts
 
 
 def schema_texts() -> dict[str, str]:
@@ -53,7 +101,7 @@ def generated_files(catalog: Catalog) -> dict[Path, str]:
     """Every file `kb build` writes, with its expected text; `--check` compares these."""
     root = catalog.root
     index = build_index(catalog)
-    files = {root / INDEX_FILE: index_text(index)}
+    files = {root / name: text for name, text in index_texts(index, root).items()}
     if (root / "docs").is_dir():
         files[root / "docs" / "lint.md"] = lint_doc_text()
     for name, text in schema_texts().items():

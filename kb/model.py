@@ -5,8 +5,6 @@ than the query path is allowed (see benchmarks/). Each type lists its fields onc
 `_fields`; equality, hashing, repr and `to_dict()` derive from that.
 """
 
-from __future__ import annotations
-
 
 
 class _Frozen:

@@ -15,18 +15,15 @@ How an answer is formed (docs/api.md has the user-facing version):
    which a user applies them; None when a record has no solution or any is unknown.
 """
 
-from __future__ import annotations
-
-from itertools import combinations
-
-from kb import calls, signatures, versions
+from kb import signatures, versions
 from kb.bounds import MAX_NAME, MAX_VERSION, check_text, echo
 from kb.errors import UnknownOpError
 from kb.model import Evidence, ModeEvidence, Reference, SourceStatus, StaticEvidence, Status
 
 DEVICES = ("gpu", "cpu", "any")
 DISTRIBUTIONS = ("ngc",)
-_index: dict | None = None
+_index: dict | None = None  # the whole index: kb/_index.py joined with kb/_details.py, or reset()'s
+_core: dict | None = None  # what status() reads: kb/_index.py alone (or the whole index, after reset())
 _inventory: dict[str, frozenset[str]] = {}
 _cache: dict[tuple, Status] = {}
 _keys: dict[str, tuple] = {}
@@ -35,19 +32,127 @@ _CACHE_LIMIT = 8192
 _SUGGEST_POOL = 20_000  # names difflib compares per miss: under 0.1 s
 
 
+class _Lazy:
+    """kb/calls.py, imported on first use: a query whose records have no call conditions and
+    that gives no `call=` never needs it (every module costs start-up time)."""
+
+    def __getattr__(self, name: str):
+        from kb import calls as module
+
+        globals()["calls"] = module
+        return getattr(module, name)
+
+
+calls = _Lazy()
+
+
 def index() -> dict:
+    """The whole compiled index, as kb/compile.py built it (loads kb/_details.py on first use)."""
     global _index
     if _index is None:
-        from kb._index import INDEX
+        with _no_gc():
+            from kb._details import DETAILS
 
-        _index = INDEX
+        _index = join_index(_light(), DETAILS)
     return _index
+
+
+class _no_gc:
+    """The garbage collector paused while a generated module builds its literal: it would
+    otherwise walk the growing index again and again (a third of kb/_index.py's load time)."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            import gc
+
+            gc.enable()
+
+
+def _light() -> dict:
+    """The part of the index every query reads (kb/_index.py): the details module, with the
+    run and static evidence, parameters and the records' prose, loads only when a query needs it."""
+    global _core
+    if _core is None:
+        if _index is not None:
+            _core = _index
+        else:
+            with _no_gc():
+                from kb._index import INDEX
+
+            _core = INDEX
+    return _core
+
+
+def _detail(idx: dict, name: str, default=None):
+    """A part of the index that kb/_index.py (which has `evidence` instead) leaves to kb/_details.py."""
+    if name in idx:
+        return idx[name]
+    return index().get(name, default) if "evidence" in idx else default
+
+
+# What kb/_index.py keeps of each record (what a Status shows); the rest is in kb/_details.py.
+CORE_SOURCE_FIELDS = frozenset((
+    "id", "framework", "title", "device", "pass", "mechanism", "summary", "calls", "status", "caused_by",
+    "distributions", "disputes", "references",
+))
+DETAIL_KEYS = frozenset(("params", "runs", "flagged", "reviewed", "static", "static_wheels", "static_disagreements",
+                         "static_unclaimed"))
+
+
+def split_index(idx: dict) -> tuple[dict, dict]:
+    """(core, details): the index as kb/_index.py and kb/_details.py hold it; `join_index` undoes it.
+
+    The core adds `evidence`: per record with runs or static evidence, the (release key, device)
+    of each run and the release key of each static evidence file, so that a query tells whether
+    any evidence matches before loading the details (most queries need none).
+    """
+    runs, static = idx.get("runs", {}), idx.get("static", {})
+    marks = {}
+    for sid in idx["sources"]:
+        measured = tuple(dict.fromkeys((run["key"], run["device"]) for run in runs.get(sid, ())))
+        read = tuple(dict.fromkeys(entry[0] for entry in static.get(sid, ())))
+        if measured or read:
+            marks[sid] = (measured, read)
+    core: dict = {}
+    for name, value in idx.items():
+        if name == "sources":
+            value = {sid: {f: v for f, v in source.items() if f in CORE_SOURCE_FIELDS} for sid, source in value.items()}
+        if name not in DETAIL_KEYS:
+            core[name] = value
+    core["evidence"] = marks
+    fields = tuple(dict.fromkeys(f for source in idx["sources"].values() for f in source))
+    details = {
+        "keys": tuple(idx),
+        "source_fields": fields,
+        "sources": {sid: {f: v for f, v in source.items() if f not in CORE_SOURCE_FIELDS}
+                    for sid, source in idx["sources"].items()},
+        **{name: value for name, value in idx.items() if name in DETAIL_KEYS},
+    }
+    return core, details
+
+
+def join_index(core: dict, details: dict) -> dict:
+    """The whole index from its two parts, equal to what kb/compile.py built, key order included."""
+    more = details["sources"]
+    fields = details["source_fields"]
+    sources = {
+        sid: {f: source[f] if f in source else more[sid][f] for f in fields if f in source or f in more.get(sid, ())}
+        for sid, source in core["sources"].items()
+    }
+    return {name: sources if name == "sources" else core[name] if name in core else details[name]
+            for name in details["keys"]}
 
 
 def reset(new_index: dict | None = None) -> None:
     """Forget every memo (and optionally swap the index), e.g. after `kb build` in-process."""
-    global _index
-    _index = new_index
+    global _index, _core
+    _index = _core = new_index
     for memo in (_known_frameworks, _pools, _cache, _keys, _resolved, _prepared, _interned, _known_keys, _recipes,
                  _groups, _unions, _evidence, _alternatives, _conditioned, _params, _shown, _statics):
         memo.clear()
@@ -66,7 +171,7 @@ _known_frameworks: list[tuple[str, ...]] = []
 def _frameworks() -> tuple[str, ...]:
     """Every framework the index knows (a tuple: `x in` it never hashes caller input)."""
     if not _known_frameworks:
-        idx = index()
+        idx = _light()
         names = {*idx["prefixes"], *idx["names"], *(r for r in idx["registries"] if "-" not in r)}
         _known_frameworks.append(tuple(sorted(names)))
     return _known_frameworks[0]
@@ -192,7 +297,7 @@ def _prepare(source: dict) -> tuple:
         for entry in ranges:
             per_range[id(entry)] = (_make(source, entry, (), True, ()), frozenset(entry[3]))
     refs = []
-    sources = index()["sources"]
+    sources = _light()["sources"]
     cited = list(source["references"])
     for cause in source["caused_by"]:  # lint KB013 guarantees they exist; tolerate a stale index
         cited.extend(sources[cause]["references"] if cause in sources else ())
@@ -214,7 +319,8 @@ def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool 
         solutions=tuple(codes), raises=raises, note=note,
         disputed=tuple(d["claim"] for d in source["disputes"]),
         batch_invariant=invariant, caused_by=source["caused_by"],
-        when=calls.as_dicts(alternatives), condition=calls.text(alternatives), applies=applies, depends_on=depends,
+        when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
+        applies=applies, depends_on=depends,
     )
 
 
@@ -253,7 +359,7 @@ def _parameters(op: str, framework: str, idx: dict) -> tuple | None:
     memo = (op, framework)
     if memo in _params:
         return _params[memo]
-    fields = idx.get("params", {}).get(framework, {}).get(op)
+    fields = _detail(idx, "params", {}).get(framework, {}).get(op)
     if fields is None and framework in idx["prefixes"]:
         fields = signatures.table(framework).get(op)
     found = None if fields is None else signatures.parse(fields)
@@ -270,7 +376,7 @@ def parameters(op: str, framework: str | None = None) -> tuple | None:
     """
     if not isinstance(op, str) or not op:
         raise ValueError("op must be a non-empty string such as 'torch.nn.functional.interpolate'")
-    idx = index()
+    idx = _light()
     fw, _ = _resolve(op, framework, idx)
     return _parameters(op, fw, idx)
 
@@ -308,6 +414,25 @@ def _smallest_cover(needs: list[frozenset[str]], idx: dict) -> tuple[str, ...]:
     return smallest_cover(needs, idx["solutions"], idx["order"])
 
 
+def _combinations(items: list, size: int):
+    """itertools.combinations(items, size), in its order (itertools costs start-up time)."""
+    n = len(items)
+    if size > n:
+        return
+    indices = list(range(size))
+    yield tuple(items[i] for i in indices)
+    while True:
+        for i in reversed(range(size)):
+            if indices[i] != i + n - size:
+                break
+        else:
+            return
+        indices[i] += 1
+        for j in range(i + 1, size):
+            indices[j] = indices[j - 1] + 1
+        yield tuple(items[i] for i in indices)
+
+
 def smallest_cover(needs: list[frozenset[str]], solutions: dict, order: tuple[str, ...]) -> tuple[str, ...]:
     """Fewest codes such that every need holds one of them or one they imply; ties go to the
     lower total preference; the codes come in the order a user applies them."""
@@ -324,7 +449,7 @@ def smallest_cover(needs: list[frozenset[str]], solutions: dict, order: tuple[st
         return tuple(sorted(chosen, key=order.index))
     for size in range(0, len(codes) + 1):
         best = None
-        for combo in combinations(codes, size):
+        for combo in _combinations(codes, size):
             covered = set(combo)
             for code in combo:
                 covered.update(solutions[code]["implies"])
@@ -383,7 +508,7 @@ def status(
         key = versions.release_key(version)
         if len(_keys) < _CACHE_LIMIT:
             _keys[version] = key
-    idx = index()
+    idx = _light()
     resolved = _resolved.get((op, framework))
     if resolved is None:
         resolved = _resolve(op, framework, idx)
@@ -417,7 +542,7 @@ def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
         for _, (_, _, refs) in prepared:
             for reference in refs:
                 references[id(reference)] = reference
-        group = _groups[memo] = (tuple(prepared), tuple(references.values()))
+        group = _groups[memo] = (tuple(prepared), tuple(references.values()), tuple(s["id"] for s, _ in prepared))
     return group
 
 
@@ -428,7 +553,7 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
     if registry is not None and key not in _known(registry):
         notes.append(f"{version} is not a known {distribution or framework} release (latest known: {registry['latest']})")
-    prepared, references = _group(ids, device, idx)
+    prepared, references, prepared_ids = _group(ids, device, idx)
     if ids and not prepared:
         notes.append(f"the records for {op} concern another device than {device}")
     if call is not None and params is None and ids:
@@ -489,10 +614,11 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=references, verified=_verified(kept, key, device, idx, call, defaults), notes=tuple(notes),
+        references=references, verified=_verified(kept, key, device, idx, call, defaults, None if excluded else prepared_ids),
+        notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
-        static=() if distribution else _static(prepared, key, version, idx),
+        static=() if distribution else _static(prepared, key, version, idx, prepared_ids),
     )
 
 
@@ -503,6 +629,7 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
     """(release key, device, Evidence) per run of a source, built once from the index."""
     found = _evidence.get(source_id)
     if found is None:
+        idx = {"runs": _detail(idx, "runs", {})}
         found = _evidence[source_id] = tuple(
             (
                 run["key"], run["device"],
@@ -518,17 +645,22 @@ def _evidence_of(source_id: str, idx: dict) -> tuple:
 
 
 def _verified(prepared: tuple, key: tuple, device: str, idx: dict, call: dict | None = None,
-              defaults: dict | None = None) -> tuple:
+              defaults: dict | None = None, ids: tuple | None = None) -> tuple:
     """Evidence measured on the queried release (same key, or a patch of the queried
     series: 2.11 shows runs of 2.11.0 and 2.11.1) and on the queried device, for the
     queried call: a case whose call disagrees with it is left out (docs/calls.md)."""
-    if not idx.get("runs"):
+    marks = idx.get("evidence")
+    if not (idx.get("runs") if marks is None else marks):
         return ()
-    memo = (tuple(source["id"] for source, _ in prepared), key, device)
+    memo = (tuple(source["id"] for source, _ in prepared) if ids is None else ids, key, device)
     found = _shown.get(memo)
     if found is None:
         found = []
         for source, _ in prepared:
+            if marks is not None and not any(  # kb/_index.py's marks: no run here, no details to load
+                    (device == "any" or run_device == device) and _same_release(run_key, key)
+                    for run_key, run_device in marks.get(source["id"], ((), ()))[0]):
+                continue
             for run_key, run_device, evidence in _evidence_of(source["id"], idx):
                 if (device == "any" or run_device == device) and _same_release(run_key, key):
                     found.append(evidence)
@@ -568,19 +700,22 @@ def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:
     return True
 
 
-def _static(prepared: tuple, key: tuple, version: str, idx: dict) -> tuple:
+def _static(prepared: tuple, key: tuple, version: str, idx: dict, ids: tuple | None = None) -> tuple:
     """Static evidence (`kb verify --static`) of the queried release: the same release, or every
     release read in the queried series (2.4 shows what the 2.4.0 and 2.4.1 wheels hold; 2.0 only
     2.0.x, although keys drop trailing zeros)."""
-    table = idx.get("static")
-    if not table:
+    marks = idx.get("evidence")
+    if not (idx.get("static") if marks is None else marks):
         return ()
     width = 1 + max(len(key) - 1, version.strip().count(".") + 1)
     key = (key + (0,) * width)[:width]
-    memo = (tuple(source["id"] for source, _ in prepared), key)
+    memo = (tuple(source["id"] for source, _ in prepared) if ids is None else ids, key)
     found = _statics.get(memo)
     if found is None:
-        found = _static_uncached(prepared, key, width, table, idx)
+        if marks is not None:  # kb/_index.py's marks: the details load only when a release matches
+            prepared = tuple(p for p in prepared if any(
+                (read + (0,) * width)[:width] == key for read in marks.get(p[0]["id"], ((), ()))[1]))
+        found = _static_uncached(prepared, key, width, _detail(idx, "static", {}), idx) if prepared else ()
         if len(_statics) < _CACHE_LIMIT:
             _statics[memo] = found
     return found
@@ -590,7 +725,7 @@ _statics: dict[tuple, tuple] = {}
 
 
 def _static_uncached(prepared: tuple, key: tuple, width: int, table: dict, idx: dict) -> tuple:
-    wheels = idx.get("static_wheels", {})
+    wheels = _detail(idx, "static_wheels", {})
     out = []
     for source, _ in prepared:
         for key_, release, file, found, missing, bypassed in table.get(source["id"], ()):

@@ -12,8 +12,6 @@ must pass it) or `UNKNOWN_DEFAULT` (a default that is not a plain literal, so a 
 on it stays undecided). Variadic parameters keep their stars: `*args`, `**kwargs`.
 """
 
-from __future__ import annotations
-
 
 class _Marker:
     __slots__ = ("_name",)

@@ -25,8 +25,6 @@ Only the standard library is imported here; ``packaging`` is imported lazily for
 that are not a plain dotted release (``2.1.0rc1``), and always when compiling ranges.
 """
 
-from __future__ import annotations
-
 from kb.bounds import MAX_VERSION, echo
 
 Key = tuple  # tuple[int, ...]: (epoch, release...), trailing zeros stripped
@@ -80,7 +78,20 @@ def contains(lo: Key | None, hi: Key | None, key: Key) -> bool:
     return (lo is None or lo <= key) and (hi is None or key < hi)
 
 
+_compiled: dict[str, tuple[Key | None, Key | None]] = {}
+
+
 def compile_range(spec: str) -> tuple[Key | None, Key | None]:
+    """`_compile_range`, remembered: a pure function of the text, asked ~10,000 times per `kb build`."""
+    found = _compiled.get(spec)
+    if found is None:
+        found = _compile_range(spec)
+        if len(_compiled) < 8192:
+            _compiled[spec] = found
+    return found
+
+
+def _compile_range(spec: str) -> tuple[Key | None, Key | None]:
     """Compile a specifier set to ``(lo, hi)``; raise ValueError with a hint when it can't be.
 
     Clauses are intersected, so ``">=1.14,<2.1"`` is ``[1.14, 2.1)``. A clause whose

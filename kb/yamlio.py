@@ -11,14 +11,16 @@ the one YAML reader of the project: records, solutions, links, registries, run f
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
 from kb import untrusted
+from kb.memo import MISS, Memo
 from kb.atomic import write_atomic  # noqa: F401  (re-exported for writers of data files)
 
 PathKey = tuple  # tuple[str | int, ...]: a location inside a document
@@ -272,11 +274,42 @@ def _reader_line(text: str, exc: yaml.YAMLError) -> int:
     return 1
 
 
+_memo: Memo | None = None  # set by `remembering`
+
+
+@contextlib.contextmanager
+def remembering(root: Path) -> Iterator[None]:
+    """Within the block, a text parsed before by this same reader code is not parsed again.
+
+    The parsed values are kept under root/.cache/kb/ (kb/memo.py), keyed by the text itself
+    and this module's code, bounds and PyYAML version: an edited file is always parsed, and
+    a file that failed to parse is never remembered (its error is reported every time).
+    Nested blocks share the outer one's store, which is written when the outer block ends.
+    """
+    global _memo
+    if _memo is not None:
+        yield
+        return
+    _memo = Memo(root, "yaml", Path(__file__), yaml.__version__, _Parser.__name__,
+                 f"{MAX_BYTES} {MAX_DEPTH} {MAX_NODES} {MAX_SCALAR} {_MAX_DIGITS}")
+    try:
+        yield
+    finally:
+        memo, _memo = _memo, None
+        memo.save()
+
+
 def parse(text: str, path: Path) -> Document:
     """Parse one YAML document safely and within bounds; raise YamlError with the line."""
     if len(text) > MAX_BYTES:
         too_big = untrusted.too_big(len(text), MAX_BYTES, "characters")
         raise _bound(too_big.message, 1, too_big.hint)
+    memo = _memo
+    if memo is not None:
+        key = memo.key(text)
+        found = memo.get(key)
+        if found is not MISS:
+            return Document(path=path, data=found[0], lines=found[1], text=text)
     loader = None
     try:
         loader = _Parser(text)
@@ -303,6 +336,8 @@ def parse(text: str, path: Path) -> Document:
     finally:
         if loader is not None:
             loader.dispose()
+    if memo is not None:
+        memo.put(key, (data, lines))
     return Document(path=path, data=data, lines=lines, text=text)
 
 

@@ -25,14 +25,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", (  # formats and primitives: no knowledge of the catalog
         "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
-        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers",
+        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.aside",
     )),
     ("load", (  # read and check what people and machines wrote: data/, run files, link state
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
         "kb.verify.merge", "kb.nightly.report",
         "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
     )),
-    ("compile", ("kb.compile", "kb._index")),  # catalog + merged evidence -> the index
+    ("compile", ("kb.compile", "kb._index", "kb._details")),  # catalog + merged evidence -> the index
     ("outputs", (  # everything read from the index: query, generated files, site, plans, probes
         "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
         "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes", "kb.site.words", "kb.verify.plan", "kb.verify.coverage",

@@ -149,6 +149,7 @@ def test_nightly_on_this_machine_says_what_it_skipped(root: Path) -> None:
     assert verify["step"] == "verify" and verify["status"] == "ok", verify
     written = Path(verify["output"]["file"])
     assert written.parent.parent == root / "data" / "runs" and written.is_file()
+    assert f"wrote {written}" in verify["detail"] and "1 result(s)" in verify["detail"]  # the report names the file
     assert [r["verifier"] for r in yaml.safe_load(written.read_text())["results"]] == ["synthetic.thread_sum"]
     if not body["environment"]["gpu"]["count"]:
         assert any(s.startswith("GPU verifiers") for s in body["skipped"])

@@ -8,10 +8,14 @@ file and line, so one `kb validate` shows all problems together.
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
+from typing import Callable, Iterator
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding
+from kb.yamlio import remembering
 from kb.lint import (
     calls, canonical, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, solutions,
     static_ranges, static_unclaimed, verifiers,
@@ -33,10 +37,48 @@ CODES = {
 
 
 def run(root: Path) -> tuple[Catalog, list[Finding]]:
-    catalog = load(root)
+    with remembering(root):  # files parsed by an earlier run with the same text are not parsed again
+        catalog = load(root)
+        return catalog, _checked(catalog)
+
+
+@contextlib.contextmanager
+def checking(root: Path) -> Iterator[tuple[Catalog, Callable[[], list[Finding]]]]:
+    """Load data/ and run the checks beside the block: yields (catalog, wait for the findings).
+
+    For `kb site`, which builds from the catalog while the checks run: where the OS forks,
+    the checks run in a child process on the catalog as loaded (kb/aside.py), so a second
+    core checks while the first renders; `wait()` returns what `run(root)` would. The block
+    must act on nothing it built until `wait()` says the data is clean. When the catalog did
+    not load cleanly, the checks run first, here, as in `run`. The whole block reads files
+    through the parse memo (kb/yamlio.py), saved when it ends.
+    """
+    from kb.aside import Aside
+
+    with remembering(root):
+        catalog = load(root)
+        if errors(catalog.findings):
+            found = _checked(catalog)
+            yield catalog, lambda: found
+            return
+        # The run and static evidence files are read here, once: the caller's build needs them
+        # too, and the child inherits them (cached on the catalog) instead of reading them again.
+        from kb.verify.runfile import runs_of
+        from kb.verify.static.merge import static_of
+
+        runs_of(catalog)
+        static_of(catalog)
+        checks = Aside(lambda: _checked(catalog), again=lambda: _checked(load(root)))
+        try:
+            yield catalog, checks.result
+        finally:
+            checks.cancel()
+
+
+def _checked(catalog: Catalog) -> list[Finding]:
     for module in CHECKS:
         module.check(catalog)
-    return catalog, sorted(set(catalog.findings))
+    return sorted(set(catalog.findings))
 
 
 def errors(findings: list[Finding]) -> list[Finding]:

@@ -16,10 +16,26 @@ TITLE = "verifiers: `verify.verifier` names a verifier registered with @verifier
 
 
 def registered(root: Path) -> dict:
+    """verifiers/discover.scan() of the project's verifiers/, remembered under .cache/kb/ by the
+    text of every file it reads (and discover.py's own): parsing ~40 modules with `ast` is slow."""
     from verifiers import discover
 
+    from kb.memo import MISS, Memo
+
     folder = root / "verifiers"
-    return discover.scan(folder if folder.is_dir() else discover.HERE)
+    folder = folder if folder.is_dir() else discover.HERE
+    memo = Memo(root, "verifiers", Path(discover.__file__))
+    try:
+        files = sorted(folder.rglob("*.py"))
+        key = memo.key(folder.name, *(part for path in files for part in (path.relative_to(folder).as_posix(), path.read_bytes())))
+    except OSError:  # a file that cannot be read: scan() skips it; nothing remembered
+        return discover.scan(folder)
+    found = memo.get(key)
+    if found is MISS:
+        found = {name: {**f.to_dict(), "path": f.path.relative_to(folder).as_posix()} for name, f in discover.scan(folder).items()}
+        memo.put(key, found)
+        memo.save()
+    return {name: discover.Found(**{**kw, "path": folder / kw["path"]}) for name, kw in found.items()}
 
 
 def check(catalog: Catalog) -> None:

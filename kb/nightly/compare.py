@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kb.verify.runfile import RUNS_DIR
 from kb.yamlio import YamlError, read
-
-RUNS_DIR = "data/runs"
 
 
 @dataclass
@@ -49,41 +48,27 @@ def _rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def read_run(path: Path, root: Path) -> RunFile:
-    """One run file, checked for the fields every reader may rely on; ValueError names the problem."""
+def load_runs(root: Path, runs_dir: Path | None = None) -> tuple[dict[str, list[RunFile]], list[str]]:
+    """Every readable run file, grouped by environment, oldest first; and the unreadable ones.
+
+    Read and validated by kb/verify/runfile.py, the reader `kb build` and `kb validate` use
+    (static evidence under static-* folders is not a run file).
+    """
     from kb.verify import runfile
 
-    where = _rel(path, root)
-    try:
-        doc = read(path)
-    except YamlError as exc:
-        raise ValueError(f"{where}:{exc.line}: {exc.message}") from None
-    except OSError as exc:
-        raise ValueError(f"{where}: cannot read: {exc.strerror}") from None
-    data = doc.data
-    found = runfile.problems(data, where if where.startswith(runfile.RUNS_DIR + "/") else None)  # the one validator
-    if found:
-        loc, message = found[0]
-        raise ValueError(f"{where}:{doc.line_of(loc)}: {message}")
-    env, results = data["environment"], data["results"]
-    # Each kind of run (verify, e2e, nccl) is compared only with the previous run of its kind.
-    kind = str(data.get("kind") or "verify")
-    group = str(env["env_id"]) if kind == "verify" else f"{env['env_id']} ({kind})"
-    return RunFile(path, group, str(data.get("created") or path.stem), results)
-
-
-def load_runs(root: Path, runs_dir: Path | None = None) -> tuple[dict[str, list[RunFile]], list[str]]:
-    """Every readable run file, grouped by environment, oldest first; and the unreadable ones."""
-    base = runs_dir or root / RUNS_DIR
     by_env: dict[str, list[RunFile]] = {}
     problems = []
-    for path in sorted(base.rglob("*.yaml")) if base.is_dir() else []:
-        try:
-            run = read_run(path, root)
-        except ValueError as exc:
-            problems.append(str(exc))
+    for run in runfile.load_runs(root, runs_dir):
+        if run.problems:
+            line, message = run.problems[0]
+            problems.append(f"{run.rel}:{line}: {message}")
             continue
-        by_env.setdefault(run.env_id, []).append(run)
+        data = run.data
+        env, results = data["environment"], data["results"]
+        # Each kind of run (verify, e2e, nccl) is compared only with the previous run of its kind.
+        kind = str(data.get("kind") or "verify")
+        group = str(env["env_id"]) if kind == "verify" else f"{env['env_id']} ({kind})"
+        by_env.setdefault(group, []).append(RunFile(run.path, group, str(data.get("created") or run.path.stem), results))
     for runs in by_env.values():
         runs.sort(key=lambda r: (r.created, r.path.name))
     return by_env, problems

@@ -81,11 +81,12 @@ def step_verify(opts: Options, runs_dir: Path, say: Callable[[str], None]) -> di
     except ValueError:
         payload = None
     if isinstance(payload, dict):
-        for key in ("written", "run_file", "run_files"):
-            if payload.get(key):
-                detail += f"; {key}: {payload[key]}"
-        if payload.get("skipped"):
-            detail += f"; skipped: {len(payload['skipped'])}"
+        from kb.verify.runfile import JSON_FILE
+
+        if payload.get(JSON_FILE):
+            detail += f"; wrote {payload[JSON_FILE]}"
+        if isinstance(payload.get("results"), list):
+            detail += f"; {len(payload['results'])} result(s)"
     return {"step": "verify", "status": "ok" if done.returncode == 0 else "failed", "detail": detail,
             "output": payload}
 

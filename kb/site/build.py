@@ -26,7 +26,7 @@ from kb import query
 from kb.atomic import write_atomic
 from kb.catalog import Catalog
 from kb.compile import build_index
-from kb.site import api, pages
+from kb.site import api, model, pages, recipes
 
 BUILD = Path("site/build")
 ASSETS = Path("site/assets")
@@ -39,13 +39,23 @@ def sources(catalog: Catalog, report_dir: Path | None = None,
     `report_dir`: where nightly.json is (default as `kb nightly`: <root>/reports); `warn`
     hears why a report there could not be shown (the page says it too; the build goes on).
     """
+    from kb.aside import Aside
+
     index = build_index(catalog)
     query.reset(index)  # answers come from this data, not the installed kb/_index.py
+    # The JSON API is built in a child process (a second core, where the OS forks: kb/aside.py)
+    # while this one renders the pages. Both show the recipe blocks: made first, here, so the
+    # child inherits them (kb/site/recipes.py remembers them per index).
+    for framework in model.frameworks(index):
+        if catalog.registries.get(framework):
+            recipes.blocks(catalog, index, framework)
+    api_job = Aside(lambda: api.files(catalog, index))
     try:
-        api_files = api.files(catalog, index)
-        files = dict(api_files)
-        files.update(pages.pages(catalog, index, api_files, report_dir, warn))
+        rendered = pages.pages(catalog, index, api_job.result, report_dir, warn)
+        files = dict(api_job.result())
+        files.update(rendered)
     finally:
+        api_job.cancel()
         query.reset()
     root = catalog.root
     for name in pages.HAND_WRITTEN:
@@ -104,6 +114,16 @@ def write_sources(catalog: Catalog, build: Path, report_dir: Path | None = None,
                   warn: Callable[[str], None] | None = None) -> int:
     """Replace build/docs with freshly generated sources; returns the number of pages."""
     files = sources(catalog, report_dir, warn)
+    write_files(files, build)
+    return page_count(files)
+
+
+def page_count(files: dict[str, str]) -> int:
+    return sum(1 for rel in files if rel.endswith(".md") and not rel.startswith(".."))
+
+
+def write_files(files: dict[str, str], build: Path) -> None:
+    """Replace build/docs with `files` (from `sources`), and write build/mkdocs.yml."""
     build.mkdir(parents=True, exist_ok=True)
     fresh = Path(tempfile.mkdtemp(prefix="docs.", dir=build))
     try:
@@ -118,7 +138,6 @@ def write_sources(catalog: Catalog, build: Path, report_dir: Path | None = None,
         shutil.rmtree(fresh, ignore_errors=True)
         raise
     write_atomic(build / "mkdocs.yml", files["../mkdocs.yml"])
-    return sum(1 for rel in files if rel.endswith(".md") and not rel.startswith(".."))
 
 
 _ROOT_ABSOLUTE = re.compile(r'\b(href|src)="/(?!/)')

@@ -36,31 +36,39 @@ def add_parser(sub) -> None:
 def cmd_site(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from kb.lint import run
     from kb.atomic import locked
-    from kb.site.build import BUILD, LOCK, clean_stale, mkdocs, write_sources
+    from kb.lint import checking, errors
+    from kb.root import root_of
+    from kb.site.build import BUILD, LOCK, clean_stale, mkdocs, page_count, sources, write_files
 
     started = time.perf_counter()
-    from kb.root import root_of
-
     root = root_of(args)
-    from kb.lint import errors
-
-    catalog, findings = run(root)
-    findings = errors(findings)  # KB015 warnings are evidence for review, shown on the site
+    build = root / BUILD
+    report_dir = Path(args.report_dir).resolve() if args.report_dir else None
+    warnings: list[str] = []
+    # The pages are rendered while the lint checks run beside them (kb/lint: a second process
+    # where the OS forks); nothing is written until the checks say the data is clean.
+    with checking(root) as (catalog, wait):
+        try:
+            files = sources(catalog, report_dir, warn=warnings.append)
+        except Exception:
+            if errors(wait()):  # broken data can break the renderer: the findings say why
+                files = None
+            else:
+                raise
+        findings = errors(wait())  # KB015 warnings are evidence for review, shown on the site
     if findings:
         for finding in findings:
             print(finding.render())
         print("kb site: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
         return 1
-    build = root / BUILD
-    report_dir = Path(args.report_dir).resolve() if args.report_dir else None
+    for message in warnings:
+        print(f"kb site: warning: {message}", file=sys.stderr)
     # One `kb site` at a time per tree: a second waits, so the two never mix their output.
     with locked(build / LOCK):
         clean_stale(build)
-        count = write_sources(catalog, build, report_dir,
-                              warn=lambda message: print(f"kb site: warning: {message}", file=sys.stderr))
-        print(f"wrote {count} pages and the JSON API to {BUILD}/docs")
+        write_files(files, build)
+        print(f"wrote {page_count(files)} pages and the JSON API to {BUILD}/docs")
         if args.no_html:
             return 0
         result = mkdocs(build)

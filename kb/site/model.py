@@ -80,10 +80,27 @@ def cell_text(answer: Any) -> str:
     return " or ".join(answer.solutions)
 
 
+_answers: dict[tuple, Any] = {}
+_answers_of: list[dict] = []  # the index `_answers` were computed from
+
+
 def source_answer(source_id: str, framework: str, version: str, distribution: str | None = None) -> Any:
-    """The record's own answer at `version` (its SourceStatus), straight from kb.status()."""
-    result = query.status(source_id, version, framework=framework, device="any", distribution=distribution)
-    return result.sources[0]
+    """The record's own answer at `version` (its SourceStatus), straight from kb.status().
+
+    Remembered for as long as kb.status() answers from the same index: every matrix, source
+    page and solution list asks for the same (record, release) again, ~150,000 times per site,
+    more than kb.status()'s own bounded memo keeps.
+    """
+    idx = query.index()
+    if not _answers_of or _answers_of[0] is not idx:
+        _answers.clear()
+        _answers_of[:] = [idx]
+    memo = (source_id, framework, version, distribution)
+    found = _answers.get(memo)
+    if found is None:
+        result = query.status(source_id, version, framework=framework, device="any", distribution=distribution)
+        found = _answers[memo] = result.sources[0]
+    return found
 
 
 def matrix(catalog: Catalog, index: dict, framework: str, distribution: str | None = None) -> dict:

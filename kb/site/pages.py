@@ -111,14 +111,20 @@ def source_page(catalog: Catalog, index: dict, source: dict) -> str:
 
 def _solutions(catalog: Catalog, index: dict) -> list[tuple[str, dict]]:
     by_code = {s.code: s for s in catalog.solutions}
+    # The codes any record of a framework needs in each series, worked out once for every code.
+    needed = {
+        fw: [(col.label, {c for s in model.sources_of(index, fw) for c in model.source_answer(s["id"], fw, col.label).solutions})
+             for col in model.series(catalog, fw)]
+        for fw in model.frameworks(index)
+    }
     out = []
     for code in index["order"]:
         sol = by_code[code]
         where = []
-        for fw in model.frameworks(index):
-            for col in model.series(catalog, fw):
-                if any(code in model.source_answer(s["id"], fw, col.label).solutions for s in model.sources_of(index, fw)):
-                    where.append((fw, col.label))
+        for fw, columns in needed.items():
+            for label, codes in columns:
+                if code in codes:
+                    where.append((fw, label))
                     break
         out.append((code, {
             "title": sol.title, "kind": sol.kind, "how": sol.how, "snippet": sol.snippet,
@@ -198,9 +204,13 @@ def _solution_groups(solutions: list[tuple[str, dict]]) -> list[tuple[str, list[
     return [(words.name(fw), groups[fw]) for fw in words.ordered(list(groups))]
 
 
-def pages(catalog: Catalog, index: dict, api_files: dict[str, str], report_dir: Path | None = None,
-          warn: Callable[[str], None] | None = None) -> dict[str, str]:
-    """Every page; `report_dir` and `warn` are for the nightly page (kb/site/nightly.py)."""
+def pages(catalog: Catalog, index: dict, api_files: dict[str, str] | Callable[[], dict[str, str]],
+          report_dir: Path | None = None, warn: Callable[[str], None] | None = None) -> dict[str, str]:
+    """Every page; `report_dir` and `warn` are for the nightly page (kb/site/nightly.py).
+
+    `api_files` (kb/site/api.py) may be a function returning them, called for the last page
+    only (the JSON API page shows an example and sizes), so the API can be built meanwhile.
+    """
     fws = words.ordered(model.frameworks(index))
     out: dict[str, str] = {}
     blocks = {fw: recipes.blocks(catalog, index, fw) for fw in fws if catalog.registries.get(fw)}
@@ -225,6 +235,8 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str], report_dir: 
     out["links.md"] = render("site/links.md.j2", links=_links(catalog, index))
     out["verification.md"] = render("site/verification.md.j2", **_verification(index))
     out[nightly.PAGE] = nightly.page(catalog.root, set(index["sources"]), report_dir, warn)
+    if callable(api_files):
+        api_files = api_files()
     ops = sorted(k for k in api_files if k.startswith(f"{api.PREFIX}/ops/"))
     example_op = f"{api.PREFIX}/ops/tf.nn.bias_add.json"
     if example_op not in api_files:

@@ -229,7 +229,7 @@ def _run(args, root: Path, items) -> int:
         out = Path(args.out) if args.out else root / runfile.RUNS_DIR
         path = runfile.write(out, doc, created)
     if args.json:
-        print(json.dumps({"file": str(path) if path else None, **doc}, indent=2))
+        print(json.dumps({runfile.JSON_FILE: str(path) if path else None, **doc}, indent=2))
     else:
         _print_results(results, path, wall)
     every_error = all(m["outcome"] == "error" for r in results for m in r["modes"])

@@ -67,17 +67,22 @@ class RunFile:
         self.path, self.rel, self.data, self.problems = path, rel, data, problems
 
 
-def load_runs(root: Path) -> list[RunFile]:
-    """Every file under data/runs/, parsed with the project's safe loader and validated.
+JSON_FILE = "file"
+"""The key under which `kb verify --json` names the run file it wrote (`kb nightly` reads it)."""
+
+
+def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
+    """Every file under data/runs/ (or `runs_dir`), parsed with the project's safe loader and validated.
 
     A file that is not <env_id>/<name>.yaml is listed too (with its problem), never skipped
-    silently: evidence in the wrong place would otherwise vanish from the build.
+    silently: evidence in the wrong place would otherwise vanish from the build. A file of a
+    `runs_dir` outside data/runs/ (`kb nightly --runs-dir`) is not held to its place there.
     """
     from kb.findings import rel
     from kb.yamlio import YamlError, read
 
     runs = []
-    top = root / RUNS_DIR
+    top = runs_dir if runs_dir is not None else root / RUNS_DIR
     for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
         if path.relative_to(top).parts[0].startswith("static-"):
             continue  # static evidence from released wheels: kb/verify/static/load.py reads it
@@ -95,7 +100,8 @@ def load_runs(root: Path) -> list[RunFile]:
         except OSError as exc:
             runs.append(RunFile(path, where, None, [(1, f"cannot read the file: {exc.strerror}")]))
             continue
-        found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, where)]
+        placed = where if where.startswith(RUNS_DIR + "/") else None
+        found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, placed)]
         runs.append(RunFile(path, where, doc.data, found))
     return runs
 
