@@ -298,22 +298,25 @@ class _Parser(argparse.ArgumentParser):
 
 CORE = ("status", "validate", "fix", "build", "schema")
 """Commands defined in this module: their parser needs none of the areas' modules."""
+AREAS = ("verify", "site", "probe", "scan", "links", "nightly")
+"""Commands whose parsers live in kb/<area>/cli.py, added in this order."""
 
 
 def _core_command(argv: list[str]) -> str | None:
-    """The command of `argv` when it is one of CORE and only `--root` comes before it, else None."""
+    """The command of `argv` (one of CORE or AREAS) when only `--root` comes before it, else None."""
     i = 0
     while i < len(argv) and argv[i].startswith("--root"):
         i += 1 if "=" in argv[i] else 2
-    return argv[i] if i < len(argv) and argv[i] in CORE else None
+    return argv[i] if i < len(argv) and argv[i] in CORE + AREAS else None
 
 
 def parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; with `only` (a CORE command), that command's part of it alone.
+    """The whole command line; with `only` (a command), that command's part of it alone.
 
-    `kb validate` and `kb build` must start fast: the areas' parsers import their modules
-    (`kb verify --static` names its frameworks from the wheel readers, which load numpy), so a
-    core command is parsed without them. Its arguments, help and errors are the same.
+    `kb validate` and `kb build` must start fast, and `kb site` must stay one thread until it
+    forks (kb/aside.py): the areas' parsers import their modules (`kb verify --static` names its
+    frameworks from the wheel readers, which load numpy, whose BLAS starts a thread), so a
+    command is parsed without the other areas. Its arguments, help and errors are the same.
     """
     top = _Parser(
         prog="kb",
@@ -358,27 +361,31 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schema)
     if only in CORE:
         return top
+    wanted = (only,) if only in AREAS else AREAS
+    if "verify" in wanted:  # kb/verify/cli.py
+        from kb.verify.cli import add_parser as add_verify
 
-    # --- verify (implementation: kb/verify/cli.py) ---
-    from kb.verify.cli import add_parser as add_verify
+        add_verify(sub)
+    if "site" in wanted:  # kb/site/cli.py
+        from kb.site.cli import add_parser as add_site
 
-    add_verify(sub)
-    # --- site (kb/site/cli.py) ---
-    from kb.site.cli import add_parser as add_site
+        add_site(sub)
+    if "probe" in wanted:  # the determinism debug tool: kb/probe/cli.py
+        from kb.probe.cli import add_parser as add_probe_parser
 
-    add_site(sub)
-    # --- probe (determinism debug tool; implementation in kb/probe/cli.py) ---
-    from kb.probe.cli import add_parser as add_probe_parser
+        add_probe_parser(sub)
+    if "scan" in wanted:  # kb/scan/cli.py
+        from kb.scan.cli import add_parser as add_scan
 
-    add_probe_parser(sub)
-    # --- links refresh / nightly (implementations in kb/links/cli.py, kb/nightly/cli.py) ---
-    from kb.links.cli import add_parser as add_links
-    from kb.nightly.cli import add_parser as add_nightly
-    from kb.scan.cli import add_parser as add_scan  # kb scan: kb/scan/cli.py
+        add_scan(sub)
+    if "links" in wanted:  # links refresh: kb/links/cli.py
+        from kb.links.cli import add_parser as add_links
 
-    add_scan(sub)
-    add_links(sub, _Parser)
-    add_nightly(sub, _Parser)
+        add_links(sub, _Parser)
+    if "nightly" in wanted:  # kb/nightly/cli.py
+        from kb.nightly.cli import add_parser as add_nightly
+
+        add_nightly(sub, _Parser)
     return top
 
 

@@ -112,3 +112,57 @@ def test_kb_site_builds_from_clean_data(root: Path) -> None:
     assert main(["--root", str(root), "site", "--no-html"]) == 0
     assert (root / "site" / "build" / "docs" / "sources" / "tf.sample.md").is_file()
     assert (root / "site" / "build" / "docs" / "api" / "v1" / "all.json").is_file()
+
+
+FORKED = """
+import sys
+from pathlib import Path
+from kb import aside
+from kb.lint import checking, run
+
+root = Path(sys.argv[1])
+assert aside.single_threaded(), "a fresh interpreter that imported kb.lint runs one thread"
+forked = []
+real = aside.Aside.__init__
+
+def spy(self, *args, **kwargs):
+    real(self, *args, **kwargs)
+    forked.append(self.forked)
+
+aside.Aside.__init__ = spy
+with checking(root) as (catalog, wait):
+    found = wait()
+assert forked == [True], forked
+assert found == run(root)[1] and found, found
+print("ok")
+"""
+
+
+def test_the_checks_fork_in_a_fresh_interpreter(root: Path) -> None:
+    """The test process may run threads (a framework's pool) and then never forks; a fresh
+    interpreter, as `kb site` is, does: its findings are run()'s."""
+    import subprocess
+    import sys
+
+    if not aside.FORKS:
+        pytest.skip("this OS does not fork")
+    path = root / RECORD
+    path.write_text(path.read_text().replace("solutions: [TDO]", "solutions: [TDX]"))
+    done = subprocess.run([sys.executable, "-c", FORKED, str(root)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr
+
+
+def test_kb_site_forks_its_checks_and_api(root: Path) -> None:
+    """`kb site` parses its command line without the other areas' modules (numpy would start a
+    BLAS thread), so the process is still one thread when it forks."""
+    import subprocess
+    import sys
+
+    if not aside.FORKS:
+        pytest.skip("this OS does not fork")
+    code = ("import sys; from kb import aside; made = []; real = aside.Aside.__init__\n"
+            "def spy(self, *a, **k):\n    real(self, *a, **k); made.append(self.forked)\n"
+            "aside.Aside.__init__ = spy\nfrom kb.cli import main\n"
+            "rc = main(['--root', sys.argv[1], 'site', '--no-html'])\nprint(rc, made)")
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True)
+    assert done.stdout.strip().splitlines()[-1] == "0 [True, True]", done.stdout + done.stderr
