@@ -19,6 +19,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 ENV = "KB_TESTS_SHARED"
@@ -56,3 +57,15 @@ def once(key: str, make: Callable[[Path], object]) -> Path:
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return folder
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@lru_cache(maxsize=1)
+def repo_lint() -> tuple:
+    """(catalog, findings) of this repository's own data, linted once per process. Read-only:
+    a test that changes data works on a copy (site_build.copy_project)."""
+    from kb.lint import run
+
+    return run(ROOT)

@@ -82,11 +82,22 @@ def built_site() -> Path:
 @lru_cache(maxsize=1)
 def repo_sources() -> tuple:
     """(catalog, every generated site file) of this repository's own data, made once."""
-    from kb.lint import run
     from kb.site.build import sources
 
-    catalog, _ = run(ROOT)
+    catalog, _ = shared.repo_lint()
     return catalog, sources(catalog)
+
+
+def copy_mini(dest: Path) -> Path:
+    """A small project that `kb site` builds in seconds: tests/fixtures/mini's data (one record)
+    with this repository's docs, assets and mkdocs.yml."""
+    shutil.copytree(ROOT / "tests" / "fixtures" / "mini", dest)
+    for rel in COPIED:
+        if rel != "data":
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            (shutil.copytree if (ROOT / rel).is_dir() else shutil.copy2)(ROOT / rel, target)
+    return dest
 
 
 EVIL_SUMMARY = "<script>alert(1)</script> see [click me](https://evil.example/) and **bold**"
