@@ -33,15 +33,21 @@ EXAMPLES: dict[str, tuple[dict[str, str], str, list[str]]] = {
 BLOCK = re.compile(r"(<!-- example: (?P<name>[a-z-]+) -->\n```\n)(?P<body>.*?)(```\n<!-- /example -->)", re.S)
 
 
-def run_example(name: str) -> str:
-    """The block's text: the command as a user types it, then the diff as printed."""
-    env_shown, script, options = EXAMPLES[name]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", TF_CPP_MIN_LOG_LEVEL="3", STEPS="3", **env_shown)
+def example_env(name: str) -> dict[str, str]:
+    """The environment an example runs in (this one's, plus the shown variables)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="100", TF_CPP_MIN_LOG_LEVEL="3", STEPS="3", **EXAMPLES[name][0])
     env.pop("KB_PROBE_DIR", None)
+    return env
+
+
+def run_example(name: str, keep: Path | None = None) -> str:
+    """The block's text: the command as a user types it, then the diff as printed. The runs
+    happen in a temporary directory, or in `keep` (which then holds kb-probe/run1, run2)."""
+    env_shown, script, options = EXAMPLES[name]
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run([sys.executable, "-m", "kb", "probe", "run", *options, "--", sys.executable,
-                              str(ROOT / "examples" / "probe" / script)], cwd=tmp, env=env, capture_output=True,
-                             text=True, timeout=900)
+                              str(ROOT / "examples" / "probe" / script)], cwd=keep or tmp, env=example_env(name),
+                             capture_output=True, text=True, timeout=900)
     if out.returncode not in (0, 1):
         raise SystemExit(f"{name}: kb probe run exited {out.returncode}:\n{out.stderr[-3000:]}")
     command = " ".join([*(f"{k}={v}" for k, v in env_shown.items()), "kb probe run", *options, "--", "python",

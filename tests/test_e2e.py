@@ -92,8 +92,14 @@ def test_jax_e2e_recipe_gives_identical_weights_on_cpu(tmp_path, capsys) -> None
 
 def test_code_that_fails_in_the_child_is_an_error_in_its_pair(tmp_path, capsys, monkeypatch) -> None:
     """The parent is told XLA_BOGUS exists (so it starts the children); the child's own table
-    does not know it, so each recipe training fails; the default pair still trains."""
+    does not know it, so each recipe training fails; the default pair still trains. (Its
+    children share a JAX compilation cache, so the second default training loads what the
+    first compiled: nothing here compares the pair's weights. The two tests above compile in
+    every child, as `kb verify --e2e` does.)"""
     pytest.importorskip("jax", reason="jax not installed")
+    monkeypatch.setenv("JAX_COMPILATION_CACHE_DIR", str(tmp_path / "jax-cache"))
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+    monkeypatch.setenv("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
     from kb.verify import e2e
     from verifiers import solutions
 

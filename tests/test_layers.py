@@ -70,10 +70,22 @@ def _known(name: str, mods: dict[str, Path]) -> str | None:
     return name or None
 
 
+_TREES: dict[str, ast.Module] = {}
+
+
+def _parse(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per text: the planted tests change one file of a copy
+    of kb/, and every other file is the text already parsed. The trees are only read."""
+    text = path.read_text(encoding="utf-8")
+    if text not in _TREES:
+        _TREES[text] = ast.parse(text, str(path))
+    return _TREES[text]
+
+
 def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str, str]]:
     """(line, imported module, the name imported) for every import of a kb module in one file."""
     package = name if _is_package(path) else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _parse(path)
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -97,7 +109,7 @@ def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str
 def private_uses(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str]]:
     """(line, `kb.x._y`) for each `x._y` where `x` names a kb module imported into this file."""
     package = name if _is_package(path) else name.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    tree = _parse(path)
     bound: dict[str, str] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

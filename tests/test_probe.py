@@ -1,7 +1,9 @@
 """kb.probe: the diff names exactly the planted place and step, and identical runs pass.
 
-The framework tests run the examples through `kb probe run -n 3`: run 2 carries the planted
-difference, run 3 does not, so one invocation checks both "differs here" and "identical".
+The framework tests read the logs of docs/probe.md's examples (tests/probe_runs.py: each a real
+`kb probe run`, made once per test run and shared with test_probe_docs.py): run 2 carries the
+planted difference, and one more unplanted run of the same script (or the unplanted example)
+must be identical to run 1, so the same trainings check both "differs here" and "identical".
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import probe_runs
 from kb.probe.cli import EXIT_DIFFER, EXIT_SAME, EXIT_USAGE
 from kb.probe.diff import Run, compare
 
@@ -83,14 +86,18 @@ def test_import_kb_does_not_import_probe() -> None:
     assert out.stdout.strip() == "False"
 
 
-def _planted_run(tmp_path: Path, script: str, **env: str) -> list[dict]:
-    full = dict(os.environ, PLANT_STEP="1", STEPS="3", PYTHONPATH=str(ROOT), **env)
-    out = _kb("probe", "run", "-n", "3", "--out", str(tmp_path), "--json", "--", sys.executable,
-              f"examples/probe/{script}", env=full)
-    assert out.returncode == EXIT_DIFFER, out.stderr[-3000:]
-    planted, clean = json.loads(out.stdout)
-    assert clean["identical"] and clean["first"] is None  # run 3 is not planted
-    assert planted["first"]["upstream_identical"] > 0
+def _report(a: Path, b: Path) -> dict:
+    """What `kb probe diff --json a b` prints, as data."""
+    return json.loads(json.dumps(compare(Run(str(a)), Run(str(b)))))
+
+
+def _planted_run(name: str, clean: Path | None = None) -> dict:
+    """The example's planted run 2 against run 1; run 1 against an unplanted run must be identical."""
+    _, runs = probe_runs.example(name)
+    planted = _report(runs / "run1", runs / "run2")
+    clean = _report(runs / "run1", clean or probe_runs.clean_run(name))
+    assert clean["identical"] and clean["first"] is None  # only run 2 is planted
+    assert not planted["identical"] and planted["first"]["upstream_identical"] > 0
     assert all(d["step"] >= 1 for d in planted["downstream"])
     return planted
 
@@ -100,9 +107,10 @@ def _need(module: str) -> None:
         pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs it)")
 
 
-def test_torch_backward_plant_is_blamed_on_the_consumer(tmp_path: Path) -> None:
+def test_torch_backward_plant_is_blamed_on_the_consumer() -> None:
     _need("torch")
-    report = _planted_run(tmp_path, "train_torch.py", PLANT="backward")
+    # PLANT=backward; the unplanted example's run 1 is the clean run to compare with
+    report = _planted_run("torch-mix", clean=probe_runs.example("torch-identical")[1] / "run1")
     first = report["first"]
     # the gradient arriving at the embedding's output is the first to differ: made by the
     # backward of its consumer, `mix`, whose own output gradient was identical
@@ -113,17 +121,15 @@ def test_torch_backward_plant_is_blamed_on_the_consumer(tmp_path: Path) -> None:
     assert all(a.get("note") == "no KB record" or "deterministic" in a for a in blame["answers"])
 
 
-def _blocks(tmp_path: Path, model: str) -> dict:
-    env = dict(os.environ, PLANT="1", STEPS="2", MODEL=model, PYTHONPATH=str(ROOT))
-    out = _kb("probe", "run", "--out", str(tmp_path), "--json", "--", sys.executable,
-              "examples/probe/train_blocks.py", env=env)
-    assert out.returncode == EXIT_DIFFER, out.stderr[-3000:]
-    return json.loads(out.stdout)
+def _blocks(model: str) -> dict:
+    report = _report(*(probe_runs.example(f"torch-{model}")[1] / run for run in ("run1", "run2")))
+    assert not report["identical"]  # MODEL=model PLANT=1: run 2 is planted
+    return report
 
 
-def test_torch_attention_backward_is_blamed_on_the_functional_call(tmp_path: Path) -> None:
+def test_torch_attention_backward_is_blamed_on_the_functional_call() -> None:
     _need("torch")
-    report = _blocks(tmp_path, "attention")
+    report = _blocks("attention")
     first, blame = report["first"], report["blame"]
     assert (first["step"], first["kind"], first["name"]) == (1, "dout", "attn.qkv")
     assert blame["place"] == "attn"  # the block's own calls, not the innocent qkv Linear
@@ -134,9 +140,9 @@ def test_torch_attention_backward_is_blamed_on_the_functional_call(tmp_path: Pat
     assert blame["certainty"].startswith("one of these")
 
 
-def test_torch_embedding_backward_is_blamed_on_the_embedding_call(tmp_path: Path) -> None:
+def test_torch_embedding_backward_is_blamed_on_the_embedding_call() -> None:
     _need("torch")
-    report = _blocks(tmp_path, "embedding")
+    report = _blocks("embedding")
     first, blame = report["first"], report["blame"]
     assert (first["kind"], first["name"]) == ("grad", "embedding.weight")
     assert blame["place"] == "embedding" and blame["ops"] == ["torch.nn.functional.embedding"]
@@ -190,9 +196,9 @@ def test_first_only_and_sampled_statistics(tmp_path: Path) -> None:
     assert short["downstream_count"] is None and full["downstream_count"] > 0
 
 
-def test_jax_plant_inside_jit_and_nested_structures(tmp_path: Path) -> None:
+def test_jax_plant_inside_jit_and_nested_structures() -> None:
     _need("jax")
-    report = _planted_run(tmp_path, "train_jax.py", PLANT="forward")
+    report = _planted_run("jax")  # PLANT=forward
     first = report["first"]
     assert (first["step"], first["kind"], first["name"]) == (1, "forward", "pool")
     assert report["blame"]["ops"] == ["jax.ops.segment_sum"]
@@ -200,9 +206,9 @@ def test_jax_plant_inside_jit_and_nested_structures(tmp_path: Path) -> None:
     assert ("out", ".pred") in names and ("out", ".loss['loss']") in names  # named tuple of dict
 
 
-def test_tf_function_backward_plant_names_the_producing_layer(tmp_path: Path) -> None:
+def test_tf_function_backward_plant_names_the_producing_layer() -> None:
     _need("tensorflow")
-    report = _planted_run(tmp_path, "train_tf.py", PLANT="backward", TF_CPP_MIN_LOG_LEVEL="3")
+    report = _planted_run("tensorflow")  # PLANT=backward
     first = report["first"]
     assert (first["step"], first["kind"], first["name"], first["produced_by"]) == (1, "dout", "embedding", "mix")
     assert report["blame"]["type"] == "__main__.Mix"

@@ -1,18 +1,15 @@
 """docs/probe.md shows what the examples really print: each example block equals a fresh run
-(CPU; the blocks are regenerated with scripts/probe_docs.py)."""
+(CPU; the blocks are regenerated with scripts/probe_docs.py). The runs are made once per test
+run and shared with test_probe.py (tests/probe_runs.py)."""
 
 from __future__ import annotations
 
 import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import probe_docs  # noqa: E402
+import probe_runs
+from probe_runs import probe_docs
 
 NEEDS = {"tensorflow": "tensorflow", "jax": "jax"}
 
@@ -27,4 +24,4 @@ def test_docs_block_matches_a_fresh_run(name: str) -> None:
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs it)")
     documented = probe_docs.blocks(probe_docs.DOC.read_text(encoding="utf-8"))[name]
-    assert probe_docs.run_example(name) == documented, f"stale: PYTHONPATH=. python scripts/probe_docs.py --only {name}"
+    assert probe_runs.example(name)[0] == documented, f"stale: PYTHONPATH=. python scripts/probe_docs.py --only {name}"

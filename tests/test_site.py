@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from site_build import ROOT, built_site, copy_project, hostile_site, repo_sources
+import shared
+from site_build import ROOT, built_site, copy_mini, hostile_site, repo_sources
 
 from kb.lint import run
 from kb.site import build as site_build
@@ -95,7 +96,9 @@ def planted_report() -> dict:
 
 
 def _with_report(tmp_path: Path, text: str | bytes) -> Path:
-    root = copy_project(tmp_path / "p")
+    """A small project (one record: the report's page does not depend on the data's size) with
+    `text` where `kb nightly` writes its report."""
+    root = copy_mini(tmp_path / "p")
     path = nightly.report_path(root)
     path.parent.mkdir(parents=True)
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
@@ -144,7 +147,7 @@ def test_unreadable_nightly_report_is_named_on_the_page(tmp_path: Path, text: st
     path.parent.mkdir(parents=True)
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     warnings: list[str] = []
-    ids = {r.id for r in repo_sources()[0].sources.values() if r.withdrawn is None}
+    ids = {r.id for r in shared.repo_lint()[0].sources.values() if r.withdrawn is None}
     page = nightly.page(tmp_path, ids, warn=warnings.append)
     assert len(warnings) == 1 and message in warnings[0], warnings
     assert "The nightly report could not be read" in page and message in page
@@ -174,7 +177,7 @@ def test_report_written_by_kb_nightly_is_the_one_the_site_shows(tmp_path: Path) 
     """Writer and reader agree on the place (kb/nightly/report.py) and the shape."""
     from kb.nightly.run import Options, nightly as run_nightly
 
-    root = copy_project(tmp_path / "p")
+    root = copy_mini(tmp_path / "p")
     body = run_nightly(Options(root=root, verify=False, links=False, build=False, probe_torch=False))
     loaded = nightly.load(root)
     assert loaded.error is None and loaded.report == json.loads(json.dumps(body, default=str))

@@ -69,6 +69,14 @@ def _shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=False)
 
 
+def _form_ready(page) -> None:
+    """Wait until stack-ui.js has read api/v1/all.json and taken over the form: it fills the
+    versions list and adds its submit handler in one step. (The framework options are in the
+    page itself, so they are there before the script is; a click before the handler is a plain
+    form submit to stack.html, which a loaded machine shows.)"""
+    page.locator("#kb-versions option").first.wait_for(state="attached")
+
+
 def test_home_loads_offline_without_errors(page, server) -> None:
     page.goto(f"{server}/index.html")
     page.wait_for_load_state("networkidle")
@@ -183,6 +191,7 @@ def test_nightly_report_page_renders(page, server) -> None:
 def test_check_my_stack_tf_23_gives_kb_recipe(page, server) -> None:
     page.goto(f"{server}/stack.html")
     page.locator("#kb-framework option[value=tensorflow]").wait_for(state="attached")
+    _form_ready(page)
     page.select_option("#kb-framework", "tensorflow")
     page.fill("#kb-version", "2.3")
     page.click("#kb-go")
@@ -206,6 +215,7 @@ def test_check_my_stack_tf_23_gives_kb_recipe(page, server) -> None:
 def test_home_lookup_short_name_suggests_never_all_clear(page, server) -> None:
     page.goto(f"{server}/index.html")
     page.locator("#kb-framework option[value=tensorflow]").wait_for(state="attached")
+    _form_ready(page)
     page.fill("#kb-version", "2.15")
     page.fill("#kb-op", "bias_add")
     page.click("#kb-go")

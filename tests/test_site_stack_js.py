@@ -15,8 +15,8 @@ import pytest
 import kb
 from kb import query
 from kb.compile import build_index
-from kb.lint import run
 from kb.site import api, model
+from shared import repo_lint
 from site_build import ROOT
 
 NODE = shutil.which("node")
@@ -47,7 +47,7 @@ def _project(status: dict) -> dict:
 def setup(tmp_path_factory):
     if NODE is None:
         pytest.skip("node is not installed: the JS logic cannot run outside a browser here")
-    catalog, _ = run(ROOT)
+    catalog, _ = repo_lint()
     index = build_index(catalog)
     path = tmp_path_factory.mktemp("api") / "all.json"
     path.write_text(json.dumps(api.all_json(catalog, index)))

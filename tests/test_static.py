@@ -196,9 +196,11 @@ def _offline(monkeypatch, wheels: dict[str, Path]) -> list[str]:
 
 
 def _project(tmp_path: Path) -> Path:
+    from site_build import warm_lint_cache
+
     root = tmp_path / "kb"
     shutil.copytree(ROOT / "data", root / "data", ignore=shutil.ignore_patterns("runs"))
-    return root
+    return warm_lint_cache(root)
 
 
 def test_pass_writes_one_evidence_file_per_release_and_resumes(tmp_path, monkeypatch) -> None:

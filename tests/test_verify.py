@@ -11,6 +11,7 @@ import yaml
 
 from kb.verify import runfile
 from kb.verify.runner import run_mode
+from site_build import warm_lint_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +104,7 @@ def _copy(tmp_path: Path) -> Path:
         for name in re.findall(r"^\s+- run: (data/runs/\S+\.yaml)$", path.read_text(), re.M):
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / name, root / name)
-    return root
+    return warm_lint_cache(root)
 
 
 def _plant(root: Path, eod_distinct: int, version="2.21.0", device="gpu") -> None:
@@ -128,7 +129,9 @@ def _plant(root: Path, eod_distinct: int, version="2.21.0", device="gpu") -> Non
     (folder / "2026-11-22T234000Z.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
-def _status(root: Path, *args, **kw):
+def _status(root: Path, *args, more: tuple = (), **kw):
+    """kb.status(*args, **kw) over root's data, and the lint findings; each of `more` (args,
+    kwargs) is asked of the same index too, its answer appended."""
     import kb
     from kb import query
     from kb.compile import build_index
@@ -137,9 +140,10 @@ def _status(root: Path, *args, **kw):
     catalog, findings = run(root)
     query.reset(build_index(catalog))
     try:
-        return kb.status(*args, **kw), findings
+        answers = [kb.status(*a, **k) for a, k in ((args, kw), *more)]
     finally:
         query.reset()
+    return (answers[0], findings) if not more else (*answers, findings)
 
 
 def test_planted_run_file_changes_verified_for_its_version_and_device_only(tmp_path) -> None:
@@ -147,14 +151,15 @@ def test_planted_run_file_changes_verified_for_its_version_and_device_only(tmp_p
     before, _ = _status(root, "tf.math.unsorted_segment_sum", "2.21")
     assert before.verified == ()
     _plant(root, eod_distinct=1)
-    after, findings = _status(root, "tf.math.unsorted_segment_sum", "2.21")
+    after, older, cpu, findings = _status(root, "tf.math.unsorted_segment_sum", "2.21", more=(
+        (("tf.math.unsorted_segment_sum", "2.20"), {}), (("tf.math.unsorted_segment_sum", "2.21"), {"device": "cpu"})))
     (evidence,) = after.verified
     assert evidence.gpu == "NVIDIA H100 80GB HBM3" and evidence.version == "2.21.0" and evidence.n == 5
     assert [(m.mode, m.distinct, m.time_ratio) for m in evidence.modes] == [("default", 5, 1.0), ("EOD", 1, 1.4)]
     assert evidence.contradicts == () and not [f for f in findings if f.code == "KB015"]
     assert evidence.to_dict()["modes"][1]["solutions"] == ["EOD"]
-    assert _status(root, "tf.math.unsorted_segment_sum", "2.20")[0].verified == ()
-    assert _status(root, "tf.math.unsorted_segment_sum", "2.21", device="cpu")[0].verified == ()
+    assert older.verified == ()
+    assert cpu.verified == ()
 
 
 def test_contradicting_run_is_kb015_warning_not_an_error(tmp_path, capsys) -> None:
@@ -243,9 +248,9 @@ def test_jobs_must_be_positive(capsys) -> None:
 
 
 def _record(record_id: str):
-    from kb.lint import run
+    from shared import repo_lint
 
-    catalog, _ = run(ROOT)
+    catalog, _ = repo_lint()
     return next(r for r in catalog.sources.values() if r.id == record_id)
 
 

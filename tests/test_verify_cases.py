@@ -37,9 +37,9 @@ def test_applies_narrows_by_op_and_range_and_leaves_unnamed_ops_unconditional() 
 
 
 def _record(record_id: str):
-    from kb.lint import run
+    from shared import repo_lint
 
-    catalog, _ = run(ROOT)
+    catalog, _ = repo_lint()
     return next(r for r in catalog.sources.values() if r.id == record_id), list(catalog.sources.values())
 
 

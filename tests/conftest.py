@@ -1,0 +1,77 @@
+"""Test-run setup: one shared folder for the expensive inputs (tests/shared.py), and the order
+in which pytest-xdist hands tests to its workers.
+
+The process that starts the run (pytest itself, or pytest-xdist's controller) makes the
+folder and names it in KB_TESTS_SHARED before any worker starts, so every worker inherits
+the same one; it removes it when the run ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+
+import shared
+
+# The longest tests go first, in this order, each to the next free worker (`--dist loadgroup
+# --no-loadscope-reorder` in pyproject.toml), so that no worker is left alone with one at the
+# end. Tests given the same group read the same made-once input (a probe example's trainings,
+# the hostile site) and run one after the other on one worker, so neither waits on the
+# other's lock; the browser tests share one chromium per worker. A prefix that matches no test
+# (renamed) only loses its place in the order.
+FIRST: tuple[tuple[str, str | None], ...] = (
+    ("tests/test_probe.py::test_tf_function_backward_plant_names_the_producing_layer", "probe-tensorflow"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[tensorflow]", "probe-tensorflow"),
+    ("tests/test_e2e.py::test_tensorflow_e2e_recipe_gives_identical_weights_on_cpu", None),
+    ("tests/test_e2e.py::test_jax_e2e_recipe_gives_identical_weights_on_cpu", None),
+    ("tests/test_probe.py::test_torch_backward_plant_is_blamed_on_the_consumer", "probe-torch"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[torch-mix]", "probe-torch"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[torch-identical]", "probe-torch"),
+    ("tests/test_probe.py::test_jax_plant_inside_jit_and_nested_structures", "probe-jax"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[jax]", "probe-jax"),
+    ("tests/test_verify.py::test_tensorflow_cpu_verifier_runs_and_cpu1_removes_the_difference", None),
+    ("tests/test_site_browser.py::", "browser"),  # builds the site (built_site) first
+    ("tests/test_e2e.py::test_code_that_fails_in_the_child_is_an_error_in_its_pair", None),
+    ("tests/test_site.py::test_record_text_is_data_not_markup", "hostile-site"),
+    ("tests/test_site.py::test_nightly_page_shows_the_planted_report", "hostile-site"),
+    ("tests/test_probe.py::test_torch_attention_backward_is_blamed_on_the_functional_call", "probe-attention"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[torch-attention]", "probe-attention"),
+    ("tests/test_probe.py::test_torch_embedding_backward_is_blamed_on_the_embedding_call", "probe-embedding"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[torch-embedding]", "probe-embedding"),
+    ("tests/test_site.py::test_same_data_same_bytes", None),
+    ("tests/test_site_ux.py::test_crawl_every_internal_link_and_anchor", None),
+    ("tests/test_site_ux.py::test_matrix_rows_and_cells_show_a_records_call_condition", None),
+)
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "xdist_group(name): run on the same pytest-xdist worker as the group")
+    if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(shared.ENV):
+        return  # a worker (the controller made the folder), or a caller that chose one
+    os.environ[shared.ENV] = tempfile.mkdtemp(prefix="kb-tests-")
+    config._kb_shared_made = os.environ[shared.ENV]
+
+
+def pytest_unconfigure(config) -> None:
+    made = getattr(config, "_kb_shared_made", None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(shared.ENV, None)
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(config, items) -> None:
+    def rank(item) -> int:
+        for number, (prefix, _) in enumerate(FIRST):
+            if item.nodeid.startswith(prefix):
+                return number
+        return len(FIRST)
+
+    for item in items:
+        number = rank(item)
+        if number < len(FIRST) and FIRST[number][1]:
+            item.add_marker(pytest.mark.xdist_group(FIRST[number][1]))
+    items.sort(key=rank)  # stable: the rest keep their order
