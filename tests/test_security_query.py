@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import kb
 from kb import query
 from kb.cli import main
+from bounds import BOUND_S
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -54,7 +55,7 @@ def test_huge_name_is_refused_at_once_and_not_echoed() -> None:
     start = time.perf_counter()
     with pytest.raises(ValueError, match="too long") as info:
         kb.status("x" * 10_000_000, "1.15")
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < BOUND_S / 2
     assert len(str(info.value)) < 300
 
 
@@ -66,7 +67,7 @@ def test_unknown_names_answer_fast(op: str) -> None:
         start = time.perf_counter()
         with pytest.raises(kb.UnknownOpError):
             kb.status(op, "2.1", framework=fw)
-        assert time.perf_counter() - start < 0.5, (op[:20], fw)
+        assert time.perf_counter() - start < BOUND_S / 2, (op[:20], fw)
 
 
 def test_suggestions_survive_the_bounds() -> None:
@@ -110,7 +111,7 @@ def test_status_fuzz(op, version, framework, device, distribution, call) -> None
         kb.status(op, version, framework=framework, device=device, distribution=distribution, call=call)
     except (ValueError, kb.UnknownOpError) as exc:
         assert len(str(exc)) < 2000 and "set_int_max_str_digits" not in str(exc)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < BOUND_S
 
 
 _arg = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=300)
@@ -123,4 +124,4 @@ def test_cli_status_fuzz(op: str, version: str, framework: str | None) -> None:
     start = time.perf_counter()
     code = main(argv)
     assert code in (0, 2)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < BOUND_S
