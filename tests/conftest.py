@@ -12,16 +12,14 @@ import os
 import shutil
 import tempfile
 
-import pytest
-
 import shared
 
 # The longest tests go first, in this order, each to the next free worker (`--dist loadgroup
 # --no-loadscope-reorder` in pyproject.toml), so that no worker is left alone with one at the
 # end. Tests given the same group read the same made-once input (a probe example's trainings,
 # the hostile site) and run one after the other on one worker, so neither waits on the
-# other's lock; the browser tests share one chromium per worker. A prefix that matches no test
-# (renamed) only loses its place in the order.
+# other's lock; the browser tests share one chromium. A prefix that matches no test (renamed)
+# only loses its place in the order.
 FIRST: tuple[tuple[str, str | None], ...] = (
     ("tests/test_probe.py::test_tf_function_backward_plant_names_the_producing_layer", "probe-tensorflow"),
     ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[tensorflow]", "probe-tensorflow"),
@@ -48,7 +46,6 @@ FIRST: tuple[tuple[str, str | None], ...] = (
 
 
 def pytest_configure(config) -> None:
-    config.addinivalue_line("markers", "xdist_group(name): run on the same pytest-xdist worker as the group")
     if os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get(shared.ENV):
         return  # a worker (the controller made the folder), or a caller that chose one
     os.environ[shared.ENV] = tempfile.mkdtemp(prefix="kb-tests-")
@@ -62,16 +59,29 @@ def pytest_unconfigure(config) -> None:
         os.environ.pop(shared.ENV, None)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(config, items) -> None:
-    def rank(item) -> int:
-        for number, (prefix, _) in enumerate(FIRST):
-            if item.nodeid.startswith(prefix):
-                return number
-        return len(FIRST)
+def _first(nodeid: str) -> int:
+    """The place of a test in FIRST, or len(FIRST) for the rest."""
+    for number, (prefix, _) in enumerate(FIRST):
+        if nodeid.startswith(prefix):
+            return number
+    return len(FIRST)
 
-    for item in items:
-        number = rank(item)
-        if number < len(FIRST) and FIRST[number][1]:
-            item.add_marker(pytest.mark.xdist_group(FIRST[number][1]))
-    items.sort(key=rank)  # stable: the rest keep their order
+
+def pytest_collection_modifyitems(config, items) -> None:
+    items.sort(key=lambda item: _first(item.nodeid))  # stable: the rest keep their order
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with FIRST's groups: one work unit per group, one per other test.
+    (pytest-xdist's own xdist_group marker works by rewriting a test's node id, which pytest
+    9.2 no longer allows, so every marked test would run wherever it fell.)"""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Grouped(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            number = _first(nodeid)
+            return (number < len(FIRST) and FIRST[number][1]) or nodeid
+
+    return Grouped(config, log)
