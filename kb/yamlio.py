@@ -267,6 +267,16 @@ def _compose(loader: Any, text: str) -> tuple[Any, dict[PathKey, int]]:
     return root, lines
 
 
+def _parser_depth_refusal(exc: yaml.MarkedYAMLError) -> bool:
+    """True when the parser itself refused the nesting depth (libyaml 0.2.5+ in PyYAML 6.0.3+).
+
+    Such a file is over a reader bound (KB012), not malformed YAML (KB001), whichever PyYAML
+    is installed: older ones hand every level to `_compose`, which refuses at MAX_DEPTH.
+    """
+    said = f"{exc.problem or ''} {exc.context or ''}".lower()
+    return "nesting depth" in said or "max depth" in said or "maximum depth" in said
+
+
 def _reader_line(text: str, exc: yaml.YAMLError) -> int:
     position = getattr(exc, "position", None)
     if isinstance(position, int):
@@ -316,6 +326,12 @@ def parse(text: str, path: Path) -> Document:
         data, lines = _compose(loader, text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if _parser_depth_refusal(exc):  # newer libyaml refuses deep nesting before our bound sees it
+            raise _bound(
+                f"nested deeper than {MAX_DEPTH} levels (the YAML parser refused it: {exc.problem})",
+                (mark.line + 1) if mark else 1,
+                "data files nest a few levels (record > status > entry > solutions): flatten the structure",
+            ) from None
         context = ""
         if exc.context and exc.context_mark is not None and exc.context_mark is not mark:
             context = f" ({exc.context}, line {exc.context_mark.line + 1})"
@@ -449,6 +465,10 @@ def _comment_lines_c(text: str) -> list[int]:
     characters, so this finds what the pure-Python scanner below finds, ~20x faster.
     """
     lines: list[int] = []
+    # libyaml's marks do not count a leading byte-order mark (PyYAML's scanner does): drop it
+    # so that mark indexes are indexes into the text. A BOM is no line break: lines stay put.
+    if text.startswith("\ufeff"):
+        text = text[1:]
     # libyaml puts STREAM-END on a line past an unterminated last line ('a #'): clamp to it.
     last_line = _breaks(text) + 1
     scanner = yaml.CSafeLoader(text)

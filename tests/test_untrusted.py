@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kb import jsonio, untrusted, yamlio
 from kb.lint import CODES, run
@@ -238,3 +239,36 @@ def test_read_bytes_never_reads_past_the_bound(tmp_path: Path) -> None:
     assert untrusted.read_bytes(path, 100) == b"x" * 100
     with pytest.raises(untrusted.Refused):
         untrusted.read_bytes(path, 99)
+
+
+class _DepthRefusingLoader:
+    """Stands in for a libyaml that refuses deep nesting itself (PyYAML 6.0.3+ wheels)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def get_event(self) -> object:
+        mark = yaml.Mark("<unicode string>", 1002, 0, 1002, None, None)
+        raise yaml.scanner.ScannerError("while increasing flow level", mark, "exceeded maximum nesting depth", mark)
+
+    def dispose(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("parser", ["installed", "pure-python", "libyaml-refuses-depth"])
+def test_deep_nesting_is_kb012_whichever_parser_refuses_it(parser: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Depth is a reader bound (KB012), not a syntax error (KB001), with every PyYAML.
+
+    PyYAML up to 6.0.2 hands every level to the reader, which refuses at MAX_DEPTH; newer
+    wheels' libyaml refuses first with its own "exceeded maximum nesting depth".
+    """
+    if parser == "pure-python":
+        monkeypatch.setattr(yamlio, "_Parser", yaml.SafeLoader)
+    elif parser == "libyaml-refuses-depth":
+        monkeypatch.setattr(yamlio, "_Parser", _DepthRefusingLoader)
+    text = (UNTRUSTED / "deep-nesting.yaml").read_text()
+    with pytest.raises(yamlio.YamlError) as caught:
+        yamlio.parse(text, Path("deep.yaml"))
+    assert caught.value.code == "KB012", caught.value.message
+    assert "nested deeper than" in caught.value.message
+    assert caught.value.line == 1
