@@ -313,3 +313,32 @@ def test_dark_mode_toggles(page, server) -> None:
     after = page.locator("body").get_attribute("data-md-color-scheme")
     assert {before, after} == {"default", "slate"}
     _shot(page, "matrix-dark")
+
+
+def test_home_lookup_works_opened_from_disk(browser) -> None:
+    """The README's main command prints site/build/html/index.html: opened as a file, the form
+    answers (data from the api/v1/*.js twins: fetch() cannot read file:// pages' neighbours)."""
+    html = built_site() / "html"
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    failed: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: failed.append(r.url))
+    try:
+        page.goto((html / "index.html").as_uri())
+        _form_ready(page)
+        page.fill("#kb-version", "2.15")
+        page.fill("#kb-op", "tf.nn.bias_add")
+        page.click("#kb-go")
+        page.locator("#kb-result .kb-verdict-fix").wait_for(timeout=20000)
+        text = page.locator("#kb-result").inner_text()
+        assert "fixed by EOD" in text and "Could not load" not in text
+        page.fill("#kb-op", "bias_ad")  # an unknown name reads the names list (names/tensorflow.js)
+        page.click("#kb-go")
+        page.locator("#kb-result a.kb-suggestion").first.wait_for(timeout=20000)
+        # only the theme's full-text search needs HTTP (its worker cannot start from file://)
+        assert [e for e in errors if "search" not in e] == [], errors
+        assert [u for u in failed if "/search/" not in u] == [], failed
+    finally:
+        context.close()

@@ -138,8 +138,14 @@ def files(catalog: Catalog, index: dict) -> dict[str, str]:
     everything["recipes"] = {fw: recipes.blocks(catalog, index, fw) for fw in everything["frameworks"]
                              if catalog.registries.get(fw)}
     out = {f"{PREFIX}/all.json": _dump(everything)}
+    # The same data as scripts: a page opened from disk (file://) cannot fetch() files beside it,
+    # but it can load a <script>, so the lookup form works without a web server (stack-ui.js).
+    out[f"{PREFIX}/all.js"] = f"window.KB_ALL = {json.dumps(everything, sort_keys=True, separators=(',', ':'))};\n"
     for fw, names in inventories.items():
-        out[f"{PREFIX}/names/{fw}.txt"] = front_coded(names)
+        coded = front_coded(names)
+        out[f"{PREFIX}/names/{fw}.txt"] = coded
+        out[f"{PREFIX}/names/{fw}.js"] = (
+            f"(window.KB_NAMES = window.KB_NAMES || {{}})[{json.dumps(fw)}] = {json.dumps(coded)};\n")
     for sid, source in index["sources"].items():
         out[f"{PREFIX}/sources/{sid}.json"] = _dump(
             {"schema_version": SCHEMA_VERSION, "source": source_json(source)}

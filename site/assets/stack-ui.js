@@ -20,13 +20,33 @@
     var form = document.getElementById("kb-stack");
     if (!form) return;
     var out = document.getElementById("kb-result");
-    fetch("api/v1/all.json").then(function (r) { return r.json(); }).then(function (data) { setup(data, form, out); })
-      .catch(function (e) { out.textContent = "Could not load api/v1/all.json (" + e + "); serve the site over HTTP."; });
+    load("api/v1/all.json", "api/v1/all.js", function () { return window.KB_ALL; })
+      .then(function (data) { setup(data, form, out); })
+      .catch(function (e) { out.textContent = "Could not load the site's data (api/v1/all.json: " + e + ")."; });
+  }
+
+  /* A script tag loads from file:// where fetch() cannot: a page opened from disk reads the
+   * .js twin of each data file (window.KB_ALL, window.KB_NAMES); over HTTP it fetches the JSON,
+   * and falls back to the script if the fetch fails. */
+  function script(src, value) {
+    return new Promise(function (resolve, reject) {
+      var tag = document.createElement("script");
+      tag.src = src;
+      tag.onload = function () { var v = value(); if (v === undefined) reject(new Error(src + " set nothing")); else resolve(v); };
+      tag.onerror = function () { reject(new Error("could not load " + src)); };
+      document.head.appendChild(tag);
+    });
+  }
+  function load(url, js, value, text) {
+    if (window.location.protocol === "file:") return script(js, value);
+    return fetch(url).then(function (r) { if (!r.ok) throw new Error(r.status); return text ? r.text() : r.json(); })
+      .catch(function () { return script(js, value); });
   }
 
   function inventory(data, fw) {
     if (inventories[fw] || !(data.inventories || {})[fw]) return Promise.resolve(inventories[fw] || []);
-    return fetch(data.inventories[fw]).then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+    var url = data.inventories[fw];
+    return load(url, url.replace(/\.txt$/, ".js"), function () { return (window.KB_NAMES || {})[fw]; }, true)
       .then(function (text) { inventories[fw] = KBStack.decodeNames(text); return inventories[fw]; });
   }
 
