@@ -266,6 +266,9 @@ def test_phone_first_screen_is_the_lookup(browser, server) -> None:
     button = page.locator("#kb-go").bounding_box()
     assert button["y"] + button["height"] <= PHONE["height"]  # the whole form is on the first screen
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]  # no sideways scrolling
+    title = page.locator(".md-header__topic").first.locator(".md-ellipsis")
+    assert title.inner_text().strip() == "Determinism knowledge base"
+    assert title.evaluate("e => e.scrollWidth <= e.clientWidth")  # the site name is not cut on a phone
     _shot(page, "home-phone")
     page.fill("#kb-version", "2.11")
     page.select_option("#kb-framework", "pytorch")
