@@ -112,6 +112,23 @@ def _parse_call(items: list[str] | None) -> dict[str, object] | None:
     return call
 
 
+def _print_codes(console, codes) -> None:
+    """Each code of a recipe with its title and what to set: a code alone means nothing to a newcomer."""
+    from rich.markup import escape as e
+
+    from kb import query
+
+    for code in codes:
+        info = query.solution(code)
+        if info is None:
+            continue
+        console.print(f"  [bold]{e(code)}[/]: {e(info['title'])}")
+        snippet = (info.get("snippet") or "").strip()
+        lines = snippet.splitlines() if snippet else [" ".join(str(info.get("how") or "").split())]
+        for line in lines[:8]:
+            console.print(f"      {e(line)}", highlight=False)
+
+
 def _print_status(result) -> None:
     from rich.markup import escape as e
     from rich.table import Table
@@ -129,7 +146,8 @@ def _print_status(result) -> None:
         console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
                       "describe the call with --call KEY=VALUE")
     if result.recipe:
-        console.print("recipe: " + " + ".join(result.recipe))
+        console.print("recipe: " + " + ".join(result.recipe) + " (apply all, in this order)")
+        _print_codes(console, result.recipe)
     elif result.deterministic is False and result.recipe is None:
         console.print("recipe: none: at least one source has no solution in this version")
     elif result.deterministic is None:
@@ -161,6 +179,9 @@ def _print_status(result) -> None:
             row.append(e(when))
         table.add_row(*row)
     console.print(table)
+    console.print("[dim]state: whether the source makes results differ from run to run in this range; "
+                  "solutions: codes any one of which fixes it (NS: none known); raises: the error the "
+                  "switch gives instead of running a non-deterministic kernel[/]")
     for source in result.sources:
         if source.note:
             console.print(f"[dim]{e(source.id)}:[/] {e(source.note)}")

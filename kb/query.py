@@ -384,6 +384,14 @@ def parameters(op: str, framework: str | None = None) -> tuple | None:
 _known_keys: dict[int, frozenset] = {}
 
 
+def solution(code: str) -> dict | None:
+    """What a solution code means: title, kind, how, snippet (None for a code the KB lacks).
+
+    For people reading an answer: `kb status` prints this under the recipe."""
+    found = index()["solutions"].get(code)
+    return dict(found) if found is not None else None
+
+
 def _known(registry: dict) -> frozenset:
     """Release keys of a registry plus every series prefix ('2.1' for 2.1.4)."""
     known = _known_keys.get(id(registry))

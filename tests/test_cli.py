@@ -133,3 +133,14 @@ def test_repository_data_is_clean() -> None:
 def test_missing_data_folder_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--root", str(tmp_path), "validate"]) == 2
     assert "no data/ folder" in capsys.readouterr().err
+
+
+def test_status_explains_each_recipe_code(capsys: pytest.CaptureFixture[str]) -> None:
+    """A code alone (PT_DET) means nothing to a newcomer: the answer prints what to set."""
+    assert main(["status", "torch.Tensor.index_add_", "2.5"]) == 0
+    out = capsys.readouterr().out
+    recipe = out.split("recipe: ", 1)[1].split("solutions (", 1)[0]
+    assert recipe.startswith("PT_DET")
+    assert "PT_DET: torch.use_deterministic_algorithms(True)" in recipe
+    assert "torch.use_deterministic_algorithms(True)" in recipe.split("PT_DET: ", 1)[1].split("\n", 1)[1]
+    assert "state: whether the source" in out  # one legend line for the table's words

@@ -1,4 +1,5 @@
-"""The README's generated status section, between two markers; the rest stays hand-written."""
+"""The README's generated sections (status, solution codes), each between two markers; the
+rest stays hand-written."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from kb.render import render
 
 BEGIN = "<!-- BEGIN GENERATED STATUS (kb build) -->"
 END = "<!-- END GENERATED STATUS -->"
+SOLUTIONS_BEGIN = "<!-- BEGIN GENERATED SOLUTIONS (kb build) -->"
+SOLUTIONS_END = "<!-- END GENERATED SOLUTIONS -->"
 
 
 def section(catalog: Catalog, index: dict) -> str:
@@ -25,10 +28,38 @@ def section(catalog: Catalog, index: dict) -> str:
     return render("readme_status.md.j2", frameworks=frameworks, as_of=model.latest_date(catalog), begin=BEGIN, end=END)
 
 
-def readme_text(current: str, catalog: Catalog, index: dict) -> str:
-    """The README with its status section regenerated; unchanged when it has no markers."""
-    if BEGIN not in current or END not in current:
+def solutions_section(catalog: Catalog) -> str:
+    """Every solution code with what to do, from data/solutions.yaml: a code a user meets in
+    an answer (PT_DET, XLA_DET, NVTE_DET...) is always explained in the README."""
+    rows = [
+        {"code": s.code, "frameworks": ", ".join(s.frameworks), "title": _cell(s.title), "how": _cell(_first_sentence(s.how))}
+        for s in sorted(catalog.solutions, key=lambda s: (s.frameworks[0], s.phase, s.preference, s.code))
+    ]
+    return render("readme_solutions.md.j2", rows=rows, begin=SOLUTIONS_BEGIN, end=SOLUTIONS_END)
+
+
+def _first_sentence(text: str) -> str:
+    text = " ".join(text.split())
+    for end in (". ", "; "):
+        if end in text:
+            text = text.split(end, 1)[0] + "."
+            break
+    return text if len(text) <= 160 else text[:157].rstrip() + "..."
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _replace(current: str, begin: str, end: str, text: str) -> str:
+    if begin not in current or end not in current:
         return current
-    head, rest = current.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    return head + section(catalog, index).rstrip("\n") + tail
+    head, rest = current.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    return head + text.rstrip("\n") + tail
+
+
+def readme_text(current: str, catalog: Catalog, index: dict) -> str:
+    """The README with its generated sections regenerated; a section without its markers is left alone."""
+    current = _replace(current, BEGIN, END, section(catalog, index))
+    return _replace(current, SOLUTIONS_BEGIN, SOLUTIONS_END, solutions_section(catalog))
