@@ -656,8 +656,9 @@ DETAILS = {'keys': ('format',
                                                        'plus cross-entropy loss fusion rejected, and '
                                                        'torch.use_deterministic_algorithms(True) called; the '
                                                        'TEDotProductAttention check and the embedding path '
-                                                       'remain, and 0.9-0.12 also pass deterministic_mode to '
-                                                       'the MoE router helpers (moe_utils.py, router.py).',
+                                                       'remain, and 0.9-0.13 also pass deterministic_mode to '
+                                                       'the MoE router helpers (moe_utils.py, router.py; not '
+                                                       'at 0.14.0).',
                                                        'core 0.19.0 (megatron/training/determinism.py): '
                                                        'defaults NCCL_ALGO=Ring (Tree no longer accepted), '
                                                        'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 and '
