@@ -38,31 +38,104 @@ DETAILS = {'keys': ('format',
                    'references',
                    'verify',
                    'unverifiable'),
- 'sources': {'cccl.device-reduce': {'conditions': ('Results differ from run to run only when a caller '
-                                                   'requests cuda::execution::determinism::not_guaranteed.',
-                                                   'Results differ between GPU models under the default '
-                                                   'run_to_run; gpu_to_gpu is for cross-GPU reproducibility '
-                                                   '(partial support per the CUB determinism page).',
+ 'sources': {'cccl.device-reduce': {'conditions': ('Run to run: results differ between runs only when a '
+                                                   'caller requests '
+                                                   'cuda::execution::determinism::not_guaranteed (CCCL '
+                                                   '3.2+), and then only where the atomic kernel is taken: '
+                                                   'at v3.2.0 (cub/cub/device/device_reduce.cuh) Reduce '
+                                                   'falls back to the run-to-run path unless the output '
+                                                   'iterator is contiguous, the operator is cuda::std::plus '
+                                                   'and the accumulator is at least 4 bytes (atomics on '
+                                                   'smaller types are emulated).',
+                                                   'Same GPU model only: under the default run_to_run, '
+                                                   'results may differ between GPUs of different compute '
+                                                   'capability (CUB picks tile sizes per architecture, '
+                                                   'device_reduce.cuh doc comment); gpu_to_gpu gives the '
+                                                   'same bits across GPUs for float and double with '
+                                                   'cuda::std::plus (integral types and floating min/max are '
+                                                   'exact and fall back to run_to_run), and any other '
+                                                   'type/operator is rejected at compile time (static_assert '
+                                                   'at v3.1.0 and v3.2.0).',
                                                    'CUB 1.17.0 (before CCCL) listed a known issue: '
                                                    'DeviceReduce::ReduceByKey and DeviceScan broke their '
-                                                   'run-to-run guarantee (NVIDIA/cub#471); not covered '
-                                                   'here.'),
+                                                   'run-to-run guarantee (NVIDIA/cub#471); not covered here. '
+                                                   'DeviceScan is cccl.device-scan.'),
                                     'notes': 'Not an answer for frameworks built on CUB - PyTorch, JAX and '
                                              'TensorFlow call CUB through their own kernels and choose the '
-                                             'level themselves.',
+                                             'level themselves. Read from the NVIDIA/cccl git tags (v3.0.0, '
+                                             'v3.1.0, v3.2.0, v3.4.0); not run on a GPU here.',
                                     'ops': ('cub.DeviceReduce.Sum',
                                             'cub.DeviceReduce.Reduce',
                                             'cub.DeviceReduce.TransformReduce'),
                                     'aliases': (),
                                     'verify': None,
                                     'unverifiable': 'Needs a C++ program compiled with nvcc against CCCL '
-                                                    '3.1+ headers; the harness runs Python verifiers only.'},
+                                                    "3.2+ headers (or CuPy's CUB path) on the H100 to show "
+                                                    'the not_guaranteed path varying and the default not; '
+                                                    'the harness runs Python verifiers only, and this was '
+                                                    'not run here.'},
+             'cccl.device-scan': {'conditions': ('Run to run, for floating-point (pseudo-associative) '
+                                                 'operators only: the doc comment of every DeviceScan entry '
+                                                 'point says results for pseudo-associative operators may '
+                                                 'vary from run to run (cub/cub/device/device_scan.cuh at '
+                                                 'v2.2.0 and at every later tag read).',
+                                                 "The environment overload's default and its refusals "
+                                                 'changed by release: v3.2.0 labels its default run_to_run '
+                                                 'and rejects not_guaranteed and gpu_to_gpu, but dispatches '
+                                                 'the same look-back DispatchScan (see the dispute); from '
+                                                 'v3.3.0 the default is not_guaranteed and requesting '
+                                                 'run_to_run or gpu_to_gpu compiles only for integral types '
+                                                 'with known operators (static_assert, v3.3.0 and v3.4.0).',
+                                                 'Not in any release in the registry yet: at tag v3.5.0-rc0 '
+                                                 'device_scan.cuh accepts run_to_run for floating-point '
+                                                 'types with cuda::std::plus (stable_reduction_order: a '
+                                                 'fixed order, the same bits on the same GPU) and gpu_to_gpu '
+                                                 'only for integral types; docs/cub/determinism.rst (added '
+                                                 '2026-06, NVIDIA/cccl PR 9350) lists DeviceScan with '
+                                                 'default not_guaranteed and run_to_run (partial). Versions '
+                                                 'from 3.5 are left unknown until 3.5.0 is in '
+                                                 'data/versions/cccl.yaml.',
+                                                 "Frameworks' cumulative ops (cumsum, cumprod) are built on "
+                                                 'scans, but each framework calls CUB through its own '
+                                                 'kernels; their answers are in their own records.'),
+                                  'notes': 'Integral scans are left out by the call condition (input.dtype '
+                                           'float): they are exact in any order. Batch invariance and '
+                                           'cross-GPU reproducibility are not claimed either way.',
+                                  'ops': ('cub.DeviceScan.InclusiveSum',
+                                          'cub.DeviceScan.ExclusiveSum',
+                                          'cub.DeviceScan.InclusiveScan',
+                                          'cub.DeviceScan.ExclusiveScan'),
+                                  'aliases': (),
+                                  'verify': None,
+                                  'unverifiable': 'Would need an H100 run of a floating-point prefix sum '
+                                                  "through CUB (CuPy's CUB-backed cumsum or a small CUDA "
+                                                  'program) repeated many times; not run here (no GPU used '
+                                                  'for this record).'},
              'cublas.split-k': {'conditions': ('Batch invariance, not run-to-run determinism: the classic '
                                                'test is torch.mm(a[:1], b) against torch.mm(a, b)[:1], which '
                                                'differ with standard kernels.',
                                                'LLM serving batches concurrent requests dynamically, so the '
                                                'batch size a request sees, and its result, depend on server '
-                                               'load.'),
+                                               'load.',
+                                               'The lever frameworks use, CUBLASLT_WORKSPACE_SIZE: it is not '
+                                               'read by cuBLAS but by PyTorch, which sizes the workspace it '
+                                               'hands to cublasLtMatmul from it (KiB; default 1024 on CUDA, '
+                                               'parseCUDABlasLtWorkspaceSize in '
+                                               'aten/src/ATen/cuda/CublasHandlePool.cpp at pytorch commit '
+                                               '26a39059; added by pytorch PR 101145, 2023-05; the first '
+                                               "PyTorch release with it is not read here). vLLM's "
+                                               'batch-invariant mode sets CUBLASLT_WORKSPACE_SIZE=1 with '
+                                               'CUBLAS_WORKSPACE_CONFIG=:16:8 on Hopper (0.11.1 with torch < '
+                                               '2.10) and on Hopper and Blackwell (0.33.0), its code stating '
+                                               'that split-K is then the only source of batch variance and '
+                                               'that the tiny workspace disables it; Megatron Core pins '
+                                               'CUBLASLT_WORKSPACE_SIZE=0 for its te_native batch-invariant '
+                                               'backend on main, noting that Transformer Engine (<= 2.15) '
+                                               'hardcodes a 32 MiB workspace and ignores the variable for '
+                                               'its own GEMMs (not in core_v0.19.0). That a small workspace '
+                                               'rules out the batch-dependent split-K choice is those '
+                                               "projects' statement, not cuBLAS documentation read here, and "
+                                               'it concerns batch invariance only.'),
                                 'notes': "The blog's own page was read through summaries (its mechanism and "
                                          'the 80-vs-1 unique completions experiment agree across them); the '
                                          'batch_invariant_ops README was read directly. Deterministic run to '
@@ -204,23 +277,110 @@ DETAILS = {'keys': ('format',
                                                                    'the mechanism is checked through '
                                                                    'torch.cudnn-convolution, run on the '
                                                                    'H100.'},
+             'deepspeed.transformer-stochastic-mode': {'conditions': ('Only when the layer is configured '
+                                                                      'with stochastic_mode=True (default '
+                                                                      'False since the option appeared: '
+                                                                      'deepspeed/pt/deepspeed_cuda.py at '
+                                                                      'v0.2.0, '
+                                                                      'deepspeed/ops/transformer/transformer.py '
+                                                                      'from v0.3.0 to v0.19.5, where the '
+                                                                      'layer loads '
+                                                                      'StochasticTransformerBuilder instead '
+                                                                      'of TransformerBuilder).',
+                                                                      'The regular path is described as '
+                                                                      "reproducible by DeepSpeed ('reproduce "
+                                                                      'the same result through the regular '
+                                                                      "kernel execution'); this record does "
+                                                                      'not claim more for it (batch '
+                                                                      'invariance and cross-GPU equality are '
+                                                                      'not addressed there).'),
+                                                       'notes': 'The DeepSpeed topic, as read at the tags: '
+                                                                'the runtime configuration '
+                                                                '(deepspeed/runtime/config.py and '
+                                                                'constants.py at v0.19.5) has no determinism '
+                                                                'key, so ZeRO, communication overlap and the '
+                                                                'other fused kernels have no DeepSpeed '
+                                                                'switch; the two places DeepSpeed touches '
+                                                                'determinism are this parameter and the HPU '
+                                                                'accelerator. On Intel Gaudi the HPU '
+                                                                'accelerator turns determinism on itself '
+                                                                'when it is created: '
+                                                                'hpu.setDeterministic(True) from v0.13.0 '
+                                                                "(the accelerator's first tag, PR 4912) to "
+                                                                'v0.16.2, and '
+                                                                'torch.use_deterministic_algorithms(True) '
+                                                                'from v0.16.3 '
+                                                                '(accelerator/hpu_accelerator.py; PR 6897) - '
+                                                                'on HPU a DeepSpeed process therefore runs '
+                                                                "with PyTorch's deterministic mode (and its "
+                                                                'errors for ops without a deterministic '
+                                                                'implementation) whether the user asked or '
+                                                                'not. The KB does not model HPU devices, so '
+                                                                'that behaviour is kept here rather than as '
+                                                                'a record of its own.',
+                                                       'ops': ('deepspeed.DeepSpeedTransformerConfig',
+                                                               'deepspeed.DeepSpeedTransformerLayer'),
+                                                       'aliases': (),
+                                                       'verify': None,
+                                                       'unverifiable': 'DeepSpeed and its JIT-built '
+                                                                       'transformer kernels are not '
+                                                                       'installed on the GPU machine; an '
+                                                                       'H100 run of '
+                                                                       "DeepSpeedTransformerLayer's backward "
+                                                                       'repeated with stochastic_mode True '
+                                                                       'and False would verify it; not run '
+                                                                       'here.'},
              'flash-attn.backward-dq': {'conditions': ('Any training call (the backward runs); '
                                                        'inference-only forward passes are deterministic.',
+                                                       'Same GPU model, not batch invariant: under '
+                                                       'deterministic=True the number of dQ partial buffers '
+                                                       'is (SM count + batch x heads - 1) / (batch x heads) '
+                                                       '(csrc/flash_attn/flash_api.cpp and '
+                                                       'src/flash_bwd_launch_template.h at v2.4.1; '
+                                                       'get_num_sm() in flash_api.cpp at v2.8.3), so dQ can '
+                                                       'differ between GPU models with different SM counts '
+                                                       'and between calls with different batch sizes or head '
+                                                       'counts; runs repeated on one GPU model with one '
+                                                       'shape are bit-identical.',
+                                                       'FlashAttention-1 (1.0.0-1.0.9): '
+                                                       'flash_attn.flash_attn_interface.flash_attn_unpadded_*_func(..., '
+                                                       'deterministic=False) - with True the backward uses '
+                                                       'num_splits=1; by default num_splits_heuristic_bwd '
+                                                       '(csrc/flash_attn/src/fmha_bwd_launch_template.h) may '
+                                                       'split over seqlen_k by SM occupancy and accumulate '
+                                                       'dQ in an fp32 buffer (fmha_api.cpp) (tags v1.0.0, '
+                                                       'v1.0.4, v1.0.9; the option is commit b6aa059b, PR '
+                                                       '147). 0.2.8 has the same heuristic but exposes '
+                                                       'num_splits only on the private _flash_attn_backward, '
+                                                       'so 0.2.x is left unknown.',
                                                        'FlashAttention-3 (the hopper/ build, imported as '
                                                        'flash_attn_interface) has its own '
                                                        'deterministic=True: its launch template once dropped '
-                                                       'the flag (issue 1596, PR 1766) and PR 1893 (2025-09) '
-                                                       'reworked the deterministic backward with semaphores; '
-                                                       'issue 2244 (open) reports differing gradients with '
+                                                       'the flag (issue 1596, PR 1766). PR 1893 (merged '
+                                                       "2025-09-17, 'Improve causal backward determinism "
+                                                       "perf with SPT schedule') is a scheduling change for "
+                                                       'the causal deterministic backward '
+                                                       '(shortest-processing-time order of key blocks for '
+                                                       'the dQ reduction, head swizzle extended to varlen) '
+                                                       'with fixes to the dq_semaphore (local attention) and '
+                                                       'dk/dv semaphores (varlen), and it added '
+                                                       'TORCH_CHECK(!deterministic || head_size_rounded < '
+                                                       "256, 'Deterministic backward not supported for hdim "
+                                                       "256.') to hopper/flash_api.cpp: FA3 refuses a "
+                                                       'deterministic backward at head dim 256. Issue 2244 '
+                                                       '(open) reports differing gradients with '
                                                        'deterministic=True, which a commenter could not '
                                                        'reproduce at main (2026-09). FA3 has no release line '
                                                        'of its own, so its status is not answered here.',
                                                        'Transformer Engine disables FA3 for a deterministic '
-                                                       'backward with head dimension 256 or more.'),
-                                        'notes': 'FlashAttention-1 had a deterministic option (PR 147, '
-                                                 '2023-03, num_splits=1); FA1 releases (before 2.0) are left '
-                                                 "unknown here. PyTorch's own flash backend is "
-                                                 'torch.sdpa-flash-backward.',
+                                                       'backward with head dimension 256 or more '
+                                                       '(dot_product_attention/utils.py at v2.18).',
+                                                       'FlashAttention-4 (flash_attn.cute) is '
+                                                       'flash-attn.cute-backward.'),
+                                        'notes': 'batch_invariant: false on the 2.4.1+ range rests on the '
+                                                 'code (the deterministic split count follows batch x '
+                                                 "heads), not on a measurement. PyTorch's own flash backend "
+                                                 'is torch.sdpa-flash-backward.',
                                         'ops': ('flash_attn.flash_attn_func',
                                                 'flash_attn.flash_attn_varlen_func',
                                                 'flash_attn.flash_attn_qkvpacked_func',
@@ -228,13 +388,61 @@ DETAILS = {'keys': ('format',
                                                 'flash_attn.flash_attn_varlen_qkvpacked_func',
                                                 'flash_attn.flash_attn_varlen_kvpacked_func',
                                                 'flash_attn_interface.flash_attn_func',
-                                                'flash_attn_interface.flash_attn_varlen_func'),
+                                                'flash_attn_interface.flash_attn_varlen_func',
+                                                'flash_attn.flash_attn_interface.flash_attn_unpadded_func',
+                                                'flash_attn.flash_attn_interface.flash_attn_unpadded_qkvpacked_func',
+                                                'flash_attn.flash_attn_interface.flash_attn_unpadded_kvpacked_func'),
                                         'aliases': (),
                                         'verify': None,
                                         'unverifiable': 'flash-attn is not installed on the GPU machine, '
                                                         'which has no network; its wheels are CUDA extension '
                                                         'builds tied to a torch and CUDA version, too large '
-                                                        'to carry.'},
+                                                        'to carry. The SM-count and batch dependence of '
+                                                        'deterministic=True would need H100 runs at several '
+                                                        'batch sizes; not run here.'},
+             'flash-attn.cute-backward': {'conditions': ('Any training call (the backward runs).',
+                                                         'flash-attn-4 betas (PyPI flash-attn-4, tags '
+                                                         'fa4-v4.0.0.beta0 to beta27, read in '
+                                                         'flash_attn/cute/interface.py): beta0-beta4 '
+                                                         '(2026-03-05/06) assert deterministic is False '
+                                                         "unless the GPU is sm100/sm110 ('bwd deterministic "
+                                                         "only supported for sm100/sm110 for now', from PR "
+                                                         '2033); from beta5 (2026-03-23, commit b664ea0c '
+                                                         "'[Bwd,Sm90] Implement deterministic') Hopper sm90 "
+                                                         'is accepted too and only SM 12.0 refuses '
+                                                         "('deterministic backward not supported on SM "
+                                                         "12.0'); the sm90 GQA determinism fix (commit "
+                                                         'c5f6ff49, PR 2510) is first in beta12; from beta19 '
+                                                         'the sparse MLA backward refuses '
+                                                         'deterministic=True.',
+                                                         'With deterministic=True, dQ_semaphore is allocated '
+                                                         'per (batch, head, query block) and, when query '
+                                                         'heads outnumber key/value heads, dK/dV semaphores '
+                                                         'too (interface.py); the guarantee is run to run '
+                                                         'for one shape on one GPU model - batch invariance '
+                                                         'and cross-GPU equality are not claimed by the '
+                                                         'code.',
+                                                         'The flash-attn-4 versions are all pre-releases '
+                                                         '(4.0.0bN), which data/versions/flash-attn.yaml '
+                                                         'does not list (scripts/update_versions.py skips '
+                                                         'pre-releases, and the package is not flash-attn), '
+                                                         'so the KB answers no flash-attn-4 version: they '
+                                                         'are unknown here, described only in this '
+                                                         'condition.'),
+                                          'notes': 'FlashAttention-2 and -3 are flash-attn.backward-dq. '
+                                                   'Transformer Engine 2.18 can select FlashAttention 4 as a '
+                                                   'backend (use_flash_attention_4 in '
+                                                   'dot_product_attention/utils.py).',
+                                          'ops': ('flash_attn.cute.flash_attn_func',
+                                                  'flash_attn.cute.flash_attn_varlen_func'),
+                                          'aliases': (),
+                                          'verify': None,
+                                          'unverifiable': 'flash-attn-4 (a CuTe-DSL package) is not '
+                                                          'installed on the GPU machine, which has no '
+                                                          'network; a run of its backward with and without '
+                                                          'deterministic=True on the H100 (sm90, accepted '
+                                                          'from beta5) would verify this, and was not done '
+                                                          'here.'},
              'horovod.grouped-allreduce': {'conditions': ('Multi-GPU training reducing gradients through '
                                                           'explicit groups (hvd.grouped_allreduce from '
                                                           '0.21.0; hvd.DistributedOptimizer(groups=...) from '
@@ -397,16 +605,80 @@ DETAILS = {'keys': ('format',
                                              'aliases': (),
                                              'verify': 'jax.gemm_conv_attention',
                                              'unverifiable': None},
+             'megatron-core.batch-variance': {'conditions': ('Comparing the same sample computed in batches '
+                                                             'of different sizes or compositions (inference, '
+                                                             'RL rollouts versus training); repeating one '
+                                                             'batch is the run-to-run question '
+                                                             '(megatron-core.training).',
+                                                             'batch_invariant_mode requires '
+                                                             'attention_backend=flash '
+                                                             '(TransformerConfig.__post_init__ assertion at '
+                                                             "core_v0.16.0) and sets flash attention's "
+                                                             'num_splits to 1 (attention.py, '
+                                                             'extensions/transformer_engine.py); on main '
+                                                             '(snapshot of 2026-08-22, not in core_v0.19.0) '
+                                                             'batch_invariant_kernels.py also pins '
+                                                             'CUBLASLT_WORKSPACE_SIZE=0.'),
+                                              'notes': 'Only TransformerConfig is listed as an op, so that '
+                                                       'the run-to-run answers for GPTModel and pretrain '
+                                                       '(megatron-core.training) do not mix in this '
+                                                       'batch-invariance switch. Deterministic is False here '
+                                                       'in the batch sense only: for a fixed batch the '
+                                                       'default kernels repeat (given --deterministic-mode '
+                                                       "where needed); the record answers whether a sample's "
+                                                       'result depends on its batch.',
+                                              'ops': ('megatron.core.transformer.TransformerConfig',),
+                                              'aliases': (),
+                                              'verify': None,
+                                              'unverifiable': 'Megatron-LM is not installed on the GPU '
+                                                              'machine, and its claim is batch variance, '
+                                                              'which the run-to-run harness does not '
+                                                              'measure; not run here.'},
              'megatron-core.training': {'conditions': ("What the switch leaves open (Megatron's determinism "
                                                        'guide, PR 5718): NCCL_ALGO=Ring pins the algorithm '
                                                        'but not the physical ring an allocation receives, so '
                                                        'runs on different allocations (topology) can still '
                                                        'differ; runs repeated within one allocation, or on '
                                                        'allocations with identical topology, are bit-exact.',
-                                                       'In core 0.8.0 the switch only asserted NCCL_ALGO was '
-                                                       'set (Tree allowed) and flash attention was off; '
-                                                       'NCCL_PROTO and the cuBLAS workspace were left to the '
-                                                       'user.'),
+                                                       'core 0.8.0 (tag core_v0.8.0): arguments.py asserts '
+                                                       'flash attention is off and NCCL_ALGO is set to one '
+                                                       'of Tree, Ring, CollnetDirect, CollnetChain or ^NVLS '
+                                                       '(nothing else: no NCCL_PROTO, no cuBLAS workspace, '
+                                                       'no torch.use_deterministic_algorithms); the option '
+                                                       'is also ModelParallelConfig.deterministic_mode, with '
+                                                       'which VocabParallelEmbedding indexes the weight '
+                                                       'instead of calling F.embedding (non-deterministic '
+                                                       'backward) and TEDotProductAttention raises '
+                                                       'RuntimeError unless '
+                                                       'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0.',
+                                                       'core 0.9.0 to 0.18.x (arguments.py at core_v0.9.0, '
+                                                       '0.12.0, 0.14.0, 0.16.0, 0.18.0): the same asserts '
+                                                       'plus cross-entropy loss fusion rejected, and '
+                                                       'torch.use_deterministic_algorithms(True) called; the '
+                                                       'TEDotProductAttention check and the embedding path '
+                                                       'remain, and 0.9-0.13 also pass deterministic_mode to '
+                                                       'the MoE router helpers (moe_utils.py, router.py; not '
+                                                       'at 0.14.0).',
+                                                       'core 0.19.0 (megatron/training/determinism.py): '
+                                                       'defaults NCCL_ALGO=Ring (Tree no longer accepted), '
+                                                       'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 and '
+                                                       'CUBLAS_WORKSPACE_CONFIG=:4096:8, rejects '
+                                                       'cross-entropy fusion and TP communication overlap, '
+                                                       'and rejects MAMBA_DETERMINISTIC set to anything not '
+                                                       'starting with 1 (the Mamba SSM ops read it from core '
+                                                       '0.17.0, megatron/core/ssm/ops/determinism.py, and '
+                                                       'otherwise follow '
+                                                       'torch.are_deterministic_algorithms_enabled()); '
+                                                       '--use-flash-attn is no longer rejected (Transformer '
+                                                       "Engine's flash backend is deterministic under "
+                                                       'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
+                                                       'docs/user-guide/deterministic-training.md).',
+                                                       "Cost: the 'roughly 15% of step time' figure is in "
+                                                       "Megatron-LM's developer determinism pages on main "
+                                                       '(docs/developer/determinism/status.md, snapshot of '
+                                                       '2026-08-22, cited below), not in the core_v0.19.0 '
+                                                       'tag, whose guide only describes how the cost is '
+                                                       'measured.'),
                                         'notes': "Transformer Engine's attention under the switch is "
                                                  'transformer-engine.attention-backward.',
                                         'ops': ('megatron.training.pretrain',
@@ -459,8 +731,33 @@ DETAILS = {'keys': ('format',
                                                      "host's GPUs out of service."},
              'sglang.batch-variance': {'conditions': ('Online serving with concurrent requests, or batched '
                                                       'offline generation.',
-                                                      'The switch supports only the FlashInfer, '
-                                                      'FlashAttention 3 and Triton attention backends.'),
+                                                      'Attention backends, by release: 0.5.3 '
+                                                      '(sglang/srt/server_args.py, '
+                                                      '_handle_deterministic_inference) raises ValueError '
+                                                      'unless the backend is flashinfer, fa3 or triton; '
+                                                      '0.5.23 (sglang/srt/arg_groups/choices.py and '
+                                                      'overrides.py) accepts ascend, fa3, fa4, flashinfer, '
+                                                      'intel_xpu and triton, and when none is given picks '
+                                                      'fa3 on Hopper and older GPUs, flashinfer on '
+                                                      'sm100/sm120, or triton there for DeepSeek-style '
+                                                      '(absorbed-MLA) models.',
+                                                      'Radix (prefix) cache: 0.5.3 disables it unless the '
+                                                      'backend is fa3; 0.5.23 keeps it for ascend, fa3, fa4 '
+                                                      'and triton '
+                                                      '(RADIX_SUPPORTED_DETERMINISTIC_ATTENTION_BACKEND) and '
+                                                      'disables it otherwise (flashinfer).',
+                                                      'Sampling: the switch sets the sampling backend to '
+                                                      'pytorch (0.5.3; 0.5.23 except on ascend).',
+                                                      'Tensor parallelism > 1 on NVIDIA: 0.5.3 sets '
+                                                      'NCCL_ALGO=allreduce:tree and disables the custom '
+                                                      'all-reduce; 0.5.23 (arg_groups/attention_hook.py) '
+                                                      'also disables the symmetric-memory all-reduce and '
+                                                      'pins NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS '
+                                                      '(SGLANG_DETERMINISTIC_NCCL_NCHANNELS), and disables '
+                                                      'the FlashInfer all-reduce fusion. On ROCm, 0.5.23 '
+                                                      'keeps the one-stage custom all-reduce and refuses '
+                                                      '--disable-custom-all-reduce above TP 2 (RCCL is not '
+                                                      'batch invariant there).'),
                                        'notes': None,
                                        'ops': ('sglang.Engine',
                                                'sglang.Engine.generate',
@@ -469,7 +766,9 @@ DETAILS = {'keys': ('format',
                                        'verify': None,
                                        'unverifiable': 'SGLang is not installed on the GPU machine, and its '
                                                        'claim is batch variance under concurrent requests, '
-                                                       'which the run-to-run harness does not measure.'},
+                                                       'which the run-to-run harness does not measure. The '
+                                                       'conditions were read in the 0.5.3 and 0.5.23 wheels, '
+                                                       'not run.'},
              'tf.adjust-contrast': {'conditions': (),
                                     'notes': None,
                                     'ops': ('tf.image.adjust_contrast',),
@@ -1808,13 +2107,51 @@ DETAILS = {'keys': ('format',
                                             'verify': 'torch.uninitialized_memory',
                                             'unverifiable': None},
              'transformer-engine.attention-backward': {'conditions': ('Training (the backward runs).',
-                                                                      'Blackwell (sm100+): TE 2.7 (PR 2130) '
-                                                                      'disabled fused attention under '
-                                                                      'determinism; TE 2.12 (PR 2584) '
-                                                                      're-enabled it for cuDNN 9.18.1 and '
-                                                                      'later. FP8 fused attention under '
-                                                                      'determinism needs sm90+ and cuDNN '
-                                                                      '9.19 (TE 2.18 checks).'),
+                                                                      'Read at module construction: '
+                                                                      'DotProductAttention.__init__ sets '
+                                                                      'self.deterministic from '
+                                                                      'NVTE_ALLOW_NONDETERMINISTIC_ALGO or '
+                                                                      'torch.are_deterministic_algorithms_enabled() '
+                                                                      '(dot_product_attention.py at v2.18; '
+                                                                      'FlashAttention.__init__ in '
+                                                                      'transformer.py at v0.8), so the '
+                                                                      'variable must be set, or '
+                                                                      'torch.use_deterministic_algorithms(True) '
+                                                                      'called, before the model is built; '
+                                                                      'changing either afterwards does not '
+                                                                      'affect modules already built.',
+                                                                      'Blackwell (sm100+) fused attention '
+                                                                      'under determinism, by release '
+                                                                      '(pytorch/attention/dot_product_attention/utils.py '
+                                                                      'and common/fused_attn/fused_attn.cpp '
+                                                                      'at each tag): 2.7 and 2.8 disable it '
+                                                                      'in training only with cuDNN <= 9.14.0 '
+                                                                      '(PR 2130); 2.9 to 2.11 disable it in '
+                                                                      'training on sm100+ whatever the '
+                                                                      'cuDNN; from 2.12 (PR 2584) the '
+                                                                      'arbitrary-seqlen backend is allowed '
+                                                                      'for a deterministic backward on '
+                                                                      'sm100+ only with cuDNN 9.18.1+ and no '
+                                                                      'dropout and no bias (fused_attn.cpp), '
+                                                                      'at v2.18 FP8 delayed and current '
+                                                                      'scaling on sm100+ need cuDNN 9.18.0+ '
+                                                                      'with determinism (the current-scaling '
+                                                                      'check is already in 2.9). SM 12.0 '
+                                                                      'refuses deterministic fused attention '
+                                                                      'in training (fused_attn.cpp at v2.18; '
+                                                                      'PR 2798, first tag v2.15).',
+                                                                      'FP8 fused attention (sub-backend 2) '
+                                                                      'in training under determinism: '
+                                                                      'disabled up to 2.12; from 2.13 (PR '
+                                                                      '2621) allowed on sm90+ with cuDNN '
+                                                                      '9.19.0+ (the v2.13 to v2.18 filters).',
+                                                                      "Transformer Engine's JAX attention "
+                                                                      'reads the same variable '
+                                                                      '(transformer-engine.jax-attention); '
+                                                                      'its Triton mHC and grouped-bias '
+                                                                      'kernels refuse under it '
+                                                                      '(transformer-engine.mhc-atomics, '
+                                                                      'transformer-engine.grouped-dbias-atomics).'),
                                                        'notes': None,
                                                        'ops': ('transformer_engine.pytorch.DotProductAttention',
                                                                'transformer_engine.pytorch.MultiheadAttention',
@@ -1824,25 +2161,153 @@ DETAILS = {'keys': ('format',
                                                        'unverifiable': 'Transformer Engine is not installed '
                                                                        'on the GPU machine (no network '
                                                                        'there; its wheels are built against '
-                                                                       'one torch and CUDA version).'},
+                                                                       'one torch and CUDA version). An H100 '
+                                                                       "(sm90) run of DotProductAttention's "
+                                                                       'backward with and without '
+                                                                       'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 '
+                                                                       'would verify the filter where the '
+                                                                       'wheel installs; not run here, and '
+                                                                       'the Blackwell and SM 12.0 conditions '
+                                                                       'need other GPUs.'},
+             'transformer-engine.grouped-dbias-atomics': {'conditions': ('Only the backward paths that call '
+                                                                         'compute_grouped_dbias or '
+                                                                         'compute_grouped_dbias_dscales '
+                                                                         '(ops/basic/grouped_linear.py and '
+                                                                         'ops/fused/backward_grouped_mlp.py '
+                                                                         'at v2.16; also '
+                                                                         'module/grouped_linear.py and '
+                                                                         'ops/fused/grouped_mlp.py at '
+                                                                         'v2.18), i.e. GroupedLinear with '
+                                                                         'bias; the check reads os.environ '
+                                                                         'at each launch and ignores '
+                                                                         'torch.use_deterministic_algorithms.',),
+                                                          'notes': 'No solution (NS) - under the variable '
+                                                                   'the backward raises instead of running.',
+                                                          'ops': ('transformer_engine.pytorch.ops.GroupedLinear',),
+                                                          'aliases': (),
+                                                          'verify': None,
+                                                          'unverifiable': 'Transformer Engine is not '
+                                                                          'installed on the GPU machine; an '
+                                                                          "H100 run of GroupedLinear's "
+                                                                          'backward with bias, repeated and '
+                                                                          'under '
+                                                                          'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
+                                                                          'would verify it where the wheel '
+                                                                          'installs; not run here.'},
+             'transformer-engine.jax-attention': {'conditions': ('Training (the backward runs).',
+                                                                 'When it is read: '
+                                                                 'FusedAttnHelper.is_non_deterministic_allowed() '
+                                                                 "(cpp_extensions/attention.py) is @cache'd "
+                                                                 'in 1.10 to 1.13, so the first attention '
+                                                                 'call of the process fixes it; from 2.0 it '
+                                                                 'is a plain staticmethod read each time the '
+                                                                 'primitive is traced or lowered. Unlike the '
+                                                                 "PyTorch module, torch's flag plays no "
+                                                                 'part.',
+                                                                 'Blackwell (sm100+) training, at v2.18 '
+                                                                 '(cpp_extensions/attention.py): with '
+                                                                 'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 the '
+                                                                 'backward asserts cuDNN 9.18.1+, no bias '
+                                                                 'and no dropout; the non-deterministic '
+                                                                 'backward needs cuDNN 9.7+ and not bias '
+                                                                 'with dropout.',
+                                                                 'The PyTorch attention is '
+                                                                 'transformer-engine.attention-backward.'),
+                                                  'notes': 'Ranged in transformer-engine (the wheel line), '
+                                                           'not jax: the JAX extension ships in the same '
+                                                           'releases. TE 2.18 also has a JAX flex attention '
+                                                           '(cpp_extensions/flex_attention.py) that reads '
+                                                           'the variable the same way; it is not listed as '
+                                                           'an op here.',
+                                                  'ops': ('transformer_engine.jax.flax.DotProductAttention',
+                                                          'transformer_engine.jax.attention.fused_attn'),
+                                                  'aliases': (),
+                                                  'verify': None,
+                                                  'unverifiable': "Transformer Engine's JAX extension is not "
+                                                                  'installed on the GPU machine; an H100 run '
+                                                                  'of the fused attention backward with and '
+                                                                  'without '
+                                                                  'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 would '
+                                                                  'verify it where the wheel installs; not '
+                                                                  'run here.'},
+             'transformer-engine.mhc-atomics': {'conditions': ('The check reads os.environ at each call '
+                                                               '(mhc.py at v2.15 and v2.18): it follows the '
+                                                               'variable only, not '
+                                                               'torch.use_deterministic_algorithms, and '
+                                                               "raises AssertionError with 'This operation "
+                                                               "uses atomic add which violates determinism'. "
+                                                               'mhc_fused_sinkhorn has no check.',),
+                                                'notes': 'No solution (NS) - under the variable the ops '
+                                                         'raise instead of running; without it they run with '
+                                                         'atomics.',
+                                                'ops': ('transformer_engine.pytorch.triton.mhc.mhc_fused_scale',
+                                                        'transformer_engine.pytorch.triton.mhc.mhc_fused_aggregate',
+                                                        'transformer_engine.pytorch.triton.mhc.mhc_fused_expand_combine',
+                                                        'transformer_engine.pytorch.triton.mhc.mhc_fused_projection'),
+                                                'aliases': (),
+                                                'verify': None,
+                                                'unverifiable': 'Transformer Engine is not installed on the '
+                                                                'GPU machine; an H100 run of the mHC ops '
+                                                                'twice and once under '
+                                                                'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 would '
+                                                                'verify it where the wheel installs; not run '
+                                                                'here.'},
              'vllm.batch-variance': {'conditions': ('Online serving with concurrent requests, or offline '
                                                     'generation of several prompts batched together.',
-                                                    'Tensor parallelism: the switch also pins NCCL for the '
-                                                    'all-reduce (0.11.1: NCCL_ALGO=allreduce:tree, '
-                                                    'NCCL_PROTO=Simple, one channel, NVLS off - the '
-                                                    'per-function NCCL_ALGO syntax needs NCCL 2.24+). 0.33.0 '
-                                                    'still pins NCCL (NCCL_ALGO=ring,tree;allreduce:tree), '
-                                                    'forces the one-stage custom all-reduce, and adds '
+                                                    'Which attention backend the switch allows, by release: '
+                                                    '0.11.1 (vllm/model_executor/layers/batch_invariant.py, '
+                                                    'override_envs_for_invariance) forces '
+                                                    'VLLM_ATTENTION_BACKEND=FLASH_ATTN when the chosen '
+                                                    'backend is not one of FLASH_ATTN, FLASHINFER, '
+                                                    'FLASH_ATTN_MLA, FLASHINFER_MLA, TRITON_MLA; 0.14.0 '
+                                                    'raises RuntimeError instead for a backend outside '
+                                                    'FLASH_ATTN, FLASHINFER, FLASH_ATTN_MLA, TRITON_MLA; '
+                                                    '0.33.0 drops both and lets the attention selector keep '
+                                                    'only backends that declare supports_batch_invariance() '
+                                                    '(FLASH_ATTN, TRITON_ATTN, FLEX_ATTENTION, '
+                                                    'FLASH_ATTN_MLA, TRITON_MLA in '
+                                                    'vllm/v1/attention/backends), defaulting to TRITON_ATTN '
+                                                    'on Intel XPU (engine/arg_utils.py).',
+                                                    'Decode only: in 0.11.1 and 0.14.0 any allowed backend '
+                                                    "other than FLASH_ATTN logs 'You are using a "
+                                                    'decode-invariant form of batch invariance. This will '
+                                                    "not be invariant between prefill and decode.'",
+                                                    'Matmuls, by GPU (enable_batch_invariant_mode): 0.11.1 '
+                                                    'with torch < 2.10 replaces mm/addmm/matmul/linear by '
+                                                    'Triton kernels on B200 (sm100) and otherwise sets '
+                                                    'CUBLAS_WORKSPACE_CONFIG=:16:8 and '
+                                                    'CUBLASLT_WORKSPACE_SIZE=1, the code stating split-K is '
+                                                    'the only source of batch variance on Hopper; 0.33.0 '
+                                                    'uses the Triton matmuls on SM80 (Ampere) and ROCm '
+                                                    "('Neither cuBLASLt on SM80 nor hipBLASLt can be made "
+                                                    "batch invariant') and the workspace settings on Hopper "
+                                                    'and Blackwell.',
+                                                    'Tensor parallelism on NVIDIA: the switch pins NCCL for '
+                                                    'the all-reduce (0.11.1 and 0.14.0: '
+                                                    'NCCL_ALGO=allreduce:tree, NCCL_PROTO=Simple, one '
+                                                    'channel, NVLS and CollNet off, '
+                                                    'VLLM_ALLREDUCE_USE_SYMM_MEM=0 - the per-function '
+                                                    'NCCL_ALGO syntax needs NCCL 2.24+); 0.33.0 pins '
+                                                    'NCCL_ALGO=ring,tree;allreduce:tree with the same '
+                                                    'protocol and channel pins and forces the one-stage '
+                                                    'custom all-reduce (VLLM_CUSTOM_ALLREDUCE_ALGO=1stage).',
+                                                    'ROCm only (0.33.0): no NCCL/RCCL pins; '
+                                                    'VLLM_ROCM_USE_SKINNY_GEMM=0, and a floating-point '
+                                                    'all-reduce that no custom all-reduce takes goes through '
                                                     'all_reduce_batch_invariant (an all-gather and a '
-                                                    'fixed-order sum), because library all-reduces choose '
-                                                    'their chunking from the message size, i.e. from the '
-                                                    'number of tokens in the batch.',
+                                                    'fixed-order sum, '
+                                                    'distributed/device_communicators/cuda_communicator.py), '
+                                                    'because library all-reduces choose their chunking from '
+                                                    'the message size; on CUDA that function is not used for '
+                                                    'all-reduce.',
                                                     'Hardware for the switch: the v0.32.0 and stable pages '
                                                     'say NVIDIA compute capability 8.0+, AMD Instinct '
                                                     '(gfx90a, gfx942, gfx950) and Intel XPU with Triton '
                                                     "attention; the 'latest' page read says compute "
                                                     'capability 9.0+ (H100, H200, B100, B200). Both are kept '
-                                                    'here; the KB does not model hardware.'),
+                                                    'here; the KB does not model hardware.',
+                                                    'Offline runs can instead make the scheduling itself '
+                                                    'deterministic (vllm.v1-scheduling).'),
                                      'notes': "Deterministic is False here in the user's sense (the same "
                                               'request gives different results run to run because the batch '
                                               'changes with load); for a fixed batch the kernels repeat '
@@ -1852,7 +2317,35 @@ DETAILS = {'keys': ('format',
                                      'verify': None,
                                      'unverifiable': 'vLLM is not installed on the GPU machine, and its '
                                                      'claim is batch variance under concurrent requests, '
-                                                     'which the run-to-run harness does not measure.'}},
+                                                     'which the run-to-run harness does not measure. The '
+                                                     'conditions were read in the 0.11.1, 0.14.0 and 0.33.0 '
+                                                     'wheels, not run.'},
+             'vllm.v1-scheduling': {'conditions': ('Offline inference with the LLM class on the V1 engine. '
+                                                   'VLLM_USE_V1 defaults to 0 in 0.6.4 to 0.7.0 (envs.py in '
+                                                   'those wheels), so there V1 and this source apply only '
+                                                   'when a user opts in; 0.11.1 and 0.33.0 have no '
+                                                   'VLLM_USE_V1 in envs.py (V1 only).',
+                                                   'Online serving (vllm serve) is not covered by the '
+                                                   'variable: the guide says only batch invariance helps '
+                                                   'there (vllm.batch-variance).',
+                                                   'Same hardware and same vLLM version only: the guide '
+                                                   'states that even with these settings vLLM provides '
+                                                   'reproducibility only on the same hardware and vLLM '
+                                                   'version. Setting the variable also changes the random '
+                                                   'state of the user code that builds the LLM object.'),
+                                    'notes': 'Deterministic is False here in the sense that the same offline '
+                                             'script can give different outputs run to run; the mechanism is '
+                                             'the batching a request receives, so the kernels underneath are '
+                                             'those of vllm.batch-variance. The version ranges come from the '
+                                             "wheels' envs.py; the effect rests on vLLM's guide.",
+                                    'ops': ('vllm.LLM', 'vllm.LLM.generate'),
+                                    'aliases': (),
+                                    'verify': None,
+                                    'unverifiable': 'vLLM is not installed on the GPU machine (no network '
+                                                    'there, and its wheels are hundreds of MB); an H100 run '
+                                                    'of one offline script repeated with and without '
+                                                    'VLLM_ENABLE_V1_MULTIPROCESSING=0 would verify it; not '
+                                                    'run here.'}},
  'params': {'jax': {'jax.jit': ('fun=?',
                                 'in_shardings=?',
                                 'out_shardings=?',

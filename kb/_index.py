@@ -4,6 +4,7 @@ INDEX = {'format': 1,
  'prefixes': {'cccl': ('cub.', 'thrust.'),
               'cublas': ('cublas.',),
               'cudnn': ('cudnn.',),
+              'deepspeed': ('deepspeed.',),
               'flash-attn': ('flash_attn.', 'flash_attn_interface.'),
               'horovod': ('hvd.', 'horovod.'),
               'jax': ('jax.',),
@@ -344,6 +345,17 @@ INDEX = {'format': 1,
                               'phase': 40,
                               'preference': 20,
                               'implies': ()},
+               'VLLM_NOMP': {'title': 'VLLM_ENABLE_V1_MULTIPROCESSING=0 (vLLM offline)',
+                             'kind': 'env',
+                             'how': 'Set VLLM_ENABLE_V1_MULTIPROCESSING=0 before creating vllm.LLM, so the '
+                                    'V1 engine core runs in the calling process and its scheduling is '
+                                    "deterministic (vLLM's reproducibility guide). Offline use only; "
+                                    'reproducible only on the same hardware and vLLM version; it changes the '
+                                    'random state of the calling code.',
+                             'snippet': 'VLLM_ENABLE_V1_MULTIPROCESSING=0 python offline_script.py',
+                             'phase': 10,
+                             'preference': 20,
+                             'implies': ()},
                'VLLM_BI': {'title': 'vLLM batch-invariant mode',
                            'kind': 'env',
                            'how': 'Start vLLM with the environment variable VLLM_BATCH_INVARIANT=1 (beta), '
@@ -417,12 +429,29 @@ INDEX = {'format': 1,
                           'how': 'flash-attn 2.4.1+: pass deterministic=True to flash_attn_func / '
                                  'flash_attn_varlen_func (and the qkvpacked/kvpacked variants; '
                                  'FlashSelfAttention/FlashCrossAttention modules take it in their '
-                                 'constructor). The backward then loops over key blocks in a fixed order '
-                                 'instead of adding dQ with atomics; it is slower and uses more memory.',
+                                 'constructor). The backward then gives each of ceil(SMs / (batch x heads)) '
+                                 'thread blocks its own fp32 dQ buffer and sums the buffers in a fixed order '
+                                 'instead of adding dQ from every key block with atomics (flash_api.cpp at '
+                                 'v2.4.1); it is slower and uses more memory, and it is reproducible on one '
+                                 'GPU model (the split follows the SM count), not batch invariant.',
                           'snippet': 'out = flash_attn_func(q, k, v, causal=True, deterministic=True)',
                           'phase': 40,
                           'preference': 10,
                           'implies': ()},
+               'FA1_DET': {'title': 'flash_attn_unpadded_func(..., deterministic=True) (FlashAttention '
+                                    '1.0.x)',
+                           'kind': 'call',
+                           'how': 'flash-attn 1.0.x: pass deterministic=True to '
+                                  'flash_attn.flash_attn_interface.flash_attn_unpadded_func / '
+                                  'flash_attn_unpadded_qkvpacked_func / flash_attn_unpadded_kvpacked_func; '
+                                  'the backward then runs with num_splits=1 (no split over the key sequence, '
+                                  'no fp32 dQ accumulation across splits) instead of the occupancy '
+                                  'heuristic. Removed in 2.0, back as FA_DET in 2.4.1.',
+                           'snippet': 'out = flash_attn_unpadded_func(q, k, v, cu_q, cu_k, max_q, max_k, '
+                                      '0.0, causal=True, deterministic=True)',
+                           'phase': 40,
+                           'preference': 10,
+                           'implies': ()},
                'NVTE_DET': {'title': 'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 (Transformer Engine)',
                             'kind': 'env',
                             'how': 'Set NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 before the model runs. '
@@ -438,23 +467,53 @@ INDEX = {'format': 1,
                              'kind': 'config',
                              'how': 'Pass --deterministic-mode to Megatron training. In core 0.8.0 it '
                                     'asserts that flash attention is off and that NCCL_ALGO is set to one of '
-                                    'Tree, Ring, CollnetDirect, CollnetChain or ^NVLS; in core 0.19.0 '
+                                    'Tree, Ring, CollnetDirect, CollnetChain or ^NVLS, and TE attention then '
+                                    'requires NVTE_ALLOW_NONDETERMINISTIC_ALGO=0; 0.9-0.18 also reject '
+                                    'cross-entropy loss fusion and call '
+                                    'torch.use_deterministic_algorithms(True); in core 0.19.0 '
                                     '(megatron/training/determinism.py) it defaults NCCL_ALGO=Ring (Tree '
                                     'rejected), NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 and '
-                                    'CUBLAS_WORKSPACE_CONFIG=:4096:8, rejects fused cross-entropy and TP '
-                                    'communication overlap, and calls '
+                                    'CUBLAS_WORKSPACE_CONFIG=:4096:8, rejects fused cross-entropy, TP '
+                                    'communication overlap and a non-deterministic MAMBA_DETERMINISTIC, '
+                                    'allows flash attention, and calls '
                                     'torch.use_deterministic_algorithms(True).',
                              'snippet': 'torchrun ... pretrain_gpt.py --deterministic-mode ...',
                              'phase': 10,
                              'preference': 10,
                              'implies': ('NVTE_DET',)},
+               'MCORE_BI': {'title': 'Megatron TransformerConfig(batch_invariant_mode=True)',
+                            'kind': 'config',
+                            'how': 'Set batch_invariant_mode=True in '
+                                   'megatron.core.transformer.TransformerConfig (core 0.16.0+); it requires '
+                                   'attention_backend=flash, runs flash attention with num_splits=1 and '
+                                   'patches ATen/TE kernels with batch-invariant ones '
+                                   '(megatron/core/transformer/custom_layers/batch_invariant_kernels.py). A '
+                                   "row's result then does not depend on the batch it is computed in; it is "
+                                   'much slower.',
+                            'snippet': 'config = TransformerConfig(..., attention_backend=AttnBackend.flash, '
+                                       'batch_invariant_mode=True)',
+                            'phase': 40,
+                            'preference': 10,
+                            'implies': ()},
+               'DS_NOSTOCH': {'title': 'DeepSpeedTransformerConfig(stochastic_mode=False)',
+                              'kind': 'call',
+                              'how': 'Leave stochastic_mode at its default False in '
+                                     'deepspeed.DeepSpeedTransformerConfig (or set it back to False), so '
+                                     'DeepSpeedTransformerLayer runs the regular transformer kernels rather '
+                                     'than the stochastic ones that DeepSpeed documents as '
+                                     'non-deterministic.',
+                              'snippet': 'config = DeepSpeedTransformerConfig(..., stochastic_mode=False)',
+                              'phase': 40,
+                              'preference': 10,
+                              'implies': ()},
                'SGL_DET': {'title': 'SGLang --enable-deterministic-inference',
                            'kind': 'config',
                            'how': 'Launch the SGLang server with --enable-deterministic-inference (0.5.3+) '
-                                  'and one of the attention backends it supports (FlashInfer, FlashAttention '
-                                  '3, Triton). It switches to batch-invariant kernels built on '
-                                  "thinking-machines-lab/batch_invariant_ops, so a request's result does not "
-                                  'depend on the batch it is served in.',
+                                  'and one of the attention backends it supports (0.5.3 - FlashInfer, '
+                                  'FlashAttention 3, Triton; 0.5.23 adds FlashAttention 4, Ascend and Intel '
+                                  'XPU and picks one when none is given). It switches to batch-invariant '
+                                  'kernels built on thinking-machines-lab/batch_invariant_ops, so a '
+                                  "request's result does not depend on the batch it is served in.",
                            'snippet': 'python -m sglang.launch_server --model-path <model> '
                                       '--attention-backend fa3 --enable-deterministic-inference',
                            'phase': 10,
@@ -501,6 +560,7 @@ INDEX = {'format': 1,
            'NCCL_PIN',
            'PT_INDUCTOR_DET',
            'TCD',
+           'VLLM_NOMP',
            'XLA_AT0',
            'EOD',
            'PT_DET',
@@ -515,7 +575,10 @@ INDEX = {'format': 1,
            'TDP',
            'CUDNN_DET_ALGO',
            'CUDNN_FE_DET',
+           'DS_NOSTOCH',
+           'FA1_DET',
            'FA_DET',
+           'MCORE_BI',
            'CUBLAS_STREAM_WS',
            'CUDNN_FIXED_ALGO',
            'DL1',
@@ -533,34 +596,93 @@ INDEX = {'format': 1,
                                     'device': 'gpu',
                                     'pass': 'forward',
                                     'mechanism': 'reduction-order',
-                                    'summary': 'cub::DeviceReduce has always been run-to-run deterministic '
-                                               'on one GPU (a two-pass reduction with a fixed combining '
-                                               'order). From CCCL 3.1 the single-phase API takes an '
-                                               'execution environment with a determinism requirement - '
-                                               'not_guaranteed (a new single-pass reduction with atomics, '
-                                               'fastest, results vary per run), run_to_run (the default, the '
-                                               'existing two-pass reduction, results vary per GPU) and '
+                                    'summary': 'cub::DeviceReduce is run-to-run deterministic on one GPU by '
+                                               'default (a two-pass reduction with a fixed combining order), '
+                                               'but not the same on every GPU model. From CCCL 3.1 the '
+                                               'single-phase API takes an execution environment with a '
+                                               'determinism requirement - run_to_run (the default), '
                                                'gpu_to_gpu (a reproducible reduction, the same bits on every '
-                                               'GPU).',
+                                               'GPU, for some types and operators) and not_guaranteed. Only '
+                                               'from CCCL 3.2 does not_guaranteed run a different kernel (a '
+                                               'single-pass reduction with atomics, whose result varies from '
+                                               'run to run); in 3.1 it is accepted and runs the '
+                                               'deterministic two-pass reduction.',
                                     'calls': (),
                                     'status': (((0, 3, 1),
-                                                None,
-                                                '>=3.1',
+                                                (0, 3, 2),
+                                                '>=3.1,<3.2',
                                                 (),
                                                 True,
                                                 None,
-                                                'cuda::execution::determinism levels for cub::DeviceReduce '
-                                                'first appear at tag v3.1.0 '
-                                                '(cub/test/catch2_test_device_reduce_env.cu; absent at '
-                                                'v3.0.0) and in the v3.1.0 release notes; earlier CCCL '
+                                                'At tag v3.1.0 cub/cub/device/device_reduce.cuh has '
+                                                'reduce_impl overloads only for gpu_to_gpu_t '
+                                                '(DispatchReduceDeterministic) and a generic '
+                                                '__determinism_holder_t one that dispatches DispatchReduce '
+                                                '(the two-pass kernel) for run_to_run and not_guaranteed '
+                                                'alike; cub/cub/device/dispatch/ has no nondeterministic '
+                                                'dispatch. The levels themselves appear at v3.1.0 (absent at '
+                                                'v3.0.0).',
+                                                None,
+                                                None),
+                                               ((0, 3, 2),
+                                                None,
+                                                '>=3.2',
+                                                (),
+                                                True,
+                                                None,
+                                                'At tag v3.2.0 device_reduce.cuh adds a reduce_impl overload '
+                                                'for not_guaranteed_t that dispatches '
+                                                'detail::reduce::dispatch_nondeterministic_t '
+                                                '(cub/cub/device/dispatch/dispatch_reduce_nondeterministic.cuh, '
+                                                'NondeterministicDeviceReduceAtomicKernel); the default '
+                                                'stays run_to_run (read again at v3.4.0). Earlier CCCL '
                                                 'releases offer only the two-phase API and are left unknown '
                                                 'here.',
                                                 None,
-                                                None),),
+                                                None)),
                                     'caused_by': (),
                                     'distributions': {},
-                                    'disputes': (),
+                                    'disputes': ({'claim': 'The CCCL v3.1.0 release notes announce the '
+                                                           'not_guaranteed option for cub::DeviceReduce as a '
+                                                           'new, faster single-pass reduction with atomics, '
+                                                           'i.e. a run-to-run non-deterministic path already '
+                                                           'in 3.1.',
+                                                  'status': (((0, 3, 1),
+                                                              None,
+                                                              '>=3.1',
+                                                              (),
+                                                              True,
+                                                              None,
+                                                              'not_guaranteed opt-in selects an atomic '
+                                                              'single-pass reduction from 3.1 on.',
+                                                              None,
+                                                              None),),
+                                                  'resolution': 'The code at tag v3.1.0 accepts '
+                                                                'not_guaranteed but dispatches the same '
+                                                                'two-pass DispatchReduce as run_to_run; the '
+                                                                'atomic kernel and its dispatch '
+                                                                '(dispatch_reduce_nondeterministic.cuh) are '
+                                                                'first in the tree at v3.2.0. The default '
+                                                                'answer (deterministic) is the same either '
+                                                                'way; the record dates the opt-in atomic '
+                                                                'path from 3.2.',
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/cccl/releases/tag/v3.1.0',
+                                                                  'title': 'CCCL v3.1.0 release notes (New '
+                                                                           'options for deterministic '
+                                                                           'reductions in '
+                                                                           'cub::DeviceReduce)'},)},),
                                     'references': ({'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/cccl/blob/v3.1.0/cub/cub/device/device_reduce.cuh',
+                                                    'title': 'CCCL v3.1.0, cub/cub/device/device_reduce.cuh '
+                                                             '(reduce_impl overloads; not_guaranteed runs '
+                                                             'DispatchReduce)'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://github.com/NVIDIA/cccl/blob/v3.2.0/cub/cub/device/device_reduce.cuh',
+                                                    'title': 'CCCL v3.2.0, cub/cub/device/device_reduce.cuh '
+                                                             '(not_guaranteed_t overload, '
+                                                             'dispatch_nondeterministic_t, fallbacks)'},
+                                                   {'kind': 'doc',
                                                     'url': 'https://github.com/NVIDIA/cccl/releases/tag/v3.1.0',
                                                     'title': 'CCCL v3.1.0 release notes (New options for '
                                                              'deterministic reductions in '
@@ -573,6 +695,114 @@ INDEX = {'format': 1,
                                                     'url': 'https://developer.nvidia.com/blog/controlling-floating-point-determinism-in-nvidia-cccl',
                                                     'title': 'Controlling Floating-Point Determinism in '
                                                              'NVIDIA CCCL (NVIDIA Technical Blog)'})},
+             'cccl.device-scan': {'id': 'cccl.device-scan',
+                                  'framework': 'cccl',
+                                  'title': 'CUB device scans of floating-point values are not run-to-run '
+                                           'deterministic',
+                                  'device': 'gpu',
+                                  'pass': 'forward',
+                                  'mechanism': 'reduction-order',
+                                  'summary': 'cub::DeviceScan uses a single-pass decoupled look-back scan - '
+                                             'each tile takes its prefix from whichever predecessors have '
+                                             'already published an aggregate or an inclusive prefix, so the '
+                                             'grouping of floating-point additions depends on timing and a '
+                                             'float or double prefix sum can change from run to run. '
+                                             'Integral types with known operators are exact and '
+                                             'deterministic. No switch in CCCL up to 3.4 makes a '
+                                             'floating-point scan reproducible; the CCCL 3.5 line adds '
+                                             'run_to_run for floating-point plus.',
+                                  'calls': (((), (('input.dtype', ('float',)),)),),
+                                  'status': (((0, 2, 2),
+                                              (0, 3, 4, 2, 1),
+                                              '>=2.2,<=3.4.2',
+                                              (),
+                                              False,
+                                              None,
+                                              'Read at tags v2.2.0, v2.8.0, v3.0.0, v3.1.0, v3.2.0, v3.3.0 '
+                                              'and v3.4.0 (cub/cub/device/device_scan.cuh); no determinism '
+                                              'level is offered for floating-point scans before v3.5.0-rc0; '
+                                              'v3.2.0-v3.4.x accept an execution environment, but for '
+                                              'floating-point scans it cannot select a deterministic path.',
+                                              None,
+                                              None),),
+                                  'caused_by': (),
+                                  'distributions': {},
+                                  'disputes': ({'claim': 'The environment overload of cub::DeviceScan at '
+                                                         'CCCL v3.2.0 names run_to_run as its default and '
+                                                         'rejects not_guaranteed, i.e. it presents scans as '
+                                                         'run-to-run deterministic.',
+                                                'status': (((0, 3, 2),
+                                                            (0, 3, 3),
+                                                            '>=3.2,<3.3',
+                                                            (),
+                                                            True,
+                                                            None,
+                                                            None,
+                                                            None,
+                                                            None),),
+                                                'resolution': 'At v3.2.0 scan_impl_determinism ignores the '
+                                                              'level and dispatches the same DispatchScan '
+                                                              '(decoupled look-back) as every earlier '
+                                                              'release, whose doc comments in the same file '
+                                                              'still say floating-point results may vary '
+                                                              'from run to run; v3.3.0 changed the default '
+                                                              'to not_guaranteed and limited run_to_run to '
+                                                              'integral types (NVIDIA/cccl commit ab07edaef8 '
+                                                              "'fix determinism rejection logic for scan', "
+                                                              "2026-01-29). CCCL's own bug report "
+                                                              "NVIDIA/cccl#6761 ('Scan incorrectly promises "
+                                                              "run-to-run determinism', 2025-11-24) says the "
+                                                              'same.',
+                                                'references': ({'kind': 'doc',
+                                                                'url': 'https://github.com/NVIDIA/cccl/blob/v3.2.0/cub/cub/device/device_scan.cuh',
+                                                                'title': 'CCCL v3.2.0, '
+                                                                         'cub/cub/device/device_scan.cuh '
+                                                                         '(scan_impl_env, '
+                                                                         'scan_impl_determinism)'},
+                                                               {'kind': 'issue',
+                                                                'repo': 'NVIDIA/cccl',
+                                                                'number': 6761,
+                                                                'title': '[BUG]: Scan incorrectly promises '
+                                                                         'run-to-run determinism',
+                                                                'state': 'open',
+                                                                'url': 'https://github.com/NVIDIA/cccl/issues/6761'})},),
+                                  'references': ({'kind': 'issue',
+                                                  'repo': 'NVIDIA/cccl',
+                                                  'number': 1327,
+                                                  'title': '[FEA]: Run-to-run deterministic scan',
+                                                  'state': 'open',
+                                                  'url': 'https://github.com/NVIDIA/cccl/issues/1327'},
+                                                 {'kind': 'issue',
+                                                  'repo': 'NVIDIA/cccl',
+                                                  'number': 6761,
+                                                  'title': '[BUG]: Scan incorrectly promises run-to-run '
+                                                           'determinism',
+                                                  'state': 'open',
+                                                  'url': 'https://github.com/NVIDIA/cccl/issues/6761'},
+                                                 {'kind': 'pr',
+                                                  'repo': 'NVIDIA/cccl',
+                                                  'number': 9350,
+                                                  'title': 'Add determinism docs',
+                                                  'state': 'merged',
+                                                  'url': 'https://github.com/NVIDIA/cccl/pull/9350'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/cccl/blob/v3.4.0/cub/cub/device/device_scan.cuh',
+                                                  'title': 'CCCL v3.4.0, cub/cub/device/device_scan.cuh '
+                                                           '(default not_guaranteed; run_to_run only for '
+                                                           'integral types)'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/cccl/blob/v3.2.0/cub/cub/device/device_scan.cuh',
+                                                  'title': 'CCCL v3.2.0, cub/cub/device/device_scan.cuh '
+                                                           '(scan_impl_env, scan_impl_determinism)'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/cccl/blob/v3.5.0-rc0/cub/cub/device/device_scan.cuh',
+                                                  'title': 'CCCL v3.5.0-rc0, cub/cub/device/device_scan.cuh '
+                                                           '(run_to_run for floating-point plus)'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/cccl/blob/v3.5.0-rc0/docs/cub/determinism.rst',
+                                                  'title': 'CCCL v3.5.0-rc0, docs/cub/determinism.rst '
+                                                           '(support matrix; DeviceScan default '
+                                                           'not_guaranteed)'})},
              'cublas.split-k': {'id': 'cublas.split-k',
                                 'framework': 'cublas',
                                 'title': 'GEMM kernel choice by shape (split-K, tiles) makes results depend '
@@ -605,7 +835,24 @@ INDEX = {'format': 1,
                                 'caused_by': (),
                                 'distributions': {},
                                 'disputes': (),
-                                'references': ({'kind': 'doc',
+                                'references': ({'kind': 'pr',
+                                                'repo': 'pytorch/pytorch',
+                                                'number': 101145,
+                                                'title': '[cuBLAS][cuBLASLt] Allow user-specified cuBLASLt '
+                                                         'workspace size via `CUBLASLT_WORKSPACE_SIZE`',
+                                                'state': 'closed',
+                                                'url': 'https://github.com/pytorch/pytorch/pull/101145'},
+                                               {'kind': 'doc',
+                                                'url': 'https://pypi.org/project/vllm/0.33.0/',
+                                                'title': 'vLLM 0.33.0 wheel (PyPI), '
+                                                         'vllm/model_executor/determinism/batch_invariant.py '
+                                                         '(enable_batch_invariant_mode sets '
+                                                         'CUBLASLT_WORKSPACE_SIZE=1)'},
+                                               {'kind': 'doc',
+                                                'url': 'https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/transformer/custom_layers/batch_invariant_kernels.py',
+                                                'title': 'Megatron-LM main, batch_invariant_kernels.py '
+                                                         '(CUBLASLT_WORKSPACE_SIZE pinned to 0)'},
+                                               {'kind': 'doc',
                                                 'url': 'https://thinkingmachines.ai/blog/defeating-nondeterminism-in-llm-inference/',
                                                 'title': 'Defeating Nondeterminism in LLM Inference '
                                                          '(Thinking Machines Lab, 2025-09-10)'},
@@ -827,6 +1074,71 @@ INDEX = {'format': 1,
                                                                             'cuDNN 8.0.1 (as quoted in a Q&A '
                                                                             'thread)',
                                                                    'seed': '001'},)},
+             'deepspeed.transformer-stochastic-mode': {'id': 'deepspeed.transformer-stochastic-mode',
+                                                       'framework': 'deepspeed',
+                                                       'title': 'DeepSpeed transformer kernel in stochastic '
+                                                                'mode is not run-to-run deterministic',
+                                                       'device': 'gpu',
+                                                       'pass': 'both',
+                                                       'mechanism': 'other',
+                                                       'summary': "DeepSpeed's fused transformer layer "
+                                                                  '(DeepSpeedTransformerLayer, configured by '
+                                                                  'DeepSpeedTransformerConfig) has two CUDA '
+                                                                  'builds; with stochastic_mode=True it '
+                                                                  'loads the stochastic transformer kernels, '
+                                                                  'which DeepSpeed documents as having some '
+                                                                  'non-determinism, so results can differ '
+                                                                  'between runs (about 2% faster). The '
+                                                                  'default, stochastic_mode=False, runs the '
+                                                                  'regular kernels, which DeepSpeed '
+                                                                  'recommends for reproducible results. '
+                                                                  'DeepSpeed has no general determinism '
+                                                                  'switch; this parameter is the one its '
+                                                                  'transformer kernel offers.',
+                                                       'calls': ((('deepspeed.DeepSpeedTransformerConfig',),
+                                                                  (('stochastic_mode', (True,)),)),),
+                                                       'status': (((0, 0, 3),
+                                                                   None,
+                                                                   '>=0.3',
+                                                                   ('DS_NOSTOCH',),
+                                                                   False,
+                                                                   None,
+                                                                   'stochastic_mode is in '
+                                                                   'DeepSpeedTransformerConfig from git tag '
+                                                                   'v0.2.0 (deepspeed/pt/deepspeed_cuda.py) '
+                                                                   'and at every later tag read (v0.3.0, '
+                                                                   'v0.19.5, '
+                                                                   'deepspeed/ops/transformer/transformer.py); '
+                                                                   'PyPI lists deepspeed only from 0.3.1, so '
+                                                                   '0.2.x cannot be named here.',
+                                                                   None,
+                                                                   None),),
+                                                       'caused_by': (),
+                                                       'distributions': {},
+                                                       'disputes': (),
+                                                       'references': ({'kind': 'doc',
+                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/blob/v0.19.5/deepspeed/ops/transformer/transformer.py',
+                                                                       'title': 'DeepSpeed v0.19.5, '
+                                                                                'deepspeed/ops/transformer/transformer.py '
+                                                                                '(DeepSpeedTransformerConfig '
+                                                                                'stochastic_mode docstring)'},
+                                                                      {'kind': 'doc',
+                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/blob/v0.2.0/deepspeed/pt/deepspeed_cuda.py',
+                                                                       'title': 'DeepSpeed v0.2.0, '
+                                                                                'deepspeed/pt/deepspeed_cuda.py '
+                                                                                '(stochastic_mode=False)'},
+                                                                      {'kind': 'doc',
+                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/blob/v0.19.5/docs/_tutorials/transformer_kernel.md',
+                                                                       'title': 'DeepSpeed transformer '
+                                                                                'kernel tutorial '
+                                                                                '(stochastic_mode)'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'deepspeedai/DeepSpeed',
+                                                                       'number': 6897,
+                                                                       'title': 'hpu_accelerator: use '
+                                                                                'torch.use_deterministic_algorithms',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/pull/6897'})},
              'flash-attn.backward-dq': {'id': 'flash-attn.backward-dq',
                                         'framework': 'flash-attn',
                                         'title': 'FlashAttention backward adds the query gradient with '
@@ -839,10 +1151,31 @@ INDEX = {'format': 1,
                                                    'query gradient dQ with atomicAdd, so the order of the '
                                                    'additions changes from run to run; dK and dV are not '
                                                    'affected (tridao in issue 988). The forward is '
-                                                   'deterministic. With deterministic=True the backward '
-                                                   'loops over the key blocks in a fixed order instead.',
+                                                   'deterministic. With deterministic=True (2.4.1+) each of '
+                                                   'ceil(SMs / (batch x heads)) thread blocks walks a fixed '
+                                                   'set of key blocks and adds into its own fp32 dQ buffer, '
+                                                   'and the buffers are summed in a fixed order - run-to-run '
+                                                   'deterministic on one GPU model, but the grouping follows '
+                                                   "the GPU's SM count and the batch size. FlashAttention-1 "
+                                                   '1.0.x had its own deterministic= (one split over the key '
+                                                   'sequence instead of the parallel one).',
                                         'calls': (),
-                                        'status': (((0, 2),
+                                        'status': (((0, 1),
+                                                    (0, 2),
+                                                    '>=1.0,<2.0',
+                                                    ('FA1_DET',),
+                                                    False,
+                                                    None,
+                                                    'deterministic= is on flash_attn_unpadded_func, '
+                                                    'flash_attn_unpadded_qkvpacked_func and '
+                                                    'flash_attn_unpadded_kvpacked_func in '
+                                                    'flash_attn/flash_attn_interface.py at tags v1.0.0 to '
+                                                    'v1.0.9 (default False); the old flash_attn_func(qkv, '
+                                                    'cu_seqlens, ...) of 1.0.x is a compatibility wrapper '
+                                                    'without it.',
+                                                    None,
+                                                    None),
+                                                   ((0, 2),
                                                     (0, 2, 4, 1),
                                                     '>=2.0,<2.4.1',
                                                     (),
@@ -864,7 +1197,7 @@ INDEX = {'format': 1,
                                                     'flash_attn/flash_attn_interface.py at tag v2.4.1 '
                                                     '(2023-12-23) and not at v2.4.0.post1; the mha module '
                                                     'wrappers honoured it from PR 748 (2024-01).',
-                                                    None,
+                                                    False,
                                                     None)),
                                         'caused_by': (),
                                         'distributions': {},
@@ -932,7 +1265,80 @@ INDEX = {'format': 1,
                                                        {'kind': 'doc',
                                                         'url': 'https://github.com/Dao-AILab/flash-attention/blob/v2.4.1/flash_attn/flash_attn_interface.py',
                                                         'title': 'flash_attn/flash_attn_interface.py at '
-                                                                 'v2.4.1 (deterministic argument)'})},
+                                                                 'v2.4.1 (deterministic argument)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/blob/v2.4.1/csrc/flash_attn/flash_api.cpp',
+                                                        'title': 'csrc/flash_attn/flash_api.cpp at v2.4.1 '
+                                                                 '(nsplits from multiProcessorCount and '
+                                                                 'batch x heads)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/blob/v1.0.0/flash_attn/flash_attn_interface.py',
+                                                        'title': 'flash_attn/flash_attn_interface.py at '
+                                                                 'v1.0.0 (deterministic=, num_splits=1)'},
+                                                       {'kind': 'pr',
+                                                        'repo': 'Dao-AILab/flash-attention',
+                                                        'number': 147,
+                                                        'title': 'Add option for deterministic execution',
+                                                        'state': 'merged',
+                                                        'url': 'https://github.com/Dao-AILab/flash-attention/pull/147'})},
+             'flash-attn.cute-backward': {'id': 'flash-attn.cute-backward',
+                                          'framework': 'flash-attn',
+                                          'title': 'FlashAttention-4 (flash_attn.cute) backward adds the '
+                                                   'query gradient with atomics',
+                                          'device': 'gpu',
+                                          'pass': 'backward',
+                                          'mechanism': 'cuda-atomics',
+                                          'summary': 'The CuTe-DSL FlashAttention (flash_attn.cute, '
+                                                     'FlashAttention-4) accumulates dQ with fp32 atomic adds '
+                                                     '(utils.atomic_add_fp32 in flash_bwd.py), so its '
+                                                     'backward is not run-to-run deterministic by default. '
+                                                     'The first flash_attn/cute package (flash-attn 2.8.3 '
+                                                     'tree) has no switch; the separate flash-attn-4 package '
+                                                     '(fa4-v4.0.0.betaN tags) adds deterministic=True, which '
+                                                     'serialises the dQ (and, with GQA, dK/dV) accumulation '
+                                                     'with semaphores, with its own per-architecture '
+                                                     'support.',
+                                          'calls': (),
+                                          'status': (((0, 2, 8, 3),
+                                                      (0, 2, 8, 3, 1),
+                                                      '==2.8.3',
+                                                      (),
+                                                      False,
+                                                      None,
+                                                      'flash_attn/cute/__init__.py (exporting '
+                                                      'flash_attn_func and flash_attn_varlen_func) first '
+                                                      'appears in the v2.8.3 tag (absent from v2.8.0-v2.8.2, '
+                                                      'so find_packages in setup.py does not pick the folder '
+                                                      'there); interface.py at v2.8.3 has no deterministic '
+                                                      'parameter and flash_bwd.py adds dQ with '
+                                                      "atomic_add_fp32. The wheels' contents were not read.",
+                                                      None,
+                                                      None),),
+                                          'caused_by': (),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/Dao-AILab/flash-attention/blob/v2.8.3/flash_attn/cute/flash_bwd.py',
+                                                          'title': 'flash_attn/cute/flash_bwd.py at v2.8.3 '
+                                                                   '(atomic_add_fp32 into dQaccum)'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/Dao-AILab/flash-attention/blob/fa4-v4.0.0.beta0/flash_attn/cute/interface.py',
+                                                          'title': 'flash_attn/cute/interface.py at '
+                                                                   'fa4-v4.0.0.beta0 (deterministic only on '
+                                                                   'sm100/sm110)'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/Dao-AILab/flash-attention/blob/fa4-v4.0.0.beta27/flash_attn/cute/interface.py',
+                                                          'title': 'flash_attn/cute/interface.py at '
+                                                                   'fa4-v4.0.0.beta27 (SM 12.0 and sparse '
+                                                                   'MLA refuse deterministic)'},
+                                                         {'kind': 'pr',
+                                                          'repo': 'Dao-AILab/flash-attention',
+                                                          'number': 2033,
+                                                          'title': '[Cute,Bwd,Sm100] enable deterministic '
+                                                                   'mode for sm100 bwd and fix race '
+                                                                   'conditions',
+                                                          'state': 'merged',
+                                                          'url': 'https://github.com/Dao-AILab/flash-attention/pull/2033'})},
              'horovod.grouped-allreduce': {'id': 'horovod.grouped-allreduce',
                                            'framework': 'horovod',
                                            'title': 'Horovod grouped allreduce (fixed fusion groups)',
@@ -1608,6 +2014,58 @@ INDEX = {'format': 1,
                                                                       'determinism.',
                                                              'state': 'closed',
                                                              'url': 'https://github.com/openxla/xla/pull/15229'})},
+             'megatron-core.batch-variance': {'id': 'megatron-core.batch-variance',
+                                              'framework': 'megatron-core',
+                                              'title': 'Megatron Core results depend on the batch a sample '
+                                                       'is computed in',
+                                              'device': 'gpu',
+                                              'pass': 'forward',
+                                              'mechanism': 'reduction-order',
+                                              'summary': 'The default kernels under Megatron Core (cuBLAS '
+                                                         'GEMMs, flash attention with split-KV, '
+                                                         'normalisation and softmax reductions) choose their '
+                                                         "reduction strategy by shape, so one sample's "
+                                                         'forward result can change with the batch it is '
+                                                         'computed in, for example between an RL rollout '
+                                                         'engine and the trainer. From core 0.16.0 '
+                                                         'TransformerConfig.batch_invariant_mode=True swaps '
+                                                         'in batch-invariant kernels. This is batch '
+                                                         'invariance, not the run-to-run determinism of '
+                                                         '--deterministic-mode (megatron-core.training).',
+                                              'calls': (),
+                                              'status': (((0, 0, 16),
+                                                          None,
+                                                          '>=0.16',
+                                                          ('MCORE_BI',),
+                                                          False,
+                                                          None,
+                                                          'batch_invariant_mode is a TransformerConfig field '
+                                                          'at tag core_v0.16.0 (transformer_config.py) and '
+                                                          'absent at core_v0.15.0; '
+                                                          'enable_batch_invariant_mode / '
+                                                          'set_batch_invariant_mode are in '
+                                                          'megatron/core/transformer/custom_layers/batch_invariant_kernels.py '
+                                                          'at core_v0.16.0.',
+                                                          False,
+                                                          None),),
+                                              'caused_by': ('cublas.split-k',),
+                                              'distributions': {},
+                                              'disputes': (),
+                                              'references': ({'kind': 'doc',
+                                                              'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.16.0/megatron/core/transformer/transformer_config.py',
+                                                              'title': 'Megatron-LM core_v0.16.0, '
+                                                                       'megatron/core/transformer/transformer_config.py '
+                                                                       '(batch_invariant_mode)'},
+                                                             {'kind': 'doc',
+                                                              'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.16.0/megatron/core/transformer/custom_layers/batch_invariant_kernels.py',
+                                                              'title': 'Megatron-LM core_v0.16.0, '
+                                                                       'megatron/core/transformer/custom_layers/batch_invariant_kernels.py'},
+                                                             {'kind': 'doc',
+                                                              'url': 'https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/transformer/custom_layers/batch_invariant_kernels.py',
+                                                              'title': 'Megatron-LM main, '
+                                                                       'batch_invariant_kernels.py '
+                                                                       '(CUBLASLT_WORKSPACE_SIZE pinned to '
+                                                                       '0)'})},
              'megatron-core.training': {'id': 'megatron-core.training',
                                         'framework': 'megatron-core',
                                         'title': 'Megatron training steps differ run to run unless '
@@ -1625,21 +2083,40 @@ INDEX = {'format': 1,
                                                    'deterministic.',
                                         'calls': (),
                                         'status': (((0, 0, 8),
-                                                    None,
-                                                    '>=0.8',
+                                                    (0, 0, 9),
+                                                    '>=0.8,<0.9',
                                                     ('MCORE_DET',),
                                                     False,
                                                     None,
                                                     '--deterministic-mode first appears at tag core_v0.8.0 '
-                                                    '(commit \'Add a "deterministic mode"\', 2024-05-04); '
-                                                    'from core 0.19.0 its settings live in '
+                                                    '(commit \'Add a "deterministic mode"\', 2024-05-04).',
+                                                    None,
+                                                    None),
+                                                   ((0, 0, 9),
+                                                    (0, 0, 19),
+                                                    '>=0.9,<0.19',
+                                                    ('MCORE_DET',),
+                                                    False,
+                                                    None,
+                                                    '0.9.0 adds the cross-entropy fusion refusal and '
+                                                    'torch.use_deterministic_algorithms(True) to '
+                                                    'arguments.py; unchanged through core_v0.18.0.',
+                                                    None,
+                                                    None),
+                                                   ((0, 0, 19),
+                                                    None,
+                                                    '>=0.19',
+                                                    ('MCORE_DET',),
+                                                    False,
+                                                    None,
+                                                    'From core 0.19.0 its settings live in '
                                                     'megatron/training/determinism.py (Ring by default, Tree '
                                                     'rejected, NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
-                                                    'CUBLAS_WORKSPACE_CONFIG, '
-                                                    'torch.use_deterministic_algorithms(True)). The guide '
-                                                    'quotes a cost of roughly 15% of step time.',
+                                                    'CUBLAS_WORKSPACE_CONFIG, MAMBA_DETERMINISTIC checked, '
+                                                    'torch.use_deterministic_algorithms(True)), called from '
+                                                    'validate_args (arguments.py).',
                                                     None,
-                                                    None),),
+                                                    None)),
                                         'caused_by': ('nccl.allreduce-order', 'nccl.nvls-reduction'),
                                         'distributions': {},
                                         'disputes': (),
@@ -1652,6 +2129,29 @@ INDEX = {'format': 1,
                                                         'title': 'Megatron-LM core_v0.8.0, '
                                                                  'megatron/training/arguments.py '
                                                                  '(args.deterministic_mode)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.9.0/megatron/training/arguments.py',
+                                                        'title': 'Megatron-LM core_v0.9.0, '
+                                                                 'megatron/training/arguments.py '
+                                                                 '(cross-entropy fusion refused, '
+                                                                 'torch.use_deterministic_algorithms)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.8.0/megatron/core/tensor_parallel/layers.py',
+                                                        'title': 'Megatron-LM core_v0.8.0, '
+                                                                 'megatron/core/tensor_parallel/layers.py '
+                                                                 '(VocabParallelEmbedding under '
+                                                                 'deterministic_mode)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.19.0/docs/user-guide/deterministic-training.md',
+                                                        'title': 'Megatron-LM core_v0.19.0, '
+                                                                 'docs/user-guide/deterministic-training.md '
+                                                                 '(flash attention permitted, '
+                                                                 'MAMBA_DETERMINISTIC)'},
+                                                       {'kind': 'doc',
+                                                        'url': 'https://github.com/NVIDIA/Megatron-LM/blob/main/docs/developer/determinism/status.md',
+                                                        'title': 'Megatron-LM main, '
+                                                                 'docs/developer/determinism/status.md '
+                                                                 '(roughly 15% step-time cost)'},
                                                        {'kind': 'pr',
                                                         'repo': 'NVIDIA/Megatron-LM',
                                                         'number': 5718,
@@ -1859,6 +2359,17 @@ INDEX = {'format': 1,
                                        'distributions': {},
                                        'disputes': (),
                                        'references': ({'kind': 'doc',
+                                                       'url': 'https://pypi.org/project/sglang/0.5.3/',
+                                                       'title': 'SGLang 0.5.3 wheel (PyPI), '
+                                                                'sglang/srt/server_args.py '
+                                                                '(_handle_deterministic_inference)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://pypi.org/project/sglang/0.5.23/',
+                                                       'title': 'SGLang 0.5.23 wheel (PyPI), '
+                                                                'sglang/srt/arg_groups/attention_hook.py, '
+                                                                'choices.py and overrides.py (deterministic '
+                                                                'inference, TP > 1)'},
+                                                      {'kind': 'doc',
                                                        'url': 'https://docs.sglang.io/advanced_features/deterministic_inference.html',
                                                        'title': 'SGLang documentation, Deterministic '
                                                                 'Inference'},
@@ -8698,17 +9209,24 @@ INDEX = {'format': 1,
                                                        'pass': 'backward',
                                                        'mechanism': 'algorithm-selection',
                                                        'summary': "Transformer Engine's DotProductAttention "
-                                                                  'chooses among FlashAttention (2 or 3), '
-                                                                  'cuDNN fused attention (sub-backends 0, 1 '
-                                                                  'arbitrary-seqlen, 2 FP8) and an unfused '
-                                                                  'path. By default it allows backends whose '
-                                                                  'backward accumulates with atomics; when '
+                                                                  'chooses among FlashAttention (2, 3 and, '
+                                                                  'in 2.18, 4), cuDNN fused attention '
+                                                                  '(sub-backends 0, 1 arbitrary-seqlen, 2 '
+                                                                  'FP8) and an unfused path. By default it '
+                                                                  'allows backends whose backward '
+                                                                  'accumulates with atomics; when '
                                                                   'determinism is requested it filters the '
                                                                   'candidates to the deterministic ones (its '
-                                                                  'own table - flash-attn 2.4.1+ yes; fused '
+                                                                  'own table at v2.18 - flash-attn 2.4.1+ '
+                                                                  'yes; FA3 not for head dim 256+; fused '
                                                                   'sub-backend 0 yes; sub-backend 1 yes on '
-                                                                  'sm90 with the workspace-optimised path; '
-                                                                  'sub-backend 2 no; unfused yes).',
+                                                                  'sm90+ with the workspace-optimised path, '
+                                                                  'no bias gradient and cuDNN 8.9.5+; '
+                                                                  'sub-backend 2 (FP8) no before TE 2.13, '
+                                                                  'and from 2.13 allowed in training on '
+                                                                  'sm90+ with cuDNN 9.19+; unfused yes). The '
+                                                                  'request is read once, when the module is '
+                                                                  'constructed.',
                                                        'calls': (),
                                                        'status': (((0, 1, 9),
                                                                    None,
@@ -8720,14 +9238,20 @@ INDEX = {'format': 1,
                                                                    'deterministic = not '
                                                                    'NVTE_ALLOW_NONDETERMINISTIC_ALGO or '
                                                                    'torch.are_deterministic_algorithms_enabled() '
+                                                                   'in its constructor '
                                                                    '(dot_product_attention.py at v2.18), so '
                                                                    'torch.use_deterministic_algorithms(True) '
-                                                                   'also works. The variable is in '
-                                                                   'transformer_engine/pytorch/attention.py '
-                                                                   'from git tag v0.9 and the torch flag is '
-                                                                   'honoured from v1.3 (PR 582); PyPI lists '
-                                                                   'transformer-engine only from 1.9, so '
-                                                                   'earlier releases cannot be named here.',
+                                                                   'also works if called first. The variable '
+                                                                   'is read from git tag v0.8 '
+                                                                   '(transformer.py, '
+                                                                   'FlashAttention.__init__, passed as '
+                                                                   "flash-attn's deterministic=; v0.7 only "
+                                                                   'names it in a docstring), moved to '
+                                                                   'attention.py at v0.9, and the torch flag '
+                                                                   'is honoured from v1.3 (PR 582); PyPI '
+                                                                   'lists transformer-engine only from 1.9, '
+                                                                   'so earlier releases cannot be named '
+                                                                   'here.',
                                                                    None,
                                                                    None),),
                                                        'caused_by': ('cudnn.attention-backward',),
@@ -8770,6 +9294,37 @@ INDEX = {'format': 1,
                                                                                 'Blackwell',
                                                                        'state': 'merged',
                                                                        'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2584'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 2621,
+                                                                       'title': 'Add and verify support for '
+                                                                                '`deterministic` fp8 dpa/mha '
+                                                                                'on SM100',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2621'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'NVIDIA/TransformerEngine',
+                                                                       'number': 2798,
+                                                                       'title': '[PyT][Commong] Disable '
+                                                                                'fused attention for sm120 '
+                                                                                'if determinism is required',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2798'},
+                                                                      {'kind': 'doc',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v0.8/transformer_engine/pytorch/transformer.py',
+                                                                       'title': 'Transformer Engine v0.8, '
+                                                                                'transformer_engine/pytorch/transformer.py '
+                                                                                '(FlashAttention.__init__ '
+                                                                                'reads '
+                                                                                'NVTE_ALLOW_NONDETERMINISTIC_ALGO)'},
+                                                                      {'kind': 'doc',
+                                                                       'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.12/transformer_engine/common/fused_attn/fused_attn.cpp',
+                                                                       'title': 'Transformer Engine 2.12, '
+                                                                                'common/fused_attn/fused_attn.cpp '
+                                                                                '(sm100 deterministic '
+                                                                                'backward needs cuDNN '
+                                                                                '9.18.1, no dropout, no '
+                                                                                'bias)'},
                                                                       {'kind': 'doc',
                                                                        'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/transformer_engine/pytorch/attention/dot_product_attention/utils.py',
                                                                        'title': 'Transformer Engine 2.18, '
@@ -8780,6 +9335,154 @@ INDEX = {'format': 1,
                                                                        'title': 'Transformer Engine 2.18, '
                                                                                 'docs/envvars.rst '
                                                                                 '(NVTE_ALLOW_NONDETERMINISTIC_ALGO)'})},
+             'transformer-engine.grouped-dbias-atomics': {'id': 'transformer-engine.grouped-dbias-atomics',
+                                                          'framework': 'transformer-engine',
+                                                          'title': "Transformer Engine's grouped "
+                                                                   'bias-gradient Triton kernel adds with '
+                                                                   'atomics and refuses under '
+                                                                   'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0',
+                                                          'device': 'gpu',
+                                                          'pass': 'backward',
+                                                          'mechanism': 'cuda-atomics',
+                                                          'summary': 'The operation-fuser GroupedLinear '
+                                                                     'computes the bias gradients of its '
+                                                                     'groups (and, with scales, their '
+                                                                     'gradients) with a Triton kernel that '
+                                                                     'uses atomic adds, so they are not '
+                                                                     'run-to-run deterministic. The kernel '
+                                                                     'has no deterministic fallback; its '
+                                                                     'launcher raises RuntimeError when '
+                                                                     'NVTE_ALLOW_NONDETERMINISTIC_ALGO is 0.',
+                                                          'calls': (),
+                                                          'status': (((0, 2, 16),
+                                                                      None,
+                                                                      '>=2.16',
+                                                                      (),
+                                                                      False,
+                                                                      'RuntimeError',
+                                                                      'transformer_engine/pytorch/triton/grouped_dbias_dscales.py '
+                                                                      '(_is_deterministic_mode, '
+                                                                      '_launch_grouped_dbias raising '
+                                                                      "'grouped_dbias Triton kernel uses "
+                                                                      "non-deterministic atomic adds') first "
+                                                                      'appears at tag v2.16 (absent at '
+                                                                      'v2.15) and is unchanged at v2.18. At '
+                                                                      'v2.18 the module-level '
+                                                                      'transformer_engine.pytorch.GroupedLinear '
+                                                                      'calls it too; from which release is '
+                                                                      'not read here.',
+                                                                      None,
+                                                                      None),),
+                                                          'caused_by': (),
+                                                          'distributions': {},
+                                                          'disputes': (),
+                                                          'references': ({'kind': 'doc',
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.16/transformer_engine/pytorch/triton/grouped_dbias_dscales.py',
+                                                                          'title': 'Transformer Engine 2.16, '
+                                                                                   'transformer_engine/pytorch/triton/grouped_dbias_dscales.py'},
+                                                                         {'kind': 'doc',
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.16/transformer_engine/pytorch/ops/basic/grouped_linear.py',
+                                                                          'title': 'Transformer Engine 2.16, '
+                                                                                   'transformer_engine/pytorch/ops/basic/grouped_linear.py '
+                                                                                   '(compute_grouped_dbias)'})},
+             'transformer-engine.jax-attention': {'id': 'transformer-engine.jax-attention',
+                                                  'framework': 'transformer-engine',
+                                                  'title': 'Transformer Engine JAX fused attention backward '
+                                                           'may be non-deterministic',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'algorithm-selection',
+                                                  'summary': "Transformer Engine's JAX attention (the flax "
+                                                             'DotProductAttention module and the fused_attn '
+                                                             'function) runs cuDNN fused attention, whose '
+                                                             'backward may accumulate with atomics. It reads '
+                                                             'the same variable as the PyTorch side - '
+                                                             'NVTE_ALLOW_NONDETERMINISTIC_ALGO, default 1 - '
+                                                             'and passes deterministic = not that value to '
+                                                             'the cuDNN backend choice and to the forward '
+                                                             'and backward kernels.',
+                                                  'calls': (),
+                                                  'status': (((0, 1, 10),
+                                                              None,
+                                                              '>=1.10',
+                                                              ('NVTE_DET',),
+                                                              False,
+                                                              None,
+                                                              'transformer_engine/jax/cpp_extensions/attention.py '
+                                                              'reads NVTE_ALLOW_NONDETERMINISTIC_ALGO from '
+                                                              'tag v1.10 (no TE JAX file reads it at v1.9) '
+                                                              'and at every later tag read (v1.13, v2.0, '
+                                                              'v2.4, v2.8, v2.12, v2.13, v2.18); '
+                                                              'transformer_engine/jax/flax/transformer.py '
+                                                              'documents the variable for '
+                                                              'DotProductAttention.',
+                                                              None,
+                                                              None),),
+                                                  'caused_by': ('cudnn.attention-backward',),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/transformer_engine/jax/cpp_extensions/attention.py',
+                                                                  'title': 'Transformer Engine 2.18, '
+                                                                           'transformer_engine/jax/cpp_extensions/attention.py '
+                                                                           '(is_non_deterministic_allowed, '
+                                                                           'sm100 assertion)'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v1.10/transformer_engine/jax/cpp_extensions/attention.py',
+                                                                  'title': 'Transformer Engine 1.10, '
+                                                                           'transformer_engine/jax/cpp_extensions/attention.py '
+                                                                           "(@cache'd "
+                                                                           'is_non_deterministic_allowed)'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/transformer_engine/jax/flax/transformer.py',
+                                                                  'title': 'Transformer Engine 2.18, '
+                                                                           'transformer_engine/jax/flax/transformer.py '
+                                                                           '(DotProductAttention '
+                                                                           'docstring)'})},
+             'transformer-engine.mhc-atomics': {'id': 'transformer-engine.mhc-atomics',
+                                                'framework': 'transformer-engine',
+                                                'title': "Transformer Engine's Triton mHC kernels add with "
+                                                         'atomics and refuse under '
+                                                         'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0',
+                                                'device': 'gpu',
+                                                'pass': 'both',
+                                                'mechanism': 'cuda-atomics',
+                                                'summary': "The Triton kernels of Transformer Engine's mHC "
+                                                           '(manifold-constrained hyper-connection) ops '
+                                                           'accumulate with atomic adds, so their results '
+                                                           'are not run-to-run deterministic. They have no '
+                                                           'deterministic variant; each public function '
+                                                           'calls check_deterministic first, which raises '
+                                                           'when NVTE_ALLOW_NONDETERMINISTIC_ALGO is 0.',
+                                                'calls': (),
+                                                'status': (((0, 2, 15),
+                                                            None,
+                                                            '>=2.15',
+                                                            (),
+                                                            False,
+                                                            'AssertionError',
+                                                            'transformer_engine/pytorch/triton/mhc.py '
+                                                            '(check_deterministic, called by '
+                                                            'mhc_fused_scale, mhc_fused_aggregate, '
+                                                            'mhc_fused_expand_combine and '
+                                                            'mhc_fused_projection) first appears at tag '
+                                                            'v2.15 (absent at v2.14; git commit df0025b64 '
+                                                            "'Add triton mHC kernels & pytorch APIs', PR "
+                                                            '2790) and is unchanged at v2.18.',
+                                                            None,
+                                                            None),),
+                                                'caused_by': (),
+                                                'distributions': {},
+                                                'disputes': (),
+                                                'references': ({'kind': 'doc',
+                                                                'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/transformer_engine/pytorch/triton/mhc.py',
+                                                                'title': 'Transformer Engine 2.18, '
+                                                                         'transformer_engine/pytorch/triton/mhc.py '
+                                                                         '(check_deterministic)'},
+                                                               {'kind': 'doc',
+                                                                'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.15/transformer_engine/pytorch/triton/mhc.py',
+                                                                'title': 'Transformer Engine 2.15, '
+                                                                         'transformer_engine/pytorch/triton/mhc.py'})},
              'vllm.batch-variance': {'id': 'vllm.batch-variance',
                                      'framework': 'vllm',
                                      'title': 'vLLM results depend on the batch a request is served in',
@@ -8847,13 +9550,84 @@ INDEX = {'format': 1,
                                                      'state': 'open',
                                                      'url': 'https://github.com/vllm-project/vllm/issues/29571'},
                                                     {'kind': 'doc',
+                                                     'url': 'https://pypi.org/project/vllm/0.33.0/',
+                                                     'title': 'vLLM 0.33.0 wheel (PyPI), '
+                                                              'vllm/model_executor/determinism/batch_invariant.py '
+                                                              '(enable_batch_invariant_mode, '
+                                                              'override_envs_for_invariance, '
+                                                              'all_reduce_batch_invariant)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://pypi.org/project/vllm/0.14.0/',
+                                                     'title': 'vLLM 0.14.0 wheel (PyPI), '
+                                                              'vllm/model_executor/layers/batch_invariant.py '
+                                                              '(RuntimeError for unsupported backends)'},
+                                                    {'kind': 'doc',
                                                      'url': 'https://github.com/vllm-project/vllm/blob/v0.11.1/vllm/model_executor/layers/batch_invariant.py',
                                                      'title': 'vLLM v0.11.1, '
                                                               'vllm/model_executor/layers/batch_invariant.py '
-                                                              '(vllm_is_batch_invariant, NCCL settings)'})}},
+                                                              '(vllm_is_batch_invariant, NCCL settings)'})},
+             'vllm.v1-scheduling': {'id': 'vllm.v1-scheduling',
+                                    'framework': 'vllm',
+                                    'title': 'vLLM V1 offline generation batches requests differently from '
+                                             'run to run when the engine core runs in its own process',
+                                    'device': 'gpu',
+                                    'pass': 'forward',
+                                    'mechanism': 'threading',
+                                    'summary': 'With the V1 engine, the offline LLM class runs the engine '
+                                               'core (scheduler and model) in a separate process by default '
+                                               '(VLLM_ENABLE_V1_MULTIPROCESSING=1), so how prompts are '
+                                               'grouped into batches step by step depends on timing, and '
+                                               'with batch-dependent kernels the outputs can change between '
+                                               "runs of the same script. vLLM's reproducibility guide says "
+                                               'that setting VLLM_ENABLE_V1_MULTIPROCESSING=0 makes the '
+                                               'scheduling deterministic in offline mode; batch invariance '
+                                               '(VLLM_BATCH_INVARIANT=1) is the alternative that also covers '
+                                               'online serving.',
+                                    'calls': (),
+                                    'status': (((0, 0, 6, 5),
+                                                (0, 0, 11, 1),
+                                                '>=0.6.5,<0.11.1',
+                                                ('VLLM_NOMP',),
+                                                False,
+                                                None,
+                                                'VLLM_ENABLE_V1_MULTIPROCESSING is in vllm/envs.py from the '
+                                                '0.6.4 wheel (absent in 0.6.2 and 0.6.3), where it defaults '
+                                                'to 0; the default is 1 from 0.6.5 (read in 0.6.5, '
+                                                '0.6.6.post1, 0.7.0, 0.11.1 and 0.33.0). 0.6.4 (off by '
+                                                'default) is left unknown.',
+                                                None,
+                                                None),
+                                               ((0, 0, 11, 1),
+                                                None,
+                                                '>=0.11.1',
+                                                ('VLLM_NOMP', 'VLLM_BI'),
+                                                False,
+                                                None,
+                                                "From 0.11.1 VLLM_BATCH_INVARIANT=1 is the guide's other way "
+                                                '(outputs insensitive to scheduling, vllm.batch-variance).',
+                                                None,
+                                                None)),
+                                    'caused_by': (),
+                                    'distributions': {},
+                                    'disputes': (),
+                                    'references': ({'kind': 'doc',
+                                                    'url': 'https://docs.vllm.ai/en/latest/usage/reproducibility/',
+                                                    'title': 'vLLM documentation (latest), Reproducibility'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://docs.vllm.ai/en/v0.9.1/usage/reproducibility.html',
+                                                    'title': 'vLLM v0.9.1 documentation, Reproducibility (V1 '
+                                                             '- VLLM_ENABLE_V1_MULTIPROCESSING=0)'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://docs.vllm.ai/en/v0.8.4/getting_started/examples/reproduciblity.html',
+                                                    'title': 'vLLM v0.8.4 documentation, '
+                                                             'examples/offline_inference/reproduciblity.py'})}},
  'names': {'cccl': {'cub.DeviceReduce.Reduce': ('cccl.device-reduce',),
                     'cub.DeviceReduce.Sum': ('cccl.device-reduce',),
-                    'cub.DeviceReduce.TransformReduce': ('cccl.device-reduce',)},
+                    'cub.DeviceReduce.TransformReduce': ('cccl.device-reduce',),
+                    'cub.DeviceScan.ExclusiveScan': ('cccl.device-scan',),
+                    'cub.DeviceScan.ExclusiveSum': ('cccl.device-scan',),
+                    'cub.DeviceScan.InclusiveScan': ('cccl.device-scan',),
+                    'cub.DeviceScan.InclusiveSum': ('cccl.device-scan',)},
            'cublas': {'cublas.cublasDgemm': ('cublas.workspace-multistream',),
                       'cublas.cublasGemmEx': ('cublas.split-k', 'cublas.workspace-multistream'),
                       'cublas.cublasGemmStridedBatchedEx': ('cublas.split-k', 'cublas.workspace-multistream'),
@@ -8873,7 +9647,14 @@ INDEX = {'format': 1,
                      'cudnn.cudnnPoolingBackward': ('cudnn.nondeterministic-algorithms',),
                      'cudnn.cudnnSpatialTfSamplerBackward': ('cudnn.nondeterministic-algorithms',),
                      'cudnn.sdpa_backward': ('cudnn.attention-backward',)},
-           'flash-attn': {'flash_attn.flash_attn_func': ('flash-attn.backward-dq',),
+           'deepspeed': {'deepspeed.DeepSpeedTransformerConfig': ('deepspeed.transformer-stochastic-mode',),
+                         'deepspeed.DeepSpeedTransformerLayer': ('deepspeed.transformer-stochastic-mode',)},
+           'flash-attn': {'flash_attn.cute.flash_attn_func': ('flash-attn.cute-backward',),
+                          'flash_attn.cute.flash_attn_varlen_func': ('flash-attn.cute-backward',),
+                          'flash_attn.flash_attn_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_interface.flash_attn_unpadded_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_interface.flash_attn_unpadded_kvpacked_func': ('flash-attn.backward-dq',),
+                          'flash_attn.flash_attn_interface.flash_attn_unpadded_qkvpacked_func': ('flash-attn.backward-dq',),
                           'flash_attn.flash_attn_kvpacked_func': ('flash-attn.backward-dq',),
                           'flash_attn.flash_attn_qkvpacked_func': ('flash-attn.backward-dq',),
                           'flash_attn.flash_attn_varlen_func': ('flash-attn.backward-dq',),
@@ -8909,6 +9690,7 @@ INDEX = {'format': 1,
                    'jax.ops.segment_prod': ('jax.segment-reductions',),
                    'jax.ops.segment_sum': ('jax.segment-reductions',)},
            'megatron-core': {'megatron.core.models.gpt.GPTModel': ('megatron-core.training',),
+                             'megatron.core.transformer.TransformerConfig': ('megatron-core.batch-variance',),
                              'megatron.training.pretrain': ('megatron-core.training',)},
            'nccl': {'nccl.ncclAllReduce': ('nccl.allreduce-order', 'nccl.nvls-reduction'),
                     'nccl.ncclReduce': ('nccl.allreduce-order',),
@@ -9198,10 +9980,18 @@ INDEX = {'format': 1,
                           'tf.while_loop': ('tf.while-loop-parallel-iterations',),
                           'tf.xla.experimental.compile': ('tf.xla-reductions', 'tf.xla-scatter'),
                           'tfa.image.dense_image_warp': ('tf.tfa-dense-image-warp-backprop',)},
-           'transformer-engine': {'transformer_engine.pytorch.DotProductAttention': ('transformer-engine.attention-backward',),
+           'transformer-engine': {'transformer_engine.jax.attention.fused_attn': ('transformer-engine.jax-attention',),
+                                  'transformer_engine.jax.flax.DotProductAttention': ('transformer-engine.jax-attention',),
+                                  'transformer_engine.pytorch.DotProductAttention': ('transformer-engine.attention-backward',),
                                   'transformer_engine.pytorch.MultiheadAttention': ('transformer-engine.attention-backward',),
-                                  'transformer_engine.pytorch.TransformerLayer': ('transformer-engine.attention-backward',)},
-           'vllm': {'vllm.LLM': ('vllm.batch-variance',), 'vllm.LLM.generate': ('vllm.batch-variance',)}},
+                                  'transformer_engine.pytorch.TransformerLayer': ('transformer-engine.attention-backward',),
+                                  'transformer_engine.pytorch.ops.GroupedLinear': ('transformer-engine.grouped-dbias-atomics',),
+                                  'transformer_engine.pytorch.triton.mhc.mhc_fused_aggregate': ('transformer-engine.mhc-atomics',),
+                                  'transformer_engine.pytorch.triton.mhc.mhc_fused_expand_combine': ('transformer-engine.mhc-atomics',),
+                                  'transformer_engine.pytorch.triton.mhc.mhc_fused_projection': ('transformer-engine.mhc-atomics',),
+                                  'transformer_engine.pytorch.triton.mhc.mhc_fused_scale': ('transformer-engine.mhc-atomics',)},
+           'vllm': {'vllm.LLM': ('vllm.batch-variance', 'vllm.v1-scheduling'),
+                    'vllm.LLM.generate': ('vllm.batch-variance', 'vllm.v1-scheduling')}},
  'registries': {'cccl': {'framework': 'cccl',
                          'keys': ((0, 2, 2),
                                   (0, 2, 3),
@@ -9356,6 +10146,132 @@ INDEX = {'format': 1,
                                    (0, 9, 28, 0, 42),
                                    (0, 9, 28, 1, 4)),
                           'latest': '9.28.1.4'},
+                'deepspeed': {'framework': 'deepspeed',
+                              'keys': ((0, 0, 3, 1),
+                                       (0, 0, 3, 2),
+                                       (0, 0, 3, 3),
+                                       (0, 0, 3, 4),
+                                       (0, 0, 3, 5),
+                                       (0, 0, 3, 6),
+                                       (0, 0, 3, 7),
+                                       (0, 0, 3, 8),
+                                       (0, 0, 3, 9),
+                                       (0, 0, 3, 10),
+                                       (0, 0, 3, 12),
+                                       (0, 0, 3, 13),
+                                       (0, 0, 3, 14),
+                                       (0, 0, 3, 15),
+                                       (0, 0, 3, 16),
+                                       (0, 0, 4),
+                                       (0, 0, 4, 1),
+                                       (0, 0, 4, 2),
+                                       (0, 0, 4, 3),
+                                       (0, 0, 4, 4),
+                                       (0, 0, 4, 5),
+                                       (0, 0, 5),
+                                       (0, 0, 5, 1),
+                                       (0, 0, 5, 2),
+                                       (0, 0, 5, 3),
+                                       (0, 0, 5, 4),
+                                       (0, 0, 5, 5),
+                                       (0, 0, 5, 6),
+                                       (0, 0, 5, 7),
+                                       (0, 0, 5, 8),
+                                       (0, 0, 5, 9),
+                                       (0, 0, 5, 10),
+                                       (0, 0, 6),
+                                       (0, 0, 6, 1),
+                                       (0, 0, 6, 3),
+                                       (0, 0, 6, 4),
+                                       (0, 0, 6, 5),
+                                       (0, 0, 6, 6),
+                                       (0, 0, 6, 7),
+                                       (0, 0, 7),
+                                       (0, 0, 7, 1),
+                                       (0, 0, 7, 2),
+                                       (0, 0, 7, 3),
+                                       (0, 0, 7, 4),
+                                       (0, 0, 7, 5),
+                                       (0, 0, 7, 6),
+                                       (0, 0, 7, 7),
+                                       (0, 0, 8),
+                                       (0, 0, 8, 1),
+                                       (0, 0, 8, 2),
+                                       (0, 0, 8, 3),
+                                       (0, 0, 9),
+                                       (0, 0, 9, 1),
+                                       (0, 0, 9, 2),
+                                       (0, 0, 9, 3),
+                                       (0, 0, 9, 4),
+                                       (0, 0, 9, 5),
+                                       (0, 0, 10),
+                                       (0, 0, 10, 1),
+                                       (0, 0, 10, 2),
+                                       (0, 0, 10, 3),
+                                       (0, 0, 11),
+                                       (0, 0, 11, 1),
+                                       (0, 0, 11, 2),
+                                       (0, 0, 12),
+                                       (0, 0, 12, 1),
+                                       (0, 0, 12, 2),
+                                       (0, 0, 12, 3),
+                                       (0, 0, 12, 4),
+                                       (0, 0, 12, 5),
+                                       (0, 0, 12, 6),
+                                       (0, 0, 13),
+                                       (0, 0, 13, 1),
+                                       (0, 0, 13, 2),
+                                       (0, 0, 13, 3),
+                                       (0, 0, 13, 4),
+                                       (0, 0, 13, 5),
+                                       (0, 0, 14),
+                                       (0, 0, 14, 1),
+                                       (0, 0, 14, 2),
+                                       (0, 0, 14, 3),
+                                       (0, 0, 14, 4),
+                                       (0, 0, 14, 5),
+                                       (0, 0, 15),
+                                       (0, 0, 15, 1),
+                                       (0, 0, 15, 2),
+                                       (0, 0, 15, 3),
+                                       (0, 0, 15, 4),
+                                       (0, 0, 16),
+                                       (0, 0, 16, 1),
+                                       (0, 0, 16, 2),
+                                       (0, 0, 16, 3),
+                                       (0, 0, 16, 4),
+                                       (0, 0, 16, 5),
+                                       (0, 0, 16, 6),
+                                       (0, 0, 16, 7),
+                                       (0, 0, 16, 8),
+                                       (0, 0, 16, 9),
+                                       (0, 0, 17),
+                                       (0, 0, 17, 1),
+                                       (0, 0, 17, 2),
+                                       (0, 0, 17, 3),
+                                       (0, 0, 17, 4),
+                                       (0, 0, 17, 5),
+                                       (0, 0, 17, 6),
+                                       (0, 0, 18),
+                                       (0, 0, 18, 1),
+                                       (0, 0, 18, 2),
+                                       (0, 0, 18, 3),
+                                       (0, 0, 18, 4),
+                                       (0, 0, 18, 5),
+                                       (0, 0, 18, 6),
+                                       (0, 0, 18, 7),
+                                       (0, 0, 18, 8),
+                                       (0, 0, 18, 9),
+                                       (0, 0, 19),
+                                       (0, 0, 19, 1),
+                                       (0, 0, 19, 2),
+                                       (0, 0, 19, 3),
+                                       (0, 0, 19, 4),
+                                       (0, 0, 19, 5),
+                                       (0, 0, 19, 6),
+                                       (0, 0, 19, 7),
+                                       (0, 0, 19, 8)),
+                              'latest': '0.19.8'},
                 'flash-attn': {'framework': 'flash-attn',
                                'keys': ((0, 0, 2),
                                         (0, 0, 2, 1),

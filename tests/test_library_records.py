@@ -53,9 +53,31 @@ CASES = [
     ("vllm.batch-variance", "newest", False, ("VLLM_BI",), False),
     ("cudnn.attention-backward", "9.19", False, ("CUDNN_FE_DET",), None),
     ("cudnn.attention-backward", "8.9", None, None, None),
-    ("flash-attn.backward-dq", "2.4.1", False, ("FA_DET",), None),
+    # deterministic=True splits dQ by SM count and batch x heads: reproducible, not batch invariant
+    ("flash-attn.backward-dq", "2.4.1", False, ("FA_DET",), False),
+    ("flash-attn.backward-dq", "1.0.5", False, ("FA1_DET",), None),  # FA1 1.0.x deterministic= (PR 147)
+    ("flash-attn.backward-dq", "0.2.8", None, None, None),  # num_splits only on a private function
+    ("flash-attn.cute-backward", "2.8.3", False, None, None),  # flash_attn/cute package, no switch
+    ("flash-attn.cute-backward", "2.8.2", None, None, None),  # no flash_attn/cute/__init__.py yet
+    ("cccl.device-reduce", "3.1", True, (), None),
+    ("cccl.device-reduce", "3.0", None, None, None),
+    ("cccl.device-scan", "3.4", False, None, None),  # float scans: no level until the 3.5 line
+    ("cccl.device-scan", "2.2", False, None, None),
+    ("transformer-engine.jax-attention", "1.10", False, ("NVTE_DET",), None),
+    ("transformer-engine.jax-attention", "1.9", None, None, None),
+    ("transformer-engine.mhc-atomics", "2.15", False, None, None),  # raises under the variable
+    ("transformer-engine.mhc-atomics", "2.14", None, None, None),
+    ("transformer-engine.grouped-dbias-atomics", "2.16", False, None, None),
+    ("transformer-engine.grouped-dbias-atomics", "2.15", None, None, None),
+    ("megatron-core.batch-variance", "0.16.0", False, ("MCORE_BI",), False),
+    ("megatron-core.batch-variance", "0.15.0", None, None, None),
+    ("megatron-core.training", "0.19.0", False, ("MCORE_DET",), None),
+    ("vllm.v1-scheduling", "0.6.5", False, ("VLLM_NOMP",), None),
+    ("vllm.v1-scheduling", "0.6.4", None, None, None),  # variable there, but off by default
+    ("deepspeed.transformer-stochastic-mode", "0.3.1", False, ("DS_NOSTOCH",), None),
+    ("deepspeed.transformer-stochastic-mode", "newest", False, ("DS_NOSTOCH",), None),
     ("flash-attn.backward-dq", "2.4.0.post1", False, None, None),  # FA2 before 2.4.1: no switch
-    ("flash-attn.backward-dq", "1.0.9", None, None, None),
+    ("flash-attn.backward-dq", "1.0.9", False, ("FA1_DET",), None),  # was unknown before FA1 was read (issue 38)
     ("transformer-engine.attention-backward", "newest", False, ("NVTE_DET",), None),
     ("megatron-core.training", "0.8.0", False, ("MCORE_DET",), None),
     ("megatron-core.training", "0.7.0", None, None, None),
@@ -94,6 +116,9 @@ def test_library_versions_come_from_their_own_registries() -> None:
     ("flash_attn_interface.flash_attn_func", "flash-attn"),
     ("transformer_engine.pytorch.DotProductAttention", "transformer-engine"),
     ("megatron.training.pretrain", "megatron-core"),
+    ("cub.DeviceScan.InclusiveSum", "cccl"),
+    ("flash_attn.cute.flash_attn_func", "flash-attn"),
+    ("deepspeed.DeepSpeedTransformerConfig", "deepspeed"),
 ])
 def test_library_op_names_infer_their_library(op: str, framework: str) -> None:
     assert kb.status(op, newest(framework)).framework == framework

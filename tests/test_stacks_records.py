@@ -72,3 +72,38 @@ def test_sdpa_call_with_a_backend_gets_that_backend_only() -> None:
     assert "jax.dot-product-attention-cudnn" not in {s.id for s in xla.sources}
     cudnn = kb.status("jax.nn.dot_product_attention", "0.10.2", call={"implementation": "cudnn"})
     assert "jax.dot-product-attention-cudnn" in {s.id for s in cudnn.sources}
+
+
+def test_cub_scan_answers_float_scans_and_leaves_integral_ones_out() -> None:
+    scan = kb.status("cub.DeviceScan.InclusiveSum", "3.4")
+    assert scan.deterministic is False and scan.recipe is None  # no level for float scans before 3.5
+    assert kb.status("cub.DeviceScan.ExclusiveSum", "3.4", call={"input.dtype": "int"}).deterministic is True
+    # v3.2.0 labelled the scan run_to_run while dispatching the same look-back kernel: kept as a dispute
+    (source,) = [s for s in kb.status("cub.DeviceScan.InclusiveSum", "3.2").sources if s.id == "cccl.device-scan"]
+    assert any("run_to_run" in claim for claim in source.disputed)
+    # DeviceReduce: 3.1 accepts not_guaranteed but runs the two-pass kernel; the release notes are the dispute
+    (reduce,) = kb.status("cub.DeviceReduce.Sum", "3.1").sources
+    assert reduce.deterministic is True and any("3.1" in claim for claim in reduce.disputed)
+
+
+def test_stack_switches_by_release() -> None:
+    # FlashAttention-1 and -2 have different switches; FA2's is reproducible but not batch invariant
+    assert kb.status("flash_attn.flash_attn_interface.flash_attn_unpadded_func", "1.0.9").recipe == ("FA1_DET",)
+    fa2 = kb.status("flash_attn.flash_attn_varlen_func", "2.8.3")
+    assert fa2.recipe == ("FA_DET",) and fa2.batch_invariant is False
+    # TE's Triton mHC ops refuse under the variable instead of offering a switch
+    (mhc,) = kb.status("transformer_engine.pytorch.triton.mhc.mhc_fused_scale", "2.18").sources
+    assert mhc.raises == "AssertionError" and not mhc.deterministic
+    assert kb.status("transformer_engine.jax.flax.DotProductAttention", "2.18").recipe == ("NVTE_DET",)
+    # Megatron: batch invariance is its own record and does not leak into the run-to-run answer
+    assert kb.status("megatron.core.transformer.TransformerConfig", "0.16.0").batch_invariant is False
+    gpt = kb.status("megatron.core.models.gpt.GPTModel", "0.16.0")
+    assert "megatron-core.batch-variance" not in {s.id for s in gpt.sources} and gpt.recipe == ("MCORE_DET",)
+    # vLLM offline scheduling: VLLM_ENABLE_V1_MULTIPROCESSING=0 from 0.6.5, batch invariance also from 0.11.1
+    ids = {s.id for s in kb.status("vllm.LLM.generate", "0.11.1").sources}
+    assert {"vllm.batch-variance", "vllm.v1-scheduling"} <= ids
+    (sched,) = [s for s in kb.status("vllm.LLM", "0.11.1").sources if s.id == "vllm.v1-scheduling"]
+    assert set(sched.solutions) == {"VLLM_NOMP", "VLLM_BI"}
+    # DeepSpeed's stochastic transformer kernel applies only with stochastic_mode=True
+    ds = kb.status("deepspeed.DeepSpeedTransformerConfig", "0.19.5", call={"stochastic_mode": False})
+    assert ds.deterministic is True and "deepspeed.transformer-stochastic-mode" in ds.excluded
