@@ -17,7 +17,10 @@ A case speaks for a kernel when its ``op`` is one of the kernel's ops (``torch.X
 ``torch.Tensor.X`` are the same op, and so are ``X`` and ``X_``), its ``pass`` is the kernel's,
 and its call facts (``call``) do not contradict the kernel's ``when`` pattern (the semantics of a
 record's ``calls: when:``, docs/calls.md: a fact the case does not record leaves it undecided,
-and an undecided case still counts).
+and an undecided case still counts). A case's catalog variant (``variant``, op_db's
+variant_test_name) is one more fact, named ``variant``. Keys listed in an entry's ``require``
+must be recorded by the case (for a kernel only an optional argument reaches: scatter's
+``reduce``).
 
 Standard library and PyYAML only::
 
@@ -103,6 +106,15 @@ def contradicts(when: dict | None, call: dict | None) -> bool:
     return False
 
 
+def case_facts(case: dict) -> dict:
+    """The call facts a case recorded, plus its catalog variant (op_db's variant_test_name,
+    e.g. interpolate's 'bilinear' or pad's 'reflect') as the fact ``variant`` when it has one."""
+    facts = dict(case.get("call") or case.get("facts") or {})
+    if case.get("variant"):
+        facts.setdefault("variant", case["variant"])
+    return facts
+
+
 def check(entries: list[dict], cases: list[dict]) -> dict:
     by_op: dict[str, list[dict]] = {}
     for c in cases:
@@ -113,7 +125,8 @@ def check(entries: list[dict], cases: list[dict]) -> dict:
         matched = [
             c for k in sorted(keys) for c in by_op.get(k, [])
             if c.get("pass", e["pass"]) == e["pass"]
-            and not contradicts(e.get("when"), c.get("call") or c.get("facts"))
+            and not contradicts(e.get("when"), case_facts(c))
+            and all(k in case_facts(c) for k in e.get("require", ()))
         ]
         seen = Counter(c["class"] for c in matched)
         counted = sum(seen[k] for k in COUNTED)

@@ -35,9 +35,10 @@ def _by_kernel(report):
         ("k-same", "refuted", None),              # every counted case same; skipped ignored
         ("k-absent", "not-covered", None),        # no case of the op
         ("k-errors-only", "not-covered", None),   # error and skipped cases are no evidence
-        ("k-when", "refuted", None),              # the mode='nearest' silent case contradicts `when`
+        ("k-when", "refuted", None),              # mode='nearest' and variant 'bicubic' contradict `when`
         ("k-wrong-pass", "not-covered", None),    # a forward case says nothing of a backward kernel
         ("k-guarded-silent", "confirmed", False),  # the static guard is contradicted
+        ("k-require", "not-covered", None),       # a scatter case without a recorded reduce does not count
     ],
 )
 def test_each_outcome(report, kernel, outcome, agrees):
@@ -48,9 +49,9 @@ def test_each_outcome(report, kernel, outcome, agrees):
 
 def test_counts(report):
     c = report["counts"]
-    assert c["kernels"] == 9
+    assert c["kernels"] == 10
     assert c["candidates"] == {"total": 5, "confirmed": 1, "refuted": 1, "not-covered": 3}
-    assert c["guarded"] == {"total": 4, "confirmed": 3, "refuted": 1, "not-covered": 0}
+    assert c["guarded"] == {"total": 5, "confirmed": 3, "refuted": 1, "not-covered": 1}
     assert c["disagree_with_guard"] == 1
     assert report["sweep_files"] == ["tests/fixtures/static_cross_check/env-a/2026-11-25T000000Z-pytorch-eager.json"]
     assert _by_kernel(report)["k-silent"]["envs"] == ["env-a"]
