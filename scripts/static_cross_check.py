@@ -92,7 +92,27 @@ def load_cases(paths: list[str]) -> list[dict]:
     return cases
 
 
-def _norm(value):
+def dtype_kind(name: str) -> str | None:
+    """'float32' -> 'float', 'int64' -> 'int', 'bool', 'complex64' -> 'complex' (docs/calls.md)."""
+    name = name.lower().replace("torch.", "")
+    if name == "bool":
+        return "bool"
+    if name.startswith("complex"):
+        return "complex"
+    if name.startswith(("float", "bfloat", "half", "double")):
+        return "float"
+    if name.startswith(("int", "uint", "long", "short")):
+        return "int"
+    return None
+
+
+def _norm(key: str, value):
+    """A recorded fact in the vocabulary of a `when` pattern: a tensor argument (the sweep writes
+    ``{"tensor": shape, "dtype": name}``) and ``input.dtype`` become their dtype kind."""
+    if isinstance(value, dict) and "dtype" in value:
+        return dtype_kind(str(value["dtype"])) or value["dtype"]
+    if key == "input.dtype" and isinstance(value, str):
+        return dtype_kind(value) or value.lower()
     return value.lower() if isinstance(value, str) else value
 
 
@@ -101,7 +121,7 @@ def contradicts(when: dict | None, call: dict | None) -> bool:
     if not when or not call:
         return False
     for key, allowed in when.items():
-        if key in call and _norm(call[key]) not in [_norm(v) for v in allowed]:
+        if key in call and _norm(key, call[key]) not in [_norm(key, v) for v in allowed]:
             return True
     return False
 

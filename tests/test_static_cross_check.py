@@ -77,3 +77,11 @@ def test_the_curated_file_loads():
     for e in entries:
         assert e["mechanism"] in {"atomic-add", "atomic-mul", "parallel-scan", "cub-reduce"}
         assert e["guarded"] is (e["guard"] is not None), e["kernel"]
+
+
+def test_tensor_facts_compare_by_dtype_kind():
+    when = {"weights": ["float"], "input.dtype": ["float"]}
+    assert not scc.contradicts(when, {"weights": {"tensor": [8], "dtype": "float32"}, "input.dtype": "bfloat16"})
+    assert scc.contradicts(when, {"weights": {"tensor": [8], "dtype": "int64"}})
+    assert scc.contradicts({"weights": [None]}, {"weights": {"tensor": [8], "dtype": "float32"}})
+    assert not scc.contradicts({"weights": [None]}, {"weights": None})
