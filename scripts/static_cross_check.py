@@ -9,12 +9,16 @@ or scan/reduce them through CUB, curated from the code) and the sweep's evidence
 - ``refuted``: the sweep ran such cases and every one was ``same``;
 - ``not-covered``: no sweep case of its ops (``error`` and ``skipped`` cases do not count).
 
-It also says whether what the sweep saw agrees with the static guard: a guarded kernel should
+A refutation is only as good as the cases: where a kernel has a ``condition`` no call fact
+decides (overlapping pooling windows), the report repeats it so a reader can check that the
+cases met it. It also says whether what the sweep saw agrees with the static guard: a guarded kernel should
 show ``fixed`` or ``raises`` and never ``silent``; an unguarded one is confirmed as a source the
 switch does not cover when it shows ``silent``.
 
 A case speaks for a kernel when its ``op`` is one of the kernel's ops (``torch.X`` and
-``torch.Tensor.X`` are the same op, and so are ``X`` and ``X_``), its ``pass`` is the kernel's,
+``torch.Tensor.X`` are the same op, and so are ``X`` and ``X_``) and its ``pass`` is the kernel's,
+or it is one of the kernel's ``backward_ops`` (ops that reach it in their backward) in pass
+``backward``,
 and its call facts (``call``) do not contradict the kernel's ``when`` pattern (the semantics of a
 record's ``calls: when:``, docs/calls.md: a fact the case does not record leaves it undecided,
 and an undecided case still counts). A case's catalog variant (``variant``, op_db's
@@ -141,12 +145,15 @@ def check(entries: list[dict], cases: list[dict]) -> dict:
         by_op.setdefault(op_key(c["op"]), []).append(c)
     results = []
     for e in entries:
-        keys = {op_key(o) for o in e["ops"]}
+        # (op, pass) pairs: `ops` reach the kernel in the kernel's own pass; `backward_ops`
+        # reach it in their backward (index_select's backward is index_add_).
+        wanted = {(op_key(o), e["pass"]) for o in e["ops"]}
+        wanted |= {(op_key(o), "backward") for o in e.get("backward_ops", ())}
         matched = [
-            c for k in sorted(keys) for c in by_op.get(k, [])
-            if c.get("pass", e["pass"]) == e["pass"]
+            c for k, pass_ in sorted(wanted) for c in by_op.get(k, [])
+            if c.get("pass", pass_) == pass_
             and not contradicts(e.get("when"), case_facts(c))
-            and all(k in case_facts(c) for k in e.get("require", ()))
+            and all(f in case_facts(c) for f in e.get("require", ()))
         ]
         seen = Counter(c["class"] for c in matched)
         counted = sum(seen[k] for k in COUNTED)
@@ -166,6 +173,8 @@ def check(entries: list[dict], cases: list[dict]) -> dict:
             "mechanism": e["mechanism"],
             "pass": e["pass"],
             "ops": e["ops"],
+            "backward_ops": e.get("backward_ops", []),
+            "condition": e.get("condition"),
             "outcome": outcome,
             "classes": {k: seen[k] for k in CLASSES if seen[k]},
             "cases": len(matched),
@@ -190,6 +199,10 @@ def render(report: dict, sweep_files: list[str]) -> str:
         cls = ", ".join(f"{k}={v}" for k, v in r["classes"].items()) or "-"
         flag = "" if r["agrees_with_guard"] is not False else "  (disagrees with the static guard)"
         lines.append(f"{r['outcome']:<12} {tag} {r['kernel']} [{cls}]{flag}")
+        if r["outcome"] == "refuted" and r["condition"]:
+            # a condition no call fact decides (overlapping windows, 1-D shape): the cases that
+            # ran may not have taken the kernel's path, so a refutation needs a reader's check
+            lines.append(f"{'':<12} {'':<9} only if the cases met: {r['condition']}")
     c = report["counts"]
     for group in ("candidates", "guarded"):
         g = c[group]

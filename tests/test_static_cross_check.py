@@ -30,7 +30,7 @@ def _by_kernel(report):
     ("kernel", "outcome", "agrees"),
     [
         ("k-silent", "confirmed", True),          # unguarded and silent: a source the switch misses
-        ("k-fixed-alias", "confirmed", True),     # torch.Tensor.index_add_ matches a torch.index_add case
+        ("k-fixed-alias", "confirmed", True),     # Tensor.index_add_ = index_add; index_select counts in backward only
         ("k-raises", "confirmed", True),          # raises: the guard seen; the forward case does not count
         ("k-same", "refuted", None),              # every counted case same; skipped ignored
         ("k-absent", "not-covered", None),        # no case of the op
@@ -85,3 +85,9 @@ def test_tensor_facts_compare_by_dtype_kind():
     assert scc.contradicts(when, {"weights": {"tensor": [8], "dtype": "int64"}})
     assert scc.contradicts({"weights": [None]}, {"weights": {"tensor": [8], "dtype": "float32"}})
     assert not scc.contradicts({"weights": [None]}, {"weights": None})
+
+
+def test_backward_ops_count_in_backward_only(report):
+    r = _by_kernel(report)["k-fixed-alias"]
+    assert r["classes"] == {"fixed": 1, "raises": 1}   # index_add forward + index_select backward
+    assert r["cases"] == 2
