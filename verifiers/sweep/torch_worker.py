@@ -26,6 +26,10 @@ CUBIC = re.compile(r"^(linalg\.|cholesky|svd|qr|lu|pinverse|inverse|det|logdet|s
 # Ops whose result depends on which of equal values wins: their inputs get ties (rounded values).
 TIES = re.compile(r"(max|min|sort|topk|kthvalue|median|mode|pool|unique|argm|cumm|searchsorted|bucketize|"
                   r"histc|histogram|sign|unpool|embedding)")
+# Scans: one long 1-D scan (4M elements along the scanned dim), as a user's sampler or loss has it;
+# tiling a 3-D sample gives many short scans of ~100 elements, which one block covers.
+SCAN = re.compile(r"^(cum|logcumsumexp)")
+LONG = 4_000_000
 MAX_SAMPLES = 24
 MAX_ATTEMPTS = 8
 
@@ -230,6 +234,20 @@ class Worker:
         n = max(1, sum(t.numel() for t in self.tensors_in(inp)))
         gen = torch.Generator().manual_seed(1234)
         reps_all, f0 = None, 1
+        if size == "long-1d":
+            if not isinstance(inp, torch.Tensor) or inp.numel() == 0:
+                return None
+            flat = inp.detach().reshape(-1)
+            flat = flat.repeat(math.ceil(LONG / flat.numel()))[:LONG]
+            if values and flat.is_floating_point():
+                scale = torch.randint(-6, 7, flat.shape, generator=gen).to(flat.device, torch.float32).exp2()
+                flat = (flat.float() * scale).to(flat.dtype)
+            flat = flat.contiguous().requires_grad_(inp.requires_grad)
+            args = tuple(0 if (isinstance(a, int) and not isinstance(a, bool)) else a for a in sample_parts[1])
+            kwargs = {k: (0 if k == "dim" else v) for k, v in sample_parts[2].items()}
+            if any(isinstance(t, torch.Tensor) for t in (*args, *kwargs.values())):
+                return None
+            return (flat, args, kwargs)
         if size == "tile-all":
             k = sum(1 for s in first.shape if s > 1)
             if k == 0 or n >= target:
@@ -370,8 +388,9 @@ class Worker:
         attempts = 0
         for s in self.samples(op, dtype, grad):
             parts = (s.input, tuple(s.args), dict(s.kwargs))
-            for size, values in (("tile-all", True), ("tile-all", False), ("tile-0", True), ("tile-0", False),
-                                 ("none", True), ("none", False)):
+            sizes = ((("long-1d", True), ("long-1d", False)) if SCAN.match(op.name) else ()) + (("tile-all", True), ("tile-all", False), ("tile-0", True), ("tile-0", False),
+                                 ("none", True), ("none", False))
+            for size, values in sizes:
                 if attempts >= MAX_ATTEMPTS and size != "none":
                     continue
                 new = parts if (size == "none" and not values) else self.transform(parts, size, values, target, ties)
@@ -484,13 +503,14 @@ class Worker:
     def kernel_kinds(self, codes: list[str]) -> dict:
         """What Inductor generated, read from its source: the static candidate list."""
         text = "\n".join(codes)
-        atomic = "tl.atomic_add" in text or "atomic_add(" in text
-        cross_scan = bool(re.search(r"decoupled_lookback|split_scan|_scan_decoupled", text))
-        scan = cross_scan or bool(re.search(r"associative_scan|tl\.cumsum|tl\.cumprod|scan_", text))
-        reduction = bool(re.search(r"@triton_heuristics\.(persistent_|cooperative_|split_)?reduction|tl\.sum\(|tl\.reduce\(|triton_helpers\.(max|min|any)2?\(", text))
-        template = bool(re.search(r"@triton_heuristics\.template|triton_tem_", text))
+        heuristics = sorted(set(re.findall(r"@triton_heuristics\.(\w+)", text)))
+        atomic = bool(re.search(r"tl\.atomic_add\(", text))
+        cross_scan = "split_scan" in heuristics or bool(re.search(r"exclusive_scan_decoupled_lookback\w*\(", text))
+        scan = cross_scan or "scan" in heuristics or bool(re.search(r"tl\.associative_scan\(|tl\.cumsum\(|tl\.cumprod\(", text))
+        reduction = any("reduction" in h for h in heuristics)
+        template = "template" in heuristics or bool(re.search(r"def triton_tem_", text))
         extern = sorted(set(re.findall(r"extern_kernels\.(\w+)", text)) | set(re.findall(r"aten\.(\w+)\.\w+\(", text)))[:30]
-        return {"modules": len(codes), "triton_kernels": len(re.findall(r"@triton\.jit", text)),
+        return {"modules": len(codes), "triton_kernels": len(re.findall(r"@triton\.jit", text)), "heuristics": heuristics,
                 "atomic_add": atomic, "scan": scan, "cross_block_scan": cross_scan, "reduction": reduction,
                 "template": template, "extern": extern, "candidate": bool(atomic or cross_scan)}
 
