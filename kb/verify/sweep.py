@@ -414,26 +414,54 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
             print(f"[{suite}] {done[0]}/{total} units, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
     if framework == "jax":
-        # XLA reads its flags when the backend starts: one pool of processes per mode.
-        mode_names = list(JAX_MODES)
-        left: list[str] = []
-        per_mode_budget = None if budget is None else budget / len(mode_names)
-        for mode in mode_names:
+        # XLA reads its flags when the backend starts: one pool of processes per mode, the three
+        # pools at once (each unit's modes then run close in time, and the sweep takes a third).
+        import threading
+
+        lock = threading.Lock()
+        left_by_mode: dict[str, list[str]] = {}
+
+        def locked(fn):
+            def inner(*a):
+                with lock:
+                    fn(*a)
+            return inner
+
+        def one_mode(mode: str) -> None:
             env = dict(base_env, XLA_FLAGS=JAX_FLAGS[mode])
             argv = [sys.executable, "-m", module, *common, "--mode", mode]
-            done[0] = 0
-            left = run_pool(argv, units, env, root, workers, unit_timeout, start_timeout, per_mode_budget,
-                            on_case, lambda u, m, mode=mode: on_unit_error(f"{u}", f"[{mode}] {m}"), progress)
+            left_by_mode[mode] = run_pool(
+                argv, units, env, root, workers, unit_timeout, start_timeout, budget, locked(on_case),
+                locked(lambda u, m, mode=mode: on_unit_error(u, f"[{mode}] {m}")),
+                locked(progress) if mode == "default" else None)
+
+        threads = [threading.Thread(target=one_mode, args=(mode,)) for mode in JAX_MODES]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        missed = {u: [m for m, lst in left_by_mode.items() if u in lst] for u in units}
+        left = [u for u in units if len(missed[u]) == len(JAX_MODES)]
+        partly = {u: ms for u, ms in missed.items() if ms and u not in left}
         modes_doc = JAX_MODES
         switch = "deterministic_ops"
     else:
         argv = [sys.executable, "-m", module, *common]
         left = run_pool(argv, units, base_env, root, workers, unit_timeout, start_timeout, budget,
                         on_case, on_unit_error, progress)
+        partly = {}
         modes_doc = TORCH_MODES
         switch = "switch"
     final = []
     for case in cases.values():
+        unit = case["case"].rsplit("|", 2)[0]
+        absent = [m for m in modes_doc if m not in case.get("modes", {})]
+        if case.get("class") != "skipped" and absent and not case.get("error"):
+            if unit in partly:
+                case["class"] = "skipped"
+                case["skipped"] = f"mode(s) {', '.join(partly[unit])} not reached within the time budget (--budget)"
+            else:
+                case["error"] = f"no result for mode(s) {', '.join(absent)} (that mode's worker failed on this unit: see the unit's error)"
         if case.get("class") != "skipped":
             case["class"] = classify(case.get("modes", {}), switch, case.get("error"))
         if case.get("kernel") is not None and case["kernel"].get("candidate"):

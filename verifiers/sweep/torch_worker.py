@@ -232,7 +232,7 @@ class Worker:
             return [self.literal(v) for v in value]
         return repr(value)[:80]
 
-    def transform(self, sample_parts, size: str, values: bool, target: int, ties: bool):
+    def transform(self, sample_parts, size: str, values: bool, target: int, ties: bool, near_one: bool = False):
         """Enlarge and reshape the values of one sample (docs/sweep.md, "Inputs")."""
         torch = self.torch
         inp = sample_parts[0]
@@ -247,7 +247,9 @@ class Worker:
                 return None
             flat = inp.detach().reshape(-1)
             flat = flat.repeat(math.ceil(LONG / flat.numel()))[:LONG]
-            if values and flat.is_floating_point():
+            if values and flat.is_floating_point() and near_one:
+                flat = (1 + (flat.float() / (flat.float().abs().max() + 1)) * 1e-2).to(flat.dtype)
+            elif values and flat.is_floating_point():
                 scale = torch.randint(-6, 7, flat.shape, generator=gen).to(flat.device, torch.float32).exp2()
                 flat = (flat.float() * scale).to(flat.dtype)
             flat = flat.contiguous().requires_grad_(inp.requires_grad)
@@ -280,7 +282,9 @@ class Worker:
                 raise OverflowError("too large")
             if values and new.numel() > 1:
                 if new.is_floating_point():
-                    if ties:
+                    if near_one:
+                        new = (1 + (new.float() / (new.float().abs().max() + 1)) * 1e-2).to(new.dtype)
+                    elif ties:
                         new = new.round()
                     else:
                         scale = torch.randint(-6, 7, new.shape, generator=gen).to(new.device, torch.float32).exp2()
@@ -315,7 +319,8 @@ class Worker:
         if not isinstance(inp, torch.Tensor):
             facts["input.kind"] = "tensor list"
         facts["inputs.enlarged"] = size
-        facts["inputs.values"] = ("ties" if ties else "mixed magnitude") if values else "as sampled"
+        facts["inputs.values"] = (("near one" if "prod" in name else "ties" if ties else "mixed magnitude")
+                                  if values else "as sampled")
         return facts
 
     def samples(self, op, dtype, grad: bool) -> list:
@@ -342,6 +347,8 @@ class Worker:
             obj = getattr(obj, part, None)
             if obj is None:
                 break
+        if op.name.startswith("torch."):
+            return op.name
         if obj is not None:
             return "torch." + op.name
         if hasattr(torch.Tensor, op.name):
@@ -408,7 +415,7 @@ class Worker:
             for size, values in sizes:
                 if attempts >= MAX_ATTEMPTS and size != "none":
                     continue
-                new = parts if (size == "none" and not values) else self.transform(parts, size, values, target, ties)
+                new = parts if (size == "none" and not values) else self.transform(parts, size, values, target, ties, "prod" in op.name)
                 if new is None:
                     continue
                 attempts += 1
@@ -428,8 +435,8 @@ class Worker:
     def one_dtype(self, unit, op, pub, dtype, dname, grad, target, ties) -> None:
         torch = self.torch
         parts, facts, out = self.pick(op, dtype, grad, target, ties)
-        first = parts[0] if isinstance(parts[0], torch.Tensor) else self.tensors_in(parts[0])[0]
-        numel = int(first.numel())
+        first = parts[0] if isinstance(parts[0], torch.Tensor) else next(iter(self.tensors_in(parts[0])), None)
+        numel = int(first.numel()) if first is not None else None
         leaves = [t for t in self.tensors_in(parts) if t.requires_grad]
         outs = [o for o in self.flat(out) if o.requires_grad and (o.is_floating_point() or o.is_complex())]
         gen = torch.Generator().manual_seed(4321)
