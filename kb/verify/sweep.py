@@ -455,7 +455,11 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
     final = []
     for case in cases.values():
         unit = case["case"].rsplit("|", 2)[0]
-        absent = [m for m in modes_doc if m not in case.get("modes", {})]
+        # the class needs the default mode and the switch; another mode missing is only noted
+        absent = [m for m in ("default", switch) if m not in case.get("modes", {})]
+        others = [m for m in modes_doc if m not in case.get("modes", {}) and m not in absent]
+        if others:
+            case["note"] = f"no result for mode(s) {', '.join(others)}"
         if case.get("class") != "skipped" and absent and not case.get("error"):
             if unit in partly:
                 case["class"] = "skipped"

@@ -42,7 +42,7 @@ SKIP = {"array", "asarray", "copy", "zeros_like", "ones_like", "empty_like", "fu
         "all_gather", "all_to_all", "psum_scatter", "pshuffle", "pswapaxes", "pbroadcast", "ragged_all_to_all",
         "initializers", "tracer", "cache", "array_repr", "array_str", "set_printoptions", "show_config", "debug_print"}
 # Functions whose cost grows with the product of their inputs' sizes (set membership, polynomial
-# evaluation of a 2M-degree polynomial, outer products): a 256x256 input instead.
+# evaluation of a 2M-degree polynomial, outer products): a 64x64 input instead.
 QUADRATIC = re.compile(r"^(isin|in1d|polyval|polymul|polydiv|polyadd|polysub|polyfit|polyint|polyder|convolve|correlate|"
                        r"outer|kron|vander|intersect1d|setdiff1d|setxor1d|union1d|tensordot|inner|dot|vdot|matmul|cross|"
                        r"einsum|kronecker|cdist|histogram2d|histogramdd|lstsq|solve|inv|pinv|det|slogdet|svd|eig|eigh|qr|cholesky)$")
@@ -329,7 +329,7 @@ class Worker:
         mod_name, attr = name.rsplit(".", 1)
         fn = getattr(importlib.import_module(mod_name), attr)
         ties = bool(TIES.search(attr))
-        shape = (256, 256) if QUADRATIC.match(attr) else (ROWS, COLS)
+        shape = (64, 64) if QUADRATIC.match(attr) else (ROWS, COLS)
         x = self.floats(shape, dt, ties=ties)
         if kind == "unary":
             return fn, [x], [], {"input.ndim": 2, "inputs.values": "ties" if ties else "mixed magnitude"}
