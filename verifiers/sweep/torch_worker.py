@@ -590,7 +590,14 @@ class Worker:
         Inductor's own `deterministic` setting where this version has it (under the switch)."""
         torch = self.torch
         fixes = []
-        trials = [("torch.compiler.disable around the op", lambda: torch.compile(torch.compiler.disable(f)), None)]
+        # The user's fix: the op called through torch.compiler.disable INSIDE the compiled function
+        # (a graph break; the op runs eager). torch.compile(torch.compiler.disable(f)) is not that:
+        # on 2.11 Dynamo traced f anyway (seen on the H100), so the disabled call must be inner.
+        def make_disabled():
+            inner = torch.compiler.disable(f)
+            return torch.compile(lambda *ts: inner(*ts))
+
+        trials = [("torch.compiler.disable(op) called inside the compiled function", make_disabled, None)]
         if hasattr(self.icfg, "deterministic"):
             trials.append(("torch._inductor.config.deterministic=True", lambda: torch.compile(f), {"deterministic": True}))
         if hasattr(self.icfg, "fallback_random"):
