@@ -344,7 +344,8 @@ def run_pool(argv: list[str], units: list[str], env: dict, cwd: Path, workers: i
 
 
 def _error_case(unit: str, message: str, suite: str) -> dict:
-    return {"op": unit, "variant": "", "case": f"{unit}|unit", "pass": "unit", "dtype": None, "call": {},
+    name, _, variant = unit.partition("|")
+    return {"op": name, "variant": variant, "case": f"{unit}|unit", "pass": "unit", "dtype": None, "call": {},
             "numel": None, "modes": {}, "class": "error", "error": message[:2000]}
 
 
