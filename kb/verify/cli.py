@@ -30,6 +30,8 @@ examples:
                                            installed framework: pytorch, tensorflow, jax
   kb verify --e2e --framework jax --scale 0.1 --no-write   one framework, a smaller model
   kb verify --flagged                      runs that contradict their records (KB015)
+  kb verify --sweep pytorch-eager --out $OUT   every op_db operator, default vs the switch
+  kb verify --sweep jax --sweep-limit 20 --device cpu   a smoke run of the JAX sweep
   kb verify --static                       read every registry release's released wheels (no GPU,
                                            nothing installed): data/runs/static-<framework>/
   kb verify --static pytorch --release 2.4.1   one release
@@ -60,6 +62,14 @@ def add_parser(sub) -> None:
     p.add_argument("--coverage", action="store_true", help="list every record: verifier, evidence, or why none")
     p.add_argument("--flagged", action="store_true", help="list runs that contradict their records (from the index)")
     p.add_argument("--e2e", action="store_true", help="end-to-end recipe proof for each installed framework (PyTorch, TensorFlow, JAX; --framework limits it): a small model trained 2x without and 2x with the union of kb.status recipes for its ops; one run file of kind e2e (--scale shrinks the data, --timeout applies per training)")
+    p.add_argument("--sweep", choices=("pytorch-eager", "pytorch-compiled", "jax"), default=None,
+                   help="run a whole operator catalog (docs/sweep.md) by default and under the switch; "
+                        "writes data/sweeps/<env-id>/<stamp>-<suite>.json (-n default 4 here, --timeout per operator, default 90)")
+    p.add_argument("--sweep-workers", type=int, default=4, metavar="N", help="warm worker processes for --sweep (default 4)")
+    p.add_argument("--sweep-budget", type=float, default=None, metavar="S", help="stop giving out operators after S seconds; the rest are `skipped`")
+    p.add_argument("--sweep-limit", type=int, default=None, metavar="N", help="only the first N operators of the catalog (a smoke run)")
+    p.add_argument("--sweep-op", action="append", default=[], metavar="NAME", help="only this catalog entry (repeatable), e.g. cumsum or jax.numpy.cumsum")
+    p.add_argument("--sweep-planted", action="store_true", help="add planted operators (silent, fixed, raises, crash, hang) that prove the harness")
     from kb.verify.static.cli import add_arguments
 
     add_arguments(p)
@@ -86,6 +96,12 @@ def main(args: argparse.Namespace) -> int:
     from kb.root import root_of
 
     root = root_of(args)
+    if args.sweep is not None:
+        from kb.verify import sweep
+
+        args.runs_given = any(a in ("-n", "--runs") or a.startswith("--runs=") for a in sys.argv)
+        args.timeout_given = any(a == "--timeout" or a.startswith("--timeout=") for a in sys.argv)
+        return sweep.main(args, root)
     if args.static is not None:
         from kb.verify.static.cli import main as static_main
 
