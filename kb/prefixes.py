@@ -19,6 +19,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "transformer-engine": ("transformer_engine.",),
     "megatron-core": ("megatron.",),
     "cccl": ("cub.", "thrust."),
+    "keras": ("keras.",),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }

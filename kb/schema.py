@@ -14,16 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
-    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "keras",
 )
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
 `vllm` and `sglang` are serving engines (batch invariance under concurrent requests);
 `flash-attn`, `transformer-engine`, `megatron-core` are training stacks on top of PyTorch, each
-with its own determinism switch; `cccl` is NVIDIA's CUDA Core Compute Libraries (CUB, Thrust)."""
+with its own determinism switch; `cccl` is NVIDIA's CUDA Core Compute Libraries (CUB, Thrust);
+`keras` is Keras 3 (multi-backend; `tf.keras` since TensorFlow 2.16), which keeps its own random
+generator beside the backend's."""
 
 Framework = Literal[
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
-    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "keras",
 ]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
