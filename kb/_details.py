@@ -697,6 +697,19 @@ DETAILS = {'keys': ('format',
                                                      'tf.raw_ops.FakeQuantWithMinMaxVarsPerChannelGradient'),
                                          'verify': 'tensorflow.fake_quant_backprop',
                                          'unverifiable': None},
+             'tf.fractional-pool-default-seed': {'conditions': (),
+                                                 'notes': 'Evidence: '
+                                                          'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                          '(TensorFlow 2.21.0 CPU: raised with no seed and '
+                                                          'with tf.random.set_seed(1234); one result across '
+                                                          'processes with seed=7, forward and backward). '
+                                                          'Only 2.21 was read and measured; other releases '
+                                                          'are unknown here (tf.random-seeds lists the '
+                                                          'function among the calls that alert from 2.7).',
+                                                 'ops': ('tf.nn.fractional_max_pool',),
+                                                 'aliases': (),
+                                                 'verify': None,
+                                                 'unverifiable': None},
              'tf.fused-batch-norm-offset-backprop': {'conditions': ('Gradients flow to offset.',
                                                                     'tf.keras.layers.BatchNormalization with '
                                                                     'trainable=True called with '
@@ -770,23 +783,92 @@ DETAILS = {'keys': ('format',
                                                   'aliases': (),
                                                   'verify': 'tensorflow.max_pool_with_argmax_backprop',
                                                   'unverifiable': None},
+             'tf.random-generator-nondeterministic': {'conditions': (),
+                                                      'notes': 'Evidence: '
+                                                               'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                               '(TensorFlow 2.21.0 CPU). Generator.from_seed '
+                                                               'was measured too: one result across '
+                                                               'processes, a different second draw in a '
+                                                               'process (a seeded sequence, not '
+                                                               'non-determinism).',
+                                                      'ops': ('tf.random.Generator.from_non_deterministic_state',
+                                                              'tf.random.get_global_generator',
+                                                              'tf.raw_ops.NonDeterministicInts'),
+                                                      'aliases': (),
+                                                      'verify': None,
+                                                      'unverifiable': None},
              'tf.random-seeds': {'conditions': ('tf.random.set_seed resets the generator used for variable '
                                                 'initialization, tf.keras.layers.Dropout sequences and Keras '
                                                 'fit(shuffle=True); ops such as '
                                                 'tf.image.sample_distorted_bounding_box may need their own '
                                                 'seed argument.',),
-                                 'notes': 'NV-TF suggests checking that initialization is reproducible by '
-                                          'summing or hashing the trainable variables before and after '
-                                          'training.',
+                                 'notes': 'The calls: pattern is the rule in '
+                                          'tensorflow/python/framework/random_seed.py (get_seed) at v2.21.0: '
+                                          'a wrapper raises only when neither tf.random.set_seed nor its own '
+                                          'seed argument is given, so a call with seed= is not this source. '
+                                          'The CPU sweep '
+                                          'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                          '(TensorFlow 2.21.0) confirms it for every op of the pattern and '
+                                          'for tf.nn.nce_loss (no seed argument: only the global seed fixes '
+                                          'it): RuntimeError with no seed, one result across processes with '
+                                          'tf.random.set_seed(1234) or seed=7, and a different second draw '
+                                          'within a process (a seeded sequence). NV-TF suggests checking '
+                                          'that initialization is reproducible by summing or hashing the '
+                                          'trainable variables before and after training.',
                                  'ops': ('tf.random.set_seed',
                                          'tf.random.uniform',
                                          'tf.random.normal',
                                          'tf.nn.dropout',
                                          'tf.keras.layers.Dropout',
-                                         'tf.image.sample_distorted_bounding_box'),
+                                         'tf.image.sample_distorted_bounding_box',
+                                         'tf.random.categorical',
+                                         'tf.random.gamma',
+                                         'tf.random.poisson',
+                                         'tf.random.shuffle',
+                                         'tf.random.truncated_normal',
+                                         'tf.image.random_brightness',
+                                         'tf.image.random_crop',
+                                         'tf.image.random_flip_left_right',
+                                         'tf.image.random_flip_up_down',
+                                         'tf.nn.nce_loss',
+                                         'tf.data.Dataset.shuffle',
+                                         'tf.data.Dataset.random'),
                                  'aliases': ('tf.set_random_seed', 'tf.compat.v1.set_random_seed'),
                                  'verify': 'tensorflow.random_seeds',
                                  'unverifiable': None},
+             'tf.raw-empty-uninitialized': {'conditions': (),
+                                            'notes': 'Evidence: '
+                                                     'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                     '(TensorFlow 2.21.0 CPU). Only the CPU was measured.',
+                                            'ops': ('tf.raw_ops.Empty', 'tf.raw_ops.FakeParam'),
+                                            'aliases': (),
+                                            'verify': None,
+                                            'unverifiable': None},
+             'tf.raw-random-ops-unseeded': {'conditions': ('A raw kernel given a seed keeps its generator in '
+                                                           'the cached kernel, so a second call in the same '
+                                                           "process continues the sequence (the sweep's "
+                                                           'differs-within-process-only); a rerun of the '
+                                                           'program repeats it.',),
+                                            'notes': 'Evidence: '
+                                                     'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                     '(TensorFlow 2.21.0 CPU; each op raised in both '
+                                                     'processes with seed=seed2=0 and ran with seed=7, '
+                                                     'seed2=11, one result across processes). Raw random '
+                                                     'kernels the generic builder could not call '
+                                                     '(RandomUniformInt, ParameterizedTruncatedNormal, '
+                                                     'RandomPoisson, ...) share GuardedPhiloxRandom but are '
+                                                     'not listed until measured. The GPU kernels share the '
+                                                     'same Init; the CPU sweep is no GPU evidence.',
+                                            'ops': ('tf.raw_ops.RandomUniform',
+                                                    'tf.raw_ops.RandomStandardNormal',
+                                                    'tf.raw_ops.TruncatedNormal',
+                                                    'tf.raw_ops.RandomGamma',
+                                                    'tf.raw_ops.RandomPoissonV2',
+                                                    'tf.raw_ops.RandomShuffle',
+                                                    'tf.raw_ops.Multinomial'),
+                                            'aliases': (),
+                                            'verify': None,
+                                            'unverifiable': None},
              'tf.reduce-sum-mean-historic': {'conditions': (),
                                              'notes': 'The sources do not say in which version before 1.12 '
                                                       'the fix landed, so earlier versions are left unknown. '
@@ -898,8 +980,11 @@ DETAILS = {'keys': ('format',
                                                                   'beside the installed TensorFlow.'},
              'tf.timestamp': {'conditions': (),
                               'notes': 'Earlier versions are left unknown: no source gives a status for '
-                                       'them.',
-                              'ops': ('tf.timestamp',),
+                                       'them. The raw op tf.raw_ops.Timestamp raised FailedPreconditionError '
+                                       'in both processes of the CPU sweep '
+                                       'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                       '(TensorFlow 2.21.0).',
+                              'ops': ('tf.timestamp', 'tf.raw_ops.Timestamp'),
                               'aliases': (),
                               'verify': 'tensorflow.timestamp',
                               'unverifiable': None},
@@ -2496,7 +2581,14 @@ DETAILS = {'keys': ('format',
                                                    'synchronous=None',
                                                    'use_unbounded_threadpool=False',
                                                    'name=None'),
+                           'tf.data.Dataset.random': ('seed=None',
+                                                      'rerandomize_each_iteration=None',
+                                                      'name=None'),
                            'tf.data.Dataset.shard': ('num_shards', 'index', 'name=None'),
+                           'tf.data.Dataset.shuffle': ('buffer_size',
+                                                       'seed=None',
+                                                       'reshuffle_each_iteration=True',
+                                                       'name=None'),
                            'tf.gather': ('params',
                                          'indices',
                                          'validate_indices=None',
@@ -2519,6 +2611,10 @@ DETAILS = {'keys': ('format',
                                                         "method='bilinear'",
                                                         'extrapolation_value=0.0',
                                                         'name=None'),
+                           'tf.image.random_brightness': ('image', 'max_delta', 'seed=None'),
+                           'tf.image.random_crop': ('value', 'size', 'seed=None', 'name=None'),
+                           'tf.image.random_flip_left_right': ('image', 'seed=None'),
+                           'tf.image.random_flip_up_down': ('image', 'seed=None'),
                            'tf.image.resize': ('images',
                                                'size',
                                                "method='bilinear'",
@@ -2858,6 +2954,12 @@ DETAILS = {'keys': ('format',
                                                 'dilations',
                                                 'name=None'),
                            'tf.nn.dropout': ('x', 'rate', 'noise_shape=None', 'seed=None', 'name=None'),
+                           'tf.nn.fractional_max_pool': ('value',
+                                                         'pooling_ratio',
+                                                         'pseudo_random=False',
+                                                         'overlapping=False',
+                                                         'seed=0',
+                                                         'name=None'),
                            'tf.nn.max_pool': ('input',
                                               'ksize',
                                               'strides',
@@ -2890,6 +2992,16 @@ DETAILS = {'keys': ('format',
                                                           'output_dtype=?',
                                                           'include_batch_in_index=False',
                                                           'name=None'),
+                           'tf.nn.nce_loss': ('weights',
+                                              'biases',
+                                              'labels',
+                                              'inputs',
+                                              'num_sampled',
+                                              'num_classes',
+                                              'num_true=1',
+                                              'sampled_values=None',
+                                              'remove_accidental_hits=False',
+                                              "name='nce_loss'"),
                            'tf.nn.softmax_cross_entropy_with_logits': ('labels',
                                                                        'logits',
                                                                        'axis=-1',
@@ -2909,13 +3021,34 @@ DETAILS = {'keys': ('format',
                                                                                         'num_bits=8',
                                                                                         'narrow_range=False',
                                                                                         'name=None'),
+                           'tf.random.Generator.from_non_deterministic_state': ('alg=None',),
+                           'tf.random.categorical': ('logits',
+                                                     'num_samples',
+                                                     'dtype=None',
+                                                     'seed=None',
+                                                     'name=None'),
+                           'tf.random.gamma': ('shape',
+                                               'alpha',
+                                               'beta=None',
+                                               'dtype=?',
+                                               'seed=None',
+                                               'name=None'),
+                           'tf.random.get_global_generator': (),
                            'tf.random.normal': ('shape',
                                                 'mean=0.0',
                                                 'stddev=1.0',
                                                 'dtype=?',
                                                 'seed=None',
                                                 'name=None'),
+                           'tf.random.poisson': ('shape', 'lam', 'dtype=?', 'seed=None', 'name=None'),
                            'tf.random.set_seed': ('seed',),
+                           'tf.random.shuffle': ('value', 'seed=None', 'name=None'),
+                           'tf.random.truncated_normal': ('shape',
+                                                          'mean=0.0',
+                                                          'stddev=1.0',
+                                                          'dtype=?',
+                                                          'seed=None',
+                                                          'name=None'),
                            'tf.random.uniform': ('shape',
                                                  'minval=0',
                                                  'maxval=None',
@@ -2936,6 +3069,8 @@ DETAILS = {'keys': ('format',
                                                                 'tensor_debug_mode=-1',
                                                                 'tensor_id=-1',
                                                                 'name=None'),
+                           'tf.raw_ops.Empty': ('shape', 'dtype', 'init=False', 'name=None'),
+                           'tf.raw_ops.FakeParam': ('dtype', 'shape', 'name=None'),
                            'tf.raw_ops.FakeQuantWithMinMaxVarsGradient': ('gradients',
                                                                           'inputs',
                                                                           'min',
@@ -2950,6 +3085,29 @@ DETAILS = {'keys': ('format',
                                                                                     'num_bits=8',
                                                                                     'narrow_range=False',
                                                                                     'name=None'),
+                           'tf.raw_ops.Multinomial': ('logits',
+                                                      'num_samples',
+                                                      'seed=0',
+                                                      'seed2=0',
+                                                      'output_dtype=?',
+                                                      'name=None'),
+                           'tf.raw_ops.NonDeterministicInts': ('shape', 'dtype=?', 'name=None'),
+                           'tf.raw_ops.RandomGamma': ('shape', 'alpha', 'seed=0', 'seed2=0', 'name=None'),
+                           'tf.raw_ops.RandomPoissonV2': ('shape',
+                                                          'rate',
+                                                          'seed=0',
+                                                          'seed2=0',
+                                                          'dtype=?',
+                                                          'name=None'),
+                           'tf.raw_ops.RandomShuffle': ('value', 'seed=0', 'seed2=0', 'name=None'),
+                           'tf.raw_ops.RandomStandardNormal': ('shape',
+                                                               'dtype',
+                                                               'seed=0',
+                                                               'seed2=0',
+                                                               'name=None'),
+                           'tf.raw_ops.RandomUniform': ('shape', 'dtype', 'seed=0', 'seed2=0', 'name=None'),
+                           'tf.raw_ops.Timestamp': ('name=None',),
+                           'tf.raw_ops.TruncatedNormal': ('shape', 'dtype', 'seed=0', 'seed2=0', 'name=None'),
                            'tf.reduce_mean': ('input_tensor', 'axis=None', 'keepdims=False', 'name=None'),
                            'tf.reduce_sum': ('input_tensor', 'axis=None', 'keepdims=False', 'name=None'),
                            'tf.scatter_nd': ('indices',
