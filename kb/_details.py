@@ -700,6 +700,8 @@ DETAILS = {'keys': ('format',
              'tf.fractional-pool-default-seed': {'conditions': (),
                                                  'notes': 'Evidence: '
                                                           'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                          'and the targeted rerun '
+                                                          'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234130Z-tensorflow-cpu.json '
                                                           '(TensorFlow 2.21.0 CPU: raised with no seed and '
                                                           'with tf.random.set_seed(1234); one result across '
                                                           'processes with seed=7, forward and backward). '
@@ -792,8 +794,7 @@ DETAILS = {'keys': ('format',
                                                                'process (a seeded sequence, not '
                                                                'non-determinism).',
                                                       'ops': ('tf.random.Generator.from_non_deterministic_state',
-                                                              'tf.random.get_global_generator',
-                                                              'tf.raw_ops.NonDeterministicInts'),
+                                                              'tf.random.get_global_generator'),
                                                       'aliases': (),
                                                       'verify': None,
                                                       'unverifiable': None},
@@ -839,6 +840,8 @@ DETAILS = {'keys': ('format',
              'tf.raw-empty-uninitialized': {'conditions': (),
                                             'notes': 'Evidence: '
                                                      'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                     'and the targeted rerun '
+                                                     'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234130Z-tensorflow-cpu.json '
                                                      '(TensorFlow 2.21.0 CPU). Only the CPU was measured.',
                                             'ops': ('tf.raw_ops.Empty', 'tf.raw_ops.FakeParam'),
                                             'aliases': (),
@@ -851,6 +854,8 @@ DETAILS = {'keys': ('format',
                                                            'program repeats it.',),
                                             'notes': 'Evidence: '
                                                      'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                     'and the targeted rerun '
+                                                     'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234130Z-tensorflow-cpu.json '
                                                      '(TensorFlow 2.21.0 CPU; each op raised in both '
                                                      'processes with seed=seed2=0 and ran with seed=7, '
                                                      'seed2=11, one result across processes). Raw random '
@@ -3091,7 +3096,6 @@ DETAILS = {'keys': ('format',
                                                       'seed2=0',
                                                       'output_dtype=?',
                                                       'name=None'),
-                           'tf.raw_ops.NonDeterministicInts': ('shape', 'dtype=?', 'name=None'),
                            'tf.raw_ops.RandomGamma': ('shape', 'alpha', 'seed=0', 'seed2=0', 'name=None'),
                            'tf.raw_ops.RandomPoissonV2': ('shape',
                                                           'rate',

@@ -3870,11 +3870,9 @@ INDEX = {'format': 1,
                                                                  'tf.random.get_global_generator creates one '
                                                                  'that way when none was set. Under '
                                                                  'enable_op_determinism both raise '
-                                                                 'RuntimeError, and the raw op '
-                                                                 'NonDeterministicInts raises '
-                                                                 'InvalidArgumentError, whatever seed is '
-                                                                 'set; the fix is a generator made from a '
-                                                                 'seed (Generator.from_seed, '
+                                                                 'RuntimeError whatever seed is set; the fix '
+                                                                 'is a generator made from a seed '
+                                                                 '(Generator.from_seed, '
                                                                  'set_global_generator).',
                                                       'calls': (),
                                                       'status': (((0, 2, 21),
@@ -9440,7 +9438,6 @@ INDEX = {'format': 1,
                           'tf.raw_ops.FakeQuantWithMinMaxVarsGradient': ('tf.fake-quant-gradients',),
                           'tf.raw_ops.FakeQuantWithMinMaxVarsPerChannelGradient': ('tf.fake-quant-gradients',),
                           'tf.raw_ops.Multinomial': ('tf.raw-random-ops-unseeded',),
-                          'tf.raw_ops.NonDeterministicInts': ('tf.random-generator-nondeterministic',),
                           'tf.raw_ops.RandomGamma': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomPoissonV2': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomShuffle': ('tf.raw-random-ops-unseeded',),
