@@ -20,6 +20,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "megatron-core": ("megatron.",),
     "cccl": ("cub.", "thrust."),
     "deepspeed": ("deepspeed.",),
+    "keras": ("keras.",),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }

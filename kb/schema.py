@@ -14,17 +14,19 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, Stri
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
-    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed", "keras",
 )
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
 `vllm` and `sglang` are serving engines (batch invariance under concurrent requests);
 `flash-attn`, `transformer-engine`, `megatron-core` are training stacks on top of PyTorch, each
 with its own determinism switch; `cccl` is NVIDIA's CUDA Core Compute Libraries (CUB, Thrust);
-`deepspeed` is Microsoft's training library (no general switch: its records name the ones it has)."""
+`deepspeed` is Microsoft's training library (no general switch: its records name the ones it has).
+`keras` is Keras 3 (multi-backend; `tf.keras` since TensorFlow 2.16), which keeps its own random
+generator beside the backend's."""
 
 Framework = Literal[
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
-    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed",
+    "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed", "keras",
 ]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]

@@ -24,8 +24,9 @@ import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax")}
-SKIP = {"tf.compat.v2", "tf.compat.v1.compat", "tf.compat.v2.compat"}  # mirrors of other trees
+TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "keras": ("keras", "keras")}
+SKIP = {"tf.compat.v2", "tf.compat.v1.compat", "tf.compat.v2.compat",  # mirrors of other trees
+        "keras.src"}  # Keras 3 implementation tree: the public names re-export it
 
 
 def walk(module: types.ModuleType, prefix: str, package: str, names: set[str], seen: set[int]) -> None:

@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax")}
+TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "keras": ("keras", "keras")}
 NAMESPACES = {
     "pytorch": (
         "torch.", "torch.nn.functional.", "torch.Tensor.", "torch.nn.", "torch.nn.attention.",
@@ -44,8 +44,10 @@ NAMESPACES = {
         "tf.experimental.numpy.", "tf.strings.", "tf.debugging.",
     ),
     "jax": ("jax.", "jax.numpy.", "jax.nn.", "jax.lax.", "jax.ops.", "jax.random.", "jax.scipy.", "jax.image."),
+    "keras": ("keras.", "keras.layers.", "keras.initializers.", "keras.random.", "keras.ops.", "keras.utils.",
+              "keras.config.", "keras.backend."),
 }
-MAX_DEPTH = {"pytorch": 4, "tensorflow": 4, "jax": 4}
+MAX_DEPTH = {"pytorch": 4, "tensorflow": 4, "jax": 4, "keras": 3}
 
 
 def _resolve(name: str, top: object, prefix: str) -> object:

@@ -11,7 +11,7 @@ from typing import Any
 
 NAMES = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX", "cudnn": "cuDNN", "cublas": "cuBLAS",
          "nccl": "NCCL", "horovod": "Horovod", "vllm": "vLLM", "cccl": "CCCL", "flash-attn": "FlashAttention",
-         "megatron-core": "Megatron Core", "sglang": "SGLang", "transformer-engine": "Transformer Engine",
+         "megatron-core": "Megatron Core", "keras": "Keras", "sglang": "SGLang", "transformer-engine": "Transformer Engine",
          "deepspeed": "DeepSpeed"}
 # Frameworks first (what users pick), then the libraries beneath them.
 ORDER = ("tensorflow", "pytorch", "jax")

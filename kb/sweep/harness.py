@@ -1,0 +1,232 @@
+"""The parent side of a CPU sweep: plan in one child, run each (mode, repetition) in one child,
+restart a child that crashes or hangs past the per-case timeout, classify, write evidence.
+
+A worker module (kb.sweep.tf_worker, kb.sweep.keras_worker) is run as
+`python -m <module> plan|run ...` and speaks one JSON object a line on stdout:
+`{"start": i}` before unit i, then `{"i": i, ...}` with its result. Anything else on stdout
+is ignored (frameworks print). The parent kills a worker whose unit has not answered within
+`timeout` seconds, records that unit as `error`, and starts a fresh worker at the next unit.
+
+Classes (docs/sweep-tensorflow.md):
+- `raises`: some mode raised in every process (the message is kept).
+- `differs-across-processes`: some mode gave different results in different processes.
+- `differs-within-process-only`: the same in every process, but the second call in one process
+  differed from the first (a seeded sequence: not non-determinism).
+- `identical`: every mode gave one result in every process and both calls.
+- `error`: could not be run (crash, timeout, inconsistent raise); never evidence.
+- `skipped`: inputs could not be built (reason kept); not run.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import selectors
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CLASSES = ("raises", "differs-across-processes", "differs-within-process-only", "identical", "error", "skipped")
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TF_DETERMINISTIC", "TF_CUDNN", "PYTHONHASHSEED", "KERAS_BACKEND"))}
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["CUDA_VISIBLE_DEVICES"] = ""
+    env.update(extra or {})
+    return env
+
+
+def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[str, str] | None = None,
+          log=None) -> dict[int, dict]:
+    """Run units 0..n_units-1 of `module args`; restart past crashes and hangs. {i: result}."""
+    results: dict[int, dict] = {}
+    start = 0
+    while start < n_units:
+        cmd = [sys.executable, "-m", module, *args, "--start", str(start)]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(env),
+                                text=True, bufsize=1)
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        current, deadline = None, time.monotonic() + max(timeout, 120.0)  # the import counts once
+        buf = ""
+        dead = False
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                proc.kill()
+                proc.wait()
+                unit = current if current is not None else start
+                results[unit] = {"error": f"timeout after {timeout:.0f} s" if current is not None else "worker did not start"}
+                start = unit + 1
+                break
+            events = sel.select(timeout=min(left, 1.0))
+            if not events:
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536).decode("utf-8", "replace")
+            if not chunk:
+                dead = True
+            buf += chunk
+            while "\n" in buf:
+                line, buf = buf.split("\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(msg, dict):
+                    continue
+                if "start" in msg:
+                    current = int(msg["start"])
+                    deadline = time.monotonic() + timeout
+                elif "i" in msg:
+                    results[int(msg["i"])] = msg
+                    current = None
+                    deadline = time.monotonic() + timeout
+                    if log and len(results) % 200 == 0:
+                        log(f"  {module} {args[:3]}: {len(results)}/{n_units}")
+            if dead:
+                code = proc.wait()
+                if current is not None:
+                    results[current] = {"error": f"worker exited with code {code} during this case"}
+                    start = current + 1
+                elif code == 0:
+                    start = n_units  # the worker finished its list
+                else:
+                    done = [i for i in results if i >= start]
+                    if done:
+                        start = max(done) + 1
+                    else:
+                        results[start] = {"error": f"worker exited with code {code} before this case"}
+                        start += 1
+                break
+        sel.close()
+    return results
+
+
+def classify(modes: dict[str, dict]) -> tuple[str, str | None]:
+    """(class, error) from {mode: {"runs": [...], "distinct": n, "raised": str|None, ...}}."""
+    errors = [m.get("error") for m in modes.values() if m.get("error")]
+    ran = {k: m for k, m in modes.items() if not m.get("error")}
+    if not ran:
+        return "error", errors[0] if errors else "no mode ran"
+    if any(m.get("raised") for m in ran.values()):
+        return "raises", None
+    if any(m["distinct"] > 1 for m in ran.values()):
+        return "differs-across-processes", None
+    if any(m.get("within") for m in ran.values()):
+        return "differs-within-process-only", None
+    if errors:
+        return "error", errors[0]
+    return "identical", None
+
+
+def summarize(per_proc: list[dict | None]) -> dict:
+    """One mode of one case from each process's result {h1, h2, raised} or {error}."""
+    runs, errs, raised = [], [], []
+    for r in per_proc:
+        if r is None or "error" in r:
+            errs.append((r or {}).get("error", "not run"))
+            continue
+        if r.get("raised") is not None:
+            raised.append(r["raised"])
+            runs.append("raised")
+        else:
+            runs.append([r["h1"], r["h2"]])
+    out: dict = {"runs": len(runs), "distinct": 0, "raised": None, "within": False}
+    if errs and not runs:
+        out["error"] = errs[0]
+        return out
+    if raised and len(raised) != len(runs):
+        out["error"] = "raised in some processes only: " + raised[0]
+        out["distinct"] = len({json.dumps(x) for x in runs})
+        return out
+    if raised:
+        out["raised"] = raised[0]
+        return out
+    out["distinct"] = len({h[0] for h in runs})
+    out["within"] = any(h[0] != h[1] for h in runs)
+    if errs:
+        out["note"] = f"{len(errs)} process(es) failed: {errs[0]}"
+    return out
+
+
+def stamp(now: dt.datetime | None = None) -> tuple[str, str]:
+    now = now or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return now.strftime("%Y-%m-%dT%H%M%SZ"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write(root: Path, env_id: str, file_stamp: str, suffix: str, doc: dict) -> Path:
+    from kb.atomic import write_atomic
+
+    path = root / "data" / "sweeps" / env_id / f"{file_stamp}-{suffix}.json"
+    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    return path
+
+
+def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: int, timeout: float,
+          env: dict[str, str] | None = None, log=print, workdir: Path | None = None) -> tuple[dict, list[dict]]:
+    """Plan, run every (mode, repetition), classify. Returns (timing info, cases)."""
+    import tempfile
+
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="kb-sweep-"))
+    t0 = time.monotonic()
+    # plan: the worker lists its units first
+    listing = subprocess.run([sys.executable, "-m", module, "list", *plan_args], capture_output=True, text=True,
+                             env=_env(env), timeout=600)
+    units = json.loads(listing.stdout.strip().splitlines()[-1])
+    log(f"{module}: {len(units)} ops to plan")
+    (tmp / "units.json").write_text(json.dumps(units))
+    planned = drive(module, ["plan", "--units", str(tmp / "units.json"), *plan_args], len(units), timeout, env, log)
+    cases: list[dict] = []
+    skipped: list[dict] = []
+    for i, unit in enumerate(units):
+        r = planned.get(i, {"error": "not planned"})
+        if "error" in r:
+            skipped.append({"op": unit["op"], "variant": unit.get("variant", ""), "case": None, "pass": "forward",
+                            "dtype": None, "call": {}, "device": "cpu", "modes": {}, "class": "error",
+                            "error": "planning: " + r["error"]})
+        elif r.get("skipped"):
+            skipped.append({"op": unit["op"], "variant": unit.get("variant", ""), "case": None, "pass": "forward",
+                            "dtype": None, "call": {}, "device": "cpu", "modes": {}, "class": "skipped",
+                            "error": r["skipped"]})
+        else:
+            cases.extend(r["cases"])
+    t_plan = time.monotonic() - t0
+    log(f"planned {len(cases)} cases in {t_plan:.0f} s ({len(skipped)} ops skipped or failed)")
+    (tmp / "cases.json").write_text(json.dumps(cases))
+    per: dict[str, list[dict[int, dict]]] = {}
+    for mode in modes:
+        idx = [i for i, c in enumerate(cases) if mode in c["modes_run"]]
+        (tmp / f"idx-{mode}.json").write_text(json.dumps(idx))
+        per[mode] = []
+        for rep in range(processes):
+            t1 = time.monotonic()
+            got = drive(module, ["run", "--cases", str(tmp / "cases.json"), "--index", str(tmp / f"idx-{mode}.json"),
+                                 "--mode", mode, *plan_args], len(idx), timeout, env, log)
+            per[mode].append({idx[j]: v for j, v in got.items()})
+            log(f"mode {mode} process {rep + 1}: {len(idx)} cases in {time.monotonic() - t1:.0f} s")
+    out = []
+    for i, c in enumerate(cases):
+        mm = {}
+        for mode in modes:
+            if mode not in c["modes_run"]:
+                continue
+            mm[mode] = summarize([per[mode][rep].get(i) for rep in range(processes)])
+            if c.get("mode_args", {}).get(mode):
+                mm[mode] = {"args": c["mode_args"][mode], **mm[mode]}
+        cls, err = classify(mm)
+        row = {k: c[k] for k in ("op", "variant", "case", "pass", "dtype", "call")}
+        row.update({"device": "cpu", "modes": mm, "class": cls, "error": err})
+        out.append(row)
+    timing = {"plan_s": round(t_plan, 1), "wall_s": round(time.monotonic() - t0, 1)}
+    return timing, out + skipped
+
+
+def counts(cases: list[dict]) -> dict[str, int]:
+    out = {c: 0 for c in CLASSES}
+    for c in cases:
+        out[c["class"]] += 1
+    return out
