@@ -91,8 +91,59 @@ def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
     return tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params)
 
 
+_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = {}
+
+
+def signature(op: str, framework: str) -> tuple[tuple[str, bool], ...] | None:
+    """(parameter, required) in order, as kb.parameters gives them (None: not known); memoized."""
+    key = (op, framework)
+    if key not in _SIGNATURES:
+        found = None
+        fetch = getattr(kb, "parameters", None)
+        if fetch is not None:
+            try:
+                params = fetch(op, framework=framework)
+            except (LookupError, ValueError, KeyError):
+                params = None
+            if params is not None:
+                missing = getattr(kb, "NO_DEFAULT", None)
+                found = tuple((p[0], missing is not None and p[1] is missing) if isinstance(p, (tuple, list))
+                              else (str(p), False) for p in params)
+        _SIGNATURES[key] = found
+    return _SIGNATURES[key]
+
+
+def _bound(params: tuple, method: bool) -> tuple:
+    """A method's parameters without the receiver (`input`/`self` listed first for some Tensor methods)."""
+    if method and params and (params[0][0] if isinstance(params[0], tuple) else params[0]) in ("input", "self"):
+        return params[1:]
+    return params
+
+
+def can_be(call: Call, framework: str) -> bool:
+    """False when the call's arity or keywords cannot be the framework method's: a one-argument
+    `.put(x)` on a queue is not `Tensor.put`, `accelerator.gather(x)` is not `Tensor.gather`."""
+    if not call.method or call.star:
+        return True
+    sig = signature(call.op, framework)
+    if sig is None:
+        return True
+    sig = _bound(sig, True)
+    names = [n for n, _ in sig if not n.startswith("*")]
+    if len(call.args) > len(names) and not any(n.startswith("*") and not n.startswith("**") for n, _ in sig):
+        return False
+    given = set(names[: len(call.args)])
+    for key, _ in call.kwargs:
+        if key not in names and not any(n.startswith("**") for n, _ in sig):
+            return False
+        given.add(key)
+    return all(n in given for n, required in sig if required and not n.startswith("*"))
+
+
 def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str]]:
     """(call facts, unknown parameter -> the source text it depends on)."""
+    if params is not None:
+        params = _bound(params, call.method)
     facts: dict[str, object] = {}
     unknown: dict[str, str] = {}
     variadic_kw = params is not None and any(p.startswith("**") for p in params)
@@ -176,6 +227,8 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
              applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
              conditional: frozenset[str] = frozenset()) -> list[Finding]:
     """The findings of one call: one per source record that applies and is not covered."""
+    if not can_be(call, framework):
+        return []
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     facts, unknown = facts_of(call, params)
     named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
@@ -233,9 +286,9 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
                        fix=f"no deterministic implementation known in {where_fw}", codes=())
     if codes:
         fix = "fix: " + " or ".join(codes)
-        partly = sorted(set(codes) & conditional)
+        partly = [c for c in codes if c in conditional]
         if partly:
-            fix += f"; {partly[0]} is set only conditionally ({where.get(partly[0], '?')})"
+            fix += f"; {partly[0]} does not hold here ({where.get(partly[0], '?')})"
     else:
         fix = f"no known solution in {where_fw}" + (f" (under a deterministic switch it raises {source.raises})" if source.raises else "")
     return Finding(**base, kind="nondeterministic", certain=certain, depends_on=tuple(sorted(depends)),

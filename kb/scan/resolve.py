@@ -32,7 +32,13 @@ _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.mo
 # `with torch.nn.attention.sdpa_kernel(SDPBackend.X):` pins the attention backend of the calls inside.
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
 SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
-_JAX_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# `x.at[i].add(...)` and the updates that lower to a scatter-add or scatter-multiply (the jax.scatter-add
+# record's condition); `.get` is a gather, `.min`/`.max` are exact in any order, and `.set` (which of
+# several writes to one index wins) has no record.
+_JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul"})
+# Annotations that say an argument is a framework tensor.
+_TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
+_PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 
 
 class Unknown(NamedTuple):
@@ -69,11 +75,26 @@ class Setting(NamedTuple):
     col: int
     text: str
     condition: str | None = None  # the `if` it is set under (None: unconditionally)
+    scope: str | None = None  # None: module level; "__main__": the `if __name__ == "__main__":` block;
+    # else the qualified name of the function it is set in ("main", "Trainer.__init__")
+
+
+class Layout(NamedTuple):
+    """What decides which code a process runs: the module's imports and its calls of plain
+    names, at module level, in its `__main__` block and per function (for the switch scope)."""
+
+    main: bool = False  # has an `if __name__ == "__main__":` block
+    imports: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (module, level, names imported from it)
+    bindings: tuple[tuple[str, str, int, str | None], ...] = ()  # (local name, module, level, attribute or None)
+    top: tuple[str, ...] = ()  # dotted names called at module level (class bodies included)
+    in_main: tuple[str, ...] = ()  # ... in the __main__ block
+    functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
 
 
 class Module(NamedTuple):
     calls: tuple[Call, ...]
     settings: tuple[Setting, ...]
+    layout: Layout = Layout()
 
 
 def canonical(dotted: str) -> str:
@@ -136,6 +157,10 @@ class _Visitor(ast.NodeVisitor):
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
         self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
+        self.scope: list[str] = []  # enclosing classes and functions, outermost first
+        self.members: list[set[str]] = []  # per enclosing class: `self.X` that are parameters or buffers
+        self.functions = 0  # how many of them are functions
+        self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
 
@@ -151,16 +176,27 @@ class _Visitor(ast.NodeVisitor):
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 self._decorated(node)
-                self.typed.append({})
+                self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
+                if kind is ast.ClassDef:
+                    self.members.append(self._members(node))
+                self.scope.append(node.name)
+                function = kind is not ast.ClassDef
+                self.functions += function
                 self.statements(node.body)
+                self.functions -= function
+                self.scope.pop()
+                if kind is ast.ClassDef:
+                    self.members.pop()
                 self.typed.pop()
             elif kind is ast.If:
                 if self._hit(node.test):
                     self.visit(node.test)
-                main = _is_main(node.test)
+                main = _is_main(node.test) and not self.scope
                 if not main:
                     self.conditions.append(node.test)
+                self.main = self.main or main
                 self.statements(node.body)
+                self.main = self.main and not main
                 self.statements(node.orelse)
                 if not main:
                     self.conditions.pop()
@@ -200,8 +236,9 @@ class _Visitor(ast.NodeVisitor):
                         self.typed[-1].pop(target.id, None)
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
+        scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
         self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, self.text(node),
-                                     self.text(self.conditions[-1]) if self.conditions else None))
+                                     self.text(self.conditions[-1]) if self.conditions else None, scope))
 
     # --- names -----------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -214,7 +251,8 @@ class _Visitor(ast.NodeVisitor):
         base = self.aliases.get(node.id)
         if base is None:
             return None
-        return ".".join([base, *reversed(parts)])
+        name = ".".join([base, *reversed(parts)])
+        return name if name in self.wanted else public_name(name, self.wanted)
 
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""
@@ -237,7 +275,40 @@ class _Visitor(ast.NodeVisitor):
                 return "torch.Tensor" if self.kind_of(node.func.value) == "torch.Tensor" else None
         if isinstance(node, ast.Subscript):  # x[0] of a tensor is a tensor
             return "torch.Tensor" if self.kind_of(node.value) == "torch.Tensor" else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and self.members and node.attr in self.members[-1]:
+            return "torch.Tensor"  # a module's parameter or buffer
         return None
+
+    def _argument_types(self, node: ast.AST) -> dict[str, str]:
+        """Arguments known to be tensors: annotated `torch.Tensor`, or the inputs of a module's `forward`."""
+        out: dict[str, str] = {}
+        arguments = node.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        for arg in every:
+            if arg.annotation is not None:
+                name = self.dotted(arg.annotation)
+                if name in _TENSOR_TYPES:
+                    out[arg.arg] = _TENSOR_TYPES[name]
+        if node.name == "forward" and self.members and every and every[0].arg == "self":
+            for arg in every[1:]:
+                if arg.annotation is None:
+                    out.setdefault(arg.arg, "torch.Tensor")
+        return out
+
+    def _members(self, node: ast.ClassDef) -> set[str]:
+        """`self.X = nn.Parameter(...)` and `self.register_buffer("X", ...)` anywhere in the class."""
+        found: set[str] = set()
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) \
+                    and self.dotted(sub.value.func) in _PARAMETER_MAKERS:
+                for target in sub.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        found.add(target.attr)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer" \
+                    and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                found.add(sub.args[0].value)
+        return found
 
     # --- scopes ------------------------------------------------------------------------
     def _sdpa_backend(self, expr: ast.expr) -> str | None | bool:
@@ -410,6 +481,58 @@ class _Visitor(ast.NodeVisitor):
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra))
 
 
+_PUBLIC: dict[tuple[str, int], str] = {}
+
+
+def public_name(name: str, wanted: frozenset[str]) -> str:
+    """The KB's name for a name spelled through the submodule that defines it:
+    `torch.utils.data.dataloader.DataLoader` is `torch.utils.data.DataLoader`,
+    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d` (one or two inner parts dropped)."""
+    key = (name, id(wanted))
+    found = _PUBLIC.get(key)
+    if found is not None:
+        return found
+    found = name
+    parts = name.split(".")
+    if len(parts) >= 4 and parts[0] in ("torch", "tf", "jax", "keras"):
+        for width in (1, 2):
+            for start in range(len(parts) - 1 - width, 0, -1):
+                candidate = ".".join(parts[:start] + parts[start + width:])
+                if candidate in wanted:
+                    found = candidate
+                    break
+            if found != name:
+                break
+    if len(_PUBLIC) < 65536:
+        _PUBLIC[key] = found
+    return found
+
+
+def subclasses(tree: ast.Module, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
+    """Classes of the module that subclass a KB-known class (`class MyConv(nn.Conv1d)`): their
+    calls are that class's calls (name -> the KB name)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                parts: list[str] = []
+                item = base
+                while isinstance(item, ast.Attribute):
+                    parts.append(item.attr)
+                    item = item.value
+                if not isinstance(item, ast.Name):
+                    continue
+                root = aliases.get(item.id) or found.get(item.id)
+                if root is None:
+                    continue
+                name = ".".join([root, *reversed(parts)])
+                name = name if name in wanted else public_name(name, wanted)
+                if name in wanted:
+                    found[node.name] = name
+                    break
+    return found
+
+
 def _strings(node: ast.AST) -> str | None:
     """The text an env value is built from: a literal, or the literal parts of an f-string or
     a concatenation ('--xla_gpu_deterministic_ops=true' in os.environ.get(...) + ' --xla...')."""
@@ -526,14 +649,109 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             watched: frozenset[str]) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text."""
-    if not any(marker in text for marker in _MARKERS):
-        compile(text, filename, "exec", ast.PyCF_ONLY_AST)  # still report a file that does not parse
-        return Module((), ())
     tree = ast.parse(text, filename=filename)
+    if not any(marker in text for marker in _MARKERS):
+        return Module((), (), layout(tree))
     aliases = aliases_of(tree)
+    for name, base in subclasses(tree, aliases, wanted).items():
+        aliases.setdefault(name, base)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
-    return Module(tuple(visitor.calls), tuple(visitor.settings))
+    return Module(tuple(visitor.calls), tuple(visitor.settings), layout(tree))
+
+
+def _called(node: ast.AST) -> str | None:
+    """`f` for f(...), `a.b.f` for a.b.f(...): a call's name when it is a dotted plain name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def _calls_in(nodes: list[ast.AST]) -> list[str]:
+    """Dotted names called in these statements, not descending into nested defs or classes."""
+    found: list[str] = []
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(node.decorator_list)  # decorators run where the def is
+            continue
+        if isinstance(node, ast.Call):
+            name = _called(node.func)
+            if name is not None:
+                found.append(name)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def layout(tree: ast.Module) -> Layout:
+    """The module's Layout (imports, the calls that run at import, in __main__, per function)."""
+    imports: list[tuple[str, int, tuple[str, ...]]] = []
+    bindings: list[tuple[str, str, int, str | None]] = []
+    top: list[str] = []
+    in_main: list[str] = []
+    functions: list[tuple[str, tuple[str, ...]]] = []
+    has_main = False
+
+    def walk(body: list[ast.stmt], prefix: str, function: bool, main: bool) -> None:
+        nonlocal has_main
+        for node in body:
+            kind = type(node)
+            if kind is ast.Import:
+                for alias in node.names:
+                    imports.append((alias.name, 0, ()))
+                    if alias.asname:
+                        bindings.append((alias.asname, alias.name, 0, None))
+                    else:
+                        bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
+            elif kind is ast.ImportFrom:
+                names = tuple(a.name for a in node.names)
+                imports.append((node.module or "", node.level, names))
+                for alias in node.names:
+                    if alias.name != "*":
+                        bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+                name = prefix + node.name
+                calls = _calls_in(node.decorator_list)
+                (in_main if main else top if not function else []).extend(calls)
+                functions.append((name, tuple(_calls_in(node.body))))
+                walk(node.body, name + ".", True, False)
+            elif kind is ast.ClassDef:
+                name = prefix + node.name
+                calls = _calls_in([*node.decorator_list, *node.bases])
+                (in_main if main else top if not function else []).extend(calls)
+                walk(node.body, name + ".", function, main)
+            elif not function:
+                is_main = kind is ast.If and not prefix and _is_main(node.test)
+                has_main = has_main or is_main
+                if is_main:
+                    walk(node.body, prefix, False, True)
+                    walk(node.orelse, prefix, False, main)
+                    continue
+                heads = [getattr(node, f) for f in ("test", "iter", "subject") if getattr(node, f, None) is not None]
+                heads += [item.context_expr for item in getattr(node, "items", ())]
+                if kind in _COMPOUND:
+                    (in_main if main else top).extend(_calls_in(heads))
+                    for field in ("body", "orelse", "finalbody"):
+                        walk(getattr(node, field, []), prefix, False, main)
+                    for handler in getattr(node, "handlers", ()):
+                        walk(handler.body, prefix, False, main)
+                    for case in getattr(node, "cases", ()):
+                        walk(case.body, prefix, False, main)
+                else:
+                    (in_main if main else top).extend(_calls_in([node]))
+            elif kind in _COMPOUND:  # nested defs inside a function's if/for/with blocks
+                for field in ("body", "orelse", "finalbody"):
+                    walk([n for n in getattr(node, field, []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                                ast.ClassDef, ast.Import, ast.ImportFrom,
+                                                                                *_COMPOUND))], prefix, True, False)
+
+    walk(tree.body, "", False, False)
+    return Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main), tuple(functions))
