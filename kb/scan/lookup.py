@@ -172,6 +172,8 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
 def _put(name: str, value: object, facts: dict, unknown: dict) -> None:
     if isinstance(value, Unknown):
         unknown[name] = value.text
+        if value.prefix:
+            unknown.setdefault("\0prefixes", {})[name] = value.prefix  # type: ignore[index]
     else:
         facts[name] = value
 
@@ -191,6 +193,8 @@ def _keys(obj: object) -> set[str]:
 
 
 def _query(op: str, version: str, framework: str, device: str, call: dict | None) -> kb.Status:
+    if call:
+        call = {k: v for k, v in call.items() if not isinstance(v, tuple)}  # tuples are the scanner's own facts
     if CALLS_SUPPORTED:
         try:
             return kb.status(op, version, framework=framework, device=device, call=call)
@@ -204,8 +208,22 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
 _CANDIDATES: dict[tuple, list] = {}
 
 
+def _prefix_rules_out(when: object, prefixes: dict[str, str]) -> bool:
+    """True when, in every alternative of a record's condition, some key's accepted values all
+    fail to start with the literal prefix the call's f-string gives (f"a{x}" is never "sum")."""
+    alternatives = [w for w in (when or ()) if isinstance(w, dict)]
+    if not alternatives or not prefixes:
+        return False
+    for alternative in alternatives:
+        if not any(key in prefixes and all(not str(v).startswith(prefixes[key]) for v in (values or ()))
+                   for key, values in alternative.items()):
+            return False
+    return True
+
+
 def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
-                named_unknown: frozenset[str]) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
+                named_unknown: frozenset[str], prefixes: dict[str, str] | None = None
+                ) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
     """(source, applies, what it depends on) for every record that may apply to this call;
     the same for every call of the op with the same literal facts (memoized by the caller)."""
     known = _query(op, version, framework, device, facts if CALLS_SUPPORTED else None)
@@ -216,6 +234,8 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
         pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown]
     out = []
     for source, applies_known in pairs:
+        if prefixes and _prefix_rules_out(getattr(source, "when", None), prefixes):
+            continue
         mentioned = _keys(getattr(source, "when", None)) & named_unknown
         depends = set(getattr(source, "depends_on", None) or ()) | mentioned
         applies = getattr(source, "applies", True) if applies_known else None
@@ -223,28 +243,90 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     return out
 
 
+# Calls a record's own condition rules out, decided from the call's literal facts (a record's
+# `calls:` lists the values that make it apply and cannot say "any value but this one").
+# record -> (parameter, values that rule the record out, why, source).
+NOT_REACHED = {
+    # AdaptiveAvgPool with output size 1 is global pooling: aten's adaptive_avg_pool2d/3d compute it as
+    # `input.mean(...)` (no adaptive kernel, no atomics), and no window overlaps another (the record's condition).
+    "torch.adaptive-avg-pool-backward": ("output_size", (1, (1, 1), (1, 1, 1)),
+                                         "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
+    # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).
+    "torch.data-loader-workers": ("num_workers", (0,), "num_workers=0 loads in the main process, with no worker seeds"),
+}
+# Facts that leave a record possible rather than certain, with what it then depends on.
+ONLY_IF = {
+    "torch.data-loader-workers": ("shuffle", (None, False), "random augmentation in the dataset (shuffle is off)"),
+}
+
+
+def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
+    """The op's literal defaults (a parameter the call leaves out takes its default)."""
+    sig = signature(op, framework)
+    fetch = getattr(kb, "parameters", None)
+    if sig is None or fetch is None:
+        return {}
+    try:
+        params = _bound(tuple(fetch(op, framework=framework)), method)
+    except (LookupError, ValueError, KeyError, TypeError):
+        return {}
+    out = {}
+    for p in params:
+        if isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[1], (int, str, bool, type(None))):
+            out[p[0]] = p[1]
+    return out
+
+
+_MISSING = object()
+
+
+def ruled_out(record: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
+    """Why the call's facts rule the record out (None: they do not)."""
+    rule = NOT_REACHED.get(record)
+    if rule is None:
+        return None
+    name, values, why = rule
+    value = facts.get(name, defaults.get(name, _MISSING) if name not in given else _MISSING)
+    return why if value is not _MISSING and value in values else None
+
+
 def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
              applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
-             conditional: frozenset[str] = frozenset()) -> list[Finding]:
-    """The findings of one call: one per source record that applies and is not covered."""
+             conditional: frozenset[str] = frozenset(), passes: dict[str, str] | None = None,
+             backward: bool = True) -> list[Finding]:
+    """The findings of one call: one per source record that applies and is not covered. With
+    `backward` False (no run that executes this file runs a backward pass) or a call under
+    `torch.no_grad()`, records of the backward pass are not reported."""
     if not can_be(call, framework):
         return []
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     facts, unknown = facts_of(call, params)
+    prefixes = unknown.pop("\0prefixes", None) or {}
     named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
     try:
         typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
-        memo = (call.op, version, framework, device, typed, named_unknown)
+        memo = (call.op, version, framework, device, typed, named_unknown, tuple(sorted(prefixes.items())))
         hash(memo)
     except TypeError:  # pragma: no cover - facts are scalars
         memo = None
     candidates = _CANDIDATES.get(memo) if memo is not None else None
     if candidates is None:
-        candidates = _candidates(call.op, version, framework, device, facts, named_unknown)
+        candidates = _candidates(call.op, version, framework, device, facts, named_unknown, prefixes)
         if memo is not None and len(_CANDIDATES) < 65536:
             _CANDIDATES[memo] = candidates
     out = []
+    given = {k for k in facts} | set(unknown)
+    defaults = _defaults(call.op, framework, call.method) if not call.star else {}
     for source, applies, depends in candidates:
+        if (call.no_grad or not backward) and (passes or {}).get(source.id) == "backward":
+            continue
+        if ruled_out(source.id, facts, given, defaults):
+            continue
+        hint = ONLY_IF.get(source.id)
+        if hint is not None:
+            value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)
+            if value is not _MISSING and value in hint[1]:
+                depends = set(depends) | {hint[2]}
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
                             record_conditions.get(source.id, ()), conditional)
         if finding is not None:
@@ -264,7 +346,8 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
     certain = call.certain and applies is not False and applies is not None and not depends
     hedge = []
     if not call.certain:
-        hedge.append("if the receiver is a " + call.op.rsplit(".", 1)[0])
+        hedge.append(f"if the receiver is a {call.op.rsplit('.', 1)[0]}: {call.why}" if getattr(call, "why", None)
+                     else "if the receiver is a " + call.op.rsplit(".", 1)[0])
     if depends:
         hedge.append("depending on " + ", ".join(f"{d}={unknown[d]}" if d in unknown else d for d in sorted(depends)))
     suffix = f" ({'; '.join(hedge)})" if hedge else ""

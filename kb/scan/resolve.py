@@ -39,12 +39,17 @@ _JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul"})
 # Annotations that say an argument is a framework tensor.
 _TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
 _PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
+_RESHAPES = frozenset({"view", "reshape"})
 
 
 class Unknown(NamedTuple):
-    """An argument the scanner cannot read as a plain literal, with the source text it has."""
+    """An argument the scanner cannot read as a plain literal, with the source text it has
+    (and, for an f-string, the literal text it starts with)."""
 
     text: str
+    prefix: str | None = None
 
 
 class Call(NamedTuple):
@@ -62,6 +67,8 @@ class Call(NamedTuple):
     certain: bool
     method: bool
     extra: tuple[tuple[str, object], ...] = ()  # facts that are not parameters: ("backend", "math")
+    no_grad: bool = False  # under `torch.no_grad()` / `torch.inference_mode()`: no backward runs through it
+    why: str | None = None  # for a method that is not certain: what the receiver is not visibly
 
 
 class Setting(NamedTuple):
@@ -89,6 +96,7 @@ class Layout(NamedTuple):
     top: tuple[str, ...] = ()  # dotted names called at module level (class bodies included)
     in_main: tuple[str, ...] = ()  # ... in the __main__ block
     functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
+    backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
 
 
 class Module(NamedTuple):
@@ -158,7 +166,9 @@ class _Visitor(ast.NodeVisitor):
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
         self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
         self.scope: list[str] = []  # enclosing classes and functions, outermost first
-        self.members: list[set[str]] = []  # per enclosing class: `self.X` that are parameters or buffers
+        self.members: list[set[str]] = []
+        self.no_grad = 0  # enclosing no-grad contexts and decorated functions
+        self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use  # per enclosing class: `self.X` that are parameters or buffers
         self.functions = 0  # how many of them are functions
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
@@ -176,6 +186,8 @@ class _Visitor(ast.NodeVisitor):
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 self._decorated(node)
+                quiet = kind is not ast.ClassDef and any(self._no_grad(d) for d in node.decorator_list)
+                self.no_grad += quiet
                 self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
                 if kind is ast.ClassDef:
                     self.members.append(self._members(node))
@@ -188,6 +200,7 @@ class _Visitor(ast.NodeVisitor):
                 if kind is ast.ClassDef:
                     self.members.pop()
                 self.typed.pop()
+                self.no_grad -= quiet
             elif kind is ast.If:
                 if self._hit(node.test):
                     self.visit(node.test)
@@ -208,6 +221,8 @@ class _Visitor(ast.NodeVisitor):
                 self.statements(node.orelse)
             elif kind in (ast.With, ast.AsyncWith):
                 pushed = 0
+                quiet = any(self._no_grad(item.context_expr) for item in node.items)
+                self.no_grad += quiet
                 for item in node.items:
                     if self._hit(item.context_expr):
                         self.visit(item.context_expr)
@@ -216,6 +231,7 @@ class _Visitor(ast.NodeVisitor):
                             self.backends.append(backend)
                             pushed += 1
                 self.statements(node.body)
+                self.no_grad -= quiet
                 del self.backends[len(self.backends) - pushed:]
             elif kind in _TRY:
                 self.statements(node.body)
@@ -280,6 +296,16 @@ class _Visitor(ast.NodeVisitor):
             return "torch.Tensor"  # a module's parameter or buffer
         return None
 
+    def _no_grad(self, expr: ast.expr) -> bool:
+        """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (as a context or decorator)."""
+        call = expr if isinstance(expr, ast.Call) else None
+        name = self.dotted(call.func if call else expr)
+        if name in ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode"):
+            if name.endswith("inference_mode") and call and call.args and literal(call.args[0]) is False:
+                return False
+            return True
+        return bool(name == "torch.set_grad_enabled" and call and call.args and literal(call.args[0]) is False)
+
     def _argument_types(self, node: ast.AST) -> dict[str, str]:
         """Arguments known to be tensors: annotated `torch.Tensor`, or the inputs of a module's `forward`."""
         out: dict[str, str] = {}
@@ -297,9 +323,18 @@ class _Visitor(ast.NodeVisitor):
         return out
 
     def _members(self, node: ast.ClassDef) -> set[str]:
-        """`self.X = nn.Parameter(...)` and `self.register_buffer("X", ...)` anywhere in the class."""
+        """`self.X = nn.Parameter(...)` and `self.register_buffer("X", ...)` anywhere in the class.
+        When the class also initialises its parameters (a `reset_parameters` method, or an
+        `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
         found: set[str] = set()
-        for sub in ast.walk(node):
+        walked = list(ast.walk(node))
+        initialises = any(
+            (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
+            or (isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").startswith("torch.nn.init."))
+            for sub in walked)
+        for sub in walked:
+            if initialises and isinstance(sub, ast.Call) and self.dotted(sub.func) in _PARAMETER_MAKERS and sub.args:
+                self.initialised.add(id(sub.args[0]))
             if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) \
                     and self.dotted(sub.value.func) in _PARAMETER_MAKERS:
                 for target in sub.targets:
@@ -350,7 +385,16 @@ class _Visitor(ast.NodeVisitor):
 
     def literal(self, node: ast.AST) -> object:
         value = literal(node, text=False)
-        return Unknown(self.text(node)) if value is _NOT_LITERAL else value
+        if value is not _NOT_LITERAL:
+            return value
+        if isinstance(node, (ast.Tuple, ast.List)) and node.elts and len(node.elts) <= 8:
+            items = tuple(literal(e, text=False) for e in node.elts)
+            if all(isinstance(i, (int, float, str, bool)) or i is None for i in items):
+                return items  # a tuple of literals: a fact for the scanner's own rules (output_size=(1, 1))
+        prefix = None
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            prefix = str(node.values[0].value) or None
+        return Unknown(self.text(node), prefix)
 
     def _leaf(self, node: ast.AST) -> None:
         """Names and constants hold no call: not walked (NodeVisitor's default would)."""
@@ -413,12 +457,16 @@ class _Visitor(ast.NodeVisitor):
 
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
-        self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Call):
+            self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
+        self.generic_visit(node)
         name = self.dotted(func)
         if name is not None:
             self._environ_call(name, node)
             if name in self.wanted:
+                if name in _EMPTY and id(node) in self.initialised:
+                    return
                 self._record(name, node, certain=True, method=False)
                 return
             if name not in self.watched:
@@ -474,35 +522,48 @@ class _Visitor(ast.NodeVisitor):
                 break
             args.append(self.literal(a))
         kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
-        extra = ()
+        extra: tuple = ()
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)
+        first = node.args[0] if node.args and not method else next((k.value for k in node.keywords if k.arg == "input"), None)
+        ndim = _reshaped_ndim(first)
+        if ndim is not None:
+            extra += (("input.ndim", ndim),)
+        why = None
+        if method and not certain:
+            why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra))
+                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
+                               self.no_grad > 0, why))
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}
 
 
+# The submodules that define public names: `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`.
+_DEFINED_IN = (
+    (re.compile(r"^torch\.nn\.modules(?:\.[a-z_0-9]+)?\."), "torch.nn."),
+    (re.compile(r"^torch\.utils\.data\.(?:dataloader|dataset|sampler|distributed)\."), "torch.utils.data."),
+    (re.compile(r"^torch\.nn\.parameter\."), "torch.nn."),
+    (re.compile(r"^torch\.nn\.attention\.[a-z_0-9]+\."), "torch.nn.attention."),
+    (re.compile(r"^tf\.keras\.layers\.[a-z_0-9]+\."), "tf.keras.layers."),
+)
+
+
 def public_name(name: str, wanted: frozenset[str]) -> str:
     """The KB's name for a name spelled through the submodule that defines it:
     `torch.utils.data.dataloader.DataLoader` is `torch.utils.data.DataLoader`,
-    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d` (one or two inner parts dropped)."""
+    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`."""
     key = (name, id(wanted))
     found = _PUBLIC.get(key)
     if found is not None:
         return found
     found = name
-    parts = name.split(".")
-    if len(parts) >= 4 and parts[0] in ("torch", "tf", "jax", "keras"):
-        for width in (1, 2):
-            for start in range(len(parts) - 1 - width, 0, -1):
-                candidate = ".".join(parts[:start] + parts[start + width:])
-                if candidate in wanted:
-                    found = candidate
-                    break
-            if found != name:
-                break
+    for pattern, public in _DEFINED_IN:
+        candidate, n = pattern.subn(public, name, count=1)
+        if n and candidate in wanted:
+            found = candidate
+            break
     if len(_PUBLIC) < 65536:
         _PUBLIC[key] = found
     return found
@@ -531,6 +592,20 @@ def subclasses(tree: ast.Module, aliases: dict[str, str], wanted: frozenset[str]
                     found[node.name] = name
                     break
     return found
+
+
+def _reshaped_ndim(node: ast.AST | None) -> int | None:
+    """`x.view(-1, n)` / `x.reshape(a, b)`: the number of sizes given is the result's ndim."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RESHAPES):
+        return None
+    if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if len(node.args) == 1:
+        only = node.args[0]
+        if isinstance(only, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in only.elts):
+            return len(only.elts)
+        return None if not isinstance(only, ast.Constant) else 1
+    return len(node.args)
 
 
 def _strings(node: ast.AST) -> str | None:
@@ -651,7 +726,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     `watched` names and its environment settings; raises SyntaxError for unparseable text."""
     tree = ast.parse(text, filename=filename)
     if not any(marker in text for marker in _MARKERS):
-        return Module((), (), layout(tree))
+        return Module((), (), layout(tree, text))
     aliases = aliases_of(tree)
     for name, base in subclasses(tree, aliases, wanted).items():
         aliases.setdefault(name, base)
@@ -660,7 +735,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor.lines = text.split("\n")
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
-    return Module(tuple(visitor.calls), tuple(visitor.settings), layout(tree))
+    return Module(tuple(visitor.calls), tuple(visitor.settings), layout(tree, text))
 
 
 def _called(node: ast.AST) -> str | None:
@@ -691,7 +766,12 @@ def _calls_in(nodes: list[ast.AST]) -> list[str]:
     return found
 
 
-def layout(tree: ast.Module) -> Layout:
+# Words that start or run a backward pass (or hand training to a library that does).
+_BACKWARD = re.compile(r"\.backward\(|autograd\.grad\b|\bgrad\(|value_and_grad|GradientTape|\.fit\(|\.minimize\("
+                       r"|\bTrainer\b|training_step|accelerator\.|\.step\(")
+
+
+def layout(tree: ast.Module, text: str = "") -> Layout:
     """The module's Layout (imports, the calls that run at import, in __main__, per function)."""
     imports: list[tuple[str, int, tuple[str, ...]]] = []
     bindings: list[tuple[str, str, int, str | None]] = []
@@ -754,4 +834,5 @@ def layout(tree: ast.Module) -> Layout:
                                                                                 *_COMPOUND))], prefix, True, False)
 
     walk(tree.body, "", False, False)
-    return Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main), tuple(functions))
+    return Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main), tuple(functions),
+                  bool(_BACKWARD.search(text)))

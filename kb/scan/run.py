@@ -206,6 +206,11 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     applied = _combined(runs, per_run, used)
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
+    passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
+    # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
+    # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
+    trains = [not modules[r.entry].layout.main and not r.why.startswith("console script")
+              or any(modules[p].layout.backward for p in r.files) for r in runs]
 
     found: dict[tuple, lookup.Finding] = {}
     suppressed = 0
@@ -218,13 +223,14 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         if cover is None:
             cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
         codes, where, maybe = cover.codes, cover.where, cover.maybe
+        backward = not ids or any(trains[k] for k in ids)
         for call in module.calls:
             framework = framework_of[call.op]
             pin = chosen.get(framework)
             if pin is None:
                 continue
             for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
-                                           where, conditions, maybe):
+                                           where, conditions, maybe, passes, backward):
                 if _silenced(silenced, call, finding.record):
                     suppressed += 1
                     continue

@@ -25,6 +25,9 @@ from typing import NamedTuple
 from kb.scan.resolve import Layout, Module, Setting
 
 
+FALLBACK = "imported by no entry point"
+
+
 class Run(NamedTuple):
     """One entry point: its file, why it is one, and the settings that hold in its process."""
 
@@ -268,7 +271,7 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
     entered.update(reach)
     for path in sorted(modules):
         if path not in reach:
-            add(path, "imported by no entry point", (), fallback=True)
+            add(path, FALLBACK, (), fallback=True)
     return out, {path: tuple(ids) for path, ids in reach.items()}
 
 
