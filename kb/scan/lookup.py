@@ -208,6 +208,25 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
 _CANDIDATES: dict[tuple, list] = {}
 
 
+def _contradicted(when: object, facts: dict) -> bool:
+    """True when every alternative of a record's condition has a key whose value the call
+    states and the alternative does not accept (input.ndim=2 against input.ndim: [3, 4, 5, 6])."""
+    alternatives = [w for w in (when or ()) if isinstance(w, dict)]
+    if not alternatives:
+        return False
+    for alternative in alternatives:
+        dead = False
+        for key, values in alternative.items():
+            if key in facts and not isinstance(facts[key], tuple):
+                value = facts[key]
+                if not any(value == v and type(value) is type(v) for v in (values or ())):
+                    dead = True
+                    break
+        if not dead:
+            return False
+    return True
+
+
 def _prefix_rules_out(when: object, prefixes: dict[str, str]) -> bool:
     """True when, in every alternative of a record's condition, some key's accepted values all
     fail to start with the literal prefix the call's f-string gives (f"a{x}" is never "sum")."""
@@ -231,7 +250,8 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     if CALLS_SUPPORTED and named_unknown:
         ids = {s.id for s in known.sources}
         loose = _query(op, version, framework, device, None)
-        pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown]
+        pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown
+                  and not _contradicted(getattr(s, "when", None), facts)]
     out = []
     for source, applies_known in pairs:
         if prefixes and _prefix_rules_out(getattr(source, "when", None), prefixes):
@@ -253,6 +273,8 @@ NOT_REACHED = {
                                          "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
     # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).
     "torch.data-loader-workers": ("num_workers", (0,), "num_workers=0 loads in the main process, with no worker seeds"),
+    # tf.data map/interleave run in parallel only with num_parallel_calls > 1 (the record's condition).
+    "tf.data-loader-parallelism": ("num_parallel_calls", (None, 1), "without num_parallel_calls the map runs sequentially"),
 }
 # Facts that leave a record possible rather than certain, with what it then depends on.
 ONLY_IF = {

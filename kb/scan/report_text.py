@@ -16,8 +16,21 @@ def location(finding: Finding) -> str:
     return f"{finding.path}{cell}:{finding.line}:{finding.col}"
 
 
+CONDITION_CHARS = 110
+
+
+def condition(finding: Finding) -> str:
+    """The record's first stated condition, shortened: what makes the call risky or harmless."""
+    if not finding.conditions:
+        return ""
+    text = " ".join(str(finding.conditions[0]).split())
+    return text if len(text) <= CONDITION_CHARS else text[: CONDITION_CHARS - 3].rstrip() + "..."
+
+
 def line(finding: Finding) -> str:
-    return f"{location(finding)}: {finding.text} [{finding.record}]: {finding.level}: {finding.answer}; {finding.fix}"
+    out = f"{location(finding)}: {finding.text} [{finding.record}]: {finding.level}: {finding.answer}; {finding.fix}"
+    when = condition(finding)
+    return f"{out}; applies when: {when}" if when else out
 
 
 def summary_lines(report: Report, solutions: dict) -> list[str]:
@@ -25,6 +38,10 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
     counts = {level: sum(1 for f in report.findings if f.level == level) for level in STYLE}
     versions = ", ".join(f"{p.framework} {p.version} ({p.origin})" for p in report.pins.values()) or "no framework calls found"
     out.append(f"scanned {report.files} file(s) for {report.device}; versions: {versions}")
+    cpu_builds = [p for p in report.pins.values() if p.origin.startswith("installed") and "+cpu" in p.origin]
+    if cpu_builds and report.device == "gpu":
+        out.append("note: the installed " + ", ".join(f"{p.framework} is a CPU build" for p in cpu_builds)
+                   + "; the answers are for that release on a GPU: pass --versions or --lockfile for the build you train with")
     out.extend(_switch_lines(report))
     out.append(f"{len(report.findings)} finding(s): {counts['raises']} raise, {counts['nondeterministic']} not deterministic, "
                f"{counts['possible']} possible; {report.suppressed} suppressed; {len(report.errors)} file(s) not parsed")
