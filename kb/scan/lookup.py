@@ -66,6 +66,24 @@ def _supports_call() -> bool:
 
 CALLS_SUPPORTED = _supports_call()
 
+COMPILED_FACT = ("compiled", "inductor")
+_COMPILED: list[bool] = []
+
+
+def compiled_fact_supported() -> bool:
+    """Whether this KB answers the call fact `compiled: inductor` (issue 36's query layer). Until it
+    does, a compiled call is answered as an eager one; the scan passes the fact as soon as it is accepted."""
+    if not _COMPILED:
+        ok = False
+        if CALLS_SUPPORTED:
+            try:
+                kb.status("torch.cumsum", "2.11", call={COMPILED_FACT[0]: COMPILED_FACT[1]})
+                ok = True
+            except (ValueError, TypeError, LookupError):
+                ok = False
+        _COMPILED.append(ok)
+    return _COMPILED[0]
+
 
 _PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = {}
 
@@ -162,6 +180,8 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
             continue
         _put(name, value, facts, unknown)
     facts.update(call.extra)  # facts the code fixes around the call (the sdpa_kernel backend)
+    if getattr(call, "compiled", False) and compiled_fact_supported():
+        facts[COMPILED_FACT[0]] = COMPILED_FACT[1]
     if call.star and names is not None:
         for name in names:
             if name not in facts and name not in unknown:
@@ -367,9 +387,12 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
                 title=source.title, framework=framework, version=version, facts=dict(facts), conditions=conditions)
     certain = call.certain and applies is not False and applies is not None and not depends
     hedge = []
-    if not call.certain:
-        hedge.append(f"if the receiver is a {call.op.rsplit('.', 1)[0]}: {call.why}" if getattr(call, "why", None)
+    why = getattr(call, "why", None)
+    if not call.certain and call.method:
+        hedge.append(f"if the receiver is a {call.op.rsplit('.', 1)[0]}: {why}" if why
                      else "if the receiver is a " + call.op.rsplit(".", 1)[0])
+    elif not call.certain and why:
+        hedge.append(why)
     if depends:
         hedge.append("depending on " + ", ".join(f"{d}={unknown[d]}" if d in unknown else d for d in sorted(depends)))
     suffix = f" ({'; '.join(hedge)})" if hedge else ""

@@ -69,6 +69,7 @@ class Call(NamedTuple):
     extra: tuple[tuple[str, object], ...] = ()  # facts that are not parameters: ("backend", "math")
     no_grad: bool = False  # under `torch.no_grad()` / `torch.inference_mode()`: no backward runs through it
     why: str | None = None  # for a method that is not certain: what the receiver is not visibly
+    compiled: bool = False  # inside a function or module compiled with torch.compile (Inductor's kernels run)
 
 
 class Setting(NamedTuple):
@@ -168,7 +169,8 @@ class _Visitor(ast.NodeVisitor):
         self.scope: list[str] = []  # enclosing classes and functions, outermost first
         self.members: list[set[str]] = []
         self.no_grad = 0  # enclosing no-grad contexts and decorated functions
-        self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use  # per enclosing class: `self.X` that are parameters or buffers
+        self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use
+        self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles  # per enclosing class: `self.X` that are parameters or buffers
         self.functions = 0  # how many of them are functions
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
@@ -464,6 +466,9 @@ class _Visitor(ast.NodeVisitor):
         name = self.dotted(func)
         if name is not None:
             self._environ_call(name, node)
+            if name == "torch.nn.functional.pad":
+                self._pad(node)
+                return
             if name in self.wanted:
                 if name in _EMPTY and id(node) in self.initialised:
                     return
@@ -498,6 +503,29 @@ class _Visitor(ast.NodeVisitor):
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
                 self._record(op, node, certain=True, method=True)
 
+    def _pad(self, node: ast.Call) -> None:
+        """F.pad(x, pad, mode="reflect"|"replicate") runs the ReflectionPad/ReplicationPad kernels: aten's
+        _pad_enum (aten/src/ATen/native/PadNd.cpp) sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d
+        (replication_pad1d/2d/3d), as the nn.ReflectionPad*/ReplicationPad* modules do through F.pad."""
+        given = dict((k.arg, k.value) for k in node.keywords if k.arg)
+        mode_node = node.args[2] if len(node.args) > 2 else given.get("mode")
+        mode = self.literal(mode_node) if mode_node is not None else "constant"
+        if mode not in ("reflect", "replicate"):
+            return
+        pad = node.args[1] if len(node.args) > 1 else given.get("pad")
+        size = len(pad.elts) if isinstance(pad, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in pad.elts) else None
+        dims = size // 2 if size in (2, 4, 6) else 2
+        op = f"torch.nn.{'ReflectionPad' if mode == 'reflect' else 'ReplicationPad'}{dims}d"
+        if op not in self.wanted:
+            return
+        before = len(self.calls)
+        self._record(op, node, certain=size is not None, method=False)
+        if size is None and len(self.calls) > before:
+            call = self.calls[-1]
+            self.calls[-1] = call._replace(why=f"the pad {self.text(pad, 30) if pad is not None else '?'} is not a literal "
+                                               "of length 2, 4 or 6 (taken as a 2-D pad)")
+
     def _environ_call(self, name: str, node: ast.Call) -> None:
         """os.environ.setdefault / .update, os.putenv: environment set in code."""
         if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
@@ -529,12 +557,13 @@ class _Visitor(ast.NodeVisitor):
         ndim = _reshaped_ndim(first)
         if ndim is not None:
             extra += (("input.ndim", ndim),)
+        compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         why = None
         if method and not certain:
             why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
-                               self.no_grad > 0, why))
+                               self.no_grad > 0, why, compiled))
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}
@@ -592,6 +621,64 @@ def subclasses(tree: ast.Module, aliases: dict[str, str], wanted: frozenset[str]
                     found[node.name] = name
                     break
     return found
+
+
+_COMPILE = frozenset({"torch.compile"})
+
+
+def compiled_scopes(tree: ast.Module, aliases: dict[str, str], text: str) -> frozenset[str]:
+    """Functions and classes of the module that run compiled: `@torch.compile` (with or without
+    arguments), `torch.compile(f)` of a function defined here, `torch.compile(model)` / `model.compile()`
+    where `model = Net(...)` and Net is a class defined here."""
+    if "compile" not in text:
+        return frozenset()
+
+    def name_of(node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in aliases:
+            return None
+        return ".".join([aliases[node.id], *reversed(parts)])
+
+    defined: set[str] = set()
+    classes: set[str] = set()
+    made: dict[str, str] = {}  # variable -> class defined here that made it
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(node.name)
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                if name_of(target) in _COMPILE:
+                    found.add(node.name)
+        elif isinstance(node, ast.ClassDef):
+            classes.add(node.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and node.value.func.id in classes:
+            for t in node.targets:
+                key = t.id if isinstance(t, ast.Name) else (t.attr if isinstance(t, ast.Attribute) else None)
+                if key:
+                    made[key] = node.value.func.id
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        subject = None
+        if name_of(node.func) in _COMPILE and node.args:
+            subject = node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+            subject = node.func.value  # nn.Module.compile()
+        if isinstance(subject, ast.Call) and isinstance(subject.func, ast.Name) and subject.func.id in classes:
+            found.add(subject.func.id)  # torch.compile(Net(...))
+            continue
+        key = subject.id if isinstance(subject, ast.Name) else (subject.attr if isinstance(subject, ast.Attribute) else None)
+        if key in defined:
+            found.add(key)
+        elif key in made:
+            found.add(made[key])
+    return frozenset(found)
 
 
 def _reshaped_ndim(node: ast.AST | None) -> int | None:
@@ -733,6 +820,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
+    visitor.compiled = compiled_scopes(tree, aliases, text)
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
     return Module(tuple(visitor.calls), tuple(visitor.settings), layout(tree, text))
