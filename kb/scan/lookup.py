@@ -344,6 +344,9 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     facts, unknown = facts_of(call, params)
     prefixes = unknown.pop("\0prefixes", None) or {}
+    if framework == "jax" and params is not None and "backend" in params and "backend" not in facts \
+            and "backend" not in unknown and not call.star:
+        facts["backend"] = None  # jax.jit/pmap's own `backend` argument left out: the default backend (the GPU)
     named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
     try:
         typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
