@@ -293,6 +293,8 @@ NOT_REACHED = {
                                          "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
     # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).
     "torch.data-loader-workers": ("num_workers", (0,), "num_workers=0 loads in the main process, with no worker seeds"),
+    # median() without dim returns no indices (the record's condition).
+    "torch.median-indices": ("dim", (None,), "median() without dim returns no indices"),
     # tf.data map/interleave run in parallel only with num_parallel_calls > 1 (the record's condition).
     "tf.data-loader-parallelism": ("num_parallel_calls", (None, 1), "without num_parallel_calls the map runs sequentially"),
 }
@@ -300,6 +302,16 @@ NOT_REACHED = {
 ONLY_IF = {
     "torch.data-loader-workers": ("shuffle", (None, False), "random augmentation in the dataset (shuffle is off)"),
 }
+# ...unless one of these is given (a sampler or batch sampler can shuffle on its own).
+ONLY_IF_UNLESS = {"torch.data-loader-workers": ("sampler", "batch_sampler")}
+# Records whose condition needs an argument that the code visibly makes (a sparse tensor): a call
+# that mentions none of these words is not reported.
+NEEDS_WORD = {"torch.sparse-bmm": ("sparse",)}
+
+
+def _mentions(call: Call, words: tuple[str, ...]) -> bool:
+    texts = [call.text, *(str(getattr(a, "text", a)) for a in call.args), *(str(getattr(v, "text", v)) for _, v in call.kwargs)]
+    return any(w in t for t in texts for w in words)
 
 
 def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
@@ -367,8 +379,10 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
             continue
         if ruled_out(source.id, facts, given, defaults):
             continue
+        if source.id in NEEDS_WORD and not _mentions(call, NEEDS_WORD[source.id]):
+            continue
         hint = ONLY_IF.get(source.id)
-        if hint is not None:
+        if hint is not None and not any(facts.get(p) is not None or p in unknown for p in ONLY_IF_UNLESS.get(source.id, ())):
             value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)
             if value is not _MISSING and value in hint[1]:
                 depends = set(depends) | {hint[2]}

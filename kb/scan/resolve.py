@@ -42,6 +42,10 @@ _PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Paramet
 _INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
 _EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
 _RESHAPES = frozenset({"view", "reshape"})
+# Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
+_STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
+    ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
+    ("LANCZOS3", "lanczos3"), ("LANCZOS5", "lanczos5"), ("GAUSSIAN", "gaussian"), ("MITCHELLCUBIC", "mitchellcubic"))}
 
 
 class Unknown(NamedTuple):
@@ -389,6 +393,10 @@ class _Visitor(ast.NodeVisitor):
         value = literal(node, text=False)
         if value is not _NOT_LITERAL:
             return value
+        if isinstance(node, ast.Attribute):
+            name = self.dotted(node)
+            if name in _STRING_ENUMS:
+                return _STRING_ENUMS[name]  # tf.image.ResizeMethod.BICUBIC is "bicubic"
         if isinstance(node, (ast.Tuple, ast.List)) and node.elts and len(node.elts) <= 8:
             items = tuple(literal(e, text=False) for e in node.elts)
             if all(isinstance(i, (int, float, str, bool)) or i is None for i in items):

@@ -209,7 +209,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
     # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
     # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
-    trains = [not modules[r.entry].layout.main and not r.why.startswith("console script")
+    # A module of a package (its folder has __init__.py) is a library even with a __main__ smoke test.
+    trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
     found: dict[tuple, lookup.Finding] = {}
@@ -242,6 +243,10 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     summaries = tuple(RunSwitches(r.entry, r.why, a) for r, a in zip(runs, per_run))
     return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
                   tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries)
+
+
+def _in_package(path: str) -> bool:
+    return os.path.isfile(os.path.join(os.path.dirname(path) or ".", "__init__.py"))
 
 
 def _combined(runs: list[scope.Run], per_run: list[dict[str, switches.Applied]],
