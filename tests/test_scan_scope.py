@@ -335,3 +335,46 @@ def test_layout_reads_entry_points_and_calls():
     assert layout.main and layout.top == ("setup",) and layout.in_main == ("main",)
     assert dict(layout.functions)["T.__init__"] == ("self.go",) and dict(layout.functions)["T.go"] == ("h.seed",)
     assert ("", 1, ("helpers",)) in layout.imports
+
+
+def test_tf_data_maps_that_draw_no_random_numbers(tmp_path):
+    found = _records(tmp_path, """\
+        import tensorflow as tf
+
+        def augment(x):
+            return tf.image.random_flip_left_right(x)
+
+        def decode(x):
+            return augment(tf.cast(x, tf.float32))
+
+        def scale(x):
+            return tf.cast(x, tf.float32) / 255.0
+
+        ds = tf.data.Dataset.range(10)
+        a = ds.map(scale, num_parallel_calls=tf.data.AUTOTUNE)
+        b = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
+        c = ds.map(lambda x: x + 1, num_parallel_calls=tf.data.AUTOTUNE)
+        d = ds.map(imported_fn, num_parallel_calls=tf.data.AUTOTUNE)
+        e = ds.map(decode)
+        """, "tensorflow=2.20")
+    lines = sorted(n for n, r, _ in found if r == "tf.data-loader-parallelism")
+    assert lines == [14, 16]  # decode calls augment (random); imported_fn cannot be read; e is sequential
+
+
+def test_a_parameter_every_call_passes_as_the_same_literal(tmp_path):
+    source = """\
+        import torch.nn.functional as F
+
+        def resize(x, size, mode = 'bilinear'):
+            return F.interpolate(x, size, mode = mode)
+
+        def up(x):
+            return resize(x, 8, mode = 'bilinear')
+
+        def down(x):
+            return resize(x, 2)
+        """
+    found = _records(tmp_path, source)
+    assert [(n, r, level) for n, r, level in found] == [(4, "torch.interpolate-bilinear-backward", "nondeterministic")]
+    found = _records(tmp_path, source.replace("resize(x, 2)", "resize(x, 2, mode = 'nearest')"))
+    assert (4, "torch.interpolate-bilinear-backward", "possible") in found  # bilinear or nearest: not one literal

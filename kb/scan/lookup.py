@@ -381,6 +381,8 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
             continue
         if source.id in NEEDS_WORD and not _mentions(call, NEEDS_WORD[source.id]):
             continue
+        if any(record == source.id for record, _ in getattr(call, "ruled_out", ())):
+            continue
         hint = ONLY_IF.get(source.id)
         if hint is not None and not any(facts.get(p) is not None or p in unknown for p in ONLY_IF_UNLESS.get(source.id, ())):
             value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)

@@ -11,6 +11,7 @@ the receiver was visibly made by the framework (`x = torch.zeros(3)`), else *pos
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import re
 from typing import NamedTuple
@@ -42,6 +43,9 @@ _PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Paramet
 _INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
 _EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
 _RESHAPES = frozenset({"view", "reshape"})
+_TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"})
+_RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
+_BUILTINS = frozenset(dir(builtins))
 # Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
 _STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
     ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
@@ -74,6 +78,7 @@ class Call(NamedTuple):
     no_grad: bool = False  # under `torch.no_grad()` / `torch.inference_mode()`: no backward runs through it
     why: str | None = None  # for a method that is not certain: what the receiver is not visibly
     compiled: bool = False  # inside a function or module compiled with torch.compile (Inductor's kernels run)
+    ruled_out: tuple[tuple[str, str], ...] = ()  # (record, why) that the code around the call rules out
 
 
 class Setting(NamedTuple):
@@ -174,7 +179,11 @@ class _Visitor(ast.NodeVisitor):
         self.members: list[set[str]] = []
         self.no_grad = 0  # enclosing no-grad contexts and decorated functions
         self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use
-        self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles  # per enclosing class: `self.X` that are parameters or buffers
+        self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles
+        self.defs: dict[str, ast.AST] = {}  # functions of the module by name (the last definition wins)
+        self.classes: dict[str, ast.ClassDef] = {}  # classes of the module by name
+        self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
+        self.params: list[dict[str, object]] = []  # per enclosing function: its parameters known that way  # per enclosing class: `self.X` that are parameters or buffers
         self.functions = 0  # how many of them are functions
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
@@ -194,6 +203,8 @@ class _Visitor(ast.NodeVisitor):
                 self._decorated(node)
                 quiet = kind is not ast.ClassDef and any(self._no_grad(d) for d in node.decorator_list)
                 self.no_grad += quiet
+                if kind is not ast.ClassDef:
+                    self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
                 self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
                 if kind is ast.ClassDef:
                     self.members.append(self._members(node))
@@ -205,6 +216,8 @@ class _Visitor(ast.NodeVisitor):
                 self.scope.pop()
                 if kind is ast.ClassDef:
                     self.members.pop()
+                else:
+                    self.params.pop()
                 self.typed.pop()
                 self.no_grad -= quiet
             elif kind is ast.If:
@@ -393,6 +406,8 @@ class _Visitor(ast.NodeVisitor):
         value = literal(node, text=False)
         if value is not _NOT_LITERAL:
             return value
+        if isinstance(node, ast.Name) and self.params and node.id in self.params[-1]:
+            return self.params[-1][node.id]  # a parameter every call in this file passes as the same literal
         if isinstance(node, ast.Attribute):
             name = self.dotted(node)
             if name in _STRING_ENUMS:
@@ -511,6 +526,31 @@ class _Visitor(ast.NodeVisitor):
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
                 self._record(op, node, certain=True, method=True)
 
+    def _may_draw_randomness(self, func: ast.AST, depth: int = 3) -> bool:
+        """False when the function (a lambda, or a function of this module and those it calls here)
+        visibly uses no random op; True when it may (or it cannot be read here)."""
+        if isinstance(func, ast.Lambda):
+            body: ast.AST = func
+        elif isinstance(func, ast.Name) and func.id in self.defs:
+            body = self.defs[func.id]
+        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
+            body = self.classes[func.func.id]  # an instance of a class of this module: its methods
+        else:
+            return True
+        for sub in ast.walk(body):
+            if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
+                return True
+            if isinstance(sub, ast.Name) and ("random" in sub.id or sub.id in _RANDOM_WORDS):
+                return True
+            if isinstance(sub, ast.Call) and sub is not body:
+                callee = sub.func
+                if isinstance(callee, ast.Name) and callee.id in self.defs and self.defs[callee.id] is not body:
+                    if depth <= 0 or self._may_draw_randomness(callee, depth - 1):
+                        return True
+                elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
+                    return True  # a function from elsewhere: cannot tell
+        return False
+
     def _pad(self, node: ast.Call) -> None:
         """F.pad(x, pad, mode="reflect"|"replicate") runs the ReflectionPad/ReplicationPad kernels: aten's
         _pad_enum (aten/src/ATen/native/PadNd.cpp) sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d
@@ -566,12 +606,17 @@ class _Visitor(ast.NodeVisitor):
         if ndim is not None:
             extra += (("input.ndim", ndim),)
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
+        ruled: tuple = ()
+        if op in _TF_DATA_STAGES:
+            mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
+            if mapped is not None and not self._may_draw_randomness(mapped):
+                ruled = (("tf.data-loader-parallelism", "the mapped function draws no random numbers"),)
         why = None
         if method and not certain:
             why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
-                               self.no_grad > 0, why, compiled))
+                               self.no_grad > 0, why, compiled, ruled))
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}
@@ -629,6 +674,44 @@ def subclasses(tree: ast.Module, aliases: dict[str, str], wanted: frozenset[str]
                     found[node.name] = name
                     break
     return found
+
+
+def literal_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
+    """Module-level function -> parameter -> its value, where every call of the function in this
+    module passes that parameter as the same literal (or leaves it at a literal default) and no
+    call passes *args or **kwargs. Calls from other modules are not seen."""
+    seen: dict[str, list[ast.Call]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs:
+            seen.setdefault(node.func.id, []).append(node)
+    out: dict[str, dict[str, object]] = {}
+    for name, calls in seen.items():
+        fn = defs[name]
+        args = fn.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            continue
+        names = [a.arg for a in args.args]
+        defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        values: dict[str, set] = {}
+        blocked: set[str] = set()
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                blocked.update(names)
+                break
+            given = dict(zip(names, call.args))
+            given.update({k.arg: k.value for k in call.keywords if k.arg})
+            for param in [*names, *(a.arg for a in args.kwonlyargs)]:
+                node = given.get(param, defaults.get(param))
+                value = _literal(node) if node is not None else _NOT_LITERAL
+                if value is _NOT_LITERAL:
+                    blocked.add(param)
+                else:
+                    values.setdefault(param, set()).add((type(value).__name__, value))
+        known = {p: next(iter(v))[1] for p, v in values.items() if p not in blocked and len(v) == 1}
+        if known:
+            out[name] = known
+    return out
 
 
 _COMPILE = frozenset({"torch.compile"})
@@ -829,6 +912,14 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
     visitor.compiled = compiled_scopes(tree, aliases, text)
+    visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    visitor.bound = literal_parameters(tree, visitor.defs)
+    if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visitor.defs.setdefault(node.name, node)
+            elif isinstance(node, ast.ClassDef):
+                visitor.classes[node.name] = node
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
     return Module(tuple(visitor.calls), tuple(visitor.settings), layout(tree, text))

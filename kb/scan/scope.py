@@ -1,7 +1,7 @@
 """Where a switch holds: in the processes that run it.
 
 A determinism switch is process-wide, but only for the process that executes it. A process
-starts at an entry point: a file with an `if __name__ == "__main__":` block, a console script
+starts at an entry point: a file with an `if __name__ == "__main__":` block, a notebook, a console script
 of the project (`[project.scripts]` in pyproject.toml, `console_scripts` in setup.cfg), or a
 file named on the command line that no other scanned file imports. It runs its entry file's
 module level and `__main__` block, the module level of every scanned file it imports
@@ -240,6 +240,8 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
     for path, module in sorted(modules.items()):
         if module.layout.main:
             entries[path] = ("__main__ block", module.layout.in_main)
+        elif path.endswith(".ipynb"):
+            entries[path] = ("notebook", ())  # a notebook runs top to bottom
     for path, func, name in console_scripts(roots, graph.files):
         entries.setdefault(path, (f"console script {name}", (func,)))
     imported = {target for path in modules for target in graph.imports(path)}
