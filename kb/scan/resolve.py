@@ -346,6 +346,10 @@ class _Visitor(ast.NodeVisitor):
         When the class also initialises its parameters (a `reset_parameters` method, or an
         `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
         found: set[str] = set()
+        first, last = node.lineno, node.end_lineno or node.lineno
+        source = "\n".join(self.lines[first - 1:last]) if self.lines else "Parameter register_buffer"
+        if "Parameter" not in source and "register_buffer" not in source:
+            return found
         walked = list(ast.walk(node))
         initialises = any(
             (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
@@ -651,38 +655,37 @@ def public_name(name: str, wanted: frozenset[str]) -> str:
     return found
 
 
-def subclasses(tree: ast.Module, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
+def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
     """Classes of the module that subclass a KB-known class (`class MyConv(nn.Conv1d)`): their
     calls are that class's calls (name -> the KB name)."""
     found: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef):
-            for base in node.bases:
-                parts: list[str] = []
-                item = base
-                while isinstance(item, ast.Attribute):
-                    parts.append(item.attr)
-                    item = item.value
-                if not isinstance(item, ast.Name):
-                    continue
-                root = aliases.get(item.id) or found.get(item.id)
-                if root is None:
-                    continue
-                name = ".".join([root, *reversed(parts)])
-                name = name if name in wanted else public_name(name, wanted)
-                if name in wanted:
-                    found[node.name] = name
-                    break
+    for node in classes:
+        for base in node.bases:
+            parts: list[str] = []
+            item = base
+            while isinstance(item, ast.Attribute):
+                parts.append(item.attr)
+                item = item.value
+            if not isinstance(item, ast.Name):
+                continue
+            root = aliases.get(item.id) or found.get(item.id)
+            if root is None:
+                continue
+            name = ".".join([root, *reversed(parts)])
+            name = name if name in wanted else public_name(name, wanted)
+            if name in wanted:
+                found[node.name] = name
+                break
     return found
 
 
-def literal_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
+def literal_parameters(all_calls: list, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
     """Module-level function -> parameter -> its value, where every call of the function in this
     module passes that parameter as the same literal (or leaves it at a literal default) and no
     call passes *args or **kwargs. Calls from other modules are not seen."""
     seen: dict[str, list[ast.Call]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in defs:
+    for node in all_calls:
+        if isinstance(node.func, ast.Name) and node.func.id in defs:
             seen.setdefault(node.func.id, []).append(node)
     out: dict[str, dict[str, object]] = {}
     for name, calls in seen.items():
@@ -717,7 +720,7 @@ def literal_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, 
 _COMPILE = frozenset({"torch.compile"})
 
 
-def compiled_scopes(tree: ast.Module, aliases: dict[str, str], text: str) -> frozenset[str]:
+def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> frozenset[str]:
     """Functions and classes of the module that run compiled: `@torch.compile` (with or without
     arguments), `torch.compile(f)` of a function defined here, `torch.compile(model)` / `model.compile()`
     where `model = Net(...)` and Net is a class defined here."""
@@ -737,25 +740,20 @@ def compiled_scopes(tree: ast.Module, aliases: dict[str, str], text: str) -> fro
     classes: set[str] = set()
     made: dict[str, str] = {}  # variable -> class defined here that made it
     found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defined.add(node.name)
-            for d in node.decorator_list:
-                target = d.func if isinstance(d, ast.Call) else d
-                if name_of(target) in _COMPILE:
-                    found.add(node.name)
-        elif isinstance(node, ast.ClassDef):
-            classes.add(node.name)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
-                and node.value.func.id in classes:
+    for node in found_in.functions:
+        defined.add(node.name)
+        for d in node.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            if name_of(target) in _COMPILE:
+                found.add(node.name)
+    classes.update(node.name for node in found_in.classes)
+    for node in found_in.assigns:
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in classes:
             for t in node.targets:
                 key = t.id if isinstance(t, ast.Name) else (t.attr if isinstance(t, ast.Attribute) else None)
                 if key:
                     made[key] = node.value.func.id
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+    for node in found_in.calls:
         subject = None
         if name_of(node.func) in _COMPILE and node.args:
             subject = node.args[0]
@@ -903,26 +901,25 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text."""
     tree = ast.parse(text, filename=filename)
+    found = survey(tree, text)
     if not any(marker in text for marker in _MARKERS):
-        return Module((), (), layout(tree, text))
+        return Module((), (), found.layout)
     aliases = aliases_of(tree)
-    for name, base in subclasses(tree, aliases, wanted).items():
+    for name, base in subclasses(found.classes, aliases, wanted).items():
         aliases.setdefault(name, base)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
-    visitor.compiled = compiled_scopes(tree, aliases, text)
+    visitor.compiled = compiled_scopes(found, aliases, text)
     visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    visitor.bound = literal_parameters(tree, visitor.defs)
+    visitor.bound = literal_parameters(found.calls, visitor.defs)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visitor.defs.setdefault(node.name, node)
-            elif isinstance(node, ast.ClassDef):
-                visitor.classes[node.name] = node
+        for node in found.functions:
+            visitor.defs.setdefault(node.name, node)
+        visitor.classes = {node.name: node for node in found.classes}
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
-    return Module(tuple(visitor.calls), tuple(visitor.settings), layout(tree, text))
+    return Module(tuple(visitor.calls), tuple(visitor.settings), found.layout)
 
 
 def _called(node: ast.AST) -> str | None:
@@ -936,21 +933,27 @@ def _called(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
-def _calls_in(nodes: list[ast.AST]) -> list[str]:
-    """Dotted names called in these statements, not descending into nested defs or classes."""
-    found: list[str] = []
-    stack = list(nodes)
+class Survey(NamedTuple):
+    """One pass over a module: its Layout, and the nodes later steps look at."""
+
+    layout: Layout
+    classes: list
+    calls: list
+    functions: list
+    assigns: list
+
+
+def _expression_calls(node: ast.AST, sink: list[str], calls: list) -> None:
+    """Calls in an expression (iteratively: expressions can nest deeper than the stack)."""
+    stack = [node]
     while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            stack.extend(node.decorator_list)  # decorators run where the def is
-            continue
-        if isinstance(node, ast.Call):
-            name = _called(node.func)
+        item = stack.pop()
+        if type(item) is ast.Call:
+            calls.append(item)
+            name = _called(item.func)
             if name is not None:
-                found.append(name)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
+                sink.append(name)
+        stack.extend(ast.iter_child_nodes(item))
 
 
 # Words that start or run a backward pass (or hand training to a library that does).
@@ -960,66 +963,74 @@ _BACKWARD = re.compile(r"\.backward\(|autograd\.grad\b|\bgrad\(|value_and_grad|G
 
 def layout(tree: ast.Module, text: str = "") -> Layout:
     """The module's Layout (imports, the calls that run at import, in __main__, per function)."""
+    return survey(tree, text).layout
+
+
+def survey(tree: ast.Module, text: str = "") -> Survey:
+    """The module's Layout and its classes, calls, functions and assignments, in one pass."""
     imports: list[tuple[str, int, tuple[str, ...]]] = []
     bindings: list[tuple[str, str, int, str | None]] = []
     top: list[str] = []
     in_main: list[str] = []
-    functions: list[tuple[str, tuple[str, ...]]] = []
+    functions: list[tuple[str, list[str]]] = []
+    classes: list = []
+    calls: list = []
+    defs: list = []
+    assigns: list = []
     has_main = False
 
-    def walk(body: list[ast.stmt], prefix: str, function: bool, main: bool) -> None:
+    def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
         nonlocal has_main
-        for node in body:
-            kind = type(node)
-            if kind is ast.Import:
-                for alias in node.names:
-                    imports.append((alias.name, 0, ()))
-                    if alias.asname:
-                        bindings.append((alias.asname, alias.name, 0, None))
-                    else:
-                        bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
-            elif kind is ast.ImportFrom:
-                names = tuple(a.name for a in node.names)
-                imports.append((node.module or "", node.level, names))
-                for alias in node.names:
-                    if alias.name != "*":
-                        bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-                name = prefix + node.name
-                calls = _calls_in(node.decorator_list)
-                (in_main if main else top if not function else []).extend(calls)
-                functions.append((name, tuple(_calls_in(node.body))))
-                walk(node.body, name + ".", True, False)
-            elif kind is ast.ClassDef:
-                name = prefix + node.name
-                calls = _calls_in([*node.decorator_list, *node.bases])
-                (in_main if main else top if not function else []).extend(calls)
-                walk(node.body, name + ".", function, main)
-            elif not function:
-                is_main = kind is ast.If and not prefix and _is_main(node.test)
-                has_main = has_main or is_main
-                if is_main:
-                    walk(node.body, prefix, False, True)
-                    walk(node.orelse, prefix, False, main)
-                    continue
-                heads = [getattr(node, f) for f in ("test", "iter", "subject") if getattr(node, f, None) is not None]
-                heads += [item.context_expr for item in getattr(node, "items", ())]
-                if kind in _COMPOUND:
-                    (in_main if main else top).extend(_calls_in(heads))
-                    for field in ("body", "orelse", "finalbody"):
-                        walk(getattr(node, field, []), prefix, False, main)
-                    for handler in getattr(node, "handlers", ()):
-                        walk(handler.body, prefix, False, main)
-                    for case in getattr(node, "cases", ()):
-                        walk(case.body, prefix, False, main)
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:
+                imports.append((alias.name, 0, ()))
+                if alias.asname:
+                    bindings.append((alias.asname, alias.name, 0, None))
                 else:
-                    (in_main if main else top).extend(_calls_in([node]))
-            elif kind in _COMPOUND:  # nested defs inside a function's if/for/with blocks
-                for field in ("body", "orelse", "finalbody"):
-                    walk([n for n in getattr(node, field, []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                                                ast.ClassDef, ast.Import, ast.ImportFrom,
-                                                                                *_COMPOUND))], prefix, True, False)
+                    bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
+        elif kind is ast.ImportFrom:
+            imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+            for alias in node.names:
+                if alias.name != "*":
+                    bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            defs.append(node)
+            for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+                _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
+            body: list[str] = []
+            functions.append((prefix + node.name, body))
+            for child in node.body:
+                statement(child, body, prefix + node.name + ".", False)
+        elif kind is ast.ClassDef:
+            classes.append(node)
+            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+                _expression_calls(part, sink, calls)
+            for child in node.body:  # a class body runs where the class statement is
+                statement(child, sink, prefix + node.name + ".", module_level)
+        elif kind is ast.If and module_level and not prefix and _is_main(node.test):
+            has_main = True
+            for child in node.body:
+                statement(child, in_main, prefix, True)
+            for child in node.orelse:
+                statement(child, sink, prefix, True)
+        else:
+            if kind is ast.Assign:
+                assigns.append(node)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    statement(child, sink, prefix, module_level)
+                elif isinstance(child, ast.excepthandler):
+                    for inner in child.body:
+                        statement(inner, sink, prefix, module_level)
+                elif isinstance(child, ast.match_case):
+                    for inner in child.body:
+                        statement(inner, sink, prefix, module_level)
+                else:
+                    _expression_calls(child, sink, calls)
 
-    walk(tree.body, "", False, False)
-    return Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main), tuple(functions),
-                  bool(_BACKWARD.search(text)))
+    for node in tree.body:
+        statement(node, top, "", True)
+    found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
+                   tuple((name, tuple(body)) for name, body in functions), bool(_BACKWARD.search(text)))
+    return Survey(found, classes, calls, defs, assigns)
