@@ -198,6 +198,21 @@ class Graph:
         return seen
 
 
+PACKAGING_BYTES = 1_000_000
+
+
+def _small_text(path: str) -> str:
+    """A packaging file's text: "" unless it is a regular file (not a FIFO or device) of at most
+    PACKAGING_BYTES bytes in UTF-8."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > PACKAGING_BYTES:
+            return ""
+        with open(path, "rb") as handle:
+            return handle.read(PACKAGING_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def console_scripts(roots: list[str], files: frozenset[str]) -> list[tuple[str, str, str]]:
     """(file, function, script name) of the console scripts the scanned folders declare."""
     out = []
@@ -205,19 +220,19 @@ def console_scripts(roots: list[str], files: frozenset[str]) -> list[tuple[str, 
         if not os.path.isdir(root):
             continue
         scripts: dict[str, str] = {}
+        pyproject = _small_text(os.path.join(root, "pyproject.toml"))
+        if pyproject:
+            try:
+                table = tomllib.loads(pyproject).get("project", {}).get("scripts", {})
+                if isinstance(table, dict):
+                    scripts.update({k: v for k, v in table.items() if isinstance(v, str)})
+            except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
+                pass
+        parser = configparser.ConfigParser(interpolation=None)
         try:
-            with open(os.path.join(root, "pyproject.toml"), "rb") as handle:
-                doc = tomllib.load(handle)
-            table = doc.get("project", {}).get("scripts", {})
-            if isinstance(table, dict):
-                scripts.update({k: v for k, v in table.items() if isinstance(v, str)})
-        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
-            pass
-        parser = configparser.ConfigParser()
-        try:
-            parser.read(os.path.join(root, "setup.cfg"), encoding="utf-8")
+            parser.read_string(_small_text(os.path.join(root, "setup.cfg")))
             text = parser.get("options.entry_points", "console_scripts", fallback="")
-        except (configparser.Error, UnicodeDecodeError):
+        except configparser.Error:
             text = ""
         for line in text.splitlines():
             name, _, target = line.partition("=")
