@@ -287,8 +287,10 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
 # `calls:` lists the values that make it apply and cannot say "any value but this one").
 # record -> (parameter, values that rule the record out, why, source).
 NOT_REACHED = {
-    # AdaptiveAvgPool with output size 1 is global pooling: aten's adaptive_avg_pool2d/3d compute it as
-    # `input.mean(...)` (no adaptive kernel, no atomics), and no window overlaps another (the record's condition).
+    # AdaptiveAvgPool with output size 1 is global pooling: aten's adaptive_avg_pool2d computes it as
+    # `input.mean({-1, -2})` (no adaptive kernel, no atomics; https://github.com/pytorch/pytorch/blob/
+    # 006048e4b659f866d5d4c03ccd8507f3842ccfc0/aten/src/ATen/native/AdaptiveAveragePooling.cpp, read at that
+    # commit), and no window overlaps another (the record's condition). Not yet re-run on a GPU per release.
     "torch.adaptive-avg-pool-backward": ("output_size", (1, (1, 1), (1, 1, 1)),
                                          "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
     # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).

@@ -557,7 +557,8 @@ class _Visitor(ast.NodeVisitor):
 
     def _pad(self, node: ast.Call) -> None:
         """F.pad(x, pad, mode="reflect"|"replicate") runs the ReflectionPad/ReplicationPad kernels: aten's
-        _pad_enum (aten/src/ATen/native/PadNd.cpp) sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d
+        _pad_enum (https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/
+        native/PadNd.cpp) sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d
         (replication_pad1d/2d/3d), as the nn.ReflectionPad*/ReplicationPad* modules do through F.pad."""
         given = dict((k.arg, k.value) for k in node.keywords if k.arg)
         mode_node = node.args[2] if len(node.args) > 2 else given.get("mode")
