@@ -563,9 +563,15 @@ DETAILS = {'keys': ('format',
                                                    '--xla_gpu_load_autotune_results_from) also makes '
                                                    'compilation repeatable; '
                                                    '--xla_gpu_per_fusion_autotune_cache_dir did not persist '
-                                                   "a reduction's choice in openxla issue 37902 (2026)."),
+                                                   "a reduction's choice in openxla issue 37902 (2026).",
+                                                   'jax.jit and jax.pmap compile for the backend they are '
+                                                   "given; backend='cpu' compiles for the CPU, where no GPU "
+                                                   'autotuning runs (the summary above names compilation for '
+                                                   "GPU; the backend argument is documented in jax.jit's and "
+                                                   "jax.pmap's docstrings)."),
                                     'notes': None,
                                     'ops': ('jax.jit',
+                                            'jax.pmap',
                                             'jax.numpy.matmul',
                                             'jax.numpy.dot',
                                             'jax.numpy.einsum',
@@ -858,7 +864,12 @@ DETAILS = {'keys': ('format',
                                     'verify': 'tensorflow.adjust_contrast',
                                     'unverifiable': None},
              'tf.bias-add-backprop': {'conditions': ('Under XLA JIT compilation the bias gradient is an XLA '
-                                                     'reduction instead; see tf.xla-reductions.',),
+                                                     'reduction instead; see tf.xla-reductions.',
+                                                     'A Keras layer reaches BiasAddGrad only through its '
+                                                     'bias (use_bias=True, the default); with use_bias=False '
+                                                     'the layer adds no bias and has no bias gradient (the '
+                                                     "summary above, and the NVIDIA status page's Bias "
+                                                     "Addition section, name the layers' bias as the path)."),
                                       'notes': None,
                                       'ops': ('tf.nn.bias_add',
                                               'tf.keras.layers.Dense',
@@ -2659,7 +2670,16 @@ DETAILS = {'keys': ('format',
                                             'unique_indices=False',
                                             'bucket_size=None',
                                             'mode=None',
-                                            'out_sharding=None')},
+                                            'out_sharding=None'),
+                    'jax.pmap': ('fun',
+                                 'axis_name=None',
+                                 'in_axes=0',
+                                 'out_axes=0',
+                                 'static_broadcasted_argnums=?',
+                                 'devices=None',
+                                 'backend=None',
+                                 'axis_size=None',
+                                 'donate_argnums=?')},
             'keras': {'keras.initializers.GlorotNormal': ('seed=None', 'input_axes=None', 'output_axes=None'),
                       'keras.initializers.GlorotUniform': ('seed=None',
                                                            'input_axes=None',

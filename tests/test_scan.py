@@ -77,7 +77,7 @@ EXPECTED_EXAMPLES = {  # in path order, as the scanner reports
     "examples/probe/train_blocks.py": [
         (53, "torch.sdpa-cudnn-backward", "possible"), (53, "torch.sdpa-efficient-backward", "possible"),
         (53, "torch.sdpa-flash-backward", "possible"), (71, "torch.embedding-backward", "nondeterministic"),
-        (106, "torch.nll-loss", "possible"),
+        # line 106: F.cross_entropy(logits.float().reshape(-1, 100), target) is 2-D, not the nll_loss2d record
     ],
     "examples/probe/train_jax.py": [(24, "jax.segment-reductions", "nondeterministic"), (34, "jax.xla-autotuning", "nondeterministic")],
     "examples/probe/train_tf.py": [
@@ -568,7 +568,7 @@ def test_versions_said_in_the_report(capsys, tmp_path):
     assert json.loads(out)["versions"] == {"pytorch": {"version": "1.6.0", "from": "requirements.txt line 1"}}
     _, out, _ = run_cli(capsys, str(tmp_path / "t.py"), "--format", "json")
     origin = json.loads(out)["versions"]["pytorch"]["from"]
-    assert origin == "installed (torch)" or origin.startswith("assumed")
+    assert origin.startswith(("installed here: torch ", "assumed"))
 
 
 def test_bad_input_exits_2(capsys, tmp_path):

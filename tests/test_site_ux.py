@@ -393,7 +393,9 @@ def test_matrix_rows_and_cells_show_a_records_call_condition(tmp_path: Path) -> 
     root = copy_project(tmp_path / "p")
     record = root / "data/sources/tensorflow/tf.bias-add-backprop.yaml"
     text = record.read_text()
-    record.write_text(text.replace("\nstatus:\n", "\ncalls:\n  - ops: [tf.nn.bias_add]\n    when:\n      data_format: [NHWC, null]\nstatus:\n", 1))
+    # the record's own `calls:` names the Keras layers (use_bias); plant a pattern for tf.nn.bias_add in it
+    assert "\ncalls:\n" in text
+    record.write_text(text.replace("\ncalls:\n", "\ncalls:\n  - ops: [tf.nn.bias_add]\n    when:\n      data_format: [NHWC, null]\n", 1))
     from kb.cli import main
 
     assert main(["--root", str(root), "fix"]) == 0
@@ -404,5 +406,6 @@ def test_matrix_rows_and_cells_show_a_records_call_condition(tmp_path: Path) -> 
     assert not errors(findings), [f.render() for f in errors(findings)]
     page = sources(catalog)["frameworks/tensorflow.md"]  # what `kb site` writes to site/build/docs/
     row = re.search(r'<tr><th scope="row"><a href="../sources/tf.bias-add-backprop.html">.*?</tr>', page).group(0)
-    assert '<small class="kb-when">when data_format is &#39;NHWC&#39; or None</small>' in row
-    assert "Only for calls where data_format is &#39;NHWC&#39; or None." in row
+    # the planted pattern, then the record's own (the Keras layers reach BiasAddGrad only with a bias)
+    assert '<small class="kb-when">when data_format is &#39;NHWC&#39; or None; or use_bias is True</small>' in row
+    assert "Only for calls where data_format is &#39;NHWC&#39; or None; or use_bias is True." in row

@@ -66,6 +66,24 @@ def _supports_call() -> bool:
 
 CALLS_SUPPORTED = _supports_call()
 
+COMPILED_FACT = ("compiled", "inductor")
+_COMPILED: list[bool] = []
+
+
+def compiled_fact_supported() -> bool:
+    """Whether this KB answers the call fact `compiled: inductor` (issue 36's query layer). Until it
+    does, a compiled call is answered as an eager one; the scan passes the fact as soon as it is accepted."""
+    if not _COMPILED:
+        ok = False
+        if CALLS_SUPPORTED:
+            try:
+                kb.status("torch.cumsum", "2.11", call={COMPILED_FACT[0]: COMPILED_FACT[1]})
+                ok = True
+            except (ValueError, TypeError, LookupError):
+                ok = False
+        _COMPILED.append(ok)
+    return _COMPILED[0]
+
 
 _PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = {}
 
@@ -91,8 +109,59 @@ def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
     return tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params)
 
 
+_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = {}
+
+
+def signature(op: str, framework: str) -> tuple[tuple[str, bool], ...] | None:
+    """(parameter, required) in order, as kb.parameters gives them (None: not known); memoized."""
+    key = (op, framework)
+    if key not in _SIGNATURES:
+        found = None
+        fetch = getattr(kb, "parameters", None)
+        if fetch is not None:
+            try:
+                params = fetch(op, framework=framework)
+            except (LookupError, ValueError, KeyError):
+                params = None
+            if params is not None:
+                missing = getattr(kb, "NO_DEFAULT", None)
+                found = tuple((p[0], missing is not None and p[1] is missing) if isinstance(p, (tuple, list))
+                              else (str(p), False) for p in params)
+        _SIGNATURES[key] = found
+    return _SIGNATURES[key]
+
+
+def _bound(params: tuple, method: bool) -> tuple:
+    """A method's parameters without the receiver (`input`/`self` listed first for some Tensor methods)."""
+    if method and params and (params[0][0] if isinstance(params[0], tuple) else params[0]) in ("input", "self"):
+        return params[1:]
+    return params
+
+
+def can_be(call: Call, framework: str) -> bool:
+    """False when the call's arity or keywords cannot be the framework method's: a one-argument
+    `.put(x)` on a queue is not `Tensor.put`, `accelerator.gather(x)` is not `Tensor.gather`."""
+    if not call.method or call.star:
+        return True
+    sig = signature(call.op, framework)
+    if sig is None:
+        return True
+    sig = _bound(sig, True)
+    names = [n for n, _ in sig if not n.startswith("*")]
+    if len(call.args) > len(names) and not any(n.startswith("*") and not n.startswith("**") for n, _ in sig):
+        return False
+    given = set(names[: len(call.args)])
+    for key, _ in call.kwargs:
+        if key not in names and not any(n.startswith("**") for n, _ in sig):
+            return False
+        given.add(key)
+    return all(n in given for n, required in sig if required and not n.startswith("*"))
+
+
 def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str]]:
     """(call facts, unknown parameter -> the source text it depends on)."""
+    if params is not None:
+        params = _bound(params, call.method)
     facts: dict[str, object] = {}
     unknown: dict[str, str] = {}
     variadic_kw = params is not None and any(p.startswith("**") for p in params)
@@ -111,6 +180,8 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
             continue
         _put(name, value, facts, unknown)
     facts.update(call.extra)  # facts the code fixes around the call (the sdpa_kernel backend)
+    if getattr(call, "compiled", False) and compiled_fact_supported():
+        facts[COMPILED_FACT[0]] = COMPILED_FACT[1]
     if call.star and names is not None:
         for name in names:
             if name not in facts and name not in unknown:
@@ -121,6 +192,8 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
 def _put(name: str, value: object, facts: dict, unknown: dict) -> None:
     if isinstance(value, Unknown):
         unknown[name] = value.text
+        if value.prefix:
+            unknown.setdefault("\0prefixes", {})[name] = value.prefix  # type: ignore[index]
     else:
         facts[name] = value
 
@@ -140,6 +213,8 @@ def _keys(obj: object) -> set[str]:
 
 
 def _query(op: str, version: str, framework: str, device: str, call: dict | None) -> kb.Status:
+    if call:
+        call = {k: v for k, v in call.items() if not isinstance(v, tuple)}  # tuples are the scanner's own facts
     if CALLS_SUPPORTED:
         try:
             return kb.status(op, version, framework=framework, device=device, call=call)
@@ -153,8 +228,41 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
 _CANDIDATES: dict[tuple, list] = {}
 
 
+def _contradicted(when: object, facts: dict) -> bool:
+    """True when every alternative of a record's condition has a key whose value the call
+    states and the alternative does not accept (input.ndim=2 against input.ndim: [3, 4, 5, 6])."""
+    alternatives = [w for w in (when or ()) if isinstance(w, dict)]
+    if not alternatives:
+        return False
+    for alternative in alternatives:
+        dead = False
+        for key, values in alternative.items():
+            if key in facts and not isinstance(facts[key], tuple):
+                value = facts[key]
+                if not any(value == v and type(value) is type(v) for v in (values or ())):
+                    dead = True
+                    break
+        if not dead:
+            return False
+    return True
+
+
+def _prefix_rules_out(when: object, prefixes: dict[str, str]) -> bool:
+    """True when, in every alternative of a record's condition, some key's accepted values all
+    fail to start with the literal prefix the call's f-string gives (f"a{x}" is never "sum")."""
+    alternatives = [w for w in (when or ()) if isinstance(w, dict)]
+    if not alternatives or not prefixes:
+        return False
+    for alternative in alternatives:
+        if not any(key in prefixes and all(not str(v).startswith(prefixes[key]) for v in (values or ()))
+                   for key, values in alternative.items()):
+            return False
+    return True
+
+
 def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
-                named_unknown: frozenset[str]) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
+                named_unknown: frozenset[str], prefixes: dict[str, str] | None = None
+                ) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
     """(source, applies, what it depends on) for every record that may apply to this call;
     the same for every call of the op with the same literal facts (memoized by the caller)."""
     known = _query(op, version, framework, device, facts if CALLS_SUPPORTED else None)
@@ -162,9 +270,12 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     if CALLS_SUPPORTED and named_unknown:
         ids = {s.id for s in known.sources}
         loose = _query(op, version, framework, device, None)
-        pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown]
+        pairs += [(s, False) for s in loose.sources if s.id not in ids and _keys(getattr(s, "when", None)) & named_unknown
+                  and not _contradicted(getattr(s, "when", None), facts)]
     out = []
     for source, applies_known in pairs:
+        if prefixes and _prefix_rules_out(getattr(source, "when", None), prefixes):
+            continue
         mentioned = _keys(getattr(source, "when", None)) & named_unknown
         depends = set(getattr(source, "depends_on", None) or ()) | mentioned
         applies = getattr(source, "applies", True) if applies_known else None
@@ -172,26 +283,113 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     return out
 
 
+# Calls a record's own condition rules out, decided from the call's literal facts (a record's
+# `calls:` lists the values that make it apply and cannot say "any value but this one").
+# record -> (parameter, values that rule the record out, why, source).
+NOT_REACHED = {
+    # AdaptiveAvgPool with output size 1 is global pooling: aten's adaptive_avg_pool2d computes it as
+    # `input.mean({-1, -2})` (no adaptive kernel, no atomics; https://github.com/pytorch/pytorch/blob/
+    # 006048e4b659f866d5d4c03ccd8507f3842ccfc0/aten/src/ATen/native/AdaptiveAveragePooling.cpp, read at that
+    # commit), and no window overlaps another (the record's condition). Not yet re-run on a GPU per release.
+    "torch.adaptive-avg-pool-backward": ("output_size", (1, (1, 1), (1, 1, 1)),
+                                         "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
+    # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).
+    "torch.data-loader-workers": ("num_workers", (0,), "num_workers=0 loads in the main process, with no worker seeds"),
+    # median() without dim returns no indices (the record's condition).
+    "torch.median-indices": ("dim", (None,), "median() without dim returns no indices"),
+    # tf.data map/interleave run in parallel only with num_parallel_calls > 1 (the record's condition).
+    "tf.data-loader-parallelism": ("num_parallel_calls", (None, 1), "without num_parallel_calls the map runs sequentially"),
+}
+# Facts that leave a record possible rather than certain, with what it then depends on.
+ONLY_IF = {
+    "torch.data-loader-workers": ("shuffle", (None, False), "random augmentation in the dataset (shuffle is off)"),
+}
+# ...unless one of these is given (a sampler or batch sampler can shuffle on its own).
+ONLY_IF_UNLESS = {"torch.data-loader-workers": ("sampler", "batch_sampler")}
+# Records whose condition needs an argument that the code visibly makes (a sparse tensor): a call
+# that mentions none of these words is not reported.
+NEEDS_WORD = {"torch.sparse-bmm": ("sparse",)}
+
+
+def _mentions(call: Call, words: tuple[str, ...]) -> bool:
+    texts = [call.text, *(str(getattr(a, "text", a)) for a in call.args), *(str(getattr(v, "text", v)) for _, v in call.kwargs)]
+    return any(w in t for t in texts for w in words)
+
+
+def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
+    """The op's literal defaults (a parameter the call leaves out takes its default)."""
+    sig = signature(op, framework)
+    fetch = getattr(kb, "parameters", None)
+    if sig is None or fetch is None:
+        return {}
+    try:
+        params = _bound(tuple(fetch(op, framework=framework)), method)
+    except (LookupError, ValueError, KeyError, TypeError):
+        return {}
+    out = {}
+    for p in params:
+        if isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[1], (int, str, bool, type(None))):
+            out[p[0]] = p[1]
+    return out
+
+
+_MISSING = object()
+
+
+def ruled_out(record: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
+    """Why the call's facts rule the record out (None: they do not)."""
+    rule = NOT_REACHED.get(record)
+    if rule is None:
+        return None
+    name, values, why = rule
+    value = facts.get(name, defaults.get(name, _MISSING) if name not in given else _MISSING)
+    return why if value is not _MISSING and value in values else None
+
+
 def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
              applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
-             conditional: frozenset[str] = frozenset()) -> list[Finding]:
-    """The findings of one call: one per source record that applies and is not covered."""
+             conditional: frozenset[str] = frozenset(), passes: dict[str, str] | None = None,
+             backward: bool = True) -> list[Finding]:
+    """The findings of one call: one per source record that applies and is not covered. With
+    `backward` False (no run that executes this file runs a backward pass) or a call under
+    `torch.no_grad()`, records of the backward pass are not reported."""
+    if not can_be(call, framework):
+        return []
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     facts, unknown = facts_of(call, params)
+    prefixes = unknown.pop("\0prefixes", None) or {}
+    if framework == "jax" and params is not None and "backend" in params and "backend" not in facts \
+            and "backend" not in unknown and not call.star:
+        facts["backend"] = None  # jax.jit/pmap's own `backend` argument left out: the default backend (the GPU)
     named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
     try:
         typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
-        memo = (call.op, version, framework, device, typed, named_unknown)
+        memo = (call.op, version, framework, device, typed, named_unknown, tuple(sorted(prefixes.items())))
         hash(memo)
     except TypeError:  # pragma: no cover - facts are scalars
         memo = None
     candidates = _CANDIDATES.get(memo) if memo is not None else None
     if candidates is None:
-        candidates = _candidates(call.op, version, framework, device, facts, named_unknown)
+        candidates = _candidates(call.op, version, framework, device, facts, named_unknown, prefixes)
         if memo is not None and len(_CANDIDATES) < 65536:
             _CANDIDATES[memo] = candidates
     out = []
+    given = {k for k in facts} | set(unknown)
+    defaults = _defaults(call.op, framework, call.method) if not call.star else {}
     for source, applies, depends in candidates:
+        if (call.no_grad or not backward) and (passes or {}).get(source.id) == "backward":
+            continue
+        if ruled_out(source.id, facts, given, defaults):
+            continue
+        if source.id in NEEDS_WORD and not _mentions(call, NEEDS_WORD[source.id]):
+            continue
+        if any(record == source.id for record, _ in getattr(call, "ruled_out", ())):
+            continue
+        hint = ONLY_IF.get(source.id)
+        if hint is not None and not any(facts.get(p) is not None or p in unknown for p in ONLY_IF_UNLESS.get(source.id, ())):
+            value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)
+            if value is not _MISSING and value in hint[1]:
+                depends = set(depends) | {hint[2]}
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
                             record_conditions.get(source.id, ()), conditional)
         if finding is not None:
@@ -210,8 +408,12 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
                 title=source.title, framework=framework, version=version, facts=dict(facts), conditions=conditions)
     certain = call.certain and applies is not False and applies is not None and not depends
     hedge = []
-    if not call.certain:
-        hedge.append("if the receiver is a " + call.op.rsplit(".", 1)[0])
+    why = getattr(call, "why", None)
+    if not call.certain and call.method:
+        hedge.append(f"if the receiver is a {call.op.rsplit('.', 1)[0]}: {why}" if why
+                     else "if the receiver is a " + call.op.rsplit(".", 1)[0])
+    elif not call.certain and why:
+        hedge.append(why)
     if depends:
         hedge.append("depending on " + ", ".join(f"{d}={unknown[d]}" if d in unknown else d for d in sorted(depends)))
     suffix = f" ({'; '.join(hedge)})" if hedge else ""
@@ -233,9 +435,9 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
                        fix=f"no deterministic implementation known in {where_fw}", codes=())
     if codes:
         fix = "fix: " + " or ".join(codes)
-        partly = sorted(set(codes) & conditional)
+        partly = [c for c in codes if c in conditional]
         if partly:
-            fix += f"; {partly[0]} is set only conditionally ({where.get(partly[0], '?')})"
+            fix += f"; {partly[0]} does not hold here ({where.get(partly[0], '?')})"
     else:
         fix = f"no known solution in {where_fw}" + (f" (under a deterministic switch it raises {source.raises})" if source.raises else "")
     return Finding(**base, kind="nondeterministic", certain=certain, depends_on=tuple(sorted(depends)),

@@ -58,7 +58,8 @@ def installed() -> dict[str, Pin]:
     for framework, dists in DISTRIBUTIONS.items():
         for dist in dists:
             try:
-                pins[framework] = Pin(framework, metadata.version(dist), f"installed ({dist})")
+                full = metadata.version(dist)
+                pins[framework] = Pin(framework, full, f"installed here: {dist} {full}")
                 break
             except metadata.PackageNotFoundError:
                 continue

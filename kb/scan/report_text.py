@@ -16,8 +16,21 @@ def location(finding: Finding) -> str:
     return f"{finding.path}{cell}:{finding.line}:{finding.col}"
 
 
+CONDITION_CHARS = 110
+
+
+def condition(finding: Finding) -> str:
+    """The record's first stated condition, shortened: what makes the call risky or harmless."""
+    if not finding.conditions:
+        return ""
+    text = " ".join(str(finding.conditions[0]).split())
+    return text if len(text) <= CONDITION_CHARS else text[: CONDITION_CHARS - 3].rstrip() + "..."
+
+
 def line(finding: Finding) -> str:
-    return f"{location(finding)}: {finding.text} [{finding.record}]: {finding.level}: {finding.answer}; {finding.fix}"
+    out = f"{location(finding)}: {finding.text} [{finding.record}]: {finding.level}: {finding.answer}; {finding.fix}"
+    when = condition(finding)
+    return f"{out}; applies when: {when}" if when else out
 
 
 def summary_lines(report: Report, solutions: dict) -> list[str]:
@@ -25,14 +38,11 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
     counts = {level: sum(1 for f in report.findings if f.level == level) for level in STYLE}
     versions = ", ".join(f"{p.framework} {p.version} ({p.origin})" for p in report.pins.values()) or "no framework calls found"
     out.append(f"scanned {report.files} file(s) for {report.device}; versions: {versions}")
-    sure = [a for a in report.applied.values() if a.condition is None]
-    iffy = [a for a in report.applied.values() if a.condition is not None]
-    if sure:
-        out.append("fixes already applied: " + ", ".join(
-            f"{a.code} ({a.path}:{a.line})" if a.path else f"{a.code} (default)" for a in sure))
-    if iffy:
-        out.append("fixes set only under a condition (not counted): " + ", ".join(
-            f"{a.code} ({a.path}:{a.line}, if {a.condition})" for a in iffy))
+    cpu_builds = [p for p in report.pins.values() if p.origin.startswith("installed") and "+cpu" in p.origin]
+    if cpu_builds and report.device == "gpu":
+        out.append("note: the installed " + ", ".join(f"{p.framework} is a CPU build" for p in cpu_builds)
+                   + "; the answers are for that release on a GPU: pass --versions or --lockfile for the build you train with")
+    out.extend(_switch_lines(report))
     out.append(f"{len(report.findings)} finding(s): {counts['raises']} raise, {counts['nondeterministic']} not deterministic, "
                f"{counts['possible']} possible; {report.suppressed} suppressed; {len(report.errors)} file(s) not parsed")
     for r in report.recipes:
@@ -49,6 +59,47 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
             out.append(f"raise under a switch this code sets ({r.framework} {r.version}): {', '.join(r.raising)}")
     if not report.findings and not report.errors:
         out.append("clean: no known source of run-to-run non-determinism in these calls")
+    return out
+
+
+RUNS_LISTED = 20
+
+
+def _switch_lines(report: Report) -> list[str]:
+    """Which fixes hold, per entry point (a switch holds only in the processes that run it)."""
+    out = []
+    runs = list(report.runs)
+    if len(runs) <= 1:  # one run: the fixes of the whole code base
+        applied = runs[0].applied if runs else report.applied
+        sure = [a for a in applied.values() if a.condition is None]
+        iffy = [a for a in applied.values() if a.condition is not None]
+        if sure:
+            out.append("fixes already applied: " + ", ".join(
+                f"{a.code} ({a.path}:{a.line})" if a.path else f"{a.code} (default)" for a in sure))
+        if iffy:
+            out.append("fixes set only under a condition (not counted): " + ", ".join(
+                f"{a.code} ({a.path}:{a.line}, if {a.condition})" for a in iffy))
+        return out
+    setting = [r for r in runs if any(a.path for a in r.applied.values())]
+    quiet = [r for r in runs if r not in setting]
+    if not setting:
+        return out
+    out.append(f"fixes per entry point ({len(runs)} run(s); a switch holds only in the process that runs it):")
+    for r in setting[:RUNS_LISTED]:
+        sure = [f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None]
+        iffy = [f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
+                if a.path and a.condition is not None]
+        parts = []
+        if sure:
+            parts.append("applies " + ", ".join(sure))
+        if iffy:
+            parts.append("not counted: " + ", ".join(iffy))
+        out.append(f"  {r.entry} ({r.why}): " + "; ".join(parts))
+    if len(setting) > RUNS_LISTED:
+        out.append(f"  ... and {len(setting) - RUNS_LISTED} more run(s) that set a fix (--format json lists them)")
+    if quiet:
+        names = ", ".join(r.entry for r in quiet[:5]) + (f" and {len(quiet) - 5} more" if len(quiet) > 5 else "")
+        out.append(f"  {len(quiet)} run(s) set no fix, so the findings in the files they run stay: {names}")
     return out
 
 

@@ -11,6 +11,7 @@ the receiver was visibly made by the framework (`x = torch.zeros(3)`), else *pos
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import re
 from typing import NamedTuple
@@ -32,13 +33,31 @@ _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.mo
 # `with torch.nn.attention.sdpa_kernel(SDPBackend.X):` pins the attention backend of the calls inside.
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
 SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
-_JAX_AT_METHODS = frozenset({"set", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply", "get"})
+# `x.at[i].add(...)` and the updates that lower to a scatter-add or scatter-multiply (the jax.scatter-add
+# record's condition); `.get` is a gather, `.min`/`.max` are exact in any order, and `.set` (which of
+# several writes to one index wins) has no record.
+_JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul"})
+# Annotations that say an argument is a framework tensor.
+_TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
+_PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
+_RESHAPES = frozenset({"view", "reshape"})
+_TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"})
+_RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
+_BUILTINS = frozenset(dir(builtins))
+# Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
+_STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
+    ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
+    ("LANCZOS3", "lanczos3"), ("LANCZOS5", "lanczos5"), ("GAUSSIAN", "gaussian"), ("MITCHELLCUBIC", "mitchellcubic"))}
 
 
 class Unknown(NamedTuple):
-    """An argument the scanner cannot read as a plain literal, with the source text it has."""
+    """An argument the scanner cannot read as a plain literal, with the source text it has
+    (and, for an f-string, the literal text it starts with)."""
 
     text: str
+    prefix: str | None = None
 
 
 class Call(NamedTuple):
@@ -56,6 +75,10 @@ class Call(NamedTuple):
     certain: bool
     method: bool
     extra: tuple[tuple[str, object], ...] = ()  # facts that are not parameters: ("backend", "math")
+    no_grad: bool = False  # under `torch.no_grad()` / `torch.inference_mode()`: no backward runs through it
+    why: str | None = None  # for a method that is not certain: what the receiver is not visibly
+    compiled: bool = False  # inside a function or module compiled with torch.compile (Inductor's kernels run)
+    ruled_out: tuple[tuple[str, str], ...] = ()  # (record, why) that the code around the call rules out
 
 
 class Setting(NamedTuple):
@@ -69,11 +92,27 @@ class Setting(NamedTuple):
     col: int
     text: str
     condition: str | None = None  # the `if` it is set under (None: unconditionally)
+    scope: str | None = None  # None: module level; "__main__": the `if __name__ == "__main__":` block;
+    # else the qualified name of the function it is set in ("main", "Trainer.__init__")
+
+
+class Layout(NamedTuple):
+    """What decides which code a process runs: the module's imports and its calls of plain
+    names, at module level, in its `__main__` block and per function (for the switch scope)."""
+
+    main: bool = False  # has an `if __name__ == "__main__":` block
+    imports: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (module, level, names imported from it)
+    bindings: tuple[tuple[str, str, int, str | None], ...] = ()  # (local name, module, level, attribute or None)
+    top: tuple[str, ...] = ()  # dotted names called at module level (class bodies included)
+    in_main: tuple[str, ...] = ()  # ... in the __main__ block
+    functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
+    backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
 
 
 class Module(NamedTuple):
     calls: tuple[Call, ...]
     settings: tuple[Setting, ...]
+    layout: Layout = Layout()
 
 
 def canonical(dotted: str) -> str:
@@ -136,6 +175,17 @@ class _Visitor(ast.NodeVisitor):
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
         self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
+        self.scope: list[str] = []  # enclosing classes and functions, outermost first
+        self.members: list[set[str]] = []
+        self.no_grad = 0  # enclosing no-grad contexts and decorated functions
+        self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use
+        self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles
+        self.defs: dict[str, ast.AST] = {}  # functions of the module by name (the last definition wins)
+        self.classes: dict[str, ast.ClassDef] = {}  # classes of the module by name
+        self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
+        self.params: list[dict[str, object]] = []  # per enclosing function: its parameters known that way  # per enclosing class: `self.X` that are parameters or buffers
+        self.functions = 0  # how many of them are functions
+        self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
 
@@ -151,16 +201,34 @@ class _Visitor(ast.NodeVisitor):
             kind = type(node)
             if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
                 self._decorated(node)
-                self.typed.append({})
+                quiet = kind is not ast.ClassDef and any(self._no_grad(d) for d in node.decorator_list)
+                self.no_grad += quiet
+                if kind is not ast.ClassDef:
+                    self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
+                self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
+                if kind is ast.ClassDef:
+                    self.members.append(self._members(node))
+                self.scope.append(node.name)
+                function = kind is not ast.ClassDef
+                self.functions += function
                 self.statements(node.body)
+                self.functions -= function
+                self.scope.pop()
+                if kind is ast.ClassDef:
+                    self.members.pop()
+                else:
+                    self.params.pop()
                 self.typed.pop()
+                self.no_grad -= quiet
             elif kind is ast.If:
                 if self._hit(node.test):
                     self.visit(node.test)
-                main = _is_main(node.test)
+                main = _is_main(node.test) and not self.scope
                 if not main:
                     self.conditions.append(node.test)
+                self.main = self.main or main
                 self.statements(node.body)
+                self.main = self.main and not main
                 self.statements(node.orelse)
                 if not main:
                     self.conditions.pop()
@@ -172,6 +240,8 @@ class _Visitor(ast.NodeVisitor):
                 self.statements(node.orelse)
             elif kind in (ast.With, ast.AsyncWith):
                 pushed = 0
+                quiet = any(self._no_grad(item.context_expr) for item in node.items)
+                self.no_grad += quiet
                 for item in node.items:
                     if self._hit(item.context_expr):
                         self.visit(item.context_expr)
@@ -180,6 +250,7 @@ class _Visitor(ast.NodeVisitor):
                             self.backends.append(backend)
                             pushed += 1
                 self.statements(node.body)
+                self.no_grad -= quiet
                 del self.backends[len(self.backends) - pushed:]
             elif kind in _TRY:
                 self.statements(node.body)
@@ -200,8 +271,9 @@ class _Visitor(ast.NodeVisitor):
                         self.typed[-1].pop(target.id, None)
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
+        scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
         self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, self.text(node),
-                                     self.text(self.conditions[-1]) if self.conditions else None))
+                                     self.text(self.conditions[-1]) if self.conditions else None, scope))
 
     # --- names -----------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -214,7 +286,8 @@ class _Visitor(ast.NodeVisitor):
         base = self.aliases.get(node.id)
         if base is None:
             return None
-        return ".".join([base, *reversed(parts)])
+        name = ".".join([base, *reversed(parts)])
+        return name if name in self.wanted else public_name(name, self.wanted)
 
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""
@@ -237,7 +310,63 @@ class _Visitor(ast.NodeVisitor):
                 return "torch.Tensor" if self.kind_of(node.func.value) == "torch.Tensor" else None
         if isinstance(node, ast.Subscript):  # x[0] of a tensor is a tensor
             return "torch.Tensor" if self.kind_of(node.value) == "torch.Tensor" else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and self.members and node.attr in self.members[-1]:
+            return "torch.Tensor"  # a module's parameter or buffer
         return None
+
+    def _no_grad(self, expr: ast.expr) -> bool:
+        """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (as a context or decorator)."""
+        call = expr if isinstance(expr, ast.Call) else None
+        name = self.dotted(call.func if call else expr)
+        if name in ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode"):
+            if name.endswith("inference_mode") and call and call.args and literal(call.args[0]) is False:
+                return False
+            return True
+        return bool(name == "torch.set_grad_enabled" and call and call.args and literal(call.args[0]) is False)
+
+    def _argument_types(self, node: ast.AST) -> dict[str, str]:
+        """Arguments known to be tensors: annotated `torch.Tensor`, or the inputs of a module's `forward`."""
+        out: dict[str, str] = {}
+        arguments = node.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        for arg in every:
+            if arg.annotation is not None:
+                name = self.dotted(arg.annotation)
+                if name in _TENSOR_TYPES:
+                    out[arg.arg] = _TENSOR_TYPES[name]
+        if node.name == "forward" and self.members and every and every[0].arg == "self":
+            for arg in every[1:]:
+                if arg.annotation is None:
+                    out.setdefault(arg.arg, "torch.Tensor")
+        return out
+
+    def _members(self, node: ast.ClassDef) -> set[str]:
+        """`self.X = nn.Parameter(...)` and `self.register_buffer("X", ...)` anywhere in the class.
+        When the class also initialises its parameters (a `reset_parameters` method, or an
+        `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
+        found: set[str] = set()
+        first, last = node.lineno, node.end_lineno or node.lineno
+        source = "\n".join(self.lines[first - 1:last]) if self.lines else "Parameter register_buffer"
+        if "Parameter" not in source and "register_buffer" not in source:
+            return found
+        walked = list(ast.walk(node))
+        initialises = any(
+            (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
+            or (isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").startswith("torch.nn.init."))
+            for sub in walked)
+        for sub in walked:
+            if initialises and isinstance(sub, ast.Call) and self.dotted(sub.func) in _PARAMETER_MAKERS and sub.args:
+                self.initialised.add(id(sub.args[0]))
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) \
+                    and self.dotted(sub.value.func) in _PARAMETER_MAKERS:
+                for target in sub.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        found.add(target.attr)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer" \
+                    and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                found.add(sub.args[0].value)
+        return found
 
     # --- scopes ------------------------------------------------------------------------
     def _sdpa_backend(self, expr: ast.expr) -> str | None | bool:
@@ -279,7 +408,22 @@ class _Visitor(ast.NodeVisitor):
 
     def literal(self, node: ast.AST) -> object:
         value = literal(node, text=False)
-        return Unknown(self.text(node)) if value is _NOT_LITERAL else value
+        if value is not _NOT_LITERAL:
+            return value
+        if isinstance(node, ast.Name) and self.params and node.id in self.params[-1]:
+            return self.params[-1][node.id]  # a parameter every call in this file passes as the same literal
+        if isinstance(node, ast.Attribute):
+            name = self.dotted(node)
+            if name in _STRING_ENUMS:
+                return _STRING_ENUMS[name]  # tf.image.ResizeMethod.BICUBIC is "bicubic"
+        if isinstance(node, (ast.Tuple, ast.List)) and node.elts and len(node.elts) <= 8:
+            items = tuple(literal(e, text=False) for e in node.elts)
+            if all(isinstance(i, (int, float, str, bool)) or i is None for i in items):
+                return items  # a tuple of literals: a fact for the scanner's own rules (output_size=(1, 1))
+        prefix = None
+        if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
+            prefix = str(node.values[0].value) or None
+        return Unknown(self.text(node), prefix)
 
     def _leaf(self, node: ast.AST) -> None:
         """Names and constants hold no call: not walked (NodeVisitor's default would)."""
@@ -342,12 +486,19 @@ class _Visitor(ast.NodeVisitor):
 
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
-        self.generic_visit(node)
         func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Call):
+            self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
+        self.generic_visit(node)
         name = self.dotted(func)
         if name is not None:
             self._environ_call(name, node)
+            if name == "torch.nn.functional.pad":
+                self._pad(node)
+                return
             if name in self.wanted:
+                if name in _EMPTY and id(node) in self.initialised:
+                    return
                 self._record(name, node, certain=True, method=False)
                 return
             if name not in self.watched:
@@ -379,6 +530,55 @@ class _Visitor(ast.NodeVisitor):
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
                 self._record(op, node, certain=True, method=True)
 
+    def _may_draw_randomness(self, func: ast.AST, depth: int = 3) -> bool:
+        """False when the function (a lambda, or a function of this module and those it calls here)
+        visibly uses no random op; True when it may (or it cannot be read here)."""
+        if isinstance(func, ast.Lambda):
+            body: ast.AST = func
+        elif isinstance(func, ast.Name) and func.id in self.defs:
+            body = self.defs[func.id]
+        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
+            body = self.classes[func.func.id]  # an instance of a class of this module: its methods
+        else:
+            return True
+        for sub in ast.walk(body):
+            if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
+                return True
+            if isinstance(sub, ast.Name) and ("random" in sub.id or sub.id in _RANDOM_WORDS):
+                return True
+            if isinstance(sub, ast.Call) and sub is not body:
+                callee = sub.func
+                if isinstance(callee, ast.Name) and callee.id in self.defs and self.defs[callee.id] is not body:
+                    if depth <= 0 or self._may_draw_randomness(callee, depth - 1):
+                        return True
+                elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
+                    return True  # a function from elsewhere: cannot tell
+        return False
+
+    def _pad(self, node: ast.Call) -> None:
+        """F.pad(x, pad, mode="reflect"|"replicate") runs the ReflectionPad/ReplicationPad kernels: aten's
+        _pad_enum (https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/
+        native/PadNd.cpp) sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d
+        (replication_pad1d/2d/3d), as the nn.ReflectionPad*/ReplicationPad* modules do through F.pad."""
+        given = dict((k.arg, k.value) for k in node.keywords if k.arg)
+        mode_node = node.args[2] if len(node.args) > 2 else given.get("mode")
+        mode = self.literal(mode_node) if mode_node is not None else "constant"
+        if mode not in ("reflect", "replicate"):
+            return
+        pad = node.args[1] if len(node.args) > 1 else given.get("pad")
+        size = len(pad.elts) if isinstance(pad, (ast.Tuple, ast.List)) and not any(
+            isinstance(e, ast.Starred) for e in pad.elts) else None
+        dims = size // 2 if size in (2, 4, 6) else 2
+        op = f"torch.nn.{'ReflectionPad' if mode == 'reflect' else 'ReplicationPad'}{dims}d"
+        if op not in self.wanted:
+            return
+        before = len(self.calls)
+        self._record(op, node, certain=size is not None, method=False)
+        if size is None and len(self.calls) > before:
+            call = self.calls[-1]
+            self.calls[-1] = call._replace(why=f"the pad {self.text(pad, 30) if pad is not None else '?'} is not a literal "
+                                               "of length 2, 4 or 6 (taken as a 2-D pad)")
+
     def _environ_call(self, name: str, node: ast.Call) -> None:
         """os.environ.setdefault / .update, os.putenv: environment set in code."""
         if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
@@ -403,11 +603,186 @@ class _Visitor(ast.NodeVisitor):
                 break
             args.append(self.literal(a))
         kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
-        extra = ()
+        extra: tuple = ()
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)
+        first = node.args[0] if node.args and not method else next((k.value for k in node.keywords if k.arg == "input"), None)
+        ndim = _reshaped_ndim(first)
+        if ndim is not None:
+            extra += (("input.ndim", ndim),)
+        compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
+        ruled: tuple = ()
+        if op in _TF_DATA_STAGES:
+            mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
+            if mapped is not None and not self._may_draw_randomness(mapped):
+                ruled = (("tf.data-loader-parallelism", "the mapped function draws no random numbers"),)
+        why = None
+        if method and not certain:
+            why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
-                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra))
+                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
+                               self.no_grad > 0, why, compiled, ruled))
+
+
+_PUBLIC: dict[tuple[str, int], str] = {}
+
+
+# The submodules that define public names: `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`.
+_DEFINED_IN = (
+    (re.compile(r"^torch\.nn\.modules(?:\.[a-z_0-9]+)?\."), "torch.nn."),
+    (re.compile(r"^torch\.utils\.data\.(?:dataloader|dataset|sampler|distributed)\."), "torch.utils.data."),
+    (re.compile(r"^torch\.nn\.parameter\."), "torch.nn."),
+    (re.compile(r"^torch\.nn\.attention\.[a-z_0-9]+\."), "torch.nn.attention."),
+    (re.compile(r"^tf\.keras\.layers\.[a-z_0-9]+\."), "tf.keras.layers."),
+)
+
+
+def public_name(name: str, wanted: frozenset[str]) -> str:
+    """The KB's name for a name spelled through the submodule that defines it:
+    `torch.utils.data.dataloader.DataLoader` is `torch.utils.data.DataLoader`,
+    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`."""
+    key = (name, id(wanted))
+    found = _PUBLIC.get(key)
+    if found is not None:
+        return found
+    found = name
+    for pattern, public in _DEFINED_IN:
+        candidate, n = pattern.subn(public, name, count=1)
+        if n and candidate in wanted:
+            found = candidate
+            break
+    if len(_PUBLIC) < 65536:
+        _PUBLIC[key] = found
+    return found
+
+
+def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
+    """Classes of the module that subclass a KB-known class (`class MyConv(nn.Conv1d)`): their
+    calls are that class's calls (name -> the KB name)."""
+    found: dict[str, str] = {}
+    for node in classes:
+        for base in node.bases:
+            parts: list[str] = []
+            item = base
+            while isinstance(item, ast.Attribute):
+                parts.append(item.attr)
+                item = item.value
+            if not isinstance(item, ast.Name):
+                continue
+            root = aliases.get(item.id) or found.get(item.id)
+            if root is None:
+                continue
+            name = ".".join([root, *reversed(parts)])
+            name = name if name in wanted else public_name(name, wanted)
+            if name in wanted:
+                found[node.name] = name
+                break
+    return found
+
+
+def literal_parameters(all_calls: list, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
+    """Module-level function -> parameter -> its value, where every call of the function in this
+    module passes that parameter as the same literal (or leaves it at a literal default) and no
+    call passes *args or **kwargs. Calls from other modules are not seen."""
+    seen: dict[str, list[ast.Call]] = {}
+    for node in all_calls:
+        if isinstance(node.func, ast.Name) and node.func.id in defs:
+            seen.setdefault(node.func.id, []).append(node)
+    out: dict[str, dict[str, object]] = {}
+    for name, calls in seen.items():
+        fn = defs[name]
+        args = fn.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            continue
+        names = [a.arg for a in args.args]
+        defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        values: dict[str, set] = {}
+        blocked: set[str] = set()
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                blocked.update(names)
+                break
+            given = dict(zip(names, call.args))
+            given.update({k.arg: k.value for k in call.keywords if k.arg})
+            for param in [*names, *(a.arg for a in args.kwonlyargs)]:
+                node = given.get(param, defaults.get(param))
+                value = _literal(node) if node is not None else _NOT_LITERAL
+                if value is _NOT_LITERAL:
+                    blocked.add(param)
+                else:
+                    values.setdefault(param, set()).add((type(value).__name__, value))
+        known = {p: next(iter(v))[1] for p, v in values.items() if p not in blocked and len(v) == 1}
+        if known:
+            out[name] = known
+    return out
+
+
+_COMPILE = frozenset({"torch.compile"})
+
+
+def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> frozenset[str]:
+    """Functions and classes of the module that run compiled: `@torch.compile` (with or without
+    arguments), `torch.compile(f)` of a function defined here, `torch.compile(model)` / `model.compile()`
+    where `model = Net(...)` and Net is a class defined here."""
+    if "compile" not in text:
+        return frozenset()
+
+    def name_of(node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in aliases:
+            return None
+        return ".".join([aliases[node.id], *reversed(parts)])
+
+    defined: set[str] = set()
+    classes: set[str] = set()
+    made: dict[str, str] = {}  # variable -> class defined here that made it
+    found: set[str] = set()
+    for node in found_in.functions:
+        defined.add(node.name)
+        for d in node.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            if name_of(target) in _COMPILE:
+                found.add(node.name)
+    classes.update(node.name for node in found_in.classes)
+    for node in found_in.assigns:
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in classes:
+            for t in node.targets:
+                key = t.id if isinstance(t, ast.Name) else (t.attr if isinstance(t, ast.Attribute) else None)
+                if key:
+                    made[key] = node.value.func.id
+    for node in found_in.calls:
+        subject = None
+        if name_of(node.func) in _COMPILE and node.args:
+            subject = node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+            subject = node.func.value  # nn.Module.compile()
+        if isinstance(subject, ast.Call) and isinstance(subject.func, ast.Name) and subject.func.id in classes:
+            found.add(subject.func.id)  # torch.compile(Net(...))
+            continue
+        key = subject.id if isinstance(subject, ast.Name) else (subject.attr if isinstance(subject, ast.Attribute) else None)
+        if key in defined:
+            found.add(key)
+        elif key in made:
+            found.add(made[key])
+    return frozenset(found)
+
+
+def _reshaped_ndim(node: ast.AST | None) -> int | None:
+    """`x.view(-1, n)` / `x.reshape(a, b)`: the number of sizes given is the result's ndim."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RESHAPES):
+        return None
+    if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if len(node.args) == 1:
+        only = node.args[0]
+        if isinstance(only, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in only.elts):
+            return len(only.elts)
+        return None if not isinstance(only, ast.Constant) else 1
+    return len(node.args)
 
 
 def _strings(node: ast.AST) -> str | None:
@@ -526,14 +901,137 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             watched: frozenset[str]) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text."""
-    if not any(marker in text for marker in _MARKERS):
-        compile(text, filename, "exec", ast.PyCF_ONLY_AST)  # still report a file that does not parse
-        return Module((), ())
     tree = ast.parse(text, filename=filename)
+    found = survey(tree, text)
+    if not any(marker in text for marker in _MARKERS):
+        return Module((), (), found.layout)
     aliases = aliases_of(tree)
+    for name, base in subclasses(found.classes, aliases, wanted).items():
+        aliases.setdefault(name, base)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
+    visitor.compiled = compiled_scopes(found, aliases, text)
+    visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    visitor.bound = literal_parameters(found.calls, visitor.defs)
+    if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
+        for node in found.functions:
+            visitor.defs.setdefault(node.name, node)
+        visitor.classes = {node.name: node for node in found.classes}
     visitor.hits = hit_lines(text, aliases, _method_names(methods, owners))
     visitor.statements(tree.body)
-    return Module(tuple(visitor.calls), tuple(visitor.settings))
+    return Module(tuple(visitor.calls), tuple(visitor.settings), found.layout)
+
+
+def _called(node: ast.AST) -> str | None:
+    """`f` for f(...), `a.b.f` for a.b.f(...): a call's name when it is a dotted plain name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+class Survey(NamedTuple):
+    """One pass over a module: its Layout, and the nodes later steps look at."""
+
+    layout: Layout
+    classes: list
+    calls: list
+    functions: list
+    assigns: list
+
+
+def _expression_calls(node: ast.AST, sink: list[str], calls: list) -> None:
+    """Calls in an expression (iteratively: expressions can nest deeper than the stack)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if type(item) is ast.Call:
+            calls.append(item)
+            name = _called(item.func)
+            if name is not None:
+                sink.append(name)
+        stack.extend(ast.iter_child_nodes(item))
+
+
+# Words that start or run a backward pass (or hand training to a library that does).
+_BACKWARD = re.compile(r"\.backward\(|autograd\.grad\b|\bgrad\(|value_and_grad|GradientTape|\.fit\(|\.minimize\("
+                       r"|\bTrainer\b|training_step|accelerator\.|\.step\(")
+
+
+def layout(tree: ast.Module, text: str = "") -> Layout:
+    """The module's Layout (imports, the calls that run at import, in __main__, per function)."""
+    return survey(tree, text).layout
+
+
+def survey(tree: ast.Module, text: str = "") -> Survey:
+    """The module's Layout and its classes, calls, functions and assignments, in one pass."""
+    imports: list[tuple[str, int, tuple[str, ...]]] = []
+    bindings: list[tuple[str, str, int, str | None]] = []
+    top: list[str] = []
+    in_main: list[str] = []
+    functions: list[tuple[str, list[str]]] = []
+    classes: list = []
+    calls: list = []
+    defs: list = []
+    assigns: list = []
+    has_main = False
+
+    def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
+        nonlocal has_main
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:
+                imports.append((alias.name, 0, ()))
+                if alias.asname:
+                    bindings.append((alias.asname, alias.name, 0, None))
+                else:
+                    bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
+        elif kind is ast.ImportFrom:
+            imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+            for alias in node.names:
+                if alias.name != "*":
+                    bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            defs.append(node)
+            for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+                _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
+            body: list[str] = []
+            functions.append((prefix + node.name, body))
+            for child in node.body:
+                statement(child, body, prefix + node.name + ".", False)
+        elif kind is ast.ClassDef:
+            classes.append(node)
+            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+                _expression_calls(part, sink, calls)
+            for child in node.body:  # a class body runs where the class statement is
+                statement(child, sink, prefix + node.name + ".", module_level)
+        elif kind is ast.If and module_level and not prefix and _is_main(node.test):
+            has_main = True
+            for child in node.body:
+                statement(child, in_main, prefix, True)
+            for child in node.orelse:
+                statement(child, sink, prefix, True)
+        else:
+            if kind is ast.Assign:
+                assigns.append(node)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    statement(child, sink, prefix, module_level)
+                elif isinstance(child, ast.excepthandler):
+                    for inner in child.body:
+                        statement(inner, sink, prefix, module_level)
+                elif isinstance(child, ast.match_case):
+                    for inner in child.body:
+                        statement(inner, sink, prefix, module_level)
+                else:
+                    _expression_calls(child, sink, calls)
+
+    for node in tree.body:
+        statement(node, top, "", True)
+    found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
+                   tuple((name, tuple(body)) for name, body in functions), bool(_BACKWARD.search(text)))
+    return Survey(found, classes, calls, defs, assigns)

@@ -8,7 +8,7 @@ import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import lookup, pins, recipe, resolve, sources, switches
+from kb.scan import lookup, pins, recipe, resolve, scope, sources, switches
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -29,6 +29,51 @@ class Report(NamedTuple):
     applied: dict[str, switches.Applied]
     recipes: tuple[recipe.Recipe, ...]
     device: str
+    runs: tuple[RunSwitches, ...] = ()
+
+
+class RunSwitches(NamedTuple):
+    """What one entry point's process sets: the fixes that hold in it, and those it only might."""
+
+    entry: str
+    why: str
+    applied: dict[str, switches.Applied]
+
+
+def _condition(setting: resolve.Setting) -> resolve.Setting:
+    """A setting in a function no run calls: conditional on that function being called."""
+    note = f"{setting.scope}() is called, and no entry point calls it"
+    return setting._replace(condition=f"{setting.condition} and {note}" if setting.condition else note)
+
+
+class Coverage(NamedTuple):
+    codes: frozenset[str]
+    maybe: frozenset[str]
+    where: dict[str, str]
+
+
+def _coverage(runs: list[scope.Run], ids: tuple[int, ...], per_run: list[dict[str, switches.Applied]],
+              solutions: dict) -> Coverage:
+    """The fixes that hold for a file: those that hold in every run that executes it."""
+    codes_each, maybe_all, where = [], set(), {}
+    for k in ids:
+        applied = per_run[k]
+        sure = switches.closure({c for c, a in applied.items() if a.condition is None}, solutions)
+        iffy = switches.closure({c for c, a in applied.items() if a.condition is not None}, solutions) - sure
+        codes_each.append(sure)
+        maybe_all |= iffy
+        for code, a in applied.items():
+            where.setdefault(code, (f"{a.path}:{a.line}" if a.path else "default")
+                             + (f", only if {a.condition}" if a.condition else ""))
+        for code in (sure | iffy) - set(where):  # implied codes: name where their implier was set
+            where[code] = next((w for c, w in where.items() if code in switches.closure({c}, solutions)), "?")
+    codes = frozenset.intersection(*codes_each) if codes_each else frozenset()
+    partial = set().union(*codes_each) - codes if codes_each else set()
+    for code in partial:
+        having = [runs[k].entry for k, c in zip(ids, codes_each) if code in c]
+        lacking = [runs[k].entry for k, c in zip(ids, codes_each) if code not in c]
+        where[code] = f"{where[code]}; holds in the run of {having[0]} but not in that of {lacking[0]}, which also runs this file"
+    return Coverage(codes, frozenset((maybe_all | partial) - codes), where)
 
 
 def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict[str, str]]:
@@ -144,25 +189,29 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1))
 
     errors: list[FileError] = []
-    settings: list[tuple[str, resolve.Setting]] = []
     used: set[str] = set()
+    modules: dict[str, resolve.Module] = {}
     for path, _, module, problems, _ in results:
         errors.extend(problems)
         if module is None:
             continue
-        settings.extend((path, s) for s in module.settings)
+        modules[path] = module
         used.update(framework_of[c.op] for c in module.calls)
-    applied = switches.applied(settings, used)
     solutions = idx["solutions"]
-    codes = switches.closure({c for c, a in applied.items() if a.condition is None}, solutions)
-    maybe = switches.closure({c for c, a in applied.items() if a.condition is not None}, solutions) - codes
-    where = {}
-    for code, a in applied.items():
-        where[code] = (f"{a.path}:{a.line}" if a.path else "default") + (f", only if {a.condition}" if a.condition else "")
-    for code in (codes | maybe) - set(where):  # implied codes: name where their implier was set
-        where[code] = next(w for c, w in where.items() if code in switches.closure({c}, solutions))
+    named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
+    roots = [os.path.normpath(p) for p in paths if os.path.isdir(p)]
+    runs, reach = scope.runs(modules, named, roots)
+    per_run = [switches.applied([*r.holds, *((p, _condition(s)) for p, s in r.unreached)], used) for r in runs]
+    coverage_of: dict[tuple[int, ...], Coverage] = {}
+    applied = _combined(runs, per_run, used)
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
+    passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
+    # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
+    # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
+    # A module of a package (its folder has __init__.py) is a library even with a __main__ smoke test.
+    trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
+              or any(modules[p].layout.backward for p in r.files) for r in runs]
 
     found: dict[tuple, lookup.Finding] = {}
     suppressed = 0
@@ -170,13 +219,19 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         if module is None:
             continue
         unit = sources.Unit(path, "", cells)
+        ids = reach.get(path, ())
+        cover = coverage_of.get(ids)
+        if cover is None:
+            cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
+        codes, where, maybe = cover.codes, cover.where, cover.maybe
+        backward = not ids or any(trains[k] for k in ids)
         for call in module.calls:
             framework = framework_of[call.op]
             pin = chosen.get(framework)
             if pin is None:
                 continue
             for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
-                                           where, conditions, maybe):
+                                           where, conditions, maybe, passes, backward):
                 if _silenced(silenced, call, finding.record):
                     suppressed += 1
                     continue
@@ -185,5 +240,31 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 if old is None or lookup.LEVELS[finding.level] > lookup.LEVELS[old.level]:
                     found[key] = finding
     ordered = tuple(sorted(found.values(), key=lambda f: (f.path, f.cell or 0, f.line, f.col, f.record)))
+    summaries = tuple(RunSwitches(r.entry, r.why, a) for r, a in zip(runs, per_run))
     return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
-                  tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device)
+                  tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries)
+
+
+def _in_package(path: str) -> bool:
+    return os.path.isfile(os.path.join(os.path.dirname(path) or ".", "__init__.py"))
+
+
+def _combined(runs: list[scope.Run], per_run: list[dict[str, switches.Applied]],
+              used: set[str]) -> dict[str, switches.Applied]:
+    """One table for the whole code base: a fix counts (condition None) only when it holds in
+    every run; otherwise it says in which runs it holds."""
+    if not runs:
+        return switches.applied([], used)
+    out: dict[str, switches.Applied] = {}
+    for code in {c for a in per_run for c in a}:
+        have = [(r, a[code]) for r, a in zip(runs, per_run) if code in a]
+        first = have[0][1]
+        if len(have) == len(runs) and all(a.condition is None for _, a in have):
+            out[code] = first
+            continue
+        sure = [r.entry for r, a in have if a.condition is None]
+        if first.condition is None and sure:
+            more = f" and {len(sure) - 1} more" if len(sure) > 1 else ""
+            first = first._replace(condition=f"it runs only in the run of {sure[0]}{more}")
+        out[code] = first
+    return out

@@ -1,0 +1,300 @@
+"""Where a switch holds: in the processes that run it.
+
+A determinism switch is process-wide, but only for the process that executes it. A process
+starts at an entry point: a file with an `if __name__ == "__main__":` block, a notebook, a console script
+of the project (`[project.scripts]` in pyproject.toml, `console_scripts` in setup.cfg), or a
+file named on the command line that no other scanned file imports. It runs its entry file's
+module level and `__main__` block, the module level of every scanned file it imports
+(transitively, through the repository's own imports), and the functions those call, as far
+as plain names resolve (`main()`, `utils.setup()`, `Trainer(...)` runs `Trainer.__init__`,
+`self.setup()` inside a method of the same class).
+
+A switch holds for a run when it is set at module level of a file the run imports, in the
+entry's `__main__` block, or in a function the run calls. A switch in a function that no run
+calls is conditional. A file reached by several runs is covered only by what holds in every
+one of them; a file no run reaches is its own run.
+"""
+
+from __future__ import annotations
+
+import configparser
+import os
+import tomllib
+from typing import NamedTuple
+
+from kb.scan.resolve import Layout, Module, Setting
+
+
+FALLBACK = "imported by no entry point"
+
+
+class Run(NamedTuple):
+    """One entry point: its file, why it is one, and the settings that hold in its process."""
+
+    entry: str
+    why: str  # "__main__ block" | "console script NAME" | "named on the command line" | "imported by no entry point"
+    files: frozenset[str]
+    holds: tuple[tuple[str, Setting], ...]  # (path, setting) that run
+    unreached: tuple[tuple[str, Setting], ...]  # (path, setting) in a file it imports, in a function it never calls
+
+
+def _module_file(base: str, dotted: str, files: frozenset[str]) -> str | None:
+    stem = os.path.join(base, *dotted.split(".")) if dotted else base
+    for candidate in (stem + ".py", os.path.join(stem, "__init__.py")):
+        path = os.path.normpath(candidate)
+        if path in files:
+            return path
+    return None
+
+
+class Graph:
+    """The scanned files' import and call graph (memoized resolution)."""
+
+    def __init__(self, modules: dict[str, Module]) -> None:
+        self.modules = modules
+        self.files = frozenset(modules)
+        self._resolved: dict[tuple[str, str, int], str | None] = {}
+        self._imports: dict[str, tuple[str, ...]] = {}
+        self._bindings: dict[str, dict[str, tuple[str, int, str | None]]] = {}
+        self._functions: dict[str, dict[str, tuple[str, ...]]] = {}
+
+    def resolve(self, importer: str, dotted: str, level: int) -> str | None:
+        """The scanned file a module name means when imported from `importer`."""
+        key = (importer, dotted, level)
+        if key in self._resolved:
+            return self._resolved[key]
+        found = None
+        here = os.path.dirname(importer)
+        if level:
+            base = here
+            for _ in range(level - 1):
+                base = os.path.dirname(base)
+            found = _module_file(base, dotted, self.files)
+        else:
+            base = here
+            while True:  # the script's folder (sys.path[0]), then each folder above it (a package root)
+                found = _module_file(base, dotted, self.files)
+                parent = os.path.dirname(base)
+                if found or parent == base:
+                    break
+                base = parent
+        self._resolved[key] = found
+        return found
+
+    def imports(self, path: str) -> tuple[str, ...]:
+        if path not in self._imports:
+            out: list[str] = []
+            for module, level, names in self.modules[path].layout.imports:
+                pieces = module.split(".") if module else []
+                for k in range(1, len(pieces) + 1):  # import a.b.c runs a/__init__.py and a/b/__init__.py first
+                    target = self.resolve(path, ".".join(pieces[:k]), level)
+                    if target:
+                        out.append(target)
+                if not pieces and level:
+                    target = self.resolve(path, "", level)
+                    if target:
+                        out.append(target)
+                for name in names:  # from pkg import submodule
+                    sub = self.resolve(path, f"{module}.{name}" if module else name, level)
+                    if sub:
+                        out.append(sub)
+            self._imports[path] = tuple(dict.fromkeys(out))
+        return self._imports[path]
+
+    def closure(self, start: str) -> frozenset[str]:
+        seen, todo = {start}, [start]
+        while todo:
+            for target in self.imports(todo.pop()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        return frozenset(seen)
+
+    def _funcs(self, path: str) -> dict[str, tuple[str, ...]]:
+        if path not in self._functions:
+            self._functions[path] = dict(self.modules[path].layout.functions)
+        return self._functions[path]
+
+    def _binds(self, path: str) -> dict[str, tuple[str, int, str | None]]:
+        if path not in self._bindings:
+            self._bindings[path] = {local: (module, level, attr)
+                                    for local, module, level, attr in self.modules[path].layout.bindings}
+        return self._bindings[path]
+
+    def targets(self, path: str, caller: str | None, name: str) -> list[tuple[str, str]]:
+        """(file, function) pairs a called dotted name may run."""
+        funcs = self._funcs(path)
+        parts = name.split(".")
+        out: list[tuple[str, str]] = []
+        if parts[0] == "self" and caller and len(parts) == 2:  # self.setup() in a method of the class
+            owner = caller.rsplit(".", 1)[0] if "." in caller else None
+            if owner and f"{owner}.{parts[1]}" in funcs:
+                out.append((path, f"{owner}.{parts[1]}"))
+            return out
+        scopes = []
+        if caller:
+            pieces = caller.split(".")
+            scopes = [".".join(pieces[:k]) + "." for k in range(len(pieces), 0, -1)]
+        for prefix in [*scopes, ""]:
+            qual = prefix + name
+            if qual in funcs:
+                out.append((path, qual))
+                return out
+            if qual + ".__init__" in funcs:
+                out.append((path, qual + ".__init__"))
+                return out
+        bound = self._binds(path).get(parts[0])
+        if bound is None:
+            return out
+        module, level, attr = bound
+        rest = parts[1:]
+        if attr is not None:
+            sub = self.resolve(path, f"{module}.{attr}" if module else attr, level)
+            if sub is None:
+                target = self.resolve(path, module, level)
+                if target is None:
+                    return out
+                rest = [attr, *rest]
+            else:
+                target = sub
+        else:
+            target = self.resolve(path, module, level)
+            while target is None and rest:  # import a; a.b.f(): module a.b
+                module = f"{module}.{rest[0]}"
+                rest = rest[1:]
+                target = self.resolve(path, module, level)
+            if target is None:
+                return out
+            for k in range(len(rest) - 1, 0, -1):  # a.b.f() where a/b.py
+                sub = self.resolve(path, ".".join([module, *rest[:k]]), level)
+                if sub:
+                    target, rest = sub, rest[k:]
+                    break
+        if not rest:
+            return out
+        qual = ".".join(rest)
+        funcs = self._funcs(target)
+        if qual in funcs:
+            out.append((target, qual))
+        elif qual + ".__init__" in funcs:
+            out.append((target, qual + ".__init__"))
+        return out
+
+    def reached(self, files: frozenset[str], entry: str, start: tuple[str, ...]) -> set[tuple[str, str]]:
+        """The functions a run calls: from every imported file's module level and the entry's start."""
+        todo: list[tuple[str, str]] = []
+        for path in files:
+            todo += [t for name in self.modules[path].layout.top for t in self.targets(path, None, name)]
+        todo += [t for name in start for t in self.targets(entry, None, name)]
+        seen: set[tuple[str, str]] = set()
+        while todo:
+            item = todo.pop()
+            if item in seen:
+                continue
+            seen.add(item)
+            path, func = item
+            for name in self._funcs(path).get(func, ()):
+                todo += [t for t in self.targets(path, func, name) if t not in seen]
+        return seen
+
+
+PACKAGING_BYTES = 1_000_000
+
+
+def _small_text(path: str) -> str:
+    """A packaging file's text: "" unless it is a regular file (not a FIFO or device) of at most
+    PACKAGING_BYTES bytes in UTF-8."""
+    try:
+        if not os.path.isfile(path) or os.path.getsize(path) > PACKAGING_BYTES:
+            return ""
+        with open(path, "rb") as handle:
+            return handle.read(PACKAGING_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def console_scripts(roots: list[str], files: frozenset[str]) -> list[tuple[str, str, str]]:
+    """(file, function, script name) of the console scripts the scanned folders declare."""
+    out = []
+    for root in roots:
+        if not os.path.isdir(root):
+            continue
+        scripts: dict[str, str] = {}
+        pyproject = _small_text(os.path.join(root, "pyproject.toml"))
+        if pyproject:
+            try:
+                table = tomllib.loads(pyproject).get("project", {}).get("scripts", {})
+                if isinstance(table, dict):
+                    scripts.update({k: v for k, v in table.items() if isinstance(v, str)})
+            except (tomllib.TOMLDecodeError, AttributeError, RecursionError):
+                pass
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(_small_text(os.path.join(root, "setup.cfg")))
+            text = parser.get("options.entry_points", "console_scripts", fallback="")
+        except configparser.Error:
+            text = ""
+        for line in text.splitlines():
+            name, _, target = line.partition("=")
+            if target.strip():
+                scripts[name.strip()] = target.strip()
+        for name, target in scripts.items():
+            module, _, func = target.partition(":")
+            for base in (root, os.path.join(root, "src")):
+                path = _module_file(os.path.normpath(base), module.strip(), files)
+                if path:
+                    out.append((path, func.strip().split(".")[0], name))
+                    break
+    return out
+
+
+def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple[list[Run], dict[str, tuple[int, ...]]]:
+    """Every run and, per file, the indexes of the runs that execute it."""
+    graph = Graph(modules)
+    entries: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for path, module in sorted(modules.items()):
+        if module.layout.main:
+            entries[path] = ("__main__ block", module.layout.in_main)
+        elif path.endswith(".ipynb"):
+            entries[path] = ("notebook", ())  # a notebook runs top to bottom
+    for path, func, name in console_scripts(roots, graph.files):
+        entries.setdefault(path, (f"console script {name}", (func,)))
+    imported = {target for path in modules for target in graph.imports(path)}
+    for path in sorted(named):
+        if path in modules and path not in imported:
+            entries.setdefault(path, ("named on the command line", modules[path].layout.in_main))
+    out: list[Run] = []
+    reach: dict[str, list[int]] = {}
+
+    def add(entry: str, why: str, start: tuple[str, ...], fallback: bool = False) -> None:
+        files = graph.closure(entry)
+        called = graph.reached(files, entry, start)
+        holds, unreached = [], []
+        for path in sorted(files):
+            for setting in modules[path].settings:
+                scope = setting.scope
+                if scope is None or (scope == "__main__" and path == entry) or (path, scope) in called:
+                    holds.append((path, setting))
+                elif scope != "__main__":
+                    unreached.append((path, setting))
+        for path in files:
+            if not fallback or path not in entered:  # a stray test file does not undo an entry point's switch
+                reach.setdefault(path, []).append(len(out))
+        out.append(Run(entry, why, files, tuple(holds), tuple(unreached)))
+
+    entered: set[str] = set()
+    for entry, (why, start) in sorted(entries.items()):
+        add(entry, why, start)
+    entered.update(reach)
+    for path in sorted(modules):
+        if path not in reach:
+            add(path, FALLBACK, (), fallback=True)
+    return out, {path: tuple(ids) for path, ids in reach.items()}
+
+
+def single(modules: dict[str, Module]) -> bool:
+    """True when no file sets anything: every run is the same, nothing to scope."""
+    return not any(m.settings for m in modules.values())
+
+
+__all__ = ["Run", "Graph", "runs", "console_scripts", "single", "Layout"]

@@ -1,0 +1,380 @@
+"""kb scan on whole repositories: where a switch holds (entry points and what they run),
+method receivers and arity, what the code rules out, and the spellings that reach a record."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+from kb.query import index
+from kb.scan import pins, resolve, switches
+from kb.scan.report_text import line, summary_lines
+from kb.scan.run import scan, targets
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _scan(root: Path, versions: str = "torch=2.11", paths: list[str] | None = None):
+    return scan(paths or [str(root)], given=pins.parse_versions(versions))
+
+
+def _found(report, root: Path) -> set[tuple[str, int, str]]:
+    return {(Path(f.path).relative_to(root).as_posix(), f.line, f.record) for f in report.findings}
+
+
+REPO = {
+    "models/__init__.py": "",
+    "models/net.py": """\
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+        """,
+    "train.py": """\
+        import torch
+        from models.net import Net
+
+        def main():
+            model = Net()
+            loss = model(torch.zeros(1, 3, 8, 8)).sum()
+            loss.backward()
+
+        if __name__ == "__main__":
+            main()
+        """,
+    # a one-off checkpoint conversion: sets the switch at module level, runs nothing of train.py
+    "convert.py": """\
+        import torch
+        from models.net import Net
+
+        torch.use_deterministic_algorithms(True)
+
+        if __name__ == "__main__":
+            torch.save(Net().state_dict(), "net.pt")
+        """,
+}
+
+
+def test_a_conversion_script_switch_does_not_cover_the_training_script(tmp_path):
+    _write(tmp_path, REPO)
+    report = _scan(tmp_path)
+    assert ("models/net.py", 6, "torch.cudnn-convolution") in _found(report, tmp_path)
+    conv = next(f for f in report.findings if f.record == "torch.cudnn-convolution")
+    assert conv.level == "nondeterministic"
+    assert "PT_DET does not hold here" in conv.fix and "convert.py" in conv.fix and "train.py" in conv.fix
+    text = "\n".join(summary_lines(report, index()["solutions"]))
+    assert f"{tmp_path / 'convert.py'} (__main__ block): applies PT_DET ({tmp_path / 'convert.py'}:4)" in text
+    assert "set no fix, so the findings in the files they run stay" in text and "train.py" in text
+    # the whole code base's table says the switch holds only in one run
+    assert report.applied["PT_DET"].condition.startswith("it runs only in the run of")
+
+
+def test_a_switch_in_a_function_holds_where_an_entry_point_calls_it(tmp_path):
+    files = dict(REPO)
+    del files["convert.py"]
+    files["utils.py"] = """\
+        import torch
+
+        def seed_everything():
+            torch.use_deterministic_algorithms(True)
+        """
+    train = textwrap.dedent(files["train.py"]).replace("from models.net import Net", "from models.net import Net\nimport utils")
+    files["train.py"] = train.replace("    model = Net()", "    utils.seed_everything()\n    model = Net()")
+    _write(tmp_path, files)
+    assert _found(_scan(tmp_path), tmp_path) == set()  # PT_DET holds in train.py's run, the only one
+    # the same helper, never called: the switch is conditional and the finding stays
+    (tmp_path / "train.py").write_text(files["train.py"].replace("    utils.seed_everything()\n", ""))
+    report = _scan(tmp_path)
+    assert ("models/net.py", 6, "torch.cudnn-convolution") in _found(report, tmp_path)
+    assert report.applied["PT_DET"].condition is not None
+
+
+def test_a_pytest_helper_switch_is_conditional(tmp_path):
+    _write(tmp_path, {
+        "lib/conv.py": "import torch.nn as nn\nlayer = nn.Conv2d(3, 3, 3)\n",
+        "tests/helpers.py": "import torch\n\ndef deterministic():\n    torch.backends.cudnn.deterministic = True\n",
+    })
+    report = _scan(tmp_path)
+    assert ("lib/conv.py", 2, "torch.cudnn-convolution") in _found(report, tmp_path)
+    assert "deterministic() is called" in report.applied["PT_CUDNN_DET"].condition
+
+
+def test_a_switch_in_an_imported_module_holds(tmp_path):
+    _write(tmp_path, {
+        "setup_det.py": "import torch\ntorch.use_deterministic_algorithms(True)\n",
+        "train.py": "import setup_det\nimport torch.nn as nn\nlayer = nn.Conv2d(3, 3, 3)\nif __name__ == '__main__':\n    pass\n",
+    })
+    assert _found(_scan(tmp_path), tmp_path) == set()
+
+
+def test_console_scripts_are_entry_points(tmp_path):
+    _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "x"\n[project.scripts]\nx-train = "pkg.cli:main"\n',
+        "pkg/__init__.py": "",
+        "pkg/cli.py": "import torch\nfrom pkg import model\n\ndef main():\n    torch.use_deterministic_algorithms(True)\n",
+        "pkg/model.py": "import torch.nn as nn\nlayer = nn.Conv2d(3, 3, 3)\n",
+    })
+    report = _scan(tmp_path)
+    assert _found(report, tmp_path) == set()
+    assert any(r.why == "console script x-train" for r in report.runs)
+
+
+def _calls(source: str) -> list[resolve.Call]:
+    wanted, methods, _ = targets(index())
+    return list(resolve.analyse(textwrap.dedent(source), "t.py", wanted, methods, switches.WATCHED).calls)
+
+
+def _records(tmp_path: Path, source: str, versions: str = "torch=2.11") -> list[tuple[int, str, str]]:
+    (tmp_path / "t.py").write_text(textwrap.dedent(source))
+    report = scan([str(tmp_path / "t.py")], given=pins.parse_versions(versions))
+    return [(f.line, f.record, f.level) for f in report.findings]
+
+
+def test_receivers_and_arity(tmp_path):
+    found = _records(tmp_path, """\
+        import torch
+        import torch.nn as nn
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = nn.Parameter(torch.zeros(4))
+
+            def forward(self, x, i, v):
+                x.index_add_(0, i, v)
+                return self.table.gather(0, i)
+
+        def other(t, i, v, queue, accelerator):
+            t.index_add_(0, i, v)
+            accelerator.gather(t)
+            queue.put(t)
+            store.put(t, block=True)
+
+        def typed(x: torch.Tensor, i, v):
+            x.index_add_(0, i, v)
+        """)
+    assert (10, "torch.index-add", "nondeterministic") in found  # an argument of forward
+    assert (11, "torch.gather-backward", "nondeterministic") in found  # a module's parameter
+    assert (14, "torch.index-add", "possible") in found  # nothing says what t is
+    assert (20, "torch.index-add", "nondeterministic") in found  # annotated
+    assert not [f for f in found if f[0] in (15, 16, 17)]  # gather(x) and put(x) cannot be the tensor methods
+    (tmp_path / "t.py").write_text("import torch\ndef f(t, i, v):\n    t.index_add_(0, i, v)\n")
+    report = scan([str(tmp_path / "t.py")], given=pins.parse_versions("torch=2.11"))
+    assert "t is not visibly a torch.Tensor" in report.findings[0].answer
+
+
+def test_jax_at_updates():
+    calls = _calls("""\
+        import jax.numpy as jnp
+        x = jnp.zeros(3)
+        a = x.at[i].set(1.0)
+        b = x.at[i].get()
+        c = x.at[i].min(y)
+        d = x.at[i].max(y)
+        e = x.at[i].add(y)
+        f = x.at[i].multiply(y)
+        """)
+    assert sorted({c.line for c in calls if c.op.endswith(".at")}) == [7, 8]
+
+
+def test_what_the_code_rules_out(tmp_path):
+    found = _records(tmp_path, """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from torch.utils.data import DataLoader
+
+        class Lin(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.empty(3, 3))
+                self.reset_parameters()
+
+            def reset_parameters(self):
+                nn.init.kaiming_uniform_(self.w)
+
+        pool = nn.AdaptiveAvgPool2d(1)
+        pool2 = nn.AdaptiveAvgPool2d((1, 1))
+        pool7 = nn.AdaptiveAvgPool2d(7)
+        buf = torch.empty(3)
+        filled = torch.empty(3).normal_()
+
+        def step(logits, target, emb, ids, reduce):
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), target)
+            seg = F.cross_entropy(logits, target)
+            with torch.no_grad():
+                emb(ids).sum()
+                picked = torch.gather(logits, 1, ids)
+            src = torch.zeros(3)
+            src.scatter_reduce_(0, ids, logits, reduce=f"a{reduce}")
+            loss.backward()
+
+        main_loader = DataLoader(ds, batch_size=8)
+        train_loader = DataLoader(ds, batch_size=8, num_workers=4, shuffle=True)
+        val_loader = DataLoader(ds, batch_size=8, num_workers=4, shuffle=False)
+        """)
+    lines = {(n, r): level for n, r, level in found}
+    assert not any(n == 9 for n, _ in lines)  # Parameter(torch.empty) initialised by reset_parameters
+    assert (18, "torch.uninitialized-memory") in lines and not any(n == 19 for n, _ in lines)
+    assert not any(n in (15, 16) for n, _ in lines) and (17, "torch.adaptive-avg-pool-backward") in lines
+    assert not any(n == 22 for n, _ in lines)  # 2-D cross_entropy is not the nll_loss2d record
+    assert lines[(23, "torch.nll-loss")] == "possible"  # ndim unknown
+    assert not any(n == 26 for n, _ in lines)  # gather under no_grad: its backward never runs
+    assert not any(n == 28 and r == "torch.scatter-reduce-sum-mean" for n, r in lines)  # f"a{...}" is amin/amax
+    assert not any(n == 31 for n, _ in lines)  # num_workers=0
+    assert lines[(32, "torch.data-loader-workers")] == "nondeterministic"
+    assert lines[(33, "torch.data-loader-workers")] == "possible"  # no shuffling: only random augmentation
+
+
+def test_a_program_that_never_runs_backward(tmp_path):
+    model = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.e = nn.Embedding(10, 4)\n"
+    _write(tmp_path, {
+        "model.py": model,
+        "sample.py": "import torch\nfrom model import M\nif __name__ == '__main__':\n    with torch.no_grad():\n        M()\n",
+    })
+    assert _found(_scan(tmp_path), tmp_path) == set()
+    (tmp_path / "train.py").write_text("from model import M\nif __name__ == '__main__':\n    M().e.weight.sum().backward()\n")
+    assert _found(_scan(tmp_path), tmp_path) == {("model.py", 5, "torch.embedding-backward")}
+    # a model file scanned alone may be trained anywhere
+    assert _found(_scan(tmp_path, paths=[str(tmp_path / "model.py")]), tmp_path) == {("model.py", 5, "torch.embedding-backward")}
+
+
+def test_spellings(tmp_path):
+    found = _records(tmp_path, """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+        from torch.utils.data.dataloader import DataLoader
+        from torch.nn.modules.conv import Conv3d
+
+        class MyConv(nn.Conv1d):
+            pass
+
+        a = DataLoader(ds, num_workers=2, shuffle=True)
+        b = MyConv(3, 3, 3)
+        c = Conv3d(1, 1, 1)
+        d = F.pad(x, (1, 1, 1, 1), mode="reflect")
+        e = F.pad(x, (1, 1, 1, 1, 1, 1), "replicate")
+        f = F.pad(x, (1, 1), mode="constant")
+        g = F.pad(x, pads, mode="reflect")
+        """, "torch=2.6")
+    lines = {(n, r): level for n, r, level in found}
+    assert (9, "torch.data-loader-workers") in lines
+    assert (10, "torch.cudnn-convolution") in lines and (11, "torch.cudnn-convolution") in lines
+    assert (12, "torch.reflection-pad-2d-backward") in lines
+    assert (13, "torch.replication-pad-1d-3d-backward") in lines
+    assert not any(n == 14 for n, _ in lines)
+    assert lines[(15, "torch.reflection-pad-2d-backward")] == "possible"
+
+
+def test_compiled_calls_are_marked():
+    calls = _calls("""\
+        import torch
+        import torch.nn as nn
+
+        class Net(nn.Module):
+            def forward(self, x):
+                return torch.cumsum(x, 0)
+
+        @torch.compile(mode="max-autotune")
+        def f(a):
+            return torch.cumsum(a, 0)
+
+        def eager(a):
+            return torch.cumsum(a, 0)
+
+        model = torch.compile(Net())
+        """)
+    marked = {c.line: c.compiled for c in calls if c.op == "torch.cumsum"}
+    assert marked == {6: True, 10: True, 13: False}
+
+
+def test_jax_backend_and_keras_bias(tmp_path):
+    jax_found = _records(tmp_path, """\
+        import jax
+        f = jax.jit(g, backend="cpu")
+        h = jax.jit(g)
+        p = jax.pmap(g)
+        """, "jax=0.8")
+    assert [(n, r) for n, r, _ in jax_found] == [(3, "jax.xla-autotuning"), (4, "jax.xla-autotuning")]
+    tf_found = _records(tmp_path, """\
+        import tensorflow as tf
+        a = tf.keras.layers.Dense(4, use_bias=False)
+        b = tf.keras.layers.Dense(4)
+        """, "tensorflow=2.20")
+    assert [(n, r) for n, r, _ in tf_found if r == "tf.bias-add-backprop"] == [(3, "tf.bias-add-backprop")]
+
+
+def test_text_line_says_when_the_record_applies(tmp_path):
+    (tmp_path / "t.py").write_text("import torch\ntorch.index_add(x, 0, i, s)\n")
+    report = scan([str(tmp_path / "t.py")], given=pins.parse_versions("torch=2.11"))
+    assert "; applies when: " in line(report.findings[0])
+
+
+def test_layout_reads_entry_points_and_calls():
+    tree = ast.parse(textwrap.dedent("""\
+        import utils
+        from . import helpers as h
+        setup()
+        class T:
+            def __init__(self):
+                self.go()
+            def go(self):
+                h.seed()
+        if __name__ == "__main__":
+            main()
+        """))
+    layout = resolve.layout(tree)
+    assert layout.main and layout.top == ("setup",) and layout.in_main == ("main",)
+    assert dict(layout.functions)["T.__init__"] == ("self.go",) and dict(layout.functions)["T.go"] == ("h.seed",)
+    assert ("", 1, ("helpers",)) in layout.imports
+
+
+def test_tf_data_maps_that_draw_no_random_numbers(tmp_path):
+    found = _records(tmp_path, """\
+        import tensorflow as tf
+
+        def augment(x):
+            return tf.image.random_flip_left_right(x)
+
+        def decode(x):
+            return augment(tf.cast(x, tf.float32))
+
+        def scale(x):
+            return tf.cast(x, tf.float32) / 255.0
+
+        ds = tf.data.Dataset.range(10)
+        a = ds.map(scale, num_parallel_calls=tf.data.AUTOTUNE)
+        b = ds.map(decode, num_parallel_calls=tf.data.AUTOTUNE)
+        c = ds.map(lambda x: x + 1, num_parallel_calls=tf.data.AUTOTUNE)
+        d = ds.map(imported_fn, num_parallel_calls=tf.data.AUTOTUNE)
+        e = ds.map(decode)
+        """, "tensorflow=2.20")
+    lines = sorted(n for n, r, _ in found if r == "tf.data-loader-parallelism")
+    assert lines == [14, 16]  # decode calls augment (random); imported_fn cannot be read; e is sequential
+
+
+def test_a_parameter_every_call_passes_as_the_same_literal(tmp_path):
+    source = """\
+        import torch.nn.functional as F
+
+        def resize(x, size, mode = 'bilinear'):
+            return F.interpolate(x, size, mode = mode)
+
+        def up(x):
+            return resize(x, 8, mode = 'bilinear')
+
+        def down(x):
+            return resize(x, 2)
+        """
+    found = _records(tmp_path, source)
+    assert [(n, r, level) for n, r, level in found] == [(4, "torch.interpolate-bilinear-backward", "nondeterministic")]
+    found = _records(tmp_path, source.replace("resize(x, 2)", "resize(x, 2, mode = 'nearest')"))
+    assert (4, "torch.interpolate-bilinear-backward", "possible") in found  # bilinear or nearest: not one literal
