@@ -150,20 +150,26 @@ def main(argv: list[str] | None = None) -> int:
         if setup_error is None:
             listed = _run([str(py), "-m", "pip", "list", "--format", "json"], 300)
             installed = {canonical(p["name"]): p["version"] for p in json.loads(listed.stdout or "[]")}
-            moved = moved_packages(locked, installed, skip={"pip", "kb-determinism"})
+            # the build backend and its needs are locked for the editable install only; pip's
+            # isolated build does not leave them in the environment
+            build_only = {"hatchling", "editables", "tomlkit", "trove-classifiers", "pathspec", "pluggy"} - set(installed)
+            moved = moved_packages(locked, installed, skip={"pip", "kb-determinism"} | build_only)
             junit = Path(tmp) / "junit.xml"
             print(f"drift: {len(moved)} package(s) differ from the lock; running the suite ...", file=sys.stderr, flush=True)
             env = {**os.environ, "PYTHONPATH": str(ROOT)}
+            suite = None
             try:
-                _run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}", *args.pytest_args],
-                     args.timeout, cwd=ROOT, env=env)
+                suite = _run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                              *args.pytest_args], args.timeout, cwd=ROOT, env=env)
             except subprocess.TimeoutExpired:
                 setup_error = f"the suite did not finish in {args.timeout:.0f} s"
             if setup_error is None:
                 if junit.is_file():
                     outcome = read_junit(junit.read_text(encoding="utf-8"))
                 else:
-                    setup_error = "pytest wrote no result file (it could not start: see its output)"
+                    said = ((suite.stdout or "") + (suite.stderr or "")).strip().splitlines()[-5:] if suite else []
+                    setup_error = (f"pytest wrote no result file (exit {suite.returncode if suite else '?'}): "
+                                   + " / ".join(said))
     report = render(moved, outcome, setup_error)
     (args.out / "drift.md").write_text(report, encoding="utf-8")
     data = {

@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "kb.scan.run", "kb.scan.report_*",
     )),
     ("commands", (  # argument parsing, processes, network: what a person runs
-        "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*",
+        "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",
     )),
 )
 LAYER_NAMES = tuple(name for name, _ in LAYERS)

@@ -25,7 +25,7 @@ import json
 import os
 import sys
 
-from kb.sweep.tf_worker import _message, emit, is_refusal
+from kb.sweep.tf_worker import error_message, emit, is_refusal
 
 SHAPES = ((2, 8), (2, 8, 8, 3), (2, 6, 3), (2, 4, 4, 4, 3), (2, 8, 8))
 GLOBAL_SEED = 1234
@@ -218,7 +218,7 @@ def plan_one(keras, unit):
             fn, call, seeded = build(keras, spec, "layer-seed")
             _hash(keras, fn())
         except Exception as exc:  # noqa: BLE001
-            last = _message(exc)
+            last = error_message(exc)
             if not is_refusal(last):
                 continue
             seeded = False
@@ -245,7 +245,7 @@ def run(cases, index, mode, start):
             fn, _, _ = build(keras, case["spec"], mode)
             out = {"i": j, "h1": _hash(keras, fn()), "h2": _hash(keras, fn()), "raised": None}
         except Exception as exc:  # noqa: BLE001
-            out = {"i": j, "raised": _message(exc)}
+            out = {"i": j, "raised": error_message(exc)}
         emit(out)
 
 

@@ -70,7 +70,7 @@ def emit(obj: dict) -> None:
     sys.stdout.flush()
 
 
-def _message(exc: BaseException) -> str:
+def error_message(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
     return text[:400]
@@ -633,7 +633,7 @@ def plan_one(tf, unit: dict) -> dict:
             _hash(tf, fn())
             ok = True
         except Exception as exc:  # noqa: BLE001
-            last = _message(exc)
+            last = error_message(exc)
             if not is_refusal(last):
                 continue
             ok = False  # refuses even with op seeds: kept, the sweep says when
@@ -675,7 +675,7 @@ def run_case(tf, case: dict, mode: str) -> dict:
             fn = _backward(tf, fn, watched)
         return {"h1": _hash(tf, fn()), "h2": _hash(tf, fn()), "raised": None}
     except Exception as exc:  # noqa: BLE001
-        return {"raised": _message(exc)}
+        return {"raised": error_message(exc)}
 
 
 def run(cases: list[dict], index: list[int], mode: str, start: int) -> None:
