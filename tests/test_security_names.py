@@ -1,0 +1,89 @@
+"""Data file names and lint output (issue 33 H6, M6 and Low items).
+
+A pull request chooses the names of the files it adds: a name that is not UTF-8, a record
+saved as .yml, a name with an escape sequence. Each is one finding naming the file (escaped),
+and `kb validate`, `kb build`, `kb fix` and `kb site` end without a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.findings import Finding
+from kb.lint import run
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = Path(__file__).parent / "fixtures" / "mini"
+SOURCES = "data/sources/tensorflow"
+GOOD = f"{SOURCES}/tf.sample.yaml"
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    return root
+
+
+def _kb(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "kb", "--root", str(root), *args], capture_output=True,
+                          env=env, timeout=120)
+
+
+@pytest.mark.parametrize("command", [["validate"], ["build"], ["fix"], ["validate", "--json"]])
+def test_h6_name_not_utf8_is_one_finding(tmp_path: Path, command: list[str]) -> None:
+    root = _project(tmp_path)
+    bad = os.path.join(os.fsencode(root / SOURCES), b"tf.\xff\xfe.yaml")
+    shutil.copyfile(root / GOOD, bad)
+    result = _kb(root, *command)
+    assert b"Traceback" not in result.stderr, result.stderr[-800:]
+    if command == ["fix"]:  # fix rewrites what it can read and leaves the rest to validate
+        assert result.returncode == 0
+        return
+    assert result.returncode == 1
+    out = result.stdout + result.stderr
+    name = b"tf.\\\\xff\\\\xfe.yaml" if "--json" in command else b"tf.\\xff\\xfe.yaml"
+    assert name in out and b"UTF-8" in out
+
+
+@pytest.mark.parametrize("suffix", [".yml", ".YAML", ".Yaml"])
+def test_m6_record_with_another_suffix_is_not_skipped_silently(tmp_path: Path, suffix: str) -> None:
+    root = _project(tmp_path)
+    shutil.move(root / GOOD, root / f"{SOURCES}/tf.sample{suffix}")
+    _, findings = run(root)
+    [finding] = [f for f in findings if f.path.endswith(suffix)]
+    assert finding.code == "KB003" and ".yaml" in finding.hint
+
+
+def test_kb003_names_the_folder_the_file_lives_in(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / SOURCES / "extra").mkdir()
+    shutil.move(root / GOOD, root / SOURCES / "extra" / "tf.sample.yaml")
+    _, findings = run(root)
+    [finding] = [f for f in findings if f.code == "KB003"]
+    assert "data/sources/tensorflow/extra/" in finding.message and "data/sources/extra/" not in finding.message
+
+
+def test_finding_lines_escape_the_path() -> None:
+    finding = Finding("data/sources/tf.\x1b[2J\nx.yaml", 3, "KB003", "msg \x1b]0;t\x07", "hint \r")
+    text = finding.render()
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text
+    assert text.count("\n") == 1  # the path's newline does not split the finding; one hint line
+    assert text.startswith("data/sources/tf.\\x1b[2J\\x0ax.yaml:3: KB003")
+
+
+def test_kb012_hint_does_not_print_the_symlink_target(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    outside = tmp_path / "secret-place" / "outside.yaml"
+    outside.parent.mkdir()
+    shutil.copyfile(root / GOOD, outside)
+    (root / SOURCES / "tf.link.yaml").symlink_to(outside)
+    _, findings = run(root)
+    [refused] = [f for f in findings if f.code == "KB012"]
+    assert "secret-place" not in refused.render()
