@@ -232,7 +232,7 @@ def _run(args, root: Path, items) -> int:
         print(json.dumps({runfile.JSON_FILE: str(path) if path else None, **doc}, indent=2))
     else:
         _print_results(results, path, wall)
-    every_error = all(m["outcome"] == "error" for r in results for m in r["modes"])
+    every_error = all(m["outcome"] in ("error", "env-error") for r in results for m in r["modes"])
     return 1 if every_error else 0
 
 

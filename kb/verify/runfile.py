@@ -102,6 +102,12 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
             continue
         placed = where if where.startswith(RUNS_DIR + "/") else None
         found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, placed)]
+        if not found:
+            from verifiers.outcomes import read_recorded
+
+            for result in doc.data["results"]:
+                for mode in result["modes"]:
+                    read_recorded(mode)  # a recorded raise that was the environment: env-error
         runs.append(RunFile(path, where, doc.data, found))
     return runs
 
