@@ -87,3 +87,21 @@ def test_kb012_hint_does_not_print_the_symlink_target(tmp_path: Path) -> None:
     _, findings = run(root)
     [refused] = [f for f in findings if f.code == "KB012"]
     assert "secret-place" not in refused.render()
+
+
+# --- issue 31 item 5: founding documents are cited by their public title and URL ---------------
+
+
+@pytest.mark.parametrize("text", ["As Seed 003 says", "seed 000 (GTC)", "SEED 001 quotes", "Seeds 002 and 003 list",
+                                  "the seed document", "see 003_db4fa9d8e6433647.txt", "seed documents say"])
+def test_founding_document_references_are_kb019(tmp_path: Path, text: str) -> None:
+    root = _project(tmp_path)
+    record = root / GOOD
+    record.write_text(record.read_text().replace("title: ", f"title: {text}, ", 1))
+    _, findings = run(root)
+    assert any(f.code == "KB019" and f.path == GOOD and "public title" in f.hint for f in findings), findings
+
+
+def test_the_data_cites_no_founding_document_by_its_internal_name() -> None:
+    _, findings = run(ROOT)
+    assert not [f for f in findings if f.code == "KB019"], [f.render() for f in findings if f.code == "KB019"][:5]

@@ -37,7 +37,7 @@ exit codes: 0 identical, 1 runs differ, 2 bad input (or a run failed / recorded 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("probe", help="find the step and place where two training runs first differ",
-                       description="Determinism debug tool (seed 000): probes in the model, train twice, "
+                       description="Determinism debug tool (after the GTC 2019 talk 'Determinism in Deep Learning'): probes in the model, train twice, "
                                    "name the first differing step and place, ask the KB what fixes it.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     psub = p.add_subparsers(dest="probe_command", metavar="{run,diff}")

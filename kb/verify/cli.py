@@ -26,7 +26,7 @@ examples:
   kb verify --verifier tensorflow.unsorted_segment_sum --device cpu --scale 0.05
   kb verify --framework pytorch --out $OUT on the GPU runner (see docs/verification.md)
   kb verify --coverage                     records without a verifier, and why
-  kb verify --e2e                          end-to-end recipe proof (GTC seed 000) for every
+  kb verify --e2e                          end-to-end recipe proof (GTC 2019 talk) for every
                                            installed framework: pytorch, tensorflow, jax
   kb verify --e2e --framework jax --scale 0.1 --no-write   one framework, a smaller model
   kb verify --flagged                      runs that contradict their records (KB015)
