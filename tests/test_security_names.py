@@ -105,3 +105,28 @@ def test_founding_document_references_are_kb019(tmp_path: Path, text: str) -> No
 def test_the_data_cites_no_founding_document_by_its_internal_name() -> None:
     _, findings = run(ROOT)
     assert not [f for f in findings if f.code == "KB019"], [f.render() for f in findings if f.code == "KB019"][:5]
+
+
+# --- planted static evidence (data/runs/static-*/) -------------------------------------------------
+
+
+def test_planted_static_evidence_files_are_findings_not_crashes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    static = root / "data" / "runs" / "static-pytorch"
+    static.mkdir(parents=True)
+    (static / "2.5.0.yaml").write_text("kind: static\nframework: pytorch\n")  # missing fields
+    (static / "2.6.0.yaml").write_text("a: &a [x, x]\nb: [*a, *a]\n")  # an alias
+    (static / "2.7.0.yaml").write_text("x: " + "[" * 5000 + "]" * 5000 + "\n")  # deep
+    (static / "2.8.0.yaml").write_text("kind: static\nframework: 7\nrelease: [1]\nops: {a: {b: {c: 1}}}\n")
+    os.symlink("/etc/hostname", static / "2.9.0.yaml")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(static / "2.10.0.yaml")
+    with open(os.path.join(os.fsencode(static), b"2.\xff.yaml"), "w") as handle:
+        handle.write("kind: static\n")
+    for command in (["validate"], ["build"]):
+        result = _kb(root, *command)
+        assert b"Traceback" not in result.stderr, result.stderr[-1500:]
+        assert result.returncode == 1
+        out = (result.stdout + result.stderr).decode()
+        for name in ("2.5.0.yaml", "2.6.0.yaml", "2.7.0.yaml", "2.8.0.yaml", "2.9.0.yaml"):
+            assert name in out, (command, name, out[-2000:])

@@ -184,3 +184,16 @@ def test_status_of_a_series_or_release_has_no_such_note(version: str) -> None:
     import kb
 
     assert not any("not a known" in n for n in kb.status("tf.nn.bias_add", version).notes)
+
+
+@pytest.mark.parametrize("value", ["9**9**9", "(" * 150 + ")" * 150, "[" * 99 + "]" * 99, "1e400", "9" * 199,
+                                   "x" * 1_000_000, "{'a': " * 60 + "1" + "}" * 60, "'\\x1b[2J'", "__import__('os')"])
+def test_call_literals_are_parsed_within_bounds(value: str, capsys) -> None:
+    """Issue 31 item 6: `--call KEY=VALUE` never evaluates, recurses without bound or echoes
+    a megabyte: an answer or exit 2, fast, one line of error."""
+    start = time.perf_counter()
+    code = main(["status", "torch.nn.functional.interpolate", "2.10", "--call", f"mode={value}"])
+    assert time.perf_counter() - start < BOUND_S
+    out, err = capsys.readouterr()
+    assert code in (0, 2) and "Traceback" not in out + err
+    assert len(out + err) < 20_000 and "\x1b[2J" not in out + err
