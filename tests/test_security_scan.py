@@ -260,3 +260,46 @@ def test_large_tree_of_big_files_stays_bounded(tmp_path: Path, capsys) -> None:
     code, doc = _scan(capsys, str(tree))
     [error] = doc["errors"]
     assert "big.py" in error["path"] and "at most" in error["message"]
+
+
+def test_a_very_deep_folder_tree_is_walked_without_recursion(tmp_path: Path) -> None:
+    """Python 3.11's os.walk recurses once per level: 1,500 nested folders were a RecursionError."""
+    tree = _ok_tree(tmp_path)
+    here = os.getcwd()
+    try:
+        try:
+            os.chdir(tree)
+            for _ in range(1500):
+                os.mkdir("a")
+                os.chdir("a")
+            with open("deep.py", "w") as handle:
+                handle.write(OK)
+        finally:
+            os.chdir(here)
+        result = _kb("scan", str(tree), "--versions", "torch=2.5", "--format", "json")
+    finally:
+        # always, even on failure: shutil.rmtree (pytest's cleanup of old temporary folders,
+        # shared by every run on this machine) recurses per level too and would fail
+        if (tree / "a").exists():
+            _remove_deep(tree / "a")
+    assert b"Traceback" not in result.stderr, result.stderr[-300:]
+    doc = json.loads(result.stdout)
+    assert sorted(_records(doc)) == [("deep.py", "torch.index-add"), ("ok.py", "torch.index-add")]
+
+
+def _remove_deep(top: Path) -> None:
+    here = os.getcwd()
+    try:
+        os.chdir(top)
+        depth = 0
+        while os.path.isdir("a"):
+            os.chdir("a")
+            depth += 1
+        for name in os.listdir("."):
+            os.remove(name)
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("a")
+    finally:
+        os.chdir(here)
+    os.rmdir(top)

@@ -74,13 +74,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
     for given in paths:
         if os.path.isdir(given):
             root = os.path.realpath(given)
-            for folder, dirs, files in os.walk(given):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
-                                 and not _excluded(os.path.join(folder, d), exclude))
-                for name in files:
-                    path = os.path.normpath(os.path.join(folder, name))
-                    if name.endswith(SUFFIXES) and not _excluded(path, exclude):
-                        found.setdefault(path, root)
+            for path in _walk(given, exclude):
+                found.setdefault(path, root)
             continue
         if not os.path.lexists(given):
             raise FileNotFoundError(given)
@@ -92,6 +87,35 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
             raise NotAFile(given)
         found[os.path.normpath(given)] = os.sep
     return [Found(path, found[path]) for path in sorted(found)]
+
+
+def _walk(top: str, exclude: tuple[str, ...]):
+    """The *.py and *.ipynb files under `top`, folders in sorted order, with an explicit stack:
+    os.walk recurses once per level in Python 3.11, so a tree 1,000 folders deep (one committed
+    path) was a RecursionError. Folder symlinks are not descended; unreadable folders skipped."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                items = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
+        subfolders = []
+        for entry in items:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            path = os.path.normpath(os.path.join(folder, name))
+            if is_dir:
+                if not is_link and name not in SKIP_DIRS and not name.startswith(".") and not _excluded(path, exclude):
+                    subfolders.append(os.path.join(folder, name))
+            elif name.endswith(SUFFIXES) and not _excluded(path, exclude):
+                yield path
+        stack.extend(reversed(subfolders))
 
 
 def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
