@@ -48,7 +48,9 @@ class Catalog:
         under another suffix (.yml, .YAML: skipped by the glob, so silently not a record), is
         a KB003 finding instead of being read or ignored."""
         found = []
-        for path in sorted(folder.rglob("*") if recursive else folder.glob("*")):
+        from kb.untrusted import files_under
+
+        for path in files_under(folder) if recursive else sorted(folder.glob("*")):
             if path.suffix.lower() not in (".yaml", ".yml"):
                 continue
             name = path.name

@@ -94,3 +94,27 @@ def shown(text: object) -> str:
     a name that is not UTF-8 (os.fsdecode's surrogates) their \\xNN; the rest is unchanged."""
     text = str(text)
     return text.translate(_SHOWN) if not (text.isprintable() and text.isascii()) else text
+
+
+def files_under(top: Path) -> list[Path]:
+    """Every non-folder entry under `top`, sorted, found with an explicit stack.
+
+    Path.rglob and os.walk recurse once per folder level in Python 3.11: a pull request that
+    commits folders 1,000 deep under data/ made every command a RecursionError. Folder symlinks
+    are not descended (a file symlink is listed; the readers confine it); unreadable folders
+    are skipped."""
+    found: list[Path] = []
+    stack = [str(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    try:
+                        descend = entry.is_dir(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    (stack if descend else found).append(entry.path if descend else Path(entry.path))
+        except OSError:
+            continue
+    return sorted(found)

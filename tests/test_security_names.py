@@ -130,3 +130,44 @@ def test_planted_static_evidence_files_are_findings_not_crashes(tmp_path: Path) 
         out = (result.stdout + result.stderr).decode()
         for name in ("2.5.0.yaml", "2.6.0.yaml", "2.7.0.yaml", "2.8.0.yaml", "2.9.0.yaml"):
             assert name in out, (command, name, out[-2000:])
+
+
+def test_a_very_deep_folder_under_data_is_no_recursion_error(tmp_path: Path) -> None:
+    """Path.rglob recursed once per level (Python 3.11): 1,200 committed folders under data/sources
+    made `kb validate` a RecursionError traceback."""
+    root = _project(tmp_path)
+    top = root / SOURCES / "a"
+    here = os.getcwd()
+    try:
+        try:
+            os.chdir(root / SOURCES)
+            for _ in range(1200):
+                os.mkdir("a")
+                os.chdir("a")
+        finally:
+            os.chdir(here)
+        result = _kb(root, "validate")
+    finally:
+        _remove_deep(top)
+    assert b"Traceback" not in result.stderr, result.stderr[-300:]
+    assert result.returncode == 0
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove a chain of nested `a` folders without recursion (shutil.rmtree, and pytest's
+    cleanup of old temporary folders shared by every run here, recurse per level)."""
+    if not top.exists():
+        return
+    here = os.getcwd()
+    try:
+        os.chdir(top)
+        depth = 0
+        while os.path.isdir("a"):
+            os.chdir("a")
+            depth += 1
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("a")
+    finally:
+        os.chdir(here)
+    os.rmdir(top)

@@ -188,7 +188,9 @@ def evidence_age(by_env: dict[str, list[RunFile]], root: Path, now: _dt.datetime
         for source, stamp in sorted(newest.items()) if (now - stamp).days > days
     ]
     never = []
-    for path in sorted((root / "data" / "sources").rglob("*.yaml")):
+    from kb.untrusted import files_under
+
+    for path in (p for p in files_under(root / "data" / "sources") if p.suffix == ".yaml"):
         try:
             data = read(path).data
         except (YamlError, OSError):

@@ -83,7 +83,9 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
 
     runs = []
     top = runs_dir if runs_dir is not None else root / RUNS_DIR
-    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+    from kb.untrusted import files_under
+
+    for path in files_under(top) if top.is_dir() else ():
         if path.relative_to(top).parts[0].startswith("static-"):
             continue  # static evidence from released wheels: kb/verify/static/load.py reads it
         where = rel(path, root)
