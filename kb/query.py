@@ -399,6 +399,12 @@ def _known(registry: dict) -> frozenset:
     return known
 
 
+def known_release(registry: dict, version: str) -> bool:
+    """Whether `version` is a release (or a release series: '2.1', '2') of a compiled registry;
+    the rule of the "not a known release" note. Raises ValueError for a version that is not one."""
+    return versions.release_key(version) in _known(registry)
+
+
 _recipes: dict[tuple, tuple[str, ...]] = {}
 
 

@@ -250,14 +250,12 @@ def _said_if_unknown(pin: Pin, registry: dict | None) -> Pin:
     as torch=99 would otherwise be answered as if it were a real version)."""
     if not registry or not registry.get("keys"):
         return pin
-    from kb import versions
-    from kb.query import _known
+    from kb.query import known_release
 
     try:
-        key = versions.release_key(pin.version)
+        if known_release(registry, pin.version):
+            return pin
     except ValueError:
-        return pin
-    if key in _known(registry):
         return pin
     return pin._replace(origin=f"{pin.origin}; {untrusted.shown(pin.version)[:64]} is not a known release "
                                f"of {pin.framework}, latest known: {registry.get('latest')}")
