@@ -950,7 +950,10 @@ DETAILS = {'keys': ('format',
                                      'aliases': (),
                                      'verify': 'tensorflow.cudnn_autotuning',
                                      'unverifiable': None},
-             'tf.cudnn-conv-backprop-data': {'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: '
+             'tf.cudnn-conv-backprop-data': {'conditions': ("An answer in the Stack Overflow thread 'How to "
+                                                            "handle non-determinism when training on a GPU?' "
+                                                            '(https://stackoverflow.com/questions/50744565) '
+                                                            'quotes the cuDNN 8.0.1 guide: '
                                                             'cudnnConvolutionBackwardData is '
                                                             'non-deterministic with '
                                                             'CUDNN_CONVOLUTION_BWD_DATA_ALGO_0.',
@@ -978,7 +981,11 @@ DETAILS = {'keys': ('format',
                                              'aliases': (),
                                              'verify': 'tensorflow.conv2d_backprop_input',
                                              'unverifiable': None},
-             'tf.cudnn-conv-backprop-filter': {'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: '
+             'tf.cudnn-conv-backprop-filter': {'conditions': ("An answer in the Stack Overflow thread 'How "
+                                                              'to handle non-determinism when training on a '
+                                                              "GPU?' "
+                                                              '(https://stackoverflow.com/questions/50744565) '
+                                                              'quotes the cuDNN 8.0.1 guide: '
                                                               'cudnnConvolutionBackwardFilter is '
                                                               'non-deterministic with '
                                                               'CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0 or '
@@ -1004,15 +1011,21 @@ DETAILS = {'keys': ('format',
                                                'aliases': (),
                                                'verify': 'tensorflow.conv2d_backprop_filter',
                                                'unverifiable': None},
-             'tf.cudnn-ctc-loss': {'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: cudnnCTCLoss and '
-                                                  'cudnnCTCLoss_v8 are non-deterministic when '
+             'tf.cudnn-ctc-loss': {'conditions': ("An answer in the Stack Overflow thread 'How to handle "
+                                                  "non-determinism when training on a GPU?' "
+                                                  '(https://stackoverflow.com/questions/50744565) quotes the '
+                                                  'cuDNN 8.0.1 guide: cudnnCTCLoss and cudnnCTCLoss_v8 are '
+                                                  'non-deterministic when '
                                                   'CUDNN_CTC_LOSS_ALGO_NON_DETERMINSTIC is used.',),
                                    'notes': None,
                                    'ops': ('tf.nn.ctc_loss',),
                                    'aliases': (),
                                    'verify': 'tensorflow.ctc_loss',
                                    'unverifiable': None},
-             'tf.cudnn-maxpool-backprop': {'conditions': ('Seed 001 quotes the cuDNN 8.0.1 guide: '
+             'tf.cudnn-maxpool-backprop': {'conditions': ("An answer in the Stack Overflow thread 'How to "
+                                                          "handle non-determinism when training on a GPU?' "
+                                                          '(https://stackoverflow.com/questions/50744565) '
+                                                          'quotes the cuDNN 8.0.1 guide: '
                                                           'cudnnPoolingBackward is non-deterministic when '
                                                           'CUDNN_POOLING_MAX is used.',),
                                            'notes': 'NV-STATUS: the solution has no unit tests in the '

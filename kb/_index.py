@@ -2633,9 +2633,11 @@ INDEX = {'format': 1,
                                                                  ('TDO',),
                                                                  False,
                                                                  None,
-                                                                 'Seed 003 states this for NGC 19.06+ when '
-                                                                 'it covered containers up to 20.03; later '
-                                                                 'containers are not covered by a source.',
+                                                                 "NVIDIA's tensorflow-determinism README "
+                                                                 '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                 'states this for NGC 19.06+ when it covered '
+                                                                 'containers up to 20.03; later containers '
+                                                                 'are not covered by a source.',
                                                                  None,
                                                                  None),)},
                                       'disputes': (),
@@ -3097,9 +3099,11 @@ INDEX = {'format': 1,
                                                                 ('TDO',),
                                                                 False,
                                                                 None,
-                                                                'Seed 003 states this for NGC 19.06+ when it '
-                                                                'covered containers up to 20.03; later '
-                                                                'containers are not covered by a source. '
+                                                                "NVIDIA's tensorflow-determinism README "
+                                                                '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                'states this for NGC 19.06+ when it covered '
+                                                                'containers up to 20.03; later containers '
+                                                                'are not covered by a source. '
                                                                 'Multi-algorithm deterministic cuDNN '
                                                                 'convolutions arrived in NGC 19.12; in '
                                                                 '19.06-19.11 some layer configurations '
@@ -3269,10 +3273,13 @@ INDEX = {'format': 1,
                                                                         ('TDO',),
                                                                         False,
                                                                         None,
-                                                                        'Seed 003 states this for NGC 19.06+ '
-                                                                        'when it covered containers up to '
-                                                                        '20.03; later containers are not '
-                                                                        'covered by a source.',
+                                                                        "NVIDIA's tensorflow-determinism "
+                                                                        'README '
+                                                                        '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                        'states this for NGC 19.06+ when it '
+                                                                        'covered containers up to 20.03; '
+                                                                        'later containers are not covered by '
+                                                                        'a source.',
                                                                         None,
                                                                         None),)},
                                              'disputes': (),
@@ -3387,10 +3394,13 @@ INDEX = {'format': 1,
                                                                           ('TDO',),
                                                                           False,
                                                                           None,
-                                                                          'Seed 003 states this for NGC '
-                                                                          '19.06+ when it covered containers '
-                                                                          'up to 20.03; later containers are '
-                                                                          'not covered by a source.',
+                                                                          "NVIDIA's tensorflow-determinism "
+                                                                          'README '
+                                                                          '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                          'states this for NGC 19.06+ when '
+                                                                          'it covered containers up to '
+                                                                          '20.03; later containers are not '
+                                                                          'covered by a source.',
                                                                           None,
                                                                           None),)},
                                                'disputes': (),
@@ -3467,7 +3477,9 @@ INDEX = {'format': 1,
                                                (),
                                                False,
                                                None,
-                                               'Seed 003 gives NS for TF 1.14, 1.15, 2.0, 2.1 and 2.2.',
+                                               "NVIDIA's tensorflow-determinism README "
+                                               '(https://github.com/NVIDIA/framework-reproducibility) gives '
+                                               'NS for TF 1.14, 1.15, 2.0, 2.1 and 2.2.',
                                                None,
                                                None),
                                               ((0, 2, 6),
@@ -3498,14 +3510,24 @@ INDEX = {'format': 1,
                                                               (),
                                                               False,
                                                               None,
-                                                              'Seed 003 states this for NGC 19.06+ when it '
-                                                              'covered containers up to 20.03; later '
-                                                              'containers are not covered by a source.',
+                                                              "NVIDIA's tensorflow-determinism README "
+                                                              '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                              'states this for NGC 19.06+ when it covered '
+                                                              'containers up to 20.03; later containers are '
+                                                              'not covered by a source.',
                                                               None,
                                                               None),)},
-                                   'disputes': ({'claim': 'Seeds 002 and 003 list a deterministic mode '
-                                                          '(TF_DETERMINISTIC_OPS) for tf.nn.ctc_loss from TF '
-                                                          '2.3, via cuDNN CTC loss (commit 9e096de).',
+                                   'disputes': ({'claim': 'Both a 2020 research plan by Sara Hooker and '
+                                                          'colleagues on hardware and predictive uncertainty '
+                                                          "(published as 'Randomness In Neural Network "
+                                                          "Training: Characterizing The Impact of Tooling', "
+                                                          'MLSys 2022, '
+                                                          'https://proceedings.mlsys.org/paper_files/paper/2022/hash/427e0e886ebf87538afdf0badb805b7f-Abstract.html) '
+                                                          "and NVIDIA's tensorflow-determinism README "
+                                                          '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                          'list a deterministic mode (TF_DETERMINISTIC_OPS) '
+                                                          'for tf.nn.ctc_loss from TF 2.3, via cuDNN CTC '
+                                                          'loss (commit 9e096de).',
                                                  'status': (((0, 2, 3),
                                                              None,
                                                              '>=2.3',
@@ -3638,10 +3660,13 @@ INDEX = {'format': 1,
                                                                       ('TDO',),
                                                                       False,
                                                                       None,
-                                                                      'Seed 003 states this for NGC 19.06+ '
-                                                                      'when it covered containers up to '
-                                                                      '20.03; later containers are not '
-                                                                      'covered by a source.',
+                                                                      "NVIDIA's tensorflow-determinism "
+                                                                      'README '
+                                                                      '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                      'states this for NGC 19.06+ when it '
+                                                                      'covered containers up to 20.03; later '
+                                                                      'containers are not covered by a '
+                                                                      'source.',
                                                                       None,
                                                                       None),)},
                                            'disputes': (),
@@ -4202,8 +4227,10 @@ INDEX = {'format': 1,
                                                                   (),
                                                                   False,
                                                                   None,
-                                                                  'Seed 003 states this for NGC 19.06+ when '
-                                                                  'it covered containers up to 20.03; later '
+                                                                  "NVIDIA's tensorflow-determinism README "
+                                                                  '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                  'states this for NGC 19.06+ when it '
+                                                                  'covered containers up to 20.03; later '
                                                                   'containers are not covered by a source.',
                                                                   None,
                                                                   None),)},
@@ -4701,9 +4728,16 @@ INDEX = {'format': 1,
                                                          (),
                                                          True,
                                                          None,
-                                                         'Seed 003: resolved before 1.12. Seed 002 marks '
-                                                         'them deterministic for TF 1.14-2.3, and the GTC '
-                                                         '2019 talk says tf.reduce_sum() is now '
+                                                         "NVIDIA's tensorflow-determinism README "
+                                                         '(https://github.com/NVIDIA/framework-reproducibility): '
+                                                         'resolved before 1.12. a 2020 research plan by Sara '
+                                                         'Hooker and colleagues on hardware and predictive '
+                                                         "uncertainty (published as 'Randomness In Neural "
+                                                         'Network Training: Characterizing The Impact of '
+                                                         "Tooling', MLSys 2022, "
+                                                         'https://proceedings.mlsys.org/paper_files/paper/2022/hash/427e0e886ebf87538afdf0badb805b7f-Abstract.html) '
+                                                         'marks them deterministic for TF 1.14-2.3, and the '
+                                                         'GTC 2019 talk says tf.reduce_sum() is now '
                                                          'deterministic.',
                                                          None,
                                                          None),),
@@ -4796,14 +4830,24 @@ INDEX = {'format': 1,
                                                                         ('TDO',),
                                                                         False,
                                                                         None,
-                                                                        'Seed 003 states this for NGC 20.03+ '
-                                                                        'when it covered containers up to '
-                                                                        '20.03; NV-TF says 20.03 and beyond, '
-                                                                        'and later containers follow the '
-                                                                        'stock TF version they are based on.',
+                                                                        "NVIDIA's tensorflow-determinism "
+                                                                        'README '
+                                                                        '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                        'states this for NGC 20.03+ when it '
+                                                                        'covered containers up to 20.03; '
+                                                                        'NV-TF says 20.03 and beyond, and '
+                                                                        'later containers follow the stock '
+                                                                        'TF version they are based on.',
                                                                         None,
                                                                         None),)},
-                                             'disputes': ({'claim': "Seed 002's status table marks a "
+                                             'disputes': ({'claim': 'A 2020 research plan by Sara Hooker and '
+                                                                    'colleagues on hardware and predictive '
+                                                                    "uncertainty (published as 'Randomness "
+                                                                    'In Neural Network Training: '
+                                                                    "Characterizing The Impact of Tooling', "
+                                                                    'MLSys 2022, '
+                                                                    'https://proceedings.mlsys.org/paper_files/paper/2022/hash/427e0e886ebf87538afdf0badb805b7f-Abstract.html) '
+                                                                    'has a status table that marks a '
                                                                     'deterministic mode for bilinear '
                                                                     'tf.image.resize / UpSampling2D backprop '
                                                                     'in TF 2.2 and 2.3.',
@@ -4831,10 +4875,12 @@ INDEX = {'format': 1,
                                                                                     'table of GPU sources, '
                                                                                     'TF 1.14-2.3)',
                                                                            'seed': '002'},)},
-                                                          {'claim': "Seed 003's table lists "
-                                                                    'tf.image.resize_bilinear backprop as '
-                                                                    "TDO under the heading 'TF 2.3 ?' (with "
-                                                                    'NGC 20.03+ TDO).',
+                                                          {'claim': "The table in NVIDIA's "
+                                                                    'tensorflow-determinism README '
+                                                                    '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                    'lists tf.image.resize_bilinear backprop '
+                                                                    "as TDO under the heading 'TF 2.3 ?' "
+                                                                    '(with NGC 20.03+ TDO).',
                                                            'status': (((0, 2, 3),
                                                                        None,
                                                                        '>=2.3',
@@ -5518,11 +5564,15 @@ INDEX = {'format': 1,
                                                                    (),
                                                                    False,
                                                                    None,
-                                                                   'Seed 003 states this for NGC 19.06+ when '
-                                                                   'it covered containers up to 20.03; later '
+                                                                   "NVIDIA's tensorflow-determinism README "
+                                                                   '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                   'states this for NGC 19.06+ when it '
+                                                                   'covered containers up to 20.03; later '
                                                                    'containers are not covered by a source. '
-                                                                   "Seed 003's fused softmax/cross-entropy "
-                                                                   'row covers both fused ops.',
+                                                                   'The fused softmax/cross-entropy row of '
+                                                                   "NVIDIA's tensorflow-determinism README "
+                                                                   '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                                   'covers both fused ops.',
                                                                    None,
                                                                    None),)},
                                         'disputes': (),
@@ -6088,7 +6138,9 @@ INDEX = {'format': 1,
                                                (),
                                                False,
                                                None,
-                                               'Seed 003 gives NS for TF 1.14-2.1 and NGC 19.06+.',
+                                               "NVIDIA's tensorflow-determinism README "
+                                               '(https://github.com/NVIDIA/framework-reproducibility) gives '
+                                               'NS for TF 1.14-2.1 and NGC 19.06+.',
                                                None,
                                                None),
                                               ((0, 2, 2),
@@ -6119,9 +6171,11 @@ INDEX = {'format': 1,
                                                               (),
                                                               False,
                                                               None,
-                                                              'Seed 003 states this for NGC 19.06+ when it '
-                                                              'covered containers up to 20.03; later '
-                                                              'containers are not covered by a source.',
+                                                              "NVIDIA's tensorflow-determinism README "
+                                                              '(https://github.com/NVIDIA/framework-reproducibility) '
+                                                              'states this for NGC 19.06+ when it covered '
+                                                              'containers up to 20.03; later containers are '
+                                                              'not covered by a source.',
                                                               None,
                                                               None),)},
                                    'disputes': ({'claim': 'The TF 2.7 release notes say XLA:GPU reductions '

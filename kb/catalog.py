@@ -41,7 +41,32 @@ class Catalog:
         self.findings.append(Finding(self.rel(path), line, code, message, hint))
 
     def source_files(self) -> list[Path]:
-        return sorted((self.root / SOURCES_DIR).rglob("*.yaml"))
+        return self.data_files(self.root / SOURCES_DIR, recursive=True)
+
+    def data_files(self, folder: Path, recursive: bool = False) -> list[Path]:
+        """The *.yaml files of a data folder. A name that is not UTF-8, or a YAML file saved
+        under another suffix (.yml, .YAML: skipped by the glob, so silently not a record), is
+        a KB003 finding instead of being read or ignored."""
+        found = []
+        from kb.untrusted import files_under
+
+        for path in files_under(folder) if recursive else sorted(folder.glob("*")):
+            if path.suffix.lower() not in (".yaml", ".yml"):
+                continue
+            name = path.name
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                self.report(path, 1, "KB003", "the file name is not UTF-8 text; it is not read",
+                            "rename the file to its record id (letters, digits, '.', '-', '_') and .yaml")
+                continue
+            if path.suffix != ".yaml":
+                self.report(path, 1, "KB003", f"a data file named {path.suffix!r} is not read (only .yaml files are)",
+                            f"rename it to {path.stem}.yaml")
+                continue
+            if path.is_file() or path.is_symlink():
+                found.append(path)
+        return found
 
 
 
@@ -119,7 +144,7 @@ def load(root: Path) -> Catalog:
         except ValidationError as exc:
             schema_findings(catalog, doc, exc)
 
-    for path in sorted((root / VERSIONS_DIR).glob("*.yaml")):
+    for path in catalog.data_files(root / VERSIONS_DIR):
         doc = _read(catalog, path)
         if doc is None:
             catalog.broken_registries.add(path.stem)

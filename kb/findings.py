@@ -6,6 +6,18 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from kb.untrusted import shown
+
+
+def text_path(path: str) -> str:
+    """A path as text that can be printed and written as JSON: the bytes of a name that is
+    not UTF-8 (os.fsdecode's surrogates) become \\xNN."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
 
 @dataclass(frozen=True, order=True)
 class Finding:
@@ -16,8 +28,10 @@ class Finding:
     hint: str = ""
 
     def render(self) -> str:
-        text = f"{self.path}:{self.line}: {self.code} {self.message}"
-        return f"{text}\n    hint: {self.hint}" if self.hint else text
+        """One line (two with the hint): a file name or message with a newline or an escape
+        sequence (a pull request chooses both) is escaped, never printed as itself."""
+        text = f"{shown(self.path)}:{self.line}: {self.code} {shown(self.message)}"
+        return f"{text}\n    hint: {shown(self.hint)}" if self.hint else text
 
     def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "line": self.line, "code": self.code, "message": self.message, "hint": self.hint}
@@ -32,7 +46,7 @@ def rel(path: Path, root: Path) -> str:
     for resolve in (False, True):  # resolving (a system call per folder) only where needed
         p, r = (path.resolve(), root.resolve()) if resolve else (Path(os.path.abspath(path)), Path(os.path.abspath(root)))
         try:
-            return p.relative_to(r).as_posix()
+            return text_path(p.relative_to(r).as_posix())
         except ValueError:
             continue
-    return path.as_posix()
+    return text_path(path.as_posix())

@@ -376,6 +376,10 @@ def parameters(op: str, framework: str | None = None) -> tuple | None:
     """
     if not isinstance(op, str) or not op:
         raise ValueError("op must be a non-empty string such as 'torch.nn.functional.interpolate'")
+    check_text("op", op, MAX_NAME, example="torch.nn.functional.interpolate")  # bounded as status() is
+    if framework is not None and framework not in _frameworks():
+        check_text("framework", framework, MAX_NAME, example="pytorch")
+        raise ValueError(f"framework must be one of {', '.join(_frameworks())}, not {echo(framework)}")
     idx = _light()
     fw, _ = _resolve(op, framework, idx)
     return _parameters(op, fw, idx)
@@ -396,10 +400,17 @@ def _known(registry: dict) -> frozenset:
     """Release keys of a registry plus every series prefix ('2.1' for 2.1.4)."""
     known = _known_keys.get(id(registry))
     if known is None:
-        known = _known_keys[id(registry)] = frozenset(
-            k[:end] for k in registry["keys"] for end in range(2, len(k) + 1)
-        )
+        series = {k[:end] for k in registry["keys"] for end in range(3, len(k) + 1)}
+        # a bare major version ('2') is a series only where it has a release: 2.0 or 2.0.x
+        majors = {k[:2] for k in series if len(k) >= 3 and k[2] == 0}
+        known = _known_keys[id(registry)] = frozenset(series | majors)
     return known
+
+
+def known_release(registry: dict, version: str) -> bool:
+    """Whether `version` is a release (or a release series: '2.1', '2') of a compiled registry;
+    the rule of the "not a known release" note. Raises ValueError for a version that is not one."""
+    return versions.release_key(version) in _known(registry)
 
 
 _recipes: dict[tuple, tuple[str, ...]] = {}
@@ -488,11 +499,19 @@ def status(
     version that is not a version, an unknown device/distribution or a bad call.
     """
     # Only arguments that passed the checks below are ever cached, so a hit needs no check.
-    try:
-        cache_key = (op, version, framework, device, distribution, None if call is None else tuple(call.items()))
-        hit = _cache.get(cache_key)
-    except (TypeError, AttributeError):  # unhashable or not a mapping: the checks below say what is wrong
-        cache_key, hit = None, None
+    # The key holds only plain values with their types (4.0 == 4 and True == 1 hash alike, so
+    # a key of values alone would let an answer for 4 answer a call the checks refuse for
+    # 4.0); anything else (a subclass, an object whose __hash__ raises) is never cached.
+    cache_key = hit = None
+    if (type(op) is str and type(version) is str and type(device) is str
+            and (framework is None or type(framework) is str) and (distribution is None or type(distribution) is str)):
+        if call is None:
+            cache_key = (op, version, framework, device, distribution, None)
+        elif type(call) is dict and all(type(k) is str and type(v) in _PLAIN for k, v in call.items()):
+            cache_key = (op, version, framework, device, distribution,
+                         tuple((k, type(v), v) for k, v in call.items()))
+        if cache_key is not None:
+            hit = _cache.get(cache_key)
     if hit is not None:
         return hit
     # Checked before anything reads a file: a framework name selects data/api/<framework>.txt,
@@ -536,6 +555,7 @@ def status(
 
 
 _groups: dict[tuple, tuple] = {}
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:

@@ -397,8 +397,14 @@ def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow or not data)
 
 
+_ODD_BREAKS = frozenset("\r\x85\u2028\u2029")
+
+
 def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
-    style = "|" if "\n" in data else None
+    # A line break other than LF inside text is written double-quoted, where YAML escapes it
+    # (\N, \L, \P, \r): plain, single-quoted or block style would write it raw, and a reader
+    # folds or normalizes a raw one, so the value would change and `kb fix` never converge.
+    style = '"' if _ODD_BREAKS.intersection(data) else "|" if "\n" in data else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
 

@@ -333,3 +333,15 @@ def test_any_answer_is_kept_or_refused_never_a_crash(httpserver: HTTPServer, roo
             assert saved[key]["title"] == KNOWN[key]["title"]
         else:
             assert isinstance(saved[key]["title"], str)
+
+
+def test_token_is_never_sent_over_plain_http_to_another_host(capsys) -> None:
+    """Issue 33 (Low): `--base-url http://...` would send GITHUB_TOKEN in clear text."""
+    from kb.links.refresh import GitHub
+
+    client = GitHub("http://api.example.invalid", token="secret-token")
+    assert "Authorization" not in client.session.headers
+    assert "plain http" in capsys.readouterr().err
+    local = GitHub("http://127.0.0.1:9", token="secret-token")  # the tests' local server
+    assert local.session.headers["Authorization"] == "Bearer secret-token"
+    assert GitHub("https://api.github.com", token="t").session.headers["Authorization"] == "Bearer t"

@@ -311,7 +311,7 @@ def test_discovery_skips_environments_and_excluded_paths(tmp_path):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("")
     found = sources.discover([str(tmp_path)], ("*_pb2.py",))
-    assert [Path(p).relative_to(tmp_path).as_posix() for p in found] == ["a.py", "nb.ipynb"]
+    assert [Path(p).relative_to(tmp_path).as_posix() for p, _ in found] == ["a.py", "nb.ipynb"]
     with pytest.raises(FileNotFoundError):
         sources.discover([str(tmp_path / "nope")])
 

@@ -4,6 +4,7 @@ characters, a log over the bound is a clear exit 2, and any line is a record or 
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -81,3 +82,147 @@ def test_probe_log_fuzz(tmp_path_factory, a: list[str], b: list[str], as_json: b
     start = time.perf_counter()
     assert main(["probe", "diff", *(["--json"] if as_json else []), str(da), str(db)]) in (0, 1, 2)
     assert time.perf_counter() - start < BOUND_S
+
+
+# --- issue 31 item 3 and issue 33 H5, M3: exit codes and malformed logs ---------------------
+
+
+def _diff(capsys, a: Path, b: Path, *extra: str) -> tuple[int, str]:
+    start = time.perf_counter()
+    code = main(["probe", "diff", *extra, str(a), str(b)])
+    assert time.perf_counter() - start < BOUND_S
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, err
+
+
+def test_exit_0_when_identical(tmp_path: Path, capsys) -> None:
+    a = _write(tmp_path / "a", [_rec(0, "x", "aa"), _rec(1, "x", "ab")])
+    b = _write(tmp_path / "b", [_rec(0, "x", "aa"), _rec(1, "x", "ab")])
+    assert _diff(capsys, a, b)[0] == 0
+
+
+def test_exit_1_when_runs_differ(tmp_path: Path, capsys) -> None:
+    a = _write(tmp_path / "a", [_rec(0, "x", "aa"), _rec(1, "x", "ab")])
+    b = _write(tmp_path / "b", [_rec(0, "x", "aa"), _rec(1, "x", "XX")])
+    assert _diff(capsys, a, b)[0] == 1
+
+
+@pytest.mark.parametrize("empty", ["a", "b", "both"])
+@pytest.mark.parametrize("text", ["", "\n\n  \n"])
+def test_exit_2_when_a_run_recorded_nothing(tmp_path: Path, capsys, empty: str, text: str) -> None:
+    full = [_rec(0, "x", "aa")]
+    a = _write(tmp_path / "a", [] if empty in ("a", "both") else full, text if empty in ("a", "both") else None)
+    b = _write(tmp_path / "b", [] if empty in ("b", "both") else full, text if empty in ("b", "both") else None)
+    code, err = _diff(capsys, a, b)
+    assert code == EXIT_USAGE and "recorded nothing" in err and "probes.jsonl" in err
+
+
+@pytest.mark.parametrize("records,words", [
+    ([dict(_rec(0, "x", "aa"), step=1e400)], "step"),
+    ([dict(_rec(0, "x", "aa"), step=1.5)], "step"),
+    ([dict(_rec(0, "x", "aa"), step=True)], "step"),
+    ([dict(_rec(0, "x", "aa"), seq="x"), _rec(0, "y", "bb")], "seq"),
+    ([dict(_rec(0, "x", "aa"), seq=[1])], "seq"),
+    ([dict(_rec(0, "x", "aa"), stats=[1, 2])], "stats"),
+    ([dict(_rec(0, "x", "aa"), stats={"min": "a"})], "stats"),
+    ([dict(_rec(0, "x", "aa"), shape="2")], "shape"),
+    ([dict(_rec(0, "x", "aa"), op=7)], "op"),
+])
+def test_malformed_probe_record_is_exit_2_naming_the_line(tmp_path: Path, capsys, records: list, words: str) -> None:
+    a = _write(tmp_path / "a", records)
+    b = _write(tmp_path / "b", [dict(r, hash="zz") for r in records])
+    code, err = _diff(capsys, a, b)
+    assert code == EXIT_USAGE and "probes.jsonl:1" in err and words in err
+
+
+def test_deeply_nested_probe_line_is_exit_2(tmp_path: Path, capsys) -> None:
+    a = _write(tmp_path / "a", [], '{"step": 0, "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    code, err = _diff(capsys, a, a)
+    assert code == EXIT_USAGE and "probes.jsonl:1" in err and "nested" in err
+
+
+def _with(d: Path, name: str, text: str) -> Path:
+    (d / name).write_text(text, encoding="utf-8")
+    return d
+
+
+@pytest.mark.parametrize("name,text,words", [
+    ("meta.json", '{"frameworks": ["pytorch"]}', "frameworks"),
+    ("meta.json", '{"frameworks": {"pytorch": 2}}', "frameworks"),
+    ("meta.json", '{"devices": "gpu"}', "devices"),
+    ("meta.json", "[1, 2]", "object"),
+    ("places.json", '{"0": "x"}', "places.json"),
+    ("places.json", '{"x": {"calls": "x"}}', "calls"),
+    ("places.json", '{"x": {"calls": [{"call": "x", "op": "torch.add"}]}}', "call"),
+    ("places.json", '{"x": {"calls": [{"op": 5}]}}', "op"),
+    ("places.json", '{"x": {"ops": "torch.add"}}', "ops"),
+    ("places.json", '{"x": {"children": {"y": "z"}}}', "children"),
+    ("places.json", '{"x": {"call": "x", "type": "torch.nn.Linear"}}', "call"),
+    ("places.json", '{"x": {"type": 3}}', "type"),
+    ("places.json", "[" * 100_000 + "]" * 100_000, "nested"),
+    ("places.json", "{not json", "JSON"),
+])
+def test_malformed_meta_or_places_is_exit_2_naming_the_file(tmp_path: Path, capsys, name: str, text: str,
+                                                            words: str) -> None:
+    a = _with(_write(tmp_path / "a", [_rec(0, "x", "aa")]), name, text)
+    b = _with(_write(tmp_path / "b", [_rec(0, "x", "bb")]), name, text)
+    code, err = _diff(capsys, a, b)
+    assert code == EXIT_USAGE and name in err and words in err
+
+
+def test_places_over_the_size_bound_is_refused_before_reading(tmp_path: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr(diff, "MAX_SIDE_BYTES", 1000)
+    a = _with(_write(tmp_path / "a", [_rec(0, "x", "aa")]), "places.json", '{"x": {"type": "' + "t" * 2000 + '"}}')
+    code, err = _diff(capsys, a, a)
+    assert code == EXIT_USAGE and "places.json" in err and "at most 1,000" in err
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "dev-zero", "outside"])
+def test_probes_jsonl_that_is_not_a_regular_file_is_said(tmp_path: Path, capsys, kind: str) -> None:
+    a = _write(tmp_path / "a", [_rec(0, "x", "aa")])
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "meta.json").write_text("{}")
+    target = b / "probes.jsonl"
+    if kind == "folder":
+        target.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "dev-zero":
+        os.symlink("/dev/zero", target)
+    else:
+        os.symlink(a / "probes.jsonl", target)
+    code, err = _diff(capsys, a, b)
+    assert code == EXIT_USAGE and "probes.jsonl" in err and "missing" not in err
+    assert ("outside" in err) if kind in ("outside", "dev-zero") else ("not a regular file" in err)
+
+
+def test_binary_and_invalid_utf8_lines_are_exit_2(tmp_path: Path, capsys) -> None:
+    a = tmp_path / "a"
+    _write(a, [_rec(0, "x", "aa")])
+    with open(a / "probes.jsonl", "ab") as handle:
+        handle.write(b"\x00\xff\xfe\x1b[2J garbage\n")
+    code, err = _diff(capsys, a, a)
+    assert code == EXIT_USAGE and "probes.jsonl:2" in err and "\x1b" not in err
+
+
+def test_a_dying_script_that_prints_binary_does_not_reach_the_terminal_raw(tmp_path: Path, capsys) -> None:
+    script = tmp_path / "die.py"
+    script.write_text("import os, sys\nos.write(2, b'boom\\x1b[2J\\x1b]0;owned\\x07\\xff\\xfe\\n')\nsys.exit(3)\n")
+    import sys as _sys
+
+    code = main(["probe", "run", "--out", str(tmp_path / "out"), "--", _sys.executable, str(script)])
+    _, err = capsys.readouterr()
+    assert code == EXIT_USAGE and "exited with 3" in err
+    assert "\x1b" not in err and "\x07" not in err and "boom" in err
+
+
+def test_a_script_killed_by_a_signal_is_exit_2(tmp_path: Path, capsys) -> None:
+    script = tmp_path / "kill.py"
+    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    import sys as _sys
+
+    code = main(["probe", "run", "--out", str(tmp_path / "out"), "--", _sys.executable, str(script)])
+    _, err = capsys.readouterr()
+    assert code == EXIT_USAGE and "signal" in err

@@ -125,3 +125,75 @@ def test_cli_status_fuzz(op: str, version: str, framework: str | None) -> None:
     code = main(argv)
     assert code in (0, 2)
     assert time.perf_counter() - start < BOUND_S
+
+
+# --- issue 33 M8 and Low items ---------------------------------------------------------------
+
+
+def test_m8_parameters_bounds_the_name_like_status() -> None:
+    import kb
+
+    with pytest.raises(ValueError) as info:
+        kb.parameters("x" * 10**6)
+    assert len(str(info.value)) < 300
+
+
+def test_query_cache_does_not_change_what_is_valid() -> None:
+    """call={'input.ndim': 4.0} is refused the same before and after 4 was asked (4.0 == 4)."""
+    import subprocess
+    import sys
+
+    code = ("import kb\n"
+            "def ask():\n"
+            "    try:\n"
+            "        kb.status('torch.nn.functional.nll_loss', '2.5', call={'input.ndim': 4.0}); return 'answer'\n"
+            "    except ValueError: return 'refused'\n"
+            "first = ask()\n"
+            "kb.status('torch.nn.functional.nll_loss', '2.5', call={'input.ndim': 4})\n"
+            "print(first, ask())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["refused", "refused"], out.stderr[-500:]
+
+
+def test_a_call_value_whose_hash_raises_is_a_value_error() -> None:
+    import kb
+
+    class Evil:
+        def __hash__(self):
+            raise RuntimeError("boom")
+
+        def __eq__(self, other):
+            raise RuntimeError("boom")
+
+    with pytest.raises(ValueError):
+        kb.status("torch.nn.functional.nll_loss", "2.5", call={"input.ndim": Evil()})
+    with pytest.raises(ValueError):
+        kb.status(Evil(), "2.5")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("version", ["0", "0.0", "99"])
+def test_status_of_no_release_says_so(version: str) -> None:
+    import kb
+
+    notes = kb.status("tf.nn.bias_add", version).notes
+    assert any("not a known" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("version", ["2", "2.1", "1.15.0"])
+def test_status_of_a_series_or_release_has_no_such_note(version: str) -> None:
+    import kb
+
+    assert not any("not a known" in n for n in kb.status("tf.nn.bias_add", version).notes)
+
+
+@pytest.mark.parametrize("value", ["9**9**9", "(" * 150 + ")" * 150, "[" * 99 + "]" * 99, "1e400", "9" * 199,
+                                   "x" * 1_000_000, "{'a': " * 60 + "1" + "}" * 60, "'\\x1b[2J'", "__import__('os')"])
+def test_call_literals_are_parsed_within_bounds(value: str, capsys) -> None:
+    """Issue 31 item 6: `--call KEY=VALUE` never evaluates, recurses without bound or echoes
+    a megabyte: an answer or exit 2, fast, one line of error."""
+    start = time.perf_counter()
+    code = main(["status", "torch.nn.functional.interpolate", "2.10", "--call", f"mode={value}"])
+    assert time.perf_counter() - start < BOUND_S
+    out, err = capsys.readouterr()
+    assert code in (0, 2) and "Traceback" not in out + err
+    assert len(out + err) < 20_000 and "\x1b[2J" not in out + err

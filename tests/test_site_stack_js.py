@@ -260,3 +260,76 @@ def test_call_facts_answer_like_kb_status(tmp_path) -> None:
     mismatches = [(c, e, g) for c, e, g in zip(cases, expected, got) if e != g]
     assert not mismatches, mismatches[:3]
     assert expected.count("error") >= 6 and sum(1 for e in expected if e != "error" and e["excluded"]) >= 6
+
+
+# --- issue 31 item 6: hostile permalinks (stack.html?op=...&call=...) -----------------------------
+
+HOSTILE_RUNNER = """
+const core = require(process.argv[1]);
+const fs = require('fs');
+const data = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
+const cases = JSON.parse(fs.readFileSync(0, 'utf8'));
+const out = cases.map(c => {
+  try {
+    const found = core.lookup(data, {}, c.op, c.version, c.framework, 'gpu', null, core.parseCall(c.call));
+    return found.unknown ? {unknown: true} : {answer: found.status.deterministic, sources: found.status.sources.length};
+  } catch (e) { return {error: String(e.message).slice(0, 200)}; }
+});
+const polluted = ({}).t !== undefined || ({}).v !== undefined || Object.prototype.polluted !== undefined;
+process.stdout.write(JSON.stringify({out, polluted}));
+"""
+
+PROTO_NAMES = ["__proto__", "constructor", "prototype", "hasOwnProperty", "toString", "valueOf",
+               "__defineGetter__", "tf.__proto__", "torch.constructor"]
+
+
+@pytest.mark.parametrize("framework", ["tensorflow", "pytorch"])
+def test_prototype_names_as_op_are_unknown_like_kb_status(setup, framework: str) -> None:
+    _, _, path = setup
+    cases = [{"op": op, "version": "2.10", "framework": framework, "call": ""} for op in PROTO_NAMES]
+    result = subprocess.run([NODE, "-e", HOSTILE_RUNNER, str(CORE), str(path)], input=json.dumps(cases),
+                            capture_output=True, text=True, check=True, timeout=60)
+    doc = json.loads(result.stdout)
+    assert not doc["polluted"]
+    for op, got in zip(PROTO_NAMES, doc["out"]):
+        with pytest.raises((kb.UnknownOpError, ValueError)):
+            kb.status(op, "2.10", framework=framework)
+        assert got == {"unknown": True} or "error" in got, (op, got)
+
+
+@pytest.mark.parametrize("call", ["__proto__=1", "__proto__={'t': 1}", "constructor=1", "prototype=1",
+                                  "toString=x", "__proto__=1,input.ndim=4"])
+def test_prototype_keys_in_a_call_are_ordinary_keys(setup, call: str) -> None:
+    """A call key named like an Object member is an ordinary (unknown) key, answered exactly as
+    any other unknown key (all.json carries no parameter lists, so the page does not refuse
+    unknown keys as kb.status() does), and it pollutes no prototype."""
+    _, _, path = setup
+    op = "torch.nn.functional.interpolate"
+    plain = call.replace("__proto__", "zz_key").replace("constructor", "zz_key").replace("prototype", "zz_key") \
+        .replace("toString", "zz_key")
+    cases = [{"op": op, "version": "2.10", "framework": "pytorch", "call": c} for c in (call, plain)]
+    runner = HOSTILE_RUNNER.replace("const polluted", "const keys = cases.map(c => Object.keys(core.parseCall(c.call)).length);\nconst polluted") \
+        .replace("JSON.stringify({out, polluted})", "JSON.stringify({out, polluted, keys})")
+    result = subprocess.run([NODE, "-e", runner, str(CORE), str(path)], input=json.dumps(cases),
+                            capture_output=True, text=True, check=True, timeout=60)
+    doc = json.loads(result.stdout)
+    assert not doc["polluted"]
+    assert doc["out"][0] == doc["out"][1]
+    assert doc["keys"][0] == doc["keys"][1] == call.count("=")  # the key is kept, not swallowed as a prototype
+
+
+def test_huge_permalink_values_answer_fast(setup) -> None:
+    import time
+
+    _, _, path = setup
+    cases = [{"op": "x" * 2_000_000, "version": "2.10", "framework": "pytorch", "call": ""},
+             {"op": "torch.nn.functional.interpolate", "version": "2.10", "framework": "pytorch",
+              "call": ",".join(f"k{i}=1" for i in range(100_000))},
+             {"op": "torch.nn.functional.interpolate", "version": "9" * 100_000, "framework": "pytorch", "call": ""}]
+    start = time.monotonic()
+    result = subprocess.run([NODE, "-e", HOSTILE_RUNNER, str(CORE), str(path)], input=json.dumps(cases),
+                            capture_output=True, text=True, check=True, timeout=120)
+    assert time.monotonic() - start < 30
+    out = json.loads(result.stdout)["out"]
+    assert "error" in out[0] and "1 to 256" in out[0]["error"]  # bounded as kb.status() bounds it
+    assert "error" in out[2] and "at most 64" in out[2]["error"]

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from kb.lint.paths import FOUNDING
 from site_build import ROOT, built_site, copy_project
 
 FRAMEWORKS = ("tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "vllm")
@@ -241,7 +242,10 @@ def test_pytorch_recipe_seeds_and_says_what_raises() -> None:
 
 # --- internal words, links, bugs ------------------------------------------------------------------
 
-INTERNAL = re.compile(r"seed ?00\d|\bseeds? \d{3}\b|shared/\S+|reference/\S+\.md|data/(?:sources|runs|api|links)/\S*|\bkb/\S+\.py")
+# Case-insensitive ("Seed 003" reached 12 pages while the pattern was lower case), and every
+# form of a founding-document reference the data lint (KB019) knows, from the same pattern.
+INTERNAL = re.compile(r"seed ?00\d|\bseeds? \d{3}\b|\bseeds? documents?\b|shared/\S+|reference/\S+\.md"
+                      r"|data/(?:sources|runs|api|links)/\S*|\bkb/\S+\.py|" + FOUNDING.pattern, re.IGNORECASE)
 # The guides are for contributors (they document the repository); the nightly report is the
 # maintainers' run log and names run files as `kb nightly` does.
 NOT_USER_PAGES = ("guide/", "nightly.html")
@@ -274,6 +278,8 @@ def test_internal_words_lint_catches_a_planted_path(tmp_path: Path) -> None:
     _, findings = run(root)
     assert any(f.code == "KB019" and f.path.endswith("tf.bias-add-backprop.yaml") for f in findings)
     assert INTERNAL.search("As shared/reference/tensorflow.md says")
+    for planted in ("Seed 003 states this", "SEED 000", "the seed document", "003_db4fa9d8e6433647.txt"):
+        assert INTERNAL.search(planted), planted
 
 
 class _Links(HTMLParser):
@@ -386,7 +392,7 @@ def test_home_page_leads_with_the_lookup() -> None:
     assert body.index('id="kb-stack"') < body.index("What run-to-run non-determinism is")
     options = re.findall(r'<select id="kb-framework"[^>]*>(.*?)</select>', page)[0]
     assert re.findall(r'value="([a-z]+)"', options)[:3] == ["tensorflow", "pytorch", "jax"]  # not cuBLAS first
-    assert "seed 00" not in page
+    assert not INTERNAL.search(page)
 
 
 def test_matrix_rows_and_cells_show_a_records_call_condition(tmp_path: Path) -> None:

@@ -272,3 +272,12 @@ def test_deep_nesting_is_kb012_whichever_parser_refuses_it(parser: str, monkeypa
     assert caught.value.code == "KB012", caught.value.message
     assert "nested deeper than" in caught.value.message
     assert caught.value.line == 1
+
+
+@pytest.mark.parametrize("value", ["A\x85B", "line1\nA\x85B", "a\u2028b", "x\u2029y", "x\ry", "tab\there"])
+def test_canonical_dump_round_trips_unicode_line_breaks(value: str) -> None:
+    """Issue 33 (Low): `kb fix` converges in one run: what it writes reads back as the same
+    value, so the next run has nothing to change (U+0085 used to become a space, then change again)."""
+    text = yamlio.dump({"title": value})
+    assert yamlio.parse(text, Path("x.yaml")).data["title"] == value
+    assert yamlio.dump(yamlio.parse(text, Path("x.yaml")).data) == text

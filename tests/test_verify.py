@@ -35,9 +35,9 @@ def test_deterministic_op_is_stored_as_zero_of_n_differ() -> None:
     assert out["median_s"] >= 0 and len(out["hashes"]) == 1
 
 
-def test_crash_is_an_error_with_the_signal() -> None:
-    out = measure("synthetic.crash")
-    assert out["outcome"] == "error" and "SIGABRT" in out["message"]
+def test_crash_is_an_environment_failure_with_the_signal() -> None:
+    out = measure("synthetic.crash")  # killed by a signal: no evidence about the op (issue 31)
+    assert out["outcome"] == "env-error" and "SIGABRT" in out["message"] and out["retried"] is True
 
 
 def test_hang_is_killed_at_the_timeout() -> None:
@@ -45,9 +45,9 @@ def test_hang_is_killed_at_the_timeout() -> None:
     assert out["outcome"] == "error" and "timed out after 2 s" in out["message"]
 
 
-def test_memory_exhaustion_is_an_error() -> None:
+def test_memory_exhaustion_is_an_environment_failure() -> None:
     out = measure("synthetic.memory", memory_mb=1024, timeout=20)
-    assert out["outcome"] == "error" and "MemoryError" in out["message"]
+    assert out["outcome"] == "env-error" and "MemoryError" in out["message"]
 
 
 def test_solution_that_raises_is_recorded_with_its_message() -> None:
@@ -231,7 +231,7 @@ def test_parallel_children_measure_one_at_a_time_and_a_hang_holds_nobody_up() ->
     wall = time.monotonic() - started
     assert sorted(results) == list(range(len(names)))
     assert results[1]["outcome"] == "error" and "while measuring" in results[1]["message"]
-    assert results[3]["outcome"] == "error" and "SIGABRT" in results[3]["message"]
+    assert results[3]["outcome"] == "env-error" and "SIGABRT" in results[3]["message"]
     ok = [r for r in results.values() if r["outcome"] == "ok"]
     assert len(ok) == 4
     spans = sorted((r["measure_start"], r["measure_end"]) for r in ok)
@@ -373,3 +373,76 @@ def test_a_machines_nvls_off_setting_survives_every_mode(monkeypatch) -> None:
     monkeypatch.setenv("TF_DETERMINISTIC_OPS", "1")
     env = child_env({}, ROOT)
     assert env["NCCL_NVLS_ENABLE"] == "0" and "TF_DETERMINISTIC_OPS" not in env
+
+
+# --- issue 31 item 4: environment failures are their own outcome, retried once, never evidence --
+
+
+def test_backend_that_cannot_start_is_env_error_not_a_raise() -> None:
+    out = measure("synthetic.backend")
+    assert out["outcome"] == "env-error" and "Unable to initialize backend" in out["message"]
+    assert out.get("retried") is True and "retried once alone" in out["message"]
+
+
+def test_a_transient_environment_failure_is_retried_once_alone(tmp_path, monkeypatch) -> None:
+    from kb.verify.runner import Task, run_modes
+
+    monkeypatch.setenv("SYN_FLAKY_MARKER", str(tmp_path / "started-once"))
+    tasks = [Task("synthetic.backend", "verifiers.synthetic", "synthetic", (), (), 3, "cpu", key="flaky"),
+             Task("synthetic.slow", "verifiers.synthetic", "synthetic", (), (), 3, "cpu", key="slow")]
+    results = {task.key: result for task, result in run_modes(tasks, root=ROOT, jobs=2, timeout=30.0)}
+    assert results["flaky"]["outcome"] == "ok" and results["flaky"]["retried"] is True
+    # alone: the retry measured after every other child had finished measuring
+    assert results["flaky"]["measure_start"] >= results["slow"]["measure_end"]
+
+
+@pytest.mark.parametrize("message,expected", [
+    ("RuntimeError: Unable to initialize backend 'cuda': no supported devices found for platform CUDA", "env-error"),
+    ("XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 8589934592 bytes.", "env-error"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB", "env-error"),
+    ("RuntimeError: index_add_cuda_ does not have a deterministic implementation, but you set "
+     "'torch.use_deterministic_algorithms(True)'", "raised"),
+])
+def test_child_classifies_environment_failures(message: str, expected: str) -> None:
+    from verifiers.child import _classify
+
+    kind, _, text = message.partition(": ")
+    exc = type(kind.rsplit(".", 1)[-1], (Exception,), {})(text)
+    assert _classify(exc) == expected
+
+
+def test_a_recorded_raise_that_was_the_environment_is_read_as_env_error(tmp_path) -> None:
+    """A committed run file is never edited: the reader classifies the recorded message."""
+    from kb.lint import run
+
+    root = _copy(tmp_path)
+    _plant(root, eod_distinct=1)
+    path = root / "data" / "runs" / "h100-test" / "2026-11-22T234000Z.yaml"
+    text = path.read_text()
+    planted = yaml.safe_load(text)
+    planted["results"][0]["modes"][1].update(
+        outcome="raised", distinct=None, message="RuntimeError: Unable to initialize backend 'cuda': no supported "
+                                                  "devices found for platform CUDA")
+    path.write_text(yaml.safe_dump(planted, sort_keys=False))
+    status, findings = _status(root, "tf.math.unsorted_segment_sum", "2.21")
+    assert not [f for f in findings if f.code == "KB015"]  # not a contradiction: not a raise at all
+    [evidence] = [e for e in status.verified if e.env_id == "h100-test"]
+    assert [m.mode for m in evidence.modes] == ["default"]  # the failed mode is no evidence
+    loaded = runfile.load_runs(root)
+    [mode] = [m for r in loaded if "h100-test" in r.rel for res in r.data["results"] for m in res["modes"]
+              if m["mode"] == "EOD"]
+    assert mode["outcome"] == "env-error"
+    assert "Unable to initialize backend" in path.read_text() and "outcome: raised" in path.read_text()
+
+
+def test_a_run_of_only_environment_failures_is_no_evidence(tmp_path) -> None:
+    root = _copy(tmp_path)
+    _plant(root, eod_distinct=1)
+    path = root / "data" / "runs" / "h100-test" / "2026-11-22T234000Z.yaml"
+    planted = yaml.safe_load(path.read_text())
+    for mode in planted["results"][0]["modes"]:
+        mode.update(outcome="env-error", distinct=None, message="crashed: killed by signal SIGKILL")
+    path.write_text(yaml.safe_dump(planted, sort_keys=False))
+    status, findings = _status(root, "tf.math.unsorted_segment_sum", "2.21")
+    assert not [e for e in status.verified if e.env_id == "h100-test"]
+    assert not [f for f in findings if f.code == "KB015"]

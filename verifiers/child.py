@@ -6,8 +6,9 @@ process's environment; here the solution calls are applied, the verifier's modul
 imported, and the measurement is written as JSON to the spec's `result` path (not stdout:
 frameworks print freely). An exception raised by the op or by a solution (e.g. PyTorch's
 "does not have a deterministic implementation") is outcome `raised`; a harness problem,
-an unknown code, out-of-memory or a CUDA error is `error`. A crash or hang leaves no
-result file: the parent reports it as `error`.
+an unknown code or a CUDA error is `error`; a backend that cannot start or memory that ran
+out is `env-error` (verifiers/outcomes.py), never evidence. A crash or hang leaves no result
+file: the parent reports it (`env-error` for a signal, `error` for a hang).
 """
 
 from __future__ import annotations
@@ -21,10 +22,16 @@ import traceback
 
 
 def _classify(exc: BaseException) -> str:
+    """`env-error` when the environment failed (verifiers/outcomes.py), `error` for a harness
+    problem or a CUDA error, else `raised`: the op or its switch refused."""
+    from verifiers.outcomes import ENV_ERROR, environment_failure
+
     text = f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, (MemoryError, ImportError)) or "OutOfMemory" in type(exc).__name__:
+    if isinstance(exc, MemoryError) or environment_failure(text):
+        return ENV_ERROR
+    if isinstance(exc, ImportError):
         return "error"
-    if "CUDA error" in text or "out of memory" in text.lower() or "CUDA_ERROR" in text:
+    if "CUDA error" in text or "CUDA_ERROR" in text:
         return "error"
     return "raised"
 
@@ -119,7 +126,7 @@ def _measure_cases(entry, spec: dict, out: dict) -> None:
                 results[i] = {"outcome": "ok", "message": None}
             except Exception as exc:  # noqa: BLE001
                 results[i] = _failure(exc)
-                if results[i]["outcome"] == "error" and "CUDA error" in (results[i]["message"] or ""):
+                if results[i]["outcome"] in ("error", "env-error") and "CUDA error" in (results[i]["message"] or ""):
                     # A CUDA error poisons the context: the rest cannot run here.
                     for j in range(i + 1, len(cases)):
                         results[j] = {"outcome": "error", "message": f"not run: an earlier case hit {results[i]['message']}"}

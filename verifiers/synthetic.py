@@ -128,3 +128,17 @@ def cases(ctx):
         return thread_sum(ctx)
     data = np.arange(ctx.call.get("input.ndim", 1) * 8, dtype=np.float32)
     return lambda: data
+
+
+@verifier("synthetic.backend", framework="synthetic", device="cpu")
+def backend(ctx):
+    """The backend cannot start (as JAX says on a machine whose GPU it cannot use): an
+    environment failure, never evidence about the op. With SYN_FLAKY_MARKER set to a path, it
+    fails only while that file does not exist (and creates it): a transient failure that the
+    harness's one retry gets past."""
+    marker = os.environ.get("SYN_FLAKY_MARKER")
+    if marker and os.path.exists(marker):
+        return lambda: np.zeros(4, dtype=np.float32)
+    if marker:
+        open(marker, "w").close()
+    raise RuntimeError("Unable to initialize backend 'cuda': no supported devices found for platform CUDA")

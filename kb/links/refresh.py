@@ -20,6 +20,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,10 @@ class GitHub:
             "X-GitHub-Api-Version": "2022-11-28",
             "User-Agent": "kb-determinism-links-refresh",
         })
+        if token and self.origin[0] != "https" and not _loopback(self.base_url):
+            print(f"kb links refresh: warning: {self.origin[0]}:// to {self.origin[1]} is plain http: "
+                  "GITHUB_TOKEN is not sent (use https)", file=sys.stderr)
+            token = None
         if token:
             self.session.headers["Authorization"] = f"Bearer {token}"
         retry = Retry(
@@ -261,6 +266,11 @@ class GitHub:
 
 
 _NOT_JSON = object()
+
+
+def _loopback(url: str) -> bool:
+    """A server on this machine (the tests' fake GitHub): nothing crosses a network."""
+    return (urlsplit(url).hostname or "").lower() in ("localhost", "127.0.0.1", "::1")
 
 
 def _origin(url: str) -> tuple[str, str]:

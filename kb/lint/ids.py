@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kb.catalog import LINKS_FILE, SOLUTIONS_FILE, Catalog
+from kb.catalog import LINKS_FILE, SOLUTIONS_FILE, SOURCES_DIR, Catalog
 
 CODE = "KB003"
 TITLE = "ids: record ids, link keys and solution codes are unique; a record's file is named by its id"
@@ -19,8 +19,9 @@ def check(catalog: Catalog) -> None:
             seen[record.id] = catalog.rel(path)
         if path.stem != record.id:
             catalog.report(path, line, CODE, f"id {record.id!r} differs from the file name {path.name!r}", f"rename the file to {record.id}.yaml")
-        if path.parent.name != record.framework:
-            catalog.report(path, doc.line_of(("framework",)), CODE, f"a {record.framework} record lives in data/sources/{path.parent.name}/", f"move it to data/sources/{record.framework}/")
+        folder = catalog.rel(path.parent)
+        if folder != f"{SOURCES_DIR}/{record.framework}":
+            catalog.report(path, doc.line_of(("framework",)), CODE, f"a {record.framework} record lives in {folder}/", f"move it to {SOURCES_DIR}/{record.framework}/")
     _unique(catalog, "solutions", [s.code for s in catalog.solutions], "solution code")
     _unique(catalog, "links", [link.key for link in catalog.links], "link")
     for name, registry in catalog.registries.items():

@@ -15,7 +15,8 @@ from typing import Any, Iterator
 from kb.catalog import Catalog
 
 CODE = "KB019"
-TITLE = "paths: notes and references cite public sources, never files outside the repository (a private folder, a home directory)"
+TITLE = ("paths: notes and references cite public sources, never files outside the repository (a private folder, "
+         "a home directory) nor a founding document by an internal name instead of its public title and URL")
 
 # A path token not inside a URL: after start, space or an opening bracket/quote.
 OUTSIDE = re.compile(
@@ -31,6 +32,15 @@ OUTSIDE = re.compile(
 # repository has it at its root. (A path with folders, `doc/d9m/tensorflow.md`, is usually a file
 # of the public repository the text names.)
 DOCUMENT = re.compile(r"(?:^|(?<=[\s(\[`'\"]))([\w.-]+\.md)(?![\w/])")
+
+
+# The project's founding documents by their internal names ("Seed 003", "seed document", the
+# seed files' names): a reader cannot open them; the public document each one is (a GTC talk, a
+# Stack Overflow thread, NVIDIA's README) is cited by its title and URL instead. Any case.
+FOUNDING = re.compile(
+    r"\bseeds?\s+(?:00\d\b(?:\s*(?:and|,|&)\s*00\d\b)*|documents?\b)|\b00\d_[0-9a-f]{16}(?:\.txt)?\b",
+    re.IGNORECASE,
+)
 
 
 def _strings(value: Any, loc: tuple = ()) -> Iterator[tuple[tuple, str]]:
@@ -50,6 +60,14 @@ def check(catalog: Catalog) -> None:
             found = [m.group(1) for m in OUTSIDE.finditer(text)]
             found += [name for name in (m.group(1) for m in DOCUMENT.finditer(text))
                       if not any(name in f for f in found) and not (catalog.root / name).is_file()]
+            for token in (m.group(0) for m in FOUNDING.finditer(text)):
+                where = ".".join(str(part) for part in loc) or "(top level)"
+                catalog.report(
+                    path, doc.line_of(loc), CODE,
+                    f"{where} cites {token!r}, an internal name of one of the project's founding documents",
+                    "cite the public title and URL instead (e.g. NVIDIA's tensorflow-determinism README, "
+                    "https://github.com/NVIDIA/framework-reproducibility)",
+                )
             for token in found:
                 where = ".".join(str(part) for part in loc) or "(top level)"
                 catalog.report(

@@ -132,9 +132,9 @@ def compare(new: RunFile, previous: RunFile | None, root: Path, out: Comparison)
                 out.regressions.append({**base, "mode": name, "kind": "solution-differs", "persisting": again,
                                         "detail": f"{'+'.join(solutions)}: {_distinct(mode)} distinct outputs of "
                                                   f"{result.get('n')} runs (max_abs_diff {mode.get('max_abs_diff')})"})
-            elif outcome in ("error", "raised"):
+            elif outcome in ("error", "env-error", "raised"):
                 if was is not None and was.get("outcome") == "ok":
-                    out.regressions.append({**base, "mode": name, "kind": f"new-{'error' if outcome == 'error' else 'raise'}",
+                    out.regressions.append({**base, "mode": name, "kind": f"new-{'raise' if outcome == 'raised' else 'error'}",
                                             "persisting": False, "detail": f"{outcome}: {mode.get('message')}"})
                 elif was is None and previous is not None:
                     out.first_outcomes.append({**base, "mode": name, "outcome": outcome, "detail": mode.get("message")})
@@ -188,7 +188,9 @@ def evidence_age(by_env: dict[str, list[RunFile]], root: Path, now: _dt.datetime
         for source, stamp in sorted(newest.items()) if (now - stamp).days > days
     ]
     never = []
-    for path in sorted((root / "data" / "sources").rglob("*.yaml")):
+    from kb.untrusted import files_under
+
+    for path in (p for p in files_under(root / "data" / "sources") if p.suffix == ".yaml"):
         try:
             data = read(path).data
         except (YamlError, OSError):

@@ -1,6 +1,7 @@
 """Determinism debug probes: find where and when two runs of the same training first differ.
 
-Seed 000 (GTC 2019, slides 18-21) describes the tool: insert probe ops at places in the model,
+The GTC 2019 talk "Determinism in Deep Learning" (S9911, Duncan Riach,
+https://developer.nvidia.com/gtc/2019/video/s9911; slides 18-21) describes the tool: insert probe ops at places in the model,
 train twice, and it names the place and step where the runs first differ. Usage:
 
     from kb import probe

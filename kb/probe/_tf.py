@@ -1,4 +1,4 @@
-"""TensorFlow probes, as seed 000 shows them: back-propagatable monitor ops.
+"""TensorFlow probes, as the GTC 2019 talk "Determinism in Deep Learning" shows them: back-propagatable monitor ops.
 
 `monitor` wraps each tensor in an identity with a custom gradient: the forward records the
 value, the gradient function records the gradient flowing back through the same place.

@@ -37,7 +37,7 @@ exit codes: 0 identical, 1 runs differ, 2 bad input (or a run failed / recorded 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("probe", help="find the step and place where two training runs first differ",
-                       description="Determinism debug tool (seed 000): probes in the model, train twice, "
+                       description="Determinism debug tool (after the GTC 2019 talk 'Determinism in Deep Learning'): probes in the model, train twice, "
                                    "name the first differing step and place, ask the KB what fixes it.",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     psub = p.add_subparsers(dest="probe_command", metavar="{run,diff}")
@@ -122,8 +122,10 @@ def cmd_run(args) -> int:
         if rc != 0:
             with open(os.path.join(d, "stderr.txt"), encoding="utf-8", errors="replace") as handle:
                 tail = handle.read()[-2000:]
-            print(tail, file=sys.stderr)
-            return _error(f"run {i} exited with {rc} (log: {d}/stderr.txt); nothing to compare")
+            # the script's own output, shown line by line with its control characters escaped
+            print("\n".join(visible(line) for line in tail.split("\n")), file=sys.stderr)
+            how = f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
+            return _error(f"run {i} {how} (log: {visible(d)}/stderr.txt); nothing to compare")
         if not os.path.isfile(os.path.join(d, RECORDS)) or os.path.getsize(os.path.join(d, RECORDS)) == 0:
             return _error(f"run {i} recorded no probe (does the script use kb.probe?); see {d}/stdout.txt")
         print(f"run {i}: {seconds:.1f} s, log {d}", file=sys.stderr)
@@ -141,13 +143,12 @@ def cmd_run(args) -> int:
     return EXIT_SAME if all(r["identical"] for r in reports) else EXIT_DIFFER
 
 
-_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7f, 0xa0))}
-
-
 def visible(text: str) -> str:
     """Names from a training log shown as text: control characters (an ESC sequence could
-    rewrite the terminal) become \\xNN escapes."""
-    return str(text).translate(_CONTROL)
+    rewrite the terminal) become \\xNN escapes (kb.untrusted.shown)."""
+    from kb.untrusted import shown
+
+    return shown(text)
 
 
 def render(report: dict) -> None:

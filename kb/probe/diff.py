@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+
+from kb import jsonio, untrusted
 
 from kb.probe.blame import blame_calls
 from kb.probe.blame import message as blame_message
@@ -32,8 +35,85 @@ MAX_LOG_BYTES = 64 * 1024 * 1024  # a probe log: ~300 bytes a record, so ~200k r
 MAX_RECORDS = 100_000             # ~2 s and ~200 MB to compare two such logs
 
 
+MAX_SIDE_BYTES = 16 * 1024 * 1024  # meta.json and places.json: a few KB to a few MB in real runs
+LINE_LIMITS = jsonio.Limits(max_bytes=MAX_LOG_BYTES, max_depth=8, max_nodes=100_000, max_string=64 * 1024)
+SIDE_LIMITS = jsonio.Limits(max_bytes=MAX_SIDE_BYTES, max_depth=16, max_nodes=2_000_000, max_string=64 * 1024)
+
+
 class ProbeInputError(ValueError):
     """A log directory that is missing, empty or malformed (exit code 2)."""
+
+
+def _number(value: object) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _strs(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _scalars(value: object) -> bool:
+    """A call's facts: names to plain values (what kb.status(call=...) takes)."""
+    return value is None or (isinstance(value, dict) and all(
+        v is None or isinstance(v, (str, int, float, bool)) for v in value.values()))
+
+
+# What each field of a probe record must be when present: the reader checks them all, so the
+# comparison and the blame never meet a value of another type (a traceback, a wrong answer).
+_RECORD_FIELDS = {
+    "step": (_int, "an integer"),
+    "seq": (_int, "an integer"),
+    "occ": (_int, "an integer"),
+    "hash": (lambda v: isinstance(v, str), "text"),
+    "kind": (lambda v: isinstance(v, str), "text"),
+    "name": (lambda v: isinstance(v, str), "text"),
+    "path": (lambda v: isinstance(v, str), "text"),
+    "dtype": (lambda v: v is None or isinstance(v, str), "text"),
+    "device": (lambda v: v is None or isinstance(v, str), "text"),
+    "framework": (lambda v: v is None or isinstance(v, str), "text"),
+    "op": (lambda v: v is None or isinstance(v, str), "text"),
+    "shape": (lambda v: v is None or (isinstance(v, list) and all(_int(n) for n in v)), "a list of integers"),
+    "stats": (lambda v: v is None or (isinstance(v, dict) and all(_number(v.get(k)) for k in ("min", "max", "mean"))
+                                      and isinstance(v.get("sample", []), list) and all(_number(x) for x in v.get("sample", []))),
+              "an object of numbers min, max, mean and a list sample"),
+}
+_REQUIRED = ("step", "kind", "name", "hash")
+_PLACE_FIELDS = {
+    "type": (lambda v: isinstance(v, str), "text"),
+    "module": (lambda v: v is None or isinstance(v, str), "text"),
+    "parent": (lambda v: v is None or isinstance(v, str), "text"),
+    "param": (lambda v: v is None or isinstance(v, str), "text"),
+    "framework": (lambda v: v is None or isinstance(v, str), "text"),
+    "leaf": (lambda v: isinstance(v, bool), "true or false"),
+    "ops": (_strs, "a list of op names"),
+    "call": (_scalars, "an object of call facts (names to plain values)"),
+    "calls": (lambda v: isinstance(v, list) and all(
+        isinstance(c, dict) and isinstance(c.get("op"), str) and _scalars(c.get("call"))
+        and _strs(c.get("from", [])) and (c.get("shown") is None or isinstance(c.get("shown"), str)) for c in v),
+              "a list of objects with op (text), call (call facts), from (a list of text)"),
+    "children": (lambda v: isinstance(v, dict) and all(_strs(x) for x in v.values()), "an object of lists of names"),
+}
+
+
+def _check(obj: dict, fields: dict, where: str, what: str) -> None:
+    for key, (ok, expected) in fields.items():
+        if key in obj and not ok(obj[key]):
+            raise ProbeInputError(f"{where}: {what}: {key!r} should be {expected}, not {_short(obj[key])}")
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value)[:60] if not isinstance(value, float) or value == value else "NaN"
+    return visible(text)
+
+
+def visible(text: str) -> str:
+    from kb.untrusted import shown
+
+    return shown(text)
 
 
 class Run:
@@ -41,47 +121,87 @@ class Run:
         self.dir = directory
         path = os.path.join(directory, RECORDS)
         if not os.path.isdir(directory):
-            raise ProbeInputError(f"{directory}: not a directory (expected a probe log from `kb probe run`)")
-        if not os.path.isfile(path):
-            raise ProbeInputError(f"{path}: missing: no probe recorded (is KB_PROBE_DIR set and does the script use kb.probe?)")
-        size = os.path.getsize(path)
-        if size > MAX_LOG_BYTES:
-            raise ProbeInputError(f"{path}: {size:,} bytes; at most {MAX_LOG_BYTES:,} are read (a log is untrusted "
-                                  "input): probe fewer steps or fewer places, e.g. stop the script after the first steps")
+            raise ProbeInputError(f"{visible(directory)}: not a directory (expected a probe log from `kb probe run`)")
+        if not os.path.lexists(path):
+            raise ProbeInputError(f"{visible(path)}: missing: no probe recorded (is KB_PROBE_DIR set and does the script use kb.probe?)")
+        raw = _read(path, directory, MAX_LOG_BYTES, "a log is untrusted input: probe fewer steps or fewer places, "
+                                                     "e.g. stop the script after the first steps")
         self.steps: dict[int, list[dict]] = {}
         self.count = 0
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            for lineno, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                if self.count >= MAX_RECORDS:
-                    raise ProbeInputError(f"{path}:{lineno}: more than {MAX_RECORDS:,} probe records; probe fewer "
-                                          "steps or fewer places")
-                try:
-                    rec = json.loads(line)
-                    step = int(rec["step"])
-                    if not all(isinstance(rec[k], str) for k in ("hash", "kind", "name")) \
-                            or not isinstance(rec.get("path", ""), str) or type(rec.get("occ", 0)) is not int:
-                        raise TypeError("hash, kind, name and path are text, occ an integer")
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise ProbeInputError(f"{path}:{lineno}: not a probe record ({exc}); expected JSON with step, kind, name, hash") from None
-                self.steps.setdefault(step, []).append(rec)
-                self.count += 1
+        for lineno, line in enumerate(raw.split(b"\n"), 1):
+            if not line.strip():
+                continue
+            if self.count >= MAX_RECORDS:
+                raise ProbeInputError(f"{visible(path)}:{lineno}: more than {MAX_RECORDS:,} probe records; probe fewer "
+                                      "steps or fewer places")
+            where = f"{visible(path)}:{lineno}"
+            try:
+                rec = _line(line, where)
+            except jsonio.JsonError as exc:
+                raise ProbeInputError(f"{where}: not a probe record ({visible(exc.message)}); "
+                                      "expected JSON with step, kind, name, hash") from None
+            if not isinstance(rec, dict) or any(k not in rec for k in _REQUIRED):
+                raise ProbeInputError(f"{where}: not a probe record; expected a JSON object with step, kind, name, hash")
+            _check(rec, _RECORD_FIELDS, where, "not a probe record")
+            self.steps.setdefault(rec["step"], []).append(rec)
+            self.count += 1
+        if not self.count:
+            raise ProbeInputError(f"{visible(path)}: the run recorded nothing (an empty log): nothing to compare; "
+                                  "does the script call kb.probe, and did it reach its first step?")
         for recs in self.steps.values():
             recs.sort(key=lambda r: r.get("seq", 0))
-        self.meta = _read_json(os.path.join(directory, META))
-        self.places = _read_json(os.path.join(directory, PLACES))
+        self.meta = _read_json(os.path.join(directory, META), directory)
+        self.places = _read_json(os.path.join(directory, PLACES), directory)
+        meta_path = visible(os.path.join(directory, META))
+        frameworks = self.meta.get("frameworks", {})
+        if not isinstance(frameworks, dict) or not all(isinstance(v, str) for v in frameworks.values()):
+            raise ProbeInputError(f"{meta_path}: 'frameworks' should be an object of framework names to versions, "
+                                  f"not {_short(frameworks)}")
+        if not _strs(self.meta.get("devices", [])):
+            raise ProbeInputError(f"{meta_path}: 'devices' should be a list of device names, not {_short(self.meta['devices'])}")
+        places_path = visible(os.path.join(directory, PLACES))
+        for name, info in self.places.items():
+            if not isinstance(info, dict):
+                raise ProbeInputError(f"{places_path}: place {visible(name)[:80]!r} should be an object, not {_short(info)}")
+            _check(info, _PLACE_FIELDS, places_path, f"place {visible(name)[:80]!r}")
 
 
-def _read_json(path: str) -> dict:
-    if not os.path.isfile(path):
-        return {}
+def _line(line: bytes, where: str) -> object:
+    """One log line as JSON. A line with few brackets cannot nest deeply and is handed to the
+    C decoder at once (a real record has 2-4: 3x faster than the bounded reader); any other
+    goes through kb.jsonio's bounds."""
+    if len(line) <= LINE_LIMITS.max_string and line.count(b"[") + line.count(b"{") <= LINE_LIMITS.max_depth:
+        try:
+            return json.loads(line)
+        except (ValueError, RecursionError):  # invalid, or an integer of more than 4,300 digits:
+            pass  # the bounded reader says what and where
+    return jsonio.loads(line, where, limits=LINE_LIMITS)
+
+
+def _read(path: str, directory: str, limit: int, hint: str) -> bytes:
+    """A log file through kb.untrusted: a regular file (a folder, FIFO or device is refused,
+    never opened blocking), inside the log directory (no symlink out), at most `limit` bytes."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except ValueError as exc:
-        raise ProbeInputError(f"{path}: not JSON ({exc})") from None
-    return data if isinstance(data, dict) else {}
+        return untrusted.read_bytes(Path(path), limit, Path(directory))
+    except untrusted.Refused as exc:
+        extra = f" ({hint})" if "at most" in exc.message else ""
+        raise ProbeInputError(f"{visible(path)}: {exc.message}{extra}") from None
+    except OSError as exc:
+        raise ProbeInputError(f"{visible(path)}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_json(path: str, directory: str) -> dict:
+    if not os.path.lexists(path):
+        return {}
+    raw = _read(path, directory, MAX_SIDE_BYTES, "a log is untrusted input")
+    try:
+        data = jsonio.loads(raw, visible(path), limits=SIDE_LIMITS)
+    except jsonio.JsonError as exc:
+        what = "refused" if exc.code else "not JSON"
+        raise ProbeInputError(f"{visible(path)}:{exc.line}: {what}: {visible(exc.message)}") from None
+    if not isinstance(data, dict):
+        raise ProbeInputError(f"{visible(path)}: expected a JSON object, not {type(data).__name__}")
+    return data
 
 
 def _key(rec: dict) -> tuple:

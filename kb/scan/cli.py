@@ -54,6 +54,12 @@ def _error(message: str) -> int:
     return EXIT_USAGE
 
 
+def _shown(path: str) -> str:
+    from kb.scan.report_text import visible
+
+    return visible(path)
+
+
 def exit_code(report, fail_on: str) -> int:
     from kb.scan.lookup import LEVELS
 
@@ -66,6 +72,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from kb.query import index
     from kb.scan import pins
     from kb.scan.run import scan
+    from kb.scan.sources import NotAFile
 
     if args.jobs is not None and args.jobs < 1:
         return _error("--jobs must be 1 or more")
@@ -74,7 +81,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
         report = scan(args.paths, given=given, lockfile=args.lockfile, device=args.device,
                       exclude=tuple(args.exclude), jobs=args.jobs)
     except FileNotFoundError as exc:
-        return _error(f"no such file or folder: {exc.args[0]}")
+        return _error(f"no such file or folder: {_shown(exc.args[0])}")
+    except NotAFile as exc:
+        return _error(f"{_shown(exc.args[0])}: not a regular file or a folder (a device, FIFO or socket is never read)")
     except pins.PinError as exc:
         return _error(str(exc))
     except ValueError as exc:  # a version string that is not a version

@@ -9,9 +9,13 @@ the KB knows, said as an assumption.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from importlib import metadata
+from pathlib import Path
 from typing import NamedTuple
+
+from kb import untrusted
 
 # KB framework -> the distributions that install it (first found wins).
 DISTRIBUTIONS = {
@@ -34,6 +38,53 @@ class Pin(NamedTuple):
     framework: str
     version: str
     origin: str  # "--versions", "requirements.txt line 3", "installed (torch)", "assumed: newest known"
+
+
+MAX_LOCK_BYTES = 20_000_000  # a uv.lock of a large monorepo is a few MB
+MAX_LOCK_DEPTH = 64  # lockfiles nest tables ~4 deep; tomllib recurses once per level
+_OPEN_CLOSE = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]')
+
+
+def _shown(path: str) -> str:
+    return untrusted.shown(path)
+
+
+def _check_depth(path: str, text: str) -> None:
+    """Refuse TOML nested deeper than MAX_LOCK_DEPTH before tomllib sees it (it recurses per
+    level: 50,000 '[' is a RecursionError). Counts inline brackets and the dotted parts of a
+    table header; strings and comments are skipped. Linear, no recursion."""
+    depth = 0
+    line = 1
+    last = 0
+    for match in _OPEN_CLOSE.finditer(text):
+        token = match.group()
+        if token[0] in "\"'#":
+            continue
+        if token in "[{":
+            depth += 1
+            if depth > MAX_LOCK_DEPTH:
+                line += text.count("\n", last, match.start())
+                raise PinError(f"{_shown(path)}:{line}: nested deeper than {MAX_LOCK_DEPTH} levels; "
+                               "a lockfile is not this deep (is it the right file?)")
+        else:
+            depth = max(0, depth - 1)
+    for number, header in enumerate(text.splitlines(), start=1):
+        stripped = header.lstrip()
+        if stripped.startswith("[") and stripped.count(".") > MAX_LOCK_DEPTH:
+            raise PinError(f"{_shown(path)}:{number}: a table header nested deeper than {MAX_LOCK_DEPTH} levels; "
+                           "a lockfile is not this deep (is it the right file?)")
+
+
+def _version(path: str, where: str, package: str, version: str) -> str:
+    """A pinned version that is a version (PEP 440), or PinError naming file and package."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        Version(version)
+    except InvalidVersion:
+        raise PinError(f"{_shown(path)}{where}: {package} is pinned to {untrusted.shown(version)[:80]!r}, "
+                       "which is not a version (PEP 440, e.g. 2.5.1)") from None
+    return version
 
 
 def _norm(name: str) -> str:
@@ -69,21 +120,25 @@ def installed() -> dict[str, Pin]:
 def from_lockfile(path: str) -> dict[str, Pin]:
     """Exact pins of the frameworks in a lockfile; ranges are not pins and are left out."""
     name = os.path.basename(path)
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(20_000_000)
+    try:  # a regular file only, opened non-blocking (a FIFO named uv.lock cannot hang the scan)
+        raw = untrusted.read_bytes(Path(path), MAX_LOCK_BYTES, Path(os.sep))
         text = raw.decode("utf-8-sig")
+    except untrusted.Refused as exc:
+        raise PinError(f"{_shown(path)}: {exc.message}") from None
     except OSError as exc:
-        raise PinError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise PinError(f"{_shown(path)}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise PinError(f"{path}: not UTF-8 (byte {exc.start})") from None
+        raise PinError(f"{_shown(path)}: not UTF-8 (byte {exc.start})") from None
     if name.endswith((".txt", ".in")):
         return _requirements(path, text)
     if name.endswith(".toml") or name.endswith(".lock"):
+        _check_depth(path, text)
         try:
             doc = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise PinError(f"{path}: not valid TOML: {exc}") from None
+            raise PinError(f"{_shown(path)}: not valid TOML: {exc}") from None
+        except (RecursionError, MemoryError, ValueError) as exc:  # a bound of tomllib or of int()
+            raise PinError(f"{_shown(path)}: cannot read as TOML ({type(exc).__name__}); nested too deep or a value too large") from None
         if name.endswith(".lock"):
             return _lock_packages(path, doc)
         return _pyproject(path, doc)
@@ -119,10 +174,11 @@ def _requirements(path: str, text: str) -> dict[str, Pin]:
             continue
         parsed = _requirement(line)
         if parsed is None:
-            raise PinError(f"{path}:{number}: not a requirement line: {line!r}")
+            raise PinError(f"{_shown(path)}:{number}: not a requirement line: {untrusted.shown(line)[:200]!r}")
         framework = NAMES.get(_norm(parsed[0]))
         if framework and parsed[1] and framework not in pins:
-            pins[framework] = Pin(framework, parsed[1], f"{os.path.basename(path)} line {number}")
+            pins[framework] = Pin(framework, _version(path, f":{number}", parsed[0], parsed[1]),
+                                  f"{os.path.basename(path)} line {number}")
     return pins
 
 
@@ -144,7 +200,7 @@ def _pyproject(path: str, doc: dict) -> dict[str, Pin]:
                 continue  # an include-group table or a malformed entry: not a pin
             framework = NAMES.get(_norm(parsed[0]))
             if framework and parsed[1] and framework not in pins:
-                pins[framework] = Pin(framework, parsed[1], f"{base} ({where})")
+                pins[framework] = Pin(framework, _version(path, f" ({where})", parsed[0], parsed[1]), f"{base} ({where})")
     poetry = ((doc.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
     for dist, spec in poetry.items():
         framework = NAMES.get(_norm(dist))
@@ -154,6 +210,7 @@ def _pyproject(path: str, doc: dict) -> dict[str, Pin]:
             spec = spec.strip()
             version = spec if spec[:1].isdigit() else _exact(spec)  # poetry: a bare version is exact
             if version:
+                version = _version(path, " (tool.poetry.dependencies)", dist, version)
                 pins[framework] = Pin(framework, version, f"{base} (tool.poetry.dependencies)")
     return pins
 
@@ -169,6 +226,7 @@ def _lock_packages(path: str, doc: dict) -> dict[str, Pin]:
         framework = NAMES.get(_norm(str(package.get("name", ""))))
         version = package.get("version")
         if framework and isinstance(version, str) and framework not in pins:
+            version = _version(path, " [[package]]", str(package["name"]), version)
             pins[framework] = Pin(framework, version, f"{os.path.basename(path)} ({package['name']})")
     return pins
 
@@ -184,5 +242,21 @@ def choose(frameworks: set[str], given: dict[str, Pin], lock: dict[str, Pin] | N
             if latest is None:
                 continue
             pin = Pin(framework, latest, "assumed: the newest release the KB knows (none installed or pinned)")
-        out[framework] = pin
+        out[framework] = _said_if_unknown(pin, registries.get(framework))
     return out
+
+
+def _said_if_unknown(pin: Pin, registry: dict | None) -> Pin:
+    """The pin, its origin saying so when the version is no release the KB knows (a typo such
+    as torch=99 would otherwise be answered as if it were a real version)."""
+    if not registry or not registry.get("keys"):
+        return pin
+    from kb.query import known_release
+
+    try:
+        if known_release(registry, pin.version):
+            return pin
+    except ValueError:
+        return pin
+    return pin._replace(origin=f"{pin.origin}; {untrusted.shown(pin.version)[:64]} is not a known release "
+                               f"of {pin.framework}, latest known: {registry.get('latest')}")

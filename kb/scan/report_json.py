@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import kb
 from kb.scan.run import Report
@@ -25,6 +26,24 @@ def dumps(doc: dict) -> str:
     return "\n".join(out)
 
 
+def text_path(path: str | None) -> str | None:
+    """A path as JSON text: the bytes of a name that is not UTF-8 as \\xNN (printing the
+    raw surrogates os.fsdecode made would fail, and no JSON reader could take them)."""
+    if path is None:
+        return None
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _paths(item: dict) -> dict:
+    if "path" in item:
+        item["path"] = text_path(item["path"])
+    return item
+
+
 def document(report: Report) -> dict:
     return {
         "tool": "kb scan",
@@ -32,15 +51,15 @@ def document(report: Report) -> dict:
         "device": report.device,
         "files": report.files,
         "versions": {fw: {"version": p.version, "from": p.origin} for fw, p in report.pins.items()},
-        "applied": [{"code": a.code, "path": a.path, "line": a.line, "text": a.text, "condition": a.condition}
+        "applied": [{"code": a.code, "path": text_path(a.path), "line": a.line, "text": a.text, "condition": a.condition}
                     for a in report.applied.values()],
         "runs": [{"entry": r.entry, "why": r.why,
                   "applied": [{"code": a.code, "path": a.path, "line": a.line, "condition": a.condition}
                               for a in r.applied.values()]} for r in report.runs],
         "summary": {level: sum(1 for f in report.findings if f.level == level)
                     for level in ("raises", "nondeterministic", "possible")},
-        "findings": [f.to_dict() for f in report.findings],
-        "errors": [e._asdict() for e in report.errors],
+        "findings": [_paths(f.to_dict()) for f in report.findings],
+        "errors": [_paths(e._asdict()) for e in report.errors],
         "suppressed": report.suppressed,
         "recipes": [r._asdict() for r in report.recipes],
     }

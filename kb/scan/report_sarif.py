@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import PurePath
+from urllib.parse import quote
 
 import kb
 from kb.scan.run import Report
@@ -45,8 +46,13 @@ def _rule(record: dict, site_url: str | None) -> dict:
 
 
 def _uri(path: str, base: str) -> str:
+    """A URI reference (RFC 3986): relative to the base when under it, percent-encoded from the
+    file name's bytes, so a space, '#', a control character or a name that is not UTF-8 stays
+    one valid URI (GitHub resolves it back to the file)."""
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(base))
-    return PurePath(rel).as_posix() if not rel.startswith("..") else PurePath(os.path.abspath(path)).as_uri()
+    if rel.startswith(".."):
+        return PurePath(os.path.abspath(path)).as_uri()
+    return quote(os.fsencode(PurePath(rel).as_posix()), safe="/")
 
 
 def document(report: Report, records: dict, base: str = ".", site_url: str | None = None) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kb.scan.lookup import Finding
+from kb.untrusted import shown as visible
 from kb.scan.run import Report
 
 STYLE = {"raises": "red", "nondeterministic": "yellow", "possible": "cyan"}
@@ -13,7 +14,7 @@ STYLE = {"raises": "red", "nondeterministic": "yellow", "possible": "cyan"}
 
 def location(finding: Finding) -> str:
     cell = f"#cell{finding.cell}" if finding.cell is not None else ""
-    return f"{finding.path}{cell}:{finding.line}:{finding.col}"
+    return f"{visible(finding.path)}{cell}:{finding.line}:{finding.col}"
 
 
 CONDITION_CHARS = 110
@@ -109,8 +110,8 @@ def render(report: Report, solutions: dict, stream: TextIO | None = None) -> Non
 
     console = Console(file=stream, highlight=False, soft_wrap=True)
     for error in report.errors:
-        console.print(f"[red]{escape(error.path)}:{error.line}:{error.col}: error: {escape(error.message)}[/]")
+        console.print(f"[red]{escape(visible(error.path))}:{error.line}:{error.col}: error: {escape(visible(error.message))}[/]")
     for finding in report.findings:
-        console.print(f"[{STYLE[finding.level]}]{escape(line(finding))}[/]")
+        console.print(f"[{STYLE[finding.level]}]{escape(visible(line(finding)))}[/]")
     for text in summary_lines(report, solutions):
-        console.print(escape(text))
+        console.print(escape(visible(text)))

@@ -101,14 +101,15 @@ def _init(shared: tuple) -> None:
     _SHARED = shared
 
 
-def _one(path: str) -> tuple:
+def _one(found: sources.Found) -> tuple:
     """(path, unit cells, Module | None, [FileError], suppressions) for one file; runs in a worker.
 
     A notebook cell that does not parse is reported and blanked, and the other cells are
     scanned, as Jupyter runs the cells that work."""
     wanted, methods = _SHARED
+    path = found.path
     try:
-        unit = sources.read(path)
+        unit = sources.read(path, found.root)
     except sources.SourceError as exc:
         return path, (), None, [FileError(path, 1, 1, str(exc))], {}
     errors: list[FileError] = []
@@ -150,8 +151,9 @@ def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, l
     return "\n".join(lines), errors
 
 
-def analyse_all(files: list[str], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
+def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
     shared = (wanted, methods)
+    jobs = min(jobs, os.cpu_count() or 1, len(files))  # --jobs 1000000 would fork until the machine stops
     if jobs <= 1 or len(files) < PARALLEL_FROM:
         _init(shared)
         return [_one(f) for f in files]

@@ -7,15 +7,26 @@ its cell. IPython magics and shell lines (`%time`, `!pip`) become `pass`, keepin
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
-import json
+import io
 import os
+import stat
+import tokenize
 from pathlib import Path
+from typing import NamedTuple
+
+from kb import jsonio, untrusted
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__",
                        "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints"})
 SUFFIXES = (".py", ".ipynb")
 MAX_BYTES = 5_000_000  # a generated 5 MB module is not a training script; reported, not parsed
+# A notebook is JSON from the repository being scanned (untrusted): at most MAX_BYTES, nbformat
+# nests ~6 levels, an embedded image is one long string.
+NOTEBOOK_LIMITS = jsonio.Limits(max_bytes=MAX_BYTES, max_depth=32, max_nodes=2_000_000, max_string=MAX_BYTES)
+# Codecs that a PEP 263 line may name but that are not source encodings (slow or not text)
+_NOT_SOURCE = frozenset({"punycode", "idna"})
 
 
 class SourceError(Exception):
@@ -40,23 +51,71 @@ class Unit:
         return cell, line - start + 1
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[str]:
-    """Python files and notebooks under `paths`, sorted; a missing path raises FileNotFoundError."""
-    found: set[str] = set()
+class NotAFile(Exception):
+    """A path given on the command line that exists but is neither a regular file nor a folder."""
+
+
+class Found(NamedTuple):
+    """A file to scan and the root it was found under (its symlinks must resolve inside it)."""
+
+    path: str
+    root: str
+
+
+def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
+    """Python files and notebooks under `paths`, sorted by path; a missing path raises
+    FileNotFoundError, a device or FIFO given by name NotAFile.
+
+    Folder symlinks are not descended (os.walk's default); a file symlink under a folder is
+    listed with that folder as its root, and `read` refuses it if it resolves out of it. A
+    file named on the command line is its own root: the person running the scan chose it.
+    """
+    found: dict[str, str] = {}
     for given in paths:
-        if os.path.isfile(given):
-            found.add(os.path.normpath(given))
+        if os.path.isdir(given):
+            root = os.path.realpath(given)
+            for path in _walk(given, exclude):
+                found.setdefault(path, root)
             continue
-        if not os.path.isdir(given):
+        if not os.path.lexists(given):
             raise FileNotFoundError(given)
-        for folder, dirs, files in os.walk(given):
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")
-                             and not _excluded(os.path.join(folder, d), exclude))
-            for name in files:
-                path = os.path.normpath(os.path.join(folder, name))
-                if name.endswith(SUFFIXES) and not _excluded(path, exclude):
-                    found.add(path)
-    return sorted(found)
+        try:
+            mode = os.stat(given).st_mode
+        except OSError:
+            raise FileNotFoundError(given) from None  # a dangling symlink
+        if not stat.S_ISREG(mode):
+            raise NotAFile(given)
+        found[os.path.normpath(given)] = os.sep
+    return [Found(path, found[path]) for path in sorted(found)]
+
+
+def _walk(top: str, exclude: tuple[str, ...]):
+    """The *.py and *.ipynb files under `top`, folders in sorted order, with an explicit stack:
+    os.walk recurses once per level in Python 3.11, so a tree 1,000 folders deep (one committed
+    path) was a RecursionError. Folder symlinks are not descended; unreadable folders skipped."""
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as entries:
+                items = sorted(entries, key=lambda e: e.name)
+        except OSError:
+            continue
+        subfolders = []
+        for entry in items:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir()
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            path = os.path.normpath(os.path.join(folder, name))
+            if is_dir:
+                if not is_link and name not in SKIP_DIRS and not name.startswith(".") and not _excluded(path, exclude):
+                    subfolders.append(os.path.join(folder, name))
+            elif name.endswith(SUFFIXES) and not _excluded(path, exclude):
+                yield path
+        stack.extend(reversed(subfolders))
 
 
 def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
@@ -64,30 +123,54 @@ def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(posix, p) or fnmatch.fnmatch(os.path.basename(path), p) for p in patterns)
 
 
-def read(path: str) -> Unit:
-    """The file as a Unit; raises SourceError saying what is wrong with it."""
+def read(path: str, root: str = os.sep) -> Unit:
+    """The file as a Unit; raises SourceError saying what is wrong with it.
+
+    Through kb.untrusted: a regular file only (a FIFO, a device or a folder named *.py is
+    refused, never opened blocking), at most MAX_BYTES, and a symlink must resolve inside
+    `root`. A notebook's JSON goes through kb.jsonio (bounded depth, size and numbers).
+    """
     try:
-        size = os.path.getsize(path)
-        if size > MAX_BYTES:
-            raise SourceError(f"{size} bytes, over the {MAX_BYTES}-byte limit for one file")
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = untrusted.read_bytes(Path(path), MAX_BYTES, Path(root))
+    except untrusted.Refused as exc:
+        raise SourceError(exc.message) from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise SourceError(f"not UTF-8 (byte {exc.start})") from None
     if path.endswith(".ipynb"):
-        return _notebook(path, text)
-    return Unit(path, text)
+        return _notebook(path, raw)
+    return Unit(path, _python_text(raw))
 
 
-def _notebook(path: str, text: str) -> Unit:
+def _python_text(raw: bytes) -> str:
+    """Decode a .py file as Python does: UTF-8, or the encoding its PEP 263 line names."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SourceError(f"not a notebook: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+    except SyntaxError as exc:  # an unknown codec, a BOM with another encoding, or no coding line and not UTF-8
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            if "missing" in str(exc):
+                raise SourceError(f"not UTF-8 (byte {bad.start}) and no PEP 263 coding line") from None
+        raise SourceError(f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+    try:
+        info = codecs.lookup(encoding)
+        if info.name in _NOT_SOURCE or not getattr(info, "_is_text_encoding", True):
+            raise LookupError(encoding)
+        return raw.decode(info.name if encoding != "utf-8-sig" else encoding)
+    except LookupError:
+        raise SourceError(f"bad encoding declaration: {encoding!r} is not a text encoding Python source can use") from None
+    except UnicodeDecodeError as exc:
+        what = "UTF-8" if info.name == "utf-8" else f"{encoding} (its coding line)"
+        raise SourceError(f"not {what} (byte {exc.start})") from None
+
+
+def _notebook(path: str, raw: bytes) -> Unit:
+    try:
+        doc = jsonio.loads(raw, path, limits=NOTEBOOK_LIMITS)
+    except jsonio.JsonError as exc:
+        message = exc.message.removeprefix("invalid JSON: ")
+        what = "refused" if exc.code else "invalid JSON"
+        raise SourceError(f"not a notebook: {what} at line {exc.line}: {message}") from None
     cells = doc.get("cells") if isinstance(doc, dict) else None
     if not isinstance(cells, list):
         raise SourceError("not a notebook: expected a JSON object with a 'cells' list (nbformat 4)")

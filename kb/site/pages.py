@@ -33,7 +33,7 @@ def _ranges(ranges: tuple) -> list[dict]:
     return out
 
 
-OUTCOME = {"ok": "completed", "raised": "raised", "error": "failed"}
+OUTCOME = {"ok": "completed", "raised": "raised", "error": "failed", "env-error": "the machine failed (not evidence)"}
 
 
 def machine(run: dict) -> str:

@@ -26,7 +26,7 @@ examples:
   kb verify --verifier tensorflow.unsorted_segment_sum --device cpu --scale 0.05
   kb verify --framework pytorch --out $OUT on the GPU runner (see docs/verification.md)
   kb verify --coverage                     records without a verifier, and why
-  kb verify --e2e                          end-to-end recipe proof (GTC seed 000) for every
+  kb verify --e2e                          end-to-end recipe proof (GTC 2019 talk) for every
                                            installed framework: pytorch, tensorflow, jax
   kb verify --e2e --framework jax --scale 0.1 --no-write   one framework, a smaller model
   kb verify --flagged                      runs that contradict their records (KB015)
@@ -248,7 +248,7 @@ def _run(args, root: Path, items) -> int:
         print(json.dumps({runfile.JSON_FILE: str(path) if path else None, **doc}, indent=2))
     else:
         _print_results(results, path, wall)
-    every_error = all(m["outcome"] == "error" for r in results for m in r["modes"])
+    every_error = all(m["outcome"] in ("error", "env-error") for r in results for m in r["modes"])
     return 1 if every_error else 0
 
 

@@ -1,6 +1,6 @@
 """`kb verify --e2e`: each framework's full recipe from kb.status, proven on a small model.
 
-The GTC 2019 talk's closing slide (seed 000): a model with convolution, bias, pooling, an
+The closing slide of the GTC 2019 talk "Determinism in Deep Learning" (S9911): a model with convolution, bias, pooling, an
 embedding, dropout and shuffled batches, trained twice without and twice with the recipe.
 Per framework: the recipe is the union of kb.status(op, version, device=...).recipe over the
 model's ops (OPS), so the proof tests the KB's answer, not a hand-picked switch; each

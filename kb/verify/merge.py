@@ -19,6 +19,7 @@ from typing import Any
 from kb.verify.cases import applies, label
 from kb.verify.runfile import runs_of
 from kb.versions import range_at, release_key
+from verifiers.outcomes import ENV_ERROR
 
 def case_applies(record, result: dict) -> bool | None:
     """Whether the record's condition covers the case this result measured (kb/verify/cases.py)."""
@@ -141,6 +142,13 @@ def merged_runs(catalog) -> dict[str, Any]:
         data = run.data
         env = data["environment"]
         for result in data["results"]:
+            # A mode the environment failed (env-error, also a recorded raise that was one:
+            # kb/verify/runfile.py) is no evidence: it is left out, and a result with nothing
+            # else is no evidence at all (nor may it shadow an older real run).
+            measured = [m for m in result["modes"] if m.get("outcome") != ENV_ERROR]
+            if not measured:
+                continue
+            result = {**result, "modes": measured}
             targets = [result["source"]] if result.get("source") else by_verifier.get(result["verifier"], [])
             for source in targets:
                 record = records.get(source)

@@ -83,7 +83,9 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
 
     runs = []
     top = runs_dir if runs_dir is not None else root / RUNS_DIR
-    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+    from kb.untrusted import files_under
+
+    for path in files_under(top) if top.is_dir() else ():
         if path.relative_to(top).parts[0].startswith("static-"):
             continue  # static evidence from released wheels: kb/verify/static/load.py reads it
         where = rel(path, root)
@@ -102,6 +104,12 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
             continue
         placed = where if where.startswith(RUNS_DIR + "/") else None
         found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, placed)]
+        if not found:
+            from verifiers.outcomes import read_recorded
+
+            for result in doc.data["results"]:
+                for mode in result["modes"]:
+                    read_recorded(mode)  # a recorded raise that was the environment: env-error
         runs.append(RunFile(path, where, doc.data, found))
     return runs
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from verifiers.outcomes import ENV_ERROR, FAILED
 from verifiers.solutions import TABLES, UnknownCode, resolve
 
 SWITCHES = {key for table in TABLES.values() for env, _, _ in table.values() for key in env} | {
@@ -163,7 +164,10 @@ def _finish(child: _Child, timed_out: float | None) -> dict:
                 err = handle.read()[-4000:]
         except OSError:
             err = b""
-        return {"outcome": "error", "message": crash_message(child.proc.returncode, err)}
+        code = child.proc.returncode
+        # killed by a signal (the kernel's OOM killer, an abort, the machine): the environment
+        # ended the run, which says nothing about the op
+        return {"outcome": ENV_ERROR if code is not None and code < 0 else "error", "message": crash_message(code, err)}
     finally:
         for fd in (child.ready_r, child.go_w):
             try:
@@ -173,14 +177,46 @@ def _finish(child: _Child, timed_out: float | None) -> dict:
         shutil.rmtree(child.tmp, ignore_errors=True)
 
 
+def _env_failed(result: dict) -> bool:
+    cases = result.get("cases")
+    return result.get("outcome") == ENV_ERROR or (
+        isinstance(cases, list) and any(isinstance(c, dict) and c.get("outcome") == ENV_ERROR for c in cases))
+
+
 def run_modes(
     tasks: Iterable[Task], *, root: Path, jobs: int = 1, timeout: float = 120.0, memory_mb: int | None = None,
+    retry: bool = True,
 ) -> Iterator[tuple[Task, dict]]:
     """Measure every task in its own child; yield (task, measurement) as each finishes.
 
     `timeout` bounds each phase of a child separately: preparing (start to "ready") and
     measuring ("go" to exit). Time spent waiting for its turn counts against neither.
+    A mode whose child failed for the environment (`env-error`: a backend that could not
+    start, memory that ran out, a signal) is run once more, alone, after all the others
+    (another child's memory or start-up may have been the cause); its second result is the
+    one reported, marked `retried`.
     """
+    again: list[Task] = []
+    for task, result in _run_modes(tasks, root=root, jobs=jobs, timeout=timeout, memory_mb=memory_mb):
+        if retry and _env_failed(result):
+            again.append(task)
+        else:
+            yield task, result
+    for task in again:
+        for _, result in _run_modes([task], root=root, jobs=1, timeout=timeout, memory_mb=memory_mb):
+            result["retried"] = True
+            if _env_failed(result):
+                note = " (retried once alone: the same environment failure)"
+                result["message"] = (result.get("message") or "") + note
+                for case in result.get("cases") or ():
+                    if isinstance(case, dict) and case.get("outcome") == ENV_ERROR:
+                        case["message"] = (case.get("message") or "") + note
+            yield task, result
+
+
+def _run_modes(
+    tasks: Iterable[Task], *, root: Path, jobs: int, timeout: float, memory_mb: int | None,
+) -> Iterator[tuple[Task, dict]]:
     pending = collections.deque(tasks)
     live: dict[int, _Child] = {}          # ready_r fd -> child
     waiting: collections.deque[_Child] = collections.deque()
@@ -253,7 +289,7 @@ def per_case(result: dict, count: int) -> list[dict]:
     cases = result.get("cases")
     if isinstance(cases, list) and len(cases) == count:
         return cases
-    if result.get("outcome") == "error" or not isinstance(cases, list):
+    if result.get("outcome") in FAILED or not isinstance(cases, list):
         return [dict(result) for _ in range(count)]
     # A child that died between cases: what it measured, then the crash for the rest.
     rest = {"outcome": "error", "message": result.get("message") or "the child ended before this case"}
@@ -270,7 +306,7 @@ def run_mode(
     task = Task(verifier, module, framework, tuple(handles), tuple(codes), n, device, scale, cases=tuple(cases))
     for _, result in run_modes([task], root=root, jobs=1, timeout=timeout, memory_mb=memory_mb):
         split = per_case(result, max(1, len(cases)))
-        return {**split[0], "cases": split}
+        return {**split[0], "cases": split, **({"retried": True} if result.get("retried") else {})}
     raise AssertionError("run_modes yielded nothing for one task")
 
 

@@ -6,7 +6,14 @@
   var PEP440 = /^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*)(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?(?:-\d+|[-_.]?(?:post|rev|r)[-_.]?\d*)?(?:[-_.]?dev[-_.]?\d*)?(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?\s*$/i;
 
   /* "2.1.0rc1" -> [0, 2, 1]: epoch, release, trailing zeros stripped (docs/versions.md). */
+  /* Own keys only: an op, framework or call key from a permalink ("constructor", "__proto__")
+   * must never reach Object.prototype's members through a plain lookup. */
+  function own(table, key) { return table && Object.prototype.hasOwnProperty.call(table, key) ? table[key] : undefined; }
+  var MAX_NAME = 256, MAX_VERSION = 64;  /* kb/bounds.py: the same bounds kb.status() applies */
+  function echo(text) { text = String(text); return JSON.stringify(text.slice(0, 80)) + (text.length > 80 ? " (+" + (text.length - 80) + " characters)" : ""); }
+
   function releaseKey(version) {
+    if (String(version).length > MAX_VERSION) throw new Error("version " + echo(version) + " is too long: at most " + MAX_VERSION + " characters");
     var m = PEP440.exec(String(version));
     if (!m) throw new Error(JSON.stringify(version) + " is not a version: expected e.g. 2.1, 2.1.0, 1.15.5 or 2.21.0rc1");
     var parts = m[2].split(".").map(function (p) { return parseInt(p, 10); });
@@ -159,7 +166,7 @@
 
   /* kb.parameters(op): from all.json's params (every op a record names), else null. */
   function parameters(data, op, framework) {
-    var fields = ((data.params || {})[framework] || {})[op];
+    var fields = own(own(data.params, framework), op);
     return fields ? parseParams(fields) : null;
   }
 
@@ -173,7 +180,7 @@
     return { t: "str", v: text };
   }
   function parseCall(text) {
-    var call = {}, items = String(text || "").split(/[,;\n]/).map(function (x) { return x.trim(); }).filter(Boolean);
+    var call = Object.create(null), items = String(text || "").split(/[,;\n]/).map(function (x) { return x.trim(); }).filter(Boolean);
     if (!items.length) return null;
     items.forEach(function (item) {
       var i = item.indexOf("=");
@@ -270,7 +277,7 @@
   }
 
   function resolve(data, op, framework) {
-    var record = data.sources[op];
+    var record = own(data.sources, op);
     if (record && (!framework || framework === record.framework)) return [op];
     var table = data.names[framework] || {};
     return Object.prototype.hasOwnProperty.call(table, op) ? table[op] : null;
@@ -280,7 +287,8 @@
   function opStatus(data, op, version, framework, device, distribution, call) {
     var ids = resolve(data, op, framework);
     if (ids === null) return null;  /* no record: kb.status() consults the API inventory */
-    var fw = data.sources[op] && (!framework || framework === data.sources[op].framework) ? data.sources[op].framework : framework;
+    var rec = own(data.sources, op);
+    var fw = rec && (!framework || framework === rec.framework) ? rec.framework : framework;
     var params = call ? parameters(data, op, fw) : null;
     if (call) checkCall(op, call, params);
     var a = answer(data, ids, version, device || "gpu", distribution || null, op, call || null, params);
@@ -428,17 +436,20 @@
    * `inventory`: framework -> its public names (api/v1/names/<fw>.txt), for the frameworks loaded. */
   function lookup(data, inventory, op, version, framework, device, distribution, call) {
     releaseKey(version);  /* a bad version raises first, as kb.status() does */
-    var record = data.sources[op];
+    if (typeof op !== "string" || !op || op.length > MAX_NAME || !/^[\x20-\x7e]+$/.test(op)) {
+      throw new Error("op " + echo(op) + " must be 1 to " + MAX_NAME + " printable ASCII characters, e.g. 'tf.nn.bias_add'");
+    }
+    var record = own(data.sources, op);
     if (!(record && (!framework || framework === record.framework))) {
       var fw = framework || inferFramework(data, op);
       if (fw === null) {
         return { unknown: { op: op, framework: null, suggestions: suggest(data, op, null, inventory),
                             reason: "cannot tell the framework of " + op } };
       }
-      var ids = (data.names[fw] || {})[op];
+      var ids = own(own(data.names, fw), op);
       var names = (inventory && inventory[fw]) || [];
       if (!(ids && ids.length) && !nameSet(names)[op]) {
-        if (!data.names[fw] && !names.length) return { unknown: { op: op, framework: fw, suggestions: [], reason: "the KB has no records or list of public names for " + fw + " yet" } };
+        if (!own(data.names, fw) && !names.length) return { unknown: { op: op, framework: fw, suggestions: [], reason: "the KB has no records or list of public names for " + fw + " yet" } };
         return { unknown: { op: op, framework: fw, suggestions: suggest(data, op, fw, inventory), reason: null } };
       }
       framework = fw;

@@ -1,0 +1,173 @@
+"""Data file names and lint output (issue 33 H6, M6 and Low items).
+
+A pull request chooses the names of the files it adds: a name that is not UTF-8, a record
+saved as .yml, a name with an escape sequence. Each is one finding naming the file (escaped),
+and `kb validate`, `kb build`, `kb fix` and `kb site` end without a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kb.findings import Finding
+from kb.lint import run
+
+ROOT = Path(__file__).resolve().parents[1]
+MINI = Path(__file__).parent / "fixtures" / "mini"
+SOURCES = "data/sources/tensorflow"
+GOOD = f"{SOURCES}/tf.sample.yaml"
+
+
+def _project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    return root
+
+
+def _kb(root: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "kb", "--root", str(root), *args], capture_output=True,
+                          env=env, timeout=120)
+
+
+@pytest.mark.parametrize("command", [["validate"], ["build"], ["fix"], ["validate", "--json"]])
+def test_h6_name_not_utf8_is_one_finding(tmp_path: Path, command: list[str]) -> None:
+    root = _project(tmp_path)
+    bad = os.path.join(os.fsencode(root / SOURCES), b"tf.\xff\xfe.yaml")
+    shutil.copyfile(root / GOOD, bad)
+    result = _kb(root, *command)
+    assert b"Traceback" not in result.stderr, result.stderr[-800:]
+    if command == ["fix"]:  # fix rewrites what it can read and leaves the rest to validate
+        assert result.returncode == 0
+        return
+    assert result.returncode == 1
+    out = result.stdout + result.stderr
+    name = b"tf.\\\\xff\\\\xfe.yaml" if "--json" in command else b"tf.\\xff\\xfe.yaml"
+    assert name in out and b"UTF-8" in out
+
+
+@pytest.mark.parametrize("suffix", [".yml", ".YAML", ".Yaml"])
+def test_m6_record_with_another_suffix_is_not_skipped_silently(tmp_path: Path, suffix: str) -> None:
+    root = _project(tmp_path)
+    shutil.move(root / GOOD, root / f"{SOURCES}/tf.sample{suffix}")
+    _, findings = run(root)
+    [finding] = [f for f in findings if f.path.endswith(suffix)]
+    assert finding.code == "KB003" and ".yaml" in finding.hint
+
+
+def test_kb003_names_the_folder_the_file_lives_in(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / SOURCES / "extra").mkdir()
+    shutil.move(root / GOOD, root / SOURCES / "extra" / "tf.sample.yaml")
+    _, findings = run(root)
+    [finding] = [f for f in findings if f.code == "KB003"]
+    assert "data/sources/tensorflow/extra/" in finding.message and "data/sources/extra/" not in finding.message
+
+
+def test_finding_lines_escape_the_path() -> None:
+    finding = Finding("data/sources/tf.\x1b[2J\nx.yaml", 3, "KB003", "msg \x1b]0;t\x07", "hint \r")
+    text = finding.render()
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text
+    assert text.count("\n") == 1  # the path's newline does not split the finding; one hint line
+    assert text.startswith("data/sources/tf.\\x1b[2J\\x0ax.yaml:3: KB003")
+
+
+def test_kb012_hint_does_not_print_the_symlink_target(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    outside = tmp_path / "secret-place" / "outside.yaml"
+    outside.parent.mkdir()
+    shutil.copyfile(root / GOOD, outside)
+    (root / SOURCES / "tf.link.yaml").symlink_to(outside)
+    _, findings = run(root)
+    [refused] = [f for f in findings if f.code == "KB012"]
+    assert "secret-place" not in refused.render()
+
+
+# --- issue 31 item 5: founding documents are cited by their public title and URL ---------------
+
+
+@pytest.mark.parametrize("text", ["As Seed 003 says", "seed 000 (GTC)", "SEED 001 quotes", "Seeds 002 and 003 list",
+                                  "the seed document", "see 003_db4fa9d8e6433647.txt", "seed documents say"])
+def test_founding_document_references_are_kb019(tmp_path: Path, text: str) -> None:
+    root = _project(tmp_path)
+    record = root / GOOD
+    record.write_text(record.read_text().replace("title: ", f"title: {text}, ", 1))
+    _, findings = run(root)
+    assert any(f.code == "KB019" and f.path == GOOD and "public title" in f.hint for f in findings), findings
+
+
+def test_the_data_cites_no_founding_document_by_its_internal_name() -> None:
+    _, findings = run(ROOT)
+    assert not [f for f in findings if f.code == "KB019"], [f.render() for f in findings if f.code == "KB019"][:5]
+
+
+# --- planted static evidence (data/runs/static-*/) -------------------------------------------------
+
+
+def test_planted_static_evidence_files_are_findings_not_crashes(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    static = root / "data" / "runs" / "static-pytorch"
+    static.mkdir(parents=True)
+    (static / "2.5.0.yaml").write_text("kind: static\nframework: pytorch\n")  # missing fields
+    (static / "2.6.0.yaml").write_text("a: &a [x, x]\nb: [*a, *a]\n")  # an alias
+    (static / "2.7.0.yaml").write_text("x: " + "[" * 5000 + "]" * 5000 + "\n")  # deep
+    (static / "2.8.0.yaml").write_text("kind: static\nframework: 7\nrelease: [1]\nops: {a: {b: {c: 1}}}\n")
+    os.symlink("/etc/hostname", static / "2.9.0.yaml")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(static / "2.10.0.yaml")
+    with open(os.path.join(os.fsencode(static), b"2.\xff.yaml"), "w") as handle:
+        handle.write("kind: static\n")
+    for command in (["validate"], ["build"]):
+        result = _kb(root, *command)
+        assert b"Traceback" not in result.stderr, result.stderr[-1500:]
+        assert result.returncode == 1
+        out = (result.stdout + result.stderr).decode()
+        for name in ("2.5.0.yaml", "2.6.0.yaml", "2.7.0.yaml", "2.8.0.yaml", "2.9.0.yaml"):
+            assert name in out, (command, name, out[-2000:])
+
+
+def test_a_very_deep_folder_under_data_is_no_recursion_error(tmp_path: Path) -> None:
+    """Path.rglob recursed once per level (Python 3.11): 1,200 committed folders under data/sources
+    made `kb validate` a RecursionError traceback."""
+    root = _project(tmp_path)
+    top = root / SOURCES / "a"
+    here = os.getcwd()
+    try:
+        try:
+            os.chdir(root / SOURCES)
+            for _ in range(1200):
+                os.mkdir("a")
+                os.chdir("a")
+        finally:
+            os.chdir(here)
+        result = _kb(root, "validate")
+    finally:
+        _remove_deep(top)
+    assert b"Traceback" not in result.stderr, result.stderr[-300:]
+    assert result.returncode == 0
+
+
+def _remove_deep(top: Path) -> None:
+    """Remove a chain of nested `a` folders without recursion (shutil.rmtree, and pytest's
+    cleanup of old temporary folders shared by every run here, recurse per level)."""
+    if not top.exists():
+        return
+    here = os.getcwd()
+    try:
+        os.chdir(top)
+        depth = 0
+        while os.path.isdir("a"):
+            os.chdir("a")
+            depth += 1
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("a")
+    finally:
+        os.chdir(here)
+    os.rmdir(top)
