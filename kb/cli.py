@@ -112,6 +112,9 @@ def _parse_call(items: list[str] | None) -> dict[str, object] | None:
     return call
 
 
+SILENT_NOTE = "NOT fixed by the deterministic switch"
+
+
 def _print_status(result) -> None:
     from rich.markup import escape as e
     from rich.table import Table
@@ -128,6 +131,9 @@ def _print_status(result) -> None:
     if result.depends_on_call:
         console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
                       "describe the call with --call KEY=VALUE")
+    silent = [n for n in result.notes if SILENT_NOTE in n] if result.silent else []
+    for note in silent:  # first: what a user who set the switch still leaks
+        console.print(f"[red]warning:[/] {e(note)}")
     if result.recipe:
         console.print("recipe: " + " + ".join(result.recipe))
     elif result.deterministic is False and result.recipe is None:
@@ -139,19 +145,22 @@ def _print_status(result) -> None:
     if result.batch_invariant is False:
         console.print("[yellow]not batch invariant:[/] results can change with batch size or concurrent requests")
     for note in result.notes:
+        if note in silent:
+            continue
         console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
         console.print("no known source of non-determinism for this op")
         return
     table = Table(show_lines=False)
     conditioned = any(source.condition for source in result.sources)
-    columns = ("source", "range", "state", "solutions", "raises") + (("applies when",) if conditioned else ())
+    columns = ("source", "range", "state", "switch", "solutions", "raises") + (("applies when",) if conditioned else ())
     for column in columns:
         table.add_column(column, overflow="fold")
     for source in result.sources:
         state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
         codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
-        row = [e(source.id), e(source.versions or "-"), state, codes, e(source.raises or "")]
+        switch = {"fixes": "fixes", "raises": "raises", "silent": "[red]no effect[/]"}.get(source.switch or "", "")
+        row = [e(source.id), e(source.versions or "-"), state, switch, codes, e(source.raises or "")]
         if conditioned:
             when = source.condition or "every call"
             if source.condition and source.applies is True:

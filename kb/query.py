@@ -312,6 +312,7 @@ def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool 
     matched, codes, deterministic, raises, note, invariant = (
         entry[2:8] if entry else (None, (), None, None, None, None)
     )
+    switch = entry[9] if entry is not None and len(entry) > 9 else None
     return SourceStatus(
         id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
         summary=source["summary"], versions=matched,
@@ -320,7 +321,7 @@ def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool 
         disputed=tuple(d["claim"] for d in source["disputes"]),
         batch_invariant=invariant, caused_by=source["caused_by"],
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
-        applies=applies, depends_on=depends,
+        applies=applies, depends_on=depends, switch=switch,
     )
 
 
@@ -611,6 +612,9 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     solutions = _union(needs, idx)
     recipe = None if (any_unsolved or any_unknown) else _recipe(needs, idx)
     kept = prepared if not excluded else tuple(p for p in prepared if p[0]["id"] not in excluded)
+    silent = tuple(s.id for s in per_source if s.deterministic is False and s.switch == "silent")
+    if silent:
+        notes.extend(_silent_notes(per_source, framework, idx))
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
@@ -619,7 +623,20 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
         static=() if distribution else _static(prepared, key, version, idx, prepared_ids),
+        silent=silent,
     )
+
+
+def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:
+    """One line per source the determinism switch does not fix (docs/records.md, `switch`)."""
+    switch = " / ".join(idx.get("switches", {}).get(framework, ())[:1]) or "the determinism switch"
+    out = []
+    for s in per_source:
+        if s.deterministic is False and s.switch == "silent":
+            fix = ("what does: " + " or ".join(s.solutions)) if s.solutions else "no known fix (NS)"
+            out.append(f"{s.id} is NOT fixed by the deterministic switch ({switch}): results still differ under it, "
+                       f"with no error; {fix}")
+    return out
 
 
 _evidence: dict[str, tuple] = {}
@@ -688,7 +705,9 @@ def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:
     """A case speaks for a call when no fact the call states (or defaults) differs from it."""
     case = evidence.call
     if case is None:
-        return True
+        return call.get("compiled") is None  # runs before cases: eager calls
+    if case.get("compiled") != call.get("compiled"):  # absent = eager, on both sides
+        return False
     for key, value in case.items():
         if key in call:
             if not calls.same(call[key], value):

@@ -23,13 +23,14 @@ HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "p
 
 def _ranges(ranges: tuple) -> list[dict]:
     out = []
-    for _lo, _hi, text, codes, det, raises, note, _invariant, when in ranges:
+    for _lo, _hi, text, codes, det, raises, note, _invariant, when, *rest in ranges:
         state = "ok" if det else ("fix" if codes else "ns")
+        switch = rest[0] if rest else None
         if when:
             only = f"Only for calls where {calls.text((when,))}."
             note = f"{only} {note}" if note else only
         out.append({"versions": text, "state": state, "state_text": words.sentence(state, codes, {}), "solutions": codes,
-                    "raises": raises, "note": note})
+                    "raises": raises, "note": note, "switch": switch})
     return out
 
 
