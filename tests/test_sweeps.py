@@ -316,13 +316,13 @@ def test_a_silent_range_listing_the_switch_is_kb020(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("text, code, where", [
-    ("{not json", "KB002", "line"),
+    ("{not json", "KB002", "invalid json"),
     (json.dumps({"kind": "sweep"}), "KB002", "missing"),
     (json.dumps({**sweep_doc("pytorch-eager", EAGER_CASES[:1]), "counts": {"silent": 5}}), "KB002", "counts"),
     (json.dumps(sweep_doc("pytorch-eager", [{**EAGER_CASES[0], "class": "weird"}])), "KB002", "cases[0].class"),
     (json.dumps(sweep_doc("pytorch-eager", [{**EAGER_CASES[0], "modes": {"default": {"distinct": "many"}}}])),
      "KB002", "cases[0].modes.default.distinct"),
-    ("[" * 100 + "]" * 100, "KB012", "nesting"),
+    ("[" * 100 + "]" * 100, "KB012", "nested deeper"),
 ])
 def test_a_malformed_sweep_file_is_a_coded_finding(tmp_path: Path, text: str, code: str, where: str) -> None:
     root = make_project(tmp_path / "p", RECORDS, {SWEEP: text})
