@@ -177,6 +177,10 @@ def _print_status(result) -> None:
             console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
         if source.caused_by:
             console.print(f"[dim]{e(source.id)}:[/] caused by {e(', '.join(source.caused_by))} (ask kb status <id> <library version>)")
+    for evidence in result.verified[:8]:
+        console.print(f"[dim]measured:[/] {e(str(evidence))}")
+    if len(result.verified) > 8:
+        console.print(f"[dim]measured:[/] and {len(result.verified) - 8} more (--json lists them all)")
     for static in result.static:
         console.print(f"[dim]{e(static.source)}:[/] read from the released wheel: {e(str(static))}")
     if result.references:

@@ -42,7 +42,7 @@ def check(catalog: Catalog) -> None:
         for i, case in enumerate(data["cases"]):
             if case["class"] not in sweepfile.FINDINGS or not case["op"].startswith(prefix):
                 continue
-            op = case["op"]
+            op = sweepfile.kb_op(case["op"])
             if op not in params:
                 params[op] = sweepfile.params_for(data["framework"], op, catalog.root)
             call = sweepfile.case_call(case, data["suite"], params[op])

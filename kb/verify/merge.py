@@ -233,7 +233,7 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
         for case in data["cases"]:
             if case["class"] not in sweepfile.EVIDENCE:
                 continue
-            op = case["op"]
+            op = sweepfile.kb_op(case["op"])
             if op not in params:
                 params[op] = sweepfile.params_for(data["framework"], op, catalog.root)
             call = sweepfile.case_call(case, data["suite"], params[op])

@@ -186,6 +186,10 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     for key, value in raw.items():
         if not isinstance(key, str):
             continue
+        if isinstance(value, dict) and "dtype" in value:  # a tensor argument: its dtype kind
+            value = dtype_kind(value["dtype"])
+            if value is None:
+                continue
         if key.startswith("ctor."):
             key = key[5:]
         elif key.startswith("ctor[") and key.endswith("]") and key[5:-1].isdigit():
@@ -210,6 +214,15 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     if suite in COMPILED:
         out["compiled"] = COMPILED[suite]
     return dict(sorted(out.items()))
+
+
+def kb_op(op: str) -> str:
+    """The public name a record lists for a sweep's catalog name: the JAX sweep names each
+    indexed-update method (`jax.numpy.ndarray.at.add`), records name the `.at` property."""
+    head, _, method = op.rpartition(".")
+    if head in ("jax.numpy.ndarray.at", "jax.Array.at") and method.isidentifier():
+        return head
+    return op
 
 
 def version_of(data: dict) -> str:
@@ -243,7 +256,8 @@ def covering(records, data: dict, case: dict, call: dict) -> list[tuple[Any, Any
     for record in records:
         if record.withdrawn is not None or record.framework != data["framework"]:
             continue
-        if case["op"] not in record.ops and case["op"] not in record.aliases:
+        op = kb_op(case["op"])
+        if op not in record.ops and op not in record.aliases:
             continue
         if record.device not in ("any", device) or not passes(record.pass_, case.get("pass", "")):
             continue
@@ -253,7 +267,7 @@ def covering(records, data: dict, case: dict, call: dict) -> list[tuple[Any, Any
             continue
         if item is None:
             continue
-        if applies(record.calls, item.when, case["op"], call) is not True:
+        if applies(record.calls, item.when, op, call) is not True:
             continue
         out.append((record, item))
     return out
@@ -284,6 +298,8 @@ def modes_as_evidence(data: dict, case: dict) -> tuple[dict, ...]:
 def disagreement(case: dict, ranges: list) -> str | None:
     """Why the covering records do not say what the sweep found (None: one of them does)."""
     klass = case["class"]
+    if klass not in FINDINGS:
+        return None  # "0 of N differed" contradicts nothing: the sweep's inputs may not show it
     states = []
     for item in ranges:
         if item.deterministic:
@@ -294,7 +310,7 @@ def disagreement(case: dict, ranges: list) -> str | None:
             return None
         if klass == "raises" and effect == "raises":
             return None
-        if klass == "fixed" and effect not in ("silent", "raises"):
+        if klass == "fixed" and (effect == "fixes" or (effect is None and item.solutions)):
             return None
         states.append({"silent": "the switch has no effect", "raises": "the switch raises",
                        None: "fixed by " + (" or ".join(item.solutions) or "nothing (NS)")}.get(effect, str(effect)))
