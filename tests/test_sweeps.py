@@ -331,3 +331,23 @@ def test_a_malformed_sweep_file_is_a_coded_finding(tmp_path: Path, text: str, co
     assert where in findings[0].message.lower() or where in findings[0].message
     index = build_index(load(root))  # the build leaves the file out, no traceback
     assert not any(e.get("sweep") for evs in index["runs"].values() for e in evs)
+
+
+# --- the site ----------------------------------------------------------------------------------
+
+def test_the_site_lists_silent_sources_first(project, kbq) -> None:
+    from kb.site import pages
+
+    root, _, index = project
+    listed = pages.silent_sources(index)
+    assert [(x["id"], x["solutions"]) for x in listed] == [
+        ("torch.cumprod-sample", []), ("torch.cumsum-compiled-sample", ["PT_EAGER_OP"])]
+    assert pages.silent_sources(index, "tensorflow") == []
+    out = pages.pages(load(root), index, {"api/v1/all.json": "{}\n"})
+    home, status = out["index.md"], out["frameworks/pytorch.md"]
+    for page, link in ((home, 'href="sources/torch.cumprod-sample.html"'), (status, 'href="../sources/torch.cumprod-sample.html"')):
+        assert "Not fixed by the deterministic switch" in page and link in page
+    assert status.index("Not fixed by the deterministic switch") < status.index('class="kb-matrix"')
+    assert "no known fix" in home and "PT_EAGER_OP" in home and "compiled with inductor" in home
+    assert home.index("Not fixed by the deterministic switch") < home.index("## The newest recipe")
+    assert "Not fixed by the deterministic switch" not in out["frameworks/tensorflow.md"]
