@@ -351,3 +351,71 @@ def test_the_site_lists_silent_sources_first(project, kbq) -> None:
     assert "no known fix" in home and "PT_EAGER_OP" in home and "compiled with inductor" in home
     assert home.index("Not fixed by the deterministic switch") < home.index("## The newest recipe")
     assert "Not fixed by the deterministic switch" not in out["frameworks/tensorflow.md"]
+
+
+# --- the nightly sweep step ------------------------------------------------------------------------
+
+def test_nightly_sweep_is_not_available_without_the_sweep_command(tmp_path: Path) -> None:
+    from kb.nightly import sweep as nightly_sweep
+
+    step, written = nightly_sweep.step_sweep(tmp_path, tmp_path / "data/sweeps", {"pytorch": "2.12.0"}, 1, {},
+                                             lambda text: None, 10, available=lambda root, env: False)
+    assert step == {"step": "sweep", "status": "not available",
+                    "detail": "sweep not available: this build's `kb verify` has no --sweep; no sweep run"}
+    assert written == []
+    step, _ = nightly_sweep.step_sweep(tmp_path, tmp_path / "data/sweeps", {"pytorch": "2.12.0"}, 0, {},
+                                       lambda text: None, 10, available=lambda root, env: True)
+    assert step["status"] == "skipped" and "no GPU" in step["detail"]
+
+
+def test_nightly_sweeps_new_releases_only(project) -> None:
+    from kb.nightly import sweep as nightly_sweep
+
+    root = project[0]
+    done = nightly_sweep.swept(root, root / "data/sweeps")
+    assert done == {("pytorch-eager", "2.11.0"), ("pytorch-compiled", "2.11.0")}
+    assert nightly_sweep.due({"pytorch": "2.11.0", "jax": "0.11.2", "tensorflow": "2.20.0"}, done) == [("jax", "0.11.2")]
+    assert nightly_sweep.due({"pytorch": "2.12.0"}, done) == [("pytorch-eager", "2.12.0"), ("pytorch-compiled", "2.12.0")]
+
+
+def test_nightly_reports_new_silent_sources_first(tmp_path: Path, monkeypatch) -> None:
+    """A stand-in for `kb verify --sweep` writes tonight's file for 2.12: its silent cases that the
+    2.11 file did not have are new, listed first in the report with the records that cover them."""
+    import subprocess
+
+    from kb.nightly import report
+    from kb.nightly import sweep as nightly_sweep
+
+    root = make_project(tmp_path / "p", RECORDS, {SWEEP: sweep_doc("pytorch-eager", EAGER_CASES)})
+    tonight = sweep_doc("pytorch-eager", [
+        *EAGER_CASES[:1],  # cumprod: silent on 2.11 already
+        _case("torch.cumsum", "silent", {"default": _mode(4), "switch": _mode(3)}),
+        _case("torch.undocumented", "silent", {"default": _mode(2), "switch": _mode(2)}, pass_="backward"),
+    ])
+    tonight["environment"]["frameworks"]["pytorch"] = "2.12.0"
+    tonight["started"] = "2026-11-26T01:00:00Z"
+    calls = []
+
+    def fake_run(cmd, **kwargs):
+        calls.append(cmd)
+        if "--sweep" in cmd and cmd[cmd.index("--sweep") + 1] == "pytorch-eager":
+            out = root / "data/sweeps/h100-test/2026-11-26T010000Z-pytorch-eager.json"
+            out.write_text(json.dumps(tonight), encoding="utf-8")
+        return subprocess.CompletedProcess(cmd, 0, "", None)
+
+    monkeypatch.setattr(nightly_sweep.subprocess, "run", fake_run)
+    step, written = nightly_sweep.step_sweep(root, root / "data/sweeps", {"pytorch": "2.12.0"}, 1, {},
+                                             lambda text: None, 10, available=lambda r, e: True)
+    assert [c[c.index("--sweep") + 1] for c in calls] == ["pytorch-eager", "pytorch-compiled"]
+    assert step["status"] == "ok" and len(written) == 1, step
+    found = nightly_sweep.new_silent(root, root / "data/sweeps", written)
+    assert [(f["op"], f["pass"]) for f in found] == [("torch.cumsum", "forward"), ("torch.undocumented", "backward")]
+    assert found[1]["covered_by"].startswith("none")
+    body = {"created": "2026-11-26T01:00:00Z", "environment": {"gpu": {"name": "H100", "count": 1}, "frameworks": {},
+                                                             "platform": "Linux"},
+            "wall_s": 1.0, "regressions": [], "steps": [step], "new_silent": found, "skipped": [], "newly_differ": [],
+            "newly_confirmed": [], "link_changes": [], "stale_days": 90, "stale": [], "never_verified": [],
+            "first_outcomes": [], "problems": [], "compared": []}
+    text = report.markdown(body)
+    assert text.index("## New silent sources (2)") < text.index("## Steps") < text.index("## Regressions")
+    assert "torch.undocumented" in text

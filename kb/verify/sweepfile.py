@@ -110,13 +110,14 @@ def problems(data: Any, rel: str | None) -> list[str]:
     return found
 
 
-def load_sweeps(root: Path) -> list[SweepFile]:
-    """Every file under data/sweeps/, read within bounds and checked; a file in the wrong place
-    or of the wrong kind is listed with its problem, never skipped silently."""
+def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
+    """Every file under data/sweeps/ (or `sweeps_dir`), read within bounds and checked; a file in
+    the wrong place or of the wrong kind is listed with its problem, never skipped silently. A file
+    of a `sweeps_dir` outside data/sweeps/ is not held to its place there."""
     from kb import jsonio
     from kb.findings import rel as relative
 
-    top = root / SWEEPS_DIR
+    top = sweeps_dir if sweeps_dir is not None else root / SWEEPS_DIR
     out = []
     for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
         where = relative(path, root)
@@ -133,7 +134,7 @@ def load_sweeps(root: Path) -> list[SweepFile]:
         except OSError as exc:
             out.append(SweepFile(path, where, None, [(1, "KB002", f"cannot read the file: {exc.strerror or exc}")]))
             continue
-        found = problems(data, where)
+        found = problems(data, where if sweeps_dir is None else None)
         out.append(SweepFile(path, where, None if found else data, [(1, "KB002", f"sweep file: {m}") for m in found]))
     return out
 
