@@ -125,6 +125,10 @@ def _print_status(result) -> None:
     ]
     where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
     console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): {verdict}")
+    console.print("basis: " + {"verified": "verified: this call ran on this version and device (measured, below)",
+                               "static": "static: read from this release's wheels",
+                               "documented": "documented: the records' sources; not run for this call and version here",
+                               "unverified": "[yellow]unverified[/]: no known source, not verified"}[result.basis])
     if result.call is not None:
         shown = ", ".join(f"{k}={v!r}" for k, v in result.call.items()) or "defaults only"
         console.print(f"call: {e(shown)}")
@@ -149,7 +153,8 @@ def _print_status(result) -> None:
             continue
         console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
-        console.print("no known source of non-determinism for this op")
+        console.print("no known source of non-determinism for this op" +
+                      (" (not verified: nobody ran it)" if result.basis == "unverified" else ""))
         return
     table = Table(show_lines=False)
     conditioned = any(source.condition for source in result.sources)

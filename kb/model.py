@@ -120,17 +120,23 @@ class Status(_Frozen):
     `excluded` names the sources the call rules out (the reason is in `notes`); `silent` names
     the applying sources that stay non-deterministic under the framework's determinism switch
     without an error (their fix, if any, is in their `solutions`; never the switch).
+
+    `basis` says how the answer is known: "verified" (evidence of a run on the queried device,
+    for this version and call: a verifier or a sweep case, in `verified`), "static" (read from
+    this release's wheels, in `static`), "documented" (the records' sources only), "unverified"
+    (no record and no evidence: `deterministic` is True because no source is known, which is
+    not the same as having checked; the text says "no known source, not verified").
     """
 
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
         "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
-        "call", "depends_on_call", "excluded", "static", "silent",
+        "call", "depends_on_call", "excluded", "static", "silent", "basis",
     )
 
     def __str__(self) -> str:
         if self.deterministic is True:
-            verdict = "deterministic"
+            verdict = "deterministic" + (": no known source, not verified" if self.basis == "unverified" else "")
         elif self.deterministic is False:
             verdict = "NOT deterministic"
             conditions = [s.condition for s in self.sources if s.deterministic is False]

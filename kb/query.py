@@ -615,15 +615,17 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     silent = tuple(s.id for s in per_source if s.deterministic is False and s.switch == "silent")
     if silent:
         notes.extend(_silent_notes(per_source, framework, idx))
+    verified = _verified(kept, key, device, idx, call, defaults, None if excluded else prepared_ids)
+    static = () if distribution else _static(prepared, key, version, idx, prepared_ids)
+    basis = "verified" if verified else "static" if static else "documented" if ids else "unverified"
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=references, verified=_verified(kept, key, device, idx, call, defaults, None if excluded else prepared_ids),
+        references=references, verified=verified,
         notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
-        static=() if distribution else _static(prepared, key, version, idx, prepared_ids),
-        silent=silent,
+        static=static, silent=silent, basis=basis,
     )
 
 

@@ -419,3 +419,17 @@ def test_nightly_reports_new_silent_sources_first(tmp_path: Path, monkeypatch) -
     text = report.markdown(body)
     assert text.index("## New silent sources (2)") < text.index("## Steps") < text.index("## Regressions")
     assert "torch.undocumented" in text
+
+
+# --- how an answer is known (issue 34, item 1) -----------------------------------------------------
+
+def test_basis_says_how_the_answer_is_known(kbq) -> None:
+    assert kbq.status("torch.cumprod", "2.11", call={"input.dtype": "float"}).basis == "verified"  # the sweep ran it
+    assert kbq.status("torch.cumprod", "2.11", call={"input.dtype": "float", "dim": 1}).basis == "documented"
+    assert kbq.status("torch.compile", "2.11").basis == "verified"  # call unknown: every case of its record counts
+    s = kbq.status("tf.nn.bias_add", "2.1")
+    assert s.basis == "documented"
+    s = kbq.status("torch.undocumented", "2.11")  # a real op (signature inventory) with no record
+    assert s.deterministic is True and s.sources == ()  # the DESIGN.md contract stands
+    assert s.basis == "unverified" and "no known source, not verified" in str(s)
+    assert json.loads(json.dumps(s.to_dict()))["basis"] == "unverified"
