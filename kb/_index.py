@@ -214,6 +214,17 @@ INDEX = {'format': 1,
                            'phase': 30,
                            'preference': 11,
                            'implies': ('PT_DET',)},
+               'PT_CPU_OP': {'title': 'Compute this op on the CPU',
+                             'kind': 'practice',
+                             'how': 'For this one call, move its input to the CPU, call the op there and '
+                                    'move the result back to the GPU; gradients flow through both moves. '
+                                    'Slow (the operator sweep measured 20x to 180x the GPU time for '
+                                    'torch.logcumsumexp), so use it only for the ops the determinism switch '
+                                    'does not fix.',
+                             'snippet': 'y = torch.logcumsumexp(x.cpu(), dim=0).to(x.device)',
+                             'phase': 40,
+                             'preference': 80,
+                             'implies': ()},
                'PT_DLSEED': {'title': 'Seed DataLoader workers (generator and worker_init_fn)',
                              'kind': 'practice',
                              'how': 'Pass generator=torch.Generator().manual_seed(SEED) to the DataLoader '
@@ -526,6 +537,7 @@ INDEX = {'format': 1,
            'BIO',
            'NOSHARD',
            'PT_SDPA_MATH',
+           'PT_CPU_OP',
            'NS'),
  'sources': {'cccl.device-reduce': {'id': 'cccl.device-reduce',
                                     'framework': 'cccl',
@@ -5683,7 +5695,8 @@ INDEX = {'format': 1,
                                            'mechanism': 'cuda-atomics',
                                            'summary': 'avg_pool3d_backward_cuda accumulates gradients with '
                                                       'atomicAdd; there is no deterministic implementation.',
-                                           'calls': (),
+                                           'calls': ((('torch.nn.LocalResponseNorm',),
+                                                      (('input.ndim', (5,)),)),),
                                            'status': ((None,
                                                        (0, 1, 7),
                                                        '<1.7',
@@ -5995,7 +6008,51 @@ INDEX = {'format': 1,
                                                                   'docstring, PyTorch 1.8.0'},
                                                         {'kind': 'doc',
                                                          'url': 'https://docs.pytorch.org/docs/stable/notes/randomness.html',
-                                                         'title': 'PyTorch notes: Reproducibility'})},
+                                                         'title': 'PyTorch notes: Reproducibility'},
+                                                        {'kind': 'doc',
+                                                         'url': 'https://docs.pytorch.org/docs/stable/generated/torch.nn.modules.conv.LazyConv1d.html',
+                                                         'title': 'torch.nn.LazyConv1d: a Conv1d with lazy '
+                                                                  'initialization of in_channels '
+                                                                  '(cls_to_become: Conv1d)'})},
+             'torch.cummax-cummin-backward': {'id': 'torch.cummax-cummin-backward',
+                                              'framework': 'pytorch',
+                                              'title': 'cummax and cummin backward on CUDA',
+                                              'device': 'gpu',
+                                              'pass': 'backward',
+                                              'mechanism': 'other',
+                                              'summary': 'On an H100 with PyTorch 2.11.0, the gradient of '
+                                                         'torch.cummax and torch.cummin over a 4M-element '
+                                                         '1-D CUDA tensor with ties gave 4 different results '
+                                                         'in 4 runs by default and 1 of 4 under '
+                                                         'torch.use_deterministic_algorithms(True), in '
+                                                         'float32 and bfloat16; the forward gave 1 of 4 in '
+                                                         'both modes. Which kernel of the backward differs '
+                                                         'is not established here.',
+                                              'calls': (((), (('input.dtype', ('float',)),)),),
+                                              'status': (((0, 2, 11),
+                                                          (0, 2, 12),
+                                                          '>=2.11,<2.12',
+                                                          ('PT_DET',),
+                                                          False,
+                                                          None,
+                                                          'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                          '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json), '
+                                                          'dim 0. Other releases are unknown until a sweep '
+                                                          'or a primary source covers them.',
+                                                          None,
+                                                          None,
+                                                          'fixes'),),
+                                              'caused_by': (),
+                                              'distributions': {},
+                                              'disputes': (),
+                                              'references': ({'kind': 'doc',
+                                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                              'title': 'torch.use_deterministic_algorithms '
+                                                                       'docstring, PyTorch 2.11.0'},
+                                                             {'kind': 'doc',
+                                                              'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.cummax.html',
+                                                              'title': 'torch.cummax, PyTorch 2.11 '
+                                                                       'documentation'})},
              'torch.cumsum': {'id': 'torch.cumsum',
                               'framework': 'pytorch',
                               'title': 'cumsum on CUDA (floating point and complex)',
@@ -7627,6 +7684,99 @@ INDEX = {'format': 1,
                                                          'implementation',
                                                 'state': 'closed',
                                                 'url': 'https://github.com/pytorch/pytorch/issues/186883'})},
+             'torch.logcumsumexp': {'id': 'torch.logcumsumexp',
+                                    'framework': 'pytorch',
+                                    'title': 'logcumsumexp on CUDA (float32), not fixed by the determinism '
+                                             'switch',
+                                    'device': 'gpu',
+                                    'pass': 'both',
+                                    'mechanism': 'reduction-order',
+                                    'summary': 'On an H100 with PyTorch 2.11.0, torch.logcumsumexp of a '
+                                               '4M-element float32 CUDA tensor gave 4 different results in 4 '
+                                               'runs by default and again 4 of 4 under '
+                                               'torch.use_deterministic_algorithms(True), forward and '
+                                               'backward, with no error and no warning. The CUDA kernel '
+                                               "(_logcumsumexp_cuda) sits beside cumsum's in the CUDA scan "
+                                               'kernels (aten/src/ATen/native/cuda/ScanKernels.cpp, PR '
+                                               "75693); unlike cumsum's, it passes no nondeterministic alert "
+                                               'in the 2.11.0 wheel, and the switch did not change its '
+                                               'result.',
+                                    'calls': (((), (('input.dtype', ('float',)),)),),
+                                    'status': (((0, 2, 11),
+                                                (0, 2, 12),
+                                                '>=2.11,<2.12',
+                                                ('PT_CPU_OP',),
+                                                False,
+                                                None,
+                                                'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                                'forward 4 of 4 distinct by default and under PT_DET '
+                                                '(largest difference 0.19), backward 4 of 4 in both (largest '
+                                                'difference 27.9). Computing it on the CPU gave 1 of 4 under '
+                                                'the switch, forward (19.6x the time) and backward (177x); '
+                                                'float64 then cast back gave 1 of 4 forward (1.1x) but 4 of '
+                                                '4 backward, so only the CPU is listed. The 2.11.0 wheel '
+                                                'holds no alert for it '
+                                                '(data/runs/static-pytorch/2.11.0.yaml). Other releases are '
+                                                'unknown until a sweep or a primary source covers them.',
+                                                None,
+                                                None,
+                                                'silent'),),
+                                    'caused_by': (),
+                                    'distributions': {},
+                                    'disputes': (),
+                                    'references': ({'kind': 'doc',
+                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                    'title': 'torch.use_deterministic_algorithms docstring, '
+                                                             'PyTorch 2.11.0'},
+                                                   {'kind': 'doc',
+                                                    'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.logcumsumexp.html',
+                                                    'title': 'torch.logcumsumexp, PyTorch 2.11 '
+                                                             'documentation'},
+                                                   {'kind': 'pr',
+                                                    'repo': 'pytorch/pytorch',
+                                                    'number': 75693,
+                                                    'title': 'Add nondeterministic alert to CUDA cumsum',
+                                                    'state': 'closed',
+                                                    'url': 'https://github.com/pytorch/pytorch/pull/75693'})},
+             'torch.lu-solve': {'id': 'torch.lu-solve',
+                                'framework': 'pytorch',
+                                'title': 'lu_solve on CUDA (batched float32)',
+                                'device': 'gpu',
+                                'pass': 'both',
+                                'mechanism': 'other',
+                                'summary': 'On an H100 with PyTorch 2.11.0, torch.lu_solve of a batch of 28 '
+                                           'float32 42x42 LU factorizations with a 42x56 right-hand side '
+                                           'gave 3 different results in 4 runs by default (backward 4 of 4) '
+                                           'and 1 of 4 under torch.use_deterministic_algorithms(True). '
+                                           'CUBLAS_WORKSPACE_CONFIG=:4096:8 was set in both modes, so the '
+                                           "switch's own effect is what changed it; which kernel differs is "
+                                           'not established here.',
+                                'calls': (((), (('input.dtype', ('float',)),)),),
+                                'status': (((0, 2, 11),
+                                            (0, 2, 12),
+                                            '>=2.11,<2.12',
+                                            ('PT_DET',),
+                                            False,
+                                            None,
+                                            'Operator sweep on the H100, PyTorch 2.11.0 '
+                                            '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                            'forward 3 of 4 distinct by default, 1 of 4 under PT_DET (3.2x '
+                                            'the time); backward 4 of 4 and 1 of 4 (1.4x). Other releases '
+                                            'are unknown until a sweep or a primary source covers them.',
+                                            None,
+                                            None,
+                                            'fixes'),),
+                                'caused_by': (),
+                                'distributions': {},
+                                'disputes': (),
+                                'references': ({'kind': 'doc',
+                                                'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                'title': 'torch.use_deterministic_algorithms docstring, '
+                                                         'PyTorch 2.11.0'},
+                                               {'kind': 'doc',
+                                                'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.lu_solve.html',
+                                                'title': 'torch.lu_solve, PyTorch 2.11 documentation'})},
              'torch.max-pool3d-backward': {'id': 'torch.max-pool3d-backward',
                                            'framework': 'pytorch',
                                            'title': 'MaxPool3d backward on CUDA',
@@ -7879,6 +8029,60 @@ INDEX = {'format': 1,
                                                 'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                 'title': 'torch.use_deterministic_algorithms docstring, '
                                                          'PyTorch 1.7.0'})},
+             'torch.pad-reflect-replicate-backward': {'id': 'torch.pad-reflect-replicate-backward',
+                                                      'framework': 'pytorch',
+                                                      'title': 'F.pad with mode reflect or replicate, '
+                                                               'backward on CUDA (4-D input)',
+                                                      'device': 'gpu',
+                                                      'pass': 'backward',
+                                                      'mechanism': 'other',
+                                                      'summary': 'On an H100 with PyTorch 2.11.0, the '
+                                                                 'gradient of torch.nn.functional.pad of a '
+                                                                 "4-D CUDA tensor with mode 'reflect' or "
+                                                                 "'replicate' (pad [0, 2, 0, 1]; replicate "
+                                                                 'also with negative pads) gave 4 different '
+                                                                 'results in 4 runs by default and 1 of 4 '
+                                                                 'under '
+                                                                 'torch.use_deterministic_algorithms(True), '
+                                                                 'in float32 and bfloat16. The modules '
+                                                                 'torch.nn.ReflectionPad2d and '
+                                                                 'torch.nn.ReplicationPad2d have their own '
+                                                                 'records (torch.reflection-pad-2d-backward, '
+                                                                 'torch.replication-pad-2d-backward); that '
+                                                                 'F.pad here runs the same kernels is likely '
+                                                                 'but not established.',
+                                                      'calls': (((),
+                                                                 (('input.dtype', ('float',)),
+                                                                  ('input.ndim', (4,)),
+                                                                  ('mode', ('reflect', 'replicate')))),),
+                                                      'status': (((0, 2, 11),
+                                                                  (0, 2, 12),
+                                                                  '>=2.11,<2.12',
+                                                                  ('PT_DET',),
+                                                                  False,
+                                                                  None,
+                                                                  'Operator sweep on the H100, PyTorch '
+                                                                  '2.11.0 '
+                                                                  '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                                                  'the modes constant and circular gave 1 of '
+                                                                  '4 in both modes. Other releases are '
+                                                                  'unknown until a sweep or a primary source '
+                                                                  'covers them.',
+                                                                  None,
+                                                                  None,
+                                                                  'fixes'),),
+                                                      'caused_by': (),
+                                                      'distributions': {},
+                                                      'disputes': (),
+                                                      'references': ({'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                                      'title': 'torch.use_deterministic_algorithms '
+                                                                               'docstring, PyTorch 2.11.0'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.nn.functional.pad.html',
+                                                                      'title': 'torch.nn.functional.pad, '
+                                                                               'PyTorch 2.11 '
+                                                                               'documentation'})},
              'torch.put-accumulate-cpu': {'id': 'torch.put-accumulate-cpu',
                                           'framework': 'pytorch',
                                           'title': 'Tensor.put_ with accumulate=True on CPU',
@@ -9005,6 +9209,124 @@ INDEX = {'format': 1,
                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                   'title': 'torch.use_deterministic_algorithms docstring, '
                                                            'PyTorch 1.7.0'})},
+             'torch.stft-backward': {'id': 'torch.stft-backward',
+                                     'framework': 'pytorch',
+                                     'title': 'stft backward on CUDA',
+                                     'device': 'gpu',
+                                     'pass': 'backward',
+                                     'mechanism': 'other',
+                                     'summary': 'On an H100 with PyTorch 2.11.0, the gradient of torch.stft '
+                                                '(n_fft=16, hop_length=4, center=False, return_complex=True) '
+                                                'of a 450x4500 float32 CUDA input gave 4 different results '
+                                                'in 4 runs by default and 1 of 4 under '
+                                                'torch.use_deterministic_algorithms(True); the forward gave '
+                                                '1 of 4 in both modes. Which kernel of the backward differs '
+                                                'is not established here.',
+                                     'calls': (((), (('input.dtype', ('float',)),)),),
+                                     'status': (((0, 2, 11),
+                                                 (0, 2, 12),
+                                                 '>=2.11,<2.12',
+                                                 ('PT_DET',),
+                                                 False,
+                                                 None,
+                                                 'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                                 'backward 4 of 4 distinct by default (largest difference '
+                                                 '1.9e-6), 1 of 4 under PT_DET (3.5x the time). Other '
+                                                 'releases are unknown until a sweep or a primary source '
+                                                 'covers them.',
+                                                 None,
+                                                 None,
+                                                 'fixes'),),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'doc',
+                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                     'title': 'torch.use_deterministic_algorithms docstring, '
+                                                              'PyTorch 2.11.0'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.stft.html',
+                                                     'title': 'torch.stft, PyTorch 2.11 documentation'})},
+             'torch.take-along-dim-backward': {'id': 'torch.take-along-dim-backward',
+                                               'framework': 'pytorch',
+                                               'title': 'take_along_dim backward on CUDA',
+                                               'device': 'gpu',
+                                               'pass': 'backward',
+                                               'mechanism': 'other',
+                                               'summary': 'On an H100 with PyTorch 2.11.0, the gradient of '
+                                                          'torch.take_along_dim with repeated indices along '
+                                                          'dim 0 of a 1415x1415 tensor gave 4 different '
+                                                          'results in 4 runs by default and 1 of 4 under '
+                                                          'torch.use_deterministic_algorithms(True), in '
+                                                          'float32 and bfloat16; the forward gave 1 of 4 in '
+                                                          'both modes. Which kernel of the backward differs '
+                                                          'is not established here.',
+                                               'calls': (((), (('input.dtype', ('float',)),)),),
+                                               'status': (((0, 2, 11),
+                                                           (0, 2, 12),
+                                                           '>=2.11,<2.12',
+                                                           ('PT_DET',),
+                                                           False,
+                                                           None,
+                                                           'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                           '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json). '
+                                                           'Other releases are unknown until a sweep or a '
+                                                           'primary source covers them.',
+                                                           None,
+                                                           None,
+                                                           'fixes'),),
+                                               'caused_by': (),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                               'title': 'torch.use_deterministic_algorithms '
+                                                                        'docstring, PyTorch 2.11.0'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.take_along_dim.html',
+                                                               'title': 'torch.take_along_dim, PyTorch 2.11 '
+                                                                        'documentation'})},
+             'torch.take-backward': {'id': 'torch.take-backward',
+                                     'framework': 'pytorch',
+                                     'title': 'take backward on CUDA (accumulates with put_)',
+                                     'device': 'gpu',
+                                     'pass': 'backward',
+                                     'mechanism': 'cuda-atomics',
+                                     'summary': 'On an H100 with PyTorch 2.11.0, the gradient of torch.take '
+                                                'with repeated indices gave 4 different results in 4 runs by '
+                                                'default (float32; bfloat16 3 of 4), and under '
+                                                'torch.use_deterministic_algorithms(True) it raised: "put_ '
+                                                'does not have a deterministic implementation" - the '
+                                                'backward accumulates through put_, the alert of '
+                                                'torch.put-accumulate-cuda.',
+                                     'calls': (((), (('input.dtype', ('float',)),)),),
+                                     'status': (((0, 2, 11),
+                                                 (0, 2, 12),
+                                                 '>=2.11,<2.12',
+                                                 (),
+                                                 False,
+                                                 'RuntimeError',
+                                                 'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                                 'RuntimeError "put_ does not have a deterministic '
+                                                 'implementation, but you set '
+                                                 '\'torch.use_deterministic_algorithms(True)\'". The forward '
+                                                 'gave 1 of 4 in both modes. Other releases are unknown '
+                                                 'until a sweep or a primary source covers them.',
+                                                 None,
+                                                 None,
+                                                 'raises'),),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'doc',
+                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                     'title': 'torch.use_deterministic_algorithms docstring, '
+                                                              'PyTorch 2.11.0'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.take.html',
+                                                     'title': 'torch.take, PyTorch 2.11 documentation'})},
              'torch.uninitialized-memory': {'id': 'torch.uninitialized-memory',
                                             'framework': 'pytorch',
                                             'title': 'Uninitialized memory from empty and resize_',
@@ -9070,6 +9392,51 @@ INDEX = {'format': 1,
                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/deterministic.py',
                                                             'title': 'torch/utils/deterministic.py, PyTorch '
                                                                      '2.13.0'})},
+             'torch.upsample-bilinear2d-aa-backward': {'id': 'torch.upsample-bilinear2d-aa-backward',
+                                                       'framework': 'pytorch',
+                                                       'title': 'torch._upsample_bilinear2d_aa backward on '
+                                                                'CUDA (the antialiased bilinear kernel '
+                                                                'called directly)',
+                                                       'device': 'gpu',
+                                                       'pass': 'backward',
+                                                       'mechanism': 'cuda-atomics',
+                                                       'summary': 'On an H100 with PyTorch 2.11.0, the '
+                                                                  'backward of the private op '
+                                                                  'torch._upsample_bilinear2d_aa (the kernel '
+                                                                  'F.interpolate(mode="bilinear", '
+                                                                  'antialias=True) reaches) raised under '
+                                                                  'torch.use_deterministic_algorithms(True): '
+                                                                  '"upsample_bilinear2d_aa_backward_out_cuda '
+                                                                  'does not have a deterministic '
+                                                                  'implementation". The public call is '
+                                                                  'torch.interpolate-bilinear-antialias-backward.',
+                                                       'calls': (),
+                                                       'status': (((0, 2, 11),
+                                                                   (0, 2, 12),
+                                                                   '>=2.11,<2.12',
+                                                                   (),
+                                                                   False,
+                                                                   'RuntimeError',
+                                                                   'Operator sweep on the H100, PyTorch '
+                                                                   '2.11.0 '
+                                                                   '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                                                   'the default mode gave 1 of 4 distinct '
+                                                                   '(float32 and bfloat16, output 3x3), so '
+                                                                   'the sweep saw the raise, not a '
+                                                                   'difference. Other releases are unknown '
+                                                                   'until a sweep or a primary source covers '
+                                                                   'them.',
+                                                                   None,
+                                                                   None,
+                                                                   'raises'),),
+                                                       'caused_by': (),
+                                                       'distributions': {},
+                                                       'disputes': (),
+                                                       'references': ({'kind': 'doc',
+                                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                                       'title': 'torch.use_deterministic_algorithms '
+                                                                                'docstring, PyTorch '
+                                                                                '2.11.0'},)},
              'transformer-engine.attention-backward': {'id': 'transformer-engine.attention-backward',
                                                        'framework': 'transformer-engine',
                                                        'title': 'Transformer Engine attention picks a '
@@ -9299,6 +9666,8 @@ INDEX = {'format': 1,
            'pytorch': {'torch.Tensor.__getitem__': ('torch.getitem-backward-cpu',),
                        'torch.Tensor.bincount': ('torch.bincount',),
                        'torch.Tensor.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
+                       'torch.Tensor.cummax': ('torch.cummax-cummin-backward',),
+                       'torch.Tensor.cummin': ('torch.cummax-cummin-backward',),
                        'torch.Tensor.cumsum': ('torch.cumsum',),
                        'torch.Tensor.cumsum_': ('torch.cumsum',),
                        'torch.Tensor.gather': ('torch.gather-backward',),
@@ -9315,6 +9684,7 @@ INDEX = {'format': 1,
                        'torch.Tensor.index_reduce_': ('torch.index-reduce',),
                        'torch.Tensor.index_select': ('torch.index-select-backward',),
                        'torch.Tensor.kthvalue': ('torch.kthvalue',),
+                       'torch.Tensor.logcumsumexp': ('torch.logcumsumexp',),
                        'torch.Tensor.matmul': ('torch.cublas-workspace',),
                        'torch.Tensor.median': ('torch.median-indices',),
                        'torch.Tensor.mm': ('torch.cublas-workspace',),
@@ -9336,12 +9706,18 @@ INDEX = {'format': 1,
                                                        'torch.scatter-reduce-sum-mean'),
                        'torch.Tensor.scatter_reduce_': ('torch.scatter-reduce-prod',
                                                         'torch.scatter-reduce-sum-mean'),
+                       'torch.Tensor.stft': ('torch.stft-backward',),
+                       'torch.Tensor.take': ('torch.take-backward',),
+                       'torch.Tensor.take_along_dim': ('torch.take-along-dim-backward',),
+                       'torch._upsample_bilinear2d_aa': ('torch.upsample-bilinear2d-aa-backward',),
                        'torch.addmm': ('torch.cublas-workspace',),
                        'torch.backends.cudnn.benchmark': ('torch.cudnn-benchmark',),
                        'torch.baddbmm': ('torch.cublas-workspace',),
                        'torch.bincount': ('torch.bincount',),
                        'torch.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
                        'torch.compile': ('torch.inductor-autotuning',),
+                       'torch.cummax': ('torch.cummax-cummin-backward',),
+                       'torch.cummin': ('torch.cummax-cummin-backward',),
                        'torch.cumsum': ('torch.cumsum',),
                        'torch.embedding': ('torch.embedding-backward',),
                        'torch.empty': ('torch.uninitialized-memory',),
@@ -9349,6 +9725,8 @@ INDEX = {'format': 1,
                        'torch.empty_permuted': ('torch.uninitialized-memory',),
                        'torch.empty_strided': ('torch.uninitialized-memory',),
                        'torch.gather': ('torch.gather-backward',),
+                       'torch.grid_sampler_2d': ('torch.grid-sample-backward',),
+                       'torch.grid_sampler_3d': ('torch.grid-sample-backward',),
                        'torch.histc': ('torch.histc',),
                        'torch.index_add': ('torch.index-add',),
                        'torch.index_copy': ('torch.index-copy',),
@@ -9358,12 +9736,17 @@ INDEX = {'format': 1,
                        'torch.index_reduce': ('torch.index-reduce',),
                        'torch.index_select': ('torch.index-select-backward',),
                        'torch.kthvalue': ('torch.kthvalue',),
+                       'torch.logcumsumexp': ('torch.logcumsumexp',),
+                       'torch.lu_solve': ('torch.lu-solve',),
+                       'torch.masked.median': ('torch.median-indices',),
                        'torch.matmul': ('torch.cublas-workspace',),
                        'torch.median': ('torch.median-indices',),
                        'torch.mm': ('torch.cublas-workspace',),
                        'torch.mv': ('torch.cublas-workspace',),
+                       'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveAvgPool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.AdaptiveMaxPool1d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.AdaptiveMaxPool2d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.AvgPool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.CTCLoss': ('torch.ctc-loss-backward',),
@@ -9378,7 +9761,15 @@ INDEX = {'format': 1,
                        'torch.nn.EmbeddingBag': ('torch.embedding-bag-max-backward',),
                        'torch.nn.FractionalMaxPool2d': ('torch.fractional-max-pool-backward',),
                        'torch.nn.FractionalMaxPool3d': ('torch.fractional-max-pool-backward',),
+                       'torch.nn.LPPool3d': ('torch.avg-pool3d-backward',),
+                       'torch.nn.LazyConv1d': ('torch.cudnn-convolution',),
+                       'torch.nn.LazyConv2d': ('torch.cudnn-convolution',),
+                       'torch.nn.LazyConv3d': ('torch.cudnn-convolution',),
+                       'torch.nn.LazyConvTranspose1d': ('torch.cudnn-convolution',),
+                       'torch.nn.LazyConvTranspose2d': ('torch.cudnn-convolution',),
+                       'torch.nn.LazyConvTranspose3d': ('torch.cudnn-convolution',),
                        'torch.nn.Linear': ('torch.cublas-workspace',),
+                       'torch.nn.LocalResponseNorm': ('torch.avg-pool3d-backward',),
                        'torch.nn.MaxPool3d': ('torch.max-pool3d-backward',),
                        'torch.nn.MaxUnpool1d': ('torch.max-unpool',),
                        'torch.nn.MaxUnpool2d': ('torch.max-unpool',),
@@ -9397,8 +9788,10 @@ INDEX = {'format': 1,
                                              'torch.interpolate-trilinear-backward'),
                        'torch.nn.UpsamplingBilinear2d': ('torch.interpolate-bilinear-backward',),
                        'torch.nn.attention.flex_attention.flex_attention': ('torch.flex-attention-flash-backward',),
+                       'torch.nn.functional.adaptive_avg_pool1d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_avg_pool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_avg_pool3d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.functional.adaptive_max_pool1d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.functional.adaptive_max_pool2d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.functional.avg_pool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.functional.conv1d': ('torch.cudnn-convolution',),
@@ -9426,6 +9819,7 @@ INDEX = {'format': 1,
                        'torch.nn.functional.max_unpool2d': ('torch.max-unpool',),
                        'torch.nn.functional.max_unpool3d': ('torch.max-unpool',),
                        'torch.nn.functional.nll_loss': ('torch.nll-loss',),
+                       'torch.nn.functional.pad': ('torch.pad-reflect-replicate-backward',),
                        'torch.nn.functional.scaled_dot_product_attention': ('torch.sdpa-cudnn-backward',
                                                                             'torch.sdpa-efficient-backward',
                                                                             'torch.sdpa-flash-backward',
@@ -9442,6 +9836,9 @@ INDEX = {'format': 1,
                        'torch.scatter': ('torch.scatter-src-tensor',),
                        'torch.scatter_add': ('torch.scatter-add',),
                        'torch.scatter_reduce': ('torch.scatter-reduce-prod', 'torch.scatter-reduce-sum-mean'),
+                       'torch.stft': ('torch.stft-backward',),
+                       'torch.take': ('torch.take-backward',),
+                       'torch.take_along_dim': ('torch.take-along-dim-backward',),
                        'torch.utils.data.DataLoader': ('torch.data-loader-workers',)},
            'sglang': {'sglang.Engine': ('sglang.batch-variance',),
                       'sglang.Engine.generate': ('sglang.batch-variance',),
@@ -10931,6 +11328,7 @@ INDEX = {'format': 1,
               'torch.cublas-workspace': ((((0, 2, 11), 'gpu'),), ()),
               'torch.cudnn-benchmark': ((((0, 2, 11), 'gpu'),), ()),
               'torch.cudnn-convolution': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.cummax-cummin-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.cumsum': ((((0, 2, 11), 'gpu'),),
                                ((0, 1, 13),
                                 (0, 1, 13, 1),
@@ -11125,7 +11523,7 @@ INDEX = {'format': 1,
               'torch.index-copy': ((((0, 2, 11), 'gpu'), ((0, 2, 13), 'cpu')), ()),
               'torch.index-put-accumulate-cpu': ((((0, 2, 13), 'cpu'),), ()),
               'torch.index-put-no-accumulate': ((((0, 2, 11), 'gpu'), ((0, 2, 13), 'cpu')), ()),
-              'torch.index-reduce': ((),
+              'torch.index-reduce': ((((0, 2, 11), 'gpu'),),
                                      ((0, 1, 13),
                                       (0, 1, 13, 1),
                                       (0, 2),
@@ -11314,6 +11712,8 @@ INDEX = {'format': 1,
                                   (0, 2, 14),
                                   (0, 2, 14, 1),
                                   (0, 2, 15))),
+              'torch.logcumsumexp': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.lu-solve': ((((0, 2, 11), 'gpu'),), ()),
               'torch.max-pool3d-backward': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
                                              (0, 1, 13, 1),
@@ -11438,6 +11838,7 @@ INDEX = {'format': 1,
                                   (0, 2, 14),
                                   (0, 2, 14, 1),
                                   (0, 2, 15))),
+              'torch.pad-reflect-replicate-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.put-accumulate-cpu': ((((0, 2, 13), 'cpu'),), ()),
               'torch.put-accumulate-cuda': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
@@ -11727,4 +12128,8 @@ INDEX = {'format': 1,
               'torch.sdpa-flash-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.sdpa-math': ((((0, 2, 11), 'gpu'),), ()),
               'torch.sparse-bmm': ((((0, 2, 11), 'gpu'),), ()),
-              'torch.uninitialized-memory': ((((0, 2, 11), 'gpu'), ((0, 2, 13), 'cpu')), ())}}
+              'torch.stft-backward': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.take-along-dim-backward': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.take-backward': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.uninitialized-memory': ((((0, 2, 11), 'gpu'), ((0, 2, 13), 'cpu')), ()),
+              'torch.upsample-bilinear2d-aa-backward': ((((0, 2, 11), 'gpu'),), ())}}

@@ -128,7 +128,7 @@ def new_silent(root: Path, sweeps_dir: Path, written: list[str]) -> list[dict[st
             known.add(k[:4])
             if records is None:
                 records = [r for r in load(root).sources.values() if r.withdrawn is None]
-            covering = sweepfile.covering(records, item.data, {**case, "op": k[1]}, k[4])
+            covering = sweepfile.covering(records, item.data, {**case, "op": k[1]}, k[4], params.get(k[1]))
             out.append({
                 "op": k[1], "suite": k[0], "version": sweepfile.version_of(item.data), "pass": case.get("pass"),
                 "dtype": case.get("dtype"), "call": ", ".join(f"{a}={b!r}" for a, b in k[4].items()),

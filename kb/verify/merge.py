@@ -237,7 +237,7 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
             if op not in params:
                 params[op] = sweepfile.params_for(data["framework"], op, catalog.root)
             call = sweepfile.case_call(case, data["suite"], params[op])
-            for record, item in sweepfile.covering(candidates, data, case, call):
+            for record, item in sweepfile.covering(candidates, data, case, call, params[op]):
                 reason = sweepfile.disagreement(case, [item])
                 out.append({
                     "source": record.id, "verifier": f"sweep:{data['suite']}", "env_id": env["env_id"],

@@ -226,6 +226,19 @@ def kb_op(op: str) -> str:
     return op
 
 
+def with_defaults(call: dict, params: tuple | None) -> dict:
+    """The call as it ran: the parameters it left out at their plain-literal defaults (docs/calls.md:
+    a parameter left out takes the op's default), for deciding which records cover it."""
+    from kb import signatures
+
+    out = {}
+    for name, default in params or ():
+        if not name.startswith("*") and default is not signatures.NO_DEFAULT and default is not signatures.UNKNOWN_DEFAULT:
+            out[name] = default
+    out.update(call)
+    return out
+
+
 def version_of(data: dict) -> str:
     return str(data["environment"]["frameworks"][data["framework"]])
 
@@ -248,13 +261,15 @@ def passes(record_pass: str, case_pass: str) -> bool:
         record_pass == "forward" and case_pass == "backward")
 
 
-def covering(records, data: dict, case: dict, call: dict) -> list[tuple[Any, Any]]:
+def covering(records, data: dict, case: dict, call: dict, params: tuple | None = None) -> list[tuple[Any, Any]]:
     """(record, range) for every current record of the sweep's framework whose op, device, pass,
-    version and call condition cover this case (kb/verify/cases.py)."""
+    version and call condition cover this case (kb/verify/cases.py); `params`, the op's signature,
+    fills in the defaults of parameters the case left out."""
     from kb.verify.cases import applies
     from kb.versions import range_at
 
     version, device = version_of(data), device_of(data)
+    call = with_defaults(call, params)
     out = []
     for record in records:
         if record.withdrawn is not None or record.framework != data["framework"]:
