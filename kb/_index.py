@@ -214,6 +214,18 @@ INDEX = {'format': 1,
                            'phase': 30,
                            'preference': 11,
                            'implies': ('PT_DET',)},
+               'PT_EAGER_OP': {'title': 'Keep the op eager inside torch.compile',
+                               'kind': 'practice',
+                               'how': 'Wrap the op (or the small function that calls it) in '
+                                      "torch.compiler.disable, so that torch.compile leaves it to PyTorch's "
+                                      'eager kernel instead of generating its own; the rest of the model '
+                                      'stays compiled.',
+                               'snippet': '@torch.compiler.disable\n'
+                                          'def solve(LD, pivots, B):\n'
+                                          '    return torch.linalg.ldl_solve(LD, pivots, B)',
+                               'phase': 40,
+                               'preference': 70,
+                               'implies': ()},
                'PT_CPU_OP': {'title': 'Compute this op on the CPU',
                              'kind': 'practice',
                              'how': 'For this one call, move its input to the CPU, call the op there and '
@@ -537,6 +549,7 @@ INDEX = {'format': 1,
            'BIO',
            'NOSHARD',
            'PT_SDPA_MATH',
+           'PT_EAGER_OP',
            'PT_CPU_OP',
            'NS'),
  'sources': {'cccl.device-reduce': {'id': 'cccl.device-reduce',
@@ -7140,6 +7153,191 @@ INDEX = {'format': 1,
                                                            'title': 'torch.use_deterministic_algorithms '
                                                                     'docstring, PyTorch 2.10.0 (Inductor '
                                                                     'deterministic mode)'})},
+             'torch.inductor-ldl-solve': {'id': 'torch.inductor-ldl-solve',
+                                          'framework': 'pytorch',
+                                          'title': 'linalg.ldl_solve inside torch.compile, not fixed by the '
+                                                   'determinism switch',
+                                          'device': 'gpu',
+                                          'pass': 'forward',
+                                          'mechanism': 'other',
+                                          'summary': 'On an H100 with PyTorch 2.11.0, torch.linalg.ldl_solve '
+                                                     'compiled with torch.compile (Inductor calls the aten '
+                                                     'kernel linalg_ldl_solve) gave 2 different results in 4 '
+                                                     'runs by default and again 2 of 4 under '
+                                                     'torch.use_deterministic_algorithms(True), float32, '
+                                                     'with no error. Kept eager with torch.compiler.disable '
+                                                     'it gave 1 of 4 under the switch. The sweep has no '
+                                                     'eager case of this op to compare; which kernel differs '
+                                                     'is not established here.',
+                                          'calls': ((('torch.linalg.ldl_solve',),
+                                                     (('compiled', ('inductor',)),
+                                                      ('input.dtype', ('float',)))),),
+                                          'status': (((0, 2, 11),
+                                                      (0, 2, 12),
+                                                      '>=2.11,<2.12',
+                                                      ('PT_EAGER_OP',),
+                                                      False,
+                                                      None,
+                                                      'Compiled operator sweep on the H100, PyTorch 2.11.0 '
+                                                      '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json): '
+                                                      '2 of 4 distinct by default and under PT_DET; '
+                                                      'torch.compiler.disable around the op 1 of 4 (1.01x '
+                                                      'the time); torch._inductor.config.deterministic=True '
+                                                      'also 1 of 4 (0.93x). Two differing runs of four is '
+                                                      'weak evidence of the fix: a re-run with more runs '
+                                                      'would settle it. Other releases are unknown until a '
+                                                      'sweep or a primary source covers them.',
+                                                      None,
+                                                      None,
+                                                      'silent'),),
+                                          'caused_by': (),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                          'title': 'torch.use_deterministic_algorithms '
+                                                                   'docstring, PyTorch 2.11.0'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.linalg.ldl_solve.html',
+                                                          'title': 'torch.linalg.ldl_solve, PyTorch 2.11 '
+                                                                   'documentation'})},
+             'torch.inductor-scan': {'id': 'torch.inductor-scan',
+                                     'framework': 'pytorch',
+                                     'title': 'Scans compiled by TorchInductor (cumsum, logcumsumexp), not '
+                                              'fixed by the determinism switch',
+                                     'device': 'gpu',
+                                     'pass': 'both',
+                                     'mechanism': 'cuda-atomics',
+                                     'summary': 'Under torch.compile, Inductor generates its own Triton scan '
+                                                'for cumsum and logcumsumexp, a split scan across blocks '
+                                                '(decoupled look-back) whose combination order depends on '
+                                                'block timing. On an H100 with PyTorch 2.11.0 the compiled '
+                                                'ops over 4M float32 elements gave 4 different results in 4 '
+                                                'runs by default and again 4 of 4 under '
+                                                'torch.use_deterministic_algorithms(True), forward and '
+                                                'backward, with no error. The eager cumsum is deterministic '
+                                                'under the switch (torch.cumsum); the compiled one is not.',
+                                     'calls': ((('torch.cumsum',
+                                                 'torch.Tensor.cumsum',
+                                                 'torch.logcumsumexp',
+                                                 'torch.Tensor.logcumsumexp'),
+                                                (('compiled', ('inductor',)), ('input.dtype', ('float',)))),),
+                                     'status': (((0, 2, 11),
+                                                 (0, 2, 12),
+                                                 '>=2.11,<2.12',
+                                                 (),
+                                                 False,
+                                                 None,
+                                                 'Compiled operator sweep on the H100, PyTorch 2.11.0 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json): '
+                                                 'cumsum forward and backward, logcumsumexp forward and '
+                                                 'backward, 4 of 4 distinct by default and under PT_DET; the '
+                                                 'generated code has a cross-block scan. Neither candidate '
+                                                 'fix the sweep measured helped: torch.compiler.disable '
+                                                 'around the op and '
+                                                 'torch._inductor.config.deterministic=True both still gave '
+                                                 '4 of 4 under the switch, so no fix is known (NS). Issue '
+                                                 '190946 (2026-07-23) reports the same for cumsum; PR 191714 '
+                                                 '(2026-07-31) disallows the split scan under '
+                                                 'use_deterministic_algorithms, and the first release with '
+                                                 'it is not confirmed. Other releases are unknown until a '
+                                                 'sweep or a primary source covers them.',
+                                                 None,
+                                                 None,
+                                                 'silent'),),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'issue',
+                                                     'repo': 'pytorch/pytorch',
+                                                     'number': 190946,
+                                                     'title': 'cumsum appears non-deterministic under '
+                                                              'torch.compile even when '
+                                                              'use_deterministic_algorithms is enabled',
+                                                     'state': 'closed',
+                                                     'url': 'https://github.com/pytorch/pytorch/issues/190946'},
+                                                    {'kind': 'pr',
+                                                     'repo': 'pytorch/pytorch',
+                                                     'number': 191714,
+                                                     'title': '[Inductor] Disallow using split scan when '
+                                                              'use_deterministic_algorithms',
+                                                     'state': 'closed',
+                                                     'url': 'https://github.com/pytorch/pytorch/pull/191714'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                     'title': 'torch.use_deterministic_algorithms docstring, '
+                                                              'PyTorch 2.11.0'})},
+             'torch.inductor-scatter-accumulate': {'id': 'torch.inductor-scatter-accumulate',
+                                                   'framework': 'pytorch',
+                                                   'title': 'Accumulating scatters compiled by TorchInductor '
+                                                            '(atomic adds), fixed by the determinism switch',
+                                                   'device': 'gpu',
+                                                   'pass': 'both',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': 'Under torch.compile, Inductor writes '
+                                                              'accumulating scatters (put, the gradient of '
+                                                              "take, index_reduce with reduce='mean', masked "
+                                                              'index-put with accumulation) as Triton '
+                                                              'kernels with atomic adds. On an H100 with '
+                                                              'PyTorch 2.11.0 each gave 4 different results '
+                                                              'in 4 runs by default and 1 of 4 under '
+                                                              'torch.use_deterministic_algorithms(True), '
+                                                              "where the same eager calls of put, take's "
+                                                              'backward and index_reduce raise instead.',
+                                                   'calls': ((('torch.put',
+                                                               'torch.Tensor.put',
+                                                               'torch._unsafe_masked_index_put_accumulate'),
+                                                              (('compiled', ('inductor',)),
+                                                               ('input.dtype', ('float',)))),
+                                                             (('torch.take',
+                                                               'torch.Tensor.take',
+                                                               'torch._unsafe_masked_index'),
+                                                              (('compiled', ('inductor',)),
+                                                               ('input.dtype', ('float',)))),
+                                                             (('torch.index_reduce',
+                                                               'torch.Tensor.index_reduce'),
+                                                              (('compiled', ('inductor',)),
+                                                               ('input.dtype', ('float',)),
+                                                               ('reduce', ('mean',))))),
+                                                   'status': (((0, 2, 11),
+                                                               (0, 2, 12),
+                                                               '>=2.11,<2.12',
+                                                               ('PT_DET',),
+                                                               False,
+                                                               None,
+                                                               'Compiled operator sweep on the H100, PyTorch '
+                                                               '2.11.0 '
+                                                               '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json): '
+                                                               'generated code with tl.atomic_add for each; '
+                                                               'put forward, take backward, index_reduce '
+                                                               'mean forward, _unsafe_masked_index backward '
+                                                               'and _unsafe_masked_index_put_accumulate '
+                                                               'forward 4 of 4 distinct by default, 1 of 4 '
+                                                               'under PT_DET. The cost can be large: the '
+                                                               'masked index ops took about 2 s a call under '
+                                                               'the switch against 14-40 ms. index_reduce '
+                                                               'with amax, amin or prod still raised under '
+                                                               'the switch when compiled '
+                                                               '(torch.index-reduce). Other releases are '
+                                                               'unknown until a sweep or a primary source '
+                                                               'covers them.',
+                                                               None,
+                                                               None,
+                                                               'fixes'),),
+                                                   'caused_by': (),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                                   'title': 'torch.use_deterministic_algorithms '
+                                                                            'docstring, PyTorch 2.11.0'},
+                                                                  {'kind': 'issue',
+                                                                   'repo': 'pytorch/pytorch',
+                                                                   'number': 101105,
+                                                                   'title': 'Deterministic inductor triton '
+                                                                            'compilation',
+                                                                   'state': 'closed',
+                                                                   'url': 'https://github.com/pytorch/pytorch/issues/101105'})},
              'torch.interpolate-bicubic-backward': {'id': 'torch.interpolate-bicubic-backward',
                                                     'framework': 'pytorch',
                                                     'title': "interpolate(mode='bicubic') backward on CUDA",
@@ -9668,7 +9866,7 @@ INDEX = {'format': 1,
                        'torch.Tensor.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
                        'torch.Tensor.cummax': ('torch.cummax-cummin-backward',),
                        'torch.Tensor.cummin': ('torch.cummax-cummin-backward',),
-                       'torch.Tensor.cumsum': ('torch.cumsum',),
+                       'torch.Tensor.cumsum': ('torch.cumsum', 'torch.inductor-scan'),
                        'torch.Tensor.cumsum_': ('torch.cumsum',),
                        'torch.Tensor.gather': ('torch.gather-backward',),
                        'torch.Tensor.histc': ('torch.histc',),
@@ -9680,17 +9878,19 @@ INDEX = {'format': 1,
                                                   'torch.index-put-no-accumulate'),
                        'torch.Tensor.index_put_': ('torch.index-put-accumulate-cpu',
                                                    'torch.index-put-no-accumulate'),
-                       'torch.Tensor.index_reduce': ('torch.index-reduce',),
+                       'torch.Tensor.index_reduce': ('torch.index-reduce',
+                                                     'torch.inductor-scatter-accumulate'),
                        'torch.Tensor.index_reduce_': ('torch.index-reduce',),
                        'torch.Tensor.index_select': ('torch.index-select-backward',),
                        'torch.Tensor.kthvalue': ('torch.kthvalue',),
-                       'torch.Tensor.logcumsumexp': ('torch.logcumsumexp',),
+                       'torch.Tensor.logcumsumexp': ('torch.inductor-scan', 'torch.logcumsumexp'),
                        'torch.Tensor.matmul': ('torch.cublas-workspace',),
                        'torch.Tensor.median': ('torch.median-indices',),
                        'torch.Tensor.mm': ('torch.cublas-workspace',),
                        'torch.Tensor.mv': ('torch.cublas-workspace',),
                        'torch.Tensor.new_empty': ('torch.uninitialized-memory',),
-                       'torch.Tensor.put': ('torch.put-accumulate-cpu',
+                       'torch.Tensor.put': ('torch.inductor-scatter-accumulate',
+                                            'torch.put-accumulate-cpu',
                                             'torch.put-accumulate-cuda',
                                             'torch.put-no-accumulate'),
                        'torch.Tensor.put_': ('torch.put-accumulate-cpu',
@@ -9707,18 +9907,23 @@ INDEX = {'format': 1,
                        'torch.Tensor.scatter_reduce_': ('torch.scatter-reduce-prod',
                                                         'torch.scatter-reduce-sum-mean'),
                        'torch.Tensor.stft': ('torch.stft-backward',),
-                       'torch.Tensor.take': ('torch.take-backward',),
+                       'torch.Tensor.take': ('torch.inductor-scatter-accumulate', 'torch.take-backward'),
                        'torch.Tensor.take_along_dim': ('torch.take-along-dim-backward',),
+                       'torch._unsafe_masked_index': ('torch.inductor-scatter-accumulate',),
+                       'torch._unsafe_masked_index_put_accumulate': ('torch.inductor-scatter-accumulate',),
                        'torch._upsample_bilinear2d_aa': ('torch.upsample-bilinear2d-aa-backward',),
                        'torch.addmm': ('torch.cublas-workspace',),
                        'torch.backends.cudnn.benchmark': ('torch.cudnn-benchmark',),
                        'torch.baddbmm': ('torch.cublas-workspace',),
                        'torch.bincount': ('torch.bincount',),
                        'torch.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
-                       'torch.compile': ('torch.inductor-autotuning',),
+                       'torch.compile': ('torch.inductor-autotuning',
+                                         'torch.inductor-ldl-solve',
+                                         'torch.inductor-scan',
+                                         'torch.inductor-scatter-accumulate'),
                        'torch.cummax': ('torch.cummax-cummin-backward',),
                        'torch.cummin': ('torch.cummax-cummin-backward',),
-                       'torch.cumsum': ('torch.cumsum',),
+                       'torch.cumsum': ('torch.cumsum', 'torch.inductor-scan'),
                        'torch.embedding': ('torch.embedding-backward',),
                        'torch.empty': ('torch.uninitialized-memory',),
                        'torch.empty_like': ('torch.uninitialized-memory',),
@@ -9733,10 +9938,11 @@ INDEX = {'format': 1,
                        'torch.index_put': ('torch.index-put-accumulate-cpu', 'torch.index-put-no-accumulate'),
                        'torch.index_put_': ('torch.index-put-accumulate-cpu',
                                             'torch.index-put-no-accumulate'),
-                       'torch.index_reduce': ('torch.index-reduce',),
+                       'torch.index_reduce': ('torch.index-reduce', 'torch.inductor-scatter-accumulate'),
                        'torch.index_select': ('torch.index-select-backward',),
                        'torch.kthvalue': ('torch.kthvalue',),
-                       'torch.logcumsumexp': ('torch.logcumsumexp',),
+                       'torch.linalg.ldl_solve': ('torch.inductor-ldl-solve',),
+                       'torch.logcumsumexp': ('torch.inductor-scan', 'torch.logcumsumexp'),
                        'torch.lu_solve': ('torch.lu-solve',),
                        'torch.masked.median': ('torch.median-indices',),
                        'torch.matmul': ('torch.cublas-workspace',),
@@ -9829,7 +10035,8 @@ INDEX = {'format': 1,
                                                         'torch.interpolate-linear-backward',
                                                         'torch.interpolate-trilinear-backward'),
                        'torch.nn.functional.upsample_bilinear': ('torch.interpolate-bilinear-backward',),
-                       'torch.put': ('torch.put-accumulate-cpu',
+                       'torch.put': ('torch.inductor-scatter-accumulate',
+                                     'torch.put-accumulate-cpu',
                                      'torch.put-accumulate-cuda',
                                      'torch.put-no-accumulate'),
                        'torch.repeat_interleave': ('torch.repeat-interleave-backward',),
@@ -9837,7 +10044,7 @@ INDEX = {'format': 1,
                        'torch.scatter_add': ('torch.scatter-add',),
                        'torch.scatter_reduce': ('torch.scatter-reduce-prod', 'torch.scatter-reduce-sum-mean'),
                        'torch.stft': ('torch.stft-backward',),
-                       'torch.take': ('torch.take-backward',),
+                       'torch.take': ('torch.inductor-scatter-accumulate', 'torch.take-backward'),
                        'torch.take_along_dim': ('torch.take-along-dim-backward',),
                        'torch.utils.data.DataLoader': ('torch.data-loader-workers',)},
            'sglang': {'sglang.Engine': ('sglang.batch-variance',),
@@ -11556,6 +11763,9 @@ INDEX = {'format': 1,
                                       (0, 2, 15))),
               'torch.index-select-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.inductor-autotuning': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.inductor-ldl-solve': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.inductor-scan': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.inductor-scatter-accumulate': ((((0, 2, 11), 'gpu'),), ()),
               'torch.interpolate-bicubic-backward': ((((0, 2, 11), 'gpu'),),
                                                      ((0, 1, 13),
                                                       (0, 1, 13, 1),
