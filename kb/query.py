@@ -258,6 +258,11 @@ def _resolve(op: str, framework: str | None, idx: dict) -> tuple[str, tuple[str,
     """Return (framework, source ids) for an op, or raise UnknownOpError."""
     record = idx["sources"].get(op)
     if record is not None and (framework is None or framework == record["framework"]):
+        # A record id that is also an op name (torch.cumsum) answers for the op: every record that
+        # lists it (a compiled-kernel record beside the eager one), not the namesake record alone.
+        named = idx["names"].get(record["framework"], {}).get(op)
+        if named and op in named:
+            return record["framework"], named
         return record["framework"], (op,)
     inferred = framework or _infer_framework(op, idx)
     if inferred is None:
