@@ -988,25 +988,23 @@ DETAILS = {'keys': ('format',
                                                            'and the same file at the other release tags); '
                                                            'the 2.13.0 docstring was checked directly in the '
                                                            "2.13.0 wheel. 'Not listed' before a release is "
-                                                           'read as no switch (NS). The 1-D forms joined '
-                                                           'from the operator sweep on the H100 with PyTorch '
-                                                           '2.11.0 '
-                                                           '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
-                                                           'their backward raised under PT_DET with the '
-                                                           'alert adaptive_avg_pool2d_backward_cuda, the 2-D '
-                                                           'kernel this record claims (verify.alerts), so '
-                                                           'they follow its ranges.',
+                                                           'read as no switch (NS).',
                                                   'ops': ('torch.nn.AdaptiveAvgPool2d',
                                                           'torch.nn.AdaptiveAvgPool3d',
                                                           'torch.nn.functional.adaptive_avg_pool2d',
                                                           'torch.nn.functional.adaptive_avg_pool3d',
                                                           'torch.nn.functional.interpolate',
-                                                          'torch.nn.Upsample',
-                                                          'torch.nn.AdaptiveAvgPool1d',
-                                                          'torch.nn.functional.adaptive_avg_pool1d'),
+                                                          'torch.nn.Upsample'),
                                                   'aliases': (),
                                                   'verify': 'torch.adaptive_avg_pool_backward',
                                                   'unverifiable': None},
+             'torch.adaptive-avg-pool1d-backward': {'conditions': (),
+                                                    'notes': None,
+                                                    'ops': ('torch.nn.AdaptiveAvgPool1d',
+                                                            'torch.nn.functional.adaptive_avg_pool1d'),
+                                                    'aliases': (),
+                                                    'verify': None,
+                                                    'unverifiable': None},
              'torch.adaptive-max-pool2d-backward': {'conditions': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
@@ -5098,66 +5096,6 @@ DETAILS = {'keys': ('format',
                                                            'distinct': 1,
                                                            'max_abs_diff': 0.0,
                                                            'max_ulp_diff': None,
-                                                           'median_s': 0.000539,
-                                                           'time_ratio': 1.0,
-                                                           'message': None},
-                                                          {'mode': 'switch',
-                                                           'solutions': ('PT_DET',),
-                                                           'outcome': 'raised',
-                                                           'distinct': None,
-                                                           'max_abs_diff': None,
-                                                           'max_ulp_diff': None,
-                                                           'median_s': None,
-                                                           'time_ratio': None,
-                                                           'message': 'RuntimeError: '
-                                                                      'adaptive_avg_pool2d_backward_cuda '
-                                                                      'does not have a deterministic '
-                                                                      'implementation, but you set '
-                                                                      "'torch.use_deterministic_algorithms(True)'. "
-                                                                      'You can turn off determinism just for '
-                                                                      'this operation, or you can use the '
-                                                                      "'warn_only=True' option, if that's "
-                                                                      'acceptable for your application. You '
-                                                                      'can also file an issue at '
-                                                                      'https://github.com/pytorch/pytorch/issues '
-                                                                      'to help us prioritize adding '
-                                                                      'deterministic support for this '
-                                                                      'operation.'}),
-                                                'contradicts': (),
-                                                'reviewed': None,
-                                                'op': 'torch.nn.functional.adaptive_avg_pool1d',
-                                                'call': {'compiled': 'inductor',
-                                                         'input.dtype': 'float',
-                                                         'input.ndim': 3,
-                                                         'output_size': 5},
-                                                'applies': True,
-                                                'sweep': {'suite': 'pytorch-compiled',
-                                                          'case': 'nn.functional.adaptive_avg_pool1d||float32|backward',
-                                                          'class': 'raises',
-                                                          'pass': 'backward',
-                                                          'dtype': 'float32',
-                                                          'fixes': ()}},
-                                               {'source': 'torch.adaptive-avg-pool-backward',
-                                                'verifier': 'sweep:pytorch-compiled',
-                                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
-                                                'date': '2026-11-25T23:29:54Z',
-                                                'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json',
-                                                'gpu': 'NVIDIA H100 80GB HBM3',
-                                                'gpu_count': 1,
-                                                'driver': '580.159.04',
-                                                'cuda': '13.0',
-                                                'cudnn': '91900',
-                                                'framework': 'pytorch',
-                                                'version': '2.11.0',
-                                                'key': (0, 2, 11),
-                                                'device': 'gpu',
-                                                'n': 4,
-                                                'modes': ({'mode': 'default',
-                                                           'solutions': (),
-                                                           'outcome': 'ok',
-                                                           'distinct': 1,
-                                                           'max_abs_diff': 0.0,
-                                                           'max_ulp_diff': None,
                                                            'median_s': 0.003189,
                                                            'time_ratio': 1.0,
                                                            'message': None},
@@ -5338,65 +5276,6 @@ DETAILS = {'keys': ('format',
                                                            'distinct': 1,
                                                            'max_abs_diff': 0.0,
                                                            'max_ulp_diff': None,
-                                                           'median_s': 0.003085,
-                                                           'time_ratio': 1.0,
-                                                           'message': None},
-                                                          {'mode': 'switch',
-                                                           'solutions': ('PT_DET',),
-                                                           'outcome': 'raised',
-                                                           'distinct': None,
-                                                           'max_abs_diff': None,
-                                                           'max_ulp_diff': None,
-                                                           'median_s': None,
-                                                           'time_ratio': None,
-                                                           'message': 'RuntimeError: '
-                                                                      'adaptive_avg_pool2d_backward_cuda '
-                                                                      'does not have a deterministic '
-                                                                      'implementation, but you set '
-                                                                      "'torch.use_deterministic_algorithms(True)'. "
-                                                                      'You can turn off determinism just for '
-                                                                      'this operation, or you can use the '
-                                                                      "'warn_only=True' option, if that's "
-                                                                      'acceptable for your application. You '
-                                                                      'can also file an issue at '
-                                                                      'https://github.com/pytorch/pytorch/issues '
-                                                                      'to help us prioritize adding '
-                                                                      'deterministic support for this '
-                                                                      'operation.'}),
-                                                'contradicts': (),
-                                                'reviewed': None,
-                                                'op': 'torch.nn.AdaptiveAvgPool1d',
-                                                'call': {'input.dtype': 'float',
-                                                         'input.ndim': 3,
-                                                         'output_size': 3},
-                                                'applies': True,
-                                                'sweep': {'suite': 'pytorch-eager',
-                                                          'case': 'module:torch.nn.AdaptiveAvgPool1d||float32|backward',
-                                                          'class': 'raises',
-                                                          'pass': 'backward',
-                                                          'dtype': 'float32',
-                                                          'fixes': ()}},
-                                               {'source': 'torch.adaptive-avg-pool-backward',
-                                                'verifier': 'sweep:pytorch-eager',
-                                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
-                                                'date': '2026-11-25T23:15:14Z',
-                                                'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json',
-                                                'gpu': 'NVIDIA H100 80GB HBM3',
-                                                'gpu_count': 1,
-                                                'driver': '580.159.04',
-                                                'cuda': '13.0',
-                                                'cudnn': '91900',
-                                                'framework': 'pytorch',
-                                                'version': '2.11.0',
-                                                'key': (0, 2, 11),
-                                                'device': 'gpu',
-                                                'n': 4,
-                                                'modes': ({'mode': 'default',
-                                                           'solutions': (),
-                                                           'outcome': 'ok',
-                                                           'distinct': 1,
-                                                           'max_abs_diff': 0.0,
-                                                           'max_ulp_diff': None,
                                                            'median_s': 0.000142,
                                                            'time_ratio': 1.0,
                                                            'message': None},
@@ -5488,124 +5367,6 @@ DETAILS = {'keys': ('format',
                                                 'applies': True,
                                                 'sweep': {'suite': 'pytorch-eager',
                                                           'case': 'module:torch.nn.AdaptiveAvgPool3d||float32|backward',
-                                                          'class': 'raises',
-                                                          'pass': 'backward',
-                                                          'dtype': 'float32',
-                                                          'fixes': ()}},
-                                               {'source': 'torch.adaptive-avg-pool-backward',
-                                                'verifier': 'sweep:pytorch-eager',
-                                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
-                                                'date': '2026-11-25T23:15:14Z',
-                                                'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json',
-                                                'gpu': 'NVIDIA H100 80GB HBM3',
-                                                'gpu_count': 1,
-                                                'driver': '580.159.04',
-                                                'cuda': '13.0',
-                                                'cudnn': '91900',
-                                                'framework': 'pytorch',
-                                                'version': '2.11.0',
-                                                'key': (0, 2, 11),
-                                                'device': 'gpu',
-                                                'n': 4,
-                                                'modes': ({'mode': 'default',
-                                                           'solutions': (),
-                                                           'outcome': 'ok',
-                                                           'distinct': 1,
-                                                           'max_abs_diff': 0.0,
-                                                           'max_ulp_diff': None,
-                                                           'median_s': 0.000345,
-                                                           'time_ratio': 1.0,
-                                                           'message': None},
-                                                          {'mode': 'switch',
-                                                           'solutions': ('PT_DET',),
-                                                           'outcome': 'raised',
-                                                           'distinct': None,
-                                                           'max_abs_diff': None,
-                                                           'max_ulp_diff': None,
-                                                           'median_s': None,
-                                                           'time_ratio': None,
-                                                           'message': 'RuntimeError: '
-                                                                      'adaptive_avg_pool2d_backward_cuda '
-                                                                      'does not have a deterministic '
-                                                                      'implementation, but you set '
-                                                                      "'torch.use_deterministic_algorithms(True)'. "
-                                                                      'You can turn off determinism just for '
-                                                                      'this operation, or you can use the '
-                                                                      "'warn_only=True' option, if that's "
-                                                                      'acceptable for your application. You '
-                                                                      'can also file an issue at '
-                                                                      'https://github.com/pytorch/pytorch/issues '
-                                                                      'to help us prioritize adding '
-                                                                      'deterministic support for this '
-                                                                      'operation.'}),
-                                                'contradicts': (),
-                                                'reviewed': None,
-                                                'op': 'torch.nn.functional.adaptive_avg_pool1d',
-                                                'call': {'input.dtype': 'float',
-                                                         'input.ndim': 3,
-                                                         'output_size': 5},
-                                                'applies': True,
-                                                'sweep': {'suite': 'pytorch-eager',
-                                                          'case': 'nn.functional.adaptive_avg_pool1d||bfloat16|backward',
-                                                          'class': 'raises',
-                                                          'pass': 'backward',
-                                                          'dtype': 'bfloat16',
-                                                          'fixes': ()}},
-                                               {'source': 'torch.adaptive-avg-pool-backward',
-                                                'verifier': 'sweep:pytorch-eager',
-                                                'env_id': 'h100-80gb-hbm3-x1-18805de3',
-                                                'date': '2026-11-25T23:15:14Z',
-                                                'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json',
-                                                'gpu': 'NVIDIA H100 80GB HBM3',
-                                                'gpu_count': 1,
-                                                'driver': '580.159.04',
-                                                'cuda': '13.0',
-                                                'cudnn': '91900',
-                                                'framework': 'pytorch',
-                                                'version': '2.11.0',
-                                                'key': (0, 2, 11),
-                                                'device': 'gpu',
-                                                'n': 4,
-                                                'modes': ({'mode': 'default',
-                                                           'solutions': (),
-                                                           'outcome': 'ok',
-                                                           'distinct': 1,
-                                                           'max_abs_diff': 0.0,
-                                                           'max_ulp_diff': None,
-                                                           'median_s': 0.00039,
-                                                           'time_ratio': 1.0,
-                                                           'message': None},
-                                                          {'mode': 'switch',
-                                                           'solutions': ('PT_DET',),
-                                                           'outcome': 'raised',
-                                                           'distinct': None,
-                                                           'max_abs_diff': None,
-                                                           'max_ulp_diff': None,
-                                                           'median_s': None,
-                                                           'time_ratio': None,
-                                                           'message': 'RuntimeError: '
-                                                                      'adaptive_avg_pool2d_backward_cuda '
-                                                                      'does not have a deterministic '
-                                                                      'implementation, but you set '
-                                                                      "'torch.use_deterministic_algorithms(True)'. "
-                                                                      'You can turn off determinism just for '
-                                                                      'this operation, or you can use the '
-                                                                      "'warn_only=True' option, if that's "
-                                                                      'acceptable for your application. You '
-                                                                      'can also file an issue at '
-                                                                      'https://github.com/pytorch/pytorch/issues '
-                                                                      'to help us prioritize adding '
-                                                                      'deterministic support for this '
-                                                                      'operation.'}),
-                                                'contradicts': (),
-                                                'reviewed': None,
-                                                'op': 'torch.nn.functional.adaptive_avg_pool1d',
-                                                'call': {'input.dtype': 'float',
-                                                         'input.ndim': 3,
-                                                         'output_size': 5},
-                                                'applies': True,
-                                                'sweep': {'suite': 'pytorch-eager',
-                                                          'case': 'nn.functional.adaptive_avg_pool1d||float32|backward',
                                                           'class': 'raises',
                                                           'pass': 'backward',
                                                           'dtype': 'float32',
@@ -6363,6 +6124,247 @@ DETAILS = {'keys': ('format',
                                                 'call': None,
                                                 'applies': None,
                                                 'sweep': None}),
+          'torch.adaptive-avg-pool1d-backward': ({'source': 'torch.adaptive-avg-pool1d-backward',
+                                                  'verifier': 'sweep:pytorch-compiled',
+                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
+                                                  'date': '2026-11-25T23:29:54Z',
+                                                  'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json',
+                                                  'gpu': 'NVIDIA H100 80GB HBM3',
+                                                  'gpu_count': 1,
+                                                  'driver': '580.159.04',
+                                                  'cuda': '13.0',
+                                                  'cudnn': '91900',
+                                                  'framework': 'pytorch',
+                                                  'version': '2.11.0',
+                                                  'key': (0, 2, 11),
+                                                  'device': 'gpu',
+                                                  'n': 4,
+                                                  'modes': ({'mode': 'default',
+                                                             'solutions': (),
+                                                             'outcome': 'ok',
+                                                             'distinct': 1,
+                                                             'max_abs_diff': 0.0,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': 0.000539,
+                                                             'time_ratio': 1.0,
+                                                             'message': None},
+                                                            {'mode': 'switch',
+                                                             'solutions': ('PT_DET',),
+                                                             'outcome': 'raised',
+                                                             'distinct': None,
+                                                             'max_abs_diff': None,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': None,
+                                                             'time_ratio': None,
+                                                             'message': 'RuntimeError: '
+                                                                        'adaptive_avg_pool2d_backward_cuda '
+                                                                        'does not have a deterministic '
+                                                                        'implementation, but you set '
+                                                                        "'torch.use_deterministic_algorithms(True)'. "
+                                                                        'You can turn off determinism just '
+                                                                        'for this operation, or you can use '
+                                                                        "the 'warn_only=True' option, if "
+                                                                        "that's acceptable for your "
+                                                                        'application. You can also file an '
+                                                                        'issue at '
+                                                                        'https://github.com/pytorch/pytorch/issues '
+                                                                        'to help us prioritize adding '
+                                                                        'deterministic support for this '
+                                                                        'operation.'}),
+                                                  'contradicts': (),
+                                                  'reviewed': None,
+                                                  'op': 'torch.nn.functional.adaptive_avg_pool1d',
+                                                  'call': {'compiled': 'inductor',
+                                                           'input.dtype': 'float',
+                                                           'input.ndim': 3,
+                                                           'output_size': 5},
+                                                  'applies': True,
+                                                  'sweep': {'suite': 'pytorch-compiled',
+                                                            'case': 'nn.functional.adaptive_avg_pool1d||float32|backward',
+                                                            'class': 'raises',
+                                                            'pass': 'backward',
+                                                            'dtype': 'float32',
+                                                            'fixes': ()}},
+                                                 {'source': 'torch.adaptive-avg-pool1d-backward',
+                                                  'verifier': 'sweep:pytorch-eager',
+                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
+                                                  'date': '2026-11-25T23:15:14Z',
+                                                  'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json',
+                                                  'gpu': 'NVIDIA H100 80GB HBM3',
+                                                  'gpu_count': 1,
+                                                  'driver': '580.159.04',
+                                                  'cuda': '13.0',
+                                                  'cudnn': '91900',
+                                                  'framework': 'pytorch',
+                                                  'version': '2.11.0',
+                                                  'key': (0, 2, 11),
+                                                  'device': 'gpu',
+                                                  'n': 4,
+                                                  'modes': ({'mode': 'default',
+                                                             'solutions': (),
+                                                             'outcome': 'ok',
+                                                             'distinct': 1,
+                                                             'max_abs_diff': 0.0,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': 0.003085,
+                                                             'time_ratio': 1.0,
+                                                             'message': None},
+                                                            {'mode': 'switch',
+                                                             'solutions': ('PT_DET',),
+                                                             'outcome': 'raised',
+                                                             'distinct': None,
+                                                             'max_abs_diff': None,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': None,
+                                                             'time_ratio': None,
+                                                             'message': 'RuntimeError: '
+                                                                        'adaptive_avg_pool2d_backward_cuda '
+                                                                        'does not have a deterministic '
+                                                                        'implementation, but you set '
+                                                                        "'torch.use_deterministic_algorithms(True)'. "
+                                                                        'You can turn off determinism just '
+                                                                        'for this operation, or you can use '
+                                                                        "the 'warn_only=True' option, if "
+                                                                        "that's acceptable for your "
+                                                                        'application. You can also file an '
+                                                                        'issue at '
+                                                                        'https://github.com/pytorch/pytorch/issues '
+                                                                        'to help us prioritize adding '
+                                                                        'deterministic support for this '
+                                                                        'operation.'}),
+                                                  'contradicts': (),
+                                                  'reviewed': None,
+                                                  'op': 'torch.nn.AdaptiveAvgPool1d',
+                                                  'call': {'input.dtype': 'float',
+                                                           'input.ndim': 3,
+                                                           'output_size': 3},
+                                                  'applies': True,
+                                                  'sweep': {'suite': 'pytorch-eager',
+                                                            'case': 'module:torch.nn.AdaptiveAvgPool1d||float32|backward',
+                                                            'class': 'raises',
+                                                            'pass': 'backward',
+                                                            'dtype': 'float32',
+                                                            'fixes': ()}},
+                                                 {'source': 'torch.adaptive-avg-pool1d-backward',
+                                                  'verifier': 'sweep:pytorch-eager',
+                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
+                                                  'date': '2026-11-25T23:15:14Z',
+                                                  'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json',
+                                                  'gpu': 'NVIDIA H100 80GB HBM3',
+                                                  'gpu_count': 1,
+                                                  'driver': '580.159.04',
+                                                  'cuda': '13.0',
+                                                  'cudnn': '91900',
+                                                  'framework': 'pytorch',
+                                                  'version': '2.11.0',
+                                                  'key': (0, 2, 11),
+                                                  'device': 'gpu',
+                                                  'n': 4,
+                                                  'modes': ({'mode': 'default',
+                                                             'solutions': (),
+                                                             'outcome': 'ok',
+                                                             'distinct': 1,
+                                                             'max_abs_diff': 0.0,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': 0.000345,
+                                                             'time_ratio': 1.0,
+                                                             'message': None},
+                                                            {'mode': 'switch',
+                                                             'solutions': ('PT_DET',),
+                                                             'outcome': 'raised',
+                                                             'distinct': None,
+                                                             'max_abs_diff': None,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': None,
+                                                             'time_ratio': None,
+                                                             'message': 'RuntimeError: '
+                                                                        'adaptive_avg_pool2d_backward_cuda '
+                                                                        'does not have a deterministic '
+                                                                        'implementation, but you set '
+                                                                        "'torch.use_deterministic_algorithms(True)'. "
+                                                                        'You can turn off determinism just '
+                                                                        'for this operation, or you can use '
+                                                                        "the 'warn_only=True' option, if "
+                                                                        "that's acceptable for your "
+                                                                        'application. You can also file an '
+                                                                        'issue at '
+                                                                        'https://github.com/pytorch/pytorch/issues '
+                                                                        'to help us prioritize adding '
+                                                                        'deterministic support for this '
+                                                                        'operation.'}),
+                                                  'contradicts': (),
+                                                  'reviewed': None,
+                                                  'op': 'torch.nn.functional.adaptive_avg_pool1d',
+                                                  'call': {'input.dtype': 'float',
+                                                           'input.ndim': 3,
+                                                           'output_size': 5},
+                                                  'applies': True,
+                                                  'sweep': {'suite': 'pytorch-eager',
+                                                            'case': 'nn.functional.adaptive_avg_pool1d||bfloat16|backward',
+                                                            'class': 'raises',
+                                                            'pass': 'backward',
+                                                            'dtype': 'bfloat16',
+                                                            'fixes': ()}},
+                                                 {'source': 'torch.adaptive-avg-pool1d-backward',
+                                                  'verifier': 'sweep:pytorch-eager',
+                                                  'env_id': 'h100-80gb-hbm3-x1-18805de3',
+                                                  'date': '2026-11-25T23:15:14Z',
+                                                  'file': 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json',
+                                                  'gpu': 'NVIDIA H100 80GB HBM3',
+                                                  'gpu_count': 1,
+                                                  'driver': '580.159.04',
+                                                  'cuda': '13.0',
+                                                  'cudnn': '91900',
+                                                  'framework': 'pytorch',
+                                                  'version': '2.11.0',
+                                                  'key': (0, 2, 11),
+                                                  'device': 'gpu',
+                                                  'n': 4,
+                                                  'modes': ({'mode': 'default',
+                                                             'solutions': (),
+                                                             'outcome': 'ok',
+                                                             'distinct': 1,
+                                                             'max_abs_diff': 0.0,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': 0.00039,
+                                                             'time_ratio': 1.0,
+                                                             'message': None},
+                                                            {'mode': 'switch',
+                                                             'solutions': ('PT_DET',),
+                                                             'outcome': 'raised',
+                                                             'distinct': None,
+                                                             'max_abs_diff': None,
+                                                             'max_ulp_diff': None,
+                                                             'median_s': None,
+                                                             'time_ratio': None,
+                                                             'message': 'RuntimeError: '
+                                                                        'adaptive_avg_pool2d_backward_cuda '
+                                                                        'does not have a deterministic '
+                                                                        'implementation, but you set '
+                                                                        "'torch.use_deterministic_algorithms(True)'. "
+                                                                        'You can turn off determinism just '
+                                                                        'for this operation, or you can use '
+                                                                        "the 'warn_only=True' option, if "
+                                                                        "that's acceptable for your "
+                                                                        'application. You can also file an '
+                                                                        'issue at '
+                                                                        'https://github.com/pytorch/pytorch/issues '
+                                                                        'to help us prioritize adding '
+                                                                        'deterministic support for this '
+                                                                        'operation.'}),
+                                                  'contradicts': (),
+                                                  'reviewed': None,
+                                                  'op': 'torch.nn.functional.adaptive_avg_pool1d',
+                                                  'call': {'input.dtype': 'float',
+                                                           'input.ndim': 3,
+                                                           'output_size': 5},
+                                                  'applies': True,
+                                                  'sweep': {'suite': 'pytorch-eager',
+                                                            'case': 'nn.functional.adaptive_avg_pool1d||float32|backward',
+                                                            'class': 'raises',
+                                                            'pass': 'backward',
+                                                            'dtype': 'float32',
+                                                            'fixes': ()}}),
           'torch.adaptive-max-pool2d-backward': ({'source': 'torch.adaptive-max-pool2d-backward',
                                                   'verifier': 'sweep:pytorch-compiled',
                                                   'env_id': 'h100-80gb-hbm3-x1-18805de3',

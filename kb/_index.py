@@ -5660,6 +5660,45 @@ INDEX = {'format': 1,
                                                                            '2.13.0 (read in the installed '
                                                                            '2.13.0 wheel), interpolate '
                                                                            "mode='area'"})},
+             'torch.adaptive-avg-pool1d-backward': {'id': 'torch.adaptive-avg-pool1d-backward',
+                                                    'framework': 'pytorch',
+                                                    'title': 'AdaptiveAvgPool1d backward on CUDA (the 2-D '
+                                                             'kernel)',
+                                                    'device': 'gpu',
+                                                    'pass': 'backward',
+                                                    'mechanism': 'cuda-atomics',
+                                                    'summary': 'On an H100 with PyTorch 2.11.0, the backward '
+                                                               'of torch.nn.AdaptiveAvgPool1d and '
+                                                               'torch.nn.functional.adaptive_avg_pool1d '
+                                                               'raised under '
+                                                               'torch.use_deterministic_algorithms(True): '
+                                                               '"adaptive_avg_pool2d_backward_cuda does not '
+                                                               'have a deterministic implementation" - the '
+                                                               '1-D form runs the 2-D kernel of '
+                                                               'torch.adaptive-avg-pool-backward.',
+                                                    'calls': (),
+                                                    'status': (((0, 2, 11),
+                                                                (0, 2, 12),
+                                                                '>=2.11,<2.12',
+                                                                (),
+                                                                False,
+                                                                'RuntimeError',
+                                                                'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                                '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
+                                                                'the default mode gave 1 of 4 distinct, so '
+                                                                'the sweep saw the raise, not a difference. '
+                                                                'Other releases are unknown until a sweep or '
+                                                                'a primary source covers them.',
+                                                                None,
+                                                                None,
+                                                                'raises'),),
+                                                    'caused_by': (),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                                    'title': 'torch.use_deterministic_algorithms '
+                                                                             'docstring, PyTorch 2.11.0'},)},
              'torch.adaptive-max-pool2d-backward': {'id': 'torch.adaptive-max-pool2d-backward',
                                                     'framework': 'pytorch',
                                                     'title': 'AdaptiveMaxPool2d backward on CUDA',
@@ -9949,7 +9988,7 @@ INDEX = {'format': 1,
                        'torch.median': ('torch.median-indices',),
                        'torch.mm': ('torch.cublas-workspace',),
                        'torch.mv': ('torch.cublas-workspace',),
-                       'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool1d-backward',),
                        'torch.nn.AdaptiveAvgPool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveMaxPool1d': ('torch.adaptive-max-pool2d-backward',),
@@ -9994,7 +10033,7 @@ INDEX = {'format': 1,
                                              'torch.interpolate-trilinear-backward'),
                        'torch.nn.UpsamplingBilinear2d': ('torch.interpolate-bilinear-backward',),
                        'torch.nn.attention.flex_attention.flex_attention': ('torch.flex-attention-flash-backward',),
-                       'torch.nn.functional.adaptive_avg_pool1d': ('torch.adaptive-avg-pool-backward',),
+                       'torch.nn.functional.adaptive_avg_pool1d': ('torch.adaptive-avg-pool1d-backward',),
                        'torch.nn.functional.adaptive_avg_pool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_avg_pool3d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_max_pool1d': ('torch.adaptive-max-pool2d-backward',),
@@ -11408,6 +11447,7 @@ INDEX = {'format': 1,
                                                     (0, 2, 14),
                                                     (0, 2, 14, 1),
                                                     (0, 2, 15))),
+              'torch.adaptive-avg-pool1d-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.adaptive-max-pool2d-backward': ((((0, 2, 11), 'gpu'),),
                                                      ((0, 1, 13),
                                                       (0, 1, 13, 1),

@@ -592,6 +592,13 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
         else:
             made = None
         if entry is None:
+            if made is not None and made.applies is None and call is None and _compiled_only(alternatives):
+                # A record of compiled kernels with nothing known for this version: listed (it may
+                # apply under torch.compile), but an eager answer is not made unknown by it.
+                notes.append(f"{source['id']} (calls under torch.compile only) has no range for {version}: unknown "
+                             "for compiled calls; ask with call={'compiled': 'inductor'}")
+                per_source.append(made)
+                continue
             any_unknown = unclaimed = True
             per_source.append(made or unknown)
         else:
@@ -644,6 +651,11 @@ def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:
             out.append(f"{s.id} is NOT fixed by the deterministic switch ({switch}): results still differ under it, "
                        f"with no error; {fix}")
     return out
+
+
+def _compiled_only(alternatives: tuple) -> bool:
+    """Every alternative requires a compiled call (`compiled` without None among its values)."""
+    return all(any(key == "compiled" and None not in values for key, values in alt) for alt in alternatives)
 
 
 _evidence: dict[str, tuple] = {}

@@ -433,3 +433,23 @@ def test_basis_says_how_the_answer_is_known(kbq) -> None:
     assert s.deterministic is True and s.sources == ()  # the DESIGN.md contract stands
     assert s.basis == "unverified" and "no known source, not verified" in str(s)
     assert json.loads(json.dumps(s.to_dict()))["basis"] == "unverified"
+
+
+def test_a_compiled_only_record_without_a_range_leaves_the_eager_answer(tmp_path: Path) -> None:
+    """The compiled record is measured on 2.11 only: on 2.12 an unknown call (None) still gets the
+    eager answer, while a compiled call is unknown there (no range)."""
+    eager = INDEX_ADD.replace("torch.index-add-sample", "torch.cumsum-eager-sample").replace(
+        "  - torch.index_add\n  - torch.Tensor.index_add_\n", "  - torch.cumsum\n")
+    root = make_project(tmp_path / "p", {"torch.cumsum-compiled-sample": CUMSUM_COMPILED,
+                                         "torch.cumsum-eager-sample": eager})
+    assert run(root)[1] == []
+    query.reset(build_index(load(root)))
+    try:
+        s = kb.status("torch.cumsum", "2.12")
+        assert s.recipe == ("PT_DET",) and s.deterministic is False
+        assert any("compiled" in n and "no range for 2.12" in n for n in s.notes)
+        c = kb.status("torch.cumsum", "2.12", call={"compiled": "inductor"})
+        assert c.recipe is None  # unknown for a compiled call
+        assert kb.status("torch.cumsum", "2.11").recipe is None  # 2.11: the compiled source has no fix
+    finally:
+        query.reset()
