@@ -226,6 +226,17 @@ INDEX = {'format': 1,
                                'phase': 40,
                                'preference': 70,
                                'implies': ()},
+               'PT_F64_OP': {'title': 'Compute this op in float64 and cast back',
+                             'kind': 'practice',
+                             'how': 'For this one call, cast its floating-point input to torch.float64, call '
+                                    "the op and cast the result back to the input's dtype. Verified per op "
+                                    '(it fixed torch.cumprod forward and backward in the operator sweep, but '
+                                    "not torch.logcumsumexp's backward); the cost varies from about 2x to "
+                                    'over 100x.',
+                             'snippet': 'y = torch.cumprod(x.double(), dim=0).to(x.dtype)',
+                             'phase': 40,
+                             'preference': 75,
+                             'implies': ()},
                'PT_CPU_OP': {'title': 'Compute this op on the CPU',
                              'kind': 'practice',
                              'how': 'For this one call, move its input to the CPU, call the op there and '
@@ -550,6 +561,7 @@ INDEX = {'format': 1,
            'NOSHARD',
            'PT_SDPA_MATH',
            'PT_EAGER_OP',
+           'PT_F64_OP',
            'PT_CPU_OP',
            'NS'),
  'sources': {'cccl.device-reduce': {'id': 'cccl.device-reduce',
@@ -1244,6 +1256,78 @@ INDEX = {'format': 1,
                                                      'url': 'https://openxla.org/xla/determinism',
                                                      'title': 'OpenXLA documentation, Determinism (GPU)',
                                                      'section': 'Execution'})},
+             'jax.getitem-backward': {'id': 'jax.getitem-backward',
+                                      'framework': 'jax',
+                                      'title': 'Gradient of integer-array indexing x[i] on the GPU',
+                                      'device': 'gpu',
+                                      'pass': 'backward',
+                                      'mechanism': 'other',
+                                      'summary': 'On an H100 with jax 0.11.2, the gradient of x[i] (a 2-D '
+                                                 'array indexed by an integer array in which each index '
+                                                 'repeats 16 times) gave 4 different results in 4 runs by '
+                                                 'default and 1 of 4 under --xla_gpu_deterministic_ops and '
+                                                 'under --xla_gpu_exclude_nondeterministic_ops, in float32 '
+                                                 'and bfloat16; the forward gave 1 of 4 in every mode. '
+                                                 'Repeated indices add their gradients into the same rows, '
+                                                 'as in the gather backward of jax.gather-backward; that '
+                                                 'this indexing lowers to the same gather is likely but not '
+                                                 'established here.',
+                                      'calls': (((), (('input.dtype', ('float',)),)),),
+                                      'status': (((0, 0, 11, 2),
+                                                  (0, 0, 12),
+                                                  '>=0.11.2,<0.12',
+                                                  ('XLA_DET', 'XLA_EXCL'),
+                                                  False,
+                                                  None,
+                                                  'Operator sweep on the H100, jax 0.11.2 '
+                                                  '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T234155Z-jax.json): '
+                                                  'default 4 of 4 distinct, XLA_DET and XLA_EXCL 1 of 4 '
+                                                  '(about 4x to 9x the time). Other releases are unknown '
+                                                  'until a sweep or a primary source covers them.',
+                                                  None,
+                                                  None,
+                                                  'fixes'),),
+                                      'caused_by': (),
+                                      'distributions': {},
+                                      'disputes': (),
+                                      'references': ({'kind': 'doc',
+                                                      'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+                                                      'title': 'jax.numpy.ndarray.at, JAX documentation'},)},
+             'jax.interp-backward': {'id': 'jax.interp-backward',
+                                     'framework': 'jax',
+                                     'title': 'jax.numpy.interp gradient on the GPU',
+                                     'device': 'gpu',
+                                     'pass': 'backward',
+                                     'mechanism': 'other',
+                                     'summary': 'On an H100 with jax 0.11.2, the gradient of '
+                                                'jax.numpy.interp over a 1-D float32 input gave 4 different '
+                                                'results in 4 runs by default and 1 of 4 under '
+                                                '--xla_gpu_deterministic_ops and under '
+                                                '--xla_gpu_exclude_nondeterministic_ops; the forward gave 1 '
+                                                'of 4 in every mode. Which operation of the gradient differs '
+                                                'is not established here.',
+                                     'calls': (((), (('input.dtype', ('float',)),)),),
+                                     'status': (((0, 0, 11, 2),
+                                                 (0, 0, 12),
+                                                 '>=0.11.2,<0.12',
+                                                 ('XLA_DET', 'XLA_EXCL'),
+                                                 False,
+                                                 None,
+                                                 'Operator sweep on the H100, jax 0.11.2 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T234155Z-jax.json): '
+                                                 'default 4 of 4 distinct, XLA_DET and XLA_EXCL 1 of 4. '
+                                                 'bfloat16 was not measured (the case failed to build). '
+                                                 'Other releases are unknown until a sweep or a primary '
+                                                 'source covers them.',
+                                                 None,
+                                                 None,
+                                                 'fixes'),),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'doc',
+                                                     'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.interp.html',
+                                                     'title': 'jax.numpy.interp, JAX documentation'},)},
              'jax.scatter-add': {'id': 'jax.scatter-add',
                                  'framework': 'jax',
                                  'title': 'Scatter-add with repeated indices on GPU (x.at[idx].add, '
@@ -6105,6 +6189,50 @@ INDEX = {'format': 1,
                                                               'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.cummax.html',
                                                               'title': 'torch.cummax, PyTorch 2.11 '
                                                                        'documentation'})},
+             'torch.cumprod': {'id': 'torch.cumprod',
+                               'framework': 'pytorch',
+                               'title': 'cumprod on CUDA (float32), not fixed by the determinism switch',
+                               'device': 'gpu',
+                               'pass': 'both',
+                               'mechanism': 'reduction-order',
+                               'summary': 'On an H100 with PyTorch 2.11.0, torch.cumprod along a 4M-element '
+                                          'float32 CUDA tensor whose values are near one (so that the '
+                                          'running product neither vanishes nor overflows) gave 4 different '
+                                          'results in 4 runs by default and again 4 of 4 under '
+                                          'torch.use_deterministic_algorithms(True), forward and backward, '
+                                          'with no error and no warning. The 2.11.0 wheel holds no '
+                                          'nondeterministic alert for it.',
+                               'calls': (((), (('compiled', (None,)), ('input.dtype', ('float',)))),),
+                               'status': (((0, 2, 11),
+                                           (0, 2, 12),
+                                           '>=2.11,<2.12',
+                                           ('PT_F64_OP', 'PT_CPU_OP'),
+                                           False,
+                                           None,
+                                           'Operator sweep on the H100, PyTorch 2.11.0 '
+                                           '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T233513Z-pytorch-eager.json): '
+                                           'forward and backward 4 of 4 distinct by default and under '
+                                           'PT_DET. Under the switch, float64 then cast back gave 1 of 4 '
+                                           '(forward 2.0x the time, backward 144x) and the CPU 1 of 4 '
+                                           '(forward 2597x, backward 520x). The earlier sweep of the same '
+                                           'release '
+                                           '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json) '
+                                           'used values of mixed magnitude and saw 0 of 4 differ. Other '
+                                           'releases are unknown until a sweep or a primary source covers '
+                                           'them.',
+                                           None,
+                                           None,
+                                           'silent'),),
+                               'caused_by': (),
+                               'distributions': {},
+                               'disputes': (),
+                               'references': ({'kind': 'doc',
+                                               'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                               'title': 'torch.use_deterministic_algorithms docstring, '
+                                                        'PyTorch 2.11.0'},
+                                              {'kind': 'doc',
+                                               'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.cumprod.html',
+                                               'title': 'torch.cumprod, PyTorch 2.11 documentation'})},
              'torch.cumsum': {'id': 'torch.cumsum',
                               'framework': 'pytorch',
                               'title': 'cumsum on CUDA (floating point and complex)',
@@ -9872,7 +10000,8 @@ INDEX = {'format': 1,
                        'hvd.DistributedOptimizer': ('horovod.tensor-fusion',),
                        'hvd.allreduce': ('horovod.tensor-fusion',),
                        'hvd.grouped_allreduce': ('horovod.grouped-allreduce',)},
-           'jax': {'jax.Array.at': ('jax.scatter-add',),
+           'jax': {'jax.Array.__getitem__': ('jax.getitem-backward',),
+                   'jax.Array.at': ('jax.scatter-add',),
                    'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
                    'jax.jit': ('jax.xla-autotuning',),
                    'jax.lax.conv': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
@@ -9889,7 +10018,9 @@ INDEX = {'format': 1,
                    'jax.numpy.dot': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
                    'jax.numpy.einsum': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
                    'jax.numpy.histogram': ('jax.scatter-add',),
+                   'jax.numpy.interp': ('jax.interp-backward',),
                    'jax.numpy.matmul': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
+                   'jax.numpy.ndarray.__getitem__': ('jax.getitem-backward',),
                    'jax.numpy.ndarray.at': ('jax.scatter-add',),
                    'jax.numpy.take': ('jax.gather-backward',),
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
@@ -9905,6 +10036,7 @@ INDEX = {'format': 1,
                        'torch.Tensor.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
                        'torch.Tensor.cummax': ('torch.cummax-cummin-backward',),
                        'torch.Tensor.cummin': ('torch.cummax-cummin-backward',),
+                       'torch.Tensor.cumprod': ('torch.cumprod',),
                        'torch.Tensor.cumsum': ('torch.cumsum', 'torch.inductor-scan'),
                        'torch.Tensor.cumsum_': ('torch.cumsum',),
                        'torch.Tensor.gather': ('torch.gather-backward',),
@@ -9962,6 +10094,7 @@ INDEX = {'format': 1,
                                          'torch.inductor-scatter-accumulate'),
                        'torch.cummax': ('torch.cummax-cummin-backward',),
                        'torch.cummin': ('torch.cummax-cummin-backward',),
+                       'torch.cumprod': ('torch.cumprod',),
                        'torch.cumsum': ('torch.cumsum', 'torch.inductor-scan'),
                        'torch.embedding': ('torch.embedding-backward',),
                        'torch.empty': ('torch.uninitialized-memory',),
@@ -11253,9 +11386,12 @@ INDEX = {'format': 1,
               'tensorflow': ('TCD', 'TDO', 'TDF', 'TDP', 'EOD')},
  'evidence': {'jax.dot-product-attention-cudnn': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.gather-backward': ((((0, 0, 11, 2), 'gpu'),), ()),
+              'jax.getitem-backward': ((((0, 0, 11, 2), 'gpu'),), ()),
+              'jax.interp-backward': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.scatter-add': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.segment-reductions': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.select-and-scatter': ((((0, 0, 11, 2), 'gpu'),), ()),
+              'jax.xla-autotuning': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.xla-gemm-conv-attention': ((((0, 0, 11, 2), 'gpu'),), ()),
               'nccl.allreduce-order': ((((0, 2, 28, 9), 'gpu'), ((0, 2, 11), 'gpu')), ()),
               'tf.adjust-contrast': ((),
@@ -11576,6 +11712,7 @@ INDEX = {'format': 1,
               'torch.cudnn-benchmark': ((((0, 2, 11), 'gpu'),), ()),
               'torch.cudnn-convolution': ((((0, 2, 11), 'gpu'),), ()),
               'torch.cummax-cummin-backward': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.cumprod': ((((0, 2, 11), 'gpu'),), ()),
               'torch.cumsum': ((((0, 2, 11), 'gpu'),),
                                ((0, 1, 13),
                                 (0, 1, 13, 1),
