@@ -5823,6 +5823,61 @@ INDEX = {'format': 1,
                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                                     'title': 'torch.use_deterministic_algorithms '
                                                                              'docstring, PyTorch 1.7.0'})},
+             'torch.aten-attention-forward-varlen': {'id': 'torch.aten-attention-forward-varlen',
+                                                     'framework': 'pytorch',
+                                                     'title': 'The aten attention kernels called directly '
+                                                              'with packed variable-length sequences '
+                                                              '(forward differs)',
+                                                     'device': 'gpu',
+                                                     'pass': 'both',
+                                                     'mechanism': 'other',
+                                                     'summary': 'On an H100 with PyTorch 2.11.0, the private '
+                                                                'ops '
+                                                                'torch.ops.aten._efficient_attention_forward '
+                                                                '(with cu_seqlens_q/cu_seqlens_k, packed '
+                                                                'variable-length sequences) and '
+                                                                'torch.ops.aten._flash_attention_forward '
+                                                                '(causal) gave 3 or 4 different results in 4 '
+                                                                'runs already in the forward pass by '
+                                                                'default, and 1 of 4 under '
+                                                                'torch.use_deterministic_algorithms(True); '
+                                                                'eager and compiled alike. The public '
+                                                                'scaled_dot_product_attention backward '
+                                                                'sources are torch.sdpa-efficient-backward '
+                                                                'and torch.sdpa-flash-backward; which part '
+                                                                'of these forward kernels differs is not '
+                                                                'established here.',
+                                                     'calls': (((),
+                                                                (('dropout_p', (0.0,)),
+                                                                 ('input.dtype', ('float',)))),),
+                                                     'status': (((0, 2, 11),
+                                                                 (0, 2, 12),
+                                                                 '>=2.11,<2.12',
+                                                                 ('PT_DET',),
+                                                                 False,
+                                                                 None,
+                                                                 'Operator sweep on the H100, PyTorch 2.11.0 '
+                                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T233513Z-pytorch-eager.json): '
+                                                                 'efficient attention forward and backward '
+                                                                 '(float32 and bfloat16) and flash attention '
+                                                                 'forward (bfloat16) differed by default and '
+                                                                 'were identical under PT_DET; flash '
+                                                                 'attention backward gave 1 of 4 in both '
+                                                                 'modes. The compiled sweep '
+                                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json) '
+                                                                 'saw the same. Other releases are unknown '
+                                                                 'until a sweep or a primary source covers '
+                                                                 'them.',
+                                                                 None,
+                                                                 None,
+                                                                 'fixes'),),
+                                                     'caused_by': (),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                                     'title': 'torch.use_deterministic_algorithms '
+                                                                              'docstring, PyTorch 2.11.0'},)},
              'torch.avg-pool3d-backward': {'id': 'torch.avg-pool3d-backward',
                                            'framework': 'pytorch',
                                            'title': 'AvgPool3d backward on CUDA',
@@ -10207,6 +10262,8 @@ INDEX = {'format': 1,
                                                         'torch.interpolate-linear-backward',
                                                         'torch.interpolate-trilinear-backward'),
                        'torch.nn.functional.upsample_bilinear': ('torch.interpolate-bilinear-backward',),
+                       'torch.ops.aten._efficient_attention_forward': ('torch.aten-attention-forward-varlen',),
+                       'torch.ops.aten._flash_attention_forward': ('torch.aten-attention-forward-varlen',),
                        'torch.put': ('torch.inductor-scatter-accumulate',
                                      'torch.put-accumulate-cpu',
                                      'torch.put-accumulate-cuda',
@@ -11615,6 +11672,7 @@ INDEX = {'format': 1,
                                                       (0, 2, 14),
                                                       (0, 2, 14, 1),
                                                       (0, 2, 15))),
+              'torch.aten-attention-forward-varlen': ((((0, 2, 11), 'gpu'),), ()),
               'torch.avg-pool3d-backward': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
                                              (0, 1, 13, 1),

@@ -46,7 +46,8 @@ def check(catalog: Catalog) -> None:
             if op not in params:
                 params[op] = sweepfile.params_for(data["framework"], op, catalog.root)
             call = sweepfile.case_call(case, data["suite"], params[op])
-            found = sweepfile.covering(records, data, case, call, params[op])
+            found = sweepfile.covering(records, data, case, call,
+                                      sweepfile.defaults_for(data["framework"], op, params[op], catalog.root))
             what = (f"cases[{i}] {op} ({case.get('pass')}, {case.get('dtype')}"
                     + (f", {', '.join(f'{k}={v!r}' for k, v in call.items())}" if call else "") + ")")
             version = sweepfile.version_of(data)

@@ -237,7 +237,8 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
             if op not in params:
                 params[op] = sweepfile.params_for(data["framework"], op, catalog.root)
             call = sweepfile.case_call(case, data["suite"], params[op])
-            for record, item in sweepfile.covering(candidates, data, case, call, params[op]):
+            for record, item in sweepfile.covering(candidates, data, case, call,
+                                                    sweepfile.defaults_for(data["framework"], op, params[op], catalog.root)):
                 reason = sweepfile.disagreement(case, [item])
                 out.append({
                     "source": record.id, "verifier": f"sweep:{data['suite']}", "env_id": env["env_id"],

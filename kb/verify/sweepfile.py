@@ -219,7 +219,10 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
 
 def kb_op(op: str) -> str:
     """The public name a record lists for a sweep's catalog name: the JAX sweep names each
-    indexed-update method (`jax.numpy.ndarray.at.add`), records name the `.at` property."""
+    indexed-update method (`jax.numpy.ndarray.at.add`), records name the `.at` property; an early
+    PyTorch sweep file wrote `torch.torch.ops.aten.X` for `torch.ops.aten.X`."""
+    if op.startswith("torch.torch."):  # an early sweep file spelled torch.ops.aten.* with the prefix twice
+        op = op[len("torch."):]
     head, _, method = op.rpartition(".")
     if head in ("jax.numpy.ndarray.at", "jax.Array.at") and method.isidentifier():
         return head
@@ -252,6 +255,14 @@ def params_for(framework: str, op: str, root: Path) -> tuple | None:
 
     fields = signatures.table(framework, str(root)).get(op)
     return None if fields is None else signatures.parse(fields)
+
+
+def defaults_for(framework: str, op: str, params: tuple | None, root: Path) -> tuple | None:
+    """The signature whose defaults complete a case's call: the op's own, else (a torch function the
+    inventory has no signature for, such as torch.put) the same-named Tensor method's."""
+    if params is not None or not op.startswith("torch.") or op.startswith("torch.Tensor."):
+        return params
+    return params_for(framework, "torch.Tensor." + op[len("torch."):], root)
 
 
 def passes(record_pass: str, case_pass: str) -> bool:
