@@ -450,6 +450,7 @@ def test_a_compiled_only_record_without_a_range_leaves_the_eager_answer(tmp_path
         assert any("compiled" in n and "no range for 2.12" in n for n in s.notes)
         c = kb.status("torch.cumsum", "2.12", call={"compiled": "inductor"})
         assert c.recipe is None  # unknown for a compiled call
-        assert kb.status("torch.cumsum", "2.11").recipe is None  # 2.11: the compiled source has no fix
+        s11 = kb.status("torch.cumsum", "2.11")  # 2.11: both apply, the compiled one with its replacement
+        assert s11.recipe == ("PT_DET", "PT_EAGER_OP") and s11.silent == ("torch.cumsum-compiled-sample",)
     finally:
         query.reset()
