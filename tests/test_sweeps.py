@@ -454,3 +454,27 @@ def test_a_compiled_only_record_without_a_range_leaves_the_eager_answer(tmp_path
         assert s11.recipe == ("PT_DET", "PT_EAGER_OP") and s11.silent == ("torch.cumsum-compiled-sample",)
     finally:
         query.reset()
+
+
+def test_nightly_merges_the_gpu_jobs_sweep_files(tmp_path: Path) -> None:
+    """CI: GPU jobs sweep into an artifact folder; the report job merges the files into data/sweeps
+    (byte copies, never over an existing file) and reports their new silent sources."""
+    from kb.nightly import sweep as nightly_sweep
+
+    root = make_project(tmp_path / "p", RECORDS, {SWEEP: sweep_doc("pytorch-eager", EAGER_CASES)})
+    tonight = sweep_doc("pytorch-eager", [_case("torch.cumsum", "silent", {"default": _mode(4), "switch": _mode(4)})])
+    tonight["environment"]["frameworks"]["pytorch"] = "2.12.0"
+    artifacts = tmp_path / "artifacts" / "h100-test"
+    artifacts.mkdir(parents=True)
+    text = json.dumps(tonight)
+    (artifacts / "2026-11-26T010000Z-pytorch-eager.json").write_text(text, encoding="utf-8")
+    (artifacts / "2026-11-26T010500Z-pytorch-compiled.json").write_text("{broken", encoding="utf-8")
+    step, written = nightly_sweep.merge_from(root, tmp_path / "artifacts")
+    target = root / "data/sweeps/h100-test/2026-11-26T010000Z-pytorch-eager.json"
+    assert written == [str(target)] and target.read_text(encoding="utf-8") == text
+    assert step["status"] == "partial" and "refused" in step["detail"]
+    assert [f["op"] for f in nightly_sweep.new_silent(root, root / "data/sweeps", written)] == ["torch.cumsum"]
+    assert nightly_sweep.merge_from(root, tmp_path / "artifacts")[1] == []  # never copied twice
+    # a GPU job writing to its artifact folder skips releases the checkout already swept
+    done = nightly_sweep.swept(root, root / "data/sweeps")
+    assert ("pytorch-eager", "2.12.0") in done

@@ -36,6 +36,10 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--no-verify", action="store_true", help="do not run the verifiers; compare existing run files")
     p.add_argument("--no-sweep", action="store_true", help="do not run the operator sweep for releases not swept yet")
     p.add_argument("--sweep-timeout", type=float, default=3600, help="seconds for each sweep suite (default 1 h)")
+    p.add_argument("--sweeps-dir", help="where the sweep writes its files (default data/sweeps; releases swept there or in "
+                                        "data/sweeps are not swept again)")
+    p.add_argument("--sweeps-from", help="merge the sweep files GPU jobs wrote (a folder of CI artifacts) into data/sweeps "
+                                         "instead of sweeping here; their new silent sources are reported first")
     p.add_argument("--no-links", action="store_true", help="do not refresh GitHub links")
     p.add_argument("--no-build", action="store_true", help="do not run `kb build`")
     p.add_argument("--links-base-url", default="https://api.github.com", help="GitHub API root (default %(default)s)")
@@ -62,6 +66,8 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         verify=not args.no_verify, links=not args.no_links, build=not args.no_build,
         base_url=args.links_base_url, stale_days=args.stale_days, verify_timeout=args.verify_timeout,
         probe_torch=not args.no_torch_probe, sweep=not args.no_sweep, sweep_timeout=args.sweep_timeout,
+        sweeps_dir=Path(args.sweeps_dir).resolve() if args.sweeps_dir else None,
+        sweeps_from=Path(args.sweeps_from).resolve() if args.sweeps_from else None,
     )
     body = nightly(opts)
     for item in body["regressions"]:

@@ -34,6 +34,7 @@ class Options:
     verify_args: tuple[str, ...] = ()   # more `kb verify` arguments (tests: one synthetic verifier, not all)
     sweep: bool = True                     # run the operator sweep for releases not swept yet
     sweeps_dir: Path | None = None         # default <root>/data/sweeps
+    sweeps_from: Path | None = None        # sweep files GPU jobs wrote (CI artifacts): merged, not run
     sweep_timeout: float = 3600
     sweep_args: tuple[str, ...] = ()
     now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
@@ -148,7 +149,10 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
 
     sweeps_dir = opts.sweeps_dir or root / SWEEPS_DIR
     written: list[str] = []
-    if opts.sweep:
+    if opts.sweeps_from is not None:
+        result, written = sweeps.merge_from(root, opts.sweeps_from)
+        steps.append(result)
+    elif opts.sweep:
         result, written = sweeps.step_sweep(root, sweeps_dir, environment["frameworks"], gpu["count"], _python_env(), progress.say,
                                             opts.sweep_timeout, opts.sweep_args)
         steps.append(result)
@@ -169,7 +173,7 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
     steps.append(step_build(opts) if opts.build else {"step": "build", "status": "skipped", "detail": "--no-build"})
     progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
 
-    silent = sweeps.new_silent(root, sweeps_dir, written) if written else []
+    silent = sweeps.new_silent(root, root / SWEEPS_DIR if opts.sweeps_from is not None else sweeps_dir, written) if written else []
     for item in silent:
         progress.say(f"NEW SILENT SOURCE {item['op']} ({item['suite']} {item['version']}, {item['pass']}, {item['dtype']}): "
                      f"differs under the switch without an error; covered by {item['covered_by']}", "bold red")
