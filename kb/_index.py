@@ -7423,43 +7423,104 @@ INDEX = {'format': 1,
                                                           'url': 'https://docs.pytorch.org/docs/2.11/generated/torch.linalg.ldl_solve.html',
                                                           'title': 'torch.linalg.ldl_solve, PyTorch 2.11 '
                                                                    'documentation'})},
+             'torch.inductor-logcumsumexp': {'id': 'torch.inductor-logcumsumexp',
+                                             'framework': 'pytorch',
+                                             'title': 'logcumsumexp compiled by TorchInductor (a cross-block '
+                                                      'scan), not fixed by the determinism switch',
+                                             'device': 'gpu',
+                                             'pass': 'both',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'Under torch.compile, Inductor generates a '
+                                                        'cross-block Triton scan for logcumsumexp too. On an '
+                                                        'H100 with PyTorch 2.11.0 the compiled op over 4M '
+                                                        'float32 elements gave 4 different results in 4 runs '
+                                                        'by default and again 4 of 4 under '
+                                                        'torch.use_deterministic_algorithms(True), forward '
+                                                        'and backward, with no error. Keeping it eager does '
+                                                        'not help, since the eager op is not fixed by the '
+                                                        'switch either (torch.logcumsumexp); no fix was '
+                                                        'verified under torch.compile.',
+                                             'calls': ((('torch.logcumsumexp', 'torch.Tensor.logcumsumexp'),
+                                                        (('compiled', ('inductor',)),
+                                                         ('input.dtype', ('float',)))),),
+                                             'status': (((0, 2, 11),
+                                                         (0, 2, 12),
+                                                         '>=2.11,<2.12',
+                                                         (),
+                                                         False,
+                                                         None,
+                                                         'Compiled operator sweeps on the H100, PyTorch '
+                                                         '2.11.0 '
+                                                         '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json, '
+                                                         'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T234806Z-pytorch-compiled.json, '
+                                                         'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T235108Z-pytorch-compiled.json): '
+                                                         'forward and backward 4 of 4 distinct by default '
+                                                         'and under PT_DET; the generated code has a '
+                                                         'cross-block scan; torch.compiler.disable (around '
+                                                         'the function or the op) and '
+                                                         'torch._inductor.config.deterministic=True all '
+                                                         'still gave 4 of 4. The CPU replacement of the '
+                                                         'eager record (PT_CPU_OP) was not measured under '
+                                                         'torch.compile. Other releases are unknown until a '
+                                                         'sweep or a primary source covers them.',
+                                                         None,
+                                                         None,
+                                                         'silent'),),
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                             'title': 'torch.use_deterministic_algorithms '
+                                                                      'docstring, PyTorch 2.11.0'},
+                                                            {'kind': 'issue',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'number': 190946,
+                                                             'title': 'cumsum appears non-deterministic '
+                                                                      'under torch.compile even when '
+                                                                      'use_deterministic_algorithms is '
+                                                                      'enabled',
+                                                             'state': 'closed',
+                                                             'url': 'https://github.com/pytorch/pytorch/issues/190946'})},
              'torch.inductor-scan': {'id': 'torch.inductor-scan',
                                      'framework': 'pytorch',
-                                     'title': 'Scans compiled by TorchInductor (cumsum, logcumsumexp), not '
+                                     'title': 'cumsum compiled by TorchInductor (a cross-block scan), not '
                                               'fixed by the determinism switch',
                                      'device': 'gpu',
                                      'pass': 'both',
                                      'mechanism': 'cuda-atomics',
                                      'summary': 'Under torch.compile, Inductor generates its own Triton scan '
-                                                'for cumsum and logcumsumexp, a split scan across blocks '
-                                                '(decoupled look-back) whose combination order depends on '
-                                                'block timing. On an H100 with PyTorch 2.11.0 the compiled '
-                                                'ops over 4M float32 elements gave 4 different results in 4 '
-                                                'runs by default and again 4 of 4 under '
+                                                'for cumsum, a split scan across blocks (decoupled '
+                                                'look-back) whose combination order depends on block timing. '
+                                                'On an H100 with PyTorch 2.11.0 the compiled cumsum over 4M '
+                                                'float32 elements gave 4 different results in 4 runs by '
+                                                'default and again 4 of 4 under '
                                                 'torch.use_deterministic_algorithms(True), forward and '
                                                 'backward, with no error. The eager cumsum is deterministic '
-                                                'under the switch (torch.cumsum); the compiled one is not.',
-                                     'calls': ((('torch.cumsum',
-                                                 'torch.Tensor.cumsum',
-                                                 'torch.logcumsumexp',
-                                                 'torch.Tensor.logcumsumexp'),
+                                                'under the switch (torch.cumsum); keeping the op eager '
+                                                'inside the compiled function fixes it.',
+                                     'calls': ((('torch.cumsum', 'torch.Tensor.cumsum'),
                                                 (('compiled', ('inductor',)), ('input.dtype', ('float',)))),),
                                      'status': (((0, 2, 11),
                                                  (0, 2, 12),
                                                  '>=2.11,<2.12',
-                                                 (),
+                                                 ('PT_EAGER_OP',),
                                                  False,
                                                  None,
-                                                 'Compiled operator sweep on the H100, PyTorch 2.11.0 '
-                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json): '
-                                                 'cumsum forward and backward, logcumsumexp forward and '
-                                                 'backward, 4 of 4 distinct by default and under PT_DET; the '
-                                                 'generated code has a cross-block scan. Neither candidate '
-                                                 'fix the sweep measured helped: torch.compiler.disable '
-                                                 'around the op and '
-                                                 'torch._inductor.config.deterministic=True both still gave '
-                                                 '4 of 4 under the switch, so no fix is known (NS). Issue '
-                                                 '190946 (2026-07-23) reports the same for cumsum; PR 191714 '
+                                                 'Compiled operator sweeps on the H100, PyTorch 2.11.0 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json, '
+                                                 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T234806Z-pytorch-compiled.json, '
+                                                 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T235108Z-pytorch-compiled.json): '
+                                                 'forward and backward 4 of 4 distinct by default and under '
+                                                 'PT_DET; the generated code has a cross-block scan. '
+                                                 'torch.compiler.disable(op) called inside the compiled '
+                                                 'function gave 1 of 4 under the switch (0.65x the time '
+                                                 'forward, 0.57x backward; '
+                                                 'data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T235108Z-pytorch-compiled.json); '
+                                                 'torch._inductor.config.deterministic=True still gave 4 of '
+                                                 '4. (The first two files measured torch.compiler.disable '
+                                                 'around the whole compiled function, which still gave 4 of '
+                                                 '4.) Issue 190946 (2026-07-23) reports the same; PR 191714 '
                                                  '(2026-07-31) disallows the split scan under '
                                                  'use_deterministic_algorithms, and the first release with '
                                                  'it is not confirmed. Other releases are unknown until a '
@@ -8121,7 +8182,7 @@ INDEX = {'format': 1,
                                                "75693); unlike cumsum's, it passes no nondeterministic alert "
                                                'in the 2.11.0 wheel, and the switch did not change its '
                                                'result.',
-                                    'calls': (((), (('input.dtype', ('float',)),)),),
+                                    'calls': (((), (('compiled', (None,)), ('input.dtype', ('float',)))),),
                                     'status': (((0, 2, 11),
                                                 (0, 2, 12),
                                                 '>=2.11,<2.12',
@@ -10109,7 +10170,7 @@ INDEX = {'format': 1,
                        'torch.Tensor.index_reduce_': ('torch.index-reduce',),
                        'torch.Tensor.index_select': ('torch.index-select-backward',),
                        'torch.Tensor.kthvalue': ('torch.kthvalue',),
-                       'torch.Tensor.logcumsumexp': ('torch.inductor-scan', 'torch.logcumsumexp'),
+                       'torch.Tensor.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
                        'torch.Tensor.matmul': ('torch.cublas-workspace',),
                        'torch.Tensor.median': ('torch.median-indices',),
                        'torch.Tensor.mm': ('torch.cublas-workspace',),
@@ -10145,6 +10206,7 @@ INDEX = {'format': 1,
                        'torch.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
                        'torch.compile': ('torch.inductor-autotuning',
                                          'torch.inductor-ldl-solve',
+                                         'torch.inductor-logcumsumexp',
                                          'torch.inductor-scan',
                                          'torch.inductor-scatter-accumulate'),
                        'torch.cummax': ('torch.cummax-cummin-backward',),
@@ -10169,7 +10231,7 @@ INDEX = {'format': 1,
                        'torch.index_select': ('torch.index-select-backward',),
                        'torch.kthvalue': ('torch.kthvalue',),
                        'torch.linalg.ldl_solve': ('torch.inductor-ldl-solve',),
-                       'torch.logcumsumexp': ('torch.inductor-scan', 'torch.logcumsumexp'),
+                       'torch.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
                        'torch.lu_solve': ('torch.lu-solve',),
                        'torch.masked.median': ('torch.median-indices',),
                        'torch.matmul': ('torch.cublas-workspace',),
@@ -11999,6 +12061,7 @@ INDEX = {'format': 1,
               'torch.index-select-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.inductor-autotuning': ((((0, 2, 11), 'gpu'),), ()),
               'torch.inductor-ldl-solve': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.inductor-logcumsumexp': ((((0, 2, 11), 'gpu'),), ()),
               'torch.inductor-scan': ((((0, 2, 11), 'gpu'),), ()),
               'torch.inductor-scatter-accumulate': ((((0, 2, 11), 'gpu'),), ()),
               'torch.interpolate-bicubic-backward': ((((0, 2, 11), 'gpu'),),
