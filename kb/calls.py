@@ -12,8 +12,12 @@ a fact such as `input.ndim` left out, or a parameter whose default is not a plai
 
 from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT, names, open_ended
 
-FACTS = ("input.ndim", "input.dtype", "backend")
+FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
 KINDS = ("float", "int", "bool", "complex")
+COMPILERS = ("inductor",)
+EAGER_FACTS = ("compiled",)
+"""Facts whose absence from a call is a value, not an unknown: a call that does not say
+`compiled` runs eagerly (None), as a parameter left out takes its default."""
 MAX_KEYS = 64
 MAX_TEXT = 200
 
@@ -49,6 +53,9 @@ def normalize(call: object) -> dict[str, object]:
             raise ValueError(f"call['input.ndim'] is the input's rank, a whole number >= 0, not {value!r}")
         if key == "input.dtype" and value not in KINDS:
             raise ValueError(f"call['input.dtype'] is a dtype kind: {', '.join(KINDS)}; not {value!r}")
+        if key == "compiled" and value is not None and value not in COMPILERS:
+            raise ValueError(f"call['compiled'] names the compiler the call runs under: {', '.join(COMPILERS)} "
+                             f"(torch.compile's default backend), or None for eager; not {value!r}")
         out[key] = value
     return out
 
@@ -107,6 +114,8 @@ def _member(value: object, values: tuple) -> bool:
 def _value(key: str, call: dict[str, object], defaults: dict[str, object] | None) -> tuple[bool, object]:
     if key in call:
         return True, call[key]
+    if key in EAGER_FACTS:
+        return True, None
     if key in FACTS or defaults is None:
         return False, None
     default = defaults.get(key, UNKNOWN_DEFAULT)
@@ -152,6 +161,8 @@ def _key_text(key: str, values: tuple) -> str:
     if key != "input.dtype" and values and all(isinstance(v, str) and v in KINDS for v in values):
         article = "an" if values[0][0] in "aeiou" else "a"
         return f"{key} is {article} {' or '.join(values)} tensor"
+    if key == "compiled":
+        return " or ".join("eager" if v is None else f"compiled with {v}" for v in values)
     if values == (None,):
         return f"{key} is not given"
     return f"{key} is {' or '.join(_show(v) for v in values)}"
@@ -178,6 +189,9 @@ def why_not(alternatives: tuple[Condition, ...], call: dict[str, object], defaul
             known, value = _value(key, call, defaults)
             if known and not _member(value, values):
                 given = "" if key in call else " (its default)"
-                seen.append(f"{key} is {_show(value)}{given}")
+                if key == "compiled":
+                    seen.append("the call runs eagerly" if value is None else f"the call is compiled with {value}")
+                else:
+                    seen.append(f"{key} is {_show(value)}{given}")
                 break
     return ", ".join(dict.fromkeys(seen))

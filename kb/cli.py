@@ -129,6 +129,9 @@ def _print_codes(console, codes) -> None:
             console.print(f"      {e(line)}", highlight=False)
 
 
+SILENT_NOTE = "NOT fixed by the deterministic switch"
+
+
 def _print_status(result) -> None:
     from rich.markup import escape as e
     from rich.table import Table
@@ -139,12 +142,19 @@ def _print_status(result) -> None:
     ]
     where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
     console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): {verdict}")
+    console.print("basis: " + {"verified": "verified: this call ran on this version and device (measured, below)",
+                               "static": "static: read from this release's wheels",
+                               "documented": "documented: the records' sources; not run for this call and version here",
+                               "unverified": "[yellow]unverified[/]: no known source, not verified"}[result.basis])
     if result.call is not None:
         shown = ", ".join(f"{k}={v!r}" for k, v in result.call.items()) or "defaults only"
         console.print(f"call: {e(shown)}")
     if result.depends_on_call:
         console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
                       "describe the call with --call KEY=VALUE")
+    silent = [n for n in result.notes if SILENT_NOTE in n] if result.silent else []
+    for note in silent:  # first: what a user who set the switch still leaks
+        console.print(f"[red]warning:[/] {e(note)}")
     if result.recipe:
         console.print("recipe: " + " + ".join(result.recipe) + " (apply all, in this order)")
         _print_codes(console, result.recipe)
@@ -157,19 +167,23 @@ def _print_status(result) -> None:
     if result.batch_invariant is False:
         console.print("[yellow]not batch invariant:[/] results can change with batch size or concurrent requests")
     for note in result.notes:
+        if note in silent:
+            continue
         console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
-        console.print("no known source of non-determinism for this op")
+        console.print("no known source of non-determinism for this op" +
+                      (" (not verified: nobody ran it)" if result.basis == "unverified" else ""))
         return
     table = Table(show_lines=False)
     conditioned = any(source.condition for source in result.sources)
-    columns = ("source", "range", "state", "solutions", "raises") + (("applies when",) if conditioned else ())
+    columns = ("source", "range", "state", "switch", "solutions", "raises") + (("applies when",) if conditioned else ())
     for column in columns:
         table.add_column(column, overflow="fold")
     for source in result.sources:
         state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
         codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
-        row = [e(source.id), e(source.versions or "-"), state, codes, e(source.raises or "")]
+        switch = {"fixes": "fixes", "raises": "raises", "silent": "[red]no effect[/]"}.get(source.switch or "", "")
+        row = [e(source.id), e(source.versions or "-"), state, switch, codes, e(source.raises or "")]
         if conditioned:
             when = source.condition or "every call"
             if source.condition and source.applies is True:
@@ -189,6 +203,10 @@ def _print_status(result) -> None:
             console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
         if source.caused_by:
             console.print(f"[dim]{e(source.id)}:[/] caused by {e(', '.join(source.caused_by))} (ask kb status <id> <library version>)")
+    for evidence in result.verified[:8]:
+        console.print(f"[dim]measured:[/] {e(str(evidence))}")
+    if len(result.verified) > 8:
+        console.print(f"[dim]measured:[/] and {len(result.verified) - 8} more (--json lists them all)")
     for static in result.static:
         console.print(f"[dim]{e(static.source)}:[/] read from the released wheel: {e(str(static))}")
     if result.references:

@@ -24,13 +24,30 @@ from kb.versions import compile_range, release_key
 FORMAT = 1
 
 
-def _ranges(items: list[schema.Range]) -> tuple:
+def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
     out = []
     for item in items:
         lo, hi = compile_range(item.versions)
         out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note,
-                    item.batch_invariant, _when(item.when) if item.when is not None else None))
+                    item.batch_invariant, _when(item.when) if item.when is not None else None,
+                    switch_effect(item, framework)))
     return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
+
+
+def switch_effect(item: schema.Range, framework: str) -> str | None:
+    """What the framework's determinism switch does for a source in this range: the range's own
+    `switch:`, else derived: `raises` where requesting determinism raises, `fixes` where a switch
+    code (schema.SWITCHES) is among the solutions, None where nothing says (deterministic by
+    default, no switch in this framework, or a solution that is not the switch)."""
+    if item.switch is not None:
+        return item.switch
+    if item.deterministic:
+        return None
+    if item.raises:
+        return "raises"
+    if set(item.solutions) & set(schema.SWITCHES.get(framework, ())):
+        return "fixes"
+    return None
 
 
 def _when(when: dict[str, list[Any]]) -> tuple:
@@ -109,13 +126,13 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "notes": record.notes,
             "ops": tuple(record.ops),
             "aliases": tuple(record.aliases),
-            "status": _ranges(record.status),
+            "status": _ranges(record.status, record.framework),
             "caused_by": tuple(record.caused_by),
-            "distributions": {name: _ranges(items) for name, items in sorted(record.distributions.items())},
+            "distributions": {name: _ranges(items, record.framework) for name, items in sorted(record.distributions.items())},
             "disputes": tuple(
                 {
                     "claim": d.claim,
-                    "status": _ranges(d.status),
+                    "status": _ranges(d.status, record.framework),
                     "resolution": d.resolution,
                     "references": tuple(reference(r, links, live) for r in d.references),
                 }
@@ -151,6 +168,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "sources": sources,
         "names": {fw: {n: tuple(ids) for n, ids in sorted(table.items())} for fw, table in sorted(names.items())},
         "registries": registries,
+        "switches": {fw: codes for fw, codes in sorted(schema.SWITCHES.items())},
         "params": _params(catalog, sources),
         **merged_runs(catalog),
         **merged_static(catalog),

@@ -97,12 +97,18 @@ class SourceStatus(_Frozen):
     `condition` the same as one readable line. `applies` is True when the call satisfies it
     (or there is none), None when the call leaves it undecided; `depends_on` names what the
     call would have to say to decide it (docs/calls.md).
+
+    `switch` says what the framework's determinism switch (torch.use_deterministic_algorithms,
+    XLA's deterministic-ops flag, enable_op_determinism) does for this source in the matched
+    range: "fixes", "raises", "silent" (it runs without an error and results still differ: the
+    switch is never the fix, `solutions` holds what is), or None (nothing known, or not
+    applicable).
     """
 
     __slots__ = _fields = (
         "id", "title", "mechanism", "pass_", "summary", "versions", "deterministic",
         "solutions", "raises", "note", "disputed", "batch_invariant", "caused_by",
-        "when", "condition", "applies", "depends_on",
+        "when", "condition", "applies", "depends_on", "switch",
     )
 
 
@@ -111,18 +117,26 @@ class Status(_Frozen):
 
     `call` is the call as given (None: unknown); `depends_on_call` is True when the answer
     would change with the call (an applying source has a condition the call leaves open);
-    `excluded` names the sources the call rules out (the reason is in `notes`).
+    `excluded` names the sources the call rules out (the reason is in `notes`); `silent` names
+    the applying sources that stay non-deterministic under the framework's determinism switch
+    without an error (their fix, if any, is in their `solutions`; never the switch).
+
+    `basis` says how the answer is known: "verified" (evidence of a run on the queried device,
+    for this version and call: a verifier or a sweep case, in `verified`), "static" (read from
+    this release's wheels, in `static`), "documented" (the records' sources only), "unverified"
+    (no record and no evidence: `deterministic` is True because no source is known, which is
+    not the same as having checked; the text says "no known source, not verified").
     """
 
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
         "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
-        "call", "depends_on_call", "excluded", "static",
+        "call", "depends_on_call", "excluded", "static", "silent", "basis",
     )
 
     def __str__(self) -> str:
         if self.deterministic is True:
-            verdict = "deterministic"
+            verdict = "deterministic" + (": no known source, not verified" if self.basis == "unverified" else "")
         elif self.deterministic is False:
             verdict = "NOT deterministic"
             conditions = [s.condition for s in self.sources if s.deterministic is False]
@@ -135,6 +149,8 @@ class Status(_Frozen):
             line += "; fix: " + " + ".join(self.recipe)
         elif self.deterministic is False and self.recipe is None:
             line += "; no known solution in this version"
+        if self.silent:
+            line += "; NOT fixed by the deterministic switch: " + ", ".join(self.silent)
         return line
 
 
@@ -165,11 +181,15 @@ class Evidence(_Frozen):
     is that person's note once read (the record's verify.reviewed), else None. `op` and
     `call` are the case that ran (the op as called and its call facts, docs/calls.md); None
     for runs made before verifiers checked cases, which speak for no particular call.
+
+    `sweep` is None for a verifier's run; for a case of an operator sweep (data/sweeps/,
+    verifier `sweep:<suite>`) it holds the suite, the case id, its class (same, fixed, raises,
+    silent), pass and exact dtype, and the replacement fixes the sweep measured.
     """
 
     __slots__ = _fields = (
         "source", "verifier", "env_id", "date", "file", "gpu", "gpu_count", "driver", "cuda", "cudnn",
-        "framework", "version", "device", "n", "modes", "contradicts", "reviewed", "op", "call",
+        "framework", "version", "device", "n", "modes", "contradicts", "reviewed", "op", "call", "sweep",
     )
 
     def __str__(self) -> str:
@@ -178,6 +198,8 @@ class Evidence(_Frozen):
         case = ""
         if self.op:
             case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"
+        if self.sweep:
+            case += f" sweep {self.sweep['suite']} ({self.sweep['pass']}, {self.sweep['dtype']}): {self.sweep['class']}"
         return f"{self.source}{case} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
 
 

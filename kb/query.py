@@ -258,6 +258,11 @@ def _resolve(op: str, framework: str | None, idx: dict) -> tuple[str, tuple[str,
     """Return (framework, source ids) for an op, or raise UnknownOpError."""
     record = idx["sources"].get(op)
     if record is not None and (framework is None or framework == record["framework"]):
+        # A record id that is also an op name (torch.cumsum) answers for the op: every record that
+        # lists it (a compiled-kernel record beside the eager one), not the namesake record alone.
+        named = idx["names"].get(record["framework"], {}).get(op)
+        if named and op in named:
+            return record["framework"], named
         return record["framework"], (op,)
     inferred = framework or _infer_framework(op, idx)
     if inferred is None:
@@ -312,6 +317,7 @@ def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool 
     matched, codes, deterministic, raises, note, invariant = (
         entry[2:8] if entry else (None, (), None, None, None, None)
     )
+    switch = entry[9] if entry is not None and len(entry) > 9 else None
     return SourceStatus(
         id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
         summary=source["summary"], versions=matched,
@@ -320,7 +326,7 @@ def _make(source: dict, entry: tuple | None, alternatives: tuple, applies: bool 
         disputed=tuple(d["claim"] for d in source["disputes"]),
         batch_invariant=invariant, caused_by=source["caused_by"],
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
-        applies=applies, depends_on=depends,
+        applies=applies, depends_on=depends, switch=switch,
     )
 
 
@@ -614,6 +620,13 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
         else:
             made = None
         if entry is None:
+            if made is not None and made.applies is None and call is None and _compiled_only(alternatives):
+                # A record of compiled kernels with nothing known for this version: listed (it may
+                # apply under torch.compile), but an eager answer is not made unknown by it.
+                notes.append(f"{source['id']} (calls under torch.compile only) has no range for {version}: unknown "
+                             "for compiled calls; ask with call={'compiled': 'inductor'}")
+                per_source.append(made)
+                continue
             any_unknown = unclaimed = True
             per_source.append(made or unknown)
         else:
@@ -639,15 +652,38 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     solutions = _union(needs, idx)
     recipe = None if (any_unsolved or any_unknown) else _recipe(needs, idx)
     kept = prepared if not excluded else tuple(p for p in prepared if p[0]["id"] not in excluded)
+    silent = tuple(s.id for s in per_source if s.deterministic is False and s.switch == "silent")
+    if silent:
+        notes.extend(_silent_notes(per_source, framework, idx))
+    verified = _verified(kept, key, device, idx, call, defaults, None if excluded else prepared_ids)
+    static = () if distribution else _static(prepared, key, version, idx, prepared_ids)
+    basis = "verified" if verified else "static" if static else "documented" if ids else "unverified"
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=recipe, sources=tuple(per_source),
-        references=references, verified=_verified(kept, key, device, idx, call, defaults, None if excluded else prepared_ids),
+        references=references, verified=verified,
         notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
-        static=() if distribution else _static(prepared, key, version, idx, prepared_ids),
+        static=static, silent=silent, basis=basis,
     )
+
+
+def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:
+    """One line per source the determinism switch does not fix (docs/records.md, `switch`)."""
+    switch = " / ".join(idx.get("switches", {}).get(framework, ())[:1]) or "the determinism switch"
+    out = []
+    for s in per_source:
+        if s.deterministic is False and s.switch == "silent":
+            fix = ("what does: " + " or ".join(s.solutions)) if s.solutions else "no known fix (NS)"
+            out.append(f"{s.id} is NOT fixed by the deterministic switch ({switch}): results still differ under it, "
+                       f"with no error; {fix}")
+    return out
+
+
+def _compiled_only(alternatives: tuple) -> bool:
+    """Every alternative requires a compiled call (`compiled` without None among its values)."""
+    return all(any(key == "compiled" and None not in values for key, values in alt) for alt in alternatives)
 
 
 _evidence: dict[str, tuple] = {}
@@ -716,7 +752,9 @@ def _case_agrees(evidence: Evidence, call: dict, defaults: dict | None) -> bool:
     """A case speaks for a call when no fact the call states (or defaults) differs from it."""
     case = evidence.call
     if case is None:
-        return True
+        return call.get("compiled") is None  # runs before cases: eager calls
+    if case.get("compiled") != call.get("compiled"):  # absent = eager, on both sides
+        return False
     for key, value in case.items():
         if key in call:
             if not calls.same(call[key], value):

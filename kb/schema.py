@@ -118,12 +118,27 @@ Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field
 
 # --- source records -----------------------------------------------------------------
 
-CALL_FACTS = ("input.ndim", "input.dtype", "backend")
-"""Call facts that are not parameters: the first tensor argument's rank and dtype kind, and
-the backend a framework picks at run time (docs/calls.md)."""
+CALL_FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
+"""Call facts that are not parameters: the first tensor argument's rank and dtype kind, the
+backend a framework picks at run time, and the compiler the call runs under (`compiled:
+inductor`; absent from a call = eager) (docs/calls.md)."""
 DTYPE_KINDS = ("float", "int", "bool", "complex")
+COMPILERS = ("inductor",)
+"""Values of the `compiled` call fact: the compiler backend whose generated kernels run the op
+(`torch.compile`'s default backend is Inductor). `null` in a condition means eager."""
 
-CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|backend|[A-Za-z_][A-Za-z0-9_]*)$")]
+SWITCHES: dict[str, tuple[str, ...]] = {
+    "pytorch": ("PT_DET", "PT_DETW", "PT_SETDET", "PT_INDUCTOR_DET"),
+    "jax": ("XLA_DET", "XLA_EXCL"),
+    "tensorflow": ("TCD", "TDO", "TDF", "TDP", "EOD"),
+}
+"""Each framework's determinism switch (the codes that request deterministic kernels
+framework-wide: torch.use_deterministic_algorithms, XLA's deterministic-ops flags,
+TF_DETERMINISTIC_OPS / enable_op_determinism). A range's `switch:` says what it does for the
+source; a range with `switch: silent` may not list any of these as a solution (KB020)."""
+SwitchEffect = Literal["fixes", "raises", "silent"]
+
+CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|backend|compiled|[A-Za-z_][A-Za-z0-9_]*)$")]
 CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
@@ -136,6 +151,8 @@ def _check_when(when: dict[str, list[object]]) -> None:
             raise ValueError("when.input.ndim takes whole numbers (the input's rank)")
         if key == "input.dtype" and not all(v in DTYPE_KINDS for v in values):
             raise ValueError(f"when.input.dtype takes dtype kinds: {', '.join(DTYPE_KINDS)}")
+        if key == "compiled" and not all(v is None or v in COMPILERS for v in values):
+            raise ValueError(f"when.compiled takes a compiler ({', '.join(COMPILERS)}) or null (eager)")
 
 
 class CallPattern(_Model):
@@ -181,6 +198,14 @@ class Range(_Model):
         description="True when results do not change with batch size or concurrent requests here; "
         "False when they do (run-to-run deterministic or not); None when no source says.",
     )
+    switch: SwitchEffect | None = Field(
+        None,
+        description="What the framework's determinism switch (schema.SWITCHES: PT_DET, XLA_DET, EOD, ...) does "
+        "for this source here: `fixes` (it is listed among the solutions), `raises` (requesting determinism "
+        "raises: give `raises:`), or `silent`: the switch runs without an error and the results still differ, "
+        "so the switch is never offered as the fix (solutions: a replacement that was verified, or none = NS). "
+        "Left out: derived (`raises:` given -> raises; a switch code in solutions -> fixes).",
+    )
     note: Text | None = None
     when: When | None = Field(
         None,
@@ -198,6 +223,12 @@ class Range(_Model):
             raise ValueError("a range that is deterministic by default cannot also raise")
         if len(set(self.solutions)) != len(self.solutions):
             raise ValueError("solutions lists a code twice")
+        if self.switch is not None and self.deterministic:
+            raise ValueError("a range that is deterministic by default has no switch effect; drop switch:")
+        if self.switch == "silent" and self.raises:
+            raise ValueError("switch: silent means the switch raises nothing; drop raises: or say switch: raises")
+        if self.switch == "raises" and not self.raises:
+            raise ValueError("switch: raises needs raises: (the exception requesting determinism raises)")
         return self
 
 
@@ -214,8 +245,9 @@ class Review(_Model):
     """A person's reading of a flagged run (KB015): the run file stays as written, and this says
     why it does not change the record, so the warning stops repeating what was already read."""
 
-    run: Annotated[str, StringConstraints(pattern=r"^data/runs/[^/]+/[^/]+\.yaml$")] = Field(
-        description="The flagged run file, relative to the project root (data/runs/<env-id>/<stamp>.yaml)."
+    run: Annotated[str, StringConstraints(pattern=r"^data/(?:runs/[^/]+/[^/]+\.yaml|sweeps/[^/]+/[^/]+\.json)$")] = Field(
+        description="The flagged run file, relative to the project root (data/runs/<env-id>/<stamp>.yaml), or a "
+        "sweep file (data/sweeps/<env-id>/<stamp>-<suite>.json) whose finding this record disagrees with (KB021)."
     )
     note: Text = Field(description="Why the contradiction does not change the record (cite what does).")
 

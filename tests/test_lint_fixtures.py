@@ -28,6 +28,8 @@ TARGETS = {
     "runs-contradicts-record": "data/runs/h100-test/2026-11-22T234000Z.yaml",
     "static-unclaimed-alert": "data/runs/static-tensorflow/2.1.0.yaml",
     "static-range-disagrees": "data/runs/static-tensorflow/2.1.0.yaml",
+    # a sweep evidence file is JSON; the fixture is named .yaml like the others and copied to its place
+    "sweeps-undocumented-source": "data/sweeps/h100-test/2026-11-25T230000Z-pytorch-eager.json",
 }
 
 
@@ -110,6 +112,10 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     # the mini record claims the alert SampleOp; the 2.1.0 wheel holds it, so the range '>=2.1' must raise
     "static-range-disagrees": [(R, "KB017", 21)],
     "static-unclaimed-alert": [("data/runs/static-tensorflow/2.1.0.yaml", "KB018", 1)],
+    # switch: silent, yet the switch (TDO) is listed as the fix
+    "switch-silent-lists-the-switch": [(R, "KB020", 14)],
+    # a silent case of an op no record covers: an undocumented source
+    "sweeps-undocumented-source": [("data/sweeps/h100-test/2026-11-25T230000Z-pytorch-eager.json", "KB021", 1)],
 }
 
 

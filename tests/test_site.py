@@ -22,7 +22,8 @@ def test_same_data_same_bytes() -> None:
     assert first == second
     # Timestamps may appear only where the inputs hold them (run files' `created`, the nightly
     # report's when this checkout has one), never the clock's.
-    inputs = list((ROOT / "data" / "runs").rglob("*.yaml")) + [p for p in [nightly.report_path(ROOT)] if p.is_file()]
+    inputs = list((ROOT / "data" / "runs").rglob("*.yaml")) + list((ROOT / "data" / "sweeps").rglob("*.json"))
+    inputs += [p for p in [nightly.report_path(ROOT)] if p.is_file()]
     from_data = {m for f in inputs for m in re.findall(r"20\d\d-\d\d-\d\dT\d\d:\d\d", f.read_text())}
     for text in first.values():
         if not text.startswith("{"):

@@ -94,12 +94,12 @@ def test_run_files_are_new_atomic_files(tmp_path, monkeypatch) -> None:
 
 
 def _copy(tmp_path: Path) -> Path:
-    """The project's data without its run files, except those a record's verify.reviewed names
-    (a review naming a missing run file is itself a finding)."""
+    """The project's data without its run and sweep files, except the run files a record's
+    verify.reviewed names (a review naming a missing run file is itself a finding)."""
     import re
 
     root = tmp_path / "kb"
-    shutil.copytree(ROOT / "data", root / "data", ignore=shutil.ignore_patterns("runs"))
+    shutil.copytree(ROOT / "data", root / "data", ignore=shutil.ignore_patterns("runs", "sweeps"))
     for path in (ROOT / "data" / "sources").rglob("*.yaml"):
         for name in re.findall(r"^\s+- run: (data/runs/\S+\.yaml)$", path.read_text(), re.M):
             (root / name).parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,8 @@ examples:
 
 Steps: detect the environment (GPU via nvidia-smi or torch.cuda; installed frameworks),
 `kb verify --json --out data/runs` (reported "not available" if this build has none), `kb
+verify --sweep SUITE --out data/sweeps` for each installed PyTorch/JAX release not swept yet
+("sweep not available" if this build has no sweep; new silent sources are reported first), `kb
 links refresh`, `kb build`, then compare each environment's newest run file with its previous
 one and write reports/nightly.md and reports/nightly.json (atomically). `kb site` shows the
 JSON as the site's "Nightly report" page.
@@ -32,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--runs-dir", help="where run files live (default data/runs)")
     p.add_argument("--report-dir", help="where nightly.md and nightly.json go (default reports)")
     p.add_argument("--no-verify", action="store_true", help="do not run the verifiers; compare existing run files")
+    p.add_argument("--no-sweep", action="store_true", help="do not run the operator sweep for releases not swept yet")
+    p.add_argument("--sweep-timeout", type=float, default=3600, help="seconds for each sweep suite (default 1 h)")
+    p.add_argument("--sweeps-dir", help="where the sweep writes its files (default data/sweeps; releases swept there or in "
+                                        "data/sweeps are not swept again)")
+    p.add_argument("--sweeps-from", help="merge the sweep files GPU jobs wrote (a folder of CI artifacts) into data/sweeps "
+                                         "instead of sweeping here; their new silent sources are reported first")
     p.add_argument("--no-links", action="store_true", help="do not refresh GitHub links")
     p.add_argument("--no-build", action="store_true", help="do not run `kb build`")
     p.add_argument("--links-base-url", default="https://api.github.com", help="GitHub API root (default %(default)s)")
@@ -57,13 +65,19 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         report_dir=Path(args.report_dir).resolve() if args.report_dir else None,
         verify=not args.no_verify, links=not args.no_links, build=not args.no_build,
         base_url=args.links_base_url, stale_days=args.stale_days, verify_timeout=args.verify_timeout,
-        probe_torch=not args.no_torch_probe,
+        probe_torch=not args.no_torch_probe, sweep=not args.no_sweep, sweep_timeout=args.sweep_timeout,
+        sweeps_dir=Path(args.sweeps_dir).resolve() if args.sweeps_dir else None,
+        sweeps_from=Path(args.sweeps_from).resolve() if args.sweeps_from else None,
     )
     body = nightly(opts)
     for item in body["regressions"]:
         print(f"regression: {item['source']} on {item['env']} (mode {item['mode']}, {item['kind']}): {item['detail']}",
               file=sys.stderr)
-    print(f"{len(body['regressions'])} regression(s), {len(body['newly_differ'])} newly differing, "
+    for item in body.get("new_silent", []):
+        print(f"new silent source: {item['op']} ({item['suite']} {item['version']}, {item['pass']}, {item['dtype']}): "
+              f"differs under the switch without an error; covered by {item['covered_by']}", file=sys.stderr)
+    print(f"{len(body.get('new_silent', []))} new silent source(s), "
+          f"{len(body['regressions'])} regression(s), {len(body['newly_differ'])} newly differing, "
           f"{len(body['newly_confirmed'])} newly confirmed, {len(body['link_changes'])} link change(s), "
           f"{len(body['stale'])} stale record(s)")
     return 1 if body["regressions"] else 0

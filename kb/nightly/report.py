@@ -70,6 +70,15 @@ def markdown(report: dict[str, Any]) -> str:
         f"GPU {gpu['name'] + ' x' + str(gpu['count']) if gpu['count'] else 'none'}; {fw}. "
         f"Wall time {report['wall_s']:.1f} s.\n",
         f"**{len(report['regressions'])} regression(s).**" + (" Exit code 1." if report["regressions"] else "") + "\n",
+    ]
+    if report.get("new_silent"):
+        lines += [
+            f"## New silent sources ({len(report['new_silent'])})\n",
+            "Found by tonight's sweep: results differ **under the determinism switch, without an error**, and no "
+            "earlier sweep of the suite had found it. A user who set the switch is not protected from these.\n",
+            _table(report["new_silent"], ["op", "suite", "version", "pass", "dtype", "call", "covered_by", "file"]),
+        ]
+    lines += [
         "## Steps\n",
         _table(report["steps"], ["step", "status", "detail"]),
     ]

@@ -32,6 +32,11 @@ class Options:
     verify_timeout: float = 6 * 3600
     probe_torch: bool = True
     verify_args: tuple[str, ...] = ()   # more `kb verify` arguments (tests: one synthetic verifier, not all)
+    sweep: bool = True                     # run the operator sweep for releases not swept yet
+    sweeps_dir: Path | None = None         # default <root>/data/sweeps
+    sweeps_from: Path | None = None        # sweep files GPU jobs wrote (CI artifacts): merged, not run
+    sweep_timeout: float = 3600
+    sweep_args: tuple[str, ...] = ()
     now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
 
 
@@ -119,7 +124,7 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
     progress = progress or Progress()
     root = opts.root
     runs_dir = opts.runs_dir or root / compare.RUNS_DIR
-    total = 5
+    total = 6
     steps: list[dict[str, Any]] = []
 
     progress.step(1, total, "environment")
@@ -138,7 +143,24 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
         steps.append({"step": "verify", "status": "skipped", "detail": "--no-verify"})
     progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
 
-    progress.step(3, total, "links", opts.base_url if opts.links else "")
+    progress.step(3, total, "sweep")
+    from kb.nightly import sweep as sweeps
+    from kb.verify.sweepfile import SWEEPS_DIR
+
+    sweeps_dir = opts.sweeps_dir or root / SWEEPS_DIR
+    written: list[str] = []
+    if opts.sweeps_from is not None:
+        result, written = sweeps.merge_from(root, opts.sweeps_from)
+        steps.append(result)
+    elif opts.sweep:
+        result, written = sweeps.step_sweep(root, sweeps_dir, environment["frameworks"], gpu["count"], _python_env(), progress.say,
+                                            opts.sweep_timeout, opts.sweep_args)
+        steps.append(result)
+    else:
+        steps.append({"step": "sweep", "status": "skipped", "detail": "--no-sweep"})
+    progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
+
+    progress.step(4, total, "links", opts.base_url if opts.links else "")
     changes: list[dict[str, Any]] = []
     if opts.links:
         result, changes = step_links(opts)
@@ -147,11 +169,16 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
         steps.append({"step": "links", "status": "skipped", "detail": "--no-links"})
     progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
 
-    progress.step(4, total, "build")
+    progress.step(5, total, "build")
     steps.append(step_build(opts) if opts.build else {"step": "build", "status": "skipped", "detail": "--no-build"})
     progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
 
-    progress.step(5, total, "compare", compare.RUNS_DIR)
+    silent = sweeps.new_silent(root, root / SWEEPS_DIR if opts.sweeps_from is not None else sweeps_dir, written) if written else []
+    for item in silent:
+        progress.say(f"NEW SILENT SOURCE {item['op']} ({item['suite']} {item['version']}, {item['pass']}, {item['dtype']}): "
+                     f"differs under the switch without an error; covered by {item['covered_by']}", "bold red")
+
+    progress.step(6, total, "compare", compare.RUNS_DIR)
     by_env, problems = compare.load_runs(root, runs_dir)
     result = compare.compare_all(by_env, root)
     now = opts.now()
@@ -167,6 +194,7 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
         "created": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "environment": environment,
         "steps": steps,
+        "new_silent": silent,
         "skipped": skipped,
         "regressions": result.regressions,
         "newly_differ": result.newly_differ,

@@ -24,8 +24,9 @@ def _ranges(ranges: tuple) -> list[dict]:
     return [
         {"lo": model.key_list(lo), "hi": model.key_list(hi), "versions": text, "solutions": list(codes),
          "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant,
-         "when": None if when is None else {key: list(values) for key, values in when}}
-        for lo, hi, text, codes, det, raises, note, invariant, when in ranges
+         "when": None if when is None else {key: list(values) for key, values in when},
+         "switch": rest[0] if rest else None}
+        for lo, hi, text, codes, det, raises, note, invariant, when, *rest in ranges
     ]
 
 

@@ -36,6 +36,7 @@ PAGE = "nightly.md"
 
 # (report key, columns); the first column of each is shown as a record or link cell.
 ROW_SECTIONS: dict[str, tuple[str, ...]] = {
+    "new_silent": ("op", "suite", "version", "pass", "dtype", "call", "covered_by", "file"),
     "steps": ("step", "status", "detail"),
     "regressions": ("source", "env", "mode", "kind", "detail", "run"),
     "newly_differ": ("source", "env", "version", "device", "detail"),

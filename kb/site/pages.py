@@ -23,13 +23,14 @@ HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "p
 
 def _ranges(ranges: tuple) -> list[dict]:
     out = []
-    for _lo, _hi, text, codes, det, raises, note, _invariant, when in ranges:
+    for _lo, _hi, text, codes, det, raises, note, _invariant, when, *rest in ranges:
         state = "ok" if det else ("fix" if codes else "ns")
+        switch = rest[0] if rest else None
         if when:
             only = f"Only for calls where {calls.text((when,))}."
             note = f"{only} {note}" if note else only
         out.append({"versions": text, "state": state, "state_text": words.sentence(state, codes, {}), "solutions": codes,
-                    "raises": raises, "note": note})
+                    "raises": raises, "note": note, "switch": switch})
     return out
 
 
@@ -92,6 +93,23 @@ def _runs_for(index: dict, source_id: str) -> list[dict]:
             "device": run.get("device", ""), "modes": modes,
         })
     return out
+
+
+def silent_sources(index: dict, framework: str | None = None) -> list[dict]:
+    """Sources the framework's determinism switch does not fix (a range with `switch: silent`):
+    what a setup that set the switch still leaks, listed first on the home page and on each
+    framework's status page."""
+    out = []
+    for sid, source in index["sources"].items():
+        if framework is not None and source["framework"] != framework:
+            continue
+        for entry in source["status"]:
+            if len(entry) > 9 and entry[9] == "silent" and not entry[4]:
+                conditions = [c["text"] for c in call_conditions(source) if c["text"] != "any call"]
+                out.append({"id": sid, "title": source["title"], "framework": source["framework"],
+                            "framework_name": words.name(source["framework"]), "versions": entry[2],
+                            "solutions": list(entry[3]), "condition": "; or ".join(conditions)})
+    return sorted(out, key=lambda x: (words.ORDER.index(x["framework"]) if x["framework"] in words.ORDER else 99, x["id"]))
 
 
 def source_page(catalog: Catalog, index: dict, source: dict) -> str:
@@ -219,6 +237,7 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str] | Callable[[]
     out["index.md"] = render(
         "site/home.md.j2", latest=latest, as_of=model.latest_date(catalog), frameworks=fws, names=names,
         n_sources=len(index["sources"]), n_solutions=len(index["solutions"]), n_links=len(catalog.links),
+        silent=silent_sources(index), solutions=index["solutions"],
     )
     out["stack.md"] = render("site/stack.md.j2", frameworks=fws, names=names)
     for fw in fws:
@@ -226,6 +245,7 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str] | Callable[[]
         out[f"frameworks/{fw}.md"] = render(
             "site/framework.md.j2", framework=fw, fw_name=words.name(fw), matrix=matrix.matrix(catalog, index, fw),
             ngc=ngc if ngc["rows"] and ngc["columns"] else None, recipes=blocks.get(fw, []),
+            silent=silent_sources(index, fw), solutions=index["solutions"],
         )
     groups = [(words.name(fw), sorted(model.sources_of(index, fw), key=lambda s: s["title"].lower())) for fw in fws]
     out["sources/index.md"] = render("site/sources.md.j2", groups=groups)

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-FACTS = ("input.ndim", "input.dtype", "backend")
-"""Call facts a case may leave out; a condition on a missing fact cannot be decided."""
+FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
+"""Call facts a case may leave out; a condition on a missing fact cannot be decided, except
+`compiled`, whose absence means eager (None), as in a query (kb/calls.py)."""
 
 
 def _get(obj: Any, key: str) -> Any:
@@ -32,10 +33,10 @@ def holds(when: Mapping[str, list] | None, call: Mapping[str, Any]) -> bool | No
         return True
     unknown = False
     for key, values in when.items():
-        if key not in call:
+        if key not in call and key != "compiled":
             unknown = True
             continue
-        if not any(_same(call[key], v) for v in values):
+        if not any(_same(call.get(key), v) for v in values):
             return False
     return None if unknown else True
 

@@ -189,11 +189,18 @@ def merged_runs(catalog) -> dict[str, Any]:
                     "op": result.get("op"),
                     "call": dict(result["call"]) if isinstance(result.get("call"), dict) else None,
                     "applies": case_applies(record, result),
+                    "sweep": None,
                 }
                 case = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
                 slot = (source, env["env_id"], evidence["version"], evidence["device"], case)
                 if slot not in newest or newest[slot]["date"] <= evidence["date"]:
                     newest[slot] = evidence
+    for evidence in sweep_evidence(catalog, records):
+        case = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])),
+                evidence["sweep"]["case"])
+        slot = (evidence["source"], evidence["env_id"], evidence["version"], evidence["device"], case)
+        if slot not in newest or newest[slot]["date"] <= evidence["date"]:
+            newest[slot] = evidence
     runs: dict[str, list] = {}
     for (source, *_), evidence in sorted(newest.items()):
         runs.setdefault(source, []).append(evidence)
@@ -201,9 +208,58 @@ def merged_runs(catalog) -> dict[str, Any]:
         return {"source": e["source"], "env_id": e["env_id"], "file": e["file"], "version": e["version"],
                 "device": e["device"], "reasons": e["contradicts"], "op": e["op"], "call": e["call"]}
 
-    every = [e for evs in runs.values() for e in evs if e["contradicts"]]
+    every = [e for evs in runs.values() for e in evs if e["contradicts"] and not e.get("sweep")]
     return {
         "runs": {s: tuple(sorted(evs, key=lambda e: e["date"], reverse=True)) for s, evs in sorted(runs.items())},
         "flagged": tuple(flag(e) for e in every if not e["reviewed"]),
         "reviewed": tuple(flag(e) | {"note": e["reviewed"]} for e in every if e["reviewed"]),
     }
+
+
+def sweep_evidence(catalog, records: dict) -> list[dict]:
+    """Evidence from the sweep files (data/sweeps/, kb/verify/sweepfile.py): each case that is
+    evidence (`same`, `fixed`, `raises`, `silent`; never `error` or `skipped`) attached to every
+    record whose op, device, pass, version range and call condition cover exactly the call that
+    ran, for the version and device measured. Where the record says otherwise than the sweep
+    found, `contradicts` says so (lint KB021 reports it); sweep evidence is never `flagged` for
+    KB015, which is about the verifiers' run files."""
+    from kb.verify import sweepfile
+
+    out = []
+    params: dict[str, tuple | None] = {}
+    for sweep in sweepfile.sweeps_of(catalog):
+        data = sweep.data
+        if data is None:
+            continue
+        env = data["environment"]
+        version, device = sweepfile.version_of(data), sweepfile.device_of(data)
+        try:
+            key = release_key(version)
+        except ValueError:
+            continue
+        candidates = [r for r in records.values() if r.framework == data["framework"]]
+        for case in data["cases"]:
+            if case["class"] not in sweepfile.EVIDENCE:
+                continue
+            op = sweepfile.kb_op(case["op"])
+            if op not in params:
+                params[op] = sweepfile.params_for(data["framework"], op, catalog.root)
+            call = sweepfile.case_call(case, data["suite"], params[op])
+            for record, item in sweepfile.covering(candidates, data, case, call,
+                                                    sweepfile.defaults_for(data["framework"], op, params[op], catalog.root)):
+                reason = sweepfile.disagreement(case, [item])
+                out.append({
+                    "source": record.id, "verifier": f"sweep:{data['suite']}", "env_id": env["env_id"],
+                    "date": data["started"], "file": sweep.rel,
+                    "gpu": (env.get("gpu") or {}).get("name"), "gpu_count": (env.get("gpu") or {}).get("count", 0),
+                    "driver": env.get("driver"), "cuda": env.get("cuda"), "cudnn": env.get("cudnn"),
+                    "framework": data["framework"], "version": version, "key": key, "device": device,
+                    "n": data["runs_per_mode"], "modes": sweepfile.modes_as_evidence(data, case),
+                    "contradicts": (reason,) if reason else (), "reviewed": None, "op": op, "call": call,
+                    "applies": True,
+                    "sweep": {"suite": data["suite"], "case": case["case"], "class": case["class"],
+                              "pass": case.get("pass"), "dtype": case.get("dtype"),
+                              "fixes": tuple({"fix": f["fix"], "distinct": f.get("distinct"), "runs": f.get("runs"),
+                                              "time_ratio": f.get("time_ratio")} for f in case.get("fixes") or ())},
+                })
+    return out

@@ -97,6 +97,11 @@
         cond.applies = ev[0];
       }
       if (r === null) {
+        if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
+          /* a record of compiled kernels with no range here leaves an eager answer (kb/query.py) */
+          perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
+          return;
+        }
         anyUnknown = true;
         perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
         return;
@@ -120,10 +125,17 @@
     };
   }
 
+  function compiledOnly(alternatives) {
+    return alternatives.length > 0 && alternatives.every(function (alt) {
+      return alt.some(function (p) { return p[0] === "compiled" && !p[1].some(function (v) { return v === null || (v && v.t === "none"); }); });
+    });
+  }
+
   /* ---- Call conditions: kb/calls.py in JS (docs/calls.md). A condition is a list of
    * [key, values] pairs (all must hold); a record's alternatives for an op: any one suffices. ---- */
   var NO_DEFAULT = { marker: "NO_DEFAULT" }, UNKNOWN_DEFAULT = { marker: "UNKNOWN_DEFAULT" };
-  var FACTS = ["input.ndim", "input.dtype", "backend"], KINDS = ["float", "int", "bool", "complex"];
+  var FACTS = ["input.ndim", "input.dtype", "backend", "compiled"], KINDS = ["float", "int", "bool", "complex"];
+  var COMPILERS = ["inductor"];  /* `compiled` left out of a call is eager (None), as in kb/calls.py */
 
   /* Values carry their Python type: {t: "bool"|"int"|"float"|"str"|"none", v}. */
   function typed(v) {
@@ -197,6 +209,7 @@
       var v = typed(call[key]);
       if (key === "input.ndim" && (v.t !== "int" || v.v < 0)) throw new Error("call['input.ndim'] is the input's rank, a whole number >= 0");
       if (key === "input.dtype" && KINDS.indexOf(v.v) < 0) throw new Error("call['input.dtype'] is a dtype kind: " + KINDS.join(", "));
+      if (key === "compiled" && v.t !== "none" && COMPILERS.indexOf(v.v) < 0) throw new Error("call['compiled'] names the compiler the call runs under: " + COMPILERS.join(", ") + ", or None for eager");
     });
     if (!params || openEnded(params)) return;
     var known = params.map(function (p) { return p[0].replace(/^\*+/, ""); });
@@ -234,6 +247,7 @@
   }
   function valueOf(key, call, defaults) {
     if (Object.prototype.hasOwnProperty.call(call, key)) return [true, call[key]];
+    if (key === "compiled") return [true, null];
     if (FACTS.indexOf(key) >= 0 || defaults === null) return [false, null];
     var d = Object.prototype.hasOwnProperty.call(defaults, key) ? defaults[key] : UNKNOWN_DEFAULT;
     if (d === NO_DEFAULT || d === UNKNOWN_DEFAULT) return [false, null];
@@ -269,6 +283,7 @@
     return alternatives.map(function (alt) {
       return alt.map(function (p) {
         var key = p[0], values = p[1];
+        if (key === "compiled") return values.map(function (v) { return v === null ? "eager" : "compiled with " + v; }).join(" or ");
         if (key !== "input.dtype" && values.length && values.every(function (v) { return typeof v === "string" && KINDS.indexOf(v) >= 0; })) return key + " is a " + values.join(" or ") + " tensor";
         if (values.length === 1 && values[0] === null) return key + " is not given";
         return key + " is " + values.map(show).join(" or ");
@@ -278,7 +293,11 @@
 
   function resolve(data, op, framework) {
     var record = own(data.sources, op);
-    if (record && (!framework || framework === record.framework)) return [op];
+    if (record && (!framework || framework === record.framework)) {
+      /* a record id that is also an op name answers for the op (kb/query.py _resolve) */
+      var named = own(data.names[record.framework] || {}, op);
+      return named && named.indexOf(op) >= 0 ? named : [op];
+    }
     var table = data.names[framework] || {};
     return Object.prototype.hasOwnProperty.call(table, op) ? table[op] : null;
   }

@@ -1,0 +1,356 @@
+"""Sweep evidence files: data/sweeps/<env-id>/<UTC stamp>-<suite>.json, read back for `kb build`
+and `kb validate`.
+
+`kb verify --sweep SUITE` (kb/verify/sweep.py) runs a framework's whole operator catalog by
+default and under the determinism switch and writes one JSON file per suite (pytorch-eager,
+pytorch-compiled, jax), never edited afterwards. This module is the reader: every file goes
+through the bounded JSON reader (kb/jsonio.py), its shape is checked field by field
+(kb/shapes.py), and a file that fails is a coded finding with the file and the field (KB012
+for a bound, KB002 for the shape), never a traceback; the build then leaves that file out.
+
+It also says what a case *is* in the KB's terms (`case_call`): the sweep records everything
+about the call it made (positional arguments, the exact dtype, the input's shape, how inputs
+were enlarged); the KB keeps the facts a condition can name (docs/calls.md): the op's own
+parameters with literal values, `input.ndim`, `input.dtype` as a kind, and `compiled` for the
+compiled suite. Evidence is attached to exactly that call, for the version and device measured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+SWEEPS_DIR = "data/sweeps"
+SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax"}
+CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
+FINDINGS = ("fixed", "raises", "silent")
+"""Classes that say an op is not reproducible by default (or under the switch)."""
+EVIDENCE = ("same", "fixed", "raises", "silent")
+"""Classes that are evidence about an op; `error` and `skipped` never are."""
+MODE_CODES = {
+    "pytorch": {"default": (), "switch": ("PT_DET",)},
+    "jax": {"default": (), "deterministic_ops": ("XLA_DET",), "exclude_nondeterministic_ops": ("XLA_EXCL",)},
+}
+"""The sweep's modes as solution codes (data/solutions.yaml): what each mode set."""
+SWITCH_MODE = {"pytorch": "switch", "jax": "deterministic_ops"}
+COMPILED = {"pytorch-compiled": "inductor"}
+
+
+def limits():
+    """A whole catalog's cases in one file: larger than a run file, still bounded (docs/records.md)."""
+    from kb.jsonio import Limits
+
+    return Limits(max_bytes=64 * 1024 * 1024, max_nodes=5_000_000)
+
+
+class SweepFile:
+    __slots__ = ("path", "rel", "data", "problems")
+
+    def __init__(self, path: Path, rel: str, data: Any, problems: list[tuple[int, str, str]]) -> None:
+        # problems: (line, code, message)
+        self.path, self.rel, self.data, self.problems = path, rel, data, problems
+
+
+def shape():
+    from kb.shapes import ANY, Map, Number, Seq, Text
+
+    opt_text = Text(optional=True)
+    count = Number(integer=True, optional=True, minimum=0)
+    mode = Map(fields={"runs": count, "distinct": count, "max_abs": ANY, "median_ms": Number(optional=True, minimum=0),
+                       "raised": opt_text}, values=ANY)
+    fix = Map(fields={"fix": Text(), "distinct": count, "runs": count, "time_ratio": Number(optional=True),
+                      "raised": opt_text}, required=("fix",), values=ANY)
+    case = Map(
+        fields={"op": Text(), "variant": opt_text, "case": Text(), "pass": Text(), "dtype": opt_text,
+                "call": Map(values=ANY, optional=True), "numel": Number(optional=True), "modes": Map(values=mode),
+                "class": Text(choices=CLASSES), "error": opt_text, "fixes": Seq(fix, optional=True),
+                "kernel": Map(values=ANY, optional=True)},
+        required=("op", "case", "pass", "modes", "class"), values=ANY,
+    )
+    environment = Map(
+        fields={"env_id": Text(pattern=r"[A-Za-z0-9][A-Za-z0-9._+-]{0,199}", what="a name of letters, digits and . _ + -"),
+                "gpu": Map(fields={"name": opt_text, "count": count}, optional=True, values=ANY),
+                "frameworks": Map(values=Text())},
+        required=("env_id", "frameworks"), values=ANY,
+    )
+    return Map(
+        fields={"kind": Text(choices=("sweep",)), "suite": Text(choices=tuple(SUITES)),
+                "framework": Text(choices=tuple(sorted(set(SUITES.values())))), "environment": environment,
+                "started": Text(pattern=r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", what="a UTC timestamp such as 2026-11-25T23:40:00Z"),
+                "wall_s": Number(optional=True), "runs_per_mode": Number(integer=True, minimum=0),
+                "device": Text(choices=("cuda", "cpu"), optional=True),
+                "modes": Map(values=ANY), "counts": Map(values=Number(integer=True, minimum=0)), "cases": Seq(case)},
+        required=("kind", "suite", "framework", "environment", "started", "runs_per_mode", "modes", "counts", "cases"),
+        values=ANY,
+    )
+
+
+def problems(data: Any, rel: str | None) -> list[str]:
+    """Every reason `kb build` could not trust the file, each naming its field."""
+    from kb.shapes import problems as shape_problems
+
+    found = [message for _, message in shape_problems(data, shape())]
+    if found or not isinstance(data, dict):
+        return found
+    if SUITES[data["suite"]] != data["framework"]:
+        found.append(f"framework: the suite {data['suite']} is a {SUITES[data['suite']]} sweep, not {data['framework']}")
+    if data["framework"] not in data["environment"]["frameworks"]:
+        found.append(f"environment.frameworks: no {data['framework']} version, so no release the evidence is about")
+    counted: dict[str, int] = {}
+    for case in data["cases"]:
+        counted[case["class"]] = counted.get(case["class"], 0) + 1
+    stated = {k: v for k, v in data["counts"].items() if v}
+    if stated != counted:
+        found.append(f"counts: {stated} do not match the cases {counted}")
+    env_id = data["environment"]["env_id"]
+    if rel is not None and not (rel.startswith(f"{SWEEPS_DIR}/{env_id}/") and rel.count("/") == 3
+                                and rel.endswith(f"-{data['suite']}.json")):
+        found.append(f"a sweep file lies at {SWEEPS_DIR}/<env_id>/<stamp>-<suite>.json; this one's env_id is "
+                     f"{env_id!r} and suite {data['suite']!r}")
+    return found
+
+
+# Files of the CPU sweeps of TensorFlow and Keras 3 (`python -m kb.sweep`, docs/sweep-tensorflow.md):
+# another format (processes and seed modes, all under the switch) that this GPU evidence reader
+# does not take; records cite them by path.
+CPU_SWEEP_SUFFIXES = ("-tensorflow-cpu.json", "-keras.json")
+
+
+def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
+    """Every file under data/sweeps/ (or `sweeps_dir`), read within bounds and checked; a file in
+    the wrong place or of the wrong kind is listed with its problem, never skipped silently. A file
+    of a `sweeps_dir` outside data/sweeps/ is not held to its place there."""
+    from kb import jsonio
+    from kb.findings import rel as relative
+
+    top = sweeps_dir if sweeps_dir is not None else root / SWEEPS_DIR
+    out = []
+    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+        where = relative(path, root)
+        if path.name.startswith(".") or path.name == "README.md":
+            continue
+        if path.name.endswith(CPU_SWEEP_SUFFIXES):
+            continue  # the TensorFlow/Keras CPU sweeps' own format (kb/sweep): cited by records, not GPU evidence
+        if path.suffix != ".json":
+            out.append(SweepFile(path, where, None, [(1, "KB002", f"not a sweep file: sweeps are {SWEEPS_DIR}/<env_id>/<stamp>-<suite>.json")]))
+            continue
+        try:
+            data = jsonio.load(path, limits=limits(), within=top)
+        except jsonio.JsonError as exc:
+            out.append(SweepFile(path, where, None, [(exc.line, exc.code or "KB002", exc.message)]))
+            continue
+        except OSError as exc:
+            out.append(SweepFile(path, where, None, [(1, "KB002", f"cannot read the file: {exc.strerror or exc}")]))
+            continue
+        found = problems(data, where if sweeps_dir is None else None)
+        out.append(SweepFile(path, where, None if found else data, [(1, "KB002", f"sweep file: {m}") for m in found]))
+    return out
+
+
+def sweeps_of(catalog) -> list[SweepFile]:
+    """Cached on the catalog: lint and the compiler read the same files in one command."""
+    cached = catalog.__dict__.get("_sweeps")
+    if cached is None:
+        cached = catalog.__dict__["_sweeps"] = load_sweeps(catalog.root)
+    return cached
+
+
+# --- what a case means to the KB -------------------------------------------------------------
+
+def dtype_kind(name: object) -> str | None:
+    """float32, bfloat16, float8_e4m3fn -> float; int64, uint8 -> int; bool; complex64 -> complex."""
+    if not isinstance(name, str):
+        return None
+    name = name.rsplit(".", 1)[-1].lower()
+    if name == "bool":
+        return "bool"
+    if name.startswith("complex"):
+        return "complex"
+    if name.startswith(("float", "bfloat", "half", "double")):
+        return "float"
+    if name.startswith(("int", "uint", "long", "short")):
+        return "int"
+    return None
+
+
+def _literal(value: object) -> bool:
+    return value is None or type(value) in (bool, int, str) or (type(value) is float and value == value)
+
+
+def case_call(case: dict, suite: str, params: tuple | None) -> dict:
+    """The KB call facts of one case (docs/calls.md): parameters by name (positional `args[i]`
+    mapped through the op's signature, whose first parameter takes the input), `input.ndim`,
+    `input.dtype` as a kind, `compiled` for the compiled suite. Anything else the sweep noted
+    (shapes, how inputs were enlarged, non-literal arguments) is no call fact and is left out."""
+    from kb import signatures
+
+    raw = case.get("call") if isinstance(case.get("call"), dict) else {}
+    positional = [n for n, _ in params] if params else []
+    positional = positional[:next((i for i, n in enumerate(positional) if n.startswith("*")), len(positional))]
+    known = set(signatures.names(params)) if params else set()
+    # A function's first parameter takes the input; a method's `self` (the input) is not in its
+    # signature; a module's signature is its constructor's (the sweep says ctor[i], ctor.name).
+    method = ".Tensor." in str(case.get("op")) or ".ndarray." in str(case.get("op"))
+    out: dict[str, object] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            continue
+        if isinstance(value, dict) and "dtype" in value:  # a tensor argument: its dtype kind
+            value = dtype_kind(value["dtype"])
+            if value is None:
+                continue
+        if key.startswith("ctor."):
+            key = key[5:]
+        elif key.startswith("ctor[") and key.endswith("]") and key[5:-1].isdigit():
+            at = int(key[5:-1])
+            if at < len(positional) and _literal(value):
+                out[positional[at]] = value
+            continue
+        if key == "input.ndim" and type(value) is int and value >= 0:
+            out[key] = value
+        elif key == "input.dtype":
+            kind = dtype_kind(value)
+            if kind:
+                out[key] = kind
+        elif key.startswith("args[") and key.endswith("]") and key[5:-1].isdigit():
+            at = int(key[5:-1]) + (0 if method else 1)
+            if at < len(positional) and _literal(value) and positional[at] not in raw:
+                out[positional[at]] = value
+        elif key.isidentifier() and _literal(value) and (not params or key in known):
+            out[key] = value
+    if "input.dtype" not in out and dtype_kind(case.get("dtype")):
+        out["input.dtype"] = dtype_kind(case.get("dtype"))
+    if suite in COMPILED:
+        out["compiled"] = COMPILED[suite]
+    return dict(sorted(out.items()))
+
+
+def kb_op(op: str) -> str:
+    """The public name a record lists for a sweep's catalog name: the JAX sweep names each
+    indexed-update method (`jax.numpy.ndarray.at.add`), records name the `.at` property; an early
+    PyTorch sweep file wrote `torch.torch.ops.aten.X` for `torch.ops.aten.X`."""
+    if op.startswith("torch.torch."):  # an early sweep file spelled torch.ops.aten.* with the prefix twice
+        op = op[len("torch."):]
+    head, _, method = op.rpartition(".")
+    if head in ("jax.numpy.ndarray.at", "jax.Array.at") and method.isidentifier():
+        return head
+    return op
+
+
+def with_defaults(call: dict, params: tuple | None) -> dict:
+    """The call as it ran: the parameters it left out at their plain-literal defaults (docs/calls.md:
+    a parameter left out takes the op's default), for deciding which records cover it."""
+    from kb import signatures
+
+    out = {}
+    for name, default in params or ():
+        if not name.startswith("*") and default is not signatures.NO_DEFAULT and default is not signatures.UNKNOWN_DEFAULT:
+            out[name] = default
+    out.update(call)
+    return out
+
+
+def version_of(data: dict) -> str:
+    return str(data["environment"]["frameworks"][data["framework"]])
+
+
+def device_of(data: dict) -> str:
+    return "cpu" if data.get("device") == "cpu" else "gpu"
+
+
+def params_for(framework: str, op: str, root: Path) -> tuple | None:
+    from kb import signatures
+
+    fields = signatures.table(framework, str(root)).get(op)
+    return None if fields is None else signatures.parse(fields)
+
+
+def defaults_for(framework: str, op: str, params: tuple | None, root: Path) -> tuple | None:
+    """The signature whose defaults complete a case's call: the op's own, else (a torch function the
+    inventory has no signature for, such as torch.put) the same-named Tensor method's."""
+    if params is not None or not op.startswith("torch.") or op.startswith("torch.Tensor."):
+        return params
+    return params_for(framework, "torch.Tensor." + op[len("torch."):], root)
+
+
+def passes(record_pass: str, case_pass: str) -> bool:
+    """A forward case is no evidence about a backward-only record. A backward case runs the op's
+    forward too (the gradient is taken of its output), so it also speaks for a forward record."""
+    return record_pass in ("both", case_pass) or case_pass not in ("forward", "backward") or (
+        record_pass == "forward" and case_pass == "backward")
+
+
+def covering(records, data: dict, case: dict, call: dict, params: tuple | None = None) -> list[tuple[Any, Any]]:
+    """(record, range) for every current record of the sweep's framework whose op, device, pass,
+    version and call condition cover this case (kb/verify/cases.py); `params`, the op's signature,
+    fills in the defaults of parameters the case left out."""
+    from kb.verify.cases import applies
+    from kb.versions import range_at
+
+    version, device = version_of(data), device_of(data)
+    call = with_defaults(call, params)
+    out = []
+    for record in records:
+        if record.withdrawn is not None or record.framework != data["framework"]:
+            continue
+        op = kb_op(case["op"])
+        if op not in record.ops and op not in record.aliases:
+            continue
+        if record.device not in ("any", device) or not passes(record.pass_, case.get("pass", "")):
+            continue
+        try:
+            item = range_at(record.status, version)
+        except ValueError:
+            continue
+        if item is None:
+            continue
+        if applies(record.calls, item.when, op, call) is not True:
+            continue
+        out.append((record, item))
+    return out
+
+
+def modes_as_evidence(data: dict, case: dict) -> tuple[dict, ...]:
+    """The case's modes in run-file terms (ModeEvidence): solution codes, outcome, distinct, time."""
+    codes = MODE_CODES[data["framework"]]
+    out = []
+    base = (case["modes"].get("default") or {}).get("median_ms")
+    for name, mode in case["modes"].items():
+        raised = mode.get("raised")
+        distinct = mode.get("distinct")
+        median = mode.get("median_ms")
+        out.append({
+            "mode": name, "solutions": tuple(codes.get(name, ())),
+            "outcome": "raised" if raised else ("ok" if distinct is not None else "error"),
+            "distinct": distinct,
+            "max_abs_diff": mode.get("max_abs") if type(mode.get("max_abs")) in (int, float) else None,
+            "max_ulp_diff": None,
+            "median_s": None if median is None else round(median / 1000, 6),
+            "time_ratio": round(median / base, 2) if base and median and not raised else None,
+            "message": raised,
+        })
+    return tuple(out)
+
+
+def disagreement(case: dict, ranges: list) -> str | None:
+    """Why the covering records do not say what the sweep found (None: one of them does)."""
+    klass = case["class"]
+    if klass not in FINDINGS:
+        return None  # "0 of N differed" contradicts nothing: the sweep's inputs may not show it
+    states = []
+    for item in ranges:
+        if item.deterministic:
+            states.append("deterministic by default")
+            continue
+        effect = item.switch or ("raises" if item.raises else None)
+        if klass == "silent" and effect == "silent":
+            return None
+        if klass == "raises" and effect == "raises":
+            return None
+        if klass == "fixed" and (effect == "fixes" or (effect is None and item.solutions)):
+            return None
+        states.append({"silent": "the switch has no effect", "raises": "the switch raises",
+                       None: "fixed by " + (" or ".join(item.solutions) or "nothing (NS)")}.get(effect, str(effect)))
+    said = {"silent": "differs under the switch without an error", "raises": "the switch raises",
+            "fixed": "differs by default and the switch fixes it"}[klass]
+    return f"the sweep found that it {said}; the record says {'; '.join(dict.fromkeys(states))}"
