@@ -15,6 +15,10 @@ then `kb probe run -- python train.py` and read the diff. Nothing is recorded un
 directory is set (KB_PROBE_DIR, set by `kb probe run`, or `probe.configure(dir)`), so probes
 can stay in a script. This package is imported only on demand: `import kb` never loads it,
 and each framework's adapter loads only when a value of that framework is probed.
+
+No failure of the probe reaches the training script: each function here (and each hook and
+callback the probe installs) catches what its own recording raises, notes it in the log's
+meta.json under `not_recorded` (shown by `kb probe diff`) and returns its input unchanged.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import sys
 
 from kb.probe.nest import leaves
-from kb.probe.recorder import close, configure, current_step, enabled, flush, record
+from kb.probe.recorder import close, configure, current_step, enabled, flush, guard, record
 
 __all__ = [
     "close", "configure", "current_step", "enabled", "flush", "monitor", "monitor_gradients",
@@ -30,6 +34,11 @@ __all__ = [
 ]
 
 
+def _same_step(i: int | None = None) -> int:
+    return current_step() if i is None else i
+
+
+@guard("probe.step", _same_step)
 def step(i: int | None = None) -> int:
     """Start training step `i` (None: the next one); returns it. Call it at the top of a step."""
     from kb.probe.recorder import set_step
@@ -63,6 +72,7 @@ def _adapter(framework: str | None):
     return adapter
 
 
+@guard("probe.monitor", lambda value, *args, **kwargs: value)
 def monitor(value, name: str, *, op: str | list[str] | None = None):
     """Record `value` (a tensor or a nested structure of them) at place `name`; returns it.
 
@@ -76,6 +86,7 @@ def monitor(value, name: str, *, op: str | list[str] | None = None):
     return _adapter(_framework_of(value)).monitor(value, name, ops)
 
 
+@guard("probe.monitor_gradients", lambda grads, *args, **kwargs: grads)
 def monitor_gradients(grads, name: str = "grad"):
     """Record gradients between computing and applying them; returns them unchanged.
 
@@ -90,6 +101,7 @@ def monitor_gradients(grads, name: str = "grad"):
     return _adapter(framework).monitor_gradients(grads, name)
 
 
+@guard("probe.summarize_trainable_variables")
 def summarize_trainable_variables(variables, name: str = "param") -> None:
     """Record every trainable variable/parameter (before, during or after training)."""
     if not enabled():
@@ -106,6 +118,7 @@ def summarize_trainable_variables(variables, name: str = "param") -> None:
     _adapter(framework).summarize(variables, name)
 
 
+@guard("probe.monitor_keras", lambda model, *args, **kwargs: model)
 def monitor_keras(model):
     """Monitor every layer's output (and the gradient flowing back into it) of a Keras model."""
     from kb.probe import _tf

@@ -9,7 +9,13 @@ log's places say, per module, the calls it made itself with their facts and whic
 inputs, parameters and children's outputs each call's arguments came from
 (kb.probe._torch), so:
 
-- forward of X differs (its children, recorded before it, did not): X's own calls;
+- X's input differs (kind `input`; everything recorded before it, its parent's input and
+  its earlier siblings' outputs among them, did not): X was handed a different input and is
+  not a suspect; the suspects are the calls of X's parent that made that input (the calls
+  between its children: `F.dropout`, `torch.cat`, ...). With no such call recorded, no call
+  is named: the difference came from outside the watched modules' calls;
+- forward of X differs (its input and its children's inputs and outputs, recorded before
+  it, did not): X's own calls that made its output;
 - the gradient arriving at X's output differs (every gradient recorded before it, i.e. at
   the outputs of everything after X in the forward, did not): the backward of a consumer of
   X's output, i.e. a call of X's parent, or a sibling module, that took X's output;
@@ -22,11 +28,22 @@ from __future__ import annotations
 
 from kb.probe.kbask import ask, verdict
 
-def _rank(answer: dict) -> int:
-    """Non-deterministic first, then undecided, then no KB record, then deterministic."""
+# calls that draw from a random generator: they differ between runs whenever the generator's
+# state does (an unseeded run, a different number of draws before them), whatever the KB says
+# about the op at a fixed seed; among suspects the KB does not tell apart they come first
+RANDOM = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu",
+          "gumbel_softmax", "rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm",
+          "bernoulli", "bernoulli_", "multinomial", "normal", "normal_", "uniform_", "exponential_",
+          "geometric_", "cauchy_", "log_normal_", "random_", "poisson"}
+
+
+def _rank(answer: dict) -> tuple[int, int]:
+    """Non-deterministic first, then undecided, then no KB record, then deterministic; within
+    each, calls that draw random numbers first."""
+    random = 0 if answer["op"].rsplit(".", 1)[-1] in RANDOM else 1
     if "deterministic" not in answer:
-        return 2
-    return {False: 0, None: 1, True: 3}[answer["deterministic"]]
+        return 2, random
+    return {False: 0, None: 1, True: 3}[answer["deterministic"]], random
 
 
 def _key(rec: dict) -> tuple:
@@ -49,12 +66,18 @@ def _climb(name: str, first: tuple, differing: dict, places: dict) -> str:
         name = parent
 
 
-def _calls(places: dict, module: str, source: str | None) -> list[dict]:
+def _calls(places: dict, module: str, source: str | None, to: str | None = None) -> list[dict]:
+    """The calls `module` made itself: those whose arguments came from `source` (None: all),
+    and with `to`, those whose results flowed into `to` (a child, or "output"; logs from
+    before the data flow "to" was recorded: all)."""
     info = places.get(module, {})
     out = []
     for call in info.get("calls", []):
-        if source is None or source in call.get("from", []):
-            out.append({"op": call["op"], "call": call.get("call") or {}, "place": module, "shown": call.get("shown")})
+        if source is not None and source not in call.get("from", []):
+            continue
+        if to is not None and "to" in call and to not in call["to"]:
+            continue
+        out.append({"op": call["op"], "call": call.get("call") or {}, "place": module, "shown": call.get("shown")})
     return out
 
 
@@ -71,12 +94,23 @@ def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple
     """(suspect calls, the place they are in, how they were found)."""
     kind, name = first["kind"], first["name"]
     info = places.get(name, {})
+    if kind == "input":
+        parent = info.get("parent")
+        if not parent:
+            return [], name, ("the model's input differs: it was made before the watched model ran (the data, "
+                              "or code outside the watched modules)")
+        found = _calls(places, parent, None, name)
+        if not found:
+            return [], parent, (f"`{name}` was handed a different input (so it is not a suspect), and no call of "
+                                f"`{parent}` was recorded as making it: no call can be singled out")
+        return found, parent, (f"the calls in `{parent}` that made the input of `{name}` (`{name}` was handed a "
+                               "different input, so it is not a suspect)")
     if kind == "forward":
-        found = _calls(places, name, None)
-        if info.get("leaf") and info.get("type"):
+        found = _calls(places, name, None, "output")
+        if info.get("leaf") and info.get("type") and (not found or info["type"].startswith("torch.nn.")):
             found = [{"op": info["type"], "call": None, "place": name}] + found
-        how = ("its own calls (its children's outputs were identical)" if info.get("children")
-               else "the calls it made")
+        how = ("its own calls (its input and its children's inputs and outputs were identical)"
+               if info.get("children") else "the calls it made")
         return found, name, how
     if kind == "grad":
         module = info.get("module", name)
@@ -133,7 +167,7 @@ def certainty(answers: list[dict]) -> str:
     if bad:
         return f"one of these {len(bad)} calls the KB knows as non-deterministic: " + ", ".join(f"`{a['shown']}`" for a in bad)
     if not answers:
-        return "no call recorded here"
+        return "no call can be singled out"
     if len(answers) == 1:
         return f"`{answers[0]['shown']}` is the only call here; the KB knows no non-determinism in it"
     return f"one of these {len(answers)} calls; the KB knows none of them as non-deterministic here"
@@ -158,4 +192,6 @@ def message(first: dict, blame: dict, words: dict) -> str:
     lead = blame["answers"][0] if blame["answers"] else None
     if lead is not None and lead.get("deterministic") is False:
         return text + f": {lead['shown']} in `{lead['place']}`: {verdict(lead)} ({blame['certainty']})"
+    if lead is None:
+        return text + f": {blame['certainty']}: {blame['how']}"
     return text + f"; suspects in `{blame['place']}`: {blame['certainty']}"

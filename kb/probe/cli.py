@@ -172,6 +172,10 @@ class _Plain:
 
 def _render(report: dict, console, e, Table) -> None:
     a, b = report["runs"]
+    for run, failures in report.get("not_recorded", {}).items():
+        for failure in failures:
+            console.print(f"[yellow]not recorded[/] in {e(run)}: {e(failure['where'])}: {e(failure['why'])} "
+                          f"({e(str(failure['count']))} time(s))")
     if report["identical"]:
         console.print(f"[green]identical[/]: {e(a)} and {e(b)}: {report['compared']} probe records over "
                       f"{report['steps']} step(s) have the same bytes")
