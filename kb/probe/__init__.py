@@ -126,12 +126,21 @@ def monitor_keras(model):
     return _tf.monitor_keras(model)
 
 
-def watch(model, optimizer=None, *, params: bool = True, ops: bool = True):
+class _NoHooks:
+    def remove(self) -> None:
+        pass
+
+
+@guard("probe.watch", lambda *args, **kwargs: _NoHooks())
+def watch(model, optimizer=None, *, params: bool = True, ops: bool = True, calls: bool | None = None):
     """PyTorch: forward and backward hooks on every module, parameter-gradient hooks, and,
     with `optimizer`, a step counter and parameter hashes after each optimizer step.
+    `calls=True` (or KB_PROBE_CALLS=1, set by `kb probe run --calls`) also records, every
+    step, the output of each call a module makes between its children, so the diff can name
+    one call of a chain; it costs a pass through the probe for every framework call.
 
     Returns a handle whose `.remove()` takes every hook off again.
     """
     from kb.probe import _torch
 
-    return _torch.watch(model, optimizer, params=params, ops=ops)
+    return _torch.watch(model, optimizer, params=params, ops=ops, calls=calls)

@@ -180,6 +180,7 @@ class _Frame:
 
     def __init__(self, label: str) -> None:
         self.label = label
+        self.leaf = False
         self.sources: dict[int, frozenset[str]] = {}
         self.producers: dict[int, frozenset] = {}  # tensor id -> keys of this frame's calls upstream of it
         self.keep: list = []  # holds the tensors whose ids are keys, so an id is never reused
@@ -209,13 +210,24 @@ class _Frame:
         return found
 
 
-class _OpsMode(TorchFunctionMode):
-    """Records the framework calls each module makes itself during the first step: the op,
-    its call facts, and which of the module's inputs, parameters and children's outputs
-    its tensor arguments came from."""
+_SHAPE_ONLY = {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "unsqueeze", "squeeze",
+               "flatten", "unflatten", "contiguous", "expand", "expand_as", "chunk", "split", "unbind", "t",
+               "narrow", "select", "movedim", "detach", "clone", "to", "float", "half", "bfloat16", "type_as"}
 
-    def __init__(self) -> None:
+
+class _OpsMode(TorchFunctionMode):
+    """Records the framework calls each module makes itself during the first step (`learn`):
+    the op, its call facts, which of the module's inputs, parameters and children's outputs
+    its tensor arguments came from, and which children (or the module's output) its result
+    flowed into. With `record_calls` (`watch(..., calls=True)`, KB_PROBE_CALLS=1) it also
+    records, every step, the output of each call a module with children makes between them
+    (kind `call`), so that the diff can single out one call of a chain (dropout, then an
+    add, then a cat) instead of naming the whole chain."""
+
+    def __init__(self, learn: bool = True, record_calls: bool = False) -> None:
         super().__init__()
+        self.learn = learn
+        self.record_calls = record_calls
         self.frames: list[_Frame] = []
         self.calls: dict[str, dict[tuple, dict]] = {}
         self.children: dict[str, dict[str, set[str]]] = {}
@@ -228,11 +240,20 @@ class _OpsMode(TorchFunctionMode):
             try:
                 name = op_name(func)
                 short = name.rsplit(".", 1)[-1]
-                if short not in _CREATION and not short.startswith("_"):
+                recordable = short not in _CREATION and not short.startswith("_")
+                if not self.learn:
+                    pass
+                elif recordable:
                     self._note(func, name, args, kwargs, result)
                 elif short not in _CREATION:  # indexing and the like: not a suspect, but the data flows on
                     frame = self.frames[-1]
                     frame.mark(result, frame.origin(args, kwargs), frame.made_by(args, kwargs))
+                if (self.record_calls and recordable and short not in _SHAPE_ONLY and not self.frames[-1].leaf
+                        and recorder.enabled()):
+                    step = recorder.current_step()
+                    for i, t in enumerate(_torch_calls.tensors(result)):
+                        _record(t, self.frames[-1].label, "call", f":{short}[{i}]", None)
+                        _remember(t, step)
             except Exception as exc:
                 recorder.not_recorded("the calls a module makes (TorchFunctionMode)", exc)
             finally:
@@ -260,13 +281,19 @@ class _OpsMode(TorchFunctionMode):
             if key in seen:
                 seen[key]["to"].add(target)
 
-    def enter_module(self, label: str, module, args: tuple, kwargs: dict) -> None:
+    def enter_module(self, label: str, module, args: tuple, kwargs: dict, leaf: bool = False) -> None:
+        if not self.learn:
+            frame = _Frame(label)
+            frame.leaf = leaf
+            self.frames.append(frame)
+            return
         if self.frames:
             parent = self.frames[-1]
             into = self.children.setdefault(parent.label, {}).setdefault(label, set())
             into |= parent.origin(args, kwargs)
             self._feeds(parent, (args, kwargs), label)
         frame = _Frame(label)
+        frame.leaf = leaf
         frame.mark((args, kwargs), frozenset({"input"}))
         for pname, p in module.named_parameters(recurse=False):
             frame.mark(p, frozenset({f"param:{pname}"}))
@@ -276,7 +303,8 @@ class _OpsMode(TorchFunctionMode):
 
     def exit_module(self, label: str, output) -> None:
         if self.frames and self.frames[-1].label == label:
-            self._feeds(self.frames[-1], output, "output")
+            if self.learn:
+                self._feeds(self.frames[-1], output, "output")
             self.frames.pop()
         if self.frames:
             self.frames[-1].mark(output, frozenset({label}))
@@ -373,10 +401,17 @@ def _watch_input(args: tuple, kwargs: dict, label: str) -> None:
         map_with_path(one, value, f"[{key!r}]")
 
 
-def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Watch:
+def watch(model, optimizer=None, *, params: bool = True, ops: bool = True, calls: bool | None = None) -> Watch:
     """Install the hooks (see the module's docstring). A hook that cannot be attached is noted
-    in the log and the others are still installed; the hooks never raise into training."""
+    in the log and the others are still installed; the hooks never raise into training.
+    `calls` (None: KB_PROBE_CALLS=1, which `kb probe run --calls` sets): also record the
+    output of each call made between children, every step (slower: every framework call
+    of the forward then passes through the probe)."""
+    import os
+
     w = Watch()
+    if calls is None:
+        calls = os.environ.get("KB_PROBE_CALLS") == "1"
     state: dict = {"mode": None, "done": not ops}
     root_name = type(model).__name__
     names = {}
@@ -391,14 +426,15 @@ def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Wa
             recorder.not_recorded("watch() (describing a module)", exc)
 
         @recorder.guard("module forward pre-hook (a module's inputs, its calls)")
-        def pre(mod, args, kwargs, label=label, is_root=(module is model)):
-            if is_root and not state["done"] and state["mode"] is None and recorder.enabled():
-                mode = _OpsMode()
+        def pre(mod, args, kwargs, label=label, is_root=(module is model),
+                leaf=not any(True for _ in module.children())):
+            if is_root and (calls or not state["done"]) and state["mode"] is None and recorder.enabled():
+                mode = _OpsMode(learn=not state["done"], record_calls=calls)
                 mode.__enter__()
                 state["mode"] = mode
             if state["mode"] is not None:
                 try:
-                    state["mode"].enter_module(label, mod, args, kwargs)
+                    state["mode"].enter_module(label, mod, args, kwargs, leaf)
                 except Exception as exc:
                     recorder.not_recorded("module forward pre-hook (a module's inputs, its calls)", exc)
             if recorder.enabled():
@@ -425,8 +461,9 @@ def watch(model, optimizer=None, *, params: bool = True, ops: bool = True) -> Wa
                     state["mode"] = None
                     state["done"] = True
                     mode.__exit__(None, None, None)
-                    for place, info in mode.places().items():
-                        recorder.describe(place, **info)
+                    if mode.learn:
+                        for place, info in mode.places().items():
+                            recorder.describe(place, **info)
 
         try:
             w.handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))

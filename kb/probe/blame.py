@@ -14,6 +14,8 @@ inputs, parameters and children's outputs each call's arguments came from
   not a suspect; the suspects are the calls of X's parent that made that input (the calls
   between its children: `F.dropout`, `torch.cat`, ...). With no such call recorded, no call
   is named: the difference came from outside the watched modules' calls;
+- the output of a call X made between its children differs (kind `call`, recorded with
+  KB_PROBE_CALLS=1): that call;
 - forward of X differs (its input and its children's inputs and outputs, recorded before
   it, did not): X's own calls that made its output;
 - the gradient arriving at X's output differs (every gradient recorded before it, i.e. at
@@ -94,6 +96,11 @@ def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple
     """(suspect calls, the place they are in, how they were found)."""
     kind, name = first["kind"], first["name"]
     info = places.get(name, {})
+    if kind == "call":  # KB_PROBE_CALLS: the output of one call between children, its inputs matched
+        short = first.get("path", "").lstrip(":").split("[", 1)[0]
+        found = [c for c in _calls(places, name, None) if c["op"].rsplit(".", 1)[-1] == short]
+        return found, name, (f"the call `{short}` in `{name}` (its output is the first record that differs; "
+                             "everything recorded before it, its inputs among them, matched)")
     if kind == "input":
         parent = info.get("parent")
         if not parent:
@@ -151,11 +158,29 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
         answer["place"] = cand["place"]
         answer["shown"] = cand.get("shown") or show(cand["op"], cand["call"])
         answers.append(answer)
+    for answer in answers:
+        if answer["op"].rsplit(".", 1)[-1] in RANDOM and answer.get("deterministic") is not False:
+            answer["random"] = True
+            if not answer.get("fixes"):
+                answer["fixes"] = _seed_fix()
     answers.sort(key=_rank)
     module = run.places.get(place, {})
     return {"place": place, "module": module.get("module"), "type": module.get("type"), "how": how,
             "ops": [a["op"] for a in answers], "framework": framework, "version": version, "device": device,
             "answers": answers, "certainty": certainty(answers)}
+
+
+def _seed_fix() -> list[dict]:
+    """The knowledge base's fix for a random draw that differs between runs: seed it."""
+    try:
+        from kb.query import index
+
+        found = index().get("solutions", {}).get("SEED")
+    except Exception:  # a KB without that solution: the blame names no fix
+        return []
+    if not found:
+        return []
+    return [{"code": "SEED", "title": found.get("title"), "snippet": found.get("snippet")}]
 
 
 def certainty(answers: list[dict]) -> str:
@@ -194,4 +219,8 @@ def message(first: dict, blame: dict, words: dict) -> str:
         return text + f": {lead['shown']} in `{lead['place']}`: {verdict(lead)} ({blame['certainty']})"
     if lead is None:
         return text + f": {blame['certainty']}: {blame['how']}"
+    if lead.get("random"):
+        fixes = " + ".join(f"{f['code']} ({f['title']})" if f.get("title") else f["code"] for f in lead.get("fixes") or [])
+        return (text + f": {lead['shown']} in `{lead['place']}` draws random numbers: it differs between runs unless "
+                f"its generator is seeded the same" + (f"; fix: {fixes}" if fixes else "") + f" ({blame['certainty']})")
     return text + f"; suspects in `{blame['place']}`: {blame['certainty']}"

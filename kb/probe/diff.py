@@ -21,6 +21,7 @@ from kb.probe.recorder import META, PLACES, RECORDS
 
 KIND_WORDS = {
     "input": "input of",  # what a watched module was handed (recorded before its forward)
+    "call": "output of a call in",  # KB_PROBE_CALLS: a call a module made between its children
     "forward": "forward of",
     "backward": "backward of",  # a module's own backward: the gradient it produced for its inputs
     "dout": "gradient at the output of",  # what flowed back through a monitor() place
@@ -162,7 +163,7 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
         "not_recorded": {run.dir: _not_recorded(run) for run in (a, b) if _not_recorded(run)},
     }
     if first is not None:
-        if _has_calls(a) and first["kind"] in ("input", "forward", "dout", "grad"):
+        if _has_calls(a) and first["kind"] in ("input", "call", "forward", "dout", "grad"):
             report["blame"] = blame_calls(first, first_pair, step_differing, a)
         else:
             report["blame"] = blame(first, a)
