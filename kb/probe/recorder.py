@@ -464,21 +464,28 @@ def flush() -> None:
 
 
 def close() -> None:
-    """Flush and close the log (also runs at interpreter exit)."""
-    _barrier()  # outside the lock: pending JAX callbacks need it to record
-    with _state.lock:
-        if _state.handle is None:
-            return
-        _drain_devices(wait=True)
-        try:
-            if _state.pending:  # a record whose value never came (an adapter's boundary work failed)
-                for entry in _state.pending:
-                    entry.setdefault("hash", "missing")
-                _write_ready()
-            flush()
-        finally:
-            _state.handle.close()
-            _state.handle = None
+    """Flush and close the log (also runs at interpreter exit). A failure is noted in the log
+    (what could still be written) and on stderr, never raised: scripts call this last."""
+    try:
+        _barrier()  # outside the lock: pending JAX callbacks need it to record
+        with _state.lock:
+            if _state.handle is None:
+                return
+            try:
+                _drain_devices(wait=True)
+            except Exception as exc:
+                not_recorded("probe.close (copying the last fingerprints)", exc)
+            try:
+                if _state.pending:  # a record whose value never came (an adapter's boundary work failed)
+                    for entry in _state.pending:
+                        entry.setdefault("hash", "missing")
+                    _write_ready()
+                flush()
+            finally:
+                _state.handle.close()
+                _state.handle = None
+    except Exception as exc:
+        _warn("closing the log", exc)
 
 
 def _close_at_exit() -> None:
