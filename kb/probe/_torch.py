@@ -164,6 +164,9 @@ def op_name(func) -> str:
         return f"torch.Tensor.{name}"
     if module in ("torch._C._nn",):
         return f"torch.nn.functional.{name}"
+    for private, public in (("torch._C._fft", "fft"), ("torch._C._linalg", "linalg"), ("torch._C._special", "special")):
+        if module == private:  # torch._C._fft.fft_rfft -> torch.fft.rfft
+            return f"torch.{public}.{name.removeprefix(public + '_')}"
     if module in ("torch._C._VariableFunctions", "torch", "torch.functional", None):
         return f"torch.{name}"
     return f"{module}.{name}"
@@ -219,10 +222,12 @@ class _OpsMode(TorchFunctionMode):
     """Records the framework calls each module makes itself during the first step (`learn`):
     the op, its call facts, which of the module's inputs, parameters and children's outputs
     its tensor arguments came from, and which children (or the module's output) its result
-    flowed into. With `record_calls` (`watch(..., calls=True)`, KB_PROBE_CALLS=1) it also
-    records, every step, the output of each call a module with children makes between them
-    (kind `call`), so that the diff can single out one call of a chain (dropout, then an
-    add, then a cat) instead of naming the whole chain."""
+    flowed into; and the output of each call a module with children makes between them
+    (kind `call`), so that the diff can single out one call of a chain (dropout, then an add,
+    then a cat) instead of naming the whole chain. After the first step the mode is off
+    (every framework call through Python costs time), unless `record_calls`
+    (`watch(..., calls=True)`, KB_PROBE_CALLS=1) keeps it on to record those outputs every
+    step."""
 
     def __init__(self, learn: bool = True, record_calls: bool = False) -> None:
         super().__init__()
@@ -248,8 +253,8 @@ class _OpsMode(TorchFunctionMode):
                 elif short not in _CREATION:  # indexing and the like: not a suspect, but the data flows on
                     frame = self.frames[-1]
                     frame.mark(result, frame.origin(args, kwargs), frame.made_by(args, kwargs))
-                if (self.record_calls and recordable and short not in _SHAPE_ONLY and not self.frames[-1].leaf
-                        and recorder.enabled()):
+                if ((self.record_calls or self.learn) and recordable and short not in _SHAPE_ONLY
+                        and not self.frames[-1].leaf and recorder.enabled()):
                     step = recorder.current_step()
                     for i, t in enumerate(_torch_calls.tensors(result)):
                         _record(t, self.frames[-1].label, "call", f":{short}[{i}]", None)

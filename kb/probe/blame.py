@@ -39,10 +39,20 @@ RANDOM = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "fe
           "geometric_", "cauchy_", "log_normal_", "random_", "poisson"}
 
 
+# calls that only view or move bytes (no arithmetic): they cannot make a difference of their
+# own, so they come last whatever the KB says
+SHAPE_ONLY = {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "unsqueeze", "squeeze", "flatten",
+              "unflatten", "contiguous", "expand", "expand_as", "chunk", "split", "unbind", "t", "narrow", "select",
+              "movedim", "detach", "clone", "flip", "roll"}
+
+
 def _rank(answer: dict) -> tuple[int, int]:
-    """Non-deterministic first, then undecided, then no KB record, then deterministic; within
-    each, calls that draw random numbers first."""
-    random = 0 if answer["op"].rsplit(".", 1)[-1] in RANDOM else 1
+    """Non-deterministic first, then undecided, then no KB record, then deterministic, then
+    calls that only move bytes; within each, calls that draw random numbers first."""
+    short = answer["op"].rsplit(".", 1)[-1]
+    random = 0 if short in RANDOM else 1
+    if short in SHAPE_ONLY and answer.get("deterministic") is not False:
+        return 4, random
     if "deterministic" not in answer:
         return 2, random
     return {False: 0, None: 1, True: 3}[answer["deterministic"]], random
@@ -114,7 +124,7 @@ def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple
                                "different input, so it is not a suspect)")
     if kind == "forward":
         found = _calls(places, name, None, "output")
-        if info.get("leaf") and info.get("type") and (not found or info["type"].startswith("torch.nn.")):
+        if info.get("leaf") and info.get("type") and not found:  # a leaf whose calls were not recorded
             found = [{"op": info["type"], "call": None, "place": name}] + found
         how = ("its own calls (its input and its children's inputs and outputs were identical)"
                if info.get("children") else "the calls it made")
