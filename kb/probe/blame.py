@@ -175,9 +175,19 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
                 answer["fixes"] = _seed_fix()
     answers.sort(key=_rank)
     module = run.places.get(place, {})
+    sure = certainty(answers)
+    if first["kind"] in ("input", "forward") and len(answers) > 1 and module.get("children") \
+            and not _calls_recorded(run, first["step"]) and sum(a.get("deterministic") is False for a in answers) != 1:
+        sure += ("; the output of each of these calls was recorded in the first step only: "
+                 "`kb probe run --calls` records it every step and names the one")
     return {"place": place, "module": module.get("module"), "type": module.get("type"), "how": how,
             "ops": [a["op"] for a in answers], "framework": framework, "version": version, "device": device,
-            "answers": answers, "certainty": certainty(answers)}
+            "answers": answers, "certainty": sure}
+
+
+def _calls_recorded(run, step: int) -> bool:
+    """Were call outputs recorded in this step (the first step, or every step with KB_PROBE_CALLS)?"""
+    return any(r.get("kind") == "call" for r in run.steps.get(step, []))
 
 
 def _seed_fix() -> list[dict]:
