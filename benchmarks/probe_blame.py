@@ -601,14 +601,12 @@ def measure(cases: list[Case], calls: bool = False, from_step: int = 0) -> list[
                     rows.append(row)
                     continue
                 op, place, fixes = blamed(report)
-                short_place = (place or "").split(".")[-1]
                 right = op == case.injected and (case.place is None or place == case.place
                                                  or (place or "").endswith(case.place))
                 certainty = report.get("blame", {}).get("certainty")
                 row.update(blamed=op, blamed_place=place, fixes=fixes, right=right, certainty=certainty,
                            first=f"{report['first']['kind']} {report['first']['name']}" if report.get("first") else None,
                            message=report.get("message"), seconds=round(time.perf_counter() - start, 2))
-                del short_place
                 rows.append(row)
     finally:
         PLANT.from_step = 0

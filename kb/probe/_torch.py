@@ -311,7 +311,7 @@ class _OpsMode(TorchFunctionMode):
             if self.learn:
                 self._feeds(self.frames[-1], output, "output")
             self.frames.pop()
-        if self.frames:
+        if self.frames and self.learn:
             self.frames[-1].mark(output, frozenset({label}))
 
     def places(self) -> dict[str, dict]:

@@ -15,7 +15,7 @@ variable KB_PROBE_DIR (which `kb probe run` sets for every run): an unconfigured
 identity function, so probes can stay in a script.
 
 Files in the log directory:
-- probes.jsonl  one record per probe, step and pass (forward, backward, grad, param, update)
+- probes.jsonl  one record per probe, step and pass (input, call, forward, dout, backward, grad, param, update)
 - places.json   what each probe name is: the layer type or the ops under it (for the blame)
 - meta.json     framework versions, device kind, argv: the versions `kb.status` is asked about;
                 `not_recorded`: what the probe failed to record, where and why (see `not_recorded()`)
