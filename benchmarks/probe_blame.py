@@ -664,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
               f"; PyTorch divergences injected from step {args.from_step} on")
         print(table(rows))
         if not args.compile and "pytorch" in args.frameworks:
-            print("not run: torch.compile (pass --compile; compiling takes 10-100 s on this CPU)")
+            print("not run: torch.compile (pass --compile: minutes on this CPU, and blamed wrong; see docs/probe.md)")
     return 0 if all(r["right"] for r in rows) else 1
 
 

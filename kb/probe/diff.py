@@ -21,7 +21,7 @@ from kb.probe.recorder import META, PLACES, RECORDS
 
 KIND_WORDS = {
     "input": "input of",  # what a watched module was handed (recorded before its forward)
-    "call": "output of a call in",  # KB_PROBE_CALLS: a call a module made between its children
+    "call": "output of a call in",  # a call a module made between its children (first step; every step with --calls)
     "forward": "forward of",
     "backward": "backward of",  # a module's own backward: the gradient it produced for its inputs
     "dout": "gradient at the output of",  # what flowed back through a monitor() place
