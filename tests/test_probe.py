@@ -192,7 +192,11 @@ def test_first_only_and_sampled_statistics(tmp_path: Path) -> None:
     without = {s for s, recs in logs[0].steps.items() if not any("stats" in r for r in recs)}
     assert with_stats == {0, 2} and without == {1, 3}
     full, short = compare(*logs), compare(*logs, first_only=True)
-    assert full["first"] == short["first"] and full["first"]["step"] == 2 and full["first"]["name"] == "0"
+    assert full["first"] == short["first"] and full["first"]["step"] == 2
+    # the planted difference is in the data: the model's input is the first record that differs,
+    # and no module is blamed for it
+    assert (full["first"]["kind"], full["first"]["name"]) == ("input", "Sequential")
+    assert full["blame"]["answers"] == [] and "the model's input differs" in full["blame"]["how"]
     assert short["downstream_count"] is None and full["downstream_count"] > 0
 
 

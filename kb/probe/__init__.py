@@ -16,6 +16,10 @@ then `kb probe run -- python train.py` and read the diff. Nothing is recorded un
 directory is set (KB_PROBE_DIR, set by `kb probe run`, or `probe.configure(dir)`), so probes
 can stay in a script. This package is imported only on demand: `import kb` never loads it,
 and each framework's adapter loads only when a value of that framework is probed.
+
+No failure of the probe reaches the training script: each function here (and each hook and
+callback the probe installs) catches what its own recording raises, notes it in the log's
+meta.json under `not_recorded` (shown by `kb probe diff`) and returns its input unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from __future__ import annotations
 import sys
 
 from kb.probe.nest import leaves
-from kb.probe.recorder import close, configure, current_step, enabled, flush, record
+from kb.probe.recorder import close, configure, current_step, enabled, flush, guard, record
 
 __all__ = [
     "close", "configure", "current_step", "enabled", "flush", "monitor", "monitor_gradients",
@@ -31,6 +35,11 @@ __all__ = [
 ]
 
 
+def _same_step(i: int | None = None) -> int:
+    return current_step() if i is None else i
+
+
+@guard("probe.step", _same_step)
 def step(i: int | None = None) -> int:
     """Start training step `i` (None: the next one); returns it. Call it at the top of a step."""
     from kb.probe.recorder import set_step
@@ -64,6 +73,7 @@ def _adapter(framework: str | None):
     return adapter
 
 
+@guard("probe.monitor", lambda value, *args, **kwargs: value)
 def monitor(value, name: str, *, op: str | list[str] | None = None):
     """Record `value` (a tensor or a nested structure of them) at place `name`; returns it.
 
@@ -77,6 +87,7 @@ def monitor(value, name: str, *, op: str | list[str] | None = None):
     return _adapter(_framework_of(value)).monitor(value, name, ops)
 
 
+@guard("probe.monitor_gradients", lambda grads, *args, **kwargs: grads)
 def monitor_gradients(grads, name: str = "grad"):
     """Record gradients between computing and applying them; returns them unchanged.
 
@@ -91,6 +102,7 @@ def monitor_gradients(grads, name: str = "grad"):
     return _adapter(framework).monitor_gradients(grads, name)
 
 
+@guard("probe.summarize_trainable_variables")
 def summarize_trainable_variables(variables, name: str = "param") -> None:
     """Record every trainable variable/parameter (before, during or after training)."""
     if not enabled():
@@ -107,6 +119,7 @@ def summarize_trainable_variables(variables, name: str = "param") -> None:
     _adapter(framework).summarize(variables, name)
 
 
+@guard("probe.monitor_keras", lambda model, *args, **kwargs: model)
 def monitor_keras(model):
     """Monitor every layer's output (and the gradient flowing back into it) of a Keras model."""
     from kb.probe import _tf
@@ -114,12 +127,21 @@ def monitor_keras(model):
     return _tf.monitor_keras(model)
 
 
-def watch(model, optimizer=None, *, params: bool = True, ops: bool = True):
+class _NoHooks:
+    def remove(self) -> None:
+        pass
+
+
+@guard("probe.watch", lambda *args, **kwargs: _NoHooks())
+def watch(model, optimizer=None, *, params: bool = True, ops: bool = True, calls: bool | None = None):
     """PyTorch: forward and backward hooks on every module, parameter-gradient hooks, and,
     with `optimizer`, a step counter and parameter hashes after each optimizer step.
+    `calls=True` (or KB_PROBE_CALLS=1, set by `kb probe run --calls`) also records, every
+    step, the output of each call a module makes between its children, so the diff can name
+    one call of a chain; it costs a pass through the probe for every framework call.
 
     Returns a handle whose `.remove()` takes every hook off again.
     """
     from kb.probe import _torch
 
-    return _torch.watch(model, optimizer, params=params, ops=ops)
+    return _torch.watch(model, optimizer, params=params, ops=ops, calls=calls)

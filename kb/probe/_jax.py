@@ -4,6 +4,9 @@ fuses them into a few reductions), and only they reach the host, through
 
 Callbacks run asynchronously, so `probe.step()` waits for pending ones (effects_barrier)
 before it moves on: a record always lands in the step that produced it.
+
+The host callback and the custom VJP's backward catch what their recording raises (noted in
+the log by `recorder.not_recorded`): inside jit a failure there would fail the user's step.
 """
 
 from __future__ import annotations
@@ -84,6 +87,13 @@ def _stats(x) -> jax.Array:
 
 
 def _cb(name: str, kind: str, path: str, op: str | None, shape: tuple, dtype: str, lanes, stats) -> None:
+    try:
+        _write(name, kind, path, op, shape, dtype, lanes, stats)
+    except Exception as exc:
+        recorder.not_recorded("jax.debug.callback (writing a record)", exc)
+
+
+def _write(name: str, kind: str, path: str, op: str | None, shape: tuple, dtype: str, lanes, stats) -> None:
     stats = np.asarray(stats).tolist() if stats is not None else None
     summary = None
     if stats:
@@ -109,7 +119,11 @@ def _monitored(name: str, path: str, op: str | None):
         return _observe(x, name, "forward", path, op), None
 
     def bwd(_, g):
-        return (_observe(g, name, "dout", path, op),)
+        try:
+            return (_observe(g, name, "dout", path, op),)
+        except Exception as exc:
+            recorder.not_recorded("probe.monitor's backward (custom VJP)", exc)
+            return (g,)
 
     ident.defvjp(fwd, bwd)
     return ident

@@ -7,6 +7,9 @@ product overflows) and the statistics are TensorFlow ops on the tensor's device;
 reach the host. Eagerly a record is a direct call; inside `tf.function` it is a
 `tf.numpy_function` that the returned identity depends on, so it runs every step (XLA cannot
 compile it: monitored functions must not use jit_compile=True).
+
+The `numpy_function` callback, the custom gradient and the wrapped Keras `call` catch what
+their recording raises (noted in the log by `recorder.not_recorded`): the step goes on.
 """
 
 from __future__ import annotations
@@ -84,12 +87,19 @@ def _stats(t) -> tf.Tensor:
 
 
 def _cb(name: str, kind: str, path: str, op: str | None, dtype: str, shape, lanes, stats) -> np.int64:
+    try:
+        _write(name, kind, path, op, dtype, shape, lanes, stats)
+    except Exception as exc:
+        recorder.not_recorded("tf.numpy_function (writing a record)", exc)
+    return np.int64(0)
+
+
+def _write(name: str, kind: str, path: str, op: str | None, dtype: str, shape, lanes, stats) -> None:
     a, b = (int(v) for v in np.asarray(lanes))
     values = np.asarray(stats).tolist()
     summary = {"min": values[0], "max": values[1], "mean": values[2], "sample": values[3:]} if values else None
     recorder.record_digest(name, kind, fingerprint.lanes_hexdigest(a, b), shape=[int(d) for d in np.asarray(shape)],
                            dtype=dtype, stats=summary, path=path, framework="tensorflow", device=_device_kind(), op=op)
-    return np.int64(0)
 
 
 def _observe(t, name: str, kind: str, path: str, op: str | None):
@@ -116,7 +126,11 @@ def _monitor_tensor(t, name: str, path: str, op: str | None):
         y = _observe(tf.identity(x), name, "forward", path, op)
 
         def grad(dy):
-            return _observe(dy, name, "dout", path, op)
+            try:
+                return _observe(dy, name, "dout", path, op)
+            except Exception as exc:
+                recorder.not_recorded("probe.monitor's gradient function (tf.custom_gradient)", exc)
+                return dy
 
         return y, grad
 
@@ -203,8 +217,12 @@ def monitor_keras(model):
 
         @functools.wraps(original)
         def call(*args, _original=original, _name=layer.name, **kwargs):
-            out = _original(*args, **kwargs)
-            return monitor(out, _name, []) if recorder.enabled() else out
+            out = _original(*args, **kwargs)  # the layer's own call: its exceptions are the user's
+            try:
+                return monitor(out, _name, []) if recorder.enabled() else out
+            except Exception as exc:
+                recorder.not_recorded("monitor_keras (a layer's output)", exc)
+                return out
 
         object.__setattr__(layer, "call", call)
         object.__setattr__(layer, "_kb_probe", True)

@@ -1,6 +1,7 @@
 """PyTorch: what each framework call inside a watched module was, in the terms of the
 knowledge base's call conditions (parameter values, tensor dtype kinds, `input.ndim`,
-`input.dtype`, and the attention backend the framework chose).
+`input.dtype`, `input.layout` where the first tensor is not strided (sparse records depend
+on it), and the attention backend the framework chose).
 
 Why the facts and not just the name: whether a call is reproducible often depends on how it
 is called (`interpolate(mode='nearest')` vs `mode='bilinear'`, the attention backend), and
@@ -83,6 +84,8 @@ def _from_kb(func, op: str) -> list[str] | None:
         listed = parameters(op)
     except (LookupError, ValueError):
         return None
+    if not listed:  # an op the KB knows by name without a signature (torch.relu): none listed
+        return None
     names = [name for name, _ in listed]
     if any(name.startswith("*") for name in names):
         names = names[:[n.startswith("*") for n in names].index(True)]
@@ -144,6 +147,8 @@ def facts(func, op: str, args: tuple, kwargs: dict) -> dict:
     if first is not None:
         out["input.ndim"] = first.dim()
         out["input.dtype"] = dtype_kind(first)
+        if first.layout is not torch.strided:  # strided is the default and left out
+            out["input.layout"] = str(first.layout).replace("torch.", "")
     backend = _backend(op, args, kwargs)
     if backend:
         out["backend"] = backend

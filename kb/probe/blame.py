@@ -9,7 +9,15 @@ log's places say, per module, the calls it made itself with their facts and whic
 inputs, parameters and children's outputs each call's arguments came from
 (kb.probe._torch), so:
 
-- forward of X differs (its children, recorded before it, did not): X's own calls;
+- X's input differs (kind `input`; everything recorded before it, its parent's input and
+  its earlier siblings' outputs among them, did not): X was handed a different input and is
+  not a suspect; the suspects are the calls of X's parent that made that input (the calls
+  between its children: `F.dropout`, `torch.cat`, ...). With no such call recorded, no call
+  is named: the difference came from outside the watched modules' calls;
+- the output of a call X made between its children differs (kind `call`, recorded with
+  KB_PROBE_CALLS=1): that call;
+- forward of X differs (its input and its children's inputs and outputs, recorded before
+  it, did not): X's own calls that made its output;
 - the gradient arriving at X's output differs (every gradient recorded before it, i.e. at
   the outputs of everything after X in the forward, did not): the backward of a consumer of
   X's output, i.e. a call of X's parent, or a sibling module, that took X's output;
@@ -22,11 +30,32 @@ from __future__ import annotations
 
 from kb.probe.kbask import ask, verdict
 
-def _rank(answer: dict) -> int:
-    """Non-deterministic first, then undecided, then no KB record, then deterministic."""
+# calls that draw from a random generator: they differ between runs whenever the generator's
+# state does (an unseeded run, a different number of draws before them), whatever the KB says
+# about the op at a fixed seed; among suspects the KB does not tell apart they come first
+RANDOM = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "rrelu",
+          "gumbel_softmax", "rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm",
+          "bernoulli", "bernoulli_", "multinomial", "normal", "normal_", "uniform_", "exponential_",
+          "geometric_", "cauchy_", "log_normal_", "random_", "poisson"}
+
+
+# calls that only view or move bytes (no arithmetic): they cannot make a difference of their
+# own, so they come last whatever the KB says
+SHAPE_ONLY = {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "unsqueeze", "squeeze", "flatten",
+              "unflatten", "contiguous", "expand", "expand_as", "chunk", "split", "unbind", "t", "narrow", "select",
+              "movedim", "detach", "clone", "flip", "roll"}
+
+
+def _rank(answer: dict) -> tuple[int, int]:
+    """Non-deterministic first, then undecided, then no KB record, then deterministic, then
+    calls that only move bytes; within each, calls that draw random numbers first."""
+    short = answer["op"].rsplit(".", 1)[-1]
+    random = 0 if short in RANDOM else 1
+    if short in SHAPE_ONLY and answer.get("deterministic") is not False:
+        return 4, random
     if "deterministic" not in answer:
-        return 2
-    return {False: 0, None: 1, True: 3}[answer["deterministic"]]
+        return 2, random
+    return {False: 0, None: 1, True: 3}[answer["deterministic"]], random
 
 
 def _key(rec: dict) -> tuple:
@@ -49,12 +78,18 @@ def _climb(name: str, first: tuple, differing: dict, places: dict) -> str:
         name = parent
 
 
-def _calls(places: dict, module: str, source: str | None) -> list[dict]:
+def _calls(places: dict, module: str, source: str | None, to: str | None = None) -> list[dict]:
+    """The calls `module` made itself: those whose arguments came from `source` (None: all),
+    and with `to`, those whose results flowed into `to` (a child, or "output"; logs from
+    before the data flow "to" was recorded: all)."""
     info = places.get(module, {})
     out = []
     for call in info.get("calls", []):
-        if source is None or source in call.get("from", []):
-            out.append({"op": call["op"], "call": call.get("call") or {}, "place": module, "shown": call.get("shown")})
+        if source is not None and source not in call.get("from", []):
+            continue
+        if to is not None and "to" in call and to not in call["to"]:
+            continue
+        out.append({"op": call["op"], "call": call.get("call") or {}, "place": module, "shown": call.get("shown")})
     return out
 
 
@@ -71,12 +106,28 @@ def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple
     """(suspect calls, the place they are in, how they were found)."""
     kind, name = first["kind"], first["name"]
     info = places.get(name, {})
+    if kind == "call":  # KB_PROBE_CALLS: the output of one call between children, its inputs matched
+        short = first.get("path", "").lstrip(":").split("[", 1)[0]
+        found = [c for c in _calls(places, name, None) if c["op"].rsplit(".", 1)[-1] == short]
+        return found, name, (f"the call `{short}` in `{name}` (its output is the first record that differs; "
+                             "everything recorded before it, its inputs among them, matched)")
+    if kind == "input":
+        parent = info.get("parent")
+        if not parent:
+            return [], name, ("the model's input differs: it was made before the watched model ran (the data, "
+                              "or code outside the watched modules)")
+        found = _calls(places, parent, None, name)
+        if not found:
+            return [], parent, (f"`{name}` was handed a different input (so it is not a suspect), and no call of "
+                                f"`{parent}` was recorded as making it: no call can be singled out")
+        return found, parent, (f"the calls in `{parent}` that made the input of `{name}` (`{name}` was handed a "
+                               "different input, so it is not a suspect)")
     if kind == "forward":
-        found = _calls(places, name, None)
-        if info.get("leaf") and info.get("type"):
+        found = _calls(places, name, None, "output")
+        if info.get("leaf") and info.get("type") and not found:  # a leaf whose calls were not recorded
             found = [{"op": info["type"], "call": None, "place": name}] + found
-        how = ("its own calls (its children's outputs were identical)" if info.get("children")
-               else "the calls it made")
+        how = ("its own calls (its input and its children's inputs and outputs were identical)"
+               if info.get("children") else "the calls it made")
         return found, name, how
     if kind == "grad":
         module = info.get("module", name)
@@ -117,11 +168,39 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
         answer["place"] = cand["place"]
         answer["shown"] = cand.get("shown") or show(cand["op"], cand["call"])
         answers.append(answer)
+    for answer in answers:
+        if answer["op"].rsplit(".", 1)[-1] in RANDOM and answer.get("deterministic") is not False:
+            answer["random"] = True
+            if not answer.get("fixes"):
+                answer["fixes"] = _seed_fix()
     answers.sort(key=_rank)
     module = run.places.get(place, {})
+    sure = certainty(answers)
+    if first["kind"] in ("input", "forward") and len(answers) > 1 and module.get("children") \
+            and not _calls_recorded(run, first["step"]) and sum(a.get("deterministic") is False for a in answers) != 1:
+        sure += ("; the output of each of these calls was recorded in the first step only: "
+                 "`kb probe run --calls` records it every step and names the one")
     return {"place": place, "module": module.get("module"), "type": module.get("type"), "how": how,
             "ops": [a["op"] for a in answers], "framework": framework, "version": version, "device": device,
-            "answers": answers, "certainty": certainty(answers)}
+            "answers": answers, "certainty": sure}
+
+
+def _calls_recorded(run, step: int) -> bool:
+    """Were call outputs recorded in this step (the first step, or every step with KB_PROBE_CALLS)?"""
+    return any(r.get("kind") == "call" for r in run.steps.get(step, []))
+
+
+def _seed_fix() -> list[dict]:
+    """The knowledge base's fix for a random draw that differs between runs: seed it."""
+    try:
+        from kb.query import index
+
+        found = index().get("solutions", {}).get("SEED")
+    except Exception:  # a KB without that solution: the blame names no fix
+        return []
+    if not found:
+        return []
+    return [{"code": "SEED", "title": found.get("title"), "snippet": found.get("snippet")}]
 
 
 def certainty(answers: list[dict]) -> str:
@@ -133,7 +212,7 @@ def certainty(answers: list[dict]) -> str:
     if bad:
         return f"one of these {len(bad)} calls the KB knows as non-deterministic: " + ", ".join(f"`{a['shown']}`" for a in bad)
     if not answers:
-        return "no call recorded here"
+        return "no call can be singled out"
     if len(answers) == 1:
         return f"`{answers[0]['shown']}` is the only call here; the KB knows no non-determinism in it"
     return f"one of these {len(answers)} calls; the KB knows none of them as non-deterministic here"
@@ -158,4 +237,10 @@ def message(first: dict, blame: dict, words: dict) -> str:
     lead = blame["answers"][0] if blame["answers"] else None
     if lead is not None and lead.get("deterministic") is False:
         return text + f": {lead['shown']} in `{lead['place']}`: {verdict(lead)} ({blame['certainty']})"
+    if lead is None:
+        return text + f": {blame['certainty']}: {blame['how']}"
+    if lead.get("random"):
+        fixes = " + ".join(f"{f['code']} ({f['title']})" if f.get("title") else f["code"] for f in lead.get("fixes") or [])
+        return (text + f": {lead['shown']} in `{lead['place']}` draws random numbers: it differs between runs unless "
+                f"its generator is seeded the same" + (f"; fix: {fixes}" if fixes else "") + f" ({blame['certainty']})")
     return text + f"; suspects in `{blame['place']}`: {blame['certainty']}"

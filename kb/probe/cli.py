@@ -47,6 +47,9 @@ def add_parser(sub) -> None:
     r.add_argument("--out", default="kb-probe", help="directory for run1..runN (default ./kb-probe)")
     r.add_argument("--json", action="store_true", help="print the diff reports as JSON")
     r.add_argument("--first-only", action="store_true", help="stop the diff at the first step that differs")
+    r.add_argument("--calls", action="store_true",
+                   help="PyTorch watch(): also record the output of every call between a module's children, "
+                        "every step (names one call of a chain; slower)")
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command, e.g. -- python train.py")
     r.set_defaults(func=cmd_run, needs_data=False)
     d = psub.add_parser("diff", help="compare two probe logs", epilog=EPILOG,
@@ -112,6 +115,8 @@ def cmd_run(args) -> int:
     for i, d in enumerate(dirs, 1):
         os.makedirs(d)
         env = dict(os.environ, **{ENV_DIR: os.path.abspath(d), ENV_RUN: str(i)})
+        if getattr(args, "calls", False):
+            env["KB_PROBE_CALLS"] = "1"
         start = time.perf_counter()
         with open(os.path.join(d, "stdout.txt"), "wb") as out, open(os.path.join(d, "stderr.txt"), "wb") as err:
             try:
@@ -173,6 +178,10 @@ class _Plain:
 
 def _render(report: dict, console, e, Table) -> None:
     a, b = report["runs"]
+    for run, failures in report.get("not_recorded", {}).items():
+        for failure in failures:
+            console.print(f"[yellow]not recorded[/] in {e(run)}: {e(failure['where'])}: {e(failure['why'])} "
+                          f"({e(str(failure['count']))} time(s))")
     if report["identical"]:
         console.print(f"[green]identical[/]: {e(a)} and {e(b)}: {report['compared']} probe records over "
                       f"{report['steps']} step(s) have the same bytes")

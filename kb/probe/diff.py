@@ -23,6 +23,8 @@ from kb.probe.kbask import ask, verdict
 from kb.probe.recorder import META, PLACES, RECORDS
 
 KIND_WORDS = {
+    "input": "input of",  # what a watched module was handed (recorded before its forward)
+    "call": "output of a call in",  # a call a module made between its children (first step; every step with --calls)
     "forward": "forward of",
     "backward": "backward of",  # a module's own backward: the gradient it produced for its inputs
     "dout": "gradient at the output of",  # what flowed back through a monitor() place
@@ -278,15 +280,25 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
         "first": first,
         "downstream_count": None if first_only else len(downstream),
         "downstream": [] if first_only else downstream[:DOWNSTREAM_LIMIT],
+        "not_recorded": {run.dir: _not_recorded(run) for run in (a, b) if _not_recorded(run)},
     }
     if first is not None:
-        if _has_calls(a) and first["kind"] in ("forward", "dout", "grad"):
+        if _has_calls(a) and first["kind"] in ("input", "call", "forward", "dout", "grad"):
             report["blame"] = blame_calls(first, first_pair, step_differing, a)
         else:
             report["blame"] = blame(first, a)
         report["message"] = (blame_message(first, report["blame"], KIND_WORDS) if "certainty" in report["blame"]
                              else message(report))
     return report
+
+
+def _not_recorded(run: Run) -> list[dict]:
+    """What the probe failed to record in this run (meta.json's `not_recorded`)."""
+    listed = run.meta.get("not_recorded")
+    if not isinstance(listed, list):
+        return []
+    return [{"where": str(e.get("where")), "why": str(e.get("why")), "count": e.get("count")}
+            for e in listed[:100] if isinstance(e, dict)]
 
 
 def _has_calls(run: Run) -> bool:

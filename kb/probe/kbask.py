@@ -40,6 +40,7 @@ def ask(op: str, framework: str | None, version: str | None, device: str, call: 
 
 
 FACTS = ("input.ndim", "input.dtype", "backend")
+RECORDED_FACTS = FACTS + ("input.layout",)  # recorded by the probe; asked where the KB takes them
 
 
 def _status(kb, op: str, version: str, framework: str | None, device: str, call: dict | None, out: dict):
@@ -48,7 +49,11 @@ def _status(kb, op: str, version: str, framework: str | None, device: str, call:
     says so in `call_used`."""
     if not call:
         return kb.status(op, version, framework=framework, device=device)
-    attempts = [call, {k: v for k, v in call.items() if k in FACTS}]
+    attempts = []
+    for used in (call, {k: v for k, v in call.items() if k in RECORDED_FACTS},
+                 {k: v for k, v in call.items() if k in FACTS}):
+        if used not in attempts:
+            attempts.append(used)
     for used in attempts:
         try:
             status = kb.status(op, version, framework=framework, device=device, call=used)

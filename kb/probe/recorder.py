@@ -15,14 +15,20 @@ variable KB_PROBE_DIR (which `kb probe run` sets for every run): an unconfigured
 identity function, so probes can stay in a script.
 
 Files in the log directory:
-- probes.jsonl  one record per probe, step and pass (forward, backward, grad, param, update)
+- probes.jsonl  one record per probe, step and pass (input, call, forward, dout, backward, grad, param, update)
 - places.json   what each probe name is: the layer type or the ops under it (for the blame)
-- meta.json     framework versions, device kind, argv: the versions `kb.status` is asked about
+- meta.json     framework versions, device kind, argv: the versions `kb.status` is asked about;
+                `not_recorded`: what the probe failed to record, where and why (see `not_recorded()`)
+
+The probe runs inside someone's training: no failure of its own may reach the training code.
+Every entry point (hooks, callbacks, the public functions) catches what its recording
+raises, notes it once in meta.json and lets the step go on (`guard`, `not_recorded`).
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import json
 import os
@@ -57,6 +63,8 @@ class _State:
         self.stats_every = 1
         self.pending: list[dict] = []  # reserved records, written in order once filled
         self.boundary: list = []  # adapters' (submit, resolve) at each step boundary
+        self.failures: dict[tuple[str, str], dict] = {}  # (where, why) -> {where, why, count}
+        self.failures_dirty = False
 
 
 _state = _State()
@@ -89,6 +97,8 @@ def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = No
         _state.devices.clear()
         _state.meta_written = False
         _state.meta_last = None
+        _state.failures.clear()
+        _state.failures_dirty = False
         if _state.dir is not None:
             os.makedirs(_state.dir, exist_ok=True)
             _state.handle = open(os.path.join(_state.dir, RECORDS), "w", encoding="utf-8")
@@ -96,12 +106,77 @@ def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = No
 
 def enabled() -> bool:
     """Recording on? The first call reads KB_PROBE_DIR (not the import: `kb probe` itself
-    imports this module and must never open, let alone truncate, a log)."""
+    imports this module and must never open, let alone truncate, a log). A log that cannot
+    be opened, or a bad KB_PROBE_STATS_EVERY, turns recording off with a warning: this runs
+    inside the training script, which must not fail because of its probes."""
     if not _state.env_checked:
         _state.env_checked = True
         if os.environ.get(ENV_DIR) and _state.dir is None:
-            configure(os.environ[ENV_DIR])
+            try:
+                configure(os.environ[ENV_DIR])
+            except Exception as exc:
+                _state.dir = None
+                _warn("opening the log", exc)
     return _state.handle is not None
+
+
+MAX_FAILURE_KINDS = 100  # distinct (where, why) pairs kept in meta.json; later ones only counted
+
+
+def _why(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _warn(where: str, exc: BaseException) -> None:
+    try:
+        print(f"kb.probe: not recorded ({where}): {_why(exc)}; training goes on", file=sys.stderr)
+    except Exception:  # a closed stderr: nothing to tell anyone
+        pass
+
+
+def not_recorded(where: str, exc: BaseException) -> None:
+    """Note that the probe failed to record something at `where` (an entry point: a hook, a
+    callback, a public function) and why. Kept once per (where, why) with a count in
+    meta.json's `not_recorded`, which `kb probe diff` shows; the first time also one line on
+    stderr. Never raises: it is called from the places that must not."""
+    try:
+        why = _why(exc)
+        with _state.lock:
+            entry = _state.failures.get((where, why))
+            if entry is None:
+                if len(_state.failures) >= MAX_FAILURE_KINDS:
+                    where, why = "more", "further kinds of failure not listed"
+                    entry = _state.failures.get((where, why))
+                if entry is None:
+                    entry = _state.failures[(where, why)] = {"where": where, "why": why, "count": 0}
+                    if where != "more":
+                        _warn(where, exc)
+            entry["count"] += 1
+            _state.failures_dirty = True
+    except Exception:
+        pass
+
+
+def guard(where: str, fallback=None):
+    """Decorate an entry point of the probe: an Exception it raises is noted with
+    `not_recorded(where, ...)` and `fallback(*args, **kwargs)` (or None) is returned instead,
+    so the training code that called it goes on. KeyboardInterrupt and SystemExit pass."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def inner(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                not_recorded(where, exc)
+                if fallback is None:
+                    return None
+                try:
+                    return fallback(*args, **kwargs)
+                except Exception:
+                    return None
+        return inner
+    return wrap
 
 
 def current_step() -> int:
@@ -123,19 +198,24 @@ def on_boundary(submit, resolve) -> None:
 
 def _drain_devices(wait: bool) -> None:
     for submit, resolve in list(_state.boundary):
-        submit()
-        resolve(wait)
+        try:
+            submit()
+            resolve(wait)
+        except Exception as exc:
+            not_recorded("step boundary (copying the step's fingerprints)", exc)
 
 
 def set_step(step: int | None = None) -> int:
     """Start step `step` (None: the next one). Records made from now on carry it."""
     _barrier()
     with _state.lock:
-        _drain_devices(wait=False)
         new = _state.step + 1 if step is None else int(step)
-        if new != _state.step:
-            _state.occ.clear()
-        _state.step = new
+        try:
+            _drain_devices(wait=False)
+        finally:  # the step moves on even where the boundary work failed
+            if new != _state.step:
+                _state.occ.clear()
+            _state.step = new
         flush()
         return new
 
@@ -211,6 +291,20 @@ def reserve(name: str, kind: str, *, path: str = "", framework: str | None = Non
         return None
     entry: dict = {"shape": list(shape or []), "dtype": dtype}
     return _append(entry, name, kind, path=path, framework=framework, device=device, op=op, pending=True)
+
+
+def discard(entry: dict | None) -> None:
+    """A reserved record whose value cannot be computed (its recording failed): drop it so
+    the records after it are still written."""
+    if entry is None:
+        return
+    with _state.lock:
+        for i, other in enumerate(_state.pending):
+            if other is entry:
+                del _state.pending[i]
+                break
+        if _state.handle is not None:
+            _write_ready()
 
 
 def filled() -> None:
@@ -328,6 +422,7 @@ def _framework_versions() -> dict[str, str]:
 
 def _write_meta() -> None:
     _state.meta_written = True
+    _state.failures_dirty = False
     meta = _meta()
     if meta != _state.meta_last:  # rewritten each step only when something new was seen
         _write_json(META, meta)
@@ -344,6 +439,7 @@ def _meta() -> dict:
         "python": sys.version.split()[0],
         "frameworks": _framework_versions(),
         "devices": sorted(_state.devices),
+        "not_recorded": [dict(entry) for entry in _state.failures.values()],
     }
 
 
@@ -363,24 +459,42 @@ def flush() -> None:
         if _state.places_dirty:
             _write_json(PLACES, _state.places)
             _state.places_dirty = False
-        if _state.meta_written:
-            _write_meta()  # frameworks imported and devices seen since the first record
+        if _state.meta_written or _state.failures_dirty:
+            _write_meta()  # frameworks imported, devices seen, failures since the first record
 
 
 def close() -> None:
-    """Flush and close the log (also runs at interpreter exit)."""
-    _barrier()  # outside the lock: pending JAX callbacks need it to record
-    with _state.lock:
-        if _state.handle is None:
-            return
-        _drain_devices(wait=True)
-        if _state.pending:  # a record whose value never came (cannot happen unless an adapter failed)
-            for entry in _state.pending:
-                entry.setdefault("hash", "missing")
-            _write_ready()
-        flush()
-        _state.handle.close()
-        _state.handle = None
+    """Flush and close the log (also runs at interpreter exit). A failure is noted in the log
+    (what could still be written) and on stderr, never raised: scripts call this last."""
+    try:
+        _barrier()  # outside the lock: pending JAX callbacks need it to record
+        with _state.lock:
+            if _state.handle is None:
+                return
+            try:
+                _drain_devices(wait=True)
+            except Exception as exc:
+                not_recorded("probe.close (copying the last fingerprints)", exc)
+            try:
+                if _state.pending:  # a record whose value never came (an adapter's boundary work failed)
+                    for entry in _state.pending:
+                        entry.setdefault("hash", "missing")
+                    _write_ready()
+                flush()
+            finally:
+                _state.handle.close()
+                _state.handle = None
+    except Exception as exc:
+        _warn("closing the log", exc)
 
 
-atexit.register(close)
+def _close_at_exit() -> None:
+    """close() at interpreter exit, where a failure would print a traceback after the
+    training's own output and could change its exit status: noted on stderr instead."""
+    try:
+        close()
+    except Exception as exc:
+        _warn("closing the log at exit", exc)
+
+
+atexit.register(_close_at_exit)
