@@ -53,8 +53,8 @@ def document(report: Report) -> dict:
         "versions": {fw: {"version": p.version, "from": p.origin} for fw, p in report.pins.items()},
         "applied": [{"code": a.code, "path": text_path(a.path), "line": a.line, "text": a.text, "condition": a.condition}
                     for a in report.applied.values()],
-        "runs": [{"entry": r.entry, "why": r.why,
-                  "applied": [{"code": a.code, "path": a.path, "line": a.line, "condition": a.condition}
+        "runs": [{"entry": text_path(r.entry), "why": r.why,
+                  "applied": [{"code": a.code, "path": text_path(a.path), "line": a.line, "condition": a.condition}
                               for a in r.applied.values()]} for r in report.runs],
         "summary": {level: sum(1 for f in report.findings if f.level == level)
                     for level in ("raises", "nondeterministic", "possible")},
