@@ -18,14 +18,13 @@ case), `layer-seed` (`seed=7` to the layer, initializer or function that takes o
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import inspect
 import json
 import os
 import sys
 
-from kb.sweep.tf_worker import error_message, emit, is_refusal
+from kb.sweep.tf_worker import emit, error_message, is_refusal, worker_main
 
 SHAPES = ((2, 8), (2, 8, 8, 3), (2, 6, 3), (2, 4, 4, 4, 3), (2, 8, 8))
 GLOBAL_SEED = 1234
@@ -250,23 +249,7 @@ def run(cases, index, mode, start):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("list", "plan", "run"))
-    ap.add_argument("--only", default="")
-    ap.add_argument("--units")
-    ap.add_argument("--cases")
-    ap.add_argument("--index")
-    ap.add_argument("--mode")
-    ap.add_argument("--start", type=int, default=0)
-    a = ap.parse_args(argv)
-    only = [x for x in a.only.split(",") if x] or None
-    if a.what == "list":
-        print(json.dumps(list_units(only)))
-    elif a.what == "plan":
-        plan(json.load(open(a.units)), a.start)
-    else:
-        run(json.load(open(a.cases)), json.load(open(a.index)), a.mode, a.start)
-    return 0
+    return worker_main(argv, list_units, plan, run)
 
 
 if __name__ == "__main__":

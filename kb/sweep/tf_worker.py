@@ -686,7 +686,8 @@ def run(cases: list[dict], index: list[int], mode: str, start: int) -> None:
         emit({"i": j, **run_case(tf, cases[index[j]], mode)})
 
 
-def main(argv: list[str] | None = None) -> int:
+def worker_main(argv: list[str] | None, list_units, plan, run) -> int:
+    """The command line every sweep worker shares: list its units, plan cases, run a mode."""
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("list", "plan", "run"))
     ap.add_argument("--only", default="")
@@ -704,6 +705,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         run(json.load(open(a.cases)), json.load(open(a.index)), a.mode, a.start)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return worker_main(argv, list_units, plan, run)
 
 
 if __name__ == "__main__":
