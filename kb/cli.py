@@ -158,6 +158,9 @@ def _print_status(result) -> None:
     if result.recipe:
         console.print("recipe: " + " + ".join(result.recipe) + " (apply all, in this order)")
         _print_codes(console, result.recipe)
+    elif result.deterministic is False and result.recipe is None and any(s.deterministic is None for s in result.sources):
+        console.print("recipe: none: the KB does not know every applying source's status in this version "
+                      "(the 'unknown' rows below)")
     elif result.deterministic is False and result.recipe is None:
         console.print("recipe: none: at least one source has no solution in this version")
     elif result.deterministic is None:

@@ -31,7 +31,10 @@ def test_sdpa_before_the_checked_release_is_unknown() -> None:
 def test_torch_compile_switch_arrives_in_2_10() -> None:
     before, after = kb.status("torch.compile", "2.9"), kb.status("torch.compile", "2.10")
     assert before.deterministic is False and before.recipe is None  # max-autotune: no switch covers it
-    assert after.recipe == ("PT_DET",)
+    # the compiled-kernel records of the 2.11 GPU sweep are unknown in 2.10 (not measured there)
+    unknown = {src.id for src in after.sources if src.deterministic is None}
+    assert unknown and all(i.startswith("torch.inductor-") for i in unknown)
+    assert after.recipe is None
     # TORCHINDUCTOR_DETERMINISTIC=1 alone left max-autotune benchmarking on in the 2.11 H100 run
     assert set(after.solutions) == {"PT_DET"}
     (source,) = [s for s in after.sources if s.id == "torch.inductor-autotuning"]
