@@ -25,7 +25,8 @@ import sys
 import time
 import traceback
 
-PREFIX = "@@SWEEP "
+from verifiers.sweep.protocol import emit
+
 ROWS, COLS = 2048, 1024  # 2M elements: many blocks per reduction, scan and scatter
 TIES = re.compile(r"(max|min|sort|top_k|argm|median|percentile|quantile|partition|unique|sign|round|floor|ceil|clip|relu|reduce_window)")
 SKIP = {"array", "asarray", "copy", "zeros_like", "ones_like", "empty_like", "full_like", "shape", "size", "ndim",
@@ -49,19 +50,6 @@ QUADRATIC = re.compile(r"^(isin|in1d|polyval|polymul|polydiv|polyadd|polysub|pol
 NAMESPACES = (("jax.numpy", "jnp"), ("jax.lax", "lax"), ("jax.nn", "nn"))
 
 
-def _finite(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
-
-
-def emit(obj) -> None:
-    sys.stdout.write(PREFIX + json.dumps(_finite(obj), default=str, allow_nan=False) + "\n")
-    sys.stdout.flush()
 
 
 def message(exc: BaseException) -> str:

@@ -18,7 +18,8 @@ import sys
 import time
 import traceback
 
-PREFIX = "@@SWEEP "
+from verifiers.sweep.protocol import emit
+
 TARGET = 2_000_000  # elements of the enlarged input: past one block's worth many times over
 SMALL_TARGET = 65_536  # O(n^3) linear algebra: 256x256 matrices already take many blocks
 CUBIC = re.compile(r"^(linalg\.|cholesky|svd|qr|lu|pinverse|inverse|det|logdet|slogdet|triangular_solve|ormqr|geqrf|"
@@ -34,20 +35,6 @@ MAX_SAMPLES = 24
 MAX_ATTEMPTS = 8
 
 
-def _finite(obj):
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    if isinstance(obj, dict):
-        return {k: _finite(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_finite(v) for v in obj]
-    return obj
-
-
-def emit(obj) -> None:
-    """One protocol line; non-finite floats become strings (the evidence file is strict JSON)."""
-    sys.stdout.write(PREFIX + json.dumps(_finite(obj), default=str, allow_nan=False) + "\n")
-    sys.stdout.flush()
 
 
 POISONED = [False]
