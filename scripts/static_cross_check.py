@@ -26,7 +26,7 @@ variant_test_name) is one more fact, named ``variant``. Keys listed in an entry'
 must be recorded by the case (for a kernel only an optional argument reaches: scatter's
 ``reduce``).
 
-Standard library and PyYAML only::
+Standard library, PyYAML and the KB's own dtype kinds (kb.verify.sweepfile)::
 
     python scripts/static_cross_check.py [--static FILE] [--sweep PATH ...] [--out FILE]
 """
@@ -43,6 +43,8 @@ from collections import Counter
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+from kb.verify.sweepfile import dtype_kind  # noqa: E402  (the KB's own dtype kinds, docs/calls.md)
 DEFAULT_STATIC = os.path.join(ROOT, "data", "static", "pytorch-cuda-atomics.yaml")
 DEFAULT_SWEEP_GLOB = os.path.join(ROOT, "data", "sweeps", "*", "*-pytorch-eager.json")
 
@@ -96,18 +98,6 @@ def load_cases(paths: list[str]) -> list[dict]:
     return cases
 
 
-def dtype_kind(name: str) -> str | None:
-    """'float32' -> 'float', 'int64' -> 'int', 'bool', 'complex64' -> 'complex' (docs/calls.md)."""
-    name = name.lower().replace("torch.", "")
-    if name == "bool":
-        return "bool"
-    if name.startswith("complex"):
-        return "complex"
-    if name.startswith(("float", "bfloat", "half", "double")):
-        return "float"
-    if name.startswith(("int", "uint", "long", "short")):
-        return "int"
-    return None
 
 
 def _norm(key: str, value):

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from deep import remove_chain
 
 from kb.findings import Finding
 from kb.lint import run
@@ -148,26 +149,8 @@ def test_a_very_deep_folder_under_data_is_no_recursion_error(tmp_path: Path) -> 
             os.chdir(here)
         result = _kb(root, "validate")
     finally:
-        _remove_deep(top)
+        remove_chain(top)
     assert b"Traceback" not in result.stderr, result.stderr[-300:]
     assert result.returncode == 0
 
 
-def _remove_deep(top: Path) -> None:
-    """Remove a chain of nested `a` folders without recursion (shutil.rmtree, and pytest's
-    cleanup of old temporary folders shared by every run here, recurse per level)."""
-    if not top.exists():
-        return
-    here = os.getcwd()
-    try:
-        os.chdir(top)
-        depth = 0
-        while os.path.isdir("a"):
-            os.chdir("a")
-            depth += 1
-        for _ in range(depth):
-            os.chdir("..")
-            os.rmdir("a")
-    finally:
-        os.chdir(here)
-    os.rmdir(top)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from deep import remove_chain
 
 from kb.cli import main
 from bounds import BOUND_S
@@ -281,25 +282,10 @@ def test_a_very_deep_folder_tree_is_walked_without_recursion(tmp_path: Path) -> 
         # always, even on failure: shutil.rmtree (pytest's cleanup of old temporary folders,
         # shared by every run on this machine) recurses per level too and would fail
         if (tree / "a").exists():
-            _remove_deep(tree / "a")
+            remove_chain(tree / "a")
+            os.rmdir(tree / "a")
     assert b"Traceback" not in result.stderr, result.stderr[-300:]
     doc = json.loads(result.stdout)
     assert sorted(_records(doc)) == [("deep.py", "torch.index-add"), ("ok.py", "torch.index-add")]
 
 
-def _remove_deep(top: Path) -> None:
-    here = os.getcwd()
-    try:
-        os.chdir(top)
-        depth = 0
-        while os.path.isdir("a"):
-            os.chdir("a")
-            depth += 1
-        for name in os.listdir("."):
-            os.remove(name)
-        for _ in range(depth):
-            os.chdir("..")
-            os.rmdir("a")
-    finally:
-        os.chdir(here)
-    os.rmdir(top)
