@@ -47,6 +47,7 @@ class Case:
     run: Callable[[str, int], None]  # run(log_dir, run_number)
     place: str | None = None  # the module the blamed call must be in (None: any)
     tags: set = field(default_factory=set)
+    planted: str | None = None  # the call whose result changes in run 2, where it is not `injected`
 
 
 # ---------------------------------------------------------------------------- PyTorch
@@ -444,8 +445,46 @@ def torch_cases(with_compile: bool) -> list[Case]:
         def compiled():
             return torch.compile(Small(), backend="eager")
 
-        cases.append(Case("compiled-gelu", "pytorch", "torch.compile (eager backend)", "gelu",
-                          _torch_train(compiled, lambda: (torch.randn(4, 8),)), None))
+        # a compiled block inside an eager model: the parent's calls are still learnt, the
+        # call-recording mode is off while the compiled block runs
+        class Outer(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.inp = nn.Linear(8, 8)
+                self.blk = torch.compile(Small(), backend="aot_eager")
+                self.head = nn.Linear(2, 2)
+
+            def forward(self, x):
+                with PLANT("relu"):
+                    h = torch.relu(self.inp(x))
+                return self.head(self.blk(h))
+
+        @contextlib.contextmanager
+        def dynamo_off():
+            import torch._dynamo.config as config
+
+            saved, config.disable = config.disable, True
+            try:
+                yield
+            finally:
+                config.disable = saved
+
+        def eager_run(run):  # TORCH_COMPILE_DISABLE=1, as the compiled blame advises
+            def inner(log: str, run_no: int) -> None:
+                with dynamo_off():
+                    run(log, run_no)
+            return inner
+
+        # watched at its boundary: the blame names the compiled module and torch.compile, not a
+        # call inside it (compiled code fuses calls) and never the Linear after the gelu
+        cases.append(Case("compiled-gelu", "pytorch", "torch.compile (eager backend)", "compile",
+                          _torch_train(compiled, lambda: (torch.randn(4, 8),)), "Small", {"fast"}, planted="gelu"))
+        cases.append(Case("compiled_block-gelu", "pytorch", "compiled block in an eager model (aot_eager)", "compile",
+                          _torch_train(Outer, lambda: (torch.randn(4, 8),)), "blk", planted="gelu"))
+        cases.append(Case("compiled_block-relu", "pytorch", "compiled block in an eager model (aot_eager)", "relu",
+                          _torch_train(Outer, lambda: (torch.randn(4, 8),)), "Outer"))
+        cases.append(Case("compiled_disabled-gelu", "pytorch", "torch.compile under TORCH_COMPILE_DISABLE=1", "gelu",
+                          eager_run(_torch_train(compiled, lambda: (torch.randn(4, 8),))), "Small"))
     return cases
 
 
@@ -591,7 +630,7 @@ def measure(cases: list[Case], calls: bool = False, from_step: int = 0) -> list[
                 start = time.perf_counter()
                 row = {"case": case.name, "framework": case.framework, "model": case.model,
                        "injected": case.injected, "place": case.place}
-                PLANT.target = case.injected
+                PLANT.target = case.planted or case.injected
                 try:
                     for run_no in (1, 2):
                         case.run(os.path.join(tmp, f"run{run_no}"), run_no)

@@ -23,8 +23,11 @@ of the probe's own recording is noted in the log and the training goes on unchan
 
 from __future__ import annotations
 
+import enum
+import functools
 import json
 import weakref
+from dataclasses import dataclass
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -33,18 +36,36 @@ from kb.probe import _torch_calls, _torch_device, recorder
 from kb.probe.nest import map_with_path
 
 
-_busy = [False]  # the probe's own tensor calls are not ops of the user's module
+
+
+class _Busy:
+    """Set while the probe's own code makes tensor calls: those are not ops of the user's
+    module, so the call-recording mode passes them by. A depth, so nested uses restore it."""
+
+    __slots__ = ("depth",)
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def __bool__(self) -> bool:
+        return self.depth > 0
+
+    def __enter__(self) -> None:
+        self.depth += 1
+
+    def __exit__(self, *exc) -> None:
+        self.depth -= 1
+
+
+_busy = _Busy()
 _collector = _torch_device.Collector()
 _registered = [False]  # the collector's step-boundary work is registered with the recorder
 _DTYPES: dict = {}  # torch.bfloat16 -> "bfloat16"
 
 
 def _record_tensor(t, name: str, kind: str, path: str = "", op: str | None = None) -> None:
-    was, _busy[0] = _busy[0], True
-    try:
+    with _busy:
         _record(t, name, kind, path, op)
-    finally:
-        _busy[0] = was
 
 
 def _record(t, name: str, kind: str, path: str, op: str | None) -> None:
@@ -240,8 +261,8 @@ class _OpsMode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         result = func(*args, **kwargs)  # the user's call: once, its exceptions are the user's
-        if self.frames and not _busy[0]:
-            _busy[0] = True
+        if self.frames and not _busy:
+            _busy.depth += 1
             try:
                 name = op_name(func)
                 short = name.rsplit(".", 1)[-1]
@@ -262,7 +283,7 @@ class _OpsMode(TorchFunctionMode):
             except Exception as exc:
                 recorder.not_recorded("the calls a module makes (TorchFunctionMode)", exc)
             finally:
-                _busy[0] = False
+                _busy.depth -= 1
         return result
 
     def _note(self, func, name: str, args: tuple, kwargs: dict, result) -> None:
@@ -278,6 +299,16 @@ class _OpsMode(TorchFunctionMode):
                                  "shown": _torch_calls.show(func, name, call)}
         entry["from"] |= sources
         frame.mark(result, sources, upstream | {key})
+
+    def pause(self) -> None:
+        """Off the torch-function stack while a compiled module runs (`resume` puts it back)."""
+        self.__exit__(None, None, None)
+        self.paused = True
+
+    def resume(self) -> None:
+        if getattr(self, "paused", False):
+            self.paused = False
+            self.__enter__()
 
     def _feeds(self, frame: _Frame, values, target: str) -> None:
         """The calls of `frame` upstream of `values` feed `target` (a child, or "output")."""
@@ -406,95 +437,159 @@ def _watch_input(args: tuple, kwargs: dict, label: str) -> None:
         map_with_path(one, value, f"[{key!r}]")
 
 
-def watch(model, optimizer=None, *, params: bool = True, ops: bool = True, calls: bool | None = None) -> Watch:
-    """Install the hooks (see the module's docstring). A hook that cannot be attached is noted
-    in the log and the others are still installed; the hooks never raise into training.
-    `calls` (None: KB_PROBE_CALLS=1, which `kb probe run --calls` sets): also record the
-    output of each call made between children, every step (slower: every framework call
-    of the forward then passes through the probe)."""
-    import os
+class RunnerState(enum.Enum):
+    """Where the call recording of one watched model stands (`_Watcher.state`)."""
 
-    w = Watch()
-    if calls is None:
-        calls = os.environ.get("KB_PROBE_CALLS") == "1"
-    state: dict = {"mode": None, "done": not ops}
-    root_name = type(model).__name__
-    names = {}
-    for mname, module in model.named_modules():
-        label = mname or root_name
-        names[id(module)] = label
-        try:
-            recorder.describe(label, type=module_type(module), framework="pytorch",
-                              parent=(mname.rsplit(".", 1)[0] if "." in mname else root_name) if mname else None,
-                              leaf=not any(True for _ in module.children()))
-        except Exception as exc:
-            recorder.not_recorded("watch() (describing a module)", exc)
+    LEARNING = "learning"  # before and during the first recorded forward: the calls are learnt
+    RECORDING = "recording"  # the mode is on in every forward (calls=True): call outputs each step
+    DONE = "done"  # the calls are learnt; forwards run without the mode
 
-        @recorder.guard("module forward pre-hook (a module's inputs, its calls)")
-        def pre(mod, args, kwargs, label=label, is_root=(module is model),
-                leaf=not any(True for _ in module.children())):
-            if is_root and (calls or not state["done"]) and state["mode"] is None and recorder.enabled():
-                mode = _OpsMode(learn=not state["done"], record_calls=calls)
-                mode.__enter__()
-                state["mode"] = mode
-            if state["mode"] is not None:
-                try:
-                    state["mode"].enter_module(label, mod, args, kwargs, leaf)
-                except Exception as exc:
-                    recorder.not_recorded("module forward pre-hook (a module's inputs, its calls)", exc)
-            if recorder.enabled():
-                was, _busy[0] = _busy[0], True
-                try:
-                    _watch_input(args, kwargs, label)
-                finally:
-                    _busy[0] = was
 
-        @recorder.guard("module forward hook (a module's output)")
-        def post(mod, args, kwargs, output, label=label, is_root=(module is model)):
-            mode = state["mode"]
+def _optimized_module():
+    """torch.compile's module wrapper class (OptimizedModule), or None where this torch has none."""
+    try:
+        from torch._dynamo.eval_frame import OptimizedModule
+    except Exception:  # a torch without TorchDynamo
+        return None
+    return OptimizedModule
+
+
+def _dynamo_on() -> bool:
+    """Does a torch.compile'd module run compiled here? Not under TORCH_COMPILE_DISABLE=1
+    (torch._dynamo.config.disable), where its wrapper calls the original module eagerly."""
+    try:
+        import torch._dynamo.config as config
+    except Exception:
+        return False
+    return not getattr(config, "disable", False)
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One module as watch() sees it: `label` (its dotted path, the root by its class name),
+    `hooked` (the module the hooks go on), `real` (the module itself; for torch.compile's
+    wrapper, the original module), `compiled` (a torch.compile'd module that runs compiled:
+    its hooks go on the wrapper, outside the compiled code), `inside` (the label of the
+    compiled module it runs inside, if any: it gets no module hooks of its own)."""
+
+    label: str
+    hooked: object
+    real: object
+    parent: str | None
+    leaf: bool
+    compiled: bool = False
+    inside: str | None = None
+
+
+def _units(model) -> list[_Unit]:
+    """Every module once (as named_modules() lists them), torch.compile's wrappers seen
+    through: `torch.compile(Block())` is watched as `Block` at its boundary."""
+    wrapper = _optimized_module()
+    dynamo = _dynamo_on() if wrapper is not None else False
+    out: list[_Unit] = []
+    seen: set[int] = set()
+
+    def walk(module, mname: str, parent: str | None, inside: str | None) -> None:
+        is_wrapper = wrapper is not None and isinstance(module, wrapper)
+        real = module._orig_mod if is_wrapper else module
+        if id(real) in seen:
+            return
+        seen.add(id(real))
+        label = mname or type(real).__name__
+        compiled = is_wrapper and dynamo and inside is None
+        out.append(_Unit(label, module if compiled else real, real, parent,
+                         leaf=not any(True for _ in real.children()), compiled=compiled, inside=inside))
+        for cname, child in real.named_children():
+            if child is None:
+                continue
+            walk(child, f"{mname}.{cname}" if mname else cname, label, inside or (label if compiled else None))
+
+    walk(model, "", None, None)
+    return out
+
+
+class _Watcher(Watch):
+    """The hooks watch() installs on one model and the state they share: the call-recording
+    mode of the current forward (`mode`) and where the call recording stands (`state`).
+
+    A torch.compile'd module (compiled, TorchDynamo on) is watched at its boundary only: its
+    input, output, the gradient at its output and its parameters' gradients, with hooks on
+    torch.compile's wrapper, which run outside the compiled code; no hook is put on the
+    modules inside it (TorchDynamo would trace them: a graph break at each, and a recompile
+    whenever the state they read changes) and the call-recording mode is off while it runs.
+    A difference made inside it is put on the compiled module as a whole (kb.probe.blame)."""
+
+    def __init__(self, *, calls: bool, learn: bool) -> None:
+        super().__init__()
+        self.calls = calls
+        self.mode: _OpsMode | None = None
+        self.state = RunnerState.LEARNING if learn else (RunnerState.RECORDING if calls else RunnerState.DONE)
+
+    def _wants_mode(self) -> bool:
+        return self.calls or self.state is RunnerState.LEARNING
+
+    def pre(self, mod, args, kwargs, *, label: str, is_root: bool, leaf: bool, compiled: bool):
+        if is_root and self._wants_mode() and self.mode is None and recorder.enabled() and not compiled:
+            mode = _OpsMode(learn=self.state is RunnerState.LEARNING, record_calls=self.calls)
+            mode.__enter__()
+            self.mode = mode
+        if self.mode is not None:
             try:
-                if mode is not None:
-                    mode.exit_module(label, output)
-                if recorder.enabled():
-                    was, _busy[0] = _busy[0], True
-                    try:
-                        _watch_output(output, label)
-                    finally:
-                        _busy[0] = was
-            finally:  # the call recording ends with the root's forward, whatever failed
-                if is_root and mode is not None:
-                    state["mode"] = None
-                    state["done"] = True
-                    mode.__exit__(None, None, None)
-                    if mode.learn:
-                        for place, info in mode.places().items():
-                            recorder.describe(place, **info)
+                self.mode.enter_module(label, mod, args, kwargs, leaf or compiled)
+                if compiled:  # compiled code runs without the mode (TorchDynamo would trace it)
+                    self.mode.pause()
+            except Exception as exc:
+                recorder.not_recorded("module forward pre-hook (a module's inputs, its calls)", exc)
+        if recorder.enabled():
+            with _busy:
+                _watch_input(args, kwargs, label)
 
+    def post(self, mod, args, kwargs, output, *, label: str, is_root: bool, compiled: bool):
+        mode = self.mode
         try:
-            w.handles.append(module.register_forward_pre_hook(pre, with_kwargs=True))
-            w.handles.append(module.register_forward_hook(post, with_kwargs=True))
-        except Exception as exc:
-            recorder.not_recorded("watch() (attaching a module hook)", exc)
-    if params:
-        for mname, module in model.named_modules():
-            for pname, p in module.named_parameters(recurse=False):
-                full = f"{mname}.{pname}" if mname else pname
-                try:
-                    recorder.describe(full, type=module_type(module), module=names[id(module)], param=pname,
-                                      framework="pytorch")
-                    if p.requires_grad:
-                        @recorder.guard("parameter post-accumulate-grad hook (a parameter's gradient)")
-                        def grad_hook(param, full=full):
-                            if recorder.enabled() and param.grad is not None:
-                                _record_tensor(param.grad, full, "grad")
+            if mode is not None:
+                if compiled:
+                    mode.resume()
+                mode.exit_module(label, output)
+            if recorder.enabled():
+                with _busy:
+                    _watch_output(output, label)
+        finally:  # the call recording ends with the root's forward, whatever failed
+            if is_root and mode is not None:
+                self.mode = None
+                if self.state is RunnerState.LEARNING:
+                    self.state = RunnerState.RECORDING if self.calls else RunnerState.DONE
+                mode.__exit__(None, None, None)
+                if mode.learn:
+                    for place, info in mode.places().items():
+                        recorder.describe(place, **info)
 
-                        w.handles.append(p.register_post_accumulate_grad_hook(grad_hook))
-                except Exception as exc:
-                    recorder.not_recorded("watch() (attaching a parameter hook)", exc)
-    if optimizer is not None:
-        named = [(f"{m}.{p}" if m else p, param) for m, mod in model.named_modules()
-                 for p, param in mod.named_parameters(recurse=False)]
+    def attach(self, unit: _Unit, *, is_root: bool) -> None:
+        """The forward pre- and post-hook of one module (not for modules inside compiled code)."""
+        pre = recorder.guard("module forward pre-hook (a module's inputs, its calls)")(
+            functools.partial(self.pre, label=unit.label, is_root=is_root, leaf=unit.leaf, compiled=unit.compiled))
+        post = recorder.guard("module forward hook (a module's output)")(
+            functools.partial(self.post, label=unit.label, is_root=is_root, compiled=unit.compiled))
+        self.handles.append(unit.hooked.register_forward_pre_hook(pre, with_kwargs=True))
+        self.handles.append(unit.hooked.register_forward_hook(post, with_kwargs=True))
 
+    def attach_params(self, unit: _Unit) -> None:
+        """Each parameter's gradient (a post-accumulate-grad hook: it runs in the autograd
+        engine, also for the parameters of a compiled module)."""
+        for pname, p in unit.real.named_parameters(recurse=False):
+            full = f"{unit.label}.{pname}" if unit.parent is not None else pname
+            try:
+                owner = unit.inside or unit.label
+                local = full[len(owner) + 1:] if unit.inside else pname
+                recorder.describe(full, type=module_type(unit.real), module=owner, param=local, framework="pytorch")
+                if p.requires_grad:
+                    self.handles.append(p.register_post_accumulate_grad_hook(
+                        recorder.guard("parameter post-accumulate-grad hook (a parameter's gradient)")(
+                            functools.partial(_grad_hook, full=full))))
+            except Exception as exc:
+                recorder.not_recorded("watch() (attaching a parameter hook)", exc)
+
+    def attach_optimizer(self, optimizer, named: list[tuple[str, object]], *, params: bool) -> None:
         def after_step(opt, args, kwargs):
             try:
                 if recorder.enabled() and params and recorder.want_stats():
@@ -511,7 +606,53 @@ def watch(model, optimizer=None, *, params: bool = True, ops: bool = True, calls
                 recorder.not_recorded("optimizer step hook (starting the next step)", exc)
 
         try:
-            w.handles.append(optimizer.register_step_post_hook(after_step))
+            self.handles.append(optimizer.register_step_post_hook(after_step))
         except Exception as exc:
             recorder.not_recorded("watch() (attaching the optimizer step hook)", exc)
+
+
+def _grad_hook(param, *, full: str) -> None:
+    if recorder.enabled() and param.grad is not None:
+        _record_tensor(param.grad, full, "grad")
+
+
+def _describe(unit: _Unit) -> None:
+    info: dict = {"type": module_type(unit.real), "framework": "pytorch", "parent": unit.parent, "leaf": unit.leaf}
+    if unit.compiled:
+        info["compiled"] = "torch.compile"
+    if unit.inside:
+        info["inside"] = unit.inside
+    recorder.describe(unit.label, **info)
+
+
+def watch(model, optimizer=None, *, params: bool = True, ops: bool = True, calls: bool | None = None) -> Watch:
+    """Install the hooks (see the module's docstring and `_Watcher`). A hook that cannot be
+    attached is noted in the log and the others are still installed; the hooks never raise
+    into training. `calls` (None: KB_PROBE_CALLS=1, which `kb probe run --calls` sets): also
+    record the output of each call made between children, every step (slower: every
+    framework call of the forward then passes through the probe)."""
+    import os
+
+    if calls is None:
+        calls = os.environ.get("KB_PROBE_CALLS") == "1"
+    w = _Watcher(calls=calls, learn=ops)
+    units = _units(model)
+    for unit in units:
+        try:
+            _describe(unit)
+        except Exception as exc:
+            recorder.not_recorded("watch() (describing a module)", exc)
+        if unit.inside is not None:
+            continue
+        try:
+            w.attach(unit, is_root=unit.parent is None)
+        except Exception as exc:
+            recorder.not_recorded("watch() (attaching a module hook)", exc)
+    if params:
+        for unit in units:
+            w.attach_params(unit)
+    if optimizer is not None:
+        named = [(f"{u.label}.{p}" if u.parent is not None else p, param)
+                 for u in units for p, param in u.real.named_parameters(recurse=False)]
+        w.attach_optimizer(optimizer, named, params=params)
     return w

@@ -93,8 +93,25 @@ def _calls(places: dict, module: str, source: str | None, to: str | None = None)
     return out
 
 
+def _compiled(places: dict, module: str) -> list[dict]:
+    """A torch.compile'd module as one suspect (watched at its boundary: no call inside it is
+    recorded, and compiled code fuses calls): the KB is asked about `torch.compile`."""
+    return [{"op": "torch.compile", "call": None, "place": module,
+             "shown": f"torch.compile (the compiled code of `{module}`)", "compiled": True}]
+
+
+def _compiled_owner(places: dict, module: str) -> str | None:
+    """The compiled module that `module` is (or runs inside), if any."""
+    info = places.get(module, {})
+    if info.get("compiled"):
+        return module
+    return info.get("inside")
+
+
 def _module_candidate(places: dict, module: str) -> list[dict]:
     """A whole module as a suspect: its own calls that took its input, or its type."""
+    if _compiled_owner(places, module):
+        return _compiled(places, _compiled_owner(places, module))
     found = _calls(places, module, "input")
     info = places.get(module, {})
     if not found and info.get("type"):
@@ -122,6 +139,10 @@ def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple
                                 f"`{parent}` was recorded as making it: no call can be singled out")
         return found, parent, (f"the calls in `{parent}` that made the input of `{name}` (`{name}` was handed a "
                                "different input, so it is not a suspect)")
+    if kind in ("forward", "grad") and _compiled_owner(places, info.get("module", name) if kind == "grad" else name):
+        owner = _compiled_owner(places, info.get("module", name) if kind == "grad" else name)
+        return _compiled(places, owner), owner, (f"`{owner}` is compiled by torch.compile and watched at its boundary "
+                                                  "(its input matched): the difference was made in its compiled code")
     if kind == "forward":
         found = _calls(places, name, None, "output")
         if info.get("leaf") and info.get("type") and not found:  # a leaf whose calls were not recorded
@@ -167,6 +188,8 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
         answer = ask(cand["op"], framework, version, device, cand["call"])
         answer["place"] = cand["place"]
         answer["shown"] = cand.get("shown") or show(cand["op"], cand["call"])
+        if cand.get("compiled"):
+            answer["compiled"] = True
         answers.append(answer)
     for answer in answers:
         if answer["op"].rsplit(".", 1)[-1] in RANDOM and answer.get("deterministic") is not False:
@@ -176,6 +199,10 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
     answers.sort(key=_rank)
     module = run.places.get(place, {})
     sure = certainty(answers)
+    if any(a.get("compiled") for a in answers):
+        sure = (f"`{place}` runs as compiled code (torch.compile), where no single call can be singled out; "
+                "run it again with TORCH_COMPILE_DISABLE=1 to watch its modules and calls eagerly (a difference that "
+                "goes away then is the compiled code's)")
     if first["kind"] in ("input", "forward") and len(answers) > 1 and module.get("children") \
             and not _calls_recorded(run, first["step"]) and sum(a.get("deterministic") is False for a in answers) != 1:
         sure += ("; the output of each of these calls was recorded in the first step only: "

@@ -91,6 +91,8 @@ _PLACE_FIELDS = {
     "param": (lambda v: v is None or isinstance(v, str), "text"),
     "framework": (lambda v: v is None or isinstance(v, str), "text"),
     "leaf": (lambda v: isinstance(v, bool), "true or false"),
+    "compiled": (lambda v: isinstance(v, str), "text"),
+    "inside": (lambda v: isinstance(v, str), "text"),
     "ops": (_strs, "a list of op names"),
     "call": (_scalars, "an object of call facts (names to plain values)"),
     "calls": (lambda v: isinstance(v, list) and all(
@@ -302,8 +304,10 @@ def _not_recorded(run: Run) -> list[dict]:
 
 
 def _has_calls(run: Run) -> bool:
-    """A log from `watch()` with the calls recorded (the call-level blame applies)."""
-    return any("calls" in info or "children" in info for info in run.places.values() if isinstance(info, dict))
+    """A log from `watch()` with the calls recorded, or with a torch.compile'd module watched at
+    its boundary (the call-level blame applies)."""
+    return any("calls" in info or "children" in info or "compiled" in info
+               for info in run.places.values() if isinstance(info, dict))
 
 
 def _producer(records: list[dict], rec: dict) -> str | None:
