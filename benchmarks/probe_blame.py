@@ -99,6 +99,8 @@ def _perturb(out, inplace: bool):
 
     first = out[0] if isinstance(out, (tuple, list)) else out
     delta = 1 if not (first.is_floating_point() or first.is_complex()) else EPS
+    if first.dtype in (torch.bfloat16, torch.float16):
+        delta = 1 / 16  # 1e-3 is below half a bfloat16 step of most values: it would round away
     if inplace:
         with torch.no_grad():
             first.add_(delta)
@@ -188,6 +190,8 @@ def torch_cases(with_compile: bool) -> list[Case]:
     for attr in ("index_add_", "mean", "add", "mul"):
         patch(torch.Tensor, attr, attr, method=True)
     patch(torch.fft, "rfft", "rfft")
+    patch(torch.sparse, "mm", "mm")
+    patch(torch, "bmm", "bmm")
 
     # --- an MLP whose forward calls torch.relu, F.gelu, torch.cat, torch.einsum
     class MLP(nn.Module):
@@ -391,6 +395,41 @@ def torch_cases(with_compile: bool) -> list[Case]:
                 h = self.a(x)
             return self.b(torch.einsum("bi,ij->bj", h, self.w))
 
+    # --- sparse COO tensors: a graph convolution (torch.sparse.mm) and a batched one (torch.bmm,
+    # sparse first argument: the layout is a call fact of the KB's sparse-bmm record)
+    class GraphConv(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b, self.head = nn.Linear(8, 8), nn.Linear(8, 8), nn.Linear(8, 2)
+            ring = torch.eye(6) + torch.roll(torch.eye(6), 1, 0)
+            self.register_buffer("adj", ring.to_sparse())
+            self.register_buffer("adj3", torch.stack([ring, ring.t()]).to_sparse())
+
+        def forward(self, x):
+            with PLANT("mm"):
+                h = torch.sparse.mm(self.adj, self.a(x))
+            h2 = torch.stack([h, h])
+            with PLANT("bmm"):
+                h2 = torch.bmm(self.adj3, h2)
+            return self.head(torch.relu(self.b(h2.mean(0))))
+
+    # --- bfloat16 weights and activations
+    class BF16(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a, self.b = nn.Linear(8, 16), nn.Linear(16, 2)
+            self.w = nn.Parameter(torch.randn(16, 16) * 0.1)
+
+        def forward(self, x):
+            h = self.a(x)
+            with PLANT("matmul"):
+                h = torch.matmul(h, self.w)
+            with PLANT("gelu"):
+                h = F.gelu(h)
+            return self.b(h)
+
+    bf16 = lambda: BF16().to(torch.bfloat16)  # noqa: E731
+    bf16_data = lambda: (torch.randn(4, 8, dtype=torch.bfloat16),)  # noqa: E731
     x8 = lambda: (torch.randn(4, 8),)  # noqa: E731
     img = lambda c, s: (lambda: (torch.randn(2, c, s, s),))  # noqa: E731
     cases = [
@@ -431,6 +470,12 @@ def torch_cases(with_compile: bool) -> list[Case]:
              _torch_train(Drop, lambda: (torch.randn(4, 8),), seed_run=True), "Drop", {"fast"}),
         Case("backward-einsum", "pytorch", "einsum backward", "einsum",
              _torch_train(Bwd, lambda: (torch.randn(4, 8),)), "Bwd"),
+        Case("sparse-mm", "pytorch", "sparse COO graph convolution", "mm",
+             _torch_train(GraphConv, lambda: (torch.randn(6, 8),)), "GraphConv", {"fast"}),
+        Case("sparse-bmm", "pytorch", "sparse COO graph convolution", "bmm",
+             _torch_train(GraphConv, lambda: (torch.randn(6, 8),)), "GraphConv"),
+        Case("bf16-matmul", "pytorch", "bfloat16 MLP", "matmul", _torch_train(bf16, bf16_data), "BF16", {"fast"}),
+        Case("bf16-gelu", "pytorch", "bfloat16 MLP", "gelu", _torch_train(bf16, bf16_data), "BF16"),
     ]
     if with_compile:
         class Small(nn.Module):

@@ -185,9 +185,10 @@ def op_name(func) -> str:
         return f"torch.Tensor.{name}"
     if module in ("torch._C._nn",):
         return f"torch.nn.functional.{name}"
-    for private, public in (("torch._C._fft", "fft"), ("torch._C._linalg", "linalg"), ("torch._C._special", "special")):
-        if module == private:  # torch._C._fft.fft_rfft -> torch.fft.rfft
-            return f"torch.{public}.{name.removeprefix(public + '_')}"
+    for private, public in (("torch._C._fft", "fft"), ("torch._C._linalg", "linalg"), ("torch._C._special", "special"),
+                            ("torch._C._sparse", "sparse")):
+        if module == private:  # torch._C._fft.fft_rfft -> torch.fft.rfft; torch._C._sparse._sparse_mm -> torch.sparse.mm
+            return f"torch.{public}.{name.lstrip('_').removeprefix(public + '_')}"
     if module in ("torch._C._VariableFunctions", "torch", "torch.functional", None):
         return f"torch.{name}"
     return f"{module}.{name}"
@@ -580,7 +581,9 @@ class _Watcher(Watch):
             full = f"{unit.label}.{pname}" if unit.parent is not None else pname
             try:
                 owner = unit.inside or unit.label
-                local = full[len(owner) + 1:] if unit.inside else pname
+                # a parameter inside a compiled module belongs to it, by its path in it (the
+                # compiled root's path is empty)
+                local = (full.removeprefix(owner + ".") if unit.inside else pname)
                 recorder.describe(full, type=module_type(unit.real), module=owner, param=local, framework="pytorch")
                 if p.requires_grad:
                     self.handles.append(p.register_post_accumulate_grad_hook(

@@ -1,6 +1,7 @@
 """PyTorch: what each framework call inside a watched module was, in the terms of the
 knowledge base's call conditions (parameter values, tensor dtype kinds, `input.ndim`,
-`input.dtype`, `input.layout` where the first tensor is not strided (sparse records depend
+`input.dtype` (the exact dtype: bfloat16, float32, int64; kb.probe.kbask asks with its kind
+where the KB takes only kinds), `input.layout` where the first tensor is not strided (sparse records depend
 on it), and the attention backend the framework chose).
 
 Why the facts and not just the name: whether a call is reproducible often depends on how it
@@ -19,12 +20,25 @@ import re
 
 import torch
 
+from kb.probe.kbask import DTYPE_NAMES, KINDS
+
 SCALARS = (str, bool, int, float, type(None))
 _BACKENDS = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn"}
 _names: dict[object, list[str] | None] = {}
 _defaults: dict[object, dict[str, object]] = {}
 _NO_DEFAULT = object()
 _overrides: list[dict] = []
+
+
+def dtype_name(t: torch.Tensor) -> str:
+    """The exact dtype as the knowledge base names it: bfloat16, float32, int64, bool, complex64."""
+    name = _DTYPE_NAMES.get(t.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[t.dtype] = str(t.dtype).replace("torch.", "")
+    return name
+
+
+_DTYPE_NAMES: dict = {}
 
 
 def dtype_kind(t: torch.Tensor) -> str:
@@ -146,7 +160,7 @@ def facts(func, op: str, args: tuple, kwargs: dict) -> dict:
         first = _one(out, key, value, first)
     if first is not None:
         out["input.ndim"] = first.dim()
-        out["input.dtype"] = dtype_kind(first)
+        out["input.dtype"] = dtype_name(first)
         if first.layout is not torch.strided:  # strided is the default and left out
             out["input.layout"] = str(first.layout).replace("torch.", "")
     backend = _backend(op, args, kwargs)
@@ -160,7 +174,7 @@ def _one(out: dict, key: str | None, value: object, first: torch.Tensor | None) 
         if first is None:
             return value
         if key:
-            out[key] = dtype_kind(value)
+            out[key] = dtype_name(value)
     elif key and isinstance(value, SCALARS):
         out[key] = value
     return first
@@ -173,7 +187,7 @@ def show(func, op: str, call: dict) -> str:
     "interpolate(mode='bilinear')", "scaled_dot_product_attention(is_causal=True) [backend flash]"."""
     defaults = _defaults.get(func, {})
     shown = [f"{k}={v!r}" for k, v in call.items()
-             if "." not in k and k != "backend" and not (isinstance(v, str) and v in ("float", "int", "bool", "complex"))
+             if "." not in k and k != "backend" and not (isinstance(v, str) and (v in KINDS or v in DTYPE_NAMES))
              and defaults.get(k, _NO_DEFAULT) != v]
     text = f"{op.rsplit('.', 1)[-1]}({', '.join(shown)})"
     if call.get("backend"):

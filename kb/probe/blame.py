@@ -28,7 +28,7 @@ Standard library only.
 
 from __future__ import annotations
 
-from kb.probe.kbask import ask, verdict
+from kb.probe.kbask import DTYPE_NAMES, KINDS, ask, verdict
 
 # calls that draw from a random generator: they differ between runs whenever the generator's
 # state does (an unseeded run, a different number of draws before them), whatever the KB says
@@ -251,7 +251,7 @@ def show(op: str, call: dict | None) -> str:
         return op
     short = op.rsplit(".", 1)[-1]
     shown = [f"{k}={v!r}" for k, v in call.items()
-             if "." not in k and k != "backend" and v not in ("float", "int", "bool", "complex")]
+             if "." not in k and k != "backend" and v not in KINDS and v not in DTYPE_NAMES]
     text = f"{short}({', '.join(shown)})"
     if call.get("backend"):
         text += f" [backend {call['backend']}]"

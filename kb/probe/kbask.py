@@ -41,19 +41,56 @@ def ask(op: str, framework: str | None, version: str | None, device: str, call: 
 
 FACTS = ("input.ndim", "input.dtype", "backend")
 RECORDED_FACTS = FACTS + ("input.layout",)  # recorded by the probe; asked where the KB takes them
+KINDS = ("float", "int", "bool", "complex")
+
+
+def dtype_kind(name: object) -> str | None:
+    """The kind of an exact dtype name: bfloat16, float32, float8_e4m3fn -> float; int64,
+    uint8 -> int; bool; complex64 -> complex; a kind is its own kind; None for anything else."""
+    if not isinstance(name, str):
+        return None
+    if name in KINDS:
+        return name
+    if name.startswith("complex") or name in ("cfloat", "cdouble", "chalf"):
+        return "complex"
+    if name.startswith(("float", "bfloat")) or name in ("half", "double"):
+        return "float"
+    if name.startswith(("int", "uint")) or name in ("long", "short"):
+        return "int"
+    return None
+
+
+def as_kinds(call: dict) -> dict:
+    """The call with every exact dtype (`input.dtype`, and tensor arguments, which the probe
+    writes as dtype names) as its kind: for a KB that takes dtype kinds only (its kb.status
+    raises ValueError for input.dtype='bfloat16'). Other strings (`mode='bilinear'`) stay."""
+    out = {}
+    for key, value in call.items():
+        if isinstance(value, str) and (key == "input.dtype" or value in DTYPE_NAMES):
+            value = dtype_kind(value) or value
+        out[key] = value
+    return out
+
+
+DTYPE_NAMES = frozenset({
+    "float16", "float32", "float64", "bfloat16", "half", "double", "float8_e4m3fn", "float8_e5m2",
+    "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn_x2", "int8", "int16", "int32", "int64",
+    "uint8", "uint16", "uint32", "uint64", "bool", "complex32", "complex64", "complex128", "cfloat", "cdouble", "chalf"})
+"""Exact dtype names (PyTorch's, which are also NumPy's and JAX's where they exist)."""
 
 
 def _status(kb, op: str, version: str, framework: str | None, device: str, call: dict | None, out: dict):
     """kb.status with the call's facts. Where the KB cannot take them (a KB without call
-    conditions, or a parameter name its inventory does not list) it asks with fewer and
-    says so in `call_used`."""
+    conditions, a parameter name its inventory does not list, an exact dtype where it takes
+    only dtype kinds) it asks with fewer or coarser facts and says so in `call_used`."""
     if not call:
         return kb.status(op, version, framework=framework, device=device)
     attempts = []
     for used in (call, {k: v for k, v in call.items() if k in RECORDED_FACTS},
                  {k: v for k, v in call.items() if k in FACTS}):
-        if used not in attempts:
-            attempts.append(used)
+        for each in (used, as_kinds(used)):  # exact dtypes first; their kinds where the KB takes only those
+            if each not in attempts:
+                attempts.append(each)
     for used in attempts:
         try:
             status = kb.status(op, version, framework=framework, device=device, call=used)
