@@ -102,7 +102,7 @@ def test_call_facts_layout_and_a_kb_that_refuses_a_fact() -> None:
     dense = _torch_calls.facts(torch.bmm, "torch.bmm", (torch.ones(1, 2, 2), torch.ones(1, 2, 2)), {})
     assert "input.layout" not in dense  # strided is the default and left out
     # the KB may not take input.layout (kb.status raises ValueError): asked without it, no error
-    answer = ask("torch.bmm", "pytorch", "2.13.0", "gpu", {"input.layout": "sparse_coo", "input.ndim": 3})
+    answer = ask("torch.bmm", "pytorch", "2.13.0", "gpu", call={"input.layout": "sparse_coo", "input.ndim": 3})
     assert "deterministic" in answer and "input.layout" not in (answer.get("call_used") or {})
     # an op the KB knows by name only (no signature): names from elsewhere, no TypeError
     assert _torch_calls.facts(torch.relu, "torch.relu", (torch.ones(2),), {}) == {"input.ndim": 1,
@@ -124,7 +124,7 @@ def test_exact_dtypes_are_sent_and_their_kinds_where_the_kb_takes_only_kinds() -
     assert as_kinds({"input.dtype": "bfloat16", "mat2": "float16", "mode": "bilinear", "idx": "int64"}) == \
         {"input.dtype": "float", "mat2": "float", "mode": "bilinear", "idx": "int"}
     assert _torch_calls.show(torch.bmm, "torch.bmm", facts) == "bmm()"  # dtypes are facts, not arguments to show
-    answer = ask("torch.bmm", "pytorch", "2.13.0", "gpu", facts)
+    answer = ask("torch.bmm", "pytorch", "2.13.0", "gpu", call=facts)
     try:
         kb.status("torch.bmm", "2.13.0", framework="pytorch", device="gpu", call={"input.dtype": "bfloat16"})
         takes_exact = True
@@ -151,8 +151,8 @@ def test_a_dense_bmm_carries_what_tells_it_from_a_sparse_one() -> None:
         kb.status("torch.bmm", "2.11.0", framework="pytorch", device="gpu", call={"input.layout": "sparse_coo"})
     except ValueError:
         return  # this KB does not take input.layout yet: the probe side above is what can be checked
-    dense_answer = ask("torch.bmm", "pytorch", "2.11.0", "gpu", dense_facts)
-    sparse_answer = ask("torch.bmm", "pytorch", "2.11.0", "gpu", sparse_facts)
+    dense_answer = ask("torch.bmm", "pytorch", "2.11.0", "gpu", call=dense_facts)
+    sparse_answer = ask("torch.bmm", "pytorch", "2.11.0", "gpu", call=sparse_facts)
     assert "torch.sparse-bmm" in sparse_answer["sources"] and "torch.sparse-bmm" not in dense_answer["sources"]
 
 

@@ -86,14 +86,14 @@ def _stats(x) -> jax.Array:
     return jnp.concatenate([jnp.stack([flat.min(), flat.max(), flat.mean()]), flat[jnp.asarray(picks, dtype=jnp.int32)]])
 
 
-def _cb(name: str, kind: str, path: str, op: str | None, shape: tuple, dtype: str, lanes, stats) -> None:
+def _cb(lanes, stats, *, name: str, kind: str, path: str, op: str | None, shape: tuple, dtype: str) -> None:
     try:
-        _write(name, kind, path, op, shape, dtype, lanes, stats)
+        _write(name=name, kind=kind, path=path, op=op, shape=shape, dtype=dtype, lanes=lanes, stats=stats)
     except Exception as exc:
         recorder.not_recorded("jax.debug.callback (writing a record)", exc)
 
 
-def _write(name: str, kind: str, path: str, op: str | None, shape: tuple, dtype: str, lanes, stats) -> None:
+def _write(*, name: str, kind: str, path: str, op: str | None, shape: tuple, dtype: str, lanes, stats) -> None:
     stats = np.asarray(stats).tolist() if stats is not None else None
     summary = None
     if stats:
@@ -102,10 +102,10 @@ def _write(name: str, kind: str, path: str, op: str | None, shape: tuple, dtype:
                            framework="jax", device=_device_kind(), op=op)
 
 
-def _observe(x, name: str, kind: str, path: str, op: str | None):
+def _observe(x, name: str, kind: str, *, path: str, op: str | None):
     x = jnp.asarray(x)
     stats = _stats(x) if x.size else None
-    cb = functools.partial(_cb, name, kind, path, op, tuple(x.shape), str(x.dtype))
+    cb = functools.partial(_cb, name=name, kind=kind, path=path, op=op, shape=tuple(x.shape), dtype=str(x.dtype))
     jax.debug.callback(cb, device_fingerprint(x), stats)
     return x
 
@@ -113,14 +113,14 @@ def _observe(x, name: str, kind: str, path: str, op: str | None):
 def _monitored(name: str, path: str, op: str | None):
     @jax.custom_vjp
     def ident(x):
-        return _observe(x, name, "forward", path, op)
+        return _observe(x, name, "forward", path=path, op=op)
 
     def fwd(x):
-        return _observe(x, name, "forward", path, op), None
+        return _observe(x, name, "forward", path=path, op=op), None
 
     def bwd(_, g):
         try:
-            return (_observe(g, name, "dout", path, op),)
+            return (_observe(g, name, "dout", path=path, op=op),)
         except Exception as exc:
             recorder.not_recorded("probe.monitor's backward (custom VJP)", exc)
             return (g,)
@@ -142,7 +142,7 @@ def monitor(value, name: str, ops: list[str]):
         if _is_array(leaf):
             if jnp.issubdtype(leaf.dtype, jnp.inexact):
                 return _monitored(name, path, op)(leaf)
-            return _observe(leaf, name, "forward", path, op)
+            return _observe(leaf, name, "forward", path=path, op=op)
         if leaf is not None:  # a Python value is static under jit: recorded when traced
             recorder.record(name, "forward", leaf, path=path, framework="jax", op=op)
         return leaf
@@ -157,7 +157,7 @@ def _tree(value, name: str, kind: str):
             continue
         path = jax.tree_util.keystr(keypath)
         if _is_array(leaf):
-            _observe(leaf, f"{name}{path}", kind, "", None)
+            _observe(leaf, f"{name}{path}", kind, path="", op=None)
         else:
             recorder.record(f"{name}{path}", kind, leaf, framework="jax")
     return value

@@ -86,15 +86,15 @@ def _stats(t) -> tf.Tensor:
     return tf.concat([tf.stack([tf.reduce_min(flat), tf.reduce_max(flat), tf.reduce_mean(flat)]), tf.gather(flat, picks)], 0)
 
 
-def _cb(name: str, kind: str, path: str, op: str | None, dtype: str, shape, lanes, stats) -> np.int64:
+def _cb(shape, lanes, stats, *, name: str, kind: str, path: str, op: str | None, dtype: str) -> np.int64:
     try:
-        _write(name, kind, path, op, dtype, shape, lanes, stats)
+        _write(name=name, kind=kind, path=path, op=op, dtype=dtype, shape=shape, lanes=lanes, stats=stats)
     except Exception as exc:
         recorder.not_recorded("tf.numpy_function (writing a record)", exc)
     return np.int64(0)
 
 
-def _write(name: str, kind: str, path: str, op: str | None, dtype: str, shape, lanes, stats) -> None:
+def _write(*, name: str, kind: str, path: str, op: str | None, dtype: str, shape, lanes, stats) -> None:
     a, b = (int(v) for v in np.asarray(lanes))
     values = np.asarray(stats).tolist()
     summary = {"min": values[0], "max": values[1], "mean": values[2], "sample": values[3:]} if values else None
@@ -102,13 +102,13 @@ def _write(name: str, kind: str, path: str, op: str | None, dtype: str, shape, l
                            dtype=dtype, stats=summary, path=path, framework="tensorflow", device=_device_kind(), op=op)
 
 
-def _observe(t, name: str, kind: str, path: str, op: str | None):
+def _observe(t, name: str, kind: str, *, path: str, op: str | None):
     if isinstance(t, tf.IndexedSlices):
         t = tf.convert_to_tensor(t)
     lanes = device_fingerprint(t)
     stats = tf.cond(tf.size(t) > 0, lambda: _stats(t), lambda: tf.zeros([0], tf.float32)) \
         if not tf.executing_eagerly() else (_stats(t) if tf.size(t) > 0 else tf.zeros([0], tf.float32))
-    cb = functools.partial(_cb, name, kind, path, op, t.dtype.name)
+    cb = functools.partial(_cb, name=name, kind=kind, path=path, op=op, dtype=t.dtype.name)
     if tf.executing_eagerly():
         cb(tf.shape(t).numpy(), lanes.numpy(), stats.numpy())
         return t
@@ -119,15 +119,15 @@ def _observe(t, name: str, kind: str, path: str, op: str | None):
 
 def _monitor_tensor(t, name: str, path: str, op: str | None):
     if not (t.dtype.is_floating or t.dtype.is_complex):
-        return _observe(t, name, "forward", path, op)
+        return _observe(t, name, "forward", path=path, op=op)
 
     @tf.custom_gradient
     def ident(x):
-        y = _observe(tf.identity(x), name, "forward", path, op)
+        y = _observe(tf.identity(x), name, "forward", path=path, op=op)
 
         def grad(dy):
             try:
-                return _observe(dy, name, "dout", path, op)
+                return _observe(dy, name, "dout", path=path, op=op)
             except Exception as exc:
                 recorder.not_recorded("probe.monitor's gradient function (tf.custom_gradient)", exc)
                 return dy
@@ -157,7 +157,7 @@ def monitor(value, name: str, ops: list[str]):
             recorder.record(name, "forward", leaf, path=path, framework="tensorflow", op=op)
             return leaf
         # inside tf.function a Python value is a constant: record it each step, return it as is
-        _observe(tf.constant(leaf), name, "forward", path, op)
+        _observe(tf.constant(leaf), name, "forward", path=path, op=op)
         return leaf
 
     return map_with_path(one, value)
@@ -172,9 +172,9 @@ def monitor_gradients(grads, name: str):
     if items and isinstance(items[0], tuple):  # (gradient, variable) pairs
         out = []
         for g, v in items:
-            out.append((None if g is None else _observe(g, _var_name(v), "grad", "", None), v))
+            out.append((None if g is None else _observe(g, _var_name(v), "grad", path="", op=None), v))
         return type(grads)(out) if isinstance(grads, (list, tuple)) else out
-    out = [None if g is None else _observe(g, f"{name}[{i}]", "grad", "", None) for i, g in enumerate(items)]
+    out = [None if g is None else _observe(g, f"{name}[{i}]", "grad", path="", op=None) for i, g in enumerate(items)]
     return type(grads)(out) if isinstance(grads, (list, tuple)) else out
 
 
@@ -183,7 +183,7 @@ def summarize(variables, name: str) -> None:
         variables = variables.trainable_variables
     for i, v in enumerate(variables):
         label = _var_name(v) if hasattr(v, "name") else f"{name}[{i}]"
-        _observe(tf.convert_to_tensor(v), label, "param", "", None)
+        _observe(tf.convert_to_tensor(v), label, "param", path="", op=None)
 
 
 def layer_type(layer) -> str:

@@ -17,6 +17,15 @@ received it. An input that is the very tensor a watched module returned earlier 
 step, unmodified since (same version counter), is not recorded again: its fingerprint is
 that output's.
 
+Why a torch.compile'd module is watched at its boundary only (`_Watcher`): TorchDynamo
+traces the hooks of the modules inside compiled code, breaks the graph at each and compiles
+again whenever the state they read changes (minutes for a two-layer model on a CPU); the
+hooks on torch.compile's wrapper run outside the compiled code and the parameter hooks in
+the autograd engine, so one graph is compiled and the records around it are exact. A
+difference made inside is put on the compiled module as a whole (kb.probe.blame); with
+TORCH_COMPILE_DISABLE=1 the same script runs it eagerly and every module and call inside is
+watched.
+
 Every hook and callback here is wrapped by `recorder.guard` (or catches inside): a failure
 of the probe's own recording is noted in the log and the training goes on unchanged.
 """
@@ -63,12 +72,12 @@ _registered = [False]  # the collector's step-boundary work is registered with t
 _DTYPES: dict = {}  # torch.bfloat16 -> "bfloat16"
 
 
-def _record_tensor(t, name: str, kind: str, path: str = "", op: str | None = None) -> None:
+def _record_tensor(t, name: str, kind: str, *, path: str = "", op: str | None = None) -> None:
     with _busy:
-        _record(t, name, kind, path, op)
+        _record(t, name, kind, path=path, op=op)
 
 
-def _record(t, name: str, kind: str, path: str, op: str | None) -> None:
+def _record(t, name: str, kind: str, *, path: str, op: str | None) -> None:
     """Reserve the record now (execution order), fingerprint on the device, fill in later."""
     t = t.detach()
     if t.layout is not torch.strided:
@@ -91,10 +100,10 @@ def _record(t, name: str, kind: str, path: str, op: str | None) -> None:
         raise
 
 
-def _record_any(value, name: str, kind: str, op: str | None = None) -> None:
+def _record_any(value, name: str, kind: str, *, op: str | None = None) -> None:
     def one(leaf, path):
         if isinstance(leaf, torch.Tensor):
-            _record_tensor(leaf, name, kind, path, op)
+            _record_tensor(leaf, name, kind, path=path, op=op)
         elif leaf is not None:
             recorder.record(name, kind, leaf, path=path, framework="pytorch", op=op)
         return leaf
@@ -115,7 +124,7 @@ class _Monitor(torch.autograd.Function):
         try:
             name, path, op = ctx.place
             if grad is not None and recorder.enabled():
-                _record_tensor(grad, name, "dout", path, op)
+                _record_tensor(grad, name, "dout", path=path, op=op)
         except Exception as exc:
             recorder.not_recorded("probe.monitor's backward (gradient)", exc)
         return grad, None, None, None
@@ -128,7 +137,7 @@ def monitor(value, name: str, ops: list[str]):
 
     def one(leaf, path):
         if isinstance(leaf, torch.Tensor):
-            _record_tensor(leaf, name, "forward", path, op)
+            _record_tensor(leaf, name, "forward", path=path, op=op)
             if leaf.requires_grad and torch.is_grad_enabled():
                 return _Monitor.apply(leaf, name, path, op)
         elif leaf is not None:
@@ -258,6 +267,7 @@ class _OpsMode(TorchFunctionMode):
         self.frames: list[_Frame] = []
         self.calls: dict[str, dict[tuple, dict]] = {}
         self.children: dict[str, dict[str, set[str]]] = {}
+        self.paused = False  # off the torch-function stack while a compiled module runs
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -271,7 +281,7 @@ class _OpsMode(TorchFunctionMode):
                 if not self.learn:
                     pass
                 elif recordable:
-                    self._note(func, name, args, kwargs, result)
+                    self._note(func, name, args, kwargs, result=result)
                 elif short not in _CREATION:  # indexing and the like: not a suspect, but the data flows on
                     frame = self.frames[-1]
                     frame.mark(result, frame.origin(args, kwargs), frame.made_by(args, kwargs))
@@ -279,7 +289,7 @@ class _OpsMode(TorchFunctionMode):
                         and not self.frames[-1].leaf and recorder.enabled()):
                     step = recorder.current_step()
                     for i, t in enumerate(_torch_calls.tensors(result)):
-                        _record(t, self.frames[-1].label, "call", f":{short}[{i}]", None)
+                        _record(t, self.frames[-1].label, "call", path=f":{short}[{i}]", op=None)
                         _remember(t, step)
             except Exception as exc:
                 recorder.not_recorded("the calls a module makes (TorchFunctionMode)", exc)
@@ -287,7 +297,7 @@ class _OpsMode(TorchFunctionMode):
                 _busy.depth -= 1
         return result
 
-    def _note(self, func, name: str, args: tuple, kwargs: dict, result) -> None:
+    def _note(self, func, name: str, args: tuple, kwargs: dict, *, result) -> None:
         frame = self.frames[-1]
         sources = frame.origin(args, kwargs)
         upstream = frame.made_by(args, kwargs)
@@ -307,7 +317,7 @@ class _OpsMode(TorchFunctionMode):
         self.paused = True
 
     def resume(self) -> None:
-        if getattr(self, "paused", False):
+        if self.paused:
             self.paused = False
             self.__enter__()
 
@@ -318,7 +328,7 @@ class _OpsMode(TorchFunctionMode):
             if key in seen:
                 seen[key]["to"].add(target)
 
-    def enter_module(self, label: str, module, args: tuple, kwargs: dict, leaf: bool = False) -> None:
+    def enter_module(self, label: str, module, args: tuple, kwargs: dict, *, leaf: bool = False) -> None:
         if not self.learn:
             frame = _Frame(label)
             frame.leaf = leaf
@@ -379,7 +389,7 @@ def _dout_hook(label: str, path: str):
     def hook(grad):
         try:
             if grad is not None and recorder.enabled():
-                _record_tensor(grad, label, "dout", path)
+                _record_tensor(grad, label, "dout", path=path)
         except Exception as exc:
             recorder.not_recorded("tensor hook (gradient at a module's output)", exc)
         return None
@@ -393,7 +403,7 @@ def _watch_output(output, label: str) -> None:
 
     def one(leaf, path):
         if isinstance(leaf, torch.Tensor):
-            _record_tensor(leaf, label, "forward", path)
+            _record_tensor(leaf, label, "forward", path=path)
             _remember(leaf, step)
             if leaf.requires_grad and torch.is_grad_enabled():
                 leaf.register_hook(_dout_hook(label, path))
@@ -428,7 +438,7 @@ def _watch_input(args: tuple, kwargs: dict, label: str) -> None:
 
     def one(leaf, path):
         if isinstance(leaf, torch.Tensor) and not _recorded_output(leaf):
-            _record_tensor(leaf, label, "input", path)
+            _record_tensor(leaf, label, "input", path=path)
             _remember(leaf, step)
         return leaf
 
@@ -536,7 +546,7 @@ class _Watcher(Watch):
             self.mode = mode
         if self.mode is not None:
             try:
-                self.mode.enter_module(label, mod, args, kwargs, leaf or compiled)
+                self.mode.enter_module(label, mod, args, kwargs, leaf=leaf or compiled)
                 if compiled:  # compiled code runs without the mode (TorchDynamo would trace it)
                     self.mode.pause()
             except Exception as exc:

@@ -170,7 +170,7 @@ class Collector:
         if batch is None:
             batch = self.current[t.device] = _Batch()
         fused = self.fused or (_fused_module() if t.is_cuda else None)
-        if fused is not None and self._add_fused(fused, batch, t, entry, with_stats):
+        if fused is not None and self._add_fused(fused, batch, t, entry=entry, with_stats=with_stats):
             return
         with torch.no_grad():
             batch.fps.append(fingerprint_of(t))
@@ -184,7 +184,7 @@ class Collector:
         batch.where.append(("torch", len(batch.fps) - 1, stats_at))
         batch.entries.append(entry)
 
-    def _add_fused(self, fused, batch: _Batch, t: torch.Tensor, entry: dict, with_stats: bool) -> bool:
+    def _add_fused(self, fused, batch: _Batch, t: torch.Tensor, *, entry: dict, with_stats: bool) -> bool:
         view = fused.prepare(t)
         if view is None:
             return False

@@ -185,7 +185,7 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
         if key in seen:
             continue
         seen.add(key)
-        answer = ask(cand["op"], framework, version, device, cand["call"])
+        answer = ask(cand["op"], framework, version, device, call=cand["call"])
         answer["place"] = cand["place"]
         answer["shown"] = cand.get("shown") or show(cand["op"], cand["call"])
         if cand.get("compiled"):

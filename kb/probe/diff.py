@@ -348,7 +348,7 @@ def blame(first: dict, run: Run) -> dict:
     for op in hint.split(",") + list(info.get("ops", [])):
         if op and op not in candidates:
             candidates.append(op)
-    answers = [ask(op, framework, version, device, info.get("call") if op == info.get("type") else None)
+    answers = [ask(op, framework, version, device, call=info.get("call") if op == info.get("type") else None)
                for op in candidates]
     return {"place": name, "module": info.get("module"), "type": info.get("type"), "ops": candidates,
             "framework": framework, "version": version, "device": device, "answers": answers}

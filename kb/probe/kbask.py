@@ -6,7 +6,7 @@ Standard library only (plus `kb.status`), like the rest of the diff.
 from __future__ import annotations
 
 
-def ask(op: str, framework: str | None, version: str | None, device: str, call: dict | None = None) -> dict:
+def ask(op: str, framework: str | None, version: str | None, device: str, *, call: dict | None = None) -> dict:
     """Ask the knowledge base about one op (one call of it, with `call`'s facts); an unknown
     name is "no KB record", not an error."""
     import kb
@@ -19,7 +19,7 @@ def ask(op: str, framework: str | None, version: str | None, device: str, call: 
         out["note"] = "framework version not recorded"
         return out
     try:
-        status = _status(kb, op, version, framework, device, call, out)
+        status = _status(kb, op, version, framework=framework, device=device, call=call, out=out)
     except kb.UnknownOpError:
         out["note"] = "no KB record"
         return out
@@ -79,7 +79,7 @@ DTYPE_NAMES = frozenset({
 """Exact dtype names (PyTorch's, which are also NumPy's and JAX's where they exist)."""
 
 
-def _status(kb, op: str, version: str, framework: str | None, device: str, call: dict | None, out: dict):
+def _status(kb, op: str, version: str, *, framework: str | None, device: str, call: dict | None, out: dict):
     """kb.status with the call's facts. Where the KB cannot take them (a KB without call
     conditions, a parameter name its inventory does not list, an exact dtype where it takes
     only dtype kinds) it asks with fewer or coarser facts and says so in `call_used`."""
