@@ -508,11 +508,13 @@ def torch_cases(with_compile: bool) -> list[Case]:
         def dynamo_off():
             import torch._dynamo.config as config
 
+            torch._dynamo.reset()  # no code compiled by an earlier case is used
             saved, config.disable = config.disable, True
             try:
                 yield
             finally:
                 config.disable = saved
+                torch._dynamo.reset()
 
         def eager_run(run):  # TORCH_COMPILE_DISABLE=1, as the compiled blame advises
             def inner(log: str, run_no: int) -> None:
