@@ -19,7 +19,7 @@ the injected call (and, where the case says, in the injected module).
     PYTHONPATH=. python benchmarks/probe_blame.py            # every case, default recording
     PYTHONPATH=. python benchmarks/probe_blame.py --calls    # with KB_PROBE_CALLS recording
     PYTHONPATH=. python benchmarks/probe_blame.py --only mlp-gelu,unet-pad --json
-    PYTHONPATH=. python benchmarks/probe_blame.py --compile  # also the torch.compile case (slow)
+    PYTHONPATH=. python benchmarks/probe_blame.py --no-compile  # without the torch.compile cases
 """
 
 from __future__ import annotations
@@ -490,6 +490,11 @@ def torch_cases(with_compile: bool) -> list[Case]:
         def compiled():
             return torch.compile(Small(), backend="eager")
 
+        def compiled_in_place():
+            model = Small()
+            model.compile(backend="eager")  # the module's own call is compiled, its hooks inside it
+            return model
+
         # a compiled block inside an eager model: the parent's calls are still learnt, the
         # call-recording mode is off while the compiled block runs
         class Outer(nn.Module):
@@ -526,6 +531,8 @@ def torch_cases(with_compile: bool) -> list[Case]:
         # call inside it (compiled code fuses calls) and never the Linear after the gelu
         cases.append(Case("compiled-gelu", "pytorch", "torch.compile (eager backend)", "compile",
                           _torch_train(compiled, lambda: (torch.randn(4, 8),)), "Small", {"fast"}, planted="gelu"))
+        cases.append(Case("compiled_inplace-gelu", "pytorch", "module.compile() (eager backend)", "compile",
+                          _torch_train(compiled_in_place, lambda: (torch.randn(4, 8),)), "Small", planted="gelu"))
         cases.append(Case("compiled_block-gelu", "pytorch", "compiled block in an eager model (aot_eager)", "compile",
                           _torch_train(Outer, lambda: (torch.randn(4, 8),)), "blk", planted="gelu"))
         cases.append(Case("compiled_block-relu", "pytorch", "compiled block in an eager model (aot_eager)", "relu",
@@ -735,7 +742,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-step", type=int, default=0,
                         help="PyTorch cases: inject from this step on (the call outputs of step 0 are recorded "
                              "by default; later steps only with --calls)")
-    parser.add_argument("--compile", action="store_true", help="add the torch.compile case (tens of seconds)")
+    parser.add_argument("--compile", action="store_true", default=True,
+                        help="the torch.compile cases (the default: about 10 s on a CPU)")
+    parser.add_argument("--no-compile", dest="compile", action="store_false", help="leave the torch.compile cases out")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     cases = all_cases(set(args.frameworks.split(",")), args.compile)
@@ -750,7 +759,7 @@ def main(argv: list[str] | None = None) -> int:
               f"; PyTorch divergences injected from step {args.from_step} on")
         print(table(rows))
         if not args.compile and "pytorch" in args.frameworks:
-            print("not run: torch.compile (pass --compile: minutes on this CPU, and blamed wrong; see docs/probe.md)")
+            print("not run: the torch.compile cases (--no-compile)")
     return 0 if all(r["right"] for r in rows) else 1
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,12 +35,16 @@ def _rec(seq, step, kind, name, h, **extra):
     return dict(seq=seq, step=step, kind=kind, name=name, hash=h, shape=[2], dtype="float32", **extra)
 
 
-def _kb(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "kb", *args], capture_output=True, text=True, cwd=ROOT,
-                          env=env or dict(os.environ))
+def _kb(capsys, *args: str) -> tuple[int, str]:
+    """`kb ARGS` in this process (the CLI's own entry point, no interpreter start-up): (exit code, stdout)."""
+    from kb.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    return code, capsys.readouterr().out
 
 
-def test_diff_first_difference_upstream_downstream_and_kb_answer(tmp_path: Path) -> None:
+def test_diff_first_difference_upstream_downstream_and_kb_answer(tmp_path: Path, capsys) -> None:
     stats = {"min": 0.0, "max": 1.0, "mean": 0.5, "sample": [0.0, 1.0]}
     common = [_rec(0, 0, "forward", "dense", "aa", framework="tensorflow", device="gpu", stats=stats)]
     a = _write(tmp_path / "a", common + [
@@ -61,12 +64,12 @@ def test_diff_first_difference_upstream_downstream_and_kb_answer(tmp_path: Path)
     answer = report["blame"]["answers"][0]
     assert answer["op"] == "tf.keras.layers.Dense" and answer["deterministic"] is False and answer["fixes"]
     assert report["message"].startswith("differs first at step 1, forward of `dense` (tf.keras.layers.Dense): ")
-    out = _kb("probe", "diff", str(a), str(b), "--json")
-    assert out.returncode == EXIT_DIFFER and json.loads(out.stdout)["first"]["name"] == "dense"
-    assert _kb("probe", "diff", str(a), str(a)).returncode == EXIT_SAME
+    code, out = _kb(capsys, "probe", "diff", str(a), str(b), "--json")
+    assert code == EXIT_DIFFER and json.loads(out)["first"]["name"] == "dense"
+    assert _kb(capsys, "probe", "diff", str(a), str(a))[0] == EXIT_SAME
 
 
-def test_diff_bad_input_exit_2_without_pydantic(tmp_path: Path) -> None:
+def test_diff_bad_input_exit_2_without_pydantic(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "probes.jsonl").write_text('{"step": 0}\nnot json\n')
@@ -76,8 +79,8 @@ def test_diff_bad_input_exit_2_without_pydantic(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == EXIT_USAGE
     assert "probes.jsonl:1: not a probe record" in out.stderr and "Traceback" not in out.stderr
-    assert _kb("probe", "diff", str(tmp_path / "missing"), str(bad)).returncode == EXIT_USAGE
-    assert _kb("probe", "run", "--out", str(tmp_path / "r")).returncode == EXIT_USAGE  # no command
+    assert _kb(capsys, "probe", "diff", str(tmp_path / "missing"), str(bad))[0] == EXIT_USAGE
+    assert _kb(capsys, "probe", "run", "--out", str(tmp_path / "r"))[0] == EXIT_USAGE  # no command
 
 
 def test_import_kb_does_not_import_probe() -> None:

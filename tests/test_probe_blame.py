@@ -211,9 +211,11 @@ def test_top1_blame_accuracy_on_a_fast_subset_of_real_models() -> None:
     assert compiled["right"] and "TORCH_COMPILE_DISABLE=1" in compiled["message"] and "linear" not in compiled["message"]
 
 
-def test_a_compiled_module_is_watched_at_its_boundary_without_recompiling(tmp_path: Path) -> None:
-    """torch.compile: hooks on the wrapper only, none inside (TorchDynamo would trace them and
-    recompile as their state changes): three steps compile one graph."""
+@pytest.mark.parametrize("how", ["torch.compile(module)", "module.compile()"])
+def test_a_compiled_module_is_watched_at_its_boundary_without_recompiling(tmp_path: Path, how: str) -> None:
+    """torch.compile: hooks on the wrapper (or, for module.compile(), hooks that TorchDynamo runs
+    as they are), none inside (TorchDynamo would trace them and recompile as their state
+    changes): three steps compile one graph."""
     torch = pytest.importorskip("torch")
     import torch._dynamo.utils as dynamo_utils
 
@@ -228,7 +230,11 @@ def test_a_compiled_module_is_watched_at_its_boundary_without_recompiling(tmp_pa
             return self.b(torch.nn.functional.gelu(self.a(x)))
 
     torch.manual_seed(0)
-    model = torch.compile(Small(), backend="eager")
+    if how == "module.compile()":
+        model = Small()
+        model.compile(backend="eager")
+    else:
+        model = torch.compile(Small(), backend="eager")
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     probe.configure(tmp_path)
     dynamo_utils.counters.clear()

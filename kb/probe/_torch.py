@@ -507,7 +507,8 @@ def _units(model) -> list[_Unit]:
             return
         seen.add(id(real))
         label = mname or type(real).__name__
-        compiled = is_wrapper and dynamo and inside is None
+        in_place = getattr(real, "_compiled_call_impl", None) is not None  # module.compile()
+        compiled = (is_wrapper or in_place) and dynamo and inside is None
         out.append(_Unit(label, module if compiled else real, real, parent,
                          leaf=not any(True for _ in real.children()), compiled=compiled, inside=inside))
         for cname, child in real.named_children():
@@ -581,6 +582,12 @@ class _Watcher(Watch):
             functools.partial(self.pre, label=unit.label, is_root=is_root, leaf=unit.leaf, compiled=unit.compiled))
         post = recorder.guard("module forward hook (a module's output)")(
             functools.partial(self.post, label=unit.label, is_root=is_root, compiled=unit.compiled))
+        if unit.compiled and unit.hooked is unit.real:
+            # module.compile(): the module's own hooks run inside its compiled call; TorchDynamo
+            # runs a disabled function as it is (one graph break) and guards on nothing in it
+            import torch._dynamo
+
+            pre, post = torch._dynamo.disable(pre), torch._dynamo.disable(post)
         self.handles.append(unit.hooked.register_forward_pre_hook(pre, with_kwargs=True))
         self.handles.append(unit.hooked.register_forward_hook(post, with_kwargs=True))
 
