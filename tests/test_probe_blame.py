@@ -254,3 +254,27 @@ def test_a_compiled_module_is_watched_at_its_boundary_without_recompiling(tmp_pa
     assert places["a.weight"]["module"] == "Small" and places["a.weight"]["param"] == "a.weight"
     kinds = {(r["kind"], r["name"]) for r in map(json.loads, (tmp_path / "probes.jsonl").read_text().splitlines())}
     assert ("forward", "Small") in kinds and ("grad", "a.weight") in kinds and ("forward", "a") not in kinds
+
+
+def test_a_gradient_made_by_a_compiled_consumer_names_it_among_the_suspects(tmp_path: Path) -> None:
+    """The gradient at `a`'s output is made by the backward of its consumers: the parent's
+    `add`, and `blk`, compiled (watched at its boundary: named as compiled code, never a module
+    inside it)."""
+    places = {"M": {"type": "__main__.M", "children": {"a": ["input"], "blk": ["a"]},
+                    "calls": [{"op": "torch.Tensor.add", "call": {}, "shown": "add()", "from": ["a", "blk"],
+                               "to": ["output"]}]},
+              "a": {"type": "torch.nn.Linear", "parent": "M", "leaf": True},
+              "blk": {"type": "__main__.Block", "parent": "M", "leaf": False, "compiled": "torch.compile"},
+              "blk.fc": {"type": "torch.nn.Linear", "parent": "blk", "leaf": True, "inside": "blk"}}
+    rec = _rec(4, "dout", "a", "g1")
+    run = Run(str(_write(tmp_path / "a", [rec], places)))
+    blame = blame_calls(rec, (rec, dict(rec, hash="g2")), {}, run)
+    assert blame["place"] == "M" and set(blame["ops"]) == {"torch.Tensor.add", "torch.compile"}
+    assert {a["place"] for a in blame["answers"]} == {"M", "blk"}
+    assert "`blk` runs as compiled code" in blame["certainty"] and "blk.fc" not in json.dumps(blame)
+    grad = _rec(5, "grad", "blk.fc.weight", "w1")
+    places["blk.fc.weight"] = {"type": "torch.nn.Linear", "module": "blk", "param": "fc.weight"}
+    run = Run(str(_write(tmp_path / "b", [grad], places)))
+    blame = blame_calls(grad, (grad, dict(grad, hash="w2")), {}, run)
+    assert blame["place"] == "blk" and blame["ops"] == ["torch.compile"]
+    assert blame["certainty"].startswith("`blk` runs as compiled code")

@@ -179,84 +179,101 @@ def test_a_diff_shows_what_was_not_recorded(tmp_path: Path, monkeypatch) -> None
     assert str(tmp_path / "a") not in report["not_recorded"]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
-@pytest.mark.parametrize("plant, where", [("digest", "jax.debug.callback"), ("dout", "custom VJP"),
-                                          ("device_fingerprint", "probe.monitor")])
-def test_jax_entry_points(plant: str, where: str, tmp_path: Path, monkeypatch) -> None:
+def _jax_train(log):
     import jax
     import jax.numpy as jnp
-
-    from kb.probe import _jax
 
     def loss(w, x):
         return jnp.sum(probe.monitor(jnp.tanh(x @ w), "h") ** 2)
 
-    def train(log):
-        probe.configure(log)
-        w = jnp.ones((3, 2)) * 0.5
-        x = jnp.arange(6.0).reshape(2, 3) / 6
-        step = jax.jit(jax.grad(loss))
-        for _ in range(2):
-            w = w - 0.1 * step(w, x)
-            probe.step()
-        probe.close()
-        probe.configure(None)
-        return w
+    probe.configure(log)
+    w = jnp.ones((3, 2)) * 0.5
+    x = jnp.arange(6.0).reshape(2, 3) / 6
+    step = jax.jit(jax.grad(loss))
+    for _ in range(2):
+        w = w - 0.1 * step(w, x)
+        probe.step()
+    probe.close()
+    probe.configure(None)
+    return w
 
-    expected = train(None)
+
+@pytest.fixture(scope="module")
+def jax_expected():
+    """The JAX training's result without the probe: made once, compared with each planted run."""
+    return _jax_train(None)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax is not installed")
+@pytest.mark.parametrize("plant, where", [("digest", "jax.debug.callback"), ("dout", "custom VJP"),
+                                          ("device_fingerprint", "probe.monitor")])
+def test_jax_entry_points(plant: str, where: str, tmp_path: Path, monkeypatch, jax_expected) -> None:
+    import jax.numpy as jnp
+
+    from kb.probe import _jax
+
     if plant == "dout":
         real = _jax._observe
-        monkeypatch.setattr(_jax, "_observe", lambda x, n, k, *a: _boom() if k == "dout" else real(x, n, k, *a))
+        monkeypatch.setattr(_jax, "_observe",
+                            lambda x, n, k, **kw: _boom() if k == "dout" else real(x, n, k, **kw))
     else:
         monkeypatch.setattr(_jax, plant, _boom)
-    got = train(tmp_path / "log")
-    assert bool(jnp.array_equal(got, expected))
+    got = _jax_train(tmp_path / "log")
+    assert bool(jnp.array_equal(got, jax_expected))
     meta = json.loads((tmp_path / "log" / "meta.json").read_text())
     assert any(where in e["where"] for e in meta["not_recorded"]), meta["not_recorded"]
+
+
+def _keras_train(log):
+    import numpy as np
+    import tensorflow as tf
+
+    probe.configure(log)
+    tf.keras.utils.set_random_seed(0)
+    model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3, activation="tanh"),
+                                 tf.keras.layers.Dense(1)])
+    probe.monitor_keras(model)
+    opt = tf.keras.optimizers.SGD(0.1)
+    x = tf.constant(np.linspace(-1, 1, 8, dtype="float32").reshape(2, 4))
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(x) ** 2)
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+    for _ in range(2):
+        step()
+        probe.step()
+    probe.close()
+    probe.configure(None)
+    return [v.numpy() for v in model.trainable_variables]
+
+
+@pytest.fixture(scope="module")
+def keras_expected():
+    """The Keras training's result without the probe: made once, compared with each planted run."""
+    return _keras_train(None)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None, reason="tensorflow is not installed")
 @pytest.mark.parametrize("plant, where", [("write", "tf.numpy_function"), ("dout", "tf.custom_gradient"),
                                           ("layer_call", "probe.monitor_keras"), ("monitor", "monitor_keras (a layer")])
-def test_keras_entry_points(plant: str, where: str, tmp_path: Path, monkeypatch) -> None:
+def test_keras_entry_points(plant: str, where: str, tmp_path: Path, monkeypatch, keras_expected) -> None:
     import numpy as np
-    import tensorflow as tf
 
     from kb.probe import _tf
 
-    def train(log):
-        probe.configure(log)
-        tf.keras.utils.set_random_seed(0)
-        model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(3, activation="tanh"),
-                                     tf.keras.layers.Dense(1)])
-        probe.monitor_keras(model)
-        opt = tf.keras.optimizers.SGD(0.1)
-        x = tf.constant(np.linspace(-1, 1, 8, dtype="float32").reshape(2, 4))
-
-        @tf.function
-        def step():
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_sum(model(x) ** 2)
-            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-
-        for _ in range(2):
-            step()
-            probe.step()
-        probe.close()
-        probe.configure(None)
-        return [v.numpy() for v in model.trainable_variables]
-
-    expected = train(None)
     if plant == "write":
         monkeypatch.setattr(_tf, "_write", _boom)
     elif plant == "dout":
         real = _tf._observe
-        monkeypatch.setattr(_tf, "_observe", lambda t, n, k, *a: _boom() if k == "dout" else real(t, n, k, *a))
+        monkeypatch.setattr(_tf, "_observe", lambda t, n, k, **kw: _boom() if k == "dout" else real(t, n, k, **kw))
     elif plant == "layer_call":
         monkeypatch.setattr(_tf, "layer_call", _boom)
     else:
         monkeypatch.setattr(_tf, "monitor", _boom)
-    got = train(tmp_path / "log")
-    assert all(np.array_equal(a, b) for a, b in zip(got, expected))
+    got = _keras_train(tmp_path / "log")
+    assert all(np.array_equal(a, b) for a, b in zip(got, keras_expected))
     meta = json.loads((tmp_path / "log" / "meta.json").read_text())
     assert any(where in e["where"] for e in meta["not_recorded"]), meta["not_recorded"]

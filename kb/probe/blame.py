@@ -199,10 +199,12 @@ def blame_calls(first: dict, pair: tuple, differing: dict, run) -> dict:
     answers.sort(key=_rank)
     module = run.places.get(place, {})
     sure = certainty(answers)
-    if any(a.get("compiled") for a in answers):
-        sure = (f"`{place}` runs as compiled code (torch.compile), where no single call can be singled out; "
-                "run it again with TORCH_COMPILE_DISABLE=1 to watch its modules and calls eagerly (a difference that "
-                "goes away then is the compiled code's)")
+    compiled = [a["place"] for a in answers if a.get("compiled")]
+    if compiled:
+        said = (f"`{compiled[0]}` runs as compiled code (torch.compile), where no single call can be singled out; "
+                "run it again with TORCH_COMPILE_DISABLE=1 to watch its modules and calls eagerly (a difference "
+                "that goes away then is the compiled code's)")
+        sure = said if len(answers) == 1 else f"{sure}; {said}"
     if first["kind"] in ("input", "forward") and len(answers) > 1 and module.get("children") \
             and not _calls_recorded(run, first["step"]) and sum(a.get("deterministic") is False for a in answers) != 1:
         sure += ("; the output of each of these calls was recorded in the first step only: "
