@@ -149,7 +149,7 @@ def test_torch_embedding_backward_is_blamed_on_the_embedding_call() -> None:
     first, blame = report["first"], report["blame"]
     assert (first["kind"], first["name"]) == ("grad", "embedding.weight")
     assert blame["place"] == "embedding" and blame["ops"] == ["torch.nn.functional.embedding"]
-    assert blame["answers"][0]["shown"] == "embedding()" and blame["answers"][0]["call"]["input.dtype"] == "int"
+    assert blame["answers"][0]["shown"] == "embedding()" and blame["answers"][0]["call"]["input.dtype"] == "int64"
 
 
 def test_blame_ranks_the_call_the_kb_knows_as_non_deterministic_first(tmp_path: Path) -> None:
