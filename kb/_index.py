@@ -9299,13 +9299,20 @@ INDEX = {'format': 1,
                                                            'PyTorch 1.13.0'})},
              'torch.median-indices': {'id': 'torch.median-indices',
                                       'framework': 'pytorch',
-                                      'title': 'median with indices output on CUDA',
+                                      'title': 'median and nanmedian with indices output (the dim form) on '
+                                               'CUDA',
                                       'device': 'gpu',
                                       'pass': 'forward',
                                       'mechanism': 'other',
-                                      'summary': 'median with an indices output on CUDA may return any index '
-                                                 'of equal values.',
-                                      'calls': (),
+                                      'summary': 'median and nanmedian with an indices output (the form with '
+                                                 'dim) on CUDA may return any index of equal values; the '
+                                                 'plain form without dim returns only the value and is not '
+                                                 'flagged.',
+                                      'calls': ((('torch.median',
+                                                  'torch.Tensor.median',
+                                                  'torch.nanmedian',
+                                                  'torch.Tensor.nanmedian'),
+                                                 (('dim', ('given',)),)),),
                                       'status': ((None,
                                                   (0, 1, 8),
                                                   '<1.8',
@@ -9333,6 +9340,13 @@ INDEX = {'format': 1,
                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                       'title': 'torch.use_deterministic_algorithms '
                                                                'docstring, PyTorch 2.13.0'},
+                                                     {'kind': 'doc',
+                                                      'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Sorting.cpp',
+                                                      'title': 'aten/src/ATen/native/cuda/Sorting.cpp: '
+                                                               'median_out_cuda and nanmedian_out_cuda (the '
+                                                               'dim forms) call median_with_indices_impl, '
+                                                               'which alerts; median_cuda and nanmedian_cuda '
+                                                               '(no dim) call median_impl, which does not'},
                                                      {'kind': 'doc',
                                                       'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
                                                       'title': 'torch.use_deterministic_algorithms '
@@ -9668,7 +9682,10 @@ INDEX = {'format': 1,
                                                                 'ReflectionPad2d too; that op has its own '
                                                                 'record, torch.reflection-pad-2d-backward, '
                                                                 'since the two parted in 2.7.)',
-                                                     'calls': (),
+                                                     'calls': ((('torch.nn.functional.pad',),
+                                                                (('input.ndim', (2, 3)),
+                                                                 ('mode', ('reflect',)),
+                                                                 ('pad.len', (2,)))),),
                                                      'status': ((None,
                                                                  (0, 1, 7),
                                                                  '<1.7',
@@ -9699,6 +9716,17 @@ INDEX = {'format': 1,
                                                      'distributions': {},
                                                      'disputes': (),
                                                      'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                     'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                              "_pad_enum: F.pad's "
+                                                                              'non-constant modes run '
+                                                                              'reflection_pad1d/replication_pad1d '
+                                                                              'for a pad of length 2 on a '
+                                                                              '2-D or 3-D input, the 2d '
+                                                                              'kernels for length 4 on 3-D '
+                                                                              'or 4-D, the 3d kernels for '
+                                                                              'length 6 on 4-D or 5-D'},
+                                                                    {'kind': 'doc',
                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                      'title': 'torch.use_deterministic_algorithms '
                                                                               'docstring, PyTorch 2.13.0'},
@@ -9726,7 +9754,10 @@ INDEX = {'format': 1,
                                                              'is gone from the library and under the switch '
                                                              'the backward runs a deterministic '
                                                              'implementation.',
-                                                  'calls': (),
+                                                  'calls': ((('torch.nn.functional.pad',),
+                                                             (('input.ndim', (3, 4)),
+                                                              ('mode', ('reflect',)),
+                                                              ('pad.len', (4,)))),),
                                                   'status': ((None,
                                                               (0, 1, 7),
                                                               '<1.7',
@@ -9797,6 +9828,17 @@ INDEX = {'format': 1,
                                                                                          'docstring, PyTorch '
                                                                                          '2.13.0'},)},),
                                                   'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                  'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                           "_pad_enum: F.pad's non-constant "
+                                                                           'modes run '
+                                                                           'reflection_pad1d/replication_pad1d '
+                                                                           'for a pad of length 2 on a 2-D '
+                                                                           'or 3-D input, the 2d kernels for '
+                                                                           'length 4 on 3-D or 4-D, the 3d '
+                                                                           'kernels for length 6 on 4-D or '
+                                                                           '5-D'},
+                                                                 {'kind': 'doc',
                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                   'title': 'torch.use_deterministic_algorithms '
                                                                            'docstring, PyTorch 2.13.0'},
@@ -9819,7 +9861,10 @@ INDEX = {'format': 1,
                                                   'mechanism': 'cuda-atomics',
                                                   'summary': 'reflection_pad3d backward on CUDA accumulates '
                                                              'reflected borders with atomicAdd.',
-                                                  'calls': (),
+                                                  'calls': ((('torch.nn.functional.pad',),
+                                                             (('input.ndim', (4, 5)),
+                                                              ('mode', ('reflect',)),
+                                                              ('pad.len', (6,)))),),
                                                   'status': ((None,
                                                               (0, 1, 10),
                                                               '<1.10',
@@ -9844,6 +9889,17 @@ INDEX = {'format': 1,
                                                   'distributions': {},
                                                   'disputes': (),
                                                   'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                  'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                           "_pad_enum: F.pad's non-constant "
+                                                                           'modes run '
+                                                                           'reflection_pad1d/replication_pad1d '
+                                                                           'for a pad of length 2 on a 2-D '
+                                                                           'or 3-D input, the 2d kernels for '
+                                                                           'length 4 on 3-D or 4-D, the 3d '
+                                                                           'kernels for length 6 on 4-D or '
+                                                                           '5-D'},
+                                                                 {'kind': 'doc',
                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                   'title': 'torch.use_deterministic_algorithms '
                                                                            'docstring, PyTorch 2.13.0'},
@@ -9929,7 +9985,14 @@ INDEX = {'format': 1,
                                                                  'to a decomposition with a deterministic '
                                                                  'backward (present in the 2.13.0 '
                                                                  'torch/nn/functional.py).',
-                                                      'calls': (),
+                                                      'calls': ((('torch.nn.functional.pad',),
+                                                                 (('input.ndim', (2, 3)),
+                                                                  ('mode', ('replicate',)),
+                                                                  ('pad.len', (2,)))),
+                                                                (('torch.nn.functional.pad',),
+                                                                 (('input.ndim', (4, 5)),
+                                                                  ('mode', ('replicate',)),
+                                                                  ('pad.len', (6,))))),
                                                       'status': ((None,
                                                                   (0, 1, 7),
                                                                   '<1.7',
@@ -10034,6 +10097,17 @@ INDEX = {'format': 1,
                                                                                     'state': 'closed',
                                                                                     'url': 'https://github.com/pytorch/pytorch/issues/115395'})},),
                                                       'references': ({'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                      'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                               "_pad_enum: F.pad's "
+                                                                               'non-constant modes run '
+                                                                               'reflection_pad1d/replication_pad1d '
+                                                                               'for a pad of length 2 on a '
+                                                                               '2-D or 3-D input, the 2d '
+                                                                               'kernels for length 4 on 3-D '
+                                                                               'or 4-D, the 3d kernels for '
+                                                                               'length 6 on 4-D or 5-D'},
+                                                                     {'kind': 'doc',
                                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                       'title': 'torch.use_deterministic_algorithms '
                                                                                'docstring, PyTorch 2.13.0'},
@@ -10072,7 +10146,10 @@ INDEX = {'format': 1,
                                                               "2.2, F.pad(mode='replicate') on CUDA in "
                                                               'deterministic mode uses a decomposition whose '
                                                               'backward is deterministic (PR 111590).',
-                                                   'calls': (),
+                                                   'calls': ((('torch.nn.functional.pad',),
+                                                              (('input.ndim', (3, 4)),
+                                                               ('mode', ('replicate',)),
+                                                               ('pad.len', (4,)))),),
                                                    'status': ((None,
                                                                (0, 1, 7),
                                                                '<1.7',
@@ -10107,6 +10184,17 @@ INDEX = {'format': 1,
                                                    'distributions': {},
                                                    'disputes': (),
                                                    'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                   'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                            "_pad_enum: F.pad's non-constant "
+                                                                            'modes run '
+                                                                            'reflection_pad1d/replication_pad1d '
+                                                                            'for a pad of length 2 on a 2-D '
+                                                                            'or 3-D input, the 2d kernels '
+                                                                            'for length 4 on 3-D or 4-D, the '
+                                                                            '3d kernels for length 6 on 4-D '
+                                                                            'or 5-D'},
+                                                                  {'kind': 'doc',
                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                    'title': 'torch.use_deterministic_algorithms '
                                                                             'docstring, PyTorch 2.13.0'},
@@ -10558,7 +10646,7 @@ INDEX = {'format': 1,
                                   'summary': 'torch.bmm with a sparse first argument and dense second '
                                              'argument on CUDA is non-deterministic by default and switches '
                                              'to a deterministic implementation in deterministic mode.',
-                                  'calls': (),
+                                  'calls': (((), (('input.layout', ('sparse_coo',)),)),),
                                   'status': ((None,
                                               (0, 1, 7),
                                               '<1.7',
@@ -10603,6 +10691,11 @@ INDEX = {'format': 1,
                                   'distributions': {},
                                   'disputes': (),
                                   'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/sparse/cuda/SparseCUDATensorMath.cu',
+                                                  'title': 'aten/src/ATen/native/sparse/cuda/SparseCUDATensorMath.cu: '
+                                                           'bmm_out_sparse_cuda, the CUDA kernel of bmm for '
+                                                           'a sparse COO self and a dense mat2'},
+                                                 {'kind': 'doc',
                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                   'title': 'torch.use_deterministic_algorithms docstring, '
                                                            'PyTorch 2.13.0'},
@@ -11436,6 +11529,7 @@ INDEX = {'format': 1,
                        'torch.Tensor.median': ('torch.median-indices',),
                        'torch.Tensor.mm': ('torch.cublas-workspace',),
                        'torch.Tensor.mv': ('torch.cublas-workspace',),
+                       'torch.Tensor.nanmedian': ('torch.median-indices',),
                        'torch.Tensor.new_empty': ('torch.uninitialized-memory',),
                        'torch.Tensor.put': ('torch.inductor-scatter-accumulate',
                                             'torch.put-accumulate-cpu',
@@ -11499,6 +11593,7 @@ INDEX = {'format': 1,
                        'torch.median': ('torch.median-indices',),
                        'torch.mm': ('torch.cublas-workspace',),
                        'torch.mv': ('torch.cublas-workspace',),
+                       'torch.nanmedian': ('torch.median-indices',),
                        'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool1d-backward',),
                        'torch.nn.AdaptiveAvgPool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
@@ -11575,7 +11670,12 @@ INDEX = {'format': 1,
                        'torch.nn.functional.max_unpool2d': ('torch.max-unpool',),
                        'torch.nn.functional.max_unpool3d': ('torch.max-unpool',),
                        'torch.nn.functional.nll_loss': ('torch.nll-loss',),
-                       'torch.nn.functional.pad': ('torch.pad-reflect-replicate-backward',),
+                       'torch.nn.functional.pad': ('torch.pad-reflect-replicate-backward',
+                                                   'torch.reflection-pad-1d-2d-backward',
+                                                   'torch.reflection-pad-2d-backward',
+                                                   'torch.reflection-pad-3d-backward',
+                                                   'torch.replication-pad-1d-3d-backward',
+                                                   'torch.replication-pad-2d-backward'),
                        'torch.nn.functional.scaled_dot_product_attention': ('torch.sdpa-cudnn-backward',
                                                                             'torch.sdpa-efficient-backward',
                                                                             'torch.sdpa-flash-backward',

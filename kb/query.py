@@ -551,7 +551,7 @@ def status(
     params = None
     if given is not None:
         params = _parameters(op, framework, idx)
-        calls.check_keys(op, given, params)
+        params = calls.check_keys(op, given, params)  # the form the call is of (kb/calls.py, bind)
     result = answer(op, version, key, framework, device, distribution, ids, idx, given, params)
     if cache_key is not None:
         if len(_cache) >= _CACHE_LIMIT:
@@ -599,6 +599,7 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
     any_false = any_unknown = any_unsolved = False
     variant = unclaimed = depends = False
     excluded: list[str] = []
+    named: list[tuple] = []  # every record's conditions, for calls.unnamed
     for source, (unknown, per_range, _) in prepared:
         ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
         for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
@@ -607,6 +608,7 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
         else:
             entry = None
         alternatives = _alternatives_for(source, op, entry)
+        named.append(alternatives)
         if alternatives:
             applies, missing = calls.evaluate(alternatives, call, defaults)
             if applies is False:
@@ -643,6 +645,8 @@ def answer(op, version, key, framework, device, distribution, ids, idx, call=Non
                 else:
                     any_unsolved = True
 
+    if call:
+        notes.extend(calls.unnamed(call, named, params))
     if any_false:
         deterministic = False
     elif any_unknown:
