@@ -10295,6 +10295,99 @@ INDEX = {'format': 1,
                                                             'operations that use `atomicAdd()`',
                                                    'state': 'closed',
                                                    'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.scatter-reduce-add-arg': {'id': 'torch.scatter-reduce-add-arg',
+                                              'framework': 'pytorch',
+                                              'title': "Tensor.scatter_ with reduce='add' and a tensor src "
+                                                       'on CUDA',
+                                              'device': 'gpu',
+                                              'pass': 'forward',
+                                              'mechanism': 'cuda-atomics',
+                                              'summary': "scatter(..., reduce='add') with a tensor src adds "
+                                                         'into the target with atomicAdd on CUDA, so float '
+                                                         'sums into the same element round in arrival order; '
+                                                         'under the determinism switch scatter_impl takes '
+                                                         'the deterministic index_put(accumulate=True) path '
+                                                         'instead.',
+                                              'calls': (((),
+                                                         (('reduce', ('add',)),
+                                                          ('src', ('float', 'int', 'bool', 'complex')))),),
+                                              'status': (((0, 2, 1),
+                                                          None,
+                                                          '>=2.1',
+                                                          ('PT_DET', 'PT_DETW'),
+                                                          False,
+                                                          None,
+                                                          "From the code (scatter_impl's deterministic "
+                                                          'branch, the same one that makes scatter with a '
+                                                          'tensor src deterministic from 2.1, '
+                                                          'torch.scatter-src-tensor); the wheels from 2.1 '
+                                                          "carry the kernel's alert "
+                                                          '(scatter_reduce_cuda_kernel), which this path '
+                                                          'skips.',
+                                                          None,
+                                                          None,
+                                                          'fixes'),),
+                                              'caused_by': (),
+                                              'distributions': {},
+                                              'disputes': (),
+                                              'references': ({'kind': 'doc',
+                                                              'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/TensorAdvancedIndexing.cpp',
+                                                              'title': 'aten/src/ATen/native/TensorAdvancedIndexing.cpp: '
+                                                                       'scatter_impl takes the deterministic '
+                                                                       '_scatter_via_index_put path only for '
+                                                                       'sum and mean reductions'},)},
+             'torch.scatter-reduce-multiply-arg': {'id': 'torch.scatter-reduce-multiply-arg',
+                                                   'framework': 'pytorch',
+                                                   'title': "Tensor.scatter_ with reduce='multiply' and a "
+                                                            'tensor src on CUDA',
+                                                   'device': 'gpu',
+                                                   'pass': 'forward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': "scatter(..., reduce='multiply') with a tensor "
+                                                              'src multiplies into the target atomically on '
+                                                              'CUDA (scatter_reduce_cuda_kernel), so float '
+                                                              'products into the same element round in '
+                                                              'arrival order; the determinism switch has no '
+                                                              'deterministic path for it (scatter_impl sends '
+                                                              'only sum and mean to index_put), so the '
+                                                              "kernel's alert raises.",
+                                                   'calls': (((),
+                                                              (('reduce', ('multiply',)),
+                                                               ('src',
+                                                                ('float', 'int', 'bool', 'complex')))),),
+                                                   'status': (((0, 2, 1),
+                                                               None,
+                                                               '>=2.1',
+                                                               (),
+                                                               False,
+                                                               'RuntimeError',
+                                                               'The alert scatter_reduce_cuda_kernel is '
+                                                               'compiled into every wheel read from 2.1.0 to '
+                                                               '2.15.0 and absent from 1.13 and 2.0 (`kb '
+                                                               'verify --static`, '
+                                                               'data/runs/static-pytorch/); earlier releases '
+                                                               'are unknown.',
+                                                               None,
+                                                               None,
+                                                               'raises'),),
+                                                   'caused_by': (),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/ScatterGatherKernel.cu',
+                                                                   'title': 'aten/src/ATen/native/cuda/ScatterGatherKernel.cu: '
+                                                                            'scatter_reduce_cuda_kernel (the '
+                                                                            'reduce= form of scatter) calls '
+                                                                            'alertNotDeterministic("scatter_reduce_cuda_kernel") '
+                                                                            '(atomicAdd/AtomicMul)'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/TensorAdvancedIndexing.cpp',
+                                                                   'title': 'aten/src/ATen/native/TensorAdvancedIndexing.cpp: '
+                                                                            'scatter_impl takes the '
+                                                                            'deterministic '
+                                                                            '_scatter_via_index_put path '
+                                                                            'only for sum and mean '
+                                                                            'reductions'})},
              'torch.scatter-reduce-prod': {'id': 'torch.scatter-reduce-prod',
                                            'framework': 'pytorch',
                                            'title': "scatter_reduce with reduce='prod' on CUDA",
@@ -10403,11 +10496,17 @@ INDEX = {'format': 1,
                                           'device': 'gpu',
                                           'pass': 'forward',
                                           'mechanism': 'other',
-                                          'summary': 'scatter with duplicate indices and a tensor src writes '
-                                                     'in an unspecified order on CUDA; from 2.1 '
-                                                     'deterministic mode makes it deterministic run to run '
-                                                     '(not CUDA-vs-CPU).',
-                                          'calls': (((), (('src', ('float', 'int', 'bool', 'complex')),)),),
+                                          'summary': 'scatter with duplicate indices and a tensor src (and '
+                                                     'no reduce) writes in an unspecified order on CUDA; '
+                                                     'from 2.1 deterministic mode makes it deterministic run '
+                                                     'to run (not CUDA-vs-CPU). With reduce= the kernel is '
+                                                     'another one (torch.scatter-reduce-multiply-arg, '
+                                                     'torch.scatter-reduce-add-arg).',
+                                          'calls': ((('torch.Tensor.scatter_',),
+                                                     (('reduce', (None,)),
+                                                      ('src', ('float', 'int', 'bool', 'complex')))),
+                                                    (('torch.Tensor.scatter', 'torch.scatter'),
+                                                     (('src', ('float', 'int', 'bool', 'complex')),))),
                                           'status': ((None,
                                                       (0, 2, 1),
                                                       '<2.1',
@@ -11541,7 +11640,9 @@ INDEX = {'format': 1,
                        'torch.Tensor.repeat_interleave': ('torch.repeat-interleave-backward',),
                        'torch.Tensor.resize_': ('torch.quantized-resize', 'torch.uninitialized-memory'),
                        'torch.Tensor.scatter': ('torch.scatter-src-tensor',),
-                       'torch.Tensor.scatter_': ('torch.scatter-src-tensor',),
+                       'torch.Tensor.scatter_': ('torch.scatter-reduce-add-arg',
+                                                 'torch.scatter-reduce-multiply-arg',
+                                                 'torch.scatter-src-tensor'),
                        'torch.Tensor.scatter_add': ('torch.scatter-add',),
                        'torch.Tensor.scatter_add_': ('torch.scatter-add',),
                        'torch.Tensor.scatter_reduce': ('torch.scatter-reduce-prod',
@@ -14219,6 +14320,37 @@ INDEX = {'format': 1,
                                                      (0, 2, 14, 1),
                                                      (0, 2, 15))),
               'torch.scatter-add': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.scatter-reduce-multiply-arg': ((),
+                                                    ((0, 1, 13),
+                                                     (0, 1, 13, 1),
+                                                     (0, 2),
+                                                     (0, 2, 0, 1),
+                                                     (0, 2, 1),
+                                                     (0, 2, 1, 1),
+                                                     (0, 2, 1, 2),
+                                                     (0, 2, 2),
+                                                     (0, 2, 2, 1),
+                                                     (0, 2, 2, 2),
+                                                     (0, 2, 3),
+                                                     (0, 2, 3, 1),
+                                                     (0, 2, 4),
+                                                     (0, 2, 4, 1),
+                                                     (0, 2, 5),
+                                                     (0, 2, 5, 1),
+                                                     (0, 2, 6),
+                                                     (0, 2, 7),
+                                                     (0, 2, 7, 1),
+                                                     (0, 2, 8),
+                                                     (0, 2, 9),
+                                                     (0, 2, 9, 1),
+                                                     (0, 2, 10),
+                                                     (0, 2, 11),
+                                                     (0, 2, 12),
+                                                     (0, 2, 12, 1),
+                                                     (0, 2, 13),
+                                                     (0, 2, 14),
+                                                     (0, 2, 14, 1),
+                                                     (0, 2, 15))),
               'torch.scatter-reduce-prod': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
                                              (0, 1, 13, 1),

@@ -171,8 +171,8 @@ def _member(value: object, values: tuple) -> bool:
     return any(same(value, v) for v in values)
 
 
-def _holds(value: object, values: tuple) -> bool | None:
-    """Does a call value satisfy a key's values? None when a kind is asked against exact dtypes
+def value_holds(value: object, values: tuple) -> bool | None:
+    """Does a call (or verified case) value satisfy a key's values? None when a kind is asked against exact dtypes
     of that kind (`float` against `[bfloat16]`: it may be bfloat16 or not)."""
     if _member(value, values):
         return True
@@ -213,7 +213,7 @@ def evaluate(
         unknown: list[str] = []
         for key, values in alt:
             known, value = _value(key, call, defaults)
-            member = _holds(value, values) if known else None
+            member = value_holds(value, values) if known else None
             if member is None:
                 holds = None
                 unknown.append(key)
@@ -245,7 +245,7 @@ def unnamed(call: dict[str, object] | None, conditions: list[tuple[Condition, ..
         if key in FACTS or key in choices or key not in named or type(value) is not str:
             continue
         values = tuple(dict.fromkeys(named[key]))
-        if _holds(value, values) is False:
+        if value_holds(value, values) is False:
             out.append(f"no record's condition names {key}={value!r} (they name {', '.join(map(_show, values))}): "
                        "if it is a misspelling, the answer is about another call")
     return out
@@ -289,7 +289,7 @@ def why_not(alternatives: tuple[Condition, ...], call: dict[str, object], defaul
     for alt in alternatives:
         for key, values in alt:
             known, value = _value(key, call, defaults)
-            if known and _holds(value, values) is False:
+            if known and value_holds(value, values) is False:
                 given = "" if key in call else " (its default)"
                 if values == (GIVEN,) and value is None:
                     seen.append(f"{key} is not given")

@@ -12,18 +12,17 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
+from kb.calls import DEFAULT_FACTS, value_holds
+
+FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
 """Call facts a case may leave out; a condition on a missing fact cannot be decided, except
-`compiled`, whose absence means eager (None), as in a query (kb/calls.py)."""
+`compiled` and `input.layout`, whose absence means eager (None) and strided, as in a query
+(kb/calls.py). A value is matched as a query's is (kb.calls.value_holds): an exact dtype
+satisfies its kind, `given` any value but None."""
 
 
 def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
-
-
-def _same(a: Any, b: Any) -> bool:
-    # YAML `true` and 1 must not match each other: bool is a subclass of int.
-    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
 
 def holds(when: Mapping[str, list] | None, call: Mapping[str, Any]) -> bool | None:
@@ -33,11 +32,13 @@ def holds(when: Mapping[str, list] | None, call: Mapping[str, Any]) -> bool | No
         return True
     unknown = False
     for key, values in when.items():
-        if key not in call and key != "compiled":
+        if key not in call and key not in DEFAULT_FACTS:
             unknown = True
             continue
-        if not any(_same(call.get(key), v) for v in values):
+        found = value_holds(call[key] if key in call else DEFAULT_FACTS[key], tuple(values))
+        if found is False:
             return False
+        unknown = unknown or found is None
     return None if unknown else True
 
 
