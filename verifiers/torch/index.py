@@ -91,10 +91,10 @@ def put_no_accumulate(ctx):
 
 
 SCATTER_CASES = (
-    {"op": "torch.Tensor.scatter_", "call": {"src": "float"}},
+    {"op": "torch.Tensor.scatter_", "call": {"src": "float", "reduce": None}},
     {"op": "torch.Tensor.scatter", "call": {"src": "float"}},
     {"op": "torch.scatter", "call": {"src": "float"}},
-    {"op": "torch.Tensor.scatter_", "call": {"src": None}},  # complementary: a scalar value
+    {"op": "torch.Tensor.scatter_", "call": {"src": None, "reduce": None}},  # complementary: a scalar value
 )
 
 
