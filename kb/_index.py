@@ -8652,7 +8652,30 @@ INDEX = {'format': 1,
                                                                'calls': (((),
                                                                           (('antialias', (True,)),
                                                                            ('mode', ('bilinear',)))),),
-                                                               'status': (((0, 2, 13),
+                                                               'status': (((0, 2, 11),
+                                                                           (0, 2, 12),
+                                                                           '>=2.11,<2.12',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'On an H100 with PyTorch 2.11.0 '
+                                                                           '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-26T012719Z.yaml) '
+                                                                           "F.interpolate(mode='bilinear', "
+                                                                           'antialias=True) on a 4-D input '
+                                                                           'differed in 5 of 5 runs by '
+                                                                           'default and raised under the '
+                                                                           'switch '
+                                                                           '(upsample_bilinear2d_aa_backward_out_cuda); '
+                                                                           'the 2.11.0 '
+                                                                           'torch/nn/functional.py read '
+                                                                           'there returns '
+                                                                           'torch._C._nn._upsample_bilinear2d_aa '
+                                                                           'for antialias before the '
+                                                                           'deterministic branch.',
+                                                                           None,
+                                                                           None,
+                                                                           'raises'),
+                                                                          ((0, 2, 13),
                                                                            (0, 2, 14),
                                                                            '>=2.13,<2.14',
                                                                            (),
@@ -8672,7 +8695,7 @@ INDEX = {'format': 1,
                                                                            'gap).',
                                                                            None,
                                                                            None,
-                                                                           'raises'),),
+                                                                           'raises')),
                                                                'caused_by': (),
                                                                'distributions': {},
                                                                'disputes': (),
@@ -14320,7 +14343,8 @@ INDEX = {'format': 1,
                                                      (0, 2, 14, 1),
                                                      (0, 2, 15))),
               'torch.scatter-add': ((((0, 2, 11), 'gpu'),), ()),
-              'torch.scatter-reduce-multiply-arg': ((),
+              'torch.scatter-reduce-add-arg': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.scatter-reduce-multiply-arg': ((((0, 2, 11), 'gpu'),),
                                                     ((0, 1, 13),
                                                      (0, 1, 13, 1),
                                                      (0, 2),
