@@ -127,7 +127,7 @@ def bind(op: str, call: dict[str, object], params: tuple) -> tuple:
         if open_ended(form) or all(key in names(form) for key in keys):
             have = names(form)
             bound = Signature((*form, *((name, None) for name in names(params) if name not in have)))
-            bound.forms, bound.choices = (form,), params.choices  # type: ignore[attr-defined]
+            bound.forms, bound.choices, bound.forwards = (form,), params.choices, params.forwards  # type: ignore[attr-defined]
             return bound
     shown = "; ".join(f"({', '.join(names(form))})" for form in forms)
     raise ValueError(f"{op} has no form that takes {', '.join(keys)} together; its forms: {shown}")

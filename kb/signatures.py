@@ -18,7 +18,7 @@ key valid for any form is accepted) that keeps each form in `.forms`. A call is 
 the first form its keys fit (kb/calls.py, `bind`), as PyTorch's argument parser tries the
 overloads in order. A field `@name=a|b|c` is the closed set of values a parameter takes
 (`mode` of F.interpolate), read from the framework's docstring by the generator; it lands
-in `.choices`.
+in `.choices`. A field `>name` says a module's forward() calls that functional op (`.forwards`).
 """
 
 
@@ -40,6 +40,7 @@ UNKNOWN_DEFAULT = _Marker("UNKNOWN_DEFAULT")
 Parameter = tuple  # (name, default)
 FORM_BREAK = "|"
 CHOICES = "@"
+FORWARDS = ">"
 
 
 class Signature(tuple):
@@ -48,6 +49,7 @@ class Signature(tuple):
 
     forms: tuple[tuple[Parameter, ...], ...]
     choices: dict[str, tuple[str, ...]]
+    forwards: tuple[str, ...]
 
 _files: dict[str, dict[str, tuple[str, ...]]] = {}
 _parsed: dict[tuple[str, ...], tuple[Parameter, ...]] = {}
@@ -86,9 +88,12 @@ def parse(fields: tuple[str, ...]) -> Signature:
     if found is None:
         forms: list[list[Parameter]] = [[]]
         choices: dict[str, tuple[str, ...]] = {}
+        forwards: list[str] = []
         for field in fields:
             if field == FORM_BREAK:
                 forms.append([])
+            elif field.startswith(FORWARDS):
+                forwards.append(field[1:])
             elif field.startswith(CHOICES):
                 name, _, values = field[1:].partition("=")
                 choices[name] = tuple(values.split("|"))
@@ -101,6 +106,7 @@ def parse(fields: tuple[str, ...]) -> Signature:
         found = Signature(union.values())
         found.forms = tuple(tuple(form) for form in forms)
         found.choices = choices
+        found.forwards = tuple(forwards)
         _parsed[fields] = found
     return found
 

@@ -27,6 +27,10 @@ Closed value sets: a str parameter whose docstring entry lists its values as lit
 `@name=v1|v2|...` on the op's first line; kb.status refuses a value outside it. Only
 entries with at least two literals, one of them the default where the default is a string,
 count, so prose that quotes one example is not read as a closed set.
+
+Forwarding: a PyTorch module whose forward() calls exactly one functional op gets a field
+`>torch.nn.functional.<op>` (ReflectionPad1d forwards to F.pad): lint KB022 asks a record
+that names the module to name that spelling too.
 """
 
 from __future__ import annotations
@@ -241,6 +245,20 @@ def _forwarded(obj: object, sets: list[str], top: object, framework: str) -> lis
     return out
 
 
+def _forwards(obj: object, top: object, framework: str) -> list[str]:
+    """`>torch.nn.functional.pad` for a module whose forward() calls exactly one functional op
+    (ReflectionPad1d -> F.pad): the module is another spelling of that op's kernels, which lint
+    KB022 holds records to."""
+    if framework != "pytorch" or not inspect.isclass(obj) or not hasattr(obj, "forward"):
+        return []
+    try:
+        source = inspect.getsource(obj.forward)
+    except (OSError, TypeError):
+        return []
+    called = sorted({c for c in re.findall(r"\bF\.(\w+)\(", source) if hasattr(top.nn.functional, c)})  # type: ignore[attr-defined]
+    return [f">torch.nn.functional.{called[0]}"] if len(called) == 1 else []
+
+
 def wanted(framework: str, names: set[str], record_ops: set[str]) -> list[str]:
     spaces = NAMESPACES[framework]
     depth = MAX_DEPTH[framework]
@@ -294,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
             more = [f for f in forms(obj, short) if f != found]
             every = [p for form in (found, *more) for p in form]
             sets = _forwarded(obj, choices(getattr(obj, "__doc__", None), every), top, framework)
-            lines.append("\t".join([name, *found, *sets]))
+            lines.append("\t".join([name, *found, *sets, *_forwards(obj, top, framework)]))
             lines.extend("\t".join([name, *form]) for form in more)
         version = getattr(top, "__version__", "unknown")
         out = ROOT / "data" / "api" / f"{framework}.signatures.txt"

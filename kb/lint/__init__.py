@@ -18,11 +18,11 @@ from kb.findings import Finding
 from kb.yamlio import remembering
 from kb.lint import (
     calls, canonical, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, solutions,
-    static_ranges, static_unclaimed, sweeps, switch, verifiers,
+    spellings, static_ranges, static_unclaimed, sweeps, switch, verifiers,
 )
 
 CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs, calls,
-          paths, static_ranges, static_unclaimed, switch, sweeps)
+          paths, static_ranges, static_unclaimed, switch, sweeps, spellings)
 
 WARNINGS = frozenset({runs.CODE, sweeps.CODE})
 """Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""
