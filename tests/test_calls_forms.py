@@ -260,3 +260,68 @@ def test_cli_scatter_reduce_multiply_raises_and_add_is_fixed() -> None:
     assert multiply["sources"][0]["raises"] == "RuntimeError"
     add = _answer("torch.Tensor.scatter_", "2.11", "--call", "reduce=add", "--call", "src=float")
     assert add["recipe"] == ["PT_DET"]
+
+
+# --- the site's lookup (site/assets/stack-core.js) answers these calls as kb.status does ------
+
+JS_CASES = [
+    ("tf.math.sample_median", ["", "axis=0", "keepdims=True", "axis=None"]),
+    ("tf.math.sample_add", ["input.dtype=bfloat16", "input.dtype=float32", "input.dtype=float", "input.dtype=int",
+                            "input.dtype=floaty"]),
+    ("tf.sparse.sample_matmul", ["input.ndim=3", "input.layout=sparse_coo", "input.layout=coo"]),
+    ("tf.sample_pad", ["mode=reflect, input.ndim=3", "mode=reflect, input.ndim=3, paddings.len=2",
+                       "mode=reflect, paddings.len=4", "paddings.len=x", "padings.len=2"]),
+    ("tf.image.sample_resize", ["method=bilinear", "method=nearest", "method=bilinar", "method=Bilinear"]),
+]
+
+
+def test_the_site_lookup_answers_like_kb_status(index: dict, tmp_path: Path) -> None:
+    import os
+
+    from test_site_stack_js import CALL_RUNNER, CORE, NODE, _call_of, _project
+
+    if NODE is None:
+        pytest.skip("node is not installed: the JS logic cannot run outside a browser here")
+    from kb.site import api
+
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    with (root / "data/api/tensorflow.signatures.txt").open("a", encoding="utf-8") as handle:
+        handle.write(SIGNATURES)
+    for name, text in RECORDS.items():
+        (root / "data/sources/tensorflow" / f"{name}.yaml").write_text(text, encoding="utf-8")
+    catalog = load(root)
+    path = tmp_path / "all.json"
+    cases, expected = [], []
+    query.reset(index)
+    try:
+        path.write_text(api.files(catalog, index)[f"{api.PREFIX}/all.json"])
+        for op, texts in JS_CASES:
+            for text in texts:
+                cases.append({"op": op, "version": "2.3", "framework": "tensorflow", "call": text or None})
+                try:
+                    st = kb.status(op, "2.3", framework="tensorflow", call=_call_of(text) if text else {}).to_dict()
+                except ValueError:
+                    expected.append("error")
+                    continue
+                expected.append({**_project(st), "excluded": list(st["excluded"]),
+                                 "conditions": [[s["id"], s["condition"], s["applies"]] for s in st["sources"]]})
+    finally:
+        query.reset()
+    for case in cases:
+        case["call"] = case["call"] or " "  # the page's empty call: every parameter at its default
+    runner = CALL_RUNNER.replace("c.call === null ? null : core.parseCall(c.call)",
+                                 "c.call.trim() ? core.parseCall(c.call) : Object.create(null)")
+    result = subprocess.run([NODE, "-e", runner, str(CORE), str(path)], input=json.dumps(cases),
+                            capture_output=True, text=True, check=True, env={**os.environ})
+    got = []
+    for g in json.loads(result.stdout):
+        if "error" in g:
+            got.append("error")
+            continue
+        st = g["status"]
+        got.append({**_project(st), "excluded": st["excluded"],
+                    "conditions": [[s["id"], s["condition"], s["applies"]] for s in st["sources"]]})
+    mismatches = [(c, e, g) for c, e, g in zip(cases, expected, got) if e != g]
+    assert not mismatches, mismatches[:3]
+    assert expected.count("error") >= 6
