@@ -619,7 +619,7 @@ INDEX = {'format': 1,
                                          'logits=logits)',
                               'phase': 40,
                               'preference': 20,
-                              'implies': ('EOD',)},
+                              'implies': ()},
                'KERAS_SEED': {'title': 'keras.utils.set_random_seed',
                               'kind': 'call',
                               'how': 'Call keras.utils.set_random_seed(seed) at program start (and again '
