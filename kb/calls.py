@@ -32,10 +32,13 @@ COMPILERS = ("inductor",)
 GIVEN = "given"
 """A condition value meaning "any value but None": the parameter is passed (for an overloaded
 op, the call is of a form that has it): `dim: [given]` is `torch.median(x, dim)`."""
-DEFAULT_FACTS: dict[str, object] = {"compiled": None, "input.layout": "strided"}
+DEFAULT_FACTS: dict[str, object] = {"compiled": None}
 """Facts whose absence from a call is a value, not an unknown: a call that does not say
-`compiled` runs eagerly (None), one that does not say `input.layout` has a dense (strided)
-input, as a parameter left out takes its default. With `call=None` both stay unknown."""
+`compiled` runs eagerly (None), as a parameter left out takes its default. With `call=None`
+it stays unknown. `input.layout` is not one: the API contract makes every `input.*` fact left
+out unknown (records that depend on it still apply, with that said), so a dense call says
+`input.layout='strided'`; run cases, which state what ran, read a missing layout as strided
+(kb/verify/cases.py)."""
 EAGER_FACTS = tuple(DEFAULT_FACTS)
 LEN = ".len"
 """`<param>.len`: the length of a sequence parameter (`pad.len: [2]` for F.pad's pad tuple),

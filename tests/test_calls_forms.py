@@ -148,10 +148,11 @@ def test_every_exact_dtype_is_a_pytorch_dtype_of_its_kind() -> None:
 
 # --- layout ------------------------------------------------------------------------------
 
-def test_a_given_call_is_dense_unless_it_says_otherwise(kbq) -> None:
-    dense = kbq.status("tf.sparse.sample_matmul", "2.3", call={"input.ndim": 3})
+def test_layout_decides_sparse_only_records_and_is_unknown_when_left_out(kbq) -> None:
+    dense = kbq.status("tf.sparse.sample_matmul", "2.3", call={"input.ndim": 3, "input.layout": "strided"})
     assert dense.deterministic is True and dense.recipe == () and dense.excluded == ("tf.sparse-only",)
-    assert any("input.layout is 'strided' (its default)" in n for n in dense.notes)
+    unsaid = kbq.status("tf.sparse.sample_matmul", "2.3", call={"input.ndim": 3})  # the contract: input.* left out is unknown
+    assert unsaid.deterministic is False and unsaid.depends_on_call and unsaid.excluded == ()
     sparse = kbq.status("tf.sparse.sample_matmul", "2.3", call={"input.layout": "sparse_coo"})
     assert sparse.deterministic is False and sparse.recipe == ("TDO",)
     unknown = kbq.status("tf.sparse.sample_matmul", "2.3")
@@ -201,7 +202,7 @@ def test_cases_read_given_dtypes_and_layout_as_queries_do() -> None:
     assert case_applies(median, None, "torch.median", {"dim": 1}) is True
     assert case_applies(median, None, "torch.median", {"dim": None}) is False
     sparse = [{"ops": [], "when": {"input.layout": ["sparse_coo"]}}]
-    assert case_applies(sparse, None, "torch.bmm", {"input.ndim": 3}) is False
+    assert case_applies(sparse, None, "torch.bmm", {"input.ndim": 3}) is False  # a case that ran: dense
     floats = [{"ops": [], "when": {"input.dtype": ["float"]}}]
     assert case_applies(floats, None, "torch.index_add", {"input.dtype": "bfloat16"}) is True
 
@@ -236,7 +237,7 @@ def test_cli_bmm_sparse_condition_is_shown_and_dense_calls_are_not_told_to_set_i
     every = _answer("torch.bmm", "2.5")
     (sparse,) = [s for s in every["sources"] if s["id"] == "torch.sparse-bmm"]
     assert sparse["condition"] == "input.layout is 'sparse_coo'"
-    dense = _answer("torch.bmm", "2.5", "--call", "input.ndim=3")
+    dense = _answer("torch.bmm", "2.5", "--call", "input.ndim=3", "--call", "input.layout=strided")
     assert "torch.sparse-bmm" in dense["excluded"] and "PT_DET" not in (dense["recipe"] or [])
 
 

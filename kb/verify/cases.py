@@ -15,6 +15,9 @@ from typing import Any, Mapping
 from kb.calls import DEFAULT_FACTS, value_holds
 
 FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
+RAN = {**DEFAULT_FACTS, "input.layout": "strided"}
+"""What a case that ran leaves out: eager, and a dense (strided) first tensor unless it says
+otherwise (a query's missing `input.layout` is unknown instead: kb/calls.py)."""
 """Call facts a case may leave out; a condition on a missing fact cannot be decided, except
 `compiled` and `input.layout`, whose absence means eager (None) and strided, as in a query
 (kb/calls.py). A value is matched as a query's is (kb.calls.value_holds): an exact dtype
@@ -32,10 +35,10 @@ def holds(when: Mapping[str, list] | None, call: Mapping[str, Any]) -> bool | No
         return True
     unknown = False
     for key, values in when.items():
-        if key not in call and key not in DEFAULT_FACTS:
+        if key not in call and key not in RAN:
             unknown = True
             continue
-        found = value_holds(call[key] if key in call else DEFAULT_FACTS[key], tuple(values))
+        found = value_holds(call[key] if key in call else RAN[key], tuple(values))
         if found is False:
             return False
         unknown = unknown or found is None

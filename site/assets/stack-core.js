@@ -143,7 +143,7 @@
     bool: "bool", complex32: "complex", complex64: "complex", complex128: "complex" };
   var LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"];
   var GIVEN = "given", LEN = ".len";
-  var DEFAULT_FACTS = { "compiled": { t: "none", v: null }, "input.layout": { t: "str", v: "strided" } };
+  var DEFAULT_FACTS = { "compiled": { t: "none", v: null } };  /* input.layout left out is unknown, as every input.* fact */
   function isDtype(v) { return Object.prototype.hasOwnProperty.call(DTYPES, v); }
 
   /* Values carry their Python type: {t: "bool"|"int"|"float"|"str"|"none", v}. */
