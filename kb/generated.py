@@ -62,7 +62,8 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
         templates = rendering.TEMPLATES
         import jinja2
 
-        memo = Memo(root, "index", Path(__file__), Path(pprint.__file__), Path(query.__file__), Path(rendering.__file__),
+        memo = Memo(root, "index", Path(__file__), Path(pprint.__file__), *sorted(Path(query.__file__).parent.glob("*.py")),
+                    Path(rendering.__file__),
                     templates / "index.py.j2", templates / "details.py.j2", jinja2.__version__)
         key = memo.key(repr(index))
         found = memo.get(key)

@@ -130,7 +130,7 @@ def test_status_is_immutable_printable_and_serializable() -> None:
     assert repr(s).startswith("Status(op='tf.nn.bias_add'")
     data = json.loads(json.dumps(s.to_dict()))
     assert data["solutions"] == ["TDP"] and data["sources"][0]["pass"] == "backward"
-    query._cache.clear()
+    query.reset()
     again = kb.status("tf.nn.bias_add", "1.15")
     assert again is not s and again == s and hash(again) == hash(s)
 
