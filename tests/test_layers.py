@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("base", (  # formats and primitives: no knowledge of the catalog
         "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
-        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.aside",
+        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.aside", "kb.entries",
     )),
     ("load", (  # read and check what people and machines wrote: data/, run files, link state
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",

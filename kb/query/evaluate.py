@@ -2,6 +2,9 @@
 answer they make together (`answer`: steps 2-4 of kb/query/__init__.py's docstring)."""
 
 from kb import versions
+from kb.entries import (
+    BATCH_INVARIANT, DETERMINISTIC, HI, LO, NOTE, RAISES, SOLUTIONS, SWITCH, VERSIONS, WHEN,
+)
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
 from kb.query.evidence import static, verified
@@ -31,7 +34,7 @@ def _prepare(source: dict) -> tuple:
     per_range = {}
     for ranges in (source["status"], *source["distributions"].values()):
         for entry in ranges:
-            per_range[id(entry)] = (_make(source, entry), frozenset(entry[3]))
+            per_range[id(entry)] = (_make(source, entry), frozenset(entry[SOLUTIONS]))
     refs = []
     sources = light()["sources"]
     cited = list(source["references"])
@@ -46,19 +49,17 @@ def _prepare(source: dict) -> tuple:
 
 def _make(source: dict, entry: tuple | None, *, alternatives: tuple = (), applies: bool | None = True,
           depends: tuple = ()) -> SourceStatus:
-    matched, codes, deterministic, raises, note, invariant = (
-        entry[2:8] if entry else (None, (), None, None, None, None)
-    )
-    switch = entry[9] if entry is not None and len(entry) > 9 else None
+    known = entry is not None
     return SourceStatus(
         id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
-        summary=source["summary"], versions=matched,
-        deterministic=None if entry is None else bool(deterministic),
-        solutions=tuple(codes), raises=raises, note=note,
+        summary=source["summary"], versions=entry[VERSIONS] if known else None,
+        deterministic=bool(entry[DETERMINISTIC]) if known else None,
+        solutions=tuple(entry[SOLUTIONS]) if known else (), raises=entry[RAISES] if known else None,
+        note=entry[NOTE] if known else None,
         disputed=tuple(d["claim"] for d in source["disputes"]),
-        batch_invariant=invariant, caused_by=source["caused_by"],
+        batch_invariant=entry[BATCH_INVARIANT] if known else None, caused_by=source["caused_by"],
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
-        applies=applies, depends_on=depends, switch=switch,
+        applies=applies, depends_on=depends, switch=entry[SWITCH] if known else None,
     )
 
 
@@ -73,7 +74,7 @@ def _conditioned_status(source: dict, entry: tuple | None, alternatives: tuple, 
 
 def _alternatives_for(source: dict, op: str, entry: tuple | None) -> tuple:
     """The record's conditions for this op in this range (kb/calls.py), memoized."""
-    extra = entry[8] if entry is not None and len(entry) > 8 else None
+    extra = entry[WHEN] if entry is not None else None
     if not source["calls"] and not extra:
         return ()
     memo_key = (source["id"], op, id(entry))
@@ -140,7 +141,7 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     for source, (unknown, per_range, _) in prepared:
         ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
         for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
-            if (entry[0] is None or entry[0] <= key) and (entry[1] is None or key < entry[1]):
+            if (entry[LO] is None or entry[LO] <= key) and (entry[HI] is None or key < entry[HI]):
                 break
         else:
             entry = None
@@ -170,11 +171,11 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         else:
             source_status, need = per_range[id(entry)]
             per_source.append(made or source_status)
-            if entry[7] is False:
+            if entry[BATCH_INVARIANT] is False:
                 variant = True
-            elif entry[7] is None:
+            elif entry[BATCH_INVARIANT] is None:
                 unclaimed = True
-            if not entry[4]:
+            if not entry[DETERMINISTIC]:
                 any_false = True
                 if need:
                     needs.append(need)

@@ -2,6 +2,7 @@
 (`static`). kb/_index.py's `evidence` marks say whether any matches, so the details module
 (kb/_details.py) loads only when one does."""
 
+from kb.entries import STATIC_BYPASSED, STATIC_FILE, STATIC_FOUND, STATIC_KEY, STATIC_MISSING, STATIC_RELEASE
 from kb.model import Evidence, ModeEvidence, StaticEvidence
 from kb.query.state import LIMIT, Lazy, detail, memo
 
@@ -112,12 +113,13 @@ def _static_uncached(prepared: tuple, key: tuple, width: int, table: dict, idx: 
     wheels = detail(idx, "static_wheels", {})
     out = []
     for source, _ in prepared:
-        for key_, release, file, found, missing, bypassed in table.get(source["id"], ()):
-            if (key_ + (0,) * width)[:width] == key:
-                wheel, digest = (wheels.get(file) or (("", ""),))[0]
+        for entry in table.get(source["id"], ()):
+            if (entry[STATIC_KEY] + (0,) * width)[:width] == key:
+                wheel, digest = (wheels.get(entry[STATIC_FILE]) or (("", ""),))[0]
                 out.append(StaticEvidence(
-                    source=source["id"], framework=source["framework"], release=release, file=file,
-                    found=tuple((name, wheel, digest, members) for name, members in found),
-                    missing=missing, bypassed_by=bypassed,
+                    source=source["id"], framework=source["framework"], release=entry[STATIC_RELEASE],
+                    file=entry[STATIC_FILE],
+                    found=tuple((name, wheel, digest, members) for name, members in entry[STATIC_FOUND]),
+                    missing=entry[STATIC_MISSING], bypassed_by=entry[STATIC_BYPASSED],
                 ))
     return tuple(out)

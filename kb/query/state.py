@@ -11,6 +11,8 @@ tests/test_query_caches.py finds. A memo is a plain module-level dict in the mod
 uses it, so a lookup costs what a global dict costs.
 """
 
+from kb.entries import STATIC_KEY
+
 LIMIT = 8192  # entries a memo keyed by caller input may hold (op names, versions, calls)
 _MEMOS: list[dict] = []
 
@@ -125,7 +127,7 @@ def split_index(idx: dict) -> tuple[dict, dict]:
     marks = {}
     for sid in idx["sources"]:
         measured = tuple(dict.fromkeys((run["key"], run["device"]) for run in runs.get(sid, ())))
-        read = tuple(dict.fromkeys(entry[0] for entry in static.get(sid, ())))
+        read = tuple(dict.fromkeys(entry[STATIC_KEY] for entry in static.get(sid, ())))
         if measured or read:
             marks[sid] = (measured, read)
     core: dict = {}
