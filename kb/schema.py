@@ -2,7 +2,7 @@
 
 These models are the single definition of the data format: lint validates against them,
 `kb schema` exports them as JSON Schema for editors, and the index compiler reads only
-validated models. They are never imported on the query path (see kb/query.py).
+validated models. They are never imported on the query path (see kb/query/).
 """
 
 from __future__ import annotations

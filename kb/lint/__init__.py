@@ -1,5 +1,13 @@
 """Coded lint checks. Each check lives in its own module with a CODE, a TITLE and `check()`.
 
+To add a lint check:
+1. Write kb/lint/<name>.py with CODE (the next free KBnnn), TITLE and `check(catalog)`, which
+   calls `catalog.report(path, line, CODE, message, hint)` per problem (kb/lint/causes.py is
+   a small one to copy).
+2. Import it below and add it to CHECKS; `python -m kb build` lists it in docs/lint.md.
+3. Add a file under tests/fixtures/malformed/ and its expected (file, code, line) to EXPECTED
+   in tests/test_lint_fixtures.py, then run `pytest tests/test_lint_fixtures.py`.
+
 KB001 (YAML), KB002 (schema) and KB012 (bounds on untrusted input, kb/yamlio.py) are
 reported while loading (kb/catalog.py); the modules
 listed in CHECKS run on what loaded. `run()` returns every finding of a run, sorted by

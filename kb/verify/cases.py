@@ -1,5 +1,14 @@
 """Does a record apply to one verified case (an op called one way)?
 
+To add a call case to a verifier:
+1. Add `{"op": ..., "call": {...}}` to the verifier's `cases=` constant (verifiers/<area>/):
+   the op one of its record's `ops`, the call's keys the op's parameters with literal values,
+   or the facts in FACTS below.
+2. Make the verifier build that call: it is called once per case, with `ctx.op` and
+   `ctx.call` set to the case's.
+3. Run `python -m kb verify --verifier <name> --dry-run` (the plan lists `case <op>(<call>)`
+   for each case), then `pytest tests/test_verify_cases.py`.
+
 A verifier checks calls, not names (docs/calls.md): each case is `{op, call}`, and the merge
 must know what the record predicts for that exact call before it can say a run contradicts
 it. A case whose call the record's `calls:` (or its range's `when:`) excludes is a
