@@ -2435,17 +2435,22 @@ INDEX = {'format': 1,
                                        'device': 'any',
                                        'pass': 'forward',
                                        'mechanism': 'prng-seeding',
-                                       'summary': 'Keras 3 draws every unseeded random number (weight '
-                                                  'initializers, Dropout and noise layers, random '
-                                                  'augmentation layers, keras.random functions) from its own '
-                                                  "global SeedGenerator, whose seed is drawn from Python's "
-                                                  'random module when the generator is first used. Results '
+                                       'summary': 'Keras 3 draws every unseeded random number (Dropout and '
+                                                  'noise layers, random augmentation layers, keras.random '
+                                                  'functions) from its own global SeedGenerator, whose seed '
+                                                  "is drawn from Python's random module when the generator "
+                                                  'is first used; an unseeded initializer takes its seed '
+                                                  "from Python's random module when it is made. Results "
                                                   'therefore differ from process to process, without '
-                                                  "raising, whatever TensorFlow's switch says "
+                                                  'raising, on every backend (TensorFlow, JAX, PyTorch), '
+                                                  "whatever the backend's own switch says "
                                                   '(enable_op_determinism and tf.random.set_seed do not seed '
                                                   "it). keras.utils.set_random_seed seeds Python's random "
                                                   'and resets that generator; a seed= on the layer, '
-                                                  'initializer or function fixes that one call.',
+                                                  'initializer or function fixes that one call, except where '
+                                                  "the seed does not reach every draw (the recurrent layers' "
+                                                  'seed= is for dropout, not their initializers; AugMix '
+                                                  "picks its augmentations with Python's random.choice).",
                                        'calls': ((('keras.initializers.GlorotNormal',
                                                    'keras.initializers.GlorotUniform',
                                                    'keras.initializers.HeNormal',
@@ -2458,8 +2463,6 @@ INDEX = {'format': 1,
                                                    'keras.initializers.TruncatedNormal',
                                                    'keras.initializers.VarianceScaling',
                                                    'keras.layers.AlphaDropout',
-                                                   'keras.layers.AugMix',
-                                                   'keras.layers.ConvLSTM1D',
                                                    'keras.layers.CutMix',
                                                    'keras.layers.Dropout',
                                                    'keras.layers.GaussianDropout',
@@ -2471,6 +2474,8 @@ INDEX = {'format': 1,
                                                    'keras.layers.RandomContrast',
                                                    'keras.layers.RandomCrop',
                                                    'keras.layers.RandomElasticTransform',
+                                                   'keras.layers.RandomErasing',
+                                                   'keras.layers.RandomFlip',
                                                    'keras.layers.RandomGaussianBlur',
                                                    'keras.layers.RandomGrayscale',
                                                    'keras.layers.RandomHue',
@@ -2499,8 +2504,9 @@ INDEX = {'format': 1,
                                                    ('KERAS_SEED', 'KERAS_LSEED'),
                                                    False,
                                                    None,
-                                                   'Measured with Keras 3.15.1 on the CPU (backends named in '
-                                                   'the evidence); code read at v3.15.1.',
+                                                   'Measured with Keras 3.15.1 on the CPU with the '
+                                                   'TensorFlow, JAX and PyTorch backends; code read at '
+                                                   'v3.15.1.',
                                                    None,
                                                    None,
                                                    None),),
@@ -2517,6 +2523,20 @@ INDEX = {'format': 1,
                                                        'title': 'keras/src/utils/rng_utils.py at v3.15.1 '
                                                                 '(set_random_seed resets the global '
                                                                 'SeedGenerator)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/initializers/random_initializers.py',
+                                                       'title': 'keras/src/initializers/random_initializers.py '
+                                                                'at v3.15.1 (RandomInitializer takes '
+                                                                'make_default_seed())'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/preprocessing/image_preprocessing/aug_mix.py',
+                                                       'title': 'keras/src/layers/preprocessing/image_preprocessing/aug_mix.py '
+                                                                'at v3.15.1 (random.choice of '
+                                                                'augmentations)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/rnn/conv_lstm.py',
+                                                       'title': 'keras/src/layers/rnn/conv_lstm.py at '
+                                                                'v3.15.1 (seed is the dropout seed)'},
                                                       {'kind': 'doc',
                                                        'url': 'https://www.tensorflow.org/api_docs/python/tf/keras/utils/set_random_seed',
                                                        'title': 'tf.keras.utils.set_random_seed'})},
@@ -11588,6 +11608,8 @@ INDEX = {'format': 1,
                      'keras.layers.RandomContrast': ('keras.unseeded-random',),
                      'keras.layers.RandomCrop': ('keras.unseeded-random',),
                      'keras.layers.RandomElasticTransform': ('keras.unseeded-random',),
+                     'keras.layers.RandomErasing': ('keras.unseeded-random',),
+                     'keras.layers.RandomFlip': ('keras.unseeded-random',),
                      'keras.layers.RandomGaussianBlur': ('keras.unseeded-random',),
                      'keras.layers.RandomGrayscale': ('keras.unseeded-random',),
                      'keras.layers.RandomHue': ('keras.unseeded-random',),
