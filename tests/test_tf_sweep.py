@@ -173,3 +173,24 @@ def test_classify():
     assert harness.classify({"a": harness.summarize([{"error": "timeout"}, {"error": "timeout"}])})[0] == "error"
     mixed = harness.summarize([{"raised": "boom"}, {"h1": "x", "h2": "x", "raised": None}])
     assert "some processes only" in mixed["error"]
+
+
+def test_keras_findings_answered_per_backend():
+    """Every name a committed Keras sweep file found differing across processes is answered as not
+    deterministic for the call the sweep made on that backend (device cpu), with a fix; the same
+    ops on a backend where they were identical are not flagged by a backend-only record."""
+    import kb
+
+    checked = 0
+    for path in sorted((ROOT / "data" / "sweeps").glob("*/*-keras*.json")):
+        doc = json.loads(path.read_text())
+        for case in doc["cases"]:
+            call = {**case["call"], "backend": case["backend"]}
+            if case["class"] == "differs-across-processes" and case["modes"]["no-seed"]["distinct"] > 1:
+                s = kb.status(case["op"], doc["environment"]["packages"]["keras"], device="cpu", call=call)
+                assert s.deterministic is False and s.solutions, (path.name, case["op"], call)
+                checked += 1
+    assert checked >= 190  # three backends, about 65 names each
+    for backend in ("jax", "tensorflow"):  # the PyTorch-only records leave the other backends alone
+        for op in ("keras.ops.empty", "keras.ops.lstsq"):
+            assert kb.status(op, "3.15.1", device="cpu", call={"backend": backend}).deterministic is True
