@@ -624,21 +624,98 @@ DETAILS = {'keys': ('format',
                                              'aliases': (),
                                              'verify': 'jax.gemm_conv_attention',
                                              'unverifiable': None},
+             'keras.ops-empty-torch': {'conditions': ('The program reads the values before writing them.',),
+                                       'notes': 'Evidence: '
+                                                'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-26T011605Z-keras-torch.json '
+                                                '(no-seed: two processes, two results, and the two calls in '
+                                                'a process differ). The TensorFlow-backend sweep '
+                                                '(2026-11-25T234614Z-keras.json) did not run keras.ops; the '
+                                                'JAX-backend sweep found both identical. With '
+                                                'torch.use_deterministic_algorithms(True) both returned NaN '
+                                                'in every call (Keras 3.15.1, PyTorch 2.13.0, CPU). The '
+                                                'PyTorch record torch.uninitialized-memory has the same '
+                                                'mechanism for torch.empty itself.',
+                                       'ops': ('keras.ops.empty', 'keras.ops.empty_like'),
+                                       'aliases': (),
+                                       'verify': None,
+                                       'unverifiable': 'No verifier runs Keras on its PyTorch backend yet; '
+                                                       'the CPU sweep (python -m kb.sweep keras --backends '
+                                                       'torch) re-measures it.'},
+             'keras.ops-lstsq-torch': {'conditions': (),
+                                       'notes': 'Evidence: '
+                                                'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-26T011605Z-keras-torch.json '
+                                                '(a (2, 8) by (2, 8) system: two processes, two results; the '
+                                                'two calls in a process differ). By hand on the same machine '
+                                                '(PyTorch 2.13.0): 30 calls gave up to 10 distinct results '
+                                                'with one thread and 1-2 with two; driver gelsd (what rcond= '
+                                                'selects) gave one; under '
+                                                'torch.use_deterministic_algorithms(True), which fills '
+                                                'memory PyTorch allocates uninitialized, gelsy gave one. The '
+                                                'TensorFlow and JAX backends do not use gelsy. On CUDA, '
+                                                'Keras calls the gels driver (or pinv with rcond): not '
+                                                'measured.',
+                                       'ops': ('keras.ops.lstsq',),
+                                       'aliases': (),
+                                       'verify': None,
+                                       'unverifiable': 'No verifier runs Keras on its PyTorch backend yet; '
+                                                       'the CPU sweep (python -m kb.sweep keras --backends '
+                                                       'torch) re-measures it.'},
+             'keras.stft-spectrogram-short-input': {'conditions': ('The input is shorter than the kernel '
+                                                                   '(for STFTSpectrogram, frame_length '
+                                                                   'samples) under padding="valid".',),
+                                                    'notes': 'Evidence: '
+                                                             'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234614Z-keras.json '
+                                                             '(input (2, 6, 3), default frame_length 256: '
+                                                             'two processes, two results with and without '
+                                                             'keras.utils.set_random_seed; the two calls in '
+                                                             'a process differ too). The JAX and PyTorch '
+                                                             'sweeps (2026-11-26T011605Z-keras-jax.json, '
+                                                             '2026-11-26T011605Z-keras-torch.json) could not '
+                                                             'run that call: both backends raise on the '
+                                                             'empty convolution, so the layer is skipped '
+                                                             'there. By hand (Keras 3.15.1, TensorFlow '
+                                                             '2.21.0, two processes): the (2, 6, 3) input '
+                                                             'came back as a (2, 6, 3) tensor of different '
+                                                             'values every call; with padding="same" ((2, 1, '
+                                                             '387)) and with a 300-sample input, every call '
+                                                             'and both processes gave one result. With '
+                                                             'TF_ENABLE_ONEDNN_OPTS=0 the stock kernel '
+                                                             'returns an empty result and the layer raises. '
+                                                             'Not a seeding effect: nothing in the layer '
+                                                             'draws random numbers.',
+                                                    'ops': ('keras.layers.STFTSpectrogram', 'keras.ops.conv'),
+                                                    'aliases': (),
+                                                    'verify': None,
+                                                    'unverifiable': 'No verifier runs Keras yet; the CPU '
+                                                                    'sweep (python -m kb.sweep keras '
+                                                                    '--backends tensorflow) re-measures it.'},
              'keras.unseeded-random': {'conditions': ('A seeded generator moves on with each draw, so a '
                                                       'second call in the same process differs from the '
                                                       'first (a seeded sequence, repeated by a rerun).',),
-                                       'notes': 'Evidence: '
-                                                'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234614Z-keras.json '
-                                                '(no-seed: two processes, two results; '
-                                                'keras.utils.set_random_seed(1234): one result; seed=7 where '
-                                                'the op takes one: one result). Layers without a seed '
-                                                'argument (Dense, Conv, Embedding, ...) differ through their '
-                                                'weight initializers: set_random_seed, or seeded '
-                                                'initializers, fix them; the recurrent layers (LSTM, GRU, '
-                                                'SimpleRNN, ConvLSTM2D) still differ with seed= (it seeds '
-                                                'their dropout, not their weights), so they have no call '
-                                                'condition. Other Keras versions and backends are unknown '
-                                                'here.',
+                                       'notes': 'Evidence, one file per backend under '
+                                                'data/sweeps/cpu-x86-64-30d7b6e9/: '
+                                                '2026-11-25T234614Z-keras.json (TensorFlow backend), '
+                                                '2026-11-26T011605Z-keras-jax.json (JAX), '
+                                                '2026-11-26T011605Z-keras-torch.json (PyTorch); no-seed: two '
+                                                'processes, two results; keras.utils.set_random_seed(1234): '
+                                                'one result; seed=7 where the op takes one: one result. '
+                                                'Layers without a seed argument (Dense, Conv, Embedding, '
+                                                '...) differ through their weight initializers: '
+                                                'set_random_seed, or seeded initializers, fix them. The '
+                                                'recurrent layers (LSTM, GRU, SimpleRNN, ConvLSTM1D/2D) '
+                                                'still differ with seed= (conv_lstm.py and the other cells '
+                                                'document it as the dropout seed), so they have no call '
+                                                'condition; the TensorFlow-backend file has ConvLSTM1D '
+                                                'agreeing across its two seed=7 processes, the JAX and '
+                                                'PyTorch files do not. AugMix with seed= differed on PyTorch '
+                                                '(aug_mix.py get_random_transformation calls random.choice); '
+                                                'on JAX it timed out while planning. A layer whose random '
+                                                'effect a small input can hide (RandomCrop, RandomErasing, '
+                                                'RandomFlip, RandomSaturation, SpatialDropout2D) shows as '
+                                                'differing within a process only on some backends; '
+                                                'RandomFlip (random_flip.py draws its flips from the layer '
+                                                'SeedGenerator) did so on every backend and is listed by its '
+                                                'code. Other Keras versions are unknown here.',
                                        'ops': ('keras.initializers.GlorotNormal',
                                                'keras.initializers.GlorotUniform',
                                                'keras.initializers.HeNormal',
@@ -664,6 +741,8 @@ DETAILS = {'keys': ('format',
                                                'keras.layers.RandomContrast',
                                                'keras.layers.RandomCrop',
                                                'keras.layers.RandomElasticTransform',
+                                               'keras.layers.RandomErasing',
+                                               'keras.layers.RandomFlip',
                                                'keras.layers.RandomGaussianBlur',
                                                'keras.layers.RandomGrayscale',
                                                'keras.layers.RandomHue',
@@ -3426,6 +3505,17 @@ DETAILS = {'keys': ('format',
                                                               'seed=None',
                                                               'data_format=None',
                                                               '**kwargs'),
+                      'keras.layers.RandomErasing': ('factor=1.0',
+                                                     'scale=?',
+                                                     'fill_value=None',
+                                                     'value_range=?',
+                                                     'seed=None',
+                                                     'data_format=None',
+                                                     '**kwargs'),
+                      'keras.layers.RandomFlip': ("mode='horizontal_and_vertical'",
+                                                  'seed=None',
+                                                  'data_format=None',
+                                                  '**kwargs'),
                       'keras.layers.RandomGaussianBlur': ('factor=1.0',
                                                           'kernel_size=3',
                                                           'sigma=1.0',
@@ -3481,6 +3571,17 @@ DETAILS = {'keys': ('format',
                                                            'reverse_dtype=None',
                                                            'logit_soft_cap=None',
                                                            '**kwargs'),
+                      'keras.layers.STFTSpectrogram': ("mode='log'",
+                                                       'frame_length=256',
+                                                       'frame_step=None',
+                                                       'fft_length=None',
+                                                       "window='hann'",
+                                                       'periodic=False',
+                                                       "scaling='density'",
+                                                       "padding='valid'",
+                                                       'expand_dims=False',
+                                                       'data_format=None',
+                                                       '**kwargs'),
                       'keras.layers.SeparableConv1D': ('filters',
                                                        'kernel_size',
                                                        'strides=1',
@@ -3554,6 +3655,15 @@ DETAILS = {'keys': ('format',
                                                         'seed=None',
                                                         'name=None',
                                                         'dtype=None'),
+                      'keras.ops.conv': ('inputs',
+                                         'kernel',
+                                         'strides=1',
+                                         "padding='valid'",
+                                         'data_format=None',
+                                         'dilation_rate=1'),
+                      'keras.ops.empty': ('shape', 'dtype=None'),
+                      'keras.ops.empty_like': ('x', 'dtype=None'),
+                      'keras.ops.lstsq': ('a', 'b', 'rcond=None'),
                       'keras.random.SeedGenerator': ('seed=None', 'name=None', '**kwargs'),
                       'keras.random.beta': ('shape', 'alpha', 'beta', 'dtype=None', 'seed=None'),
                       'keras.random.binomial': ('shape',

@@ -642,7 +642,40 @@ INDEX = {'format': 1,
                                           'keras.random.normal((4,), seed=keras.random.SeedGenerator(1))',
                                'phase': 40,
                                'preference': 15,
-                               'implies': ()}},
+                               'implies': ()},
+               'KERAS_TORCH_DET': {'title': "torch.use_deterministic_algorithms(True) under Keras's PyTorch "
+                                            'backend',
+                                   'kind': 'call',
+                                   'how': 'With KERAS_BACKEND=torch, call '
+                                          'torch.use_deterministic_algorithms(True) at program start. '
+                                          'PyTorch then fills memory it allocates uninitialized '
+                                          '(torch.utils.deterministic.fill_uninitialized_memory, on by '
+                                          'default), so keras.ops.empty and empty_like return NaN instead of '
+                                          "leftover memory, and the pivot array that torch.linalg.lstsq's "
+                                          'default CPU driver (gelsy) reads is filled rather than left as it '
+                                          'was.',
+                                   'snippet': 'import os\n'
+                                              'os.environ["KERAS_BACKEND"] = "torch"\n'
+                                              'import torch\n'
+                                              'torch.use_deterministic_algorithms(True)\n'
+                                              'import keras',
+                                   'phase': 30,
+                                   'preference': 20,
+                                   'implies': ()},
+               'KERAS_STFT_INPUT': {'title': 'Give STFTSpectrogram (and conv) inputs at least one full frame',
+                                    'kind': 'practice',
+                                    'how': 'On the TensorFlow backend, feed keras.layers.STFTSpectrogram '
+                                           'inputs with at least frame_length samples (or build it with '
+                                           'padding="same"), and keras.ops.conv inputs at least as long as '
+                                           'the kernel under padding="valid"; a shorter input is not '
+                                           'rejected there and comes back as uninitialized memory.',
+                                    'snippet': 'layer = keras.layers.STFTSpectrogram(frame_length=256, '
+                                               'padding="same")\n'
+                                               '# or: make sure inputs.shape[1] >= frame_length before '
+                                               'calling the layer',
+                                    'phase': 40,
+                                    'preference': 20,
+                                    'implies': ()}},
  'order': ('CUBLAS_WS',
            'MCORE_DET',
            'NCCL_NO_NVLS',
@@ -671,6 +704,7 @@ INDEX = {'format': 1,
            'PT_CUDNN_DET',
            'PT_NOBENCH',
            'CPU1',
+           'KERAS_TORCH_DET',
            'PT_DETW',
            'TDP',
            'CUDNN_DET_ALGO',
@@ -687,6 +721,7 @@ INDEX = {'format': 1,
            'DL1',
            'GATE',
            'HVD_GROUPS',
+           'KERAS_STFT_INPUT',
            'PIT1',
            'PT_DLSEED',
            'TF_WRAPPER',
@@ -2233,6 +2268,183 @@ INDEX = {'format': 1,
                                                                       'determinism.',
                                                              'state': 'closed',
                                                              'url': 'https://github.com/openxla/xla/pull/15229'})},
+             'keras.ops-empty-torch': {'id': 'keras.ops-empty-torch',
+                                       'framework': 'keras',
+                                       'title': 'keras.ops.empty and empty_like return uninitialized memory '
+                                                'on the PyTorch backend',
+                                       'device': 'any',
+                                       'pass': 'forward',
+                                       'mechanism': 'other',
+                                       'summary': 'On the PyTorch backend keras.ops.empty and empty_like are '
+                                                  'torch.empty and torch.empty_like, which return memory as '
+                                                  'the allocator left it, so the values differ from process '
+                                                  'to process (and from call to call). The TensorFlow '
+                                                  "backend returns tf.zeros / tf.zeros_like and JAX's "
+                                                  'jnp.empty returns zeros, so there the same calls give one '
+                                                  'result. Under torch.use_deterministic_algorithms(True) '
+                                                  'PyTorch fills the memory with NaN.',
+                                       'calls': ((('keras.ops.empty', 'keras.ops.empty_like'),
+                                                  (('backend', ('torch',)),)),),
+                                       'status': (((0, 3, 15),
+                                                   (0, 3, 16),
+                                                   '==3.15.*',
+                                                   ('KERAS_TORCH_DET',),
+                                                   False,
+                                                   None,
+                                                   'Measured with Keras 3.15.1 and PyTorch 2.13.0 on the '
+                                                   'CPU; code read at v3.15.1.',
+                                                   None,
+                                                   None,
+                                                   None),),
+                                       'caused_by': (),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/torch/numpy.py',
+                                                       'title': 'keras/src/backend/torch/numpy.py at v3.15.1 '
+                                                                '(empty, empty_like call torch.empty, '
+                                                                'torch.empty_like)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/tensorflow/numpy.py',
+                                                       'title': 'keras/src/backend/tensorflow/numpy.py at '
+                                                                'v3.15.1 (empty returns tf.zeros)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/deterministic.py',
+                                                       'title': 'torch/utils/deterministic.py, PyTorch '
+                                                                '2.13.0 (fill_uninitialized_memory)'})},
+             'keras.ops-lstsq-torch': {'id': 'keras.ops-lstsq-torch',
+                                       'framework': 'keras',
+                                       'title': 'keras.ops.lstsq on the PyTorch backend (CPU, default driver '
+                                                'gelsy)',
+                                       'device': 'cpu',
+                                       'pass': 'forward',
+                                       'mechanism': 'other',
+                                       'summary': 'On the PyTorch backend keras.ops.lstsq without rcond '
+                                                  'calls torch.linalg.lstsq with its default CPU driver, '
+                                                  "gelsy. PyTorch allocates gelsy's column-pivot array "
+                                                  '(JPVT) with at::empty and does not clear it; LAPACK reads '
+                                                  'a non-zero entry as a column that must stay in front, so '
+                                                  "leftover memory changes the pivoting and the solution's "
+                                                  'last bits (and, for rank-deficient inputs, the rank) from '
+                                                  'call to call and process to process. With rcond given, '
+                                                  'Keras picks the gelsd driver, which has no pivot array.',
+                                       'calls': ((('keras.ops.lstsq',),
+                                                  (('backend', ('torch',)), ('rcond', (None,)))),),
+                                       'status': (((0, 3, 15),
+                                                   (0, 3, 16),
+                                                   '==3.15.*',
+                                                   ('KERAS_TORCH_DET',),
+                                                   False,
+                                                   None,
+                                                   'Measured with Keras 3.15.1 and PyTorch 2.13.0 on the '
+                                                   'CPU; code read at v3.15.1.',
+                                                   None,
+                                                   None,
+                                                   None),),
+                                       'caused_by': (),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/torch/linalg.py',
+                                                       'title': 'keras/src/backend/torch/linalg.py at '
+                                                                'v3.15.1 (lstsq; gelsd only when rcond is '
+                                                                'given)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native/BatchLinearAlgebraKernel.cpp',
+                                                       'title': 'aten/src/ATen/native/BatchLinearAlgebraKernel.cpp, '
+                                                                'PyTorch 2.13.0 (apply_lstsq, jpvt = '
+                                                                'at::empty)'},
+                                                      {'kind': 'issue',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 71222,
+                                                       'title': 'torch.linalg.lstsq not reproducible',
+                                                       'state': 'open',
+                                                       'url': 'https://github.com/pytorch/pytorch/issues/71222'},
+                                                      {'kind': 'issue',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 92537,
+                                                       'title': 'non-deterministic and (sometimes) wrong '
+                                                                'results from `torch.linalg.lstsq`',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/pytorch/pytorch/issues/92537'},
+                                                      {'kind': 'issue',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 187411,
+                                                       'title': "[BUG] torch.linalg.lstsq(driver='gelsy') "
+                                                                'returns incorrect rank due to memory state '
+                                                                'dependency',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/pytorch/pytorch/issues/187411'},
+                                                      {'kind': 'pr',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 187436,
+                                                       'title': 'Fix incorrect rank in '
+                                                                "torch.linalg.lstsq(driver='gelsy') due to "
+                                                                'stale JPVT values',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/pytorch/pytorch/pull/187436'})},
+             'keras.stft-spectrogram-short-input': {'id': 'keras.stft-spectrogram-short-input',
+                                                    'framework': 'keras',
+                                                    'title': 'STFTSpectrogram (and keras.ops.conv) with an '
+                                                             'input shorter than a frame on the TensorFlow '
+                                                             'backend',
+                                                    'device': 'cpu',
+                                                    'pass': 'forward',
+                                                    'mechanism': 'other',
+                                                    'summary': 'STFTSpectrogram has no random part (its STFT '
+                                                               'initializer computes cosine and sine kernels '
+                                                               'times a SciPy window) but computes the '
+                                                               'transform with keras.ops.conv, '
+                                                               'padding="valid", a kernel frame_length long '
+                                                               '(256 by default) and strides frame_step. '
+                                                               'Given an input shorter than one frame, '
+                                                               "TensorFlow's oneDNN CPU convolution (on by "
+                                                               'default in x86 wheels) does not reject it '
+                                                               'and returns a tensor of the wrong shape '
+                                                               'holding uninitialized memory, so the output '
+                                                               'differs from call to call and process to '
+                                                               'process; seeds and enable_op_determinism do '
+                                                               'not change it. The JAX and PyTorch backends '
+                                                               'raise instead.',
+                                                    'calls': ((('keras.layers.STFTSpectrogram',
+                                                                'keras.ops.conv'),
+                                                               (('backend', ('tensorflow',)),
+                                                                ('padding', ('valid',)))),),
+                                                    'status': (((0, 3, 15),
+                                                                (0, 3, 16),
+                                                                '==3.15.*',
+                                                                ('KERAS_STFT_INPUT',),
+                                                                False,
+                                                                None,
+                                                                'Measured with Keras 3.15.1 on TensorFlow '
+                                                                '2.21.0 (CPU, oneDNN on); code read at '
+                                                                'v3.15.1.',
+                                                                None,
+                                                                None,
+                                                                None),),
+                                                    'caused_by': (),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/preprocessing/stft_spectrogram.py',
+                                                                    'title': 'keras/src/layers/preprocessing/stft_spectrogram.py '
+                                                                             'at v3.15.1 (build, '
+                                                                             '_apply_conv)'},
+                                                                   {'kind': 'doc',
+                                                                    'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/initializers/constant_initializers.py',
+                                                                    'title': 'keras/src/initializers/constant_initializers.py '
+                                                                             'at v3.15.1 (STFT initializer, '
+                                                                             'no random draw)'},
+                                                                   {'kind': 'issue',
+                                                                    'repo': 'tensorflow/tensorflow',
+                                                                    'number': 109175,
+                                                                    'title': 'Bug: `tf.nn.conv1d` shows '
+                                                                             'inconsistent behavior between '
+                                                                             'CPU and GPU for invalid '
+                                                                             'parameters, failing to raise '
+                                                                             'an error.',
+                                                                    'state': 'open',
+                                                                    'url': 'https://github.com/tensorflow/tensorflow/issues/109175'})},
              'keras.unseeded-random': {'id': 'keras.unseeded-random',
                                        'framework': 'keras',
                                        'title': 'Keras 3 layers, initializers and keras.random without a '
@@ -2240,17 +2452,22 @@ INDEX = {'format': 1,
                                        'device': 'any',
                                        'pass': 'forward',
                                        'mechanism': 'prng-seeding',
-                                       'summary': 'Keras 3 draws every unseeded random number (weight '
-                                                  'initializers, Dropout and noise layers, random '
-                                                  'augmentation layers, keras.random functions) from its own '
-                                                  "global SeedGenerator, whose seed is drawn from Python's "
-                                                  'random module when the generator is first used. Results '
+                                       'summary': 'Keras 3 draws every unseeded random number (Dropout and '
+                                                  'noise layers, random augmentation layers, keras.random '
+                                                  'functions) from its own global SeedGenerator, whose seed '
+                                                  "is drawn from Python's random module when the generator "
+                                                  'is first used; an unseeded initializer takes its seed '
+                                                  "from Python's random module when it is made. Results "
                                                   'therefore differ from process to process, without '
-                                                  "raising, whatever TensorFlow's switch says "
+                                                  'raising, on every backend (TensorFlow, JAX, PyTorch), '
+                                                  "whatever the backend's own switch says "
                                                   '(enable_op_determinism and tf.random.set_seed do not seed '
                                                   "it). keras.utils.set_random_seed seeds Python's random "
                                                   'and resets that generator; a seed= on the layer, '
-                                                  'initializer or function fixes that one call.',
+                                                  'initializer or function fixes that one call, except where '
+                                                  "the seed does not reach every draw (the recurrent layers' "
+                                                  'seed= is for dropout, not their initializers; AugMix '
+                                                  "picks its augmentations with Python's random.choice).",
                                        'calls': ((('keras.initializers.GlorotNormal',
                                                    'keras.initializers.GlorotUniform',
                                                    'keras.initializers.HeNormal',
@@ -2263,8 +2480,6 @@ INDEX = {'format': 1,
                                                    'keras.initializers.TruncatedNormal',
                                                    'keras.initializers.VarianceScaling',
                                                    'keras.layers.AlphaDropout',
-                                                   'keras.layers.AugMix',
-                                                   'keras.layers.ConvLSTM1D',
                                                    'keras.layers.CutMix',
                                                    'keras.layers.Dropout',
                                                    'keras.layers.GaussianDropout',
@@ -2276,6 +2491,8 @@ INDEX = {'format': 1,
                                                    'keras.layers.RandomContrast',
                                                    'keras.layers.RandomCrop',
                                                    'keras.layers.RandomElasticTransform',
+                                                   'keras.layers.RandomErasing',
+                                                   'keras.layers.RandomFlip',
                                                    'keras.layers.RandomGaussianBlur',
                                                    'keras.layers.RandomGrayscale',
                                                    'keras.layers.RandomHue',
@@ -2304,8 +2521,9 @@ INDEX = {'format': 1,
                                                    ('KERAS_SEED', 'KERAS_LSEED'),
                                                    False,
                                                    None,
-                                                   'Measured with Keras 3.15.1 on the CPU (backends named in '
-                                                   'the evidence); code read at v3.15.1.',
+                                                   'Measured with Keras 3.15.1 on the CPU with the '
+                                                   'TensorFlow, JAX and PyTorch backends; code read at '
+                                                   'v3.15.1.',
                                                    None,
                                                    None,
                                                    None),),
@@ -2322,6 +2540,20 @@ INDEX = {'format': 1,
                                                        'title': 'keras/src/utils/rng_utils.py at v3.15.1 '
                                                                 '(set_random_seed resets the global '
                                                                 'SeedGenerator)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/initializers/random_initializers.py',
+                                                       'title': 'keras/src/initializers/random_initializers.py '
+                                                                'at v3.15.1 (RandomInitializer takes '
+                                                                'make_default_seed())'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/preprocessing/image_preprocessing/aug_mix.py',
+                                                       'title': 'keras/src/layers/preprocessing/image_preprocessing/aug_mix.py '
+                                                                'at v3.15.1 (random.choice of '
+                                                                'augmentations)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/rnn/conv_lstm.py',
+                                                       'title': 'keras/src/layers/rnn/conv_lstm.py at '
+                                                                'v3.15.1 (seed is the dropout seed)'},
                                                       {'kind': 'doc',
                                                        'url': 'https://www.tensorflow.org/api_docs/python/tf/keras/utils/set_random_seed',
                                                        'title': 'tf.keras.utils.set_random_seed'})},
@@ -11838,6 +12070,8 @@ INDEX = {'format': 1,
                      'keras.layers.RandomContrast': ('keras.unseeded-random',),
                      'keras.layers.RandomCrop': ('keras.unseeded-random',),
                      'keras.layers.RandomElasticTransform': ('keras.unseeded-random',),
+                     'keras.layers.RandomErasing': ('keras.unseeded-random',),
+                     'keras.layers.RandomFlip': ('keras.unseeded-random',),
                      'keras.layers.RandomGaussianBlur': ('keras.unseeded-random',),
                      'keras.layers.RandomGrayscale': ('keras.unseeded-random',),
                      'keras.layers.RandomHue': ('keras.unseeded-random',),
@@ -11847,12 +12081,17 @@ INDEX = {'format': 1,
                      'keras.layers.RandomSaturation': ('keras.unseeded-random',),
                      'keras.layers.RandomSharpness': ('keras.unseeded-random',),
                      'keras.layers.ReversibleEmbedding': ('keras.unseeded-random',),
+                     'keras.layers.STFTSpectrogram': ('keras.stft-spectrogram-short-input',),
                      'keras.layers.SeparableConv1D': ('keras.unseeded-random',),
                      'keras.layers.SeparableConv2D': ('keras.unseeded-random',),
                      'keras.layers.SimpleRNN': ('keras.unseeded-random',),
                      'keras.layers.SpatialDropout1D': ('keras.unseeded-random',),
                      'keras.layers.SpatialDropout2D': ('keras.unseeded-random',),
                      'keras.layers.SpatialDropout3D': ('keras.unseeded-random',),
+                     'keras.ops.conv': ('keras.stft-spectrogram-short-input',),
+                     'keras.ops.empty': ('keras.ops-empty-torch',),
+                     'keras.ops.empty_like': ('keras.ops-empty-torch',),
+                     'keras.ops.lstsq': ('keras.ops-lstsq-torch',),
                      'keras.random.SeedGenerator': ('keras.unseeded-random',),
                      'keras.random.beta': ('keras.unseeded-random',),
                      'keras.random.binomial': ('keras.unseeded-random',),

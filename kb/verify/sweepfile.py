@@ -113,7 +113,7 @@ def problems(data: Any, rel: str | None) -> list[str]:
 # Files of the CPU sweeps of TensorFlow and Keras 3 (`python -m kb.sweep`, docs/sweep-tensorflow.md):
 # another format (processes and seed modes, all under the switch) that this GPU evidence reader
 # does not take; records cite them by path.
-CPU_SWEEP_SUFFIXES = ("-tensorflow-cpu.json", "-keras.json")
+CPU_SWEEP_SUFFIXES = ("-tensorflow-cpu.json", "-keras.json", "-keras-jax.json", "-keras-torch.json")
 
 
 def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
