@@ -93,6 +93,7 @@ def load_labels() -> tuple[dict, list]:
 def measure(kb_root: Path, mirrors: Path, show_unlabelled: bool) -> dict:
     judged, risky = load_labels()
     rows = []
+    notes = []
     with tempfile.TemporaryDirectory() as tmp:
         for repo, commit, folder in CORPUS:
             where = extract(mirrors, repo, commit, folder, Path(tmp))
@@ -101,6 +102,7 @@ def measure(kb_root: Path, mirrors: Path, show_unlabelled: bool) -> dict:
                 k = key(repo, f)
                 label = judged.get(k, (None, ""))[0]
                 rows.append((k, f["level"], label, f["text"]))
+            notes.extend(key(repo, f) for f in doc.get("notes", ()))
     unlabelled = [r for r in rows if r[2] is None]
     if show_unlabelled:
         for (repo, path, line, record), level, _, text in unlabelled:
@@ -124,7 +126,8 @@ def measure(kb_root: Path, mirrors: Path, show_unlabelled: bool) -> dict:
             recall_by_record[r["record"]][0] += 1
     false_alarms = sorted(f"{k[0]} {k[1]}:{k[2]} [{k[3]}] {level}: {judged[k][1]}"
                           for k, level, label, _ in rows if label == "fp")
-    return {"findings": len(rows), "unlabelled": len(unlabelled), "tp": tp, "fp": fp,
+    noted_tp = sorted(f"{k[0]} {k[1]}:{k[2]} [{k[3]}]" for k in notes if judged.get(k, (None,))[0] == "tp")
+    return {"findings": len(rows), "notes": len(notes), "notes_judged_tp": noted_tp, "unlabelled": len(unlabelled), "tp": tp, "fp": fp,
             "precision": tp / (tp + fp) if tp + fp else None,
             "per_level": {k: {"tp": v[0], "fp": v[1], "precision": v[0] / sum(v)} for k, v in sorted(per_level.items())},
             "per_record": {k: {"tp": v[0], "fp": v[1], "precision": v[0] / sum(v)} for k, v in sorted(per_record.items())},
@@ -150,7 +153,9 @@ def main() -> int:
     p = result["precision"]
     print(f"findings {result['findings']} (unlabelled {result['unlabelled']}); precision "
           f"{'n/a' if p is None else f'{p:.1%}'} ({result['tp']} of {result['tp'] + result['fp']}); "
-          f"recall {result['risky_found']} of {result['risky']}")
+          f"recall {result['risky_found']} of {result['risky']}; notes (not findings) {result['notes']}")
+    for line in result["notes_judged_tp"]:
+        print(f"  note on a site labelled tp: {line}")
     for level, v in result["per_level"].items():
         print(f"  {level}: {v['tp']} of {v['tp'] + v['fp']} ({v['precision']:.1%})")
     for record, v in result["per_record"].items():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import os
 import re
 from typing import NamedTuple
 
@@ -46,6 +47,41 @@ _RESHAPES = frozenset({"view", "reshape"})
 _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 _BUILTINS = frozenset(dir(builtins))
+_PARTIALS = frozenset({"functools.partial"})
+# torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
+_HOST_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "linspace", "logspace", "arange", "zeros", "ones", "full", "tensor", "eye", "rand", "randn", "empty", "randint"))
+# functions and methods whose result lives where their tensor inputs live
+_ELEMENTWISE = frozenset({
+    "cos", "sin", "exp", "log", "sqrt", "clip", "clamp", "sigmoid", "tanh", "abs", "pow", "cumprod", "cumsum",
+    "float", "double", "neg", "reciprocal", "rsqrt", "log1p", "expm1", "clamp_min", "clamp_max"})
+_LOCAL_MODULES: dict[str, dict | None] = {}
+
+
+def local_module(filename: str, dotted: str) -> dict | None:
+    """Top-level functions and classes by name of the module `dotted` as a file of the same code base
+    (next to `filename`, or under one of its parent folders), or None when no such file is there. Read
+    with `ast` only, never imported; memoized per path."""
+    if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
+        return None
+    folder = os.path.dirname(os.path.abspath(filename))
+    for _ in range(4):
+        path = os.path.join(folder, *dotted.split(".")) + ".py"
+        if os.path.isfile(path):
+            if path not in _LOCAL_MODULES:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        tree = ast.parse(handle.read(), filename=path)
+                    _LOCAL_MODULES[path] = {n.name: n for n in tree.body
+                                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+                    _LOCAL_MODULES[path] = None
+            return _LOCAL_MODULES[path]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
 # Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
 _STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
     ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
@@ -185,6 +221,14 @@ class _Visitor(ast.NodeVisitor):
         self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
         self.params: list[dict[str, object]] = []  # per enclosing function: its parameters known that way  # per enclosing class: `self.X` that are parameters or buffers
         self.functions = 0  # how many of them are functions
+        self.fn_nodes: list[ast.AST] = []  # enclosing functions, innermost last
+        self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
+        self.host_memo: dict[tuple[int, int], str | None] = {}
+        self.default_device = False  # the module calls torch.set_default_device: factories may make GPU tensors
+        self.filename = ""  # the module's path, to read the modules of the same code base it imports
+        self.tree: ast.Module | None = None
+        self.buffer_params: dict[str, frozenset[str]] = {}  # function -> parameters every call passes a registered buffer
+        self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
@@ -205,19 +249,25 @@ class _Visitor(ast.NodeVisitor):
                 self.no_grad += quiet
                 if kind is not ast.ClassDef:
                     self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
+                    self.buffers.append(self.buffer_params.get(node.name, frozenset()) if len(self.scope) == 0 else frozenset())
                 self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
                 if kind is ast.ClassDef:
                     self.members.append(self._members(node))
                 self.scope.append(node.name)
                 function = kind is not ast.ClassDef
                 self.functions += function
+                if function:
+                    self.fn_nodes.append(node)
                 self.statements(node.body)
+                if function:
+                    self.fn_nodes.pop()
                 self.functions -= function
                 self.scope.pop()
                 if kind is ast.ClassDef:
                     self.members.pop()
                 else:
                     self.params.pop()
+                    self.buffers.pop()
                 self.typed.pop()
                 self.no_grad -= quiet
             elif kind is ast.If:
@@ -530,17 +580,16 @@ class _Visitor(ast.NodeVisitor):
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
                 self._record(op, node, certain=True, method=True)
 
-    def _may_draw_randomness(self, func: ast.AST, depth: int = 3) -> bool:
-        """False when the function (a lambda, or a function of this module and those it calls here)
-        visibly uses no random op; True when it may (or it cannot be read here)."""
-        if isinstance(func, ast.Lambda):
-            body: ast.AST = func
-        elif isinstance(func, ast.Name) and func.id in self.defs:
-            body = self.defs[func.id]
-        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
-            body = self.classes[func.func.id]  # an instance of a class of this module: its methods
-        else:
+    def _may_draw_randomness(self, func: ast.AST, depth: int = 3, defs: dict | None = None) -> bool:
+        """False when the function (a lambda, a function or method of this module, a `functools.partial`
+        of one, or a function or class of a module of the same code base imported here, and those it
+        calls) visibly uses no random op; True when it may (or it cannot be read here)."""
+        defs = self.defs if defs is None else defs
+        body = self._body_of(func, defs)
+        if body is None:
             return True
+        if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
+            body, defs = body
         for sub in ast.walk(body):
             if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
                 return True
@@ -548,12 +597,128 @@ class _Visitor(ast.NodeVisitor):
                 return True
             if isinstance(sub, ast.Call) and sub is not body:
                 callee = sub.func
-                if isinstance(callee, ast.Name) and callee.id in self.defs and self.defs[callee.id] is not body:
-                    if depth <= 0 or self._may_draw_randomness(callee, depth - 1):
+                if isinstance(callee, ast.Name) and callee.id in defs and defs[callee.id] is not body:
+                    if depth <= 0 or self._may_draw_randomness(callee, depth - 1, defs):
                         return True
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
                     return True  # a function from elsewhere: cannot tell
         return False
+
+    def _made_on_host(self, node: ast.AST, ctx: ast.AST, depth: int, seen: set) -> str | None:
+        """'host' when the expression is visibly a tensor made on the CPU (a torch factory called without
+        `device=`, arithmetic on such tensors, a function of this module that returns one); 'scalar' for a
+        Python number (a literal, `math.pi`, a parameter of the function); None when it may be anything else."""
+        if depth <= 0:
+            return None
+        memo = (id(node), id(ctx))
+        if memo in self.host_memo:
+            return self.host_memo[memo]
+        found = self._host_kind(node, ctx, depth, seen)
+        if found is not None or not seen:
+            self.host_memo[memo] = found
+        return found
+
+    def _seeded(self, node: ast.Call) -> bool:
+        """`seed=x` where x is a parameter of the enclosing function annotated `int` (not Optional) or one
+        the function asserts `is not None`: the op has its own seed, so its sequence is fixed."""
+        given = next((k.value for k in node.keywords if k.arg == "seed"), None)
+        if not isinstance(given, ast.Name) or not self.fn_nodes:
+            return False
+        fn = self.fn_nodes[-1]
+        for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            if arg.arg == given.id and isinstance(arg.annotation, ast.Name) and arg.annotation.id == "int":
+                return True
+        return any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+                   and n.test.left.id == given.id and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.IsNot)
+                   and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
+                   for n in ast.walk(fn))
+
+    def _is_mask(self, node: ast.AST, ctx: ast.AST) -> bool:
+        """`~mask`, a comparison, or a name every assignment in the function makes so: a boolean tensor,
+        whose cumulative sum (even accumulated as float32, below 2**24) is a count, exact in any order."""
+        if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)):
+            return True
+        if isinstance(node, ast.Name):
+            values = [n.value for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+            return bool(values) and all(isinstance(v, ast.Compare) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Invert))
+                                        for v in values)
+        return False
+
+    def _host_kind(self, node: ast.AST, ctx: ast.AST, depth: int, seen: set) -> str | None:
+        if isinstance(node, ast.Constant):
+            return "scalar" if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and self.aliases.get(node.value.id) == "math":
+            return "scalar"
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            parts = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+            kinds = [self._made_on_host(p, ctx, depth - 1, seen) for p in parts]
+            return None if None in kinds else ("host" if "host" in kinds else "scalar")
+        if isinstance(node, ast.Subscript):
+            return self._made_on_host(node.value, ctx, depth - 1, seen)
+        if isinstance(node, ast.Name):
+            if (id(ctx), node.id) in seen:
+                return "scalar"  # x = x / x[0]: what x is comes from its other assignments
+            seen = seen | {(id(ctx), node.id)}
+            values = [n.value for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+            if not values:
+                params = [a.arg for a in (*ctx.args.posonlyargs, *ctx.args.args, *ctx.args.kwonlyargs)] \
+                    if isinstance(ctx, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+                return "scalar" if node.id in params else None  # a parameter: taken as a Python number
+            kinds = [self._made_on_host(v, ctx, depth - 1, seen) for v in values]
+            return None if None in kinds else ("host" if "host" in kinds else "scalar")
+        if not isinstance(node, ast.Call) or any(k.arg == "device" for k in node.keywords):
+            return None
+        name = self.dotted(node.func)
+        if name in _HOST_FACTORIES:
+            return "host"
+        if name is not None and name.startswith("torch.") and name.count(".") == 1 and name[6:] in _ELEMENTWISE:
+            kinds = [self._made_on_host(a, ctx, depth - 1, seen) for a in node.args]
+            return "host" if kinds and None not in kinds and "host" in kinds else None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _ELEMENTWISE:
+            return "host" if self._made_on_host(node.func.value, ctx, depth - 1, seen) == "host" else None
+        if isinstance(node.func, ast.Name):  # a function of this module, or a name bound to some of them
+            names = [node.func.id] if node.func.id in self.defs else [
+                n.value.id for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.func.id and isinstance(n.value, ast.Name)]
+            if not names or any(n not in self.defs for n in names):
+                return None
+            for n in names:
+                returns = [r.value for r in ast.walk(self.defs[n]) if isinstance(r, ast.Return)]
+                if not returns or any(r is None or self._made_on_host(r, self.defs[n], depth - 1, seen) != "host"
+                                      for r in returns):
+                    return None
+            return "host"
+        return None
+
+    def _body_of(self, func: ast.AST, defs: dict) -> ast.AST | tuple | None:
+        if isinstance(func, ast.Lambda):
+            return func
+        if isinstance(func, ast.Name) and func.id in defs:
+            return defs[func.id]
+        if isinstance(func, ast.Name) and self.tree is not None:  # f = functools.partial(g, ...): g
+            made = [n.value for n in ast.walk(self.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                    and isinstance(n.targets[0], ast.Name) and n.targets[0].id == func.id]
+            if len(made) == 1 and isinstance(made[0], ast.Call) and self.dotted(made[0].func) in _PARTIALS and made[0].args:
+                return self._body_of(made[0].args[0], defs)
+            return None
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
+            return self.classes[func.func.id]  # an instance of a class of this module: its methods
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            for name in reversed(self.scope):  # self.method of the enclosing class
+                if name in self.classes:
+                    for item in self.classes[name].body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == func.attr:
+                            return item
+                    return None
+            return None
+        target = func.func if isinstance(func, ast.Call) else func  # module.f or module.Class(...)
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            found = local_module(self.filename, self.aliases.get(target.value.id, target.value.id))
+            if found is not None and target.attr in found:
+                return found[target.attr], found
+        return None
 
     def _pad(self, node: ast.Call) -> None:
         """F.pad(x, pad, mode="reflect"|"replicate") runs the ReflectionPad/ReplicationPad kernels: aten's
@@ -610,18 +775,36 @@ class _Visitor(ast.NodeVisitor):
         ndim = _reshaped_ndim(first)
         if ndim is not None:
             extra += (("input.ndim", ndim),)
+        else:
+            least = _least_ndim(first)
+            if least is not None:
+                extra += (("input.min_ndim", (least,)),)  # a tuple: the scanner's own fact, never queried
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         ruled: tuple = ()
         if op in _TF_DATA_STAGES:
             mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
             if mapped is not None and not self._may_draw_randomness(mapped):
                 ruled = (("tf.data-loader-parallelism", "the mapped function draws no random numbers"),)
+        quiet = self.no_grad > 0
+        if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id in self.buffers[-1]:
+            quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
+        data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
+        if data is not None and not self.default_device and self.fn_nodes \
+                and self._made_on_host(data, self.fn_nodes[-1], 24, set()) == "host":
+            extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
+        if op in _TF_SET_SEED and node.args and isinstance(_literal(node.args[0]), int):
+            ruled += (("tf.random-seeds", "the call sets the global seed: it is the seeding, not an unseeded op"),)
+        if op.startswith("tf.") and (self.tf_seeded or self._seeded(node)):
+            ruled += (("tf.random-seeds", self.tf_seeded or "the op's seed is an int the function is given"),)
+        if op.endswith(".cumsum") and data is not None and self.fn_nodes and self._is_mask(data, self.fn_nodes[-1]):
+            ruled += (("torch.cumsum", "a running count of a boolean mask: integer values, exact in any order"),)
         why = None
         if method and not certain:
             why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
-                               self.no_grad > 0, why, compiled, ruled))
+                               quiet, why, compiled, ruled))
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}
@@ -678,6 +861,78 @@ def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -
                 found[node.name] = name
                 break
     return found
+
+
+_TF_SET_SEED = frozenset({"tf.random.set_seed", "tf.compat.v1.set_random_seed", "tf.set_random_seed"})
+
+
+def _tf_global_seed(tree: ast.Module, aliases: dict[str, str]) -> str:
+    """Why TensorFlow's random ops of this module are seeded, when its top level (not under an `if`
+    or in a function) calls `tf.random.set_seed(<int>)`: an op without a seed then takes one derived from
+    the global seed, so the same sequence every run (tf.random.set_seed's documentation)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args:
+            name = _dotted(stmt.value.func, aliases)
+            value = _literal(stmt.value.args[0])
+            if name in _TF_SET_SEED and isinstance(value, int) and not isinstance(value, bool):
+                return f"the module sets tf.random.set_seed({value}) at line {stmt.lineno}: ops without a seed follow it"
+    return ""
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return canonical(".".join([aliases[node.id], *reversed(parts)]))
+
+
+def _registered_buffers(cls: ast.ClassDef) -> frozenset[str]:
+    """Names a class registers with `self.register_buffer("X", ...)` or through a local alias of it
+    (`register_buffer = lambda name, val: self.register_buffer(name, ...)`), called with a literal name."""
+    out = set()
+    for sub in ast.walk(cls):
+        if isinstance(sub, ast.Call) and sub.args and isinstance(sub.args[0], ast.Constant) \
+                and isinstance(sub.args[0].value, str) \
+                and ((isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer")
+                     or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")):
+            out.add(sub.args[0].value)
+    return frozenset(out)
+
+
+def buffer_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, frozenset[str]]:
+    """Module-level function -> its positional parameters that every call of it in this module passes
+    a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`): buffers do
+    not require grad, so no backward runs into them. A call from outside a class, with *args, or
+    passing anything else for a parameter rules that parameter out; calls from other modules are not
+    seen (a function called nowhere here gets nothing)."""
+    if not defs:
+        return {}
+    seen: dict[str, dict[str, bool]] = {}
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    inside: set[int] = set()
+    for cls in classes:
+        buffers = _registered_buffers(cls)
+        for sub in ast.walk(cls):
+            if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in defs):
+                continue
+            inside.add(id(sub))
+            fn = defs[sub.func.id]
+            names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            verdict = seen.setdefault(sub.func.id, {n: True for n in names})
+            starred = any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords)
+            given = dict(zip(names, sub.args))
+            given.update({k.arg: k.value for k in sub.keywords if k.arg})
+            for n in names:
+                value = given.get(n)
+                verdict[n] = verdict[n] and not starred and isinstance(value, ast.Attribute) \
+                    and isinstance(value.value, ast.Name) and value.value.id == "self" and value.attr in buffers
+    for sub in ast.walk(tree):  # a call from module level or a plain function: nothing known there
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in seen and id(sub) not in inside:
+            seen[sub.func.id] = {n: False for n in seen[sub.func.id]}
+    return {name: frozenset(n for n, ok in v.items() if ok) for name, v in seen.items() if any(v.values())}
 
 
 def literal_parameters(all_calls: list, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
@@ -769,6 +1024,21 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
         elif key in made:
             found.add(made[key])
     return frozenset(found)
+
+
+_DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+
+
+def _least_ndim(node: ast.AST | None) -> int | None:
+    """`x.transpose(1, 2)` / `x.permute(0, 2, 1)`: a dimension named by a literal exists, so the
+    tensor has at least that many dimensions (the idiom that moves classes to dim 1 for an N-D loss)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DIM_MOVES):
+        return None
+    dims = [_literal(a) for a in node.args]
+    ints = [d for d in dims if isinstance(d, int) and not isinstance(d, bool)]
+    if not ints or len(ints) != len(dims):
+        return None
+    return max(d + 1 if d >= 0 else -d for d in ints)
 
 
 def _reshaped_ndim(node: ast.AST | None) -> int | None:
@@ -911,9 +1181,15 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
+    visitor.filename, visitor.tree = filename, tree
+    visitor.default_device = "set_default_device" in text
+    if "set_seed" in text:
+        visitor.tf_seeded = _tf_global_seed(tree, aliases)
     visitor.compiled = compiled_scopes(found, aliases, text)
     visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     visitor.bound = literal_parameters(found.calls, visitor.defs)
+    if "register_buffer" in text:
+        visitor.buffer_params = buffer_parameters(tree, visitor.defs)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
         for node in found.functions:
             visitor.defs.setdefault(node.name, node)
