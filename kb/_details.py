@@ -872,7 +872,7 @@ DETAILS = {'keys': ('format',
                                                        'not run.'},
              'tf.adjust-contrast': {'conditions': (),
                                     'notes': None,
-                                    'ops': ('tf.image.adjust_contrast',),
+                                    'ops': ('tf.image.adjust_contrast', 'tf.raw_ops.AdjustContrastv2'),
                                     'aliases': (),
                                     'verify': 'tensorflow.adjust_contrast',
                                     'unverifiable': None},
@@ -1057,6 +1057,20 @@ DETAILS = {'keys': ('format',
                                                        'tf.keras.layers.MaxPooling3D'),
                                            'verify': 'tensorflow.max_pool_backprop',
                                            'unverifiable': None},
+             'tf.data-deterministic-false': {'conditions': (),
+                                             'notes': 'The sweep runs every case with determinism enabled, '
+                                                      'so it shows the fix, not the default reordering; the '
+                                                      'default behaviour is as documented. Stateful map '
+                                                      'functions run in parallel are '
+                                                      'tf.data-loader-parallelism. Evidence: '
+                                                      'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
+                                                      '(2.21.0) and '
+                                                      'data/sweeps/cpu-x86-64-2ccbb961/2026-11-26T011355Z-tensorflow-cpu.json '
+                                                      '(2.20.0).',
+                                             'ops': ('tf.data.Dataset.map', 'tf.data.Dataset.interleave'),
+                                             'aliases': (),
+                                             'verify': None,
+                                             'unverifiable': None},
              'tf.data-loader-parallelism': {'conditions': ('tf.keras.Model.fit (or fit_generator) with '
                                                            'workers > 1, or workers >= 1 when validation '
                                                            'shares the stateful pipeline (then use '
@@ -1122,10 +1136,17 @@ DETAILS = {'keys': ('format',
                                                           'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234130Z-tensorflow-cpu.json '
                                                           '(TensorFlow 2.21.0 CPU: raised with no seed and '
                                                           'with tf.random.set_seed(1234); one result across '
-                                                          'processes with seed=7, forward and backward). '
-                                                          'Only 2.21 was read and measured; other releases '
-                                                          'are unknown here (tf.random-seeds lists the '
-                                                          'function among the calls that alert from 2.7).',
+                                                          'processes with seed=7, forward and backward), and '
+                                                          'data/sweeps/cpu-x86-64-2ccbb961/2026-11-26T011355Z-tensorflow-cpu.json '
+                                                          '(TensorFlow 2.20.0 CPU, the same classes). Only '
+                                                          '2.20 and 2.21 were read and measured; other '
+                                                          'releases are unknown here. '
+                                                          'tf.nn.fractional_avg_pool has no such check in '
+                                                          'nn_ops.py (with seed=0 it calls the kernel with '
+                                                          'deterministic=False, seed=0, seed2=0) and the '
+                                                          'sweep saw no refusal; two processes gave one '
+                                                          'result on the small input, which is no proof that '
+                                                          'it is reproducible, so it is not listed here.',
                                                  'ops': ('tf.nn.fractional_max_pool',),
                                                  'aliases': (),
                                                  'verify': None,
@@ -1191,9 +1212,22 @@ DETAILS = {'keys': ('format',
                                     'aliases': (),
                                     'verify': 'tensorflow.gradient_gating',
                                     'unverifiable': None},
+             'tf.image-sample-distorted-bbox-seed': {'conditions': (),
+                                                     'notes': 'Until this record the function was listed '
+                                                              'under tf.random-seeds, whose fix '
+                                                              '(tf.random.set_seed) does not reach it. '
+                                                              'Evidence: the targeted CPU sweeps of '
+                                                              'TensorFlow 2.20.0 and 2.21.0 under '
+                                                              'data/sweeps/ (case '
+                                                              'sample-distorted-bounding-box). Other '
+                                                              'releases were not read.',
+                                                     'ops': ('tf.image.sample_distorted_bounding_box',),
+                                                     'aliases': (),
+                                                     'verify': None,
+                                                     'unverifiable': None},
              'tf.linalg-svd': {'conditions': (),
                                'notes': None,
-                               'ops': ('tf.linalg.svd',),
+                               'ops': ('tf.linalg.svd', 'tf.raw_ops.Svd'),
                                'aliases': (),
                                'verify': 'tensorflow.linalg_svd',
                                'unverifiable': None},
@@ -1206,10 +1240,12 @@ DETAILS = {'keys': ('format',
              'tf.random-generator-nondeterministic': {'conditions': (),
                                                       'notes': 'Evidence: '
                                                                'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
-                                                               '(TensorFlow 2.21.0 CPU). Generator.from_seed '
-                                                               'was measured too: one result across '
-                                                               'processes, a different second draw in a '
-                                                               'process (a seeded sequence, not '
+                                                               '(TensorFlow 2.21.0 CPU) and '
+                                                               'data/sweeps/cpu-x86-64-2ccbb961/2026-11-26T011355Z-tensorflow-cpu.json '
+                                                               '(TensorFlow 2.20.0 CPU, the same classes). '
+                                                               'Generator.from_seed was measured too: one '
+                                                               'result across processes, a different second '
+                                                               'draw in a process (a seeded sequence, not '
                                                                'non-determinism).',
                                                       'ops': ('tf.random.Generator.from_non_deterministic_state',
                                                               'tf.random.get_global_generator'),
@@ -1239,7 +1275,6 @@ DETAILS = {'keys': ('format',
                                          'tf.random.normal',
                                          'tf.nn.dropout',
                                          'tf.keras.layers.Dropout',
-                                         'tf.image.sample_distorted_bounding_box',
                                          'tf.random.categorical',
                                          'tf.random.gamma',
                                          'tf.random.poisson',
@@ -1260,11 +1295,26 @@ DETAILS = {'keys': ('format',
                                                      'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T230630Z-tensorflow-cpu.json '
                                                      'and the targeted rerun '
                                                      'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234130Z-tensorflow-cpu.json '
-                                                     '(TensorFlow 2.21.0 CPU). Only the CPU was measured.',
+                                                     '(TensorFlow 2.21.0 CPU). TensorFlow 2.20.0: '
+                                                     'data/sweeps/cpu-x86-64-2ccbb961/2026-11-26T011355Z-tensorflow-cpu.json '
+                                                     '(both ops differ across processes again). Only the CPU '
+                                                     'was measured.',
                                             'ops': ('tf.raw_ops.Empty', 'tf.raw_ops.FakeParam'),
                                             'aliases': (),
                                             'verify': None,
                                             'unverifiable': None},
+             'tf.raw-non-deterministic-ints': {'conditions': (),
+                                               'notes': 'The docstring of non_deterministic_ints '
+                                                        '(stateful_random_ops.py): "This op may use some '
+                                                        'OS-provided source of non-determinism (e.g. an '
+                                                        'RNG), so each execution will give different '
+                                                        'results." Evidence: the targeted CPU sweeps of '
+                                                        'TensorFlow 2.20.0 and 2.21.0 under data/sweeps/ '
+                                                        '(case raw-non-deterministic-ints).',
+                                               'ops': ('tf.raw_ops.NonDeterministicInts',),
+                                               'aliases': (),
+                                               'verify': None,
+                                               'unverifiable': None},
              'tf.raw-random-ops-unseeded': {'conditions': ('A raw kernel given a seed keeps its generator in '
                                                            'the cached kernel, so a second call in the same '
                                                            "process continues the sequence (the sweep's "
@@ -1276,22 +1326,53 @@ DETAILS = {'keys': ('format',
                                                      'data/sweeps/cpu-x86-64-30d7b6e9/2026-11-25T234130Z-tensorflow-cpu.json '
                                                      '(TensorFlow 2.21.0 CPU; each op raised in both '
                                                      'processes with seed=seed2=0 and ran with seed=7, '
-                                                     'seed2=11, one result across processes). Raw random '
-                                                     'kernels the generic builder could not call '
-                                                     '(RandomUniformInt, ParameterizedTruncatedNormal, '
-                                                     'RandomPoisson, ...) share GuardedPhiloxRandom but are '
-                                                     'not listed until measured. The GPU kernels share the '
-                                                     'same Init; the CPU sweep is no GPU evidence.',
+                                                     'seed2=11, one result across processes). TensorFlow '
+                                                     '2.20.0: '
+                                                     'data/sweeps/cpu-x86-64-2ccbb961/2026-11-26T011355Z-tensorflow-cpu.json '
+                                                     '(the same classes). RandomUniformInt, '
+                                                     'ParameterizedTruncatedNormal, '
+                                                     'SampleDistortedBoundingBoxV2 and '
+                                                     'UniformCandidateSampler, which the generic builder '
+                                                     'could not shape, were measured by hand-made cases '
+                                                     '(raw-random-uniform-int, '
+                                                     'raw-parameterized-truncated-normal, '
+                                                     'raw-sample-distorted-bounding-box, '
+                                                     'raw-uniform-candidate-sampler) in the targeted sweeps '
+                                                     'of both releases under data/sweeps/. Other kernels '
+                                                     'that share GuardedPhiloxRandom are not listed until '
+                                                     'measured. The GPU kernels share the same Init; the CPU '
+                                                     'sweep is no GPU evidence.',
                                             'ops': ('tf.raw_ops.RandomUniform',
                                                     'tf.raw_ops.RandomStandardNormal',
                                                     'tf.raw_ops.TruncatedNormal',
                                                     'tf.raw_ops.RandomGamma',
                                                     'tf.raw_ops.RandomPoissonV2',
                                                     'tf.raw_ops.RandomShuffle',
-                                                    'tf.raw_ops.Multinomial'),
+                                                    'tf.raw_ops.Multinomial',
+                                                    'tf.raw_ops.RandomUniformInt',
+                                                    'tf.raw_ops.ParameterizedTruncatedNormal',
+                                                    'tf.raw_ops.SampleDistortedBoundingBoxV2',
+                                                    'tf.raw_ops.UniformCandidateSampler'),
                                             'aliases': (),
                                             'verify': None,
                                             'unverifiable': None},
+             'tf.raw-xent-kernels': {'conditions': ('The CPU kernels have no such check (the sweep ran both '
+                                                    'raw ops on the CPU under determinism without a '
+                                                    'refusal).',),
+                                     'notes': 'The kernel checks were read in the stored copy of the '
+                                              'repository (sparse_xent_op.cc at commit 0c185b9; xent_op.cc '
+                                              'in its newest stored form), the Python branches in the '
+                                              'installed 2.20.0 and 2.21.0 wheels. Earlier releases are left '
+                                              'unknown here; for the public wrappers see '
+                                              'tf.sparse-softmax-xent and tf.fused-softmax-xent. The CPU '
+                                              'sweeps (cases raw-sparse-softmax-xent and raw-softmax-xent, '
+                                              'TensorFlow 2.20.0 and 2.21.0) show only that the CPU kernels '
+                                              'run under determinism: no GPU evidence.',
+                                     'ops': ('tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits',
+                                             'tf.raw_ops.SoftmaxCrossEntropyWithLogits'),
+                                     'aliases': (),
+                                     'verify': None,
+                                     'unverifiable': None},
              'tf.reduce-sum-mean-historic': {'conditions': (),
                                              'notes': 'The sources do not say in which version before 1.12 '
                                                       'the fix landed, so earlier versions are left unknown. '
@@ -1335,32 +1416,46 @@ DETAILS = {'keys': ('format',
                                        'tf.tensor_scatter_nd_add',
                                        'tf.tensor_scatter_nd_sub',
                                        'tf.tensor_scatter_nd_update',
-                                       'tf.compat.v1.scatter_nd_update'),
+                                       'tf.compat.v1.scatter_nd_update',
+                                       'tf.raw_ops.ScatterNd',
+                                       'tf.raw_ops.TensorScatterAdd',
+                                       'tf.raw_ops.TensorScatterSub',
+                                       'tf.raw_ops.TensorScatterUpdate'),
                                'aliases': (),
                                'verify': 'tensorflow.scatter_nd',
                                'unverifiable': None},
              'tf.segment-mean': {'conditions': (),
-                                 'notes': None,
-                                 'ops': ('tf.math.segment_mean',),
+                                 'notes': 'Until this correction the record said deterministic from 2.7, '
+                                          "from NVIDIA's status page listing a GPU-deterministic "
+                                          'implementation; the kernel code shows that the deterministic path '
+                                          'is taken only under the switch. The code was read in the stored '
+                                          'copy of the repository (commit b1fb699 of '
+                                          'segment_reduction_ops_gpu.cu.h); PR 51861 (Replacement for '
+                                          '#51392) resubmitted the kernels of PR 51392, which add the GPU '
+                                          'SegmentMean, disabled by default. The CPU sweeps (TensorFlow '
+                                          '2.20.0 and 2.21.0, case large-segment-mean) measure only the CPU '
+                                          'kernel, which is no GPU evidence.',
+                                 'ops': ('tf.math.segment_mean', 'tf.raw_ops.SegmentMean'),
                                  'aliases': (),
                                  'verify': 'tensorflow.segment_mean',
                                  'unverifiable': None},
              'tf.segment-prod': {'conditions': (),
                                  'notes': None,
-                                 'ops': ('tf.math.segment_prod',),
+                                 'ops': ('tf.math.segment_prod', 'tf.raw_ops.SegmentProd'),
                                  'aliases': (),
                                  'verify': 'tensorflow.segment_prod',
                                  'unverifiable': None},
              'tf.segment-sum': {'conditions': (),
                                 'notes': None,
-                                'ops': ('tf.math.segment_sum',),
+                                'ops': ('tf.math.segment_sum', 'tf.raw_ops.SegmentSum'),
                                 'aliases': (),
                                 'verify': 'tensorflow.segment_sum',
                                 'unverifiable': None},
              'tf.sparse-dense-matmul': {'conditions': ('Which floating-point dtypes have a GPU kernel '
                                                        'depends on the version (see the ranges).',),
                                         'notes': None,
-                                        'ops': ('tf.sparse.sparse_dense_matmul',),
+                                        'ops': ('tf.sparse.sparse_dense_matmul',
+                                                'tf.raw_ops.SparseTensorDenseMatMul'),
                                         'aliases': (),
                                         'verify': 'tensorflow.sparse_dense_matmul',
                                         'unverifiable': None},
@@ -1420,7 +1515,8 @@ DETAILS = {'keys': ('format',
                                                       'notes': None,
                                                       'ops': ('tf.math.unsorted_segment_mean',
                                                               'tf.math.unsorted_segment_prod',
-                                                              'tf.math.unsorted_segment_sqrt_n'),
+                                                              'tf.math.unsorted_segment_sqrt_n',
+                                                              'tf.raw_ops.UnsortedSegmentProd'),
                                                       'aliases': (),
                                                       'verify': 'tensorflow.unsorted_segment_mean_prod_sqrt_n',
                                                       'unverifiable': None},
@@ -1430,7 +1526,8 @@ DETAILS = {'keys': ('format',
                                                         '57855 fixes it, in a release the sources do not '
                                                         'confirm.',),
                                          'notes': None,
-                                         'ops': ('tf.math.unsorted_segment_sum',),
+                                         'ops': ('tf.math.unsorted_segment_sum',
+                                                 'tf.raw_ops.UnsortedSegmentSum'),
                                          'aliases': (),
                                          'verify': 'tensorflow.unsorted_segment_sum',
                                          'unverifiable': None},
@@ -4431,6 +4528,7 @@ DETAILS = {'keys': ('format',
                                                  'dtype=?',
                                                  'seed=None',
                                                  'name=None'),
+                           'tf.raw_ops.AdjustContrastv2': ('images', 'contrast_factor', 'name=None'),
                            'tf.raw_ops.DebugNumericSummary': ('input',
                                                               "device_name=''",
                                                               "tensor_name=''",
@@ -4467,6 +4565,15 @@ DETAILS = {'keys': ('format',
                                                       'seed2=0',
                                                       'output_dtype=?',
                                                       'name=None'),
+                           'tf.raw_ops.NonDeterministicInts': ('shape', 'dtype=?', 'name=None'),
+                           'tf.raw_ops.ParameterizedTruncatedNormal': ('shape',
+                                                                       'means',
+                                                                       'stdevs',
+                                                                       'minvals',
+                                                                       'maxvals',
+                                                                       'seed=0',
+                                                                       'seed2=0',
+                                                                       'name=None'),
                            'tf.raw_ops.RandomGamma': ('shape', 'alpha', 'seed=0', 'seed2=0', 'name=None'),
                            'tf.raw_ops.RandomPoissonV2': ('shape',
                                                           'rate',
@@ -4481,8 +4588,75 @@ DETAILS = {'keys': ('format',
                                                                'seed2=0',
                                                                'name=None'),
                            'tf.raw_ops.RandomUniform': ('shape', 'dtype', 'seed=0', 'seed2=0', 'name=None'),
+                           'tf.raw_ops.RandomUniformInt': ('shape',
+                                                           'minval',
+                                                           'maxval',
+                                                           'seed=0',
+                                                           'seed2=0',
+                                                           'name=None'),
+                           'tf.raw_ops.SampleDistortedBoundingBoxV2': ('image_size',
+                                                                       'bounding_boxes',
+                                                                       'min_object_covered',
+                                                                       'seed=0',
+                                                                       'seed2=0',
+                                                                       'aspect_ratio_range=?',
+                                                                       'area_range=?',
+                                                                       'max_attempts=100',
+                                                                       'use_image_if_no_bounding_boxes=False',
+                                                                       'name=None'),
+                           'tf.raw_ops.ScatterNd': ('indices',
+                                                    'updates',
+                                                    'shape',
+                                                    "bad_indices_policy=''",
+                                                    'name=None'),
+                           'tf.raw_ops.SegmentMean': ('data', 'segment_ids', 'name=None'),
+                           'tf.raw_ops.SegmentProd': ('data', 'segment_ids', 'name=None'),
+                           'tf.raw_ops.SegmentSum': ('data', 'segment_ids', 'name=None'),
+                           'tf.raw_ops.SoftmaxCrossEntropyWithLogits': ('features', 'labels', 'name=None'),
+                           'tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits': ('features',
+                                                                              'labels',
+                                                                              'name=None'),
+                           'tf.raw_ops.SparseTensorDenseMatMul': ('a_indices',
+                                                                  'a_values',
+                                                                  'a_shape',
+                                                                  'b',
+                                                                  'adjoint_a=False',
+                                                                  'adjoint_b=False',
+                                                                  'name=None'),
+                           'tf.raw_ops.Svd': ('input', 'compute_uv=True', 'full_matrices=False', 'name=None'),
+                           'tf.raw_ops.TensorScatterAdd': ('tensor',
+                                                           'indices',
+                                                           'updates',
+                                                           "bad_indices_policy=''",
+                                                           'name=None'),
+                           'tf.raw_ops.TensorScatterSub': ('tensor',
+                                                           'indices',
+                                                           'updates',
+                                                           "bad_indices_policy=''",
+                                                           'name=None'),
+                           'tf.raw_ops.TensorScatterUpdate': ('tensor',
+                                                              'indices',
+                                                              'updates',
+                                                              "bad_indices_policy=''",
+                                                              'name=None'),
                            'tf.raw_ops.Timestamp': ('name=None',),
                            'tf.raw_ops.TruncatedNormal': ('shape', 'dtype', 'seed=0', 'seed2=0', 'name=None'),
+                           'tf.raw_ops.UniformCandidateSampler': ('true_classes',
+                                                                  'num_true',
+                                                                  'num_sampled',
+                                                                  'unique',
+                                                                  'range_max',
+                                                                  'seed=0',
+                                                                  'seed2=0',
+                                                                  'name=None'),
+                           'tf.raw_ops.UnsortedSegmentProd': ('data',
+                                                              'segment_ids',
+                                                              'num_segments',
+                                                              'name=None'),
+                           'tf.raw_ops.UnsortedSegmentSum': ('data',
+                                                             'segment_ids',
+                                                             'num_segments',
+                                                             'name=None'),
                            'tf.reduce_mean': ('input_tensor', 'axis=None', 'keepdims=False', 'name=None'),
                            'tf.reduce_sum': ('input_tensor', 'axis=None', 'keepdims=False', 'name=None'),
                            'tf.scatter_nd': ('indices',

@@ -604,6 +604,22 @@ INDEX = {'format': 1,
                               'phase': 40,
                               'preference': 15,
                               'implies': ()},
+               'TF_WRAPPER': {'title': 'Call the public wrapper, not the tf.raw_ops kernel',
+                              'kind': 'practice',
+                              'how': 'Call the public tf.nn function '
+                                     '(tf.nn.sparse_softmax_cross_entropy_with_logits, '
+                                     'tf.nn.softmax_cross_entropy_with_logits) with '
+                                     'tf.config.experimental.enable_op_determinism() on. Under determinism '
+                                     'the wrapper computes the loss from log_softmax instead of calling the '
+                                     'fused kernel, whose GPU implementation is not deterministic and '
+                                     'refuses when it is called directly through tf.raw_ops.',
+                              'snippet': 'tf.config.experimental.enable_op_determinism()\n'
+                                         'loss = '
+                                         'tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, '
+                                         'logits=logits)',
+                              'phase': 40,
+                              'preference': 20,
+                              'implies': ()},
                'KERAS_SEED': {'title': 'keras.utils.set_random_seed',
                               'kind': 'call',
                               'how': 'Call keras.utils.set_random_seed(seed) at program start (and again '
@@ -673,6 +689,7 @@ INDEX = {'format': 1,
            'HVD_GROUPS',
            'PIT1',
            'PT_DLSEED',
+           'TF_WRAPPER',
            'BIO',
            'NOSHARD',
            'PT_SDPA_MATH',
@@ -3913,6 +3930,55 @@ INDEX = {'format': 1,
                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
                                                            'title': 'NVIDIA TensorFlow determinism status',
                                                            'section': 'cuDNN Max-Pooling'})},
+             'tf.data-deterministic-false': {'id': 'tf.data-deterministic-false',
+                                             'framework': 'tensorflow',
+                                             'title': 'tf.data map and interleave with deterministic=False',
+                                             'device': 'any',
+                                             'pass': 'forward',
+                                             'mechanism': 'data-loader',
+                                             'summary': 'With num_parallel_calls and deterministic=False, '
+                                                        'Dataset.map and Dataset.interleave may yield '
+                                                        'elements out of order, trading determinism for '
+                                                        'speed, so the order of the data can change from run '
+                                                        'to run. enable_op_determinism does not refuse such '
+                                                        'a call; it overrides deterministic to True.',
+                                             'calls': (((), (('deterministic', (False,)),)),),
+                                             'status': (((0, 2, 20),
+                                                         None,
+                                                         '>=2.20',
+                                                         ('EOD',),
+                                                         False,
+                                                         None,
+                                                         "enable_op_determinism's docstring (config.py), "
+                                                         'section "Determinism and tf.data": "the '
+                                                         'deterministic argument is overridden to be True '
+                                                         'irrespective of its setting". Measured on the CPU '
+                                                         'on 2.20 and 2.21: map and interleave with '
+                                                         'num_parallel_calls=4, deterministic=False gave one '
+                                                         'order across processes with determinism enabled '
+                                                         '(sweep cases map-deterministic-false, '
+                                                         'interleave-deterministic-false).',
+                                                         None,
+                                                         None,
+                                                         'fixes'),),
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/framework/config.py',
+                                                             'title': 'tensorflow/python/framework/config.py '
+                                                                      'at v2.21.0 (enable_op_determinism, '
+                                                                      'Determinism and tf.data)'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/framework/config.py',
+                                                             'title': 'tensorflow/python/framework/config.py '
+                                                                      'at v2.20.0 (enable_op_determinism, '
+                                                                      'Determinism and tf.data)'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/data/ops/dataset_ops.py',
+                                                             'title': 'tensorflow/python/data/ops/dataset_ops.py '
+                                                                      'at v2.20.0 (Dataset.map, '
+                                                                      'deterministic)'})},
              'tf.data-loader-parallelism': {'id': 'tf.data-loader-parallelism',
                                             'framework': 'tensorflow',
                                             'title': 'Stateful data-loader run in parallel threads',
@@ -4299,9 +4365,9 @@ INDEX = {'format': 1,
                                                             'when tf.random.set_seed was called. Passing a '
                                                             'non-zero seed fixes it.',
                                                  'calls': (((), (('seed', (0,)),)),),
-                                                 'status': (((0, 2, 21),
-                                                             (0, 2, 22),
-                                                             '==2.21.*',
+                                                 'status': (((0, 2, 20),
+                                                             None,
+                                                             '>=2.20',
                                                              ('TF_OPSEED',),
                                                              False,
                                                              'ValueError',
@@ -4309,9 +4375,10 @@ INDEX = {'format': 1,
                                                              'seed == 0 and '
                                                              'config.is_op_determinism_enabled(); with a '
                                                              'seed it calls the kernel with '
-                                                             'deterministic=True. Measured on the CPU '
-                                                             '(sweep, modes no-seed, global-seed and '
-                                                             'op-seed).',
+                                                             'deterministic=True. The same code at v2.20.0 '
+                                                             'and v2.21.0. Measured on the CPU on both '
+                                                             'releases (sweep, modes no-seed, global-seed '
+                                                             'and op-seed).',
                                                              None,
                                                              None,
                                                              'raises'),),
@@ -4322,7 +4389,12 @@ INDEX = {'format': 1,
                                                                  'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/nn_ops.py',
                                                                  'title': 'tensorflow/python/ops/nn_ops.py '
                                                                           'at v2.21.0 '
-                                                                          '(fractional_max_pool_v2)'},)},
+                                                                          '(fractional_max_pool_v2)'},
+                                                                {'kind': 'doc',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/nn_ops.py',
+                                                                 'title': 'tensorflow/python/ops/nn_ops.py '
+                                                                          'at v2.20.0 '
+                                                                          '(fractional_max_pool_v2)'})},
              'tf.fused-batch-norm-offset-backprop': {'id': 'tf.fused-batch-norm-offset-backprop',
                                                      'framework': 'tensorflow',
                                                      'title': 'Fused batch-norm backprop to offset in '
@@ -4652,6 +4724,54 @@ INDEX = {'format': 1,
                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
                                                     'title': 'NVIDIA TensorFlow determinism',
                                                     'section': 'Gradient Gating'})},
+             'tf.image-sample-distorted-bbox-seed': {'id': 'tf.image-sample-distorted-bbox-seed',
+                                                     'framework': 'tensorflow',
+                                                     'title': 'tf.image.sample_distorted_bounding_box '
+                                                              'without its own seed',
+                                                     'device': 'any',
+                                                     'pass': 'forward',
+                                                     'mechanism': 'prng-seeding',
+                                                     'summary': 'tf.image.sample_distorted_bounding_box '
+                                                                'reads only its own seed argument. With the '
+                                                                'default seed=0 (or None) it calls the '
+                                                                'kernel with seed=0, seed2=0, which draws a '
+                                                                'fresh random seed in every process, '
+                                                                'whatever tf.random.set_seed says; under '
+                                                                'enable_op_determinism it raises ValueError '
+                                                                '("requires a non-zero seed") instead, even '
+                                                                'after tf.random.set_seed. A non-zero seed '
+                                                                'fixes it.',
+                                                     'calls': (((), (('seed', (0, None)),)),),
+                                                     'status': (((0, 2, 20),
+                                                                 None,
+                                                                 '>=2.20',
+                                                                 ('TF_OPSEED',),
+                                                                 False,
+                                                                 'ValueError',
+                                                                 'image_ops_impl.py '
+                                                                 'sample_distorted_bounding_box_v2 raises '
+                                                                 'when the seed is falsy and '
+                                                                 'config.is_op_determinism_enabled(); the '
+                                                                 'same code at v2.20.0 and v2.21.0. Measured '
+                                                                 'on the CPU on both releases (sweep case '
+                                                                 'sample-distorted-bounding-box, modes '
+                                                                 'no-seed, global-seed and op-seed).',
+                                                                 None,
+                                                                 None,
+                                                                 'raises'),),
+                                                     'caused_by': (),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/image_ops_impl.py',
+                                                                     'title': 'tensorflow/python/ops/image_ops_impl.py '
+                                                                              'at v2.21.0 '
+                                                                              '(sample_distorted_bounding_box_v2)'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/image_ops_impl.py',
+                                                                     'title': 'tensorflow/python/ops/image_ops_impl.py '
+                                                                              'at v2.20.0 '
+                                                                              '(sample_distorted_bounding_box_v2)'})},
              'tf.linalg-svd': {'id': 'tf.linalg-svd',
                                'framework': 'tensorflow',
                                'title': 'tf.linalg.svd on GPU',
@@ -4756,9 +4876,9 @@ INDEX = {'format': 1,
                                                                  '(Generator.from_seed, '
                                                                  'set_global_generator).',
                                                       'calls': (),
-                                                      'status': (((0, 2, 21),
-                                                                  (0, 2, 22),
-                                                                  '==2.21.*',
+                                                      'status': (((0, 2, 20),
+                                                                  None,
+                                                                  '>=2.20',
                                                                   ('TF_GENSEED',),
                                                                   False,
                                                                   'RuntimeError',
@@ -4768,7 +4888,7 @@ INDEX = {'format': 1,
                                                                   'set_global_generator) when '
                                                                   'config.is_op_determinism_enabled(). '
                                                                   'Measured on the CPU in every mode of the '
-                                                                  'sweep.',
+                                                                  'sweep, on 2.20 and 2.21.',
                                                                   None,
                                                                   None,
                                                                   'raises'),),
@@ -4780,7 +4900,12 @@ INDEX = {'format': 1,
                                                                       'title': 'tensorflow/python/ops/stateful_random_ops.py '
                                                                                'at v2.21.0 '
                                                                                '(from_non_deterministic_state, '
-                                                                               'get_global_generator)'},)},
+                                                                               'get_global_generator)'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/stateful_random_ops.py',
+                                                                      'title': 'tensorflow/python/ops/stateful_random_ops.py '
+                                                                               'at v2.20.0 (the same two '
+                                                                               'checks)'})},
              'tf.random-seeds': {'id': 'tf.random-seeds',
                                  'framework': 'tensorflow',
                                  'title': 'Unset pseudorandom number generator seeds',
@@ -4880,14 +5005,15 @@ INDEX = {'format': 1,
                                                        'enable_op_determinism neither raises nor changes '
                                                        'them. Empty(init=True) fills with zeros.',
                                             'calls': ((('tf.raw_ops.Empty',), (('init', (False,)),)),),
-                                            'status': (((0, 2, 21),
-                                                        (0, 2, 22),
-                                                        '==2.21.*',
+                                            'status': (((0, 2, 20),
+                                                        None,
+                                                        '>=2.20',
                                                         (),
                                                         False,
                                                         None,
-                                                        'Measured on the CPU with determinism enabled '
-                                                        '(sweep, mode no-seed; two processes, two results).',
+                                                        'Measured on the CPU with determinism enabled on '
+                                                        '2.20 and 2.21 (sweep, mode no-seed; two processes, '
+                                                        'two results).',
                                                         None,
                                                         None,
                                                         None),),
@@ -4905,6 +5031,50 @@ INDEX = {'format': 1,
                                                                      'gen_functional_ops.py (fake_param): '
                                                                      '"It doesn\'t provide a valid output '
                                                                      'when run"'},)},
+             'tf.raw-non-deterministic-ints': {'id': 'tf.raw-non-deterministic-ints',
+                                               'framework': 'tensorflow',
+                                               'title': 'tf.raw_ops.NonDeterministicInts draws from the '
+                                                        'operating system',
+                                               'device': 'any',
+                                               'pass': 'forward',
+                                               'mechanism': 'prng-seeding',
+                                               'summary': 'NonDeterministicInts returns integers from an '
+                                                          'OS-provided source of randomness, so every call '
+                                                          'and every process gives other values. '
+                                                          'enable_op_determinism does not refuse the raw op '
+                                                          '(only the Python '
+                                                          'Generator.from_non_deterministic_state that calls '
+                                                          'it checks the switch), so the results differ '
+                                                          'without any error. Seed a generator instead '
+                                                          '(Generator.from_seed).',
+                                               'calls': (),
+                                               'status': (((0, 2, 20),
+                                                           None,
+                                                           '>=2.20',
+                                                           ('TF_GENSEED',),
+                                                           False,
+                                                           None,
+                                                           'Measured on the CPU on 2.20 and 2.21 (sweep case '
+                                                           'raw-non-deterministic-ints, every mode differs '
+                                                           'across processes with determinism enabled); '
+                                                           'Generator.from_seed gave one result across '
+                                                           'processes in the same sweeps.',
+                                                           None,
+                                                           None,
+                                                           'silent'),),
+                                               'caused_by': (),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'doc',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/stateful_random_ops.py',
+                                                               'title': 'tensorflow/python/ops/stateful_random_ops.py '
+                                                                        'at v2.21.0 (non_deterministic_ints, '
+                                                                        'from_non_deterministic_state)'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/stateful_random_ops.py',
+                                                               'title': 'tensorflow/python/ops/stateful_random_ops.py '
+                                                                        'at v2.20.0 (non_deterministic_ints, '
+                                                                        'from_non_deterministic_state)'})},
              'tf.raw-random-ops-unseeded': {'id': 'tf.raw-random-ops-unseeded',
                                             'framework': 'tensorflow',
                                             'title': 'tf.raw_ops random kernels with seed=0 and seed2=0',
@@ -4931,8 +5101,8 @@ INDEX = {'format': 1,
                                                         'when seed == 0, seed2 == 0 and '
                                                         'OpDeterminismRequired() (TF_DETERMINISTIC_OPS in '
                                                         '2.7, enable_op_determinism from 2.8). Measured on '
-                                                        'the CPU with 2.21 (sweep, modes no-seed and '
-                                                        'op-seed).',
+                                                        'the CPU with 2.20 and 2.21 (sweep, modes no-seed '
+                                                        'and op-seed).',
                                                         None,
                                                         None,
                                                         'raises'),),
@@ -4954,6 +5124,58 @@ INDEX = {'format': 1,
                                                             'framework': 'tensorflow',
                                                             'version': '2.7',
                                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'})},
+             'tf.raw-xent-kernels': {'id': 'tf.raw-xent-kernels',
+                                     'framework': 'tensorflow',
+                                     'title': 'tf.raw_ops softmax cross-entropy kernels refuse on the GPU '
+                                              'under determinism',
+                                     'device': 'gpu',
+                                     'pass': 'both',
+                                     'mechanism': 'other',
+                                     'summary': 'The fused GPU kernels behind the softmax cross-entropy ops '
+                                                'are not deterministic. Under enable_op_determinism the '
+                                                'public wrappers '
+                                                '(tf.nn.sparse_softmax_cross_entropy_with_logits, '
+                                                'tf.nn.softmax_cross_entropy_with_logits) stop calling them '
+                                                'and compute the loss from log_softmax instead, but a direct '
+                                                'call of the kernel through tf.raw_ops reaches the GPU '
+                                                'kernel, which then raises UnimplementedError. The fix is to '
+                                                'call the public wrapper with determinism enabled.',
+                                     'calls': (),
+                                     'status': (((0, 2, 20),
+                                                 None,
+                                                 '>=2.20',
+                                                 ('TF_WRAPPER',),
+                                                 False,
+                                                 'tf.errors.UnimplementedError',
+                                                 'sparse_xent_op.cc and xent_op.cc raise Unimplemented ("The '
+                                                 'GPU implementation of ... that would have been executed is '
+                                                 'not deterministic") when the device is the GPU and '
+                                                 'OpDeterminismRequired(); nn_ops.py at v2.20.0 and v2.21.0 '
+                                                 'takes the log_softmax path when '
+                                                 'config.is_op_determinism_enabled().',
+                                                 None,
+                                                 None,
+                                                 'raises'),),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/core/kernels/sparse_xent_op.cc',
+                                                     'title': 'tensorflow/core/kernels/sparse_xent_op.cc '
+                                                              '(SparseSoftmaxXentWithLogitsOp::Compute)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/core/kernels/xent_op.cc',
+                                                     'title': 'tensorflow/core/kernels/xent_op.cc '
+                                                              '(SoftmaxXentWithLogitsOp::Compute)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/nn_ops.py',
+                                                     'title': 'tensorflow/python/ops/nn_ops.py at v2.20.0 '
+                                                              '(_sparse_softmax_cross_entropy_with_rank_2_logits, '
+                                                              'softmax_cross_entropy_with_logits_v2_helper)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/nn_ops.py',
+                                                     'title': 'tensorflow/python/ops/nn_ops.py at v2.21.0 '
+                                                              '(the same two branches)'})},
              'tf.reduce-sum-mean-historic': {'id': 'tf.reduce-sum-mean-historic',
                                              'framework': 'tensorflow',
                                              'title': 'tf.math.reduce_sum and tf.math.reduce_mean on GPU '
@@ -5367,11 +5589,13 @@ INDEX = {'format': 1,
                                  'device': 'gpu',
                                  'pass': 'forward',
                                  'mechanism': 'cuda-atomics',
-                                 'summary': 'Unlike the other segment reductions, tf.math.segment_mean was '
-                                            'not a source of nondeterminism: before 2.7 it had no GPU kernel '
-                                            'and ran deterministically on the CPU, and 2.7 added a '
-                                            'GPU-deterministic kernel (PR 51861).',
-                                 'calls': (),
+                                 'summary': 'Before 2.7 tf.math.segment_mean had no GPU kernel and ran '
+                                            'deterministically on the CPU. The GPU kernel that 2.7 added (PR '
+                                            '51861) shares the sorted segment-sum kernel: for float and '
+                                            'complex data it accumulates with CUDA atomics unless '
+                                            'determinism is enabled, so like tf.math.segment_sum it needs '
+                                            'the determinism switch; integer data is exact in any order.',
+                                 'calls': (((), (('data', ('float', 'complex')),)),),
                                  'status': ((None,
                                              (0, 2, 7),
                                              '<2.7',
@@ -5384,18 +5608,35 @@ INDEX = {'format': 1,
                                              None,
                                              None),
                                             ((0, 2, 7),
+                                             (0, 2, 8),
+                                             '>=2.7,<2.8',
+                                             ('TDO',),
+                                             False,
                                              None,
-                                             '>=2.7',
-                                             (),
-                                             True,
-                                             None,
-                                             'NV-STATUS lists the 2.7 GPU implementation as '
-                                             'GPU-deterministic; the sources do not say whether it needs the '
-                                             'determinism switch like the other 2.7 segment kernels, so '
-                                             'enabling TDO (2.7) or EOD (2.8+) is the safe choice.',
+                                             'The GPU kernel added in 2.7 (PR 51861, new kernels disabled by '
+                                             'default) takes its deterministic path only when determinism is '
+                                             'required (TF_DETERMINISTIC_OPS in 2.7), as tf.math.segment_sum '
+                                             'does.',
                                              None,
                                              None,
-                                             None)),
+                                             'fixes'),
+                                            ((0, 2, 8),
+                                             None,
+                                             '>=2.8',
+                                             ('EOD',),
+                                             False,
+                                             None,
+                                             'segment_reduction_ops_gpu.cu.h: SegmentMean is registered with '
+                                             'the Sum reduction (is_mean=true); use_deterministic_kernels = '
+                                             'UseDeterministicSegmentReductions() || '
+                                             '(OpDeterminismRequired() && !ReduceOpIsAssociative<Sum, T>), '
+                                             'and Sum is associative only for integral T. Without the switch '
+                                             'a float or complex segment_mean runs '
+                                             'SortedSegmentReductionCustomKernel, which adds with atomics; '
+                                             'enable_op_determinism selects SegmentReduceGPU.',
+                                             None,
+                                             None,
+                                             'fixes')),
                                  'caused_by': (),
                                  'distributions': {},
                                  'disputes': (),
@@ -5412,7 +5653,12 @@ INDEX = {'format': 1,
                                                 {'kind': 'doc',
                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
                                                  'title': 'NVIDIA TensorFlow determinism status',
-                                                 'section': 'Segment Reduction'})},
+                                                 'section': 'Segment Reduction'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/core/kernels/segment_reduction_ops_gpu.cu.h',
+                                                 'title': 'tensorflow/core/kernels/segment_reduction_ops_gpu.cu.h '
+                                                          '(SegmentReductionFunctor, '
+                                                          'ReduceOpIsAssociative)'})},
              'tf.segment-prod': {'id': 'tf.segment-prod',
                                  'framework': 'tensorflow',
                                  'title': 'tf.math.segment_prod forward',
@@ -11622,8 +11868,10 @@ INDEX = {'format': 1,
                           'tf.config.threading.set_inter_op_parallelism_threads': ('tf.cpu-thread-parallelism',),
                           'tf.config.threading.set_intra_op_parallelism_threads': ('tf.cpu-thread-parallelism',),
                           'tf.convert_to_tensor': ('tf.convert-to-tensor-indexed-slices',),
-                          'tf.data.Dataset.interleave': ('tf.data-loader-parallelism',),
-                          'tf.data.Dataset.map': ('tf.data-loader-parallelism',),
+                          'tf.data.Dataset.interleave': ('tf.data-deterministic-false',
+                                                         'tf.data-loader-parallelism'),
+                          'tf.data.Dataset.map': ('tf.data-deterministic-false',
+                                                  'tf.data-loader-parallelism'),
                           'tf.data.Dataset.random': ('tf.random-seeds',),
                           'tf.data.Dataset.shard': ('tf.dataset-shard',),
                           'tf.data.Dataset.shuffle': ('tf.random-seeds',),
@@ -11639,7 +11887,7 @@ INDEX = {'format': 1,
                           'tf.image.resize': ('tf.resize-bilinear-backprop', 'tf.resize-nearest-backprop'),
                           'tf.image.resize_bilinear': ('tf.resize-bilinear-backprop',),
                           'tf.image.resize_nearest_neighbor': ('tf.resize-nearest-backprop',),
-                          'tf.image.sample_distorted_bounding_box': ('tf.random-seeds',),
+                          'tf.image.sample_distorted_bounding_box': ('tf.image-sample-distorted-bbox-seed',),
                           'tf.keras.Model.fit': ('tf.data-loader-parallelism',),
                           'tf.keras.layers.BatchNormalization': ('tf.fused-batch-norm-offset-backprop',),
                           'tf.keras.layers.Conv1D': ('tf.bias-add-backprop',
@@ -11733,6 +11981,7 @@ INDEX = {'format': 1,
                           'tf.random.shuffle': ('tf.random-seeds',),
                           'tf.random.truncated_normal': ('tf.random-seeds',),
                           'tf.random.uniform': ('tf.random-seeds',),
+                          'tf.raw_ops.AdjustContrastv2': ('tf.adjust-contrast',),
                           'tf.raw_ops.DebugNumericSummary': ('tf.debug-numeric-summary',),
                           'tf.raw_ops.DebugNumericSummaryV2': ('tf.debug-numeric-summary',),
                           'tf.raw_ops.Empty': ('tf.raw-empty-uninitialized',),
@@ -11740,13 +11989,31 @@ INDEX = {'format': 1,
                           'tf.raw_ops.FakeQuantWithMinMaxVarsGradient': ('tf.fake-quant-gradients',),
                           'tf.raw_ops.FakeQuantWithMinMaxVarsPerChannelGradient': ('tf.fake-quant-gradients',),
                           'tf.raw_ops.Multinomial': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.NonDeterministicInts': ('tf.raw-non-deterministic-ints',),
+                          'tf.raw_ops.ParameterizedTruncatedNormal': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomGamma': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomPoissonV2': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomShuffle': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomStandardNormal': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomUniform': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.RandomUniformInt': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.SampleDistortedBoundingBoxV2': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.ScatterNd': ('tf.scatter-nd',),
+                          'tf.raw_ops.SegmentMean': ('tf.segment-mean',),
+                          'tf.raw_ops.SegmentProd': ('tf.segment-prod',),
+                          'tf.raw_ops.SegmentSum': ('tf.segment-sum',),
+                          'tf.raw_ops.SoftmaxCrossEntropyWithLogits': ('tf.raw-xent-kernels',),
+                          'tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits': ('tf.raw-xent-kernels',),
+                          'tf.raw_ops.SparseTensorDenseMatMul': ('tf.sparse-dense-matmul',),
+                          'tf.raw_ops.Svd': ('tf.linalg-svd',),
+                          'tf.raw_ops.TensorScatterAdd': ('tf.scatter-nd',),
+                          'tf.raw_ops.TensorScatterSub': ('tf.scatter-nd',),
+                          'tf.raw_ops.TensorScatterUpdate': ('tf.scatter-nd',),
                           'tf.raw_ops.Timestamp': ('tf.timestamp',),
                           'tf.raw_ops.TruncatedNormal': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.UniformCandidateSampler': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.UnsortedSegmentProd': ('tf.unsorted-segment-mean-prod-sqrt-n',),
+                          'tf.raw_ops.UnsortedSegmentSum': ('tf.unsorted-segment-sum',),
                           'tf.reduce_mean': ('tf.reduce-sum-mean-historic',),
                           'tf.reduce_sum': ('tf.reduce-sum-mean-historic',),
                           'tf.scatter_nd': ('tf.scatter-nd',),
