@@ -164,3 +164,21 @@ def test_tensorflow_seeds_the_code_sets(tmp_path):
     assert _found(_scan(tmp_path / "b", {"p.py": seeded}), "tf.random-seeds") == []
     in_function = "import tensorflow as tf\ndef main():\n    tf.random.set_seed(0)\n" + textwrap.dedent(unseeded).split("\n", 1)[1]
     assert [line for line, _ in _found(_scan(tmp_path / "c", {"p.py": in_function}), "tf.random-seeds")] == [6]
+
+
+def test_spellings_of_tf_layers_and_the_jax_matmul_operator(tmp_path):
+    report = _scan(tmp_path, {"m.py": """\
+        import jax.numpy as jnp
+        import tensorflow as tf
+
+        def f(x, inputs):
+            w = jnp.ones((3, 3))
+            y = x @ w                 # w is visibly a JAX array: jax.numpy.matmul
+            z = x @ x                 # nothing shows what x is
+            h = tf.compat.v1.layers.dense(inputs, 10, use_bias=False)   # no bias: nothing
+            g = tf.layers.dense(inputs, 10)                             # Dense(10) with a bias
+            return y, z, h, g
+        """})
+    assert [(f.line, f.record) for f in report.findings if f.op == "jax.numpy.matmul"] == [
+        (6, "jax.xla-autotuning"), (6, "jax.xla-gemm-conv-attention")]
+    assert [(f.line, f.op) for f in report.findings if f.record == "tf.bias-add-backprop"] == [(9, "tf.keras.layers.Dense")]

@@ -48,6 +48,13 @@ _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 _BUILTINS = frozenset(dir(builtins))
 _PARTIALS = frozenset({"functools.partial"})
+# Layer functions of TF 1's tf.layers -> the Keras layer each builds: `dense(inputs, units, activation,
+# use_bias, ...)` makes `Dense(units, activation=..., use_bias=...)` and applies it to `inputs`
+# (tensorflow/python/keras/legacy_tf_layers/core.py, https://github.com/tensorflow/tensorflow/blob/
+# 2ec9b33f2113d1fb5dd18a6d68c93a0cd82b43f7/tensorflow/python/keras/legacy_tf_layers/core.py, read at that commit).
+_LAYER_FUNCTIONS = {"tf.compat.v1.layers.dense": "tf.keras.layers.Dense", "tf.layers.dense": "tf.keras.layers.Dense"}
+_JAX_ARRAY_MAKERS = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.")
+MATMUL = "jax.numpy.matmul"
 # torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
 _HOST_FACTORIES = frozenset(f"torch.{n}" for n in (
     "linspace", "logspace", "arange", "zeros", "ones", "full", "tensor", "eye", "rand", "randn", "empty", "randint"))
@@ -480,6 +487,32 @@ class _Visitor(ast.NodeVisitor):
 
     visit_Name = visit_Constant = _leaf
 
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.MatMult) and MATMUL in self.wanted and self.fn_nodes is not None:
+            ctx = self.fn_nodes[-1] if self.fn_nodes else self.tree
+            if ctx is not None and (self._is_jax(node.left, ctx, 4) or self._is_jax(node.right, ctx, 4)):
+                call = ast.copy_location(ast.Call(func=ast.Name(id="operator @", ctx=ast.Load()),
+                                                  args=[node.left, node.right], keywords=[]), node)
+                call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+                self._record(MATMUL, call, certain=True, method=False)
+
+    def _is_jax(self, node: ast.AST, ctx: ast.AST, depth: int) -> bool:
+        """The expression is visibly a JAX array: made by jax.numpy / jax.random / jax.nn / jax.lax, or a
+        name every assignment of which in the function (or module) is."""
+        if depth <= 0:
+            return False
+        if isinstance(node, ast.Call):
+            name = self.dotted(node.func)
+            return name is not None and name.startswith(_JAX_ARRAY_MAKERS)
+        if isinstance(node, ast.Name):
+            values = [n.value for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+            return bool(values) and all(self._is_jax(v, ctx, depth - 1) for v in values)
+        if isinstance(node, ast.BinOp):
+            return self._is_jax(node.left, ctx, depth - 1) or self._is_jax(node.right, ctx, depth - 1)
+        return False
+
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.typed.append({})
         self.generic_visit(node)
@@ -545,6 +578,14 @@ class _Visitor(ast.NodeVisitor):
             self._environ_call(name, node)
             if name == "torch.nn.functional.pad":
                 self._pad(node)
+                return
+            spelled = _LAYER_FUNCTIONS.get(name)
+            if spelled is not None and spelled in self.wanted:
+                # tf.compat.v1.layers.dense(inputs, units, ...) builds Dense(units, ...) and applies it to inputs
+                layer = ast.copy_location(ast.Call(func=node.func, args=node.args[1:],
+                                                   keywords=[k for k in node.keywords if k.arg != "inputs"]), node)
+                layer.end_lineno, layer.end_col_offset = node.end_lineno, node.end_col_offset
+                self._record(spelled, layer, certain=True, method=False)
                 return
             if name in self.wanted:
                 if name in _EMPTY and id(node) in self.initialised:
@@ -1136,6 +1177,8 @@ def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...]) -> f
         parts.append(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
     if methods:
         parts.append(r"\.\s*(?:" + "|".join(re.escape(m) for m in sorted(methods, key=len, reverse=True)) + r")\b")
+    if any(v.startswith("jax") for v in aliases.values()):
+        parts.append(r"[\w)\]][ \t]*@[ \t]*[\w(]")  # x @ w: the matmul operator on JAX arrays
     if not parts:
         return frozenset()
     pattern = re.compile("|".join(parts))
