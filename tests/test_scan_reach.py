@@ -182,3 +182,18 @@ def test_spellings_of_tf_layers_and_the_jax_matmul_operator(tmp_path):
     assert [(f.line, f.record) for f in report.findings if f.op == "jax.numpy.matmul"] == [
         (6, "jax.xla-autotuning"), (6, "jax.xla-gemm-conv-attention")]
     assert [(f.line, f.op) for f in report.findings if f.record == "tf.bias-add-backprop"] == [(9, "tf.keras.layers.Dense")]
+
+
+def test_a_module_of_the_code_base_that_is_not_a_regular_file_is_never_opened(tmp_path):
+    import os
+
+    pipeline = """\
+        import tensorflow as tf
+        import tok
+        def make(ds, sp):
+            return ds.map(tok.TokenizeOp(sp), num_parallel_calls=tf.data.AUTOTUNE)
+        """
+    (tmp_path / "pipeline.py").write_text(textwrap.dedent(pipeline))
+    os.mkfifo(tmp_path / "tok.py")  # opening a FIFO for reading would block the scan forever
+    report = scan([str(tmp_path / "pipeline.py")], given=pins.parse_versions(VERSIONS))
+    assert [f.line for f in report.findings if f.record == "tf.data-loader-parallelism"] == [4]  # unread: may draw

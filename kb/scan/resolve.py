@@ -14,6 +14,7 @@ import ast
 import builtins
 import math
 import os
+import stat
 import re
 from typing import NamedTuple
 
@@ -63,18 +64,26 @@ _ELEMENTWISE = frozenset({
     "cos", "sin", "exp", "log", "sqrt", "clip", "clamp", "sigmoid", "tanh", "abs", "pow", "cumprod", "cumsum",
     "float", "double", "neg", "reciprocal", "rsqrt", "log1p", "expm1", "clamp_min", "clamp_max"})
 _LOCAL_MODULES: dict[str, dict | None] = {}
+_LOCAL_MAX_BYTES = 5_000_000  # as kb.scan.sources.MAX_BYTES: a module the scan itself would read
 
 
 def local_module(filename: str, dotted: str) -> dict | None:
     """Top-level functions and classes by name of the module `dotted` as a file of the same code base
     (next to `filename`, or under one of its parent folders), or None when no such file is there. Read
-    with `ast` only, never imported; memoized per path."""
+    with `ast` only, never imported; memoized per path. The tree is untrusted: only a regular file
+    (not a symlink, FIFO or device) of at most 5 MB is opened."""
     if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
         return None
     folder = os.path.dirname(os.path.abspath(filename))
     for _ in range(4):
         path = os.path.join(folder, *dotted.split(".")) + ".py"
-        if os.path.isfile(path):
+        try:
+            info = os.lstat(path)
+        except OSError:
+            info = None
+        if info is not None:
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _LOCAL_MAX_BYTES:
+                return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
             if path not in _LOCAL_MODULES:
                 try:
                     with open(path, encoding="utf-8") as handle:
@@ -230,6 +239,7 @@ class _Visitor(ast.NodeVisitor):
         self.functions = 0  # how many of them are functions
         self.fn_nodes: list[ast.AST] = []  # enclosing functions, innermost last
         self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
+        self.assign_memo: dict[int, dict[str, list[ast.expr]]] = {}
         self.host_memo: dict[tuple[int, int], str | None] = {}
         self.default_device = False  # the module calls torch.set_default_device: factories may make GPU tensors
         self.filename = ""  # the module's path, to read the modules of the same code base it imports
@@ -506,8 +516,7 @@ class _Visitor(ast.NodeVisitor):
             name = self.dotted(node.func)
             return name is not None and name.startswith(_JAX_ARRAY_MAKERS)
         if isinstance(node, ast.Name):
-            values = [n.value for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+            values = self._assigned_in(ctx).get(node.id, [])
             return bool(values) and all(self._is_jax(v, ctx, depth - 1) for v in values)
         if isinstance(node, ast.BinOp):
             return self._is_jax(node.left, ctx, depth - 1) or self._is_jax(node.right, ctx, depth - 1)
@@ -674,14 +683,24 @@ class _Visitor(ast.NodeVisitor):
                    and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
                    for n in ast.walk(fn))
 
+    def _assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:
+        """Name -> the values assigned to it (`name = value`) anywhere in `ctx`; built once per function."""
+        found = self.assign_memo.get(id(ctx))
+        if found is None:
+            found = {}
+            for n in ast.walk(ctx):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    found.setdefault(n.targets[0].id, []).append(n.value)
+            self.assign_memo[id(ctx)] = found
+        return found
+
     def _is_mask(self, node: ast.AST, ctx: ast.AST) -> bool:
         """`~mask`, a comparison, or a name every assignment in the function makes so: a boolean tensor,
         whose cumulative sum (even accumulated as float32, below 2**24) is a count, exact in any order."""
         if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)):
             return True
         if isinstance(node, ast.Name):
-            values = [n.value for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+            values = self._assigned_in(ctx).get(node.id, [])
             return bool(values) and all(isinstance(v, ast.Compare) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Invert))
                                         for v in values)
         return False
@@ -701,8 +720,7 @@ class _Visitor(ast.NodeVisitor):
             if (id(ctx), node.id) in seen:
                 return "scalar"  # x = x / x[0]: what x is comes from its other assignments
             seen = seen | {(id(ctx), node.id)}
-            values = [n.value for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                      and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.id]
+            values = self._assigned_in(ctx).get(node.id, [])
             if not values:
                 params = [a.arg for a in (*ctx.args.posonlyargs, *ctx.args.args, *ctx.args.kwonlyargs)] \
                     if isinstance(ctx, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
@@ -721,8 +739,7 @@ class _Visitor(ast.NodeVisitor):
             return "host" if self._made_on_host(node.func.value, ctx, depth - 1, seen) == "host" else None
         if isinstance(node.func, ast.Name):  # a function of this module, or a name bound to some of them
             names = [node.func.id] if node.func.id in self.defs else [
-                n.value.id for n in ast.walk(ctx) if isinstance(n, ast.Assign) and len(n.targets) == 1
-                and isinstance(n.targets[0], ast.Name) and n.targets[0].id == node.func.id and isinstance(n.value, ast.Name)]
+                v.id for v in self._assigned_in(ctx).get(node.func.id, []) if isinstance(v, ast.Name)]
             if not names or any(n not in self.defs for n in names):
                 return None
             for n in names:
