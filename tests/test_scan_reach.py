@@ -197,3 +197,21 @@ def test_a_module_of_the_code_base_that_is_not_a_regular_file_is_never_opened(tm
     os.mkfifo(tmp_path / "tok.py")  # opening a FIFO for reading would block the scan forever
     report = scan([str(tmp_path / "pipeline.py")], given=pins.parse_versions(VERSIONS))
     assert [f.line for f in report.findings if f.record == "tf.data-loader-parallelism"] == [4]  # unread: may draw
+
+
+def test_an_embedding_whose_weight_is_used_directly_runs_no_embedding_kernel(tmp_path):
+    source = """\
+        import torch
+        from torch import nn
+        class DETR(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.query_embed = nn.Embedding(n, d)
+                self.tok = nn.Embedding(n, d)
+                self.handed = nn.Embedding(n, d)
+                self.user = Wrapper(self.handed)
+            def forward(self, x, ids):
+                return self.query_embed.weight + self.tok(ids)
+        """
+    found = _found(_scan(tmp_path, {"m.py": source}), "torch.embedding-backward")
+    assert [line for line, _ in found] == [7, 8]  # called; handed to another object (it may call it)

@@ -49,6 +49,8 @@ _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 _BUILTINS = frozenset(dir(builtins))
 _PARTIALS = frozenset({"functools.partial"})
+# Modules whose record is about calling them: the kernel runs in forward(), not when the weight is read.
+_CALLED_MODULES = {"torch.nn.Embedding": ("torch.embedding-backward",)}
 # Layer functions of TF 1's tf.layers -> the Keras layer each builds: `dense(inputs, units, activation,
 # use_bias, ...)` makes `Dense(units, activation=..., use_bias=...)` and applies it to `inputs`
 # (tensorflow/python/keras/legacy_tf_layers/core.py, https://github.com/tensorflow/tensorflow/blob/
@@ -239,6 +241,7 @@ class _Visitor(ast.NodeVisitor):
         self.functions = 0  # how many of them are functions
         self.fn_nodes: list[ast.AST] = []  # enclosing functions, innermost last
         self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
+        self.class_nodes: list[ast.ClassDef] = []  # enclosing classes, innermost last
         self.assign_memo: dict[int, dict[str, list[ast.expr]]] = {}
         self.host_memo: dict[tuple[int, int], str | None] = {}
         self.default_device = False  # the module calls torch.set_default_device: factories may make GPU tensors
@@ -270,6 +273,7 @@ class _Visitor(ast.NodeVisitor):
                 self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
                 if kind is ast.ClassDef:
                     self.members.append(self._members(node))
+                    self.class_nodes.append(node)
                 self.scope.append(node.name)
                 function = kind is not ast.ClassDef
                 self.functions += function
@@ -282,6 +286,7 @@ class _Visitor(ast.NodeVisitor):
                 self.scope.pop()
                 if kind is ast.ClassDef:
                     self.members.pop()
+                    self.class_nodes.pop()
                 else:
                     self.params.pop()
                     self.buffers.pop()
@@ -529,7 +534,10 @@ class _Visitor(ast.NodeVisitor):
 
     # --- assignments: types, attribute switches, environment ---------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        before = len(self.calls)
         self.generic_visit(node)
+        if len(self.calls) > before and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            self._module_never_called(node.targets[0], node.value, before)
         kind = self.kind_of(node.value)
         for target in node.targets:
             self._assigned(target, node.value, kind, node)
@@ -682,6 +690,46 @@ class _Visitor(ast.NodeVisitor):
                    and n.test.left.id == given.id and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.IsNot)
                    and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
                    for n in ast.walk(fn))
+
+    def _module_never_called(self, target: ast.AST, value: ast.Call, first: int) -> None:
+        """`self.X = nn.Embedding(...)` in a class with its own `forward` that reads `self.X.weight` (or another
+        attribute of it) and never calls `self.X(...)` nor hands `self.X` on: the module's own kernel never
+        runs, so records of calling it do not apply."""
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return
+        name = self.dotted(value.func)
+        if name not in _CALLED_MODULES or not self.class_nodes:
+            return
+        cls = self.class_nodes[-1]
+        why = f"self.{target.attr} is never called in its class (its weight is used directly)"
+        has_forward = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward"
+                          for item in cls.body)
+        reads_weight = any(isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute)
+                           and sub.value.attr == target.attr and isinstance(sub.value.value, ast.Name)
+                           and sub.value.value.id == "self" and isinstance(sub.ctx, ast.Load) for sub in ast.walk(cls))
+        if not (has_forward and reads_weight):
+            return  # only a whole module (its own forward) that visibly reads self.X.<attr> instead of calling it
+        for sub in ast.walk(cls):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == target.attr \
+                    and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self":
+                return  # self.X(...) runs it
+            # handed on as an object (`f(self.X)`, `[self.X]`, `return self.X`): it may be called there
+            if isinstance(sub, ast.Call):
+                parts = [*sub.args, *(k.value for k in sub.keywords)]
+            elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
+                parts = list(sub.elts)
+            elif isinstance(sub, (ast.Return, ast.Assign)) and sub.value is not None and sub.value is not value:
+                parts = [sub.value]
+            else:
+                continue
+            if any(isinstance(a, ast.Attribute) and a.attr == target.attr and isinstance(a.value, ast.Name)
+                   and a.value.id == "self" for a in parts):
+                return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(
+                    (rid, why) for rid in _CALLED_MODULES[name]))
 
     def _assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:
         """Name -> the values assigned to it (`name = value`) anywhere in `ctx`; built once per function."""
