@@ -215,3 +215,14 @@ def test_an_embedding_whose_weight_is_used_directly_runs_no_embedding_kernel(tmp
         """
     found = _found(_scan(tmp_path, {"m.py": source}), "torch.embedding-backward")
     assert [line for line, _ in found] == [7, 8]  # called; handed to another object (it may call it)
+
+
+def test_a_stated_fact_rules_out_conditions_as_a_query_would() -> None:
+    """`given` accepts any value but None; an exact dtype satisfies its kind: the scan's
+    contradiction check must not call such a condition contradicted (kb/calls.py value_holds)."""
+    from kb.scan.lookup import _contradicted
+
+    assert _contradicted([{"dim": ["given"]}], {"dim": 0}) is False
+    assert _contradicted([{"dim": ["given"]}], {"dim": None}) is True
+    assert _contradicted([{"input.dtype": ["float"]}], {"input.dtype": "bfloat16"}) is False
+    assert _contradicted([{"input.ndim": [3, 4]}], {"input.ndim": 2}) is True

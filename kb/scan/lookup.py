@@ -14,6 +14,7 @@ import inspect
 from typing import NamedTuple
 
 import kb
+from kb.calls import value_holds
 from kb.scan import switches
 from kb.scan.resolve import Call, Unknown
 
@@ -241,8 +242,7 @@ def _contradicted(when: object, facts: dict) -> bool:
         dead = False
         for key, values in alternative.items():
             if key in facts and not isinstance(facts[key], tuple):
-                value = facts[key]
-                if not any(value == v and type(value) is type(v) for v in (values or ())):
+                if value_holds(facts[key], tuple(values or ())) is False:  # as a query matches (given, exact dtypes)
                     dead = True
                     break
         if not dead:
