@@ -226,3 +226,36 @@ def test_a_stated_fact_rules_out_conditions_as_a_query_would() -> None:
     assert _contradicted([{"dim": ["given"]}], {"dim": None}) is True
     assert _contradicted([{"input.dtype": ["float"]}], {"input.dtype": "bfloat16"}) is False
     assert _contradicted([{"input.ndim": [3, 4]}], {"input.ndim": 2}) is True
+
+
+def test_a_position_embedding_called_only_with_arange_is_not_an_accumulating_backward(tmp_path) -> None:
+    """nanoGPT's `wpe(pos)` with `pos = torch.arange(0, t)`: unique indices, each row added once.
+    The token embedding of the same class, called with data, stays a finding."""
+    src = tmp_path / "model.py"
+    src.write_text(
+        "import torch\nfrom torch import nn\n\n"
+        "class GPT(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.wte = nn.Embedding(100, 8)\n"
+        "        self.wpe = nn.Embedding(16, 8)\n\n"
+        "    def forward(self, idx):\n"
+        "        pos = torch.arange(0, idx.size(1), device=idx.device)\n"
+        "        return self.wte(idx) + self.wpe(pos)\n\n"
+        "    def reset_parameters(self):\n"
+        "        nn.init.normal_(self.wpe.weight)\n"
+    )
+    lines = _embedding_lines(src)
+    assert 7 in lines and 8 not in lines
+    src.write_text(src.read_text().replace("self.wpe(pos)", "self.wpe(pos.repeat(2))"))
+    assert 8 in _embedding_lines(src)
+
+
+def _embedding_lines(path) -> set[int]:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "kb", "scan", str(path), "--versions", "torch=2.11", "--format", "json"],
+                         capture_output=True, text=True, timeout=120)
+    data = json.loads(out.stdout)
+    return {f["line"] for f in data["findings"] if f["record"] == "torch.embedding-backward"}

@@ -707,7 +707,9 @@ class _Visitor(ast.NodeVisitor):
         reads_weight = any(isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute)
                            and sub.value.attr == target.attr and isinstance(sub.value.value, ast.Name)
                            and sub.value.value.id == "self" and isinstance(sub.ctx, ast.Load) for sub in ast.walk(cls))
-        if not (has_forward and reads_weight):
+        if not has_forward or self._called_with_unique_indices(cls, target.attr, name, value, first):
+            return
+        if not reads_weight:
             return  # only a whole module (its own forward) that visibly reads self.X.<attr> instead of calling it
         for sub in ast.walk(cls):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == target.attr \
@@ -730,6 +732,48 @@ class _Visitor(ast.NodeVisitor):
             if call.op == name and call.line == value.lineno:
                 self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(
                     (rid, why) for rid in _CALLED_MODULES[name]))
+
+    def _is_arange(self, node: ast.AST, fn: ast.AST | None) -> bool:
+        """`torch.arange(...)`, or a name every assignment in the function makes so: indices that never repeat."""
+        if isinstance(node, ast.Call) and self.dotted(node.func) == "torch.arange":
+            return True
+        if isinstance(node, ast.Name) and fn is not None:
+            values = self._assigned_in(fn).get(node.id, [])
+            return bool(values) and all(isinstance(v, ast.Call) and self.dotted(v.func) == "torch.arange" for v in values)
+        return False
+
+    def _called_with_unique_indices(self, cls: ast.ClassDef, attr: str, name: str, value: ast.Call, first: int) -> bool:
+        """`self.X = nn.Embedding(...)` whose every call in its class is `self.X(torch.arange(...))` (a position
+        lookup, directly or through a name only ever assigned an arange), and that is never handed on: the
+        indices never repeat, so the atomic backward adds each row once and nothing accumulates out of order."""
+        found = 0
+        for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for sub in ast.walk(fn):
+                if isinstance(sub, ast.Call):
+                    parts = [*sub.args, *(k.value for k in sub.keywords)]
+                elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
+                    parts = list(sub.elts)
+                elif isinstance(sub, (ast.Return, ast.Assign)) and sub.value is not None and sub.value is not value:
+                    parts = [sub.value]
+                else:
+                    parts = []
+                if any(isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name)
+                       and a.value.id == "self" for a in parts):
+                    return False  # handed on: it may be called elsewhere with anything
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == attr \
+                        and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self":
+                    if len(sub.args) != 1 or sub.keywords or not self._is_arange(sub.args[0], fn):
+                        return False
+                    found += 1
+        if not found:
+            return False
+        why = f"self.{attr} is only called with torch.arange indices: unique, so nothing accumulates"
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(
+                    (rid, why) for rid in _CALLED_MODULES[name]))
+        return True
 
     def _assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:
         """Name -> the values assigned to it (`name = value`) anywhere in `ctx`; built once per function."""
