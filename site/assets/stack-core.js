@@ -1,4 +1,4 @@
-/* "Check my stack": the rules of kb.status() (kb/query.py, kb/versions.py) in plain JS.
+/* "Check my stack": the rules of kb.status() (kb/query/, kb/versions.py) in plain JS.
  * Pure functions over api/v1/all.json; no DOM, so node runs them in the tests
  * (tests/test_site_stack_js.py compares them with kb.status() on many cases). */
 (function (root) {
@@ -54,7 +54,7 @@
     return a.length - b.length;
   }
 
-  /* Fewest codes such that every need holds one of them or one they imply (kb/query.py). */
+  /* Fewest codes such that every need holds one of them or one they imply (kb/query/cover.py). */
   function smallestCover(data, needs) {
     var all = {};
     needs.forEach(function (need) { need.forEach(function (c) { all[c] = true; }); });
@@ -98,7 +98,7 @@
       }
       if (r === null) {
         if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
-          /* a record of compiled kernels with no range here leaves an eager answer (kb/query.py) */
+          /* a record of compiled kernels with no range here leaves an eager answer (kb/query/evaluate.py) */
           perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
           return;
         }
@@ -358,7 +358,7 @@
   function resolve(data, op, framework) {
     var record = own(data.sources, op);
     if (record && (!framework || framework === record.framework)) {
-      /* a record id that is also an op name answers for the op (kb/query.py _resolve) */
+      /* a record id that is also an op name answers for the op (kb/query/names.py resolve) */
       var named = own(data.names[record.framework] || {}, op);
       return named && named.indexOf(op) >= 0 ? named : [op];
     }
@@ -391,7 +391,7 @@
     return { recipe: a.needs.length ? smallestCover(data, a.needs) : [], unsolved: unsolved, unknown: unknown, affected: affected, sources: a.sources };
   }
 
-  /* ---- Unknown names: the same suggestions as kb.status()'s UnknownOpError (kb/query.py _suggest),
+  /* ---- Unknown names: the same suggestions as kb.status()'s UnknownOpError (kb/query/names.py),
    * with Python's difflib.get_close_matches ported exactly (same scores, same tie order). ---- */
 
   /* "N<TAB>suffix" lines (N characters shared with the previous name) -> the names. */
@@ -473,7 +473,7 @@
 
   function endsWith(s, tail) { return s.length >= tail.length && s.slice(s.length - tail.length) === tail; }
 
-  /* kb/query.py _suggest(op, framework): close names from records, the op tables and the inventory. */
+  /* kb/query/names.py suggest(op, framework): close names from records, the op tables and the inventory. */
   function suggest(data, op, framework, inventory) {
     var seen = {}, pool = [];
     function add(n) { if (!Object.prototype.hasOwnProperty.call(seen, n)) { seen[n] = true; pool.push(n); } }
@@ -487,7 +487,7 @@
     var near = pool.filter(function (n) { return n.slice(0, head.length) === head; });
     if (!near.length) near = pool;
     var found = closeMatches(op, near, 5, 0.6);
-    if (found.length < 3) {  /* in kb/query.py `near is not pool` always holds: near is a list, pool a set */
+    if (found.length < 3) {  /* in kb/query/names.py `near is not pool` always holds: near is a list, pool a set */
       var tail = dot >= 0 ? op.slice(dot + 1) : op;
       closeMatches(op, pool, 5, 0.75).forEach(function (n) { if (found.indexOf(n) < 0) found.push(n); });
       pool.filter(function (n) { return endsWith(n, "." + tail) && found.indexOf(n) < 0; }).sort().slice(0, 3)
