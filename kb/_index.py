@@ -604,6 +604,22 @@ INDEX = {'format': 1,
                               'phase': 40,
                               'preference': 15,
                               'implies': ()},
+               'TF_WRAPPER': {'title': 'Call the public wrapper, not the tf.raw_ops kernel',
+                              'kind': 'practice',
+                              'how': 'Call the public tf.nn function '
+                                     '(tf.nn.sparse_softmax_cross_entropy_with_logits, '
+                                     'tf.nn.softmax_cross_entropy_with_logits) with '
+                                     'tf.config.experimental.enable_op_determinism() on. Under determinism '
+                                     'the wrapper computes the loss from log_softmax instead of calling the '
+                                     'fused kernel, whose GPU implementation is not deterministic and '
+                                     'refuses when it is called directly through tf.raw_ops.',
+                              'snippet': 'tf.config.experimental.enable_op_determinism()\n'
+                                         'loss = '
+                                         'tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, '
+                                         'logits=logits)',
+                              'phase': 40,
+                              'preference': 20,
+                              'implies': ()},
                'KERAS_SEED': {'title': 'keras.utils.set_random_seed',
                               'kind': 'call',
                               'how': 'Call keras.utils.set_random_seed(seed) at program start (and again '
@@ -626,7 +642,40 @@ INDEX = {'format': 1,
                                           'keras.random.normal((4,), seed=keras.random.SeedGenerator(1))',
                                'phase': 40,
                                'preference': 15,
-                               'implies': ()}},
+                               'implies': ()},
+               'KERAS_TORCH_DET': {'title': "torch.use_deterministic_algorithms(True) under Keras's PyTorch "
+                                            'backend',
+                                   'kind': 'call',
+                                   'how': 'With KERAS_BACKEND=torch, call '
+                                          'torch.use_deterministic_algorithms(True) at program start. '
+                                          'PyTorch then fills memory it allocates uninitialized '
+                                          '(torch.utils.deterministic.fill_uninitialized_memory, on by '
+                                          'default), so keras.ops.empty and empty_like return NaN instead of '
+                                          "leftover memory, and the pivot array that torch.linalg.lstsq's "
+                                          'default CPU driver (gelsy) reads is filled rather than left as it '
+                                          'was.',
+                                   'snippet': 'import os\n'
+                                              'os.environ["KERAS_BACKEND"] = "torch"\n'
+                                              'import torch\n'
+                                              'torch.use_deterministic_algorithms(True)\n'
+                                              'import keras',
+                                   'phase': 30,
+                                   'preference': 20,
+                                   'implies': ()},
+               'KERAS_STFT_INPUT': {'title': 'Give STFTSpectrogram (and conv) inputs at least one full frame',
+                                    'kind': 'practice',
+                                    'how': 'On the TensorFlow backend, feed keras.layers.STFTSpectrogram '
+                                           'inputs with at least frame_length samples (or build it with '
+                                           'padding="same"), and keras.ops.conv inputs at least as long as '
+                                           'the kernel under padding="valid"; a shorter input is not '
+                                           'rejected there and comes back as uninitialized memory.',
+                                    'snippet': 'layer = keras.layers.STFTSpectrogram(frame_length=256, '
+                                               'padding="same")\n'
+                                               '# or: make sure inputs.shape[1] >= frame_length before '
+                                               'calling the layer',
+                                    'phase': 40,
+                                    'preference': 20,
+                                    'implies': ()}},
  'order': ('CUBLAS_WS',
            'MCORE_DET',
            'NCCL_NO_NVLS',
@@ -655,6 +704,7 @@ INDEX = {'format': 1,
            'PT_CUDNN_DET',
            'PT_NOBENCH',
            'CPU1',
+           'KERAS_TORCH_DET',
            'PT_DETW',
            'TDP',
            'CUDNN_DET_ALGO',
@@ -671,8 +721,10 @@ INDEX = {'format': 1,
            'DL1',
            'GATE',
            'HVD_GROUPS',
+           'KERAS_STFT_INPUT',
            'PIT1',
            'PT_DLSEED',
+           'TF_WRAPPER',
            'BIO',
            'NOSHARD',
            'PT_SDPA_MATH',
@@ -2216,6 +2268,183 @@ INDEX = {'format': 1,
                                                                       'determinism.',
                                                              'state': 'closed',
                                                              'url': 'https://github.com/openxla/xla/pull/15229'})},
+             'keras.ops-empty-torch': {'id': 'keras.ops-empty-torch',
+                                       'framework': 'keras',
+                                       'title': 'keras.ops.empty and empty_like return uninitialized memory '
+                                                'on the PyTorch backend',
+                                       'device': 'any',
+                                       'pass': 'forward',
+                                       'mechanism': 'other',
+                                       'summary': 'On the PyTorch backend keras.ops.empty and empty_like are '
+                                                  'torch.empty and torch.empty_like, which return memory as '
+                                                  'the allocator left it, so the values differ from process '
+                                                  'to process (and from call to call). The TensorFlow '
+                                                  "backend returns tf.zeros / tf.zeros_like and JAX's "
+                                                  'jnp.empty returns zeros, so there the same calls give one '
+                                                  'result. Under torch.use_deterministic_algorithms(True) '
+                                                  'PyTorch fills the memory with NaN.',
+                                       'calls': ((('keras.ops.empty', 'keras.ops.empty_like'),
+                                                  (('backend', ('torch',)),)),),
+                                       'status': (((0, 3, 15),
+                                                   (0, 3, 16),
+                                                   '==3.15.*',
+                                                   ('KERAS_TORCH_DET',),
+                                                   False,
+                                                   None,
+                                                   'Measured with Keras 3.15.1 and PyTorch 2.13.0 on the '
+                                                   'CPU; code read at v3.15.1.',
+                                                   None,
+                                                   None,
+                                                   None),),
+                                       'caused_by': (),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/torch/numpy.py',
+                                                       'title': 'keras/src/backend/torch/numpy.py at v3.15.1 '
+                                                                '(empty, empty_like call torch.empty, '
+                                                                'torch.empty_like)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/tensorflow/numpy.py',
+                                                       'title': 'keras/src/backend/tensorflow/numpy.py at '
+                                                                'v3.15.1 (empty returns tf.zeros)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/utils/deterministic.py',
+                                                       'title': 'torch/utils/deterministic.py, PyTorch '
+                                                                '2.13.0 (fill_uninitialized_memory)'})},
+             'keras.ops-lstsq-torch': {'id': 'keras.ops-lstsq-torch',
+                                       'framework': 'keras',
+                                       'title': 'keras.ops.lstsq on the PyTorch backend (CPU, default driver '
+                                                'gelsy)',
+                                       'device': 'cpu',
+                                       'pass': 'forward',
+                                       'mechanism': 'other',
+                                       'summary': 'On the PyTorch backend keras.ops.lstsq without rcond '
+                                                  'calls torch.linalg.lstsq with its default CPU driver, '
+                                                  "gelsy. PyTorch allocates gelsy's column-pivot array "
+                                                  '(JPVT) with at::empty and does not clear it; LAPACK reads '
+                                                  'a non-zero entry as a column that must stay in front, so '
+                                                  "leftover memory changes the pivoting and the solution's "
+                                                  'last bits (and, for rank-deficient inputs, the rank) from '
+                                                  'call to call and process to process. With rcond given, '
+                                                  'Keras picks the gelsd driver, which has no pivot array.',
+                                       'calls': ((('keras.ops.lstsq',),
+                                                  (('backend', ('torch',)), ('rcond', (None,)))),),
+                                       'status': (((0, 3, 15),
+                                                   (0, 3, 16),
+                                                   '==3.15.*',
+                                                   ('KERAS_TORCH_DET',),
+                                                   False,
+                                                   None,
+                                                   'Measured with Keras 3.15.1 and PyTorch 2.13.0 on the '
+                                                   'CPU; code read at v3.15.1.',
+                                                   None,
+                                                   None,
+                                                   None),),
+                                       'caused_by': (),
+                                       'distributions': {},
+                                       'disputes': (),
+                                       'references': ({'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/backend/torch/linalg.py',
+                                                       'title': 'keras/src/backend/torch/linalg.py at '
+                                                                'v3.15.1 (lstsq; gelsd only when rcond is '
+                                                                'given)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native/BatchLinearAlgebraKernel.cpp',
+                                                       'title': 'aten/src/ATen/native/BatchLinearAlgebraKernel.cpp, '
+                                                                'PyTorch 2.13.0 (apply_lstsq, jpvt = '
+                                                                'at::empty)'},
+                                                      {'kind': 'issue',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 71222,
+                                                       'title': 'torch.linalg.lstsq not reproducible',
+                                                       'state': 'open',
+                                                       'url': 'https://github.com/pytorch/pytorch/issues/71222'},
+                                                      {'kind': 'issue',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 92537,
+                                                       'title': 'non-deterministic and (sometimes) wrong '
+                                                                'results from `torch.linalg.lstsq`',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/pytorch/pytorch/issues/92537'},
+                                                      {'kind': 'issue',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 187411,
+                                                       'title': "[BUG] torch.linalg.lstsq(driver='gelsy') "
+                                                                'returns incorrect rank due to memory state '
+                                                                'dependency',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/pytorch/pytorch/issues/187411'},
+                                                      {'kind': 'pr',
+                                                       'repo': 'pytorch/pytorch',
+                                                       'number': 187436,
+                                                       'title': 'Fix incorrect rank in '
+                                                                "torch.linalg.lstsq(driver='gelsy') due to "
+                                                                'stale JPVT values',
+                                                       'state': 'closed',
+                                                       'url': 'https://github.com/pytorch/pytorch/pull/187436'})},
+             'keras.stft-spectrogram-short-input': {'id': 'keras.stft-spectrogram-short-input',
+                                                    'framework': 'keras',
+                                                    'title': 'STFTSpectrogram (and keras.ops.conv) with an '
+                                                             'input shorter than a frame on the TensorFlow '
+                                                             'backend',
+                                                    'device': 'cpu',
+                                                    'pass': 'forward',
+                                                    'mechanism': 'other',
+                                                    'summary': 'STFTSpectrogram has no random part (its STFT '
+                                                               'initializer computes cosine and sine kernels '
+                                                               'times a SciPy window) but computes the '
+                                                               'transform with keras.ops.conv, '
+                                                               'padding="valid", a kernel frame_length long '
+                                                               '(256 by default) and strides frame_step. '
+                                                               'Given an input shorter than one frame, '
+                                                               "TensorFlow's oneDNN CPU convolution (on by "
+                                                               'default in x86 wheels) does not reject it '
+                                                               'and returns a tensor of the wrong shape '
+                                                               'holding uninitialized memory, so the output '
+                                                               'differs from call to call and process to '
+                                                               'process; seeds and enable_op_determinism do '
+                                                               'not change it. The JAX and PyTorch backends '
+                                                               'raise instead.',
+                                                    'calls': ((('keras.layers.STFTSpectrogram',
+                                                                'keras.ops.conv'),
+                                                               (('backend', ('tensorflow',)),
+                                                                ('padding', ('valid',)))),),
+                                                    'status': (((0, 3, 15),
+                                                                (0, 3, 16),
+                                                                '==3.15.*',
+                                                                ('KERAS_STFT_INPUT',),
+                                                                False,
+                                                                None,
+                                                                'Measured with Keras 3.15.1 on TensorFlow '
+                                                                '2.21.0 (CPU, oneDNN on); code read at '
+                                                                'v3.15.1.',
+                                                                None,
+                                                                None,
+                                                                None),),
+                                                    'caused_by': (),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/preprocessing/stft_spectrogram.py',
+                                                                    'title': 'keras/src/layers/preprocessing/stft_spectrogram.py '
+                                                                             'at v3.15.1 (build, '
+                                                                             '_apply_conv)'},
+                                                                   {'kind': 'doc',
+                                                                    'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/initializers/constant_initializers.py',
+                                                                    'title': 'keras/src/initializers/constant_initializers.py '
+                                                                             'at v3.15.1 (STFT initializer, '
+                                                                             'no random draw)'},
+                                                                   {'kind': 'issue',
+                                                                    'repo': 'tensorflow/tensorflow',
+                                                                    'number': 109175,
+                                                                    'title': 'Bug: `tf.nn.conv1d` shows '
+                                                                             'inconsistent behavior between '
+                                                                             'CPU and GPU for invalid '
+                                                                             'parameters, failing to raise '
+                                                                             'an error.',
+                                                                    'state': 'open',
+                                                                    'url': 'https://github.com/tensorflow/tensorflow/issues/109175'})},
              'keras.unseeded-random': {'id': 'keras.unseeded-random',
                                        'framework': 'keras',
                                        'title': 'Keras 3 layers, initializers and keras.random without a '
@@ -2223,17 +2452,22 @@ INDEX = {'format': 1,
                                        'device': 'any',
                                        'pass': 'forward',
                                        'mechanism': 'prng-seeding',
-                                       'summary': 'Keras 3 draws every unseeded random number (weight '
-                                                  'initializers, Dropout and noise layers, random '
-                                                  'augmentation layers, keras.random functions) from its own '
-                                                  "global SeedGenerator, whose seed is drawn from Python's "
-                                                  'random module when the generator is first used. Results '
+                                       'summary': 'Keras 3 draws every unseeded random number (Dropout and '
+                                                  'noise layers, random augmentation layers, keras.random '
+                                                  'functions) from its own global SeedGenerator, whose seed '
+                                                  "is drawn from Python's random module when the generator "
+                                                  'is first used; an unseeded initializer takes its seed '
+                                                  "from Python's random module when it is made. Results "
                                                   'therefore differ from process to process, without '
-                                                  "raising, whatever TensorFlow's switch says "
+                                                  'raising, on every backend (TensorFlow, JAX, PyTorch), '
+                                                  "whatever the backend's own switch says "
                                                   '(enable_op_determinism and tf.random.set_seed do not seed '
                                                   "it). keras.utils.set_random_seed seeds Python's random "
                                                   'and resets that generator; a seed= on the layer, '
-                                                  'initializer or function fixes that one call.',
+                                                  'initializer or function fixes that one call, except where '
+                                                  "the seed does not reach every draw (the recurrent layers' "
+                                                  'seed= is for dropout, not their initializers; AugMix '
+                                                  "picks its augmentations with Python's random.choice).",
                                        'calls': ((('keras.initializers.GlorotNormal',
                                                    'keras.initializers.GlorotUniform',
                                                    'keras.initializers.HeNormal',
@@ -2246,8 +2480,6 @@ INDEX = {'format': 1,
                                                    'keras.initializers.TruncatedNormal',
                                                    'keras.initializers.VarianceScaling',
                                                    'keras.layers.AlphaDropout',
-                                                   'keras.layers.AugMix',
-                                                   'keras.layers.ConvLSTM1D',
                                                    'keras.layers.CutMix',
                                                    'keras.layers.Dropout',
                                                    'keras.layers.GaussianDropout',
@@ -2259,6 +2491,8 @@ INDEX = {'format': 1,
                                                    'keras.layers.RandomContrast',
                                                    'keras.layers.RandomCrop',
                                                    'keras.layers.RandomElasticTransform',
+                                                   'keras.layers.RandomErasing',
+                                                   'keras.layers.RandomFlip',
                                                    'keras.layers.RandomGaussianBlur',
                                                    'keras.layers.RandomGrayscale',
                                                    'keras.layers.RandomHue',
@@ -2287,8 +2521,9 @@ INDEX = {'format': 1,
                                                    ('KERAS_SEED', 'KERAS_LSEED'),
                                                    False,
                                                    None,
-                                                   'Measured with Keras 3.15.1 on the CPU (backends named in '
-                                                   'the evidence); code read at v3.15.1.',
+                                                   'Measured with Keras 3.15.1 on the CPU with the '
+                                                   'TensorFlow, JAX and PyTorch backends; code read at '
+                                                   'v3.15.1.',
                                                    None,
                                                    None,
                                                    None),),
@@ -2305,6 +2540,20 @@ INDEX = {'format': 1,
                                                        'title': 'keras/src/utils/rng_utils.py at v3.15.1 '
                                                                 '(set_random_seed resets the global '
                                                                 'SeedGenerator)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/initializers/random_initializers.py',
+                                                       'title': 'keras/src/initializers/random_initializers.py '
+                                                                'at v3.15.1 (RandomInitializer takes '
+                                                                'make_default_seed())'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/preprocessing/image_preprocessing/aug_mix.py',
+                                                       'title': 'keras/src/layers/preprocessing/image_preprocessing/aug_mix.py '
+                                                                'at v3.15.1 (random.choice of '
+                                                                'augmentations)'},
+                                                      {'kind': 'doc',
+                                                       'url': 'https://github.com/keras-team/keras/blob/v3.15.1/keras/src/layers/rnn/conv_lstm.py',
+                                                       'title': 'keras/src/layers/rnn/conv_lstm.py at '
+                                                                'v3.15.1 (seed is the dropout seed)'},
                                                       {'kind': 'doc',
                                                        'url': 'https://www.tensorflow.org/api_docs/python/tf/keras/utils/set_random_seed',
                                                        'title': 'tf.keras.utils.set_random_seed'})},
@@ -3913,6 +4162,55 @@ INDEX = {'format': 1,
                                                            'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
                                                            'title': 'NVIDIA TensorFlow determinism status',
                                                            'section': 'cuDNN Max-Pooling'})},
+             'tf.data-deterministic-false': {'id': 'tf.data-deterministic-false',
+                                             'framework': 'tensorflow',
+                                             'title': 'tf.data map and interleave with deterministic=False',
+                                             'device': 'any',
+                                             'pass': 'forward',
+                                             'mechanism': 'data-loader',
+                                             'summary': 'With num_parallel_calls and deterministic=False, '
+                                                        'Dataset.map and Dataset.interleave may yield '
+                                                        'elements out of order, trading determinism for '
+                                                        'speed, so the order of the data can change from run '
+                                                        'to run. enable_op_determinism does not refuse such '
+                                                        'a call; it overrides deterministic to True.',
+                                             'calls': (((), (('deterministic', (False,)),)),),
+                                             'status': (((0, 2, 20),
+                                                         None,
+                                                         '>=2.20',
+                                                         ('EOD',),
+                                                         False,
+                                                         None,
+                                                         "enable_op_determinism's docstring (config.py), "
+                                                         'section "Determinism and tf.data": "the '
+                                                         'deterministic argument is overridden to be True '
+                                                         'irrespective of its setting". Measured on the CPU '
+                                                         'on 2.20 and 2.21: map and interleave with '
+                                                         'num_parallel_calls=4, deterministic=False gave one '
+                                                         'order across processes with determinism enabled '
+                                                         '(sweep cases map-deterministic-false, '
+                                                         'interleave-deterministic-false).',
+                                                         None,
+                                                         None,
+                                                         'fixes'),),
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/framework/config.py',
+                                                             'title': 'tensorflow/python/framework/config.py '
+                                                                      'at v2.21.0 (enable_op_determinism, '
+                                                                      'Determinism and tf.data)'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/framework/config.py',
+                                                             'title': 'tensorflow/python/framework/config.py '
+                                                                      'at v2.20.0 (enable_op_determinism, '
+                                                                      'Determinism and tf.data)'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/data/ops/dataset_ops.py',
+                                                             'title': 'tensorflow/python/data/ops/dataset_ops.py '
+                                                                      'at v2.20.0 (Dataset.map, '
+                                                                      'deterministic)'})},
              'tf.data-loader-parallelism': {'id': 'tf.data-loader-parallelism',
                                             'framework': 'tensorflow',
                                             'title': 'Stateful data-loader run in parallel threads',
@@ -4299,9 +4597,9 @@ INDEX = {'format': 1,
                                                             'when tf.random.set_seed was called. Passing a '
                                                             'non-zero seed fixes it.',
                                                  'calls': (((), (('seed', (0,)),)),),
-                                                 'status': (((0, 2, 21),
-                                                             (0, 2, 22),
-                                                             '==2.21.*',
+                                                 'status': (((0, 2, 20),
+                                                             None,
+                                                             '>=2.20',
                                                              ('TF_OPSEED',),
                                                              False,
                                                              'ValueError',
@@ -4309,9 +4607,10 @@ INDEX = {'format': 1,
                                                              'seed == 0 and '
                                                              'config.is_op_determinism_enabled(); with a '
                                                              'seed it calls the kernel with '
-                                                             'deterministic=True. Measured on the CPU '
-                                                             '(sweep, modes no-seed, global-seed and '
-                                                             'op-seed).',
+                                                             'deterministic=True. The same code at v2.20.0 '
+                                                             'and v2.21.0. Measured on the CPU on both '
+                                                             'releases (sweep, modes no-seed, global-seed '
+                                                             'and op-seed).',
                                                              None,
                                                              None,
                                                              'raises'),),
@@ -4322,7 +4621,12 @@ INDEX = {'format': 1,
                                                                  'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/nn_ops.py',
                                                                  'title': 'tensorflow/python/ops/nn_ops.py '
                                                                           'at v2.21.0 '
-                                                                          '(fractional_max_pool_v2)'},)},
+                                                                          '(fractional_max_pool_v2)'},
+                                                                {'kind': 'doc',
+                                                                 'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/nn_ops.py',
+                                                                 'title': 'tensorflow/python/ops/nn_ops.py '
+                                                                          'at v2.20.0 '
+                                                                          '(fractional_max_pool_v2)'})},
              'tf.fused-batch-norm-offset-backprop': {'id': 'tf.fused-batch-norm-offset-backprop',
                                                      'framework': 'tensorflow',
                                                      'title': 'Fused batch-norm backprop to offset in '
@@ -4652,6 +4956,54 @@ INDEX = {'format': 1,
                                                     'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
                                                     'title': 'NVIDIA TensorFlow determinism',
                                                     'section': 'Gradient Gating'})},
+             'tf.image-sample-distorted-bbox-seed': {'id': 'tf.image-sample-distorted-bbox-seed',
+                                                     'framework': 'tensorflow',
+                                                     'title': 'tf.image.sample_distorted_bounding_box '
+                                                              'without its own seed',
+                                                     'device': 'any',
+                                                     'pass': 'forward',
+                                                     'mechanism': 'prng-seeding',
+                                                     'summary': 'tf.image.sample_distorted_bounding_box '
+                                                                'reads only its own seed argument. With the '
+                                                                'default seed=0 (or None) it calls the '
+                                                                'kernel with seed=0, seed2=0, which draws a '
+                                                                'fresh random seed in every process, '
+                                                                'whatever tf.random.set_seed says; under '
+                                                                'enable_op_determinism it raises ValueError '
+                                                                '("requires a non-zero seed") instead, even '
+                                                                'after tf.random.set_seed. A non-zero seed '
+                                                                'fixes it.',
+                                                     'calls': (((), (('seed', (0, None)),)),),
+                                                     'status': (((0, 2, 20),
+                                                                 None,
+                                                                 '>=2.20',
+                                                                 ('TF_OPSEED',),
+                                                                 False,
+                                                                 'ValueError',
+                                                                 'image_ops_impl.py '
+                                                                 'sample_distorted_bounding_box_v2 raises '
+                                                                 'when the seed is falsy and '
+                                                                 'config.is_op_determinism_enabled(); the '
+                                                                 'same code at v2.20.0 and v2.21.0. Measured '
+                                                                 'on the CPU on both releases (sweep case '
+                                                                 'sample-distorted-bounding-box, modes '
+                                                                 'no-seed, global-seed and op-seed).',
+                                                                 None,
+                                                                 None,
+                                                                 'raises'),),
+                                                     'caused_by': (),
+                                                     'distributions': {},
+                                                     'disputes': (),
+                                                     'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/image_ops_impl.py',
+                                                                     'title': 'tensorflow/python/ops/image_ops_impl.py '
+                                                                              'at v2.21.0 '
+                                                                              '(sample_distorted_bounding_box_v2)'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/image_ops_impl.py',
+                                                                     'title': 'tensorflow/python/ops/image_ops_impl.py '
+                                                                              'at v2.20.0 '
+                                                                              '(sample_distorted_bounding_box_v2)'})},
              'tf.linalg-svd': {'id': 'tf.linalg-svd',
                                'framework': 'tensorflow',
                                'title': 'tf.linalg.svd on GPU',
@@ -4756,9 +5108,9 @@ INDEX = {'format': 1,
                                                                  '(Generator.from_seed, '
                                                                  'set_global_generator).',
                                                       'calls': (),
-                                                      'status': (((0, 2, 21),
-                                                                  (0, 2, 22),
-                                                                  '==2.21.*',
+                                                      'status': (((0, 2, 20),
+                                                                  None,
+                                                                  '>=2.20',
                                                                   ('TF_GENSEED',),
                                                                   False,
                                                                   'RuntimeError',
@@ -4768,7 +5120,7 @@ INDEX = {'format': 1,
                                                                   'set_global_generator) when '
                                                                   'config.is_op_determinism_enabled(). '
                                                                   'Measured on the CPU in every mode of the '
-                                                                  'sweep.',
+                                                                  'sweep, on 2.20 and 2.21.',
                                                                   None,
                                                                   None,
                                                                   'raises'),),
@@ -4780,7 +5132,12 @@ INDEX = {'format': 1,
                                                                       'title': 'tensorflow/python/ops/stateful_random_ops.py '
                                                                                'at v2.21.0 '
                                                                                '(from_non_deterministic_state, '
-                                                                               'get_global_generator)'},)},
+                                                                               'get_global_generator)'},
+                                                                     {'kind': 'doc',
+                                                                      'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/stateful_random_ops.py',
+                                                                      'title': 'tensorflow/python/ops/stateful_random_ops.py '
+                                                                               'at v2.20.0 (the same two '
+                                                                               'checks)'})},
              'tf.random-seeds': {'id': 'tf.random-seeds',
                                  'framework': 'tensorflow',
                                  'title': 'Unset pseudorandom number generator seeds',
@@ -4880,14 +5237,15 @@ INDEX = {'format': 1,
                                                        'enable_op_determinism neither raises nor changes '
                                                        'them. Empty(init=True) fills with zeros.',
                                             'calls': ((('tf.raw_ops.Empty',), (('init', (False,)),)),),
-                                            'status': (((0, 2, 21),
-                                                        (0, 2, 22),
-                                                        '==2.21.*',
+                                            'status': (((0, 2, 20),
+                                                        None,
+                                                        '>=2.20',
                                                         (),
                                                         False,
                                                         None,
-                                                        'Measured on the CPU with determinism enabled '
-                                                        '(sweep, mode no-seed; two processes, two results).',
+                                                        'Measured on the CPU with determinism enabled on '
+                                                        '2.20 and 2.21 (sweep, mode no-seed; two processes, '
+                                                        'two results).',
                                                         None,
                                                         None,
                                                         None),),
@@ -4905,6 +5263,50 @@ INDEX = {'format': 1,
                                                                      'gen_functional_ops.py (fake_param): '
                                                                      '"It doesn\'t provide a valid output '
                                                                      'when run"'},)},
+             'tf.raw-non-deterministic-ints': {'id': 'tf.raw-non-deterministic-ints',
+                                               'framework': 'tensorflow',
+                                               'title': 'tf.raw_ops.NonDeterministicInts draws from the '
+                                                        'operating system',
+                                               'device': 'any',
+                                               'pass': 'forward',
+                                               'mechanism': 'prng-seeding',
+                                               'summary': 'NonDeterministicInts returns integers from an '
+                                                          'OS-provided source of randomness, so every call '
+                                                          'and every process gives other values. '
+                                                          'enable_op_determinism does not refuse the raw op '
+                                                          '(only the Python '
+                                                          'Generator.from_non_deterministic_state that calls '
+                                                          'it checks the switch), so the results differ '
+                                                          'without any error. Seed a generator instead '
+                                                          '(Generator.from_seed).',
+                                               'calls': (),
+                                               'status': (((0, 2, 20),
+                                                           None,
+                                                           '>=2.20',
+                                                           ('TF_GENSEED',),
+                                                           False,
+                                                           None,
+                                                           'Measured on the CPU on 2.20 and 2.21 (sweep case '
+                                                           'raw-non-deterministic-ints, every mode differs '
+                                                           'across processes with determinism enabled); '
+                                                           'Generator.from_seed gave one result across '
+                                                           'processes in the same sweeps.',
+                                                           None,
+                                                           None,
+                                                           'silent'),),
+                                               'caused_by': (),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'doc',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/stateful_random_ops.py',
+                                                               'title': 'tensorflow/python/ops/stateful_random_ops.py '
+                                                                        'at v2.21.0 (non_deterministic_ints, '
+                                                                        'from_non_deterministic_state)'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/stateful_random_ops.py',
+                                                               'title': 'tensorflow/python/ops/stateful_random_ops.py '
+                                                                        'at v2.20.0 (non_deterministic_ints, '
+                                                                        'from_non_deterministic_state)'})},
              'tf.raw-random-ops-unseeded': {'id': 'tf.raw-random-ops-unseeded',
                                             'framework': 'tensorflow',
                                             'title': 'tf.raw_ops random kernels with seed=0 and seed2=0',
@@ -4931,8 +5333,8 @@ INDEX = {'format': 1,
                                                         'when seed == 0, seed2 == 0 and '
                                                         'OpDeterminismRequired() (TF_DETERMINISTIC_OPS in '
                                                         '2.7, enable_op_determinism from 2.8). Measured on '
-                                                        'the CPU with 2.21 (sweep, modes no-seed and '
-                                                        'op-seed).',
+                                                        'the CPU with 2.20 and 2.21 (sweep, modes no-seed '
+                                                        'and op-seed).',
                                                         None,
                                                         None,
                                                         'raises'),),
@@ -4954,6 +5356,58 @@ INDEX = {'format': 1,
                                                             'framework': 'tensorflow',
                                                             'version': '2.7',
                                                             'url': 'https://github.com/tensorflow/tensorflow/releases/tag/v2.7.0'})},
+             'tf.raw-xent-kernels': {'id': 'tf.raw-xent-kernels',
+                                     'framework': 'tensorflow',
+                                     'title': 'tf.raw_ops softmax cross-entropy kernels refuse on the GPU '
+                                              'under determinism',
+                                     'device': 'gpu',
+                                     'pass': 'both',
+                                     'mechanism': 'other',
+                                     'summary': 'The fused GPU kernels behind the softmax cross-entropy ops '
+                                                'are not deterministic. Under enable_op_determinism the '
+                                                'public wrappers '
+                                                '(tf.nn.sparse_softmax_cross_entropy_with_logits, '
+                                                'tf.nn.softmax_cross_entropy_with_logits) stop calling them '
+                                                'and compute the loss from log_softmax instead, but a direct '
+                                                'call of the kernel through tf.raw_ops reaches the GPU '
+                                                'kernel, which then raises UnimplementedError. The fix is to '
+                                                'call the public wrapper with determinism enabled.',
+                                     'calls': (),
+                                     'status': (((0, 2, 20),
+                                                 None,
+                                                 '>=2.20',
+                                                 ('TF_WRAPPER',),
+                                                 False,
+                                                 'tf.errors.UnimplementedError',
+                                                 'sparse_xent_op.cc and xent_op.cc raise Unimplemented ("The '
+                                                 'GPU implementation of ... that would have been executed is '
+                                                 'not deterministic") when the device is the GPU and '
+                                                 'OpDeterminismRequired(); nn_ops.py at v2.20.0 and v2.21.0 '
+                                                 'takes the log_softmax path when '
+                                                 'config.is_op_determinism_enabled().',
+                                                 None,
+                                                 None,
+                                                 'raises'),),
+                                     'caused_by': (),
+                                     'distributions': {},
+                                     'disputes': (),
+                                     'references': ({'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/core/kernels/sparse_xent_op.cc',
+                                                     'title': 'tensorflow/core/kernels/sparse_xent_op.cc '
+                                                              '(SparseSoftmaxXentWithLogitsOp::Compute)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/core/kernels/xent_op.cc',
+                                                     'title': 'tensorflow/core/kernels/xent_op.cc '
+                                                              '(SoftmaxXentWithLogitsOp::Compute)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/python/ops/nn_ops.py',
+                                                     'title': 'tensorflow/python/ops/nn_ops.py at v2.20.0 '
+                                                              '(_sparse_softmax_cross_entropy_with_rank_2_logits, '
+                                                              'softmax_cross_entropy_with_logits_v2_helper)'},
+                                                    {'kind': 'doc',
+                                                     'url': 'https://github.com/tensorflow/tensorflow/blob/v2.21.0/tensorflow/python/ops/nn_ops.py',
+                                                     'title': 'tensorflow/python/ops/nn_ops.py at v2.21.0 '
+                                                              '(the same two branches)'})},
              'tf.reduce-sum-mean-historic': {'id': 'tf.reduce-sum-mean-historic',
                                              'framework': 'tensorflow',
                                              'title': 'tf.math.reduce_sum and tf.math.reduce_mean on GPU '
@@ -5367,11 +5821,13 @@ INDEX = {'format': 1,
                                  'device': 'gpu',
                                  'pass': 'forward',
                                  'mechanism': 'cuda-atomics',
-                                 'summary': 'Unlike the other segment reductions, tf.math.segment_mean was '
-                                            'not a source of nondeterminism: before 2.7 it had no GPU kernel '
-                                            'and ran deterministically on the CPU, and 2.7 added a '
-                                            'GPU-deterministic kernel (PR 51861).',
-                                 'calls': (),
+                                 'summary': 'Before 2.7 tf.math.segment_mean had no GPU kernel and ran '
+                                            'deterministically on the CPU. The GPU kernel that 2.7 added (PR '
+                                            '51861) shares the sorted segment-sum kernel: for float and '
+                                            'complex data it accumulates with CUDA atomics unless '
+                                            'determinism is enabled, so like tf.math.segment_sum it needs '
+                                            'the determinism switch; integer data is exact in any order.',
+                                 'calls': (((), (('data', ('float', 'complex')),)),),
                                  'status': ((None,
                                              (0, 2, 7),
                                              '<2.7',
@@ -5384,18 +5840,35 @@ INDEX = {'format': 1,
                                              None,
                                              None),
                                             ((0, 2, 7),
+                                             (0, 2, 8),
+                                             '>=2.7,<2.8',
+                                             ('TDO',),
+                                             False,
                                              None,
-                                             '>=2.7',
-                                             (),
-                                             True,
-                                             None,
-                                             'NV-STATUS lists the 2.7 GPU implementation as '
-                                             'GPU-deterministic; the sources do not say whether it needs the '
-                                             'determinism switch like the other 2.7 segment kernels, so '
-                                             'enabling TDO (2.7) or EOD (2.8+) is the safe choice.',
+                                             'The GPU kernel added in 2.7 (PR 51861, new kernels disabled by '
+                                             'default) takes its deterministic path only when determinism is '
+                                             'required (TF_DETERMINISTIC_OPS in 2.7), as tf.math.segment_sum '
+                                             'does.',
                                              None,
                                              None,
-                                             None)),
+                                             'fixes'),
+                                            ((0, 2, 8),
+                                             None,
+                                             '>=2.8',
+                                             ('EOD',),
+                                             False,
+                                             None,
+                                             'segment_reduction_ops_gpu.cu.h: SegmentMean is registered with '
+                                             'the Sum reduction (is_mean=true); use_deterministic_kernels = '
+                                             'UseDeterministicSegmentReductions() || '
+                                             '(OpDeterminismRequired() && !ReduceOpIsAssociative<Sum, T>), '
+                                             'and Sum is associative only for integral T. Without the switch '
+                                             'a float or complex segment_mean runs '
+                                             'SortedSegmentReductionCustomKernel, which adds with atomics; '
+                                             'enable_op_determinism selects SegmentReduceGPU.',
+                                             None,
+                                             None,
+                                             'fixes')),
                                  'caused_by': (),
                                  'distributions': {},
                                  'disputes': (),
@@ -5412,7 +5885,12 @@ INDEX = {'format': 1,
                                                 {'kind': 'doc',
                                                  'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow_status.md',
                                                  'title': 'NVIDIA TensorFlow determinism status',
-                                                 'section': 'Segment Reduction'})},
+                                                 'section': 'Segment Reduction'},
+                                                {'kind': 'doc',
+                                                 'url': 'https://github.com/tensorflow/tensorflow/blob/v2.20.0/tensorflow/core/kernels/segment_reduction_ops_gpu.cu.h',
+                                                 'title': 'tensorflow/core/kernels/segment_reduction_ops_gpu.cu.h '
+                                                          '(SegmentReductionFunctor, '
+                                                          'ReduceOpIsAssociative)'})},
              'tf.segment-prod': {'id': 'tf.segment-prod',
                                  'framework': 'tensorflow',
                                  'title': 'tf.math.segment_prod forward',
@@ -6806,8 +7284,9 @@ INDEX = {'format': 1,
                                            'mechanism': 'cuda-atomics',
                                            'summary': 'avg_pool3d_backward_cuda accumulates gradients with '
                                                       'atomicAdd; there is no deterministic implementation.',
-                                           'calls': ((('torch.nn.LocalResponseNorm',),
-                                                      (('input.ndim', (5,)),)),),
+                                           'calls': ((('torch.nn.LocalResponseNorm',
+                                                       'torch.nn.functional.local_response_norm'),
+                                                      (('input.ndim', (4, 5)),)),),
                                            'status': ((None,
                                                        (0, 1, 7),
                                                        '<1.7',
@@ -8652,7 +9131,30 @@ INDEX = {'format': 1,
                                                                'calls': (((),
                                                                           (('antialias', (True,)),
                                                                            ('mode', ('bilinear',)))),),
-                                                               'status': (((0, 2, 13),
+                                                               'status': (((0, 2, 11),
+                                                                           (0, 2, 12),
+                                                                           '>=2.11,<2.12',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'On an H100 with PyTorch 2.11.0 '
+                                                                           '(data/runs/h100-80gb-hbm3-x1-18805de3/2026-11-26T012719Z.yaml) '
+                                                                           "F.interpolate(mode='bilinear', "
+                                                                           'antialias=True) on a 4-D input '
+                                                                           'differed in 5 of 5 runs by '
+                                                                           'default and raised under the '
+                                                                           'switch '
+                                                                           '(upsample_bilinear2d_aa_backward_out_cuda); '
+                                                                           'the 2.11.0 '
+                                                                           'torch/nn/functional.py read '
+                                                                           'there returns '
+                                                                           'torch._C._nn._upsample_bilinear2d_aa '
+                                                                           'for antialias before the '
+                                                                           'deterministic branch.',
+                                                                           None,
+                                                                           None,
+                                                                           'raises'),
+                                                                          ((0, 2, 13),
                                                                            (0, 2, 14),
                                                                            '>=2.13,<2.14',
                                                                            (),
@@ -8672,7 +9174,7 @@ INDEX = {'format': 1,
                                                                            'gap).',
                                                                            None,
                                                                            None,
-                                                                           'raises'),),
+                                                                           'raises')),
                                                                'caused_by': (),
                                                                'distributions': {},
                                                                'disputes': (),
@@ -9299,13 +9801,20 @@ INDEX = {'format': 1,
                                                            'PyTorch 1.13.0'})},
              'torch.median-indices': {'id': 'torch.median-indices',
                                       'framework': 'pytorch',
-                                      'title': 'median with indices output on CUDA',
+                                      'title': 'median and nanmedian with indices output (the dim form) on '
+                                               'CUDA',
                                       'device': 'gpu',
                                       'pass': 'forward',
                                       'mechanism': 'other',
-                                      'summary': 'median with an indices output on CUDA may return any index '
-                                                 'of equal values.',
-                                      'calls': (),
+                                      'summary': 'median and nanmedian with an indices output (the form with '
+                                                 'dim) on CUDA may return any index of equal values; the '
+                                                 'plain form without dim returns only the value and is not '
+                                                 'flagged.',
+                                      'calls': ((('torch.median',
+                                                  'torch.Tensor.median',
+                                                  'torch.nanmedian',
+                                                  'torch.Tensor.nanmedian'),
+                                                 (('dim', ('given',)),)),),
                                       'status': ((None,
                                                   (0, 1, 8),
                                                   '<1.8',
@@ -9333,6 +9842,13 @@ INDEX = {'format': 1,
                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                       'title': 'torch.use_deterministic_algorithms '
                                                                'docstring, PyTorch 2.13.0'},
+                                                     {'kind': 'doc',
+                                                      'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/Sorting.cpp',
+                                                      'title': 'aten/src/ATen/native/cuda/Sorting.cpp: '
+                                                               'median_out_cuda and nanmedian_out_cuda (the '
+                                                               'dim forms) call median_with_indices_impl, '
+                                                               'which alerts; median_cuda and nanmedian_cuda '
+                                                               '(no dim) call median_impl, which does not'},
                                                      {'kind': 'doc',
                                                       'url': 'https://github.com/pytorch/pytorch/blob/v1.8.0/torch/__init__.py',
                                                       'title': 'torch.use_deterministic_algorithms '
@@ -9668,7 +10184,10 @@ INDEX = {'format': 1,
                                                                 'ReflectionPad2d too; that op has its own '
                                                                 'record, torch.reflection-pad-2d-backward, '
                                                                 'since the two parted in 2.7.)',
-                                                     'calls': (),
+                                                     'calls': ((('torch.nn.functional.pad',),
+                                                                (('input.ndim', (2, 3)),
+                                                                 ('mode', ('reflect',)),
+                                                                 ('pad.len', (2,)))),),
                                                      'status': ((None,
                                                                  (0, 1, 7),
                                                                  '<1.7',
@@ -9699,6 +10218,17 @@ INDEX = {'format': 1,
                                                      'distributions': {},
                                                      'disputes': (),
                                                      'references': ({'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                     'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                              "_pad_enum: F.pad's "
+                                                                              'non-constant modes run '
+                                                                              'reflection_pad1d/replication_pad1d '
+                                                                              'for a pad of length 2 on a '
+                                                                              '2-D or 3-D input, the 2d '
+                                                                              'kernels for length 4 on 3-D '
+                                                                              'or 4-D, the 3d kernels for '
+                                                                              'length 6 on 4-D or 5-D'},
+                                                                    {'kind': 'doc',
                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                      'title': 'torch.use_deterministic_algorithms '
                                                                               'docstring, PyTorch 2.13.0'},
@@ -9726,7 +10256,10 @@ INDEX = {'format': 1,
                                                              'is gone from the library and under the switch '
                                                              'the backward runs a deterministic '
                                                              'implementation.',
-                                                  'calls': (),
+                                                  'calls': ((('torch.nn.functional.pad',),
+                                                             (('input.ndim', (3, 4)),
+                                                              ('mode', ('reflect',)),
+                                                              ('pad.len', (4,)))),),
                                                   'status': ((None,
                                                               (0, 1, 7),
                                                               '<1.7',
@@ -9797,6 +10330,17 @@ INDEX = {'format': 1,
                                                                                          'docstring, PyTorch '
                                                                                          '2.13.0'},)},),
                                                   'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                  'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                           "_pad_enum: F.pad's non-constant "
+                                                                           'modes run '
+                                                                           'reflection_pad1d/replication_pad1d '
+                                                                           'for a pad of length 2 on a 2-D '
+                                                                           'or 3-D input, the 2d kernels for '
+                                                                           'length 4 on 3-D or 4-D, the 3d '
+                                                                           'kernels for length 6 on 4-D or '
+                                                                           '5-D'},
+                                                                 {'kind': 'doc',
                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                   'title': 'torch.use_deterministic_algorithms '
                                                                            'docstring, PyTorch 2.13.0'},
@@ -9819,7 +10363,10 @@ INDEX = {'format': 1,
                                                   'mechanism': 'cuda-atomics',
                                                   'summary': 'reflection_pad3d backward on CUDA accumulates '
                                                              'reflected borders with atomicAdd.',
-                                                  'calls': (),
+                                                  'calls': ((('torch.nn.functional.pad',),
+                                                             (('input.ndim', (4, 5)),
+                                                              ('mode', ('reflect',)),
+                                                              ('pad.len', (6,)))),),
                                                   'status': ((None,
                                                               (0, 1, 10),
                                                               '<1.10',
@@ -9844,6 +10391,17 @@ INDEX = {'format': 1,
                                                   'distributions': {},
                                                   'disputes': (),
                                                   'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                  'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                           "_pad_enum: F.pad's non-constant "
+                                                                           'modes run '
+                                                                           'reflection_pad1d/replication_pad1d '
+                                                                           'for a pad of length 2 on a 2-D '
+                                                                           'or 3-D input, the 2d kernels for '
+                                                                           'length 4 on 3-D or 4-D, the 3d '
+                                                                           'kernels for length 6 on 4-D or '
+                                                                           '5-D'},
+                                                                 {'kind': 'doc',
                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                   'title': 'torch.use_deterministic_algorithms '
                                                                            'docstring, PyTorch 2.13.0'},
@@ -9929,7 +10487,14 @@ INDEX = {'format': 1,
                                                                  'to a decomposition with a deterministic '
                                                                  'backward (present in the 2.13.0 '
                                                                  'torch/nn/functional.py).',
-                                                      'calls': (),
+                                                      'calls': ((('torch.nn.functional.pad',),
+                                                                 (('input.ndim', (2, 3)),
+                                                                  ('mode', ('replicate',)),
+                                                                  ('pad.len', (2,)))),
+                                                                (('torch.nn.functional.pad',),
+                                                                 (('input.ndim', (4, 5)),
+                                                                  ('mode', ('replicate',)),
+                                                                  ('pad.len', (6,))))),
                                                       'status': ((None,
                                                                   (0, 1, 7),
                                                                   '<1.7',
@@ -10034,6 +10599,17 @@ INDEX = {'format': 1,
                                                                                     'state': 'closed',
                                                                                     'url': 'https://github.com/pytorch/pytorch/issues/115395'})},),
                                                       'references': ({'kind': 'doc',
+                                                                      'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                      'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                               "_pad_enum: F.pad's "
+                                                                               'non-constant modes run '
+                                                                               'reflection_pad1d/replication_pad1d '
+                                                                               'for a pad of length 2 on a '
+                                                                               '2-D or 3-D input, the 2d '
+                                                                               'kernels for length 4 on 3-D '
+                                                                               'or 4-D, the 3d kernels for '
+                                                                               'length 6 on 4-D or 5-D'},
+                                                                     {'kind': 'doc',
                                                                       'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                       'title': 'torch.use_deterministic_algorithms '
                                                                                'docstring, PyTorch 2.13.0'},
@@ -10072,7 +10648,10 @@ INDEX = {'format': 1,
                                                               "2.2, F.pad(mode='replicate') on CUDA in "
                                                               'deterministic mode uses a decomposition whose '
                                                               'backward is deterministic (PR 111590).',
-                                                   'calls': (),
+                                                   'calls': ((('torch.nn.functional.pad',),
+                                                              (('input.ndim', (3, 4)),
+                                                               ('mode', ('replicate',)),
+                                                               ('pad.len', (4,)))),),
                                                    'status': ((None,
                                                                (0, 1, 7),
                                                                '<1.7',
@@ -10107,6 +10686,17 @@ INDEX = {'format': 1,
                                                    'distributions': {},
                                                    'disputes': (),
                                                    'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/PadNd.cpp',
+                                                                   'title': 'aten/src/ATen/native/PadNd.cpp, '
+                                                                            "_pad_enum: F.pad's non-constant "
+                                                                            'modes run '
+                                                                            'reflection_pad1d/replication_pad1d '
+                                                                            'for a pad of length 2 on a 2-D '
+                                                                            'or 3-D input, the 2d kernels '
+                                                                            'for length 4 on 3-D or 4-D, the '
+                                                                            '3d kernels for length 6 on 4-D '
+                                                                            'or 5-D'},
+                                                                  {'kind': 'doc',
                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                    'title': 'torch.use_deterministic_algorithms '
                                                                             'docstring, PyTorch 2.13.0'},
@@ -10207,6 +10797,99 @@ INDEX = {'format': 1,
                                                             'operations that use `atomicAdd()`',
                                                    'state': 'closed',
                                                    'url': 'https://github.com/pytorch/pytorch/pull/41538'})},
+             'torch.scatter-reduce-add-arg': {'id': 'torch.scatter-reduce-add-arg',
+                                              'framework': 'pytorch',
+                                              'title': "Tensor.scatter_ with reduce='add' and a tensor src "
+                                                       'on CUDA',
+                                              'device': 'gpu',
+                                              'pass': 'forward',
+                                              'mechanism': 'cuda-atomics',
+                                              'summary': "scatter(..., reduce='add') with a tensor src adds "
+                                                         'into the target with atomicAdd on CUDA, so float '
+                                                         'sums into the same element round in arrival order; '
+                                                         'under the determinism switch scatter_impl takes '
+                                                         'the deterministic index_put(accumulate=True) path '
+                                                         'instead.',
+                                              'calls': (((),
+                                                         (('reduce', ('add',)),
+                                                          ('src', ('float', 'int', 'bool', 'complex')))),),
+                                              'status': (((0, 2, 1),
+                                                          None,
+                                                          '>=2.1',
+                                                          ('PT_DET', 'PT_DETW'),
+                                                          False,
+                                                          None,
+                                                          "From the code (scatter_impl's deterministic "
+                                                          'branch, the same one that makes scatter with a '
+                                                          'tensor src deterministic from 2.1, '
+                                                          'torch.scatter-src-tensor); the wheels from 2.1 '
+                                                          "carry the kernel's alert "
+                                                          '(scatter_reduce_cuda_kernel), which this path '
+                                                          'skips.',
+                                                          None,
+                                                          None,
+                                                          'fixes'),),
+                                              'caused_by': (),
+                                              'distributions': {},
+                                              'disputes': (),
+                                              'references': ({'kind': 'doc',
+                                                              'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/TensorAdvancedIndexing.cpp',
+                                                              'title': 'aten/src/ATen/native/TensorAdvancedIndexing.cpp: '
+                                                                       'scatter_impl takes the deterministic '
+                                                                       '_scatter_via_index_put path only for '
+                                                                       'sum and mean reductions'},)},
+             'torch.scatter-reduce-multiply-arg': {'id': 'torch.scatter-reduce-multiply-arg',
+                                                   'framework': 'pytorch',
+                                                   'title': "Tensor.scatter_ with reduce='multiply' and a "
+                                                            'tensor src on CUDA',
+                                                   'device': 'gpu',
+                                                   'pass': 'forward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': "scatter(..., reduce='multiply') with a tensor "
+                                                              'src multiplies into the target atomically on '
+                                                              'CUDA (scatter_reduce_cuda_kernel), so float '
+                                                              'products into the same element round in '
+                                                              'arrival order; the determinism switch has no '
+                                                              'deterministic path for it (scatter_impl sends '
+                                                              'only sum and mean to index_put), so the '
+                                                              "kernel's alert raises.",
+                                                   'calls': (((),
+                                                              (('reduce', ('multiply',)),
+                                                               ('src',
+                                                                ('float', 'int', 'bool', 'complex')))),),
+                                                   'status': (((0, 2, 1),
+                                                               None,
+                                                               '>=2.1',
+                                                               (),
+                                                               False,
+                                                               'RuntimeError',
+                                                               'The alert scatter_reduce_cuda_kernel is '
+                                                               'compiled into every wheel read from 2.1.0 to '
+                                                               '2.15.0 and absent from 1.13 and 2.0 (`kb '
+                                                               'verify --static`, '
+                                                               'data/runs/static-pytorch/); earlier releases '
+                                                               'are unknown.',
+                                                               None,
+                                                               None,
+                                                               'raises'),),
+                                                   'caused_by': (),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/cuda/ScatterGatherKernel.cu',
+                                                                   'title': 'aten/src/ATen/native/cuda/ScatterGatherKernel.cu: '
+                                                                            'scatter_reduce_cuda_kernel (the '
+                                                                            'reduce= form of scatter) calls '
+                                                                            'alertNotDeterministic("scatter_reduce_cuda_kernel") '
+                                                                            '(atomicAdd/AtomicMul)'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/TensorAdvancedIndexing.cpp',
+                                                                   'title': 'aten/src/ATen/native/TensorAdvancedIndexing.cpp: '
+                                                                            'scatter_impl takes the '
+                                                                            'deterministic '
+                                                                            '_scatter_via_index_put path '
+                                                                            'only for sum and mean '
+                                                                            'reductions'})},
              'torch.scatter-reduce-prod': {'id': 'torch.scatter-reduce-prod',
                                            'framework': 'pytorch',
                                            'title': "scatter_reduce with reduce='prod' on CUDA",
@@ -10315,11 +10998,17 @@ INDEX = {'format': 1,
                                           'device': 'gpu',
                                           'pass': 'forward',
                                           'mechanism': 'other',
-                                          'summary': 'scatter with duplicate indices and a tensor src writes '
-                                                     'in an unspecified order on CUDA; from 2.1 '
-                                                     'deterministic mode makes it deterministic run to run '
-                                                     '(not CUDA-vs-CPU).',
-                                          'calls': (((), (('src', ('float', 'int', 'bool', 'complex')),)),),
+                                          'summary': 'scatter with duplicate indices and a tensor src (and '
+                                                     'no reduce) writes in an unspecified order on CUDA; '
+                                                     'from 2.1 deterministic mode makes it deterministic run '
+                                                     'to run (not CUDA-vs-CPU). With reduce= the kernel is '
+                                                     'another one (torch.scatter-reduce-multiply-arg, '
+                                                     'torch.scatter-reduce-add-arg).',
+                                          'calls': ((('torch.Tensor.scatter_',),
+                                                     (('reduce', (None,)),
+                                                      ('src', ('float', 'int', 'bool', 'complex')))),
+                                                    (('torch.Tensor.scatter', 'torch.scatter'),
+                                                     (('src', ('float', 'int', 'bool', 'complex')),))),
                                           'status': ((None,
                                                       (0, 2, 1),
                                                       '<2.1',
@@ -10558,7 +11247,7 @@ INDEX = {'format': 1,
                                   'summary': 'torch.bmm with a sparse first argument and dense second '
                                              'argument on CUDA is non-deterministic by default and switches '
                                              'to a deterministic implementation in deterministic mode.',
-                                  'calls': (),
+                                  'calls': (((), (('input.layout', ('sparse_coo',)),)),),
                                   'status': ((None,
                                               (0, 1, 7),
                                               '<1.7',
@@ -10603,6 +11292,11 @@ INDEX = {'format': 1,
                                   'distributions': {},
                                   'disputes': (),
                                   'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/sparse/cuda/SparseCUDATensorMath.cu',
+                                                  'title': 'aten/src/ATen/native/sparse/cuda/SparseCUDATensorMath.cu: '
+                                                           'bmm_out_sparse_cuda, the CUDA kernel of bmm for '
+                                                           'a sparse COO self and a dense mat2'},
+                                                 {'kind': 'doc',
                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                   'title': 'torch.use_deterministic_algorithms docstring, '
                                                            'PyTorch 2.13.0'},
@@ -11376,6 +12070,8 @@ INDEX = {'format': 1,
                      'keras.layers.RandomContrast': ('keras.unseeded-random',),
                      'keras.layers.RandomCrop': ('keras.unseeded-random',),
                      'keras.layers.RandomElasticTransform': ('keras.unseeded-random',),
+                     'keras.layers.RandomErasing': ('keras.unseeded-random',),
+                     'keras.layers.RandomFlip': ('keras.unseeded-random',),
                      'keras.layers.RandomGaussianBlur': ('keras.unseeded-random',),
                      'keras.layers.RandomGrayscale': ('keras.unseeded-random',),
                      'keras.layers.RandomHue': ('keras.unseeded-random',),
@@ -11385,12 +12081,17 @@ INDEX = {'format': 1,
                      'keras.layers.RandomSaturation': ('keras.unseeded-random',),
                      'keras.layers.RandomSharpness': ('keras.unseeded-random',),
                      'keras.layers.ReversibleEmbedding': ('keras.unseeded-random',),
+                     'keras.layers.STFTSpectrogram': ('keras.stft-spectrogram-short-input',),
                      'keras.layers.SeparableConv1D': ('keras.unseeded-random',),
                      'keras.layers.SeparableConv2D': ('keras.unseeded-random',),
                      'keras.layers.SimpleRNN': ('keras.unseeded-random',),
                      'keras.layers.SpatialDropout1D': ('keras.unseeded-random',),
                      'keras.layers.SpatialDropout2D': ('keras.unseeded-random',),
                      'keras.layers.SpatialDropout3D': ('keras.unseeded-random',),
+                     'keras.ops.conv': ('keras.stft-spectrogram-short-input',),
+                     'keras.ops.empty': ('keras.ops-empty-torch',),
+                     'keras.ops.empty_like': ('keras.ops-empty-torch',),
+                     'keras.ops.lstsq': ('keras.ops-lstsq-torch',),
                      'keras.random.SeedGenerator': ('keras.unseeded-random',),
                      'keras.random.beta': ('keras.unseeded-random',),
                      'keras.random.binomial': ('keras.unseeded-random',),
@@ -11409,6 +12110,10 @@ INDEX = {'format': 1,
                     'nccl.ncclReduce': ('nccl.allreduce-order',),
                     'nccl.ncclReduceScatter': ('nccl.allreduce-order',)},
            'pytorch': {'torch.Tensor.__getitem__': ('torch.getitem-backward-cpu',),
+                       'torch.Tensor.addmm': ('torch.cublas-workspace',),
+                       'torch.Tensor.addmm_': ('torch.cublas-workspace',),
+                       'torch.Tensor.baddbmm': ('torch.cublas-workspace',),
+                       'torch.Tensor.baddbmm_': ('torch.cublas-workspace',),
                        'torch.Tensor.bincount': ('torch.bincount',),
                        'torch.Tensor.bmm': ('torch.cublas-workspace', 'torch.sparse-bmm'),
                        'torch.Tensor.cummax': ('torch.cummax-cummin-backward',),
@@ -11432,10 +12137,12 @@ INDEX = {'format': 1,
                        'torch.Tensor.index_select': ('torch.index-select-backward',),
                        'torch.Tensor.kthvalue': ('torch.kthvalue',),
                        'torch.Tensor.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
+                       'torch.Tensor.lu_solve': ('torch.lu-solve',),
                        'torch.Tensor.matmul': ('torch.cublas-workspace',),
                        'torch.Tensor.median': ('torch.median-indices',),
                        'torch.Tensor.mm': ('torch.cublas-workspace',),
                        'torch.Tensor.mv': ('torch.cublas-workspace',),
+                       'torch.Tensor.nanmedian': ('torch.median-indices',),
                        'torch.Tensor.new_empty': ('torch.uninitialized-memory',),
                        'torch.Tensor.put': ('torch.inductor-scatter-accumulate',
                                             'torch.put-accumulate-cpu',
@@ -11447,7 +12154,9 @@ INDEX = {'format': 1,
                        'torch.Tensor.repeat_interleave': ('torch.repeat-interleave-backward',),
                        'torch.Tensor.resize_': ('torch.quantized-resize', 'torch.uninitialized-memory'),
                        'torch.Tensor.scatter': ('torch.scatter-src-tensor',),
-                       'torch.Tensor.scatter_': ('torch.scatter-src-tensor',),
+                       'torch.Tensor.scatter_': ('torch.scatter-reduce-add-arg',
+                                                 'torch.scatter-reduce-multiply-arg',
+                                                 'torch.scatter-src-tensor'),
                        'torch.Tensor.scatter_add': ('torch.scatter-add',),
                        'torch.Tensor.scatter_add_': ('torch.scatter-add',),
                        'torch.Tensor.scatter_reduce': ('torch.scatter-reduce-prod',
@@ -11499,6 +12208,7 @@ INDEX = {'format': 1,
                        'torch.median': ('torch.median-indices',),
                        'torch.mm': ('torch.cublas-workspace',),
                        'torch.mv': ('torch.cublas-workspace',),
+                       'torch.nanmedian': ('torch.median-indices',),
                        'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool1d-backward',),
                        'torch.nn.AdaptiveAvgPool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
@@ -11570,12 +12280,19 @@ INDEX = {'format': 1,
                                                            'torch.interpolate-linear-backward',
                                                            'torch.interpolate-trilinear-backward'),
                        'torch.nn.functional.linear': ('torch.cublas-workspace',),
+                       'torch.nn.functional.local_response_norm': ('torch.avg-pool3d-backward',),
+                       'torch.nn.functional.lp_pool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.functional.max_pool3d': ('torch.max-pool3d-backward',),
                        'torch.nn.functional.max_unpool1d': ('torch.max-unpool',),
                        'torch.nn.functional.max_unpool2d': ('torch.max-unpool',),
                        'torch.nn.functional.max_unpool3d': ('torch.max-unpool',),
                        'torch.nn.functional.nll_loss': ('torch.nll-loss',),
-                       'torch.nn.functional.pad': ('torch.pad-reflect-replicate-backward',),
+                       'torch.nn.functional.pad': ('torch.pad-reflect-replicate-backward',
+                                                   'torch.reflection-pad-1d-2d-backward',
+                                                   'torch.reflection-pad-2d-backward',
+                                                   'torch.reflection-pad-3d-backward',
+                                                   'torch.replication-pad-1d-3d-backward',
+                                                   'torch.replication-pad-2d-backward'),
                        'torch.nn.functional.scaled_dot_product_attention': ('torch.sdpa-cudnn-backward',
                                                                             'torch.sdpa-efficient-backward',
                                                                             'torch.sdpa-flash-backward',
@@ -11622,8 +12339,10 @@ INDEX = {'format': 1,
                           'tf.config.threading.set_inter_op_parallelism_threads': ('tf.cpu-thread-parallelism',),
                           'tf.config.threading.set_intra_op_parallelism_threads': ('tf.cpu-thread-parallelism',),
                           'tf.convert_to_tensor': ('tf.convert-to-tensor-indexed-slices',),
-                          'tf.data.Dataset.interleave': ('tf.data-loader-parallelism',),
-                          'tf.data.Dataset.map': ('tf.data-loader-parallelism',),
+                          'tf.data.Dataset.interleave': ('tf.data-deterministic-false',
+                                                         'tf.data-loader-parallelism'),
+                          'tf.data.Dataset.map': ('tf.data-deterministic-false',
+                                                  'tf.data-loader-parallelism'),
                           'tf.data.Dataset.random': ('tf.random-seeds',),
                           'tf.data.Dataset.shard': ('tf.dataset-shard',),
                           'tf.data.Dataset.shuffle': ('tf.random-seeds',),
@@ -11639,7 +12358,7 @@ INDEX = {'format': 1,
                           'tf.image.resize': ('tf.resize-bilinear-backprop', 'tf.resize-nearest-backprop'),
                           'tf.image.resize_bilinear': ('tf.resize-bilinear-backprop',),
                           'tf.image.resize_nearest_neighbor': ('tf.resize-nearest-backprop',),
-                          'tf.image.sample_distorted_bounding_box': ('tf.random-seeds',),
+                          'tf.image.sample_distorted_bounding_box': ('tf.image-sample-distorted-bbox-seed',),
                           'tf.keras.Model.fit': ('tf.data-loader-parallelism',),
                           'tf.keras.layers.BatchNormalization': ('tf.fused-batch-norm-offset-backprop',),
                           'tf.keras.layers.Conv1D': ('tf.bias-add-backprop',
@@ -11733,6 +12452,7 @@ INDEX = {'format': 1,
                           'tf.random.shuffle': ('tf.random-seeds',),
                           'tf.random.truncated_normal': ('tf.random-seeds',),
                           'tf.random.uniform': ('tf.random-seeds',),
+                          'tf.raw_ops.AdjustContrastv2': ('tf.adjust-contrast',),
                           'tf.raw_ops.DebugNumericSummary': ('tf.debug-numeric-summary',),
                           'tf.raw_ops.DebugNumericSummaryV2': ('tf.debug-numeric-summary',),
                           'tf.raw_ops.Empty': ('tf.raw-empty-uninitialized',),
@@ -11740,13 +12460,31 @@ INDEX = {'format': 1,
                           'tf.raw_ops.FakeQuantWithMinMaxVarsGradient': ('tf.fake-quant-gradients',),
                           'tf.raw_ops.FakeQuantWithMinMaxVarsPerChannelGradient': ('tf.fake-quant-gradients',),
                           'tf.raw_ops.Multinomial': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.NonDeterministicInts': ('tf.raw-non-deterministic-ints',),
+                          'tf.raw_ops.ParameterizedTruncatedNormal': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomGamma': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomPoissonV2': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomShuffle': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomStandardNormal': ('tf.raw-random-ops-unseeded',),
                           'tf.raw_ops.RandomUniform': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.RandomUniformInt': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.SampleDistortedBoundingBoxV2': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.ScatterNd': ('tf.scatter-nd',),
+                          'tf.raw_ops.SegmentMean': ('tf.segment-mean',),
+                          'tf.raw_ops.SegmentProd': ('tf.segment-prod',),
+                          'tf.raw_ops.SegmentSum': ('tf.segment-sum',),
+                          'tf.raw_ops.SoftmaxCrossEntropyWithLogits': ('tf.raw-xent-kernels',),
+                          'tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits': ('tf.raw-xent-kernels',),
+                          'tf.raw_ops.SparseTensorDenseMatMul': ('tf.sparse-dense-matmul',),
+                          'tf.raw_ops.Svd': ('tf.linalg-svd',),
+                          'tf.raw_ops.TensorScatterAdd': ('tf.scatter-nd',),
+                          'tf.raw_ops.TensorScatterSub': ('tf.scatter-nd',),
+                          'tf.raw_ops.TensorScatterUpdate': ('tf.scatter-nd',),
                           'tf.raw_ops.Timestamp': ('tf.timestamp',),
                           'tf.raw_ops.TruncatedNormal': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.UniformCandidateSampler': ('tf.raw-random-ops-unseeded',),
+                          'tf.raw_ops.UnsortedSegmentProd': ('tf.unsorted-segment-mean-prod-sqrt-n',),
+                          'tf.raw_ops.UnsortedSegmentSum': ('tf.unsorted-segment-sum',),
                           'tf.reduce_mean': ('tf.reduce-sum-mean-historic',),
                           'tf.reduce_sum': ('tf.reduce-sum-mean-historic',),
                           'tf.scatter_nd': ('tf.scatter-nd',),
@@ -14119,6 +14857,38 @@ INDEX = {'format': 1,
                                                      (0, 2, 14, 1),
                                                      (0, 2, 15))),
               'torch.scatter-add': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.scatter-reduce-add-arg': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.scatter-reduce-multiply-arg': ((((0, 2, 11), 'gpu'),),
+                                                    ((0, 1, 13),
+                                                     (0, 1, 13, 1),
+                                                     (0, 2),
+                                                     (0, 2, 0, 1),
+                                                     (0, 2, 1),
+                                                     (0, 2, 1, 1),
+                                                     (0, 2, 1, 2),
+                                                     (0, 2, 2),
+                                                     (0, 2, 2, 1),
+                                                     (0, 2, 2, 2),
+                                                     (0, 2, 3),
+                                                     (0, 2, 3, 1),
+                                                     (0, 2, 4),
+                                                     (0, 2, 4, 1),
+                                                     (0, 2, 5),
+                                                     (0, 2, 5, 1),
+                                                     (0, 2, 6),
+                                                     (0, 2, 7),
+                                                     (0, 2, 7, 1),
+                                                     (0, 2, 8),
+                                                     (0, 2, 9),
+                                                     (0, 2, 9, 1),
+                                                     (0, 2, 10),
+                                                     (0, 2, 11),
+                                                     (0, 2, 12),
+                                                     (0, 2, 12, 1),
+                                                     (0, 2, 13),
+                                                     (0, 2, 14),
+                                                     (0, 2, 14, 1),
+                                                     (0, 2, 15))),
               'torch.scatter-reduce-prod': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
                                              (0, 1, 13, 1),

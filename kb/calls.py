@@ -10,14 +10,45 @@ Three answers, because a call may not decide: True (the call satisfies a conditi
 a fact such as `input.ndim` left out, or a parameter whose default is not a plain literal).
 """
 
-from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT, names, open_ended
+from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT, Signature, names, open_ended
 
-FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
+FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
 KINDS = ("float", "int", "bool", "complex")
+DTYPES: dict[str, str] = {
+    "bfloat16": "float", "float16": "float", "float32": "float", "float64": "float",
+    "float8_e4m3fn": "float", "float8_e4m3fnuz": "float", "float8_e5m2": "float", "float8_e5m2fnuz": "float",
+    "float8_e8m0fnu": "float",
+    "uint8": "int", "uint16": "int", "uint32": "int", "uint64": "int",
+    "int8": "int", "int16": "int", "int32": "int", "int64": "int",
+    "bool": "bool", "complex32": "complex", "complex64": "complex", "complex128": "complex",
+}
+"""Exact dtype names `input.dtype` (and a tensor argument) may take besides a kind, each with its
+kind: PyTorch's `torch.<name>` dtypes (tests/test_calls_forms.py checks them against torch).
+An exact dtype satisfies a condition on its kind; a kind against a condition on exact dtypes
+of that kind is undecided."""
+LAYOUTS = ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+"""Values of `input.layout`: PyTorch's `torch.<layout>` names for the first tensor argument."""
 COMPILERS = ("inductor",)
-EAGER_FACTS = ("compiled",)
+GIVEN = "given"
+"""A condition value meaning "any value but None": the parameter is passed (for an overloaded
+op, the call is of a form that has it): `dim: [given]` is `torch.median(x, dim)`."""
+DEFAULT_FACTS: dict[str, object] = {"compiled": None}
 """Facts whose absence from a call is a value, not an unknown: a call that does not say
-`compiled` runs eagerly (None), as a parameter left out takes its default."""
+`compiled` runs eagerly (None), as a parameter left out takes its default. With `call=None`
+it stays unknown. `input.layout` is not one: the API contract makes every `input.*` fact left
+out unknown (records that depend on it still apply, with that said), so a dense call says
+`input.layout='strided'`; run cases, which state what ran, read a missing layout as strided
+(kb/verify/cases.py)."""
+EAGER_FACTS = tuple(DEFAULT_FACTS)
+LEN = ".len"
+"""`<param>.len`: the length of a sequence parameter (`pad.len: [2]` for F.pad's pad tuple),
+which a call can state as a whole number where the sequence itself is not a plain literal;
+left out, it is unknown (its default is not a plain literal either)."""
+
+
+def is_length(key: str, known: tuple[str, ...]) -> bool:
+    """True for `<param>.len` of one of the op's parameters."""
+    return key.endswith(LEN) and key[: -len(LEN)] in known
 MAX_KEYS = 64
 MAX_TEXT = 200
 
@@ -51,8 +82,14 @@ def normalize(call: object) -> dict[str, object]:
             raise ValueError(f"call[{key!r}] is NaN")
         if key == "input.ndim" and (type(value) is not int or value < 0):
             raise ValueError(f"call['input.ndim'] is the input's rank, a whole number >= 0, not {value!r}")
-        if key == "input.dtype" and value not in KINDS:
-            raise ValueError(f"call['input.dtype'] is a dtype kind: {', '.join(KINDS)}; not {value!r}")
+        if key == "input.dtype" and value not in KINDS and value not in DTYPES:
+            raise ValueError(f"call['input.dtype'] is a dtype kind ({', '.join(KINDS)}) or an exact dtype "
+                             f"({', '.join(DTYPES)}); not {value!r}")
+        if key.endswith(LEN) and (type(value) is not int or value < 0):
+            raise ValueError(f"call[{key!r}] is the length of the sequence {key[:-len(LEN)]}, a whole number >= 0, "
+                             f"not {value!r}")
+        if key == "input.layout" and value not in LAYOUTS:
+            raise ValueError(f"call['input.layout'] is the input's layout: {', '.join(LAYOUTS)}; not {value!r}")
         if key == "compiled" and value is not None and value not in COMPILERS:
             raise ValueError(f"call['compiled'] names the compiler the call runs under: {', '.join(COMPILERS)} "
                              f"(torch.compile's default backend), or None for eager; not {value!r}")
@@ -60,17 +97,43 @@ def normalize(call: object) -> dict[str, object]:
     return out
 
 
-def check_keys(op: str, call: dict[str, object], params: tuple | None) -> None:
-    """Unknown keys are errors: a misspelt parameter must not silently match nothing."""
-    if params is None or open_ended(params):
-        return
-    known = names(params)
-    for key in call:
-        if key not in FACTS and key not in known:
-            raise ValueError(
-                f"{op} has no parameter {key!r}; its parameters are: {', '.join(known) or '(none)'}"
-                f"; call facts: {', '.join(FACTS)}"
-            )
+def check_keys(op: str, call: dict[str, object], params: tuple | None) -> tuple | None:
+    """Unknown keys and values outside a parameter's closed set are errors (a misspelt
+    parameter or mode must not silently match nothing); returns the parameters of the form
+    the call is of (`bind`), which kb.status uses as the call's defaults."""
+    if params is None:
+        return None
+    if not open_ended(params):
+        known = names(params)
+        for key in call:
+            if key not in FACTS and key not in known and not is_length(key, known):
+                raise ValueError(
+                    f"{op} has no parameter {key!r}; its parameters are: {', '.join(known) or '(none)'}"
+                    f"; call facts: {', '.join(FACTS)}"
+                )
+    for key, allowed in getattr(params, "choices", {}).items():
+        value = call.get(key)
+        if key in call and value is not None and value not in allowed:
+            raise ValueError(f"{op}: {key}={value!r} is not one of its values: {', '.join(map(repr, allowed))}")
+    return bind(op, call, params)
+
+
+def bind(op: str, call: dict[str, object], params: tuple) -> tuple:
+    """The parameters of the first form of `op` whose names take every key of the call, with
+    the parameters only other forms have as None (not given): PyTorch's argument parser tries
+    an op's overloads in order. A single-form op is returned as it is."""
+    forms = getattr(params, "forms", ())
+    if len(forms) < 2:
+        return params
+    keys = [key[: -len(LEN)] if key.endswith(LEN) else key for key in call if key not in FACTS]
+    for form in forms:
+        if open_ended(form) or all(key in names(form) for key in keys):
+            have = names(form)
+            bound = Signature((*form, *((name, None) for name in names(params) if name not in have)))
+            bound.forms, bound.choices, bound.forwards = (form,), params.choices, params.forwards  # type: ignore[attr-defined]
+            return bound
+    shown = "; ".join(f"({', '.join(names(form))})" for form in forms)
+    raise ValueError(f"{op} has no form that takes {', '.join(keys)} together; its forms: {shown}")
 
 
 def for_op(calls: tuple, op: str, any_op: bool, extra: Condition | None) -> tuple[Condition, ...]:
@@ -111,12 +174,26 @@ def _member(value: object, values: tuple) -> bool:
     return any(same(value, v) for v in values)
 
 
+def value_holds(value: object, values: tuple) -> bool | None:
+    """Does a call (or verified case) value satisfy a key's values? None when a kind is asked against exact dtypes
+    of that kind (`float` against `[bfloat16]`: it may be bfloat16 or not)."""
+    if _member(value, values):
+        return True
+    if value is not None and GIVEN in values:
+        return True
+    if type(value) is str and value in DTYPES and DTYPES[value] in values and value not in KINDS:
+        return True
+    if type(value) is str and value in KINDS and any(DTYPES.get(v) == value for v in values if isinstance(v, str)):
+        return None
+    return False
+
+
 def _value(key: str, call: dict[str, object], defaults: dict[str, object] | None) -> tuple[bool, object]:
     if key in call:
         return True, call[key]
-    if key in EAGER_FACTS:
-        return True, None
-    if key in FACTS or defaults is None:
+    if key in DEFAULT_FACTS:
+        return True, DEFAULT_FACTS[key]
+    if key in FACTS or defaults is None or key.endswith(LEN):
         return False, None
     default = defaults.get(key, UNKNOWN_DEFAULT)
     if default is NO_DEFAULT or default is UNKNOWN_DEFAULT:
@@ -139,10 +216,11 @@ def evaluate(
         unknown: list[str] = []
         for key, values in alt:
             known, value = _value(key, call, defaults)
-            if not known:
+            member = value_holds(value, values) if known else None
+            if member is None:
                 holds = None
                 unknown.append(key)
-            elif not _member(value, values):
+            elif not member:
                 holds = False
                 break
         if holds is True:
@@ -153,6 +231,29 @@ def evaluate(
     return result, tuple(sorted(missing))
 
 
+def unnamed(call: dict[str, object] | None, conditions: list[tuple[Condition, ...]], params: tuple | None) -> list[str]:
+    """Notes for a call value no record's condition names, on a parameter with no closed set of
+    values (those are checked in `check_keys`): a misspelling there cannot be refused, so the
+    answer says that no record is about that value."""
+    if not call:
+        return []
+    choices = getattr(params, "choices", {})
+    named: dict[str, list[object]] = {}
+    for alternatives in conditions:
+        for alt in alternatives:
+            for key, values in alt:
+                named.setdefault(key, []).extend(values)
+    out = []
+    for key, value in call.items():
+        if key in FACTS or key in choices or key not in named or type(value) is not str:
+            continue
+        values = tuple(dict.fromkeys(named[key]))
+        if value_holds(value, values) is False:
+            out.append(f"no record's condition names {key}={value!r} (they name {', '.join(map(_show, values))}): "
+                       "if it is a misspelling, the answer is about another call")
+    return out
+
+
 def _show(value: object) -> str:
     return "None" if value is None else repr(value)
 
@@ -161,10 +262,14 @@ def _key_text(key: str, values: tuple) -> str:
     if key != "input.dtype" and values and all(isinstance(v, str) and v in KINDS for v in values):
         article = "an" if values[0][0] in "aeiou" else "a"
         return f"{key} is {article} {' or '.join(values)} tensor"
+    if key.endswith(LEN):
+        return f"len({key[:-len(LEN)]}) is {' or '.join(map(_show, values))}"
     if key == "compiled":
         return " or ".join("eager" if v is None else f"compiled with {v}" for v in values)
     if values == (None,):
         return f"{key} is not given"
+    if values == (GIVEN,):
+        return f"{key} is given"
     return f"{key} is {' or '.join(_show(v) for v in values)}"
 
 
@@ -187,10 +292,14 @@ def why_not(alternatives: tuple[Condition, ...], call: dict[str, object], defaul
     for alt in alternatives:
         for key, values in alt:
             known, value = _value(key, call, defaults)
-            if known and not _member(value, values):
+            if known and value_holds(value, values) is False:
                 given = "" if key in call else " (its default)"
-                if key == "compiled":
+                if values == (GIVEN,) and value is None:
+                    seen.append(f"{key} is not given")
+                elif key == "compiled":
                     seen.append("the call runs eagerly" if value is None else f"the call is compiled with {value}")
+                elif key.endswith(LEN):
+                    seen.append(f"len({key[:-len(LEN)]}) is {_show(value)}")
                 else:
                     seen.append(f"{key} is {_show(value)}{given}")
                 break

@@ -1,5 +1,15 @@
 """Load every data file, validate it against kb/schema.py, and keep what passed.
 
+To add a record (one mechanism that makes results differ run to run):
+1. Write data/sources/<framework>/<id>.yaml, starting from a record of the same framework
+   (docs/records.md lists the fields): `id` equal to the file name, the `ops` a lookup
+   matches, `status` ranges with their `solutions`, and `references`; each issue or PR it
+   cites is also an entry of data/links.yaml.
+2. Run `python -m kb fix` (canonical form) and `python -m kb validate --strict`, and fix what
+   it names (file, line, how).
+3. Run `python -m kb build` and commit the record with the files it rewrote; `python -m kb
+   status <op> <version>` answers from it.
+
 Errors are collected, never raised: lint reports all problems of a run together, and the
 index compiler refuses to build while any remain.
 """

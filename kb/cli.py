@@ -381,9 +381,11 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--distribution", choices=("ngc",), help="read VERSION as an NGC container version")
     p.add_argument("--call", action="append", metavar="KEY=VALUE", help=(
         "how the op is called, once per fact: a parameter (--call mode=nearest, --call accumulate=True), "
-        "a tensor argument's dtype kind (--call weights=float), input.ndim, input.dtype or backend "
-        "(--call backend=flash); values are Python literals where they are one. Parameters left out "
-        "take the op's defaults"))
+        "a tensor argument's dtype kind (--call weights=float), input.ndim, input.dtype (a kind or an exact "
+        "dtype: --call input.dtype=bfloat16), input.layout (--call input.layout=strided for a dense tensor, sparse_coo, ...; "
+        "unknown when left out), a sequence's length (--call pad.len=2) or backend (--call backend=flash); values are Python "
+        "literals where they are one. Parameters left out take the op's defaults; a value outside a "
+        "parameter's documented set is refused (exit 2)"))
     p.add_argument("--json", action="store_true", help="print the Status as JSON")
     p.set_defaults(func=cmd_status)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from kb import schema
+from kb.entries import LO, RANGE_FIELDS
 from kb.catalog import Catalog
 from kb.links import state as link_state
 from kb.links.resolve import resolve
@@ -28,10 +29,12 @@ def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
     out = []
     for item in items:
         lo, hi = compile_range(item.versions)
-        out.append((lo, hi, item.versions, tuple(item.solutions), item.deterministic, item.raises, item.note,
-                    item.batch_invariant, _when(item.when) if item.when is not None else None,
-                    switch_effect(item, framework)))
-    return tuple(sorted(out, key=lambda r: (r[0] is not None, r[0] or ())))
+        fields = {"lo": lo, "hi": hi, "versions": item.versions, "solutions": tuple(item.solutions),
+                  "deterministic": item.deterministic, "raises": item.raises, "note": item.note,
+                  "batch_invariant": item.batch_invariant, "when": _when(item.when) if item.when is not None else None,
+                  "switch": switch_effect(item, framework)}
+        out.append(tuple(fields[name] for name in RANGE_FIELDS))
+    return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
 
 
 def switch_effect(item: schema.Range, framework: str) -> str | None:

@@ -2,7 +2,7 @@
 
 These models are the single definition of the data format: lint validates against them,
 `kb schema` exports them as JSON Schema for editors, and the index compiler reads only
-validated models. They are never imported on the query path (see kb/query.py).
+validated models. They are never imported on the query path (see kb/query/).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import datetime as _dt
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
+
+from kb.calls import DTYPES, LAYOUTS  # the query path's own lists: one copy
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
@@ -118,8 +120,9 @@ Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field
 
 # --- source records -----------------------------------------------------------------
 
-CALL_FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
-"""Call facts that are not parameters: the first tensor argument's rank and dtype kind, the
+CALL_FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
+"""Call facts that are not parameters: the first tensor argument's rank, dtype (a kind or an
+exact dtype, kb/calls.py DTYPES) and layout (strided unless said), the
 backend a framework picks at run time, and the compiler the call runs under (`compiled:
 inductor`; absent from a call = eager) (docs/calls.md)."""
 DTYPE_KINDS = ("float", "int", "bool", "complex")
@@ -138,7 +141,7 @@ TF_DETERMINISTIC_OPS / enable_op_determinism). A range's `switch:` says what it 
 source; a range with `switch: silent` may not list any of these as a solution (KB020)."""
 SwitchEffect = Literal["fixes", "raises", "silent"]
 
-CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|backend|compiled|[A-Za-z_][A-Za-z0-9_]*)$")]
+CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
 CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
@@ -149,8 +152,13 @@ def _check_when(when: dict[str, list[object]]) -> None:
             raise ValueError(f"when.{key} lists a value twice")
         if key == "input.ndim" and not all(type(v) is int and v >= 0 for v in values):
             raise ValueError("when.input.ndim takes whole numbers (the input's rank)")
-        if key == "input.dtype" and not all(v in DTYPE_KINDS for v in values):
-            raise ValueError(f"when.input.dtype takes dtype kinds: {', '.join(DTYPE_KINDS)}")
+        if key == "input.dtype" and not all(v in DTYPE_KINDS or v in DTYPES for v in values):
+            raise ValueError(f"when.input.dtype takes dtype kinds ({', '.join(DTYPE_KINDS)}) or exact dtypes "
+                             f"({', '.join(DTYPES)})")
+        if key.endswith(".len") and not all(type(v) is int and v >= 0 for v in values):
+            raise ValueError(f"when.{key} takes whole numbers (the sequence's length)")
+        if key == "input.layout" and not all(v in LAYOUTS for v in values):
+            raise ValueError(f"when.input.layout takes layouts: {', '.join(LAYOUTS)}")
         if key == "compiled" and not all(v is None or v in COMPILERS for v in values):
             raise ValueError(f"when.compiled takes a compiler ({', '.join(COMPILERS)}) or null (eager)")
 

@@ -10,6 +10,15 @@ into the index, so the common case never reads the file.
 A parameter is `(name, default)`: `default` is a plain literal, `NO_DEFAULT` (the caller
 must pass it) or `UNKNOWN_DEFAULT` (a default that is not a plain literal, so a condition
 on it stays undecided). Variadic parameters keep their stars: `*args`, `**kwargs`.
+
+An op with several forms (overloads: `torch.median(input)` and `torch.median(input, dim,
+keepdim=False)`) has one line per form in the file; `table()` joins them with a `|` field
+(FORM_BREAK), and `parse()` returns a `Signature`: the union of the forms' parameters (so a
+key valid for any form is accepted) that keeps each form in `.forms`. A call is matched to
+the first form its keys fit (kb/calls.py, `bind`), as PyTorch's argument parser tries the
+overloads in order. A field `@name=a|b|c` is the closed set of values a parameter takes
+(`mode` of F.interpolate), read from the framework's docstring by the generator; it lands
+in `.choices`. A field `>name` says a module's forward() calls that functional op (`.forwards`).
 """
 
 
@@ -29,6 +38,18 @@ class _Marker:
 NO_DEFAULT = _Marker("NO_DEFAULT")
 UNKNOWN_DEFAULT = _Marker("UNKNOWN_DEFAULT")
 Parameter = tuple  # (name, default)
+FORM_BREAK = "|"
+CHOICES = "@"
+FORWARDS = ">"
+
+
+class Signature(tuple):
+    """The parameters of an op, in order, each `(name, default)` (a plain tuple to callers),
+    with every form of an overloaded op in `.forms` and closed value sets in `.choices`."""
+
+    forms: tuple[tuple[Parameter, ...], ...]
+    choices: dict[str, tuple[str, ...]]
+    forwards: tuple[str, ...]
 
 _files: dict[str, dict[str, tuple[str, ...]]] = {}
 _parsed: dict[tuple[str, ...], tuple[Parameter, ...]] = {}
@@ -51,20 +72,42 @@ def _literal(text: str) -> object:
     return value if value == value and value not in (float("inf"), float("-inf")) else UNKNOWN_DEFAULT
 
 
-def parse(fields: tuple[str, ...]) -> tuple[Parameter, ...]:
-    """`("input", "mode='nearest'", "**kwargs")` -> `(("input", NO_DEFAULT), ("mode", "nearest"), ...)`."""
+def _parameter(field: str) -> Parameter:
+    name, eq, default = field.partition("=")
+    if not eq:
+        return (name, NO_DEFAULT)
+    return (name, UNKNOWN_DEFAULT if default == "?" else _literal(default))
+
+
+def parse(fields: tuple[str, ...]) -> Signature:
+    """`("input", "mode='nearest'", "**kwargs")` -> `(("input", NO_DEFAULT), ("mode", "nearest"), ...)`.
+
+    Several forms (`|` fields) give their union, first form first, a parameter's default from
+    the first form that has it; `.forms` keeps them apart."""
     found = _parsed.get(fields)
     if found is None:
-        out = []
+        forms: list[list[Parameter]] = [[]]
+        choices: dict[str, tuple[str, ...]] = {}
+        forwards: list[str] = []
         for field in fields:
-            name, eq, default = field.partition("=")
-            if not eq:
-                out.append((name, NO_DEFAULT))
-            elif default == "?":
-                out.append((name, UNKNOWN_DEFAULT))
+            if field == FORM_BREAK:
+                forms.append([])
+            elif field.startswith(FORWARDS):
+                forwards.append(field[1:])
+            elif field.startswith(CHOICES):
+                name, _, values = field[1:].partition("=")
+                choices[name] = tuple(values.split("|"))
             else:
-                out.append((name, _literal(default)))
-        found = _parsed[fields] = tuple(out)
+                forms[-1].append(_parameter(field))
+        union: dict[str, Parameter] = {}
+        for form in forms:
+            for param in form:
+                union.setdefault(param[0], param)
+        found = Signature(union.values())
+        found.forms = tuple(tuple(form) for form in forms)
+        found.choices = choices
+        found.forwards = tuple(forwards)
+        _parsed[fields] = found
     return found
 
 
@@ -101,7 +144,8 @@ def table(framework: str, root: str | None = None) -> dict[str, tuple[str, ...]]
                     if line.startswith("#"):
                         continue
                     name, *fields = line.rstrip("\n").split("\t")
-                    found[name] = tuple(fields)
+                    # A second line for a name is another form (overload) of the same op.
+                    found[name] = (*found[name], FORM_BREAK, *fields) if name in found else tuple(fields)
         _files[memo] = found
     return found
 

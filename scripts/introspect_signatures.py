@@ -17,6 +17,20 @@ C builtins without an inspectable signature (most of torch's) are read from the 
 Line format (tab-separated, one callable a line, sorted):
 `name<TAB>param<TAB>param=default<TAB>*args<TAB>**kwargs`; a default is a Python literal
 (None, True, 1, 0.5, 'nearest') or `?` when it is not a plain literal.
+
+Overloads: a docstring that documents further forms as `.. function:: name(...)` (PyTorch's
+way: `torch.median(input)` and `torch.median(input, dim=-1, keepdim=False, *, out=None)`)
+gives one line per form, the same name on each (kb/signatures.py joins them).
+
+Closed value sets: a str parameter whose docstring entry lists its values as literals
+(``'nearest'`` | ``'linear'`` ..., or :obj:`"sum"`, :obj:`"prod"` ...) gets a field
+`@name=v1|v2|...` on the op's first line; kb.status refuses a value outside it. Only
+entries with at least two literals, one of them the default where the default is a string,
+count, so prose that quotes one example is not read as a closed set.
+
+Forwarding: a PyTorch module whose forward() calls exactly one functional op gets a field
+`>torch.nn.functional.<op>` (ReflectionPad1d forwards to F.pad): lint KB022 asks a record
+that names the module to name that spelling too.
 """
 
 from __future__ import annotations
@@ -90,14 +104,55 @@ def _doc_signature(doc: str, short: str) -> str | None:
     return None
 
 
-def _from_doc(obj: object, short: str) -> list[str] | None:
-    """`index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor` -> params."""
-    doc = getattr(obj, "__doc__", None)
+def _doc_forms(doc: str, short: str) -> list[str]:
+    """The argument text of each further form a docstring gives as `.. function:: short(...)`."""
+    out = []
+    for match in re.finditer(rf"^\s*\.\. function:: (?:[\w.]+\.)?{re.escape(short)}\(", doc, re.M):
+        depth, start = 1, match.end()
+        for i in range(start, min(len(doc), start + 2000)):
+            if doc[i] in "([{":
+                depth += 1
+            elif doc[i] in ")]}":
+                depth -= 1
+                if depth == 0:
+                    out.append(" ".join(doc[start:i].split()))
+                    break
+    return out
+
+
+_ENTRY = re.compile(r"^(\s+)(\w+)(?: \(([^)]*)\))?:(.*)$")
+_QUOTED = re.compile(r"``'([^'`]+)'``|``\"([^\"`]+)\"``|:obj:`\"([^\"`]+)\"`")
+
+
+def choices(doc: str | None, fields: list[str]) -> list[str]:
+    """`@name=v1|v2` fields for the str parameters whose docstring entry lists their values."""
     if not isinstance(doc, str):
-        return None
-    args = _doc_signature(doc, short)
-    if args is None:
-        return None
+        return []
+    defaults = {f.split("=", 1)[0]: f.split("=", 1)[1] for f in fields if "=" in f}
+    lines = doc.splitlines()
+    out = []
+    for i, line in enumerate(lines):
+        entry = _ENTRY.match(line)
+        if not entry or entry.group(2) not in defaults and entry.group(2) not in fields:
+            continue
+        name, kind, indent = entry.group(2), entry.group(3), len(entry.group(1))
+        if kind is not None and "str" not in kind:
+            continue
+        text = [entry.group(4)]
+        for follow in lines[i + 1:]:
+            if follow.strip() and len(follow) - len(follow.lstrip()) <= indent:
+                break
+            text.append(follow)
+        found = list(dict.fromkeys(next(g for g in m.groups() if g) for m in _QUOTED.finditer(" ".join(text))))
+        default = defaults.get(name, "")
+        if default[:1] in "'\"" and default[1:-1] not in found:
+            continue
+        if len(found) >= 2 and all("|" not in v and "\t" not in v for v in found):
+            out.append(f"@{name}=" + "|".join(found))
+    return list(dict.fromkeys(out))
+
+
+def _parse_args(args: str) -> list[str] | None:
     try:
         tree = ast.parse(f"def f({args}): pass")
     except SyntaxError:
@@ -118,6 +173,25 @@ def _from_doc(obj: object, short: str) -> list[str] | None:
     if fn.kwarg:
         out.append("**" + fn.kwarg.arg)
     return [p for p in out if p.split("=")[0] not in ("self", "cls")]
+
+
+def _from_doc(obj: object, short: str) -> list[str] | None:
+    """`index_add(input, dim, index, source, *, alpha=1, out=None) -> Tensor` -> params."""
+    doc = getattr(obj, "__doc__", None)
+    if not isinstance(doc, str):
+        return None
+    args = _doc_signature(doc, short)
+    if args is None:
+        return None
+    return _parse_args(args)
+
+
+def forms(obj: object, short: str) -> list[list[str]]:
+    """The further forms (overloads) the docstring documents, each as params."""
+    doc = getattr(obj, "__doc__", None)
+    if not isinstance(doc, str):
+        return []
+    return [p for p in (_parse_args(a) for a in _doc_forms(doc, short)) if p is not None]
 
 
 def params(obj: object, short: str) -> list[str] | None:
@@ -144,6 +218,45 @@ def params(obj: object, short: str) -> list[str] | None:
     if out == ["*args", "**kwargs"]:  # a wrapper that hides the real signature
         return _from_doc(obj, short) or out
     return out
+
+
+def _forwarded(obj: object, sets: list[str], top: object, framework: str) -> list[str]:
+    """A module whose forward() passes a parameter on to a functional op (`nn.Upsample` ->
+    `F.interpolate(..., self.mode, ...)`) takes every value that op documents: the module's
+    own docstring may list fewer (Upsample's omits 'nearest-exact')."""
+    if framework != "pytorch" or not sets or not inspect.isclass(obj) or not hasattr(obj, "forward"):
+        return sets
+    try:
+        source = inspect.getsource(obj.forward)
+    except (OSError, TypeError):
+        return sets
+    out = []
+    for field in sets:
+        name, _, values = field[1:].partition("=")
+        merged = values.split("|")
+        for called in re.findall(r"\bF\.(\w+)\(", source):
+            target = getattr(top.nn.functional, called, None)  # type: ignore[attr-defined]
+            if target is None or f"self.{name}" not in source:
+                continue
+            for other in choices(getattr(target, "__doc__", None), params(target, called) or []):
+                if other.startswith(f"@{name}="):
+                    merged += [v for v in other.partition("=")[2].split("|") if v not in merged]
+        out.append(f"@{name}=" + "|".join(merged))
+    return out
+
+
+def _forwards(obj: object, top: object, framework: str) -> list[str]:
+    """`>torch.nn.functional.pad` for a module whose forward() calls exactly one functional op
+    (ReflectionPad1d -> F.pad): the module is another spelling of that op's kernels, which lint
+    KB022 holds records to."""
+    if framework != "pytorch" or not inspect.isclass(obj) or not hasattr(obj, "forward"):
+        return []
+    try:
+        source = inspect.getsource(obj.forward)
+    except (OSError, TypeError):
+        return []
+    called = sorted({c for c in re.findall(r"\bF\.(\w+)\(", source) if hasattr(top.nn.functional, c)})  # type: ignore[attr-defined]
+    return [f">torch.nn.functional.{called[0]}"] if len(called) == 1 else []
 
 
 def wanted(framework: str, names: set[str], record_ops: set[str]) -> list[str]:
@@ -192,10 +305,15 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             if not callable(obj) or inspect.ismodule(obj):
                 continue
-            found = params(obj, name.rsplit(".", 1)[-1])
+            short = name.rsplit(".", 1)[-1]
+            found = params(obj, short)
             if found is None:
                 continue
-            lines.append("\t".join([name, *found]))
+            more = [f for f in forms(obj, short) if f != found]
+            every = [p for form in (found, *more) for p in form]
+            sets = _forwarded(obj, choices(getattr(obj, "__doc__", None), every), top, framework)
+            lines.append("\t".join([name, *found, *sets, *_forwards(obj, top, framework)]))
+            lines.extend("\t".join([name, *form]) for form in more)
         version = getattr(top, "__version__", "unknown")
         out = ROOT / "data" / "api" / f"{framework}.signatures.txt"
         header = (f"# {framework} {version} signatures, {len(lines)} callables, generated by "

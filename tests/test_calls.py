@@ -162,7 +162,7 @@ def test_records_without_conditions_apply_to_every_call(kbq) -> None:
     ({"method": ["nearest"]}, "must be a plain literal"),
     ({"input.ndim": -1}, "whole number"),
     ({"input.ndim": True}, "whole number"),
-    ({"input.dtype": "float32"}, "dtype kind"),
+    ({"input.dtype": "float33"}, "dtype kind"),
     ({1: "x"}, "parameter names"),
     ("method=nearest", "mapping"),
     (5, "mapping"),

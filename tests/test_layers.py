@@ -4,60 +4,24 @@ Read from the source with `ast` (nothing is imported), every `import` counts, in
 ones inside functions: a lazy import still ties the two modules together. Importing `kb.a.b`
 also runs the package `kb.a`, so that is an edge too; the root package `kb` (the stdlib-only
 public API) is the one exception, since every module loads it. A new module fails
-`test_every_module_has_a_layer` until it is given a layer in LAYERS below.
+`test_every_module_has_a_layer` until it is given a layer in kb/layers.py.
 """
 
 from __future__ import annotations
 
 import ast
 import shutil
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pytest
 
+from kb.layers import LAYER_NAMES, modules, pattern_layer
+
 ROOT = Path(__file__).resolve().parents[1]
 
-# Lowest first. A module may import from its own layer or any lower one, never a higher one.
-# First matching pattern wins; a package whose __init__ imports nothing from kb (a namespace
-# with a docstring) needs no entry.
-LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", (  # formats and primitives: no knowledge of the catalog
-        "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
-        "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
-        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.aside",
-    )),
-    ("load", (  # read and check what people and machines wrote: data/, run files, link state
-        "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
-        "kb.verify.sweepfile",
-        "kb.verify.merge", "kb.nightly.report",
-        "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
-    )),
-    ("compile", ("kb.compile", "kb._index", "kb._details")),  # catalog + merged evidence -> the index
-    ("outputs", (  # everything read from the index: query, generated files, site, plans, probes
-        "kb", "kb.query", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build", "kb.site.model",
-        "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes", "kb.site.words", "kb.verify.plan", "kb.verify.coverage",
-        "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
-        "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
-        "kb.scan.sources", "kb.scan.resolve", "kb.scan.scope", "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup", "kb.scan.recipe",
-        "kb.scan.run", "kb.scan.report_*",
-    )),
-    ("commands", (  # argument parsing, processes, network: what a person runs
-        "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",
-    )),
-)
-LAYER_NAMES = tuple(name for name, _ in LAYERS)
-
-
-def modules(root: Path) -> dict[str, Path]:
-    """Dotted module name -> file, for every .py under root/kb."""
-    out = {}
-    for path in sorted((root / "kb").rglob("*.py")):
-        parts = list(path.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
+# The table itself is kb/layers.py's LAYERS (docs/architecture.md's module map is generated from it).
+# The generated index modules are private to the package that loads them (kb/query/state.py).
+PRIVATE_READERS = {"kb._index": ("kb.query.state",), "kb._details": ("kb.query.state",)}
 
 
 def _is_package(path: Path) -> bool:
@@ -132,9 +96,9 @@ def private_uses(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int
 
 
 def layer_of(name: str, path: Path, mods: dict[str, Path]) -> int | None:
-    for index, (_, patterns) in enumerate(LAYERS):
-        if any(fnmatchcase(name, p) for p in patterns):
-            return index
+    found = pattern_layer(name)
+    if found is not None:
+        return found
     if _is_package(path) and not imports(name, path, mods):
         return 0  # a namespace package: loading it loads nothing else
     return None
@@ -161,7 +125,7 @@ def graph(root: Path) -> tuple[dict[str, Path], dict[str, dict[str, int]], list[
             for depth, part in enumerate(parts):
                 if part.startswith("_") and not part.startswith("__"):
                     owner = ".".join(parts[:depth])
-                    if owner != package and owner != name:
+                    if owner != package and owner != name and name not in PRIVATE_READERS.get(".".join(parts[:depth + 1]), ()):
                         private.append(f"{path.relative_to(root)}:{line}: imports the private name {full}")
                     break
         for line, full in private_uses(name, path, mods):
@@ -210,7 +174,7 @@ def problems(root: Path) -> list[str]:
     layers = {name: layer_of(name, path, mods) for name, path in mods.items()}
     for name, layer in sorted(layers.items()):
         if layer is None:
-            out.append(f"{mods[name].relative_to(root)}: {name} has no layer: add it to LAYERS in tests/test_layers.py")
+            out.append(f"{mods[name].relative_to(root)}: {name} has no layer: add it to LAYERS in kb/layers.py")
     for name, targets in sorted(edges.items()):
         for target, line in sorted(targets.items()):
             here, there = layers[name], layers.get(target)

@@ -116,6 +116,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "switch-silent-lists-the-switch": [(R, "KB020", 14)],
     # a silent case of an op no record covers: an undocumented source
     "sweeps-undocumented-source": [("data/sweeps/h100-test/2026-11-25T230000Z-pytorch-eager.json", "KB021", 1)],
+    # the layer's inventory line forwards to tf.nn.bias_add (`>` field), which the record does not name
+    "spellings-layer-without-its-op": [(R, "KB022", 6)],
 }
 
 

@@ -100,13 +100,14 @@ def test_call_facts_layout_and_a_kb_that_refuses_a_fact() -> None:
     facts = _torch_calls.facts(torch.sparse.mm, "torch.sparse.mm", (sparse, torch.ones(3, 2)), {})
     assert facts["input.layout"] == "sparse_coo" and facts["input.dtype"] == "float32"
     dense = _torch_calls.facts(torch.bmm, "torch.bmm", (torch.ones(1, 2, 2), torch.ones(1, 2, 2)), {})
-    assert "input.layout" not in dense  # strided is the default and left out
-    # the KB may not take input.layout (kb.status raises ValueError): asked without it, no error
+    assert dense["input.layout"] == "strided"  # a dense call says so: the KB then decides it
+    # the KB takes input.layout (docs/calls.md): the sparse call is asked as made, and answered by
+    # the sparse record
     answer = ask("torch.bmm", "pytorch", "2.13.0", "gpu", call={"input.layout": "sparse_coo", "input.ndim": 3})
-    assert "deterministic" in answer and "input.layout" not in (answer.get("call_used") or {})
+    assert "deterministic" in answer and (answer.get("call_used") or {}).get("input.layout") == "sparse_coo"
     # an op the KB knows by name only (no signature): names from elsewhere, no TypeError
-    assert _torch_calls.facts(torch.relu, "torch.relu", (torch.ones(2),), {}) == {"input.ndim": 1,
-                                                                                  "input.dtype": "float32"}
+    assert _torch_calls.facts(torch.relu, "torch.relu", (torch.ones(2),), {}) == {
+        "input.ndim": 1, "input.dtype": "float32", "input.layout": "strided"}
 
 
 def test_exact_dtypes_are_sent_and_their_kinds_where_the_kb_takes_only_kinds() -> None:
@@ -117,7 +118,7 @@ def test_exact_dtypes_are_sent_and_their_kinds_where_the_kb_takes_only_kinds() -
 
     a, b = torch.ones(1, 2, 2, dtype=torch.bfloat16), torch.ones(1, 2, 2, dtype=torch.bfloat16)
     facts = _torch_calls.facts(torch.bmm, "torch.bmm", (a, b), {})
-    assert facts == {"input.ndim": 3, "input.dtype": "bfloat16", "mat2": "bfloat16"}
+    assert facts == {"input.ndim": 3, "input.dtype": "bfloat16", "mat2": "bfloat16", "input.layout": "strided"}
     ids = _torch_calls.facts(torch.nn.functional.embedding, "torch.nn.functional.embedding",
                              (torch.zeros(2, dtype=torch.int64), torch.ones(3, 2, dtype=torch.float16)), {})
     assert ids["input.dtype"] == "int64" and ids["weight"] == "float16"
@@ -135,8 +136,8 @@ def test_exact_dtypes_are_sent_and_their_kinds_where_the_kb_takes_only_kinds() -
 
 def test_a_dense_bmm_carries_what_tells_it_from_a_sparse_one() -> None:
     """The KB's torch.bmm record is about a sparse first argument: the probe passes
-    input.layout for a sparse call and leaves it out for a dense one (strided, the default).
-    Where the installed KB takes input.layout, the dense call is not a suspect on a GPU."""
+    input.layout for both (sparse_coo, strided). Where the installed KB takes input.layout, the
+    dense call is not a suspect on a GPU: the sparse record does not apply to it."""
     torch = pytest.importorskip("torch")
     import kb
     from kb.probe import _torch_calls
@@ -146,7 +147,7 @@ def test_a_dense_bmm_carries_what_tells_it_from_a_sparse_one() -> None:
     sparse = torch.stack([torch.eye(3)] * 2).to_sparse()
     dense_facts = _torch_calls.facts(torch.bmm, "torch.bmm", (dense, dense), {})
     sparse_facts = _torch_calls.facts(torch.bmm, "torch.bmm", (sparse, dense), {})
-    assert "input.layout" not in dense_facts and sparse_facts["input.layout"] == "sparse_coo"
+    assert dense_facts["input.layout"] == "strided" and sparse_facts["input.layout"] == "sparse_coo"
     try:
         kb.status("torch.bmm", "2.11.0", framework="pytorch", device="gpu", call={"input.layout": "sparse_coo"})
     except ValueError:
@@ -154,6 +155,8 @@ def test_a_dense_bmm_carries_what_tells_it_from_a_sparse_one() -> None:
     dense_answer = ask("torch.bmm", "pytorch", "2.11.0", "gpu", call=dense_facts)
     sparse_answer = ask("torch.bmm", "pytorch", "2.11.0", "gpu", call=sparse_facts)
     assert "torch.sparse-bmm" in sparse_answer["sources"] and "torch.sparse-bmm" not in dense_answer["sources"]
+    assert sparse_answer["deterministic"] is False and dense_answer["deterministic"] is True
+    assert dense_answer["call_used"]["input.layout"] == "strided"
 
 
 def test_a_watched_model_records_exact_dtypes_and_sparse_layouts(tmp_path: Path) -> None:

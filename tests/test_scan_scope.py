@@ -135,7 +135,7 @@ def _calls(source: str) -> list[resolve.Call]:
 def _records(tmp_path: Path, source: str, versions: str = "torch=2.11") -> list[tuple[int, str, str]]:
     (tmp_path / "t.py").write_text(textwrap.dedent(source))
     report = scan([str(tmp_path / "t.py")], given=pins.parse_versions(versions))
-    return [(f.line, f.record, f.level) for f in report.findings]
+    return [(f.line, f.record, f.level) for f in (*report.findings, *report.notes)]
 
 
 def test_receivers_and_arity(tmp_path):
@@ -213,7 +213,7 @@ def test_what_the_code_rules_out(tmp_path):
             with torch.no_grad():
                 emb(ids).sum()
                 picked = torch.gather(logits, 1, ids)
-            src = torch.zeros(3)
+            src = torch.zeros(3, device="cuda")
             src.scatter_reduce_(0, ids, logits, reduce=f"a{reduce}")
             loss.backward()
 
@@ -226,7 +226,7 @@ def test_what_the_code_rules_out(tmp_path):
     assert (18, "torch.uninitialized-memory") in lines and not any(n == 19 for n, _ in lines)
     assert not any(n in (15, 16) for n, _ in lines) and (17, "torch.adaptive-avg-pool-backward") in lines
     assert not any(n == 22 for n, _ in lines)  # 2-D cross_entropy is not the nll_loss2d record
-    assert lines[(23, "torch.nll-loss")] == "possible"  # ndim unknown
+    assert lines[(23, "torch.nll-loss")] == "note"  # ndim unknown: a note, not a finding (lookup.SHAPE_NOTES)
     assert not any(n == 26 for n, _ in lines)  # gather under no_grad: its backward never runs
     assert not any(n == 28 and r == "torch.scatter-reduce-sum-mean" for n, r in lines)  # f"a{...}" is amin/amax
     assert not any(n == 31 for n, _ in lines)  # num_workers=0

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-API_MODULES = ("kb/query.py", "kb/__init__.py", "kb/versions.py", "kb/bounds.py", "kb/errors.py", "kb/model.py")
+API_MODULES = (*(f"kb/query/{m}.py" for m in ("__init__", "state", "names", "cover", "evidence", "evaluate")),
+               "kb/__init__.py", "kb/versions.py", "kb/bounds.py", "kb/errors.py", "kb/model.py")
 SINKS = {"open", "Path", "join", "isfile", "exists", "isdir", "listdir", "scandir", "read_text", "read_bytes",
          "PurePath", "realpath", "abspath", "stat"}
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.verify import sweep
+from kb.verify import sweep, sweepfile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -91,7 +91,7 @@ def test_read_evidence_refuses_a_damaged_file(tmp_path, change, words):
 def test_committed_evidence_files_read_clean():
     """Every evidence file the GPU wrote reads within bounds, with the fields the KB side uses."""
     files = sorted(p for p in (ROOT / "data" / "sweeps").glob("*/*.json")
-                   if not p.name.endswith(("-tensorflow-cpu.json", "-keras.json")))  # the CPU sweeps' format
+                   if not p.name.endswith(sweepfile.CPU_SWEEP_SUFFIXES))  # the CPU sweeps' own format
     for path in files:
         doc = sweep.read_evidence(path)
         assert doc["environment"]["env_id"] == path.parent.name

@@ -478,3 +478,17 @@ def test_nightly_merges_the_gpu_jobs_sweep_files(tmp_path: Path) -> None:
     # a GPU job writing to its artifact folder skips releases the checkout already swept
     done = nightly_sweep.swept(root, root / "data/sweeps")
     assert ("pytorch-eager", "2.12.0") in done
+
+
+def test_case_call_keeps_keywords_of_an_open_ended_signature() -> None:
+    """An op documented only as (*args, **kwargs) (private aten ops) takes any keyword: the sweep's
+    keyword arguments are call facts, so a record's condition on them can cover the case."""
+    from kb.verify import sweepfile
+
+    case = {"op": "torch.ops.aten._flash_attention_forward", "dtype": "bfloat16",
+            "call": {"dropout_p": 0.0, "is_causal": True, "args[0]": {"tensor": [2, 2], "dtype": "bfloat16"}}}
+    open_ended = (("*args", None), ("**kwargs", None))
+    call = sweepfile.case_call(case, "pytorch-eager", open_ended)
+    assert call["dropout_p"] == 0.0 and call["is_causal"] is True
+    closed = (("input", None), ("is_causal", None))
+    assert "dropout_p" not in sweepfile.case_call(case, "pytorch-eager", closed)

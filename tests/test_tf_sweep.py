@@ -1,5 +1,6 @@
-"""The CPU sweep (kb.sweep): classification on a tiny TensorFlow subset, and the harness's
-restart of a worker that crashes or hangs (a fake worker, no framework)."""
+"""The CPU sweep (kb.sweep): classification on a tiny TensorFlow subset and a tiny Keras subset
+per backend (JAX, PyTorch), one evidence file per Keras backend, and the harness's restart of a
+worker that crashes or hangs (a fake worker, no framework)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,82 @@ def test_tensorflow_subset_classified():
     assert cls == "raises" and modes["global-seed"]["raised"] is None and modes["op-seed"]["raised"] is None
 
 
+# The Keras worker on one backend, in one interpreter: a deterministic op, and keras.random.normal
+# unseeded and seeded. Two ops keep it to one backend import (a few seconds) per backend.
+KERAS_PROBE = textwrap.dedent("""
+    import json
+    from kb.sweep import harness, keras_worker as w
+    keras = w._keras()
+    out = {"backend": keras.backend.backend()}
+    for op, kind in (("keras.ops.add", "ops"), ("keras.random.normal", "random")):
+        case = w.plan_one(keras, {"op": op, "kind": kind})["cases"][0]
+        modes = {}
+        for m in case["modes_run"]:
+            w.setup(keras, m)
+            fn, _, _ = w.build(keras, case["spec"], m)
+            modes[m] = harness.summarize([{"h1": w._hash(keras, fn()), "h2": w._hash(keras, fn()), "raised": None}])
+        out[op] = [harness.classify(modes)[0], case["call"], case["modes_run"], modes]
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_keras_subset_per_backend(backend):
+    pytest.importorskip(backend)
+    pytest.importorskip("keras")
+    done = subprocess.run([sys.executable, "-c", KERAS_PROBE], capture_output=True, text=True, cwd=ROOT, timeout=180,
+                          env={**harness._env({"KERAS_BACKEND": backend}), "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["backend"] == backend  # the parent's KERAS_BACKEND reached the worker
+    cls, _, modes_run, _ = got["keras.ops.add"]
+    assert cls == "identical" and modes_run == ["no-seed"]  # no random draw: the seed modes are not run
+    cls, call, modes_run, modes = got["keras.random.normal"]
+    assert modes_run == ["no-seed", "global-seed", "layer-seed"] and call["seed"] is None
+    # one interpreter cannot show a difference across processes; a seeded generator moving on can
+    assert modes["layer-seed"]["within"] is False  # seed=7 is re-made for each call: the same draw
+    assert modes["global-seed"]["within"] is True  # the global SeedGenerator moves on between the two calls
+
+
+def test_keras_backends_write_their_own_files(tmp_path, monkeypatch, capsys):
+    from kb.sweep import __main__ as cli
+    from kb.verify import sweepfile
+
+    assert [cli.keras_suite(b) for b in cli.KERAS_BACKENDS] == ["keras", "keras-jax", "keras-torch"]
+    for b in cli.KERAS_BACKENDS:  # the GPU sweep reader leaves every Keras backend's file alone
+        assert f"x-{cli.keras_suite(b)}.json".endswith(sweepfile.CPU_SWEEP_SUFFIXES)
+    monkeypatch.setattr(cli, "environment", lambda: {"env_id": "cpu-test"})
+    ran = []
+
+    def fake_sweep(module, plan_args, modes, processes, timeout, env=None, log=None):
+        ran.append(env["KERAS_BACKEND"])
+        return {"plan_s": 0.0, "wall_s": 1.0}, [{"op": "keras.ops.add", "class": "identical"}]
+
+    monkeypatch.setattr(harness, "sweep", fake_sweep)
+    assert cli.main(["keras", "--backends", "jax,torch", "--out", str(tmp_path / "k.json")]) == 0
+    assert ran == ["jax", "torch"]
+    for b in ("jax", "torch"):
+        doc = json.loads((tmp_path / f"k-{b}.json").read_text())
+        assert doc["suite"] == f"keras-{b}" and doc["backend"] == b and doc["cases"][0]["backend"] == b
+    with pytest.raises(SystemExit) as exc:  # an unknown backend is refused before anything runs
+        cli.main(["keras", "--backends", "jax,mxnet", "--no-write"])
+    assert exc.value.code == 2 and "mxnet" in capsys.readouterr().err
+    assert ran == ["jax", "torch"]
+
+
+def test_committed_keras_files_one_backend_each():
+    """Each committed Keras sweep file holds one backend's cases, named by its suffix."""
+    from kb.sweep.__main__ import keras_suite
+
+    files = sorted((ROOT / "data" / "sweeps").glob("*/*-keras*.json"))
+    assert files
+    for path in files:
+        doc = json.loads(path.read_text())
+        backends = {c.get("backend") for c in doc["cases"]}
+        assert len(backends) == 1, path.name
+        assert path.name.endswith(f"-{keras_suite(backends.pop())}.json") and path.name.endswith(f"-{doc['suite']}.json")
+
+
 FAKE = textwrap.dedent('''
     import json, os, sys, time
     start = int(sys.argv[sys.argv.index("--start") + 1])
@@ -96,3 +173,24 @@ def test_classify():
     assert harness.classify({"a": harness.summarize([{"error": "timeout"}, {"error": "timeout"}])})[0] == "error"
     mixed = harness.summarize([{"raised": "boom"}, {"h1": "x", "h2": "x", "raised": None}])
     assert "some processes only" in mixed["error"]
+
+
+def test_keras_findings_answered_per_backend():
+    """Every name a committed Keras sweep file found differing across processes is answered as not
+    deterministic for the call the sweep made on that backend (device cpu), with a fix; the same
+    ops on a backend where they were identical are not flagged by a backend-only record."""
+    import kb
+
+    checked = 0
+    for path in sorted((ROOT / "data" / "sweeps").glob("*/*-keras*.json")):
+        doc = json.loads(path.read_text())
+        for case in doc["cases"]:
+            call = {**case["call"], "backend": case["backend"]}
+            if case["class"] == "differs-across-processes" and case["modes"]["no-seed"]["distinct"] > 1:
+                s = kb.status(case["op"], doc["environment"]["packages"]["keras"], device="cpu", call=call)
+                assert s.deterministic is False and s.solutions, (path.name, case["op"], call)
+                checked += 1
+    assert checked >= 190  # three backends, about 65 names each
+    for backend in ("jax", "tensorflow"):  # the PyTorch-only records leave the other backends alone
+        for op in ("keras.ops.empty", "keras.ops.lstsq"):
+            assert kb.status(op, "3.15.1", device="cpu", call={"backend": backend}).deterministic is True

@@ -16,6 +16,17 @@ Why a decorator with literal arguments: `kb validate` (lint KB014) and `kb verif
 find registered names by reading this package's source with `ast` (verifiers/discover.py),
 so neither imports torch, jax or tensorflow. Adding a source means one YAML file and one
 small function in the module of its framework area.
+
+To add a verifier:
+1. In verifiers/<framework>/<area>.py, write a function decorated with literal arguments,
+   `@verifier("<framework>.<name>", framework="<framework>", solutions=(<codes>,))`, that
+   takes `ctx` and returns a zero-argument callable computing what differs run to run.
+2. Name it in the record: `verify: {verifier: <framework>.<name>}`; `python -m kb validate
+   --strict` (KB014) checks that the name is registered.
+3. Run `python -m kb build`, then `python -m kb verify --verifier <framework>.<name> --dry-run`
+   (the plan: the record's id beside the verifier, or `(unlinked)` on a machine without the
+   record's device), then without `--dry-run` where the framework and device are; commit the
+   run file it writes, as written.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,25 @@ def extract(mirrors: Path, repo: str, commit: str, folder: str | None, into: Pat
     return out / folder if folder else out
 
 
+# What makes a file a training script or a model file (issue 30 item 4 counts them): it defines a model
+# (a subclass of nn.Module / flax's nn.Module / a Keras Model) or it trains (a backward pass, an optimizer
+# step, jax.grad / value_and_grad, Keras fit). Read as text; the corpus's tests are left out.
+MODEL_OR_TRAINING = re.compile(r"class \w+\((?:[\w.]*\.)?(?:Module|Model)\b|\.backward\(|optimizer\.step\(|"
+                               r"\bjax\.(?:value_and_grad|grad)\(|\.fit\(|optax\.")
+
+
+def training_files(root: Path) -> list[str]:
+    """Training scripts and model files under `root` (paths relative to it), tests excluded."""
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or not rel.endswith(KEEP) or "test" in path.name:
+            continue
+        if MODEL_OR_TRAINING.search(path.read_text(errors="replace")):
+            out.append(rel)
+    return out
+
+
 def run_scan(kb_root: Path, folder: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(kb_root))
     done = subprocess.run([sys.executable, "-m", "kb", "scan", ".", "--versions", VERSIONS, "--format", "json"],
@@ -93,14 +113,18 @@ def load_labels() -> tuple[dict, list]:
 def measure(kb_root: Path, mirrors: Path, show_unlabelled: bool) -> dict:
     judged, risky = load_labels()
     rows = []
+    notes = []
+    files: dict[str, list[str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for repo, commit, folder in CORPUS:
             where = extract(mirrors, repo, commit, folder, Path(tmp))
             doc = run_scan(kb_root, where)
+            files[repo] = training_files(where)
             for f in doc["findings"]:
                 k = key(repo, f)
                 label = judged.get(k, (None, ""))[0]
                 rows.append((k, f["level"], label, f["text"]))
+            notes.extend(key(repo, f) for f in doc.get("notes", ()))
     unlabelled = [r for r in rows if r[2] is None]
     if show_unlabelled:
         for (repo, path, line, record), level, _, text in unlabelled:
@@ -124,7 +148,9 @@ def measure(kb_root: Path, mirrors: Path, show_unlabelled: bool) -> dict:
             recall_by_record[r["record"]][0] += 1
     false_alarms = sorted(f"{k[0]} {k[1]}:{k[2]} [{k[3]}] {level}: {judged[k][1]}"
                           for k, level, label, _ in rows if label == "fp")
-    return {"findings": len(rows), "unlabelled": len(unlabelled), "tp": tp, "fp": fp,
+    noted_tp = sorted(f"{k[0]} {k[1]}:{k[2]} [{k[3]}]" for k in notes if judged.get(k, (None,))[0] == "tp")
+    return {"training_and_model_files": sum(len(v) for v in files.values()), "files": files,
+            "findings": len(rows), "notes": len(notes), "notes_judged_tp": noted_tp, "unlabelled": len(unlabelled), "tp": tp, "fp": fp,
             "precision": tp / (tp + fp) if tp + fp else None,
             "per_level": {k: {"tp": v[0], "fp": v[1], "precision": v[0] / sum(v)} for k, v in sorted(per_level.items())},
             "per_record": {k: {"tp": v[0], "fp": v[1], "precision": v[0] / sum(v)} for k, v in sorted(per_record.items())},
@@ -141,16 +167,23 @@ def main() -> int:
     parser.add_argument("--kb", type=Path, default=ROOT, help="the kb checkout to measure (default: this one)")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of the repositories' git dirs")
     parser.add_argument("--unlabelled", action="store_true", help="print findings labels.yaml does not judge")
+    parser.add_argument("--files", action="store_true", help="list the training scripts and model files per repository")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     args = parser.parse_args()
     result = measure(args.kb.resolve(), args.mirrors, args.unlabelled)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
+    if args.files:
+        for repo, names in result["files"].items():
+            print(f"{repo} ({len(names)}): " + ", ".join(names))
     p = result["precision"]
+    print(f"training scripts and model files: {result['training_and_model_files']}")
     print(f"findings {result['findings']} (unlabelled {result['unlabelled']}); precision "
           f"{'n/a' if p is None else f'{p:.1%}'} ({result['tp']} of {result['tp'] + result['fp']}); "
-          f"recall {result['risky_found']} of {result['risky']}")
+          f"recall {result['risky_found']} of {result['risky']}; notes (not findings) {result['notes']}")
+    for line in result["notes_judged_tp"]:
+        print(f"  note on a site labelled tp: {line}")
     for level, v in result["per_level"].items():
         print(f"  {level}: {v['tp']} of {v['tp'] + v['fp']} ({v['precision']:.1%})")
     for record, v in result["per_record"].items():

@@ -1,5 +1,13 @@
 """Coded lint checks. Each check lives in its own module with a CODE, a TITLE and `check()`.
 
+To add a lint check:
+1. Write kb/lint/<name>.py with CODE (the next free KBnnn), TITLE and `check(catalog)`, which
+   calls `catalog.report(path, line, CODE, message, hint)` per problem (kb/lint/causes.py is
+   a small one to copy).
+2. Import it below and add it to CHECKS; `python -m kb build` lists it in docs/lint.md.
+3. Add a file under tests/fixtures/malformed/ and its expected (file, code, line) to EXPECTED
+   in tests/test_lint_fixtures.py, then run `pytest tests/test_lint_fixtures.py`.
+
 KB001 (YAML), KB002 (schema) and KB012 (bounds on untrusted input, kb/yamlio.py) are
 reported while loading (kb/catalog.py); the modules
 listed in CHECKS run on what loaded. `run()` returns every finding of a run, sorted by
@@ -18,11 +26,11 @@ from kb.findings import Finding
 from kb.yamlio import remembering
 from kb.lint import (
     calls, canonical, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, solutions,
-    static_ranges, static_unclaimed, sweeps, switch, verifiers,
+    spellings, static_ranges, static_unclaimed, sweeps, switch, verifiers,
 )
 
 CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs, calls,
-          paths, static_ranges, static_unclaimed, switch, sweeps)
+          paths, static_ranges, static_unclaimed, switch, sweeps, spellings)
 
 WARNINGS = frozenset({runs.CODE, sweeps.CODE})
 """Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""

@@ -3,8 +3,9 @@
 `calls:` and a range's `when:` say which calls a record applies to (docs/calls.md). A
 misspelt parameter (`mdoe: [bilinear]`) would make the condition undecidable for every
 call, and a parameter of another op would never be given: both silently change answers.
-Each key must be a call fact (input.ndim, input.dtype, backend) or a parameter of every op
-the condition covers, by the op's signature in data/api/<framework>.signatures.txt (an op
+Each key must be a call fact (input.ndim, input.dtype, input.layout, backend, compiled), or a
+parameter (or `<parameter>.len`, a sequence parameter's length) of every op the condition
+covers, by the op's signature in data/api/<framework>.signatures.txt (an op
 whose signature the inventory lacks cannot be checked and is not reported).
 """
 
@@ -42,7 +43,8 @@ def check(catalog: Catalog) -> None:
                     if fields is None:
                         continue
                     params = signatures.parse(fields)
-                    if signatures.open_ended(params) or key in signatures.names(params):
+                    base = key[: -len(".len")] if key.endswith(".len") else key
+                    if signatures.open_ended(params) or base in signatures.names(params):
                         continue
                     known = ", ".join(signatures.names(params)) or "(none)"
                     catalog.report(

@@ -1,8 +1,8 @@
 """PyTorch: what each framework call inside a watched module was, in the terms of the
-knowledge base's call conditions (parameter values, tensor dtype kinds, `input.ndim`,
-`input.dtype` (the exact dtype: bfloat16, float32, int64; kb.probe.kbask asks with its kind
-where the KB takes only kinds), `input.layout` where the first tensor is not strided (sparse records depend
-on it), and the attention backend the framework chose).
+knowledge base's call conditions (parameter values, the exact dtypes of tensor arguments,
+`input.ndim`, `input.dtype` (the exact dtype: bfloat16, float32, int64; kb.probe.kbask asks
+with its kind where the KB takes only kinds), `input.layout` (strided, sparse_coo, ...: sparse
+records depend on it), and the attention backend the framework chose).
 
 Why the facts and not just the name: whether a call is reproducible often depends on how it
 is called (`interpolate(mode='nearest')` vs `mode='bilinear'`, the attention backend), and
@@ -39,6 +39,7 @@ def dtype_name(t: torch.Tensor) -> str:
 
 
 _DTYPE_NAMES: dict = {}
+_LAYOUTS: dict = {torch.strided: "strided", torch.sparse_coo: "sparse_coo", torch.sparse_csr: "sparse_csr"}
 
 
 def dtype_kind(t: torch.Tensor) -> str:
@@ -161,8 +162,9 @@ def facts(func, op: str, args: tuple, kwargs: dict) -> dict:
     if first is not None:
         out["input.ndim"] = first.dim()
         out["input.dtype"] = dtype_name(first)
-        if first.layout is not torch.strided:  # strided is the default and left out
-            out["input.layout"] = str(first.layout).replace("torch.", "")
+        # strided too: a KB that takes the layout decides a dense call (a sparse-only record
+        # does not apply) instead of leaving it open; kb.probe.kbask drops it for a KB without it
+        out["input.layout"] = _LAYOUTS.get(first.layout) or str(first.layout).replace("torch.", "")
     backend = _backend(op, args, kwargs)
     if backend:
         out["backend"] = backend

@@ -14,10 +14,11 @@ import inspect
 from typing import NamedTuple
 
 import kb
+from kb.calls import value_holds
 from kb.scan import switches
 from kb.scan.resolve import Call, Unknown
 
-LEVELS = {"possible": 1, "nondeterministic": 2, "raises": 3}
+LEVELS = {"note": 0, "possible": 1, "nondeterministic": 2, "raises": 3}
 
 
 class Finding(NamedTuple):
@@ -39,9 +40,12 @@ class Finding(NamedTuple):
     fix: str
     codes: tuple[str, ...]
     conditions: tuple[str, ...]
+    note: str = ""  # set: not a finding (see SHAPE_NOTES), listed as a note with this reason
 
     @property
     def level(self) -> str:
+        if self.note:
+            return "note"
         if self.kind == "raises" and self.certain:
             return "raises"
         if self.kind == "nondeterministic" and self.certain:
@@ -238,8 +242,7 @@ def _contradicted(when: object, facts: dict) -> bool:
         dead = False
         for key, values in alternative.items():
             if key in facts and not isinstance(facts[key], tuple):
-                value = facts[key]
-                if not any(value == v and type(value) is type(v) for v in (values or ())):
+                if value_holds(facts[key], tuple(values or ())) is False:  # as a query matches (given, exact dtypes)
                     dead = True
                     break
         if not dead:
@@ -309,6 +312,14 @@ ONLY_IF_UNLESS = {"torch.data-loader-workers": ("sampler", "batch_sampler")}
 # Records whose condition needs an argument that the code visibly makes (a sparse tensor): a call
 # that mentions none of these words is not reported.
 NEEDS_WORD = {"torch.sparse-bmm": ("sparse",)}
+# Records whose condition needs a shape the code rarely states, and whose op's common form is the harmless
+# one: the N-D (spatial) NLL kernel runs only for inputs of 3 or more dimensions, while a classifier's loss
+# takes (N, C) logits. When the scan cannot read the input's number of dimensions and the call shows no
+# sign of a spatial input, the call is a note (listed, never failing CI), not a finding; with a sign
+# (`x.transpose(1, 2)` names dimension 2, so x has at least 3) or a literal shape, it is a finding.
+SHAPE_NOTES = {"torch.nll-loss": ("input.ndim", 3,
+                                  "the input's number of dimensions is not visible here: the (N, C) classifier "
+                                  "form has no atomics; only an input of 3 or more dimensions reaches the spatial kernel")}
 
 
 def _mentions(call: Call, words: tuple[str, ...]) -> bool:
@@ -356,6 +367,8 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
     if not can_be(call, framework):
         return []
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
+    if dict(call.extra).get("device") == ("cpu",):
+        device = "cpu"  # the scan saw the input made on the host (resolve: a factory without device=)
     facts, unknown = facts_of(call, params)
     prefixes = unknown.pop("\0prefixes", None) or {}
     if framework == "jax" and params is not None and "backend" in params and "backend" not in facts \
@@ -385,6 +398,14 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
             continue
         if any(record == source.id for record, _ in getattr(call, "ruled_out", ())):
             continue
+        note = ""
+        shape = SHAPE_NOTES.get(source.id)
+        if shape is not None and shape[0] in depends and shape[0] not in facts:
+            least = dict(call.extra).get("input.min_ndim")
+            if least and least[0] >= shape[1]:
+                depends = set(depends) - {shape[0]}  # the call names a dimension only such an input has
+            else:
+                note = shape[2]
         hint = ONLY_IF.get(source.id)
         if hint is not None and not any(facts.get(p) is not None or p in unknown for p in ONLY_IF_UNLESS.get(source.id, ())):
             value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)
@@ -393,7 +414,7 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
                             record_conditions.get(source.id, ()), conditional)
         if finding is not None:
-            out.append(finding)
+            out.append(finding._replace(note=note) if note else finding)
     return out
 
 

@@ -59,6 +59,7 @@ def document(report: Report) -> dict:
         "summary": {level: sum(1 for f in report.findings if f.level == level)
                     for level in ("raises", "nondeterministic", "possible")},
         "findings": [_paths(f.to_dict()) for f in report.findings],
+        "notes": [_paths(f.to_dict()) for f in report.notes],
         "errors": [_paths(e._asdict()) for e in report.errors],
         "suppressed": report.suppressed,
         "recipes": [r._asdict() for r in report.recipes],

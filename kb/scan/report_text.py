@@ -29,6 +29,8 @@ def condition(finding: Finding) -> str:
 
 
 def line(finding: Finding) -> str:
+    if finding.note:
+        return f"{location(finding)}: {finding.text} [{finding.record}]: note: {finding.note}"
     out = f"{location(finding)}: {finding.text} [{finding.record}]: {finding.level}: {finding.answer}; {finding.fix}"
     when = condition(finding)
     return f"{out}; applies when: {when}" if when else out
@@ -45,7 +47,8 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
                    + "; the answers are for that release on a GPU: pass --versions or --lockfile for the build you train with")
     out.extend(_switch_lines(report))
     out.append(f"{len(report.findings)} finding(s): {counts['raises']} raise, {counts['nondeterministic']} not deterministic, "
-               f"{counts['possible']} possible; {report.suppressed} suppressed; {len(report.errors)} file(s) not parsed")
+               f"{counts['possible']} possible; {report.suppressed} suppressed; {len(report.errors)} file(s) not parsed"
+               + (f"; {len(report.notes)} note(s), not findings" if report.notes else ""))
     for r in report.recipes:
         if r.codes:
             out.append(f"recipe for {r.framework} {r.version} (add, in this order):")
@@ -113,5 +116,7 @@ def render(report: Report, solutions: dict, stream: TextIO | None = None) -> Non
         console.print(f"[red]{escape(visible(error.path))}:{error.line}:{error.col}: error: {escape(visible(error.message))}[/]")
     for finding in report.findings:
         console.print(f"[{STYLE[finding.level]}]{escape(visible(line(finding)))}[/]")
+    for finding in report.notes:
+        console.print(f"[dim]{escape(visible(line(finding)))}[/]")
     for text in summary_lines(report, solutions):
         console.print(escape(visible(text)))

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import os
+import stat
 import re
 from typing import NamedTuple
 
@@ -46,6 +48,58 @@ _RESHAPES = frozenset({"view", "reshape"})
 _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 _BUILTINS = frozenset(dir(builtins))
+_PARTIALS = frozenset({"functools.partial"})
+# Modules whose record is about calling them: the kernel runs in forward(), not when the weight is read.
+_CALLED_MODULES = {"torch.nn.Embedding": ("torch.embedding-backward",)}
+# Layer functions of TF 1's tf.layers -> the Keras layer each builds: `dense(inputs, units, activation,
+# use_bias, ...)` makes `Dense(units, activation=..., use_bias=...)` and applies it to `inputs`
+# (tensorflow/python/keras/legacy_tf_layers/core.py, https://github.com/tensorflow/tensorflow/blob/
+# 2ec9b33f2113d1fb5dd18a6d68c93a0cd82b43f7/tensorflow/python/keras/legacy_tf_layers/core.py, read at that commit).
+_LAYER_FUNCTIONS = {"tf.compat.v1.layers.dense": "tf.keras.layers.Dense", "tf.layers.dense": "tf.keras.layers.Dense"}
+_JAX_ARRAY_MAKERS = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.")
+MATMUL = "jax.numpy.matmul"
+# torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
+_HOST_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "linspace", "logspace", "arange", "zeros", "ones", "full", "tensor", "eye", "rand", "randn", "empty", "randint"))
+# functions and methods whose result lives where their tensor inputs live
+_ELEMENTWISE = frozenset({
+    "cos", "sin", "exp", "log", "sqrt", "clip", "clamp", "sigmoid", "tanh", "abs", "pow", "cumprod", "cumsum",
+    "float", "double", "neg", "reciprocal", "rsqrt", "log1p", "expm1", "clamp_min", "clamp_max"})
+_LOCAL_MODULES: dict[str, dict | None] = {}
+_LOCAL_MAX_BYTES = 5_000_000  # as kb.scan.sources.MAX_BYTES: a module the scan itself would read
+
+
+def local_module(filename: str, dotted: str) -> dict | None:
+    """Top-level functions and classes by name of the module `dotted` as a file of the same code base
+    (next to `filename`, or under one of its parent folders), or None when no such file is there. Read
+    with `ast` only, never imported; memoized per path. The tree is untrusted: only a regular file
+    (not a symlink, FIFO or device) of at most 5 MB is opened."""
+    if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
+        return None
+    folder = os.path.dirname(os.path.abspath(filename))
+    for _ in range(4):
+        path = os.path.join(folder, *dotted.split(".")) + ".py"
+        try:
+            info = os.lstat(path)
+        except OSError:
+            info = None
+        if info is not None:
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _LOCAL_MAX_BYTES:
+                return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
+            if path not in _LOCAL_MODULES:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        tree = ast.parse(handle.read(), filename=path)
+                    _LOCAL_MODULES[path] = {n.name: n for n in tree.body
+                                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+                    _LOCAL_MODULES[path] = None
+            return _LOCAL_MODULES[path]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
 # Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
 _STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
     ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
@@ -185,6 +239,16 @@ class _Visitor(ast.NodeVisitor):
         self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
         self.params: list[dict[str, object]] = []  # per enclosing function: its parameters known that way  # per enclosing class: `self.X` that are parameters or buffers
         self.functions = 0  # how many of them are functions
+        self.fn_nodes: list[ast.AST] = []  # enclosing functions, innermost last
+        self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
+        self.class_nodes: list[ast.ClassDef] = []  # enclosing classes, innermost last
+        self.assign_memo: dict[int, dict[str, list[ast.expr]]] = {}
+        self.host_memo: dict[tuple[int, int], str | None] = {}
+        self.default_device = False  # the module calls torch.set_default_device: factories may make GPU tensors
+        self.filename = ""  # the module's path, to read the modules of the same code base it imports
+        self.tree: ast.Module | None = None
+        self.buffer_params: dict[str, frozenset[str]] = {}  # function -> parameters every call passes a registered buffer
+        self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
 
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
@@ -205,19 +269,27 @@ class _Visitor(ast.NodeVisitor):
                 self.no_grad += quiet
                 if kind is not ast.ClassDef:
                     self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
+                    self.buffers.append(self.buffer_params.get(node.name, frozenset()) if len(self.scope) == 0 else frozenset())
                 self.typed.append(self._argument_types(node) if kind is not ast.ClassDef else {})
                 if kind is ast.ClassDef:
                     self.members.append(self._members(node))
+                    self.class_nodes.append(node)
                 self.scope.append(node.name)
                 function = kind is not ast.ClassDef
                 self.functions += function
+                if function:
+                    self.fn_nodes.append(node)
                 self.statements(node.body)
+                if function:
+                    self.fn_nodes.pop()
                 self.functions -= function
                 self.scope.pop()
                 if kind is ast.ClassDef:
                     self.members.pop()
+                    self.class_nodes.pop()
                 else:
                     self.params.pop()
+                    self.buffers.pop()
                 self.typed.pop()
                 self.no_grad -= quiet
             elif kind is ast.If:
@@ -430,6 +502,31 @@ class _Visitor(ast.NodeVisitor):
 
     visit_Name = visit_Constant = _leaf
 
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.MatMult) and MATMUL in self.wanted and self.fn_nodes is not None:
+            ctx = self.fn_nodes[-1] if self.fn_nodes else self.tree
+            if ctx is not None and (self._is_jax(node.left, ctx, 4) or self._is_jax(node.right, ctx, 4)):
+                call = ast.copy_location(ast.Call(func=ast.Name(id="operator @", ctx=ast.Load()),
+                                                  args=[node.left, node.right], keywords=[]), node)
+                call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+                self._record(MATMUL, call, certain=True, method=False)
+
+    def _is_jax(self, node: ast.AST, ctx: ast.AST, depth: int) -> bool:
+        """The expression is visibly a JAX array: made by jax.numpy / jax.random / jax.nn / jax.lax, or a
+        name every assignment of which in the function (or module) is."""
+        if depth <= 0:
+            return False
+        if isinstance(node, ast.Call):
+            name = self.dotted(node.func)
+            return name is not None and name.startswith(_JAX_ARRAY_MAKERS)
+        if isinstance(node, ast.Name):
+            values = self._assigned_in(ctx).get(node.id, [])
+            return bool(values) and all(self._is_jax(v, ctx, depth - 1) for v in values)
+        if isinstance(node, ast.BinOp):
+            return self._is_jax(node.left, ctx, depth - 1) or self._is_jax(node.right, ctx, depth - 1)
+        return False
+
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.typed.append({})
         self.generic_visit(node)
@@ -437,7 +534,10 @@ class _Visitor(ast.NodeVisitor):
 
     # --- assignments: types, attribute switches, environment ---------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        before = len(self.calls)
         self.generic_visit(node)
+        if len(self.calls) > before and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            self._module_never_called(node.targets[0], node.value, before)
         kind = self.kind_of(node.value)
         for target in node.targets:
             self._assigned(target, node.value, kind, node)
@@ -496,6 +596,14 @@ class _Visitor(ast.NodeVisitor):
             if name == "torch.nn.functional.pad":
                 self._pad(node)
                 return
+            spelled = _LAYER_FUNCTIONS.get(name)
+            if spelled is not None and spelled in self.wanted:
+                # tf.compat.v1.layers.dense(inputs, units, ...) builds Dense(units, ...) and applies it to inputs
+                layer = ast.copy_location(ast.Call(func=node.func, args=node.args[1:],
+                                                   keywords=[k for k in node.keywords if k.arg != "inputs"]), node)
+                layer.end_lineno, layer.end_col_offset = node.end_lineno, node.end_col_offset
+                self._record(spelled, layer, certain=True, method=False)
+                return
             if name in self.wanted:
                 if name in _EMPTY and id(node) in self.initialised:
                     return
@@ -530,17 +638,16 @@ class _Visitor(ast.NodeVisitor):
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
                 self._record(op, node, certain=True, method=True)
 
-    def _may_draw_randomness(self, func: ast.AST, depth: int = 3) -> bool:
-        """False when the function (a lambda, or a function of this module and those it calls here)
-        visibly uses no random op; True when it may (or it cannot be read here)."""
-        if isinstance(func, ast.Lambda):
-            body: ast.AST = func
-        elif isinstance(func, ast.Name) and func.id in self.defs:
-            body = self.defs[func.id]
-        elif isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
-            body = self.classes[func.func.id]  # an instance of a class of this module: its methods
-        else:
+    def _may_draw_randomness(self, func: ast.AST, depth: int = 3, defs: dict | None = None) -> bool:
+        """False when the function (a lambda, a function or method of this module, a `functools.partial`
+        of one, or a function or class of a module of the same code base imported here, and those it
+        calls) visibly uses no random op; True when it may (or it cannot be read here)."""
+        defs = self.defs if defs is None else defs
+        body = self._body_of(func, defs)
+        if body is None:
             return True
+        if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
+            body, defs = body
         for sub in ast.walk(body):
             if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
                 return True
@@ -548,12 +655,220 @@ class _Visitor(ast.NodeVisitor):
                 return True
             if isinstance(sub, ast.Call) and sub is not body:
                 callee = sub.func
-                if isinstance(callee, ast.Name) and callee.id in self.defs and self.defs[callee.id] is not body:
-                    if depth <= 0 or self._may_draw_randomness(callee, depth - 1):
+                if isinstance(callee, ast.Name) and callee.id in defs and defs[callee.id] is not body:
+                    if depth <= 0 or self._may_draw_randomness(callee, depth - 1, defs):
                         return True
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
                     return True  # a function from elsewhere: cannot tell
         return False
+
+    def _made_on_host(self, node: ast.AST, ctx: ast.AST, depth: int, seen: set) -> str | None:
+        """'host' when the expression is visibly a tensor made on the CPU (a torch factory called without
+        `device=`, arithmetic on such tensors, a function of this module that returns one); 'scalar' for a
+        Python number (a literal, `math.pi`, a parameter of the function); None when it may be anything else."""
+        if depth <= 0:
+            return None
+        memo = (id(node), id(ctx))
+        if memo in self.host_memo:
+            return self.host_memo[memo]
+        found = self._host_kind(node, ctx, depth, seen)
+        if found is not None or not seen:
+            self.host_memo[memo] = found
+        return found
+
+    def _seeded(self, node: ast.Call) -> bool:
+        """`seed=x` where x is a parameter of the enclosing function annotated `int` (not Optional) or one
+        the function asserts `is not None`: the op has its own seed, so its sequence is fixed."""
+        given = next((k.value for k in node.keywords if k.arg == "seed"), None)
+        if not isinstance(given, ast.Name) or not self.fn_nodes:
+            return False
+        fn = self.fn_nodes[-1]
+        for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+            if arg.arg == given.id and isinstance(arg.annotation, ast.Name) and arg.annotation.id == "int":
+                return True
+        return any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+                   and n.test.left.id == given.id and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.IsNot)
+                   and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
+                   for n in ast.walk(fn))
+
+    def _module_never_called(self, target: ast.AST, value: ast.Call, first: int) -> None:
+        """`self.X = nn.Embedding(...)` in a class with its own `forward` that reads `self.X.weight` (or another
+        attribute of it) and never calls `self.X(...)` nor hands `self.X` on: the module's own kernel never
+        runs, so records of calling it do not apply."""
+        if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self"):
+            return
+        name = self.dotted(value.func)
+        if name not in _CALLED_MODULES or not self.class_nodes:
+            return
+        cls = self.class_nodes[-1]
+        why = f"self.{target.attr} is never called in its class (its weight is used directly)"
+        has_forward = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward"
+                          for item in cls.body)
+        reads_weight = any(isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Attribute)
+                           and sub.value.attr == target.attr and isinstance(sub.value.value, ast.Name)
+                           and sub.value.value.id == "self" and isinstance(sub.ctx, ast.Load) for sub in ast.walk(cls))
+        if not has_forward or self._called_with_unique_indices(cls, target.attr, name, value, first):
+            return
+        if not reads_weight:
+            return  # only a whole module (its own forward) that visibly reads self.X.<attr> instead of calling it
+        for sub in ast.walk(cls):
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == target.attr \
+                    and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self":
+                return  # self.X(...) runs it
+            # handed on as an object (`f(self.X)`, `[self.X]`, `return self.X`): it may be called there
+            if isinstance(sub, ast.Call):
+                parts = [*sub.args, *(k.value for k in sub.keywords)]
+            elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
+                parts = list(sub.elts)
+            elif isinstance(sub, (ast.Return, ast.Assign)) and sub.value is not None and sub.value is not value:
+                parts = [sub.value]
+            else:
+                continue
+            if any(isinstance(a, ast.Attribute) and a.attr == target.attr and isinstance(a.value, ast.Name)
+                   and a.value.id == "self" for a in parts):
+                return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(
+                    (rid, why) for rid in _CALLED_MODULES[name]))
+
+    def _is_arange(self, node: ast.AST, fn: ast.AST | None) -> bool:
+        """`torch.arange(...)`, or a name every assignment in the function makes so: indices that never repeat."""
+        if isinstance(node, ast.Call) and self.dotted(node.func) == "torch.arange":
+            return True
+        if isinstance(node, ast.Name) and fn is not None:
+            values = self._assigned_in(fn).get(node.id, [])
+            return bool(values) and all(isinstance(v, ast.Call) and self.dotted(v.func) == "torch.arange" for v in values)
+        return False
+
+    def _called_with_unique_indices(self, cls: ast.ClassDef, attr: str, name: str, value: ast.Call, first: int) -> bool:
+        """`self.X = nn.Embedding(...)` whose every call in its class is `self.X(torch.arange(...))` (a position
+        lookup, directly or through a name only ever assigned an arange), and that is never handed on: the
+        indices never repeat, so the atomic backward adds each row once and nothing accumulates out of order."""
+        found = 0
+        for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for sub in ast.walk(fn):
+                if isinstance(sub, ast.Call):
+                    parts = [*sub.args, *(k.value for k in sub.keywords)]
+                elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
+                    parts = list(sub.elts)
+                elif isinstance(sub, (ast.Return, ast.Assign)) and sub.value is not None and sub.value is not value:
+                    parts = [sub.value]
+                else:
+                    parts = []
+                if any(isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name)
+                       and a.value.id == "self" for a in parts):
+                    return False  # handed on: it may be called elsewhere with anything
+                if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == attr \
+                        and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self":
+                    if len(sub.args) != 1 or sub.keywords or not self._is_arange(sub.args[0], fn):
+                        return False
+                    found += 1
+        if not found:
+            return False
+        why = f"self.{attr} is only called with torch.arange indices: unique, so nothing accumulates"
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(
+                    (rid, why) for rid in _CALLED_MODULES[name]))
+        return True
+
+    def _assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:
+        """Name -> the values assigned to it (`name = value`) anywhere in `ctx`; built once per function."""
+        found = self.assign_memo.get(id(ctx))
+        if found is None:
+            found = {}
+            for n in ast.walk(ctx):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                    found.setdefault(n.targets[0].id, []).append(n.value)
+            self.assign_memo[id(ctx)] = found
+        return found
+
+    def _is_mask(self, node: ast.AST, ctx: ast.AST) -> bool:
+        """`~mask`, a comparison, or a name every assignment in the function makes so: a boolean tensor,
+        whose cumulative sum (even accumulated as float32, below 2**24) is a count, exact in any order."""
+        if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)):
+            return True
+        if isinstance(node, ast.Name):
+            values = self._assigned_in(ctx).get(node.id, [])
+            return bool(values) and all(isinstance(v, ast.Compare) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Invert))
+                                        for v in values)
+        return False
+
+    def _host_kind(self, node: ast.AST, ctx: ast.AST, depth: int, seen: set) -> str | None:
+        if isinstance(node, ast.Constant):
+            return "scalar" if isinstance(node.value, (int, float)) and not isinstance(node.value, bool) else None
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and self.aliases.get(node.value.id) == "math":
+            return "scalar"
+        if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+            parts = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+            kinds = [self._made_on_host(p, ctx, depth - 1, seen) for p in parts]
+            return None if None in kinds else ("host" if "host" in kinds else "scalar")
+        if isinstance(node, ast.Subscript):
+            return self._made_on_host(node.value, ctx, depth - 1, seen)
+        if isinstance(node, ast.Name):
+            if (id(ctx), node.id) in seen:
+                return "scalar"  # x = x / x[0]: what x is comes from its other assignments
+            seen = seen | {(id(ctx), node.id)}
+            values = self._assigned_in(ctx).get(node.id, [])
+            if not values:
+                params = [a.arg for a in (*ctx.args.posonlyargs, *ctx.args.args, *ctx.args.kwonlyargs)] \
+                    if isinstance(ctx, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+                return "scalar" if node.id in params else None  # a parameter: taken as a Python number
+            kinds = [self._made_on_host(v, ctx, depth - 1, seen) for v in values]
+            return None if None in kinds else ("host" if "host" in kinds else "scalar")
+        if not isinstance(node, ast.Call) or any(k.arg == "device" for k in node.keywords):
+            return None
+        name = self.dotted(node.func)
+        if name in _HOST_FACTORIES:
+            return "host"
+        if name is not None and name.startswith("torch.") and name.count(".") == 1 and name[6:] in _ELEMENTWISE:
+            kinds = [self._made_on_host(a, ctx, depth - 1, seen) for a in node.args]
+            return "host" if kinds and None not in kinds and "host" in kinds else None
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _ELEMENTWISE:
+            return "host" if self._made_on_host(node.func.value, ctx, depth - 1, seen) == "host" else None
+        if isinstance(node.func, ast.Name):  # a function of this module, or a name bound to some of them
+            names = [node.func.id] if node.func.id in self.defs else [
+                v.id for v in self._assigned_in(ctx).get(node.func.id, []) if isinstance(v, ast.Name)]
+            if not names or any(n not in self.defs for n in names):
+                return None
+            for n in names:
+                returns = [r.value for r in ast.walk(self.defs[n]) if isinstance(r, ast.Return)]
+                if not returns or any(r is None or self._made_on_host(r, self.defs[n], depth - 1, seen) != "host"
+                                      for r in returns):
+                    return None
+            return "host"
+        return None
+
+    def _body_of(self, func: ast.AST, defs: dict) -> ast.AST | tuple | None:
+        if isinstance(func, ast.Lambda):
+            return func
+        if isinstance(func, ast.Name) and func.id in defs:
+            return defs[func.id]
+        if isinstance(func, ast.Name) and self.tree is not None:  # f = functools.partial(g, ...): g
+            made = [n.value for n in ast.walk(self.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                    and isinstance(n.targets[0], ast.Name) and n.targets[0].id == func.id]
+            if len(made) == 1 and isinstance(made[0], ast.Call) and self.dotted(made[0].func) in _PARTIALS and made[0].args:
+                return self._body_of(made[0].args[0], defs)
+            return None
+        if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
+            return self.classes[func.func.id]  # an instance of a class of this module: its methods
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            for name in reversed(self.scope):  # self.method of the enclosing class
+                if name in self.classes:
+                    for item in self.classes[name].body:
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == func.attr:
+                            return item
+                    return None
+            return None
+        target = func.func if isinstance(func, ast.Call) else func  # module.f or module.Class(...)
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            found = local_module(self.filename, self.aliases.get(target.value.id, target.value.id))
+            if found is not None and target.attr in found:
+                return found[target.attr], found
+        return None
 
     def _pad(self, node: ast.Call) -> None:
         """F.pad(x, pad, mode="reflect"|"replicate") runs the ReflectionPad/ReplicationPad kernels: aten's
@@ -610,18 +925,36 @@ class _Visitor(ast.NodeVisitor):
         ndim = _reshaped_ndim(first)
         if ndim is not None:
             extra += (("input.ndim", ndim),)
+        else:
+            least = _least_ndim(first)
+            if least is not None:
+                extra += (("input.min_ndim", (least,)),)  # a tuple: the scanner's own fact, never queried
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         ruled: tuple = ()
         if op in _TF_DATA_STAGES:
             mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
             if mapped is not None and not self._may_draw_randomness(mapped):
                 ruled = (("tf.data-loader-parallelism", "the mapped function draws no random numbers"),)
+        quiet = self.no_grad > 0
+        if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id in self.buffers[-1]:
+            quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
+        data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
+        if data is not None and not self.default_device and self.fn_nodes \
+                and self._made_on_host(data, self.fn_nodes[-1], 24, set()) == "host":
+            extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
+        if op in _TF_SET_SEED and node.args and isinstance(_literal(node.args[0]), int):
+            ruled += (("tf.random-seeds", "the call sets the global seed: it is the seeding, not an unseeded op"),)
+        if op.startswith("tf.") and (self.tf_seeded or self._seeded(node)):
+            ruled += (("tf.random-seeds", self.tf_seeded or "the op's seed is an int the function is given"),)
+        if op.endswith(".cumsum") and data is not None and self.fn_nodes and self._is_mask(data, self.fn_nodes[-1]):
+            ruled += (("torch.cumsum", "a running count of a boolean mask: integer values, exact in any order"),)
         why = None
         if method and not certain:
             why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
-                               self.no_grad > 0, why, compiled, ruled))
+                               quiet, why, compiled, ruled))
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}
@@ -678,6 +1011,78 @@ def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -
                 found[node.name] = name
                 break
     return found
+
+
+_TF_SET_SEED = frozenset({"tf.random.set_seed", "tf.compat.v1.set_random_seed", "tf.set_random_seed"})
+
+
+def _tf_global_seed(tree: ast.Module, aliases: dict[str, str]) -> str:
+    """Why TensorFlow's random ops of this module are seeded, when its top level (not under an `if`
+    or in a function) calls `tf.random.set_seed(<int>)`: an op without a seed then takes one derived from
+    the global seed, so the same sequence every run (tf.random.set_seed's documentation)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args:
+            name = _dotted(stmt.value.func, aliases)
+            value = _literal(stmt.value.args[0])
+            if name in _TF_SET_SEED and isinstance(value, int) and not isinstance(value, bool):
+                return f"the module sets tf.random.set_seed({value}) at line {stmt.lineno}: ops without a seed follow it"
+    return ""
+
+
+def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return canonical(".".join([aliases[node.id], *reversed(parts)]))
+
+
+def _registered_buffers(cls: ast.ClassDef) -> frozenset[str]:
+    """Names a class registers with `self.register_buffer("X", ...)` or through a local alias of it
+    (`register_buffer = lambda name, val: self.register_buffer(name, ...)`), called with a literal name."""
+    out = set()
+    for sub in ast.walk(cls):
+        if isinstance(sub, ast.Call) and sub.args and isinstance(sub.args[0], ast.Constant) \
+                and isinstance(sub.args[0].value, str) \
+                and ((isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer")
+                     or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")):
+            out.add(sub.args[0].value)
+    return frozenset(out)
+
+
+def buffer_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, frozenset[str]]:
+    """Module-level function -> its positional parameters that every call of it in this module passes
+    a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`): buffers do
+    not require grad, so no backward runs into them. A call from outside a class, with *args, or
+    passing anything else for a parameter rules that parameter out; calls from other modules are not
+    seen (a function called nowhere here gets nothing)."""
+    if not defs:
+        return {}
+    seen: dict[str, dict[str, bool]] = {}
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    inside: set[int] = set()
+    for cls in classes:
+        buffers = _registered_buffers(cls)
+        for sub in ast.walk(cls):
+            if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in defs):
+                continue
+            inside.add(id(sub))
+            fn = defs[sub.func.id]
+            names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            verdict = seen.setdefault(sub.func.id, {n: True for n in names})
+            starred = any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords)
+            given = dict(zip(names, sub.args))
+            given.update({k.arg: k.value for k in sub.keywords if k.arg})
+            for n in names:
+                value = given.get(n)
+                verdict[n] = verdict[n] and not starred and isinstance(value, ast.Attribute) \
+                    and isinstance(value.value, ast.Name) and value.value.id == "self" and value.attr in buffers
+    for sub in ast.walk(tree):  # a call from module level or a plain function: nothing known there
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in seen and id(sub) not in inside:
+            seen[sub.func.id] = {n: False for n in seen[sub.func.id]}
+    return {name: frozenset(n for n, ok in v.items() if ok) for name, v in seen.items() if any(v.values())}
 
 
 def literal_parameters(all_calls: list, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
@@ -769,6 +1174,21 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
         elif key in made:
             found.add(made[key])
     return frozenset(found)
+
+
+_DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+
+
+def _least_ndim(node: ast.AST | None) -> int | None:
+    """`x.transpose(1, 2)` / `x.permute(0, 2, 1)`: a dimension named by a literal exists, so the
+    tensor has at least that many dimensions (the idiom that moves classes to dim 1 for an N-D loss)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DIM_MOVES):
+        return None
+    dims = [_literal(a) for a in node.args]
+    ints = [d for d in dims if isinstance(d, int) and not isinstance(d, bool)]
+    if not ints or len(ints) != len(dims):
+        return None
+    return max(d + 1 if d >= 0 else -d for d in ints)
 
 
 def _reshaped_ndim(node: ast.AST | None) -> int | None:
@@ -866,6 +1286,8 @@ def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...]) -> f
         parts.append(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
     if methods:
         parts.append(r"\.\s*(?:" + "|".join(re.escape(m) for m in sorted(methods, key=len, reverse=True)) + r")\b")
+    if any(v.startswith("jax") for v in aliases.values()):
+        parts.append(r"[\w)\]][ \t]*@[ \t]*[\w(]")  # x @ w: the matmul operator on JAX arrays
     if not parts:
         return frozenset()
     pattern = re.compile("|".join(parts))
@@ -911,9 +1333,15 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = _Visitor(aliases, wanted, methods, set(owners), watched)
     visitor.lines = text.split("\n")
+    visitor.filename, visitor.tree = filename, tree
+    visitor.default_device = "set_default_device" in text
+    if "set_seed" in text:
+        visitor.tf_seeded = _tf_global_seed(tree, aliases)
     visitor.compiled = compiled_scopes(found, aliases, text)
     visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     visitor.bound = literal_parameters(found.calls, visitor.defs)
+    if "register_buffer" in text:
+        visitor.buffer_params = buffer_parameters(tree, visitor.defs)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
         for node in found.functions:
             visitor.defs.setdefault(node.name, node)

@@ -30,6 +30,7 @@ class Report(NamedTuple):
     recipes: tuple[recipe.Recipe, ...]
     device: str
     runs: tuple[RunSwitches, ...] = ()
+    notes: tuple[lookup.Finding, ...] = ()  # calls whose record needs a condition the code does not show (lookup.SHAPE_NOTES)
 
 
 class RunSwitches(NamedTuple):
@@ -209,6 +210,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
+    at_ops = compiled_op_records(idx["sources"])
     # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
     # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
     # A module of a package (its folder has __init__.py) is a library even with a __main__ smoke test.
@@ -234,6 +236,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 continue
             for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
                                            where, conditions, maybe, passes, backward):
+                if call.op == "torch.compile" and finding.record in at_ops:
+                    continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
                     suppressed += 1
                     continue
@@ -241,10 +245,27 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 old = found.get(key)
                 if old is None or lookup.LEVELS[finding.level] > lookup.LEVELS[old.level]:
                     found[key] = finding
-    ordered = tuple(sorted(found.values(), key=lambda f: (f.path, f.cell or 0, f.line, f.col, f.record)))
+    every = sorted(found.values(), key=lambda f: (f.path, f.cell or 0, f.line, f.col, f.record))
+    ordered = tuple(f for f in every if not f.note)
     summaries = tuple(RunSwitches(r.entry, r.why, a) for r, a in zip(runs, per_run))
     return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
-                  tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries)
+                  tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries,
+                  tuple(f for f in every if f.note))
+
+
+def compiled_op_records(records: dict) -> frozenset[str]:
+    """Records that list `torch.compile` among their ops but whose every `calls:` entry names other ops
+    compiled by Inductor (`torch.inductor-scan`: cumsum under torch.compile). A `torch.compile(...)` call
+    is not where such a kernel runs: the scan reports the compiled calls of those ops, which it marks
+    compiled; the compile call alone says nothing about which ops the model uses."""
+    out = set()
+    for rid, src in records.items():
+        entries = src.get("calls") or ()
+        if "torch.compile" not in (src.get("ops") or ()) or not entries:
+            continue
+        if all(e[0] and "torch.compile" not in e[0] and "compiled" in dict(e[1]) for e in entries):
+            out.add(rid)
+    return frozenset(out)
 
 
 def _in_package(path: str) -> bool:

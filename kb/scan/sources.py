@@ -2,7 +2,8 @@
 
 A notebook's code cells are joined into one module so that an import in cell 1 resolves a
 call in cell 7, as it does when the notebook runs; `Unit.place` maps a joined line back to
-its cell. IPython magics and shell lines (`%time`, `!pip`) become `pass`, keeping line numbers and indentation.
+its cell. Each cell is read as IPython runs it (`kb.scan.cells`: IPython's own transformer when it
+is importable, the same rewrites otherwise), keeping the cell's line numbers.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kb import jsonio, untrusted
+from kb.scan import cells as cell_text
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modules", "__pycache__",
                        "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints"})
@@ -185,10 +187,5 @@ def _notebook(path: str, raw: bytes) -> Unit:
         if not isinstance(source, str):
             raise SourceError(f"cell {number}: 'source' should be a string or a list of strings")
         starts.append((len(lines) + 1, number))
-        cell_lines = source.split("\n")
-        magic_cell = cell_lines[0].lstrip().startswith("%%")
-        for line in cell_lines:
-            stripped = line.lstrip()
-            magic = magic_cell or stripped.startswith(("%", "!", "?"))
-            lines.append(line[: len(line) - len(stripped)] + "pass" if magic and stripped else line)
+        lines.extend(cell_text.python_of(source).split("\n"))
     return Unit(path, "\n".join(lines) + "\n", tuple(starts))

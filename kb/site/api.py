@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from kb.catalog import Catalog
+from kb.entries import DETERMINISTIC, HI, LO, SOLUTIONS, WHEN, range_fields
 from kb.site import model, recipes, words
 from kb.versions import release_key
 
@@ -21,13 +22,14 @@ def _dump(value: Any) -> str:
 
 
 def _ranges(ranges: tuple) -> list[dict]:
-    return [
-        {"lo": model.key_list(lo), "hi": model.key_list(hi), "versions": text, "solutions": list(codes),
-         "deterministic": bool(det), "raises": raises, "note": note, "batch_invariant": invariant,
-         "when": None if when is None else {key: list(values) for key, values in when},
-         "switch": rest[0] if rest else None}
-        for lo, hi, text, codes, det, raises, note, invariant, when, *rest in ranges
-    ]
+    out = []
+    for entry in ranges:
+        fields = range_fields(entry)
+        fields.update(lo=model.key_list(entry[LO]), hi=model.key_list(entry[HI]), solutions=list(entry[SOLUTIONS]),
+                      deterministic=bool(entry[DETERMINISTIC]),
+                      when=None if entry[WHEN] is None else {key: list(values) for key, values in entry[WHEN]})
+        out.append(fields)
+    return out
 
 
 def source_json(source: dict) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kb.entries import VERSIONS
 from kb.site import model, words
 
 GLYPH = {"ok": "✓", "fix": "", "ns": "✗", "unknown": ""}
@@ -22,7 +23,7 @@ def range_anchor(source: dict, matched: str | None, distribution: str | None = N
         return "status"
     ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
     for number, entry in enumerate(ranges):
-        if entry[2] == matched:
+        if entry[VERSIONS] == matched:
             return f"{distribution or 'range'}-{number + 1}"
     return "status"
 

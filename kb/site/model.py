@@ -137,7 +137,8 @@ def stack(index: dict, framework: str, version: str, device: str = "gpu", distri
     """
     ids = tuple(s["id"] for s in sorted(sources_of(index, framework), key=lambda s: s["id"]))
     key = release_key(version)
-    answer = query.answer(f"{framework} stack", version, key, framework, device, distribution, ids, index)
+    answer = query.answer(f"{framework} stack", version, key=key, framework=framework, device=device,
+                          distribution=distribution, ids=ids, idx=index)
     needs, unsolved, unknown = [], [], []
     for source in answer.sources:
         if source.deterministic is None:

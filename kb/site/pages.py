@@ -13,6 +13,7 @@ from typing import Any, Callable
 from kb import calls
 from kb.catalog import Catalog
 from kb.compile import reference
+from kb.entries import DETERMINISTIC, SOLUTIONS, SWITCH, VERSIONS, range_fields
 from kb.site import api, matrix, model, nightly, recipes, words
 from kb.render import environment, render
 from markupsafe import Markup, escape
@@ -23,14 +24,15 @@ HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "p
 
 def _ranges(ranges: tuple) -> list[dict]:
     out = []
-    for _lo, _hi, text, codes, det, raises, note, _invariant, when, *rest in ranges:
-        state = "ok" if det else ("fix" if codes else "ns")
-        switch = rest[0] if rest else None
-        if when:
-            only = f"Only for calls where {calls.text((when,))}."
+    for entry in ranges:
+        r = range_fields(entry)
+        codes, note = r["solutions"], r["note"]
+        state = "ok" if r["deterministic"] else ("fix" if codes else "ns")
+        if r["when"]:
+            only = f"Only for calls where {calls.text((r['when'],))}."
             note = f"{only} {note}" if note else only
-        out.append({"versions": text, "state": state, "state_text": words.sentence(state, codes, {}), "solutions": codes,
-                    "raises": raises, "note": note, "switch": switch})
+        out.append({"versions": r["versions"], "state": state, "state_text": words.sentence(state, codes, {}),
+                    "solutions": codes, "raises": r["raises"], "note": note, "switch": r["switch"]})
     return out
 
 
@@ -41,8 +43,8 @@ def machine(run: dict) -> str:
     """What an environment id stands for, in words: the GPU, CUDA and driver (or the CPU)."""
     if run.get("device") != "gpu" or not run.get("gpu"):
         return "CPU"
-    count = run.get("gpu_count")
-    text = f"{run['gpu']}" + (f" × {count}" if isinstance(count, int) and count > 1 else "")
+    count = run["gpu_count"]
+    text = f"{run['gpu']}" + (f" × {count}" if count is not None and count > 1 else "")
     if run.get("cuda"):
         text += f", CUDA {run['cuda']}"
     if run.get("driver"):
@@ -64,33 +66,28 @@ def _runs_for(index: dict, source_id: str) -> list[dict]:
     "completed" is whether the run finished; whether its results differed is its own column,
     so a row never reads "ok" while 4 of 5 runs differed.
     """
-    runs = index.get("runs") or {}
-    items = runs.get(source_id, ()) if isinstance(runs, dict) else ()
     out = []
-    for run in items if isinstance(items, (list, tuple)) else ():
-        if not isinstance(run, dict):
-            continue
-        env = run.get("environment")
+    for run in index["runs"].get(source_id, ()):
         modes = []
-        for mode in run.get("modes", ()) or ():
-            n = run.get("n")
-            median = mode.get("median_s")
-            ratio = mode.get("time_ratio")
-            outcome = OUTCOME.get(mode.get("outcome"), str(mode.get("outcome")))
-            if mode.get("message") and mode.get("outcome") != "ok":
+        for mode in run["modes"]:
+            n = run["n"]
+            median = mode["median_s"]
+            ratio = mode["time_ratio"]
+            outcome = OUTCOME.get(mode["outcome"], str(mode["outcome"]))
+            if mode["message"] and mode["outcome"] != "ok":
                 outcome += f": {mode['message']}"
-            result = words.runs_text(mode.get("distinct"), n) if mode.get("outcome") == "ok" else "–"
-            modes.append({"mode": mode.get("mode"), "outcome": outcome, "differed": result,
-                          "state": "ok" if mode.get("distinct") == 1 else ("ns" if mode.get("outcome") == "ok" else "unknown"),
-                          "median": f"{median:.3g} s" if isinstance(median, (int, float)) else "",
-                          "ratio": f"{ratio:g}×" if isinstance(ratio, (int, float)) else ""})
+            result = words.runs_text(mode["distinct"], n) if mode["outcome"] == "ok" else "–"
+            modes.append({"mode": mode["mode"], "outcome": outcome, "differed": result,
+                          "state": "ok" if mode["distinct"] == 1 else ("ns" if mode["outcome"] == "ok" else "unknown"),
+                          "median": f"{median:.3g} s" if median is not None else "",
+                          "ratio": f"{ratio:g}×" if ratio is not None else ""})
         out.append({
             "source": source_id,
-            "env": (env.get("env_id") if isinstance(env, dict) else env) or run.get("env_id", "?"),
+            "env": run["env_id"],
             "machine": machine(run),
-            "date": str(run.get("created") or run.get("date") or "?"),
-            "version": f"{words.name(str(run.get('framework', '')))} {run.get('version', '')}".strip(),
-            "device": run.get("device", ""), "modes": modes,
+            "date": run["date"],
+            "version": f"{words.name(run['framework'])} {run['version']}".strip(),
+            "device": run["device"], "modes": modes,
         })
     return out
 
@@ -104,19 +101,19 @@ def silent_sources(index: dict, framework: str | None = None) -> list[dict]:
         if framework is not None and source["framework"] != framework:
             continue
         for entry in source["status"]:
-            if len(entry) > 9 and entry[9] == "silent" and not entry[4]:
+            if entry[SWITCH] == "silent" and not entry[DETERMINISTIC]:
                 conditions = [c["text"] for c in call_conditions(source) if c["text"] != "any call"]
                 out.append({"id": sid, "title": source["title"], "framework": source["framework"],
-                            "framework_name": words.name(source["framework"]), "versions": entry[2],
-                            "solutions": list(entry[3]), "condition": "; or ".join(conditions)})
+                            "framework_name": words.name(source["framework"]), "versions": entry[VERSIONS],
+                            "solutions": list(entry[SOLUTIONS]), "condition": "; or ".join(conditions)})
     return sorted(out, key=lambda x: (words.ORDER.index(x["framework"]) if x["framework"] in words.ORDER else 99, x["id"]))
 
 
 def source_page(catalog: Catalog, index: dict, source: dict) -> str:
     source = words.public(source, words.machines(index))
     row = matrix.matrix(catalog, index, source["framework"], only=source["id"])
-    codes = {c for r in source["status"] for c in r[3]}
-    codes |= {c for rs in source["distributions"].values() for r in rs for c in r[3]}
+    codes = {c for r in source["status"] for c in r[SOLUTIONS]}
+    codes |= {c for rs in source["distributions"].values() for r in rs for c in r[SOLUTIONS]}
     switches = [c for c in index["order"] if c in codes]
     return render(
         "site/source.md.j2", s=source, ranges=_ranges(source["status"]),

@@ -1,0 +1,1 @@
+"""CPU sweeps of TensorFlow and Keras ops (`python -m kb.sweep`, `kb verify --sweep`)."""

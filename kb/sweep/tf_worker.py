@@ -522,6 +522,67 @@ def _sp_big_scatter_nd(tf, seed):
     return lambda: tf.scatter_nd(idx, upd, [64])
 
 
+# Calls the generic builder cannot shape (scalar bounds, [3]-vector image sizes, [N, 1] classes),
+# made by hand so that each refusal rule read from TensorFlow's code is measured per release.
+def _raw_seeds(seed):
+    """Raw kernels: the defaults seed=0, seed2=0 without an op seed; seed=7, seed2=11 with one."""
+    return {"seed": 7, "seed2": 11} if seed else {"seed": 0, "seed2": 0}
+
+
+def _sp_raw_uniform_int(tf, seed):
+    return lambda: tf.raw_ops.RandomUniformInt(shape=[8], minval=0, maxval=100, **_raw_seeds(seed))
+
+
+def _sp_raw_param_truncated_normal(tf, seed):
+    return lambda: tf.raw_ops.ParameterizedTruncatedNormal(shape=[8], means=0.0, stdevs=1.0, minvals=-2.0,
+                                                           maxvals=2.0, **_raw_seeds(seed))
+
+
+def _sp_raw_sample_bbox(tf, seed):
+    return lambda: tf.raw_ops.SampleDistortedBoundingBoxV2(image_size=[64, 64, 3], bounding_boxes=[[[0.1, 0.1, 0.9, 0.9]]],
+                                                           min_object_covered=0.1, **_raw_seeds(seed))
+
+
+def _sp_raw_candidate_sampler(tf, seed):
+    classes = tf.constant([[1], [2]], dtype=tf.int64)
+    return lambda: tf.raw_ops.UniformCandidateSampler(true_classes=classes, num_true=1, num_sampled=4, unique=True,
+                                                      range_max=10, **_raw_seeds(seed))[0]
+
+
+def _sp_raw_nondet_ints(tf, seed):
+    return lambda: tf.raw_ops.NonDeterministicInts(shape=[4])
+
+
+def _sp_sample_bbox(tf, seed):
+    kw = {"seed": seed} if seed else {}
+    return lambda: tf.image.sample_distorted_bounding_box([64, 64, 3], [[[0.1, 0.1, 0.9, 0.9]]],
+                                                          min_object_covered=0.1, **kw)
+
+
+def _sp_raw_sparse_xent(tf, seed):
+    import numpy as np
+    r = np.random.RandomState(0)
+    logits = tf.constant(r.standard_normal((512, 64)).astype("float32"))
+    labels = tf.constant(r.randint(0, 64, size=(512,)).astype("int32"))
+    return lambda: tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=logits, labels=labels)
+
+
+def _sp_raw_xent(tf, seed):
+    import numpy as np
+    r = np.random.RandomState(0)
+    logits = tf.constant(r.standard_normal((512, 64)).astype("float32"))
+    labels = tf.nn.softmax(tf.constant(r.standard_normal((512, 64)).astype("float32")))
+    return lambda: tf.raw_ops.SoftmaxCrossEntropyWithLogits(features=logits, labels=labels)
+
+
+def _sp_big_segment_mean(tf, seed):
+    import numpy as np
+    r = np.random.RandomState(0)
+    x = tf.constant(r.standard_normal((1 << 20,)).astype("float32"))
+    ids = tf.constant(np.sort(r.randint(0, 16, size=(1 << 20,))).astype("int32"))
+    return lambda: tf.math.segment_mean(x, ids)
+
+
 SPECIALS = {
     "generator-non-deterministic-state": {"op": "tf.random.Generator.from_non_deterministic_state",
                                           "fn": _sp_generator_nondet, "call": {}},
@@ -546,6 +607,25 @@ SPECIALS = {
     "large-gather-grad": {"op": "tf.gather", "fn": _sp_big_gather_grad, "call": {"input.ndim": 2},
                           "pass": "backward"},
     "large-scatter-nd": {"op": "tf.scatter_nd", "fn": _sp_big_scatter_nd, "call": {"input.ndim": 2}},
+    "raw-random-uniform-int": {"op": "tf.raw_ops.RandomUniformInt", "fn": _sp_raw_uniform_int, "call": {},
+                               "seeded": True},
+    "raw-parameterized-truncated-normal": {"op": "tf.raw_ops.ParameterizedTruncatedNormal",
+                                           "fn": _sp_raw_param_truncated_normal, "call": {}, "seeded": True},
+    "raw-sample-distorted-bounding-box": {"op": "tf.raw_ops.SampleDistortedBoundingBoxV2", "fn": _sp_raw_sample_bbox,
+                                          "call": {"min_object_covered": 0.1}, "seeded": True},
+    "raw-uniform-candidate-sampler": {"op": "tf.raw_ops.UniformCandidateSampler", "fn": _sp_raw_candidate_sampler,
+                                      "call": {"num_true": 1, "num_sampled": 4, "unique": True, "range_max": 10},
+                                      "seeded": True},
+    "raw-non-deterministic-ints": {"op": "tf.raw_ops.NonDeterministicInts", "fn": _sp_raw_nondet_ints, "call": {},
+                                   "seeded": True},
+    "sample-distorted-bounding-box": {"op": "tf.image.sample_distorted_bounding_box", "fn": _sp_sample_bbox,
+                                      "call": {"min_object_covered": 0.1}, "seeded": True},
+    "raw-sparse-softmax-xent": {"op": "tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits", "fn": _sp_raw_sparse_xent,
+                                "call": {"features": "float", "labels": "int", "input.ndim": 2}},
+    "raw-softmax-xent": {"op": "tf.raw_ops.SoftmaxCrossEntropyWithLogits", "fn": _sp_raw_xent,
+                         "call": {"features": "float", "labels": "float", "input.ndim": 2}},
+    "large-segment-mean": {"op": "tf.math.segment_mean", "fn": _sp_big_segment_mean,
+                           "call": {"data": "float", "input.ndim": 1}},
 }
 
 
@@ -649,7 +729,7 @@ def plan_one(tf, unit: dict) -> dict:
             call = build(tf, spec, "no-seed")[2]  # the call as a user makes it: no seed given
         shown = {k: v for k, v in call.items() if kind == "raw" or k not in ("seed", "seed2")}
         mode_args = {"global-seed": {"tf.random.set_seed": GLOBAL_SEED},
-                     "op-seed": dict(OP_SEED) if kind == "raw" else {"seed": 7}}
+                     "op-seed": dict(OP_SEED) if kind == "raw" or unit["op"].startswith("tf.raw_ops.") else {"seed": 7}}
         base = {"op": unit["op"], "variant": variant or kind,
                 "case": variant if kind == "special" else "shape" + "x".join(map(str, SHAPES[cand])),
                 "dtype": dtype, "call": shown, "spec": spec, "modes_run": modes,

@@ -1,5 +1,14 @@
 """Does a record apply to one verified case (an op called one way)?
 
+To add a call case to a verifier:
+1. Add `{"op": ..., "call": {...}}` to the verifier's `cases=` constant (verifiers/<area>/):
+   the op one of its record's `ops`, the call's keys the op's parameters with literal values,
+   or the facts in FACTS below.
+2. Make the verifier build that call: it is called once per case, with `ctx.op` and
+   `ctx.call` set to the case's.
+3. Run `python -m kb verify --verifier <name> --dry-run` (the plan lists `case <op>(<call>)`
+   for each case), then `pytest tests/test_verify_cases.py`.
+
 A verifier checks calls, not names (docs/calls.md): each case is `{op, call}`, and the merge
 must know what the record predicts for that exact call before it can say a run contradicts
 it. A case whose call the record's `calls:` (or its range's `when:`) excludes is a
@@ -12,18 +21,20 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-FACTS = ("input.ndim", "input.dtype", "backend", "compiled")
+from kb.calls import DEFAULT_FACTS, value_holds
+
+FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
+RAN = {**DEFAULT_FACTS, "input.layout": "strided"}
+"""What a case that ran leaves out: eager, and a dense (strided) first tensor unless it says
+otherwise (a query's missing `input.layout` is unknown instead: kb/calls.py)."""
 """Call facts a case may leave out; a condition on a missing fact cannot be decided, except
-`compiled`, whose absence means eager (None), as in a query (kb/calls.py)."""
+`compiled` and `input.layout`, whose absence means eager (None) and strided, as in a query
+(kb/calls.py). A value is matched as a query's is (kb.calls.value_holds): an exact dtype
+satisfies its kind, `given` any value but None."""
 
 
 def _get(obj: Any, key: str) -> Any:
     return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
-
-
-def _same(a: Any, b: Any) -> bool:
-    # YAML `true` and 1 must not match each other: bool is a subclass of int.
-    return type(a) is type(b) and a == b if isinstance(a, bool) or isinstance(b, bool) else a == b
 
 
 def holds(when: Mapping[str, list] | None, call: Mapping[str, Any]) -> bool | None:
@@ -33,11 +44,13 @@ def holds(when: Mapping[str, list] | None, call: Mapping[str, Any]) -> bool | No
         return True
     unknown = False
     for key, values in when.items():
-        if key not in call and key != "compiled":
+        if key not in call and key not in RAN:
             unknown = True
             continue
-        if not any(_same(call.get(key), v) for v in values):
+        found = value_holds(call[key] if key in call else RAN[key], tuple(values))
+        if found is False:
             return False
+        unknown = unknown or found is None
     return None if unknown else True
 
 

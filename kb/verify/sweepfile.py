@@ -113,7 +113,7 @@ def problems(data: Any, rel: str | None) -> list[str]:
 # Files of the CPU sweeps of TensorFlow and Keras 3 (`python -m kb.sweep`, docs/sweep-tensorflow.md):
 # another format (processes and seed modes, all under the switch) that this GPU evidence reader
 # does not take; records cite them by path.
-CPU_SWEEP_SUFFIXES = ("-tensorflow-cpu.json", "-keras.json")
+CPU_SWEEP_SUFFIXES = ("-tensorflow-cpu.json", "-keras.json", "-keras-jax.json", "-keras-torch.json")
 
 
 def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
@@ -216,7 +216,7 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             at = int(key[5:-1]) + (0 if method else 1)
             if at < len(positional) and _literal(value) and positional[at] not in raw:
                 out[positional[at]] = value
-        elif key.isidentifier() and _literal(value) and (not params or key in known):
+        elif key.isidentifier() and _literal(value) and (not params or key in known or signatures.open_ended(params)):
             out[key] = value
     if "input.dtype" not in out and dtype_kind(case.get("dtype")):
         out["input.dtype"] = dtype_kind(case.get("dtype"))

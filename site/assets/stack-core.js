@@ -1,4 +1,4 @@
-/* "Check my stack": the rules of kb.status() (kb/query.py, kb/versions.py) in plain JS.
+/* "Check my stack": the rules of kb.status() (kb/query/, kb/versions.py) in plain JS.
  * Pure functions over api/v1/all.json; no DOM, so node runs them in the tests
  * (tests/test_site_stack_js.py compares them with kb.status() on many cases). */
 (function (root) {
@@ -54,7 +54,7 @@
     return a.length - b.length;
   }
 
-  /* Fewest codes such that every need holds one of them or one they imply (kb/query.py). */
+  /* Fewest codes such that every need holds one of them or one they imply (kb/query/cover.py). */
   function smallestCover(data, needs) {
     var all = {};
     needs.forEach(function (need) { need.forEach(function (c) { all[c] = true; }); });
@@ -98,7 +98,7 @@
       }
       if (r === null) {
         if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
-          /* a record of compiled kernels with no range here leaves an eager answer (kb/query.py) */
+          /* a record of compiled kernels with no range here leaves an eager answer (kb/query/evaluate.py) */
           perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
           return;
         }
@@ -134,8 +134,17 @@
   /* ---- Call conditions: kb/calls.py in JS (docs/calls.md). A condition is a list of
    * [key, values] pairs (all must hold); a record's alternatives for an op: any one suffices. ---- */
   var NO_DEFAULT = { marker: "NO_DEFAULT" }, UNKNOWN_DEFAULT = { marker: "UNKNOWN_DEFAULT" };
-  var FACTS = ["input.ndim", "input.dtype", "backend", "compiled"], KINDS = ["float", "int", "bool", "complex"];
+  var FACTS = ["input.ndim", "input.dtype", "input.layout", "backend", "compiled"], KINDS = ["float", "int", "bool", "complex"];
   var COMPILERS = ["inductor"];  /* `compiled` left out of a call is eager (None), as in kb/calls.py */
+  /* kb/calls.py DTYPES (exact dtype -> kind), LAYOUTS, GIVEN, DEFAULT_FACTS, LEN */
+  var DTYPES = { bfloat16: "float", float16: "float", float32: "float", float64: "float", float8_e4m3fn: "float",
+    float8_e4m3fnuz: "float", float8_e5m2: "float", float8_e5m2fnuz: "float", float8_e8m0fnu: "float",
+    uint8: "int", uint16: "int", uint32: "int", uint64: "int", int8: "int", int16: "int", int32: "int", int64: "int",
+    bool: "bool", complex32: "complex", complex64: "complex", complex128: "complex" };
+  var LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"];
+  var GIVEN = "given", LEN = ".len";
+  var DEFAULT_FACTS = { "compiled": { t: "none", v: null } };  /* input.layout left out is unknown, as every input.* fact */
+  function isDtype(v) { return Object.prototype.hasOwnProperty.call(DTYPES, v); }
 
   /* Values carry their Python type: {t: "bool"|"int"|"float"|"str"|"none", v}. */
   function typed(v) {
@@ -154,6 +163,15 @@
     return a.t === b.t && a.v === b.v;
   }
   function member(v, values) { return values.some(function (x) { return same(v, x); }); }
+  /* kb/calls.py value_holds: true, false, or null (a kind against exact dtypes of that kind). */
+  function valueHolds(v, values) {
+    if (member(v, values)) return true;
+    v = typed(v);
+    if (v.t !== "none" && values.indexOf(GIVEN) >= 0) return true;
+    if (v.t === "str" && isDtype(v.v) && KINDS.indexOf(v.v) < 0 && values.indexOf(DTYPES[v.v]) >= 0) return true;
+    if (v.t === "str" && KINDS.indexOf(v.v) >= 0 && values.some(function (x) { return typeof x === "string" && DTYPES[x] === v.v && isDtype(x); })) return null;
+    return false;
+  }
 
   /* kb/signatures.py _literal / parse: "mode='nearest'" -> ["mode", "nearest"]. */
   function literal(text) {
@@ -165,13 +183,42 @@
     if (text.trim() !== "" && /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text) && isFinite(f)) return { t: "float", v: f };
     return UNKNOWN_DEFAULT;
   }
+  function parseParam(field) {
+    var i = field.indexOf("=");
+    if (i < 0) return [field, NO_DEFAULT];
+    var d = field.slice(i + 1);
+    return [field.slice(0, i), d === "?" ? UNKNOWN_DEFAULT : literal(d)];
+  }
+  /* kb/signatures.py parse: the union of every form ("|" fields), with .forms and .choices ("@name=a|b"). */
   function parseParams(fields) {
-    return fields.map(function (field) {
-      var i = field.indexOf("=");
-      if (i < 0) return [field, NO_DEFAULT];
-      var d = field.slice(i + 1);
-      return [field.slice(0, i), d === "?" ? UNKNOWN_DEFAULT : literal(d)];
+    var forms = [[]], choices = {}, union = [], seen = {};
+    fields.forEach(function (field) {
+      if (field === "|") forms.push([]);
+      else if (field[0] === "@") { var i = field.indexOf("="); choices[field.slice(1, i)] = field.slice(i + 1).split("|"); }
+      else if (field[0] === ">") { /* a module's functional op (lint KB022); not a parameter */ }
+      else forms[forms.length - 1].push(parseParam(field));
     });
+    forms.forEach(function (form) { form.forEach(function (p) { if (!seen[p[0]]) { seen[p[0]] = true; union.push(p); } }); });
+    union.forms = forms; union.choices = choices;
+    return union;
+  }
+  function names(params) { return params.map(function (p) { return p[0]; }).filter(function (n) { return n[0] !== "*"; }); }
+  /* kb/calls.py bind: the first form whose names take every key of the call; other forms' parameters not given. */
+  function bind(op, call, params) {
+    var forms = params.forms || [];
+    if (forms.length < 2) return params;
+    var keys = Object.keys(call).filter(function (k) { return FACTS.indexOf(k) < 0; })
+      .map(function (k) { return k.slice(-LEN.length) === LEN ? k.slice(0, -LEN.length) : k; });
+    for (var i = 0; i < forms.length; i++) {
+      var have = names(forms[i]);
+      if (openEnded(forms[i]) || keys.every(function (k) { return have.indexOf(k) >= 0; })) {
+        var bound = forms[i].concat(names(params).filter(function (n) { return have.indexOf(n) < 0; }).map(function (n) { return [n, { t: "none", v: null }]; }));
+        bound.forms = [forms[i]]; bound.choices = params.choices;
+        return bound;
+      }
+    }
+    throw new Error(op + " has no form that takes " + keys.join(", ") + " together; its forms: " +
+      forms.map(function (f) { return "(" + names(f).join(", ") + ")"; }).join("; "));
   }
   function defaultsOf(params) { var out = {}; params.forEach(function (p) { out[p[0]] = p[1]; }); return out; }
   function openEnded(params) { return params.some(function (p) { return p[0].slice(0, 2) === "**"; }); }
@@ -203,21 +250,35 @@
     });
     return call;
   }
-  /* kb/calls.py normalize + check_keys (the errors kb.status() raises as ValueError). */
+  /* kb/calls.py normalize + check_keys (the errors kb.status() raises as ValueError); returns the
+   * parameters of the form the call is of (bind). */
   function checkCall(op, call, params) {
     Object.keys(call).forEach(function (key) {
       var v = typed(call[key]);
       if (key === "input.ndim" && (v.t !== "int" || v.v < 0)) throw new Error("call['input.ndim'] is the input's rank, a whole number >= 0");
-      if (key === "input.dtype" && KINDS.indexOf(v.v) < 0) throw new Error("call['input.dtype'] is a dtype kind: " + KINDS.join(", "));
+      if (key === "input.dtype" && KINDS.indexOf(v.v) < 0 && !isDtype(v.v)) throw new Error("call['input.dtype'] is a dtype kind (" + KINDS.join(", ") + ") or an exact dtype (" + Object.keys(DTYPES).join(", ") + ")");
+      if (key.slice(-LEN.length) === LEN && (v.t !== "int" || v.v < 0)) throw new Error("call['" + key + "'] is the length of the sequence " + key.slice(0, -LEN.length) + ", a whole number >= 0");
+      if (key === "input.layout" && LAYOUTS.indexOf(v.v) < 0) throw new Error("call['input.layout'] is the input's layout: " + LAYOUTS.join(", "));
       if (key === "compiled" && v.t !== "none" && COMPILERS.indexOf(v.v) < 0) throw new Error("call['compiled'] names the compiler the call runs under: " + COMPILERS.join(", ") + ", or None for eager");
     });
-    if (!params || openEnded(params)) return;
-    var known = params.map(function (p) { return p[0].replace(/^\*+/, ""); });
-    Object.keys(call).forEach(function (key) {
-      if (FACTS.indexOf(key) < 0 && known.indexOf(key) < 0) {
-        throw new Error(op + " has no parameter '" + key + "'; its parameters are: " + (known.join(", ") || "(none)") + "; call facts: " + FACTS.join(", "));
+    if (!params) return null;
+    if (!openEnded(params)) {
+      var known = names(params);
+      Object.keys(call).forEach(function (key) {
+        var isLen = key.slice(-LEN.length) === LEN && known.indexOf(key.slice(0, -LEN.length)) >= 0;
+        if (FACTS.indexOf(key) < 0 && known.indexOf(key) < 0 && !isLen) {
+          throw new Error(op + " has no parameter '" + key + "'; its parameters are: " + (known.join(", ") || "(none)") + "; call facts: " + FACTS.join(", "));
+        }
+      });
+    }
+    Object.keys(params.choices || {}).forEach(function (key) {
+      if (!Object.prototype.hasOwnProperty.call(call, key)) return;
+      var v = typed(call[key]);
+      if (v.t !== "none" && !(v.t === "str" && params.choices[key].indexOf(v.v) >= 0)) {
+        throw new Error(op + ": " + key + "=" + show(v) + " is not one of its values: " + params.choices[key].map(function (x) { return "'" + x + "'"; }).join(", "));
       }
     });
+    return bind(op, call, params);
   }
 
   function asPairs(when) {  /* {key: [values]} or [[key, values]] -> sorted [[key, values]] */
@@ -247,8 +308,8 @@
   }
   function valueOf(key, call, defaults) {
     if (Object.prototype.hasOwnProperty.call(call, key)) return [true, call[key]];
-    if (key === "compiled") return [true, null];
-    if (FACTS.indexOf(key) >= 0 || defaults === null) return [false, null];
+    if (Object.prototype.hasOwnProperty.call(DEFAULT_FACTS, key)) return [true, DEFAULT_FACTS[key]];
+    if (FACTS.indexOf(key) >= 0 || defaults === null || key.slice(-LEN.length) === LEN) return [false, null];
     var d = Object.prototype.hasOwnProperty.call(defaults, key) ? defaults[key] : UNKNOWN_DEFAULT;
     if (d === NO_DEFAULT || d === UNKNOWN_DEFAULT) return [false, null];
     return [true, d];
@@ -261,8 +322,9 @@
       var holds = true;
       for (var j = 0; j < alternatives[i].length; j++) {
         var kv = valueOf(alternatives[i][j][0], call, defaults);
-        if (!kv[0]) holds = null;
-        else if (!member(kv[1], alternatives[i][j][1])) { holds = false; break; }
+        var found = kv[0] ? valueHolds(kv[1], alternatives[i][j][1]) : null;
+        if (found === null) holds = null;
+        else if (!found) { holds = false; break; }
       }
       if (holds === true) return [true, []];
       if (holds === null) result = null;
@@ -284,8 +346,10 @@
       return alt.map(function (p) {
         var key = p[0], values = p[1];
         if (key === "compiled") return values.map(function (v) { return v === null ? "eager" : "compiled with " + v; }).join(" or ");
-        if (key !== "input.dtype" && values.length && values.every(function (v) { return typeof v === "string" && KINDS.indexOf(v) >= 0; })) return key + " is a " + values.join(" or ") + " tensor";
+        if (key !== "input.dtype" && values.length && values.every(function (v) { return typeof v === "string" && KINDS.indexOf(v) >= 0; })) return key + " is " + ("aeiou".indexOf(values[0][0]) >= 0 ? "an " : "a ") + values.join(" or ") + " tensor";
+        if (key.slice(-LEN.length) === LEN) return "len(" + key.slice(0, -LEN.length) + ") is " + values.map(show).join(" or ");
         if (values.length === 1 && values[0] === null) return key + " is not given";
+        if (values.length === 1 && values[0] === GIVEN) return key + " is given";
         return key + " is " + values.map(show).join(" or ");
       }).join(" and ");
     }).join("; or ");
@@ -294,7 +358,7 @@
   function resolve(data, op, framework) {
     var record = own(data.sources, op);
     if (record && (!framework || framework === record.framework)) {
-      /* a record id that is also an op name answers for the op (kb/query.py _resolve) */
+      /* a record id that is also an op name answers for the op (kb/query/names.py resolve) */
       var named = own(data.names[record.framework] || {}, op);
       return named && named.indexOf(op) >= 0 ? named : [op];
     }
@@ -309,7 +373,7 @@
     var rec = own(data.sources, op);
     var fw = rec && (!framework || framework === rec.framework) ? rec.framework : framework;
     var params = call ? parameters(data, op, fw) : null;
-    if (call) checkCall(op, call, params);
+    if (call) params = checkCall(op, call, params);
     var a = answer(data, ids, version, device || "gpu", distribution || null, op, call || null, params);
     delete a.needs;
     return a;
@@ -327,7 +391,7 @@
     return { recipe: a.needs.length ? smallestCover(data, a.needs) : [], unsolved: unsolved, unknown: unknown, affected: affected, sources: a.sources };
   }
 
-  /* ---- Unknown names: the same suggestions as kb.status()'s UnknownOpError (kb/query.py _suggest),
+  /* ---- Unknown names: the same suggestions as kb.status()'s UnknownOpError (kb/query/names.py),
    * with Python's difflib.get_close_matches ported exactly (same scores, same tie order). ---- */
 
   /* "N<TAB>suffix" lines (N characters shared with the previous name) -> the names. */
@@ -409,7 +473,7 @@
 
   function endsWith(s, tail) { return s.length >= tail.length && s.slice(s.length - tail.length) === tail; }
 
-  /* kb/query.py _suggest(op, framework): close names from records, the op tables and the inventory. */
+  /* kb/query/names.py suggest(op, framework): close names from records, the op tables and the inventory. */
   function suggest(data, op, framework, inventory) {
     var seen = {}, pool = [];
     function add(n) { if (!Object.prototype.hasOwnProperty.call(seen, n)) { seen[n] = true; pool.push(n); } }
@@ -423,7 +487,7 @@
     var near = pool.filter(function (n) { return n.slice(0, head.length) === head; });
     if (!near.length) near = pool;
     var found = closeMatches(op, near, 5, 0.6);
-    if (found.length < 3) {  /* in kb/query.py `near is not pool` always holds: near is a list, pool a set */
+    if (found.length < 3) {  /* in kb/query/names.py `near is not pool` always holds: near is a list, pool a set */
       var tail = dot >= 0 ? op.slice(dot + 1) : op;
       closeMatches(op, pool, 5, 0.75).forEach(function (n) { if (found.indexOf(n) < 0) found.push(n); });
       pool.filter(function (n) { return endsWith(n, "." + tail) && found.indexOf(n) < 0; }).sort().slice(0, 3)

@@ -67,10 +67,11 @@ def gather_backprop(ctx):
         return run
 
 
-@verifier("tensorflow.segment_mean", framework="tensorflow", device="gpu")
+@verifier("tensorflow.segment_mean", framework="tensorflow", device="gpu", solutions=("EOD",))
 def segment_mean(ctx):
-    """tf.math.segment_mean: 4M mixed-magnitude values, sorted ids into 64 segments. The record
-    says it is deterministic (no GPU kernel before 2.7; a deterministic one from 2.7)."""
+    """tf.math.segment_mean: 4M mixed-magnitude values, sorted ids into 64 segments. From 2.7 the
+    GPU kernel is the sorted segment sum (then a division): atomics by default, the deterministic
+    SegmentReduceGPU only under the switch, so EOD is the mode that should give one result."""
     import tensorflow as tf
 
     data, ids = _segments(ctx, True)

@@ -91,10 +91,10 @@ def put_no_accumulate(ctx):
 
 
 SCATTER_CASES = (
-    {"op": "torch.Tensor.scatter_", "call": {"src": "float"}},
+    {"op": "torch.Tensor.scatter_", "call": {"src": "float", "reduce": None}},
     {"op": "torch.Tensor.scatter", "call": {"src": "float"}},
     {"op": "torch.scatter", "call": {"src": "float"}},
-    {"op": "torch.Tensor.scatter_", "call": {"src": None}},  # complementary: a scalar value
+    {"op": "torch.Tensor.scatter_", "call": {"src": None, "reduce": None}},  # complementary: a scalar value
 )
 
 
@@ -197,6 +197,57 @@ def _ties(ctx):
     return torch, torch.randint(0, 4, (rows, 2048), generator=gen).float().to(device)
 
 
+def _scatter_arg(ctx, reduce: str):
+    """Tensor.scatter_ with `reduce=` and a tensor src, one form per case. 'multiply': 1M factors
+    1 + 0.01*randn into 4096 slots starting from ones (as torch.scatter_reduce_prod), so the
+    products stay finite and round by order; 'add': 4M
+    mixed-magnitude values into 64 slots. A case with `value` (a scalar) instead of src is the
+    complementary form: every duplicate applies the same number."""
+    torch, device, gen = setup(ctx)
+    reduce = ctx.call.get("reduce", reduce)
+    if reduce == "multiply":
+        n, slots = ctx.size(1_000_000, 10_000), 4096
+        src = (1.0 + 0.01 * torch.randn(n, generator=gen)).to(device)
+        start = torch.ones
+    else:
+        n, slots = ctx.size(4_000_000, 10_000), ROWS
+        src = mixed(torch, gen, (n,), device)
+        start = torch.zeros
+    index = torch.randint(0, slots, (n,), generator=gen).to(device)
+    if "value" in ctx.call:
+        return lambda: start(slots, device=device).scatter_(0, index, 1.01, reduce=reduce)
+    if reduce is None:
+        return lambda: start(slots, device=device).scatter_(0, index, src)
+    return lambda: start(slots, device=device).scatter_(0, index, src, reduce=reduce)
+
+
+SCATTER_MULTIPLY_CASES = (
+    {"op": "torch.Tensor.scatter_", "call": {"reduce": "multiply", "src": "float"}},
+    {"op": "torch.Tensor.scatter_", "call": {"reduce": "multiply", "src": None, "value": 1.01}},  # complementary
+    {"op": "torch.Tensor.scatter_", "call": {"reduce": "add", "src": "float"}},  # complementary: torch.scatter-reduce-add-arg
+)
+SCATTER_ADD_CASES = (
+    {"op": "torch.Tensor.scatter_", "call": {"reduce": "add", "src": "float"}},
+    {"op": "torch.Tensor.scatter_", "call": {"reduce": None, "src": "float"}},  # complementary: torch.scatter-src-tensor
+    {"op": "torch.Tensor.scatter_", "call": {"reduce": "multiply", "src": "float"}},  # complementary
+)
+
+
+@verifier("torch.scatter_reduce_multiply_arg", framework="pytorch", solutions=("PT_DET",), cases=SCATTER_MULTIPLY_CASES)
+def scatter_reduce_multiply_arg(ctx):
+    """scatter(..., reduce='multiply') with a tensor src: the CUDA kernel multiplies atomically in
+    arrival order (scatter_reduce_cuda_kernel, which alerts); the switch has no deterministic
+    path for it (scatter_impl sends only sum/mean to index_put)."""
+    return _scatter_arg(ctx, "multiply")
+
+
+@verifier("torch.scatter_reduce_add_arg", framework="pytorch", solutions=("PT_DET",), cases=SCATTER_ADD_CASES)
+def scatter_reduce_add_arg(ctx):
+    """scatter(..., reduce='add') with a tensor src: atomicAdd by default; under the switch
+    scatter_impl takes the deterministic index_put(accumulate=True) path."""
+    return _scatter_arg(ctx, "add")
+
+
 @verifier("torch.kthvalue", framework="pytorch", solutions=("PT_DET",))
 def kthvalue(ctx):
     """kthvalue(1024) along rows with ~500 ties of the k-th value per row: the index returned
@@ -210,21 +261,44 @@ def kthvalue(ctx):
     return run
 
 
-@verifier("torch.median_indices", framework="pytorch", solutions=("PT_DET",))
+MEDIAN_CASES = (
+    {"op": "torch.median", "call": {"dim": 1}},
+    {"op": "torch.Tensor.median", "call": {"dim": 1}},
+    {"op": "torch.nanmedian", "call": {"dim": 1}},
+    {"op": "torch.Tensor.nanmedian", "call": {"dim": 1}},
+    # complementary: the plain form (no dim) returns only the value
+    {"op": "torch.median", "call": {"dim": None}},
+    {"op": "torch.nanmedian", "call": {"dim": None}},
+)
+
+
+@verifier("torch.median_indices", framework="pytorch", solutions=("PT_DET",), cases=MEDIAN_CASES)
 def median_indices(ctx):
     """median(dim=1) with ~500 ties of the median per row: every thread that finds the median
     writes its index, so which of the equal values' indices is returned is unspecified.
-    PT_DET is documented to raise."""
+    PT_DET is documented to raise. One form per case: median / nanmedian, function or method,
+    with dim (values and indices) or without (the value of the whole tensor only)."""
     torch, x = _ties(ctx)
+    op = ctx.op or "torch.median"
+    name = op.rsplit(".", 1)[-1]
+    fn = getattr(torch.Tensor if ".Tensor." in op else torch, name)
+    if ctx.call.get("dim", 1) is None:
+        return lambda: {"values": fn(x)}
 
     def run():
-        values, indices = torch.median(x, dim=1)
+        values, indices = fn(x, dim=1)
         return {"values": values, "indices": indices}
 
     return run
 
 
-@verifier("torch.sparse_bmm", framework="pytorch", solutions=("PT_DET",))
+SPARSE_BMM_CASES = (
+    {"op": "torch.bmm", "call": {"input.layout": "sparse_coo", "input.ndim": 3}},
+    {"op": "torch.bmm", "call": {"input.layout": "strided", "input.ndim": 3}},  # complementary: dense
+)
+
+
+@verifier("torch.sparse_bmm", framework="pytorch", solutions=("PT_DET",), cases=SPARSE_BMM_CASES)
 def sparse_bmm(ctx):
     """bmm of a sparse COO (4, 64, 32768) with ~8k mixed-magnitude nonzeros per row by a dense
     (4, 32768, 64): cuSPARSE's COO SpMM ALG1 adds each nonzero's products into the output with
@@ -240,6 +314,8 @@ def sparse_bmm(ctx):
     vals = mixed(torch, gen, (nnz,), "cpu")
     a = torch.sparse_coo_tensor(idx, vals, (batch, rows, inner)).coalesce().to(device)
     b = torch.randn(batch, inner, cols, generator=gen).to(device)
+    if ctx.call.get("input.layout", "sparse_coo") == "strided":
+        a = a.to_dense()  # the same numbers, dense: cuBLAS batched GEMM
     return lambda: torch.bmm(a, b)
 
 

@@ -27,14 +27,40 @@ def _backward(ctx, parts):
     return run
 
 
+_PAD = "torch.nn.functional.pad"
 REFLECTION_1D_CASES = (
     {"op": "torch.nn.ReflectionPad1d", "call": {"input.ndim": 3}},
     {"op": "torch.nn.ReflectionPad1d", "call": {"input.ndim": 2}},
+    {"op": _PAD, "call": {"mode": "reflect", "pad.len": 2, "input.ndim": 3}},
+    {"op": _PAD, "call": {"mode": "circular", "pad.len": 2, "input.ndim": 3}},  # complementary: slicing, no atomics
 )
 REFLECTION_2D_CASES = (
     {"op": "torch.nn.ReflectionPad2d", "call": {"input.ndim": 4}},
     {"op": "torch.nn.ReflectionPad2d", "call": {"input.ndim": 3}},
+    {"op": _PAD, "call": {"mode": "reflect", "pad.len": 4, "input.ndim": 4}},
 )
+REFLECTION_3D_CASES = (
+    {"op": "torch.nn.ReflectionPad3d", "call": {"input.ndim": 5}},
+    {"op": _PAD, "call": {"mode": "reflect", "pad.len": 6, "input.ndim": 5}},
+)
+REPLICATION_1D_3D_CASES = (
+    {"op": "torch.nn.ReplicationPad1d", "call": {"input.ndim": 3}},
+    {"op": "torch.nn.ReplicationPad3d", "call": {"input.ndim": 5}},
+    {"op": _PAD, "call": {"mode": "replicate", "pad.len": 2, "input.ndim": 3}},
+    {"op": _PAD, "call": {"mode": "replicate", "pad.len": 6, "input.ndim": 5}},
+)
+REPLICATION_2D_CASES = (
+    {"op": "torch.nn.ReplicationPad2d", "call": {"input.ndim": 4}},
+    {"op": _PAD, "call": {"mode": "replicate", "pad.len": 4, "input.ndim": 4}},
+)
+
+
+def _functional(ctx, width: int, shape: tuple):
+    """F.pad(x, (width,) * pad.len, mode) on `shape`: the case's spelling of the module's kernel."""
+    import torch
+
+    mode, n = ctx.call["mode"], ctx.call["pad.len"]
+    return _backward(ctx, [(lambda x: torch.nn.functional.pad(x, (width,) * n, mode=mode), shape)])
 
 
 def _reflection(ctx, op: str):
@@ -47,6 +73,10 @@ def _reflection(ctx, op: str):
 
     n = ctx.size(32, 1)
     ndim = ctx.call.get("input.ndim")
+    if ctx.op == _PAD:
+        if ctx.call["pad.len"] == 2:
+            return _functional(ctx, 511, (n, 64, 512))
+        return _functional(ctx, 3, (n, 64, 64, 64))
     if op == "torch.nn.ReflectionPad1d":
         shape = (n, 64, 512) if ndim != 2 else (n * 64, 512)
         return _backward(ctx, [(torch.nn.ReflectionPad1d(511), shape)])
@@ -67,16 +97,19 @@ def reflection_pad_2d_backward(ctx):
     return _reflection(ctx, "torch.nn.ReflectionPad2d")
 
 
-@verifier("torch.reflection_pad_3d_backward", framework="pytorch", solutions=("PT_DET",))
+@verifier("torch.reflection_pad_3d_backward", framework="pytorch", solutions=("PT_DET",), cases=REFLECTION_3D_CASES)
 def reflection_pad_3d_backward(ctx):
     """ReflectionPad3d(2) on 32^3: elements near a corner of the volume are copied up to eight
-    times (mirrored along each axis), and those additions race."""
+    times (mirrored along each axis), and those additions race. F.pad case: the same pad."""
     import torch
 
+    if ctx.op == _PAD:
+        return _functional(ctx, 2, (ctx.size(8, 1), 32, 32, 32, 32))
     return _backward(ctx, [(torch.nn.ReflectionPad3d(2), (ctx.size(8, 1), 32, 32, 32, 32))])
 
 
-@verifier("torch.replication_pad_1d_3d_backward", framework="pytorch", solutions=("PT_DET",))
+@verifier("torch.replication_pad_1d_3d_backward", framework="pytorch", solutions=("PT_DET",),
+          cases=REPLICATION_1D_3D_CASES)
 def replication_pad_1d_3d_backward(ctx):
     """ReplicationPad1d(64) on length 1024 and ReplicationPad3d(2) on 32^3: each edge element is
     copied into every padded position beyond it (65 times in 1-D, up to 27 times at a 3-D
@@ -84,17 +117,27 @@ def replication_pad_1d_3d_backward(ctx):
     F.pad routes CUDA inputs to a decomposition (the record's solution)."""
     import torch
 
+    if ctx.op == _PAD and ctx.call["pad.len"] == 2:
+        return _functional(ctx, 64, (ctx.size(32, 1), 64, 1024))
+    if ctx.op == _PAD:
+        return _functional(ctx, 2, (ctx.size(8, 1), 32, 32, 32, 32))
+    if ctx.op == "torch.nn.ReplicationPad1d":
+        return _backward(ctx, [(torch.nn.ReplicationPad1d(64), (ctx.size(32, 1), 64, 1024))])
+    if ctx.op == "torch.nn.ReplicationPad3d":
+        return _backward(ctx, [(torch.nn.ReplicationPad3d(2), (ctx.size(8, 1), 32, 32, 32, 32))])
     return _backward(ctx, [
         (torch.nn.ReplicationPad1d(64), (ctx.size(32, 1), 64, 1024)),
         (torch.nn.ReplicationPad3d(2), (ctx.size(8, 1), 32, 32, 32, 32)),
     ])
 
 
-@verifier("torch.replication_pad_2d_backward", framework="pytorch", solutions=("PT_DET",))
+@verifier("torch.replication_pad_2d_backward", framework="pytorch", solutions=("PT_DET",), cases=REPLICATION_2D_CASES)
 def replication_pad_2d_backward(ctx):
     """ReplicationPad2d(3) on 64x64: an edge element is copied four times, a corner sixteen
     times, and the backward adds those gradients with atomicAdd. In deterministic mode F.pad
     routes CUDA inputs to a decomposition (the record's solution)."""
     import torch
 
+    if ctx.op == _PAD:
+        return _functional(ctx, 3, (ctx.size(32, 1), 64, 64, 64))
     return _backward(ctx, [(torch.nn.ReplicationPad2d(3), (ctx.size(32, 1), 64, 64, 64))])

@@ -16,10 +16,22 @@ def _inputs(ctx, n=4_000_000):
     return torch, device, gen, values, index
 
 
-@verifier("torch.index_add", framework="pytorch", solutions=("PT_DET",))
+INDEX_ADD_CASES = (
+    {"op": "torch.Tensor.index_add_", "call": {"input.dtype": "float32"}},
+    {"op": "torch.Tensor.index_add_", "call": {"input.dtype": "bfloat16"}},
+    {"op": "torch.index_add", "call": {"input.dtype": "float32"}},
+)
+
+
+@verifier("torch.index_add", framework="pytorch", solutions=("PT_DET",), cases=INDEX_ADD_CASES)
 def index_add(ctx):
+    """4M mixed-magnitude values added into 64 rows, in the case's dtype (float32 or bfloat16)."""
     torch, device, _, values, index = _inputs(ctx)
-    return lambda: torch.zeros(ROWS, device=device).index_add_(0, index, values)
+    dtype = getattr(torch, ctx.call.get("input.dtype", "float32"))
+    values = values.to(dtype)
+    if ctx.op == "torch.index_add":
+        return lambda: torch.index_add(torch.zeros(ROWS, device=device, dtype=dtype), 0, index, values)
+    return lambda: torch.zeros(ROWS, device=device, dtype=dtype).index_add_(0, index, values)
 
 
 @verifier("torch.scatter_add", framework="pytorch", solutions=("PT_DET",))

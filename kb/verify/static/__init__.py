@@ -1,0 +1,1 @@
+"""The static pass (`kb verify --static`): what a framework's wheels say about determinism, read without installing them."""

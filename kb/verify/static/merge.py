@@ -10,6 +10,7 @@ The same comparison feeds lint: KB017 (a range that disagrees with the evidence)
 
 from __future__ import annotations
 
+from kb.entries import STATIC_FIELDS
 from kb.verify.static.load import FRAMEWORK_OF_RECORD, Release, bypassed, load
 from kb.versions import range_at, release_key
 
@@ -91,11 +92,10 @@ def merged_static(catalog) -> dict:
         for release in releases_for(catalog, record.framework):
             wheels[release.file] = release.wheels
             found = tuple((n, tuple(m.rsplit("/", 1)[-1] for m in release.signals[n].members)) for n in claimed if n in release.signals)
-            entries.append((
-                release_key(release.release), release.release, release.file, found,
-                tuple(n for n in claimed if n not in release.signals),
-                tuple(b for b in record.verify.bypasses if bypassed(release, b)),
-            ))
+            fields = {"key": release_key(release.release), "release": release.release, "file": release.file,
+                      "found": found, "missing": tuple(n for n in claimed if n not in release.signals),
+                      "bypassed_by": tuple(b for b in record.verify.bypasses if bypassed(release, b))}
+            entries.append(tuple(fields[name] for name in STATIC_FIELDS))
         if entries:
             by_source[record.id] = tuple(entries)
     disagreeing = tuple(

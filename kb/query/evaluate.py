@@ -1,0 +1,229 @@
+"""Evaluating resolved records at a release: each record's range, its call conditions, and the
+answer they make together (`answer`: steps 2-4 of kb/query/__init__.py's docstring)."""
+
+from kb import versions
+from kb.entries import (
+    BATCH_INVARIANT, DETERMINISTIC, HI, LO, NOTE, RAISES, SOLUTIONS, SWITCH, VERSIONS, WHEN,
+)
+from kb.model import Reference, SourceStatus, Status
+from kb.query.cover import recipe, union
+from kb.query.evidence import static, verified
+from kb.query.state import Lazy, light, memo
+
+calls = Lazy("calls", globals())  # a query whose records have no call conditions never needs it
+
+_prepared: dict[str, tuple] = memo()
+_interned: dict[tuple, Reference] = memo()
+_conditioned: dict[tuple, SourceStatus] = memo()
+_alternatives: dict[tuple, tuple] = memo()
+_groups: dict[tuple, tuple] = memo()
+_known_keys: dict[int, frozenset] = memo()
+
+
+def _prepare(source: dict) -> tuple:
+    """Per source, once: its unknown-answer SourceStatus, one per range, and its references.
+
+    These depend only on the index, so every query shares them; references are interned
+    so the same citation from two sources is one object (deduplicated by identity). The
+    SourceStatus objects here are for calls the source applies to unconditionally; a
+    conditioned answer is made (and memoized) by `_conditioned_status`.
+    """
+    prepared = _prepared.get(source["id"])
+    if prepared is not None:
+        return prepared
+    per_range = {}
+    for ranges in (source["status"], *source["distributions"].values()):
+        for entry in ranges:
+            per_range[id(entry)] = (_make(source, entry), frozenset(entry[SOLUTIONS]))
+    refs = []
+    sources = light()["sources"]
+    cited = list(source["references"])
+    for cause in source["caused_by"]:  # lint KB013 guarantees they exist; tolerate a stale index
+        cited.extend(sources[cause]["references"] if cause in sources else ())
+    for ref in cited:
+        reference = Reference(**{f: ref.get(f) for f in Reference._fields})
+        refs.append(_interned.setdefault(reference._values(), reference))
+    prepared = _prepared[source["id"]] = (_make(source, None), per_range, tuple(refs))
+    return prepared
+
+
+def _make(source: dict, entry: tuple | None, *, alternatives: tuple = (), applies: bool | None = True,
+          depends: tuple = ()) -> SourceStatus:
+    known = entry is not None
+    return SourceStatus(
+        id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
+        summary=source["summary"], versions=entry[VERSIONS] if known else None,
+        deterministic=bool(entry[DETERMINISTIC]) if known else None,
+        solutions=tuple(entry[SOLUTIONS]) if known else (), raises=entry[RAISES] if known else None,
+        note=entry[NOTE] if known else None,
+        disputed=tuple(d["claim"] for d in source["disputes"]),
+        batch_invariant=entry[BATCH_INVARIANT] if known else None, caused_by=source["caused_by"],
+        when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
+        applies=applies, depends_on=depends, switch=entry[SWITCH] if known else None,
+    )
+
+
+def _conditioned_status(source: dict, entry: tuple | None, alternatives: tuple, applies: bool | None,
+                        depends: tuple) -> SourceStatus:
+    memo_key = (source["id"], id(entry), alternatives, applies, depends)
+    found = _conditioned.get(memo_key)
+    if found is None:
+        found = _conditioned[memo_key] = _make(source, entry, alternatives=alternatives, applies=applies, depends=depends)
+    return found
+
+
+def _alternatives_for(source: dict, op: str, entry: tuple | None) -> tuple:
+    """The record's conditions for this op in this range (kb/calls.py), memoized."""
+    extra = entry[WHEN] if entry is not None else None
+    if not source["calls"] and not extra:
+        return ()
+    memo_key = (source["id"], op, id(entry))
+    found = _alternatives.get(memo_key)
+    if found is None:
+        found = _alternatives[memo_key] = calls.for_op(source["calls"], op, op == source["id"], extra)
+    return found
+
+
+def known(registry: dict) -> frozenset:
+    """Release keys of a registry plus every series prefix ('2.1' for 2.1.4)."""
+    found = _known_keys.get(id(registry))
+    if found is None:
+        series = {k[:end] for k in registry["keys"] for end in range(3, len(k) + 1)}
+        # a bare major version ('2') is a series only where it has a release: 2.0 or 2.0.x
+        majors = {k[:2] for k in series if len(k) >= 3 and k[2] == 0}
+        found = _known_keys[id(registry)] = frozenset(series | majors)
+    return found
+
+
+def known_release(registry: dict, version: str) -> bool:
+    """Whether `version` is a release (or a release series: '2.1', '2') of a compiled registry;
+    the rule of the "not a known release" note. Raises ValueError for a version that is not one."""
+    return versions.release_key(version) in known(registry)
+
+
+def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
+    """The sources that apply on `device`, prepared, with their deduplicated references."""
+    memo_key = (ids, device)
+    group = _groups.get(memo_key)
+    if group is None:
+        applying = [idx["sources"][i] for i in ids]
+        applying = [s for s in applying if device == "any" or s["device"] in (device, "any")]
+        prepared = [(s, _prepare(s)) for s in applying]
+        references: dict[int, Reference] = {}
+        for _, (_, _, refs) in prepared:
+            for reference in refs:
+                references[id(reference)] = reference
+        group = _groups[memo_key] = (tuple(prepared), tuple(references.values()), tuple(s["id"] for s, _ in prepared))
+    return group
+
+
+def answer(op: str, version: str, *, key: tuple, framework: str, device: str, distribution: str | None,
+           ids: tuple[str, ...], idx: dict, call: dict | None = None, params: tuple | None = None) -> Status:
+    """The Status for sources already resolved to `ids`: the core of `status()`, and of the site's
+    whole-stack answer (every source of a framework at once). `key` is `version`'s release key
+    (kb/versions.py); `call` is normalized and `params` are the op's parameters, when known."""
+    notes: list[str] = []
+    registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
+    if registry is not None and key not in known(registry):
+        notes.append(f"{version} is not a known {distribution or framework} release (latest known: {registry['latest']})")
+    prepared, references, prepared_ids = _group(ids, device, idx)
+    if ids and not prepared:
+        notes.append(f"the records for {op} concern another device than {device}")
+    if call is not None and params is None and ids:
+        notes.append(f"the KB does not know the parameters of {op}: parameters left out of the call are unknown")
+    defaults = None if params is None else dict(params)
+
+    per_source = []
+    needs: list[frozenset[str]] = []
+    any_false = any_unknown = any_unsolved = False
+    variant = unclaimed = depends = False
+    excluded: list[str] = []
+    named: list[tuple] = []  # every record's conditions, for calls.unnamed
+    for source, (unknown, per_range, _) in prepared:
+        ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
+        for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
+            if (entry[LO] is None or entry[LO] <= key) and (entry[HI] is None or key < entry[HI]):
+                break
+        else:
+            entry = None
+        alternatives = _alternatives_for(source, op, entry)
+        named.append(alternatives)
+        if alternatives:
+            applies, missing = calls.evaluate(alternatives, call, defaults)
+            if applies is False:
+                excluded.append(source["id"])
+                notes.append(f"{source['id']} does not apply to this call: {calls.why_not(alternatives, call, defaults)}"
+                             f" (it applies when {calls.text(alternatives)})")
+                continue
+            if applies is None:
+                depends = True
+            made = _conditioned_status(source, entry, alternatives, applies, missing)
+        else:
+            made = None
+        if entry is None:
+            if made is not None and made.applies is None and call is None and _compiled_only(alternatives):
+                # A record of compiled kernels with nothing known for this version: listed (it may
+                # apply under torch.compile), but an eager answer is not made unknown by it.
+                notes.append(f"{source['id']} (calls under torch.compile only) has no range for {version}: unknown "
+                             "for compiled calls; ask with call={'compiled': 'inductor'}")
+                per_source.append(made)
+                continue
+            any_unknown = unclaimed = True
+            per_source.append(made or unknown)
+        else:
+            source_status, need = per_range[id(entry)]
+            per_source.append(made or source_status)
+            if entry[BATCH_INVARIANT] is False:
+                variant = True
+            elif entry[BATCH_INVARIANT] is None:
+                unclaimed = True
+            if not entry[DETERMINISTIC]:
+                any_false = True
+                if need:
+                    needs.append(need)
+                else:
+                    any_unsolved = True
+
+    if call:
+        notes.extend(calls.unnamed(call, named, params))
+    if any_false:
+        deterministic = False
+    elif any_unknown:
+        deterministic = None
+    else:
+        deterministic = True
+    solutions = union(needs, idx)
+    chosen = None if (any_unsolved or any_unknown) else recipe(needs, idx)
+    kept = prepared if not excluded else tuple(p for p in prepared if p[0]["id"] not in excluded)
+    silent = tuple(s.id for s in per_source if s.deterministic is False and s.switch == "silent")
+    if silent:
+        notes.extend(_silent_notes(per_source, framework, idx))
+    shown = verified(kept, key, device, idx, call=call, defaults=defaults, ids=None if excluded else prepared_ids)
+    read = () if distribution else static(prepared, key, version, idx, prepared_ids)
+    basis = "verified" if shown else "static" if read else "documented" if ids else "unverified"
+    return Status(
+        op=op, framework=framework, version=version, device=device, distribution=distribution,
+        deterministic=deterministic, solutions=solutions, recipe=chosen, sources=tuple(per_source),
+        references=references, verified=shown,
+        notes=tuple(notes),
+        batch_invariant=False if variant else (None if unclaimed else True),
+        call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
+        static=read, silent=silent, basis=basis,
+    )
+
+
+def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:
+    """One line per source the determinism switch does not fix (docs/records.md, `switch`)."""
+    switch = " / ".join(idx.get("switches", {}).get(framework, ())[:1]) or "the determinism switch"
+    out = []
+    for s in per_source:
+        if s.deterministic is False and s.switch == "silent":
+            fix = ("what does: " + " or ".join(s.solutions)) if s.solutions else "no known fix (NS)"
+            out.append(f"{s.id} is NOT fixed by the deterministic switch ({switch}): results still differ under it, "
+                       f"with no error; {fix}")
+    return out
+
+
+def _compiled_only(alternatives: tuple) -> bool:
+    """Every alternative requires a compiled call (`compiled` without None among its values)."""
+    return all(any(key == "compiled" and None not in values for key, values in alt) for alt in alternatives)

@@ -1,0 +1,160 @@
+"""What the query package keeps between calls, in one place: the loaded index, every memo,
+and the modules it loads on first use.
+
+The index is kb/_index.py (what every query reads) alone, or joined with kb/_details.py (run
+and static evidence, parameters, the records' prose) when a query needs it; `split_index` is
+how kb/generated.py writes the two modules, `join_index` undoes it.
+
+Every memo is made by `memo()`, which registers it, so `clear()` (what `kb.query.reset()`
+runs) forgets all of them; a dict made any other way at module level is a bug that
+tests/test_query_caches.py finds. A memo is a plain module-level dict in the module that
+uses it, so a lookup costs what a global dict costs.
+"""
+
+from kb.entries import STATIC_KEY
+
+LIMIT = 8192  # entries a memo keyed by caller input may hold (op names, versions, calls)
+_MEMOS: list[dict] = []
+
+
+def memo() -> dict:
+    """A new memo, registered so that `clear()` forgets it."""
+    new: dict = {}
+    _MEMOS.append(new)
+    return new
+
+
+def memos() -> tuple[dict, ...]:
+    """Every registered memo (for the test that no memo escapes `clear()`)."""
+    return tuple(_MEMOS)
+
+
+def clear() -> None:
+    """Forget every memo, the loaded index included."""
+    for found in _MEMOS:
+        found.clear()
+
+
+loaded = memo()  # "whole": kb/_index.py joined with kb/_details.py (or reset()'s); "core": what status() reads
+
+
+class Lazy:
+    """A kb module imported on first use: a query that never needs it (no call conditions, no
+    `call=`) never pays its import (every module costs start-up time). The first attribute
+    read replaces this stand-in in the user's globals by the module itself."""
+
+    def __init__(self, name: str, where: dict) -> None:
+        self._name, self._where = name, where
+
+    def __getattr__(self, attr: str):
+        module = __import__(f"kb.{self._name}", fromlist=["_"])
+        self._where[self._name] = module
+        return getattr(module, attr)
+
+
+# What kb/_index.py keeps of each record (what a Status shows); the rest is in kb/_details.py.
+CORE_SOURCE_FIELDS = frozenset((
+    "id", "framework", "title", "device", "pass", "mechanism", "summary", "calls", "status", "caused_by",
+    "distributions", "disputes", "references",
+))
+DETAIL_KEYS = frozenset(("params", "runs", "flagged", "reviewed", "static", "static_wheels", "static_disagreements",
+                         "static_unclaimed"))
+
+
+def index() -> dict:
+    """The whole compiled index, as kb/compile.py built it (loads kb/_details.py on first use)."""
+    whole = loaded.get("whole")
+    if whole is None:
+        with _no_gc():
+            from kb._details import DETAILS
+
+        whole = loaded["whole"] = join_index(light(), DETAILS)
+    return whole
+
+
+class _no_gc:
+    """The garbage collector paused while a generated module builds its literal: it would
+    otherwise walk the growing index again and again (a third of kb/_index.py's load time)."""
+
+    def __enter__(self) -> None:
+        import gc
+
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            import gc
+
+            gc.enable()
+
+
+def light() -> dict:
+    """The part of the index every query reads (kb/_index.py): the details module, with the
+    run and static evidence, parameters and the records' prose, loads only when a query needs it."""
+    core = loaded.get("core")
+    if core is None:
+        core = loaded.get("whole")
+        if core is None:
+            with _no_gc():
+                from kb._index import INDEX
+
+            core = INDEX
+        loaded["core"] = core
+    return core
+
+
+def use(new_index: dict) -> None:
+    """Answer from `new_index` (a whole index) instead of the generated modules."""
+    loaded["whole"] = loaded["core"] = new_index
+
+
+def detail(idx: dict, name: str, default=None):
+    """A part of the index that kb/_index.py (which has `evidence` instead) leaves to kb/_details.py."""
+    if name in idx:
+        return idx[name]
+    return index().get(name, default) if "evidence" in idx else default
+
+
+def split_index(idx: dict) -> tuple[dict, dict]:
+    """(core, details): the index as kb/_index.py and kb/_details.py hold it; `join_index` undoes it.
+
+    The core adds `evidence`: per record with runs or static evidence, the (release key, device)
+    of each run and the release key of each static evidence file, so that a query tells whether
+    any evidence matches before loading the details (most queries need none).
+    """
+    runs, static = idx.get("runs", {}), idx.get("static", {})
+    marks = {}
+    for sid in idx["sources"]:
+        measured = tuple(dict.fromkeys((run["key"], run["device"]) for run in runs.get(sid, ())))
+        read = tuple(dict.fromkeys(entry[STATIC_KEY] for entry in static.get(sid, ())))
+        if measured or read:
+            marks[sid] = (measured, read)
+    core: dict = {}
+    for name, value in idx.items():
+        if name == "sources":
+            value = {sid: {f: v for f, v in source.items() if f in CORE_SOURCE_FIELDS} for sid, source in value.items()}
+        if name not in DETAIL_KEYS:
+            core[name] = value
+    core["evidence"] = marks
+    fields = tuple(dict.fromkeys(f for source in idx["sources"].values() for f in source))
+    details = {
+        "keys": tuple(idx),
+        "source_fields": fields,
+        "sources": {sid: {f: v for f, v in source.items() if f not in CORE_SOURCE_FIELDS}
+                    for sid, source in idx["sources"].items()},
+        **{name: value for name, value in idx.items() if name in DETAIL_KEYS},
+    }
+    return core, details
+
+
+def join_index(core: dict, details: dict) -> dict:
+    """The whole index from its two parts, equal to what kb/compile.py built, key order included."""
+    more = details["sources"]
+    fields = details["source_fields"]
+    sources = {
+        sid: {f: source[f] if f in source else more[sid][f] for f in fields if f in source or f in more.get(sid, ())}
+        for sid, source in core["sources"].items()
+    }
+    return {name: sources if name == "sources" else core[name] if name in core else details[name]
+            for name in details["keys"]}
