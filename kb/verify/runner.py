@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -68,6 +69,16 @@ class Task:
     cases: tuple = ()           # each {"op", "call"}: measured one after another in this child
 
 
+class ChildState(Enum):
+    """Where a child is in its life: preparing -> waiting (for its turn) -> measuring -> finishing
+    -> (exited). Each phase but waiting has its own deadline."""
+
+    PREPARING = "while preparing (imports, inputs)"
+    WAITING = "while waiting for its turn"
+    MEASURING = "while measuring"
+    FINISHING = "after measuring (writing its result, exiting)"
+
+
 @dataclass
 class _Child:
     task: Task
@@ -75,7 +86,7 @@ class _Child:
     proc: subprocess.Popen
     ready_r: int
     go_w: int
-    state: str = "preparing"    # preparing -> waiting -> measuring -> finishing -> (exited)
+    state: ChildState = ChildState.PREPARING
     deadline: float = 0.0       # of the current phase; none while waiting for its turn
 
 
@@ -151,8 +162,8 @@ def _finish(child: _Child, timed_out: float | None) -> dict:
     """The child's measurement, or an `error` saying why there is none."""
     try:
         if timed_out is not None:
-            phase = {"measuring": "while measuring", "finishing": "after measuring (writing its result, exiting)"}.get(
-                child.state, "while preparing (imports, inputs)")
+            # a child is killed only in a phase with a deadline; waiting has none
+            phase = (child.state if child.state is not ChildState.WAITING else ChildState.PREPARING).value
             return {"outcome": "error", "message": f"timed out after {timed_out:g} s {phase} (hang or too slow); killed"}
         try:
             with open(os.path.join(child.tmp, "result.json"), encoding="utf-8") as handle:
@@ -235,7 +246,7 @@ def _run_modes(
                 selector.register(child.ready_r, selectors.EVENT_READ)
             if measuring is None and waiting:
                 measuring = waiting.popleft()
-                measuring.state, measuring.deadline = "measuring", time.monotonic() + timeout
+                measuring.state, measuring.deadline = ChildState.MEASURING, time.monotonic() + timeout
                 try:
                     os.write(measuring.go_w, b"G")
                 except OSError:
@@ -243,7 +254,7 @@ def _run_modes(
             if not live:
                 continue
             now = time.monotonic()
-            deadlines = [c.deadline for c in live.values() if c.state != "waiting"]
+            deadlines = [c.deadline for c in live.values() if c.state is not ChildState.WAITING]
             wait = max(0.0, min(deadlines) - now) if deadlines else 0.5
             finished: list[tuple[_Child, float | None]] = []
             for key, _ in selector.select(timeout=min(wait, 0.5)):
@@ -252,12 +263,12 @@ def _run_modes(
                     data = os.read(key.fd, 1)
                 except OSError:
                     data = b""
-                if data == b"R" and child.state == "preparing":
-                    child.state = "waiting"
+                if data == b"R" and child.state is ChildState.PREPARING:
+                    child.state = ChildState.WAITING
                     waiting.append(child)
-                elif data == b"D" and child.state == "measuring":
+                elif data == b"D" and child.state is ChildState.MEASURING:
                     # Its timed loop is over: the next child may measure while this one exits.
-                    child.state, child.deadline = "finishing", time.monotonic() + timeout
+                    child.state, child.deadline = ChildState.FINISHING, time.monotonic() + timeout
                     if measuring is child:
                         measuring = None
                 elif not data:
@@ -265,7 +276,7 @@ def _run_modes(
                     finished.append((child, None))
             now = time.monotonic()
             for child in list(live.values()):
-                if child.state != "waiting" and now > child.deadline and all(c is not child for c, _ in finished):
+                if child.state is not ChildState.WAITING and now > child.deadline and all(c is not child for c, _ in finished):
                     _kill(child)
                     finished.append((child, timeout))
             for child, timed_out in finished:
