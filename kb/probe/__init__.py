@@ -20,6 +20,16 @@ and each framework's adapter loads only when a value of that framework is probed
 No failure of the probe reaches the training script: each function here (and each hook and
 callback the probe installs) catches what its own recording raises, notes it in the log's
 meta.json under `not_recorded` (shown by `kb probe diff`) and returns its input unchanged.
+
+To add a probe adapter (the probes of one more framework):
+1. Write `kb/probe/_<framework>.py` with `monitor(value, name, ops)`,
+   `monitor_gradients(grads, name)` and `summarize(variables, name)`, each recording through
+   `kb.probe.recorder.record` (`kb/probe/_python.py` is the smallest).
+2. In `kb/probe/__init__.py`, make `_framework_of` return the framework for its tensors'
+   module and `_adapter` import your module for it.
+3. Probe a value in a script, then `python -m kb probe run -- python script.py`: it says
+   `identical` when the runs agree and names the first differing place and step when they do
+   not; add that as a test beside tests/test_probe.py's.
 """
 
 from __future__ import annotations
