@@ -43,6 +43,9 @@ PACKAGES = {
 }
 
 NOTES = {
+    # Kept through a refresh (_read_requirements): the registry's history does not hold them.
+    "tensorflow": "; keras: the Requires-Dist keras line of the release's tensorflow-cpu wheel METADATA (the wheel"
+    " named in read_from, downloaded and read by hand); a release without it was not read",
     # Observed in the registry's history, said in the file so nobody writes a range below it.
     "jaxlib": ". PyPI lists jaxlib only from 0.4.13 (0.4.32 is yanked); older jaxlib wheels are not on"
     " PyPI, so jaxlib versions before 0.4.13 cannot be named.",

@@ -89,35 +89,35 @@
     /* a tf.keras.* op where tf.keras is Keras 3 (kb/query/tfkeras.py): its Keras records, at the Keras release */
     if (keras) groups.push({ op: keras.op, key: keras.key, ids: keras.ids, defaults: keras.params ? defaultsOf(keras.params) : null });
     groups.forEach(function (g) {
-    var op = g.op, key = g.key, defaults = g.defaults;
-    g.ids.map(function (id) { return data.sources[id]; }).filter(function (s) { return applies(s, device); }).forEach(function (s) {
-      var limit = s.op_versions ? own(s.op_versions, op) : undefined;  /* the releases in which the op is this source */
-      if (limit && key !== null && !inRange({ lo: limit[0], hi: limit[1] }, key)) return;
-      var r = key === null ? null : evaluate(s, key, distribution);
-      var alternatives = forOp(s.calls || [], op, op === s.id, r && r.when ? r.when : null);
-      var cond = { condition: conditionText(alternatives), applies: true };
-      if (alternatives.length) {
-        var ev = evaluateCall(alternatives, call === undefined ? null : call, defaults);
-        if (ev[0] === false) { excluded.push(s.id); return; }
-        if (ev[0] === null) depends = true;
-        cond.applies = ev[0];
-      }
-      if (r === null) {
-        if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
-          /* a record of compiled kernels with no range here leaves an eager answer (kb/query.py) */
+      var op = g.op, key = g.key, defaults = g.defaults;
+      g.ids.map(function (id) { return data.sources[id]; }).filter(function (s) { return applies(s, device); }).forEach(function (s) {
+        var limit = s.op_versions ? own(s.op_versions, op) : undefined;  /* the releases in which the op is this source */
+        if (limit && key !== null && !inRange({ lo: limit[0], hi: limit[1] }, key)) return;
+        var r = key === null ? null : evaluate(s, key, distribution);
+        var alternatives = forOp(s.calls || [], op, op === s.id, r && r.when ? r.when : null);
+        var cond = { condition: conditionText(alternatives), applies: true };
+        if (alternatives.length) {
+          var ev = evaluateCall(alternatives, call === undefined ? null : call, defaults);
+          if (ev[0] === false) { excluded.push(s.id); return; }
+          if (ev[0] === null) depends = true;
+          cond.applies = ev[0];
+        }
+        if (r === null) {
+          if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
+            /* a record of compiled kernels with no range here leaves an eager answer (kb/query.py) */
+            perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
+            return;
+          }
+          anyUnknown = true;
           perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
           return;
         }
-        anyUnknown = true;
-        perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
-        return;
-      }
-      perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies });
-      if (!r.deterministic) {
-        anyFalse = true;
-        if (r.solutions.length) needs.push(r.solutions); else anyUnsolved = true;
-      }
-    });
+        perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies });
+        if (!r.deterministic) {
+          anyFalse = true;
+          if (r.solutions.length) needs.push(r.solutions); else anyUnsolved = true;
+        }
+      });
     });
     var union = {};
     needs.forEach(function (n) { n.forEach(function (c) { union[c] = true; }); });
