@@ -134,14 +134,15 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     prepared, references, prepared_ids = _group(ids, device, idx)
     if keras is not None:
         notes.append(tfkeras.note(op, version, keras))
-    if (ids or (keras is not None and keras[5])) and not prepared and not (keras is not None and _group(keras[5], device, idx)[0]):
+    keras_ids = keras[5] if keras is not None else ()
+    if (ids or keras_ids) and not prepared and not (keras_ids and _group(keras_ids, device, idx)[0]):
         notes.append(f"the records for {op} concern another device than {device}")
     if call is not None and params is None and ids:
         notes.append(f"the KB does not know the parameters of {op}: parameters left out of the call are unknown")
     defaults = None if params is None else dict(params)
     groups = [(op, key, version, prepared, defaults, prepared_ids)]
     if keras is not None:
-        keras_op, keras_version, keras_key, _, _, keras_ids, _ = keras
+        keras_op, keras_version, keras_key = keras[:3]
         keras_prepared, _, keras_prepared_ids = _group(keras_ids, device, idx)
         keras_params = op_parameters(keras_op, "keras", idx) if call is not None and keras_ids else None
         groups.append((keras_op, keras_key, keras_version, keras_prepared,
@@ -163,8 +164,10 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
                 dropped.append(source["id"])
                 continue
             ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
+            if at_key is None:  # the Keras release of a TensorFlow release whose wheel was not read
+                ranges = ()
             for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
-                if at_key is not None and (entry[LO] is None or entry[LO] <= at_key) and (entry[HI] is None or at_key < entry[HI]):
+                if (entry[LO] is None or entry[LO] <= at_key) and (entry[HI] is None or at_key < entry[HI]):
                     break
             else:
                 entry = None
@@ -234,7 +237,7 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         if not distribution:  # static evidence stays shown for a call a record excludes, not for a dropped op
             listed = group_prepared if not dropped else tuple(p for p in group_prepared if p[0]["id"] not in dropped)
             read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
-    basis = "verified" if shown else "static" if read else "documented" if ids or len(groups) > 1 else "unverified"
+    basis = "verified" if shown else "static" if read else "documented" if ids or any(g[3] for g in groups[1:]) else "unverified"
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=chosen, sources=tuple(per_source),

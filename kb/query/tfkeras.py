@@ -42,29 +42,29 @@ def row_for(key: tuple, rows: tuple) -> tuple | None:
 
 def basis(op: str, key: tuple, idx: dict) -> tuple | None:
     """For a `tf.keras.*` op at TensorFlow release key `key`: None where tf.keras is not known to be
-    Keras 3 there (answer as TensorFlow records say); else (keras op, Keras version or None when the
-    release's requirement was not read, its release key or None, the TensorFlow release whose wheel
-    was read or None, the requirement or None, Keras record ids, whether the name is a Keras 3 name)."""
+    Keras 3 there (answer as the TensorFlow records say); else (keras op, Keras version, its release
+    key, TensorFlow release, requirement, Keras record ids, whether the name is a Keras 3 name the KB
+    knows). After Keras 3 began, a release whose wheel was not read has Keras version, key and
+    requirement None, and names the first release whose wheel requires Keras 3 instead."""
     if not op.startswith(PREFIX):
         return None
     memo_key = (op, key)
     if memo_key in _bases:
         return _bases[memo_key]
     rows = idx["registries"].get("tensorflow", {}).get("keras", ())
-    first = next((row[0] for row in rows if row[4]), None)
+    first = next((row for row in rows if row[4]), None)
     row = row_for(key, rows)
     found = None
     if row is not None and row[4]:
         found = _make(op, row[3], row[1], row[2], idx)
-    elif row is None and first is not None and key > first:
-        found = _make(op, None, None, None, idx, since=next(row[1] for row in rows if row[4]))  # wheel not read
+    elif row is None and first is not None and key > first[0]:
+        found = _make(op, None, first[1], None, idx)
     if len(_bases) < LIMIT:
         _bases[memo_key] = found
     return found
 
 
-def _make(op: str, keras_version: str | None, tf_release: str | None, requires: str | None, idx: dict,
-          since: str | None = None) -> tuple:
+def _make(op: str, keras_version: str | None, tf_release: str, requires: str | None, idx: dict) -> tuple:
     name = keras_name(op)
     try:
         _, ids = resolve(name, "keras", idx)
@@ -72,23 +72,26 @@ def _make(op: str, keras_version: str | None, tf_release: str | None, requires: 
     except UnknownOpError:
         ids, known = (), False
     key = versions.release_key(keras_version) if keras_version is not None else None
-    return (name, keras_version, key, tf_release or since, requires, ids, known)
+    return (name, keras_version, key, tf_release, requires, ids, known)
 
 
 def note(op: str, version: str, found: tuple) -> str:
     """The answer's note saying its Keras basis."""
-    name, keras_version, _, tf_release, requires, _, known = found
+    name, keras_version, _, tf_release, requires, ids, known = found
     legacy = ("; with TF_USE_LEGACY_KERAS=1 and tf_keras installed, tf.keras is Keras 2 (tf_keras) instead, "
               "which this answer does not cover")
     if keras_version is None:
         head = (f"tf.keras in TensorFlow {version} is taken to be Keras 3 (as in {tf_release}, the first release whose "
-                f"wheel requires it), but the keras requirement of this "
-                f"release was not read from its wheel: the Keras records of {name} are unknown here")
+                f"wheel requires it), but the keras requirement of this release was not read from its wheel: the "
+                f"Keras records of {name} are unknown here")
     else:
-        release = f" {tf_release}" if tf_release and versions.release_key(tf_release) != versions.release_key(version) else ""
-        head = (f"tf.keras in TensorFlow {version}{release and f' ({release.strip()})'} is Keras 3 (keras{requires}, "
+        same = versions.release_key(tf_release) == versions.release_key(version)
+        shown = version if same else f"{version} ({tf_release})"  # a series answers with its newest release
+        head = (f"tf.keras in TensorFlow {shown} is Keras 3 (keras{requires}, "
                 f"from the wheel's METADATA); answered for Keras {keras_version}, the newest known Keras release "
                 f"it admits, from the records of {name}")
     if not known:
         head += f" ({name} is not a Keras 3 name the KB knows: no Keras record applies)"
+    elif not ids:
+        head += f" (no Keras record names {name})"
     return head + legacy
