@@ -37,6 +37,37 @@ def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
     return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
 
 
+def _op_versions(record: schema.SourceRecord) -> dict:
+    """{op: (lo, hi, versions, note)}: the releases in which the op is this source (schema.OpVersions)."""
+    out = {}
+    for item in record.op_versions:
+        lo, hi = compile_range(item.versions)
+        for op in item.ops:
+            out[op] = (lo, hi, item.versions, item.note)
+    return out
+
+
+def keras_requirements(registry: schema.VersionRegistry, keras: schema.VersionRegistry | None) -> tuple:
+    """Per release with a `keras:` requirement (data/versions/tensorflow.yaml), sorted by key:
+    (key, version, requirement, newest known Keras release it admits or None, Keras 3 or later or not).
+    A requirement is Keras 3 when every Keras release it admits is 3.x or later (tf.keras is then Keras 3:
+    tensorflow/python/util/lazy_loader.py, KerasLazyLoader, from 2.16)."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+    out = []
+    known = sorted((Version(r.version) for r in keras.releases), reverse=True) if keras else []
+    for release in registry.releases:
+        if release.keras is None:
+            continue
+        spec = SpecifierSet(release.keras.requires)
+        admitted = [v for v in known if spec.contains(v)]
+        newest = str(admitted[0]) if admitted else None
+        keras3 = bool(admitted) and all(v.major >= 3 for v in admitted)
+        out.append((release_key(release.version), release.version, release.keras.requires, newest, keras3))
+    return tuple(sorted(out))
+
+
 def switch_effect(item: schema.Range, framework: str) -> str | None:
     """What the framework's determinism switch does for a source in this range: the range's own
     `switch:`, else derived: `raises` where requesting determinism raises, `fixes` where a switch
@@ -130,6 +161,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "ops": tuple(record.ops),
             "aliases": tuple(record.aliases),
             "status": _ranges(record.status, record.framework),
+            "op_versions": _op_versions(record),
             "caused_by": tuple(record.caused_by),
             "distributions": {name: _ranges(items, record.framework) for name, items in sorted(record.distributions.items())},
             "disputes": tuple(
@@ -160,6 +192,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "framework": reg.framework,
             "keys": tuple(sorted({release_key(r.version) for r in reg.releases})),
             "latest": max(reg.releases, key=lambda r: release_key(r.version)).version,
+            **({"keras": keras} if (keras := keras_requirements(reg, catalog.registries.get("keras"))) else {}),
         }
         for name, reg in sorted(catalog.registries.items())
     }

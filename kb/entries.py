@@ -70,6 +70,8 @@ if TYPE_CHECKING:
         ops: tuple[str, ...]
         aliases: tuple[str, ...]
         status: tuple[Range, ...]
+        # op -> (lo, hi, versions, note): the releases in which the op is this source (schema.OpVersions)
+        op_versions: dict[str, tuple[tuple[int, ...] | None, tuple[int, ...] | None, str, str]]
         caused_by: tuple[str, ...]
         distributions: dict[str, tuple[Range, ...]]
         disputes: tuple[Dispute, ...]
@@ -122,10 +124,13 @@ if TYPE_CHECKING:
         preference: int
         implies: tuple[str, ...]
 
-    class Registry(TypedDict):
+    class Registry(TypedDict, total=False):
         framework: str
         keys: tuple[tuple[int, ...], ...]
         latest: str
+        # TensorFlow only (compile.keras_requirements): per release whose wheel was read, (key, version,
+        # keras requirement, newest known Keras release it admits or None, Keras 3 or later)
+        keras: tuple[tuple[tuple[int, ...], str, str, str | None, bool], ...]
 
     class Index(TypedDict, total=False):
         """The whole index (kb/compile.py's build_index); kb/_index.py has `evidence` instead of

@@ -304,6 +304,25 @@ class Withdrawn(_Model):
     reason: Text
 
 
+class OpVersions(_Model):
+    """Releases in which some of a record's ops are this source at all: where an op changed what it
+    runs (since TensorFlow 2.16 `tf.keras` is Keras 3, whose layers no longer reach TensorFlow's
+    bias_add, fused batch norm or global seed), the record stops applying to that op, while its
+    other ops keep every range."""
+
+    ops: list[OpName] = Field(min_length=1, description="The record's ops this limit is about.")
+    versions: Annotated[str, StringConstraints(min_length=1)] = Field(
+        description="PEP 440 specifier set of the releases in which these ops are this source, e.g. '<2.16'."
+    )
+    note: Text = Field(description="Why the ops stop (or start) being this source there, for the answer's notes.")
+
+    @model_validator(mode="after")
+    def _valid(self) -> OpVersions:
+        if len(set(self.ops)) != len(self.ops):
+            raise ValueError("op_versions: an op is listed twice")
+        return self
+
+
 class SourceRecord(_Model):
     """One mechanism that makes results differ from run to run."""
 
@@ -330,6 +349,11 @@ class SourceRecord(_Model):
     status: list[Range] = Field(
         min_length=1, description="Non-overlapping ranges; a version in no range is unknown."
     )
+    op_versions: list[OpVersions] = Field(
+        default_factory=list,
+        description="Ops that are this source only in some releases (tf.keras.* ops of Keras 2 before 2.16); "
+        "outside them the record does not apply to those ops; every other op keeps every range.",
+    )
     distributions: dict[Literal["ngc"], list[Range]] = Field(
         default_factory=dict, description="Other builds with their own version line (NGC containers)."
     )
@@ -343,6 +367,15 @@ class SourceRecord(_Model):
     notes: Text | None = None
     verify: Verify | None = None
     withdrawn: Withdrawn | None = None
+
+    @model_validator(mode="after")
+    def _op_versions_name_ops(self) -> SourceRecord:
+        named = set(self.ops) | set(self.aliases)
+        for item in self.op_versions:
+            stray = [op for op in item.ops if op not in named]
+            if stray:
+                raise ValueError(f"op_versions names {stray[0]}, which is not among the record's ops or aliases")
+        return self
 
 
 # --- solutions ----------------------------------------------------------------------
@@ -411,11 +444,29 @@ class Link(_Model):
 # --- version registries -------------------------------------------------------------
 
 
+class Requirement(_Model):
+    """What a release's own package metadata requires of another package, as read from a wheel."""
+
+    requires: Annotated[str, StringConstraints(min_length=1, max_length=100)] = Field(
+        description="The PEP 440 specifier set of the Requires-Dist line, e.g. '>=3.12.0'."
+    )
+    read_from: Text = Field(
+        description="The wheel file whose METADATA was read (Requires-Dist), e.g. "
+        "'tensorflow_cpu-2.21.0-cp311-cp311-manylinux_2_27_x86_64.whl'."
+    )
+
+
 class Release(_Model):
     version: VersionStr
     date: _dt.date | None = None
     based_on: list[VersionStr] = Field(
         default_factory=list, description="For distributions: the framework versions inside."
+    )
+    keras: Requirement | None = Field(
+        None,
+        description="TensorFlow only: the release's `keras` requirement, read from its wheel's METADATA; a "
+        "requirement of Keras 3 means `tf.keras` is Keras 3 there (tf.keras.* queries answer from Keras records). "
+        "Left out: not read (unknown).",
     )
 
 

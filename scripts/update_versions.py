@@ -43,6 +43,9 @@ PACKAGES = {
 }
 
 NOTES = {
+    # Kept through a refresh (_read_requirements): the registry's history does not hold them.
+    "tensorflow": "; keras: the Requires-Dist keras line of the release's tensorflow-cpu wheel METADATA (the wheel"
+    " named in read_from, downloaded and read by hand); a release without it was not read",
     # Observed in the registry's history, said in the file so nobody writes a range below it.
     "jaxlib": ". PyPI lists jaxlib only from 0.4.13 (0.4.32 is yanked); older jaxlib wheels are not on"
     " PyPI, so jaxlib versions before 0.4.13 cannot be named.",
@@ -109,6 +112,18 @@ def releases(http, packages: list[str], library: bool = False) -> dict[str, str]
     return dates
 
 
+def _read_requirements(path: Path) -> dict:
+    """The `keras:` requirements already in a registry file (read from wheels by people, not from
+    the registry's release history): kept through a refresh, never dropped."""
+    if not path.exists():
+        return {}
+    from kb import schema
+    from kb.yamlio import read
+
+    old = schema.VersionRegistry.model_validate(read(path).data)
+    return {r.version: r.keras for r in old.releases if r.keras is not None}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"registries to refresh: {', '.join(sorted(PACKAGES))} (default: all)")
@@ -135,14 +150,15 @@ def main(argv: list[str] | None = None) -> int:
             source += "; the library version is the wheel version's first three components"
         if extra:
             source += "; dateless releases from vendor documents: " + "; ".join(f"{v}: {why}" for v, why in extra.items())
+        path = ROOT / "data" / "versions" / f"{name}.yaml"
+        kept = _read_requirements(path)
         registry = schema.VersionRegistry(
             name=name,
             framework=framework,
             source=source + NOTES.get(name, ""),
-            releases=[schema.Release(version=v, date=dt.date.fromisoformat(d)) for v, d in dates.items()]
-            + [schema.Release(version=v) for v in extra if v not in dates],
+            releases=[schema.Release(version=v, date=dt.date.fromisoformat(d), keras=kept.get(v)) for v, d in dates.items()]
+            + [schema.Release(version=v, keras=kept.get(v)) for v in extra if v not in dates],
         )
-        path = ROOT / "data" / "versions" / f"{name}.yaml"
         text = canonical.registry_text(registry, path, ROOT)
         old = path.read_text(encoding="utf-8") if path.exists() else None
         if old != text:

@@ -333,3 +333,40 @@ def test_huge_permalink_values_answer_fast(setup) -> None:
     out = json.loads(result.stdout)["out"]
     assert "error" in out[0] and "1 to 256" in out[0]["error"]  # bounded as kb.status() bounds it
     assert "error" in out[2] and "at most 64" in out[2]["error"]
+
+
+# --- tf.keras in TensorFlow 2.16 and later is Keras 3 (kb/query/tfkeras.py) ----------------------------
+
+def test_tf_keras_answers_like_kb_status(setup, tmp_path) -> None:
+    """Every tf.keras.* op a record names, at releases before, at and after Keras 3 began (2.22: a wheel
+    not read), on each device and with calls: the page gives kb.status()'s Keras 3 answer."""
+    catalog, index, _ = setup
+    path = tmp_path / "all.json"
+    cases, expected = [], []
+    query.reset(index)
+    try:
+        path.write_text(api.files(catalog, index)[f"{api.PREFIX}/all.json"])  # with params, as the site has
+        ops = sorted({op for table in index["names"].values() for op in table if op.startswith("tf.keras.")})
+        assert "tf.keras.layers.Dropout" in ops
+        for op in ops:
+            for version in ("2", "2.15", "2.16", "2.16.1", "2.17", "2.20", "2.21", "2.22"):
+                for device in ("gpu", "cpu"):
+                    for text in (None, "seed=1", "seed=None"):
+                        if text is not None and op != "tf.keras.layers.Dropout":
+                            continue
+                        st = kb.status(op, version, framework="tensorflow", device=device, call=_call_of(text)).to_dict()
+                        cases.append({"op": op, "version": version, "framework": "tensorflow", "device": device,
+                                      "call": text})
+                        expected.append({**_project(st), "excluded": list(st["excluded"]), "depends": st["depends_on_call"]})
+    finally:
+        query.reset()
+    runner = CALL_RUNNER.replace("'gpu'", "c.device")
+    result = subprocess.run([NODE, "-e", runner, str(CORE), str(path)], input=json.dumps(cases),
+                            capture_output=True, text=True, check=True)
+    got = [{**_project(g["status"]), "excluded": g["status"]["excluded"], "depends": g["status"]["depends_on_call"]}
+           for g in json.loads(result.stdout)]
+    mismatches = [(c, e, g) for c, e, g in zip(cases, expected, got) if e != g]
+    assert not mismatches, mismatches[:3]
+    dropout = [e for c, e in zip(cases, expected) if c["op"] == "tf.keras.layers.Dropout" and c["call"] is None]
+    assert [s[0] for s in dropout[0]["sources"]] == ["tf.random-seeds"]  # "2": no single Keras requirement
+    assert all([s[0] for s in e["sources"]] == ["keras.unseeded-random"] for e in dropout[4:])  # 2.16 on

@@ -20,6 +20,8 @@ One module per concern, each importing only those above it in this list:
 - names.py: step 1 (name -> records, the inventory, close names, an op's parameters);
 - cover.py: the solution union and the smallest cover (the recipe);
 - evidence.py: runs and static evidence of the queried release;
+- tfkeras.py: a `tf.keras.*` op where TensorFlow's `tf.keras` is Keras 3 (2.16 on): the Keras release
+  and `keras.*` records that answer beside the TensorFlow ones;
 - evaluate.py: steps 2-4 (`answer`);
 - this file: the public functions, which check their arguments and memoize answers.
 
@@ -36,6 +38,7 @@ from kb.model import Status
 from kb.query.cover import MAX_EXACT, smallest_cover
 from kb.query.evaluate import answer, known_release
 from kb.query.names import frameworks, inventory, op_parameters, resolve
+from kb.query import tfkeras
 from kb.query.state import (
     CORE_SOURCE_FIELDS, DETAIL_KEYS, LIMIT, Lazy, clear, index, join_index, light, memo, split_index, use,
 )
@@ -152,8 +155,9 @@ def status(
     if given is not None:
         params = op_parameters(op, framework, idx)
         params = calls.check_keys(op, given, params)  # the form the call is of (kb/calls.py, bind)
+    keras = tfkeras.basis(op, key, idx) if framework == "tensorflow" and distribution is None else None
     result = answer(op, version, key=key, framework=framework, device=device, distribution=distribution, ids=ids, idx=idx,
-                    call=given, params=params)
+                    call=given, params=params, keras=keras)
     if cache_key is not None:
         if len(_cache) >= LIMIT:
             _cache.clear()

@@ -7,7 +7,9 @@ from kb.entries import (
 )
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
+from kb.query import tfkeras
 from kb.query.evidence import static, verified
+from kb.query.names import op_parameters
 from kb.query.state import Lazy, light, memo
 
 calls = Lazy("calls", globals())  # a query whose records have no call conditions never needs it
@@ -118,20 +120,33 @@ def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
 
 
 def answer(op: str, version: str, *, key: tuple, framework: str, device: str, distribution: str | None,
-           ids: tuple[str, ...], idx: dict, call: dict | None = None, params: tuple | None = None) -> Status:
+           ids: tuple[str, ...], idx: dict, call: dict | None = None, params: tuple | None = None,
+           keras: tuple | None = None) -> Status:
     """The Status for sources already resolved to `ids`: the core of `status()`, and of the site's
     whole-stack answer (every source of a framework at once). `key` is `version`'s release key
-    (kb/versions.py); `call` is normalized and `params` are the op's parameters, when known."""
+    (kb/versions.py); `call` is normalized and `params` are the op's parameters, when known.
+    `keras` (kb/query/tfkeras.py `basis`): a `tf.keras.*` op that is Keras 3 at this release, whose
+    Keras records are evaluated beside the TensorFlow ones, at the Keras release it names."""
     notes: list[str] = []
     registry = idx["registries"].get(f"{distribution}-{framework}" if distribution else framework)
     if registry is not None and key not in known(registry):
         notes.append(f"{version} is not a known {distribution or framework} release (latest known: {registry['latest']})")
     prepared, references, prepared_ids = _group(ids, device, idx)
-    if ids and not prepared:
+    if keras is not None:
+        notes.append(tfkeras.note(op, version, keras))
+    keras_ids = keras[5] if keras is not None else ()
+    if (ids or keras_ids) and not prepared and not (keras_ids and _group(keras_ids, device, idx)[0]):
         notes.append(f"the records for {op} concern another device than {device}")
     if call is not None and params is None and ids:
         notes.append(f"the KB does not know the parameters of {op}: parameters left out of the call are unknown")
     defaults = None if params is None else dict(params)
+    groups = [(op, key, version, prepared, defaults, prepared_ids)]
+    if keras is not None:
+        keras_op, keras_version, keras_key = keras[:3]
+        keras_prepared, _, keras_prepared_ids = _group(keras_ids, device, idx)
+        keras_params = op_parameters(keras_op, "keras", idx) if call is not None and keras_ids else None
+        groups.append((keras_op, keras_key, keras_version, keras_prepared,
+                       None if keras_params is None else dict(keras_params), keras_prepared_ids))
 
     per_source = []
     needs: list[frozenset[str]] = []
@@ -139,51 +154,65 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     variant = unclaimed = depends = False
     excluded: list[str] = []
     named: list[tuple] = []  # every record's conditions, for calls.unnamed
-    for source, (unknown, per_range, _) in prepared:
-        ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
-        for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
-            if (entry[LO] is None or entry[LO] <= key) and (entry[HI] is None or key < entry[HI]):
-                break
-        else:
-            entry = None
-        alternatives = _alternatives_for(source, op, entry)
-        named.append(alternatives)
-        if alternatives:
-            applies, missing = calls.evaluate(alternatives, call, defaults)
-            if applies is False:
-                excluded.append(source["id"])
-                notes.append(f"{source['id']} does not apply to this call: {calls.why_not(alternatives, call, defaults)}"
-                             f" (it applies when {calls.text(alternatives)})")
+    dropped: list[str] = []  # records whose op_versions leave this op out at this release
+    for at_op, at_key, at_version, group_prepared, at_defaults, _ in groups:
+        for source, (unknown, per_range, _) in group_prepared:
+            limit = source["op_versions"].get(at_op) if source["op_versions"] else None
+            if limit is not None and at_key is not None and not (
+                    (limit[0] is None or limit[0] <= at_key) and (limit[1] is None or at_key < limit[1])):
+                notes.append(f"{source['id']} does not apply to {at_op} in {at_version}: it does only in {limit[2]} ({limit[3]})")
+                dropped.append(source["id"])
                 continue
-            if applies is None:
-                depends = True
-            made = _conditioned_status(source, entry, alternatives, applies, missing)
-        else:
-            made = None
-        if entry is None:
-            if made is not None and made.applies is None and call is None and _compiled_only(alternatives):
-                # A record of compiled kernels with nothing known for this version: listed (it may
-                # apply under torch.compile), but an eager answer is not made unknown by it.
-                notes.append(f"{source['id']} (calls under torch.compile only) has no range for {version}: unknown "
-                             "for compiled calls; ask with call={'compiled': 'inductor'}")
-                per_source.append(made)
-                continue
-            any_unknown = unclaimed = True
-            per_source.append(made or unknown)
-        else:
-            source_status, need = per_range[id(entry)]
-            per_source.append(made or source_status)
-            if entry[BATCH_INVARIANT] is False:
-                variant = True
-            elif entry[BATCH_INVARIANT] is None:
-                unclaimed = True
-            if not entry[DETERMINISTIC]:
-                any_false = True
-                if need:
-                    needs.append(need)
-                else:
-                    any_unsolved = True
+            ranges = source["distributions"].get(distribution, ()) if distribution else source["status"]
+            if at_key is None:  # the Keras release of a TensorFlow release whose wheel was not read
+                ranges = ()
+            for entry in ranges:  # the evaluator of kb/versions.py, inlined: lo <= key < hi
+                if (entry[LO] is None or entry[LO] <= at_key) and (entry[HI] is None or at_key < entry[HI]):
+                    break
+            else:
+                entry = None
+            alternatives = _alternatives_for(source, at_op, entry)
+            named.append(alternatives)
+            if alternatives:
+                applies, missing = calls.evaluate(alternatives, call, at_defaults)
+                if applies is False:
+                    excluded.append(source["id"])
+                    notes.append(f"{source['id']} does not apply to this call: {calls.why_not(alternatives, call, at_defaults)}"
+                                 f" (it applies when {calls.text(alternatives)})")
+                    continue
+                if applies is None:
+                    depends = True
+                made = _conditioned_status(source, entry, alternatives, applies, missing)
+            else:
+                made = None
+            if entry is None:
+                if made is not None and made.applies is None and call is None and _compiled_only(alternatives):
+                    # A record of compiled kernels with nothing known for this version: listed (it may
+                    # apply under torch.compile), but an eager answer is not made unknown by it.
+                    notes.append(f"{source['id']} (calls under torch.compile only) has no range for {at_version}: unknown "
+                                 "for compiled calls; ask with call={'compiled': 'inductor'}")
+                    per_source.append(made)
+                    continue
+                any_unknown = unclaimed = True
+                per_source.append(made or unknown)
+            else:
+                source_status, need = per_range[id(entry)]
+                per_source.append(made or source_status)
+                if entry[BATCH_INVARIANT] is False:
+                    variant = True
+                elif entry[BATCH_INVARIANT] is None:
+                    unclaimed = True
+                if not entry[DETERMINISTIC]:
+                    any_false = True
+                    if need:
+                        needs.append(need)
+                    else:
+                        any_unsolved = True
 
+    if dropped or len(groups) > 1:  # the references of the records that answer, deduplicated by identity
+        references = tuple({id(ref): ref for _, _, _, group_prepared, _, _ in groups
+                            for source, (_, _, refs) in group_prepared if source["id"] not in dropped
+                            for ref in refs}.values())
     if call:
         notes.extend(calls.unnamed(call, named, params))
     if any_false:
@@ -194,13 +223,21 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         deterministic = True
     solutions = union(needs, idx)
     chosen = None if (any_unsolved or any_unknown) else recipe(needs, idx)
-    kept = prepared if not excluded else tuple(p for p in prepared if p[0]["id"] not in excluded)
     silent = tuple(s.id for s in per_source if s.deterministic is False and s.switch == "silent")
     if silent:
         notes.extend(_silent_notes(per_source, framework, idx))
-    shown = verified(kept, key, device, idx, call=call, defaults=defaults, ids=None if excluded else prepared_ids)
-    read = () if distribution else static(prepared, key, version, idx, prepared_ids)
-    basis = "verified" if shown else "static" if read else "documented" if ids else "unverified"
+    shown: tuple = ()
+    read: tuple = ()
+    left_out = (*excluded, *dropped)
+    for _, at_key, at_version, group_prepared, at_defaults, group_ids in groups:
+        if at_key is None:  # a Keras release not known: no evidence can be of it
+            continue
+        kept = group_prepared if not left_out else tuple(p for p in group_prepared if p[0]["id"] not in left_out)
+        shown += verified(kept, at_key, device, idx, call=call, defaults=at_defaults, ids=None if left_out else group_ids)
+        if not distribution:  # static evidence stays shown for a call a record excludes, not for a dropped op
+            listed = group_prepared if not dropped else tuple(p for p in group_prepared if p[0]["id"] not in dropped)
+            read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
+    basis = "verified" if shown else "static" if read else "documented" if ids or any(g[3] for g in groups[1:]) else "unverified"
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=chosen, sources=tuple(per_source),

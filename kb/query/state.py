@@ -54,7 +54,7 @@ class Lazy:
 
 # What kb/_index.py keeps of each record (what a Status shows); the rest is in kb/_details.py.
 CORE_SOURCE_FIELDS = frozenset((
-    "id", "framework", "title", "device", "pass", "mechanism", "summary", "calls", "status", "caused_by",
+    "id", "framework", "title", "device", "pass", "mechanism", "summary", "calls", "status", "op_versions", "caused_by",
     "distributions", "disputes", "references",
 ))
 DETAIL_KEYS = frozenset(("params", "runs", "flagged", "reviewed", "static", "static_wheels", "static_disagreements",

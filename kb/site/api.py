@@ -57,6 +57,9 @@ def all_json(catalog: Catalog, index: dict) -> dict:
             ],
             "keys": [list(k) for k in index["registries"][name]["keys"]],
             "latest": index["registries"][name]["latest"],
+            **({"keras": [{"key": list(key), "version": version, "requires": requires, "keras": keras, "keras3": keras3}
+                          for key, version, requires, keras, keras3 in index["registries"][name]["keras"]]}
+               if "keras" in index["registries"][name] else {}),
         }
         for name, reg in sorted(catalog.registries.items())
     }

@@ -82,35 +82,42 @@
 
   /* kb.status(ids..., version, device, distribution, call) over a list of source ids; `op` is the
    * name asked about (a record's `calls:` patterns name ops), `params` its signature or null. */
-  function answer(data, ids, version, device, distribution, op, call, params) {
-    var key = releaseKey(version);
+  function answer(data, ids, version, device, distribution, op, call, params, keras) {
     var perSource = [], needs = [], anyFalse = false, anyUnknown = false, anyUnsolved = false;
-    var excluded = [], depends = false, defaults = params ? defaultsOf(params) : null;
-    ids.map(function (id) { return data.sources[id]; }).filter(function (s) { return applies(s, device); }).forEach(function (s) {
-      var r = evaluate(s, key, distribution);
-      var alternatives = forOp(s.calls || [], op, op === s.id, r && r.when ? r.when : null);
-      var cond = { condition: conditionText(alternatives), applies: true };
-      if (alternatives.length) {
-        var ev = evaluateCall(alternatives, call === undefined ? null : call, defaults);
-        if (ev[0] === false) { excluded.push(s.id); return; }
-        if (ev[0] === null) depends = true;
-        cond.applies = ev[0];
-      }
-      if (r === null) {
-        if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
-          /* a record of compiled kernels with no range here leaves an eager answer (kb/query/evaluate.py) */
+    var excluded = [], depends = false;
+    var groups = [{ op: op, key: releaseKey(version), ids: ids, defaults: params ? defaultsOf(params) : null }];
+    /* a tf.keras.* op where tf.keras is Keras 3 (kb/query/tfkeras.py): its Keras records, at the Keras release */
+    if (keras) groups.push({ op: keras.op, key: keras.key, ids: keras.ids, defaults: keras.params ? defaultsOf(keras.params) : null });
+    groups.forEach(function (g) {
+      var op = g.op, key = g.key, defaults = g.defaults;
+      g.ids.map(function (id) { return data.sources[id]; }).filter(function (s) { return applies(s, device); }).forEach(function (s) {
+        var limit = s.op_versions ? own(s.op_versions, op) : undefined;  /* the releases in which the op is this source */
+        if (limit && key !== null && !inRange({ lo: limit[0], hi: limit[1] }, key)) return;
+        var r = key === null ? null : evaluate(s, key, distribution);
+        var alternatives = forOp(s.calls || [], op, op === s.id, r && r.when ? r.when : null);
+        var cond = { condition: conditionText(alternatives), applies: true };
+        if (alternatives.length) {
+          var ev = evaluateCall(alternatives, call === undefined ? null : call, defaults);
+          if (ev[0] === false) { excluded.push(s.id); return; }
+          if (ev[0] === null) depends = true;
+          cond.applies = ev[0];
+        }
+        if (r === null) {
+          if (cond.applies === null && (call === null || call === undefined) && compiledOnly(alternatives)) {
+            /* a record of compiled kernels with no range here leaves an eager answer (kb/query/evaluate.py) */
+            perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
+            return;
+          }
+          anyUnknown = true;
           perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
           return;
         }
-        anyUnknown = true;
-        perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
-        return;
-      }
-      perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies });
-      if (!r.deterministic) {
-        anyFalse = true;
-        if (r.solutions.length) needs.push(r.solutions); else anyUnsolved = true;
-      }
+        perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies });
+        if (!r.deterministic) {
+          anyFalse = true;
+          if (r.solutions.length) needs.push(r.solutions); else anyUnsolved = true;
+        }
+      });
     });
     var union = {};
     needs.forEach(function (n) { n.forEach(function (c) { union[c] = true; }); });
@@ -369,14 +376,35 @@
   /* One op, like kb.status(op, version, framework=..., device=..., distribution=..., call=...). */
   function opStatus(data, op, version, framework, device, distribution, call) {
     var ids = resolve(data, op, framework);
-    if (ids === null) return null;  /* no record: kb.status() consults the API inventory */
     var rec = own(data.sources, op);
     var fw = rec && (!framework || framework === rec.framework) ? rec.framework : framework;
+    var keras = fw === "tensorflow" && !distribution ? kerasBasis(data, op, releaseKey(version)) : null;
+    if (ids === null && !keras) return null;  /* no record: kb.status() consults the API inventory */
     var params = call ? parameters(data, op, fw) : null;
     if (call) params = checkCall(op, call, params);
-    var a = answer(data, ids, version, device || "gpu", distribution || null, op, call || null, params);
+    if (keras && call && keras.ids.length) keras.params = parameters(data, keras.op, "keras");
+    var a = answer(data, ids || [], version, device || "gpu", distribution || null, op, call || null, params, keras);
     delete a.needs;
     return a;
+  }
+
+  /* kb/query/tfkeras.py basis(): where TensorFlow's tf.keras is Keras 3 (a release whose wheel requires
+   * keras 3, data/versions/tensorflow.yaml), the keras.* name, its records and the Keras release's key
+   * (null: the release's requirement was not read). */
+  function kerasBasis(data, op, key) {
+    var PREFIX = "tf.keras.";
+    if (op.slice(0, PREFIX.length) !== PREFIX) return null;
+    var reg = own(data.registries, "tensorflow"), rows = (reg && reg.keras) || [];
+    var first = null, row = null, i;
+    for (i = 0; i < rows.length; i++) if (rows[i].keras3) { first = rows[i].key; break; }
+    if (key.length >= 3) {
+      for (i = 0; i < rows.length; i++) if (compare(rows[i].key.slice(0, key.length), key) === 0) row = rows[i];
+    }
+    var name = "keras." + op.slice(PREFIX.length);
+    var ids = resolve(data, name, "keras") || [];
+    if (row !== null && row.keras3) return { op: name, key: row.keras ? releaseKey(row.keras) : null, ids: ids, params: null };
+    if (row === null && first !== null && compare(key, first) > 0) return { op: name, key: null, ids: ids, params: null };
+    return null;
   }
 
   /* A whole stack: every source of the framework (kb/site/model.py stack()). */
