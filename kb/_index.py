@@ -11638,7 +11638,7 @@ INDEX = {'format': 1,
                                                            'implementation (_roi_align) for CUDA inputs '
                                                            'instead of the kernel, so the switch fixes it '
                                                            'without raising.',
-                                                'calls': (((), (('input.ndim', (4,)),)),),
+                                                'calls': (),
                                                 'status': (((0, 0, 3),
                                                             (0, 0, 16),
                                                             '>=0.3,<0.16',
@@ -11744,7 +11744,7 @@ INDEX = {'format': 1,
                                                           'alertNotDeterministic, so '
                                                           'torch.use_deterministic_algorithms(True) raises '
                                                           'instead.',
-                                               'calls': (((), (('input.ndim', (4,)),)),),
+                                               'calls': (),
                                                'status': (((0, 0, 3),
                                                            (0, 0, 16),
                                                            '>=0.3,<0.16',

@@ -15,16 +15,16 @@ from verifiers import verifier
 from verifiers.torch.common import grads, mixed, setup
 
 ROI_ALIGN_CASES = (
-    {"op": "torchvision.ops.roi_align", "call": {"input.ndim": 4}},
-    {"op": "torchvision.ops.RoIAlign", "call": {"input.ndim": 4}},
+    {"op": "torchvision.ops.roi_align", "call": {}},
+    {"op": "torchvision.ops.RoIAlign", "call": {}},
 )
 ROI_POOL_CASES = (
-    {"op": "torchvision.ops.roi_pool", "call": {"input.ndim": 4}},
-    {"op": "torchvision.ops.RoIPool", "call": {"input.ndim": 4}},
-    {"op": "torchvision.ops.ps_roi_align", "call": {"input.ndim": 4}},
-    {"op": "torchvision.ops.PSRoIAlign", "call": {"input.ndim": 4}},
-    {"op": "torchvision.ops.ps_roi_pool", "call": {"input.ndim": 4}},
-    {"op": "torchvision.ops.PSRoIPool", "call": {"input.ndim": 4}},
+    {"op": "torchvision.ops.roi_pool", "call": {}},
+    {"op": "torchvision.ops.RoIPool", "call": {}},
+    {"op": "torchvision.ops.ps_roi_align", "call": {}},
+    {"op": "torchvision.ops.PSRoIAlign", "call": {}},
+    {"op": "torchvision.ops.ps_roi_pool", "call": {}},
+    {"op": "torchvision.ops.PSRoIPool", "call": {}},
 )
 
 
