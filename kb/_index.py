@@ -1690,7 +1690,9 @@ INDEX = {'format': 1,
                                                         'nondeterministic. The gradient of such a set '
                                                         "differs as well. XLA's determinism flags make it "
                                                         'deterministic (measured with jax 0.11.2).',
-                                             'calls': (((), (('at.method', ('set',)),)),),
+                                             'calls': (((),
+                                                        (('at.method', ('set',)),
+                                                         ('unique_indices', (False, None)))),),
                                              'status': (((0, 0, 4, 13),
                                                          (0, 0, 11),
                                                          '>=0.4.13,<0.11',
@@ -1755,6 +1757,75 @@ INDEX = {'format': 1,
                                                                       'simple indexing in jax',
                                                              'state': 'open',
                                                              'url': 'https://github.com/jax-ml/jax/issues/27796'})},
+             'jax.at-set-unique-indices-promise': {'id': 'jax.at-set-unique-indices-promise',
+                                                   'framework': 'jax',
+                                                   'title': 'x.at[idx].set(v, unique_indices=True) with '
+                                                            'indices that repeat is not fixed by the '
+                                                            'determinism flags',
+                                                   'device': 'gpu',
+                                                   'pass': 'forward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': 'unique_indices=True tells XLA that the '
+                                                              'indices of the scatter do not repeat; JAX '
+                                                              'documents that when they do, the output is '
+                                                              'undefined. With repeated indices the element '
+                                                              'keeps an arbitrary one of the writes, and on '
+                                                              "an H100 XLA's determinism flags "
+                                                              '(--xla_gpu_deterministic_ops, '
+                                                              '--xla_gpu_exclude_nondeterministic_ops) left '
+                                                              'it differing from run to run, without an '
+                                                              'error, where the same call without the flag '
+                                                              'was fixed.',
+                                                   'calls': (((),
+                                                              (('at.method', ('set',)),
+                                                               ('unique_indices', (True,)))),),
+                                                   'status': (((0, 0, 4, 13),
+                                                               (0, 0, 11),
+                                                               '>=0.4.13,<0.11',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               'No fix is known; the practice is to pass '
+                                                               'unique_indices=True only for indices that '
+                                                               'are unique (or leave it out, '
+                                                               'jax.at-set-repeated-indices).',
+                                                               None,
+                                                               None,
+                                                               None),
+                                                              ((0, 0, 11),
+                                                               None,
+                                                               '>=0.11',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               'Measured on an H100 with jax and jaxlib '
+                                                               '0.11.2 '
+                                                               '(data/runs/h100-80gb-hbm3-x1-220bb9e5/2026-11-26T020602Z.yaml, '
+                                                               'verifier jax.at_set then holding this case) '
+                                                               '- 10 distinct in 10 runs by default, under '
+                                                               'XLA_DET and under XLA_EXCL, no error. The '
+                                                               'practice is to pass unique_indices=True only '
+                                                               'for indices that are unique.',
+                                                               None,
+                                                               None,
+                                                               'silent')),
+                                                   'caused_by': (),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+                                                                   'title': 'JAX documentation, '
+                                                                            'jax.numpy.ndarray.at',
+                                                                   'section': 'unique_indices: "If True, the '
+                                                                              'implementation will assume '
+                                                                              'that the (normalized) indices '
+                                                                              'passed to at[] are unique, '
+                                                                              'which can result in more '
+                                                                              'efficient execution on some '
+                                                                              'backends. If True but the '
+                                                                              'indices are not actually '
+                                                                              'unique, the output is '
+                                                                              'undefined."'},)},
              'jax.dot-product-attention-cudnn': {'id': 'jax.dot-product-attention-cudnn',
                                                  'framework': 'jax',
                                                  'title': "jax.nn.dot_product_attention(implementation='cudnn') "
@@ -12272,7 +12343,9 @@ INDEX = {'format': 1,
                        'hvd.allreduce': ('horovod.tensor-fusion',),
                        'hvd.grouped_allreduce': ('horovod.grouped-allreduce',)},
            'jax': {'jax.Array.__getitem__': ('jax.getitem-backward',),
-                   'jax.Array.at': ('jax.at-set-repeated-indices', 'jax.scatter-add'),
+                   'jax.Array.at': ('jax.at-set-repeated-indices',
+                                    'jax.at-set-unique-indices-promise',
+                                    'jax.scatter-add'),
                    'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
                    'jax.jit': ('jax.xla-autotuning',),
                    'jax.lax.conv': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
@@ -12292,7 +12365,9 @@ INDEX = {'format': 1,
                    'jax.numpy.interp': ('jax.interp-backward',),
                    'jax.numpy.matmul': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
                    'jax.numpy.ndarray.__getitem__': ('jax.getitem-backward',),
-                   'jax.numpy.ndarray.at': ('jax.at-set-repeated-indices', 'jax.scatter-add'),
+                   'jax.numpy.ndarray.at': ('jax.at-set-repeated-indices',
+                                            'jax.at-set-unique-indices-promise',
+                                            'jax.scatter-add'),
                    'jax.numpy.take': ('jax.gather-backward',),
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
                    'jax.ops.segment_prod': ('jax.segment-reductions',),
@@ -15260,4 +15335,6 @@ INDEX = {'format': 1,
               'torch.take-along-dim-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.take-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.uninitialized-memory': ((((0, 2, 11), 'gpu'), ((0, 2, 13), 'cpu')), ()),
-              'torch.upsample-bilinear2d-aa-backward': ((((0, 2, 11), 'gpu'),), ())}}
+              'torch.upsample-bilinear2d-aa-backward': ((((0, 2, 11), 'gpu'),), ()),
+              'torchvision.roi-align-backward': ((((0, 0, 26), 'gpu'),), ()),
+              'torchvision.roi-pool-backward': ((((0, 0, 26), 'gpu'),), ())}}

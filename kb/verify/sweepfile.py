@@ -227,6 +227,9 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     head, _, update = str(case.get("op")).rpartition(".")
     if head in ("jax.numpy.ndarray.at", "jax.Array.at") and update in AT_METHODS:
         out["at.method"] = update  # the method kb_op drops from the name (x.at[i].add: scatter-add)
+        # The JAX sweep calls getattr(x.at[i], method)(v) with no keywords (verifiers/sweep/jax_worker.py):
+        # unique_indices is at its default, False (jax/_src/numpy/array_methods.py).
+        out.setdefault("unique_indices", False)
     return dict(sorted(out.items()))
 
 

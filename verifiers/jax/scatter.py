@@ -80,18 +80,28 @@ def take_grad(ctx):
 AT_SET_CASES = (
     {"op": "jax.numpy.ndarray.at", "call": {"at.method": "set", "input.dtype": "float"}},
     {"op": "jax.Array.at", "call": {"at.method": "set", "input.dtype": "float"}},
+)
+AT_SET_PROMISE_CASES = (
     {"op": "jax.numpy.ndarray.at", "call": {"at.method": "set", "unique_indices": True, "input.dtype": "float"}},
 )
+
+
+def _at_set(ctx, unique: bool):
+    jax, jnp, values, ids = _inputs(ctx)
+    fn = jax.jit(lambda v, i: jnp.zeros(64, jnp.float32).at[i].set(v, unique_indices=unique))
+    return lambda: fn(values, ids)
 
 
 @verifier("jax.at_set", framework="jax", solutions=("XLA_DET", "XLA_EXCL"), cases=AT_SET_CASES)
 def at_set(ctx):
     """`.at[idx].set(v)`: 4M distinct float32 values written into 64 slots, so about 62k writes
-    land on each slot and which one is kept (XLA's scatter with no combiner: the last write to
-    arrive) decides the result. The `unique_indices=True` case passes the same repeated indices:
-    JAX documents that flag as an assumption the caller promises (behaviour undefined when the
-    indices repeat), so it is measured, not trusted."""
-    jax, jnp, values, ids = _inputs(ctx)
-    unique = bool(ctx.call.get("unique_indices"))
-    fn = jax.jit(lambda v, i: jnp.zeros(64, jnp.float32).at[i].set(v, unique_indices=unique))
-    return lambda: fn(values, ids)
+    land on each slot and which one is kept (XLA's scatter with no combiner) decides the result."""
+    return _at_set(ctx, bool(ctx.call.get("unique_indices")))
+
+
+@verifier("jax.at_set_unique_promise", framework="jax", solutions=("XLA_DET", "XLA_EXCL"), cases=AT_SET_PROMISE_CASES)
+def at_set_unique_promise(ctx):
+    """The same repeated indices passed with `unique_indices=True`, a promise JAX documents as the
+    caller's (output undefined when the indices repeat): measured with and without the switch,
+    because the flag marks the scatter as having unique indices."""
+    return _at_set(ctx, True)
