@@ -624,6 +624,8 @@ class _Visitor(ast.NodeVisitor):
         # jax: x.at[i].add(y) is jax.numpy.ndarray.at
         if (func.attr in _JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
                 and isinstance(receiver.value, ast.Attribute) and receiver.value.attr == "at"):
+            if func.attr == "set" and (_one_per_element(receiver.slice) or _constant_value(node)):
+                return  # no index repeats (ints, slices), or every write is the same value: any order gives the same
             # The method is the `at.method` fact; unique_indices left out is JAX's default, False
             # (jax/_src/numpy/array_methods.py), which the KB cannot fill in: `.at` has no signature.
             facts: tuple = (("at.method", func.attr),)
@@ -919,6 +921,23 @@ class _Visitor(ast.NodeVisitor):
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
                                quiet, why, compiled, ruled))
+
+
+def _one_per_element(index: ast.expr) -> bool:
+    """An `.at[...]` index made of int literals, slices, `...` and `None` only: it names each element
+    at most once, so no two writes meet."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis
+               or type(p.value) is int)) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub)
+               and isinstance(p.operand, ast.Constant) and type(p.operand.value) is int) for p in parts)
+
+
+def _constant_value(node: ast.Call) -> bool:
+    """`.set(v)` with a number literal (or -literal) as the value: every write to an element is equal."""
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "values"), None)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}
