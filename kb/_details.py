@@ -2846,21 +2846,25 @@ DETAILS = {'keys': ('format',
                                                                "heads such as Mask R-CNN and Faster R-CNN's "
                                                                'MultiScaleRoIAlign); the forward gathers and '
                                                                'is deterministic.',
-                                                               'The pure-PyTorch path materialises every '
-                                                               'sampling point: with the default '
-                                                               'sampling_ratio=-1 it samples every position '
-                                                               'of the feature map per bin '
-                                                               '(torchvision/ops/roi_align.py), which can '
-                                                               'run out of GPU memory (pytorch/vision issue '
-                                                               '8168); a positive sampling_ratio keeps it '
-                                                               'small.'),
+                                                               'Memory under the switch: in 0.16.0 (read '
+                                                               'here) the pure-PyTorch path runs eagerly '
+                                                               'and, with the default sampling_ratio=-1, '
+                                                               'samples every row and column of the feature '
+                                                               'map per bin, which can run out of GPU memory '
+                                                               '(pytorch/vision issue 8168); in 0.20.0 and '
+                                                               '0.26.0 (read here) it is wrapped in '
+                                                               'torch.compile (lazy_compile(dynamic=True), '
+                                                               'which the code says keeps memory acceptable) '
+                                                               "and is taken only where torch._dynamo's "
+                                                               'is_compile_supported(device) holds, else the '
+                                                               'CUDA kernel runs and raises.'),
                                                 'notes': 'The release boundaries come from the PyPI wheels '
-                                                         '(torchvision 0.15.2, 0.16.0, 0.26.0) read here: '
-                                                         'roi_align.py for the fallback, and the '
+                                                         '(torchvision 0.15.2, 0.16.0, 0.20.0, 0.26.0) read '
+                                                         'here: roi_align.py for the fallback, and the '
                                                          'disassembled _C.so for calls to '
                                                          'at::Context::alertNotDeterministic (none in '
-                                                         '0.15.2; in 0.16.0 and 0.26.0 one each in the CUDA '
-                                                         'backward kernels of roi_align, roi_pool, '
+                                                         '0.15.2; in 0.16.0, 0.20.0 and 0.26.0 one each in '
+                                                         'the CUDA backward kernels of roi_align, roi_pool, '
                                                          "ps_roi_align, ps_roi_pool and deform_conv2d's "
                                                          'compute_grad_input). On an H100 with torch 2.11 '
                                                          "and torchvision 0.26.0, roi_align's backward gave "
@@ -2877,8 +2881,8 @@ DETAILS = {'keys': ('format',
                                                               'positions) overlap; the forward is '
                                                               'deterministic.',),
                                                'notes': 'The alert was read in the disassembled _C.so of the '
-                                                        'PyPI wheels (0.15.2 none; 0.16.0 and 0.26.0 one '
-                                                        'call in each of these CUDA backward kernels). A '
+                                                        'PyPI wheels (0.15.2 none; 0.16.0, 0.20.0 and 0.26.0 '
+                                                        'one call in each of these CUDA backward kernels). A '
                                                         'RuntimeError under the switch is the only guard.',
                                                'ops': ('torchvision.ops.roi_pool',
                                                        'torchvision.ops.RoIPool',

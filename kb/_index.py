@@ -11736,12 +11736,15 @@ INDEX = {'format': 1,
                                                             'torch.are_deterministic_algorithms_enabled() '
                                                             'and the input is on CUDA (0.16.0: '
                                                             '`input.is_cuda or input.is_mps`; 0.26.0 adds '
-                                                            '`input.is_xpu`), PR 7587; the CUDA backward '
-                                                            'kernel also calls '
+                                                            '`input.is_xpu`), PR 7587; from a release '
+                                                            'between 0.17 and 0.20 (0.20.0 read) only where '
+                                                            'is_compile_supported(device) holds. The CUDA '
+                                                            'backward kernel also calls '
                                                             'alertNotDeterministic("roi_align_backward_kernel") '
-                                                            'from 0.16.0 (read in the 0.16.0 and 0.26.0 '
-                                                            '_C.so), reached only where the fallback is not '
-                                                            'taken (TorchScript).',
+                                                            'from 0.16.0 (read in the 0.16.0, 0.20.0 and '
+                                                            '0.26.0 _C.so), reached only where the fallback '
+                                                            'is not taken (TorchScript, a device '
+                                                            'torch.compile does not support).',
                                                             None,
                                                             None,
                                                             'fixes')),
@@ -11841,9 +11844,9 @@ INDEX = {'format': 1,
                                                            'ps_roi_align_backward_kernel and '
                                                            'ps_roi_pool_backward_kernel call '
                                                            'at::Context::alertNotDeterministic (read in the '
-                                                           '0.16.0 and 0.26.0 _C.so); the Python functions '
-                                                           'have no fallback (roi_pool.py, ps_roi_align.py, '
-                                                           'ps_roi_pool.py at 0.26.0).',
+                                                           '0.16.0, 0.20.0 and 0.26.0 _C.so); the Python '
+                                                           'functions have no fallback (roi_pool.py, '
+                                                           'ps_roi_align.py, ps_roi_pool.py at 0.26.0).',
                                                            None,
                                                            None,
                                                            'raises')),

@@ -4,9 +4,9 @@ with atomicAdd wherever boxes overlap.
 Every case pools 2000 random, heavily overlapping boxes from an 8x144x64x64 feature map and
 backpropagates a random, mixed-magnitude upstream gradient `(y * up).sum()`, so the order of
 the atomic additions into one input element changes the rounding. `sampling_ratio=2` keeps the
-pure-PyTorch roi_align that torchvision runs under the switch (0.16+) small: with the default
--1 it samples every position of the feature map per bin (torchvision/ops/roi_align.py), which
-needs far more memory.
+pure-PyTorch roi_align that torchvision runs under the switch (0.16+) small where it runs eagerly
+(0.16.0): with the default -1 it samples every row and column of the feature map per bin
+(torchvision/ops/roi_align.py; later releases compile it).
 """
 
 from __future__ import annotations
