@@ -16,6 +16,7 @@ INDEX = {'format': 1,
               'pytorch': ('torch.',),
               'sglang': ('sglang.',),
               'tensorflow': ('tf.', 'tfa.'),
+              'torchvision': ('torchvision.',),
               'transformer-engine': ('transformer_engine.',),
               'vllm': ('vllm.',)},
  'solutions': {'TCD': {'title': 'TF_CUDNN_DETERMINISTIC',
@@ -1684,6 +1685,161 @@ INDEX = {'format': 1,
                                                        'url': 'https://github.com/NVIDIA/framework-reproducibility/blob/master/doc/d9m/tensorflow.md',
                                                        'title': 'NVIDIA TensorFlow determinism',
                                                        'section': 'Multi-GPU using Horovod'})},
+             'jax.at-set-repeated-indices': {'id': 'jax.at-set-repeated-indices',
+                                             'framework': 'jax',
+                                             'title': 'x.at[idx].set(v) with repeated indices on GPU keeps '
+                                                      'an arbitrary one of the writes',
+                                             'device': 'gpu',
+                                             'pass': 'both',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'x.at[idx].set(v) lowers to an XLA scatter with no '
+                                                        'combiner (lax.scatter); when several indices name '
+                                                        'the same element, XLA:GPU writes them concurrently '
+                                                        'and the element keeps whichever write lands last, '
+                                                        'which changes from run to run. JAX documents the '
+                                                        'order of conflicting updates as '
+                                                        'implementation-defined and possibly '
+                                                        'nondeterministic. The gradient of such a set '
+                                                        "differs as well. XLA's determinism flags make it "
+                                                        'deterministic (measured with jax 0.11.2).',
+                                             'calls': (((),
+                                                        (('at.method', ('set',)),
+                                                         ('unique_indices', (False, None)))),),
+                                             'status': (((0, 0, 4, 13),
+                                                         (0, 0, 11),
+                                                         '>=0.4.13,<0.11',
+                                                         (),
+                                                         False,
+                                                         None,
+                                                         'No fix is verified for these releases (none '
+                                                         'known); with jax and jaxlib 0.5.3, XLA_DET gave '
+                                                         'wrong values for x.at[positions].set (jax issue '
+                                                         '27796). The practice is to make the indices unique '
+                                                         '(keep one update per index before the scatter).',
+                                                         None,
+                                                         None,
+                                                         None),
+                                                        ((0, 0, 11),
+                                                         None,
+                                                         '>=0.11',
+                                                         ('XLA_DET', 'XLA_EXCL'),
+                                                         False,
+                                                         None,
+                                                         'Measured on an H100 with jax and jaxlib 0.11.2 '
+                                                         '(the JAX sweep, jax.numpy.ndarray.at.set with 1953 '
+                                                         'repeats per slot, forward and backward, float32 '
+                                                         'and bfloat16) - 4 distinct in 4 runs by default, 1 '
+                                                         'in 4 under --xla_gpu_deterministic_ops and under '
+                                                         '--xla_gpu_exclude_nondeterministic_ops. Later '
+                                                         'releases are assumed to keep it until a run says '
+                                                         'otherwise.',
+                                                         None,
+                                                         None,
+                                                         'fixes')),
+                                             'op_versions': {},
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+                                                             'title': 'JAX documentation, '
+                                                                      'jax.numpy.ndarray.at',
+                                                             'section': '"The order in which conflicting '
+                                                                        'updates are applied is '
+                                                                        'implementation-defined and may be '
+                                                                        'nondeterministic (e.g., due to '
+                                                                        'concurrency on some hardware '
+                                                                        'platforms)." and unique_indices: '
+                                                                        '"If True but the indices are not '
+                                                                        'actually unique, the output is '
+                                                                        'undefined."'},
+                                                            {'kind': 'doc',
+                                                             'url': 'https://github.com/jax-ml/jax/blob/jax-v0.10.2/jax/_src/numpy/array_methods.py',
+                                                             'title': 'jax/_src/numpy/array_methods.py, JAX '
+                                                                      '0.10.2 (read in the installed wheel): '
+                                                                      '_IndexUpdateRef.set calls '
+                                                                      'scatter._scatter_update with '
+                                                                      'lax_slicing.scatter; add/subtract '
+                                                                      'with scatter_add, '
+                                                                      'multiply/divide/power with '
+                                                                      'scatter_mul'},
+                                                            {'kind': 'issue',
+                                                             'repo': 'jax-ml/jax',
+                                                             'number': 27796,
+                                                             'title': 'xla_gpu_deterministic_ops=true breaks '
+                                                                      'simple indexing in jax',
+                                                             'state': 'open',
+                                                             'url': 'https://github.com/jax-ml/jax/issues/27796'})},
+             'jax.at-set-unique-indices-promise': {'id': 'jax.at-set-unique-indices-promise',
+                                                   'framework': 'jax',
+                                                   'title': 'x.at[idx].set(v, unique_indices=True) with '
+                                                            'indices that repeat is not fixed by the '
+                                                            'determinism flags',
+                                                   'device': 'gpu',
+                                                   'pass': 'forward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': 'unique_indices=True tells XLA that the '
+                                                              'indices of the scatter do not repeat; JAX '
+                                                              'documents that when they do, the output is '
+                                                              'undefined. With repeated indices the element '
+                                                              'keeps an arbitrary one of the writes, and on '
+                                                              "an H100 XLA's determinism flags "
+                                                              '(--xla_gpu_deterministic_ops, '
+                                                              '--xla_gpu_exclude_nondeterministic_ops) left '
+                                                              'it differing from run to run, without an '
+                                                              'error, where the same call without the flag '
+                                                              'was fixed.',
+                                                   'calls': (((),
+                                                              (('at.method', ('set',)),
+                                                               ('unique_indices', (True,)))),),
+                                                   'status': (((0, 0, 4, 13),
+                                                               (0, 0, 11),
+                                                               '>=0.4.13,<0.11',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               'No fix is known; the practice is to pass '
+                                                               'unique_indices=True only for indices that '
+                                                               'are unique (or leave it out, '
+                                                               'jax.at-set-repeated-indices).',
+                                                               None,
+                                                               None,
+                                                               None),
+                                                              ((0, 0, 11),
+                                                               None,
+                                                               '>=0.11',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               'Measured on an H100 with jax and jaxlib '
+                                                               '0.11.2 '
+                                                               '(data/runs/h100-80gb-hbm3-x1-220bb9e5/2026-11-26T020602Z.yaml, '
+                                                               'verifier jax.at_set then holding this case) '
+                                                               '- 10 distinct in 10 runs by default, under '
+                                                               'XLA_DET and under XLA_EXCL, no error. The '
+                                                               'practice is to pass unique_indices=True only '
+                                                               'for indices that are unique.',
+                                                               None,
+                                                               None,
+                                                               'silent')),
+                                                   'op_versions': {},
+                                                   'caused_by': (),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'doc',
+                                                                   'url': 'https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html',
+                                                                   'title': 'JAX documentation, '
+                                                                            'jax.numpy.ndarray.at',
+                                                                   'section': 'unique_indices: "If True, the '
+                                                                              'implementation will assume '
+                                                                              'that the (normalized) indices '
+                                                                              'passed to at[] are unique, '
+                                                                              'which can result in more '
+                                                                              'efficient execution on some '
+                                                                              'backends. If True but the '
+                                                                              'indices are not actually '
+                                                                              'unique, the output is '
+                                                                              'undefined."'},)},
              'jax.dot-product-attention-cudnn': {'id': 'jax.dot-product-attention-cudnn',
                                                  'framework': 'jax',
                                                  'title': "jax.nn.dot_product_attention(implementation='cudnn') "
@@ -1875,7 +2031,10 @@ INDEX = {'format': 1,
                                             'the rounded result, can change from run to run. The determinism '
                                             'flags make XLA rewrite such scatters into a deterministic '
                                             '(slower) form.',
-                                 'calls': ((('jax.numpy.bincount',), (('weights', ('float', 'complex')),)),),
+                                 'calls': ((('jax.numpy.bincount',), (('weights', ('float', 'complex')),)),
+                                           (('jax.numpy.ndarray.at', 'jax.Array.at'),
+                                            (('at.method',
+                                              ('add', 'subtract', 'multiply', 'mul', 'divide', 'power')),))),
                                  'status': (((0, 0, 4, 13),
                                              (0, 0, 4, 29),
                                              '>=0.4.13,<0.4.29',
@@ -11948,6 +12107,191 @@ INDEX = {'format': 1,
                                                                        'title': 'torch.use_deterministic_algorithms '
                                                                                 'docstring, PyTorch '
                                                                                 '2.11.0'},)},
+             'torchvision.roi-align-backward': {'id': 'torchvision.roi-align-backward',
+                                                'framework': 'torchvision',
+                                                'title': 'torchvision roi_align backward on CUDA adds into '
+                                                         'the input gradient with atomicAdd',
+                                                'device': 'gpu',
+                                                'pass': 'backward',
+                                                'mechanism': 'cuda-atomics',
+                                                'summary': 'The CUDA backward of torchvision.ops.roi_align '
+                                                           '(roi_align_backward_kernel_impl) adds each '
+                                                           "sampling point's four bilinear weights into the "
+                                                           'input gradient with atomicAdd, so where boxes '
+                                                           "overlap (or one box's samples share a pixel) the "
+                                                           'order of the floating-point additions, and the '
+                                                           'rounded gradient, changes from run to run. From '
+                                                           'torchvision 0.16, with '
+                                                           'torch.use_deterministic_algorithms(True) the '
+                                                           'Python roi_align runs a pure-PyTorch '
+                                                           'implementation (_roi_align) for CUDA inputs '
+                                                           'instead of the kernel, so the switch fixes it '
+                                                           'without raising.',
+                                                'calls': (),
+                                                'status': (((0, 0, 3),
+                                                            (0, 0, 16),
+                                                            '>=0.3,<0.16',
+                                                            (),
+                                                            False,
+                                                            None,
+                                                            'No fallback in torchvision/ops/roi_align.py and '
+                                                            'no alertNotDeterministic call anywhere in the '
+                                                            'library (0.15.2 wheel read here, _C.so imports '
+                                                            'no such symbol), so the switch runs and the '
+                                                            'gradient still differs; issue 7579 (May 2023) '
+                                                            'asks torchvision to respect the switch, issue '
+                                                            '1058 (2019) names the atomicAdd.',
+                                                            None,
+                                                            None,
+                                                            'silent'),
+                                                           ((0, 0, 16),
+                                                            None,
+                                                            '>=0.16',
+                                                            ('PT_DET',),
+                                                            False,
+                                                            None,
+                                                            'roi_align() returns _roi_align(...) when '
+                                                            'torch.are_deterministic_algorithms_enabled() '
+                                                            'and the input is on CUDA (0.16.0: '
+                                                            '`input.is_cuda or input.is_mps`; 0.26.0 adds '
+                                                            '`input.is_xpu`), PR 7587; from a release '
+                                                            'between 0.17 and 0.20 (0.20.0 read) only where '
+                                                            'is_compile_supported(device) holds. The CUDA '
+                                                            'backward kernel also calls '
+                                                            'alertNotDeterministic("roi_align_backward_kernel") '
+                                                            'from 0.16.0 (read in the 0.16.0, 0.20.0 and '
+                                                            '0.26.0 _C.so), reached only where the fallback '
+                                                            'is not taken (TorchScript, a device '
+                                                            'torch.compile does not support).',
+                                                            None,
+                                                            None,
+                                                            'fixes')),
+                                                'op_versions': {},
+                                                'caused_by': (),
+                                                'distributions': {},
+                                                'disputes': (),
+                                                'references': ({'kind': 'pr',
+                                                                'repo': 'pytorch/vision',
+                                                                'number': 7587,
+                                                                'title': 'Add deterministic, pure-Python '
+                                                                         'roi_align implementation',
+                                                                'state': 'merged',
+                                                                'url': 'https://github.com/pytorch/vision/pull/7587'},
+                                                               {'kind': 'issue',
+                                                                'repo': 'pytorch/vision',
+                                                                'number': 7579,
+                                                                'title': 'Respect '
+                                                                         'torch.use_deterministic_algorithms',
+                                                                'state': 'closed',
+                                                                'url': 'https://github.com/pytorch/vision/issues/7579'},
+                                                               {'kind': 'issue',
+                                                                'repo': 'pytorch/vision',
+                                                                'number': 1058,
+                                                                'title': 'Deterministic behavior of Faster '
+                                                                         'RCNN',
+                                                                'state': 'closed',
+                                                                'url': 'https://github.com/pytorch/vision/issues/1058'},
+                                                               {'kind': 'issue',
+                                                                'repo': 'pytorch/vision',
+                                                                'number': 8168,
+                                                                'title': 'OOM Error with `roi_align` in '
+                                                                         'PyTorch 2.1.1 but fine in PyTorch '
+                                                                         '2.0.1',
+                                                                'state': 'open',
+                                                                'url': 'https://github.com/pytorch/vision/issues/8168'},
+                                                               {'kind': 'doc',
+                                                                'url': 'https://github.com/pytorch/vision/blob/v0.26.0/torchvision/ops/roi_align.py',
+                                                                'title': 'torchvision 0.26.0, '
+                                                                         'torchvision/ops/roi_align.py (the '
+                                                                         '_roi_align fallback under '
+                                                                         'torch.are_deterministic_algorithms_enabled(); '
+                                                                         'read in the PyPI wheel)'},
+                                                               {'kind': 'doc',
+                                                                'url': 'https://github.com/pytorch/vision/blob/v0.16.0/torchvision/ops/roi_align.py',
+                                                                'title': 'torchvision 0.16.0, '
+                                                                         'torchvision/ops/roi_align.py (the '
+                                                                         'fallback first appears; 0.15.2 has '
+                                                                         'none; read in the PyPI wheels)'},
+                                                               {'kind': 'doc',
+                                                                'url': 'https://github.com/pytorch/vision/blob/main/torchvision/csrc/ops/cuda/roi_align_kernel.cu',
+                                                                'title': 'torchvision/csrc/ops/cuda/roi_align_kernel.cu '
+                                                                         '(roi_align_backward_kernel_impl '
+                                                                         'adds g1..g4 into grad_input with '
+                                                                         'fastAtomicAdd)'})},
+             'torchvision.roi-pool-backward': {'id': 'torchvision.roi-pool-backward',
+                                               'framework': 'torchvision',
+                                               'title': 'torchvision roi_pool, ps_roi_align and ps_roi_pool '
+                                                        'backward on CUDA use atomicAdd (no deterministic '
+                                                        'path)',
+                                               'device': 'gpu',
+                                               'pass': 'backward',
+                                               'mechanism': 'cuda-atomics',
+                                               'summary': 'The CUDA backward kernels of roi_pool (the '
+                                                          "gradient goes to each bin's argmax), ps_roi_align "
+                                                          'and ps_roi_pool add into the input gradient with '
+                                                          'atomicAdd, so where boxes overlap the order of '
+                                                          'the additions, and the rounded gradient, changes '
+                                                          'from run to run. Unlike roi_align, torchvision '
+                                                          'has no deterministic implementation of them; from '
+                                                          '0.16 their CUDA backward calls '
+                                                          'alertNotDeterministic, so '
+                                                          'torch.use_deterministic_algorithms(True) raises '
+                                                          'instead.',
+                                               'calls': (),
+                                               'status': (((0, 0, 3),
+                                                           (0, 0, 16),
+                                                           '>=0.3,<0.16',
+                                                           (),
+                                                           False,
+                                                           None,
+                                                           'No alertNotDeterministic call anywhere in the '
+                                                           'library (0.15.2 wheel read here, _C.so imports '
+                                                           'no such symbol), so the switch runs and the '
+                                                           'gradient still differs. ps_roi_align and '
+                                                           'ps_roi_pool are in torchvision.ops from a later '
+                                                           'release than roi_pool (0.15.2 has all three).',
+                                                           None,
+                                                           None,
+                                                           'silent'),
+                                                          ((0, 0, 16),
+                                                           None,
+                                                           '>=0.16',
+                                                           (),
+                                                           False,
+                                                           'RuntimeError',
+                                                           'roi_pool_backward_kernel, '
+                                                           'ps_roi_align_backward_kernel and '
+                                                           'ps_roi_pool_backward_kernel call '
+                                                           'at::Context::alertNotDeterministic (read in the '
+                                                           '0.16.0, 0.20.0 and 0.26.0 _C.so); the Python '
+                                                           'functions have no fallback (roi_pool.py, '
+                                                           'ps_roi_align.py, ps_roi_pool.py at 0.26.0).',
+                                                           None,
+                                                           None,
+                                                           'raises')),
+                                               'op_versions': {},
+                                               'caused_by': (),
+                                               'distributions': {},
+                                               'disputes': (),
+                                               'references': ({'kind': 'issue',
+                                                               'repo': 'pytorch/vision',
+                                                               'number': 7579,
+                                                               'title': 'Respect '
+                                                                        'torch.use_deterministic_algorithms',
+                                                               'state': 'closed',
+                                                               'url': 'https://github.com/pytorch/vision/issues/7579'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/vision/blob/v0.26.0/torchvision/ops/roi_pool.py',
+                                                               'title': 'torchvision 0.26.0, '
+                                                                        'torchvision/ops/roi_pool.py, '
+                                                                        'ps_roi_align.py, ps_roi_pool.py (no '
+                                                                        'deterministic path; read in the '
+                                                                        'PyPI wheel)'},
+                                                              {'kind': 'doc',
+                                                               'url': 'https://github.com/pytorch/vision/blob/main/torchvision/csrc/ops/cuda/roi_pool_kernel.cu',
+                                                               'title': 'torchvision/csrc/ops/cuda/roi_pool_kernel.cu '
+                                                                        '(atomicAdd into grad_input at the '
+                                                                        'argmax)'})},
              'transformer-engine.attention-backward': {'id': 'transformer-engine.attention-backward',
                                                        'framework': 'transformer-engine',
                                                        'title': 'Transformer Engine attention picks a '
@@ -12428,7 +12772,9 @@ INDEX = {'format': 1,
                        'hvd.allreduce': ('horovod.tensor-fusion',),
                        'hvd.grouped_allreduce': ('horovod.grouped-allreduce',)},
            'jax': {'jax.Array.__getitem__': ('jax.getitem-backward',),
-                   'jax.Array.at': ('jax.scatter-add',),
+                   'jax.Array.at': ('jax.at-set-repeated-indices',
+                                    'jax.at-set-unique-indices-promise',
+                                    'jax.scatter-add'),
                    'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
                    'jax.jit': ('jax.xla-autotuning',),
                    'jax.lax.conv': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
@@ -12448,7 +12794,9 @@ INDEX = {'format': 1,
                    'jax.numpy.interp': ('jax.interp-backward',),
                    'jax.numpy.matmul': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
                    'jax.numpy.ndarray.__getitem__': ('jax.getitem-backward',),
-                   'jax.numpy.ndarray.at': ('jax.scatter-add',),
+                   'jax.numpy.ndarray.at': ('jax.at-set-repeated-indices',
+                                            'jax.at-set-unique-indices-promise',
+                                            'jax.scatter-add'),
                    'jax.numpy.take': ('jax.gather-backward',),
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
                    'jax.ops.segment_prod': ('jax.segment-reductions',),
@@ -12922,6 +13270,14 @@ INDEX = {'format': 1,
                           'tf.while_loop': ('tf.while-loop-parallel-iterations',),
                           'tf.xla.experimental.compile': ('tf.xla-reductions', 'tf.xla-scatter'),
                           'tfa.image.dense_image_warp': ('tf.tfa-dense-image-warp-backprop',)},
+           'torchvision': {'torchvision.ops.PSRoIAlign': ('torchvision.roi-pool-backward',),
+                           'torchvision.ops.PSRoIPool': ('torchvision.roi-pool-backward',),
+                           'torchvision.ops.RoIAlign': ('torchvision.roi-align-backward',),
+                           'torchvision.ops.RoIPool': ('torchvision.roi-pool-backward',),
+                           'torchvision.ops.ps_roi_align': ('torchvision.roi-pool-backward',),
+                           'torchvision.ops.ps_roi_pool': ('torchvision.roi-pool-backward',),
+                           'torchvision.ops.roi_align': ('torchvision.roi-align-backward',),
+                           'torchvision.ops.roi_pool': ('torchvision.roi-pool-backward',)},
            'transformer-engine': {'transformer_engine.jax.attention.fused_attn': ('transformer-engine.jax-attention',),
                                   'transformer_engine.jax.flax.DotProductAttention': ('transformer-engine.jax-attention',),
                                   'transformer_engine.pytorch.DotProductAttention': ('transformer-engine.attention-backward',),
@@ -14067,6 +14423,59 @@ INDEX = {'format': 1,
                                          ((0, 2, 19, 1), '2.19.1', '>=3.5.0', '3.15.1', True),
                                          ((0, 2, 20), '2.20.0', '>=3.10.0', '3.15.1', True),
                                          ((0, 2, 21), '2.21.0', '>=3.12.0', '3.15.1', True))},
+                'torchvision': {'framework': 'torchvision',
+                                'keys': ((0, 0, 3),
+                                         (0, 0, 4),
+                                         (0, 0, 4, 1),
+                                         (0, 0, 4, 2),
+                                         (0, 0, 5),
+                                         (0, 0, 6),
+                                         (0, 0, 6, 1),
+                                         (0, 0, 7),
+                                         (0, 0, 8),
+                                         (0, 0, 8, 1),
+                                         (0, 0, 8, 2),
+                                         (0, 0, 9),
+                                         (0, 0, 9, 1),
+                                         (0, 0, 10),
+                                         (0, 0, 10, 1),
+                                         (0, 0, 11, 1),
+                                         (0, 0, 11, 2),
+                                         (0, 0, 11, 3),
+                                         (0, 0, 12),
+                                         (0, 0, 13),
+                                         (0, 0, 13, 1),
+                                         (0, 0, 14),
+                                         (0, 0, 14, 1),
+                                         (0, 0, 15, 1),
+                                         (0, 0, 15, 2),
+                                         (0, 0, 16),
+                                         (0, 0, 16, 1),
+                                         (0, 0, 16, 2),
+                                         (0, 0, 17),
+                                         (0, 0, 17, 1),
+                                         (0, 0, 17, 2),
+                                         (0, 0, 18),
+                                         (0, 0, 18, 1),
+                                         (0, 0, 19),
+                                         (0, 0, 19, 1),
+                                         (0, 0, 20),
+                                         (0, 0, 20, 1),
+                                         (0, 0, 21),
+                                         (0, 0, 22),
+                                         (0, 0, 22, 1),
+                                         (0, 0, 23),
+                                         (0, 0, 24),
+                                         (0, 0, 24, 1),
+                                         (0, 0, 25),
+                                         (0, 0, 26),
+                                         (0, 0, 27),
+                                         (0, 0, 27, 1),
+                                         (0, 0, 28),
+                                         (0, 0, 29),
+                                         (0, 0, 29, 1),
+                                         (0, 0, 29, 2)),
+                                'latest': '0.29.2'},
                 'transformer-engine': {'framework': 'transformer-engine',
                                        'keys': ((0, 0),
                                                 (0, 1, 9),
@@ -14193,8 +14602,11 @@ INDEX = {'format': 1,
                          'latest': '0.33.0'}},
  'switches': {'jax': ('XLA_DET', 'XLA_EXCL'),
               'pytorch': ('PT_DET', 'PT_DETW', 'PT_SETDET', 'PT_INDUCTOR_DET'),
-              'tensorflow': ('TCD', 'TDO', 'TDF', 'TDP', 'EOD')},
- 'evidence': {'jax.dot-product-attention-cudnn': ((((0, 0, 11, 2), 'gpu'),), ()),
+              'tensorflow': ('TCD', 'TDO', 'TDF', 'TDP', 'EOD'),
+              'torchvision': ('PT_DET', 'PT_DETW')},
+ 'evidence': {'jax.at-set-repeated-indices': ((((0, 0, 11, 2), 'gpu'),), ()),
+              'jax.at-set-unique-indices-promise': ((((0, 0, 11, 2), 'gpu'),), ()),
+              'jax.dot-product-attention-cudnn': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.gather-backward': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.getitem-backward': ((((0, 0, 11, 2), 'gpu'),), ()),
               'jax.interp-backward': ((((0, 0, 11, 2), 'gpu'),), ()),
@@ -15363,4 +15775,6 @@ INDEX = {'format': 1,
               'torch.take-along-dim-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.take-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.uninitialized-memory': ((((0, 2, 11), 'gpu'), ((0, 2, 13), 'cpu')), ()),
-              'torch.upsample-bilinear2d-aa-backward': ((((0, 2, 11), 'gpu'),), ())}}
+              'torch.upsample-bilinear2d-aa-backward': ((((0, 2, 11), 'gpu'),), ()),
+              'torchvision.roi-align-backward': ((((0, 0, 26), 'gpu'),), ()),
+              'torchvision.roi-pool-backward': ((((0, 0, 26), 'gpu'),), ())}}

@@ -12,7 +12,7 @@ a fact such as `input.ndim` left out, or a parameter whose default is not a plai
 
 from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT, Signature, names, open_ended
 
-FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
+FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled", "at.method")
 KINDS = ("float", "int", "bool", "complex")
 DTYPES: dict[str, str] = {
     "bfloat16": "float", "float16": "float", "float32": "float", "float64": "float",
@@ -29,6 +29,11 @@ of that kind is undecided."""
 LAYOUTS = ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
 """Values of `input.layout`: PyTorch's `torch.<layout>` names for the first tensor argument."""
 COMPILERS = ("inductor",)
+AT_METHODS = ("set", "get", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply")
+"""Values of `at.method`: the method called on JAX's indexed-update reference, `x.at[idx].<method>(...)`
+(jax/_src/numpy/array_methods.py _IndexUpdateRef), which decides the scatter the op lowers to: `set`
+a plain scatter (which write wins), `add`/`subtract` a scatter-add, `multiply`/`divide`/`power` a
+scatter-multiply, `get` a gather. Left out, it is unknown."""
 GIVEN = "given"
 """A condition value meaning "any value but None": the parameter is passed (for an overloaded
 op, the call is of a form that has it): `dim: [given]` is `torch.median(x, dim)`."""

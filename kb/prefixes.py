@@ -21,6 +21,7 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "cccl": ("cub.", "thrust."),
     "deepspeed": ("deepspeed.",),
     "keras": ("keras.",),
+    "torchvision": ("torchvision.",),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }

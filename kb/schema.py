@@ -12,11 +12,12 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
-from kb.calls import DTYPES, LAYOUTS  # the query path's own lists: one copy
+from kb.calls import AT_METHODS, DTYPES, LAYOUTS  # the query path's own lists: one copy
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
     "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed", "keras",
+    "torchvision",
 )
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
 `vllm` and `sglang` are serving engines (batch invariance under concurrent requests);
@@ -24,11 +25,13 @@ FRAMEWORKS = (
 with its own determinism switch; `cccl` is NVIDIA's CUDA Core Compute Libraries (CUB, Thrust);
 `deepspeed` is Microsoft's training library (no general switch: its records name the ones it has).
 `keras` is Keras 3 (multi-backend; `tf.keras` since TensorFlow 2.16), which keeps its own random
-generator beside the backend's."""
+generator beside the backend's. `torchvision` is PyTorch's vision library (its detection ops have CUDA
+kernels of their own, and PyTorch's switch reaches them)."""
 
 Framework = Literal[
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
     "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed", "keras",
+    "torchvision",
 ]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
@@ -120,11 +123,12 @@ Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field
 
 # --- source records -----------------------------------------------------------------
 
-CALL_FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
+CALL_FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled", "at.method")
 """Call facts that are not parameters: the first tensor argument's rank, dtype (a kind or an
 exact dtype, kb/calls.py DTYPES) and layout (strided unless said), the
 backend a framework picks at run time, and the compiler the call runs under (`compiled:
-inductor`; absent from a call = eager) (docs/calls.md)."""
+inductor`; absent from a call = eager), and the method of a JAX indexed update (`at.method`: `set`
+for `x.at[i].set(v)`, kb/calls.py AT_METHODS) (docs/calls.md)."""
 DTYPE_KINDS = ("float", "int", "bool", "complex")
 COMPILERS = ("inductor",)
 """Values of the `compiled` call fact: the compiler backend whose generated kernels run the op
@@ -133,6 +137,7 @@ COMPILERS = ("inductor",)
 SWITCHES: dict[str, tuple[str, ...]] = {
     "pytorch": ("PT_DET", "PT_DETW", "PT_SETDET", "PT_INDUCTOR_DET"),
     "jax": ("XLA_DET", "XLA_EXCL"),
+    "torchvision": ("PT_DET", "PT_DETW"),
     "tensorflow": ("TCD", "TDO", "TDF", "TDP", "EOD"),
 }
 """Each framework's determinism switch (the codes that request deterministic kernels
@@ -141,7 +146,7 @@ TF_DETERMINISTIC_OPS / enable_op_determinism). A range's `switch:` says what it 
 source; a range with `switch: silent` may not list any of these as a solution (KB020)."""
 SwitchEffect = Literal["fixes", "raises", "silent"]
 
-CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
+CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
 CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
@@ -159,6 +164,8 @@ def _check_when(when: dict[str, list[object]]) -> None:
             raise ValueError(f"when.{key} takes whole numbers (the sequence's length)")
         if key == "input.layout" and not all(v in LAYOUTS for v in values):
             raise ValueError(f"when.input.layout takes layouts: {', '.join(LAYOUTS)}")
+        if key == "at.method" and not all(v in AT_METHODS for v in values):
+            raise ValueError(f"when.at.method takes the methods of x.at[idx]: {', '.join(AT_METHODS)}")
         if key == "compiled" and not all(v is None or v in COMPILERS for v in values):
             raise ValueError(f"when.compiled takes a compiler ({', '.join(COMPILERS)}) or null (eager)")
 

@@ -35,6 +35,7 @@ PACKAGES = {
     "transformer-engine": ("transformer-engine", ["transformer-engine"]),
     "megatron-core": ("megatron-core", ["megatron-core"]),
     "deepspeed": ("deepspeed", ["deepspeed"]),
+    "torchvision": ("torchvision", ["torchvision"]),
     "keras": ("keras", ["keras"]),
     # Ranges of jax records are written in jax versions; jaxlib (the compiled XLA that holds the
     # --xla_gpu_* flags) has its own line, kept so notes can name the jaxlib a flag needs.

@@ -119,6 +119,7 @@ def test_library_versions_come_from_their_own_registries() -> None:
     ("cub.DeviceScan.InclusiveSum", "cccl"),
     ("flash_attn.cute.flash_attn_func", "flash-attn"),
     ("deepspeed.DeepSpeedTransformerConfig", "deepspeed"),
+    ("torchvision.ops.roi_align", "torchvision"),
 ])
 def test_library_op_names_infer_their_library(op: str, framework: str) -> None:
     assert kb.status(op, newest(framework)).framework == framework
@@ -249,3 +250,17 @@ def test_batch_invariant_combination(tmp_path: Path, op: str, version: str, expe
 
 def test_no_known_source_is_batch_invariant() -> None:
     assert kb.status("tf.add", "2.1").batch_invariant is True
+
+
+@pytest.mark.parametrize("version, fixed, raises", [("0.15.2", False, False), ("0.16.0", True, True), ("0.26.0", True, True)])
+def test_torchvision_roi_ops_follow_the_wheels(version: str, fixed: bool, raises: bool) -> None:
+    """Before 0.16 neither roi op knew the switch (silent); from 0.16 roi_align falls back to
+    pure PyTorch (PT_DET fixes it) and roi_pool raises (read in the PyPI wheels)."""
+    align = kb.status("torchvision.ops.roi_align", version)
+    assert align.deterministic is False
+    assert (align.recipe == ("PT_DET",)) is fixed
+    assert bool(align.silent) is not fixed
+    pool = kb.status("torchvision.ops.RoIPool", version)
+    assert pool.recipe is None
+    assert bool(pool.silent) is not raises
+    assert (pool.sources[0].raises == "RuntimeError") is raises

@@ -182,7 +182,56 @@ def test_jax_at_updates():
         e = x.at[i].add(y)
         f = x.at[i].multiply(y)
         """)
-    assert sorted({c.line for c in calls if c.op.endswith(".at")}) == [7, 8]
+    at = {c.line: dict(c.extra) for c in calls if c.op.endswith(".at")}
+    assert sorted(at) == [7, 8]  # .get/.min/.max are no findings; .set(1.0) writes one value: any order
+    assert [at[n]["at.method"] for n in (7, 8)] == ["add", "multiply"]
+
+
+def test_jax_at_set_only_where_writes_can_meet():
+    calls = _calls("""\
+        import jax.numpy as jnp
+        x = jnp.zeros(3)
+        a = x.at[ids].set(v)
+        b = x.at[:, 0].set(v)
+        c = x.at[-1, ..., None].set(v)
+        d = x.at[ids].set(-jnp.inf)
+        e = x.at[ids].set(-1e9)
+        f = x.at[ids, 2].set(v, unique_indices=True)
+        """)
+    at = {c.line: dict(c.extra) for c in calls if c.op.endswith(".at")}
+    assert sorted(at) == [3, 6, 8]  # ints/slices name each element once; a literal value is one value
+    assert at[3] == {"at.method": "set", "unique_indices": False}  # left out: JAX's default
+    assert at[8]["at.method"] == "set" and "unique_indices" not in at[8]  # stated: a keyword argument
+
+
+def test_jax_at_set_and_add_answer_apart(tmp_path):
+    found = _records(tmp_path, """\
+        import jax.numpy as jnp
+        x = jnp.zeros(3)
+        a = x.at[i].set(v)
+        b = x.at[i].add(v)
+        c = x.at[i].set(v, unique_indices=True)
+        """, versions="jax=0.11.2")
+    # .set depends on indices the code does not show: a note, not a finding; .add is a finding
+    assert set(found) == {(3, "jax.at-set-repeated-indices", "note"), (4, "jax.scatter-add", "possible"),
+                          (5, "jax.at-set-unique-indices-promise", "note")}
+
+
+def test_torchvision_roi_ops(tmp_path):
+    found = _records(tmp_path, """\
+        import torch
+        from torchvision.ops import roi_align, RoIPool
+        import torchvision
+
+        def head(feat, boxes):
+            a = roi_align(feat, boxes, output_size=7, sampling_ratio=2, aligned=True)
+            b = torchvision.ops.roi_align(feat, boxes, 7)
+            return RoIPool(7, 1.0)(feat, boxes), a, b
+        """, versions="torch=2.11,torchvision=0.26")
+    rows = {(n, r) for n, r, _ in found}
+    assert (6, "torchvision.roi-align-backward") in rows
+    assert (7, "torchvision.roi-align-backward") in rows
+    assert (8, "torchvision.roi-pool-backward") in rows
 
 
 def test_what_the_code_rules_out(tmp_path):

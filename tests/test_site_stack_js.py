@@ -370,3 +370,40 @@ def test_tf_keras_answers_like_kb_status(setup, tmp_path) -> None:
     dropout = [e for c, e in zip(cases, expected) if c["op"] == "tf.keras.layers.Dropout" and c["call"] is None]
     assert [s[0] for s in dropout[0]["sources"]] == ["tf.random-seeds"]  # "2": no single Keras requirement
     assert all([s[0] for s in e["sources"]] == ["keras.unseeded-random"] for e in dropout[4:])  # 2.16 on
+
+
+def test_js_call_facts_mirror_kb_calls() -> None:
+    """The page's FACTS list is kb/calls.py's: a fact the page does not know (at.method) would be
+    read as a parameter and answer differently from kb.status."""
+    import re
+
+    from kb import calls
+
+    text = CORE.read_text(encoding="utf-8")
+    listed = re.search(r"var FACTS = \[([^\]]*)\]", text)
+    assert listed is not None
+    assert tuple(json.loads("[" + listed.group(1) + "]")) == calls.FACTS
+
+
+def test_jax_at_method_answers_like_kb_status(setup) -> None:
+    """x.at[i].set / .add / .get are one name told apart by the at.method fact: the page answers
+    each as kb.status does on the real data (set and add differ, get has no record)."""
+    catalog, index, path = setup
+    texts = ["at.method=set", "at.method=set, unique_indices=False", "at.method=set, unique_indices=True",
+             "at.method=add", "at.method=get", None]
+    cases, expected = [], []
+    query.reset(index)
+    try:
+        for text in texts:
+            cases.append({"op": "jax.numpy.ndarray.at", "version": "0.11.2", "framework": "jax", "call": text})
+            st = kb.status("jax.numpy.ndarray.at", "0.11.2", framework="jax", call=_call_of(text)).to_dict()
+            expected.append({**_project(st), "depends": st["depends_on_call"]})
+    finally:
+        query.reset()
+    result = subprocess.run([NODE, "-e", CALL_RUNNER, str(CORE), str(path)], input=json.dumps(cases),
+                            capture_output=True, text=True, check=True)
+    got = [{**_project(g["status"]), "depends": g["status"]["depends_on_call"]} for g in json.loads(result.stdout)]
+    assert got == expected
+    ids = [[s[0] for s in e["sources"]] for e in expected]
+    assert ids[1] == ["jax.at-set-repeated-indices"] and ids[3] == ["jax.scatter-add"] and ids[4] == []
+    assert ids[2] == ["jax.at-set-unique-indices-promise"] and expected[2]["recipe"] is None

@@ -492,3 +492,17 @@ def test_case_call_keeps_keywords_of_an_open_ended_signature() -> None:
     assert call["dropout_p"] == 0.0 and call["is_causal"] is True
     closed = (("input", None), ("is_causal", None))
     assert "dropout_p" not in sweepfile.case_call(case, "pytorch-eager", closed)
+
+
+def test_case_call_states_the_jax_at_method() -> None:
+    """The JAX sweep names each indexed update (jax.numpy.ndarray.at.set): kb_op keeps the `.at`
+    name, and the case says the method (at.method) and unique_indices at JAX's default, since the
+    sweep passes no keywords; `.set` and `.add` cases then meet different records."""
+    from kb.verify import sweepfile
+
+    case = {"op": "jax.numpy.ndarray.at.set", "dtype": "float32", "call": {"input.ndim": 1, "input.dtype": "float32"}}
+    assert sweepfile.kb_op(case["op"]) == "jax.numpy.ndarray.at"
+    call = sweepfile.case_call(case, "jax", None)
+    assert call["at.method"] == "set" and call["unique_indices"] is False
+    other = sweepfile.case_call({**case, "op": "jax.numpy.cumsum"}, "jax", None)
+    assert "at.method" not in other and "unique_indices" not in other

@@ -92,7 +92,7 @@ def verifier(
 ) -> Callable[[Callable[[Context], Callable[[], Any]]], Callable[[Context], Callable[[], Any]]]:
     """Register `fn` under `name`. Arguments must be literals (they are read with `ast`).
 
-    framework: tensorflow | pytorch | jax | synthetic.  device: gpu | cpu | any.
+    framework: tensorflow | pytorch | jax | torchvision | synthetic.  device: gpu | cpu | any.
     handles: practice codes the function applies itself (it reads ctx.solutions).
     solutions: codes to try when no record names this verifier yet (an unlinked run).
     cases: each `{"op": name, "call": {param: value, "input.ndim": n, ...}}`, one call per case.

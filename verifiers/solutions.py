@@ -115,6 +115,9 @@ TABLES: dict[str, dict[str, Action]] = {
         "NCCL_PIN": ({"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}, None, False),
         "NCCL_NO_NVLS": ({"NCCL_NVLS_ENABLE": "0"}, None, False),
     },
+    # torchvision's ops run under PyTorch's switch (torchvision/ops/roi_align.py reads
+    # torch.are_deterministic_algorithms_enabled()): the same actions as PyTorch's codes.
+    "torchvision": {},
     "jax": {
         "XLA_DET": ({"XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}, None, False),
         "XLA_EXCL": ({"XLA_FLAGS": "--xla_gpu_exclude_nondeterministic_ops=true"}, None, False),
@@ -126,6 +129,9 @@ TABLES: dict[str, dict[str, Action]] = {
         "SYN_RAISE": ({}, None, True),
     },
 }
+
+
+TABLES["torchvision"] = {code: TABLES["pytorch"][code] for code in ("PT_DET", "PT_DETW")}
 
 
 class UnknownCode(Exception):

@@ -317,6 +317,15 @@ NEEDS_WORD = {"torch.sparse-bmm": ("sparse",)}
 # takes (N, C) logits. When the scan cannot read the input's number of dimensions and the call shows no
 # sign of a spatial input, the call is a note (listed, never failing CI), not a finding; with a sign
 # (`x.transpose(1, 2)` names dimension 2, so x has at least 3) or a literal shape, it is a finding.
+DATA_NOTES = {
+    "jax.at-set-repeated-indices": "whether the indices repeat is not visible here: with unique indices (or equal "
+                                   "values) every element is written one way, the same every run",
+    "jax.at-set-unique-indices-promise": "whether the indices repeat is not visible here: with the unique indices "
+                                         "unique_indices=True promises, every element is written once",
+}
+"""Records whose condition is in the data (repeated indices of a `.set`), which no code shows:
+the call is listed as a note with this reason, not counted as a finding (the scan reports far more
+`.at[].set` with one index per element than with repeats)."""
 SHAPE_NOTES = {"torch.nll-loss": ("input.ndim", 3,
                                   "the input's number of dimensions is not visible here: the (N, C) classifier "
                                   "form has no atomics; only an input of 3 or more dimensions reaches the spatial kernel")}
@@ -398,7 +407,7 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
             continue
         if any(record == source.id for record, _ in getattr(call, "ruled_out", ())):
             continue
-        note = ""
+        note = DATA_NOTES.get(source.id, "")
         shape = SHAPE_NOTES.get(source.id)
         if shape is not None and shape[0] in depends and shape[0] not in facts:
             least = dict(call.extra).get("input.min_ndim")

@@ -23,9 +23,10 @@ DISTRIBUTIONS = {
     "tensorflow": ("tensorflow", "tensorflow-cpu", "tensorflow-gpu", "tf-nightly", "tensorflow-macos"),
     "jax": ("jax",),
     "horovod": ("horovod",),
+    "torchvision": ("torchvision",),
 }
 NAMES = {"torch": "pytorch", "pytorch": "pytorch", "tensorflow": "tensorflow", "tf": "tensorflow", "jax": "jax",
-         "horovod": "horovod"}
+         "horovod": "horovod", "torchvision": "torchvision"}
 for _fw, _dists in DISTRIBUTIONS.items():
     NAMES.update({d: _fw for d in _dists})
 

@@ -36,9 +36,10 @@ _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.mo
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
 SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
 # `x.at[i].add(...)` and the updates that lower to a scatter-add or scatter-multiply (the jax.scatter-add
-# record's condition); `.get` is a gather, `.min`/`.max` are exact in any order, and `.set` (which of
-# several writes to one index wins) has no record.
-_JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul"})
+# record's condition), and `.set` (which of several writes to one index wins: jax.at-set-repeated-indices);
+# each call says its method as the `at.method` fact. `.get` is a gather and `.min`/`.max` are exact in
+# any order: not findings.
+_JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul", "divide", "power", "set"})
 # Annotations that say an argument is a framework tensor.
 _TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
 _PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
@@ -623,9 +624,16 @@ class _Visitor(ast.NodeVisitor):
         # jax: x.at[i].add(y) is jax.numpy.ndarray.at
         if (func.attr in _JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
                 and isinstance(receiver.value, ast.Attribute) and receiver.value.attr == "at"):
+            if func.attr == "set" and (_one_per_element(receiver.slice) or _constant_value(node)):
+                return  # no index repeats (ints, slices), or every write is the same value: any order gives the same
+            # The method is the `at.method` fact; unique_indices left out is JAX's default, False
+            # (jax/_src/numpy/array_methods.py), which the KB cannot fill in: `.at` has no signature.
+            facts: tuple = (("at.method", func.attr),)
+            if not any(k.arg == "unique_indices" for k in node.keywords) and not any(k.arg is None for k in node.keywords):
+                facts += (("unique_indices", False),)
             for op in self.methods.get("at", ()):
                 if op.split(".")[0] in self.owners:
-                    self._record(op, node, certain=False, method=True)
+                    self._record(op, node, certain=False, method=True, facts=facts)
             return
         ops = [op for op in self.methods.get(func.attr, ()) if op.split(".")[0] in self.owners]
         if not ops:
@@ -910,7 +918,9 @@ class _Visitor(ast.NodeVisitor):
                     if isinstance(key, str):
                         self._env(key, value, node)
 
-    def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool) -> None:
+    def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool, facts: tuple = ()) -> None:
+        """One call of `op`; `facts`: call facts the call's shape states that no argument holds
+        (JAX's `at.method`)."""
         star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         args = []
         for a in node.args:
@@ -918,7 +928,7 @@ class _Visitor(ast.NodeVisitor):
                 break
             args.append(self.literal(a))
         kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
-        extra: tuple = ()
+        extra: tuple = facts
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)
         first = node.args[0] if node.args and not method else next((k.value for k in node.keywords if k.arg == "input"), None)
@@ -955,6 +965,23 @@ class _Visitor(ast.NodeVisitor):
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
                                quiet, why, compiled, ruled))
+
+
+def _one_per_element(index: ast.expr) -> bool:
+    """An `.at[...]` index made of int literals, slices, `...` and `None` only: it names each element
+    at most once, so no two writes meet."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis
+               or type(p.value) is int)) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub)
+               and isinstance(p.operand, ast.Constant) and type(p.operand.value) is int) for p in parts)
+
+
+def _constant_value(node: ast.Call) -> bool:
+    """`.set(v)` with a number literal (or -literal) as the value: every write to an element is equal."""
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "values"), None)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
 
 
 _PUBLIC: dict[tuple[str, int], str] = {}

@@ -47,7 +47,7 @@ def add_parser(sub) -> None:
     p.add_argument("--verifier", action="append", default=[], metavar="NAME", help="run this verifier (repeatable; also runs synthetic.* ones)")
     p.add_argument("--source", action="append", default=[], metavar="ID", help="run the verifier of this record (repeatable)")
     p.add_argument("--exclude", action="append", default=[], metavar="NAME", help="skip this verifier (repeatable), e.g. a slow one that gets a run of its own")
-    p.add_argument("--framework", action="append", default=[], choices=("tensorflow", "pytorch", "jax", "synthetic"), help="only these frameworks")
+    p.add_argument("--framework", action="append", default=[], choices=("tensorflow", "pytorch", "jax", "torchvision", "synthetic"), help="only these frameworks")
     p.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto", help="measure on (auto: gpu when nvidia-smi lists one, and only verifiers written for that device; an explicit device runs every verifier there, e.g. GPU ones on CPU as a smoke test)")
     p.add_argument("-n", "--runs", type=int, default=5, help="runs per mode (default 5)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds each phase of a mode (preparing, measuring) may take before it is killed (default 120)")

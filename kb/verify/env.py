@@ -18,6 +18,7 @@ DISTRIBUTIONS = {
     "tensorflow": ("tensorflow", "tensorflow-cpu", "tf-nightly"),
     "pytorch": ("torch",),
     "jax": ("jax",),
+    "torchvision": ("torchvision",),
 }
 
 

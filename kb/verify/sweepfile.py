@@ -20,6 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from kb.calls import AT_METHODS
+
 SWEEPS_DIR = "data/sweeps"
 SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax"}
 CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
@@ -180,7 +182,7 @@ def _literal(value: object) -> bool:
 def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     """The KB call facts of one case (docs/calls.md): parameters by name (positional `args[i]`
     mapped through the op's signature, whose first parameter takes the input), `input.ndim`,
-    `input.dtype` as a kind, `compiled` for the compiled suite. Anything else the sweep noted
+    `input.dtype` as a kind, `compiled` for the compiled suite, `at.method` for JAX's indexed updates. Anything else the sweep noted
     (shapes, how inputs were enlarged, non-literal arguments) is no call fact and is left out."""
     from kb import signatures
 
@@ -222,6 +224,12 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
         out["input.dtype"] = dtype_kind(case.get("dtype"))
     if suite in COMPILED:
         out["compiled"] = COMPILED[suite]
+    head, _, update = str(case.get("op")).rpartition(".")
+    if head in ("jax.numpy.ndarray.at", "jax.Array.at") and update in AT_METHODS:
+        out["at.method"] = update  # the method kb_op drops from the name (x.at[i].add: scatter-add)
+        # The JAX sweep calls getattr(x.at[i], method)(v) with no keywords (verifiers/sweep/jax_worker.py):
+        # unique_indices is at its default, False (jax/_src/numpy/array_methods.py).
+        out.setdefault("unique_indices", False)
     return dict(sorted(out.items()))
 
 

@@ -141,7 +141,7 @@
   /* ---- Call conditions: kb/calls.py in JS (docs/calls.md). A condition is a list of
    * [key, values] pairs (all must hold); a record's alternatives for an op: any one suffices. ---- */
   var NO_DEFAULT = { marker: "NO_DEFAULT" }, UNKNOWN_DEFAULT = { marker: "UNKNOWN_DEFAULT" };
-  var FACTS = ["input.ndim", "input.dtype", "input.layout", "backend", "compiled"], KINDS = ["float", "int", "bool", "complex"];
+  var FACTS = ["input.ndim", "input.dtype", "input.layout", "backend", "compiled", "at.method"], KINDS = ["float", "int", "bool", "complex"];
   var COMPILERS = ["inductor"];  /* `compiled` left out of a call is eager (None), as in kb/calls.py */
   /* kb/calls.py DTYPES (exact dtype -> kind), LAYOUTS, GIVEN, DEFAULT_FACTS, LEN */
   var DTYPES = { bfloat16: "float", float16: "float", float32: "float", float64: "float", float8_e4m3fn: "float",

@@ -20,8 +20,8 @@ def _inputs(ctx):
 
 
 AT_ADD_CASES = (
-    {"op": "jax.numpy.ndarray.at", "call": {"input.dtype": "float"}},
-    {"op": "jax.Array.at", "call": {"input.dtype": "float"}},
+    {"op": "jax.numpy.ndarray.at", "call": {"at.method": "add", "input.dtype": "float"}},
+    {"op": "jax.Array.at", "call": {"at.method": "add", "input.dtype": "float"}},
     {"op": "jax.lax.scatter_add", "call": {"input.dtype": "float"}},
     {"op": "jax.lax.scatter_mul", "call": {"input.dtype": "float"}},
     {"op": "jax.numpy.bincount", "call": {"weights": "float"}},
@@ -75,3 +75,33 @@ def take_grad(ctx):
     table = jnp.ones((64, 1), jnp.float32)
     fn = jax.jit(jax.grad(lambda t, i, w: jnp.sum(jnp.take(t, i, axis=0)[:, 0] * w)))
     return lambda: fn(table, ids, values)
+
+
+AT_SET_CASES = (
+    {"op": "jax.numpy.ndarray.at", "call": {"at.method": "set", "input.dtype": "float"}},
+    {"op": "jax.Array.at", "call": {"at.method": "set", "input.dtype": "float"}},
+)
+AT_SET_PROMISE_CASES = (
+    {"op": "jax.numpy.ndarray.at", "call": {"at.method": "set", "unique_indices": True, "input.dtype": "float"}},
+)
+
+
+def _at_set(ctx, unique: bool):
+    jax, jnp, values, ids = _inputs(ctx)
+    fn = jax.jit(lambda v, i: jnp.zeros(64, jnp.float32).at[i].set(v, unique_indices=unique))
+    return lambda: fn(values, ids)
+
+
+@verifier("jax.at_set", framework="jax", solutions=("XLA_DET", "XLA_EXCL"), cases=AT_SET_CASES)
+def at_set(ctx):
+    """`.at[idx].set(v)`: 4M distinct float32 values written into 64 slots, so about 62k writes
+    land on each slot and which one is kept (XLA's scatter with no combiner) decides the result."""
+    return _at_set(ctx, bool(ctx.call.get("unique_indices")))
+
+
+@verifier("jax.at_set_unique_promise", framework="jax", solutions=("XLA_DET", "XLA_EXCL"), cases=AT_SET_PROMISE_CASES)
+def at_set_unique_promise(ctx):
+    """The same repeated indices passed with `unique_indices=True`, a promise JAX documents as the
+    caller's (output undefined when the indices repeat): measured with and without the switch,
+    because the flag marks the scatter as having unique indices."""
+    return _at_set(ctx, True)
