@@ -31,8 +31,6 @@ NO_SOLUTION = (False, (), None)
 SCATTER_LIKE = [("0.4.12", UNKNOWN), ("0.4.13", SCATTER_OLD), ("0.4.28", SCATTER_OLD),
                 ("0.4.29", SCATTER_NEW), (NEWEST, SCATTER_NEW)]
 TABLE = {
-    "jax.numpy.ndarray.at": SCATTER_LIKE,
-    "jax.Array.at": SCATTER_LIKE,
     "jax.lax.scatter_add": SCATTER_LIKE,
     "jax.lax.scatter_mul": SCATTER_LIKE,
     "jax.numpy.histogram": SCATTER_LIKE,
@@ -72,7 +70,24 @@ def test_design_contract_example() -> None:
 
 @pytest.mark.parametrize("op", ["jax.numpy.ndarray.at", "jax.Array.at", "jax.lax.scatter_add"])
 def test_public_names_reach_the_scatter_record(op: str) -> None:
-    assert [src.id for src in kb.status(op, NEWEST).sources] == ["jax.scatter-add"]
+    call = {"at.method": "add"} if op.endswith(".at") else None  # .at[].add: the scatter-add; .set has its own records
+    assert [src.id for src in kb.status(op, NEWEST, call=call).sources] == ["jax.scatter-add"]
+
+
+@pytest.mark.parametrize("op", ["jax.numpy.ndarray.at", "jax.Array.at"])
+@pytest.mark.parametrize(("version", "want"), SCATTER_LIKE)
+def test_at_add_follows_the_scatter_table(op: str, version: str, want: tuple) -> None:
+    s = kb.status(op, version, call={"at.method": "add"})
+    assert (s.deterministic, s.solutions, s.recipe) == want
+
+
+def test_at_without_its_method_depends_on_the_call() -> None:
+    """`.at` alone may be `.set(..., unique_indices=True)`, which no switch fixes: no recipe, and the
+    answer says it depends on the call."""
+    s = kb.status("jax.numpy.ndarray.at", NEWEST)
+    assert s.deterministic is False and s.recipe is None and s.depends_on_call
+    assert {src.id for src in s.sources} == {"jax.scatter-add", "jax.at-set-repeated-indices",
+                                             "jax.at-set-unique-indices-promise"}
 
 
 def test_select_and_scatter_raises_under_the_flags() -> None:

@@ -121,7 +121,7 @@ def test_matrices_are_newest_first_with_identical_neighbours_merged() -> None:
         for left, right in zip(columns, columns[1:]):
             assert left != right, (fw, labels)  # identical neighbours would have been merged
     tf = matrix("frameworks/tensorflow.html")
-    assert tf.headers[1].endswith("2.21") and "2.10–2.20" in tf.headers[1:3] and len(tf.headers) - 1 < 20  # 39 series before
+    assert tf.headers[1].endswith("2.21") and any(h.startswith("2.10–") for h in tf.headers[1:4]) and len(tf.headers) - 1 < 20  # 39 series before
 
 
 def test_bias_add_at_115_says_tdp_and_links_to_its_range() -> None:

@@ -36,6 +36,12 @@ def _tf_seed() -> None:
     tf.keras.utils.set_random_seed(0)
 
 
+def _keras_seed() -> None:
+    import keras
+
+    keras.utils.set_random_seed(0)  # Keras 3's own generator too (tf.keras from TensorFlow 2.16)
+
+
 def _torch_det() -> None:
     import torch
 
@@ -91,6 +97,8 @@ TABLES: dict[str, dict[str, Action]] = {
         "EOD": ({}, _tf_eod, False),
         "CPU1": ({}, _tf_cpu1, False),
         "SEED": ({"PYTHONHASHSEED": "0"}, _tf_seed, False),
+        # tf.keras is Keras 3 from TensorFlow 2.16: a recipe for tf.keras layers names Keras's seed.
+        "KERAS_SEED": ({"PYTHONHASHSEED": "0"}, _keras_seed, False),
         "DL1": ({}, None, True),
         "NOSHARD": ({}, None, True),
         "PIT1": ({}, None, True),
