@@ -7,6 +7,10 @@ here, never typed: install the framework's CPU build and run
     pip install -e '.[introspect-tf]'
     python scripts/introspect_api.py tensorflow
 
+torchvision's wheels are built against one torch release and its CPU wheel does not load
+beside this project's CPU torch: run it where the matching pair is installed (the GPU
+machine's torch and torchvision), then the signatures script there too.
+
 Names are walked from the top module through public submodules (no leading underscore),
 visiting each module object once; classes contribute their public methods so that
 `tf.Variable.scatter_add` resolves. The first line records the version walked.
@@ -24,7 +28,8 @@ import types
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "keras": ("keras", "keras")}
+TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "keras": ("keras", "keras"),
+       "torchvision": ("torchvision", "torchvision")}
 SKIP = {"tf.compat.v2", "tf.compat.v1.compat", "tf.compat.v2.compat",  # mirrors of other trees
         "keras.src"}  # Keras 3 implementation tree: the public names re-export it
 

@@ -45,7 +45,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "keras": ("keras", "keras")}
+TOP = {"tensorflow": ("tensorflow", "tf"), "pytorch": ("torch", "torch"), "jax": ("jax", "jax"), "keras": ("keras", "keras"),
+       "torchvision": ("torchvision", "torchvision")}
 NAMESPACES = {
     "pytorch": (
         "torch.", "torch.nn.functional.", "torch.Tensor.", "torch.nn.", "torch.nn.attention.",
@@ -60,8 +61,11 @@ NAMESPACES = {
     "jax": ("jax.", "jax.numpy.", "jax.nn.", "jax.lax.", "jax.ops.", "jax.random.", "jax.scipy.", "jax.image."),
     "keras": ("keras.", "keras.layers.", "keras.initializers.", "keras.random.", "keras.ops.", "keras.utils.",
               "keras.config.", "keras.backend."),
+    "torchvision": ("torchvision.ops.", "torchvision.transforms.", "torchvision.transforms.v2.",
+                    "torchvision.transforms.functional.", "torchvision.transforms.v2.functional.",
+                    "torchvision.models.", "torchvision.io.", "torchvision.utils."),
 }
-MAX_DEPTH = {"pytorch": 4, "tensorflow": 4, "jax": 4, "keras": 3}
+MAX_DEPTH = {"pytorch": 4, "tensorflow": 4, "jax": 4, "keras": 3, "torchvision": 4}
 
 
 def _resolve(name: str, top: object, prefix: str) -> object:
@@ -274,7 +278,11 @@ def wanted(framework: str, names: set[str], record_ops: set[str]) -> list[str]:
 
 def record_ops(framework: str) -> set[str]:
     sys.path.insert(0, str(ROOT))
-    from kb.catalog import load
+    try:
+        from kb.catalog import load
+    except ImportError as exc:  # a GPU machine with the framework but not the project's dependencies
+        print(f"warning: records not read ({exc}): only the namespaces' names get signatures", file=sys.stderr)
+        return set()
 
     catalog = load(ROOT)
     return {n for r in catalog.sources.values() if r.framework == framework for n in (*r.ops, *r.aliases)}
