@@ -38,7 +38,6 @@ from kb.model import Status
 from kb.query.cover import MAX_EXACT, smallest_cover
 from kb.query.evaluate import answer, known_release
 from kb.query.names import frameworks, inventory, op_parameters, resolve
-from kb.query import tfkeras
 from kb.query.state import (
     CORE_SOURCE_FIELDS, DETAIL_KEYS, LIMIT, Lazy, clear, index, join_index, light, memo, split_index, use,
 )
@@ -49,6 +48,7 @@ __all__ = [
 ]
 
 calls = Lazy("calls", globals())
+tfkeras = Lazy("query.tfkeras", globals())  # only tf.keras.* ops need it
 
 DEVICES = ("gpu", "cpu", "any")
 DISTRIBUTIONS = ("ngc",)
@@ -155,7 +155,8 @@ def status(
     if given is not None:
         params = op_parameters(op, framework, idx)
         params = calls.check_keys(op, given, params)  # the form the call is of (kb/calls.py, bind)
-    keras = tfkeras.basis(op, key, idx) if framework == "tensorflow" and distribution is None else None
+    keras = (tfkeras.basis(op, key, idx) if framework == "tensorflow" and distribution is None
+             and op.startswith("tf.keras.") else None)
     result = answer(op, version, key=key, framework=framework, device=device, distribution=distribution, ids=ids, idx=idx,
                     call=given, params=params, keras=keras)
     if cache_key is not None:

@@ -7,12 +7,12 @@ from kb.entries import (
 )
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
-from kb.query import tfkeras
 from kb.query.evidence import static, verified
 from kb.query.names import op_parameters
 from kb.query.state import Lazy, light, memo
 
 calls = Lazy("calls", globals())  # a query whose records have no call conditions never needs it
+tfkeras = Lazy("query.tfkeras", globals())  # only a tf.keras.* answer at Keras 3 needs it
 
 _prepared: dict[str, tuple] = memo()
 _interned: dict[tuple, Reference] = memo()

@@ -48,7 +48,7 @@ class Lazy:
 
     def __getattr__(self, attr: str):
         module = __import__(f"kb.{self._name}", fromlist=["_"])
-        self._where[self._name] = module
+        self._where[self._name.rsplit(".", 1)[-1]] = module  # "query.tfkeras" is bound as tfkeras
         return getattr(module, attr)
 
 
