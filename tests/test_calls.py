@@ -15,10 +15,7 @@ from pathlib import Path
 import pytest
 
 import kb
-from kb import query
-from kb.catalog import load
-from kb.compile import build_index
-from kb.lint import run
+from kbproject import answering, compiled
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,18 +81,13 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> dict:
     shutil.copytree(MINI, root)
     for name, text in (("tf.resize-sample", RESIZE), ("tf.segment-sample", SEGMENT)):
         (root / "data/sources/tensorflow" / f"{name}.yaml").write_text(text, encoding="utf-8")
-    _, findings = run(root)
-    assert findings == []
-    return build_index(load(root))
+    return compiled(root)
 
 
 @pytest.fixture()
 def kbq(index: dict):
-    query.reset(index)
-    try:
-        yield kb
-    finally:
-        query.reset()
+    with answering(index) as answering_kb:
+        yield answering_kb
 
 
 def test_unknown_call_applies_with_the_condition_stated(kbq) -> None:

@@ -19,9 +19,8 @@ import pytest
 import kb
 from kb import calls, query, signatures
 from kb.catalog import load
-from kb.compile import build_index
-from kb.lint import run
 from kb.verify.cases import applies as case_applies
+from kbproject import answering, compiled
 
 MINI = Path(__file__).parent / "fixtures" / "mini"
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,18 +78,13 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> dict:
         handle.write(SIGNATURES)
     for name, text in RECORDS.items():
         (root / "data/sources/tensorflow" / f"{name}.yaml").write_text(text, encoding="utf-8")
-    _, findings = run(root)
-    assert [f.message for f in findings] == []
-    return build_index(load(root))
+    return compiled(root)
 
 
 @pytest.fixture()
 def kbq(index: dict):
-    query.reset(index)
-    try:
-        yield kb
-    finally:
-        query.reset()
+    with answering(index) as answering_kb:
+        yield answering_kb
 
 
 # --- forms -------------------------------------------------------------------------------

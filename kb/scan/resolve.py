@@ -107,6 +107,21 @@ _STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
     ("LANCZOS3", "lanczos3"), ("LANCZOS5", "lanczos5"), ("GAUSSIAN", "gaussian"), ("MITCHELLCUBIC", "mitchellcubic"))}
 
 
+
+def _hands_on(node: ast.AST, attr: str, made: ast.AST) -> bool:
+    """`self.<attr>` handed on as an object (`f(self.X)`, `[self.X]`, `return self.X`, `y = self.X`, but not
+    the assignment `made` that creates it): it may be called there, with anything."""
+    if isinstance(node, ast.Call):
+        parts = [*node.args, *(k.value for k in node.keywords)]
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        parts = list(node.elts)
+    elif isinstance(node, (ast.Return, ast.Assign)) and node.value is not None and node.value is not made:
+        parts = [node.value]
+    else:
+        return False
+    return any(isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name) and a.value.id == "self"
+               for a in parts)
+
 class Unknown(NamedTuple):
     """An argument the scanner cannot read as a plain literal, with the source text it has
     (and, for an f-string, the literal text it starts with)."""
@@ -723,17 +738,7 @@ class _Visitor(ast.NodeVisitor):
             if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == target.attr \
                     and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self":
                 return  # self.X(...) runs it
-            # handed on as an object (`f(self.X)`, `[self.X]`, `return self.X`): it may be called there
-            if isinstance(sub, ast.Call):
-                parts = [*sub.args, *(k.value for k in sub.keywords)]
-            elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
-                parts = list(sub.elts)
-            elif isinstance(sub, (ast.Return, ast.Assign)) and sub.value is not None and sub.value is not value:
-                parts = [sub.value]
-            else:
-                continue
-            if any(isinstance(a, ast.Attribute) and a.attr == target.attr and isinstance(a.value, ast.Name)
-                   and a.value.id == "self" for a in parts):
+            if _hands_on(sub, target.attr, value):
                 return
         for k in range(first, len(self.calls)):
             call = self.calls[k]
@@ -757,17 +762,8 @@ class _Visitor(ast.NodeVisitor):
         found = 0
         for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             for sub in ast.walk(fn):
-                if isinstance(sub, ast.Call):
-                    parts = [*sub.args, *(k.value for k in sub.keywords)]
-                elif isinstance(sub, (ast.List, ast.Tuple, ast.Set)):
-                    parts = list(sub.elts)
-                elif isinstance(sub, (ast.Return, ast.Assign)) and sub.value is not None and sub.value is not value:
-                    parts = [sub.value]
-                else:
-                    parts = []
-                if any(isinstance(a, ast.Attribute) and a.attr == attr and isinstance(a.value, ast.Name)
-                       and a.value.id == "self" for a in parts):
-                    return False  # handed on: it may be called elsewhere with anything
+                if _hands_on(sub, attr, value):
+                    return False
                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == attr \
                         and isinstance(sub.func.value, ast.Name) and sub.func.value.id == "self":
                     if len(sub.args) != 1 or sub.keywords or not self._is_arange(sub.args[0], fn):
