@@ -439,7 +439,9 @@ class _CommentScanner(yaml.SafeLoader):
             self.forward()
         found = False
         while not found:
-            while self.peek() == " ":
+            # libyaml (which loads the records) also skips a tab where no simple key may start, after a
+            # plain scalar or inside a flow collection ('a\t# note'): PyYAML's scanner would stop there
+            while self.peek() == " " or (self.peek() == "\t" and (self.flow_level or not self.allow_simple_key)):
                 self.forward()
             if self.peek() == "#":
                 self.comment_lines.append(self.line + 1)
