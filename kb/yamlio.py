@@ -11,8 +11,10 @@ the one YAML reader of the project: records, solutions, links, registries, run f
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime as _dt
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -477,9 +479,10 @@ def _comment_lines_c(text: str) -> list[int]:
     # so that mark indexes are indexes into the text. A BOM is no line break: lines stay put.
     if text.startswith("\ufeff"):
         text = text[1:]
-    # libyaml puts STREAM-END on a line past an unterminated last line ('a #'): clamp to it.
-    last_line = _breaks(text) + 1
+    # Lines are counted from the text, not from the marks: libyaml puts STREAM-END (and the block
+    # ends before it) on a line past an unterminated last line ('a #').
     scanner = yaml.CSafeLoader(text)
+    line_starts: list[int] | None = None  # where each line after the first starts; made at the first '#'
     try:
         previous = 0
         while scanner.check_token():
@@ -488,8 +491,9 @@ def _comment_lines_c(text: str) -> list[int]:
             gap = text[previous:start]
             at = gap.find("#")
             while at >= 0:
-                line_of = token.start_mark.line + 1 - _breaks(gap[at:])
-                lines.append(min(line_of, last_line))
+                if line_starts is None:
+                    line_starts = [m.end() for m in _BREAK.finditer(text)]
+                lines.append(bisect.bisect_right(line_starts, previous + at) + 1)
                 end = _next_break(gap, at)
                 at = gap.find("#", end) if end < len(gap) else -1
             previous = max(previous, token.end_mark.index)
@@ -501,6 +505,10 @@ def _comment_lines_c(text: str) -> list[int]:
 
 
 _BREAKS = ("\r\n", "\n", "\r", "\x85", "\u2028", "\u2029")
+
+
+_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+"""A line break as YAML counts them (CRLF is one), as `_breaks` counts them."""
 
 
 def _breaks(text: str) -> int:
