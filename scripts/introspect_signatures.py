@@ -94,34 +94,32 @@ def _text(value: object) -> str:
     return "?"
 
 
+def _arguments(doc: str, start: int) -> str | None:
+    """The text from `start` (just past an opening parenthesis) to its matching close, on one line."""
+    depth = 1
+    for i in range(start, min(len(doc), start + 2000)):
+        if doc[i] in "([{":
+            depth += 1
+        elif doc[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return " ".join(doc[start:i].split())
+    return None
+
+
 def _doc_signature(doc: str, short: str) -> str | None:
     """The argument text of the first `short(...)` that starts a line, across line breaks."""
     for match in re.finditer(rf"^\s*(?:[\w.]+\.)?{re.escape(short)}\(", doc[:4000], re.M):
-        depth, start = 1, match.end()
-        for i in range(start, min(len(doc), start + 2000)):
-            if doc[i] in "([{":
-                depth += 1
-            elif doc[i] in ")]}":
-                depth -= 1
-                if depth == 0:
-                    return " ".join(doc[start:i].split())
+        found = _arguments(doc, match.end())
+        if found is not None:
+            return found
     return None
 
 
 def _doc_forms(doc: str, short: str) -> list[str]:
     """The argument text of each further form a docstring gives as `.. function:: short(...)`."""
-    out = []
-    for match in re.finditer(rf"^\s*\.\. function:: (?:[\w.]+\.)?{re.escape(short)}\(", doc, re.M):
-        depth, start = 1, match.end()
-        for i in range(start, min(len(doc), start + 2000)):
-            if doc[i] in "([{":
-                depth += 1
-            elif doc[i] in ")]}":
-                depth -= 1
-                if depth == 0:
-                    out.append(" ".join(doc[start:i].split()))
-                    break
-    return out
+    pattern = rf"^\s*\.\. function:: (?:[\w.]+\.)?{re.escape(short)}\("
+    return [found for match in re.finditer(pattern, doc, re.M) if (found := _arguments(doc, match.end())) is not None]
 
 
 _ENTRY = re.compile(r"^(\s+)(\w+)(?: \(([^)]*)\))?:(.*)$")
