@@ -60,8 +60,8 @@ def check(catalog: Catalog) -> None:
             found = [m.group(1) for m in OUTSIDE.finditer(text)]
             found += [name for name in (m.group(1) for m in DOCUMENT.finditer(text))
                       if not any(name in f for f in found) and not (catalog.root / name).is_file()]
+            where = ".".join(str(part) for part in loc) or "(top level)"
             for token in (m.group(0) for m in FOUNDING.finditer(text)):
-                where = ".".join(str(part) for part in loc) or "(top level)"
                 catalog.report(
                     path, doc.line_of(loc), CODE,
                     f"{where} cites {token!r}, an internal name of one of the project's founding documents",
@@ -69,7 +69,6 @@ def check(catalog: Catalog) -> None:
                     "https://github.com/NVIDIA/framework-reproducibility)",
                 )
             for token in found:
-                where = ".".join(str(part) for part in loc) or "(top level)"
                 catalog.report(
                     path, doc.line_of(loc), CODE,
                     f"{where} points at {token!r}, a file outside the repository that no reader can open",

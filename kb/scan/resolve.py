@@ -365,16 +365,14 @@ class _Visitor(ast.NodeVisitor):
 
     # --- names -----------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name):
+        plain = _called(node)
+        if plain is None:
             return None
-        base = self.aliases.get(node.id)
+        head, dot, rest = plain.partition(".")
+        base = self.aliases.get(head)
         if base is None:
             return None
-        name = ".".join([base, *reversed(parts)])
+        name = base + dot + rest
         return name if name in self.wanted else public_name(name, self.wanted)
 
     def kind_of(self, node: ast.AST) -> str | None:

@@ -9,6 +9,7 @@ protocol line (kb/verify/sweep.py PREFIX). docs/sweep.md explains every input ch
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -351,6 +352,21 @@ class Worker:
         else:
             self.run_planted(unit, obj)
 
+    @contextlib.contextmanager
+    def building(self, unit, pub, variant, dtype_name):
+        """One dtype of one op: inputs that cannot be built make an error case (the sweep goes on);
+        either way the switch is off again and, on CUDA, the cached memory is freed."""
+        try:
+            yield
+        except Exception as exc:
+            case = self.base_case(unit, pub, variant, dtype_name, "forward")
+            case["error"] = "building inputs: " + message(exc)
+            emit({"case": case})
+        finally:
+            self.set_switch(False)
+            if self.dev_type == "cuda":
+                self.torch.cuda.empty_cache()
+
     def base_case(self, unit, pub, variant, dtype_name, pass_):
         kind, obj = self.units.get(unit, (None, None))
         extra = {"catalog_marks_nondeterministic": True} if kind == "op" and getattr(obj, "has_nondeterministic_output", False) else {}
@@ -379,16 +395,8 @@ class Worker:
         for dtype in dtypes:
             dname = str(dtype).replace("torch.", "")
             grad = bool(op.supports_autograd) and dtype in op.supported_backward_dtypes(self.dev_type)
-            try:
+            with self.building(unit, pub, op.variant_test_name, dname):
                 self.one_dtype(unit, op, pub, dtype, dname, grad, target, ties)
-            except Exception as exc:
-                case = self.base_case(unit, pub, op.variant_test_name, dname, "forward")
-                case["error"] = "building inputs: " + message(exc)
-                emit({"case": case})
-            finally:
-                self.set_switch(False)
-                if self.dev_type == "cuda":
-                    torch.cuda.empty_cache()
 
     def pick(self, op, dtype, grad, target, ties):
         """The first (sample, enlargement) that runs once by default; (parts, facts) or raise."""
@@ -630,16 +638,8 @@ class Worker:
         ties = bool(TIES.search(pub.lower()))
         for dtype in dtypes:
             dname = str(dtype).replace("torch.", "")
-            try:
+            with self.building(unit, pub, variant, dname):
                 self.module_dtype(unit, info, pub, variant, dtype, dname, ties)
-            except Exception as exc:
-                case = self.base_case(unit, pub, variant, dname, "forward")
-                case["error"] = "building inputs: " + message(exc)
-                emit({"case": case})
-            finally:
-                self.set_switch(False)
-                if self.dev_type == "cuda":
-                    torch.cuda.empty_cache()
 
     def module_dtype(self, unit, info, pub, variant, dtype, dname, ties) -> None:
         torch = self.torch
