@@ -10,10 +10,23 @@ the library for another use (a dispatch label, an error message) is not counted 
 from __future__ import annotations
 
 import re
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from kb.verify.static.elf import Elf
+
+if TYPE_CHECKING:
+    import numpy as np
+
+NEEDS = "reading a release's binaries needs NumPy: pip install 'kb-determinism[static]'"
+
+
+def _numpy():
+    """NumPy, imported when a binary is read: `kb --help` and every other command run without it."""
+    try:
+        import numpy
+    except ImportError as exc:
+        raise ImportError(NEEDS) from exc
+    return numpy
 
 WINDOW = 96  # bytes before the call searched for the argument's lea
 WIDE_WINDOW = 256  # where the argument's length is computed at run time (a strlen loop), its lea comes earlier
@@ -23,6 +36,7 @@ _PRINTABLE = re.compile(rb"[\x20-\x7e]{2,400}")
 def call_targets(elf: Elf, name_part: str, exclude: tuple[str, ...] = ()) -> tuple[set[int], set[int]]:
     """(direct targets, GOT slots) by which code can call a function whose symbol contains name_part."""
     wanted = [(i, v) for i, n, v in elf.symbols() if name_part in n and not any(x in n for x in exclude)]
+    np = _numpy()
     direct = {v for _i, v in wanted if v}
     slots = elf.got_slots({i for i, _v in wanted})
     for sec in elf.sections:
@@ -44,6 +58,7 @@ def string_arguments(elf: Elf, name_part: str, exclude: tuple[str, ...] = ()) ->
     direct, slots = call_targets(elf, name_part, exclude)
     if not direct and not slots:
         return []
+    np = _numpy()
     found: set[str] = set()
     for sec in elf.sections:
         if sec.name != ".text":
@@ -59,12 +74,14 @@ def string_arguments(elf: Elf, name_part: str, exclude: tuple[str, ...] = ()) ->
 
 
 def _rel32(code: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    np = _numpy()
     b = [code[pos + k].astype(np.int64) for k in range(4)]
     value = b[0] | (b[1] << 8) | (b[2] << 16) | (b[3] << 24)
     return np.where(value >= 1 << 31, value - (1 << 32), value)
 
 
 def _call_sites(code: np.ndarray, base: int, direct: set[int], slots: set[int]) -> list[int]:
+    np = _numpy()
     limit = len(code) - 6
     out: list[int] = []
     near = np.flatnonzero(code[:limit] == 0xE8)
@@ -80,6 +97,7 @@ def _call_sites(code: np.ndarray, base: int, direct: set[int], slots: set[int]) 
 
 
 def _nearest_literal(elf: Elf, code: np.ndarray, base: int, call: int, window: int) -> str | None:
+    np = _numpy()
     start = max(0, call - window)
     for pos in range(call - 7, start - 1, -1):
         rex, op, modrm = int(code[pos]), int(code[pos + 1]), int(code[pos + 2])

@@ -23,8 +23,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace, root: Path) -> int:
+    from kb.verify.static.callsites import NEEDS
     from kb.verify.static.run import run
 
+    try:
+        import numpy  # noqa: F401  (checked before any download: the binary reader needs it)
+    except ImportError:
+        print(f"kb verify --static: error: {NEEDS}", file=sys.stderr)
+        return 2
     frameworks = args.static or sorted(TARGETS)
     scratch = Path(args.scratch) if args.scratch else None
     free = shutil.disk_usage(scratch or Path("/tmp")).free / 2**30
