@@ -2,7 +2,7 @@
 
     python benchmarks/scan_frozen/candidate_ops.py > benchmarks/scan_frozen/candidate_ops.txt
 
-Each line: the op, the version it is answered at, and the records that answer it not
+Each line: the op (a record's `ops` or `aliases` entry), the version it is answered at, and the records that answer it not
 deterministic (with the call condition under which each applies, if any). An op of a record
 whose every answer at these versions is deterministic or unknown is left out: its calls are
 not candidate sites (RULES.md, rule C1). Library records (cudnn, cublas, cccl, nccl) are
@@ -34,7 +34,7 @@ def main() -> int:
     for path in sorted(glob.glob(str(ROOT / "data/sources/*/*.yaml"))):
         record = yaml.safe_load(Path(path).read_text())
         if record["framework"] in VERSIONS:
-            ops.update((record["framework"], op) for op in record["ops"])
+            ops.update((record["framework"], op) for op in record["ops"] + (record.get("aliases") or []))
     for framework, op in sorted(ops, key=lambda x: x[1]):
         status = kb.status(op, VERSIONS[framework])
         parts = [f"{s.id}" + (f" (when {s.condition})" if s.condition else "")
