@@ -289,3 +289,36 @@ def test_a_very_deep_folder_tree_is_walked_without_recursion(tmp_path: Path) -> 
     assert sorted(_records(doc)) == [("deep.py", "torch.index-add"), ("ok.py", "torch.index-add")]
 
 
+
+
+# --- round 4 (issue 43) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_r4_h1_undefined_codec_is_one_error_naming_the_file(tmp_path: Path, fmt: str) -> None:
+    """`# coding: undefined` raises a plain UnicodeError: it aborted the whole scan (exit 2, empty output)."""
+    tree = _ok_tree(tmp_path)
+    (tree / "z.py").write_bytes(b"# coding: undefined\nx = 1\n")
+    result = _kb("scan", str(tree), "--versions", "torch=2.5", "--format", fmt)
+    assert result.returncode == 1, result.stderr[-300:]
+    doc = json.loads(result.stdout)
+    if fmt == "json":
+        assert _records(doc) == [("ok.py", "torch.index-add")]
+        [error] = doc["errors"]
+        assert error["path"].endswith("z.py") and "undefined" in error["message"]
+    else:
+        run = doc["runs"][0]
+        assert len(run["results"]) == 1
+        [note] = run["invocations"][0]["toolExecutionNotifications"]
+        assert "z.py" in json.dumps(note) and "undefined" in note["message"]["text"]
+
+
+def test_r4_l4_idna_coding_line_is_read_as_python_reads_it(tmp_path: Path, capsys) -> None:
+    """Python compiles a file whose coding line names idna; its calls were reported as not parsed."""
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "i.py").write_bytes(b"# coding: idna\n" + OK.encode())
+    (tree / "p.py").write_bytes(b"# coding: punycode\n" + OK.encode())  # Python refuses this one
+    code, doc = _scan(capsys, str(tree))
+    assert _records(doc) == [("i.py", "torch.index-add")]
+    assert [Path(e["path"]).name for e in doc["errors"]] == ["p.py"]

@@ -113,6 +113,8 @@ def _one(found: sources.Found) -> tuple:
         unit = sources.read(path, found.root)
     except sources.SourceError as exc:
         return path, (), None, [FileError(path, 1, 1, str(exc))], {}
+    except (ValueError, RecursionError, MemoryError) as exc:  # one file, never the whole scan (docs/security.md)
+        return path, (), None, [FileError(path, 1, 1, f"cannot read: {type(exc).__name__}: {exc}")], {}
     errors: list[FileError] = []
     text = unit.text
     for attempt in range(2):

@@ -27,8 +27,9 @@ MAX_BYTES = 5_000_000  # a generated 5 MB module is not a training script; repor
 # A notebook is JSON from the repository being scanned (untrusted): at most MAX_BYTES, nbformat
 # nests ~6 levels, an embedded image is one long string.
 NOTEBOOK_LIMITS = jsonio.Limits(max_bytes=MAX_BYTES, max_depth=32, max_nodes=2_000_000, max_string=MAX_BYTES)
-# Codecs that a PEP 263 line may name but that are not source encodings (slow or not text)
-_NOT_SOURCE = frozenset({"punycode", "idna"})
+# Codecs that a PEP 263 line may name but that Python refuses as a source encoding ("encoding
+# problem: punycode"); idna is one it accepts, so it is read as Python reads it.
+_NOT_SOURCE = frozenset({"punycode"})
 
 
 class SourceError(Exception):
@@ -164,6 +165,8 @@ def _python_text(raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         what = "UTF-8" if info.name == "utf-8" else f"{encoding} (its coding line)"
         raise SourceError(f"not {what} (byte {exc.start})") from None
+    except (UnicodeError, ValueError) as exc:  # `# coding: undefined` raises a plain UnicodeError
+        raise SourceError(f"bad encoding declaration: decoding with {encoding!r} failed ({exc})") from None
 
 
 def _notebook(path: str, raw: bytes) -> Unit:
