@@ -141,7 +141,13 @@ def read(path: str, root: str = os.sep) -> Unit:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
     if path.endswith(".ipynb"):
         return _notebook(path, raw)
-    return Unit(path, _python_text(raw))
+    return Unit(path, lines_as_python_reads_them(_python_text(raw)))
+
+
+def lines_as_python_reads_them(text: str) -> str:
+    """CR LF and a lone CR end a line, as Python's reader translates them before it tokenizes:
+    a file saved with CR-only endings runs, and every line-based pass must see its lines."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _python_text(raw: bytes) -> str:
@@ -190,5 +196,5 @@ def _notebook(path: str, raw: bytes) -> Unit:
         if not isinstance(source, str):
             raise SourceError(f"cell {number}: 'source' should be a string or a list of strings")
         starts.append((len(lines) + 1, number))
-        lines.extend(cell_text.python_of(source).split("\n"))
+        lines.extend(cell_text.python_of(lines_as_python_reads_them(source)).split("\n"))
     return Unit(path, "\n".join(lines) + "\n", tuple(starts))
