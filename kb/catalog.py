@@ -54,14 +54,22 @@ class Catalog:
         return self.data_files(self.root / SOURCES_DIR, recursive=True)
 
     def data_files(self, folder: Path, recursive: bool = False) -> list[Path]:
-        """The *.yaml files of a data folder. A name that is not UTF-8, or a YAML file saved
-        under another suffix (.yml, .YAML: skipped by the glob, so silently not a record), is
-        a KB003 finding instead of being read or ignored."""
+        """The *.yaml files of a data folder. Every other entry is a KB003 finding instead of
+        being ignored: a name that is not UTF-8, a YAML file saved under another suffix (.yml,
+        .YAML), a record saved as .json or left as an editor's copy (.yaml~, .yaml.bak,
+        .yaml.orig), and a folder symlink (never descended), so that nothing in data/ goes
+        unread with no word."""
         found = []
         from kb.untrusted import files_under
 
         for path in files_under(folder) if recursive else sorted(folder.glob("*")):
             if path.suffix.lower() not in (".yaml", ".yml"):
+                if path.is_symlink() and path.is_dir():
+                    self.report(path, 1, "KB003", "a folder symlink is not followed: the files it leads to are not read",
+                                "put the folder itself here instead of a link")
+                elif not path.is_dir():
+                    self.report(path, 1, "KB003", "this file is not read: only .yaml files are data",
+                                "rename a record to <id>.yaml, or delete the copy (editor backups, .json exports)")
                 continue
             name = path.name
             try:

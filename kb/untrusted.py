@@ -6,6 +6,7 @@ refuse the same things the same way. Standard library only.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -56,7 +57,13 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
     if within is not None:
         check_inside(path, within)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused("a symlink loop: the link leads back to itself, so there is no file to read",
+                          "replace the link with the file itself") from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -322,3 +322,31 @@ def test_r4_l4_idna_coding_line_is_read_as_python_reads_it(tmp_path: Path, capsy
     code, doc = _scan(capsys, str(tree))
     assert _records(doc) == [("i.py", "torch.index-add")]
     assert [Path(e["path"]).name for e in doc["errors"]] == ["p.py"]
+
+
+def test_r4_l3_symlink_loop_is_an_error_line_in_a_tree_and_named_alone(tmp_path: Path, capsys) -> None:
+    tree = _ok_tree(tmp_path)
+    (tree / "l1.py").symlink_to("l2.py")
+    (tree / "l2.py").symlink_to("l1.py")
+    code, doc = _scan(capsys, str(tree))
+    assert ("ok.py", "torch.index-add") in _records(doc)
+    assert sorted(Path(e["path"]).name for e in doc["errors"]) == ["l1.py", "l2.py"]
+    assert all("symlink loop" in e["message"] for e in doc["errors"])
+    code = main(["scan", str(tree / "l1.py")])
+    _, err = capsys.readouterr()
+    assert code == 2 and "symlink loop" in err and "no such file" not in err
+
+
+@pytest.mark.parametrize("argv", [["--versions", "torch=2.5,torch=2.6"], ["--versions", "torch=2.5", "--versions", "torch=2.11"]])
+def test_r4_l7_a_framework_pinned_twice_is_refused(tmp_path: Path, capsys, argv: list[str]) -> None:
+    tree = _ok_tree(tmp_path)
+    code = main(["scan", str(tree), *argv])
+    _, err = capsys.readouterr()
+    assert code == 2 and "twice" in err and "2.5" in err
+
+
+def test_r4_l7_repeated_versions_flags_for_different_frameworks_add_up(tmp_path: Path, capsys) -> None:
+    tree = _ok_tree(tmp_path)
+    code = main(["scan", str(tree), "--versions", "torch=2.5", "--versions", "jax=0.4.30", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["versions"]["pytorch"]["version"] == "2.5"  # the first flag is not dropped for the second

@@ -9,6 +9,7 @@ is importable, the same rewrites otherwise), keeping the cell's line numbers.
 from __future__ import annotations
 
 import codecs
+import errno
 import fnmatch
 import io
 import os
@@ -58,6 +59,10 @@ class NotAFile(Exception):
     """A path given on the command line that exists but is neither a regular file nor a folder."""
 
 
+class SymlinkLoop(Exception):
+    """A path given on the command line that is a symlink leading back to itself."""
+
+
 class Found(NamedTuple):
     """A file to scan and the root it was found under (its symlinks must resolve inside it)."""
 
@@ -84,7 +89,9 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
             raise FileNotFoundError(given)
         try:
             mode = os.stat(given).st_mode
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SymlinkLoop(given) from None
             raise FileNotFoundError(given) from None  # a dangling symlink
         if not stat.S_ISREG(mode):
             raise NotAFile(given)
@@ -110,8 +117,8 @@ def _walk(top: str, exclude: tuple[str, ...]):
             try:
                 is_dir = entry.is_dir()
                 is_link = entry.is_symlink()
-            except OSError:
-                continue
+            except OSError:  # a symlink loop: listed, so that reading it is one error line naming it
+                is_dir, is_link = False, True
             path = os.path.normpath(os.path.join(folder, name))
             if is_dir:
                 if not is_link and name not in SKIP_DIRS and not name.startswith(".") and not _excluded(path, exclude):

@@ -124,15 +124,21 @@ def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
     of a `sweeps_dir` outside data/sweeps/ is not held to its place there."""
     from kb import jsonio
     from kb.findings import rel as relative
+    from kb.untrusted import files_under
 
     top = sweeps_dir if sweeps_dir is not None else root / SWEEPS_DIR
     out = []
-    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+    for path in files_under(top) if top.is_dir() else ():  # no recursion: a 1,000-deep chain is no RecursionError
         where = relative(path, root)
         if path.name.startswith(".") or path.name == "README.md":
             continue
         if path.name.endswith(CPU_SWEEP_SUFFIXES):
-            continue  # the TensorFlow/Keras CPU sweeps' own format (kb/sweep): cited by records, not GPU evidence
+            # the TensorFlow/Keras CPU sweeps' own format (kb/sweep): cited by records, not GPU evidence;
+            # read within bounds all the same, so that a file under such a name is never unread with no word
+            bad = _cpu_sweep_problem(path, top)
+            if bad is not None:
+                out.append(SweepFile(path, where, None, [bad]))
+            continue
         if path.suffix != ".json":
             out.append(SweepFile(path, where, None, [(1, "KB002", f"not a sweep file: sweeps are {SWEEPS_DIR}/<env_id>/<stamp>-<suite>.json")]))
             continue
@@ -147,6 +153,25 @@ def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
         found = problems(data, where if sweeps_dir is None else None)
         out.append(SweepFile(path, where, None if found else data, [(1, "KB002", f"sweep file: {m}") for m in found]))
     return out
+
+
+def _cpu_sweep_problem(path: Path, top: Path) -> tuple[int, str, str] | None:
+    """(line, code, message) when a CPU sweep file is not one: unreadable, over a bound, not
+    JSON, or not an object of kind "sweep" whose suite is the one its name says."""
+    from kb import jsonio
+
+    suite = next(s for s in CPU_SWEEP_SUFFIXES if path.name.endswith(s))[1:-len(".json")]
+    try:
+        data = jsonio.load(path, limits=limits(), within=top)
+    except jsonio.JsonError as exc:
+        return exc.line, exc.code or "KB002", exc.message
+    except OSError as exc:
+        return 1, "KB002", f"cannot read the file: {exc.strerror or exc}"
+    if not isinstance(data, dict) or data.get("kind") != "sweep" or data.get("suite") != suite \
+            or not isinstance(data.get("cases"), list):
+        return 1, "KB002", f"not a CPU sweep file: its name says suite {suite!r} (written by python -m kb.sweep), " \
+                           "but it is not an object with kind 'sweep', that suite and a list of cases"
+    return None
 
 
 def sweeps_of(catalog) -> list[SweepFile]:
