@@ -243,3 +243,25 @@ def test_r3_l5_symlink_loop_is_named_as_a_loop(tmp_path: Path) -> None:
     _, findings = run(root)
     loops = [f for f in findings if f.path.endswith(("tf.l1.yaml", "tf.l2.yaml"))]
     assert len(loops) == 2 and all("symlink loop" in f.message and "Too many levels" not in f.message for f in loops)
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "outside", "fifo"])
+def test_r4_l14_an_inventory_that_is_not_a_plain_file_is_named(tmp_path: Path, kind: str) -> None:
+    """A data/api inventory replaced by a link to /dev/zero or a FIFO read as "no inventory"
+    (every op of the framework unknown) while validate said ok."""
+    root = _project(tmp_path)
+    api = root / "data" / "api"
+    target = next(p for p in sorted(api.iterdir()) if p.suffix == ".txt")
+    target.unlink()
+    if kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on this system")
+        os.mkfifo(target)
+    elif kind == "outside":
+        (tmp_path / "names.txt").write_text("tf.add\n")
+        target.symlink_to(tmp_path / "names.txt")
+    else:
+        target.symlink_to("/dev/zero")
+    _, findings = run(root)
+    [finding] = [f for f in findings if f.path.endswith(target.name)]
+    assert finding.code == "KB012"
