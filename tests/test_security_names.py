@@ -265,3 +265,15 @@ def test_r4_l14_an_inventory_that_is_not_a_plain_file_is_named(tmp_path: Path, k
     _, findings = run(root)
     [finding] = [f for f in findings if f.path.endswith(target.name)]
     assert finding.code == "KB012"
+
+
+def test_r3_l11_a_60000_character_title_is_refused(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    record = root / GOOD
+    text = record.read_text()
+    start = text.index("title: ")
+    end = text.index("\n", start)
+    record.write_text(text[:start] + "title: " + "x" * 60_000 + text[end:])
+    _, findings = run(root)
+    [finding] = [f for f in findings if f.path == GOOD and f.code == "KB002"]
+    assert "title" in finding.message and "500" in finding.message
