@@ -169,5 +169,6 @@ def merge_from(root: Path, source: Path) -> tuple[dict[str, Any], list[str]]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(item.path, target)
         written.append(str(target))
-    detail = f"merged {len(written)} sweep file(s) from {source}" + (f"; refused: {'; '.join(problems)}" if problems else "")
+    detail = (f"merged {len(written)} sweep file(s) from {Path(source).name}/"  # the folder's name: no path of this machine
+              + (f"; refused: {'; '.join(problems)}" if problems else ""))
     return {"step": "sweep", "status": "partial" if problems else "ok", "detail": detail}, written
