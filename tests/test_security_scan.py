@@ -350,3 +350,29 @@ def test_r4_l7_repeated_versions_flags_for_different_frameworks_add_up(tmp_path:
     code = main(["scan", str(tree), "--versions", "torch=2.5", "--versions", "jax=0.4.30", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["versions"]["pytorch"]["version"] == "2.5"  # the first flag is not dropped for the second
+
+
+def test_r4_l2_a_file_of_very_many_lines_is_refused_before_parsing(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A 4.8 MB file of 480,000 assignments took 1.75 GB: the syntax tree is ~360x the text."""
+    from kb.scan import sources
+
+    tree = _ok_tree(tmp_path)
+    (tree / "gen.py").write_text("import torch\n" + "x = y + 1\n" * (sources.MAX_LINES + 1))
+    code, doc = _scan(capsys, str(tree))
+    assert ("ok.py", "torch.index-add") in _records(doc)
+    [error] = doc["errors"]
+    assert error["path"].endswith("gen.py") and f"at most {sources.MAX_LINES:,}" in error["message"]
+
+
+def test_r4_l2_sarif_keeps_at_most_what_code_scanning_takes(tmp_path: Path, capsys, monkeypatch) -> None:
+    from kb.scan import report_sarif
+
+    monkeypatch.setattr(report_sarif, "MAX_RESULTS", 3)
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "many.py").write_text("import torch\n" + "torch.zeros(1).index_add_(0, i, v)\n" * 5)
+    main(["scan", str(tree), "--versions", "torch=2.5", "--format", "sarif"])
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert len(run["results"]) == 3
+    [note] = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith("2 more finding(s)")

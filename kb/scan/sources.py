@@ -25,6 +25,10 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modu
                        "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints"})
 SUFFIXES = (".py", ".ipynb")
 MAX_BYTES = 5_000_000  # a generated 5 MB module is not a training script; reported, not parsed
+# Python's syntax tree takes ~3.6 KB a line of plain code (a 480,000-line file of assignments,
+# 4.8 MB, took 1.75 GB): the largest hand-written modules have a few thousand lines, so a file
+# over MAX_LINES is generated code, reported and not parsed (~180 MB at the bound).
+MAX_LINES = 50_000
 # A notebook is JSON from the repository being scanned (untrusted): at most MAX_BYTES, nbformat
 # nests ~6 levels, an embedded image is one long string.
 NOTEBOOK_LIMITS = jsonio.Limits(max_bytes=MAX_BYTES, max_depth=32, max_nodes=2_000_000, max_string=MAX_BYTES)
@@ -146,9 +150,12 @@ def read(path: str, root: str = os.sep) -> Unit:
         raise SourceError(exc.message) from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    if path.endswith(".ipynb"):
-        return _notebook(path, raw)
-    return Unit(path, lines_as_python_reads_them(_python_text(raw)))
+    unit = _notebook(path, raw) if path.endswith(".ipynb") else Unit(path, lines_as_python_reads_them(_python_text(raw)))
+    lines = unit.text.count("\n")
+    if lines > MAX_LINES:
+        raise SourceError(f"the file has {lines:,} lines of Python; at most {MAX_LINES:,} are parsed "
+                          "(a longer module is generated code, and its syntax tree would take gigabytes)")
+    return unit
 
 
 def lines_as_python_reads_them(text: str) -> str:
