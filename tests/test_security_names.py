@@ -277,3 +277,20 @@ def test_r3_l11_a_60000_character_title_is_refused(tmp_path: Path) -> None:
     _, findings = run(root)
     [finding] = [f for f in findings if f.path == GOOD and f.code == "KB002"]
     assert "title" in finding.message and "500" in finding.message
+
+
+def test_r4_l18_remembered_sweep_reads_follow_the_bytes(tmp_path: Path) -> None:
+    """Sweep files are read once and remembered by their bytes (.cache/kb/sweeps.memo): an edited
+    file is read again, so a file that turns malformed is still named."""
+    from kb.verify.sweepfile import load_sweeps
+
+    root = _project(tmp_path)
+    cpu = root / "data" / "sweeps" / "cpu-x86-64-0"
+    cpu.mkdir(parents=True)
+    path = cpu / "2026-01-01T000000Z-keras.json"
+    path.write_text('{"kind": "sweep", "suite": "keras", "cases": []}')
+    assert [s.problems for s in load_sweeps(root)] == []
+    assert (root / ".cache" / "kb" / "sweeps.memo").is_file()
+    path.write_text('{"kind": "sweep", "suite": "keras", "cases": 5}')
+    [sweep] = load_sweeps(root)
+    assert sweep.problems and "not a CPU sweep file" in sweep.problems[0][2]
