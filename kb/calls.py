@@ -62,18 +62,21 @@ Condition = tuple  # ((key, values), ...)
 
 def normalize(call: object) -> dict[str, object]:
     """Check a caller's `call=` and return it as a plain dict; ValueError says what is wrong."""
-    if not isinstance(call, dict):
-        try:
-            call = dict(call)  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"call must be a mapping of parameter names to values, e.g. {{'mode': 'nearest'}}, "
-                f"not {type(call).__name__}"
-            ) from None
-    if len(call) > MAX_KEYS:
+    if type(call) is dict and len(call) > MAX_KEYS:  # before copying a huge one
         raise ValueError(f"call has {len(call)} keys; at most {MAX_KEYS}")
+    try:  # the caller's own mapping methods run here: whatever they raise is a bad argument (ValueError)
+        items = list((call if isinstance(call, dict) else dict(call)).items())  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"call must be a mapping of parameter names to values, e.g. {{'mode': 'nearest'}}, "
+            f"not {type(call).__name__}"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - a dict subclass whose items() raises RuntimeError, ...
+        raise ValueError(f"call could not be read: its {type(call).__name__}.items() raised {type(exc).__name__}") from None
+    if len(items) > MAX_KEYS:
+        raise ValueError(f"call has {len(items)} keys; at most {MAX_KEYS}")
     out: dict[str, object] = {}
-    for key, value in call.items():
+    for key, value in items:
         if not isinstance(key, str) or not key or len(key) > MAX_TEXT:
             raise ValueError(f"call keys are parameter names (strings), not {key!r:.60}")
         if value is not None and type(value) not in (bool, int, float, str):

@@ -28,6 +28,8 @@ from kb.yamlio import Document, YamlError, read
 
 SOURCES_DIR = "data/sources"
 VERSIONS_DIR = "data/versions"
+API_DIR = "data/api"
+API_MAX_BYTES = 64 * 1024 * 1024  # the largest inventory, PyTorch's, is ~9 MB
 SOLUTIONS_FILE = "data/solutions.yaml"
 LINKS_FILE = "data/links.yaml"
 
@@ -54,14 +56,22 @@ class Catalog:
         return self.data_files(self.root / SOURCES_DIR, recursive=True)
 
     def data_files(self, folder: Path, recursive: bool = False) -> list[Path]:
-        """The *.yaml files of a data folder. A name that is not UTF-8, or a YAML file saved
-        under another suffix (.yml, .YAML: skipped by the glob, so silently not a record), is
-        a KB003 finding instead of being read or ignored."""
+        """The *.yaml files of a data folder. Every other entry is a KB003 finding instead of
+        being ignored: a name that is not UTF-8, a YAML file saved under another suffix (.yml,
+        .YAML), a record saved as .json or left as an editor's copy (.yaml~, .yaml.bak,
+        .yaml.orig), and a folder symlink (never descended), so that nothing in data/ goes
+        unread with no word."""
         found = []
         from kb.untrusted import files_under
 
         for path in files_under(folder) if recursive else sorted(folder.glob("*")):
             if path.suffix.lower() not in (".yaml", ".yml"):
+                if path.is_symlink() and path.is_dir():
+                    self.report(path, 1, "KB003", "a folder symlink is not followed: the files it leads to are not read",
+                                "put the folder itself here instead of a link")
+                elif not path.is_dir():
+                    self.report(path, 1, "KB003", "this file is not read: only .yaml files are data",
+                                "rename a record to <id>.yaml, or delete the copy (editor backups, .json exports)")
                 continue
             name = path.name
             try:
@@ -136,6 +146,22 @@ def _read(catalog: Catalog, path: Path) -> Document | None:
     return doc
 
 
+def _check_inventories(catalog: Catalog) -> None:
+    """data/api/: the API inventories and signatures the query reads line by line. A symlink
+    to /dev/zero, out of data/ or a FIFO there read as "no inventory" (every op unknown) with
+    validate clean: each is a KB012 finding instead (kb/untrusted.py's checks, nothing read)."""
+    from kb import untrusted
+
+    folder = catalog.root / API_DIR
+    for path in untrusted.files_under(folder) if folder.is_dir() else ():
+        try:
+            untrusted.check_file(path, API_MAX_BYTES, catalog.root / "data")
+        except untrusted.Refused as exc:
+            catalog.report(path, 1, "KB012", exc.message, exc.hint)
+        except OSError as exc:
+            catalog.report(path, 1, "KB001", f"cannot read the file: {exc.strerror or exc}")
+
+
 def load(root: Path) -> Catalog:
     """Parse and validate all of data/; the result holds the models that passed."""
     catalog = Catalog(root=root)
@@ -171,6 +197,7 @@ def load(root: Path) -> Catalog:
         catalog.registries[registry.name] = registry
         catalog.registry_paths[registry.name] = path
 
+    _check_inventories(catalog)
     for name, model, attr in ((SOLUTIONS_FILE, schema.Solution, "solutions"), (LINKS_FILE, schema.Link, "links")):
         path = root / name
         if not path.exists():

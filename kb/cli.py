@@ -9,7 +9,6 @@ read or written (disk full, read-only folder): one line, no traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -40,6 +39,8 @@ examples:
 
 exit codes: 0 answer/clean, 1 lint findings or stale files, 2 bad input,
 3 a file could not be written or read (disk full, read-only folder; one line names it).
+A reader that stops early (`kb status ... | head -1`) is not an error: the exit code is 0.
+--json output is strict JSON: a float that is not finite is written "nan", "inf" or "-inf".
 """
 
 
@@ -50,6 +51,25 @@ def _shown(filename: object) -> str:
     text = os.fsdecode(filename) if isinstance(filename, (str, bytes, os.PathLike)) else str(filename)
     relative = os.path.relpath(text) if os.path.isabs(text) else text
     return relative if not relative.startswith("..") else text
+
+
+def _stdout_is_null() -> bool:
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (out.st_dev, out.st_ino, out.st_rdev) == (null.st_dev, null.st_ino, null.st_rdev)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null: the interpreter's last flush would
+    otherwise fail again and print "Exception ignored ... BrokenPipeError" (exit 120)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _console():
@@ -68,6 +88,7 @@ def _error(message: str) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     import kb
+    from kb import jsonio
 
     try:
         call = _parse_call(args.call)
@@ -80,7 +101,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _error(str(exc))
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        print(jsonio.dumps(result.to_dict(), indent=2))
         return EXIT_OK
     _print_status(result)
     return EXIT_OK
@@ -223,7 +244,9 @@ def _print_status(result) -> None:
 
 def _print_findings(findings, as_json: bool) -> None:
     if as_json:
-        print(json.dumps([f.to_dict() for f in findings], indent=2))
+        from kb import jsonio
+
+        print(jsonio.dumps([f.to_dict() for f in findings], indent=2))
         return
     for finding in findings:
         print(finding.render())
@@ -442,12 +465,20 @@ def main(argv: list[str] | None = None) -> int:
     needs_data = getattr(args, "needs_data", True) and args.func is not cmd_status
     if needs_data and not (root_of(args) / "data").is_dir():
         return _error(f"no data/ folder under {root_of(args)}; run from the project root or pass --root")
+    to_null = _stdout_is_null()
     try:
         return args.func(args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader stopped early (`kb status ... | head -1`): not an error
+        _silence_stdout()
         return EXIT_OK
+    except SystemExit as exc:
+        # rich's Console ends a write to a closed pipe with SystemExit(1) after pointing stdout at
+        # /dev/null: that is the same reader gone, not "lint findings" (exit 1)
+        if exc.code == 1 and not to_null and _stdout_is_null():
+            return EXIT_OK
+        raise
     except OSError as exc:  # disk full, read-only data/: one line, its own exit code
         print(f"kb: error: cannot write {_shown(exc.filename)}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_IO

@@ -172,6 +172,35 @@ def loads(text: str | bytes, where: str = "<json>", *, limits: Limits = LIMITS) 
         raise JsonError(f"invalid JSON: {exc}", 1, "the input is not what it should be", where) from None
 
 
+# --- writing ------------------------------------------------------------------------------------
+
+NON_FINITE = {"nan": "nan", "inf": "inf", "-inf": "-inf"}
+"""How every JSON file and `--json` output of the project writes a float that is not finite:
+the strings "nan", "inf" and "-inf" (Python's own spelling, which float() reads back, and what
+the sweep files have always held). json.dumps would write the bare tokens NaN and Infinity,
+which are not JSON: JavaScript, Go and Rust parsers refuse the whole document."""
+
+
+def finite(obj: Any, depth: int = 0) -> Any:
+    """`obj` with every non-finite float replaced by its NON_FINITE string (tuples become lists).
+    For the project's own outputs, which nest a few levels; deeper than 200 is a ValueError."""
+    if isinstance(obj, float):
+        return obj if obj - obj == 0.0 else NON_FINITE[str(obj)]
+    if depth > 200:
+        raise ValueError("nested deeper than 200 levels: not an output of this project")
+    if isinstance(obj, dict):
+        return {key: finite(value, depth + 1) for key, value in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(value, depth + 1) for value in obj]
+    return obj
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """json.dumps that always writes JSON: non-finite floats as strings (NON_FINITE), and a
+    ValueError rather than a NaN token if one got past (allow_nan=False)."""
+    return json.dumps(finite(obj), allow_nan=False, **kwargs)
+
+
 def load(path: Path | str, *, limits: Limits = LIMITS, within: Path | None = None) -> Any:
     """Read and parse a JSON file: size checked before reading, symlinks out of data/ refused.
 

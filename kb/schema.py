@@ -60,6 +60,9 @@ Repo = Annotated[str, StringConstraints(
     pattern=r"^[A-Za-z0-9](?:-?[A-Za-z0-9])*/[A-Za-z0-9_.-]*[A-Za-z0-9_-][A-Za-z0-9_.-]*$", max_length=140)]
 Sha = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{7,40}$")]
 Text = Annotated[str, StringConstraints(min_length=1, strip_whitespace=True)]
+TITLE_MAX = 500  # the longest title in data/ has 270 characters (a reference to a source file and its lines)
+Title = Annotated[str, StringConstraints(min_length=1, max_length=TITLE_MAX, strip_whitespace=True)]
+"""A title is shown on one line (CLI, site headings, search results): a 60,000-character one passed."""
 OpName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$")]
 VersionStr = Annotated[str, StringConstraints(pattern=r"^[0-9][0-9A-Za-z.+!-]*$")]
 
@@ -95,7 +98,7 @@ class DocRef(_Model):
     url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = Field(
         None, description="Public address; may be omitted only for a seed with no public copy."
     )
-    title: Text
+    title: Title
     section: Text | None = Field(None, description="Heading or table the fact comes from.")
     seed: Annotated[str, StringConstraints(pattern=r"^[0-9]{3}$")] | None = Field(
         None, description="The shared/seeds/ file number when the document is one of the seeds."
@@ -335,7 +338,7 @@ class SourceRecord(_Model):
 
     id: RecordId = Field(description="Stable unique id; equals the file name without .yaml.")
     framework: Framework
-    title: Text
+    title: Title
     ops: list[OpName] = Field(min_length=1, description="Public names a lookup matches.")
     aliases: list[OpName] = Field(
         default_factory=list, description="Old or renamed names that also match (tf.image.resize_bilinear)."
@@ -392,7 +395,7 @@ class Solution(_Model):
     """A switch, call or practice that removes one or more sources."""
 
     code: SolutionCode
-    title: Text
+    title: Title
     frameworks: list[Framework] = Field(min_length=1)
     kind: Literal["env", "call", "patch", "config", "practice", "none"]
     how: Text = Field(description="What to set or do, precisely.")
@@ -424,7 +427,7 @@ class Link(_Model):
     kind: Literal["issue", "pr", "commit"]
     number: int | None = Field(None, gt=0)
     sha: Sha | None = None
-    title: Text
+    title: Title
     opened: _dt.date | None = None
     state: Literal["open", "closed", "merged"] | None = None
     merged: _dt.date | None = None

@@ -6,6 +6,7 @@ refuse the same things the same way. Standard library only.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -56,7 +57,13 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
     if within is not None:
         check_inside(path, within)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused("a symlink loop: the link leads back to itself, so there is no file to read",
+                          "replace the link with the file itself") from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
@@ -70,6 +77,30 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
     if len(raw) > max_bytes:
         raise too_big(len(raw), max_bytes)
     return raw
+
+
+def check_file(path: Path, max_bytes: int, within: Path | None = None) -> None:
+    """What read_bytes checks, without reading: for a file another reader opens later (the API
+    inventories, read line by line on the query path), so that lint names a bad one."""
+    path = Path(path)
+    within = within if within is not None else data_dir(path)
+    if within is not None:
+        check_inside(path, within)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Refused("a symlink loop: the link leads back to itself, so there is no file to read",
+                          "replace the link with the file itself") from None
+        raise
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise Refused("not a regular file", "data files are plain files (not FIFOs, devices or folders)")
+    if info.st_size > max_bytes:
+        raise too_big(info.st_size, max_bytes)
 
 
 def too_big(size: int, max_bytes: int, unit: str = "bytes") -> Refused:

@@ -345,3 +345,43 @@ def test_token_is_never_sent_over_plain_http_to_another_host(capsys) -> None:
     local = GitHub("http://127.0.0.1:9", token="secret-token")  # the tests' local server
     assert local.session.headers["Authorization"] == "Bearer secret-token"
     assert GitHub("https://api.github.com", token="t").session.headers["Authorization"] == "Bearer t"
+
+
+# --- issue 43 (round 4 and the round-3 L12) ---------------------------------------------------
+
+
+def test_r4_m3_a_deeply_nested_answer_is_malformed_and_the_other_answers_are_kept(httpserver: HTTPServer,
+                                                                                  root: Path) -> None:
+    """A 400 KB body of nested brackets was a RecursionError traceback, and the state file was not
+    written: every other link's answer was lost."""
+    httpserver.expect_request(ISSUE_PATH).respond_with_data("[" * 200_000 + "]" * 200_000, status=200)
+    httpserver.expect_request(PR_PATH).respond_with_json(dict(ISSUE, title="Fresh PR title", state="closed",
+                                                              merged_at=None, merge_commit_sha=None, milestone=None,
+                                                              html_url="https://github.com/tensorflow/tensorflow/pull/31465"))
+    outcome, _ = refresh.run(root, client=github(httpserver, root), quiet=True)
+    entry = assert_known_kept(root)
+    assert "malformed answer" in entry["error"] and "nested deeper" in entry["error"]
+    assert state.load(root)["tensorflow/tensorflow#31465"]["title"] == "Fresh PR title"  # written, kept
+    assert outcome.refreshed == 1
+
+
+def test_r3_l12_404_for_everything_flags_nothing_deleted(httpserver: HTTPServer, root: Path, monkeypatch) -> None:
+    """A wrong base URL or proxy that answers 404 to every request flagged every link deleted, exit 0."""
+    monkeypatch.setattr(httpserver, "no_handler_status_code", 404)  # the server outlives the test
+    outcome, _ = refresh.run(root, client=github(httpserver, root), quiet=True)
+    assert outcome.flagged == []
+    for key in KNOWN:
+        entry = assert_known_kept(root, key)
+        assert "not flagged as deleted" in entry["error"] and entry.get("flag") != "deleted"
+
+
+def test_r4_l19_server_errors_count_toward_the_breaker(tmp_path: Path, httpserver: HTTPServer, monkeypatch) -> None:
+    """500 to everything was retried per link and never stopped the run (518 requests in 400 s)."""
+    (tmp_path / "data").mkdir()
+    links = "".join(f"- repo: a/b\n  kind: issue\n  number: {n}\n  title: t\n" for n in range(1, 9))
+    (tmp_path / "data" / "links.yaml").write_text(links, encoding="utf-8")
+    monkeypatch.setattr(httpserver, "no_handler_status_code", 500)
+    client = github(httpserver, tmp_path)
+    outcome, _ = refresh.run(tmp_path, client=client, quiet=True)
+    assert client.stats.requests == refresh.BREAKER
+    assert len(outcome.errors) == 8 and sum("in a row" in e for e in outcome.errors) == 8 - refresh.BREAKER

@@ -80,6 +80,7 @@ def serve_all(server: HTTPServer, etag: str = '"v1"') -> None:
     # v2.0.0 (oldest published after the merge) contains the merge commit; v1.15.0 is not asked.
     server.expect_request("/repos/tensorflow/tensorflow/compare/v2.0.0...abc123").respond_with_json({"status": "behind"})
     server.expect_request("/repos/pytorch/pytorch/issues/99").respond_with_json({"message": "Not Found"}, status=404)
+    server.expect_request("/repos/pytorch/pytorch").respond_with_json({"full_name": "pytorch/pytorch"})
 
 
 def paths(server: HTTPServer) -> list[str]:
@@ -113,6 +114,7 @@ def test_200_then_304_with_etag_costs_nothing_new(httpserver: HTTPServer, root: 
     httpserver.expect_request("/repos/tensorflow/tensorflow/releases").respond_with_data("", status=304)
     httpserver.expect_request("/repos/tensorflow/tensorflow/compare/v2.0.0...abc123").respond_with_json({"status": "behind"})
     httpserver.expect_request("/repos/pytorch/pytorch/issues/99").respond_with_json({}, status=404)
+    httpserver.expect_request("/repos/pytorch/pytorch").respond_with_json({"full_name": "pytorch/pytorch"})
     outcome2, previous2 = refresh.run(root, client=client(httpserver, root, fake), quiet=True)
     assert seen == ['"v1"']
     assert outcome2.unchanged == 2 and outcome2.refreshed == 0

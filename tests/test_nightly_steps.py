@@ -27,8 +27,15 @@ def test_the_verify_step_names_the_file_kb_verify_wrote(tmp_path: Path, monkeypa
     monkeypatch.setattr(run.subprocess, "run", fake_run)
     step = run.step_verify(Options(root=tmp_path), tmp_path / "data/runs", lambda text: None)
     assert step["status"] == "ok"
-    assert step["detail"] == f"exit 0; wrote {written}; 2 result(s)"
-    assert step["output"]["file"] == str(written)
+    # the report is committed: the file is named within the project, never by a path of this machine (round-3 L15)
+    assert step["detail"] == "exit 0; wrote data/runs/env/2026-11-23T000000Z.yaml; 2 result(s)"
+    assert step["output"]["file"] == "data/runs/env/2026-11-23T000000Z.yaml"
+    assert str(tmp_path) not in json.dumps(step)
+
+
+def test_r3_l15_a_run_file_written_outside_the_project_is_named_by_its_file_name(tmp_path: Path) -> None:
+    assert run.in_project(str(tmp_path / "elsewhere" / "x.yaml"), tmp_path / "project") == "x.yaml"
+    assert run.in_project(str(tmp_path / "data" / "runs" / "x.yaml"), tmp_path) == "data/runs/x.yaml"
 
 
 def _run_file(root: Path, env_id: str, stamp: str) -> None:

@@ -226,3 +226,144 @@ def test_a_script_killed_by_a_signal_is_exit_2(tmp_path: Path, capsys) -> None:
     code = main(["probe", "run", "--out", str(tmp_path / "out"), "--", _sys.executable, str(script)])
     _, err = capsys.readouterr()
     assert code == EXIT_USAGE and "signal" in err
+
+
+# --- issue 43 (round 4) -------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+
+ENDS_WITH_OS_EXIT = """\
+import os
+from kb import probe
+run = int(os.environ["KB_PROBE_RUN"]); x = 1.0
+for i in range(4):
+    probe.step(i); x = x * 1.5 + (1e-9 if (i == 3 and run == 2) else 0.0); probe.monitor(x, "x")
+{end}
+"""
+
+
+def _probe_run(tmp_path: Path, monkeypatch, capsys, script: str, *extra: str) -> tuple[int, str, str]:
+    import sys as _sys
+
+    monkeypatch.setenv("PYTHONPATH", str(REPO))  # the children import this checkout's kb
+    path = tmp_path / "train.py"
+    path.write_text(script)
+    code = main(["probe", "run", "--out", str(tmp_path / "out"), *extra, "--", _sys.executable, str(path)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_r4_m4_a_log_never_closed_is_not_called_identical(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A script ending in os._exit(0) lost its last step, and two runs that differ there were
+    "identical", exit 0."""
+    code, out, err = _probe_run(tmp_path, monkeypatch, capsys, ENDS_WITH_OS_EXIT.format(end="os._exit(0)"))
+    assert code == EXIT_USAGE, out + err
+    assert not any(line.startswith("identical") for line in out.splitlines())
+    assert "not called identical" in out and "never closed" in out
+    meta = json.loads((tmp_path / "out" / "run1" / "meta.json").read_text())
+    assert meta["closed"] is False
+    code, out, err = _probe_run(tmp_path, monkeypatch, capsys, ENDS_WITH_OS_EXIT.format(end="os._exit(0)"), "--json")
+    report = json.loads(out)
+    assert code == EXIT_USAGE and report["identical"] is None and len(report["incomplete"]) == 2
+
+
+def test_r4_m4_a_closed_log_still_finds_the_last_step(tmp_path: Path, monkeypatch, capsys) -> None:
+    code, out, err = _probe_run(tmp_path, monkeypatch, capsys, ENDS_WITH_OS_EXIT.format(end="pass"))
+    assert code == 1 and "runs differ" in out
+    assert json.loads((tmp_path / "out" / "run1" / "meta.json").read_text())["closed"] is True
+
+
+def test_r4_m4_format_2_logs_without_the_mark_still_compare(tmp_path: Path, capsys) -> None:
+    a = _write(tmp_path / "a", [_rec(0, "x", "aa")])
+    (a / "meta.json").write_text(json.dumps({"format": 2}))
+    assert _diff(capsys, a, a)[0] == 0
+    (a / "meta.json").write_text(json.dumps({"format": 3, "closed": "yes"}))
+    code, err = _diff(capsys, a, a)
+    assert code == EXIT_USAGE and "'closed' should be true or false" in err
+
+
+NAN_SCRIPT = """\
+import os
+from kb import probe
+run = int(os.environ["KB_PROBE_RUN"])
+for i in range(2):
+    probe.step(i)
+    probe.monitor(float("nan") if (run == 2 and i == 1) else 1.0, "loss")
+    probe.monitor(float("inf"), "scale")
+"""
+
+
+def test_r4_m5_probe_json_is_strict_json_with_nan_and_inf(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`kb probe diff --json` wrote NaN/Infinity tokens (JavaScript, Go and Rust refuse them)."""
+    code, out, err = _probe_run(tmp_path, monkeypatch, capsys, NAN_SCRIPT, "--json")
+    assert code == 1, err
+
+    def refuse(token: str):
+        raise ValueError(f"not JSON: {token}")
+
+    report = json.loads(out, parse_constant=refuse)
+    assert report["first"]["stats_b"]["min"] == "nan"
+    for name in ("probes.jsonl", "meta.json", "places.json"):
+        for run in ("run1", "run2"):
+            path = tmp_path / "out" / run / name
+            if path.exists():
+                for line in path.read_text().splitlines() if name.endswith("jsonl") else [path.read_text()]:
+                    json.loads(line, parse_constant=refuse)
+    assert '"inf"' in (tmp_path / "out" / "run1" / "probes.jsonl").read_text()
+    code = main(["probe", "diff", "--json", str(tmp_path / "out" / "run1"), str(tmp_path / "out" / "run2")])
+    assert code == 1 and json.loads(capsys.readouterr().out, parse_constant=refuse)["identical"] is False
+
+
+def test_r4_l8_a_failed_run_reads_only_the_end_of_its_stderr(tmp_path: Path, monkeypatch, capsys) -> None:
+    """kb read all of a failed run's stderr.txt (300 MB) to print its last 2,000 characters."""
+    import tracemalloc
+
+    script = "import os, sys\nfor _ in range(40):\n    os.write(2, b'x' * 2**20)\nos.write(2, b'THE-END')\nsys.exit(1)\n"
+    tracemalloc.start()
+    try:
+        code, out, err = _probe_run(tmp_path, monkeypatch, capsys, script)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == EXIT_USAGE and "THE-END" in err and "exited with 1" in err
+    assert peak < 8 * 2**20, peak  # the 40 MB file was read whole before
+
+
+def test_r4_l9_a_log_swapped_for_a_link_is_named_not_called_empty(tmp_path: Path, monkeypatch, capsys) -> None:
+    script = ("import os\nfrom kb import probe\nprobe.step(0)\nprobe.monitor(1.0, 'x')\nprobe.recorder.close()\n"
+              "d = os.environ['KB_PROBE_DIR']\nos.remove(os.path.join(d, 'probes.jsonl'))\n"
+              "os.symlink('/dev/zero', os.path.join(d, 'probes.jsonl'))\n")
+    code, out, err = _probe_run(tmp_path, monkeypatch, capsys, script)
+    assert code == EXIT_USAGE and "recorded no probe" not in err
+    assert "probes.jsonl" in err and ("outside" in err or "not a regular file" in err)
+
+
+def test_r4_l10_the_recorder_stops_at_what_the_diff_reads(tmp_path: Path, monkeypatch, capsys) -> None:
+    """probe.monitor() of a 3,000,000-float list wrote 6,000,000 records (1.23 GB) that the diff refuses."""
+    from kb.probe import recorder
+
+    monkeypatch.setattr(recorder, "MAX_RECORDS", 50)
+    recorder.configure(tmp_path / "log")
+    try:
+        from kb import probe
+
+        probe.step(0)
+        probe.monitor([float(i) for i in range(200)], "big")
+    finally:
+        recorder.close()
+        recorder.configure(None)
+    lines = (tmp_path / "log" / "probes.jsonl").read_text().splitlines()
+    meta = json.loads((tmp_path / "log" / "meta.json").read_text())
+    assert len(lines) == 50 and meta["truncated"] is True and meta["closed"] is True
+    assert any(entry["where"] == "the log" for entry in meta["not_recorded"])
+    code, err = _diff(capsys, tmp_path / "log", tmp_path / "log")
+    assert code == EXIT_USAGE  # a truncated log is never called identical
+
+
+def test_r4_l11_out_cleanup_never_removes_a_folder_under_a_log_name(tmp_path: Path, monkeypatch, capsys) -> None:
+    kept = tmp_path / "out" / "run1" / "stdout.txt" / "thesis.tex"
+    kept.parent.mkdir(parents=True)
+    kept.write_text("years of work")
+    code, out, err = _probe_run(tmp_path, monkeypatch, capsys, ENDS_WITH_OS_EXIT.format(end="pass"))
+    assert code == EXIT_USAGE and "not probe logs" in err
+    assert kept.read_text() == "years of work"

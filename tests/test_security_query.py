@@ -198,3 +198,21 @@ def test_call_literals_are_parsed_within_bounds(value: str, capsys) -> None:
     out, err = capsys.readouterr()
     assert code in (0, 2) and "Traceback" not in out + err
     assert len(out + err) < 20_000 and "\x1b[2J" not in out + err
+
+
+class _Raising(dict):
+    def items(self):
+        raise RuntimeError("a hostile mapping")
+
+
+def _raising_pairs():
+    yield ("mode", "bilinear")
+    raise RuntimeError("a generator that fails half way")
+
+
+@pytest.mark.parametrize("call", [_Raising(mode="bilinear"), _raising_pairs()])
+def test_r4_l16_a_call_mapping_whose_methods_raise_is_a_value_error(call) -> None:
+    """docs/security.md: bad arguments are ValueError; a dict subclass whose items() raised let its
+    RuntimeError through."""
+    with pytest.raises(ValueError, match="call"):
+        kb.status("torch.nn.functional.interpolate", "2.5", call=call)

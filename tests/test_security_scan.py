@@ -289,3 +289,90 @@ def test_a_very_deep_folder_tree_is_walked_without_recursion(tmp_path: Path) -> 
     assert sorted(_records(doc)) == [("deep.py", "torch.index-add"), ("ok.py", "torch.index-add")]
 
 
+
+
+# --- round 4 (issue 43) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif"])
+def test_r4_h1_undefined_codec_is_one_error_naming_the_file(tmp_path: Path, fmt: str) -> None:
+    """`# coding: undefined` raises a plain UnicodeError: it aborted the whole scan (exit 2, empty output)."""
+    tree = _ok_tree(tmp_path)
+    (tree / "z.py").write_bytes(b"# coding: undefined\nx = 1\n")
+    result = _kb("scan", str(tree), "--versions", "torch=2.5", "--format", fmt)
+    assert result.returncode == 1, result.stderr[-300:]
+    doc = json.loads(result.stdout)
+    if fmt == "json":
+        assert _records(doc) == [("ok.py", "torch.index-add")]
+        [error] = doc["errors"]
+        assert error["path"].endswith("z.py") and "undefined" in error["message"]
+    else:
+        run = doc["runs"][0]
+        assert len(run["results"]) == 1
+        [note] = run["invocations"][0]["toolExecutionNotifications"]
+        assert "z.py" in json.dumps(note) and "undefined" in note["message"]["text"]
+
+
+def test_r4_l4_idna_coding_line_is_read_as_python_reads_it(tmp_path: Path, capsys) -> None:
+    """Python compiles a file whose coding line names idna; its calls were reported as not parsed."""
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "i.py").write_bytes(b"# coding: idna\n" + OK.encode())
+    (tree / "p.py").write_bytes(b"# coding: punycode\n" + OK.encode())  # Python refuses this one
+    code, doc = _scan(capsys, str(tree))
+    assert _records(doc) == [("i.py", "torch.index-add")]
+    assert [Path(e["path"]).name for e in doc["errors"]] == ["p.py"]
+
+
+def test_r4_l3_symlink_loop_is_an_error_line_in_a_tree_and_named_alone(tmp_path: Path, capsys) -> None:
+    tree = _ok_tree(tmp_path)
+    (tree / "l1.py").symlink_to("l2.py")
+    (tree / "l2.py").symlink_to("l1.py")
+    code, doc = _scan(capsys, str(tree))
+    assert ("ok.py", "torch.index-add") in _records(doc)
+    assert sorted(Path(e["path"]).name for e in doc["errors"]) == ["l1.py", "l2.py"]
+    assert all("symlink loop" in e["message"] for e in doc["errors"])
+    code = main(["scan", str(tree / "l1.py")])
+    _, err = capsys.readouterr()
+    assert code == 2 and "symlink loop" in err and "no such file" not in err
+
+
+@pytest.mark.parametrize("argv", [["--versions", "torch=2.5,torch=2.6"], ["--versions", "torch=2.5", "--versions", "torch=2.11"]])
+def test_r4_l7_a_framework_pinned_twice_is_refused(tmp_path: Path, capsys, argv: list[str]) -> None:
+    tree = _ok_tree(tmp_path)
+    code = main(["scan", str(tree), *argv])
+    _, err = capsys.readouterr()
+    assert code == 2 and "twice" in err and "2.5" in err
+
+
+def test_r4_l7_repeated_versions_flags_for_different_frameworks_add_up(tmp_path: Path, capsys) -> None:
+    tree = _ok_tree(tmp_path)
+    code = main(["scan", str(tree), "--versions", "torch=2.5", "--versions", "jax=0.4.30", "--format", "json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["versions"]["pytorch"]["version"] == "2.5"  # the first flag is not dropped for the second
+
+
+def test_r4_l2_a_file_of_very_many_lines_is_refused_before_parsing(tmp_path: Path, capsys, monkeypatch) -> None:
+    """A 4.8 MB file of 480,000 assignments took 1.75 GB: the syntax tree is ~360x the text."""
+    from kb.scan import sources
+
+    tree = _ok_tree(tmp_path)
+    (tree / "gen.py").write_text("import torch\n" + "x = y + 1\n" * (sources.MAX_LINES + 1))
+    code, doc = _scan(capsys, str(tree))
+    assert ("ok.py", "torch.index-add") in _records(doc)
+    [error] = doc["errors"]
+    assert error["path"].endswith("gen.py") and f"at most {sources.MAX_LINES:,}" in error["message"]
+
+
+def test_r4_l2_sarif_keeps_at_most_what_code_scanning_takes(tmp_path: Path, capsys, monkeypatch) -> None:
+    from kb.scan import report_sarif
+
+    monkeypatch.setattr(report_sarif, "MAX_RESULTS", 3)
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "many.py").write_text("import torch\n" + "torch.zeros(1).index_add_(0, i, v)\n" * 5)
+    main(["scan", str(tree), "--versions", "torch=2.5", "--format", "sarif"])
+    run = json.loads(capsys.readouterr().out)["runs"][0]
+    assert len(run["results"]) == 3
+    [note] = run["invocations"][0]["toolExecutionNotifications"]
+    assert note["message"]["text"].startswith("2 more finding(s)")

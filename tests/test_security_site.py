@@ -173,3 +173,52 @@ def test_exit_3_is_documented(capsys) -> None:
         main(["--help"])
     assert "3 a file could not be written" in capsys.readouterr().out
     assert "3 = a file could not be written" in (REPO / "README.md").read_text(encoding="utf-8")
+
+
+# --- issue 43, R4-M1: the guides, examples and assets are untrusted input -----------------------
+
+PUBLISHED = ["examples/leak.py", "site/assets/leak.css", "docs/sweep.md"]
+
+
+def _site(root: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "kb", "--root", str(root), "site", "--no-html"], env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("where", PUBLISHED)
+def test_r4_m1_a_symlink_out_of_the_repository_is_refused_not_published(root: Path, tmp_path: Path, where: str) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET-ON-THE-BUILD-MACHINE\n")
+    (root / where).parent.mkdir(parents=True, exist_ok=True)
+    (root / where).symlink_to(secret)
+    result = _site(root)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr[-800:]
+    assert where in result.stderr and "outside" in result.stderr
+    build = root / site_build.BUILD
+    published = [p for p in (build.rglob("*") if build.is_dir() else ()) if p.is_file()
+                 and b"SECRET-ON-THE-BUILD-MACHINE" in p.read_bytes()]
+    assert published == []
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_r4_m1_devices_and_fifos_are_refused_fast(root: Path, kind: str) -> None:
+    examples = root / "examples"
+    examples.mkdir()
+    if kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on this system")
+        os.mkfifo(examples / "x.py")
+    else:
+        (examples / "x.py").symlink_to("/dev/zero")
+    result = _site(root, timeout=60)  # a hang or an unbounded read is killed here
+    assert result.returncode == 2 and "examples/x.py" in result.stderr, result.stderr[-800:]
+
+
+def test_r4_m1_links_inside_the_repository_are_published(root: Path) -> None:
+    examples = root / "examples"
+    examples.mkdir()
+    (examples / "a.py").write_text("print('a')\n")
+    (examples / "b.py").symlink_to("a.py")
+    assert main(["--root", str(root), "site", "--no-html"]) == 0
+    assert (root / site_build.BUILD / "docs" / "examples" / "b.py").read_text() == "print('a')\n"

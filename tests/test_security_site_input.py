@@ -57,3 +57,23 @@ def test_nightly_report_fuzz(tmp_path_factory, where: list[tuple], junk: list) -
     assert "<script" not in text
     if warnings:
         assert "reports/nightly.json" in warnings[0]
+
+
+def test_r3_l14_search_separator_never_splits_an_html_entity() -> None:
+    """mkdocs-material's index holds titles HTML-escaped; a separator with ';' split "&lt;" in two,
+    and a result for a "<script>" title showed "XSS1<;script>..." (round-3 L14)."""
+    import html
+    import re
+
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_multi_constructor("", lambda loader, suffix, node: None)  # mkdocs.yml's !!python/name tags
+    config = yaml.load((Path(__file__).resolve().parents[1] / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+    [search] = [p["search"] for p in config["plugins"] if isinstance(p, dict) and "search" in p]
+    separator = re.compile(search["separator"])
+    title = html.escape("XSS1 <script>alert(1)</script> & tf.nn.bias_add", quote=False)
+    tokens = [t for t in separator.split(title) if t]
+    assert tokens == ["XSS1", "script", "alert", "1", "script", "tf", "nn", "bias_add"]

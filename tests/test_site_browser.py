@@ -257,6 +257,19 @@ def test_permalink_answers_on_load(page, server) -> None:
     assert page.errors == []
 
 
+@pytest.mark.parametrize("query,words", [("fw=__proto__&v=2.1&op=tf.add", "the framework"),
+                                         ("fw=pytorch&v=2.11&op=torch.add&device=tpu%3Cb%3E", "the device"),
+                                         ("fw=tensorflow&v=2.1&op=tf.add&dist=constructor", "the distribution")])
+def test_r4_l15_a_permalink_value_the_form_does_not_offer_is_refused(page, server, query: str, words: str) -> None:
+    """`?fw=__proto__` fell back to TensorFlow without a word; `?device=junk` answered for "()"."""
+    page.goto(f"{server}/stack.html?{query}")
+    refused = page.locator("#kb-result .kb-refused")
+    refused.wait_for(timeout=20000)
+    assert words in refused.inner_text() and "Not answered" in refused.inner_text()
+    assert page.locator("#kb-result .kb-verdict").count() == 0
+    assert page.errors == []
+
+
 def test_phone_first_screen_is_the_lookup(browser, server) -> None:
     context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     page = context.new_page()

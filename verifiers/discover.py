@@ -57,10 +57,18 @@ def _constants(tree: ast.Module) -> dict[str, object]:
     return out
 
 
+def python_files(root: Path) -> list[Path]:
+    """The .py files under `root`, sorted, walked with an explicit stack (Path.rglob recurses
+    once per folder level: a committed chain of 1,000 folders was a RecursionError)."""
+    from kb.untrusted import files_under
+
+    return [p for p in files_under(root) if p.suffix == ".py"]
+
+
 def scan(root: Path = HERE) -> dict[str, Found]:
     """Every `@verifier("name", ...)` under `root` (the verifiers package)."""
     found: dict[str, Found] = {}
-    for path in sorted(root.rglob("*.py")):
+    for path in python_files(root):
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         except (OSError, SyntaxError):
@@ -96,7 +104,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
 def code_hash(root: Path = HERE) -> str:
     """sha256 of every .py file of the verifiers package and the harness (kb/verify/)."""
     digest = hashlib.sha256()
-    paths = sorted(root.rglob("*.py")) + sorted((root.parent / "kb" / "verify").glob("*.py"))
+    paths = python_files(root) + sorted((root.parent / "kb" / "verify").glob("*.py"))
     for path in paths:
         if "__pycache__" in path.parts:
             continue

@@ -15,10 +15,12 @@ examples:
 
 Writes data/links-state.yaml (atomically, at the end; data/links.yaml is never rewritten);
 responses are cached with their ETags under .cache/kb-links/ so unchanged links cost a 304.
-A deleted (404/410) or moved (301) issue is kept and flagged, never dropped. An answer that
-is not what the API documents (not JSON, wrong shape, over 8 MB, redirected off the API
-host) never replaces what was known: the link keeps its previous state and the run exits 1.
-After 3 requests in a row with no answer, or past --deadline, the rest keep theirs too.
+A deleted (404/410) or moved (301) issue is kept and flagged, never dropped; a 404 counts as
+"deleted" only when the link's repository itself answers (a wrong --base-url answers 404 to
+everything). An answer that is not what the API documents (not JSON, wrong shape, nested
+deeper than 64 levels, over 8 MB, redirected off the API host) never replaces what was known:
+the link keeps its previous state and the run exits 1. After 3 requests in a row with no
+answer or a server error (5xx, after retries), or past --deadline, the rest keep theirs too.
 
 exit codes: 0 every link refreshed, 1 some links kept their previous state (errors, rate
 limit, malformed answers), 2 bad input (data/links.yaml or the state file unreadable),

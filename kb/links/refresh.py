@@ -32,6 +32,7 @@ import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
+from kb import jsonio
 from kb.atomic import write_atomic
 from kb.links import answers
 from kb.links import state as state_file
@@ -147,8 +148,8 @@ class GitHub:
         if file is None or not file.exists():
             return None
         try:
-            entry = json.loads(file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            entry = jsonio.loads(file.read_bytes(), str(file), limits=jsonio.Limits(max_bytes=2 * self.max_body))
+        except (OSError, ValueError):  # jsonio.JsonError is a ValueError
             return None  # a damaged cache entry only costs one unconditional request
         return entry if isinstance(entry, dict) and "etag" in entry else None
 
@@ -217,9 +218,11 @@ class GitHub:
             raise Unreachable(f"GET {path}: {type(exc).__name__} while reading the answer") from None
         finally:
             response.close()
-        try:
-            return json.loads(b"".join(chunks))
-        except ValueError:
+        try:  # bounded: a 400 KB body of nested brackets was a RecursionError that lost every answer
+            return jsonio.loads(b"".join(chunks), f"GET {path}", limits=jsonio.Limits(max_bytes=self.max_body))
+        except jsonio.JsonError as exc:
+            if exc.code:  # over a bound (depth, values, one string): a malformed answer, whatever the status
+                raise FetchError(f"GET {path}: malformed answer: {exc.message}") from None
             return _NOT_JSON
 
     def get(self, path: str, params: dict[str, Any] | None = None) -> Fetched:
@@ -401,6 +404,7 @@ def refresh(
     out = Outcome(links={})
     stop: str | None = None
     failed_in_a_row = 0
+    repositories: dict[str, str | None] = {}
     started = time.monotonic()
     for link in links:
         key = link.key
@@ -420,7 +424,7 @@ def refresh(
             continue
         try:
             fetched = client.get(api_path(link))
-            failed_in_a_row = 0
+            failed_in_a_row = 0 if fetched.status < 500 else failed_in_a_row + 1
         except RateLimitExhausted as exc:
             stop = f"not refreshed: {exc}"
             keep(stop)
@@ -433,6 +437,14 @@ def refresh(
             continue
         except FetchError as exc:
             keep(str(exc))
+            continue
+        if fetched.status >= 500:  # past urllib3's retries: GitHub (or what stands in for it) is failing
+            keep(f"HTTP {fetched.status}")
+            if failed_in_a_row >= BREAKER:
+                stop = f"not refreshed: {BREAKER} requests in a row got no answer but a server error (last: HTTP {fetched.status})"
+            continue
+        if fetched.status in (404, 410) and (why := _repository_missing(client, link.repo, repositories)):
+            keep(f"HTTP {fetched.status}, not flagged as deleted: {why}")
             continue
         if fetched.status in (404, 410):
             # Deleted (or made private): keep every known fact, flag it, never drop it.
@@ -460,6 +472,21 @@ def refresh(
         else:
             out.refreshed += 1
     return out
+
+
+def _repository_missing(client: GitHub, repo: str, seen: dict[str, str | None]) -> str | None:
+    """Why a 404 for an issue, PR or commit cannot be read as "deleted": its repository does not
+    answer either (a wrong --base-url, proxy or token answers 404 to everything, which flagged
+    every link deleted); None when the repository answers. Asked once per repository and run."""
+    if repo not in seen:
+        try:
+            status = client.get(f"/repos/{_repo_path(repo)}").status
+        except FetchError as exc:
+            seen[repo] = f"its repository could not be asked ({exc})"
+        else:
+            seen[repo] = None if status in (200, 304) else (
+                f"its repository {repo} answers HTTP {status} too (a wrong --base-url or token, or the repository is gone)")
+    return seen[repo]
 
 
 class BadInput(Exception):

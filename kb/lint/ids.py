@@ -21,7 +21,9 @@ def check(catalog: Catalog) -> None:
             catalog.report(path, line, CODE, f"id {record.id!r} differs from the file name {path.name!r}", f"rename the file to {record.id}.yaml")
         folder = catalog.rel(path.parent)
         if folder != f"{SOURCES_DIR}/{record.framework}":
-            catalog.report(path, doc.line_of(("framework",)), CODE, f"a {record.framework} record lives in {folder}/", f"move it to {SOURCES_DIR}/{record.framework}/")
+            catalog.report(path, doc.line_of(("framework",)), CODE,
+                           f"this {record.framework} record is in {folder}/, but {record.framework} records are read "
+                           f"from {SOURCES_DIR}/{record.framework}/ itself", f"move it to {SOURCES_DIR}/{record.framework}/")
     _unique(catalog, "solutions", [s.code for s in catalog.solutions], "solution code")
     _unique(catalog, "links", [link.key for link in catalog.links], "link")
     for name, registry in catalog.registries.items():

@@ -26,7 +26,7 @@ def registered(root: Path) -> dict:
     folder = folder if folder.is_dir() else discover.HERE
     memo = Memo(root, "verifiers", Path(discover.__file__))
     try:
-        files = sorted(folder.rglob("*.py"))
+        files = discover.python_files(folder)
         key = memo.key(folder.name, *(part for path in files for part in (path.relative_to(folder).as_posix(), path.read_bytes())))
     except OSError:  # a file that cannot be read: scan() skips it; nothing remembered
         return discover.scan(folder)

@@ -9,10 +9,10 @@ half a report. Where they go is decided here once (`default_dir`, `paths`) for w
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from kb import jsonio
 from kb.atomic import write_atomic
 
 REPORT_DIR = "reports"
@@ -115,6 +115,6 @@ def markdown(report: dict[str, Any]) -> str:
 
 def write(report: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     json_path, md_path = paths(out_dir)
-    write_atomic(json_path, json.dumps(report, indent=2, sort_keys=True, default=str) + "\n")
+    write_atomic(json_path, jsonio.dumps(report, indent=2, sort_keys=True, default=str) + "\n")  # strict JSON
     write_atomic(md_path, markdown(report))
     return json_path, md_path

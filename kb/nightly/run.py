@@ -60,6 +60,15 @@ def _python_env() -> dict[str, str]:
     return dict(os.environ)
 
 
+def in_project(path: str, root: Path) -> str:
+    """A path for the committed report: relative to the project root when inside it, else its
+    file name alone (reports/nightly.json held /work/main/data/runs/... of the machine that ran)."""
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return Path(path).name
+
+
 def verify_available(root: Path) -> bool:
     probe = subprocess.run([sys.executable, "-m", "kb", "--root", str(root), "verify", "--help"],
                            capture_output=True, text=True, env=_python_env(), timeout=300)
@@ -88,7 +97,8 @@ def step_verify(opts: Options, runs_dir: Path, say: Callable[[str], None]) -> di
     if isinstance(payload, dict):
         from kb.verify.runfile import JSON_FILE
 
-        if payload.get(JSON_FILE):
+        if isinstance(payload.get(JSON_FILE), str):  # the report is committed: no path of this machine in it
+            payload[JSON_FILE] = in_project(payload[JSON_FILE], opts.root)
             detail += f"; wrote {payload[JSON_FILE]}"
         if isinstance(payload.get("results"), list):
             detail += f"; {len(payload['results'])} result(s)"

@@ -55,6 +55,14 @@ def due(frameworks: dict[str, str], done: set[tuple[str, str]]) -> list[tuple[st
             for suite in SUITES.get(framework, ()) if (suite, str(version)) not in done]
 
 
+def _json_files(folder: Path) -> set[Path]:
+    """The .json files under `folder`, walked without recursion (a committed chain of 1,000
+    folders made Path.rglob a RecursionError)."""
+    from kb.untrusted import files_under
+
+    return {p for p in files_under(folder) if p.suffix == ".json"} if folder.is_dir() else set()
+
+
 def step_sweep(root: Path, sweeps_dir: Path, frameworks: dict[str, str], gpus: int, env: dict[str, str],
                say: Callable[[str], None], timeout: float, extra: tuple[str, ...] = (),
                available: Callable[[Path, dict[str, str]], bool] = sweep_available) -> tuple[dict[str, Any], list[str]]:
@@ -66,7 +74,7 @@ def step_sweep(root: Path, sweeps_dir: Path, frameworks: dict[str, str], gpus: i
     if not available(root, env):
         return {"step": "sweep", "status": "not available",
                 "detail": "sweep not available: this build's `kb verify` has no --sweep; no sweep run"}, []
-    before = {p for p in sweeps_dir.rglob("*.json")} if sweeps_dir.is_dir() else set()
+    before = _json_files(sweeps_dir)
     done = swept(root, sweeps_dir)
     default = root / SWEEPS_DIR
     if sweeps_dir.resolve() != default.resolve():  # writing elsewhere (a CI artifact): the checkout's count too
@@ -86,7 +94,7 @@ def step_sweep(root: Path, sweeps_dir: Path, frameworks: dict[str, str], gpus: i
             continue
         if done.returncode != 0:
             failed.append(f"{suite} exit {done.returncode}")
-    after = {p for p in sweeps_dir.rglob("*.json")} if sweeps_dir.is_dir() else set()
+    after = _json_files(sweeps_dir)
     written = sorted(str(p) for p in after - before)
     detail = f"{len(todo)} suite(s) due ({', '.join(f'{s} {v}' for s, v in todo)}); wrote {len(written)} file(s)"
     if failed:
@@ -161,5 +169,6 @@ def merge_from(root: Path, source: Path) -> tuple[dict[str, Any], list[str]]:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(item.path, target)
         written.append(str(target))
-    detail = f"merged {len(written)} sweep file(s) from {source}" + (f"; refused: {'; '.join(problems)}" if problems else "")
+    detail = (f"merged {len(written)} sweep file(s) from {Path(source).name}/"  # the folder's name: no path of this machine
+              + (f"; refused: {'; '.join(problems)}" if problems else ""))
     return {"step": "sweep", "status": "partial" if problems else "ok", "detail": detail}, written

@@ -1,18 +1,22 @@
 """`kb probe run` and `kb probe diff`: train N times with probes, then name where runs split.
 
-Exit codes: 0 runs identical, 1 runs differ, 2 bad input (no command, a missing or malformed
-log, a script that failed or recorded nothing). Standard library + rich only.
+Exit codes: 0 runs identical (every log whole: closed by its process, under the recorder's
+limits), 1 runs differ, 2 bad input (no command, a missing or malformed log, a script that
+failed or recorded nothing) or a log cut short with no difference in what it holds (a script
+ending in os._exit, a killed run): such logs are never called identical. Standard library +
+rich only.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
+import stat
 import subprocess
 import sys
 import time
+
+from kb import jsonio
 
 from kb.probe.diff import KIND_WORDS, ProbeInputError, Run, compare
 from kb.probe.kbask import verdict
@@ -31,7 +35,10 @@ In train.py:  from kb import probe; probe.watch(model, optimizer)   (PyTorch)
               y = probe.monitor(y, "name"); probe.step(i)             (any framework)
 Each run gets KB_PROBE_DIR (its log directory) and KB_PROBE_RUN (1..N) in its environment.
 
-exit codes: 0 identical, 1 runs differ, 2 bad input (or a run failed / recorded nothing).
+exit codes: 0 identical, 1 runs differ, 2 bad input (or a run failed / recorded nothing, or
+a log was cut short: a script that ends with os._exit never closes its log, so its last step
+may be missing, and no difference in the rest is called "identical").
+--json is strict JSON: a statistic that is not finite is written "nan", "inf" or "-inf".
 """
 
 
@@ -81,21 +88,42 @@ def cmd_diff(args) -> int:
     except ProbeInputError as exc:
         return _error(str(exc))
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(jsonio.dumps(report, indent=2))
     else:
         render(report)
-    return EXIT_SAME if report["identical"] else EXIT_DIFFER
+    return _exit([report])
+
+
+def _exit(reports: list[dict]) -> int:
+    """1 when any pair differs; else 2 when a log was cut short (nothing can be called identical);
+    else 0."""
+    if any(r["identical"] is False for r in reports):
+        return EXIT_DIFFER
+    if any(r["identical"] is None for r in reports):
+        print("kb probe: error: a log was cut short; the runs are not called identical (see above)", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_SAME
 
 
 def _clear(directory: str) -> None:
-    """Remove a previous run's log, but never a directory that holds anything else."""
-    if not os.path.exists(directory):
+    """Remove a previous run's log, but never a directory that holds anything else: each entry
+    must be one of the files a run writes, as a file (or a link, removed, never followed); a
+    folder under such a name (`stdout.txt/` holding a thesis) stops the run. Nothing is removed
+    recursively."""
+    if not os.path.lexists(directory):
         return
+    refuse = ProbeInputError(f"{visible(directory)}: exists and holds files that are not probe logs; choose another --out")
+    if os.path.islink(directory) or not os.path.isdir(directory):
+        raise refuse
     ours = {RECORDS, PLACES, META, "stdout.txt", "stderr.txt"}
-    entries = set(os.listdir(directory))
-    if not entries <= ours and not all(e.endswith(".tmp") or e in ours for e in entries):
-        raise ProbeInputError(f"{directory}: exists and holds files that are not probe logs; choose another --out")
-    shutil.rmtree(directory)
+    entries = os.listdir(directory)
+    for name in entries:
+        mode = os.lstat(os.path.join(directory, name)).st_mode
+        if not (name in ours or name.endswith(".tmp")) or not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise refuse
+    for name in entries:
+        os.unlink(os.path.join(directory, name))
+    os.rmdir(directory)
 
 
 def cmd_run(args) -> int:
@@ -125,14 +153,15 @@ def cmd_run(args) -> int:
                 return _error(f"cannot start {cmd[0]!r}: {exc}")
         seconds = time.perf_counter() - start
         if rc != 0:
-            with open(os.path.join(d, "stderr.txt"), encoding="utf-8", errors="replace") as handle:
-                tail = handle.read()[-2000:]
+            tail = _tail(os.path.join(d, "stderr.txt"), d)
             # the script's own output, shown line by line with its control characters escaped
             print("\n".join(visible(line) for line in tail.split("\n")), file=sys.stderr)
             how = f"was killed by signal {-rc}" if rc < 0 else f"exited with {rc}"
             return _error(f"run {i} {how} (log: {visible(d)}/stderr.txt); nothing to compare")
-        if not os.path.isfile(os.path.join(d, RECORDS)) or os.path.getsize(os.path.join(d, RECORDS)) == 0:
+        records = os.path.join(d, RECORDS)
+        if not os.path.lexists(records) or (stat.S_ISREG(os.lstat(records).st_mode) and os.path.getsize(records) == 0):
             return _error(f"run {i} recorded no probe (does the script use kb.probe?); see {d}/stdout.txt")
+        # a link, FIFO or folder in its place is named by the log reader below (never "recorded no probe")
         print(f"run {i}: {seconds:.1f} s, log {d}", file=sys.stderr)
     reports = []
     try:
@@ -141,11 +170,39 @@ def cmd_run(args) -> int:
     except ProbeInputError as exc:
         return _error(str(exc))
     if args.json:
-        print(json.dumps(reports if len(reports) > 1 else reports[0], indent=2))
+        print(jsonio.dumps(reports if len(reports) > 1 else reports[0], indent=2))
     else:
         for report in reports:
             render(report)
-    return EXIT_SAME if all(r["identical"] for r in reports) else EXIT_DIFFER
+    return _exit(reports)
+
+
+TAIL_CHARS = 2000
+
+
+def _tail(path: str, directory: str) -> str:
+    """The last TAIL_CHARS characters of a failed run's stderr, reading only the file's end (a
+    script that wrote 300 MB there made kb read all of it), from a regular file in the run's
+    folder (the script may have put something else there)."""
+    from pathlib import Path
+
+    from kb import untrusted
+
+    try:
+        untrusted.check_inside(Path(path), Path(directory))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (untrusted.Refused, OSError):
+        return ""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return ""
+        start = max(0, info.st_size - 4 * TAIL_CHARS)  # UTF-8: at most 4 bytes a character
+        os.lseek(fd, start, os.SEEK_SET)
+        raw = os.read(fd, 4 * TAIL_CHARS)
+    finally:
+        os.close(fd)
+    return raw.decode("utf-8", errors="replace")[-TAIL_CHARS:]
 
 
 def visible(text: str) -> str:
@@ -182,9 +239,15 @@ def _render(report: dict, console, e, Table) -> None:
         for failure in failures:
             console.print(f"[yellow]not recorded[/] in {e(run)}: {e(failure['where'])}: {e(failure['why'])} "
                           f"({e(str(failure['count']))} time(s))")
+    for run, why in report.get("incomplete", {}).items():
+        console.print(f"[yellow]incomplete[/] {e(run)}: {e(why)}")
     if report["identical"]:
         console.print(f"[green]identical[/]: {e(a)} and {e(b)}: {report['compared']} probe records over "
                       f"{report['steps']} step(s) have the same bytes")
+        return
+    if report["identical"] is None:
+        console.print(f"[yellow]not called identical[/]: {e(a)} and {e(b)}: the {report['compared']} probe records "
+                      f"both logs hold over {report['steps']} step(s) have the same bytes, but a log was cut short")
         return
     first, blame = report["first"], report["blame"]
     console.print(f"[red]runs differ[/] ({e(a)} vs {e(b)}): [bold]{e(report['message'])}[/]")

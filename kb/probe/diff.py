@@ -20,7 +20,7 @@ from kb import jsonio, untrusted
 from kb.probe.blame import blame_calls
 from kb.probe.blame import message as blame_message
 from kb.probe.kbask import ask, verdict
-from kb.probe.recorder import META, PLACES, RECORDS
+from kb.probe.recorder import MAX_LOG_BYTES, MAX_RECORDS, META, PLACES, RECORDS
 
 KIND_WORDS = {
     "input": "input of",  # what a watched module was handed (recorded before its forward)
@@ -33,8 +33,7 @@ KIND_WORDS = {
     "update": "after the optimizer step, parameter",
 }
 DOWNSTREAM_LIMIT = 50
-MAX_LOG_BYTES = 64 * 1024 * 1024  # a probe log: ~300 bytes a record, so ~200k records at most
-MAX_RECORDS = 100_000             # ~2 s and ~200 MB to compare two such logs
+NON_FINITE = frozenset(jsonio.NON_FINITE)  # "nan", "inf", "-inf": how the log writes such statistics
 
 
 MAX_SIDE_BYTES = 16 * 1024 * 1024  # meta.json and places.json: a few KB to a few MB in real runs
@@ -47,7 +46,7 @@ class ProbeInputError(ValueError):
 
 
 def _number(value: object) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    return value is None or value in NON_FINITE or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _int(value: object) -> bool:
@@ -163,11 +162,29 @@ class Run:
                                   f"not {_short(frameworks)}")
         if not _strs(self.meta.get("devices", [])):
             raise ProbeInputError(f"{meta_path}: 'devices' should be a list of device names, not {_short(self.meta['devices'])}")
+        self.incomplete = _incomplete(self.meta, meta_path)
         places_path = visible(os.path.join(directory, PLACES))
         for name, info in self.places.items():
             if not isinstance(info, dict):
                 raise ProbeInputError(f"{places_path}: place {visible(name)[:80]!r} should be an object, not {_short(info)}")
             _check(info, _PLACE_FIELDS, places_path, f"place {visible(name)[:80]!r}")
+
+
+def _incomplete(meta: dict, where: str) -> str | None:
+    """Why a log may lack records, or None. A log of format 3 or later says `closed: true` once
+    the recorder closed it; a process that ended with os._exit or was killed never did, and its
+    last step's records were still in memory. Older logs (format 2) cannot say: taken as whole."""
+    for key in ("closed", "truncated"):
+        if key in meta and not isinstance(meta[key], bool):
+            raise ProbeInputError(f"{where}: {key!r} should be true or false, not {_short(meta[key])}")
+    if meta.get("truncated"):
+        return (f"the recorder stopped writing at its limit ({MAX_RECORDS:,} records or {MAX_LOG_BYTES:,} bytes): "
+                "later probes are missing")
+    fmt = meta.get("format")
+    if _int(fmt) and fmt >= 3 and meta.get("closed") is not True:
+        return ("the log was never closed (the script ended with os._exit, was killed, or is still running): "
+                "its last step's records may be missing")
+    return None
 
 
 def _line(line: bytes, where: str) -> object:
@@ -222,8 +239,9 @@ def max_abs_lower_bound(a: dict, b: dict) -> float | None:
     sa, sb = a.get("stats"), b.get("stats")
     if not sa or not sb or a.get("shape") != b.get("shape"):
         return None
-    diffs = [abs(sa[k] - sb[k]) for k in ("min", "max", "mean") if k in sa and k in sb]
-    diffs += [abs(x - y) for x, y in zip(sa.get("sample", []), sb.get("sample", []))]
+    pairs = [(sa[k], sb[k]) for k in ("min", "max", "mean") if k in sa and k in sb]
+    pairs += list(zip(sa.get("sample", []), sb.get("sample", [])))
+    diffs = [abs(float(x) - float(y)) for x, y in pairs if x is not None and y is not None]  # "nan" -> nan
     diffs = [d for d in diffs if d == d]  # NaN compares unequal to itself
     return max(diffs) if diffs else None
 
@@ -273,8 +291,11 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
             upstream = 0
         elif first_only:
             break
+    incomplete = {run.dir: run.incomplete for run in (a, b) if run.incomplete}
     report = {
-        "identical": first is None,
+        # True only when both logs are whole: a log cut short cannot prove the runs identical (None)
+        "identical": first is None if not incomplete or first is not None else None,
+        "incomplete": incomplete,
         "runs": [a.dir, b.dir],
         "probes": [a.count, b.count],
         "steps": len(set(a.steps) | set(b.steps)),
@@ -284,6 +305,9 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
         "downstream": [] if first_only else downstream[:DOWNSTREAM_LIMIT],
         "not_recorded": {run.dir: _not_recorded(run) for run in (a, b) if _not_recorded(run)},
     }
+    if first is None and incomplete:
+        report["message"] = ("no difference in the records both logs hold, but "
+                             + "; ".join(f"{d}: {why}" for d, why in incomplete.items()) + ": not called identical")
     if first is not None:
         if _has_calls(a) and first["kind"] in ("input", "call", "forward", "dout", "grad"):
             report["blame"] = blame_calls(first, first_pair, step_differing, a)

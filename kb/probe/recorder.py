@@ -18,7 +18,14 @@ Files in the log directory:
 - probes.jsonl  one record per probe, step and pass (input, call, forward, dout, backward, grad, param, update)
 - places.json   what each probe name is: the layer type or the ops under it (for the blame)
 - meta.json     framework versions, device kind, argv: the versions `kb.status` is asked about;
-                `not_recorded`: what the probe failed to record, where and why (see `not_recorded()`)
+                `not_recorded`: what the probe failed to record, where and why (see `not_recorded()`);
+                `closed`: true once close() ran (at exit through atexit). A process that ends
+                without it (`os._exit`, a kill) leaves false: its last step's records may be
+                missing, and `kb probe diff` never calls such a log identical. `truncated`:
+                true once the log reached MAX_RECORDS or MAX_LOG_BYTES, what the diff reads.
+
+Every file is strict JSON: a statistic that is not finite (a run diverging to NaN or inf)
+is written as the string "nan", "inf" or "-inf" (kb.jsonio.NON_FINITE).
 
 The probe runs inside someone's training: no failure of its own may reach the training code.
 Every entry point (hooks, callbacks, the public functions) catches what its recording
@@ -42,6 +49,8 @@ RECORDS = "probes.jsonl"
 PLACES = "places.json"
 META = "meta.json"
 SAMPLE = 8  # elements at fixed positions, so a difference can be sized without the tensor
+MAX_LOG_BYTES = 64 * 1024 * 1024  # a probe log: ~300 bytes a record; `kb probe diff` reads no more
+MAX_RECORDS = 100_000             # ~2 s and ~200 MB to compare two such logs
 
 FRAMEWORK_MODULES = {"pytorch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 
@@ -65,10 +74,44 @@ class _State:
         self.boundary: list = []  # adapters' (submit, resolve) at each step boundary
         self.failures: dict[tuple[str, str], dict] = {}  # (where, why) -> {where, why, count}
         self.failures_dirty = False
+        self.closed = False
+        self.written = 0  # records and bytes in the log, against MAX_RECORDS / MAX_LOG_BYTES
+        self.written_bytes = 0
+        self.truncated = False
 
 
 _state = _State()
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder, not one per record
+_encoder = json.JSONEncoder(separators=(",", ":")).encode  # one encoder, not one per record
+
+
+def _number(value: object) -> object:
+    """A statistic as strict JSON holds it: a float, or "nan" / "inf" / "-inf" (kb.jsonio)."""
+    return str(float(value)) if isinstance(value, float) and value - value != 0.0 else value
+
+
+def _encode(entry: dict) -> str:
+    stats = entry.get("stats")
+    if stats:  # the device adapters' statistics come here as they were computed: NaN when a run diverged
+        entry = dict(entry, stats={k: ([_number(x) for x in v] if k == "sample" else _number(v))
+                                   if isinstance(v, (float, list)) else v for k, v in stats.items()})
+    return _encoder(entry)
+
+
+def _write_line(entry: dict) -> None:
+    """One record into the log, while the log is under the limits the diff reads; past them
+    the log is marked truncated (meta.json) and the rest is noted, not written."""
+    if _state.truncated:
+        return
+    line = _encode(entry) + "\n"
+    if _state.written >= MAX_RECORDS or _state.written_bytes + len(line) > MAX_LOG_BYTES:
+        _state.truncated = True
+        _state.failures_dirty = True
+        not_recorded("the log", OverflowError(f"more than {MAX_RECORDS:,} records or {MAX_LOG_BYTES:,} bytes, "
+                                              "what kb probe diff reads: later records are not written"))
+        return
+    _state.handle.write(line)
+    _state.written += 1
+    _state.written_bytes += len(line)
 
 
 def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = None) -> None:
@@ -99,6 +142,8 @@ def configure(log_dir: str | os.PathLike | None, *, stats_every: int | None = No
         _state.meta_last = None
         _state.failures.clear()
         _state.failures_dirty = False
+        _state.closed = _state.truncated = False
+        _state.written = _state.written_bytes = 0
         if _state.dir is not None:
             os.makedirs(_state.dir, exist_ok=True)
             _state.handle = open(os.path.join(_state.dir, RECORDS), "w", encoding="utf-8")
@@ -264,7 +309,7 @@ def record(
     `raw`, when given, is what gets hashed (e.g. the int16 view of a bfloat16 tensor that
     numpy cannot hold), while `value` gives the statistics.
     """
-    if not enabled():
+    if not enabled() or _state.truncated:
         return
     entry = _summary(value, raw)
     if not want_stats():
@@ -275,7 +320,7 @@ def record(
 def record_digest(name: str, kind: str, digest: str, *, shape: list[int], dtype: str, stats: dict | None,
                   path: str = "", framework: str | None = None, device: str | None = None, op: str | None = None) -> None:
     """Record a value fingerprinted on its device: only the digest and statistics came here."""
-    if not enabled():
+    if not enabled() or _state.truncated:
         return
     entry: dict = {"hash": digest, "shape": shape, "dtype": dtype}
     if stats is not None and want_stats():
@@ -286,8 +331,8 @@ def record_digest(name: str, kind: str, digest: str, *, shape: list[int], dtype:
 def reserve(name: str, kind: str, *, path: str = "", framework: str | None = None, device: str | None = None,
             op: str | None = None, shape: list[int] | None = None, dtype: str | None = None) -> dict | None:
     """Take a record's place in execution order now; the caller sets its "hash" (and
-    "stats") later and then calls `filled()`. None when recording is off."""
-    if not enabled():
+    "stats") later and then calls `filled()`. None when recording is off (or the log is full)."""
+    if not enabled() or _state.truncated:
         return None
     entry: dict = {"shape": list(shape or []), "dtype": dtype}
     return _append(entry, name, kind, path=path, framework=framework, device=device, op=op, pending=True)
@@ -317,7 +362,7 @@ def _write_ready() -> None:
     pending = _state.pending
     done = 0
     while done < len(pending) and "hash" in pending[done]:
-        _state.handle.write(_encode(pending[done]) + "\n")
+        _write_line(pending[done])
         done += 1
     del pending[:done]
 
@@ -354,7 +399,7 @@ def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | No
             _state.pending.append(entry)
             _write_ready()
         else:
-            _state.handle.write(_encode(entry) + "\n")
+            _write_line(entry)
         return entry
 
 
@@ -389,7 +434,11 @@ def _summary(value: object, raw: object) -> dict:
 def _scalar_stats(value: object) -> dict | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return {"min": float(value), "max": float(value), "mean": float(value), "sample": [float(value)]}
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond a float's range
+        number = float("inf") if value > 0 else float("-inf")
+    return {"min": number, "max": number, "mean": number, "sample": [number]}
 
 
 def _array_stats(arr, np) -> dict:
@@ -431,7 +480,9 @@ def _write_meta() -> None:
 
 def _meta() -> dict:
     return {
-        "format": 2,
+        "format": 3,
+        "closed": _state.closed,
+        "truncated": _state.truncated,
         "stats_every": _state.stats_every,
         "argv": sys.argv,
         "pid": os.getpid(),
@@ -446,8 +497,10 @@ def _meta() -> dict:
 def _write_json(name: str, obj: object) -> None:
     path = os.path.join(_state.dir, name)
     tmp = f"{path}.{os.getpid()}.tmp"
+    from kb import jsonio  # standard library only
+
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(obj, handle, indent=1, sort_keys=True)
+        handle.write(jsonio.dumps(obj, indent=1, sort_keys=True))
     os.replace(tmp, path)
 
 
@@ -480,6 +533,7 @@ def close() -> None:
                     for entry in _state.pending:
                         entry.setdefault("hash", "missing")
                     _write_ready()
+                _state.closed = True  # meta.json says so: the log holds every step the script ran
                 flush()
             finally:
                 _state.handle.close()

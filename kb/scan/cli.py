@@ -37,9 +37,10 @@ def add_parser(sub) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (.py, .ipynb)")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="output format (default text)")
-    p.add_argument("--versions", default=None, metavar="NAME=VER,...",
-                   help="framework versions to answer for, e.g. torch=2.11,tensorflow=2.20 (default: the lockfile, "
-                        "else the installed distributions, else the newest known)")
+    p.add_argument("--versions", action="append", default=None, metavar="NAME=VER,...",
+                   help="framework versions to answer for, e.g. torch=2.11,tensorflow=2.20 (repeatable; a framework "
+                        "given two versions is refused; default: the lockfile, else the installed distributions, "
+                        "else the newest known)")
     p.add_argument("--lockfile", default=None, help="read pinned versions from requirements.txt, pyproject.toml, uv.lock or poetry.lock")
     p.add_argument("--device", default="gpu", choices=("gpu", "cpu", "any"), help="device the code trains on (default gpu)")
     p.add_argument("--fail-on", default="nondeterministic", choices=tuple(FAIL_ON),
@@ -73,14 +74,16 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from kb.query import index
     from kb.scan import pins
     from kb.scan.run import scan
-    from kb.scan.sources import NotAFile
+    from kb.scan.sources import NotAFile, SymlinkLoop
 
     if args.jobs is not None and args.jobs < 1:
         return _error("--jobs must be 1 or more")
     try:
-        given = pins.parse_versions(args.versions) if args.versions else {}
+        given = pins.parse_versions(",".join(args.versions)) if args.versions else {}
         report = scan(args.paths, given=given, lockfile=args.lockfile, device=args.device,
                       exclude=tuple(args.exclude), jobs=args.jobs)
+    except SymlinkLoop as exc:
+        return _error(f"{_shown(exc.args[0])}: a symlink loop (the link leads back to itself; there is no file)")
     except FileNotFoundError as exc:
         return _error(f"no such file or folder: {_shown(exc.args[0])}")
     except NotAFile as exc:

@@ -101,7 +101,10 @@ def parse_versions(text: str) -> dict[str, Pin]:
             raise PinError(f"--versions: expected NAME=VERSION (e.g. torch=2.11), not {item!r}")
         if framework is None:
             raise PinError(f"--versions: unknown framework {name.strip()!r}; expected one of {', '.join(sorted(NAMES))}")
-        pins[framework] = Pin(framework, version.strip().lstrip("="), "--versions")
+        version = version.strip().lstrip("=")
+        if framework in pins and pins[framework].version != version:  # never pick one of two silently
+            raise PinError(f"--versions gives {framework} twice: {pins[framework].version} and {version}; give one")
+        pins[framework] = Pin(framework, version, "--versions")
     return pins
 
 

@@ -55,11 +55,21 @@ def _uri(path: str, base: str) -> str:
     return quote(os.fsencode(PurePath(rel).as_posix()), safe="/")
 
 
+MAX_RESULTS = 25_000
+"""GitHub code scanning takes at most 25,000 results a run: past it the upload is refused (a
+4.7 MB file of 180,000 calls made a 102 MB SARIF). The most severe findings are kept; a
+notification says how many more there are (`--format json` lists every one)."""
+
+
 def document(report: Report, records: dict, base: str = ".", site_url: str | None = None) -> dict:
-    used = sorted({f.record for f in report.findings})
+    order = {"raises": 0, "nondeterministic": 1, "possible": 2}
+    kept = sorted(report.findings, key=lambda f: order.get(f.level, 3))[:MAX_RESULTS]
+    kept_ids = {id(f) for f in kept}
+    findings = [f for f in report.findings if id(f) in kept_ids]  # in the report's order (path, line)
+    used = sorted({f.record for f in findings})
     index_of = {rid: n for n, rid in enumerate(used)}
     results = []
-    for f in report.findings:
+    for f in findings:
         region = {"startLine": f.line, "startColumn": f.col}
         message = f"{f.text}: {f.answer}; {f.fix}" + (f" (notebook cell {f.cell})" if f.cell is not None else "")
         results.append({
@@ -78,6 +88,10 @@ def document(report: Report, records: dict, base: str = ".", site_url: str | Non
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(e.path, base), "uriBaseId": "%SRCROOT%"},
                                             "region": {"startLine": e.line, "startColumn": max(1, e.col)}}}],
     } for e in report.errors]
+    if len(findings) < len(report.findings):
+        notifications.append({"level": "warning", "message": {"text": (
+            f"{len(report.findings) - len(findings):,} more finding(s) are not in this SARIF: GitHub code scanning "
+            f"takes at most {MAX_RESULTS:,} results a run (the most severe are kept; kb scan --format json lists all)")}})
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",

@@ -113,16 +113,19 @@ def _one(found: sources.Found) -> tuple:
         unit = sources.read(path, found.root)
     except sources.SourceError as exc:
         return path, (), None, [FileError(path, 1, 1, str(exc))], {}
+    except (ValueError, RecursionError, MemoryError) as exc:  # one file, never the whole scan (docs/security.md)
+        return path, (), None, [FileError(path, 1, 1, f"cannot read: {type(exc).__name__}: {exc}")], {}
     errors: list[FileError] = []
     text = unit.text
     for attempt in range(2):
         try:
             module = resolve.analyse(text, path, wanted, methods, switches.WATCHED)
-        except SyntaxError as exc:
+        except (SyntaxError, UnicodeEncodeError) as exc:
             if attempt or not unit.cells:
-                cell, line = unit.place(exc.lineno or 1)
+                lineno, offset, message = _where(exc)
+                cell, line = unit.place(lineno)
                 where = f"cell {cell}: " if cell is not None else ""
-                errors.append(FileError(path, line, exc.offset or 1, f"{where}cannot parse: {exc.msg}"))
+                errors.append(FileError(path, line, offset, f"{where}cannot parse: {message}"))
                 return path, unit.cells, None, errors, {}
             text, errors = _without_bad_cells(text, unit, path)
             continue
@@ -131,6 +134,16 @@ def _one(found: sources.Found) -> tuple:
             return path, unit.cells, None, [*errors, FileError(path, 1, 1, message)], {}
         return path, unit.cells, module, errors, resolve.suppressions(text)
     return path, unit.cells, None, errors, {}  # pragma: no cover - the loop always returns
+
+
+def _where(exc: SyntaxError | UnicodeEncodeError) -> tuple[int, int, str]:
+    """(line, column, message) of a parse failure. A UnicodeEncodeError is a lone surrogate that
+    a notebook's JSON escape (`"\\ud800"`) put in the text: Python cannot compile it either."""
+    if isinstance(exc, SyntaxError):
+        return exc.lineno or 1, exc.offset or 1, exc.msg
+    line = exc.object.count("\n", 0, exc.start) + 1
+    column = exc.start - (exc.object.rfind("\n", 0, exc.start) + 1) + 1
+    return line, column, f"the lone surrogate {ascii(exc.object[exc.start])} is not text Python can compile"
 
 
 def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, list[FileError]]:
@@ -143,8 +156,9 @@ def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, l
         cell_lines = lines[first - 1: bounds[k + 1] - 1]
         try:
             compile("\n".join(cell_lines), path, "exec", ast.PyCF_ONLY_AST)
-        except SyntaxError as exc:
-            errors.append(FileError(path, exc.lineno or 1, exc.offset or 1, f"cell {number}: cannot parse: {exc.msg}"))
+        except (SyntaxError, UnicodeEncodeError) as exc:
+            line, column, message = _where(exc)
+            errors.append(FileError(path, line, column, f"cell {number}: cannot parse: {message}"))
             lines[first - 1: bounds[k + 1] - 1] = [""] * len(cell_lines)
         except (RecursionError, MemoryError, ValueError) as exc:
             errors.append(FileError(path, 1, 1, f"cell {number}: cannot parse: {type(exc).__name__}"))

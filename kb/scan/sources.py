@@ -9,6 +9,7 @@ is importable, the same rewrites otherwise), keeping the cell's line numbers.
 from __future__ import annotations
 
 import codecs
+import errno
 import fnmatch
 import io
 import os
@@ -24,11 +25,16 @@ SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".venv", "venv", "env", "node_modu
                        "site-packages", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ipynb_checkpoints"})
 SUFFIXES = (".py", ".ipynb")
 MAX_BYTES = 5_000_000  # a generated 5 MB module is not a training script; reported, not parsed
+# Python's syntax tree takes ~3.6 KB a line of plain code (a 480,000-line file of assignments,
+# 4.8 MB, took 1.75 GB): the largest hand-written modules have a few thousand lines, so a file
+# over MAX_LINES is generated code, reported and not parsed (~180 MB at the bound).
+MAX_LINES = 50_000
 # A notebook is JSON from the repository being scanned (untrusted): at most MAX_BYTES, nbformat
 # nests ~6 levels, an embedded image is one long string.
 NOTEBOOK_LIMITS = jsonio.Limits(max_bytes=MAX_BYTES, max_depth=32, max_nodes=2_000_000, max_string=MAX_BYTES)
-# Codecs that a PEP 263 line may name but that are not source encodings (slow or not text)
-_NOT_SOURCE = frozenset({"punycode", "idna"})
+# Codecs that a PEP 263 line may name but that Python refuses as a source encoding ("encoding
+# problem: punycode"); idna is one it accepts, so it is read as Python reads it.
+_NOT_SOURCE = frozenset({"punycode"})
 
 
 class SourceError(Exception):
@@ -57,6 +63,10 @@ class NotAFile(Exception):
     """A path given on the command line that exists but is neither a regular file nor a folder."""
 
 
+class SymlinkLoop(Exception):
+    """A path given on the command line that is a symlink leading back to itself."""
+
+
 class Found(NamedTuple):
     """A file to scan and the root it was found under (its symlinks must resolve inside it)."""
 
@@ -83,7 +93,9 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
             raise FileNotFoundError(given)
         try:
             mode = os.stat(given).st_mode
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise SymlinkLoop(given) from None
             raise FileNotFoundError(given) from None  # a dangling symlink
         if not stat.S_ISREG(mode):
             raise NotAFile(given)
@@ -109,8 +121,8 @@ def _walk(top: str, exclude: tuple[str, ...]):
             try:
                 is_dir = entry.is_dir()
                 is_link = entry.is_symlink()
-            except OSError:
-                continue
+            except OSError:  # a symlink loop: listed, so that reading it is one error line naming it
+                is_dir, is_link = False, True
             path = os.path.normpath(os.path.join(folder, name))
             if is_dir:
                 if not is_link and name not in SKIP_DIRS and not name.startswith(".") and not _excluded(path, exclude):
@@ -138,9 +150,18 @@ def read(path: str, root: str = os.sep) -> Unit:
         raise SourceError(exc.message) from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}") from None
-    if path.endswith(".ipynb"):
-        return _notebook(path, raw)
-    return Unit(path, _python_text(raw))
+    unit = _notebook(path, raw) if path.endswith(".ipynb") else Unit(path, lines_as_python_reads_them(_python_text(raw)))
+    lines = unit.text.count("\n")
+    if lines > MAX_LINES:
+        raise SourceError(f"the file has {lines:,} lines of Python; at most {MAX_LINES:,} are parsed "
+                          "(a longer module is generated code, and its syntax tree would take gigabytes)")
+    return unit
+
+
+def lines_as_python_reads_them(text: str) -> str:
+    """CR LF and a lone CR end a line, as Python's reader translates them before it tokenizes:
+    a file saved with CR-only endings runs, and every line-based pass must see its lines."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _python_text(raw: bytes) -> str:
@@ -164,6 +185,8 @@ def _python_text(raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         what = "UTF-8" if info.name == "utf-8" else f"{encoding} (its coding line)"
         raise SourceError(f"not {what} (byte {exc.start})") from None
+    except (UnicodeError, ValueError) as exc:  # `# coding: undefined` raises a plain UnicodeError
+        raise SourceError(f"bad encoding declaration: decoding with {encoding!r} failed ({exc})") from None
 
 
 def _notebook(path: str, raw: bytes) -> Unit:
@@ -187,5 +210,5 @@ def _notebook(path: str, raw: bytes) -> Unit:
         if not isinstance(source, str):
             raise SourceError(f"cell {number}: 'source' should be a string or a list of strings")
         starts.append((len(lines) + 1, number))
-        lines.extend(cell_text.python_of(source).split("\n"))
+        lines.extend(cell_text.python_of(lines_as_python_reads_them(source)).split("\n"))
     return Unit(path, "\n".join(lines) + "\n", tuple(starts))

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kb.catalog import Catalog
+from kb import jsonio, untrusted
+from kb.catalog import API_MAX_BYTES, Catalog
 from kb.entries import DETERMINISTIC, HI, LO, SOLUTIONS, WHEN, range_fields
 from kb.site import model, recipes, words
 from kb.versions import release_key
@@ -18,7 +19,8 @@ PREFIX = "api/v1"
 
 
 def _dump(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+    """Strict JSON (a float that is not finite is "nan", "inf" or "-inf": kb.jsonio)."""
+    return jsonio.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def _ranges(ranges: tuple) -> list[dict]:
@@ -106,7 +108,10 @@ def inventory_names(catalog: Catalog) -> dict[str, list[str]]:
     for path in sorted(folder.glob("*.txt")) if folder.is_dir() else ():
         if "." in path.stem:  # pytorch.signatures.txt and the like: not a list of names
             continue
-        lines = path.read_text(encoding="utf-8").splitlines()
+        try:  # a link out of data/, a device or a FIFO is lint's KB012 (kb/catalog.py): never read here
+            lines = untrusted.read_bytes(path, API_MAX_BYTES, catalog.root / "data").decode("utf-8").splitlines()
+        except (untrusted.Refused, OSError, UnicodeDecodeError):
+            continue
         out[path.stem] = sorted({line for line in lines if line and not line.startswith("#")})
     return out
 
@@ -146,7 +151,7 @@ def files(catalog: Catalog, index: dict) -> dict[str, str]:
     out = {f"{PREFIX}/all.json": _dump(everything)}
     # The same data as scripts: a page opened from disk (file://) cannot fetch() files beside it,
     # but it can load a <script>, so the lookup form works without a web server (stack-ui.js).
-    out[f"{PREFIX}/all.js"] = f"window.KB_ALL = {json.dumps(everything, sort_keys=True, separators=(',', ':'))};\n"
+    out[f"{PREFIX}/all.js"] = f"window.KB_ALL = {jsonio.dumps(everything, sort_keys=True, separators=(',', ':'))};\n"
     for fw, names in inventories.items():
         coded = front_coded(names)
         out[f"{PREFIX}/names/{fw}.txt"] = coded

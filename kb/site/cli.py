@@ -20,7 +20,11 @@ examples:
   kb site --no-html       only the mkdocs sources and the JSON API (fast; no mkdocs)
   kb site --report-dir /tmp/r   the nightly page from /tmp/r/nightly.json (as `kb nightly --report-dir`)
 
-exit codes: 0 built, 1 data has lint findings or mkdocs failed, 2 bad input.
+The guides (docs/), examples/ and site/assets/ are read as untrusted input: a symlink out of
+the repository, a FIFO or device, a file over 4 MB or not UTF-8 is refused by name (exit 2),
+and nothing is published.
+
+exit codes: 0 built, 1 data has lint findings or mkdocs failed, 2 bad input (a refused file).
 """
 
 
@@ -39,7 +43,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     from kb.atomic import locked
     from kb.lint import checking, errors
     from kb.root import root_of
-    from kb.site.build import BUILD, LOCK, clean_stale, mkdocs, page_count, sources, write_files
+    from kb.site.build import BUILD, LOCK, RefusedInput, clean_stale, mkdocs, page_count, sources, write_files
 
     started = time.perf_counter()
     root = root_of(args)
@@ -51,6 +55,9 @@ def cmd_site(args: argparse.Namespace) -> int:
     with checking(root) as (catalog, wait):
         try:
             files = sources(catalog, report_dir, warn=warnings.append)
+        except RefusedInput as exc:  # a guide, example or asset that is a link out, a device or a FIFO
+            print(f"kb site: error: {exc}", file=sys.stderr)
+            return 2
         except Exception:
             if errors(wait()):  # broken data can break the renderer: the findings say why
                 files = None

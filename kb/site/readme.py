@@ -38,11 +38,24 @@ def solutions_section(catalog: Catalog) -> str:
     return render("readme_solutions.md.j2", rows=rows, begin=SOLUTIONS_BEGIN, end=SOLUTIONS_END)
 
 
+_ABBREVIATIONS = ("e.g", "i.e", "etc", "cf", "vs", "approx")
+
+
 def _first_sentence(text: str) -> str:
+    """Up to the first ". " or "; " outside parentheses and not after an abbreviation ("e.g."):
+    cutting at the first one anywhere left "one protocol (e.g." in the README's table."""
     text = " ".join(text.split())
-    for end in (". ", "; "):
-        if end in text:
-            text = text.split(end, 1)[0] + "."
+    depth = 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(0, depth - 1)
+        elif char in ".;" and depth == 0 and text[i + 1:i + 2] == " ":
+            word = text[:i].rsplit(" ", 1)[-1].lstrip("(").lower()
+            if char == "." and word in _ABBREVIATIONS:
+                continue
+            text = text[:i] + "."
             break
     return text if len(text) <= 160 else text[:157].rstrip() + "..."
 

@@ -15,6 +15,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from kb import jsonio
 from kb.sweep import harness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.out:
             out = Path(a.out) if a.suite == "tensorflow" or len(backends) == 1 else \
                 Path(a.out).with_name(f"{Path(a.out).stem}-{backend}.json")
-            out.write_text(json.dumps(doc, indent=1) + "\n")
+            out.write_text(jsonio.dumps(doc, indent=1) + "\n")
             print(out, flush=True)
         elif not a.no_write:
             print(harness.write(ROOT, env["env_id"], started_stamp, suffix, doc), flush=True)

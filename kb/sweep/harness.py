@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+from kb import jsonio
+
 CLASSES = ("raises", "differs-across-processes", "differs-within-process-only", "identical", "error", "skipped")
 
 
@@ -162,7 +164,7 @@ def write(root: Path, env_id: str, file_stamp: str, suffix: str, doc: dict) -> P
     from kb.atomic import write_atomic
 
     path = root / "data" / "sweeps" / env_id / f"{file_stamp}-{suffix}.json"
-    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    write_atomic(path, jsonio.dumps(doc, indent=1, sort_keys=False) + "\n")  # strict JSON: nan/inf as strings
     return path
 
 

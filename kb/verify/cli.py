@@ -7,9 +7,10 @@ the compiled index and the verifiers' source; run files are written with PyYAML.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+from kb import jsonio
 
 HELP = "run verifiers (each mode in a fresh process) and write a run file under data/runs/"
 DESCRIPTION = """\
@@ -113,7 +114,7 @@ def main(args: argparse.Namespace) -> int:
 
         rows = coverage(discover.scan(root / "verifiers" if (root / "verifiers").is_dir() else discover.HERE))
         if args.json:
-            print(json.dumps({"records": rows, "static": static_rows()}, indent=2, default=list))
+            print(jsonio.dumps({"records": rows, "static": static_rows()}, indent=2, default=list))
         else:
             print_coverage(rows)
             print_static(static_rows())
@@ -124,7 +125,7 @@ def main(args: argparse.Namespace) -> int:
         flagged = list(index().get("flagged", ()))
         reviewed = list(index().get("reviewed", ()))
         if args.json:
-            print(json.dumps({"flagged": flagged, "reviewed": reviewed}, indent=2, default=list))
+            print(jsonio.dumps({"flagged": flagged, "reviewed": reviewed}, indent=2, default=list))
         else:
             from kb.verify.cases import label
 
@@ -245,7 +246,7 @@ def _run(args, root: Path, items) -> int:
         out = Path(args.out) if args.out else root / runfile.RUNS_DIR
         path = runfile.write(out, doc, created)
     if args.json:
-        print(json.dumps({runfile.JSON_FILE: str(path) if path else None, **doc}, indent=2))
+        print(jsonio.dumps({runfile.JSON_FILE: str(path) if path else None, **doc}, indent=2))
     else:
         _print_results(results, path, wall)
     every_error = all(m["outcome"] in ("error", "env-error") for r in results for m in r["modes"])

@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kb import jsonio
+
 # The model's ops, per framework, as the KB names them (checked with `kb status OP VERSION`).
 # Ops the KB does not know are recorded as such in the run file, not hidden.
 OPS: dict[str, tuple[str, ...]] = {
@@ -250,6 +252,6 @@ def run_e2e(args, root: Path, installed: dict[str, str], devices: dict[str, str]
     summary = {r["framework"]: {"version": r["version"], "device": r["device"], "recipe_codes": r["recipe"],
                                 "recipe_from": r["recipe_from"], "codes": r["codes"], "wall_s": r["wall_s"], **r["e2e"]}
                for r in results}
-    print(json.dumps({"file": str(path) if path else None, "wall_s": wall, "results": summary}, indent=2))
+    print(jsonio.dumps({"file": str(path) if path else None, "wall_s": wall, "results": summary}, indent=2))
     every_error = all("error" in run for r in results for pair in r["e2e"].values() for run in pair["runs"])
     return 1 if every_error else 0

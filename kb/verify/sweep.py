@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kb import jsonio
+
 PREFIX = "@@SWEEP "
 SWEEPS_DIR = "data/sweeps"
 SUITES = {
@@ -105,7 +107,7 @@ def write_evidence(out_dir: Path, doc: dict, created: dt.datetime) -> Path:
     path = evidence_path(out_dir, doc["environment"]["env_id"], created, doc["suite"])
     if path.exists():
         raise FileExistsError(f"{path} exists: evidence files are written once")
-    write_atomic(path, json.dumps(doc, indent=1, sort_keys=False) + "\n")
+    write_atomic(path, jsonio.dumps(doc, indent=1, sort_keys=False) + "\n")  # strict JSON: nan/inf as strings
     return path
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.calls import AT_METHODS
+from kb.memo import MISS
 
 SWEEPS_DIR = "data/sweeps"
 SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax"}
@@ -121,32 +122,92 @@ CPU_SWEEP_SUFFIXES = ("-tensorflow-cpu.json", "-keras.json", "-keras-jax.json", 
 def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
     """Every file under data/sweeps/ (or `sweeps_dir`), read within bounds and checked; a file in
     the wrong place or of the wrong kind is listed with its problem, never skipped silently. A file
-    of a `sweeps_dir` outside data/sweeps/ is not held to its place there."""
-    from kb import jsonio
+    of a `sweeps_dir` outside data/sweeps/ is not held to its place there.
+
+    What a file's bytes read as (its data and problems) is remembered under .cache/kb/ (kb/memo.py,
+    keyed by the bytes and this reading code): reading 11 MB with the bounded JSON reader and
+    checking 9,000 cases' shapes was most of every `kb validate` (3-4 s)."""
+    from kb import jsonio, shapes
     from kb.findings import rel as relative
+    from kb.memo import Memo
+    from kb.untrusted import files_under
 
     top = sweeps_dir if sweeps_dir is not None else root / SWEEPS_DIR
+    memo = Memo(root, "sweeps", Path(__file__), Path(jsonio.__file__), Path(shapes.__file__))
     out = []
-    for path in sorted(p for p in top.rglob("*") if not p.is_dir()) if top.is_dir() else ():
+    for path in files_under(top) if top.is_dir() else ():  # no recursion: a 1,000-deep chain is no RecursionError
         where = relative(path, root)
         if path.name.startswith(".") or path.name == "README.md":
             continue
         if path.name.endswith(CPU_SWEEP_SUFFIXES):
-            continue  # the TensorFlow/Keras CPU sweeps' own format (kb/sweep): cited by records, not GPU evidence
+            # the TensorFlow/Keras CPU sweeps' own format (kb/sweep): cited by records, not GPU evidence;
+            # read within bounds all the same, so that a file under such a name is never unread with no word
+            bad = _cpu_sweep_problem(path, top, memo)
+            if bad is not None:
+                out.append(SweepFile(path, where, None, [bad]))
+            continue
         if path.suffix != ".json":
             out.append(SweepFile(path, where, None, [(1, "KB002", f"not a sweep file: sweeps are {SWEEPS_DIR}/<env_id>/<stamp>-<suite>.json")]))
             continue
-        try:
-            data = jsonio.load(path, limits=limits(), within=top)
-        except jsonio.JsonError as exc:
-            out.append(SweepFile(path, where, None, [(exc.line, exc.code or "KB002", exc.message)]))
+        raw, failed = _raw(path, top)
+        if raw is None:
+            out.append(SweepFile(path, where, None, [failed]))
             continue
-        except OSError as exc:
-            out.append(SweepFile(path, where, None, [(1, "KB002", f"cannot read the file: {exc.strerror or exc}")]))
-            continue
-        found = problems(data, where if sweeps_dir is None else None)
-        out.append(SweepFile(path, where, None if found else data, [(1, "KB002", f"sweep file: {m}") for m in found]))
+        place = where if sweeps_dir is None else None
+        key = memo.key("gpu", place or "", raw)
+        cached = memo.get(key)
+        if cached is MISS:
+            try:
+                data = jsonio.loads(raw, str(path), limits=limits())
+            except jsonio.JsonError as exc:
+                cached = (None, [(exc.line, exc.code or "KB002", exc.message)])
+            else:
+                found = problems(data, place)
+                cached = (None if found else data, [(1, "KB002", f"sweep file: {m}") for m in found])
+            memo.put(key, cached)
+        data, found = cached
+        out.append(SweepFile(path, where, data, [tuple(p) for p in found]))
+    memo.save()
     return out
+
+
+def _raw(path: Path, top: Path) -> tuple[bytes | None, tuple[int, str, str] | None]:
+    """(the file's bytes, None), or (None, the problem): through kb.untrusted as jsonio.load reads."""
+    from kb import untrusted
+
+    try:
+        return untrusted.read_bytes(path, limits().max_bytes, top), None
+    except untrusted.Refused as exc:
+        return None, (1, "KB012", exc.message)
+    except OSError as exc:
+        return None, (1, "KB002", f"cannot read the file: {exc.strerror or exc}")
+
+
+def _cpu_sweep_problem(path: Path, top: Path, memo) -> tuple[int, str, str] | None:
+    """(line, code, message) when a CPU sweep file is not one: unreadable, over a bound, not
+    JSON, or not an object of kind "sweep" whose suite is the one its name says."""
+    from kb import jsonio
+
+    suite = next(s for s in CPU_SWEEP_SUFFIXES if path.name.endswith(s))[1:-len(".json")]
+    raw, failed = _raw(path, top)
+    if raw is None:
+        return failed
+    key = memo.key("cpu", suite, raw)
+    cached = memo.get(key)
+    if cached is not MISS:
+        return tuple(cached[0]) if cached else None
+    try:
+        data = jsonio.loads(raw, str(path), limits=limits())
+    except jsonio.JsonError as exc:
+        bad: tuple | None = (exc.line, exc.code or "KB002", exc.message)
+    else:
+        bad = None
+        if not isinstance(data, dict) or data.get("kind") != "sweep" or data.get("suite") != suite \
+                or not isinstance(data.get("cases"), list):
+            bad = (1, "KB002", f"not a CPU sweep file: its name says suite {suite!r} (written by python -m kb.sweep), "
+                               "but it is not an object with kind 'sweep', that suite and a list of cases")
+    memo.put(key, [bad] if bad else [])
+    return bad
 
 
 def sweeps_of(catalog) -> list[SweepFile]:
@@ -297,12 +358,12 @@ def covering(records, data: dict, case: dict, call: dict, params: tuple | None =
 
     version, device = version_of(data), device_of(data)
     call = with_defaults(call, params)
+    op = kb_op(case["op"])  # once per case, not once per record (half a million calls per `kb validate`)
     out = []
     for record in records:
-        if record.withdrawn is not None or record.framework != data["framework"]:
-            continue
-        op = kb_op(case["op"])
         if op not in record.ops and op not in record.aliases:
+            continue
+        if record.withdrawn is not None or record.framework != data["framework"]:
             continue
         if record.device not in ("any", device) or not passes(record.pass_, case.get("pass", "")):
             continue

@@ -64,9 +64,18 @@
       Object.keys(data.names[fw.value] || {}).sort().forEach(function (n) { var o = el("option"); o.value = n; ops.appendChild(o); });
     }
     var params = new URLSearchParams(window.location.search);
-    if (params.get("fw") && data.frameworks.indexOf(params.get("fw")) >= 0) fw.value = params.get("fw");
-    if (params.get("device")) dev.value = params.get("device");
-    if (params.get("dist")) dist.value = params.get("dist");
+    // A value from the address is used only when the form offers it: "?fw=__proto__" fell back to
+    // TensorFlow without a word, and "?device=x" answered for an empty "()" device.
+    var refused = [];
+    function pick(select, value, what) {
+      if (!value) return;
+      var offered = Array.prototype.some.call(select.options, function (o) { return o.value === value; });
+      if (offered && (select !== fw || data.frameworks.indexOf(value) >= 0)) select.value = value;
+      else refused.push(what + " \u201c" + value.slice(0, 80) + "\u201d is not one the form offers");
+    }
+    pick(fw, params.get("fw"), "the framework");
+    pick(dev, params.get("device"), "the device");
+    pick(dist, params.get("dist"), "the distribution");
     fw.addEventListener("change", function () { fill(); ver.value = ""; });
     dist.addEventListener("change", fill);
     fill();
@@ -84,7 +93,10 @@
       var t = e.target.closest ? e.target.closest("[data-kb-op]") : null;
       if (t) { e.preventDefault(); op.value = t.getAttribute("data-kb-op"); go(); }
     });
-    if (params.get("v") || params.get("op")) go();
+    if (refused.length) {
+      out.textContent = "";
+      out.appendChild(el("p", "Not answered: " + refused.join("; ") + ". Choose one above and ask again.", "kb-note kb-refused"));
+    } else if (params.get("v") || params.get("op")) go();
   }
 
   function permalink(q) {
