@@ -2930,15 +2930,57 @@ DETAILS = {'keys': ('format',
                                                                       'at v2.18 FP8 delayed and current '
                                                                       'scaling on sm100+ need cuDNN 9.18.0+ '
                                                                       'with determinism (the current-scaling '
-                                                                      'check is already in 2.9). SM 12.0 '
-                                                                      'refuses deterministic fused attention '
-                                                                      'in training (fused_attn.cpp at v2.18; '
-                                                                      'PR 2798, first tag v2.15).',
+                                                                      'check is already in 2.9). From 2.14, '
+                                                                      'SM 12.0 drops fused attention for a '
+                                                                      'deterministic training call '
+                                                                      "('Deterministic fused attention on "
+                                                                      "SM120 is not supported', "
+                                                                      'fused_attn.cpp at v2.14 to v2.18; PR '
+                                                                      '2798, whose cherry-pick 788a13b22 is '
+                                                                      "first tagged v2.14 and main's squash "
+                                                                      '4ead776cf v2.15), so another backend '
+                                                                      'runs; fused_attn.cpp at v2.13 has no '
+                                                                      'SM 12.0 case. At v2.18, sm10x head '
+                                                                      'dimension 256 training with cuDNN '
+                                                                      '9.23+ (9.25+ for THD) runs the fused '
+                                                                      'backward that the cuDNN frontend '
+                                                                      'forces onto its deterministic '
+                                                                      'algorithm (fused_attn.cpp), whatever '
+                                                                      'the variable.',
                                                                       'FP8 fused attention (sub-backend 2) '
                                                                       'in training under determinism: '
                                                                       'disabled up to 2.12; from 2.13 (PR '
                                                                       '2621) allowed on sm90+ with cuDNN '
                                                                       '9.19.0+ (the v2.13 to v2.18 filters).',
+                                                                      'Sink attention (softmax_type '
+                                                                      'off-by-one or learnable, i.e. not '
+                                                                      'vanilla): from 2.12 the determinism '
+                                                                      'filter disables fused attention for '
+                                                                      "it ('Disabling FusedAttention for "
+                                                                      'determinism reasons with '
+                                                                      "softmax_type', "
+                                                                      'dot_product_attention/utils.py at '
+                                                                      'v2.12 to v2.18; absent at v2.11), '
+                                                                      'leaving FlashAttention or the unfused '
+                                                                      'path.',
+                                                                      'FlashAttention-4 (flash_attn.cute) is '
+                                                                      'a backend from 2.15 '
+                                                                      '(use_flash_attention_4 in utils.py at '
+                                                                      'v2.15, compute capability 8.0+, on '
+                                                                      'sm90 only when FA3 is not installed): '
+                                                                      'TE passes deterministic to it '
+                                                                      '(backends.py) and has no determinism '
+                                                                      "row for it, so FA4's own checks "
+                                                                      'decide - flash-attn.cute-backward (SM '
+                                                                      '12.0 refuses a deterministic '
+                                                                      'backward; sm90 accepted only from '
+                                                                      'flash-attn-4 beta5).',
+                                                                      'FlashAttention-3 (the hopper build): '
+                                                                      'TE passes deterministic to it, but '
+                                                                      'the FA3 builds that TE 2.2 to 2.9 '
+                                                                      'install ignore the flag - '
+                                                                      'transformer-engine.attention-fa3-backward, '
+                                                                      'a call with backend: flash-attn-3.',
                                                                       "Transformer Engine's JAX attention "
                                                                       'reads the same variable '
                                                                       '(transformer-engine.jax-attention); '
@@ -2963,31 +3005,101 @@ DETAILS = {'keys': ('format',
                                                                        'wheel installs; not run here, and '
                                                                        'the Blackwell and SM 12.0 conditions '
                                                                        'need other GPUs.'},
+             'transformer-engine.attention-fa3-backward': {'conditions': ('Hopper (sm90, where FA3 runs) '
+                                                                          'training with FA3 installed and '
+                                                                          'chosen: fused attention is '
+                                                                          'preferred on sm90+ when both '
+                                                                          'qualify '
+                                                                          '(dot_product_attention/utils.py '
+                                                                          'at v2.8), so FA3 runs when fused '
+                                                                          'attention is filtered out (for '
+                                                                          'example a bias that needs a '
+                                                                          'gradient, FP8 before 2.13, sink '
+                                                                          'softmax from 2.12) or disabled '
+                                                                          'with NVTE_FUSED_ATTN=0.',
+                                                                          'It is the FA3 build that decides: '
+                                                                          'hopper/flash_bwd_launch_template.h '
+                                                                          'runs false /*Deterministic*/ at '
+                                                                          '7a802796, 27f501d and 3ba6f82 and '
+                                                                          'at 5c1627a7^ (the BOOL_SWITCH on '
+                                                                          'params.deterministic commented '
+                                                                          'out), and switches on '
+                                                                          'params.deterministic again from '
+                                                                          '5c1627a7 (PR 1893). All those '
+                                                                          'builds carry __version__ 3.0.0.b1 '
+                                                                          '(hopper/__init__.py until 3.0.0 '
+                                                                          'on 2026-02-05), so the version '
+                                                                          'does not tell them apart.',
+                                                                          'The other backends are '
+                                                                          'transformer-engine.attention-backward.'),
+                                                           'notes': "backend: flash-attn-3 names TE's "
+                                                                    'FlashAttention-3 backend '
+                                                                    '(NVTE_FLASH_ATTN=1 with flash_attn_3 '
+                                                                    'installed on sm90, chosen by '
+                                                                    'get_attention_backend); TE logs the '
+                                                                    'backend it picks at NVTE_DEBUG=1 '
+                                                                    'NVTE_DEBUG_LEVEL=2. The FA3 window '
+                                                                    'itself is in flash-attn.backward-dq.',
+                                                           'ops': ('transformer_engine.pytorch.DotProductAttention',
+                                                                   'transformer_engine.pytorch.MultiheadAttention',
+                                                                   'transformer_engine.pytorch.TransformerLayer'),
+                                                           'aliases': (),
+                                                           'verify': None,
+                                                           'unverifiable': 'Neither Transformer Engine nor a '
+                                                                           'FlashAttention-3 build is on the '
+                                                                           'GPU machine (no network, no '
+                                                                           'wheel for its torch and CUDA); '
+                                                                           'an H100 run of '
+                                                                           "DotProductAttention's backward "
+                                                                           'on FA3 at commit 3ba6f82, twice '
+                                                                           'under '
+                                                                           'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
+                                                                           'would verify it; not run here.'},
              'transformer-engine.grouped-dbias-atomics': {'conditions': ('Only the backward paths that call '
-                                                                         'compute_grouped_dbias or '
-                                                                         'compute_grouped_dbias_dscales '
-                                                                         '(ops/basic/grouped_linear.py and '
+                                                                         'the kernel: at v2.15 '
+                                                                         'ops/basic/grouped_linear.py '
+                                                                         '(GroupedLinear built with '
+                                                                         'scale_bias and a bias: '
+                                                                         '_compute_grouped_dbias_dscales) '
+                                                                         'and '
                                                                          'ops/fused/backward_grouped_mlp.py '
-                                                                         'at v2.16; also '
-                                                                         'module/grouped_linear.py and '
-                                                                         'ops/fused/grouped_mlp.py at '
-                                                                         'v2.18), i.e. GroupedLinear with '
-                                                                         'bias; the check reads os.environ '
-                                                                         'at each launch and ignores '
-                                                                         'torch.use_deterministic_algorithms.',),
-                                                          'notes': 'No solution (NS) - under the variable '
-                                                                   'the backward raises instead of running.',
-                                                          'ops': ('transformer_engine.pytorch.ops.GroupedLinear',),
+                                                                         '(FC2 with scaled bias); from v2.16 '
+                                                                         'also GroupedLinear with a plain '
+                                                                         'bias (compute_grouped_dbias), and '
+                                                                         'at v2.18 module/grouped_linear.py '
+                                                                         'and ops/fused/grouped_mlp.py.',
+                                                                         'The module-level '
+                                                                         'transformer_engine.pytorch.GroupedLinear '
+                                                                         '(v2.17+) reaches it only on its '
+                                                                         'grouped-tensor path: '
+                                                                         'NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM=1 '
+                                                                         '(default 0), compute capability '
+                                                                         '9.0 to 11.0, BF16/FP16 (or '
+                                                                         'MXFP8/NVFP4 with RHT on '
+                                                                         'Blackwell), and a bias '
+                                                                         '(_is_grouped_tensor_path_supported '
+                                                                         'in module/grouped_linear.py at '
+                                                                         'v2.17 and v2.18).',
+                                                                         'The check (v2.16+) reads '
+                                                                         'os.environ at each launch and '
+                                                                         'ignores '
+                                                                         'torch.use_deterministic_algorithms.'),
+                                                          'notes': 'No solution (NS) - in 2.15 the variable '
+                                                                   'does not reach the kernel; from 2.16 the '
+                                                                   'backward raises under it instead of '
+                                                                   'running.',
+                                                          'ops': ('transformer_engine.pytorch.ops.GroupedLinear',
+                                                                  'transformer_engine.pytorch.GroupedLinear'),
                                                           'aliases': (),
                                                           'verify': None,
                                                           'unverifiable': 'Transformer Engine is not '
-                                                                          'installed on the GPU machine; an '
-                                                                          "H100 run of GroupedLinear's "
-                                                                          'backward with bias, repeated and '
-                                                                          'under '
+                                                                          'installed on the GPU machine (no '
+                                                                          'wheel for its torch and CUDA '
+                                                                          'there); an H100 run of '
+                                                                          "GroupedLinear's backward with "
+                                                                          'scaled bias, repeated and under '
                                                                           'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
-                                                                          'would verify it where the wheel '
-                                                                          'installs; not run here.'},
+                                                                          'would verify it; not run here.'},
              'transformer-engine.jax-attention': {'conditions': ('Training (the backward runs).',
                                                                  'When it is read: '
                                                                  'FusedAttnHelper.is_non_deterministic_allowed() '

@@ -12302,7 +12302,7 @@ INDEX = {'format': 1,
                                                        'mechanism': 'algorithm-selection',
                                                        'summary': "Transformer Engine's DotProductAttention "
                                                                   'chooses among FlashAttention (2, 3 and, '
-                                                                  'in 2.18, 4), cuDNN fused attention '
+                                                                  'from 2.15, 4), cuDNN fused attention '
                                                                   '(sub-backends 0, 1 arbitrary-seqlen, 2 '
                                                                   'FP8) and an unfused path. By default it '
                                                                   'allows backends whose backward '
@@ -12310,19 +12310,19 @@ INDEX = {'format': 1,
                                                                   'determinism is requested it filters the '
                                                                   'candidates to the deterministic ones (its '
                                                                   'own table at v2.18 - flash-attn 2.4.1+ '
-                                                                  'yes; FA3 not for head dim 256+; fused '
-                                                                  'sub-backend 0 yes; sub-backend 1 yes on '
-                                                                  'sm90+ with the workspace-optimised path, '
-                                                                  'no bias gradient and cuDNN 8.9.5+; '
-                                                                  'sub-backend 2 (FP8) no before TE 2.13, '
-                                                                  'and from 2.13 allowed in training on '
-                                                                  'sm90+ with cuDNN 9.19+; unfused yes). The '
-                                                                  'request is read once, when the module is '
-                                                                  'constructed.',
+                                                                  'yes; FA3 yes, not for head dim 256+ from '
+                                                                  '2.15; FA4 no row; fused sub-backend 0 '
+                                                                  'yes; sub-backend 1 yes on sm90+ with the '
+                                                                  'workspace-optimised path, no bias '
+                                                                  'gradient and cuDNN 8.9.5+; sub-backend 2 '
+                                                                  '(FP8) no before TE 2.13, and from 2.13 '
+                                                                  'allowed in training on sm90+ with cuDNN '
+                                                                  '9.19+; unfused yes). The request is read '
+                                                                  'once, when the module is constructed.',
                                                        'calls': (),
                                                        'status': (((0, 1, 9),
-                                                                   None,
-                                                                   '>=1.9',
+                                                                   (0, 2, 14),
+                                                                   '>=1.9,<2.14',
                                                                    ('NVTE_DET',),
                                                                    False,
                                                                    None,
@@ -12346,7 +12346,25 @@ INDEX = {'format': 1,
                                                                    'here.',
                                                                    None,
                                                                    None,
-                                                                   None),),
+                                                                   None),
+                                                                  ((0, 2, 14),
+                                                                   None,
+                                                                   '>=2.14',
+                                                                   ('NVTE_DET',),
+                                                                   False,
+                                                                   None,
+                                                                   'As before, and from 2.14 SM 12.0 drops '
+                                                                   'fused attention for a deterministic '
+                                                                   'training call (fused_attn.cpp at v2.14, '
+                                                                   'the cherry-pick 788a13b22 of PR 2798; '
+                                                                   'absent at v2.13), so another backend '
+                                                                   'runs; from 2.15 FlashAttention-4 is a '
+                                                                   'candidate with no determinism row and '
+                                                                   'FA3 is filtered out for head dimension '
+                                                                   '256+ (utils.py at v2.15). Read to v2.18.',
+                                                                   None,
+                                                                   None,
+                                                                   None)),
                                                        'op_versions': {},
                                                        'caused_by': ('cudnn.attention-backward',),
                                                        'distributions': {},
@@ -12429,12 +12447,160 @@ INDEX = {'format': 1,
                                                                        'title': 'Transformer Engine 2.18, '
                                                                                 'docs/envvars.rst '
                                                                                 '(NVTE_ALLOW_NONDETERMINISTIC_ALGO)'})},
+             'transformer-engine.attention-fa3-backward': {'id': 'transformer-engine.attention-fa3-backward',
+                                                           'framework': 'transformer-engine',
+                                                           'title': 'Transformer Engine attention on the '
+                                                                    'FlashAttention-3 backend ignores '
+                                                                    'determinism with the FA3 builds TE '
+                                                                    '2.2-2.9 pin',
+                                                           'device': 'gpu',
+                                                           'pass': 'backward',
+                                                           'mechanism': 'cuda-atomics',
+                                                           'summary': 'When Transformer Engine runs '
+                                                                      'attention on FlashAttention-3 '
+                                                                      '(Hopper), it passes '
+                                                                      "deterministic=True to FA3's backward "
+                                                                      'under '
+                                                                      'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
+                                                                      'but FA3 builds from 2025-01-07 '
+                                                                      "(commit 7a802796, 'Big refactor and "
+                                                                      "update') until PR 1893 (2025-09-17) "
+                                                                      'launch the backward with '
+                                                                      'Deterministic=false whatever the '
+                                                                      'flag, so dQ is still added with '
+                                                                      'atomics. TE 2.2 to 2.9 tell users to '
+                                                                      'install exactly such builds (commits '
+                                                                      '27f501d and 3ba6f82), so there the '
+                                                                      'variable is silent whenever TE picks '
+                                                                      'FA3.',
+                                                           'calls': (((),
+                                                                      (('backend', ('flash-attn-3',)),)),),
+                                                           'status': (((0, 1, 9),
+                                                                       (0, 2, 2),
+                                                                       '>=1.9,<2.2',
+                                                                       ('NVTE_DET',),
+                                                                       False,
+                                                                       None,
+                                                                       'TE 1.9 and 1.10 have no FA3 backend; '
+                                                                       '1.11 to 2.1 load FA3 only from the '
+                                                                       'flashattn-hopper distribution '
+                                                                       '(pytorch/attention.py at v1.11, '
+                                                                       'v1.13 and v2.1; 2.0 and 2.1 pin '
+                                                                       'flash-attention v2.7.2), a name FA3 '
+                                                                       'dropped at the 2025-01-07 refactor '
+                                                                       '(setup.py PACKAGE_NAME flash_attn, '
+                                                                       'then flash_attn_3), and those builds '
+                                                                       'switch on params.deterministic '
+                                                                       '(flash_bwd_launch_template.h at '
+                                                                       'v2.7.2 and 7a802796^).',
+                                                                       None,
+                                                                       None,
+                                                                       None),
+                                                                      ((0, 2, 2),
+                                                                       (0, 2, 10),
+                                                                       '>=2.2,<2.10',
+                                                                       (),
+                                                                       False,
+                                                                       None,
+                                                                       'TE 2.2 to 2.7 install FA3 at commit '
+                                                                       '27f501d and 2.8 to 2.9 at 3ba6f82 '
+                                                                       '(v3_installation_steps in '
+                                                                       'pytorch/dot_product_attention/utils.py '
+                                                                       'at v2.2, '
+                                                                       'attention/dot_product_attention/utils.py '
+                                                                       'at v2.3 to v2.9), and pass '
+                                                                       'deterministic to it (backends.py at '
+                                                                       'v2.4 and v2.8) with no FA3 row in '
+                                                                       'the determinism filter; at both '
+                                                                       'commits the launch template ignores '
+                                                                       'the flag, so with '
+                                                                       'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 '
+                                                                       'the backward still adds dQ with '
+                                                                       'atomics and nothing warns. No '
+                                                                       'replacement verified here (NS); a '
+                                                                       'FA3 build from 5c1627a7 (2025-09-17) '
+                                                                       'on, or keeping FA3 out '
+                                                                       '(NVTE_FLASH_ATTN=0), avoids this '
+                                                                       'path - not run.',
+                                                                       None,
+                                                                       None,
+                                                                       'silent'),
+                                                                      ((0, 2, 10),
+                                                                       None,
+                                                                       '>=2.10',
+                                                                       ('NVTE_DET',),
+                                                                       False,
+                                                                       None,
+                                                                       'From 2.10 TE builds FA3 from the '
+                                                                       "repository's main branch with no "
+                                                                       'pinned commit (utils.py at v2.10 to '
+                                                                       'v2.18), which honours deterministic '
+                                                                       'from 5c1627a7 (PR 1893) on; an older '
+                                                                       'FA3 build is as silent as above. For '
+                                                                       'head dimension 256, FA3 from PR 1893 '
+                                                                       'refuses a deterministic backward '
+                                                                       '(TORCH_CHECK in '
+                                                                       'hopper/flash_api.cpp): TE 2.10 to '
+                                                                       '2.14 have no row for it, so the call '
+                                                                       'raises RuntimeError from FA3; from '
+                                                                       '2.15 TE disables FA3 for it '
+                                                                       '(utils.py at v2.15, training only '
+                                                                       'from 2.16).',
+                                                                       None,
+                                                                       None,
+                                                                       None)),
+                                                           'op_versions': {},
+                                                           'caused_by': (),
+                                                           'distributions': {},
+                                                           'disputes': (),
+                                                           'references': ({'kind': 'pr',
+                                                                           'repo': 'Dao-AILab/flash-attention',
+                                                                           'number': 1893,
+                                                                           'title': 'Improve causal backward '
+                                                                                    'determinism perf with '
+                                                                                    'SPT schedule',
+                                                                           'state': 'merged',
+                                                                           'url': 'https://github.com/Dao-AILab/flash-attention/pull/1893'},
+                                                                          {'kind': 'doc',
+                                                                           'url': 'https://github.com/Dao-AILab/flash-attention/blob/27f501dbe011f4371bff938fe7e09311ab3002fa/hopper/flash_bwd_launch_template.h',
+                                                                           'title': 'flash-attention at '
+                                                                                    '27f501d, '
+                                                                                    'hopper/flash_bwd_launch_template.h '
+                                                                                    '(false '
+                                                                                    '/*Deterministic*/)'},
+                                                                          {'kind': 'doc',
+                                                                           'url': 'https://github.com/Dao-AILab/flash-attention/blob/3ba6f826/hopper/flash_bwd_launch_template.h',
+                                                                           'title': 'flash-attention at '
+                                                                                    '3ba6f82, '
+                                                                                    'hopper/flash_bwd_launch_template.h '
+                                                                                    '(false '
+                                                                                    '/*Deterministic*/)'},
+                                                                          {'kind': 'doc',
+                                                                           'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.4/transformer_engine/pytorch/attention/dot_product_attention/utils.py',
+                                                                           'title': 'Transformer Engine 2.4, '
+                                                                                    'dot_product_attention/utils.py '
+                                                                                    '(FA3 install steps pin '
+                                                                                    'commit 27f501d)'},
+                                                                          {'kind': 'doc',
+                                                                           'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.8/transformer_engine/pytorch/attention/dot_product_attention/utils.py',
+                                                                           'title': 'Transformer Engine 2.8, '
+                                                                                    'dot_product_attention/utils.py '
+                                                                                    '(FA3 install steps pin '
+                                                                                    'commit 3ba6f82)'},
+                                                                          {'kind': 'doc',
+                                                                           'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.10/transformer_engine/pytorch/attention/dot_product_attention/utils.py',
+                                                                           'title': 'Transformer Engine '
+                                                                                    '2.10, '
+                                                                                    'dot_product_attention/utils.py '
+                                                                                    '(FA3 from main, no '
+                                                                                    'pin)'})},
              'transformer-engine.grouped-dbias-atomics': {'id': 'transformer-engine.grouped-dbias-atomics',
                                                           'framework': 'transformer-engine',
                                                           'title': "Transformer Engine's grouped "
                                                                    'bias-gradient Triton kernel adds with '
-                                                                   'atomics and refuses under '
-                                                                   'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0',
+                                                                   'atomics (silent in 2.15, refuses under '
+                                                                   'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 from '
+                                                                   '2.16)',
                                                           'device': 'gpu',
                                                           'pass': 'backward',
                                                           'mechanism': 'cuda-atomics',
@@ -12444,43 +12610,180 @@ INDEX = {'format': 1,
                                                                      'gradients) with a Triton kernel that '
                                                                      'uses atomic adds, so they are not '
                                                                      'run-to-run deterministic. The kernel '
-                                                                     'has no deterministic fallback; its '
-                                                                     'launcher raises RuntimeError when '
-                                                                     'NVTE_ALLOW_NONDETERMINISTIC_ALGO is 0.',
+                                                                     'has no deterministic fallback. In '
+                                                                     '2.15, where it first appears (bias '
+                                                                     'scaled by per-token probabilities '
+                                                                     'only), nothing checks '
+                                                                     'NVTE_ALLOW_NONDETERMINISTIC_ALGO, so '
+                                                                     'the variable is silent; from 2.16 its '
+                                                                     'launcher raises RuntimeError when the '
+                                                                     'variable is 0.',
                                                           'calls': (),
-                                                          'status': (((0, 2, 16),
+                                                          'status': (((0, 2, 15),
+                                                                      (0, 2, 16),
+                                                                      '>=2.15,<2.16',
+                                                                      (),
+                                                                      False,
+                                                                      None,
+                                                                      'transformer_engine/pytorch/triton/grouped_dbias_dscales.py '
+                                                                      '(_compute_grouped_dbias_dscales, '
+                                                                      "'Both outputs use fp32 atomic adds') "
+                                                                      'and its kernel '
+                                                                      'transformer_engine/common/triton/grouped_dbias_dscales.py '
+                                                                      '(tl.atomic_add) first appear at tag '
+                                                                      "v2.15 (commit 580e7aa28, 'Bias Prob "
+                                                                      'Scaling for GroupedLinear and Fused '
+                                                                      "MOE Layers', PR 2864; absent at v2.14 "
+                                                                      'and v2.14.1), called by '
+                                                                      'ops/basic/grouped_linear.py and '
+                                                                      'ops/fused/backward_grouped_mlp.py, '
+                                                                      'with no determinism check: with '
+                                                                      'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 '
+                                                                      'the atomics still run and nothing '
+                                                                      'warns. No deterministic replacement '
+                                                                      'is known here (NS).',
+                                                                      None,
+                                                                      None,
+                                                                      'silent'),
+                                                                     ((0, 2, 16),
                                                                       None,
                                                                       '>=2.16',
                                                                       (),
                                                                       False,
                                                                       'RuntimeError',
-                                                                      'transformer_engine/pytorch/triton/grouped_dbias_dscales.py '
-                                                                      '(_is_deterministic_mode, '
+                                                                      '_is_deterministic_mode and '
                                                                       '_launch_grouped_dbias raising '
                                                                       "'grouped_dbias Triton kernel uses "
-                                                                      "non-deterministic atomic adds') first "
-                                                                      'appears at tag v2.16 (absent at '
-                                                                      'v2.15) and is unchanged at v2.18. At '
-                                                                      'v2.18 the module-level '
-                                                                      'transformer_engine.pytorch.GroupedLinear '
-                                                                      'calls it too; from which release is '
-                                                                      'not read here.',
+                                                                      "non-deterministic atomic adds' are "
+                                                                      'added by commit 0be9046db '
+                                                                      "('Bias/Dbias Support for "
+                                                                      "GroupedLinear', PR 2885), first tag "
+                                                                      'v2.16; unchanged at v2.17 and v2.18 '
+                                                                      '(later releases not read).',
                                                                       None,
                                                                       None,
-                                                                      'raises'),),
-                                                          'op_versions': {},
+                                                                      'raises')),
+                                                          'op_versions': {'transformer_engine.pytorch.GroupedLinear': ((0,
+                                                                                                                        2,
+                                                                                                                        17),
+                                                                                                                       None,
+                                                                                                                       '>=2.17',
+                                                                                                                       'The '
+                                                                                                                       'module-level '
+                                                                                                                       'GroupedLinear '
+                                                                                                                       'calls '
+                                                                                                                       'compute_grouped_dbias '
+                                                                                                                       'from '
+                                                                                                                       'v2.17 '
+                                                                                                                       '(module/grouped_linear.py, '
+                                                                                                                       '_backward_grouped_tensor, '
+                                                                                                                       'at '
+                                                                                                                       'v2.17 '
+                                                                                                                       'and '
+                                                                                                                       'v2.18), '
+                                                                                                                       'only '
+                                                                                                                       'on '
+                                                                                                                       'its '
+                                                                                                                       'grouped-tensor '
+                                                                                                                       'path; '
+                                                                                                                       'at '
+                                                                                                                       'v2.16 '
+                                                                                                                       'its '
+                                                                                                                       'bias '
+                                                                                                                       'gradients '
+                                                                                                                       'come '
+                                                                                                                       'from '
+                                                                                                                       'a '
+                                                                                                                       'per-group '
+                                                                                                                       'sum, '
+                                                                                                                       'bgrad_quantize '
+                                                                                                                       'or '
+                                                                                                                       'the '
+                                                                                                                       'grouped '
+                                                                                                                       'GEMM '
+                                                                                                                       '(module/grouped_linear.py '
+                                                                                                                       'at '
+                                                                                                                       'v2.16), '
+                                                                                                                       'not '
+                                                                                                                       'from '
+                                                                                                                       'this '
+                                                                                                                       'kernel.')},
                                                           'caused_by': (),
                                                           'distributions': {},
-                                                          'disputes': (),
-                                                          'references': ({'kind': 'doc',
+                                                          'disputes': ({'claim': 'The kernel first appears '
+                                                                                 'at tag v2.16 (absent at '
+                                                                                 'v2.15), so releases before '
+                                                                                 '2.16 do not have it and '
+                                                                                 'from 2.16 it refuses under '
+                                                                                 'the variable (this record '
+                                                                                 'before issue 48).',
+                                                                        'status': (((0, 2, 16),
+                                                                                    None,
+                                                                                    '>=2.16',
+                                                                                    (),
+                                                                                    False,
+                                                                                    'RuntimeError',
+                                                                                    None,
+                                                                                    None,
+                                                                                    None,
+                                                                                    'raises'),),
+                                                                        'resolution': 'The file and its '
+                                                                                      'atomic kernel are '
+                                                                                      'already at tag v2.15 '
+                                                                                      '(git ls-tree v2.15), '
+                                                                                      'without the check '
+                                                                                      'that v2.16 adds; so '
+                                                                                      '2.15 is a silent '
+                                                                                      'range, not an '
+                                                                                      'absence.',
+                                                                        'references': ({'kind': 'doc',
+                                                                                        'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.16/transformer_engine/pytorch/triton/grouped_dbias_dscales.py',
+                                                                                        'title': 'Transformer '
+                                                                                                 'Engine '
+                                                                                                 '2.16, '
+                                                                                                 'transformer_engine/pytorch/triton/grouped_dbias_dscales.py'},)},),
+                                                          'references': ({'kind': 'pr',
+                                                                          'repo': 'NVIDIA/TransformerEngine',
+                                                                          'number': 2864,
+                                                                          'title': 'Bias Prob Scaling for '
+                                                                                   'GroupedLinear and Fused '
+                                                                                   'MOE Layers',
+                                                                          'state': 'merged',
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2864'},
+                                                                         {'kind': 'pr',
+                                                                          'repo': 'NVIDIA/TransformerEngine',
+                                                                          'number': 2885,
+                                                                          'title': 'Optimized Bias/Dbias '
+                                                                                   'Support for '
+                                                                                   'GroupedLinear',
+                                                                          'state': 'merged',
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2885'},
+                                                                         {'kind': 'doc',
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.15/transformer_engine/pytorch/triton/grouped_dbias_dscales.py',
+                                                                          'title': 'Transformer Engine 2.15, '
+                                                                                   'transformer_engine/pytorch/triton/grouped_dbias_dscales.py '
+                                                                                   '(atomic adds, no '
+                                                                                   'determinism check)'},
+                                                                         {'kind': 'doc',
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.15/transformer_engine/pytorch/ops/basic/grouped_linear.py',
+                                                                          'title': 'Transformer Engine 2.15, '
+                                                                                   'transformer_engine/pytorch/ops/basic/grouped_linear.py '
+                                                                                   '(scale_bias with bias '
+                                                                                   'calls '
+                                                                                   '_compute_grouped_dbias_dscales)'},
+                                                                         {'kind': 'doc',
                                                                           'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.16/transformer_engine/pytorch/triton/grouped_dbias_dscales.py',
                                                                           'title': 'Transformer Engine 2.16, '
-                                                                                   'transformer_engine/pytorch/triton/grouped_dbias_dscales.py'},
+                                                                                   'transformer_engine/pytorch/triton/grouped_dbias_dscales.py '
+                                                                                   '(RuntimeError under '
+                                                                                   'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0)'},
                                                                          {'kind': 'doc',
-                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.16/transformer_engine/pytorch/ops/basic/grouped_linear.py',
-                                                                          'title': 'Transformer Engine 2.16, '
-                                                                                   'transformer_engine/pytorch/ops/basic/grouped_linear.py '
-                                                                                   '(compute_grouped_dbias)'})},
+                                                                          'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.17/transformer_engine/pytorch/module/grouped_linear.py',
+                                                                          'title': 'Transformer Engine 2.17, '
+                                                                                   'transformer_engine/pytorch/module/grouped_linear.py '
+                                                                                   '(grouped-tensor backward '
+                                                                                   'calls '
+                                                                                   'compute_grouped_dbias)'})},
              'transformer-engine.jax-attention': {'id': 'transformer-engine.jax-attention',
                                                   'framework': 'transformer-engine',
                                                   'title': 'Transformer Engine JAX fused attention backward '
@@ -13280,9 +13583,13 @@ INDEX = {'format': 1,
                            'torchvision.ops.roi_pool': ('torchvision.roi-pool-backward',)},
            'transformer-engine': {'transformer_engine.jax.attention.fused_attn': ('transformer-engine.jax-attention',),
                                   'transformer_engine.jax.flax.DotProductAttention': ('transformer-engine.jax-attention',),
-                                  'transformer_engine.pytorch.DotProductAttention': ('transformer-engine.attention-backward',),
-                                  'transformer_engine.pytorch.MultiheadAttention': ('transformer-engine.attention-backward',),
-                                  'transformer_engine.pytorch.TransformerLayer': ('transformer-engine.attention-backward',),
+                                  'transformer_engine.pytorch.DotProductAttention': ('transformer-engine.attention-backward',
+                                                                                     'transformer-engine.attention-fa3-backward'),
+                                  'transformer_engine.pytorch.GroupedLinear': ('transformer-engine.grouped-dbias-atomics',),
+                                  'transformer_engine.pytorch.MultiheadAttention': ('transformer-engine.attention-backward',
+                                                                                    'transformer-engine.attention-fa3-backward'),
+                                  'transformer_engine.pytorch.TransformerLayer': ('transformer-engine.attention-backward',
+                                                                                  'transformer-engine.attention-fa3-backward'),
                                   'transformer_engine.pytorch.ops.GroupedLinear': ('transformer-engine.grouped-dbias-atomics',),
                                   'transformer_engine.pytorch.triton.mhc.mhc_fused_aggregate': ('transformer-engine.mhc-atomics',),
                                   'transformer_engine.pytorch.triton.mhc.mhc_fused_expand_combine': ('transformer-engine.mhc-atomics',),
