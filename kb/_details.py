@@ -2003,17 +2003,78 @@ DETAILS = {'keys': ('format',
                                                   'aliases': (),
                                                   'verify': 'torch.embedding_bag_max_backward',
                                                   'unverifiable': None},
-             'torch.flex-attention-flash-backward': {'conditions': ('Under torch.compile, with a block_mask, '
-                                                                    'when Inductor picks the FLASH backend '
-                                                                    'for the backward.',),
+             'torch.flex-attention-flash-backward': {'conditions': ('Under torch.compile, with a non-trivial '
+                                                                    'block_mask (mask_mod), '
+                                                                    "kernel_options={'BACKEND':'FLASH'} "
+                                                                    '(FLASH is never picked by AUTO) and a '
+                                                                    'training call. Without a block mask the '
+                                                                    'FLASH backward is '
+                                                                    'torch.flex-attention-flash-unmasked-backward.',
+                                                                    '2.10 has no FLASH backward for a block '
+                                                                    "mask: the 2.10.0 wheel's "
+                                                                    'flex_flash_attention.py refuses it '
+                                                                    'whatever the switch (RuntimeError '
+                                                                    '"BACKEND=\'FLASH\' but flash attention '
+                                                                    'cannot be used: NYI: Flex Flash '
+                                                                    "Attention doesn't support "
+                                                                    'block_sparsity yet."), so no 2.10 range '
+                                                                    'is written.',
+                                                                    'With warn_only=True (2.11+) the check '
+                                                                    'warns and runs the non-deterministic '
+                                                                    'backward.',
+                                                                    '2.13 and later '
+                                                                    '(torch/_inductor/kernel/flex/flex_flash_attention.py '
+                                                                    'in the 2.13.0 and 2.14.0 wheels): under '
+                                                                    'the switch, a GPU below compute '
+                                                                    'capability 10.0 raises '
+                                                                    "NotImplementedError ('requires SM100+ "
+                                                                    "... Use BACKEND='TRITON' for "
+                                                                    'deterministic backward on older '
+                                                                    "architectures'); on SM100+ a block mask "
+                                                                    'without dQ write-order metadata raises '
+                                                                    "ValueError ('Create the block mask with "
+                                                                    'create_block_mask(..., '
+                                                                    "compute_dq_write_order=True)'); "
+                                                                    'otherwise deterministic=True is passed '
+                                                                    "to FA4's backward "
+                                                                    '(DETERMINISTIC_BACKWARD_ENABLED in '
+                                                                    'templates/flash_attention_backward.py.jinja), '
+                                                                    'whose own checks then apply '
+                                                                    '(flash-attn.cute-backward).'),
                                                      'notes': None,
                                                      'ops': ('torch.nn.attention.flex_attention.flex_attention',),
                                                      'aliases': (),
                                                      'verify': None,
                                                      'unverifiable': 'Needs torch.compile with the FLASH '
-                                                                     'flex-attention backend on a GPU; the '
-                                                                     "check is read from each release's "
-                                                                     'wheel by `kb verify --static`.'},
+                                                                     'flex-attention backend (flash-attn-4, '
+                                                                     'not installed on the GPU machine); the '
+                                                                     '2.11-2.12 check is read from each '
+                                                                     "release's wheel by `kb verify "
+                                                                     '--static`.'},
+             'torch.flex-attention-flash-unmasked-backward': {'conditions': ('Under torch.compile with '
+                                                                             "BACKEND='FLASH' (never chosen "
+                                                                             'by AUTO), no block mask or a '
+                                                                             'trivial one (score_mod only), '
+                                                                             'and a training call; with a '
+                                                                             'block mask it is '
+                                                                             'torch.flex-attention-flash-backward.',
+                                                                             'From 2.11, FA4 accepts '
+                                                                             'deterministic=True per '
+                                                                             'architecture '
+                                                                             '(flash-attn.cute-backward): '
+                                                                             'sm100/sm110, sm90 from '
+                                                                             'flash-attn-4 beta5; SM 12.0 '
+                                                                             'refuses it.'),
+                                                              'notes': None,
+                                                              'ops': ('torch.nn.attention.flex_attention.flex_attention',),
+                                                              'aliases': (),
+                                                              'verify': None,
+                                                              'unverifiable': 'Needs torch.compile with '
+                                                                              "BACKEND='FLASH', i.e. "
+                                                                              'flash-attn-4 installed, which '
+                                                                              'the GPU machine does not have '
+                                                                              '(no network, no wheel '
+                                                                              'carried); not run.'},
              'torch.fractional-max-pool-backward': {'conditions': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '

@@ -278,7 +278,14 @@ INDEX = {'format': 1,
                                           'config and coordinate-descent autotuning, dynamic RBLOCK scaling '
                                           'and the compute/communication reordering benchmark. '
                                           'torch.use_deterministic_algorithms(True) sets the same flag from '
-                                          '2.10.',
+                                          '2.10. Holds for the first compiled frame only: Dynamo restores '
+                                          'use_deterministic_algorithms(prior) after compiling each frame, '
+                                          'which from 2.10 also resets torch._inductor.config.deterministic '
+                                          'to the PyTorch flag (False unless it was set), so later frames '
+                                          '(another compiled function, a graph break, a recompilation) '
+                                          'autotune again (2.10.0-2.14.0 wheels; H100 probe 2026-11-27). For '
+                                          'every frame, call torch.use_deterministic_algorithms(True) '
+                                          '(PT_DET) instead.',
                                    'snippet': 'export TORCHINDUCTOR_DETERMINISTIC=1',
                                    'phase': 10,
                                    'preference': 20,
@@ -8503,35 +8510,58 @@ INDEX = {'format': 1,
                                                      'device': 'gpu',
                                                      'pass': 'backward',
                                                      'mechanism': 'other',
-                                                     'summary': 'Compiled flex_attention has no '
-                                                                'deterministic backward for a block_mask on '
-                                                                'the FLASH backend. With '
-                                                                'torch.use_deterministic_algorithms(True), '
-                                                                'Inductor refuses it ("Deterministic '
+                                                     'summary': 'Compiled flex_attention on the FLASH '
+                                                                'backend (FlashAttention-4, flash_attn.cute) '
+                                                                'with a block_mask. 2.10 has no FLASH '
+                                                                'backward for a block mask at all; 2.11 and '
+                                                                '2.12 refuse it under '
+                                                                'torch.use_deterministic_algorithms(True) '
+                                                                'with NotImplementedError ("Deterministic '
                                                                 'backward for flex_attention with block_mask '
                                                                 'using the FLASH backend is not yet '
                                                                 'implemented. The TRITON backend supports '
-                                                                'deterministic backward.").',
+                                                                'deterministic backward."); from 2.13 the '
+                                                                "switch runs FA4's deterministic "
+                                                                'block-sparse backward on SM100+ and raises '
+                                                                'NotImplementedError on older GPUs.',
                                                      'calls': (),
                                                      'status': (((0, 2, 11),
                                                                  (0, 2, 13),
                                                                  '>=2.11,<2.13',
                                                                  (),
                                                                  False,
-                                                                 'an error while compiling the backward (its '
-                                                                 'type is not read from the wheel)',
+                                                                 'NotImplementedError',
                                                                  'Read from the 2.11.0, 2.12.0 and 2.12.1 '
                                                                  "wheels' "
                                                                  'torch/_inductor/kernel/flex/flex_attention.py '
                                                                  '(`kb verify --static`, '
-                                                                 'data/runs/static-pytorch/); the check is '
-                                                                 'gone from the 2.13.0 wheel, and what 2.13 '
-                                                                 'does instead is not read. The TRITON '
+                                                                 'data/runs/static-pytorch/; the type in the '
+                                                                 '2.11.0 wheel, flex_attention.py '
+                                                                 'flex_attention_backward). The TRITON '
                                                                  'backend is the deterministic alternative '
                                                                  'the message names.',
                                                                  None,
                                                                  None,
-                                                                 'raises'),),
+                                                                 'raises'),
+                                                                ((0, 2, 13),
+                                                                 None,
+                                                                 '>=2.13',
+                                                                 ('PT_DET',),
+                                                                 False,
+                                                                 None,
+                                                                 'The 2.11 check is gone; the 2.13.0 and '
+                                                                 "2.14.0 wheels' flex_flash_attention.py "
+                                                                 "pass deterministic=True to FA4's backward "
+                                                                 'under the switch on SM100+ with block '
+                                                                 'masks built with '
+                                                                 'compute_dq_write_order=True (not run '
+                                                                 'here); below SM100 (H100 included) the '
+                                                                 'switch raises NotImplementedError there '
+                                                                 'instead, a condition of the GPU that the '
+                                                                 'range cannot follow.',
+                                                                 None,
+                                                                 None,
+                                                                 'fixes')),
                                                      'op_versions': {},
                                                      'caused_by': (),
                                                      'distributions': {},
@@ -8540,7 +8570,103 @@ INDEX = {'format': 1,
                                                                      'url': 'https://github.com/pytorch/pytorch/blob/v2.12.1/torch/_inductor/kernel/flex/flex_attention.py',
                                                                      'title': 'torch/_inductor/kernel/flex/flex_attention.py '
                                                                               '(flex_attention_backward), '
-                                                                              'PyTorch 2.12.1'},)},
+                                                                              'PyTorch 2.12.1'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/kernel/flex/flex_flash_attention.py',
+                                                                     'title': 'torch/_inductor/kernel/flex/flex_flash_attention.py, '
+                                                                              'PyTorch 2.10.0 (FLASH '
+                                                                              'backward refuses block '
+                                                                              'sparsity)'},
+                                                                    {'kind': 'doc',
+                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/kernel/flex/flex_flash_attention.py',
+                                                                     'title': 'torch/_inductor/kernel/flex/flex_flash_attention.py, '
+                                                                              'PyTorch 2.13.0 (deterministic '
+                                                                              'block-sparse FLASH backward '
+                                                                              'needs SM100+ and '
+                                                                              'compute_dq_write_order)'})},
+             'torch.flex-attention-flash-unmasked-backward': {'id': 'torch.flex-attention-flash-unmasked-backward',
+                                                              'framework': 'pytorch',
+                                                              'title': 'flex_attention backward on the FLASH '
+                                                                       'backend without a block mask '
+                                                                       '(torch.compile) ignores the switch '
+                                                                       'in 2.10',
+                                                              'device': 'gpu',
+                                                              'pass': 'backward',
+                                                              'mechanism': 'cuda-atomics',
+                                                              'summary': 'Compiled flex_attention with '
+                                                                         "kernel_options={'BACKEND':'FLASH'} "
+                                                                         "runs FlashAttention-4's "
+                                                                         '(flash_attn.cute) backward, which '
+                                                                         'adds dQ with atomics unless '
+                                                                         'deterministic=True is passed. The '
+                                                                         '2.10 template calls '
+                                                                         '_flash_attn_bwd without '
+                                                                         'deterministic, so '
+                                                                         'torch.use_deterministic_algorithms(True) '
+                                                                         'is silent there; from 2.11 the '
+                                                                         'template passes deterministic = '
+                                                                         'the switch (not warn_only), and '
+                                                                         "FA4's own checks decide.",
+                                                              'calls': (),
+                                                              'status': (((0, 2, 10),
+                                                                          (0, 2, 11),
+                                                                          '>=2.10,<2.11',
+                                                                          (),
+                                                                          False,
+                                                                          None,
+                                                                          'torch/_inductor/kernel/flex/templates/flash_attention_backward.py.jinja '
+                                                                          'in the 2.10.0 wheel calls '
+                                                                          'flash_attn.cute.interface._flash_attn_bwd(q, '
+                                                                          'k, v, out, dout, lse, '
+                                                                          'softmax_scale=...) with no '
+                                                                          'deterministic argument, and '
+                                                                          'flex_flash_attention.py has no '
+                                                                          'determinism code, so FA4 runs its '
+                                                                          'default (deterministic=False) '
+                                                                          'under the switch. No replacement '
+                                                                          'verified here (NS); '
+                                                                          "BACKEND='TRITON' is the "
+                                                                          'deterministic alternative the '
+                                                                          '2.11 message names - not run.',
+                                                                          None,
+                                                                          None,
+                                                                          'silent'),
+                                                                         ((0, 2, 11),
+                                                                          None,
+                                                                          '>=2.11',
+                                                                          ('PT_DET',),
+                                                                          False,
+                                                                          None,
+                                                                          'The 2.11.0 and 2.12.0 templates '
+                                                                          'pass '
+                                                                          'deterministic=torch.are_deterministic_algorithms_enabled() '
+                                                                          'and not warn_only; 2.13.0 and '
+                                                                          '2.14.0 pass '
+                                                                          'DETERMINISTIC_BACKWARD_ENABLED '
+                                                                          '(the switch, for a call without a '
+                                                                          'block mask). Read from the '
+                                                                          'wheels, not run (flash-attn-4 is '
+                                                                          'not on the GPU machine).',
+                                                                          None,
+                                                                          None,
+                                                                          'fixes')),
+                                                              'op_versions': {},
+                                                              'caused_by': (),
+                                                              'distributions': {},
+                                                              'disputes': (),
+                                                              'references': ({'kind': 'doc',
+                                                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/kernel/flex/templates/flash_attention_backward.py.jinja',
+                                                                              'title': 'torch/_inductor/kernel/flex/templates/flash_attention_backward.py.jinja, '
+                                                                                       'PyTorch 2.10.0 (no '
+                                                                                       'deterministic '
+                                                                                       'argument)'},
+                                                                             {'kind': 'doc',
+                                                                              'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/_inductor/kernel/flex/templates/flash_attention_backward.py.jinja',
+                                                                              'title': 'torch/_inductor/kernel/flex/templates/flash_attention_backward.py.jinja, '
+                                                                                       'PyTorch 2.11.0 '
+                                                                                       '(deterministic '
+                                                                                       'follows the '
+                                                                                       'switch)'})},
              'torch.fractional-max-pool-backward': {'id': 'torch.fractional-max-pool-backward',
                                                     'framework': 'pytorch',
                                                     'title': 'FractionalMaxPool2d and FractionalMaxPool3d '
@@ -9204,7 +9330,29 @@ INDEX = {'format': 1,
                                                        'took 0.87 s against 62.5 s; '
                                                        'TORCHINDUCTOR_DETERMINISTIC=1 alone left the '
                                                        'benchmarking on (58.9 s) and 4 of 5 still differed, '
-                                                       'so only the PyTorch switch is listed here.',
+                                                       'so only the PyTorch switch is listed here. Why: '
+                                                       'Dynamo compiles each frame inside a guard that ends '
+                                                       'with torch.use_deterministic_algorithms(prior, '
+                                                       'warn_only=prior) (torch/_dynamo/convert_frame.py in '
+                                                       'the 2.10.0, 2.11.0, 2.12.0, 2.13.0 and 2.14.0 '
+                                                       'wheels), and from 2.10 that call also sets '
+                                                       'torch._inductor.config.deterministic = mode '
+                                                       '(torch/__init__.py), so with the PyTorch flag off '
+                                                       'the Inductor flag is reset to False when the first '
+                                                       'compiled frame finishes. H100 probe 2026-11-27 '
+                                                       '(PyTorch 2.11.0, '
+                                                       'data/probe/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T1739Z/stacks-switches.json, '
+                                                       'two frames under max-autotune-no-cudagraphs, two '
+                                                       'fresh processes per mode): with '
+                                                       'TORCHINDUCTOR_DETERMINISTIC=1 alone, frame 1 '
+                                                       'compiled with the flag on (1 configuration per '
+                                                       'reduction kernel, no benchmarking) and the flag read '
+                                                       'False after it; frame 2 compiled with it off, '
+                                                       'benchmarked 6, 5 and 5 candidate configurations, and '
+                                                       'its output differed between the two processes; under '
+                                                       'use_deterministic_algorithms(True) both frames kept '
+                                                       'the flag, nothing was benchmarked and both processes '
+                                                       'gave the same bits.',
                                                        None,
                                                        None,
                                                        'fixes')),
@@ -9234,9 +9382,24 @@ INDEX = {'format': 1,
                                                                        'and 4 of 5 compilations differed, '
                                                                        'while '
                                                                        'use_deterministic_algorithms(True) '
-                                                                       'gave 0 of 5. Until a run shows the '
-                                                                       'variable alone working, the record '
-                                                                       'lists only the PyTorch switch.',
+                                                                       'gave 0 of 5. The mechanism is '
+                                                                       "PyTorch's own: Dynamo restores "
+                                                                       'use_deterministic_algorithms(prior) '
+                                                                       'after compiling each frame, and from '
+                                                                       '2.10 that call resets '
+                                                                       'torch._inductor.config.deterministic, '
+                                                                       'so the variable (or setting the '
+                                                                       'config) holds for the first compiled '
+                                                                       'frame of a process only '
+                                                                       '(convert_frame.py and '
+                                                                       'torch/__init__.py in the 2.10.0 to '
+                                                                       '2.14.0 wheels; H100 probe '
+                                                                       'data/probe/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T1739Z/stacks-switches.json: '
+                                                                       'frame 2 benchmarked and differed '
+                                                                       'between processes). A model compiled '
+                                                                       'as one frame with no graph break is '
+                                                                       'covered; the record lists only the '
+                                                                       'PyTorch switch.',
                                                          'references': ({'kind': 'pr',
                                                                          'repo': 'pytorch/pytorch',
                                                                          'number': 163589,
@@ -9305,7 +9468,14 @@ INDEX = {'format': 1,
                                                            'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/__init__.py',
                                                            'title': 'torch.use_deterministic_algorithms '
                                                                     'docstring, PyTorch 2.10.0 (Inductor '
-                                                                    'deterministic mode)'})},
+                                                                    'deterministic mode)'},
+                                                          {'kind': 'doc',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/_dynamo/convert_frame.py',
+                                                           'title': 'torch/_dynamo/convert_frame.py, PyTorch '
+                                                                    '2.11.0 '
+                                                                    '(use_deterministic_algorithms(prior_deterministic, '
+                                                                    '...) restored after each compiled '
+                                                                    'frame)'})},
              'torch.inductor-ldl-solve': {'id': 'torch.inductor-ldl-solve',
                                           'framework': 'pytorch',
                                           'title': 'linalg.ldl_solve inside torch.compile, not fixed by the '
@@ -9418,7 +9588,7 @@ INDEX = {'format': 1,
              'torch.inductor-scan': {'id': 'torch.inductor-scan',
                                      'framework': 'pytorch',
                                      'title': 'cumsum compiled by TorchInductor (a cross-block scan), not '
-                                              'fixed by the determinism switch',
+                                              'fixed by the determinism switch before 2.14',
                                      'device': 'gpu',
                                      'pass': 'both',
                                      'mechanism': 'cuda-atomics',
@@ -9455,12 +9625,41 @@ INDEX = {'format': 1,
                                                  'around the whole compiled function, which still gave 4 of '
                                                  '4.) Issue 190946 (2026-07-23) reports the same; PR 191714 '
                                                  '(2026-07-31) disallows the split scan under '
-                                                 'use_deterministic_algorithms, and the first release with '
-                                                 'it is not confirmed. Other releases are unknown until a '
-                                                 'sweep or a primary source covers them.',
+                                                 'use_deterministic_algorithms, first in 2.14.0 (below).',
                                                  None,
                                                  None,
-                                                 'silent'),),
+                                                 'silent'),
+                                                ((0, 2, 12),
+                                                 (0, 2, 14),
+                                                 '>=2.12,<2.14',
+                                                 ('PT_EAGER_OP',),
+                                                 False,
+                                                 None,
+                                                 "Static, not swept: the 2.12.0 and 2.13.0 wheels' "
+                                                 'torch/_inductor/ir.py still choose the split scan '
+                                                 '(SplitScan) with no determinism check (supports_split '
+                                                 'depends on Triton and the dtype count only), as in 2.11. '
+                                                 'Keeping the op eager is the 2.11-verified replacement; the '
+                                                 'eager cumsum is deterministic under the switch from 2.6 '
+                                                 '(torch.cumsum).',
+                                                 None,
+                                                 None,
+                                                 'silent'),
+                                                ((0, 2, 14),
+                                                 None,
+                                                 '>=2.14',
+                                                 ('PT_DET',),
+                                                 False,
+                                                 None,
+                                                 'PR 191714 (2026-07-31) is in the 2.14.0 wheel: '
+                                                 'torch/_inductor/ir.py sets supports_split = ... and not '
+                                                 'torch.are_deterministic_algorithms_enabled(), and a scan '
+                                                 'that may fall back goes to ATen (lowering.py cumsum: '
+                                                 'fallback_cumsum), whose cumsum is deterministic under the '
+                                                 'switch (torch.cumsum). Read from the wheel, not swept.',
+                                                 None,
+                                                 None,
+                                                 'fixes')),
                                      'op_versions': {},
                                      'caused_by': (),
                                      'distributions': {},
@@ -13326,7 +13525,8 @@ INDEX = {'format': 1,
                                              'torch.interpolate-linear-backward',
                                              'torch.interpolate-trilinear-backward'),
                        'torch.nn.UpsamplingBilinear2d': ('torch.interpolate-bilinear-backward',),
-                       'torch.nn.attention.flex_attention.flex_attention': ('torch.flex-attention-flash-backward',),
+                       'torch.nn.attention.flex_attention.flex_attention': ('torch.flex-attention-flash-backward',
+                                                                            'torch.flex-attention-flash-unmasked-backward'),
                        'torch.nn.functional.adaptive_avg_pool1d': ('torch.adaptive-avg-pool1d-backward',),
                        'torch.nn.functional.adaptive_avg_pool2d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_avg_pool3d': ('torch.adaptive-avg-pool-backward',),
