@@ -127,17 +127,37 @@ DETAILS = {'keys': ('format',
                                                '26a39059; added by pytorch PR 101145, 2023-05; the first '
                                                "PyTorch release with it is not read here). vLLM's "
                                                'batch-invariant mode sets CUBLASLT_WORKSPACE_SIZE=1 with '
-                                               'CUBLAS_WORKSPACE_CONFIG=:16:8 on Hopper (0.11.1 with torch < '
-                                               '2.10) and on Hopper and Blackwell (0.33.0), its code stating '
-                                               'that split-K is then the only source of batch variance and '
-                                               'that the tiny workspace disables it; Megatron Core pins '
+                                               'CUBLAS_WORKSPACE_CONFIG=:16:8 on every GPU but sm100 with '
+                                               'torch < 2.10 in 0.11.1 '
+                                               '(vllm/model_executor/layers/batch_invariant.py: the else '
+                                               "branch of is_device_capability(100), commented 'Only source "
+                                               "of batch invariance for Hopper is split-k'; 0.14.0 moves "
+                                               'sm80 and sm89 to its Triton matmuls too) and on Hopper and '
+                                               'Blackwell (0.33.0), its code stating that split-K is then '
+                                               'the only source of batch variance and that the tiny '
+                                               'workspace disables it; Megatron Core pins '
                                                'CUBLASLT_WORKSPACE_SIZE=0 for its te_native batch-invariant '
                                                'backend on main, noting that Transformer Engine (<= 2.15) '
                                                'hardcodes a 32 MiB workspace and ignores the variable for '
                                                'its own GEMMs (not in core_v0.19.0). That a small workspace '
                                                'rules out the batch-dependent split-K choice is those '
                                                "projects' statement, not cuBLAS documentation read here, and "
-                                               'it concerns batch invariance only.'),
+                                               'it concerns batch invariance only.',
+                                               'The direct lever from PyTorch 2.10 (PR 164766; code '
+                                               'PT_NOSPLITK): '
+                                               'torch.backends.cuda.matmul.allow_{bf16,fp16}_reduced_precision_reduction '
+                                               '= (False, False) with the cuBLASLt backend makes PyTorch '
+                                               "pass CUBLASLT_REDUCTION_SCHEME_NONE to cuBLASLt's heuristic, "
+                                               'so no split-K kernel is chosen; vLLM 0.11.1 to 0.33.0 set it '
+                                               "(with preferred_blas_library('cublaslt')) on torch >= 2.10. "
+                                               'On an H100 with PyTorch 2.11.0 '
+                                               '(data/probe/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T1739Z/stacks-switches.json, '
+                                               'x[:b] @ w, K=16384, N=4096, bf16 and fp16): by default '
+                                               'cuBLAS chose splitK kernels with a splitKreduce_kernel for '
+                                               'b=1 and b=256 and row 0 took 2 distinct values over b = 1 to '
+                                               '256, each shape repeating exactly; with (False, False) on '
+                                               'cuBLASLt no split-K kernel ran and row 0 was bit-identical '
+                                               'over all 9 batch sizes.'),
                                 'notes': "The blog's own page was read through summaries (its mechanism and "
                                          'the 80-vs-1 unique completions experiment agree across them); the '
                                          'batch_invariant_ops README was read directly. Deterministic run to '
@@ -158,7 +178,10 @@ DETAILS = {'keys': ('format',
                                 'unverifiable': "Its claim is batch variance (a row's result changes with "
                                                 'the number of rows), not run-to-run difference, and the '
                                                 'harness compares repeats of one shape; a batch-invariance '
-                                                'verifier is not written yet.'},
+                                                'verifier is not written yet. The H100 probe of 2026-11-27 '
+                                                '(data/probe/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T1739Z/stacks-switches.json, '
+                                                'scripts/probe_stacks_switches.py) measured the batch '
+                                                'dependence and PT_NOSPLITK for one shape.'},
              'cublas.workspace-multistream': {'conditions': ('Several concurrent CUDA streams use cuBLAS '
                                                              'through the same handle (frameworks do this; '
                                                              "cuDNN 7.6.5's RNN and multi-head attention "
@@ -195,10 +218,34 @@ DETAILS = {'keys': ('format',
                                                               "(torch.cublas-workspace covers PyTorch's "
                                                               'single-stream face).'},
              'cudnn.attention-backward': {'conditions': ('Where a deterministic engine exists: Hopper (sm90) '
-                                                         'with cuDNN 9; Blackwell only from cuDNN 9.18.1 '
-                                                         '(Transformer Engine PR 2584 enables determinism '
-                                                         'there from that version; PR 2130 had disabled it '
+                                                         'with cuDNN 9; Blackwell (compute capability 10.x) '
+                                                         "from cuDNN backend 9.18.0 in cuDNN's own frontend "
+                                                         '- cudnn-frontend 1.14.0 to 1.16.x refuse '
+                                                         'set_deterministic_algorithm on major 10 outright '
+                                                         "('Deterministic algorithm is not supported on "
+                                                         "blackwell architecture', "
+                                                         'include/cudnn_frontend/node/scaled_dot_product_flash_attention.h '
+                                                         'at v1.14.0 and v1.16.0), and 1.17.0+ accept it '
+                                                         'with backend 9.18.0+ and no dbias, dropout/RNG or '
+                                                         'ALiBi (same file at v1.17.0 and v1.23.0). '
+                                                         'Transformer Engine gates its own use at 9.18.1 (PR '
+                                                         '2584, fused_attn.cpp; PR 2130 had disabled it '
                                                          'before).',
+                                                         'cudnn-frontend 1.18.0+ refuse a deterministic '
+                                                         'backward for THD (ragged) layouts on SM8x and '
+                                                         "SM12x GPUs ('Deterministic algorithm is not "
+                                                         "supported for bprop thd on SM8X and SM12X GPUs', "
+                                                         'v1.18.0 to v1.23.0).',
+                                                         'Cost on Hopper: the deterministic request forces '
+                                                         'the dP-workspace decomposition, whose workspace is '
+                                                         'batch x heads x s_q x s_kv x 2 bytes, quadratic in '
+                                                         "sequence length (the frontend's comment at "
+                                                         'v1.23.0; CUDNN_FRONTEND_ATTN_DP_WORKSPACE_LIMIT, '
+                                                         'default 256 MB); cudnn-frontend PR 398 (merged '
+                                                         '2026-07-16, after the v1.23.0 tag read here) '
+                                                         'routes ragged/THD and larger problems to a '
+                                                         'linear-workspace ordered-dQ engine with cuDNN '
+                                                         '9.25+.',
                                                          'Frameworks decide whether to ask for it - PyTorch '
                                                          'does not (torch.sdpa-cudnn-backward); XLA does '
                                                          'under its determinism flags '
@@ -848,7 +895,32 @@ DETAILS = {'keys': ('format',
                                                              'extensions/transformer_engine.py); on main '
                                                              '(snapshot of 2026-08-22, not in core_v0.19.0) '
                                                              'batch_invariant_kernels.py also pins '
-                                                             'CUBLASLT_WORKSPACE_SIZE=0.'),
+                                                             'CUBLASLT_WORKSPACE_SIZE=0.',
+                                                             'core 0.19.0 adds three assertions '
+                                                             '(transformer_config.py at core_v0.19.0): '
+                                                             'flash_attention_version 3 or 4 '
+                                                             "('FlashAttention-2 is excluded because it does "
+                                                             "not expose the fixed num_splits schedule'), "
+                                                             'context_parallel_size == 1 and '
+                                                             'attention_dropout == 0.0; 0.16.0 to 0.18.2 '
+                                                             'assert only the flash backend.',
+                                                             'Who swaps the kernels: the config field alone '
+                                                             'gives the assertions and num_splits=1; the '
+                                                             'ATen (mm, addmm, _log_softmax, mean.dim) and '
+                                                             'Transformer Engine patches are applied by '
+                                                             'enable_batch_invariant_mode(), which '
+                                                             'megatron/training/initialize.py calls when '
+                                                             'args.batch_invariant_mode is set (core_v0.16.0 '
+                                                             'to core_v0.19.0). A '
+                                                             'TransformerConfig(batch_invariant_mode=True) '
+                                                             "built outside Megatron's training entry point "
+                                                             'must call enable_batch_invariant_mode() (or '
+                                                             'use set_batch_invariant_mode()) itself.',
+                                                             'Main after core 0.19.0 (not released; snapshot '
+                                                             '2026-08-22): batch_invariant_backend te_native '
+                                                             '(default), deepgemm or triton, BF16 parameters '
+                                                             'only, and the alltoall MoE token dispatcher '
+                                                             '(transformer_config.py).'),
                                               'notes': 'Only TransformerConfig is listed as an op, so that '
                                                        'the run-to-run answers for GPTModel and pretrain '
                                                        '(megatron-core.training) do not mix in this '
@@ -888,7 +960,13 @@ DETAILS = {'keys': ('format',
                                                        'TEDotProductAttention check and the embedding path '
                                                        'remain, and 0.9-0.13 also pass deterministic_mode to '
                                                        'the MoE router helpers (moe_utils.py, router.py; not '
-                                                       'at 0.14.0).',
+                                                       'at 0.14.0). Only 0.9.0 acts on it: its token '
+                                                       'dispatcher counts tokens per expert with '
+                                                       'torch.bincount instead of torch.histc under the mode '
+                                                       '(moe/token_dispatcher.py at core_v0.9.0); from 0.10 '
+                                                       "the helpers' deterministic_mode parameter is "
+                                                       "documented 'Deprecated' and unused (moe_utils.py at "
+                                                       'core_v0.11.0).',
                                                        'core 0.19.0 (megatron/training/determinism.py): '
                                                        'defaults NCCL_ALGO=Ring (Tree no longer accepted), '
                                                        'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 and '
@@ -910,7 +988,18 @@ DETAILS = {'keys': ('format',
                                                        'tag, whose guide only describes how the cost is '
                                                        'measured.'),
                                         'notes': "Transformer Engine's attention under the switch is "
-                                                 'transformer-engine.attention-backward.',
+                                                 'transformer-engine.attention-backward. Other effects of '
+                                                 'the mode, none of which changes the answer: from core '
+                                                 '0.16.0 the gated delta net '
+                                                 '(megatron/core/ssm/gated_delta_net.py) takes the torch '
+                                                 'causal convolution and a torch-native chunked gated delta '
+                                                 "rule instead of FLA's kernels; from 0.18.0 the "
+                                                 'data-parallel inference coordinator sorts ranks for a '
+                                                 'fixed scheduling order '
+                                                 '(inference/data_parallel_inference_coordinator.py), and '
+                                                 "0.19.0's text generation controller keeps one sampling "
+                                                 'seed on every data-parallel rank under it '
+                                                 '(text_generation_controllers/text_generation_controller.py).',
                                         'ops': ('megatron.training.pretrain',
                                                 'megatron.core.models.gpt.GPTModel'),
                                         'aliases': (),
@@ -3244,11 +3333,19 @@ DETAILS = {'keys': ('format',
                                                     'Triton kernels on B200 (sm100) and otherwise sets '
                                                     'CUBLAS_WORKSPACE_CONFIG=:16:8 and '
                                                     'CUBLASLT_WORKSPACE_SIZE=1, the code stating split-K is '
-                                                    'the only source of batch variance on Hopper; 0.33.0 '
-                                                    'uses the Triton matmuls on SM80 (Ampere) and ROCm '
-                                                    "('Neither cuBLASLt on SM80 nor hipBLASLt can be made "
-                                                    "batch invariant') and the workspace settings on Hopper "
-                                                    'and Blackwell.',
+                                                    'the only source of batch variance on Hopper; with torch '
+                                                    '>= 2.10 it skips both and relies on '
+                                                    'allow_{fp16,bf16}_reduced_precision_reduction = (False, '
+                                                    'False) with the cuBLASLt backend (PT_NOSPLITK), which '
+                                                    'it sets in every case; 0.14.0 uses the Triton matmuls '
+                                                    'on sm100, sm80 and sm89; 0.33.0 uses them on SM80 '
+                                                    "(Ampere) and ROCm ('Neither cuBLASLt on SM80 nor "
+                                                    "hipBLASLt can be made batch invariant') and the "
+                                                    'workspace settings on Hopper and Blackwell, and also '
+                                                    'sets torch._inductor.config.batch_invariant = True '
+                                                    'where PyTorch has it (2.13+, PT_INDUCTOR_BI) '
+                                                    '(batch_invariant.py in the 0.11.1, 0.14.0 and 0.33.0 '
+                                                    'wheels).',
                                                     'Tensor parallelism on NVIDIA: the switch pins NCCL for '
                                                     'the all-reduce (0.11.1 and 0.14.0: '
                                                     'NCCL_ALGO=allreduce:tree, NCCL_PROTO=Simple, one '
@@ -3257,7 +3354,13 @@ DETAILS = {'keys': ('format',
                                                     'NCCL_ALGO syntax needs NCCL 2.24+); 0.33.0 pins '
                                                     'NCCL_ALGO=ring,tree;allreduce:tree with the same '
                                                     'protocol and channel pins and forces the one-stage '
-                                                    'custom all-reduce (VLLM_CUSTOM_ALLREDUCE_ALGO=1stage).',
+                                                    'custom all-reduce (VLLM_CUSTOM_ALLREDUCE_ALGO=1stage), '
+                                                    "its comment giving the reason: 'NCCL >= 2.31 zero-fills "
+                                                    'the algorithm table of every collective when NCCL_ALGO '
+                                                    "is set and re-enables only the named ones', so the "
+                                                    '0.11.1-0.14.0 pin (allreduce:tree with '
+                                                    'NCCL_PROTO=Simple) leaves other collectives without an '
+                                                    'algorithm there (ncclInvalidUsage).',
                                                     'ROCm only (0.33.0): no NCCL/RCCL pins; '
                                                     'VLLM_ROCM_USE_SKINNY_GEMM=0, and a floating-point '
                                                     'all-reduce that no custom all-reduce takes goes through '

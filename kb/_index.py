@@ -290,6 +290,51 @@ INDEX = {'format': 1,
                                    'phase': 10,
                                    'preference': 20,
                                    'implies': ()},
+               'PT_INDUCTOR_BI': {'title': 'TORCHINDUCTOR_BATCH_INVARIANT=1 (Inductor batch-invariant mode)',
+                                  'kind': 'env',
+                                  'how': 'PyTorch 2.13+: set TORCHINDUCTOR_BATCH_INVARIANT=1 before '
+                                         'importing torch (or torch._inductor.config.batch_invariant = True '
+                                         'before compiling) - "stable per-sample compiled kernel across '
+                                         'batch sizes. Implies deterministic." Generated Triton kernels then '
+                                         'carry deterministic=True (one reduction configuration, no config '
+                                         'benchmarking) and persistent reductions canonicalise the '
+                                         'batch-dimension size hint (at least 4096) so LayerNorm-like '
+                                         'kernels pick the same block shape for every batch size. It is not '
+                                         'reset per compiled frame (Dynamo resets only the deterministic '
+                                         'flag), but GEMM template autotuning and pad_mm read '
+                                         'config.deterministic, not this flag; eager cuBLAS matmuls are '
+                                         'untouched (PT_NOSPLITK).',
+                                  'snippet': 'export TORCHINDUCTOR_BATCH_INVARIANT=1',
+                                  'phase': 10,
+                                  'preference': 30,
+                                  'implies': ()},
+               'PT_NOSPLITK': {'title': 'Disallow cuBLASLt split-K for fp16/bf16 matmuls '
+                                        '(allow_*_reduced_precision_reduction = (False, False))',
+                               'kind': 'call',
+                               'how': 'PyTorch 2.10+ (PR 164766): '
+                                      'torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = '
+                                      '(False, False) and allow_fp16_reduced_precision_reduction = (False, '
+                                      'False), with torch.backends.cuda.preferred_blas_library("cublaslt"). '
+                                      'The second element is allow_splitk: False sets '
+                                      'CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK to '
+                                      'CUBLASLT_REDUCTION_SCHEME_NONE (aten/src/ATen/cuda/CUDABlas.cpp), so '
+                                      "cuBLASLt picks no split-K kernel and a row's result stops depending "
+                                      'on the batch size through split-K. (True, False) is refused '
+                                      '(RuntimeError "allow_splitk=False is not supported when reduced '
+                                      'precision reductions are enabled"), and on the default cuBLAS backend '
+                                      'an fp16 or bf16 matmul under (False, False) raises RuntimeError "... '
+                                      'allow_splitk=False) requires the cuBLASLt backend". This is batch '
+                                      'invariance for cuBLAS GEMMs only; kernels other than cuBLAS '
+                                      '(attention, reductions) keep their own.',
+                               'snippet': 'import torch\n'
+                                          'torch.backends.cuda.preferred_blas_library("cublaslt")\n'
+                                          'torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction '
+                                          '= (False, False)\n'
+                                          'torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction '
+                                          '= (False, False)',
+                               'phase': 30,
+                               'preference': 20,
+                               'implies': ()},
                'PT_SDPA_MATH': {'title': 'Run attention on the math backend (torch.nn.attention.sdpa_kernel)',
                                 'kind': 'call',
                                 'how': 'Wrap the attention calls in `with '
@@ -461,8 +506,12 @@ INDEX = {'format': 1,
                                        'SDPA_backward_attributes().set_deterministic_algorithm(true) '
                                        '(cudnn-frontend 1.5+), so cuDNN runs a backward whose query-gradient '
                                        'accumulation order is fixed. It needs a cuDNN backend with a '
-                                       'deterministic engine for the GPU (Hopper from cuDNN 9; Blackwell '
-                                       "from 9.18.1 per Transformer Engine's checks).",
+                                       'deterministic engine for the GPU - Hopper from cuDNN 9 (its '
+                                       'dP-workspace path needs b x h x s_q x s_kv x 2 bytes of workspace); '
+                                       'Blackwell from backend 9.18.0 with cudnn-frontend 1.17+ and no '
+                                       'dbias, dropout or ALiBi (frontends 1.14-1.16 refuse it on Blackwell; '
+                                       'Transformer Engine asks for 9.18.1); frontends 1.18+ refuse it for '
+                                       'THD layouts on SM8x and SM12x.',
                                 'snippet': None,
                                 'phase': 40,
                                 'preference': 10,
@@ -497,11 +546,18 @@ INDEX = {'format': 1,
                            'implies': ()},
                'NVTE_DET': {'title': 'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 (Transformer Engine)',
                             'kind': 'env',
-                            'how': 'Set NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 before the model runs. '
+                            'how': 'Set NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 before the model is built: '
+                                   'DotProductAttention reads it (and, from TE 1.3, '
+                                   'torch.are_deterministic_algorithms_enabled(), which has the same effect) '
+                                   'in its constructor, so modules built earlier keep what they read. '
                                    "Transformer Engine's attention then keeps only backends with a "
                                    'deterministic backward (flash-attn 2.4.1+ with deterministic=True, the '
-                                   'cuDNN fused-attention paths that support it, the unfused path). From TE '
-                                   '1.3, torch.use_deterministic_algorithms(True) has the same effect.',
+                                   'cuDNN fused-attention paths that support it, the unfused path). FA3 '
+                                   'receives deterministic=True, but the FA3 builds TE 2.2 to 2.9 pin ignore '
+                                   'it (transformer-engine.attention-fa3-backward); TE-JAX reads the '
+                                   'variable when the attention primitive is traced; the Triton mHC (2.15+) '
+                                   'and grouped bias-gradient (2.16+) kernels raise under it instead of '
+                                   'running.',
                             'snippet': 'export NVTE_ALLOW_NONDETERMINISTIC_ALGO=0',
                             'phase': 10,
                             'preference': 10,
@@ -527,14 +583,23 @@ INDEX = {'format': 1,
                'MCORE_BI': {'title': 'Megatron TransformerConfig(batch_invariant_mode=True)',
                             'kind': 'config',
                             'how': 'Set batch_invariant_mode=True in '
-                                   'megatron.core.transformer.TransformerConfig (core 0.16.0+); it requires '
-                                   'attention_backend=flash, runs flash attention with num_splits=1 and '
-                                   'patches ATen/TE kernels with batch-invariant ones '
-                                   '(megatron/core/transformer/custom_layers/batch_invariant_kernels.py). A '
-                                   "row's result then does not depend on the batch it is computed in; it is "
-                                   'much slower.',
+                                   'megatron.core.transformer.TransformerConfig (core 0.16.0+; Megatron '
+                                   'training reads it as args.batch_invariant_mode). The field requires '
+                                   'attention_backend=flash (core 0.19.0 also flash_attention_version 3 or '
+                                   '4, context_parallel_size 1 and attention_dropout 0.0) and runs flash '
+                                   'attention with num_splits=1; the ATen/TE kernels are patched with '
+                                   'batch-invariant ones '
+                                   '(megatron/core/transformer/custom_layers/batch_invariant_kernels.py) by '
+                                   "enable_batch_invariant_mode(), which megatron.training's initialisation "
+                                   "calls - outside Megatron's training entry point, call it (or use "
+                                   "set_batch_invariant_mode()) yourself. A row's result then does not "
+                                   'depend on the batch it is computed in; it is much slower.',
                             'snippet': 'config = TransformerConfig(..., attention_backend=AttnBackend.flash, '
-                                       'batch_invariant_mode=True)',
+                                       'batch_invariant_mode=True)\n'
+                                       '# outside megatron.training: also\n'
+                                       'from megatron.core.transformer.custom_layers.batch_invariant_kernels '
+                                       'import enable_batch_invariant_mode\n'
+                                       'enable_batch_invariant_mode()',
                             'phase': 40,
                             'preference': 10,
                             'implies': ()},
@@ -575,12 +640,13 @@ INDEX = {'format': 1,
                                  'implies': ('HVD_GROUPS',)},
                'BIO': {'title': 'batch_invariant_ops (Thinking Machines) batch-invariant mode',
                        'kind': 'patch',
-                       'how': 'pip install batch_invariant_ops '
-                              '(github.com/thinking-machines-lab/batch_invariant_ops) and run the model '
-                              "inside `with set_batch_invariant_mode():`. It replaces PyTorch's mm/addmm, "
-                              'log_softmax and mean on CUDA with Triton kernels whose reduction strategy '
-                              "does not depend on the batch size, so one row's result is the same alone or "
-                              "in a batch. SGLang's deterministic inference builds on it.",
+                       'how': 'Install batch_invariant_ops from its repository '
+                              '(github.com/thinking-machines-lab/batch_invariant_ops; the README installs a '
+                              'clone with `pip install -e .`; no package of that name is on PyPI) and run '
+                              "the model inside `with set_batch_invariant_mode():`. It replaces PyTorch's "
+                              'mm/addmm, log_softmax and mean on CUDA with Triton kernels whose reduction '
+                              "strategy does not depend on the batch size, so one row's result is the same "
+                              "alone or in a batch. SGLang's deterministic inference builds on it.",
                        'snippet': 'from batch_invariant_ops import set_batch_invariant_mode\n'
                                   'with set_batch_invariant_mode():\n'
                                   '    logits = model(input_ids)',
@@ -702,6 +768,7 @@ INDEX = {'format': 1,
            'TCD',
            'VLLM_NOMP',
            'XLA_AT0',
+           'PT_INDUCTOR_BI',
            'EOD',
            'KERAS_SEED',
            'PT_DET',
@@ -713,6 +780,7 @@ INDEX = {'format': 1,
            'PT_NOBENCH',
            'CPU1',
            'KERAS_TORCH_DET',
+           'PT_NOSPLITK',
            'PT_DETW',
            'TDP',
            'CUDNN_DET_ALGO',
@@ -1001,6 +1069,13 @@ INDEX = {'format': 1,
                                                          'workspace size via `CUBLASLT_WORKSPACE_SIZE`',
                                                 'state': 'closed',
                                                 'url': 'https://github.com/pytorch/pytorch/pull/101145'},
+                                               {'kind': 'pr',
+                                                'repo': 'pytorch/pytorch',
+                                                'number': 164766,
+                                                'title': 'Add split-K control to cuBLAS reduced-precision '
+                                                         'settings',
+                                                'state': 'closed',
+                                                'url': 'https://github.com/pytorch/pytorch/pull/164766'},
                                                {'kind': 'doc',
                                                 'url': 'https://pypi.org/project/vllm/0.33.0/',
                                                 'title': 'vLLM 0.33.0 wheel (PyPI), '
@@ -1102,6 +1177,24 @@ INDEX = {'format': 1,
                                           'distributions': {},
                                           'disputes': (),
                                           'references': ({'kind': 'pr',
+                                                          'repo': 'NVIDIA/cudnn-frontend',
+                                                          'number': 398,
+                                                          'title': 'SDPA bwd: linear-workspace deterministic '
+                                                                   'path on Hopper (cuDNN 9.25+)',
+                                                          'state': 'merged',
+                                                          'url': 'https://github.com/NVIDIA/cudnn-frontend/pull/398'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/NVIDIA/cudnn-frontend/blob/v1.17.0/include/cudnn_frontend/node/scaled_dot_product_flash_attention.h',
+                                                          'title': 'cudnn-frontend v1.17.0, '
+                                                                   'scaled_dot_product_flash_attention.h '
+                                                                   '(deterministic on Blackwell needs '
+                                                                   'backend 9.18.0)'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/NVIDIA/cudnn-frontend/blob/v1.14.0/include/cudnn_frontend/node/scaled_dot_product_flash_attention.h',
+                                                          'title': 'cudnn-frontend v1.14.0, '
+                                                                   'scaled_dot_product_flash_attention.h '
+                                                                   '(deterministic refused on Blackwell)'},
+                                                         {'kind': 'pr',
                                                           'repo': 'karpathy/llm.c',
                                                           'number': 652,
                                                           'title': 'Make cuDNN deterministic for Flash '
@@ -1128,6 +1221,12 @@ INDEX = {'format': 1,
                                                                    '9.18.1 on Blackwell',
                                                           'state': 'merged',
                                                           'url': 'https://github.com/NVIDIA/TransformerEngine/pull/2584'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://github.com/NVIDIA/cudnn-frontend/blob/v1.23.0/include/cudnn_frontend/node/scaled_dot_product_flash_attention.h',
+                                                          'title': 'cudnn-frontend v1.23.0, '
+                                                                   'scaled_dot_product_flash_attention.h '
+                                                                   '(THD refusal on SM8x/SM12x, dP workspace '
+                                                                   'limit)'},
                                                          {'kind': 'doc',
                                                           'url': 'https://docs.nvidia.com/deeplearning/cudnn/backend/latest/api/cudnn-graph-library.html',
                                                           'title': 'cuDNN backend API, cudnn_graph library '
@@ -2768,8 +2867,8 @@ INDEX = {'format': 1,
                                                          '--deterministic-mode (megatron-core.training).',
                                               'calls': (),
                                               'status': (((0, 0, 16),
-                                                          None,
-                                                          '>=0.16',
+                                                          (0, 0, 19),
+                                                          '>=0.16,<0.19',
                                                           ('MCORE_BI',),
                                                           False,
                                                           None,
@@ -2779,10 +2878,25 @@ INDEX = {'format': 1,
                                                           'enable_batch_invariant_mode / '
                                                           'set_batch_invariant_mode are in '
                                                           'megatron/core/transformer/custom_layers/batch_invariant_kernels.py '
-                                                          'at core_v0.16.0.',
+                                                          'at core_v0.16.0. Requires the flash attention '
+                                                          'backend only (core_v0.16.0 to core_v0.18.2).',
                                                           False,
                                                           None,
-                                                          None),),
+                                                          None),
+                                                         ((0, 0, 19),
+                                                          None,
+                                                          '>=0.19',
+                                                          ('MCORE_BI',),
+                                                          False,
+                                                          None,
+                                                          'core_v0.19.0 also requires '
+                                                          'flash_attention_version 3 or 4, '
+                                                          'context_parallel_size 1 and no attention dropout '
+                                                          '(TransformerConfig.__post_init__ assertions); '
+                                                          'later releases not read.',
+                                                          False,
+                                                          None,
+                                                          None)),
                                               'op_versions': {},
                                               'caused_by': ('cublas.split-k',),
                                               'distributions': {},
@@ -2796,6 +2910,17 @@ INDEX = {'format': 1,
                                                               'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.16.0/megatron/core/transformer/custom_layers/batch_invariant_kernels.py',
                                                               'title': 'Megatron-LM core_v0.16.0, '
                                                                        'megatron/core/transformer/custom_layers/batch_invariant_kernels.py'},
+                                                             {'kind': 'doc',
+                                                              'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.19.0/megatron/core/transformer/transformer_config.py',
+                                                              'title': 'Megatron-LM core_v0.19.0, '
+                                                                       'megatron/core/transformer/transformer_config.py '
+                                                                       '(batch_invariant_mode assertions)'},
+                                                             {'kind': 'doc',
+                                                              'url': 'https://github.com/NVIDIA/Megatron-LM/blob/core_v0.19.0/megatron/training/initialize.py',
+                                                              'title': 'Megatron-LM core_v0.19.0, '
+                                                                       'megatron/training/initialize.py '
+                                                                       '(enable_batch_invariant_mode when '
+                                                                       'args.batch_invariant_mode)'},
                                                              {'kind': 'doc',
                                                               'url': 'https://github.com/NVIDIA/Megatron-LM/blob/main/megatron/core/transformer/custom_layers/batch_invariant_kernels.py',
                                                               'title': 'Megatron-LM main, '
@@ -13000,7 +13125,29 @@ INDEX = {'format': 1,
                                                              'the cuDNN backend choice and to the forward '
                                                              'and backward kernels.',
                                                   'calls': (),
-                                                  'status': (((0, 1, 10),
+                                                  'status': (((0, 1, 9),
+                                                              (0, 1, 10),
+                                                              '>=1.9,<1.10',
+                                                              (),
+                                                              True,
+                                                              None,
+                                                              'TE-JAX 1.9 (the first release on PyPI) '
+                                                              'hard-codes the deterministic backward: '
+                                                              'transformer_engine/jax/csrc/extensions/attention.cpp '
+                                                              'at v1.9 passes true as the deterministic '
+                                                              'argument of '
+                                                              'nvte_fused_attn_bwd_qkvpacked/_kvpacked/nvte_fused_attn_bwd '
+                                                              '(common/include/transformer_engine/fused_attn.h '
+                                                              'at v1.9: bool deterministic), and no JAX file '
+                                                              'reads the variable. PR 1056 (commit '
+                                                              '86f27e12a, first tag v1.10) made the '
+                                                              'non-deterministic algorithm the default ("In '
+                                                              'the past, TE-JAX forces to use deterministic '
+                                                              'algorithms").',
+                                                              None,
+                                                              None,
+                                                              None),
+                                                             ((0, 1, 10),
                                                               None,
                                                               '>=1.10',
                                                               ('NVTE_DET',),
@@ -13016,12 +13163,25 @@ INDEX = {'format': 1,
                                                               'DotProductAttention.',
                                                               None,
                                                               None,
-                                                              None),),
+                                                              None)),
                                                   'op_versions': {},
                                                   'caused_by': ('cudnn.attention-backward',),
                                                   'distributions': {},
                                                   'disputes': (),
-                                                  'references': ({'kind': 'doc',
+                                                  'references': ({'kind': 'pr',
+                                                                  'repo': 'NVIDIA/TransformerEngine',
+                                                                  'number': 1056,
+                                                                  'title': '[JAX] Support non-deterministic '
+                                                                           'algo for cuDNN FA',
+                                                                  'state': 'merged',
+                                                                  'url': 'https://github.com/NVIDIA/TransformerEngine/pull/1056'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v1.9/transformer_engine/jax/csrc/extensions/attention.cpp',
+                                                                  'title': 'Transformer Engine 1.9, '
+                                                                           'transformer_engine/jax/csrc/extensions/attention.cpp '
+                                                                           '(deterministic backward '
+                                                                           'hard-coded)'},
+                                                                 {'kind': 'doc',
                                                                   'url': 'https://github.com/NVIDIA/TransformerEngine/blob/v2.18/transformer_engine/jax/cpp_extensions/attention.py',
                                                                   'title': 'Transformer Engine 2.18, '
                                                                            'transformer_engine/jax/cpp_extensions/attention.py '
@@ -13066,9 +13226,11 @@ INDEX = {'format': 1,
                                                             'mhc_fused_scale, mhc_fused_aggregate, '
                                                             'mhc_fused_expand_combine and '
                                                             'mhc_fused_projection) first appears at tag '
-                                                            'v2.15 (absent at v2.14; git commit df0025b64 '
-                                                            "'Add triton mHC kernels & pytorch APIs', PR "
-                                                            '2790) and is unchanged at v2.18.',
+                                                            'v2.15 (absent at v2.14; v2.15 holds the '
+                                                            "cherry-pick 94958be1b of PR 2790 'Add triton "
+                                                            "mHC kernels & pytorch APIs', whose squash "
+                                                            'commit on main, df0025b64, is first tagged '
+                                                            'v2.16) and is unchanged at v2.18.',
                                                             None,
                                                             None,
                                                             'raises'),),
