@@ -61,7 +61,17 @@ DETAILS = {'keys': ('format',
                                                    'CUB 1.17.0 (before CCCL) listed a known issue: '
                                                    'DeviceReduce::ReduceByKey and DeviceScan broke their '
                                                    'run-to-run guarantee (NVIDIA/cub#471); not covered here. '
-                                                   'DeviceScan is cccl.device-scan.'),
+                                                   'DeviceScan is cccl.device-scan.',
+                                                   'cub::DeviceSegmentedReduce takes the same determinism '
+                                                   'requirement from v3.3.0: run_to_run is the default and '
+                                                   "gpu_to_gpu is rejected at compile time ('gpu_to_gpu "
+                                                   'determinism is not supported for device segmented '
+                                                   "reductions', cub/cub/device/device_segmented_reduce.cuh "
+                                                   'at v3.3.0, v3.4.0 and v3.5.0-rc0); v3.5.0-rc0 documents '
+                                                   'not_guaranteed as accepted too (docs/cub/determinism.rst '
+                                                   'support matrix). So its results are reproducible on one '
+                                                   'GPU model, not across models; not listed as an op here.',
+                                                   "CUB's DeviceTopK is cccl.device-topk."),
                                     'notes': 'Not an answer for frameworks built on CUB - PyTorch, JAX and '
                                              'TensorFlow call CUB through their own kernels and choose the '
                                              'level themselves. Read from the NVIDIA/cccl git tags (v3.0.0, '
@@ -113,6 +123,23 @@ DETAILS = {'keys': ('format',
                                                   "through CUB (CuPy's CUB-backed cumsum or a small CUDA "
                                                   'program) repeated many times; not run here (no GPU used '
                                                   'for this record).'},
+             'cccl.device-topk': {'conditions': ('Ties at the K-th value: with distinct keys the selected '
+                                                 'set is fixed; only its order is unspecified '
+                                                 '(output_ordering::unsorted).',
+                                                 'Determinism here is about set membership, not a bitwise '
+                                                 'buffer, with tie_break and output_ordering controls '
+                                                 '(docs/cub/determinism.rst and '
+                                                 'cub/cub/device/device_topk.cuh at v3.5.0-rc0).'),
+                                  'notes': None,
+                                  'ops': ('cub.DeviceTopK.MaxPairs',
+                                          'cub.DeviceTopK.MinPairs',
+                                          'cub.DeviceTopK.MaxKeys',
+                                          'cub.DeviceTopK.MinKeys'),
+                                  'aliases': (),
+                                  'verify': None,
+                                  'unverifiable': 'CUB is a C++ template library; the GPU machine has no '
+                                                  'CCCL test harness for it here, and a run would need keys '
+                                                  'with ties at the K-th value; not run.'},
              'cublas.split-k': {'conditions': ('Batch invariance, not run-to-run determinism: the classic '
                                                'test is torch.mm(a[:1], b) against torch.mm(a, b)[:1], which '
                                                'differ with standard kernels.',
@@ -326,6 +353,24 @@ DETAILS = {'keys': ('format',
                                                                    'the mechanism is checked through '
                                                                    'torch.cudnn-convolution, run on the '
                                                                    'H100.'},
+             'deepspeed.fpdt-attention-backward': {'conditions': ('Training with FPDT sequence parallelism '
+                                                                  '(FPDT_Attention, the '
+                                                                  '_FPDTGPUAttentionImpl_ and '
+                                                                  '_FPDTGPUOffloadingAttentionImpl_ autograd '
+                                                                  'functions) on flash-attn 2.4.1+ (the '
+                                                                  'versions with a deterministic argument; '
+                                                                  'flash-attn.backward-dq).',),
+                                                   'notes': "The switch here is PyTorch's and flash-attn's "
+                                                            '(DeepSpeed has no general one, '
+                                                            'deepspeed.transformer-stochastic-mode); neither '
+                                                            'reaches this call.',
+                                                   'ops': ('deepspeed.sequence.fpdt_layer.FPDT_Attention',),
+                                                   'aliases': (),
+                                                   'verify': None,
+                                                   'unverifiable': 'DeepSpeed and flash-attn are not '
+                                                                   'installed on the GPU machine (no wheel '
+                                                                   'for flash-attn there), and FPDT needs a '
+                                                                   'sequence-parallel group; not run.'},
              'deepspeed.transformer-stochastic-mode': {'conditions': ('Only when the layer is configured '
                                                                       'with stochastic_mode=True (default '
                                                                       'False since the option appeared: '
@@ -364,9 +409,24 @@ DETAILS = {'keys': ('format',
                                                                 "with PyTorch's deterministic mode (and its "
                                                                 'errors for ops without a deterministic '
                                                                 'implementation) whether the user asked or '
-                                                                'not. The KB does not model HPU devices, so '
-                                                                'that behaviour is kept here rather than as '
-                                                                'a record of its own.',
+                                                                'not; from v0.16.6 it also sets '
+                                                                'torch.utils.deterministic.fill_uninitialized_memory '
+                                                                '= False (accelerator/hpu_accelerator.py at '
+                                                                'v0.16.6 and v0.19.5, PR 7209, a workaround '
+                                                                'for HPU memory mapping), turning off the '
+                                                                'uninitialised-memory fill that the '
+                                                                'deterministic mode otherwise does '
+                                                                '(torch.uninitialized-memory). The KB does '
+                                                                'not model HPU devices, so that behaviour is '
+                                                                'kept here rather than as a record of its '
+                                                                'own. The deepspeed.ai tutorial '
+                                                                "'deterministic-mode' describes a JSON "
+                                                                '"deterministic_mode": true that no release '
+                                                                'read has (not in '
+                                                                'deepspeed/runtime/config.py of v0.19.5); '
+                                                                'were it released, DeepSpeed would have a '
+                                                                "general switch. FPDT's attention is "
+                                                                'deepspeed.fpdt-attention-backward.',
                                                        'ops': ('deepspeed.DeepSpeedTransformerConfig',
                                                                'deepspeed.DeepSpeedTransformerLayer'),
                                                        'aliases': (),
@@ -404,23 +464,40 @@ DETAILS = {'keys': ('format',
                                                        'so 0.2.x is left unknown.',
                                                        'FlashAttention-3 (the hopper/ build, imported as '
                                                        'flash_attn_interface) has its own '
-                                                       'deterministic=True: its launch template once dropped '
-                                                       'the flag (issue 1596, PR 1766). PR 1893 (merged '
-                                                       "2025-09-17, 'Improve causal backward determinism "
-                                                       "perf with SPT schedule') is a scheduling change for "
-                                                       'the causal deterministic backward '
-                                                       '(shortest-processing-time order of key blocks for '
-                                                       'the dQ reduction, head swizzle extended to varlen) '
-                                                       'with fixes to the dq_semaphore (local attention) and '
-                                                       'dk/dv semaphores (varlen), and it added '
-                                                       'TORCH_CHECK(!deterministic || head_size_rounded < '
-                                                       "256, 'Deterministic backward not supported for hdim "
-                                                       "256.') to hopper/flash_api.cpp: FA3 refuses a "
-                                                       'deterministic backward at head dim 256. Issue 2244 '
-                                                       '(open) reports differing gradients with '
+                                                       'deterministic=True, and builds from 2025-01-07 to '
+                                                       "2025-09-17 ignore it: the 'Big refactor and update' "
+                                                       '(commit 7a802796) commented out '
+                                                       'BOOL_SWITCH(params.deterministic, ...) in '
+                                                       'hopper/flash_bwd_launch_template.h and launched '
+                                                       'run_flash_bwd<..., false /*Deterministic*/, ...> '
+                                                       '(live before it, at 7a802796^ and tag v2.7.2; still '
+                                                       'so at 27f501d, 3ba6f82 and 5c1627a7^), so the flag '
+                                                       'was accepted and the backward still added dQ with '
+                                                       'atomics - silent (issue 1596 reported it; PR 1766 '
+                                                       'proposed a fix and was never merged). PR 1893 '
+                                                       "(commit 5c1627a7, merged 2025-09-17, 'Improve causal "
+                                                       "backward determinism perf with SPT schedule') put "
+                                                       'the switch back (BOOL_SWITCH(params.deterministic, '
+                                                       'Deterministic_, ...), Deterministic = Deterministic_ '
+                                                       '&& kHeadDim < 256), with a shortest-processing-time '
+                                                       'order of key blocks for the causal deterministic '
+                                                       'backward, dq_semaphore and dk/dv semaphore fixes, '
+                                                       'and TORCH_CHECK(!deterministic || head_size_rounded '
+                                                       "< 256, 'Deterministic backward not supported for "
+                                                       "hdim 256.') in hopper/flash_api.cpp. Every FA3 build "
+                                                       'of the window reports __version__ 3.0.0.b1 '
+                                                       '(hopper/__init__.py; 3.0.0 from 2026-02-05), so the '
+                                                       'version does not tell a silent build from a fixed '
+                                                       'one; Transformer Engine 2.2 to 2.9 install such '
+                                                       'builds (transformer-engine.attention-fa3-backward). '
+                                                       'Issue 2244 (open) reports differing gradients with '
                                                        'deterministic=True, which a commenter could not '
                                                        'reproduce at main (2026-09). FA3 has no release line '
                                                        'of its own, so its status is not answered here.',
+                                                       "FlashAttention-1 1.0.x's "
+                                                       'flash_attn_unpadded_qkvpacked_split_func also takes '
+                                                       'deterministic= (flash_attn/flash_attn_interface.py '
+                                                       'at v1.0.0); it is not listed as an op.',
                                                        'Transformer Engine disables FA3 for a deterministic '
                                                        'backward with head dimension 256 or more '
                                                        '(dot_product_attention/utils.py at v2.18).',
@@ -463,7 +540,12 @@ DETAILS = {'keys': ('format',
                                                          "12.0'); the sm90 GQA determinism fix (commit "
                                                          'c5f6ff49, PR 2510) is first in beta12; from beta19 '
                                                          'the sparse MLA backward refuses '
-                                                         'deterministic=True.',
+                                                         'deterministic=True. The block-sparse backward has '
+                                                         'a deterministic path from beta12 (commit 2e53092a, '
+                                                         "'Deterministic backward for blocksparse impl'), "
+                                                         'and beta13 fixes its n_block bound (commit '
+                                                         'ab66326a). PyPI has flash-attn-4 up to 4.0.0b36, '
+                                                         'newer than the tags read.',
                                                          'With deterministic=True, dQ_semaphore is allocated '
                                                          'per (batch, head, query block) and, when query '
                                                          'heads outnumber key/value heads, dK/dV semaphores '
@@ -479,9 +561,12 @@ DETAILS = {'keys': ('format',
                                                          'are unknown here, described only in this '
                                                          'condition.'),
                                           'notes': 'FlashAttention-2 and -3 are flash-attn.backward-dq. '
-                                                   'Transformer Engine 2.18 can select FlashAttention 4 as a '
-                                                   'backend (use_flash_attention_4 in '
-                                                   'dot_product_attention/utils.py).',
+                                                   'Transformer Engine selects FlashAttention 4 as a backend '
+                                                   'from 2.15 (use_flash_attention_4 in '
+                                                   'dot_product_attention/utils.py at v2.15 to v2.18) and '
+                                                   "PyTorch's flex_attention runs it for BACKEND='FLASH' "
+                                                   '(torch.flex-attention-flash-backward, '
+                                                   'torch.flex-attention-flash-unmasked-backward).',
                                           'ops': ('flash_attn.cute.flash_attn_func',
                                                   'flash_attn.cute.flash_attn_varlen_func'),
                                           'aliases': (),
@@ -1076,7 +1161,21 @@ DETAILS = {'keys': ('format',
                                                       'the FlashInfer all-reduce fusion. On ROCm, 0.5.23 '
                                                       'keeps the one-stage custom all-reduce and refuses '
                                                       '--disable-custom-all-reduce above TP 2 (RCCL is not '
-                                                      'batch invariant there).'),
+                                                      'batch invariant there).',
+                                                      'In 0.5.23 (sglang/srt/arg_groups/attention_hook.py) '
+                                                      '--rl-on-policy-target (choices: fsdp) turns the mode '
+                                                      "on by itself ('Enable deterministic inference because "
+                                                      "of rl_on_policy_target.'); earlier releases not read "
+                                                      'for it.',
+                                                      'Also in 0.5.23 under the mode: absorbed-MLA '
+                                                      '(DeepSeek-style) models must use the ascend, fa3, fa4 '
+                                                      'or triton backend (ValueError otherwise), fa4 only on '
+                                                      'SM100/SM110 (attention_hook.py); UNO speculative '
+                                                      "decoding refuses the flag (speculative_hook.py, 'its "
+                                                      "sampling path does not use per-request seeds'); "
+                                                      "FlashInfer's fused MoE finalize is turned off "
+                                                      '(SGLANG_FLASHINFER_MOE_FUSED_FINALIZE=0, '
+                                                      'serving_hook.py).'),
                                        'notes': None,
                                        'ops': ('sglang.Engine',
                                                'sglang.Engine.generate',

@@ -621,7 +621,8 @@ INDEX = {'format': 1,
                                   'FlashAttention 3, Triton; 0.5.23 adds FlashAttention 4, Ascend and Intel '
                                   'XPU and picks one when none is given). It switches to batch-invariant '
                                   'kernels built on thinking-machines-lab/batch_invariant_ops, so a '
-                                  "request's result does not depend on the batch it is served in.",
+                                  "request's result does not depend on the batch it is served in. In 0.5.23, "
+                                  '--rl-on-policy-target fsdp also turns it on.',
                            'snippet': 'python -m sglang.launch_server --model-path <model> '
                                       '--attention-backend fa3 --enable-deterministic-inference',
                            'phase': 10,
@@ -1028,6 +1029,53 @@ INDEX = {'format': 1,
                                                   'title': 'CCCL v3.5.0-rc0, docs/cub/determinism.rst '
                                                            '(support matrix; DeviceScan default '
                                                            'not_guaranteed)'})},
+             'cccl.device-topk': {'id': 'cccl.device-topk',
+                                  'framework': 'cccl',
+                                  'title': 'CUB DeviceTopK accepts only determinism not_guaranteed (tied '
+                                           'items may change between runs)',
+                                  'device': 'gpu',
+                                  'pass': 'forward',
+                                  'mechanism': 'other',
+                                  'summary': 'cub::DeviceTopK (CCCL 3.2+) selects the K largest or smallest '
+                                             'items. Its documented default would be gpu_to_gpu determinism '
+                                             'with ties broken toward the smaller index and stable-sorted '
+                                             'output, but the releases read implement only the fully '
+                                             'opted-out configuration, which the caller must request '
+                                             'explicitly (determinism::not_guaranteed with '
+                                             'output_ordering::unsorted; any other requirement, or none, '
+                                             'fails to compile). In it the output is unordered and, when '
+                                             'several items tie at the K-th position, which of them are '
+                                             'returned may vary between runs.',
+                                  'calls': (),
+                                  'status': (((0, 3, 2),
+                                              None,
+                                              '>=3.2',
+                                              (),
+                                              False,
+                                              None,
+                                              'cub/cub/device/device_topk.cuh first appears at tag v3.2.0 '
+                                              '(absent at v3.1.0); at v3.2.0, v3.3.0, v3.4.0 and v3.5.0-rc0 '
+                                              "dispatch_topk_hub static_asserts 'cub::DeviceTopK only "
+                                              'supports the case where determinism is not guaranteed and '
+                                              "output order is unsorted', so no deterministic level can be "
+                                              'requested (NS); the v3.5.0-rc0 doc comment says the tied '
+                                              "subset 'may vary between runs'.",
+                                              None,
+                                              None,
+                                              None),),
+                                  'op_versions': {},
+                                  'caused_by': (),
+                                  'distributions': {},
+                                  'disputes': (),
+                                  'references': ({'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/cccl/blob/v3.5.0-rc0/cub/cub/device/device_topk.cuh',
+                                                  'title': 'CCCL v3.5.0-rc0, cub/cub/device/device_topk.cuh '
+                                                           '(Determinism, tie-breaking, and output '
+                                                           'ordering)'},
+                                                 {'kind': 'doc',
+                                                  'url': 'https://github.com/NVIDIA/cccl/blob/v3.5.0-rc0/docs/cub/determinism.rst',
+                                                  'title': 'CCCL v3.5.0-rc0, docs/cub/determinism.rst '
+                                                           '(support matrix)'})},
              'cublas.split-k': {'id': 'cublas.split-k',
                                 'framework': 'cublas',
                                 'title': 'GEMM kernel choice by shape (split-K, tiles) makes results depend '
@@ -1341,6 +1389,59 @@ INDEX = {'format': 1,
                                                                             'cuDNN 8.0.1 (as quoted in a Q&A '
                                                                             'thread)',
                                                                    'seed': '001'},)},
+             'deepspeed.fpdt-attention-backward': {'id': 'deepspeed.fpdt-attention-backward',
+                                                   'framework': 'deepspeed',
+                                                   'title': 'DeepSpeed FPDT (Ulysses-Offload) attention '
+                                                            'calls the flash-attn backward with '
+                                                            'deterministic=False',
+                                                   'device': 'gpu',
+                                                   'pass': 'backward',
+                                                   'mechanism': 'cuda-atomics',
+                                                   'summary': "FPDT's chunked attention "
+                                                              '(deepspeed/sequence/fpdt_layer.py) runs its '
+                                                              "backward through flash-attn's "
+                                                              '_flash_attn_backward and passes '
+                                                              'deterministic=False as a literal, so '
+                                                              'FlashAttention-2 adds dQ with atomics '
+                                                              'whatever the user asked for; '
+                                                              'torch.use_deterministic_algorithms(True) does '
+                                                              'not reach it and DeepSpeed has no option for '
+                                                              'it.',
+                                                   'calls': (),
+                                                   'status': (((0, 0, 16, 1),
+                                                               None,
+                                                               '>=0.16.1',
+                                                               (),
+                                                               False,
+                                                               None,
+                                                               'deepspeed/sequence/fpdt_layer.py at v0.19.5 '
+                                                               'passes deterministic=False to '
+                                                               '_flash_attn_backward four times (both '
+                                                               'autograd functions, lines 410, 427, 889, '
+                                                               '906); the file arrives with commit 60a1b57b9 '
+                                                               "'Adding the new feature of FPDT' (PR 6462), "
+                                                               'first tag v0.16.1 (absent at v0.16.0), with '
+                                                               'the same four literals. No replacement '
+                                                               'verified here (NS).',
+                                                               None,
+                                                               None,
+                                                               'silent'),),
+                                                   'op_versions': {},
+                                                   'caused_by': (),
+                                                   'distributions': {},
+                                                   'disputes': (),
+                                                   'references': ({'kind': 'pr',
+                                                                   'repo': 'deepspeedai/DeepSpeed',
+                                                                   'number': 6462,
+                                                                   'title': 'Adding the new feature of FPDT',
+                                                                   'state': 'merged',
+                                                                   'url': 'https://github.com/deepspeedai/DeepSpeed/pull/6462'},
+                                                                  {'kind': 'doc',
+                                                                   'url': 'https://github.com/deepspeedai/DeepSpeed/blob/v0.19.5/deepspeed/sequence/fpdt_layer.py',
+                                                                   'title': 'DeepSpeed v0.19.5, '
+                                                                            'deepspeed/sequence/fpdt_layer.py '
+                                                                            '(_flash_attn_backward(..., '
+                                                                            'deterministic=False))'})},
              'deepspeed.transformer-stochastic-mode': {'id': 'deepspeed.transformer-stochastic-mode',
                                                        'framework': 'deepspeed',
                                                        'title': 'DeepSpeed transformer kernel in stochastic '
@@ -1407,7 +1508,15 @@ INDEX = {'format': 1,
                                                                        'title': 'hpu_accelerator: use '
                                                                                 'torch.use_deterministic_algorithms',
                                                                        'state': 'merged',
-                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/pull/6897'})},
+                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/pull/6897'},
+                                                                      {'kind': 'pr',
+                                                                       'repo': 'deepspeedai/DeepSpeed',
+                                                                       'number': 7209,
+                                                                       'title': 'HPU accelerator memory '
+                                                                                'mapping is broken because '
+                                                                                'of torch fill uninit memory',
+                                                                       'state': 'merged',
+                                                                       'url': 'https://github.com/deepspeedai/DeepSpeed/pull/7209'})},
              'flash-attn.backward-dq': {'id': 'flash-attn.backward-dq',
                                         'framework': 'flash-attn',
                                         'title': 'FlashAttention backward adds the query gradient with '
@@ -13396,7 +13505,11 @@ INDEX = {'format': 1,
                     'cub.DeviceScan.ExclusiveScan': ('cccl.device-scan',),
                     'cub.DeviceScan.ExclusiveSum': ('cccl.device-scan',),
                     'cub.DeviceScan.InclusiveScan': ('cccl.device-scan',),
-                    'cub.DeviceScan.InclusiveSum': ('cccl.device-scan',)},
+                    'cub.DeviceScan.InclusiveSum': ('cccl.device-scan',),
+                    'cub.DeviceTopK.MaxKeys': ('cccl.device-topk',),
+                    'cub.DeviceTopK.MaxPairs': ('cccl.device-topk',),
+                    'cub.DeviceTopK.MinKeys': ('cccl.device-topk',),
+                    'cub.DeviceTopK.MinPairs': ('cccl.device-topk',)},
            'cublas': {'cublas.cublasDgemm': ('cublas.workspace-multistream',),
                       'cublas.cublasGemmEx': ('cublas.split-k', 'cublas.workspace-multistream'),
                       'cublas.cublasGemmStridedBatchedEx': ('cublas.split-k', 'cublas.workspace-multistream'),
@@ -13417,7 +13530,8 @@ INDEX = {'format': 1,
                      'cudnn.cudnnSpatialTfSamplerBackward': ('cudnn.nondeterministic-algorithms',),
                      'cudnn.sdpa_backward': ('cudnn.attention-backward',)},
            'deepspeed': {'deepspeed.DeepSpeedTransformerConfig': ('deepspeed.transformer-stochastic-mode',),
-                         'deepspeed.DeepSpeedTransformerLayer': ('deepspeed.transformer-stochastic-mode',)},
+                         'deepspeed.DeepSpeedTransformerLayer': ('deepspeed.transformer-stochastic-mode',),
+                         'deepspeed.sequence.fpdt_layer.FPDT_Attention': ('deepspeed.fpdt-attention-backward',)},
            'flash-attn': {'flash_attn.cute.flash_attn_func': ('flash-attn.cute-backward',),
                           'flash_attn.cute.flash_attn_varlen_func': ('flash-attn.cute-backward',),
                           'flash_attn.flash_attn_func': ('flash-attn.backward-dq',),
