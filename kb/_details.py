@@ -40,7 +40,23 @@ DETAILS = {'keys': ('format',
                    'references',
                    'verify',
                    'unverifiable'),
- 'sources': {'cccl.device-reduce': {'conditions': ('Run to run: results differ between runs only when a '
+ 'sources': {'causal-conv1d.backward': {'conditions': ('Training (the backward runs) with the weight (and '
+                                                       'bias) requiring gradients; the input gradient does '
+                                                       'not use atomics.',
+                                                       "Mamba2 and Megatron Core's SSM layers call it "
+                                                       "(mamba-ssm.ssd-backward); Megatron Core's main "
+                                                       'branch refuses causal-conv1d < 1.6.0 under '
+                                                       '--deterministic-mode '
+                                                       '(megatron/core/ssm/causal_conv1d.py, snapshot '
+                                                       '2026-08-22).'),
+                                        'notes': None,
+                                        'ops': ('causal_conv1d.causal_conv1d_fn',),
+                                        'aliases': (),
+                                        'verify': None,
+                                        'unverifiable': 'causal-conv1d has no wheel on PyPI (source only) '
+                                                        "and none was carried for the GPU machine's PyTorch "
+                                                        '2.11 + CUDA 13; not run.'},
+             'cccl.device-reduce': {'conditions': ('Run to run: results differ between runs only when a '
                                                    'caller requests '
                                                    'cuda::execution::determinism::not_guaranteed (CCCL '
                                                    '3.2+), and then only where the atomic kernel is taken: '
@@ -967,6 +983,39 @@ DETAILS = {'keys': ('format',
                                        'aliases': (),
                                        'verify': None,
                                        'unverifiable': None},
+             'mamba-ssm.mamba3-backward': {'conditions': ('Training Mamba3 with is_mimo=False (the SISO '
+                                                          'Triton path, mamba3_siso_combined); the MIMO path '
+                                                          'runs TileLang kernels, not read here.',),
+                                           'notes': None,
+                                           'ops': ('mamba_ssm.Mamba3',),
+                                           'aliases': (),
+                                           'verify': None,
+                                           'unverifiable': 'mamba-ssm has no wheel on PyPI (source only) and '
+                                                           'none was carried for the GPU machine; not run.'},
+             'mamba-ssm.ssd-backward': {'conditions': ('Training (the backward runs) of Mamba2 layers; the '
+                                                       'Mamba-1 selective scan and the Mamba-3 kernels are '
+                                                       'not covered here (Mamba-3 is '
+                                                       'mamba-ssm.mamba3-backward).',
+                                                       "The autotune configuration is fixed when mamba_ssm's "
+                                                       'kernels are imported (autotune_configs() is '
+                                                       'evaluated in the @triton.autotune decorators of '
+                                                       'ssd_chunk_state.py and friends), while the '
+                                                       'atomic-free reduction is chosen per call; set '
+                                                       'MAMBA_DETERMINISTIC=1 or the PyTorch switch before '
+                                                       'importing mamba_ssm.',
+                                                       "Mamba2's convolution runs causal-conv1d when "
+                                                       'installed (causal-conv1d.backward).'),
+                                        'notes': 'Megatron Core reads MAMBA_DETERMINISTIC for its own copy '
+                                                 'of these kernels (megatron-core.training).',
+                                        'ops': ('mamba_ssm.Mamba2',
+                                                'mamba_ssm.ops.triton.ssd_combined.mamba_chunk_scan_combined',
+                                                'mamba_ssm.ops.triton.ssd_combined.mamba_split_conv1d_scan_combined'),
+                                        'aliases': (),
+                                        'verify': None,
+                                        'unverifiable': 'mamba-ssm has no wheel on PyPI (source only) and '
+                                                        "none was carried for the GPU machine's PyTorch 2.11 "
+                                                        '+ CUDA 13; building it there was out of scope. Not '
+                                                        'run.'},
              'megatron-core.batch-variance': {'conditions': ('Comparing the same sample computed in batches '
                                                              'of different sizes or compositions (inference, '
                                                              'RL rollouts versus training); repeating one '
