@@ -12308,7 +12308,36 @@ INDEX = {'format': 1,
                                            'op_versions': {},
                                            'caused_by': ('cudnn.attention-backward',),
                                            'distributions': {},
-                                           'disputes': (),
+                                           'disputes': ({'claim': 'An outside audit (2026-11-27) read the '
+                                                                  'strings of libtorch_cuda.so in the PyPI '
+                                                                  'wheels of 2.9.0 to 2.15.0 and found '
+                                                                  "check_cudnn_deterministic and 'cuDNN SDPA "
+                                                                  "is not deterministic.' in every one, so "
+                                                                  'the range could start at 2.9.',
+                                                         'status': (((0, 2, 9),
+                                                                     (0, 2, 11),
+                                                                     '>=2.9,<2.11',
+                                                                     ('PT_DET', 'PT_SDPA_MATH'),
+                                                                     False,
+                                                                     None,
+                                                                     None,
+                                                                     None,
+                                                                     None,
+                                                                     'fixes'),),
+                                                         'resolution': "Not re-read here (the CUDA wheels' "
+                                                                       'libtorch_cuda.so, about 1 GB each, '
+                                                                       'was not downloaded in this reading), '
+                                                                       'and a string shows the code was '
+                                                                       'compiled, not which call path uses '
+                                                                       'it; the range keeps its 2.11 start, '
+                                                                       'the release the GPU verifier ran, '
+                                                                       'until the binaries or the source at '
+                                                                       'v2.9.0/v2.10.0 are read.',
+                                                         'references': ({'kind': 'doc',
+                                                                         'url': 'https://pypi.org/project/torch/2.10.0/',
+                                                                         'title': 'torch 2.10.0 wheel '
+                                                                                  '(PyPI), '
+                                                                                  'torch/lib/libtorch_cuda.so'},)},),
                                            'references': ({'kind': 'doc',
                                                            'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/sdp_utils.cpp',
                                                            'title': 'aten/src/ATen/native/transformers/cuda/sdp_utils.cpp '
@@ -12358,7 +12387,38 @@ INDEX = {'format': 1,
                                                'op_versions': {},
                                                'caused_by': (),
                                                'distributions': {},
-                                               'disputes': (),
+                                               'disputes': ({'claim': 'An outside audit (2026-11-27) read '
+                                                                      'the strings of libtorch_cuda.so in '
+                                                                      'the PyPI wheels of 2.9.0 to 2.15.0 '
+                                                                      "and found the efficient backward's "
+                                                                      'warn-only message and num_splits_key '
+                                                                      'handling in every one, so the range '
+                                                                      'could start at 2.9.',
+                                                             'status': (((0, 2, 9),
+                                                                         (0, 2, 11),
+                                                                         '>=2.9,<2.11',
+                                                                         ('PT_DET', 'PT_SDPA_MATH'),
+                                                                         False,
+                                                                         None,
+                                                                         None,
+                                                                         None,
+                                                                         None,
+                                                                         'fixes'),),
+                                                             'resolution': 'Not re-read here (the CUDA '
+                                                                           "wheels' libtorch_cuda.so, about "
+                                                                           '1 GB each, was not downloaded in '
+                                                                           'this reading), and a string '
+                                                                           'shows the code was compiled, not '
+                                                                           'which call path uses it; the '
+                                                                           'range keeps its 2.11 start, the '
+                                                                           'release the GPU verifier ran, '
+                                                                           'until the binaries or the source '
+                                                                           'at v2.9.0/v2.10.0 are read.',
+                                                             'references': ({'kind': 'doc',
+                                                                             'url': 'https://pypi.org/project/torch/2.10.0/',
+                                                                             'title': 'torch 2.10.0 wheel '
+                                                                                      '(PyPI), '
+                                                                                      'torch/lib/libtorch_cuda.so'},)},),
                                                'references': ({'kind': 'doc',
                                                                'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/attention_backward.cu',
                                                                'title': 'aten/src/ATen/native/transformers/cuda/attention_backward.cu '
@@ -12410,7 +12470,38 @@ INDEX = {'format': 1,
                                            'op_versions': {},
                                            'caused_by': (),
                                            'distributions': {},
-                                           'disputes': (),
+                                           'disputes': ({'claim': 'An outside audit (2026-11-27) read the '
+                                                                  'strings of libtorch_cuda.so in the PyPI '
+                                                                  'wheels of 2.9.0 to 2.15.0 and found the '
+                                                                  "flash backward's warning ('Flash "
+                                                                  'Attention defaults to a non-deterministic '
+                                                                  "algorithm') and its deterministic "
+                                                                  'argument in every one, so the range could '
+                                                                  'start at 2.9.',
+                                                         'status': (((0, 2, 9),
+                                                                     (0, 2, 11),
+                                                                     '>=2.9,<2.11',
+                                                                     ('PT_DET', 'PT_SDPA_MATH'),
+                                                                     False,
+                                                                     None,
+                                                                     None,
+                                                                     None,
+                                                                     None,
+                                                                     'fixes'),),
+                                                         'resolution': "Not re-read here (the CUDA wheels' "
+                                                                       'libtorch_cuda.so, about 1 GB each, '
+                                                                       'was not downloaded in this reading), '
+                                                                       'and a string shows the code was '
+                                                                       'compiled, not which call path uses '
+                                                                       'it; the range keeps its 2.11 start, '
+                                                                       'the release the GPU verifier ran, '
+                                                                       'until the binaries or the source at '
+                                                                       'v2.9.0/v2.10.0 are read.',
+                                                         'references': ({'kind': 'doc',
+                                                                         'url': 'https://pypi.org/project/torch/2.10.0/',
+                                                                         'title': 'torch 2.10.0 wheel '
+                                                                                  '(PyPI), '
+                                                                                  'torch/lib/libtorch_cuda.so'},)},),
                                            'references': ({'kind': 'doc',
                                                            'url': 'https://github.com/pytorch/pytorch/blob/main/aten/src/ATen/native/transformers/cuda/attention_backward.cu',
                                                            'title': 'aten/src/ATen/native/transformers/cuda/attention_backward.cu '
