@@ -40,7 +40,23 @@ DETAILS = {'keys': ('format',
                    'references',
                    'verify',
                    'unverifiable'),
- 'sources': {'cccl.device-reduce': {'conditions': ('Run to run: results differ between runs only when a '
+ 'sources': {'causal-conv1d.backward': {'conditions': ('Training (the backward runs) with the weight (and '
+                                                       'bias) requiring gradients; the input gradient does '
+                                                       'not use atomics.',
+                                                       "Mamba2 and Megatron Core's SSM layers call it "
+                                                       "(mamba-ssm.ssd-backward); Megatron Core's main "
+                                                       'branch refuses causal-conv1d < 1.6.0 under '
+                                                       '--deterministic-mode '
+                                                       '(megatron/core/ssm/causal_conv1d.py, snapshot '
+                                                       '2026-08-22).'),
+                                        'notes': None,
+                                        'ops': ('causal_conv1d.causal_conv1d_fn',),
+                                        'aliases': (),
+                                        'verify': None,
+                                        'unverifiable': 'causal-conv1d has no wheel on PyPI (source only) '
+                                                        "and none was carried for the GPU machine's PyTorch "
+                                                        '2.11 + CUDA 13; not run.'},
+             'cccl.device-reduce': {'conditions': ('Run to run: results differ between runs only when a '
                                                    'caller requests '
                                                    'cuda::execution::determinism::not_guaranteed (CCCL '
                                                    '3.2+), and then only where the atomic kernel is taken: '
@@ -61,7 +77,17 @@ DETAILS = {'keys': ('format',
                                                    'CUB 1.17.0 (before CCCL) listed a known issue: '
                                                    'DeviceReduce::ReduceByKey and DeviceScan broke their '
                                                    'run-to-run guarantee (NVIDIA/cub#471); not covered here. '
-                                                   'DeviceScan is cccl.device-scan.'),
+                                                   'DeviceScan is cccl.device-scan.',
+                                                   'cub::DeviceSegmentedReduce takes the same determinism '
+                                                   'requirement from v3.3.0: run_to_run is the default and '
+                                                   "gpu_to_gpu is rejected at compile time ('gpu_to_gpu "
+                                                   'determinism is not supported for device segmented '
+                                                   "reductions', cub/cub/device/device_segmented_reduce.cuh "
+                                                   'at v3.3.0, v3.4.0 and v3.5.0-rc0); v3.5.0-rc0 documents '
+                                                   'not_guaranteed as accepted too (docs/cub/determinism.rst '
+                                                   'support matrix). So its results are reproducible on one '
+                                                   'GPU model, not across models; not listed as an op here.',
+                                                   "CUB's DeviceTopK is cccl.device-topk."),
                                     'notes': 'Not an answer for frameworks built on CUB - PyTorch, JAX and '
                                              'TensorFlow call CUB through their own kernels and choose the '
                                              'level themselves. Read from the NVIDIA/cccl git tags (v3.0.0, '
@@ -113,6 +139,23 @@ DETAILS = {'keys': ('format',
                                                   "through CUB (CuPy's CUB-backed cumsum or a small CUDA "
                                                   'program) repeated many times; not run here (no GPU used '
                                                   'for this record).'},
+             'cccl.device-topk': {'conditions': ('Ties at the K-th value: with distinct keys the selected '
+                                                 'set is fixed; only its order is unspecified '
+                                                 '(output_ordering::unsorted).',
+                                                 'Determinism here is about set membership, not a bitwise '
+                                                 'buffer, with tie_break and output_ordering controls '
+                                                 '(docs/cub/determinism.rst and '
+                                                 'cub/cub/device/device_topk.cuh at v3.5.0-rc0).'),
+                                  'notes': None,
+                                  'ops': ('cub.DeviceTopK.MaxPairs',
+                                          'cub.DeviceTopK.MinPairs',
+                                          'cub.DeviceTopK.MaxKeys',
+                                          'cub.DeviceTopK.MinKeys'),
+                                  'aliases': (),
+                                  'verify': None,
+                                  'unverifiable': 'CUB is a C++ template library; the GPU machine has no '
+                                                  'CCCL test harness for it here, and a run would need keys '
+                                                  'with ties at the K-th value; not run.'},
              'cublas.split-k': {'conditions': ('Batch invariance, not run-to-run determinism: the classic '
                                                'test is torch.mm(a[:1], b) against torch.mm(a, b)[:1], which '
                                                'differ with standard kernels.',
@@ -127,17 +170,37 @@ DETAILS = {'keys': ('format',
                                                '26a39059; added by pytorch PR 101145, 2023-05; the first '
                                                "PyTorch release with it is not read here). vLLM's "
                                                'batch-invariant mode sets CUBLASLT_WORKSPACE_SIZE=1 with '
-                                               'CUBLAS_WORKSPACE_CONFIG=:16:8 on Hopper (0.11.1 with torch < '
-                                               '2.10) and on Hopper and Blackwell (0.33.0), its code stating '
-                                               'that split-K is then the only source of batch variance and '
-                                               'that the tiny workspace disables it; Megatron Core pins '
+                                               'CUBLAS_WORKSPACE_CONFIG=:16:8 on every GPU but sm100 with '
+                                               'torch < 2.10 in 0.11.1 '
+                                               '(vllm/model_executor/layers/batch_invariant.py: the else '
+                                               "branch of is_device_capability(100), commented 'Only source "
+                                               "of batch invariance for Hopper is split-k'; 0.14.0 moves "
+                                               'sm80 and sm89 to its Triton matmuls too) and on Hopper and '
+                                               'Blackwell (0.33.0), its code stating that split-K is then '
+                                               'the only source of batch variance and that the tiny '
+                                               'workspace disables it; Megatron Core pins '
                                                'CUBLASLT_WORKSPACE_SIZE=0 for its te_native batch-invariant '
                                                'backend on main, noting that Transformer Engine (<= 2.15) '
                                                'hardcodes a 32 MiB workspace and ignores the variable for '
                                                'its own GEMMs (not in core_v0.19.0). That a small workspace '
                                                'rules out the batch-dependent split-K choice is those '
                                                "projects' statement, not cuBLAS documentation read here, and "
-                                               'it concerns batch invariance only.'),
+                                               'it concerns batch invariance only.',
+                                               'The direct lever from PyTorch 2.10 (PR 164766; code '
+                                               'PT_NOSPLITK): '
+                                               'torch.backends.cuda.matmul.allow_{bf16,fp16}_reduced_precision_reduction '
+                                               '= (False, False) with the cuBLASLt backend makes PyTorch '
+                                               "pass CUBLASLT_REDUCTION_SCHEME_NONE to cuBLASLt's heuristic, "
+                                               'so no split-K kernel is chosen; vLLM 0.11.1 to 0.33.0 set it '
+                                               "(with preferred_blas_library('cublaslt')) on torch >= 2.10. "
+                                               'On an H100 with PyTorch 2.11.0 '
+                                               '(data/probe/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T1739Z/stacks-switches.json, '
+                                               'x[:b] @ w, K=16384, N=4096, bf16 and fp16): by default '
+                                               'cuBLAS chose splitK kernels with a splitKreduce_kernel for '
+                                               'b=1 and b=256 and row 0 took 2 distinct values over b = 1 to '
+                                               '256, each shape repeating exactly; with (False, False) on '
+                                               'cuBLASLt no split-K kernel ran and row 0 was bit-identical '
+                                               'over all 9 batch sizes.'),
                                 'notes': "The blog's own page was read through summaries (its mechanism and "
                                          'the 80-vs-1 unique completions experiment agree across them); the '
                                          'batch_invariant_ops README was read directly. Deterministic run to '
@@ -158,7 +221,10 @@ DETAILS = {'keys': ('format',
                                 'unverifiable': "Its claim is batch variance (a row's result changes with "
                                                 'the number of rows), not run-to-run difference, and the '
                                                 'harness compares repeats of one shape; a batch-invariance '
-                                                'verifier is not written yet.'},
+                                                'verifier is not written yet. The H100 probe of 2026-11-27 '
+                                                '(data/probe/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T1739Z/stacks-switches.json, '
+                                                'scripts/probe_stacks_switches.py) measured the batch '
+                                                'dependence and PT_NOSPLITK for one shape.'},
              'cublas.workspace-multistream': {'conditions': ('Several concurrent CUDA streams use cuBLAS '
                                                              'through the same handle (frameworks do this; '
                                                              "cuDNN 7.6.5's RNN and multi-head attention "
@@ -195,10 +261,34 @@ DETAILS = {'keys': ('format',
                                                               "(torch.cublas-workspace covers PyTorch's "
                                                               'single-stream face).'},
              'cudnn.attention-backward': {'conditions': ('Where a deterministic engine exists: Hopper (sm90) '
-                                                         'with cuDNN 9; Blackwell only from cuDNN 9.18.1 '
-                                                         '(Transformer Engine PR 2584 enables determinism '
-                                                         'there from that version; PR 2130 had disabled it '
+                                                         'with cuDNN 9; Blackwell (compute capability 10.x) '
+                                                         "from cuDNN backend 9.18.0 in cuDNN's own frontend "
+                                                         '- cudnn-frontend 1.14.0 to 1.16.x refuse '
+                                                         'set_deterministic_algorithm on major 10 outright '
+                                                         "('Deterministic algorithm is not supported on "
+                                                         "blackwell architecture', "
+                                                         'include/cudnn_frontend/node/scaled_dot_product_flash_attention.h '
+                                                         'at v1.14.0 and v1.16.0), and 1.17.0+ accept it '
+                                                         'with backend 9.18.0+ and no dbias, dropout/RNG or '
+                                                         'ALiBi (same file at v1.17.0 and v1.23.0). '
+                                                         'Transformer Engine gates its own use at 9.18.1 (PR '
+                                                         '2584, fused_attn.cpp; PR 2130 had disabled it '
                                                          'before).',
+                                                         'cudnn-frontend 1.18.0+ refuse a deterministic '
+                                                         'backward for THD (ragged) layouts on SM8x and '
+                                                         "SM12x GPUs ('Deterministic algorithm is not "
+                                                         "supported for bprop thd on SM8X and SM12X GPUs', "
+                                                         'v1.18.0 to v1.23.0).',
+                                                         'Cost on Hopper: the deterministic request forces '
+                                                         'the dP-workspace decomposition, whose workspace is '
+                                                         'batch x heads x s_q x s_kv x 2 bytes, quadratic in '
+                                                         "sequence length (the frontend's comment at "
+                                                         'v1.23.0; CUDNN_FRONTEND_ATTN_DP_WORKSPACE_LIMIT, '
+                                                         'default 256 MB); cudnn-frontend PR 398 (merged '
+                                                         '2026-07-16, after the v1.23.0 tag read here) '
+                                                         'routes ragged/THD and larger problems to a '
+                                                         'linear-workspace ordered-dQ engine with cuDNN '
+                                                         '9.25+.',
                                                          'Frameworks decide whether to ask for it - PyTorch '
                                                          'does not (torch.sdpa-cudnn-backward); XLA does '
                                                          'under its determinism flags '
@@ -279,6 +369,24 @@ DETAILS = {'keys': ('format',
                                                                    'the mechanism is checked through '
                                                                    'torch.cudnn-convolution, run on the '
                                                                    'H100.'},
+             'deepspeed.fpdt-attention-backward': {'conditions': ('Training with FPDT sequence parallelism '
+                                                                  '(FPDT_Attention, the '
+                                                                  '_FPDTGPUAttentionImpl_ and '
+                                                                  '_FPDTGPUOffloadingAttentionImpl_ autograd '
+                                                                  'functions) on flash-attn 2.4.1+ (the '
+                                                                  'versions with a deterministic argument; '
+                                                                  'flash-attn.backward-dq).',),
+                                                   'notes': "The switch here is PyTorch's and flash-attn's "
+                                                            '(DeepSpeed has no general one, '
+                                                            'deepspeed.transformer-stochastic-mode); neither '
+                                                            'reaches this call.',
+                                                   'ops': ('deepspeed.sequence.fpdt_layer.FPDT_Attention',),
+                                                   'aliases': (),
+                                                   'verify': None,
+                                                   'unverifiable': 'DeepSpeed and flash-attn are not '
+                                                                   'installed on the GPU machine (no wheel '
+                                                                   'for flash-attn there), and FPDT needs a '
+                                                                   'sequence-parallel group; not run.'},
              'deepspeed.transformer-stochastic-mode': {'conditions': ('Only when the layer is configured '
                                                                       'with stochastic_mode=True (default '
                                                                       'False since the option appeared: '
@@ -317,9 +425,24 @@ DETAILS = {'keys': ('format',
                                                                 "with PyTorch's deterministic mode (and its "
                                                                 'errors for ops without a deterministic '
                                                                 'implementation) whether the user asked or '
-                                                                'not. The KB does not model HPU devices, so '
-                                                                'that behaviour is kept here rather than as '
-                                                                'a record of its own.',
+                                                                'not; from v0.16.6 it also sets '
+                                                                'torch.utils.deterministic.fill_uninitialized_memory '
+                                                                '= False (accelerator/hpu_accelerator.py at '
+                                                                'v0.16.6 and v0.19.5, PR 7209, a workaround '
+                                                                'for HPU memory mapping), turning off the '
+                                                                'uninitialised-memory fill that the '
+                                                                'deterministic mode otherwise does '
+                                                                '(torch.uninitialized-memory). The KB does '
+                                                                'not model HPU devices, so that behaviour is '
+                                                                'kept here rather than as a record of its '
+                                                                'own. The deepspeed.ai tutorial '
+                                                                "'deterministic-mode' describes a JSON "
+                                                                '"deterministic_mode": true that no release '
+                                                                'read has (not in '
+                                                                'deepspeed/runtime/config.py of v0.19.5); '
+                                                                'were it released, DeepSpeed would have a '
+                                                                "general switch. FPDT's attention is "
+                                                                'deepspeed.fpdt-attention-backward.',
                                                        'ops': ('deepspeed.DeepSpeedTransformerConfig',
                                                                'deepspeed.DeepSpeedTransformerLayer'),
                                                        'aliases': (),
@@ -357,23 +480,40 @@ DETAILS = {'keys': ('format',
                                                        'so 0.2.x is left unknown.',
                                                        'FlashAttention-3 (the hopper/ build, imported as '
                                                        'flash_attn_interface) has its own '
-                                                       'deterministic=True: its launch template once dropped '
-                                                       'the flag (issue 1596, PR 1766). PR 1893 (merged '
-                                                       "2025-09-17, 'Improve causal backward determinism "
-                                                       "perf with SPT schedule') is a scheduling change for "
-                                                       'the causal deterministic backward '
-                                                       '(shortest-processing-time order of key blocks for '
-                                                       'the dQ reduction, head swizzle extended to varlen) '
-                                                       'with fixes to the dq_semaphore (local attention) and '
-                                                       'dk/dv semaphores (varlen), and it added '
-                                                       'TORCH_CHECK(!deterministic || head_size_rounded < '
-                                                       "256, 'Deterministic backward not supported for hdim "
-                                                       "256.') to hopper/flash_api.cpp: FA3 refuses a "
-                                                       'deterministic backward at head dim 256. Issue 2244 '
-                                                       '(open) reports differing gradients with '
+                                                       'deterministic=True, and builds from 2025-01-07 to '
+                                                       "2025-09-17 ignore it: the 'Big refactor and update' "
+                                                       '(commit 7a802796) commented out '
+                                                       'BOOL_SWITCH(params.deterministic, ...) in '
+                                                       'hopper/flash_bwd_launch_template.h and launched '
+                                                       'run_flash_bwd<..., false /*Deterministic*/, ...> '
+                                                       '(live before it, at 7a802796^ and tag v2.7.2; still '
+                                                       'so at 27f501d, 3ba6f82 and 5c1627a7^), so the flag '
+                                                       'was accepted and the backward still added dQ with '
+                                                       'atomics - silent (issue 1596 reported it; PR 1766 '
+                                                       'proposed a fix and was never merged). PR 1893 '
+                                                       "(commit 5c1627a7, merged 2025-09-17, 'Improve causal "
+                                                       "backward determinism perf with SPT schedule') put "
+                                                       'the switch back (BOOL_SWITCH(params.deterministic, '
+                                                       'Deterministic_, ...), Deterministic = Deterministic_ '
+                                                       '&& kHeadDim < 256), with a shortest-processing-time '
+                                                       'order of key blocks for the causal deterministic '
+                                                       'backward, dq_semaphore and dk/dv semaphore fixes, '
+                                                       'and TORCH_CHECK(!deterministic || head_size_rounded '
+                                                       "< 256, 'Deterministic backward not supported for "
+                                                       "hdim 256.') in hopper/flash_api.cpp. Every FA3 build "
+                                                       'of the window reports __version__ 3.0.0.b1 '
+                                                       '(hopper/__init__.py; 3.0.0 from 2026-02-05), so the '
+                                                       'version does not tell a silent build from a fixed '
+                                                       'one; Transformer Engine 2.2 to 2.9 install such '
+                                                       'builds (transformer-engine.attention-fa3-backward). '
+                                                       'Issue 2244 (open) reports differing gradients with '
                                                        'deterministic=True, which a commenter could not '
                                                        'reproduce at main (2026-09). FA3 has no release line '
                                                        'of its own, so its status is not answered here.',
+                                                       "FlashAttention-1 1.0.x's "
+                                                       'flash_attn_unpadded_qkvpacked_split_func also takes '
+                                                       'deterministic= (flash_attn/flash_attn_interface.py '
+                                                       'at v1.0.0); it is not listed as an op.',
                                                        'Transformer Engine disables FA3 for a deterministic '
                                                        'backward with head dimension 256 or more '
                                                        '(dot_product_attention/utils.py at v2.18).',
@@ -416,7 +556,12 @@ DETAILS = {'keys': ('format',
                                                          "12.0'); the sm90 GQA determinism fix (commit "
                                                          'c5f6ff49, PR 2510) is first in beta12; from beta19 '
                                                          'the sparse MLA backward refuses '
-                                                         'deterministic=True.',
+                                                         'deterministic=True. The block-sparse backward has '
+                                                         'a deterministic path from beta12 (commit 2e53092a, '
+                                                         "'Deterministic backward for blocksparse impl'), "
+                                                         'and beta13 fixes its n_block bound (commit '
+                                                         'ab66326a). PyPI has flash-attn-4 up to 4.0.0b36, '
+                                                         'newer than the tags read.',
                                                          'With deterministic=True, dQ_semaphore is allocated '
                                                          'per (batch, head, query block) and, when query '
                                                          'heads outnumber key/value heads, dK/dV semaphores '
@@ -432,9 +577,12 @@ DETAILS = {'keys': ('format',
                                                          'are unknown here, described only in this '
                                                          'condition.'),
                                           'notes': 'FlashAttention-2 and -3 are flash-attn.backward-dq. '
-                                                   'Transformer Engine 2.18 can select FlashAttention 4 as a '
-                                                   'backend (use_flash_attention_4 in '
-                                                   'dot_product_attention/utils.py).',
+                                                   'Transformer Engine selects FlashAttention 4 as a backend '
+                                                   'from 2.15 (use_flash_attention_4 in '
+                                                   'dot_product_attention/utils.py at v2.15 to v2.18) and '
+                                                   "PyTorch's flex_attention runs it for BACKEND='FLASH' "
+                                                   '(torch.flex-attention-flash-backward, '
+                                                   'torch.flex-attention-flash-unmasked-backward).',
                                           'ops': ('flash_attn.cute.flash_attn_func',
                                                   'flash_attn.cute.flash_attn_varlen_func'),
                                           'aliases': (),
@@ -835,6 +983,39 @@ DETAILS = {'keys': ('format',
                                        'aliases': (),
                                        'verify': None,
                                        'unverifiable': None},
+             'mamba-ssm.mamba3-backward': {'conditions': ('Training Mamba3 with is_mimo=False (the SISO '
+                                                          'Triton path, mamba3_siso_combined); the MIMO path '
+                                                          'runs TileLang kernels, not read here.',),
+                                           'notes': None,
+                                           'ops': ('mamba_ssm.Mamba3',),
+                                           'aliases': (),
+                                           'verify': None,
+                                           'unverifiable': 'mamba-ssm has no wheel on PyPI (source only) and '
+                                                           'none was carried for the GPU machine; not run.'},
+             'mamba-ssm.ssd-backward': {'conditions': ('Training (the backward runs) of Mamba2 layers; the '
+                                                       'Mamba-1 selective scan and the Mamba-3 kernels are '
+                                                       'not covered here (Mamba-3 is '
+                                                       'mamba-ssm.mamba3-backward).',
+                                                       "The autotune configuration is fixed when mamba_ssm's "
+                                                       'kernels are imported (autotune_configs() is '
+                                                       'evaluated in the @triton.autotune decorators of '
+                                                       'ssd_chunk_state.py and friends), while the '
+                                                       'atomic-free reduction is chosen per call; set '
+                                                       'MAMBA_DETERMINISTIC=1 or the PyTorch switch before '
+                                                       'importing mamba_ssm.',
+                                                       "Mamba2's convolution runs causal-conv1d when "
+                                                       'installed (causal-conv1d.backward).'),
+                                        'notes': 'Megatron Core reads MAMBA_DETERMINISTIC for its own copy '
+                                                 'of these kernels (megatron-core.training).',
+                                        'ops': ('mamba_ssm.Mamba2',
+                                                'mamba_ssm.ops.triton.ssd_combined.mamba_chunk_scan_combined',
+                                                'mamba_ssm.ops.triton.ssd_combined.mamba_split_conv1d_scan_combined'),
+                                        'aliases': (),
+                                        'verify': None,
+                                        'unverifiable': 'mamba-ssm has no wheel on PyPI (source only) and '
+                                                        "none was carried for the GPU machine's PyTorch 2.11 "
+                                                        '+ CUDA 13; building it there was out of scope. Not '
+                                                        'run.'},
              'megatron-core.batch-variance': {'conditions': ('Comparing the same sample computed in batches '
                                                              'of different sizes or compositions (inference, '
                                                              'RL rollouts versus training); repeating one '
@@ -848,7 +1029,32 @@ DETAILS = {'keys': ('format',
                                                              'extensions/transformer_engine.py); on main '
                                                              '(snapshot of 2026-08-22, not in core_v0.19.0) '
                                                              'batch_invariant_kernels.py also pins '
-                                                             'CUBLASLT_WORKSPACE_SIZE=0.'),
+                                                             'CUBLASLT_WORKSPACE_SIZE=0.',
+                                                             'core 0.19.0 adds three assertions '
+                                                             '(transformer_config.py at core_v0.19.0): '
+                                                             'flash_attention_version 3 or 4 '
+                                                             "('FlashAttention-2 is excluded because it does "
+                                                             "not expose the fixed num_splits schedule'), "
+                                                             'context_parallel_size == 1 and '
+                                                             'attention_dropout == 0.0; 0.16.0 to 0.18.2 '
+                                                             'assert only the flash backend.',
+                                                             'Who swaps the kernels: the config field alone '
+                                                             'gives the assertions and num_splits=1; the '
+                                                             'ATen (mm, addmm, _log_softmax, mean.dim) and '
+                                                             'Transformer Engine patches are applied by '
+                                                             'enable_batch_invariant_mode(), which '
+                                                             'megatron/training/initialize.py calls when '
+                                                             'args.batch_invariant_mode is set (core_v0.16.0 '
+                                                             'to core_v0.19.0). A '
+                                                             'TransformerConfig(batch_invariant_mode=True) '
+                                                             "built outside Megatron's training entry point "
+                                                             'must call enable_batch_invariant_mode() (or '
+                                                             'use set_batch_invariant_mode()) itself.',
+                                                             'Main after core 0.19.0 (not released; snapshot '
+                                                             '2026-08-22): batch_invariant_backend te_native '
+                                                             '(default), deepgemm or triton, BF16 parameters '
+                                                             'only, and the alltoall MoE token dispatcher '
+                                                             '(transformer_config.py).'),
                                               'notes': 'Only TransformerConfig is listed as an op, so that '
                                                        'the run-to-run answers for GPTModel and pretrain '
                                                        '(megatron-core.training) do not mix in this '
@@ -888,7 +1094,13 @@ DETAILS = {'keys': ('format',
                                                        'TEDotProductAttention check and the embedding path '
                                                        'remain, and 0.9-0.13 also pass deterministic_mode to '
                                                        'the MoE router helpers (moe_utils.py, router.py; not '
-                                                       'at 0.14.0).',
+                                                       'at 0.14.0). Only 0.9.0 acts on it: its token '
+                                                       'dispatcher counts tokens per expert with '
+                                                       'torch.bincount instead of torch.histc under the mode '
+                                                       '(moe/token_dispatcher.py at core_v0.9.0); from 0.10 '
+                                                       "the helpers' deterministic_mode parameter is "
+                                                       "documented 'Deprecated' and unused (moe_utils.py at "
+                                                       'core_v0.11.0).',
                                                        'core 0.19.0 (megatron/training/determinism.py): '
                                                        'defaults NCCL_ALGO=Ring (Tree no longer accepted), '
                                                        'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0 and '
@@ -910,7 +1122,18 @@ DETAILS = {'keys': ('format',
                                                        'tag, whose guide only describes how the cost is '
                                                        'measured.'),
                                         'notes': "Transformer Engine's attention under the switch is "
-                                                 'transformer-engine.attention-backward.',
+                                                 'transformer-engine.attention-backward. Other effects of '
+                                                 'the mode, none of which changes the answer: from core '
+                                                 '0.16.0 the gated delta net '
+                                                 '(megatron/core/ssm/gated_delta_net.py) takes the torch '
+                                                 'causal convolution and a torch-native chunked gated delta '
+                                                 "rule instead of FLA's kernels; from 0.18.0 the "
+                                                 'data-parallel inference coordinator sorts ranks for a '
+                                                 'fixed scheduling order '
+                                                 '(inference/data_parallel_inference_coordinator.py), and '
+                                                 "0.19.0's text generation controller keeps one sampling "
+                                                 'seed on every data-parallel rank under it '
+                                                 '(text_generation_controllers/text_generation_controller.py).',
                                         'ops': ('megatron.training.pretrain',
                                                 'megatron.core.models.gpt.GPTModel'),
                                         'aliases': (),
@@ -987,7 +1210,21 @@ DETAILS = {'keys': ('format',
                                                       'the FlashInfer all-reduce fusion. On ROCm, 0.5.23 '
                                                       'keeps the one-stage custom all-reduce and refuses '
                                                       '--disable-custom-all-reduce above TP 2 (RCCL is not '
-                                                      'batch invariant there).'),
+                                                      'batch invariant there).',
+                                                      'In 0.5.23 (sglang/srt/arg_groups/attention_hook.py) '
+                                                      '--rl-on-policy-target (choices: fsdp) turns the mode '
+                                                      "on by itself ('Enable deterministic inference because "
+                                                      "of rl_on_policy_target.'); earlier releases not read "
+                                                      'for it.',
+                                                      'Also in 0.5.23 under the mode: absorbed-MLA '
+                                                      '(DeepSeek-style) models must use the ascend, fa3, fa4 '
+                                                      'or triton backend (ValueError otherwise), fa4 only on '
+                                                      'SM100/SM110 (attention_hook.py); UNO speculative '
+                                                      "decoding refuses the flag (speculative_hook.py, 'its "
+                                                      "sampling path does not use per-request seeds'); "
+                                                      "FlashInfer's fused MoE finalize is turned off "
+                                                      '(SGLANG_FLASHINFER_MOE_FUSED_FINALIZE=0, '
+                                                      'serving_hook.py).'),
                                        'notes': None,
                                        'ops': ('sglang.Engine',
                                                'sglang.Engine.generate',
@@ -2003,17 +2240,78 @@ DETAILS = {'keys': ('format',
                                                   'aliases': (),
                                                   'verify': 'torch.embedding_bag_max_backward',
                                                   'unverifiable': None},
-             'torch.flex-attention-flash-backward': {'conditions': ('Under torch.compile, with a block_mask, '
-                                                                    'when Inductor picks the FLASH backend '
-                                                                    'for the backward.',),
+             'torch.flex-attention-flash-backward': {'conditions': ('Under torch.compile, with a non-trivial '
+                                                                    'block_mask (mask_mod), '
+                                                                    "kernel_options={'BACKEND':'FLASH'} "
+                                                                    '(FLASH is never picked by AUTO) and a '
+                                                                    'training call. Without a block mask the '
+                                                                    'FLASH backward is '
+                                                                    'torch.flex-attention-flash-unmasked-backward.',
+                                                                    '2.10 has no FLASH backward for a block '
+                                                                    "mask: the 2.10.0 wheel's "
+                                                                    'flex_flash_attention.py refuses it '
+                                                                    'whatever the switch (RuntimeError '
+                                                                    '"BACKEND=\'FLASH\' but flash attention '
+                                                                    'cannot be used: NYI: Flex Flash '
+                                                                    "Attention doesn't support "
+                                                                    'block_sparsity yet."), so no 2.10 range '
+                                                                    'is written.',
+                                                                    'With warn_only=True (2.11+) the check '
+                                                                    'warns and runs the non-deterministic '
+                                                                    'backward.',
+                                                                    '2.13 and later '
+                                                                    '(torch/_inductor/kernel/flex/flex_flash_attention.py '
+                                                                    'in the 2.13.0 and 2.14.0 wheels): under '
+                                                                    'the switch, a GPU below compute '
+                                                                    'capability 10.0 raises '
+                                                                    "NotImplementedError ('requires SM100+ "
+                                                                    "... Use BACKEND='TRITON' for "
+                                                                    'deterministic backward on older '
+                                                                    "architectures'); on SM100+ a block mask "
+                                                                    'without dQ write-order metadata raises '
+                                                                    "ValueError ('Create the block mask with "
+                                                                    'create_block_mask(..., '
+                                                                    "compute_dq_write_order=True)'); "
+                                                                    'otherwise deterministic=True is passed '
+                                                                    "to FA4's backward "
+                                                                    '(DETERMINISTIC_BACKWARD_ENABLED in '
+                                                                    'templates/flash_attention_backward.py.jinja), '
+                                                                    'whose own checks then apply '
+                                                                    '(flash-attn.cute-backward).'),
                                                      'notes': None,
                                                      'ops': ('torch.nn.attention.flex_attention.flex_attention',),
                                                      'aliases': (),
                                                      'verify': None,
                                                      'unverifiable': 'Needs torch.compile with the FLASH '
-                                                                     'flex-attention backend on a GPU; the '
-                                                                     "check is read from each release's "
-                                                                     'wheel by `kb verify --static`.'},
+                                                                     'flex-attention backend (flash-attn-4, '
+                                                                     'not installed on the GPU machine); the '
+                                                                     '2.11-2.12 check is read from each '
+                                                                     "release's wheel by `kb verify "
+                                                                     '--static`.'},
+             'torch.flex-attention-flash-unmasked-backward': {'conditions': ('Under torch.compile with '
+                                                                             "BACKEND='FLASH' (never chosen "
+                                                                             'by AUTO), no block mask or a '
+                                                                             'trivial one (score_mod only), '
+                                                                             'and a training call; with a '
+                                                                             'block mask it is '
+                                                                             'torch.flex-attention-flash-backward.',
+                                                                             'From 2.11, FA4 accepts '
+                                                                             'deterministic=True per '
+                                                                             'architecture '
+                                                                             '(flash-attn.cute-backward): '
+                                                                             'sm100/sm110, sm90 from '
+                                                                             'flash-attn-4 beta5; SM 12.0 '
+                                                                             'refuses it.'),
+                                                              'notes': None,
+                                                              'ops': ('torch.nn.attention.flex_attention.flex_attention',),
+                                                              'aliases': (),
+                                                              'verify': None,
+                                                              'unverifiable': 'Needs torch.compile with '
+                                                                              "BACKEND='FLASH', i.e. "
+                                                                              'flash-attn-4 installed, which '
+                                                                              'the GPU machine does not have '
+                                                                              '(no network, no wheel '
+                                                                              'carried); not run.'},
              'torch.fractional-max-pool-backward': {'conditions': (),
                                                     'notes': 'Version history from the '
                                                              'use_deterministic_algorithms (1.7: '
@@ -2930,15 +3228,57 @@ DETAILS = {'keys': ('format',
                                                                       'at v2.18 FP8 delayed and current '
                                                                       'scaling on sm100+ need cuDNN 9.18.0+ '
                                                                       'with determinism (the current-scaling '
-                                                                      'check is already in 2.9). SM 12.0 '
-                                                                      'refuses deterministic fused attention '
-                                                                      'in training (fused_attn.cpp at v2.18; '
-                                                                      'PR 2798, first tag v2.15).',
+                                                                      'check is already in 2.9). From 2.14, '
+                                                                      'SM 12.0 drops fused attention for a '
+                                                                      'deterministic training call '
+                                                                      "('Deterministic fused attention on "
+                                                                      "SM120 is not supported', "
+                                                                      'fused_attn.cpp at v2.14 to v2.18; PR '
+                                                                      '2798, whose cherry-pick 788a13b22 is '
+                                                                      "first tagged v2.14 and main's squash "
+                                                                      '4ead776cf v2.15), so another backend '
+                                                                      'runs; fused_attn.cpp at v2.13 has no '
+                                                                      'SM 12.0 case. At v2.18, sm10x head '
+                                                                      'dimension 256 training with cuDNN '
+                                                                      '9.23+ (9.25+ for THD) runs the fused '
+                                                                      'backward that the cuDNN frontend '
+                                                                      'forces onto its deterministic '
+                                                                      'algorithm (fused_attn.cpp), whatever '
+                                                                      'the variable.',
                                                                       'FP8 fused attention (sub-backend 2) '
                                                                       'in training under determinism: '
                                                                       'disabled up to 2.12; from 2.13 (PR '
                                                                       '2621) allowed on sm90+ with cuDNN '
                                                                       '9.19.0+ (the v2.13 to v2.18 filters).',
+                                                                      'Sink attention (softmax_type '
+                                                                      'off-by-one or learnable, i.e. not '
+                                                                      'vanilla): from 2.12 the determinism '
+                                                                      'filter disables fused attention for '
+                                                                      "it ('Disabling FusedAttention for "
+                                                                      'determinism reasons with '
+                                                                      "softmax_type', "
+                                                                      'dot_product_attention/utils.py at '
+                                                                      'v2.12 to v2.18; absent at v2.11), '
+                                                                      'leaving FlashAttention or the unfused '
+                                                                      'path.',
+                                                                      'FlashAttention-4 (flash_attn.cute) is '
+                                                                      'a backend from 2.15 '
+                                                                      '(use_flash_attention_4 in utils.py at '
+                                                                      'v2.15, compute capability 8.0+, on '
+                                                                      'sm90 only when FA3 is not installed): '
+                                                                      'TE passes deterministic to it '
+                                                                      '(backends.py) and has no determinism '
+                                                                      "row for it, so FA4's own checks "
+                                                                      'decide - flash-attn.cute-backward (SM '
+                                                                      '12.0 refuses a deterministic '
+                                                                      'backward; sm90 accepted only from '
+                                                                      'flash-attn-4 beta5).',
+                                                                      'FlashAttention-3 (the hopper build): '
+                                                                      'TE passes deterministic to it, but '
+                                                                      'the FA3 builds that TE 2.2 to 2.9 '
+                                                                      'install ignore the flag - '
+                                                                      'transformer-engine.attention-fa3-backward, '
+                                                                      'a call with backend: flash-attn-3.',
                                                                       "Transformer Engine's JAX attention "
                                                                       'reads the same variable '
                                                                       '(transformer-engine.jax-attention); '
@@ -2963,31 +3303,101 @@ DETAILS = {'keys': ('format',
                                                                        'wheel installs; not run here, and '
                                                                        'the Blackwell and SM 12.0 conditions '
                                                                        'need other GPUs.'},
+             'transformer-engine.attention-fa3-backward': {'conditions': ('Hopper (sm90, where FA3 runs) '
+                                                                          'training with FA3 installed and '
+                                                                          'chosen: fused attention is '
+                                                                          'preferred on sm90+ when both '
+                                                                          'qualify '
+                                                                          '(dot_product_attention/utils.py '
+                                                                          'at v2.8), so FA3 runs when fused '
+                                                                          'attention is filtered out (for '
+                                                                          'example a bias that needs a '
+                                                                          'gradient, FP8 before 2.13, sink '
+                                                                          'softmax from 2.12) or disabled '
+                                                                          'with NVTE_FUSED_ATTN=0.',
+                                                                          'It is the FA3 build that decides: '
+                                                                          'hopper/flash_bwd_launch_template.h '
+                                                                          'runs false /*Deterministic*/ at '
+                                                                          '7a802796, 27f501d and 3ba6f82 and '
+                                                                          'at 5c1627a7^ (the BOOL_SWITCH on '
+                                                                          'params.deterministic commented '
+                                                                          'out), and switches on '
+                                                                          'params.deterministic again from '
+                                                                          '5c1627a7 (PR 1893). All those '
+                                                                          'builds carry __version__ 3.0.0.b1 '
+                                                                          '(hopper/__init__.py until 3.0.0 '
+                                                                          'on 2026-02-05), so the version '
+                                                                          'does not tell them apart.',
+                                                                          'The other backends are '
+                                                                          'transformer-engine.attention-backward.'),
+                                                           'notes': "backend: flash-attn-3 names TE's "
+                                                                    'FlashAttention-3 backend '
+                                                                    '(NVTE_FLASH_ATTN=1 with flash_attn_3 '
+                                                                    'installed on sm90, chosen by '
+                                                                    'get_attention_backend); TE logs the '
+                                                                    'backend it picks at NVTE_DEBUG=1 '
+                                                                    'NVTE_DEBUG_LEVEL=2. The FA3 window '
+                                                                    'itself is in flash-attn.backward-dq.',
+                                                           'ops': ('transformer_engine.pytorch.DotProductAttention',
+                                                                   'transformer_engine.pytorch.MultiheadAttention',
+                                                                   'transformer_engine.pytorch.TransformerLayer'),
+                                                           'aliases': (),
+                                                           'verify': None,
+                                                           'unverifiable': 'Neither Transformer Engine nor a '
+                                                                           'FlashAttention-3 build is on the '
+                                                                           'GPU machine (no network, no '
+                                                                           'wheel for its torch and CUDA); '
+                                                                           'an H100 run of '
+                                                                           "DotProductAttention's backward "
+                                                                           'on FA3 at commit 3ba6f82, twice '
+                                                                           'under '
+                                                                           'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
+                                                                           'would verify it; not run here.'},
              'transformer-engine.grouped-dbias-atomics': {'conditions': ('Only the backward paths that call '
-                                                                         'compute_grouped_dbias or '
-                                                                         'compute_grouped_dbias_dscales '
-                                                                         '(ops/basic/grouped_linear.py and '
+                                                                         'the kernel: at v2.15 '
+                                                                         'ops/basic/grouped_linear.py '
+                                                                         '(GroupedLinear built with '
+                                                                         'scale_bias and a bias: '
+                                                                         '_compute_grouped_dbias_dscales) '
+                                                                         'and '
                                                                          'ops/fused/backward_grouped_mlp.py '
-                                                                         'at v2.16; also '
-                                                                         'module/grouped_linear.py and '
-                                                                         'ops/fused/grouped_mlp.py at '
-                                                                         'v2.18), i.e. GroupedLinear with '
-                                                                         'bias; the check reads os.environ '
-                                                                         'at each launch and ignores '
-                                                                         'torch.use_deterministic_algorithms.',),
-                                                          'notes': 'No solution (NS) - under the variable '
-                                                                   'the backward raises instead of running.',
-                                                          'ops': ('transformer_engine.pytorch.ops.GroupedLinear',),
+                                                                         '(FC2 with scaled bias); from v2.16 '
+                                                                         'also GroupedLinear with a plain '
+                                                                         'bias (compute_grouped_dbias), and '
+                                                                         'at v2.18 module/grouped_linear.py '
+                                                                         'and ops/fused/grouped_mlp.py.',
+                                                                         'The module-level '
+                                                                         'transformer_engine.pytorch.GroupedLinear '
+                                                                         '(v2.17+) reaches it only on its '
+                                                                         'grouped-tensor path: '
+                                                                         'NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM=1 '
+                                                                         '(default 0), compute capability '
+                                                                         '9.0 to 11.0, BF16/FP16 (or '
+                                                                         'MXFP8/NVFP4 with RHT on '
+                                                                         'Blackwell), and a bias '
+                                                                         '(_is_grouped_tensor_path_supported '
+                                                                         'in module/grouped_linear.py at '
+                                                                         'v2.17 and v2.18).',
+                                                                         'The check (v2.16+) reads '
+                                                                         'os.environ at each launch and '
+                                                                         'ignores '
+                                                                         'torch.use_deterministic_algorithms.'),
+                                                          'notes': 'No solution (NS) - in 2.15 the variable '
+                                                                   'does not reach the kernel; from 2.16 the '
+                                                                   'backward raises under it instead of '
+                                                                   'running.',
+                                                          'ops': ('transformer_engine.pytorch.ops.GroupedLinear',
+                                                                  'transformer_engine.pytorch.GroupedLinear'),
                                                           'aliases': (),
                                                           'verify': None,
                                                           'unverifiable': 'Transformer Engine is not '
-                                                                          'installed on the GPU machine; an '
-                                                                          "H100 run of GroupedLinear's "
-                                                                          'backward with bias, repeated and '
-                                                                          'under '
+                                                                          'installed on the GPU machine (no '
+                                                                          'wheel for its torch and CUDA '
+                                                                          'there); an H100 run of '
+                                                                          "GroupedLinear's backward with "
+                                                                          'scaled bias, repeated and under '
                                                                           'NVTE_ALLOW_NONDETERMINISTIC_ALGO=0, '
-                                                                          'would verify it where the wheel '
-                                                                          'installs; not run here.'},
+                                                                          'would verify it; not run here.'},
              'transformer-engine.jax-attention': {'conditions': ('Training (the backward runs).',
                                                                  'When it is read: '
                                                                  'FusedAttnHelper.is_non_deterministic_allowed() '
@@ -3071,11 +3481,19 @@ DETAILS = {'keys': ('format',
                                                     'Triton kernels on B200 (sm100) and otherwise sets '
                                                     'CUBLAS_WORKSPACE_CONFIG=:16:8 and '
                                                     'CUBLASLT_WORKSPACE_SIZE=1, the code stating split-K is '
-                                                    'the only source of batch variance on Hopper; 0.33.0 '
-                                                    'uses the Triton matmuls on SM80 (Ampere) and ROCm '
-                                                    "('Neither cuBLASLt on SM80 nor hipBLASLt can be made "
-                                                    "batch invariant') and the workspace settings on Hopper "
-                                                    'and Blackwell.',
+                                                    'the only source of batch variance on Hopper; with torch '
+                                                    '>= 2.10 it skips both and relies on '
+                                                    'allow_{fp16,bf16}_reduced_precision_reduction = (False, '
+                                                    'False) with the cuBLASLt backend (PT_NOSPLITK), which '
+                                                    'it sets in every case; 0.14.0 uses the Triton matmuls '
+                                                    'on sm100, sm80 and sm89; 0.33.0 uses them on SM80 '
+                                                    "(Ampere) and ROCm ('Neither cuBLASLt on SM80 nor "
+                                                    "hipBLASLt can be made batch invariant') and the "
+                                                    'workspace settings on Hopper and Blackwell, and also '
+                                                    'sets torch._inductor.config.batch_invariant = True '
+                                                    'where PyTorch has it (2.13+, PT_INDUCTOR_BI) '
+                                                    '(batch_invariant.py in the 0.11.1, 0.14.0 and 0.33.0 '
+                                                    'wheels).',
                                                     'Tensor parallelism on NVIDIA: the switch pins NCCL for '
                                                     'the all-reduce (0.11.1 and 0.14.0: '
                                                     'NCCL_ALGO=allreduce:tree, NCCL_PROTO=Simple, one '
@@ -3084,7 +3502,13 @@ DETAILS = {'keys': ('format',
                                                     'NCCL_ALGO syntax needs NCCL 2.24+); 0.33.0 pins '
                                                     'NCCL_ALGO=ring,tree;allreduce:tree with the same '
                                                     'protocol and channel pins and forces the one-stage '
-                                                    'custom all-reduce (VLLM_CUSTOM_ALLREDUCE_ALGO=1stage).',
+                                                    'custom all-reduce (VLLM_CUSTOM_ALLREDUCE_ALGO=1stage), '
+                                                    "its comment giving the reason: 'NCCL >= 2.31 zero-fills "
+                                                    'the algorithm table of every collective when NCCL_ALGO '
+                                                    "is set and re-enables only the named ones', so the "
+                                                    '0.11.1-0.14.0 pin (allreduce:tree with '
+                                                    'NCCL_PROTO=Simple) leaves other collectives without an '
+                                                    'algorithm there (ncclInvalidUsage).',
                                                     'ROCm only (0.33.0): no NCCL/RCCL pins; '
                                                     'VLLM_ROCM_USE_SKINNY_GEMM=0, and a floating-point '
                                                     'all-reduce that no custom all-reduce takes goes through '

@@ -22,6 +22,8 @@ PREFIXES: dict[str, tuple[str, ...]] = {
     "deepspeed": ("deepspeed.",),
     "keras": ("keras.",),
     "torchvision": ("torchvision.",),
+    "mamba-ssm": ("mamba_ssm.",),
+    "causal-conv1d": ("causal_conv1d.",),
     "python": ("random.", "os.", "python."),
     "numpy": ("np.", "numpy."),
 }

@@ -17,7 +17,7 @@ from kb.calls import AT_METHODS, DTYPES, LAYOUTS  # the query path's own lists: 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
     "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed", "keras",
-    "torchvision",
+    "torchvision", "mamba-ssm", "causal-conv1d",
 )
 """Frameworks and libraries a record can be about; `python`/`numpy` cover recipe ingredients;
 `vllm` and `sglang` are serving engines (batch invariance under concurrent requests);
@@ -26,12 +26,15 @@ with its own determinism switch; `cccl` is NVIDIA's CUDA Core Compute Libraries 
 `deepspeed` is Microsoft's training library (no general switch: its records name the ones it has).
 `keras` is Keras 3 (multi-backend; `tf.keras` since TensorFlow 2.16), which keeps its own random
 generator beside the backend's. `torchvision` is PyTorch's vision library (its detection ops have CUDA
-kernels of their own, and PyTorch's switch reaches them)."""
+kernels of their own, and PyTorch's switch reaches them). `mamba-ssm` (Mamba's selective-scan and SSD
+kernels) and `causal-conv1d` (its depthwise causal convolution) are CUDA/Triton extensions for PyTorch
+whose deterministic paths follow PyTorch's switch or their own variables (MAMBA_DETERMINISTIC,
+CAUSAL_CONV1D_DETERMINISTIC)."""
 
 Framework = Literal[
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
     "sglang", "flash-attn", "transformer-engine", "megatron-core", "cccl", "deepspeed", "keras",
-    "torchvision",
+    "torchvision", "mamba-ssm", "causal-conv1d",
 ]
 Device = Literal["gpu", "cpu", "any"]
 Pass = Literal["forward", "backward", "both"]
@@ -141,6 +144,8 @@ SWITCHES: dict[str, tuple[str, ...]] = {
     "pytorch": ("PT_DET", "PT_DETW", "PT_SETDET", "PT_INDUCTOR_DET"),
     "jax": ("XLA_DET", "XLA_EXCL"),
     "torchvision": ("PT_DET", "PT_DETW"),
+    "mamba-ssm": ("PT_DET", "MAMBA_DET"),
+    "causal-conv1d": ("PT_DET", "CCONV_DET"),
     "tensorflow": ("TCD", "TDO", "TDF", "TDP", "EOD"),
 }
 """Each framework's determinism switch (the codes that request deterministic kernels

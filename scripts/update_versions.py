@@ -36,6 +36,8 @@ PACKAGES = {
     "megatron-core": ("megatron-core", ["megatron-core"]),
     "deepspeed": ("deepspeed", ["deepspeed"]),
     "torchvision": ("torchvision", ["torchvision"]),
+    "mamba-ssm": ("mamba-ssm", ["mamba-ssm"]),
+    "causal-conv1d": ("causal-conv1d", ["causal-conv1d"]),
     "keras": ("keras", ["keras"]),
     # Ranges of jax records are written in jax versions; jaxlib (the compiled XLA that holds the
     # --xla_gpu_* flags) has its own line, kept so notes can name the jaxlib a flag needs.

@@ -64,11 +64,12 @@ CASES = [
     ("cccl.device-scan", "3.4", False, None, None),  # float scans: no level until the 3.5 line
     ("cccl.device-scan", "2.2", False, None, None),
     ("transformer-engine.jax-attention", "1.10", False, ("NVTE_DET",), None),
-    ("transformer-engine.jax-attention", "1.9", None, None, None),
+    ("transformer-engine.jax-attention", "1.9", True, (), None),  # 1.9 hard-codes the deterministic backward
     ("transformer-engine.mhc-atomics", "2.15", False, None, None),  # raises under the variable
     ("transformer-engine.mhc-atomics", "2.14", None, None, None),
     ("transformer-engine.grouped-dbias-atomics", "2.16", False, None, None),
-    ("transformer-engine.grouped-dbias-atomics", "2.15", None, None, None),
+    ("transformer-engine.grouped-dbias-atomics", "2.15", False, None, None),  # silent: the kernel has no check
+    ("transformer-engine.grouped-dbias-atomics", "2.14.1", None, None, None),
     ("megatron-core.batch-variance", "0.16.0", False, ("MCORE_BI",), False),
     ("megatron-core.batch-variance", "0.15.0", None, None, None),
     ("megatron-core.training", "0.19.0", False, ("MCORE_DET",), None),

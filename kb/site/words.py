@@ -12,7 +12,8 @@ from typing import Any
 NAMES = {"tensorflow": "TensorFlow", "pytorch": "PyTorch", "jax": "JAX", "cudnn": "cuDNN", "cublas": "cuBLAS",
          "nccl": "NCCL", "horovod": "Horovod", "vllm": "vLLM", "cccl": "CCCL", "flash-attn": "FlashAttention",
          "megatron-core": "Megatron Core", "keras": "Keras", "sglang": "SGLang", "transformer-engine": "Transformer Engine",
-         "deepspeed": "DeepSpeed", "torchvision": "torchvision"}
+         "deepspeed": "DeepSpeed", "torchvision": "torchvision", "mamba-ssm": "mamba-ssm",
+         "causal-conv1d": "causal-conv1d"}
 # Frameworks first (what users pick), then the libraries beneath them.
 ORDER = ("tensorflow", "pytorch", "jax")
 
