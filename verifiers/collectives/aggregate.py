@@ -78,6 +78,11 @@ def _why_missing(launch: dict, crashed: list) -> str:
     return f"the launch ended (exit codes {codes}) before this case finished" + (f": {tail}" if tail else "")
 
 
+RANK = {"skipped": 0, "error": 1, "raised": 2}
+"""Which failure a case keeps when its process groups failed differently: NCCL's own refusal
+(raised) over a dead launch (error) over "not tried after the refusal" (skipped)."""
+
+
 def by_group(launch: dict) -> list[dict]:
     """A launch of several fresh process groups, as one launch per group (a crash counts for each)."""
     count = launch.get("groups") or 1
@@ -100,9 +105,9 @@ def per_setting(launches: list[dict]) -> dict[str, dict]:
             entry = merged.setdefault(case, {"prints": [], "groups": 0, "times": [], "agree": None, "sample": None,
                                              "outcome": None, "message": None, "chosen": None})
             if got["outcome"] != "ok":
-                if entry["outcome"] != "ok":
+                if entry["outcome"] != "ok" and RANK[got["outcome"]] > RANK.get(entry["outcome"], -1):
                     entry["outcome"], entry["message"] = got["outcome"], got["message"]
-                else:
+                elif entry["outcome"] == "ok":
                     entry["message"] = entry["message"] or got["message"]
                 continue
             entry["outcome"] = "ok"
@@ -117,6 +122,11 @@ def per_setting(launches: list[dict]) -> dict[str, dict]:
             if key in traced and entry["chosen"] is None:
                 algo, proto, channels = traced[key]
                 entry["chosen"] = f"{algo}/{proto}/{channels}ch"
+    refusals = {case.split(":")[0]: e["message"] for case, e in merged.items() if e["outcome"] == "raised"}
+    for case, entry in merged.items():
+        if entry["outcome"] == "skipped" and case.split(":")[0] in refusals:
+            entry["outcome"] = "raised"
+            entry["message"] = f"not tried after NCCL refused this collective in the same setting: {refusals[case.split(':')[0]]}"
     return merged
 
 

@@ -1,8 +1,9 @@
 """One rank of a framework launch: DDP, FSDP2 and a mixture-of-experts step, in one process group.
 
 Each case trains (or runs) a small model for a few steps from the same seeds and fingerprints
-what the collectives fed: the parameters after the steps (DDP, FSDP2) or the combined expert
-output (MoE). Inputs are per virtual rank (verifiers/collectives/table.py VIRTUAL), so 2 and 4
+what the collectives fed: the parameters after the steps and the reduced gradients of the last
+step (DDP, FSDP2; the runs of 2026-11-27 fingerprinted the parameters only), or the combined
+expert output (MoE). Inputs are per virtual rank (verifiers/collectives/table.py VIRTUAL), so 2 and 4
 ranks see the same global batch; their magnitudes differ by virtual rank (x 10**j), so the order
 in which ranks' gradients are added shows in the bits. Local maths stays fixed
 (CUBLAS_WORKSPACE_CONFIG is set by the launcher): what can change between settings is what
@@ -64,8 +65,11 @@ def ddp(dist, torch, device, call: dict, small: bool) -> dict:
         opt.zero_grad(set_to_none=False)
         loss = torch.nn.functional.mse_loss(wrapped(x), y)
         loss.backward()
+        grads = [p.grad.detach().clone() for p in model.parameters()]
         opt.step()
-    return {"print": bits.text(_params_print(torch, [p.detach() for p in model.parameters()])), "whole": True}
+    # The reduced gradients of the last step as well as the parameters: a small learning rate rounds
+    # last-bit gradient differences away from the parameters.
+    return {"print": bits.text(_params_print(torch, [p.detach() for p in model.parameters()] + grads)), "whole": True}
 
 
 def fsdp2(dist, torch, device, call: dict, small: bool) -> dict:
@@ -83,8 +87,9 @@ def fsdp2(dist, torch, device, call: dict, small: bool) -> dict:
         opt.zero_grad()
         loss = torch.nn.functional.mse_loss(model(x), y)
         loss.backward()
+        grads = [p.grad.full_tensor().detach() for p in model.parameters()]
         opt.step()
-    full = [p.full_tensor().detach() for p in model.parameters()]
+    full = [p.full_tensor().detach() for p in model.parameters()] + grads
     return {"print": bits.text(_params_print(torch, full)), "whole": True}
 
 

@@ -58,7 +58,7 @@ def collective_results(merged: dict, versions: dict, sizes, dtypes) -> list[dict
                         "version": versions.get("nccl") or "n/a", "torch": versions.get("pytorch"),
                         "op": NCCL_NAMES[collective], "call": None, "modes": modes})
         slim = [{k: v for k, v in m.items() if k != "cases"} | {"cases_in": NCCL_NAMES[collective]} for m in modes]
-        results.append({"source": SOURCES["pytorch"][reduces], **base, "framework": "pytorch",
+        results.append({"source": SOURCES["pytorch"][reduces], **base, "verifier": "torch.collectives", "framework": "pytorch",
                         "version": versions.get("pytorch") or "n/a", "nccl": versions.get("nccl"),
                         "op": TORCH_NAMES[collective], "call": None, "modes": slim})
     return results
