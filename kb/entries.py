@@ -93,6 +93,7 @@ if TYPE_CHECKING:
         median_s: float | None
         time_ratio: float | None
         message: str | None
+        same_as_default: bool | None
 
     class Run(TypedDict):
         """`runs[source id][i]`: one verifier run (kb/verify/merge.py)."""

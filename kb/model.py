@@ -171,10 +171,14 @@ class ModeEvidence(_Frozen):
     `distinct` is how many different result hashes the N runs gave: 1 means "0 of N
     differed", never "deterministic". `time_ratio` is the median time over the default
     mode's; `outcome` is ok, raised (the op or the switch raised: `message`) or error.
+    `same_as_default` is apart from `distinct`: for a run that changed a setting between modes
+    (verifiers/collectives), whether this mode's bits equal the default mode's (None: not compared,
+    or one of them did not repeat).
     """
 
     __slots__ = _fields = (
         "mode", "solutions", "outcome", "distinct", "max_abs_diff", "max_ulp_diff", "median_s", "time_ratio", "message",
+        "same_as_default",
     )
 
     def __str__(self) -> str:
@@ -205,7 +209,8 @@ class Evidence(_Frozen):
 
     def __str__(self) -> str:
         where = self.gpu or "CPU"
-        modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
+        modes = "; ".join((f"{m.mode} {m.distinct}/{self.n}" + (" other bits than default" if m.same_as_default is False else ""))
+                          if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
         case = ""
         if self.op:
             case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"

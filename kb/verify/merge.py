@@ -215,6 +215,7 @@ def merged_runs(catalog) -> dict[str, Any]:
                             "distinct": m.get("distinct"), "max_abs_diff": m.get("max_abs_diff"),
                             "max_ulp_diff": m.get("max_ulp_diff"), "median_s": m.get("median_s"),
                             "time_ratio": ratios[i], "message": m.get("message"),
+                            "same_as_default": m.get("same_as_default"),
                         }
                         for i, m in enumerate(result["modes"])
                     ),
