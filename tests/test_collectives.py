@@ -184,3 +184,16 @@ def test_a_configuration_record_is_contradicted_only_when_a_changed_setting_kept
     assert contradictions(record, result(True, {"XLA_FLAGS": "x"})) == []  # no NCCL setting changed
     assert contradictions(record, result(False, {"NCCL_ALGO": "Tree"}, default_distinct=2)) == [
         "the record says deterministic; default mode gave 2 distinct of 12"]
+
+
+def test_the_scan_lists_a_configuration_source_as_a_note(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "train.py").write_text(
+        "import torch\nimport torch.distributed as dist\nt = torch.ones(4, device='cuda')\ndist.all_reduce(t)\n")
+    proc = subprocess.run([sys.executable, "-m", "kb", "scan", str(tmp_path), "--versions", "torch=2.11", "--format", "json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    report = json.loads(proc.stdout)
+    notes = [n for n in report["notes"] if n["record"] == "torch.distributed-reduction-order"]
+    assert len(notes) == 1 and notes[0]["kind"] == "configuration" and "ranks" in notes[0]["note"]
+    assert [f["record"] for f in report["findings"] if f["op"] == "torch.distributed.all_reduce"] == ["torch.distributed-nvls"]
