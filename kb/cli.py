@@ -190,6 +190,12 @@ def _print_status(result) -> None:
         console.print("solutions (each fixes at least one source): " + ", ".join(result.solutions))
     if result.batch_invariant is False:
         console.print("[yellow]not batch invariant:[/] results can change with batch size or concurrent requests")
+    if result.varies_with:
+        moving = [s for s in result.sources if s.varies == "configuration"]
+        pins = ", ".join(dict.fromkeys(c for s in moving for c in s.solutions)) or "none known"
+        console.print("[yellow]changes across configurations:[/] repeats run to run with them fixed, but "
+                      f"{', '.join(result.varies_with)} change the bits ({e(', '.join(s.id for s in moving))}); "
+                      f"to keep them: {e(pins)}")
     for note in result.notes:
         if note in silent:
             continue
@@ -205,6 +211,8 @@ def _print_status(result) -> None:
         table.add_column(column, overflow="fold")
     for source in result.sources:
         state = {True: "deterministic", False: "non-deterministic", None: "unknown"}[source.deterministic]
+        if source.varies == "configuration":
+            state = "repeats run to run; changes with " + ", ".join(source.varies_with)
         codes = ", ".join(source.solutions) if source.solutions else ("NS" if source.deterministic is False else "")
         switch = {"fixes": "fixes", "raises": "raises", "silent": "[red]no effect[/]"}.get(source.switch or "", "")
         row = [e(source.id), e(source.versions or "-"), state, switch, codes, e(source.raises or "")]

@@ -32,7 +32,9 @@ def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
         fields = {"lo": lo, "hi": hi, "versions": item.versions, "solutions": tuple(item.solutions),
                   "deterministic": item.deterministic, "raises": item.raises, "note": item.note,
                   "batch_invariant": item.batch_invariant, "when": _when(item.when) if item.when is not None else None,
-                  "switch": switch_effect(item, framework)}
+                  "switch": switch_effect(item, framework),
+                  "varies": item.varies or (None if item.deterministic else "run-to-run"),
+                  "varies_with": tuple(item.varies_with)}
         out.append(tuple(fields[name] for name in RANGE_FIELDS))
     return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
 

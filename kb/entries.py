@@ -19,8 +19,10 @@ shapes as given and do not re-check types.
 """
 
 
-# A range entry: (lo, hi, versions, solutions, deterministic, raises, note, batch_invariant, when, switch).
-RANGE_FIELDS = ("lo", "hi", "versions", "solutions", "deterministic", "raises", "note", "batch_invariant", "when", "switch")
+# A range entry: (lo, hi, versions, solutions, deterministic, raises, note, batch_invariant, when, switch,
+# varies, varies_with).
+RANGE_FIELDS = ("lo", "hi", "versions", "solutions", "deterministic", "raises", "note", "batch_invariant", "when", "switch",
+                "varies", "varies_with")
 LO = 0               # release key the range starts at (inclusive), None: from the first release
 HI = 1               # release key it ends before, None: open-ended
 VERSIONS = 2         # the record's PEP 440 range text (">=2.1,<2.5")
@@ -31,6 +33,8 @@ NOTE = 6             # free text, or None
 BATCH_INVARIANT = 7  # True, False or None (nothing claimed)
 WHEN = 8             # the range's own call condition: ((key, values), ...) or None
 SWITCH = 9           # what the framework's determinism switch does: "fixes", "raises", "silent" or None
+VARIES = 10          # "run-to-run" (derived where not deterministic), "configuration", or None (deterministic)
+VARIES_WITH = 11     # with "configuration": what changes the bits (schema.CONFIGURATION), else ()
 
 # A static entry: (key, release, file, found, missing, bypassed_by).
 STATIC_FIELDS = ("key", "release", "file", "found", "missing", "bypassed_by")
@@ -89,6 +93,7 @@ if TYPE_CHECKING:
         median_s: float | None
         time_ratio: float | None
         message: str | None
+        same_as_default: bool | None
 
     class Run(TypedDict):
         """`runs[source id][i]`: one verifier run (kb/verify/merge.py)."""

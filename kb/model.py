@@ -103,12 +103,18 @@ class SourceStatus(_Frozen):
     range: "fixes", "raises", "silent" (it runs without an error and results still differ: the
     switch is never the fix, `solutions` holds what is), or None (nothing known, or not
     applicable).
+
+    `varies` says how the source makes results differ in the matched range: "run-to-run" (the same
+    call, settings and machine give other bits from one run to the next), "configuration" (the bits
+    repeat run to run with the settings fixed, so `deterministic` is True, and change when something
+    in `varies_with` changes: algorithm, protocol, channels, ranks, message-size, version, topology;
+    `solutions` then keep the bits the same across those changes), or None (deterministic, or unknown).
     """
 
     __slots__ = _fields = (
         "id", "title", "mechanism", "pass_", "summary", "versions", "deterministic",
         "solutions", "raises", "note", "disputed", "batch_invariant", "caused_by",
-        "when", "condition", "applies", "depends_on", "switch",
+        "when", "condition", "applies", "depends_on", "switch", "varies", "varies_with",
     )
 
 
@@ -126,12 +132,17 @@ class Status(_Frozen):
     this release's wheels, in `static`), "documented" (the records' sources only), "unverified"
     (no record and no evidence: `deterministic` is True because no source is known, which is
     not the same as having checked; the text says "no known source, not verified").
+
+    `varies_with` is apart from `deterministic` (which is about repeats of one run): what, when it
+    changes between jobs, changes the bits although each job repeats run to run (an applying
+    source with varies "configuration": the collective algorithm, protocol, channel count, rank
+    count, message size, library version or topology); () when no applying source says so.
     """
 
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
         "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
-        "call", "depends_on_call", "excluded", "static", "silent", "basis",
+        "call", "depends_on_call", "excluded", "static", "silent", "basis", "varies_with",
     )
 
     def __str__(self) -> str:
@@ -160,10 +171,14 @@ class ModeEvidence(_Frozen):
     `distinct` is how many different result hashes the N runs gave: 1 means "0 of N
     differed", never "deterministic". `time_ratio` is the median time over the default
     mode's; `outcome` is ok, raised (the op or the switch raised: `message`) or error.
+    `same_as_default` is apart from `distinct`: for a run that changed a setting between modes
+    (verifiers/collectives), whether this mode's bits equal the default mode's (None: not compared,
+    or one of them did not repeat).
     """
 
     __slots__ = _fields = (
         "mode", "solutions", "outcome", "distinct", "max_abs_diff", "max_ulp_diff", "median_s", "time_ratio", "message",
+        "same_as_default",
     )
 
     def __str__(self) -> str:
@@ -194,7 +209,8 @@ class Evidence(_Frozen):
 
     def __str__(self) -> str:
         where = self.gpu or "CPU"
-        modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
+        modes = "; ".join((f"{m.mode} {m.distinct}/{self.n}" + (" other bits than default" if m.same_as_default is False else ""))
+                          if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
         case = ""
         if self.op:
             case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"

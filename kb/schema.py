@@ -154,6 +154,17 @@ TF_DETERMINISTIC_OPS / enable_op_determinism). A range's `switch:` says what it 
 source; a range with `switch: silent` may not list any of these as a solution (KB020)."""
 SwitchEffect = Literal["fixes", "raises", "silent"]
 
+VARIES = ("run-to-run", "configuration")
+"""How a source makes results differ: `run-to-run` (the same call, settings and machine give other bits
+from one run to the next), or `configuration` (the bits repeat run to run once the settings, machine
+and sizes are fixed, and change when something in `varies_with` changes)."""
+Varies = Literal["run-to-run", "configuration"]
+CONFIGURATION = ("algorithm", "protocol", "channels", "ranks", "message-size", "version", "topology")
+"""What a configuration-dependent source follows: the collective algorithm and protocol a library picks,
+its channel (CTA) count, the number of ranks, the message size (fused buffers, buckets), the library's
+version (its tuning) and the machine's topology."""
+ConfigurationKey = Literal["algorithm", "protocol", "channels", "ranks", "message-size", "version", "topology"]
+
 CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
 CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
@@ -229,6 +240,18 @@ class Range(_Model):
         "so the switch is never offered as the fix (solutions: a replacement that was verified, or none = NS). "
         "Left out: derived (`raises:` given -> raises; a switch code in solutions -> fixes).",
     )
+    varies: Varies | None = Field(
+        None,
+        description="`configuration`: the source's results repeat run to run with the settings, machine and "
+        "sizes fixed (so deterministic: true), and change when something in `varies_with` changes; `solutions` "
+        "are then what keeps the bits the same across those changes. `run-to-run`: results differ between "
+        "runs of the same call (left out: derived, run-to-run where deterministic is false).",
+    )
+    varies_with: list[ConfigurationKey] = Field(
+        default_factory=list,
+        description="With varies: configuration, what changes the bits: algorithm, protocol, channels, ranks, "
+        "message-size, version, topology (schema.CONFIGURATION).",
+    )
     note: Text | None = None
     when: When | None = Field(
         None,
@@ -240,7 +263,20 @@ class Range(_Model):
     def _consistent(self) -> Range:
         if self.when is not None:
             _check_when(self.when)
-        if self.deterministic and self.solutions:
+        if self.varies == "configuration":
+            if not self.deterministic:
+                raise ValueError("varies: configuration means the bits repeat run to run with the configuration "
+                                 "fixed: say deterministic: true (or varies: run-to-run)")
+            if not self.varies_with:
+                raise ValueError("varies: configuration needs varies_with: what changes the bits "
+                                 f"({', '.join(CONFIGURATION)})")
+        elif self.varies_with:
+            raise ValueError("varies_with belongs to varies: configuration")
+        if self.varies == "run-to-run" and self.deterministic:
+            raise ValueError("varies: run-to-run contradicts deterministic: true")
+        if len(set(self.varies_with)) != len(self.varies_with):
+            raise ValueError("varies_with lists a value twice")
+        if self.deterministic and self.solutions and self.varies != "configuration":
             raise ValueError("a range that is deterministic by default needs no solutions; drop one of them")
         if self.deterministic and self.raises:
             raise ValueError("a range that is deterministic by default cannot also raise")

@@ -39,13 +39,14 @@ REGISTRY: dict[str, "Verifier"] = {}
 class Verifier:
     """A registered verifier: its name, framework, device and the function itself."""
 
-    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "fn")
+    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "fn", "gpus")
 
     def __init__(self, name: str, framework: str, device: str, handles: tuple, solutions: tuple, fn: Callable,
-                 cases: tuple = ()) -> None:
+                 cases: tuple = (), gpus: int = 1) -> None:
         self.name, self.framework, self.device = name, framework, device
         self.handles, self.solutions, self.fn = tuple(handles), tuple(solutions), fn
         self.cases = tuple(cases)
+        self.gpus = gpus
 
 
 class Context:
@@ -89,6 +90,7 @@ def verifier(
     handles: tuple[str, ...] = (),
     solutions: tuple[str, ...] = (),
     cases: tuple[dict, ...] = (),
+    gpus: int = 1,
 ) -> Callable[[Callable[[Context], Callable[[], Any]]], Callable[[Context], Callable[[], Any]]]:
     """Register `fn` under `name`. Arguments must be literals (they are read with `ast`).
 
@@ -96,6 +98,9 @@ def verifier(
     handles: practice codes the function applies itself (it reads ctx.solutions).
     solutions: codes to try when no record names this verifier yet (an unlinked run).
     cases: each `{"op": name, "call": {param: value, "input.ndim": n, ...}}`, one call per case.
+    gpus: GPUs the verifier needs; above 1 it runs one process per GPU (verifiers/collectives), not in
+    the harness's one child per mode: `kb verify` starts it where the machine has that many GPUs and
+    says "skipped: needs N GPUs" elsewhere (kb/verify/multigpu.py).
     """
     for case in cases:
         if not isinstance(case, dict) or set(case) != {"op", "call"} or not isinstance(case["call"], dict):
@@ -104,7 +109,7 @@ def verifier(
     def register(fn: Callable[[Context], Callable[[], Any]]) -> Callable[[Context], Callable[[], Any]]:
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"verifier {name!r} is registered twice")
-        REGISTRY[name] = Verifier(name, framework, device, handles, solutions, fn, cases)
+        REGISTRY[name] = Verifier(name, framework, device, handles, solutions, fn, cases, gpus)
         return fn
 
     return register

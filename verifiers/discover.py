@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 
 
 class Found:
-    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "module", "path", "line")
+    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "module", "path", "line", "gpus")
 
     def __init__(self, **kw: object) -> None:
         for key, value in kw.items():
@@ -97,6 +97,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                     handles=tuple(kw.get("handles") or ()), solutions=tuple(kw.get("solutions") or ()),
                     cases=tuple(kw.get("cases") or ()) or ({"op": None, "call": None},),
                     module=_module_name(path, root), path=path, line=deco.lineno,
+                    gpus=kw.get("gpus") if isinstance(kw.get("gpus"), int) else 1,
                 )
     return found
 

@@ -3,7 +3,7 @@ answer they make together (`answer`: steps 2-4 of kb/query/__init__.py's docstri
 
 from kb import versions
 from kb.entries import (
-    BATCH_INVARIANT, DETERMINISTIC, HI, LO, NOTE, RAISES, SOLUTIONS, SWITCH, VERSIONS, WHEN,
+    BATCH_INVARIANT, DETERMINISTIC, HI, LO, NOTE, RAISES, SOLUTIONS, SWITCH, VARIES, VARIES_WITH, VERSIONS, WHEN,
 )
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
@@ -62,6 +62,7 @@ def _make(source: dict, entry: tuple | None, *, alternatives: tuple = (), applie
         batch_invariant=entry[BATCH_INVARIANT] if known else None, caused_by=source["caused_by"],
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
         applies=applies, depends_on=depends, switch=entry[SWITCH] if known else None,
+        varies=entry[VARIES] if known else None, varies_with=entry[VARIES_WITH] if known else (),
     )
 
 
@@ -238,6 +239,7 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
             listed = group_prepared if not dropped else tuple(p for p in group_prepared if p[0]["id"] not in dropped)
             read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
     basis = "verified" if shown else "static" if read else "documented" if ids or any(g[3] for g in groups[1:]) else "unverified"
+    varies_with = tuple(dict.fromkeys(k for s in per_source if s.varies == "configuration" for k in s.varies_with))
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=chosen, sources=tuple(per_source),
@@ -245,7 +247,7 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         notes=tuple(notes),
         batch_invariant=False if variant else (None if unclaimed else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
-        static=read, silent=silent, basis=basis,
+        static=read, silent=silent, basis=basis, varies_with=varies_with,
     )
 
 

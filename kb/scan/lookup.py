@@ -32,7 +32,7 @@ class Finding(NamedTuple):
     title: str
     framework: str
     version: str
-    kind: str  # nondeterministic | raises | unknown
+    kind: str  # nondeterministic | raises | unknown | configuration (always a note: repeats run to run)
     certain: bool
     depends_on: tuple[str, ...]
     facts: dict
@@ -453,6 +453,14 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
                        answer=f"unknown: the KB has no status for {source.id} in {where_fw}{suffix}",
                        fix="nothing known to apply", codes=())
     if source.deterministic:
+        if getattr(source, "varies", None) == "configuration" and not set(source.solutions) & applied:
+            # Repeats run to run, but other jobs' settings change the bits: a note, not a finding.
+            keep = " or ".join(source.solutions) or "nothing known"
+            return Finding(**base, kind="configuration", certain=certain, depends_on=tuple(sorted(depends)),
+                           answer=f"repeats run to run on {where_fw}{suffix}",
+                           fix=f"to keep the bits across configurations: {keep}", codes=tuple(source.solutions),
+                           note=f"repeats run to run, but the bits change with {', '.join(source.varies_with)} "
+                                f"between jobs; to keep them across those: {keep}")
         return None
     codes = tuple(source.solutions)
     if set(codes) & applied:

@@ -180,6 +180,8 @@ def schema() -> dict:
             "solutions": {"type": "array", "items": {"type": "string"}},
             "deterministic": {"type": "boolean"},
             "raises": {"type": ["string", "null"]}, "note": {"type": ["string", "null"]}, "batch_invariant": {"type": ["boolean", "null"]},
+            "varies": {"enum": ["run-to-run", "configuration", None]},
+            "varies_with": {"type": "array", "items": {"type": "string"}},
         },
     }
     source = {

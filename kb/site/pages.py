@@ -31,7 +31,8 @@ def _ranges(ranges: tuple) -> list[dict]:
         if r["when"]:
             only = f"Only for calls where {calls.text((r['when'],))}."
             note = f"{only} {note}" if note else only
-        out.append({"versions": r["versions"], "state": state, "state_text": words.sentence(state, codes, {}),
+        varying = r["varies_with"] if r["varies"] == "configuration" else ()
+        out.append({"versions": r["versions"], "state": state, "state_text": words.sentence(state, codes, {}, varying),
                     "solutions": codes, "raises": r["raises"], "note": note, "switch": r["switch"]})
     return out
 

@@ -34,7 +34,11 @@ def ordered(frameworks: list[str]) -> list[str]:
     return sorted(frameworks, key=lambda f: (ORDER.index(f) if f in ORDER else len(ORDER), f))
 
 
-def sentence(state: str, codes: tuple | list, solutions: dict) -> str:
+def sentence(state: str, codes: tuple | list, solutions: dict, varies_with: tuple | list = ()) -> str:
+    if state == "ok" and varies_with:  # a range with varies: configuration
+        kept = " or ".join(codes)
+        return (f"repeats run to run; the bits change with {', '.join(varies_with)} between jobs"
+                + (f" (kept across them by {kept})" if kept else ""))
     if state == "ok":
         return "deterministic by default"
     if state == "unknown":

@@ -152,13 +152,24 @@ def main(args: argparse.Namespace) -> int:
     if unknown:
         print(f"kb verify: error: not a registered verifier: {', '.join(unknown)} (see `kb verify --coverage`)", file=sys.stderr)
         return 2
+    from kb.verify import multigpu
     from kb.verify.plan import plan
 
     items = plan(found, installed, devices, verifiers=tuple(args.verifier), sources=tuple(args.source),
                  frameworks=tuple(args.framework), unlinked=not args.no_unlinked,
                  any_device=args.device != "auto")
     items = [item for item in items if item.verifier not in args.exclude]
+    multi = [] if args.source else [m for m in multigpu.plan(
+        found, len(env._gpus()[0]), installed, verifiers=tuple(args.verifier), frameworks=tuple(args.framework))
+        if m["verifier"] not in args.exclude]
+    for m in multi:
+        if not m["runs"]:
+            print(f"{m['verifier']}: {m['reason']}", file=sys.stderr)
     if args.dry_run:
+        for m in multi:
+            if m["runs"]:
+                print(f"(several GPUs): {m['verifier']} [{m['framework']}, {m['gpus']} GPUs] "
+                      f"runs: python {' '.join(multigpu.COMMAND)}")
         from kb.verify.cases import label
 
         for item in items:
@@ -171,10 +182,21 @@ def main(args: argparse.Namespace) -> int:
         print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s) (child processes), "
               f"{cases} case(s), {sum(len(i.modes) * len(i.cases) for i in items)} case-mode(s)", file=sys.stderr)
         return 0
-    if not items:
+    runnable = [m for m in multi if m["runs"]]
+    if not items and not runnable:
+        if multi:  # only verifiers this machine has too few GPUs for: said above, not a failure
+            if args.json:
+                print(json.dumps({"multi_gpu": multi}, indent=2))
+            return 0
         print("kb verify: nothing to run here (no installed framework has an applicable verifier); see --coverage", file=sys.stderr)
         return 1
-    return _run(args, root, items)
+    code = _run(args, root, items) if items else 0
+    if runnable:
+        out = Path(args.out) if args.out else root / "data" / "runs"
+        done = multigpu.run(root, out) if not args.no_write else {"exit": None, "message": "--no-write: not run"}
+        print(f"several GPUs ({', '.join(m['verifier'] for m in runnable)}): "
+              + (f"wrote {done['file']}" if done.get("file") else f"exit {done['exit']}: {done['message']}"), file=sys.stderr)
+    return code
 
 
 def _progress(total: int):

@@ -101,7 +101,7 @@ def contradictions(record, result: dict, others=()) -> list[str]:
     # between repeats of one; `limits` says when the run could not show it at all (two ranks).
     ranks = result.get("ranks")
     limited = isinstance(ranks, int) and ranks < 3  # a + b == b + a; the run says so in `limits`
-    if across == 1 and not limited and not item.deterministic:
+    if item.varies == "configuration" and not limited and not _configuration_changed(result):
         reasons.append("the record says the result follows the configuration; every configuration gave the same bits")
     if item.raises:
         # `raises` means requesting determinism raises. A mode of the range's own solutions that
@@ -113,6 +113,39 @@ def contradictions(record, result: dict, others=()) -> list[str]:
             if codes and mode.get("outcome") == "ok" and not set(codes) <= fixes:
                 reasons.append(f"the record says {item.raises} under the solution; {'+'.join(codes)} did not raise")
     return reasons
+
+
+def _configuration_changed(result: dict) -> bool:
+    """Whether any configuration the run changed gave other bits than its defaults: a mode that sets
+    an NCCL variable or runs on another rank count, compared with the defaults (`same_as_default`,
+    written by verifiers/collectives), or `cross_mode_distinct` above 1 (older NCCL runs). True when
+    the run changed no configuration at all (nothing to hold against the record)."""
+    modes = [m for m in result["modes"] if m.get("outcome") == "ok"]
+    changed = [m for m in modes if m.get("ranks") not in (None, result.get("ranks"))
+               or any(str(k).startswith("NCCL_") for k in (m.get("env") or {}))]
+    if any(m.get("same_as_default") is False for m in changed):
+        return True
+    across = result.get("cross_mode_distinct")
+    if isinstance(across, int) and across > 1:
+        return True
+    if any("same_as_default" in m for m in modes):
+        return not changed  # the new runs: nothing changed the bits where a configuration changed
+    return across is None  # an older NCCL run: cross_mode_distinct is its only measure
+
+
+def _by_op(targets: list[str], result: dict, records: dict, by_verifier: dict) -> list[str]:
+    """A result whose op is not among its named record's ops (a sweep that measured several
+    collectives and named one record for all: verifiers/collectives) goes to the records of its
+    verifiers that do list the op; a result with no op, or whose record lists it, stays."""
+    op = result.get("op")
+    if not op:
+        return targets
+    kept = [t for t in targets if t not in records or op in records[t].ops or op in records[t].aliases]
+    if kept:
+        return kept
+    names = {result.get("verifier")} | {records[t].verify.verifier for t in targets if t in records and records[t].verify}
+    return sorted({rid for name in names for rid in by_verifier.get(name, ())
+                   if op in records[rid].ops or op in records[rid].aliases})
 
 
 def _time_ratio(modes: list[dict]) -> dict[int, float | None]:
@@ -150,6 +183,7 @@ def merged_runs(catalog) -> dict[str, Any]:
                 continue
             result = {**result, "modes": measured}
             targets = [result["source"]] if result.get("source") else by_verifier.get(result["verifier"], [])
+            targets = _by_op(targets, result, records, by_verifier)
             for source in targets:
                 record = records.get(source)
                 if record is None:
@@ -181,6 +215,7 @@ def merged_runs(catalog) -> dict[str, Any]:
                             "distinct": m.get("distinct"), "max_abs_diff": m.get("max_abs_diff"),
                             "max_ulp_diff": m.get("max_ulp_diff"), "median_s": m.get("median_s"),
                             "time_ratio": ratios[i], "message": m.get("message"),
+                            "same_as_default": m.get("same_as_default"),
                         }
                         for i, m in enumerate(result["modes"])
                     ),

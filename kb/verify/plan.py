@@ -72,8 +72,8 @@ def plan(
         named.add(name)
         entry = found.get(name)
         framework = entry.framework if entry else None
-        if entry is None or framework not in installed:
-            continue
+        if entry is None or framework not in installed or getattr(entry, "gpus", 1) > 1:
+            continue  # several GPUs: one process per GPU, planned by kb/verify/multigpu.py
         if verifiers and name not in verifiers or sources and source["id"] not in sources:
             continue
         if frameworks and framework not in frameworks:
@@ -100,6 +100,8 @@ def plan(
     if unlinked or verifiers:
         for name, entry in sorted(found.items()):
             if name in named and not verifiers or entry.framework not in installed and entry.framework != "synthetic":
+                continue
+            if getattr(entry, "gpus", 1) > 1:
                 continue
             if verifiers and name not in verifiers or sources:
                 continue

@@ -396,7 +396,7 @@ def modes_as_evidence(data: dict, case: dict) -> tuple[dict, ...]:
             "max_ulp_diff": None,
             "median_s": None if median is None else round(median / 1000, 6),
             "time_ratio": round(median / base, 2) if base and median and not raised else None,
-            "message": raised,
+            "message": raised, "same_as_default": None,
         })
     return tuple(out)
 
