@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 
 ENV_ACTIVE = "KB_CHECK_ACTIVE"    # "1": hook the next Python process that starts (then removed)
-ENV_ROOT = "KB_CHECK_KB_ROOT"     # the folder that holds the kb package (appended to sys.path)
+ENV_ROOT = "KB_CHECK_KB_ROOT"     # the folder that holds the kb package (imported from there)
 ENV_MODE = "KB_CHECK_MODE"        # inventory | run
 ENV_OUT = "KB_CHECK_OUT"          # this process's folder: check.json (and inventory.json)
 ENV_STEPS = "KB_CHECK_STEPS"      # stop after this many training steps
@@ -52,9 +52,13 @@ def _kb_check_start():
     if _os.environ.pop("KB_CHECK_ACTIVE", "") != "1":
         return
     root = _os.environ.get("KB_CHECK_KB_ROOT")
-    if root and root not in _sys.path:
-        _sys.path.append(root)
-    from kb.check import inside
+    if root:  # this check's own kb first (another kb may be installed), then off the path again
+        _sys.path.insert(0, root)
+    try:
+        from kb.check import inside
+    finally:
+        if root and _sys.path and _sys.path[0] == root:
+            del _sys.path[0]
     inside.start()
 
 

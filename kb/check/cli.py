@@ -65,7 +65,9 @@ def add_parser(sub) -> None:
     p.add_argument("--timeout", type=float, default=600.0, help="seconds one run may take (default 600)")
     p.add_argument("--json", action="store_true", help="print the report as JSON (progress stays on stderr)")
     p.add_argument("--predict-only", action="store_true", help="stop after the inventory and the prediction")
-    p.add_argument("--no-blame", action="store_true", help="skip the watched runs that name the call where runs split")
+    p.add_argument("--blame", choices=("all", "recipe", "none"), default="all",
+                   help="where a pair of runs differs, two watched runs name the call that split: for every pair "
+                        "(all, default), only under the recipe (recipe), or never (none)")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("cmd", nargs=argparse.REMAINDER, help="-- then the command, e.g. -- python train.py")
     p.set_defaults(func=cmd_check, needs_data=False)
@@ -98,7 +100,7 @@ def cmd_check(args) -> int:
 
     try:
         report = check(cmd, out=args.out, steps=args.steps, inventory_steps=args.inventory_steps, timeout=args.timeout,
-                       watch=not args.no_blame, predict_only=args.predict_only, progress=progress)
+                       blame=args.blame, predict_only=args.predict_only, progress=progress)
     except CheckError as exc:
         partial = getattr(exc, "report", None)
         if args.json and partial is not None:

@@ -32,6 +32,10 @@ NAMES = {
 CONTAINERS = frozenset({"pjit", "jit", "closed_call", "core_call", "custom_jvp_call", "custom_vjp_call",
                         "custom_vjp_call_jaxpr", "remat", "checkpoint", "remat2", "custom_lin", "shard_map",
                         "xla_call", "named_call", "run_state"})
+# the jaxpr of a function that takes a gradient holds the backward's own primitives: a
+# backward-pass record of a forward primitive applies through them (a gather's transpose is a
+# scatter-add, answered as such), so only these primitives carry `grad` (kb/check/predict.py)
+BACKWARD = frozenset({"select_and_scatter_add", "select_and_scatter"})
 SKIP_PARAMS = frozenset({"update_jaxpr", "jvp_jaxpr_fun", "jvp_jaxpr_thunk", "fwd_jaxpr_thunk", "bwd"})
 MAX_CALLS = 2000
 
@@ -79,11 +83,12 @@ def calls(closed_jaxpr, device: str, function: str) -> list[dict]:
             if primitive not in CONTAINERS:
                 facts = _facts(eqn)
                 op = name_of(primitive)
-                key = (op, json.dumps(facts, sort_keys=True, default=str))
+                key = (op, primitive, json.dumps(facts, sort_keys=True, default=str))
                 entry = found.get(key)
                 if entry is None and len(found) < MAX_CALLS:
                     entry = found[key] = {"op": op, "primitive": primitive, "call": facts, "device": device,
                                           "count": 0, "modules": [function], "step": 0,
+                                          "grad": primitive in BACKWARD,
                                           "shown": f"{primitive}(" + ", ".join(
                                               f"{k}={v!r}" for k, v in facts.items() if "." not in k) + ")"}
                 if entry is not None:

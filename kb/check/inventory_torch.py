@@ -120,9 +120,14 @@ class Inventory(TorchFunctionMode):
             if len(self.calls) >= MAX_CALLS:
                 return
             entry = self.calls[key] = {"op": name, "call": _plain(facts), "device": device, "count": 0,
-                                       "step": self.step(), "modules": [], "setup": not self.started,
+                                       "step": self.step(), "modules": [], "setup": not self.started, "grad": False,
                                        "shown": probe_calls.show(func, name, facts)}
         entry["count"] += 1
+        if not entry.get("grad") and torch.is_grad_enabled():
+            entry["grad"] = any(t.requires_grad for t in probe_calls.tensors((args, kwargs)))
+        if name.endswith(("__getitem__", "__setitem__")):
+            index = "tensor" if probe_calls.tensors(args[1:2]) else "basic"
+            entry["index"] = "tensor" if entry.get("index") == "tensor" else index
         if modules and modules[-1] not in entry["modules"] and len(entry["modules"]) < 4:
             entry["modules"].append(modules[-1])
         if name.rsplit(".", 1)[-1] in RANDOM and self.seeded_at is None:
@@ -170,8 +175,9 @@ def watch_seeding(torch_module, inventory: Inventory) -> None:
             continue
 
         def unseeded(*args, __original=original, __name=f"{owner.__name__}.{name}", **kwargs):
-            inventory.unseeded(__name)
-            return __original(*args, **kwargs)
+            result = __original(*args, **kwargs)
+            inventory.unseeded(__name)  # after: torch.seed() itself calls torch.cuda.manual_seed_all
+            return result
 
         functools.update_wrapper(unseeded, original)
         unseeded._kb_check = True

@@ -27,6 +27,7 @@ RAISING = frozenset({"PT_DET", "PT_FILL", "PT_SETDET", "XLA_DET", "XLA_EXCL"})  
 SHAPE_ONLY_KINDS = ("view", "reshape", "transpose", "permute", "contiguous", "flatten", "unsqueeze", "squeeze")
 # made before the first forward (a module's parameters, filled by its initialisation right after)
 UNINITIALIZED = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.Tensor.new_empty"})
+BASIC_INDEXING = frozenset({"torch.Tensor.__getitem__", "torch.Tensor.__setitem__"})
 EXPECT = {"raises": "raises", "differs": "differs", "fixed": "identical", "unknown": "identical", "repeats": "identical"}
 
 
@@ -66,10 +67,29 @@ def answer(call: dict, versions: dict[str, str]) -> dict:
         if source.deterministic is not False or source.applies is False:
             continue
         out["sources_detail"].append({
-            "id": source.id, "title": source.title, "switch": source.switch, "solutions": list(source.solutions),
+            "id": source.id, "title": source.title, "pass": source.pass_, "switch": source.switch, "solutions": list(source.solutions),
             "raises": source.raises, "applies": source.applies, "condition": source.condition,
             "depends_on": list(source.depends_on)})
     return out
+
+
+def _reach(call: dict, sources: list[dict]) -> tuple[list[dict], list[dict]]:
+    """What the recorded call rules out beyond the KB's own conditions: a source in the
+    backward pass needs a gradient to flow through the call (an input that requires grad,
+    with grad mode on, seen in the inventory); an advanced-indexing source needs an index
+    tensor (`x[:, :4]` indexes with slices only)."""
+    kept, dropped = [], []
+    for source in sources:
+        why = None
+        if source.get("pass") == "backward" and call.get("grad") is False:
+            why = "no gradient flows through this call (no input requires grad)"
+        elif call["op"] in BASIC_INDEXING and call.get("index") == "basic":
+            why = "basic indexing (slices and integers, no index tensor)"
+        if why:
+            dropped.append({"id": source["id"], "why": why})
+        else:
+            kept.append(source)
+    return kept, dropped
 
 
 def covers(codes, needed, solutions: dict) -> bool:
@@ -146,6 +166,7 @@ def predict(inventory: dict, settings: dict, versions: dict[str, str], device: s
         if call["op"] == "torch.compile":
             _compile_sources(got)
         call["answer"] = got
+        got["sources_detail"], call["not_applying"] = _reach(call, got.get("sources_detail", []))
         if not got.get("sources_detail"):
             if got.get("deterministic") is None or got.get("basis") in (None, "unverified"):
                 (unknown_ops if got.get("deterministic") is None and got.get("known") else unverified).append(call)
@@ -229,5 +250,6 @@ def _summary(findings, recipe, applied, calls, unverified, unknown_ops, own) -> 
                      "count": c.get("count"), "modules": c.get("modules", []),
                      "deterministic": c["answer"].get("deterministic"), "basis": c["answer"].get("basis"),
                      "sources": [s["id"] for s in c["answer"].get("sources_detail", [])],
-                     "call_used": c["answer"].get("call_used"), "note": c["answer"].get("note")} for c in calls],
+                     "call_used": c["answer"].get("call_used"), "note": c["answer"].get("note"),
+                     "grad": c.get("grad"), "not_applying": c.get("not_applying", [])} for c in calls],
     }

@@ -16,7 +16,8 @@ import subprocess
 import time
 
 from kb.check import boot
-from kb.check.outcome import agreement, blame, finite, pair, read_check, run_summary, time_ratio
+from kb.check.outcome import agreement, finite, pair, read_check, run_summary, time_ratio
+from kb.check.outcome import blame as name_split
 from kb.check.predict import predict
 
 OURS = {"probes.jsonl", "places.json", "meta.json", boot.CHECK_FILE, boot.INVENTORY_FILE, "stdout.txt", "stderr.txt",
@@ -72,7 +73,7 @@ def run_once(cmd: list[str], env: dict, directory: str, timeout: float) -> dict:
     return run_summary(directory, rc, seconds, tail)
 
 
-def check(cmd: list[str], *, out: str, steps: int, inventory_steps: int, timeout: float, watch: bool = True,
+def check(cmd: list[str], *, out: str, steps: int, inventory_steps: int, timeout: float, blame: str = "all",
           predict_only: bool = False, progress=lambda text: None) -> dict:
     """The whole check (docs/check.md); returns the report (JSON-ready)."""
     if not cmd:
@@ -121,15 +122,15 @@ def check(cmd: list[str], *, out: str, steps: int, inventory_steps: int, timeout
         raise _Failed(report, "the program failed as written: " + written["why"])
     report.update(runs=runs, as_written=written, under_recipe=under, time=time_ratio(runs["as_written"], runs["recipe"]),
                   agreement=agreement(prediction, written, under), blame={})
-    if watch:
+    if blame != "none":
         for label, result, codes in (("as_written", written, ()), ("recipe", under, recipe)):
-            if result["result"] != "differs":
+            if result["result"] != "differs" or (blame == "recipe" and label != "recipe"):
                 continue
             progress(f"naming the first call that splits ({label.replace('_', ' ')}: two watched runs) ...")
             dirs = [os.path.join(out, f"watch-{label}{i}") for i in (1, 2)]
             for directory in dirs:
                 run_once(cmd, env("run", directory, codes, watched=True, inventory=inventory_file), directory, timeout)
-            report["blame"][label] = blame(*dirs)
+            report["blame"][label] = name_split(*dirs)
     return finite(report)
 
 
