@@ -50,6 +50,10 @@ DUNDER = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "s
 def public_name(func) -> str | None:
     """The name the knowledge base knows a call by: torch.conv2d (what nn.Conv2d calls) is
     torch.nn.functional.conv2d, `x + y` is torch.Tensor.add; None for private internals."""
+    qualified = getattr(func, "_qualified_op_name", None) or getattr(getattr(func, "_schema", None), "name", None)
+    if isinstance(qualified, str) and "::" in qualified:  # torch.ops.<namespace>.<op> (torchvision's kernels)
+        namespace, _, op = qualified.partition("::")
+        return {"torchvision": f"torchvision.ops.{op}", "aten": f"torch.{op}"}.get(namespace, f"torch.ops.{namespace}.{op}")
     name = probe_calls.op_name(func)
     head, _, short = name.rpartition(".")
     if short in DUNDER:
