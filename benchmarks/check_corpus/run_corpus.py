@@ -28,11 +28,12 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 # name, file, the library it needs beyond torch, extra arguments
-PROGRAMS: list[tuple[str, str, str | None, list[str]]] = [
+PROGRAMS: list[tuple[str, str, str | None, list[str]]] = [  # the slow ones (compilation) first
+    ("detector_roi_align", "detector_roi_align.py", "torchvision", []),
+    ("compiled_transformer", "compiled_transformer.py", None, []),
     ("gpt_sdpa", "gpt_sdpa.py", None, []),
     ("resnet_amp_channels_last", "resnet_amp_channels_last.py", None, []),
     ("segmentation_ce4d", "segmentation_ce4d.py", None, []),
-    ("detector_roi_align", "detector_roi_align.py", "torchvision", []),
     ("jax_gnn_segment_sum", "jax_gnn_segment_sum.py", "jax", []),
     ("diffusion_unet", "diffusion_unet.py", None, []),
     ("ctc_speech", "ctc_speech.py", None, []),
@@ -40,7 +41,6 @@ PROGRAMS: list[tuple[str, str, str | None, list[str]]] = [
     ("gnn_index_add", "gnn_index_add.py", None, []),
     ("jax_cnn_maxpool", "jax_cnn_maxpool.py", "jax", []),
     ("dataloader_workers_numpy_aug", "dataloader_workers_numpy_aug.py", None, []),
-    ("compiled_transformer", "compiled_transformer.py", None, []),
     ("lstm_language_model", "lstm_language_model.py", None, []),
     ("vae_conv_transpose", "vae_conv_transpose.py", None, []),
     ("bert_mlm_encoder", "bert_mlm_encoder.py", None, []),

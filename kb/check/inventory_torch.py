@@ -26,6 +26,9 @@ from kb.probe import calls as probe_calls
 from kb.probe.blame import RANDOM
 
 MAX_CALLS = 5000
+# composite functionals whose inner calls have records of their own (nn.MultiheadAttention's
+# forward calls scaled_dot_product_attention, whose backward kernels differ by backend)
+EXPAND = frozenset({"multi_head_attention_forward"})
 # tensor factories: their positional sizes are no call facts (the dtype is kept)
 FACTORIES = frozenset({"empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace",
                        "logspace", "eye", "empty_strided", "normal", "bernoulli", "multinomial", "poisson"})
@@ -36,7 +39,7 @@ IGNORED = frozenset({
     "tensor", "as_tensor", "from_numpy", "manual_seed", "is_grad_enabled", "get_default_dtype", "numpy",
     "__get__", "__len__", "__format__", "__repr__", "__bool__", "__index__", "__int__", "__float__", "__hash__",
     "__iter__", "__contains__", "__reduce_ex__", "__setstate__", "__deepcopy__", "storage_offset", "untyped_storage",
-    "is_set_to", "has_names", "is_sparse", "is_nested", "__array__", "dim_order",
+    "is_set_to", "has_names", "is_sparse", "is_nested", "__array__", "dim_order", "device",
 })
 DUNDER = {"__add__": "add", "__radd__": "add", "__iadd__": "add_", "__sub__": "sub", "__rsub__": "rsub",
           "__isub__": "sub_", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul_", "__truediv__": "div",
@@ -53,6 +56,8 @@ def public_name(func) -> str | None:
     qualified = getattr(func, "_qualified_op_name", None) or getattr(getattr(func, "_schema", None), "name", None)
     if isinstance(qualified, str) and "::" in qualified:  # torch.ops.<namespace>.<op> (torchvision's kernels)
         namespace, _, op = qualified.partition("::")
+        if op.startswith("_") or namespace == "profiler":
+            return None
         return {"torchvision": f"torchvision.ops.{op}", "aten": f"torch.{op}"}.get(namespace, f"torch.ops.{namespace}.{op}")
     name = probe_calls.op_name(func)
     head, _, short = name.rpartition(".")
@@ -95,7 +100,11 @@ class Inventory(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)  # the program's call, once; its exceptions are the program's
+        if not self.busy and getattr(func, "__name__", None) in EXPAND and func is getattr(
+                torch.nn.functional, func.__name__, None):
+            result = self.expanded(func, args, kwargs)
+        else:
+            result = func(*args, **kwargs)  # the program's call, once; its exceptions are the program's
         if not self.busy:
             self.busy = True
             try:
@@ -106,11 +115,39 @@ class Inventory(TorchFunctionMode):
                 self.busy = False
         return result
 
+    def expanded(self, func, args: tuple, kwargs: dict):
+        """Run a composite functional with the calls inside it recorded too. A Python-level
+        functional hands itself to the mode at its first line (has_torch_function), and the
+        mode is off while it runs, so what it calls is not seen: here its module's check
+        answers False once (the call itself is recorded by the caller) while a second
+        recorder is on, and the body runs exactly as it would."""
+        module = torch.nn.functional
+        names = [n for n in ("has_torch_function", "has_torch_function_unary", "has_torch_function_variadic")
+                 if n in vars(module)]
+        saved = {n: vars(module)[n] for n in names}
+
+        def once(*_args, **_kwargs):
+            for n, original in saved.items():
+                setattr(module, n, original)
+            return False
+
+        for n in names:
+            setattr(module, n, once)
+        try:
+            with _Inner(self):
+                return func(*args, **kwargs)
+        finally:
+            for n, original in saved.items():
+                setattr(module, n, original)
+
     def note(self, func, args: tuple, kwargs: dict) -> None:
         name = public_name(func)
         if name is None:
             return
-        facts = probe_calls.facts(func, name, args, kwargs)
+        schema = getattr(func, "_schema", None)
+        if schema is None and getattr(func, "_qualified_op_name", None):
+            schema = getattr(getattr(func, "default", None), "_schema", None)
+        facts = _schema_facts(schema, args, kwargs) if schema is not None else probe_calls.facts(func, name, args, kwargs)
         if name.count(".") == 1 and name.rsplit(".", 1)[-1] in FACTORIES and "input.dtype" not in facts:
             facts = {k: v for k, v in kwargs.items() if k in ("dtype",)}
             facts = {k: str(v).replace("torch.", "") for k, v in facts.items()}
@@ -157,6 +194,38 @@ class Inventory(TorchFunctionMode):
     def result(self) -> dict:
         return {"calls": list(self.calls.values()), "loaders": self.loaders, "seeded_at": self.seeded_at,
                 "draws_before_seed": self.draws_before_seed, "reseeded": self.reseeded}
+
+
+class _Inner(TorchFunctionMode):
+    """The recorder inside a composite functional (Inventory.expanded)."""
+
+    def __init__(self, outer: Inventory) -> None:
+        super().__init__()
+        self.outer = outer
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return self.outer.__torch_function__(func, types, args, kwargs)
+
+
+def _schema_facts(schema, args: tuple, kwargs: dict) -> dict:
+    """A torch.ops call's facts by its schema's argument names (`torch.ops.torchvision.roi_align`
+    takes `rois`, `pooled_height`, ... where the Python function takes `boxes`, `output_size`)."""
+    names = [a.name for a in schema.arguments]
+    out: dict = {}
+    first = None
+    for key, value in [*zip(names, args), *kwargs.items()]:
+        if isinstance(value, torch.Tensor):
+            if first is None:
+                first = value
+            else:
+                out[key] = probe_calls.dtype_name(value)
+        elif isinstance(value, (str, bool, int, float)) or value is None:
+            out[key] = value
+    if first is not None:
+        out["input.ndim"] = first.dim()
+        out["input.dtype"] = probe_calls.dtype_name(first)
+        out["input.layout"] = "strided" if first.layout is torch.strided else str(first.layout).replace("torch.", "")
+    return out
 
 
 def _plain(facts: dict) -> dict:

@@ -129,6 +129,10 @@ def time_ratio(written: list[dict], recipe: list[dict]) -> dict:
     out: dict = {"as_written_step_s": _round(statistics.median(a)) if a else None,
                  "recipe_step_s": _round(statistics.median(b)) if b else None}
     out["step_ratio"] = _round(out["recipe_step_s"] / out["as_written_step_s"]) if a and b and out["as_written_step_s"] else None
+    fa = [r["step_times"][0] for r in written if r.get("step_times")]
+    fb = [r["step_times"][0] for r in recipe if r.get("step_times")]
+    out["as_written_first_step_s"] = _round(statistics.median(fa)) if fa else None  # start-up, compilation, step 1
+    out["recipe_first_step_s"] = _round(statistics.median(fb)) if fb else None
     wa = [r["wall_s"] for r in written if r["rc"] == 0]
     wb = [r["wall_s"] for r in recipe if r["rc"] == 0]
     out["as_written_wall_s"] = _round(statistics.median(wa)) if wa else None

@@ -82,7 +82,8 @@ def lines(report: dict) -> list[str]:
     t = report.get("time") or {}
     if t.get("step_ratio") is not None:
         out.append(f"time: {t['as_written_step_s'] * 1000:.3g} ms a step as written, {t['recipe_step_s'] * 1000:.3g} ms "
-                   f"under the recipe ({t['step_ratio']}x); whole run {t['as_written_wall_s']} s vs {t['recipe_wall_s']} s")
+                   f"under the recipe ({t['step_ratio']}x); start-up to the end of step 1 {t['as_written_first_step_s']} s "
+                   f"vs {t['recipe_first_step_s']} s; whole run {t['as_written_wall_s']} s vs {t['recipe_wall_s']} s")
     for run in report["runs"]["recipe"][:1]:
         for note in run.get("notes", []):
             out.append(f"note: {shown(note['text'])}")
