@@ -33,6 +33,8 @@ def test_torch_calls_are_named_and_described(monkeypatch) -> None:
         y = conv(x)  # nn.Conv2d calls torch.conv2d, which is F.conv2d
         loss = F.cross_entropy(y.mean((2, 3)), labels) + y[:, :2].sum() + y[torch.tensor([0, 0])].sum()
         data_only = labels.float()[None, :1] * 2  # no gradient flows through this slice
+        F.adaptive_avg_pool2d(y, (1, 1))
+        F.adaptive_avg_pool2d(y, (2, 1))
         loss.backward()
     calls = inv.result()["calls"]
     by_op = {}
@@ -47,6 +49,7 @@ def test_torch_calls_are_named_and_described(monkeypatch) -> None:
     assert indexing.get("tensor") is True
     assert any(c["index"] == "basic" and c["grad"] is False and c["call"]["input.ndim"] == 1
                for c in by_op["torch.Tensor.__getitem__"])
+    assert {c["output_ones"] for c in by_op["torch.nn.functional.adaptive_avg_pool2d"]} == {False}  # merged: not all ones
     assert "torch.Tensor.mul" in by_op and data_only is not None  # `x * 2` is torch.Tensor.mul
     assert not any(op.startswith("torch._") or ".__" in op.replace("__getitem__", "") for op in by_op)
 

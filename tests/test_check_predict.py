@@ -64,6 +64,7 @@ torch.nn.functional.conv2d\tinput\tweight\tbias=None\tstride=1\tpadding=0\tdilat
 torch.nn.functional.cross_entropy\tinput\ttarget\tweight=None\tsize_average=None\tignore_index=-100\treduce=None\treduction='mean'\tlabel_smoothing=0.0
 torch.cumsum\tinput\tdim\tdtype=None\tout=None
 torch.nn.functional.relu\tinput\tinplace=False
+torch.nn.functional.adaptive_avg_pool2d\tinput\toutput_size
 """
 
 
@@ -96,6 +97,8 @@ RECORDS = {
     "torch.fx-nll": record("torch.fx-nll", "torch.nn.functional.cross_entropy", "forward",
                            "  - versions: '>=2.10'\n    raises: RuntimeError\n    switch: raises\n",
                            "calls:\n  - when:\n      input.ndim: [3, 4, 5]\n"),
+    "torch.adaptive-avg-pool-fx": record("torch.adaptive-avg-pool-fx", "torch.nn.functional.adaptive_avg_pool2d",
+                                         "backward", "  - versions: '>=2.10'\n    raises: RuntimeError\n    switch: raises\n"),
     "torch.fx-scan": record("torch.fx-scan", "torch.cumsum", "both",
                             "  - versions: '>=2.10'\n    solutions: [PT_EAGER_OP]\n    switch: silent\n"),
 }
@@ -180,3 +183,12 @@ def test_unseeded_random_draws_are_a_finding_the_seed_fixes(index: dict) -> None
 def test_the_prediction_is_json_without_nan(index: dict) -> None:
     p = run(index, [CONV, call("torch.cumsum", {"input.ndim": 1})])
     json.loads(json.dumps(p, allow_nan=False))
+
+
+def test_adaptive_pooling_to_size_one_is_a_mean(index: dict) -> None:
+    pool = call("torch.nn.functional.adaptive_avg_pool2d", {"input.ndim": 4})
+    assert run(index, [CONV, dict(pool, output_ones=False)])["under_recipe"] == "raises"
+    p = run(index, [CONV, dict(pool, output_ones=True)])
+    assert p["under_recipe"] == "fixed"
+    answer = next(a for a in p["answers"] if a["op"] == "torch.nn.functional.adaptive_avg_pool2d")
+    assert "mean" in answer["not_applying"][0]["why"]

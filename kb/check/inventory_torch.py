@@ -26,6 +26,8 @@ from kb.probe import calls as probe_calls
 from kb.probe.blame import RANDOM
 
 MAX_CALLS = 5000
+ADAPTIVE_AVG = frozenset({"torch.nn.functional.adaptive_avg_pool1d", "torch.nn.functional.adaptive_avg_pool2d",
+                          "torch.nn.functional.adaptive_avg_pool3d"})
 # composite functionals whose inner calls have records of their own (nn.MultiheadAttention's
 # forward calls scaled_dot_product_attention, whose backward kernels differ by backend)
 EXPAND = frozenset({"multi_head_attention_forward"})
@@ -166,6 +168,10 @@ class Inventory(TorchFunctionMode):
         entry["count"] += 1
         if not entry.get("grad") and torch.is_grad_enabled():
             entry["grad"] = any(t.requires_grad for t in probe_calls.tensors((args, kwargs)))
+        if name in ADAPTIVE_AVG:
+            size = args[1] if len(args) > 1 else kwargs.get("output_size")
+            ones = all(v == 1 for v in (size if isinstance(size, (tuple, list)) else (size,)))
+            entry["output_ones"] = entry.get("output_ones", True) and ones
         if name.endswith(("__getitem__", "__setitem__")):
             index = "tensor" if probe_calls.tensors(args[1:2]) else "basic"
             entry["index"] = "tensor" if entry.get("index") == "tensor" else index

@@ -27,6 +27,13 @@ RAISING = frozenset({"PT_DET", "PT_FILL", "PT_SETDET", "XLA_DET", "XLA_EXCL"})  
 SHAPE_ONLY_KINDS = ("view", "reshape", "transpose", "permute", "contiguous", "flatten", "unsqueeze", "squeeze")
 # made before the first forward (a module's parameters, filled by its initialisation right after)
 UNINITIALIZED = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.Tensor.new_empty"})
+ADAPTIVE_MEAN = frozenset({"torch.nn.functional.adaptive_avg_pool1d", "torch.nn.functional.adaptive_avg_pool2d",
+                           "torch.nn.functional.adaptive_avg_pool3d"})
+ADAPTIVE_MEAN_WHY = ("output size 1: ATen computes it as input.mean() over the pooled dimensions "
+                     "(adaptive_avg_pool2d_symint and adaptive_avg_pool3d_symint, AdaptiveAveragePooling.cpp and "
+                     "AdaptiveAveragePooling3d.cpp), not with the adaptive pooling kernel; on the H100 with PyTorch "
+                     "2.11.0 it neither raised under torch.use_deterministic_algorithms(True) nor differed "
+                     "(kb check's workload corpus)")
 BASIC_INDEXING = frozenset({"torch.Tensor.__getitem__", "torch.Tensor.__setitem__"})
 EXPECT = {"raises": "raises", "differs": "differs", "fixed": "identical", "unknown": "identical", "repeats": "identical"}
 
@@ -74,10 +81,12 @@ def answer(call: dict, versions: dict[str, str]) -> dict:
 
 
 def _reach(call: dict, sources: list[dict]) -> tuple[list[dict], list[dict]]:
-    """What the recorded call rules out beyond the KB's own conditions: a source in the
-    backward pass needs a gradient to flow through the call (an input that requires grad,
-    with grad mode on, seen in the inventory); an advanced-indexing source needs an index
-    tensor (`x[:, :4]` indexes with slices only)."""
+    """What the recorded call rules out beyond the KB's own conditions (facts its call model
+    cannot state yet; docs/check.md lists them with their evidence): a source in the backward
+    pass needs a gradient to flow through the call (an input that requires grad, with grad
+    mode on, seen in the inventory); an advanced-indexing source needs an index tensor
+    (`x[:, :4]` indexes with slices only); adaptive average pooling to an output of size 1 is
+    a mean, never the adaptive pooling kernel."""
     kept, dropped = [], []
     for source in sources:
         why = None
@@ -85,6 +94,8 @@ def _reach(call: dict, sources: list[dict]) -> tuple[list[dict], list[dict]]:
             why = "no gradient flows through this call (no input requires grad)"
         elif call["op"] in BASIC_INDEXING and call.get("index") == "basic":
             why = "basic indexing (slices and integers, no index tensor)"
+        elif call["op"] in ADAPTIVE_MEAN and call.get("output_ones") and source["id"].startswith("torch.adaptive-avg-pool"):
+            why = ADAPTIVE_MEAN_WHY
         if why:
             dropped.append({"id": source["id"], "why": why})
         else:
