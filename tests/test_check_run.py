@@ -111,3 +111,11 @@ def test_no_command_is_bad_input() -> None:
     helped = subprocess.run([sys.executable, "-m", "kb", "check", "--help"], capture_output=True, text=True, cwd=ROOT,
                             env={**_env(), "PYTHONPATH": str(ROOT)}, timeout=120)
     assert helped.returncode == 0 and "PREDICTED" in helped.stdout and "exit codes" in helped.stdout
+
+
+def test_the_corpus_table_in_the_docs_is_made_from_the_results_files() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks" / "check_corpus"))
+    import table
+
+    doc = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
+    assert f"{table.BEGIN}\n{table.table()}{table.END}" in doc
