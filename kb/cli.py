@@ -34,6 +34,7 @@ examples:
   kb site                                  build the docs site + JSON API into site/build/
   kb scan .                                which calls in this code base are not reproducible (kb scan --help)
   kb probe run -- python train.py          train twice with probes; name where the runs first differ
+  kb check -- python train.py              predict, then run as written and with the recipe (kb check --help)
   kb links refresh                         live state of every GitHub link -> data/links-state.yaml
   kb nightly                               verify, refresh links, rebuild, write reports/nightly.md
 
@@ -371,7 +372,7 @@ class _Parser(argparse.ArgumentParser):
 
 CORE = ("status", "validate", "fix", "build", "schema")
 """Commands defined in this module: their parser needs none of the areas' modules."""
-AREAS = ("verify", "site", "probe", "scan", "links", "nightly")
+AREAS = ("verify", "site", "probe", "check", "scan", "links", "nightly")
 """Commands whose parsers live in kb/<area>/cli.py, added in this order."""
 
 
@@ -449,6 +450,10 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
         from kb.probe.cli import add_parser as add_probe_parser
 
         add_probe_parser(sub)
+    if "check" in wanted:  # the user's own program, predicted then run: kb/check/cli.py
+        from kb.check.cli import add_parser as add_check
+
+        add_check(sub)
     if "scan" in wanted:  # kb/scan/cli.py
         from kb.scan.cli import add_parser as add_scan
 

@@ -34,12 +34,14 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "kb.site.model", "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes",
         "kb.site.words", "kb.verify.plan", "kb.verify.coverage",
         "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
-        "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
+        "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint", "kb.probe.calls",
+        "kb.check", "kb.check.boot", "kb.check.inside", "kb.check.jitted", "kb.check.inventory_*", "kb.check.switches",
+        "kb.check.predict", "kb.check.report", "kb.check.outcome",
         "kb.scan.cells", "kb.scan.sources", "kb.scan.resolve", "kb.scan.scope", "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup",
         "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
     )),
     ("commands", "argument parsing, processes, network: what a person runs", (
-        "kb.cli", "kb.__main__", "kb.*.cli", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",
+        "kb.cli", "kb.__main__", "kb.*.cli", "kb.check.runner", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",
     )),
 )
 LAYER_NAMES = tuple(name for name, _, _ in LAYERS)

@@ -24,6 +24,7 @@ FIRST: tuple[tuple[str, str | None], ...] = (
     ("tests/test_probe.py::test_tf_function_backward_plant_names_the_producing_layer", "probe-tensorflow"),
     ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[tensorflow]", "probe-tensorflow"),
     ("tests/test_e2e.py::test_tensorflow_e2e_recipe_gives_identical_weights_on_cpu", None),
+    ("tests/test_check_run.py::test_planted_difference_is_caught_named_and_fixed", None),
     ("tests/test_e2e.py::test_jax_e2e_recipe_gives_identical_weights_on_cpu", None),
     ("tests/test_probe.py::test_torch_backward_plant_is_blamed_on_the_consumer", "probe-torch"),
     ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[torch-mix]", "probe-torch"),

@@ -18,7 +18,7 @@ from kb.site import api, matrix, model, nightly, recipes, words
 from kb.render import environment, render
 from markupsafe import Markup, escape
 
-HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "scan.md", "verification.md", "sweep.md",
+HAND_WRITTEN = ("api.md", "calls.md", "records.md", "versions.md", "lint.md", "probe.md", "scan.md", "check.md", "verification.md", "sweep.md",
                 "architecture.md", "security.md", "sweep-tensorflow.md")
 
 
@@ -294,7 +294,7 @@ def nav(index: dict) -> list:
             {"Solutions": "solutions.md"}, {"Issues and PRs": "links.md"}, {"Verification": "verification.md"},
             {"Nightly report": nightly.PAGE}, {"JSON API": "json-api.md"}, {"Query API": "guide/api.md"}, {"Calls": "guide/calls.md"}, {"Records": "guide/records.md"},
             {"Version semantics": "guide/versions.md"}, {"Lint checks": "guide/lint.md"}, {"Debug tool (probe)": "guide/probe.md"},
-            {"Code scanner (scan)": "guide/scan.md"},
+            {"Code scanner (scan)": "guide/scan.md"}, {"Check a training run (check)": "guide/check.md"},
             {"Verifying records": "guide/verification.md"}, {"Operator sweeps": "guide/sweep.md"},
             {"CPU sweep (TensorFlow, Keras)": "guide/sweep-tensorflow.md"}, {"Architecture": "guide/architecture.md"},
             {"Security": "guide/security.md"},

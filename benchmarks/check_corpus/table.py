@@ -1,0 +1,114 @@
+"""The table of docs/check.md, made from the committed results files (never typed in):
+per program, the prediction under the recipe, the outcome on the GPU, right or wrong, the
+time the recipe costs, and what the static scan said.
+
+    PYTHONPATH=. python benchmarks/check_corpus/table.py            # print the table
+    PYTHONPATH=. python benchmarks/check_corpus/table.py --write    # replace it in docs/check.md
+
+The first results file is the corpus run; a later file's row for a program is listed beside
+the first (a re-run after a change), and the counts are given for the first run and for the
+latest row of every program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = ("data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182028Z-corpus.json",
+        "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182826Z-corpus.json")
+SCAN = "data/check/scan/2026-11-27T183121Z-scan.json"
+BEGIN, END = "<!-- BEGIN CHECK CORPUS TABLE (benchmarks/check_corpus/table.py) -->", "<!-- END CHECK CORPUS TABLE -->"
+
+
+def _load(rel: str) -> dict:
+    return json.loads((ROOT / rel).read_text(encoding="utf-8"))
+
+
+def _predicted(row: dict) -> str:
+    ops = row.get("raising") or row.get("differing") or []
+    short = ", ".join(o.rsplit(".", 1)[-1] for o in ops)
+    return row["predicted"] + (f" ({short})" if short else "")
+
+
+def _outcome(row: dict) -> str:
+    out = row.get("outcome")
+    detail = row.get("outcome_detail") or {}
+    if out == "raises" and detail.get("kernel"):
+        return f"raises ({detail['kernel']})"
+    return str(out)
+
+
+def _time(row: dict) -> str:
+    t = row.get("time") or {}
+    if t.get("step_ratio") is None:
+        return "-"
+    return f"{t['step_ratio']}x ({t['as_written_step_s'] * 1000:.3g} → {t['recipe_step_s'] * 1000:.3g} ms); " \
+           f"step 1: {t['as_written_first_step_s']} → {t['recipe_first_step_s']} s"
+
+
+def table() -> str:
+    runs = [_load(r) for r in RUNS]
+    scan = {r["program"]: r for r in _load(SCAN)["programs"]}
+    first = {r["program"]: r for r in runs[0]["programs"]}
+    later = {}
+    for doc in runs[1:]:
+        later.update({r["program"]: r for r in doc["programs"] if "outcome" in r})
+    lines = ["| program | recipe | predicted under the recipe | outcome on the H100 | right | as written: predicted / outcome | "
+             "recipe's cost (median step after the first; start-up to the end of step 1) | kb scan |",
+             "|---|---|---|---|---|---|---|---|"]
+    latest_right = latest_n = 0
+    for name, row in first.items():
+        cells = []
+        for label, r in (("", row), (" (2nd run)", later.get(name))):
+            if r is None:
+                continue
+            if "outcome" not in r:
+                cells.append((label, r, None))
+                continue
+            cells.append((label, r, r["right"]))
+        final = cells[-1][1] if cells else row
+        if "outcome" in final:
+            latest_n += 1
+            latest_right += bool(final["right"])
+        for label, r, right in cells:
+            s = scan.get(name, {})
+            scanned = f"{s.get('predicted')}: {s.get('agreement')}" if s else "-"
+            if right is None:
+                lines.append(f"| {name}{label} | - | - | {r.get('skipped', r.get('error', ''))} | - | - | - | {scanned} |")
+                continue
+            lines.append(f"| {name}{label} | {' + '.join(r['recipe']) or '-'} | {_predicted(r)} | {_outcome(r)} | "
+                         f"{'yes' if right else '**no**'} | {r['as_written_predicted']} / {r['as_written_outcome']} | "
+                         f"{_time(r)} | {scanned} |")
+    c = runs[0]["counts"]
+    counts = _load(SCAN)["counts"]
+    lines.append("")
+    lines.append(f"First run: {c['right']} of {c['decided']} programs predicted right under the recipe "
+                 f"({100 * c['right'] / c['decided']:.0f}%), {c['skipped']} not run (the run's time budget); "
+                 f"latest row of each program: {latest_right} of {latest_n} "
+                 f"({100 * latest_right / latest_n:.0f}%). The static scan: {counts['predicts']} predicted the outcome, "
+                 f"{counts['possible']} marked the deciding finding possible with its condition, {counts['miss']} missed.")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--write", action="store_true")
+    args = ap.parse_args(argv)
+    text = table()
+    if not args.write:
+        sys.stdout.write(text)
+        return 0
+    doc = ROOT / "docs" / "check.md"
+    body = doc.read_text(encoding="utf-8")
+    head, _, rest = body.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    doc.write_text(f"{head}{BEGIN}\n{text}{END}{tail}", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
