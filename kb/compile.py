@@ -19,6 +19,7 @@ from kb.links import state as link_state
 from kb.links.resolve import resolve
 from kb.prefixes import PREFIXES
 from kb.verify.merge import merged_runs
+from kb.verify.seen import seen_table
 from kb.verify.static.merge import merged_static
 from kb.versions import compile_range, release_key
 
@@ -32,9 +33,22 @@ def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
         fields = {"lo": lo, "hi": hi, "versions": item.versions, "solutions": tuple(item.solutions),
                   "deterministic": item.deterministic, "raises": item.raises, "note": item.note,
                   "batch_invariant": item.batch_invariant, "when": _when(item.when) if item.when is not None else None,
-                  "switch": switch_effect(item, framework)}
+                  "switch": switch_effect(item, framework), "basis": item.basis,
+                  "read": tuple(code_read(read) for read in item.read)}
         out.append(tuple(fields[name] for name in RANGE_FIELDS))
     return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
+
+
+def code_read(read: schema.CodeRead) -> dict[str, Any]:
+    """A place read in the code as the index holds it: plain values, lines as a tuple, and its address
+    (the file at the release's tag, at its first line)."""
+    out = read.model_dump(exclude_none=True)
+    out["lines"] = tuple(read.lines)
+    out["tag"] = read.tag
+    out["commit"] = read.commit
+    out["url"] = (f"https://github.com/{read.repo}/blob/{read.tag or read.commit}/{read.path}"
+                  + (f"#L{read.lines[0]}" if read.lines else ""))
+    return out
 
 
 def _op_versions(record: schema.SourceRecord) -> dict:
@@ -208,4 +222,35 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "params": _params(catalog, sources),
         **merged_runs(catalog),
         **merged_static(catalog),
+        **basis_tables(catalog),
+        **seen_table(catalog, {fw: set(table) for fw, table in names.items()}),
+    }
+
+
+def basis_tables(catalog: Catalog) -> dict[str, Any]:
+    """What answers an op with no record (data/basis/): `kernel_classes` (id -> the class, its releases
+    and the code read), `elementwise` (framework -> op -> class ids) and `guarantees` (framework -> the
+    documented guarantees of its determinism switch, with their releases)."""
+    classes: dict[str, Any] = {}
+    members: dict[str, dict[str, list[str]]] = {}
+    for listing in catalog.kernel_classes:
+        for item in listing.classes:
+            lo, hi = compile_range(item.versions) if item.versions else (None, None)
+            classes[item.id] = {"framework": listing.framework, "title": item.title, "what": item.what,
+                                "lo": lo, "hi": hi, "versions": item.versions, "device": item.device,
+                                "read": tuple(code_read(r) for r in item.read), "listed_from": item.listed_from,
+                                "release": listing.release}
+            for op in item.ops:
+                members.setdefault(listing.framework, {}).setdefault(op, []).append(item.id)
+    guarantees: dict[str, list] = {}
+    for item in catalog.guarantees:
+        lo, hi = compile_range(item.versions)
+        guarantees.setdefault(item.framework, []).append({
+            "code": item.code, "lo": lo, "hi": hi, "versions": item.versions, "device": item.device,
+            "claim": item.claim, "raises": item.raises,
+            "references": tuple(reference(r, catalog.links) for r in item.references)})
+    return {
+        "kernel_classes": dict(sorted(classes.items())),
+        "elementwise": {fw: {op: tuple(ids) for op, ids in sorted(ops.items())} for fw, ops in sorted(members.items())},
+        "guarantees": {fw: tuple(items) for fw, items in sorted(guarantees.items())},
     }
