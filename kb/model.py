@@ -161,7 +161,10 @@ class Status(_Frozen):
     _json_order = ("headline",)
 
     def __str__(self) -> str:
-        line = f"{self.op} {self.framework} {self.version} ({self.device}): {self.headline}"
+        headline = self.headline
+        if headline.startswith("not deterministic"):  # capitals for emphasis, as str() always wrote it
+            headline = "NOT" + headline[3:]
+        line = f"{self.op} {self.framework} {self.version} ({self.device}): {headline}"
         if self.recipe:
             line += "; fix: " + " + ".join(self.recipe)
         elif self.deterministic is False and self.recipe is None:

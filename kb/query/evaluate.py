@@ -254,8 +254,8 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         # the code, or the framework's documented guarantee may still say something (kb/query/norecord.py).
         deterministic, basis, shown, code, seen, guarantee, depends = _no_record(
             op, framework, key, version, device, call, idx, notes, shown, depends)
-        if deterministic is not True:
-            chosen = None  # nothing known to apply, or a difference no record explains: no recipe to give
+        if deterministic is False:
+            chosen = None  # a difference no record explains: no known fix (with no source at all, () as before)
     elif deterministic is True and basis == "unverified":
         deterministic = None  # nothing says so: never "deterministic" without a basis
         chosen = None

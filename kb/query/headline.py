@@ -1,4 +1,5 @@
-"""The first line of an answer, in words that say how it is known: the same text in `str(Status)`,
+"""The first line of an answer, in words that say how it is known: the same text in `str(Status)` (which
+writes "NOT deterministic" in capitals, for emphasis),
 `kb status` (text and --json, `headline`), the site's lookup (site/assets/stack-core.js `headline`,
 which mirrors this module) and the scan's summary.
 
