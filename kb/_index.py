@@ -2015,7 +2015,95 @@ INDEX = {'format': 1,
                                                  'this indexing lowers to the same gather is likely but not '
                                                  'established here.',
                                       'calls': (((), (('input.dtype', ('float',)),)),),
-                                      'status': (((0, 0, 11, 2),
+                                      'status': (((0, 0, 4, 29),
+                                                  (0, 0, 11, 0, 1),
+                                                  '>=0.4.29,<=0.11.0',
+                                                  ('XLA_DET', 'XLA_EXCL'),
+                                                  False,
+                                                  None,
+                                                  "Read, not run: the gradient of x[i] is gather's "
+                                                  'transpose, a scatter-add; both XLA flags exist in the '
+                                                  "release's jaxlib, at every release read from 0.4.29 to "
+                                                  "0.11.0 (29 releases: the code at each release's tag and "
+                                                  'the flags of its jaxlib); the read cites the first and '
+                                                  'last. The fix under XLA_DET and XLA_EXCL was measured at '
+                                                  "0.11.2 only; whether XLA's scatter obeys the flags at "
+                                                  'each jaxlib is not read. It starts at 0.4.29, the first '
+                                                  'jaxlib read that knows '
+                                                  '--xla_gpu_exclude_nondeterministic_ops.',
+                                                  None,
+                                                  None,
+                                                  'fixes',
+                                                  'static',
+                                                  ({'release': '0.4.29',
+                                                    'repo': 'jax-ml/jax',
+                                                    'tag': 'jax-v0.4.29',
+                                                    'commit': '991797a8a987f241074ccd2a94ad2aaec684537c',
+                                                    'path': 'jax/_src/lax/slicing.py',
+                                                    'lines': (1625, 1638),
+                                                    'what': "gather's transpose rule (the gradient of "
+                                                            'integer-array indexing) is a scatter_add into '
+                                                            'zeros',
+                                                    'url': 'https://github.com/jax-ml/jax/blob/jax-v0.4.29/jax/_src/lax/slicing.py#L1625'},
+                                                   {'release': '0.4.29',
+                                                    'repo': 'openxla/xla',
+                                                    'tag': 'jaxlib 0.4.29',
+                                                    'path': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'member': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'lines': (),
+                                                    'what': "the release's jaxlib knows "
+                                                            '--xla_gpu_deterministic_ops (XLA_DET) (read in '
+                                                            'the 0.4.29 wheel: found: '
+                                                            'xla_gpu_deterministic_ops)',
+                                                    'commit': None,
+                                                    'url': None},
+                                                   {'release': '0.4.29',
+                                                    'repo': 'openxla/xla',
+                                                    'tag': 'jaxlib 0.4.29',
+                                                    'path': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'member': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'lines': (),
+                                                    'what': "the release's jaxlib knows "
+                                                            '--xla_gpu_exclude_nondeterministic_ops '
+                                                            '(XLA_EXCL) (read in the 0.4.29 wheel: found: '
+                                                            'xla_gpu_exclude_nondeterministic_ops)',
+                                                    'commit': None,
+                                                    'url': None},
+                                                   {'release': '0.11.0',
+                                                    'repo': 'jax-ml/jax',
+                                                    'tag': 'jax-v0.11.0',
+                                                    'commit': 'a1521744c6dc074443fe549f19f48d7197abf759',
+                                                    'path': 'jax/_src/lax/slicing.py',
+                                                    'lines': (2198, 2233),
+                                                    'what': "gather's transpose rule (the gradient of "
+                                                            'integer-array indexing) is a scatter_add into '
+                                                            'zeros',
+                                                    'url': 'https://github.com/jax-ml/jax/blob/jax-v0.11.0/jax/_src/lax/slicing.py#L2198'},
+                                                   {'release': '0.11.0',
+                                                    'repo': 'openxla/xla',
+                                                    'tag': 'jaxlib 0.11.0',
+                                                    'path': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'member': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'lines': (),
+                                                    'what': "the release's jaxlib knows "
+                                                            '--xla_gpu_deterministic_ops (XLA_DET) (read in '
+                                                            'the 0.11.0 wheel: found: '
+                                                            'xla_gpu_deterministic_ops)',
+                                                    'commit': None,
+                                                    'url': None},
+                                                   {'release': '0.11.0',
+                                                    'repo': 'openxla/xla',
+                                                    'tag': 'jaxlib 0.11.0',
+                                                    'path': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'member': 'jax_plugins/xla_cuda12/xla_cuda_plugin.so',
+                                                    'lines': (),
+                                                    'what': "the release's jaxlib knows "
+                                                            '--xla_gpu_exclude_nondeterministic_ops '
+                                                            '(XLA_EXCL) (read in the 0.11.0 wheel: found: '
+                                                            'xla_gpu_exclude_nondeterministic_ops)',
+                                                    'commit': None,
+                                                    'url': None})),
+                                                 ((0, 0, 11, 2),
                                                   (0, 0, 12),
                                                   '>=0.11.2,<0.12',
                                                   ('XLA_DET', 'XLA_EXCL'),
@@ -2024,13 +2112,13 @@ INDEX = {'format': 1,
                                                   'Operator sweep on the H100, jax 0.11.2 '
                                                   '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T234155Z-jax.json): '
                                                   'default 4 of 4 distinct, XLA_DET and XLA_EXCL 1 of 4 '
-                                                  '(about 4x to 9x the time). Other releases are unknown '
-                                                  'until a sweep or a primary source covers them.',
+                                                  '(about 4x to 9x the time). Other releases are in the '
+                                                  'ranges beside this one (read in the code), where known.',
                                                   None,
                                                   None,
                                                   'fixes',
                                                   None,
-                                                  ()),),
+                                                  ())),
                                       'op_versions': {},
                                       'caused_by': (),
                                       'distributions': {},
@@ -2545,7 +2633,79 @@ INDEX = {'format': 1,
                                                   'PyTorch fills the memory with NaN.',
                                        'calls': ((('keras.ops.empty', 'keras.ops.empty_like'),
                                                   (('backend', ('torch',)),)),),
-                                       'status': (((0, 3, 15),
+                                       'status': (((0, 3, 3),
+                                                   (0, 3, 12, 4, 1),
+                                                   '>=3.3.0,<=3.12.4',
+                                                   ('KERAS_TORCH_DET',),
+                                                   False,
+                                                   None,
+                                                   'Read, not run: on the PyTorch backend keras.ops.empty '
+                                                   'returns torch.empty (keras.ops.empty_like is not yet '
+                                                   'public), at every release read from 3.3.0 to 3.12.4 (23 '
+                                                   "releases: the code at each release's tag); the read "
+                                                   'cites the first and last. Only keras.ops.empty exists in '
+                                                   'these releases (empty_like from 3.13.0); before 3.3.0 '
+                                                   'the backend lived at keras/backend/torch/, not read '
+                                                   'here.',
+                                                   None,
+                                                   None,
+                                                   None,
+                                                   'static',
+                                                   ({'release': '3.3.0',
+                                                     'repo': 'keras-team/keras',
+                                                     'tag': 'v3.3.0',
+                                                     'commit': '99fdbf7859ee86f4330f8d353347ddaad14b85e7',
+                                                     'path': 'keras/src/backend/torch/numpy.py',
+                                                     'lines': (594, 596),
+                                                     'what': "the torch backend's empty returns an "
+                                                             'uninitialized torch tensor, and there is no '
+                                                             'empty_like yet',
+                                                     'url': 'https://github.com/keras-team/keras/blob/v3.3.0/keras/src/backend/torch/numpy.py#L594'},
+                                                    {'release': '3.12.4',
+                                                     'repo': 'keras-team/keras',
+                                                     'tag': 'v3.12.4',
+                                                     'commit': '6c0caa7aa2a0693ffc568646e823c5c92d278726',
+                                                     'path': 'keras/src/backend/torch/numpy.py',
+                                                     'lines': (768, 770),
+                                                     'what': "the torch backend's empty returns an "
+                                                             'uninitialized torch tensor, and there is no '
+                                                             'empty_like yet',
+                                                     'url': 'https://github.com/keras-team/keras/blob/v3.12.4/keras/src/backend/torch/numpy.py#L768'})),
+                                                  ((0, 3, 13),
+                                                   (0, 3, 15),
+                                                   '>=3.13.0,<3.15',
+                                                   ('KERAS_TORCH_DET',),
+                                                   False,
+                                                   None,
+                                                   'Read, not run: on the PyTorch backend keras.ops.empty '
+                                                   'and empty_like return torch.empty / torch.empty_like, at '
+                                                   'every release read from 3.13.0 to 3.14.1 (5 releases: '
+                                                   "the code at each release's tag); the read cites the "
+                                                   'first and last. keras.ops.empty_like first appears in '
+                                                   '3.13.0.',
+                                                   None,
+                                                   None,
+                                                   None,
+                                                   'static',
+                                                   ({'release': '3.13.0',
+                                                     'repo': 'keras-team/keras',
+                                                     'tag': 'v3.13.0',
+                                                     'commit': '986ff971d98e216a89fba38d48a337ed09d6dc44',
+                                                     'path': 'keras/src/backend/torch/numpy.py',
+                                                     'lines': (768, 770, 773, 776),
+                                                     'what': "the torch backend's empty and empty_like "
+                                                             'return uninitialized torch tensors',
+                                                     'url': 'https://github.com/keras-team/keras/blob/v3.13.0/keras/src/backend/torch/numpy.py#L768'},
+                                                    {'release': '3.14.1',
+                                                     'repo': 'keras-team/keras',
+                                                     'tag': 'v3.14.1',
+                                                     'commit': 'b7f0905d8ae5076ec501fe58f8b8c85fa7d22d43',
+                                                     'path': 'keras/src/backend/torch/numpy.py',
+                                                     'lines': (784, 786, 789, 792),
+                                                     'what': "the torch backend's empty and empty_like "
+                                                             'return uninitialized torch tensors',
+                                                     'url': 'https://github.com/keras-team/keras/blob/v3.14.1/keras/src/backend/torch/numpy.py#L784'})),
+                                                  ((0, 3, 15),
                                                    (0, 3, 16),
                                                    '==3.15.*',
                                                    ('KERAS_TORCH_DET',),
@@ -2557,7 +2717,7 @@ INDEX = {'format': 1,
                                                    None,
                                                    None,
                                                    None,
-                                                   ()),),
+                                                   ())),
                                        'op_versions': {},
                                        'caused_by': (),
                                        'distributions': {},
@@ -8087,7 +8247,104 @@ INDEX = {'format': 1,
                                                                '1-D form runs the 2-D kernel of '
                                                                'torch.adaptive-avg-pool-backward.',
                                                     'calls': (),
-                                                    'status': (((0, 2, 11),
+                                                    'status': (((0, 1, 13),
+                                                                (0, 2, 11),
+                                                                '>=1.13,<2.11',
+                                                                (),
+                                                                False,
+                                                                'RuntimeError',
+                                                                'Read, not run: adaptive_avg_pool1d is a '
+                                                                'composite of the 2-D op, whose CUDA '
+                                                                'backward raises under the switch, at every '
+                                                                'release read from 1.13.0 to 2.10.0 (12 '
+                                                                "releases: the code in each release's wheel "
+                                                                'and the alerts of its libraries); the read '
+                                                                'cites the first and last.',
+                                                                None,
+                                                                None,
+                                                                'raises',
+                                                                'static',
+                                                                ({'release': '1.13.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v1.13.0',
+                                                                  'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                                  'path': 'build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'member': 'torch/include/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'lines': (20,),
+                                                                  'what': 'adaptive_avg_pool1d is a '
+                                                                          'CompositeImplicitAutograd op (its '
+                                                                          'gradient is that of the ops it '
+                                                                          'calls)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h#L20'},
+                                                                 {'release': '1.13.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v1.13.0',
+                                                                  'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                                  'path': 'torch/lib/libtorch_cuda_cu.so',
+                                                                  'member': 'torch/lib/libtorch_cuda_cu.so',
+                                                                  'lines': (),
+                                                                  'what': "the release's libtorch_cuda.so "
+                                                                          'passes '
+                                                                          'adaptive_avg_pool2d_backward_cuda '
+                                                                          'to alertNotDeterministic (read in '
+                                                                          'the 1.13.0 wheel: found: '
+                                                                          'adaptive_avg_pool2d_backward_cuda)',
+                                                                  'url': None},
+                                                                 {'release': '1.13.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v1.13.0',
+                                                                  'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                                  'path': 'torch/__init__.py',
+                                                                  'member': 'torch/__init__.py',
+                                                                  'lines': (),
+                                                                  'what': "use_deterministic_algorithms' "
+                                                                          'docstring lists '
+                                                                          "AdaptiveAvgPool2d's CUDA backward "
+                                                                          'among the ops that raise (read in '
+                                                                          'the 1.13.0 wheel: found in the '
+                                                                          'docstring)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/__init__.py'},
+                                                                 {'release': '2.10.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.10.0',
+                                                                  'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                                  'path': 'build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'member': 'torch/include/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'lines': (21,),
+                                                                  'what': 'adaptive_avg_pool1d is a '
+                                                                          'CompositeImplicitAutograd op (its '
+                                                                          'gradient is that of the ops it '
+                                                                          'calls)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h#L21'},
+                                                                 {'release': '2.10.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.10.0',
+                                                                  'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                                  'lines': (),
+                                                                  'what': "the release's libtorch_cuda.so "
+                                                                          'passes '
+                                                                          'adaptive_avg_pool2d_backward_cuda '
+                                                                          'to alertNotDeterministic (read in '
+                                                                          'the 2.10.0 wheel: found: '
+                                                                          'adaptive_avg_pool2d_backward_cuda)',
+                                                                  'url': None},
+                                                                 {'release': '2.10.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.10.0',
+                                                                  'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                                  'path': 'torch/__init__.py',
+                                                                  'member': 'torch/__init__.py',
+                                                                  'lines': (),
+                                                                  'what': "use_deterministic_algorithms' "
+                                                                          'docstring lists '
+                                                                          "AdaptiveAvgPool2d's CUDA backward "
+                                                                          'among the ops that raise (read in '
+                                                                          'the 2.10.0 wheel: found in the '
+                                                                          'docstring)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/__init__.py'})),
+                                                               ((0, 2, 11),
                                                                 (0, 2, 12),
                                                                 '>=2.11,<2.12',
                                                                 (),
@@ -8097,13 +8354,110 @@ INDEX = {'format': 1,
                                                                 '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
                                                                 'the default mode gave 1 of 4 distinct, so '
                                                                 'the sweep saw the raise, not a difference. '
-                                                                'Other releases are unknown until a sweep or '
-                                                                'a primary source covers them.',
+                                                                'Other releases are in the ranges beside '
+                                                                'this one (read in the code), where known.',
                                                                 None,
                                                                 None,
                                                                 'raises',
                                                                 None,
-                                                                ()),),
+                                                                ()),
+                                                               ((0, 2, 12),
+                                                                (0, 2, 15, 0, 1),
+                                                                '>=2.12,<=2.15.0',
+                                                                (),
+                                                                False,
+                                                                'RuntimeError',
+                                                                'Read, not run: adaptive_avg_pool1d is a '
+                                                                'composite of the 2-D op, whose CUDA '
+                                                                'backward raises under the switch, at every '
+                                                                'release read from 2.12.0 to 2.15.0 (4 '
+                                                                "releases: the code in each release's wheel "
+                                                                'and the alerts of its libraries); the read '
+                                                                'cites the first and last.',
+                                                                None,
+                                                                None,
+                                                                'raises',
+                                                                'static',
+                                                                ({'release': '2.12.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.12.0',
+                                                                  'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                                  'path': 'build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'member': 'torch/include/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'lines': (21,),
+                                                                  'what': 'adaptive_avg_pool1d is a '
+                                                                          'CompositeImplicitAutograd op (its '
+                                                                          'gradient is that of the ops it '
+                                                                          'calls)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h#L21'},
+                                                                 {'release': '2.12.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.12.0',
+                                                                  'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                                  'lines': (),
+                                                                  'what': "the release's libtorch_cuda.so "
+                                                                          'passes '
+                                                                          'adaptive_avg_pool2d_backward_cuda '
+                                                                          'to alertNotDeterministic (read in '
+                                                                          'the 2.12.0 wheel: found: '
+                                                                          'adaptive_avg_pool2d_backward_cuda)',
+                                                                  'url': None},
+                                                                 {'release': '2.12.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.12.0',
+                                                                  'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                                  'path': 'torch/__init__.py',
+                                                                  'member': 'torch/__init__.py',
+                                                                  'lines': (),
+                                                                  'what': "use_deterministic_algorithms' "
+                                                                          'docstring lists '
+                                                                          "AdaptiveAvgPool2d's CUDA backward "
+                                                                          'among the ops that raise (read in '
+                                                                          'the 2.12.0 wheel: found in the '
+                                                                          'docstring)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/__init__.py'},
+                                                                 {'release': '2.15.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.15.0',
+                                                                  'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                                  'path': 'build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'member': 'torch/include/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h',
+                                                                  'lines': (21,),
+                                                                  'what': 'adaptive_avg_pool1d is a '
+                                                                          'CompositeImplicitAutograd op (its '
+                                                                          'gradient is that of the ops it '
+                                                                          'calls)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/build/aten/src/ATen/ops/adaptive_avg_pool1d_compositeimplicitautograd_dispatch.h#L21'},
+                                                                 {'release': '2.15.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.15.0',
+                                                                  'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                                  'lines': (),
+                                                                  'what': "the release's libtorch_cuda.so "
+                                                                          'passes '
+                                                                          'adaptive_avg_pool2d_backward_cuda '
+                                                                          'to alertNotDeterministic (read in '
+                                                                          'the 2.15.0 wheel: found: '
+                                                                          'adaptive_avg_pool2d_backward_cuda)',
+                                                                  'url': None},
+                                                                 {'release': '2.15.0',
+                                                                  'repo': 'pytorch/pytorch',
+                                                                  'tag': 'v2.15.0',
+                                                                  'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                                  'path': 'torch/__init__.py',
+                                                                  'member': 'torch/__init__.py',
+                                                                  'lines': (),
+                                                                  'what': "use_deterministic_algorithms' "
+                                                                          'docstring lists '
+                                                                          "AdaptiveAvgPool2d's CUDA backward "
+                                                                          'among the ops that raise (read in '
+                                                                          'the 2.15.0 wheel: found in the '
+                                                                          'docstring)',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/__init__.py'}))),
                                                     'op_versions': {},
                                                     'caused_by': (),
                                                     'distributions': {},
@@ -8644,7 +8998,87 @@ INDEX = {'format': 1,
                                           'with no error and no warning. The 2.11.0 wheel holds no '
                                           'nondeterministic alert for it.',
                                'calls': (((), (('compiled', (None,)), ('input.dtype', ('float',)))),),
-                               'status': (((0, 2, 11),
+                               'status': (((0, 1, 13),
+                                           (0, 2, 11),
+                                           '>=1.13,<2.11',
+                                           ('PT_F64_OP', 'PT_CPU_OP'),
+                                           False,
+                                           None,
+                                           "Read, not run: a 1-D float cumprod on CUDA runs cub's decoupled "
+                                           'look-back scan and the switch neither raises nor changes it, at '
+                                           'every release read from 1.13.0 to 2.10.0 (12 releases: the code '
+                                           "in each release's wheel and the alerts of its libraries); the "
+                                           'read cites the first and last. Its replacements (float64 then '
+                                           'cast back, the CPU) were measured at 2.11.0 only.',
+                                           None,
+                                           None,
+                                           'silent',
+                                           'static',
+                                           ({'release': '1.13.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v1.13.0',
+                                             'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                             'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                             'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                             'lines': (16,),
+                                             'what': "cumprod's CUDA kernel is launched through "
+                                                     'launch_cumprod_cuda_kernel (ScanKernels.h)',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/aten/src/ATen/native/cuda/ScanKernels.h#L16'},
+                                            {'release': '1.13.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v1.13.0',
+                                             'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                             'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                             'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                             'lines': (443, 444),
+                                             'what': 'scan_dim sends a scan whose length is the whole tensor '
+                                                     "(a 1-D input) to cub's inclusive_scan, and checks the "
+                                                     'switch for no operator but std::plus',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L443'},
+                                            {'release': '1.13.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v1.13.0',
+                                             'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                             'path': 'torch/lib/libtorch_cuda.so',
+                                             'member': 'torch/lib/libtorch_cuda.so',
+                                             'lines': (),
+                                             'what': 'no nondeterministic alert names cumprod in the '
+                                                     "release's libraries (read in the 1.13.0 wheel: none "
+                                                     'found)',
+                                             'url': None},
+                                            {'release': '2.10.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.10.0',
+                                             'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                             'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                             'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                             'lines': (17,),
+                                             'what': "cumprod's CUDA kernel is launched through "
+                                                     'launch_cumprod_cuda_kernel (ScanKernels.h)',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/aten/src/ATen/native/cuda/ScanKernels.h#L17'},
+                                            {'release': '2.10.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.10.0',
+                                             'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                             'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                             'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                             'lines': (459, 472),
+                                             'what': 'scan_dim sends a scan whose length is the whole tensor '
+                                                     "(a 1-D input) to cub's inclusive_scan, and checks the "
+                                                     'switch for no operator but std::plus',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                            {'release': '2.10.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.10.0',
+                                             'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                             'path': 'torch/lib/libtorch_cuda.so',
+                                             'member': 'torch/lib/libtorch_cuda.so',
+                                             'lines': (),
+                                             'what': 'no nondeterministic alert names cumprod in the '
+                                                     "release's libraries (read in the 2.10.0 wheel: none "
+                                                     'found)',
+                                             'url': None})),
+                                          ((0, 2, 11),
                                            (0, 2, 12),
                                            '>=2.11,<2.12',
                                            ('PT_F64_OP', 'PT_CPU_OP'),
@@ -8659,13 +9093,93 @@ INDEX = {'format': 1,
                                            'release '
                                            '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json) '
                                            'used values of mixed magnitude and saw 0 of 4 differ. Other '
-                                           'releases are unknown until a sweep or a primary source covers '
-                                           'them.',
+                                           'releases are in the ranges beside this one, read in the source '
+                                           'covers them.',
                                            None,
                                            None,
                                            'silent',
                                            None,
-                                           ()),),
+                                           ()),
+                                          ((0, 2, 12),
+                                           (0, 2, 15, 0, 1),
+                                           '>=2.12,<=2.15.0',
+                                           ('PT_F64_OP', 'PT_CPU_OP'),
+                                           False,
+                                           None,
+                                           "Read, not run: a 1-D float cumprod on CUDA runs cub's decoupled "
+                                           'look-back scan and the switch neither raises nor changes it, at '
+                                           'every release read from 2.12.0 to 2.15.0 (4 releases: the code '
+                                           "in each release's wheel and the alerts of its libraries); the "
+                                           'read cites the first and last. Its replacements (float64 then '
+                                           'cast back, the CPU) were measured at 2.11.0 only.',
+                                           None,
+                                           None,
+                                           'silent',
+                                           'static',
+                                           ({'release': '2.12.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.12.0',
+                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                             'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                             'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                             'lines': (17,),
+                                             'what': "cumprod's CUDA kernel is launched through "
+                                                     'launch_cumprod_cuda_kernel (ScanKernels.h)',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/aten/src/ATen/native/cuda/ScanKernels.h#L17'},
+                                            {'release': '2.12.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.12.0',
+                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                             'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                             'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                             'lines': (459, 467),
+                                             'what': 'scan_dim sends a scan whose length is the whole tensor '
+                                                     "(a 1-D input) to cub's inclusive_scan, and checks the "
+                                                     'switch for no operator but std::plus',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                            {'release': '2.12.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.12.0',
+                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                             'path': 'torch/lib/libtorch_cuda.so',
+                                             'member': 'torch/lib/libtorch_cuda.so',
+                                             'lines': (),
+                                             'what': 'no nondeterministic alert names cumprod in the '
+                                                     "release's libraries (read in the 2.12.0 wheel: none "
+                                                     'found)',
+                                             'url': None},
+                                            {'release': '2.15.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.15.0',
+                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                             'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                             'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                             'lines': (17,),
+                                             'what': "cumprod's CUDA kernel is launched through "
+                                                     'launch_cumprod_cuda_kernel (ScanKernels.h)',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/cuda/ScanKernels.h#L17'},
+                                            {'release': '2.15.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.15.0',
+                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                             'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                             'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                             'lines': (459, 467),
+                                             'what': 'scan_dim sends a scan whose length is the whole tensor '
+                                                     "(a 1-D input) to cub's inclusive_scan, and checks the "
+                                                     'switch for no operator but std::plus',
+                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                            {'release': '2.15.0',
+                                             'repo': 'pytorch/pytorch',
+                                             'tag': 'v2.15.0',
+                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                             'path': 'torch/lib/libtorch_cuda.so',
+                                             'member': 'torch/lib/libtorch_cuda.so',
+                                             'lines': (),
+                                             'what': 'no nondeterministic alert names cumprod in the '
+                                                     "release's libraries (read in the 2.15.0 wheel: none "
+                                                     'found)',
+                                             'url': None}))),
                                'op_versions': {},
                                'caused_by': (),
                                'distributions': {},
@@ -9955,7 +10469,68 @@ INDEX = {'format': 1,
                                              'calls': ((('torch.logcumsumexp', 'torch.Tensor.logcumsumexp'),
                                                         (('compiled', ('inductor',)),
                                                          ('input.dtype', ('float',)))),),
-                                             'status': (((0, 2, 11),
+                                             'status': (((0, 2, 3),
+                                                         (0, 2, 11),
+                                                         '>=2.3,<2.11',
+                                                         (),
+                                                         False,
+                                                         None,
+                                                         'Read, not run: Inductor lowers a long logcumsumexp '
+                                                         'to a split (cross-block) Triton scan whatever the '
+                                                         'switch says, at every release read from 2.3.0 to '
+                                                         "2.10.0 (8 releases: the code in each release's "
+                                                         'wheel and the alerts of its libraries); the read '
+                                                         'cites the first and last. Before 2.3.0 Inductor '
+                                                         'had no logcumsumexp lowering (the op ran in ATen); '
+                                                         'from 2.14.0 the switch sends the op back to ATen '
+                                                         '(the next range).',
+                                                         None,
+                                                         None,
+                                                         'silent',
+                                                         'static',
+                                                         ({'release': '2.3.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.3.0',
+                                                           'commit': '97ff6cfd9c86c5c09d7ce775ab64ec5c99230f5d',
+                                                           'path': 'torch/_inductor/lowering.py',
+                                                           'member': 'torch/_inductor/lowering.py',
+                                                           'lines': (5374, 5388),
+                                                           'what': 'the logcumsumexp lowering builds an '
+                                                                   'ir.Scan',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.3.0/torch/_inductor/lowering.py#L5374'},
+                                                          {'release': '2.3.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.3.0',
+                                                           'commit': '97ff6cfd9c86c5c09d7ce775ab64ec5c99230f5d',
+                                                           'path': 'torch/_inductor/ir.py',
+                                                           'member': 'torch/_inductor/ir.py',
+                                                           'lines': (1738, 1680),
+                                                           'what': 'Scan.create picks SplitScan (a '
+                                                                   'cross-block scan) for a long scan and '
+                                                                   'never asks the switch',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.3.0/torch/_inductor/ir.py#L1738'},
+                                                          {'release': '2.10.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.10.0',
+                                                           'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                           'path': 'torch/_inductor/lowering.py',
+                                                           'member': 'torch/_inductor/lowering.py',
+                                                           'lines': (6695, 6711),
+                                                           'what': 'the logcumsumexp lowering builds an '
+                                                                   'ir.Scan',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/lowering.py#L6695'},
+                                                          {'release': '2.10.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.10.0',
+                                                           'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                           'path': 'torch/_inductor/ir.py',
+                                                           'member': 'torch/_inductor/ir.py',
+                                                           'lines': (2570, 2507),
+                                                           'what': 'Scan.create picks SplitScan (a '
+                                                                   'cross-block scan) for a long scan and '
+                                                                   'never asks the switch',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/ir.py#L2570'})),
+                                                        ((0, 2, 11),
                                                          (0, 2, 12),
                                                          '>=2.11,<2.12',
                                                          (),
@@ -9973,13 +10548,180 @@ INDEX = {'format': 1,
                                                          'torch._inductor.config.deterministic=True all '
                                                          'still gave 4 of 4. The CPU replacement of the '
                                                          'eager record (PT_CPU_OP) was not measured under '
-                                                         'torch.compile. Other releases are unknown until a '
-                                                         'sweep or a primary source covers them.',
+                                                         'torch.compile. Other releases are in the ranges '
+                                                         'beside this one (read in the code), where known.',
                                                          None,
                                                          None,
                                                          'silent',
                                                          None,
-                                                         ()),),
+                                                         ()),
+                                                        ((0, 2, 12),
+                                                         (0, 2, 13, 0, 1),
+                                                         '>=2.12,<=2.13.0',
+                                                         (),
+                                                         False,
+                                                         None,
+                                                         'Read, not run: Inductor lowers a long logcumsumexp '
+                                                         'to a split (cross-block) Triton scan whatever the '
+                                                         'switch says, at every release read from 2.12.0 to '
+                                                         "2.13.0 (2 releases: the code in each release's "
+                                                         'wheel and the alerts of its libraries); the read '
+                                                         'cites the first and last. Before 2.3.0 Inductor '
+                                                         'had no logcumsumexp lowering (the op ran in ATen); '
+                                                         'from 2.14.0 the switch sends the op back to ATen '
+                                                         '(the next range).',
+                                                         None,
+                                                         None,
+                                                         'silent',
+                                                         'static',
+                                                         ({'release': '2.12.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.12.0',
+                                                           'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                           'path': 'torch/_inductor/lowering.py',
+                                                           'member': 'torch/_inductor/lowering.py',
+                                                           'lines': (7180, 7196),
+                                                           'what': 'the logcumsumexp lowering builds an '
+                                                                   'ir.Scan',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/_inductor/lowering.py#L7180'},
+                                                          {'release': '2.12.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.12.0',
+                                                           'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                           'path': 'torch/_inductor/ir.py',
+                                                           'member': 'torch/_inductor/ir.py',
+                                                           'lines': (2632, 2569),
+                                                           'what': 'Scan.create picks SplitScan (a '
+                                                                   'cross-block scan) for a long scan and '
+                                                                   'never asks the switch',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/_inductor/ir.py#L2632'},
+                                                          {'release': '2.13.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.13.0',
+                                                           'commit': 'cf30153c4c131c8164ee7798e5022d810682e2cb',
+                                                           'path': 'torch/_inductor/lowering.py',
+                                                           'member': 'torch/_inductor/lowering.py',
+                                                           'lines': (7538, 7554),
+                                                           'what': 'the logcumsumexp lowering builds an '
+                                                                   'ir.Scan',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/lowering.py#L7538'},
+                                                          {'release': '2.13.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.13.0',
+                                                           'commit': 'cf30153c4c131c8164ee7798e5022d810682e2cb',
+                                                           'path': 'torch/_inductor/ir.py',
+                                                           'member': 'torch/_inductor/ir.py',
+                                                           'lines': (2981, 2918),
+                                                           'what': 'Scan.create picks SplitScan (a '
+                                                                   'cross-block scan) for a long scan and '
+                                                                   'never asks the switch',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/ir.py#L2981'})),
+                                                        ((0, 2, 14),
+                                                         (0, 2, 15, 0, 1),
+                                                         '>=2.14,<=2.15.0',
+                                                         (),
+                                                         False,
+                                                         None,
+                                                         'Read, not run: under the switch Inductor gives a '
+                                                         'long logcumsumexp back to ATen, whose 1-D CUDA '
+                                                         'scan the switch does not fix, at every release '
+                                                         'read from 2.14.0 to 2.15.0 (2 releases: the code '
+                                                         "in each release's wheel and the alerts of its "
+                                                         'libraries); the read cites the first and last. The '
+                                                         'code changed in 2.14.0: under the switch '
+                                                         'Scan.create refuses the split scan and the '
+                                                         "lowering falls back to ATen's logcumsumexp, whose "
+                                                         '1-D CUDA scan is the silent source '
+                                                         'torch.logcumsumexp; so the switch still has no '
+                                                         'effect. Not run.',
+                                                         None,
+                                                         None,
+                                                         'silent',
+                                                         'static',
+                                                         ({'release': '2.14.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.14.0',
+                                                           'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                           'path': 'torch/_inductor/ir.py',
+                                                           'member': 'torch/_inductor/ir.py',
+                                                           'lines': (3130, 3086),
+                                                           'what': 'Scan.create refuses the split scan under '
+                                                                   'the switch and falls back to ATen',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/_inductor/ir.py#L3130'},
+                                                          {'release': '2.14.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.14.0',
+                                                           'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                           'path': 'torch/_inductor/lowering.py',
+                                                           'member': 'torch/_inductor/lowering.py',
+                                                           'lines': (7977, 8051),
+                                                           'what': "the lowering's fallback is ATen's "
+                                                                   'logcumsumexp',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/_inductor/lowering.py#L7977'},
+                                                          {'release': '2.14.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.14.0',
+                                                           'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                           'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                           'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                           'lines': (459, 467),
+                                                           'what': "ATen's 1-D scan is cub's inclusive_scan, "
+                                                                   "with no switch check for logcumsumexp's "
+                                                                   'operator',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                                          {'release': '2.14.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.14.0',
+                                                           'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                           'path': 'torch/lib/libtorch_cuda.so',
+                                                           'member': 'torch/lib/libtorch_cuda.so',
+                                                           'lines': (),
+                                                           'what': 'no nondeterministic alert names '
+                                                                   "logcumsumexp in the release's libraries "
+                                                                   '(read in the 2.14.0 wheel: none found)',
+                                                           'url': None},
+                                                          {'release': '2.15.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.15.0',
+                                                           'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                           'path': 'torch/_inductor/ir.py',
+                                                           'member': 'torch/_inductor/ir.py',
+                                                           'lines': (3163, 3119),
+                                                           'what': 'Scan.create refuses the split scan under '
+                                                                   'the switch and falls back to ATen',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/_inductor/ir.py#L3163'},
+                                                          {'release': '2.15.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.15.0',
+                                                           'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                           'path': 'torch/_inductor/lowering.py',
+                                                           'member': 'torch/_inductor/lowering.py',
+                                                           'lines': (8092, 8166),
+                                                           'what': "the lowering's fallback is ATen's "
+                                                                   'logcumsumexp',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/_inductor/lowering.py#L8092'},
+                                                          {'release': '2.15.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.15.0',
+                                                           'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                           'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                           'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                           'lines': (459, 467),
+                                                           'what': "ATen's 1-D scan is cub's inclusive_scan, "
+                                                                   "with no switch check for logcumsumexp's "
+                                                                   'operator',
+                                                           'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                                          {'release': '2.15.0',
+                                                           'repo': 'pytorch/pytorch',
+                                                           'tag': 'v2.15.0',
+                                                           'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                           'path': 'torch/lib/libtorch_cuda.so',
+                                                           'member': 'torch/lib/libtorch_cuda.so',
+                                                           'lines': (),
+                                                           'what': 'no nondeterministic alert names '
+                                                                   "logcumsumexp in the release's libraries "
+                                                                   '(read in the 2.15.0 wheel: none found)',
+                                                           'url': None}))),
                                              'op_versions': {},
                                              'caused_by': (),
                                              'distributions': {},
@@ -10016,7 +10758,64 @@ INDEX = {'format': 1,
                                                 'inside the compiled function fixes it.',
                                      'calls': ((('torch.cumsum', 'torch.Tensor.cumsum'),
                                                 (('compiled', ('inductor',)), ('input.dtype', ('float',)))),),
-                                     'status': (((0, 2, 11),
+                                     'status': (((0, 2, 3),
+                                                 (0, 2, 11),
+                                                 '>=2.3,<2.11',
+                                                 ('PT_EAGER_OP',),
+                                                 False,
+                                                 None,
+                                                 'Read, not run: Inductor lowers a long cumsum to a split '
+                                                 '(cross-block) Triton scan whatever the switch says, at '
+                                                 'every release read from 2.3.0 to 2.10.0 (8 releases: the '
+                                                 "code in each release's wheel and the alerts of its "
+                                                 'libraries); the read cites the first and last. Keeping the '
+                                                 'op eager (PT_EAGER_OP) was measured at 2.11.0 only. Before '
+                                                 '2.3.0 Inductor had no cumsum lowering (the op ran in '
+                                                 'ATen); from 2.14.0 Scan.create refuses the split scan '
+                                                 'under the switch (the next range).',
+                                                 None,
+                                                 None,
+                                                 'silent',
+                                                 'static',
+                                                 ({'release': '2.3.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.3.0',
+                                                   'commit': '97ff6cfd9c86c5c09d7ce775ab64ec5c99230f5d',
+                                                   'path': 'torch/_inductor/lowering.py',
+                                                   'member': 'torch/_inductor/lowering.py',
+                                                   'lines': (5336, 5349),
+                                                   'what': 'the cumsum lowering builds an ir.Scan',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.3.0/torch/_inductor/lowering.py#L5336'},
+                                                  {'release': '2.3.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.3.0',
+                                                   'commit': '97ff6cfd9c86c5c09d7ce775ab64ec5c99230f5d',
+                                                   'path': 'torch/_inductor/ir.py',
+                                                   'member': 'torch/_inductor/ir.py',
+                                                   'lines': (1738, 1680),
+                                                   'what': 'Scan.create picks SplitScan (a cross-block scan) '
+                                                           'for a long scan and never asks the switch',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.3.0/torch/_inductor/ir.py#L1738'},
+                                                  {'release': '2.10.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.10.0',
+                                                   'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                   'path': 'torch/_inductor/lowering.py',
+                                                   'member': 'torch/_inductor/lowering.py',
+                                                   'lines': (6647, 6665),
+                                                   'what': 'the cumsum lowering builds an ir.Scan',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/lowering.py#L6647'},
+                                                  {'release': '2.10.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.10.0',
+                                                   'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                   'path': 'torch/_inductor/ir.py',
+                                                   'member': 'torch/_inductor/ir.py',
+                                                   'lines': (2570, 2507),
+                                                   'what': 'Scan.create picks SplitScan (a cross-block scan) '
+                                                           'for a long scan and never asks the switch',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/_inductor/ir.py#L2570'})),
+                                                ((0, 2, 11),
                                                  (0, 2, 12),
                                                  '>=2.11,<2.12',
                                                  ('PT_EAGER_OP',),
@@ -10038,13 +10837,147 @@ INDEX = {'format': 1,
                                                  '4.) Issue 190946 (2026-07-23) reports the same; PR 191714 '
                                                  '(2026-07-31) disallows the split scan under '
                                                  'use_deterministic_algorithms, and the first release with '
-                                                 'it is not confirmed. Other releases are unknown until a '
-                                                 'sweep or a primary source covers them.',
+                                                 'it is not confirmed. Other releases are in the ranges '
+                                                 'beside this one (read in the code), where known.',
                                                  None,
                                                  None,
                                                  'silent',
                                                  None,
-                                                 ()),),
+                                                 ()),
+                                                ((0, 2, 12),
+                                                 (0, 2, 13, 0, 1),
+                                                 '>=2.12,<=2.13.0',
+                                                 ('PT_EAGER_OP',),
+                                                 False,
+                                                 None,
+                                                 'Read, not run: Inductor lowers a long cumsum to a split '
+                                                 '(cross-block) Triton scan whatever the switch says, at '
+                                                 'every release read from 2.12.0 to 2.13.0 (2 releases: the '
+                                                 "code in each release's wheel and the alerts of its "
+                                                 'libraries); the read cites the first and last. Keeping the '
+                                                 'op eager (PT_EAGER_OP) was measured at 2.11.0 only. Before '
+                                                 '2.3.0 Inductor had no cumsum lowering (the op ran in '
+                                                 'ATen); from 2.14.0 Scan.create refuses the split scan '
+                                                 'under the switch (the next range).',
+                                                 None,
+                                                 None,
+                                                 'silent',
+                                                 'static',
+                                                 ({'release': '2.12.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.12.0',
+                                                   'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                   'path': 'torch/_inductor/lowering.py',
+                                                   'member': 'torch/_inductor/lowering.py',
+                                                   'lines': (7132, 7150),
+                                                   'what': 'the cumsum lowering builds an ir.Scan',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/_inductor/lowering.py#L7132'},
+                                                  {'release': '2.12.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.12.0',
+                                                   'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                   'path': 'torch/_inductor/ir.py',
+                                                   'member': 'torch/_inductor/ir.py',
+                                                   'lines': (2632, 2569),
+                                                   'what': 'Scan.create picks SplitScan (a cross-block scan) '
+                                                           'for a long scan and never asks the switch',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/_inductor/ir.py#L2632'},
+                                                  {'release': '2.13.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.13.0',
+                                                   'commit': 'cf30153c4c131c8164ee7798e5022d810682e2cb',
+                                                   'path': 'torch/_inductor/lowering.py',
+                                                   'member': 'torch/_inductor/lowering.py',
+                                                   'lines': (7490, 7508),
+                                                   'what': 'the cumsum lowering builds an ir.Scan',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/lowering.py#L7490'},
+                                                  {'release': '2.13.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.13.0',
+                                                   'commit': 'cf30153c4c131c8164ee7798e5022d810682e2cb',
+                                                   'path': 'torch/_inductor/ir.py',
+                                                   'member': 'torch/_inductor/ir.py',
+                                                   'lines': (2981, 2918),
+                                                   'what': 'Scan.create picks SplitScan (a cross-block scan) '
+                                                           'for a long scan and never asks the switch',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/_inductor/ir.py#L2981'})),
+                                                ((0, 2, 14),
+                                                 (0, 2, 15, 0, 1),
+                                                 '>=2.14,<=2.15.0',
+                                                 ('PT_DET',),
+                                                 False,
+                                                 None,
+                                                 'Read, not run: under the switch Inductor gives a long '
+                                                 'cumsum back to ATen, whose 1-D CUDA cumsum the switch '
+                                                 'makes deterministic, at every release read from 2.14.0 to '
+                                                 "2.15.0 (2 releases: the code in each release's wheel and "
+                                                 'the alerts of its libraries); the read cites the first and '
+                                                 'last. The code changed in 2.14.0: Scan.create refuses the '
+                                                 'split scan under the switch and the lowering falls back to '
+                                                 "ATen's cumsum, whose 1-D float scan the switch makes "
+                                                 'deterministic; by default the split scan remains. Not run.',
+                                                 None,
+                                                 None,
+                                                 'fixes',
+                                                 'static',
+                                                 ({'release': '2.14.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.14.0',
+                                                   'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                   'path': 'torch/_inductor/ir.py',
+                                                   'member': 'torch/_inductor/ir.py',
+                                                   'lines': (3130, 3086),
+                                                   'what': 'Scan.create refuses the split scan under the '
+                                                           'switch and falls back to ATen',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/_inductor/ir.py#L3130'},
+                                                  {'release': '2.14.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.14.0',
+                                                   'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                   'path': 'torch/_inductor/lowering.py',
+                                                   'member': 'torch/_inductor/lowering.py',
+                                                   'lines': (7975, 8003),
+                                                   'what': "the lowering's fallback is ATen's cumsum",
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/_inductor/lowering.py#L7975'},
+                                                  {'release': '2.14.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.14.0',
+                                                   'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                   'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                   'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                   'lines': (461, 462),
+                                                   'what': "under the switch ATen's 1-D float cumsum "
+                                                           "(std::plus) runs cub's deterministic scan",
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L461'},
+                                                  {'release': '2.15.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.15.0',
+                                                   'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                   'path': 'torch/_inductor/ir.py',
+                                                   'member': 'torch/_inductor/ir.py',
+                                                   'lines': (3163, 3119),
+                                                   'what': 'Scan.create refuses the split scan under the '
+                                                           'switch and falls back to ATen',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/_inductor/ir.py#L3163'},
+                                                  {'release': '2.15.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.15.0',
+                                                   'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                   'path': 'torch/_inductor/lowering.py',
+                                                   'member': 'torch/_inductor/lowering.py',
+                                                   'lines': (8090, 8118),
+                                                   'what': "the lowering's fallback is ATen's cumsum",
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/_inductor/lowering.py#L8090'},
+                                                  {'release': '2.15.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.15.0',
+                                                   'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                   'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                   'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                   'lines': (461, 462),
+                                                   'what': "under the switch ATen's 1-D float cumsum "
+                                                           "(std::plus) runs cub's deterministic scan",
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L461'}))),
                                      'op_versions': {},
                                      'caused_by': (),
                                      'distributions': {},
@@ -10262,7 +11195,90 @@ INDEX = {'format': 1,
                                                                'calls': (((),
                                                                           (('antialias', (True,)),
                                                                            ('mode', ('bilinear',)))),),
-                                                               'status': (((0, 2, 11),
+                                                               'status': (((0, 1, 13),
+                                                                           (0, 2, 11),
+                                                                           '>=1.13,<2.11',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'Read, not run: '
+                                                                           "F.interpolate(mode='bilinear', "
+                                                                           'antialias=True) returns '
+                                                                           '_upsample_bilinear2d_aa, whose '
+                                                                           'CUDA backward raises under the '
+                                                                           'switch, at every release read '
+                                                                           'from 1.13.0 to 2.10.0 (12 '
+                                                                           'releases: the code in each '
+                                                                           "release's wheel and the alerts "
+                                                                           'of its libraries); the read '
+                                                                           'cites the first and last.',
+                                                                           None,
+                                                                           None,
+                                                                           'raises',
+                                                                           'static',
+                                                                           ({'release': '1.13.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v1.13.0',
+                                                                             'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                                             'path': 'torch/nn/functional.py',
+                                                                             'member': 'torch/nn/functional.py',
+                                                                             'lines': (3948, 3949),
+                                                                             'what': 'interpolate returns '
+                                                                                     '_upsample_bilinear2d_aa '
+                                                                                     'for antialias before '
+                                                                                     'any deterministic '
+                                                                                     'branch of the bilinear '
+                                                                                     'mode',
+                                                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/nn/functional.py#L3948'},
+                                                                            {'release': '1.13.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v1.13.0',
+                                                                             'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                                             'path': 'torch/lib/libtorch_cuda_cu.so',
+                                                                             'member': 'torch/lib/libtorch_cuda_cu.so',
+                                                                             'lines': (),
+                                                                             'what': "the release's "
+                                                                                     'libtorch_cuda.so '
+                                                                                     'passes '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                     'to '
+                                                                                     'alertNotDeterministic '
+                                                                                     '(read in the 1.13.0 '
+                                                                                     'wheel: found: '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                             'url': None},
+                                                                            {'release': '2.10.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.10.0',
+                                                                             'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                                             'path': 'torch/nn/functional.py',
+                                                                             'member': 'torch/nn/functional.py',
+                                                                             'lines': (4849, 4850),
+                                                                             'what': 'interpolate returns '
+                                                                                     '_upsample_bilinear2d_aa '
+                                                                                     'for antialias before '
+                                                                                     'any deterministic '
+                                                                                     'branch of the bilinear '
+                                                                                     'mode',
+                                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/nn/functional.py#L4849'},
+                                                                            {'release': '2.10.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.10.0',
+                                                                             'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                                             'path': 'torch/lib/libtorch_cuda.so',
+                                                                             'member': 'torch/lib/libtorch_cuda.so',
+                                                                             'lines': (),
+                                                                             'what': "the release's "
+                                                                                     'libtorch_cuda.so '
+                                                                                     'passes '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                     'to '
+                                                                                     'alertNotDeterministic '
+                                                                                     '(read in the 2.10.0 '
+                                                                                     'wheel: found: '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                             'url': None})),
+                                                                          ((0, 2, 11),
                                                                            (0, 2, 12),
                                                                            '>=2.11,<2.12',
                                                                            (),
@@ -10287,6 +11303,57 @@ INDEX = {'format': 1,
                                                                            'raises',
                                                                            None,
                                                                            ()),
+                                                                          ((0, 2, 12),
+                                                                           (0, 2, 13),
+                                                                           '>=2.12,<2.13',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'Read, not run: '
+                                                                           "F.interpolate(mode='bilinear', "
+                                                                           'antialias=True) returns '
+                                                                           '_upsample_bilinear2d_aa, whose '
+                                                                           'CUDA backward raises under the '
+                                                                           'switch, at 2.12.0 (1 release: '
+                                                                           "the code in each release's wheel "
+                                                                           'and the alerts of its '
+                                                                           'libraries); the read cites the '
+                                                                           'first and last.',
+                                                                           None,
+                                                                           None,
+                                                                           'raises',
+                                                                           'static',
+                                                                           ({'release': '2.12.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.12.0',
+                                                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                                             'path': 'torch/nn/functional.py',
+                                                                             'member': 'torch/nn/functional.py',
+                                                                             'lines': (4869, 4870),
+                                                                             'what': 'interpolate returns '
+                                                                                     '_upsample_bilinear2d_aa '
+                                                                                     'for antialias before '
+                                                                                     'any deterministic '
+                                                                                     'branch of the bilinear '
+                                                                                     'mode',
+                                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/nn/functional.py#L4869'},
+                                                                            {'release': '2.12.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.12.0',
+                                                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                                             'path': 'torch/lib/libtorch_cuda.so',
+                                                                             'member': 'torch/lib/libtorch_cuda.so',
+                                                                             'lines': (),
+                                                                             'what': "the release's "
+                                                                                     'libtorch_cuda.so '
+                                                                                     'passes '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                     'to '
+                                                                                     'alertNotDeterministic '
+                                                                                     '(read in the 2.12.0 '
+                                                                                     'wheel: found: '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                             'url': None})),
                                                                           ((0, 2, 13),
                                                                            (0, 2, 14),
                                                                            '>=2.13,<2.14',
@@ -10309,7 +11376,90 @@ INDEX = {'format': 1,
                                                                            None,
                                                                            'raises',
                                                                            None,
-                                                                           ())),
+                                                                           ()),
+                                                                          ((0, 2, 14),
+                                                                           (0, 2, 15, 0, 1),
+                                                                           '>=2.14,<=2.15.0',
+                                                                           (),
+                                                                           False,
+                                                                           'RuntimeError',
+                                                                           'Read, not run: '
+                                                                           "F.interpolate(mode='bilinear', "
+                                                                           'antialias=True) returns '
+                                                                           '_upsample_bilinear2d_aa, whose '
+                                                                           'CUDA backward raises under the '
+                                                                           'switch, at every release read '
+                                                                           'from 2.14.0 to 2.15.0 (2 '
+                                                                           'releases: the code in each '
+                                                                           "release's wheel and the alerts "
+                                                                           'of its libraries); the read '
+                                                                           'cites the first and last.',
+                                                                           None,
+                                                                           None,
+                                                                           'raises',
+                                                                           'static',
+                                                                           ({'release': '2.14.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.14.0',
+                                                                             'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                                             'path': 'torch/nn/functional.py',
+                                                                             'member': 'torch/nn/functional.py',
+                                                                             'lines': (5256, 5257),
+                                                                             'what': 'interpolate returns '
+                                                                                     '_upsample_bilinear2d_aa '
+                                                                                     'for antialias before '
+                                                                                     'any deterministic '
+                                                                                     'branch of the bilinear '
+                                                                                     'mode',
+                                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.14.0/torch/nn/functional.py#L5256'},
+                                                                            {'release': '2.14.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.14.0',
+                                                                             'commit': '08187d9e0fba026dc8217405802ab5381dc88d90',
+                                                                             'path': 'torch/lib/libtorch_cuda.so',
+                                                                             'member': 'torch/lib/libtorch_cuda.so',
+                                                                             'lines': (),
+                                                                             'what': "the release's "
+                                                                                     'libtorch_cuda.so '
+                                                                                     'passes '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                     'to '
+                                                                                     'alertNotDeterministic '
+                                                                                     '(read in the 2.14.0 '
+                                                                                     'wheel: found: '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                             'url': None},
+                                                                            {'release': '2.15.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.15.0',
+                                                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                                             'path': 'torch/nn/functional.py',
+                                                                             'member': 'torch/nn/functional.py',
+                                                                             'lines': (5288, 5289),
+                                                                             'what': 'interpolate returns '
+                                                                                     '_upsample_bilinear2d_aa '
+                                                                                     'for antialias before '
+                                                                                     'any deterministic '
+                                                                                     'branch of the bilinear '
+                                                                                     'mode',
+                                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/nn/functional.py#L5288'},
+                                                                            {'release': '2.15.0',
+                                                                             'repo': 'pytorch/pytorch',
+                                                                             'tag': 'v2.15.0',
+                                                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                                             'path': 'torch/lib/libtorch_cuda.so',
+                                                                             'member': 'torch/lib/libtorch_cuda.so',
+                                                                             'lines': (),
+                                                                             'what': "the release's "
+                                                                                     'libtorch_cuda.so '
+                                                                                     'passes '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                                     'to '
+                                                                                     'alertNotDeterministic '
+                                                                                     '(read in the 2.15.0 '
+                                                                                     'wheel: found: '
+                                                                                     'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                             'url': None}))),
                                                                'op_versions': {},
                                                                'caused_by': (),
                                                                'distributions': {},
@@ -10782,7 +11932,87 @@ INDEX = {'format': 1,
                                                'in the 2.11.0 wheel, and the switch did not change its '
                                                'result.',
                                     'calls': (((), (('compiled', (None,)), ('input.dtype', ('float',)))),),
-                                    'status': (((0, 2, 11),
+                                    'status': (((0, 1, 13),
+                                                (0, 2, 11),
+                                                '>=1.13,<2.11',
+                                                ('PT_CPU_OP',),
+                                                False,
+                                                None,
+                                                "Read, not run: a 1-D float logcumsumexp on CUDA runs cub's "
+                                                'decoupled look-back scan and the switch neither raises nor '
+                                                'changes it, at every release read from 1.13.0 to 2.10.0 (12 '
+                                                "releases: the code in each release's wheel and the alerts "
+                                                'of its libraries); the read cites the first and last. Its '
+                                                'replacement (the CPU) was measured at 2.11.0 only.',
+                                                None,
+                                                None,
+                                                'silent',
+                                                'static',
+                                                ({'release': '1.13.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v1.13.0',
+                                                  'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                                  'lines': (14,),
+                                                  'what': "logcumsumexp's CUDA kernel is launched through "
+                                                          'launch_logcumsumexp_cuda_kernel (ScanKernels.h)',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/aten/src/ATen/native/cuda/ScanKernels.h#L14'},
+                                                 {'release': '1.13.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v1.13.0',
+                                                  'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                  'lines': (443, 444),
+                                                  'what': "scan_dim sends a 1-D scan to cub's inclusive_scan "
+                                                          'and checks the switch for no operator but '
+                                                          'std::plus',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L443'},
+                                                 {'release': '1.13.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v1.13.0',
+                                                  'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                  'lines': (),
+                                                  'what': 'no nondeterministic alert names logcumsumexp in '
+                                                          "the release's libraries (read in the 1.13.0 "
+                                                          'wheel: none found)',
+                                                  'url': None},
+                                                 {'release': '2.10.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.10.0',
+                                                  'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                                  'lines': (15,),
+                                                  'what': "logcumsumexp's CUDA kernel is launched through "
+                                                          'launch_logcumsumexp_cuda_kernel (ScanKernels.h)',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/aten/src/ATen/native/cuda/ScanKernels.h#L15'},
+                                                 {'release': '2.10.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.10.0',
+                                                  'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                  'lines': (459, 472),
+                                                  'what': "scan_dim sends a 1-D scan to cub's inclusive_scan "
+                                                          'and checks the switch for no operator but '
+                                                          'std::plus',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                                 {'release': '2.10.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.10.0',
+                                                  'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                  'lines': (),
+                                                  'what': 'no nondeterministic alert names logcumsumexp in '
+                                                          "the release's libraries (read in the 2.10.0 "
+                                                          'wheel: none found)',
+                                                  'url': None})),
+                                               ((0, 2, 11),
                                                 (0, 2, 12),
                                                 '>=2.11,<2.12',
                                                 ('PT_CPU_OP',),
@@ -10798,12 +12028,93 @@ INDEX = {'format': 1,
                                                 '4 backward, so only the CPU is listed. The 2.11.0 wheel '
                                                 'holds no alert for it '
                                                 '(data/runs/static-pytorch/2.11.0.yaml). Other releases are '
-                                                'unknown until a sweep or a primary source covers them.',
+                                                'in the ranges beside this one (read in the code), where '
+                                                'known.',
                                                 None,
                                                 None,
                                                 'silent',
                                                 None,
-                                                ()),),
+                                                ()),
+                                               ((0, 2, 12),
+                                                (0, 2, 15, 0, 1),
+                                                '>=2.12,<=2.15.0',
+                                                ('PT_CPU_OP',),
+                                                False,
+                                                None,
+                                                "Read, not run: a 1-D float logcumsumexp on CUDA runs cub's "
+                                                'decoupled look-back scan and the switch neither raises nor '
+                                                'changes it, at every release read from 2.12.0 to 2.15.0 (4 '
+                                                "releases: the code in each release's wheel and the alerts "
+                                                'of its libraries); the read cites the first and last. Its '
+                                                'replacement (the CPU) was measured at 2.11.0 only.',
+                                                None,
+                                                None,
+                                                'silent',
+                                                'static',
+                                                ({'release': '2.12.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.12.0',
+                                                  'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                                  'lines': (15,),
+                                                  'what': "logcumsumexp's CUDA kernel is launched through "
+                                                          'launch_logcumsumexp_cuda_kernel (ScanKernels.h)',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/aten/src/ATen/native/cuda/ScanKernels.h#L15'},
+                                                 {'release': '2.12.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.12.0',
+                                                  'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                  'lines': (459, 467),
+                                                  'what': "scan_dim sends a 1-D scan to cub's inclusive_scan "
+                                                          'and checks the switch for no operator but '
+                                                          'std::plus',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                                 {'release': '2.12.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.12.0',
+                                                  'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                  'lines': (),
+                                                  'what': 'no nondeterministic alert names logcumsumexp in '
+                                                          "the release's libraries (read in the 2.12.0 "
+                                                          'wheel: none found)',
+                                                  'url': None},
+                                                 {'release': '2.15.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.15.0',
+                                                  'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanKernels.h',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanKernels.h',
+                                                  'lines': (15,),
+                                                  'what': "logcumsumexp's CUDA kernel is launched through "
+                                                          'launch_logcumsumexp_cuda_kernel (ScanKernels.h)',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/cuda/ScanKernels.h#L15'},
+                                                 {'release': '2.15.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.15.0',
+                                                  'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                  'path': 'aten/src/ATen/native/cuda/ScanUtils.cuh',
+                                                  'member': 'torch/include/ATen/native/cuda/ScanUtils.cuh',
+                                                  'lines': (459, 467),
+                                                  'what': "scan_dim sends a 1-D scan to cub's inclusive_scan "
+                                                          'and checks the switch for no operator but '
+                                                          'std::plus',
+                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/aten/src/ATen/native/cuda/ScanUtils.cuh#L459'},
+                                                 {'release': '2.15.0',
+                                                  'repo': 'pytorch/pytorch',
+                                                  'tag': 'v2.15.0',
+                                                  'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                  'path': 'torch/lib/libtorch_cuda.so',
+                                                  'member': 'torch/lib/libtorch_cuda.so',
+                                                  'lines': (),
+                                                  'what': 'no nondeterministic alert names logcumsumexp in '
+                                                          "the release's libraries (read in the 2.15.0 "
+                                                          'wheel: none found)',
+                                                  'url': None}))),
                                     'op_versions': {},
                                     'caused_by': (),
                                     'distributions': {},
@@ -12709,13 +14020,106 @@ INDEX = {'format': 1,
                                                            None,
                                                            'Operator sweep on the H100, PyTorch 2.11.0 '
                                                            '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json). '
-                                                           'Other releases are unknown until a sweep or a '
-                                                           'primary source covers them.',
+                                                           'Other releases are in the ranges beside this '
+                                                           'one, read in the code.',
                                                            None,
                                                            None,
                                                            'fixes',
                                                            None,
-                                                           ()),),
+                                                           ()),
+                                                          ((0, 2, 12),
+                                                           (0, 2, 15, 0, 1),
+                                                           '>=2.12,<=2.15.0',
+                                                           ('PT_DET',),
+                                                           False,
+                                                           None,
+                                                           "Read, not run: take_along_dim's gradient "
+                                                           'scatters with scatter_add_, which the switch '
+                                                           'makes deterministic on CUDA, at every release '
+                                                           'read from 2.12.0 to 2.15.0 (4 releases: the code '
+                                                           "in each release's wheel and the alerts of its "
+                                                           'libraries); the read cites the first and last. '
+                                                           'It stops before 2.11.0: the 2.10.0 wheel (and '
+                                                           'every one read before it) still holds the alert '
+                                                           "scatter_add_cuda_kernel, which the gradient's "
+                                                           'scatter may reach under the switch, so the '
+                                                           'switch may raise there instead of fixing it.',
+                                                           None,
+                                                           None,
+                                                           'fixes',
+                                                           'static',
+                                                           ({'release': '2.12.0',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'tag': 'v2.12.0',
+                                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                             'path': 'build/aten/src/ATen/ops/take_along_dim_compositeimplicitautograd_dispatch.h',
+                                                             'member': 'torch/include/ATen/ops/take_along_dim_compositeimplicitautograd_dispatch.h',
+                                                             'lines': (21,),
+                                                             'what': 'take_along_dim is a '
+                                                                     'CompositeImplicitAutograd op (a '
+                                                                     "gather; its gradient is gather's)",
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/build/aten/src/ATen/ops/take_along_dim_compositeimplicitautograd_dispatch.h#L21'},
+                                                            {'release': '2.12.0',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'tag': 'v2.12.0',
+                                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                             'path': 'torch/__init__.py',
+                                                             'member': 'torch/__init__.py',
+                                                             'lines': (),
+                                                             'what': "use_deterministic_algorithms' "
+                                                                     "docstring lists gather's CUDA gradient "
+                                                                     'among the ops the switch makes '
+                                                                     'deterministic (read in the 2.12.0 '
+                                                                     'wheel: found in the docstring)',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/__init__.py'},
+                                                            {'release': '2.12.0',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'tag': 'v2.12.0',
+                                                             'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                             'path': 'torch/lib/libtorch_cuda.so',
+                                                             'member': 'torch/lib/libtorch_cuda.so',
+                                                             'lines': (),
+                                                             'what': "the release's libraries hold no alert "
+                                                                     'for the scatter_add kernel the '
+                                                                     'gradient reaches (read in the 2.12.0 '
+                                                                     'wheel: none found)',
+                                                             'url': None},
+                                                            {'release': '2.15.0',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'tag': 'v2.15.0',
+                                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                             'path': 'build/aten/src/ATen/ops/take_along_dim_compositeimplicitautograd_dispatch.h',
+                                                             'member': 'torch/include/ATen/ops/take_along_dim_compositeimplicitautograd_dispatch.h',
+                                                             'lines': (21,),
+                                                             'what': 'take_along_dim is a '
+                                                                     'CompositeImplicitAutograd op (a '
+                                                                     "gather; its gradient is gather's)",
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/build/aten/src/ATen/ops/take_along_dim_compositeimplicitautograd_dispatch.h#L21'},
+                                                            {'release': '2.15.0',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'tag': 'v2.15.0',
+                                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                             'path': 'torch/__init__.py',
+                                                             'member': 'torch/__init__.py',
+                                                             'lines': (),
+                                                             'what': "use_deterministic_algorithms' "
+                                                                     "docstring lists gather's CUDA gradient "
+                                                                     'among the ops the switch makes '
+                                                                     'deterministic (read in the 2.15.0 '
+                                                                     'wheel: found in the docstring)',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/__init__.py'},
+                                                            {'release': '2.15.0',
+                                                             'repo': 'pytorch/pytorch',
+                                                             'tag': 'v2.15.0',
+                                                             'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                             'path': 'torch/lib/libtorch_cuda.so',
+                                                             'member': 'torch/lib/libtorch_cuda.so',
+                                                             'lines': (),
+                                                             'what': "the release's libraries hold no alert "
+                                                                     'for the scatter_add kernel the '
+                                                                     'gradient reaches (read in the 2.15.0 '
+                                                                     'wheel: none found)',
+                                                             'url': None}))),
                                                'op_versions': {},
                                                'caused_by': (),
                                                'distributions': {},
@@ -12742,7 +14146,90 @@ INDEX = {'format': 1,
                                                 'backward accumulates through put_, the alert of '
                                                 'torch.put-accumulate-cuda.',
                                      'calls': (((), (('input.dtype', ('float',)),)),),
-                                     'status': (((0, 2, 11),
+                                     'status': (((0, 1, 13),
+                                                 (0, 2, 11),
+                                                 '>=1.13,<2.11',
+                                                 (),
+                                                 False,
+                                                 'RuntimeError',
+                                                 "Read, not run: take's backward accumulates with put_, "
+                                                 'which raises on CUDA under the switch, at every release '
+                                                 'read from 1.13.0 to 2.10.0 (12 releases: the code in each '
+                                                 "release's wheel and the alerts of its libraries); the read "
+                                                 'cites the first and last. That take_backward accumulates '
+                                                 'with put_ was read at one commit (FunctionsManual.cpp), '
+                                                 "and the 2.11.0 sweep's error names put_.",
+                                                 None,
+                                                 None,
+                                                 'raises',
+                                                 'static',
+                                                 ({'release': '1.13.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v1.13.0',
+                                                   'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                   'path': 'torch/csrc/autograd/FunctionsManual.h',
+                                                   'member': 'torch/include/torch/csrc/autograd/FunctionsManual.h',
+                                                   'lines': (1020,),
+                                                   'what': "take's gradient is FunctionsManual's "
+                                                           'take_backward',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/csrc/autograd/FunctionsManual.h#L1020'},
+                                                  {'release': '1.13.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v1.13.0',
+                                                   'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                   'path': 'torch/lib/libtorch_cpu.so',
+                                                   'member': 'torch/lib/libtorch_cpu.so',
+                                                   'lines': (),
+                                                   'what': "the release's libtorch_cuda.so passes put_ to "
+                                                           'alertNotDeterministic (read in the 1.13.0 wheel: '
+                                                           'found: put_)',
+                                                   'url': None},
+                                                  {'release': '1.13.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v1.13.0',
+                                                   'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                   'path': 'torch/__init__.py',
+                                                   'member': 'torch/__init__.py',
+                                                   'lines': (),
+                                                   'what': "use_deterministic_algorithms' docstring lists "
+                                                           'put_ with accumulate=True on a CUDA tensor among '
+                                                           'the ops that raise (read in the 1.13.0 wheel: '
+                                                           'found in the docstring)',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.13.0/torch/__init__.py'},
+                                                  {'release': '2.10.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.10.0',
+                                                   'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                   'path': 'torch/csrc/autograd/FunctionsManual.h',
+                                                   'member': 'torch/include/torch/csrc/autograd/FunctionsManual.h',
+                                                   'lines': (1116,),
+                                                   'what': "take's gradient is FunctionsManual's "
+                                                           'take_backward',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/csrc/autograd/FunctionsManual.h#L1116'},
+                                                  {'release': '2.10.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.10.0',
+                                                   'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                   'path': 'torch/lib/libtorch_cpu.so',
+                                                   'member': 'torch/lib/libtorch_cpu.so',
+                                                   'lines': (),
+                                                   'what': "the release's libtorch_cuda.so passes put_ to "
+                                                           'alertNotDeterministic (read in the 2.10.0 wheel: '
+                                                           'found: put_)',
+                                                   'url': None},
+                                                  {'release': '2.10.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.10.0',
+                                                   'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                   'path': 'torch/__init__.py',
+                                                   'member': 'torch/__init__.py',
+                                                   'lines': (),
+                                                   'what': "use_deterministic_algorithms' docstring lists "
+                                                           'put_ with accumulate=True on a CUDA tensor among '
+                                                           'the ops that raise (read in the 2.10.0 wheel: '
+                                                           'found in the docstring)',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.10.0/torch/__init__.py'})),
+                                                ((0, 2, 11),
                                                  (0, 2, 12),
                                                  '>=2.11,<2.12',
                                                  (),
@@ -12753,13 +14240,96 @@ INDEX = {'format': 1,
                                                  'RuntimeError "put_ does not have a deterministic '
                                                  'implementation, but you set '
                                                  '\'torch.use_deterministic_algorithms(True)\'". The forward '
-                                                 'gave 1 of 4 in both modes. Other releases are unknown '
-                                                 'until a sweep or a primary source covers them.',
+                                                 'gave 1 of 4 in both modes. Other releases are in the '
+                                                 'ranges beside this one, read in the code.',
                                                  None,
                                                  None,
                                                  'raises',
                                                  None,
-                                                 ()),),
+                                                 ()),
+                                                ((0, 2, 12),
+                                                 (0, 2, 15, 0, 1),
+                                                 '>=2.12,<=2.15.0',
+                                                 (),
+                                                 False,
+                                                 'RuntimeError',
+                                                 "Read, not run: take's backward accumulates with put_, "
+                                                 'which raises on CUDA under the switch, at every release '
+                                                 'read from 2.12.0 to 2.15.0 (4 releases: the code in each '
+                                                 "release's wheel and the alerts of its libraries); the read "
+                                                 'cites the first and last. That take_backward accumulates '
+                                                 'with put_ was read at one commit (FunctionsManual.cpp), '
+                                                 "and the 2.11.0 sweep's error names put_.",
+                                                 None,
+                                                 None,
+                                                 'raises',
+                                                 'static',
+                                                 ({'release': '2.12.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.12.0',
+                                                   'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                   'path': 'torch/csrc/autograd/FunctionsManual.h',
+                                                   'member': 'torch/include/torch/csrc/autograd/FunctionsManual.h',
+                                                   'lines': (1154,),
+                                                   'what': "take's gradient is FunctionsManual's "
+                                                           'take_backward',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/csrc/autograd/FunctionsManual.h#L1154'},
+                                                  {'release': '2.12.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.12.0',
+                                                   'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                   'path': 'torch/lib/libtorch_cpu.so',
+                                                   'member': 'torch/lib/libtorch_cpu.so',
+                                                   'lines': (),
+                                                   'what': "the release's libtorch_cuda.so passes put_ to "
+                                                           'alertNotDeterministic (read in the 2.12.0 wheel: '
+                                                           'found: put_)',
+                                                   'url': None},
+                                                  {'release': '2.12.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.12.0',
+                                                   'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                   'path': 'torch/__init__.py',
+                                                   'member': 'torch/__init__.py',
+                                                   'lines': (),
+                                                   'what': "use_deterministic_algorithms' docstring lists "
+                                                           'put_ with accumulate=True on a CUDA tensor among '
+                                                           'the ops that raise (read in the 2.12.0 wheel: '
+                                                           'found in the docstring)',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.12.0/torch/__init__.py'},
+                                                  {'release': '2.15.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.15.0',
+                                                   'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                   'path': 'torch/csrc/autograd/FunctionsManual.h',
+                                                   'member': 'torch/include/torch/csrc/autograd/FunctionsManual.h',
+                                                   'lines': (1215,),
+                                                   'what': "take's gradient is FunctionsManual's "
+                                                           'take_backward',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/csrc/autograd/FunctionsManual.h#L1215'},
+                                                  {'release': '2.15.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.15.0',
+                                                   'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                   'path': 'torch/lib/libtorch_cpu.so',
+                                                   'member': 'torch/lib/libtorch_cpu.so',
+                                                   'lines': (),
+                                                   'what': "the release's libtorch_cuda.so passes put_ to "
+                                                           'alertNotDeterministic (read in the 2.15.0 wheel: '
+                                                           'found: put_)',
+                                                   'url': None},
+                                                  {'release': '2.15.0',
+                                                   'repo': 'pytorch/pytorch',
+                                                   'tag': 'v2.15.0',
+                                                   'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                   'path': 'torch/__init__.py',
+                                                   'member': 'torch/__init__.py',
+                                                   'lines': (),
+                                                   'what': "use_deterministic_algorithms' docstring lists "
+                                                           'put_ with accumulate=True on a CUDA tensor among '
+                                                           'the ops that raise (read in the 2.15.0 wheel: '
+                                                           'found in the docstring)',
+                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.15.0/torch/__init__.py'}))),
                                      'op_versions': {},
                                      'caused_by': (),
                                      'distributions': {},
@@ -12862,7 +14432,54 @@ INDEX = {'format': 1,
                                                                   'implementation". The public call is '
                                                                   'torch.interpolate-bilinear-antialias-backward.',
                                                        'calls': (),
-                                                       'status': (((0, 2, 11),
+                                                       'status': (((0, 1, 13),
+                                                                   (0, 2, 11),
+                                                                   '>=1.13,<2.11',
+                                                                   (),
+                                                                   False,
+                                                                   'RuntimeError',
+                                                                   'Read, not run: the CUDA backward of '
+                                                                   '_upsample_bilinear2d_aa raises under the '
+                                                                   'switch, at every release read from '
+                                                                   '1.13.0 to 2.10.0 (12 releases: the code '
+                                                                   "in each release's wheel and the alerts "
+                                                                   'of its libraries); the read cites the '
+                                                                   "first and last. The default mode's "
+                                                                   'difference was not measured (the sweep '
+                                                                   'saw the raise).',
+                                                                   None,
+                                                                   None,
+                                                                   'raises',
+                                                                   'static',
+                                                                   ({'release': '1.13.0',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'tag': 'v1.13.0',
+                                                                     'commit': '7c98e70d44abc7a1aead68b6ea6c8adc8c554db5',
+                                                                     'path': 'torch/lib/libtorch_cuda_cu.so',
+                                                                     'member': 'torch/lib/libtorch_cuda_cu.so',
+                                                                     'lines': (),
+                                                                     'what': "the release's libtorch_cuda.so "
+                                                                             'passes '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                             'to alertNotDeterministic (read '
+                                                                             'in the 1.13.0 wheel: found: '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                     'url': None},
+                                                                    {'release': '2.10.0',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'tag': 'v2.10.0',
+                                                                     'commit': '449b1768410104d3ed79d3bcfe4ba1d65c7f22c0',
+                                                                     'path': 'torch/lib/libtorch_cuda.so',
+                                                                     'member': 'torch/lib/libtorch_cuda.so',
+                                                                     'lines': (),
+                                                                     'what': "the release's libtorch_cuda.so "
+                                                                             'passes '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                             'to alertNotDeterministic (read '
+                                                                             'in the 2.10.0 wheel: found: '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                     'url': None})),
+                                                                  ((0, 2, 11),
                                                                    (0, 2, 12),
                                                                    '>=2.11,<2.12',
                                                                    (),
@@ -12874,14 +14491,61 @@ INDEX = {'format': 1,
                                                                    'the default mode gave 1 of 4 distinct '
                                                                    '(float32 and bfloat16, output 3x3), so '
                                                                    'the sweep saw the raise, not a '
-                                                                   'difference. Other releases are unknown '
-                                                                   'until a sweep or a primary source covers '
-                                                                   'them.',
+                                                                   'difference. Other releases are in the '
+                                                                   'ranges beside this one, read in the '
+                                                                   'code.',
                                                                    None,
                                                                    None,
                                                                    'raises',
                                                                    None,
-                                                                   ()),),
+                                                                   ()),
+                                                                  ((0, 2, 12),
+                                                                   (0, 2, 15, 0, 1),
+                                                                   '>=2.12,<=2.15.0',
+                                                                   (),
+                                                                   False,
+                                                                   'RuntimeError',
+                                                                   'Read, not run: the CUDA backward of '
+                                                                   '_upsample_bilinear2d_aa raises under the '
+                                                                   'switch, at every release read from '
+                                                                   '2.12.0 to 2.15.0 (4 releases: the code '
+                                                                   "in each release's wheel and the alerts "
+                                                                   'of its libraries); the read cites the '
+                                                                   "first and last. The default mode's "
+                                                                   'difference was not measured (the sweep '
+                                                                   'saw the raise).',
+                                                                   None,
+                                                                   None,
+                                                                   'raises',
+                                                                   'static',
+                                                                   ({'release': '2.12.0',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'tag': 'v2.12.0',
+                                                                     'commit': '7661cd9c6b841b62b7f411aa52ec51f05457263b',
+                                                                     'path': 'torch/lib/libtorch_cuda.so',
+                                                                     'member': 'torch/lib/libtorch_cuda.so',
+                                                                     'lines': (),
+                                                                     'what': "the release's libtorch_cuda.so "
+                                                                             'passes '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                             'to alertNotDeterministic (read '
+                                                                             'in the 2.12.0 wheel: found: '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                     'url': None},
+                                                                    {'release': '2.15.0',
+                                                                     'repo': 'pytorch/pytorch',
+                                                                     'tag': 'v2.15.0',
+                                                                     'commit': 'd0f2af8b66b20da4baa50644c0cd3f887a2eae2e',
+                                                                     'path': 'torch/lib/libtorch_cuda.so',
+                                                                     'member': 'torch/lib/libtorch_cuda.so',
+                                                                     'lines': (),
+                                                                     'what': "the release's libtorch_cuda.so "
+                                                                             'passes '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda '
+                                                                             'to alertNotDeterministic (read '
+                                                                             'in the 2.15.0 wheel: found: '
+                                                                             'upsample_bilinear2d_aa_backward_out_cuda)',
+                                                                     'url': None}))),
                                                        'op_versions': {},
                                                        'caused_by': (),
                                                        'distributions': {},

@@ -46,8 +46,10 @@ def code_read(read: schema.CodeRead) -> dict[str, Any]:
     out["lines"] = tuple(read.lines)
     out["tag"] = read.tag
     out["commit"] = read.commit
-    out["url"] = (f"https://github.com/{read.repo}/blob/{read.tag or read.commit}/{read.path}"
-                  + (f"#L{read.lines[0]}" if read.lines else ""))
+    binary = read.path.endswith((".so", ".whl", ".dylib")) or ".so." in read.path  # a library read in the wheel
+    out["url"] = None if binary or (read.tag and " " in read.tag) else (
+        f"https://github.com/{read.repo}/blob/{read.tag or read.commit}/{read.path}"
+        + (f"#L{read.lines[0]}" if read.lines else ""))
     return out
 
 
