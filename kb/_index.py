@@ -2151,7 +2151,9 @@ INDEX = {'format': 1,
                                                  'default 4 of 4 distinct, XLA_DET and XLA_EXCL 1 of 4. '
                                                  'bfloat16 was not measured (the case failed to build). '
                                                  'Other releases are unknown until a sweep or a primary '
-                                                 'source covers them.',
+                                                 'source covers them. Not extended to other releases: which '
+                                                 'operation of the gradient differs is not established, so '
+                                                 'there is no code to read at other releases.',
                                                  None,
                                                  None,
                                                  'fixes',
@@ -2760,7 +2762,12 @@ INDEX = {'format': 1,
                                                    False,
                                                    None,
                                                    'Measured with Keras 3.15.1 and PyTorch 2.13.0 on the '
-                                                   'CPU; code read at v3.15.1.',
+                                                   'CPU; code read at v3.15.1. Not extended before 3.15.0: '
+                                                   'the gelsd driver for a given rcond first appears in '
+                                                   '3.15.0 (keras/src/backend/torch/linalg.py read at every '
+                                                   '3.x tag), so before it lstsq called torch.linalg.lstsq '
+                                                   'with no driver whatever rcond was, a wider condition '
+                                                   "than this record's; those releases are left out.",
                                                    None,
                                                    None,
                                                    None,
@@ -2844,7 +2851,11 @@ INDEX = {'format': 1,
                                                                 None,
                                                                 'Measured with Keras 3.15.1 on TensorFlow '
                                                                 '2.21.0 (CPU, oneDNN on); code read at '
-                                                                'v3.15.1.',
+                                                                'v3.15.1. Not extended to other releases: '
+                                                                'the uninitialized output comes from '
+                                                                "TensorFlow's oneDNN convolution, measured "
+                                                                'with TensorFlow 2.21.0 only; the Keras code '
+                                                                'around it does not decide it.',
                                                                 None,
                                                                 None,
                                                                 None,
@@ -2944,7 +2955,48 @@ INDEX = {'format': 1,
                                                    'keras.random.truncated_normal',
                                                    'keras.random.uniform'),
                                                   (('seed', (None,)),)),),
-                                       'status': (((0, 3, 15),
+                                       'status': (((0, 3, 3),
+                                                   (0, 3, 15),
+                                                   '>=3.3.0,<3.15',
+                                                   ('KERAS_SEED', 'KERAS_LSEED'),
+                                                   False,
+                                                   None,
+                                                   'Read, not run: Keras draws every unseeded random number '
+                                                   'from its global SeedGenerator, itself seeded from '
+                                                   "Python's random module, at every release read from 3.3.0 "
+                                                   "to 3.14.1 (28 releases: the code at each release's tag); "
+                                                   'the read cites the first and last. The mechanism was '
+                                                   'read at each tag; which layers and functions draw '
+                                                   "unseeded (the record's list) was read at v3.15.1 only. "
+                                                   'Before 3.3.0 the package lived at keras/random/, not '
+                                                   'read here.',
+                                                   None,
+                                                   None,
+                                                   None,
+                                                   'static',
+                                                   ({'release': '3.3.0',
+                                                     'repo': 'keras-team/keras',
+                                                     'tag': 'v3.3.0',
+                                                     'commit': '99fdbf7859ee86f4330f8d353347ddaad14b85e7',
+                                                     'path': 'keras/src/random/seed_generator.py',
+                                                     'lines': (106, 131, 142),
+                                                     'what': 'draw_seed(None) takes the next seed of the '
+                                                             'global SeedGenerator, whose own seed '
+                                                             "make_default_seed draws with Python's "
+                                                             'random.randint',
+                                                     'url': 'https://github.com/keras-team/keras/blob/v3.3.0/keras/src/random/seed_generator.py#L106'},
+                                                    {'release': '3.14.1',
+                                                     'repo': 'keras-team/keras',
+                                                     'tag': 'v3.14.1',
+                                                     'commit': 'b7f0905d8ae5076ec501fe58f8b8c85fa7d22d43',
+                                                     'path': 'keras/src/random/seed_generator.py',
+                                                     'lines': (121, 146, 169),
+                                                     'what': 'draw_seed(None) takes the next seed of the '
+                                                             'global SeedGenerator, whose own seed '
+                                                             "make_default_seed draws with Python's "
+                                                             'random.randint',
+                                                     'url': 'https://github.com/keras-team/keras/blob/v3.14.1/keras/src/random/seed_generator.py#L121'})),
+                                                  ((0, 3, 15),
                                                    (0, 3, 16),
                                                    '==3.15.*',
                                                    ('KERAS_SEED', 'KERAS_LSEED'),
@@ -2957,7 +3009,7 @@ INDEX = {'format': 1,
                                                    None,
                                                    None,
                                                    None,
-                                                   ()),),
+                                                   ())),
                                        'op_versions': {},
                                        'caused_by': (),
                                        'distributions': {},
@@ -8555,7 +8607,10 @@ INDEX = {'format': 1,
                                                                  '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T232954Z-pytorch-compiled.json) '
                                                                  'saw the same. Other releases are unknown '
                                                                  'until a sweep or a primary source covers '
-                                                                 'them.',
+                                                                 'them. Not extended to other releases: '
+                                                                 'which part of the forward kernels differs '
+                                                                 'is not established, so there is no code to '
+                                                                 'read at other releases.',
                                                                  None,
                                                                  None,
                                                                  'fixes',
@@ -8966,7 +9021,13 @@ INDEX = {'format': 1,
                                                           'Operator sweep on the H100, PyTorch 2.11.0 '
                                                           '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json), '
                                                           'dim 0. Other releases are unknown until a sweep '
-                                                          'or a primary source covers them.',
+                                                          'or a primary source covers them. Not extended to '
+                                                          'other releases: which kernel of the backward '
+                                                          "differs is not established; the switch's fix "
+                                                          "would go through scatter_add_'s deterministic "
+                                                          'path, whose dispatch '
+                                                          '(aten/src/ATen/native/TensorAdvancedIndexing.cpp) '
+                                                          'ships in no wheel and was not read at each tag.',
                                                           None,
                                                           None,
                                                           'fixes',
@@ -10431,7 +10492,10 @@ INDEX = {'format': 1,
                                                       'also 1 of 4 (0.93x). Two differing runs of four is '
                                                       'weak evidence of the fix: a re-run with more runs '
                                                       'would settle it. Other releases are unknown until a '
-                                                      'sweep or a primary source covers them.',
+                                                      'sweep or a primary source covers them. Not extended '
+                                                      'to other releases: the case still needs review (the '
+                                                      'eager op crashed its worker), and which kernel '
+                                                      'differs is not established.',
                                                       None,
                                                       None,
                                                       'silent',
@@ -11054,7 +11118,13 @@ INDEX = {'format': 1,
                                                                'the switch when compiled '
                                                                '(torch.index-reduce). Other releases are '
                                                                'unknown until a sweep or a primary source '
-                                                               'covers them.',
+                                                               'covers them. Not extended to other releases: '
+                                                               'which Inductor lowerings emit the atomic '
+                                                               'adds and where the switch sends them were '
+                                                               'read at 2.11.0 only; the lowering '
+                                                               '(torch/_inductor/lowering.py) changes from '
+                                                               'release to release and no probe of it was '
+                                                               'written.',
                                                                None,
                                                                None,
                                                                'fixes',
@@ -12157,7 +12227,9 @@ INDEX = {'format': 1,
                                             '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json): '
                                             'forward 3 of 4 distinct by default, 1 of 4 under PT_DET (3.2x '
                                             'the time); backward 4 of 4 and 1 of 4 (1.4x). Other releases '
-                                            'are unknown until a sweep or a primary source covers them.',
+                                            'are unknown until a sweep or a primary source covers them. Not '
+                                            'extended to other releases: which kernel differs is not '
+                                            'established, so there is no code to read at other releases.',
                                             None,
                                             None,
                                             'fixes',
@@ -12511,7 +12583,13 @@ INDEX = {'format': 1,
                                                                   'the modes constant and circular gave 1 of '
                                                                   '4 in both modes. Other releases are '
                                                                   'unknown until a sweep or a primary source '
-                                                                  'covers them.',
+                                                                  'covers them. Not extended to other '
+                                                                  "releases: F.pad's deterministic branch "
+                                                                  '(torch/nn/functional.py, read in each '
+                                                                  "wheel from 2.1.0) covers mode='replicate' "
+                                                                  "only; for 'reflect' the path that the "
+                                                                  'switch fixed at 2.11.0 is not '
+                                                                  'established.',
                                                                   None,
                                                                   None,
                                                                   'fixes',
@@ -13980,7 +14058,9 @@ INDEX = {'format': 1,
                                                  'backward 4 of 4 distinct by default (largest difference '
                                                  '1.9e-6), 1 of 4 under PT_DET (3.5x the time). Other '
                                                  'releases are unknown until a sweep or a primary source '
-                                                 'covers them.',
+                                                 'covers them. Not extended to other releases: which kernel '
+                                                 'of the backward differs is not established, so there is no '
+                                                 'code to read at other releases.',
                                                  None,
                                                  None,
                                                  'fixes',
