@@ -19,6 +19,7 @@ from kb.links import state as link_state
 from kb.links.resolve import resolve
 from kb.prefixes import PREFIXES
 from kb.verify.merge import merged_runs
+from kb.verify.extend import derived_ranges
 from kb.verify.seen import seen_table
 from kb.verify.static.merge import merged_static
 from kb.versions import compile_range, release_key
@@ -35,6 +36,19 @@ def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
                   "batch_invariant": item.batch_invariant, "when": _when(item.when) if item.when is not None else None,
                   "switch": switch_effect(item, framework), "basis": item.basis,
                   "read": tuple(code_read(read) for read in item.read)}
+        out.append(tuple(fields[name] for name in RANGE_FIELDS))
+    return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
+
+
+def _with_derived(status: tuple, ranges: list) -> tuple:
+    """The record's compiled ranges plus those a sweep of an uncovered release derives (kb/verify/extend.py):
+    one release each (==X.Y.Z), basis `verified`, in order."""
+    out = list(status)
+    for versions, claim, note in ranges:
+        lo, hi = compile_range(versions)
+        fields = {"lo": lo, "hi": hi, "versions": versions, "solutions": tuple(claim["solutions"]),
+                  "deterministic": claim["deterministic"], "raises": claim["raises"], "note": note,
+                  "batch_invariant": None, "when": None, "switch": claim["switch"], "basis": "verified", "read": ()}
         out.append(tuple(fields[name] for name in RANGE_FIELDS))
     return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
 
@@ -196,6 +210,9 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         table = names.setdefault(record.framework, {})
         for name in (*record.ops, *record.aliases):
             table.setdefault(name, []).append(record.id)
+    for record_id, ranges in derived_ranges(catalog).items():
+        if record_id in sources:
+            sources[record_id]["status"] = _with_derived(sources[record_id]["status"], ranges)
     solutions = {
         s.code: {
             "title": s.title, "kind": s.kind, "how": s.how, "snippet": s.snippet,

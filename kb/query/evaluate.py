@@ -245,7 +245,8 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     # a record range that covers the release (or a record whose condition the call rules out); else nothing.
     matched = [s for s in per_source if s.deterministic is not None]
     code = tuple({id(r): r for s in matched for r in s.read}.values())
-    basis = ("verified" if shown else "static" if read or any(s.basis == "static" for s in matched)
+    basis = ("verified" if shown or any(s.basis == "verified" for s in matched)
+             else "static" if read or any(s.basis == "static" for s in matched)
              else "documented" if matched or excluded else "unverified")
     seen: tuple = ()
     guarantee = None
