@@ -279,3 +279,82 @@ def test_the_nightly_plans_and_sweeps_each_new_release_in_its_own_environment(tm
                                                       tmp_path / "envs2", run=no_wheel)
     assert step["status"] == "failed" and "does not install here" in step["detail"] and written == []
     assert nightly_sweep.step_release_sweeps(root, root / "data/sweeps", due, 0, {}, print, 60, tmp_path)[0]["status"] == "skipped"
+
+
+# --- the site's lookup says the same first line ------------------------------------------------------------
+
+LOOKUPS = [
+    ("torch.nn.functional.layer_norm", "2.11", None), ("torch.nn.functional.layer_norm", "2.11", "input.dtype=float"),
+    ("torch.nn.functional.layer_norm", "2.11", "input.dtype=float, eps=0.5"), ("torch.add", "2.4", None),
+    ("tf.add", "2.15", None), ("tf.nn.softmax", "2.15", None), ("tf.nn.softmax", "2.5", None),
+    ("torch.distributed.all_reduce", "2.11", None), ("torch.cumprod", "2.10", "input.ndim=1, input.dtype=float32"),
+    ("jax.numpy.add", "0.4.30", None), ("torch.cumprod", "2.9", None), ("jax.numpy.sort", "0.11.2", None),
+]
+
+
+def test_the_site_lookup_gives_kb_status_headline_and_basis(tmp_path: Path) -> None:
+    import shutil
+
+    from kb.calls import normalize
+    from kb.site import api
+    from shared import repo_lint
+    from site_build import ROOT
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the page's JS cannot run outside a browser here")
+    catalog, _ = repo_lint()
+    path = tmp_path / "all.json"
+    path.write_text(json.dumps(api.all_json(catalog, query.index())), encoding="utf-8")
+    names = {"pytorch": sorted({op for op, _, _ in LOOKUPS if op.startswith("torch.")}),
+             "tensorflow": ["tf.add", "tf.nn.softmax"], "jax": ["jax.numpy.add", "jax.numpy.sort"]}
+    runner = """
+const core = require(process.argv[1]);
+const data = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
+const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));
+process.stdout.write(JSON.stringify(cases.map(c => {
+  const r = core.lookup(data, c.names, c.op, c.version, null, 'gpu', null, core.parseCall(c.call));
+  return [r.status.deterministic, r.status.basis, r.status.headline];
+})));
+"""
+    cases = [{"op": op, "version": version, "call": call or "", "names": names} for op, version, call in LOOKUPS]
+    done = subprocess.run([node, "-e", runner, str(ROOT / "site/assets/stack-core.js"), str(path)],
+                          input=json.dumps(cases), capture_output=True, text=True, check=True)
+    got = json.loads(done.stdout)
+    for (op, version, call), (det, basis, text) in zip(LOOKUPS, got):
+        given = None if not call else normalize({k.strip(): _value(v.strip()) for k, v in
+                                                (item.split("=") for item in call.split(","))})
+        s = kb.status(op, version, call=given)
+        assert (det, basis, text) == (s.deterministic, s.basis, s.headline), (op, version, call)
+
+
+def _value(text: str):
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+# --- the scan counts the calls nothing covers ------------------------------------------------------------
+
+def test_the_scan_summary_counts_calls_answered_only_with_no_known_source(tmp_path: Path) -> None:
+    import textwrap
+
+    from kb.scan import pins
+    from kb.scan.report_json import document
+    from kb.scan.report_text import summary_lines
+    from kb.scan.run import scan
+
+    (tmp_path / "t.py").write_text(textwrap.dedent("""\
+        import torch
+        def f(a, lu, piv, x):
+            y = torch.lu_solve(a, lu, piv)   # its record covers 2.11 only: at 2.10 nothing covers it, counted
+            return torch.cumprod(x, 0)       # read in the 2.10 code: answered, not counted
+        """))
+    report = scan([str(tmp_path / "t.py")], given=pins.parse_versions("torch=2.10"))
+    assert report.unverified == 1, report
+    assert any('1 call(s) answered only with "no known source, not verified"' in line
+               for line in summary_lines(report, query.index()["solutions"]))
+    assert document(report)["summary"]["no_known_source"] == 1
