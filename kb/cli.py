@@ -153,7 +153,10 @@ def _print_status(result) -> None:
     if result.call is not None:
         shown = ", ".join(f"{k}={v!r}" for k, v in result.call.items()) or "defaults only"
         console.print(f"call: {e(shown)}")
-    if result.depends_on_call:
+    if result.depends_on_call and not result.sources:
+        console.print("[yellow]depends on the call:[/] the runs below cover only the calls that ran; "
+                      "describe the call with --call KEY=VALUE")
+    elif result.depends_on_call:
         console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
                       "describe the call with --call KEY=VALUE")
     silent = [n for n in result.notes if SILENT_NOTE in n] if result.silent else []
