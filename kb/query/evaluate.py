@@ -243,10 +243,20 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
             read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
     # How it is known (docs/api.md "basis"): a run of this call; code or a binary read at this release;
     # a record range that covers the release (or a record whose condition the call rules out); else nothing.
-    matched = [s for s in per_source if s.deterministic is not None]
-    code = tuple({id(r): r for s in matched for r in s.read}.values())
-    basis = ("verified" if shown or any(s.basis == "verified" for s in matched)
-             else "static" if read or any(s.basis == "static" for s in matched)
+    matched = by_run = by_code = False
+    code: tuple = ()
+    for s in per_source:  # one pass: this runs for every answer
+        if s.deterministic is None:
+            continue
+        matched = True
+        if s.basis == "verified":
+            by_run = True
+        elif s.basis == "static":
+            by_code = True
+            code += s.read
+    if len(code) > 1:
+        code = tuple({id(r): r for r in code}.values())
+    basis = ("verified" if shown or by_run else "static" if read or by_code
              else "documented" if matched or excluded else "unverified")
     seen: tuple = ()
     guarantee = None
