@@ -32,6 +32,8 @@ API_DIR = "data/api"
 API_MAX_BYTES = 64 * 1024 * 1024  # the largest inventory, PyTorch's, is ~9 MB
 SOLUTIONS_FILE = "data/solutions.yaml"
 LINKS_FILE = "data/links.yaml"
+BASIS_DIR = "data/basis"
+GUARANTEES_FILE = "data/basis/guarantees.yaml"
 
 
 @dataclass
@@ -45,6 +47,8 @@ class Catalog:
     registries: dict[str, schema.VersionRegistry] = field(default_factory=dict)
     registry_paths: dict[str, Path] = field(default_factory=dict)
     broken_registries: set[str] = field(default_factory=set)
+    kernel_classes: list[schema.KernelClasses] = field(default_factory=list)  # data/basis/elementwise-*.yaml
+    guarantees: list[schema.Guarantee] = field(default_factory=list)  # data/basis/guarantees.yaml
 
     def rel(self, path: Path) -> str:
         return rel(path, self.root)
@@ -215,4 +219,32 @@ def load(root: Path) -> Catalog:
                 getattr(catalog, attr).append(model.model_validate(entry))
             except ValidationError as exc:
                 schema_findings(catalog, doc, exc, (index,))
+    _load_basis(catalog)
     return catalog
+
+
+def _load_basis(catalog: Catalog) -> None:
+    """data/basis/ (optional): the kernel classes that are deterministic by construction
+    (elementwise-<framework>.yaml, written by scripts/elementwise.py) and the frameworks'
+    documented guarantees (guarantees.yaml)."""
+    folder = catalog.root / BASIS_DIR
+    if not folder.is_dir():
+        return
+    for path in catalog.data_files(folder):
+        doc = _read(catalog, path)
+        if doc is None:
+            continue
+        if path.name == "guarantees.yaml":
+            if not isinstance(doc.data, list):
+                catalog.report(path, 1, "KB002", "guarantees.yaml is a list of entries", "start each entry with '- '")
+                continue
+            for index, entry in enumerate(doc.data):
+                try:
+                    catalog.guarantees.append(schema.Guarantee.model_validate(entry))
+                except ValidationError as exc:
+                    schema_findings(catalog, doc, exc, (index,))
+            continue
+        try:
+            catalog.kernel_classes.append(schema.KernelClasses.model_validate(doc.data))
+        except ValidationError as exc:
+            schema_findings(catalog, doc, exc)

@@ -159,19 +159,26 @@ def _print_status(result) -> None:
     from rich.table import Table
 
     console = _console()
-    verdict = {True: "[green]deterministic[/]", False: "[red]not deterministic[/]", None: "[yellow]unknown[/]"}[
-        result.deterministic
-    ]
+    colour = {True: "green", False: "red", None: "yellow"}[result.deterministic]
     where = f"{result.distribution} {result.version}" if result.distribution else f"{result.framework} {result.version}"
-    console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): {verdict}")
-    console.print("basis: " + {"verified": "verified: this call ran on this version and device (measured, below)",
-                               "static": "static: read from this release's wheels",
-                               "documented": "documented: the records' sources; not run for this call and version here",
-                               "unverified": "[yellow]unverified[/]: no known source, not verified"}[result.basis])
+    # The first line says how it is known (kb/query/headline.py): the same words as --json's "headline".
+    console.print(f"[bold]{e(result.op)}[/] on {e(where)} ({result.device}): [{colour}]{e(result.headline)}[/]")
+    swept_only = result.basis == "verified" and not result.sources and result.verified
+    console.print("basis: " + {
+        "verified": ("verified by an operator sweep only: no record; the runs below saw no difference for the calls "
+                     "listed, on that device and release (weaker than a code read)" if swept_only and result.deterministic
+                     else "verified: this call ran on this version and device (measured, below)"),
+        "static": "static: code or binary read at this release (below)",
+        "documented": ("documented: the framework's own guarantee under its switch (note below)" if not result.sources
+                       and not result.excluded else "documented: the records' sources; not run for this call and version here"),
+        "unverified": "[yellow]unverified[/]: no record, no run and no code read covers it here"}[result.basis])
     if result.call is not None:
         shown = ", ".join(f"{k}={v!r}" for k, v in result.call.items()) or "defaults only"
         console.print(f"call: {e(shown)}")
-    if result.depends_on_call:
+    if result.depends_on_call and not result.sources:
+        console.print("[yellow]depends on the call:[/] the runs below cover only the calls that ran; "
+                      "describe the call with --call KEY=VALUE")
+    elif result.depends_on_call:
         console.print("[yellow]depends on the call:[/] some sources apply only to some calls (see 'applies when'); "
                       "describe the call with --call KEY=VALUE")
     silent = [n for n in result.notes if SILENT_NOTE in n] if result.silent else []
@@ -185,7 +192,7 @@ def _print_status(result) -> None:
                       "(the 'unknown' rows below)")
     elif result.deterministic is False and result.recipe is None:
         console.print("recipe: none: at least one source has no solution in this version")
-    elif result.deterministic is None:
+    elif result.deterministic is None and result.sources:
         console.print("recipe: none: the KB does not know every source's status in this version")
     if result.solutions:
         console.print("solutions (each fixes at least one source): " + ", ".join(result.solutions))
@@ -202,8 +209,11 @@ def _print_status(result) -> None:
             continue
         console.print(f"[yellow]note:[/] {e(note)}")
     if not result.sources:
-        console.print("no known source of non-determinism for this op" +
-                      (" (not verified: nobody ran it)" if result.basis == "unverified" else ""))
+        console.print({"unverified": "no record, run or code read covers this op on this release and device",
+                       "static": "no known source of non-determinism; the kernel's code was read (below)",
+                       "verified": "no record of this op: what the operator sweep measured is below",
+                       }.get(result.basis, "no known source of non-determinism for this op"))
+        _print_evidence(console, result)
         return
     table = Table(show_lines=False)
     conditioned = any(source.condition for source in result.sources)
@@ -236,12 +246,23 @@ def _print_status(result) -> None:
             console.print(f"[yellow]disputed[/] {e(source.id)}: {e(claim)}")
         if source.caused_by:
             console.print(f"[dim]{e(source.id)}:[/] caused by {e(', '.join(source.caused_by))} (ask kb status <id> <library version>)")
+    _print_evidence(console, result)
+
+
+def _print_evidence(console, result) -> None:
+    """What was measured and read for the answer, then its references."""
+    from rich.markup import escape as e
+
     for evidence in result.verified[:8]:
         console.print(f"[dim]measured:[/] {e(str(evidence))}")
     if len(result.verified) > 8:
         console.print(f"[dim]measured:[/] and {len(result.verified) - 8} more (--json lists them all)")
     for static in result.static:
         console.print(f"[dim]{e(static.source)}:[/] read from the released wheel: {e(str(static))}")
+    for read in result.read[:8]:
+        console.print(f"[dim]code read:[/] {e(str(read))}  {e(read.url or '')}")
+    if len(result.read) > 8:
+        console.print(f"[dim]code read:[/] and {len(result.read) - 8} more (--json lists them all)")
     if result.references:
         console.print("references:")
         for ref in result.references:

@@ -19,6 +19,8 @@ from kb.links import state as link_state
 from kb.links.resolve import resolve
 from kb.prefixes import PREFIXES
 from kb.verify.merge import merged_runs
+from kb.verify.extend import derived_ranges
+from kb.verify.seen import seen_table
 from kb.verify.static.merge import merged_static
 from kb.versions import compile_range, release_key
 
@@ -34,9 +36,39 @@ def _ranges(items: list[schema.Range], framework: str = "") -> tuple:
                   "batch_invariant": item.batch_invariant, "when": _when(item.when) if item.when is not None else None,
                   "switch": switch_effect(item, framework),
                   "varies": item.varies or (None if item.deterministic else "run-to-run"),
-                  "varies_with": tuple(item.varies_with)}
+                  "varies_with": tuple(item.varies_with), "basis": item.basis,
+                  "read": tuple(code_read(read) for read in item.read)}
         out.append(tuple(fields[name] for name in RANGE_FIELDS))
     return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
+
+
+def _with_derived(status: tuple, ranges: list) -> tuple:
+    """The record's compiled ranges plus those a sweep of an uncovered release derives (kb/verify/extend.py):
+    one release each (==X.Y.Z), basis `verified`, in order."""
+    out = list(status)
+    for versions, claim, note in ranges:
+        lo, hi = compile_range(versions)
+        fields = {"lo": lo, "hi": hi, "versions": versions, "solutions": tuple(claim["solutions"]),
+                  "deterministic": claim["deterministic"], "raises": claim["raises"], "note": note,
+                  "batch_invariant": None, "when": None, "switch": claim["switch"],
+                  "varies": None if claim["deterministic"] else "run-to-run", "varies_with": (),
+                  "basis": "verified", "read": ()}
+        out.append(tuple(fields[name] for name in RANGE_FIELDS))
+    return tuple(sorted(out, key=lambda r: (r[LO] is not None, r[LO] or ())))
+
+
+def code_read(read: schema.CodeRead) -> dict[str, Any]:
+    """A place read in the code as the index holds it: plain values, lines as a tuple, and its address
+    (the file at the release's tag, at its first line)."""
+    out = read.model_dump(exclude_none=True)
+    out["lines"] = tuple(read.lines)
+    out["tag"] = read.tag
+    out["commit"] = read.commit
+    binary = read.path.endswith((".so", ".whl", ".dylib")) or ".so." in read.path  # a library read in the wheel
+    out["url"] = None if binary or (read.tag and " " in read.tag) else (
+        f"https://github.com/{read.repo}/blob/{read.tag or read.commit}/{read.path}"
+        + (f"#L{read.lines[0]}" if read.lines else ""))
+    return out
 
 
 def _op_versions(record: schema.SourceRecord) -> dict:
@@ -182,6 +214,9 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         table = names.setdefault(record.framework, {})
         for name in (*record.ops, *record.aliases):
             table.setdefault(name, []).append(record.id)
+    for record_id, ranges in derived_ranges(catalog).items():
+        if record_id in sources:
+            sources[record_id]["status"] = _with_derived(sources[record_id]["status"], ranges)
     solutions = {
         s.code: {
             "title": s.title, "kind": s.kind, "how": s.how, "snippet": s.snippet,
@@ -210,4 +245,35 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
         "params": _params(catalog, sources),
         **merged_runs(catalog),
         **merged_static(catalog),
+        **basis_tables(catalog),
+        **seen_table(catalog, {fw: set(table) for fw, table in names.items()}),
+    }
+
+
+def basis_tables(catalog: Catalog) -> dict[str, Any]:
+    """What answers an op with no record (data/basis/): `kernel_classes` (id -> the class, its releases
+    and the code read), `elementwise` (framework -> op -> class ids) and `guarantees` (framework -> the
+    documented guarantees of its determinism switch, with their releases)."""
+    classes: dict[str, Any] = {}
+    members: dict[str, dict[str, list[str]]] = {}
+    for listing in catalog.kernel_classes:
+        for item in listing.classes:
+            lo, hi = compile_range(item.versions) if item.versions else (None, None)
+            classes[item.id] = {"framework": listing.framework, "title": item.title, "what": item.what,
+                                "lo": lo, "hi": hi, "versions": item.versions, "device": item.device,
+                                "read": tuple(code_read(r) for r in item.read), "listed_from": item.listed_from,
+                                "release": listing.release}
+            for op in item.ops:
+                members.setdefault(listing.framework, {}).setdefault(op, []).append(item.id)
+    guarantees: dict[str, list] = {}
+    for item in catalog.guarantees:
+        lo, hi = compile_range(item.versions)
+        guarantees.setdefault(item.framework, []).append({
+            "code": item.code, "lo": lo, "hi": hi, "versions": item.versions, "device": item.device,
+            "claim": item.claim, "raises": item.raises,
+            "references": tuple(reference(r, catalog.links) for r in item.references)})
+    return {
+        "kernel_classes": dict(sorted(classes.items())),
+        "elementwise": {fw: {op: tuple(ids) for op, ids in sorted(ops.items())} for fw, ops in sorted(members.items())},
+        "guarantees": {fw: tuple(items) for fw, items in sorted(guarantees.items())},
     }

@@ -20,9 +20,9 @@ shapes as given and do not re-check types.
 
 
 # A range entry: (lo, hi, versions, solutions, deterministic, raises, note, batch_invariant, when, switch,
-# varies, varies_with).
+# varies, varies_with, basis, read).
 RANGE_FIELDS = ("lo", "hi", "versions", "solutions", "deterministic", "raises", "note", "batch_invariant", "when", "switch",
-                "varies", "varies_with")
+                "varies", "varies_with", "basis", "read")
 LO = 0               # release key the range starts at (inclusive), None: from the first release
 HI = 1               # release key it ends before, None: open-ended
 VERSIONS = 2         # the record's PEP 440 range text (">=2.1,<2.5")
@@ -35,10 +35,23 @@ WHEN = 8             # the range's own call condition: ((key, values), ...) or N
 SWITCH = 9           # what the framework's determinism switch does: "fixes", "raises", "silent" or None
 VARIES = 10          # "run-to-run" (derived where not deterministic), "configuration", or None (deterministic)
 VARIES_WITH = 11     # with "configuration": what changes the bits (schema.CONFIGURATION), else ()
+BASIS = 12           # how the range is known: "static" (code read at its releases), "verified" (a sweep run
+                     # of a release the record's own ranges leave out, kb/verify/extend.py) or None (documented)
+READ = 13            # the code read for a static range: ({release, repo, tag, commit, path, member, lines, what}, ...)
 
 # A static entry: (key, release, file, found, missing, bypassed_by).
 STATIC_FIELDS = ("key", "release", "file", "found", "missing", "bypassed_by")
 STATIC_KEY, STATIC_RELEASE, STATIC_FILE, STATIC_FOUND, STATIC_MISSING, STATIC_BYPASSED = range(6)
+
+
+# A seen entry (one item of `seen[framework][op]`, kb/verify/seen.py): a sweep case of an op no record names.
+# `file` indexes `seen_files`; `modes` is ((mode, distinct, outcome), ...); the op's plain-literal defaults
+# are `seen_defaults[framework][op]`, once per op.
+SEEN_FIELDS = ("key", "device", "facts", "pass", "dtype", "class", "file", "case", "modes", "inputs")
+SEEN_KEY, SEEN_DEVICE, SEEN_FACTS, SEEN_PASS, SEEN_DTYPE, SEEN_CLASS, SEEN_FILE, SEEN_CASE, SEEN_MODES, SEEN_INPUTS = range(10)
+# seen_files[i]: (path, suite, framework, version, env_id, gpu, gpu_count, driver, cuda, cudnn, started, runs per mode)
+SEEN_FILE_FIELDS = ("file", "suite", "framework", "version", "env_id", "gpu", "gpu_count", "driver", "cuda", "cudnn",
+                    "date", "n")
 
 
 def range_fields(entry: tuple) -> dict:

@@ -43,6 +43,24 @@ class _Printer(pprint.PrettyPrinter):
         return super().format(object, context, maxlevels, level)
 
 
+class _Flat(tuple):
+    """A tuple pprint writes on one line however long (its own __repr__ has no pprint layout): the
+    sweep cases of kb/_details.py's `seen`, thousands of small tuples that a nested layout would
+    spread over many indented lines. It loads back as a plain tuple."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return tuple.__repr__(self)
+
+
+def _flat_seen(details: dict[str, Any]) -> dict[str, Any]:
+    if "seen" not in details:
+        return details
+    seen = {fw: {op: _Flat(entries) for op, entries in ops.items()} for fw, ops in details["seen"].items()}
+    return {name: seen if name == "seen" else value for name, value in details.items()}
+
+
 def literal(value: Any) -> str:
     """`pprint.pformat(value, width=110, sort_dicts=False)` of plain data, faster."""
     return _Printer(width=110, sort_dicts=False).pformat(value)
@@ -72,7 +90,7 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
             return found
     core, details = split_index(index)
     texts = {INDEX_FILE: render("index.py.j2", body=literal(core)),
-             DETAILS_FILE: render("details.py.j2", body=literal(details))}
+             DETAILS_FILE: render("details.py.j2", body=literal(_flat_seen(details)))}
     if memo is not None:
         memo.put(key, texts)
         memo.save()

@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     )),
     ("load", "read and check what people and machines wrote: data/, run files, link state", (
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
-        "kb.verify.sweepfile",
+        "kb.verify.sweepfile", "kb.verify.seen", "kb.verify.extend",
         "kb.verify.merge", "kb.nightly.report",
         "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
     )),

@@ -10,6 +10,7 @@ than the query path is allowed (see benchmarks/). Each type lists its fields onc
 class _Frozen:
     __slots__ = ()
     _fields: tuple[str, ...] = ()
+    _json_order: tuple[str, ...] = ()  # fields `to_dict()` puts first (Status: its headline)
 
     def __init__(self, **values: object) -> None:
         setter = object.__setattr__
@@ -41,11 +42,12 @@ class _Frozen:
         """Plain data for JSON. `memo` (a dict the caller keeps while it converts many answers,
         as the site's JSON API does) converts each shared object once; treat the result as
         read-only then, since equal parts are the same dict."""
+        names = self._json_order + tuple(n for n in self._fields if n not in self._json_order) if self._json_order else self._fields
         if memo is None:
-            return {n.rstrip("_"): _plain(getattr(self, n), None) for n in self._fields}
+            return {n.rstrip("_"): _plain(getattr(self, n), None) for n in names}
         hit = memo.get(id(self))
         if hit is None:  # the object is kept beside its dict so that its id is not reused
-            hit = memo[id(self)] = (self, {n.rstrip("_"): _plain(getattr(self, n), memo) for n in self._fields})
+            hit = memo[id(self)] = (self, {n.rstrip("_"): _plain(getattr(self, n), memo) for n in names})
         return hit[1]
 
 
@@ -83,6 +85,18 @@ class Reference(_Frozen):
         return self.title or self.url or self.kind
 
 
+class CodeRead(_Frozen):
+    """One place in a framework's code read at a release (a record range's `read:`, or the kernel class
+    of an elementwise op): the release, the repository and tag, the file (and the member of the
+    released wheel it was read in), the 1-based lines, what they show, and the file's address."""
+
+    __slots__ = _fields = ("release", "repo", "tag", "commit", "path", "member", "lines", "what", "url")
+
+    def __str__(self) -> str:
+        where = self.path + (":" + ",".join(str(n) for n in self.lines) if self.lines else "")
+        return f"{self.repo} {self.tag} {where}: {self.what}"
+
+
 class SourceStatus(_Frozen):
     """One source record as it applies to the queried version.
 
@@ -109,12 +123,16 @@ class SourceStatus(_Frozen):
     repeat run to run with the settings fixed, so `deterministic` is True, and change when something
     in `varies_with` changes: algorithm, protocol, channels, ranks, message-size, version, topology;
     `solutions` then keep the bits the same across those changes), or None (deterministic, or unknown).
+
+    `basis` says how the matched range is known: "documented" (the record's references),
+    "static" (the code of the release read: `read` lists the tag, file and lines), "verified" (a
+    sweep of a release the record's own ranges leave out), or None (no range matched).
     """
 
     __slots__ = _fields = (
         "id", "title", "mechanism", "pass_", "summary", "versions", "deterministic",
         "solutions", "raises", "note", "disputed", "batch_invariant", "caused_by",
-        "when", "condition", "applies", "depends_on", "switch", "varies", "varies_with",
+        "when", "condition", "applies", "depends_on", "switch", "varies", "varies_with", "basis", "read",
     )
 
 
@@ -127,11 +145,18 @@ class Status(_Frozen):
     the applying sources that stay non-deterministic under the framework's determinism switch
     without an error (their fix, if any, is in their `solutions`; never the switch).
 
-    `basis` says how the answer is known: "verified" (evidence of a run on the queried device,
-    for this version and call: a verifier or a sweep case, in `verified`), "static" (read from
-    this release's wheels, in `static`), "documented" (the records' sources only), "unverified"
-    (no record and no evidence: `deterministic` is True because no source is known, which is
-    not the same as having checked; the text says "no known source, not verified").
+    `basis` says how the answer is known: "verified" (a run on the queried device, for this
+    version and call: a verifier or a sweep case, in `verified`; for an op with no record, a sweep
+    case that saw no difference), "static" (code or binary read at this release: the wheels'
+    alerts in `static`, the code in `read`), "documented" (the records' sources, or the framework's
+    own documented guarantee), "unverified" (nothing covers the op on this version and device:
+    `deterministic` is then None, never True; "no known source, not verified").
+
+    `headline` is the answer's first line in words, the same in `str()`, the CLI, JSON and the
+    site: "not deterministic ...", "deterministic, verified", "no difference seen ...", "deterministic
+    by the code read", "documented deterministic", "no known source, not verified" (kb/query/headline.py).
+    `read` lists the code read that the answer rests on (a static range's tag, file and lines, or the
+    kernel class of an elementwise op), each a `CodeRead`.
 
     `varies_with` is apart from `deterministic` (which is about repeats of one run): what, when it
     changes between jobs, changes the bits although each job repeats run to run (an applying
@@ -142,20 +167,15 @@ class Status(_Frozen):
     __slots__ = _fields = (
         "op", "framework", "version", "device", "distribution", "deterministic",
         "solutions", "recipe", "sources", "references", "verified", "notes", "batch_invariant",
-        "call", "depends_on_call", "excluded", "static", "silent", "basis", "varies_with",
+        "call", "depends_on_call", "excluded", "static", "silent", "basis", "varies_with", "headline", "read",
     )
+    _json_order = ("headline",)
 
     def __str__(self) -> str:
-        if self.deterministic is True:
-            verdict = "deterministic" + (": no known source, not verified" if self.basis == "unverified" else "")
-        elif self.deterministic is False:
-            verdict = "NOT deterministic"
-            conditions = [s.condition for s in self.sources if s.deterministic is False]
-            if self.depends_on_call and conditions and all(conditions):
-                verdict += " when " + "; or when ".join(dict.fromkeys(conditions)) + "; deterministic otherwise"
-        else:
-            verdict = "unknown"
-        line = f"{self.op} {self.framework} {self.version} ({self.device}): {verdict}"
+        headline = self.headline
+        if headline.startswith("not deterministic"):  # capitals for emphasis, as str() always wrote it
+            headline = "NOT" + headline[3:]
+        line = f"{self.op} {self.framework} {self.version} ({self.device}): {headline}"
         if self.recipe:
             line += "; fix: " + " + ".join(self.recipe)
         elif self.deterministic is False and self.recipe is None:
@@ -216,7 +236,10 @@ class Evidence(_Frozen):
             case = " [" + self.op + "(" + ", ".join(f"{k}={v!r}" for k, v in (self.call or {}).items()) + ")]"
         if self.sweep:
             case += f" sweep {self.sweep['suite']} ({self.sweep['pass']}, {self.sweep['dtype']}): {self.sweep['class']}"
-        return f"{self.source}{case} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
+            if self.sweep.get("inputs"):
+                case += f", inputs {self.sweep['inputs']}"
+        who = self.source if self.source is not None else "no record"  # a sweep case of an op with no record
+        return f"{who}{case} on {where}, {self.framework} {self.version}, {self.date[:10]}: {modes}"
 
 
 class StaticEvidence(_Frozen):

@@ -211,6 +211,29 @@ class CallPattern(_Model):
 
 
 
+class CodeRead(_Model):
+    """One place in a framework's code read at a release: what a `basis: static` range rests on.
+
+    The code is read where the release ships it (a file of the released wheel: `member`) or in the
+    repository at the release's tag; `lines` are 1-based lines of that file as read."""
+
+    release: VersionStr = Field(description="The release whose code was read (2.10.0).")
+    repo: Repo = Field(description="The framework's repository (pytorch/pytorch).")
+    tag: Text | None = Field(None, description="The release's tag in that repository (v2.10.0).")
+    commit: Sha | None = Field(None, description="The commit read: the tag's (torch/version.py git_version), or the "
+                               "one a code index stored when no tag was read.")
+    path: Text = Field(description="The file's path in the repository (aten/src/ATen/native/cuda/ScanUtils.cuh).")
+    member: Text | None = Field(None, description="The same file inside the released wheel, when read there.")
+    lines: list[Annotated[int, Field(ge=1)]] = Field(default_factory=list, description="1-based lines that carry the fact.")
+    what: Text = Field(description="What the lines show, in one sentence.")
+
+    @model_validator(mode="after")
+    def _where(self) -> CodeRead:
+        if self.tag is None and self.commit is None:
+            raise ValueError("a place read names the release's tag or the commit read")
+        return self
+
+
 class Range(_Model):
     """What applies in one version range of a source."""
 
@@ -258,6 +281,16 @@ class Range(_Model):
         description="Call conditions that hold in this range only, in addition to the record's `calls:` "
         "(docs/calls.md): e.g. {weights: [float, int]} where a release narrowed an alert.",
     )
+    basis: Literal["static"] | None = Field(
+        None,
+        description="How the range is known when not from the record's references: `static`, the code of each "
+        "release in the range read (give `read:`: the tag, file and lines read). Left out: documented by the "
+        "record's references (a run of the release makes an answer `verified` at query time).",
+    )
+    read: list[CodeRead] = Field(
+        default_factory=list,
+        description="For `basis: static`: the code read at the releases of the range, each with its tag, file and lines.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Range:
@@ -276,6 +309,8 @@ class Range(_Model):
             raise ValueError("varies: run-to-run contradicts deterministic: true")
         if len(set(self.varies_with)) != len(self.varies_with):
             raise ValueError("varies_with lists a value twice")
+        if (self.basis == "static") != bool(self.read):
+            raise ValueError("basis: static needs read: (the tag, file and lines read), and read: needs basis: static")
         if self.deterministic and self.solutions and self.varies != "configuration":
             raise ValueError("a range that is deterministic by default needs no solutions; drop one of them")
         if self.deterministic and self.raises:
@@ -528,3 +563,50 @@ class VersionRegistry(_Model):
     framework: Framework
     source: Text = Field(description="Where the releases and dates come from.")
     releases: list[Release] = Field(min_length=1)
+
+
+# --- what is known without a record (data/basis/) -----------------------------------------------
+
+class KernelClass(_Model):
+    """A class of kernels that are deterministic by construction, read in the framework's code: an
+    elementwise kernel computes each output element from the same-index input elements, with no
+    reduction, no atomics and no random state, so its result cannot depend on scheduling. An op listed
+    here with no record answers `deterministic=True`, basis `static`, citing `read`."""
+
+    id: RecordId
+    title: Text
+    what: Text = Field(description="Why a kernel of this class is deterministic, as read in the code.")
+    versions: str | None = Field(None, description="PEP 440 releases the class covers; left out: every release.")
+    device: Device = "any"
+    read: list[CodeRead] = Field(min_length=1, description="The code read: the kernel class, at the releases named.")
+    listed_from: Text = Field(description="Where the list of ops comes from (the framework's own catalog, and how).")
+    ops: list[OpName] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> KernelClass:
+        if len(set(self.ops)) != len(self.ops):
+            raise ValueError("ops lists an op twice")
+        return self
+
+
+class KernelClasses(_Model):
+    """data/basis/elementwise-<framework>.yaml: written by scripts/elementwise.py from the installed framework."""
+
+    framework: Framework
+    release: VersionStr = Field(description="The installed release whose catalog listed the ops.")
+    generated_by: Text
+    classes: list[KernelClass] = Field(min_length=1)
+
+
+class Guarantee(_Model):
+    """A framework's own documented guarantee under its determinism switch, e.g. TensorFlow's
+    enable_op_determinism: every op runs deterministically or raises. It answers an op with no record
+    for the releases it covers: by default nothing is known, under the switch it is documented."""
+
+    framework: Framework
+    code: SolutionCode = Field(description="The solution code of the switch (data/solutions.yaml).")
+    versions: str = Field(description="PEP 440 releases whose documentation gives the guarantee.")
+    device: Device = "any"
+    claim: Text = Field(description="What the framework documents, in one sentence.")
+    raises: Text | None = Field(None, description="What an op without a deterministic kernel raises under the switch.")
+    references: list[Reference] = Field(min_length=1)

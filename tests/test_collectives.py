@@ -126,7 +126,9 @@ def test_framework_and_nccl_answers_agree_and_keep_run_to_run_apart_from_configu
     for answer in (torch_answer, nccl_answer):
         assert answer.deterministic is False and answer.recipe == ("NCCL_NO_NVLS",)
         assert {"algorithm", "protocol", "channels", "ranks"} <= set(answer.varies_with)
-        assert answer.basis == "verified"
+        # "not deterministic" rests on the NVLS record (documented: NVLS is off on the machines that ran);
+        # the runs of the reduction order that repeated are shown beside it
+        assert answer.basis == "documented" and answer.verified
         order = [s for s in answer.sources if s.varies == "configuration"]
         assert len(order) == 1 and order[0].deterministic is True and order[0].solutions == ("NCCL_PIN",)
         nvls = [s for s in answer.sources if s.deterministic is False]

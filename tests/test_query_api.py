@@ -181,9 +181,14 @@ def test_deterministic_by_default(idx: dict) -> None:
     assert (s.deterministic, s.solutions, s.recipe) == (True, (), ())
 
 
-def test_a_public_op_without_a_record_is_deterministic(idx: dict) -> None:
+def test_a_public_op_without_a_record_is_not_verified(idx: dict) -> None:
+    """DESIGN.md: a real public op with no record and no evidence is "no known source, not verified":
+    deterministic None (never True without a basis), basis unverified. (The fixture has no data/basis,
+    so tf.add's elementwise kernel class is not known here.)"""
     plain = kb.status("tf.add", "2.1")  # in data/api/tensorflow.txt, in no record
-    assert (plain.deterministic, plain.solutions, plain.recipe, plain.sources) == (True, (), (), ())
+    assert (plain.deterministic, plain.solutions, plain.recipe, plain.sources) == (None, (), (), ())
+    assert plain.basis == "unverified" and plain.headline == "no known source, not verified"
+    assert str(plain).endswith(": no known source, not verified")
 
 
 def test_record_id_and_alias_name_the_record(idx: dict) -> None:

@@ -187,7 +187,7 @@ def test_three_answers_read_differently() -> None:
     states = re.findall(r'<td><span class="kb-c kb-[a-z]+">([^<]*)</span>', _html("sources/torch.index-add.html"))
     assert states and not [s for s in states if s in ("non-deterministic", "non-deterministic, no solution")]
     legend = _text(_html("frameworks/vllm.html"))
-    assert "unknown: no source covers this version" in legend
+    assert "not verified: no source covers this version" in legend  # issue 47: "not verified" cells say so
     ui = (ROOT / "site/assets/stack-ui.js").read_text()
     assert "NOT deterministic" not in ui and "no switch fixes it" in ui and "no source covers this version" in ui
 

@@ -40,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction, parser_class: type) -> None:
                                         "data/sweeps are not swept again)")
     p.add_argument("--sweeps-from", help="merge the sweep files GPU jobs wrote (a folder of CI artifacts) into data/sweeps "
                                          "instead of sweeping here; their new silent sources are reported first")
+    p.add_argument("--sweep-releases", action="store_true",
+                   help="also sweep each PyTorch and JAX registry release newer than the swept ones (at most 2 a "
+                        "night per framework), each installed in a virtual environment of its own")
     p.add_argument("--no-links", action="store_true", help="do not refresh GitHub links")
     p.add_argument("--no-build", action="store_true", help="do not run `kb build`")
     p.add_argument("--links-base-url", default="https://api.github.com", help="GitHub API root (default %(default)s)")
@@ -68,6 +71,7 @@ def cmd_nightly(args: argparse.Namespace) -> int:
         probe_torch=not args.no_torch_probe, sweep=not args.no_sweep, sweep_timeout=args.sweep_timeout,
         sweeps_dir=Path(args.sweeps_dir).resolve() if args.sweeps_dir else None,
         sweeps_from=Path(args.sweeps_from).resolve() if args.sweeps_from else None,
+        sweep_releases=args.sweep_releases,
     )
     body = nightly(opts)
     for item in body["regressions"]:

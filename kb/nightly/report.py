@@ -78,6 +78,13 @@ def markdown(report: dict[str, Any]) -> str:
             "earlier sweep of the suite had found it. A user who set the switch is not protected from these.\n",
             _table(report["new_silent"], ["op", "suite", "version", "pass", "dtype", "call", "covered_by", "file"]),
         ]
+    if report.get("range_changes"):
+        lines += [
+            f"## Ranges the sweeps extend, change or close ({len(report['range_changes'])})\n",
+            "A sweep of a release that no range of the record covers: the compiled index adds that release "
+            "(basis verified); write it into the record, with the code read at the release, to keep it.\n",
+            _table(report["range_changes"], ["record", "version", "kind", "what", "nearest", "files"]),
+        ]
     lines += [
         "## Steps\n",
         _table(report["steps"], ["step", "status", "detail"]),

@@ -37,6 +37,8 @@ class Options:
     sweeps_from: Path | None = None        # sweep files GPU jobs wrote (CI artifacts): merged, not run
     sweep_timeout: float = 3600
     sweep_args: tuple[str, ...] = ()
+    sweep_releases: bool = False           # also sweep registry releases newer than the swept ones, each in its own venv
+    release_limit: int = 2                 # at most this many new releases per framework a night
     now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
 
 
@@ -169,6 +171,14 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
     else:
         steps.append({"step": "sweep", "status": "skipped", "detail": "--no-sweep"})
     progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
+    if opts.sweep_releases and opts.sweeps_from is None:
+        # Each registry release of PyTorch and JAX newer than the swept ones, installed in a venv of its own.
+        due = sweeps.releases_due(root, sweeps_dir, opts.release_limit)
+        result, more = sweeps.step_release_sweeps(root, sweeps_dir, due, gpu["count"], _python_env(), progress.say,
+                                                  opts.sweep_timeout, root / ".cache" / "kb" / "release-envs")
+        steps.append(result)
+        written += more
+        progress.say(f"{steps[-1]['status']}: {steps[-1]['detail']}")
 
     progress.step(4, total, "links", opts.base_url if opts.links else "")
     changes: list[dict[str, Any]] = []
@@ -205,6 +215,7 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
         "environment": environment,
         "steps": steps,
         "new_silent": silent,
+        "range_changes": sweeps.range_changes(root) if written else [],
         "skipped": skipped,
         "regressions": result.regressions,
         "newly_differ": result.newly_differ,

@@ -172,3 +172,98 @@ def merge_from(root: Path, source: Path) -> tuple[dict[str, Any], list[str]]:
     detail = (f"merged {len(written)} sweep file(s) from {Path(source).name}/"  # the folder's name: no path of this machine
               + (f"; refused: {'; '.join(problems)}" if problems else ""))
     return {"step": "sweep", "status": "partial" if problems else "ok", "detail": detail}, written
+
+
+# --- each new release, in an environment of its own (flagged: --sweep-releases) ----------------------
+
+PACKAGES = {"pytorch": "torch", "jax": "jax[cuda12]"}
+"""What `pip install` takes for a framework release on a CUDA machine (PyTorch's PyPI wheels carry CUDA;
+JAX needs its CUDA plugin extra)."""
+
+
+def releases_due(root: Path, sweeps_dir: Path, limit: int = 2) -> list[tuple[str, str]]:
+    """(framework, version) of the PyTorch and JAX registry releases (data/versions/) newer than the newest
+    release swept here, not swept yet by every suite of the framework: at most `limit` per framework,
+    oldest first, so that each night moves the swept line forward."""
+    from kb.versions import release_key
+
+    from kb import yamlio
+
+    done = swept(root, sweeps_dir)
+    out = []
+    for framework, suites in sorted(SUITES.items()):
+        path = root / "data/versions" / f"{framework}.yaml"
+        if not path.is_file():
+            continue
+        registry = yamlio.read(path, within=root / "data").data
+        releases = sorted((str(r["version"]) for r in registry.get("releases") or ()), key=release_key)
+        swept_here = [v for s, v in done if s in suites]
+        newest = max((release_key(v) for v in swept_here), default=None)
+        todo = [v for v in releases if (newest is None or release_key(v) > newest)
+                and not all((s, v) in done for s in suites)]
+        out += [(framework, v) for v in todo[:limit]]
+    return out
+
+
+def step_release_sweeps(root: Path, sweeps_dir: Path, due: list[tuple[str, str]], gpus: int, env: dict[str, str],
+                        say: Callable[[str], None], timeout: float, work: Path,
+                        run: Callable[..., Any] = subprocess.run) -> tuple[dict[str, Any], list[str]]:
+    """Sweep each due release in a virtual environment of its own under `work`: create it, install the
+    release (and this tree's requirements through PYTHONPATH), run every suite of the framework with the
+    sweep's own command, and keep the files written. A release that does not install on this machine
+    (no wheel for its CUDA or Python) is reported, not failed."""
+    if not gpus:
+        return {"step": "releases", "status": "skipped", "detail": "no GPU: the sweep measures GPU kernels"}, []
+    if not due:
+        return {"step": "releases", "status": "ok", "detail": "no registry release newer than the swept ones"}, []
+    before = {p for p in sweeps_dir.rglob("*.json")} if sweeps_dir.is_dir() else set()
+    notes = []
+    for framework, version in due:
+        venv = work / f"{framework}-{version}"
+        python = venv / "bin" / "python"
+        steps = [[sys.executable, "-m", "venv", str(venv)],
+                 [str(python), "-m", "pip", "install", "--quiet", f"{PACKAGES[framework]}=={version}",
+                  *(["numpy", "pyyaml", "rich", "packaging", "expecttest"] if framework == "pytorch" else
+                    ["numpy", "pyyaml", "rich", "packaging"])]]
+        failed = None
+        for cmd in steps:
+            say(" ".join(cmd[1:]))
+            try:
+                done = run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                failed = f"{' '.join(cmd[1:3])} timed out"
+                break
+            if done.returncode != 0:
+                failed = f"{framework} {version} does not install here (exit {done.returncode})"
+                break
+        if failed:
+            notes.append(failed)
+            continue
+        for suite in SUITES[framework]:
+            cmd = [str(python), "-m", "kb", "--root", str(root), "verify", "--sweep", suite, "--device", "gpu",
+                   "--out", str(sweeps_dir)]
+            say(" ".join(cmd[1:]) + f"   ({framework} {version})")
+            try:
+                done = run(cmd, stdout=subprocess.PIPE, stderr=None, text=True, env=env, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                notes.append(f"{suite} {version} timed out after {timeout:.0f} s")
+                continue
+            if done.returncode != 0:
+                notes.append(f"{suite} {version} exit {done.returncode}")
+    after = {p for p in sweeps_dir.rglob("*.json")} if sweeps_dir.is_dir() else set()
+    written = sorted(str(p) for p in after - before)
+    detail = f"{len(due)} release(s) due ({', '.join(f'{f} {v}' for f, v in due)}); wrote {len(written)} file(s)"
+    if notes:
+        detail += "; " + "; ".join(notes)
+    status = "ok" if not notes else ("partial" if written else "failed")
+    return {"step": "releases", "status": status, "detail": detail}, written
+
+
+def range_changes(root: Path) -> list[dict[str, Any]]:
+    """What the sweep files say about releases no range of a record covers (kb/verify/extend.py): each
+    record a sweep extends, changes or closes, for the report."""
+    from kb.catalog import load
+    from kb.verify import extend
+
+    return [{k: v for k, v in change.items() if k != "claim"} | {"switch": change["claim"]["switch"]}
+            for change in extend.changes(load(root))]

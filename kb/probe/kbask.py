@@ -30,6 +30,8 @@ def ask(op: str, framework: str | None, version: str | None, device: str, *, cal
     out.update(known=bool(status.sources), deterministic=status.deterministic,
                recipe=list(status.recipe) if status.recipe is not None else None,
                sources=[s.id for s in status.sources])
+    if getattr(status, "basis", None):
+        out["basis"] = status.basis  # how it is known (verified, static, documented, unverified)
     if getattr(status, "depends_on_call", False):
         out["depends_on_call"] = True
     if getattr(status, "excluded", None):
@@ -120,5 +122,8 @@ def verdict(answer: dict) -> str:
             text += "; no known fix in this version"
         return text
     if answer.get("deterministic") is None:
+        if not answer.get("sources"):  # nothing covers the op on this release and device (issue 47)
+            return f"no known source, not verified {where}"
         return f"KB has records but none covers {answer['version']}"
-    return f"no known source of non-determinism {where}"
+    basis = {"static": " (by the code read)", "verified": " (verified)"}.get(answer.get("basis", ""), "")
+    return f"no known source of non-determinism {where}{basis}"

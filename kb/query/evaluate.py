@@ -3,11 +3,14 @@ answer they make together (`answer`: steps 2-4 of kb/query/__init__.py's docstri
 
 from kb import versions
 from kb.entries import (
-    BATCH_INVARIANT, DETERMINISTIC, HI, LO, NOTE, RAISES, SOLUTIONS, SWITCH, VARIES, VARIES_WITH, VERSIONS, WHEN,
+    BASIS, BATCH_INVARIANT, DETERMINISTIC, HI, LO, NOTE, RAISES, READ, SOLUTIONS, SWITCH, VARIES, VARIES_WITH,
+    VERSIONS, WHEN,
 )
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
+from kb.query import norecord
 from kb.query.evidence import static, verified
+from kb.query.headline import headline
 from kb.query.names import op_parameters
 from kb.query.state import Lazy, light, memo
 
@@ -63,6 +66,8 @@ def _make(source: dict, entry: tuple | None, *, alternatives: tuple = (), applie
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
         applies=applies, depends_on=depends, switch=entry[SWITCH] if known else None,
         varies=entry[VARIES] if known else None, varies_with=entry[VARIES_WITH] if known else (),
+        basis=(entry[BASIS] or "documented") if known else None,
+        read=norecord.code_reads(entry[READ]) if known and entry[READ] else (),
     )
 
 
@@ -238,17 +243,89 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         if not distribution:  # static evidence stays shown for a call a record excludes, not for a dropped op
             listed = group_prepared if not dropped else tuple(p for p in group_prepared if p[0]["id"] not in dropped)
             read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
-    basis = "verified" if shown else "static" if read else "documented" if ids or any(g[3] for g in groups[1:]) else "unverified"
+    # How it is known (docs/api.md "basis"): a run of this call; code or a binary read at this release;
+    # a record range that covers the release (or a record whose condition the call rules out); else nothing.
+    # A "not deterministic" answer is known as well as the sources that make it so: a run of another,
+    # deterministic source (a collective's reduction order that repeats) does not verify an NVLS record.
+    deciding = {s.id for s in per_source if s.deterministic is False} if deterministic is False else None
+    if deciding is not None:
+        shown_for, read_for = tuple(e for e in shown if e.source in deciding), tuple(e for e in read if e.source in deciding)
+    else:
+        shown_for, read_for = shown, read
+    matched = by_run = by_code = False
+    code: tuple = ()
+    for s in per_source:  # one pass: this runs for every answer
+        if s.deterministic is None or (deciding is not None and s.id not in deciding):
+            continue
+        matched = True
+        if s.basis == "verified":
+            by_run = True
+        elif s.basis == "static":
+            by_code = True
+            code += s.read
+    if len(code) > 1:
+        code = tuple({id(r): r for r in code}.values())
+    basis = ("verified" if shown_for or by_run else "static" if read_for or by_code
+             else "documented" if matched or excluded else "unverified")
+    seen: tuple = ()
+    guarantee = None
+    if not per_source and not excluded and not distribution:
+        # Nothing covers the op on this release and device: a sweep of the call, the kernel class read in
+        # the code, or the framework's documented guarantee may still say something (kb/query/norecord.py).
+        deterministic, basis, shown, code, seen, guarantee, depends = _no_record(
+            op, framework, key, version, device, call, idx, notes, shown, depends)
+        if deterministic is False:
+            chosen = None  # a difference no record explains: no known fix (with no source at all, () as before)
+    elif deterministic is True and basis == "unverified":
+        deterministic = None  # nothing says so: never "deterministic" without a basis
+        chosen = None
+    text = headline(deterministic=deterministic, basis=basis, sources=tuple(per_source), depends_on_call=depends,
+                    seen=seen, guarantee=guarantee, call_given=call is not None, version=version)
     varies_with = tuple(dict.fromkeys(k for s in per_source if s.varies == "configuration" for k in s.varies_with))
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
         deterministic=deterministic, solutions=solutions, recipe=chosen, sources=tuple(per_source),
         references=references, verified=shown,
         notes=tuple(notes),
-        batch_invariant=False if variant else (None if unclaimed else True),
+        batch_invariant=False if variant else (None if (unclaimed or deterministic is None or seen) else True),
         call=None if call is None else dict(call), depends_on_call=depends, excluded=tuple(excluded),
-        static=read, silent=silent, basis=basis, varies_with=varies_with,
+        static=read, silent=silent, basis=basis, varies_with=varies_with, headline=text, read=code,
     )
+
+
+def _no_record(op: str, framework: str, key: tuple, version: str, device: str, call: dict | None, idx: dict,
+               notes: list, shown: tuple, depends: bool) -> tuple:
+    """(deterministic, basis, verified, read, seen, guarantee, depends_on_call) for an op that no record
+    covers here: a sweep case that saw this call differ (False), the op's elementwise kernel class read
+    in the code (True, static), sweep cases of this call that saw no difference (True, verified: a run,
+    weaker than a code read), else None: "no known source, not verified", with the framework's
+    documented guarantee under its switch noted where one covers the release."""
+    same, differ, other = norecord.seen(op, framework, key, device, call, idx)
+    classes = norecord.elementwise(op, framework, key, device, idx)
+    guarantee = norecord.guarantee(framework, key, device, idx)
+    if differ:
+        notes.append(f"an operator sweep saw {op} differ from run to run for this call ({differ[0].file}); "
+                     "no record describes it yet")
+        return False, "verified", (*differ, *same), (), (), None, depends
+    if classes:
+        for title, what, listed_from, _ in classes:
+            notes.append(f"{op} is {title}: {what} (listed from {listed_from})")
+        reads = tuple({id(r): r for _, _, _, found in classes for r in found}.values())
+        return True, "static", (*shown, *same), reads, (), None, depends
+    if same:
+        notes.append(f"no record names {op}: an operator sweep ran {'this call' if call is not None else 'it'} and "
+                     "saw no difference; that covers only the calls, inputs, device and release that ran "
+                     "(listed under verified), and is weaker than a code read")
+        return True, "verified", same, (), same, None, depends or call is None
+    if other:
+        ran = "; ".join(dict.fromkeys(", ".join(f"{k}={v!r}" for k, v in (e.call or {}).items()) for e in other[:4]))
+        notes.append(f"an operator sweep ran {op} on {version} for other calls only ({ran}): this call is not covered")
+    if guarantee is not None:
+        notes.append(f"{framework} documents for {guarantee['versions']}: {guarantee['claim']}"
+                     + (f"; an op without a deterministic kernel raises {guarantee['raises']}" if guarantee["raises"] else "")
+                     + f" (solution {guarantee['code']})")
+        return None, "documented", shown, (), (), guarantee, depends
+    return None, "unverified", shown, (), (), None, depends
 
 
 def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:

@@ -58,7 +58,7 @@ CORE_SOURCE_FIELDS = frozenset((
     "distributions", "disputes", "references",
 ))
 DETAIL_KEYS = frozenset(("params", "runs", "flagged", "reviewed", "static", "static_wheels", "static_disagreements",
-                         "static_unclaimed"))
+                         "static_unclaimed", "seen", "seen_files", "seen_defaults"))
 
 
 def index() -> dict:

@@ -356,6 +356,18 @@ def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
 _MISSING = object()
 
 
+def no_known_source(op: str, framework: str, version: str, device: str) -> bool:
+    """Whether kb.status answers the op only with "no known source, not verified": no record range, run or
+    code read covers it on this release and device (its records, if any, cover other releases). The
+    scan's summary counts such calls: its findings cannot say they are fine."""
+    try:
+        s = kb.status(op, version, framework=framework, device=device)
+    except (LookupError, ValueError):
+        return False
+    return (s.deterministic is None and getattr(s, "basis", None) == "unverified"
+            and all(source.deterministic is None for source in s.sources))
+
+
 def ruled_out(record: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
     """Why the call's facts rule the record out (None: they do not)."""
     rule = NOT_REACHED.get(record)

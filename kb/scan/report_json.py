@@ -56,8 +56,9 @@ def document(report: Report) -> dict:
         "runs": [{"entry": text_path(r.entry), "why": r.why,
                   "applied": [{"code": a.code, "path": text_path(a.path), "line": a.line, "condition": a.condition}
                               for a in r.applied.values()]} for r in report.runs],
-        "summary": {level: sum(1 for f in report.findings if f.level == level)
-                    for level in ("raises", "nondeterministic", "possible")},
+        "summary": {**{level: sum(1 for f in report.findings if f.level == level)
+                       for level in ("raises", "nondeterministic", "possible")},
+                    "no_known_source": report.unverified},
         "findings": [_paths(f.to_dict()) for f in report.findings],
         "notes": [_paths(f.to_dict()) for f in report.notes],
         "errors": [_paths(e._asdict()) for e in report.errors],

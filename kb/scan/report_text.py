@@ -48,7 +48,9 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
     out.extend(_switch_lines(report))
     out.append(f"{len(report.findings)} finding(s): {counts['raises']} raise, {counts['nondeterministic']} not deterministic, "
                f"{counts['possible']} possible; {report.suppressed} suppressed; {len(report.errors)} file(s) not parsed"
-               + (f"; {len(report.notes)} note(s), not findings" if report.notes else ""))
+               + (f"; {len(report.notes)} note(s), not findings" if report.notes else "")
+               + (f"; {report.unverified} call(s) answered only with \"no known source, not verified\""
+                  if report.unverified else ""))
     for r in report.recipes:
         if r.codes:
             out.append(f"recipe for {r.framework} {r.version} (add, in this order):")
@@ -62,7 +64,8 @@ def summary_lines(report: Report, solutions: dict) -> list[str]:
         if r.raising:
             out.append(f"raise under a switch this code sets ({r.framework} {r.version}): {', '.join(r.raising)}")
     if not report.findings and not report.errors:
-        out.append("clean: no known source of run-to-run non-determinism in these calls")
+        out.append("clean: no known source of run-to-run non-determinism in these calls"
+                   + (f" ({report.unverified} of them not verified either)" if report.unverified else ""))
     return out
 
 

@@ -31,6 +31,7 @@ class Report(NamedTuple):
     device: str
     runs: tuple[RunSwitches, ...] = ()
     notes: tuple[lookup.Finding, ...] = ()  # calls whose record needs a condition the code does not show (lookup.SHAPE_NOTES)
+    unverified: int = 0  # calls answered only with "no known source, not verified" (lookup.no_known_source)
 
 
 class RunSwitches(NamedTuple):
@@ -233,6 +234,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
 
     found: dict[tuple, lookup.Finding] = {}
     suppressed = 0
+    unverified: set[tuple] = set()
     for path, cells, module, _, silenced in results:
         if module is None:
             continue
@@ -248,6 +250,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             pin = chosen.get(framework)
             if pin is None:
                 continue
+            if lookup.no_known_source(call.op, framework, pin.version, device):
+                unverified.add((path, unit.place(call.line), call.col))
             for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
                                            where, conditions, maybe, passes, backward):
                 if call.op == "torch.compile" and finding.record in at_ops:
@@ -264,7 +268,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     summaries = tuple(RunSwitches(r.entry, r.why, a) for r, a in zip(runs, per_run))
     return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
                   tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries,
-                  tuple(f for f in every if f.note))
+                  tuple(f for f in every if f.note), len(unverified))
 
 
 def compiled_op_records(records: dict) -> frozenset[str]:

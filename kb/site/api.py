@@ -76,6 +76,30 @@ def all_json(catalog: Catalog, index: dict) -> dict:
         "names": {fw: {n: list(ids) for n, ids in table.items()} for fw, table in index["names"].items()},
         "registries": registries,
         "runs": json.loads(json.dumps(index.get("runs", {}), default=str)),
+        "basis": basis_json(index),
+    }
+
+
+def basis_json(index: dict) -> dict:
+    """What answers an op no record covers (kb/query/norecord.py), for the page's lookup: the elementwise
+    kernel classes, the frameworks' documented guarantees, and the sweep cases of ops with no record,
+    each as [release key, device, call facts, exact dtype, class, version, GPU, runs per mode]."""
+    from kb.entries import SEEN_CLASS, SEEN_DEVICE, SEEN_DTYPE, SEEN_FACTS, SEEN_FILE, SEEN_KEY
+
+    files = index.get("seen_files", ())
+    return {
+        "elementwise": {fw: {op: list(ids) for op, ids in ops.items()} for fw, ops in index.get("elementwise", {}).items()},
+        "kernel_classes": {cid: {"lo": model.key_list(c["lo"]), "hi": model.key_list(c["hi"]), "device": c["device"],
+                                 "title": c["title"], "read": json.loads(json.dumps(c["read"]))}
+                           for cid, c in index.get("kernel_classes", {}).items()},
+        "guarantees": {fw: [{"lo": model.key_list(g["lo"]), "hi": model.key_list(g["hi"]), "device": g["device"],
+                             "code": g["code"], "claim": g["claim"], "versions": g["versions"]} for g in items]
+                       for fw, items in index.get("guarantees", {}).items()},
+        "seen": {fw: {op: [[list(e[SEEN_KEY]), e[SEEN_DEVICE], dict(e[SEEN_FACTS]), e[SEEN_DTYPE], e[SEEN_CLASS],
+                            files[e[SEEN_FILE]][3], files[e[SEEN_FILE]][5], files[e[SEEN_FILE]][11]] for e in entries]
+                      for op, entries in ops.items()} for fw, ops in index.get("seen", {}).items()},
+        "seen_defaults": {fw: {op: dict(pairs) for op, pairs in ops.items() if pairs}
+                          for fw, ops in index.get("seen_defaults", {}).items()},
     }
 
 

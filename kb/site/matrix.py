@@ -47,10 +47,13 @@ def _part(source: dict, framework: str, version: str, answer: Any, distribution:
     return {
         "state": state, "glyph": GLYPH[state],
         "codes": list(answer.solutions) if state == "fix" else [],
-        "text": {"ok": "OK", "ns": "NS", "unknown": "?"}.get(state, ""),
+        "text": {"ok": "OK", "ns": "NS", "unknown": "not verified"}.get(state, ""),
         "raises": answer.raises, "range": answer.versions,
         "sentence": words.sentence(state, answer.solutions, solutions,
-                                   answer.varies_with if getattr(answer, "varies", None) == "configuration" else ()),
+                                   answer.varies_with if getattr(answer, "varies", None) == "configuration" else ())
+        + (" (read in the code of the release, not run)" if getattr(answer, "basis", None) == "static" else "")
+        + (" (a sweep of the release, a run)" if getattr(answer, "basis", None) == "verified" else ""),
+        "basis": getattr(answer, "basis", None),
         "anchor": range_anchor(source, answer.versions, distribution),
         "verified": [words.verified_mark(run, framework) for run in runs],
         "condition": getattr(answer, "condition", None),

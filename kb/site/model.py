@@ -72,7 +72,7 @@ def cell_state(answer: Any) -> str:
 def cell_text(answer: Any) -> str:
     state = cell_state(answer)
     if state == "unknown":
-        return "?"
+        return "not verified"
     if state == "ok":
         return "OK"
     if state == "ns":

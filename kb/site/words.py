@@ -1,7 +1,8 @@
 """The site's sentences for an answer, so every page says the same thing the same way.
 
 Three answers must never be confused at a glance: "not deterministic by default — fixed by
-X" (a switch exists), "no switch fixes it" and "unknown: no source covers this version".
+X" (a switch exists), "no switch fixes it" and "not verified: no source covers this version" (nothing
+says either way: never shown as deterministic).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ STATE_LEGEND = {
     "fix": "not deterministic by default — fixed by the code shown (any one of them)",
     "ns": "not deterministic by default — no switch fixes it in these versions",
     "ok": "deterministic by default",
-    "unknown": "unknown: no source covers this version",
+    "unknown": "not verified: no source covers this version",
 }
 
 
@@ -42,7 +43,7 @@ def sentence(state: str, codes: tuple | list, solutions: dict, varies_with: tupl
     if state == "ok":
         return "deterministic by default"
     if state == "unknown":
-        return "unknown: no source covers this version"
+        return "not verified: no source covers this version"
     if state == "ns":
         return "not deterministic by default — no switch fixes it"
     fixes = " or ".join(f"{c} ({solutions[c]['title']})" if c in solutions else c for c in codes)

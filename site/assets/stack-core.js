@@ -112,7 +112,7 @@
           perSource.push({ id: s.id, title: s.title, versions: null, deterministic: null, solutions: [], raises: null, note: null, condition: cond.condition, applies: cond.applies });
           return;
         }
-        perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies });
+        perSource.push({ id: s.id, title: s.title, versions: r.versions, deterministic: r.deterministic, solutions: r.solutions.slice(), raises: r.raises, note: r.note, condition: cond.condition, applies: cond.applies, basis: r.basis || "documented", read: r.read || [] });
         if (!r.deterministic) {
           anyFalse = true;
           if (r.solutions.length) needs.push(r.solutions); else anyUnsolved = true;
@@ -121,15 +121,118 @@
     });
     var union = {};
     needs.forEach(function (n) { n.forEach(function (c) { union[c] = true; }); });
+    /* a "not deterministic" answer is known as well as the sources that make it so (kb/query/evaluate.py) */
+    var deciding = anyFalse ? perSource.filter(function (x) { return x.deterministic === false; }) : perSource;
+    var matched = deciding.filter(function (x) { return x.deterministic !== null && x.deterministic !== undefined; });
+    var shown = ran(data, deciding, groups[0].key, device, call);
+    var basis = shown || matched.some(function (x) { return x.basis === "verified"; }) ? "verified"
+      : matched.some(function (x) { return x.basis === "static"; }) ? "static"
+      : (matched.length || excluded.length) ? "documented" : "unverified";
+    var det = anyFalse ? false : (anyUnknown ? null : true);
+    var recipe = (anyUnsolved || anyUnknown) ? null : smallestCover(data, needs);
+    if (det === true && basis === "unverified") { det = null; recipe = null; }  /* never "deterministic" without a basis */
     return {
-      deterministic: anyFalse ? false : (anyUnknown ? null : true),
+      deterministic: det,
       solutions: byOrder(data, Object.keys(union)),
-      recipe: (anyUnsolved || anyUnknown) ? null : smallestCover(data, needs),
+      recipe: recipe,
       sources: perSource,
       needs: needs,
       excluded: excluded,
-      depends_on_call: depends
+      depends_on_call: depends,
+      basis: basis,
+      read: [].concat.apply([], matched.map(function (x) { return x.read; }))
     };
+  }
+
+  /* Whether a run of an applying source was measured on this release and device (kb/query/evidence.py
+   * verified; without a call, every case counts). */
+  function ran(data, perSource, key, device, call) {
+    if (key === null || (call !== null && call !== undefined)) return false;
+    return perSource.some(function (x) {
+      return (own(data.runs || {}, x.id) || []).some(function (run) {
+        return (device === "any" || run.device === device) && sameRelease(run.key, key);
+      });
+    });
+  }
+
+  function sameRelease(runKey, key) {  /* kb/query/evidence.py same_release */
+    if (key.length > 3) return compare(runKey, key) === 0;
+    var pad = function (k) { return k.concat([0, 0, 0]).slice(0, 3); };
+    return compare(pad(runKey), pad(key)) === 0;
+  }
+
+  /* ---- An op no record covers here (kb/query/norecord.py): a sweep of the call, the kernel class read in
+   * the code, the framework's documented guarantee; else "no known source, not verified". ---- */
+  function covers(call, full, dtype) {
+    return Object.keys(call).every(function (name) {
+      if (name === "compiled") return true;
+      var v = typed(call[name]);
+      if (name === "input.dtype" && v.t === "str" && isDtype(v.v) && KINDS.indexOf(v.v) < 0) return v.v === dtype;
+      return Object.prototype.hasOwnProperty.call(full, name) && same(v, full[name]);
+    });
+  }
+
+  function seen(data, fw, op, key, device, call) {
+    var basis = data.basis || {}, entries = own(own(basis.seen || {}, fw) || {}, op) || [];
+    var defaults = own(own(basis.seen_defaults || {}, fw) || {}, op) || {};
+    var compiled = !!(call && call.compiled && typed(call.compiled).t !== "none");
+    var out = { same: [], differ: [], other: [] };
+    entries.forEach(function (e) {  /* [release key, device, facts, dtype, class, version, gpu, runs] */
+      if (!sameRelease(e[0], key) || (device !== "any" && e[1] !== device)) return;
+      var isCompiled = Object.prototype.hasOwnProperty.call(e[2], "compiled") && e[2].compiled !== null;
+      if (isCompiled !== compiled) return;
+      var full = {};
+      Object.keys(defaults).forEach(function (k) { full[k] = defaults[k]; });
+      Object.keys(e[2]).forEach(function (k) { full[k] = e[2][k]; });
+      if (call && !covers(call, full, e[3])) out.other.push(e);
+      else (e[4] === "same" ? out.same : out.differ).push(e);
+    });
+    return out;
+  }
+
+  function noRecord(data, fw, op, key, device, call, depends) {
+    var basis = data.basis || {}, sawn = seen(data, fw, op, key, device, call);
+    var classes = (own(own(basis.elementwise || {}, fw) || {}, op) || []).map(function (id) { return basis.kernel_classes[id]; })
+      .filter(function (c) { return c && inRange(c, key) && (device === "any" || c.device === "any" || c.device === device); });
+    var guarantee = ((basis.guarantees || {})[fw] || []).filter(function (g) {
+      return inRange(g, key) && (device === "any" || g.device === "any" || g.device === device);
+    })[0] || null;
+    if (sawn.differ.length) return { deterministic: false, basis: "verified", recipe: null, seen: [], guarantee: null, read: [], depends: depends };
+    if (classes.length) return { deterministic: true, basis: "static", recipe: [], seen: [], guarantee: null, read: [].concat.apply([], classes.map(function (c) { return c.read; })), depends: depends };
+    if (sawn.same.length) return { deterministic: true, basis: "verified", recipe: [], seen: sawn.same, guarantee: null, read: [], depends: depends || !call };
+    if (guarantee) return { deterministic: null, basis: "documented", recipe: [], seen: [], guarantee: guarantee, read: [], depends: depends };
+    return { deterministic: null, basis: "unverified", recipe: [], seen: [], guarantee: null, read: [], depends: depends };
+  }
+
+  /* kb/query/headline.py: the answer's first line, saying how it is known. */
+  var NO_SOURCE = "no known source, not verified";
+  function headline(a, version, callGiven) {
+    if (a.deterministic === false) {
+      var conds = a.sources.filter(function (x) { return x.deterministic === false; }).map(function (x) { return x.condition; });
+      var text = "not deterministic";
+      if (a.depends_on_call && conds.length && conds.every(Boolean)) {
+        text += " when " + conds.filter(function (c, i) { return conds.indexOf(c) === i; }).join("; or when ") + "; deterministic otherwise";
+      }
+      return text;
+    }
+    if (a.deterministic === true) {
+      if (a.basis === "verified" && a.seen && a.seen.length) {
+        var first = a.seen[0], runs = a.seen.map(function (e) { return e[7]; }).filter(function (n, i, all) { return all.indexOf(n) === i; }).sort();
+        var where = (first[1] === "gpu" ? String(first[6] || "GPU").replace("NVIDIA ", "") : "CPU");
+        var what = callGiven ? "this call" : "the " + a.seen.length + " call(s) an operator sweep ran";
+        var t = "no difference seen in " + what + " (" + where + ", " + a.framework + " " + first[5] + ": 0 of " + runs.join("/") +
+          " runs differed); a run, weaker than a code read";
+        return callGiven ? t : t + "; other calls: " + NO_SOURCE;
+      }
+      return { verified: "deterministic, verified", "static": "deterministic by the code read", documented: "documented deterministic" }[a.basis] || "deterministic";
+    }
+    if (a.sources.length && a.sources.some(function (x) { return x.deterministic !== null && x.deterministic !== undefined; })) {
+      var unknown = a.sources.filter(function (x) { return x.deterministic === null; }).map(function (x) { return x.id; });
+      return "unknown: " + unknown.join(", ") + (unknown.length === 1 ? " has" : " have") + " no range for " + version + ", not verified";
+    }
+    var out = a.sources.length ? "no known source for " + version + ", not verified (the records cover other releases)" : NO_SOURCE;
+    if (a.guarantee) out += "; documented deterministic under " + a.guarantee.code + " (" + a.guarantee.claim + ")";
+    return out;
   }
 
   function compiledOnly(alternatives) {
@@ -385,6 +488,15 @@
     if (keras && call && keras.ids.length) keras.params = parameters(data, keras.op, "keras");
     var a = answer(data, ids || [], version, device || "gpu", distribution || null, op, call || null, params, keras);
     delete a.needs;
+    a.framework = fw;
+    if (!a.sources.length && !a.excluded.length && !distribution) {
+      /* nothing covers the op on this release and device (kb/query/evaluate.py _no_record) */
+      var n = noRecord(data, fw, op, releaseKey(version), device || "gpu", call || null, a.depends_on_call);
+      a.deterministic = n.deterministic; a.basis = n.basis; a.seen = n.seen; a.guarantee = n.guarantee; a.read = n.read;
+      a.depends_on_call = n.depends;
+      a.recipe = n.recipe === null ? null : [];
+    }
+    a.headline = headline(a, version, !!call);
     return a;
   }
 
@@ -566,7 +678,13 @@
       framework = fw;
     }
     var st = opStatus(data, op, version, framework, device, distribution, call);
-    if (st === null) st = { deterministic: true, solutions: [], recipe: [], sources: [], excluded: [], depends_on_call: false };  /* a public name, no record */
+    if (st === null) {  /* a public name with no record: what a sweep, the code or the framework says, if anything */
+      var key = releaseKey(version);
+      var n = noRecord(data, framework, op, key, device || "gpu", call || null, false);
+      st = { deterministic: n.deterministic, solutions: [], recipe: n.recipe, sources: [], excluded: [], depends_on_call: n.depends,
+             basis: n.basis, seen: n.seen, guarantee: n.guarantee, read: n.read, framework: framework };
+      st.headline = headline(st, version, !!call);
+    }
     return { status: st };
   }
 

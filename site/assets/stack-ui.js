@@ -166,20 +166,36 @@
   }
 
   function sentence(data, s) {
-    if (s.deterministic === null) return "unknown: no source covers this version";
+    if (s.deterministic === null) return "not verified: no source covers this version";
     if (s.deterministic) return "deterministic by default";
     if (s.solutions.length) return "not deterministic by default — fixed by " + s.solutions.join(" or ");
     return "not deterministic by default — no switch fixes it";
   }
 
+  /* How the answer is known (kb.status's `basis`), under its first line (the headline). */
+  var BASIS = {
+    verified: "Verified: a run of this call on this release and device.",
+    "static": "Read in the code of this release (its wheel or its tag), not run.",
+    documented: "Documented: the sources below, or the framework's own guarantee.",
+    unverified: "Not verified: no record, no run and no code read covers it here."
+  };
+
   function opAnswer(data, out, q, where, s) {
-    var text, cls;
-    if (s.deterministic === true && !s.sources.length) { cls = "ok"; text = q.op + " on " + where + ": no known source makes it non-deterministic."; }
-    else if (s.deterministic === true) { cls = "ok"; text = q.op + " on " + where + ": deterministic by default."; }
-    else if (s.deterministic === null) { cls = "unknown"; text = q.op + " on " + where + ": unknown: no source covers this version."; }
-    else if (s.recipe && s.recipe.length) { cls = "fix"; text = q.op + " on " + where + ": not deterministic by default — fixed by " + s.recipe.join(" + ") + "."; }
-    else { cls = "ns"; text = q.op + " on " + where + ": not deterministic by default — no switch fixes it in this version."; }
+    var cls = s.deterministic === true ? "ok" : s.deterministic === null ? "unknown" : (s.recipe && s.recipe.length ? "fix" : "ns");
+    var text = q.op + " on " + where + ": " + s.headline + ".";
+    if (s.deterministic === false && s.recipe && s.recipe.length) text += " Fixed by " + s.recipe.join(" + ") + ".";
+    else if (s.deterministic === false) text += " No switch fixes it in this version.";
     out.appendChild(verdict(cls, text));
+    if (s.basis) out.appendChild(el("p", BASIS[s.basis], "kb-note"));
+    if (s.read && s.read.length) {
+      out.appendChild(el("h3", "Code read"));
+      var read = el("ul");
+      s.read.slice(0, 8).forEach(function (r) {
+        var where = r.repo + " " + (r.tag || (r.commit || "").slice(0, 10)) + " " + r.path + (r.lines && r.lines.length ? ":" + r.lines.join(",") : "");
+        read.appendChild(add(el("li"), [r.url ? link(r.url, where) : where, ": " + r.what]));
+      });
+      out.appendChild(read);
+    }
     if (s.depends_on_call) out.appendChild(el("p", "The answer depends on how " + q.op + " is called: give the call's parameters (Call box) to narrow it; each source below says when it applies.", "kb-note"));
     if (s.excluded && s.excluded.length) out.appendChild(el("p", "Left out for this call (their conditions do not hold): " + s.excluded.map(function (id) { return data.sources[id].title; }).join("; ") + ".", "kb-note"));
     if (s.recipe && s.recipe.length) { out.appendChild(el("h3", "What to set")); out.appendChild(recipeList(data, s.recipe)); }
