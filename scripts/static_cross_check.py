@@ -46,7 +46,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from kb.verify.sweepfile import dtype_kind  # noqa: E402  (the KB's own dtype kinds, docs/calls.md)
 DEFAULT_STATIC = os.path.join(ROOT, "data", "static", "pytorch-cuda-atomics.yaml")
-DEFAULT_SWEEP_GLOB = os.path.join(ROOT, "data", "sweeps", "*", "*-pytorch-eager.json")
+SWEEP_SUFFIXES = ("-pytorch-eager.json", "-pytorch-branches.json")  # eager kernels: op_db's samples and the branch units
+DEFAULT_SWEEP_GLOB = os.path.join(ROOT, "data", "sweeps", "*", "*-pytorch-*.json")
 
 DIFFERS = ("fixed", "raises", "silent")
 COUNTED = ("same",) + DIFFERS
@@ -206,17 +207,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--static", default=DEFAULT_STATIC, help="curated candidates (YAML)")
     ap.add_argument("--sweep", nargs="*", default=None,
-                    help="sweep evidence files or folders (default: data/sweeps/*/*-pytorch-eager.json)")
+                    help="sweep evidence files or folders (default: data/sweeps/*/*-pytorch-eager.json and *-pytorch-branches.json)")
     ap.add_argument("--out", help="write the report as JSON here")
     args = ap.parse_args(argv)
 
     if args.sweep is None:
-        files = sorted(glob.glob(DEFAULT_SWEEP_GLOB))
+        files = sorted(f for f in glob.glob(DEFAULT_SWEEP_GLOB) if f.endswith(SWEEP_SUFFIXES))
     else:
         files = []
         for p in args.sweep:
             if os.path.isdir(p):
-                files += sorted(glob.glob(os.path.join(p, "**", "*-pytorch-eager.json"), recursive=True))
+                files += sorted(f for f in glob.glob(os.path.join(p, "**", "*-pytorch-*.json"), recursive=True)
+                                if f.endswith(SWEEP_SUFFIXES))
             else:
                 files.append(p)
     report = check(load_static(args.static), load_cases(files))

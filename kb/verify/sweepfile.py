@@ -20,10 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kb.calls import AT_METHODS
+from kb.calls import AT_METHODS, arg_fact, check_arg_fact
 
 SWEEPS_DIR = "data/sweeps"
-SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax"}
+SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax", "pytorch-branches": "pytorch",
+          "jax-branches": "jax"}
 CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
 FINDINGS = ("fixed", "raises", "silent")
 """Classes that say an op is not reproducible by default (or under the switch)."""
@@ -214,6 +215,14 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             kind = dtype_kind(value)
             if kind:
                 out[key] = kind
+        elif arg_fact(key) is not None:  # a tensor argument's facts (the branch sweep's targets.dtype, index.dtype, input.layout ...)
+            tensor = arg_fact(key)[0]
+            if tensor == "input" or not params or tensor in known or signatures.open_ended(params):
+                try:
+                    check_arg_fact(key, value)
+                except ValueError:
+                    continue
+                out[key] = value
         elif key.startswith("args[") and key.endswith("]") and key[5:-1].isdigit():
             at = int(key[5:-1]) + (0 if method else 1)
             if at < len(positional) and _literal(value) and positional[at] not in raw:
