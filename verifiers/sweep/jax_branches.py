@@ -148,10 +148,11 @@ def units(w) -> tuple[dict, dict]:
                 sl = (slice(None),) + (slice(k // 2, None, k),) * d + (slice(None),)
                 x[sl] = 10.0
                 xa = jax.device_put(jnp.asarray(x, dtype=dt), w.dev)
-                init = -jnp.inf if op_name == "max" else 0.0
+                # a concrete init value (numpy, not traced): lax recognises the monoid and gives a gradient
+                init = np.array(-np.inf if op_name == "max" else 0, dtype=jnp.dtype(dt))
                 comp = lax.max if op_name == "max" else lax.add
                 win, st = (1,) + (k,) * d + (1,), (1,) * (d + 2)
-                return (lambda a: lax.reduce_window(a, jnp.asarray(init, a.dtype), comp, win, st, "SAME")), [xa], [], {
+                return (lambda a: lax.reduce_window(a, init, comp, win, st, "SAME")), [xa], [], {
                     "computation": op_name, "window_dimensions": list(win), "window_strides": list(st), "input.ndim": d + 2,
                     "inputs.addends": k ** d, "inputs.collide": f"window {k}, stride 1: each peak is the maximum of {k ** d} windows"}
             add(f"jax.lax.reduce_window.{op_name}|b:{d}d;overlap-peaks", b)
@@ -179,7 +180,7 @@ def units(w) -> tuple[dict, dict]:
                     side = {1: 4096, 2: 64, 3: 16}[d]
                     x = w.floats((16, 32) + (side,) * d, dt)
                     k = w.floats((32, 32 // groups) + (3,) * d, dt)
-                    return (lambda a, f: lax.conv_general_dilated(a, f, (1,) * d, "SAME", lhs_dilation=(lhs_dil,) * d,
+                    return (lambda a, f: lax.conv_general_dilated(a, f, (1,) * d, [(1, 1)] * d, lhs_dilation=(lhs_dil,) * d,
                                                                   feature_group_count=groups)), [x, k], [], {
                         "feature_group_count": groups, "lhs_dilation": [lhs_dil] * d, "input.ndim": d + 2,
                         "inputs.addends": 16 * side ** d, "inputs.collide": "the kernel gradient sums over batch and positions"}

@@ -23,11 +23,13 @@ UNSUPPORTED = re.compile(r"not implemented for|not supported|Unsupported|unsuppo
 MAX_KERNELS = 30
 
 
-def unit_names(planted: bool) -> dict[str, str]:
-    """unit name -> units key: `branch:<key>|` for each branch unit (and the planted one)."""
-    out = {f"branch:{key}|": key for key in UNITS}
+def unit_names(planted: bool, dtypes: str = "") -> dict[str, tuple[str, str]]:
+    """unit name -> (units key, dtype): `branch:<key>|<dtype>` for each branch unit and dtype it
+    takes (DTYPES), narrowed to `dtypes` (comma-separated) when given; the planted unit in float32."""
+    keep = tuple(d for d in dtypes.split(",") if d)
+    out = {f"branch:{key}|{d}": (key, d) for key in UNITS for d in DTYPES.get(key, FLOATS) if not keep or d in keep}
     if planted:
-        out.update({f"branch:{key}|": key for key in PLANTED_UNITS})
+        out.update({f"branch:{key}|float32": (key, "float32") for key in PLANTED_UNITS})
     return out
 
 
@@ -105,12 +107,11 @@ class BranchRunner:
             return [g for g in grads if g is not None]
         return bwd
 
-    def run(self, unit: str, key: str) -> None:
+    def run(self, unit: str, which: tuple[str, str]) -> None:
         torch = self.torch
         w = self.w
-        dtypes = ("float32",) if key in PLANTED_UNITS else DTYPES.get(key, FLOATS)
-        if w.args.dtypes:  # a smoke run may take fewer
-            dtypes = tuple(d for d in dtypes if d in w.args.dtypes.split(","))
+        key, only = which
+        dtypes = (only,)
         scale = w.args.branch_scale if w.args.branch_scale else (1.0 if w.dev_type == "cuda" else 0.02)
         for dname in dtypes:
             dt = getattr(torch, dname)
@@ -136,7 +137,7 @@ class BranchRunner:
 
     def case(self, unit, spec, dname, pass_) -> dict:
         variant = spec.branch[len(spec.op) + 1:] if spec.branch.startswith(spec.op + "|") else spec.branch
-        return {"op": spec.op, "variant": variant, "branch": spec.branch, "case": f"{unit}{spec.branch}|{dname}|{pass_}",
+        return {"op": spec.op, "variant": variant, "branch": spec.branch, "case": f"{unit.split('|')[0]}|{spec.branch}|{dname}|{pass_}",
                 "pass": pass_, "dtype": dname, "call": dict(spec.call), "numel": spec.numel, "modes": {}, "class": None,
                 "error": None, "fixes": []}
 

@@ -75,7 +75,7 @@ class Worker:
             from verifiers.sweep.torch_branch_runner import BranchRunner, unit_names
 
             self.branch_runner = BranchRunner(self, message)
-            self.units.update({unit: ("branch", key) for unit, key in unit_names(args.planted).items()})
+            self.units.update({unit: ("branch", which) for unit, which in unit_names(args.planted, args.dtypes).items()})
             return
         for op in op_db:
             self.units[f"{op.name}|{op.variant_test_name}"] = ("op", op)
