@@ -227,6 +227,10 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             at = int(key[5:-1]) + (0 if method else 1)
             if at < len(positional) and _literal(value) and positional[at] not in raw:
                 out[positional[at]] = value
+        elif key == "backend" and type(value) is str:
+            out[key] = value  # the backend the case forced (attention: flash, efficient, cudnn, math)
+        elif key.endswith(".len") and type(value) is int and (not params or key[:-4] in known or signatures.open_ended(params)):
+            out[key] = value  # a sequence parameter's length (F.pad's pad.len), a fact records name
         elif key.isidentifier() and _literal(value) and (not params or key in known or signatures.open_ended(params)):
             out[key] = value
     if "input.dtype" not in out and dtype_kind(case.get("dtype")):

@@ -204,6 +204,12 @@ def sparse(torch, dev, dt, scale):
     dense = b.mixed(C, K)
     vec = b.mixed(C)
     addend = b.mixed(R, K, grad=False)
+    column = b.mixed(R, 1, grad=False).expand(R, C).contiguous()
+
+    def other(first, name, a, dup):
+        """Facts of a call whose sparse operand is not the first argument (addmm's mat1, add's other)."""
+        return facts(torch, {"input": first, name: a}, "uncoalesced, about %d duplicates per position" % (nnz // 64) if dup
+                     else "coalesced, no duplicates", nnz // 64 if dup else 1, **{f"{name}.coalesced": not dup})
     square = b.mixed(C, R, grad=False)
     for dup in (True, False):
         tag = "duplicates" if dup else "coalesced"
@@ -214,8 +220,10 @@ def sparse(torch, dev, dt, scale):
         out += [
             Spec("torch.sparse.mm", f"torch.sparse.mm|coo@dense|{tag}", lambda a=a: torch.sparse.mm(a, dense), [a, dense], fa(a, {"mat2": dense}), nnz),
             Spec("torch.mm", f"torch.mm|coo@dense|{tag}", lambda a=a: torch.mm(a, dense), [a, dense], fa(a, {"mat2": dense}), nnz),
-            Spec("torch.sparse.addmm", f"torch.sparse.addmm|coo|{tag}", lambda a=a: torch.sparse.addmm(addend, a, dense), [a, dense], fa(a), nnz),
-            Spec("torch.addmm", f"torch.addmm|dense+coo@dense|{tag}", lambda a=a: torch.addmm(dense[:R], a, dense), [a, dense], fa(a), nnz),
+            Spec("torch.sparse.addmm", f"torch.sparse.addmm|coo|{tag}", lambda a=a: torch.sparse.addmm(addend, a, dense), [a, dense],
+                 other(addend, "mat1", a, dup), nnz),
+            Spec("torch.addmm", f"torch.addmm|dense+coo@dense|{tag}", lambda a=a: torch.addmm(dense[:R], a, dense), [a, dense],
+                 other(dense[:R], "mat1", a, dup), nnz),
             Spec("torch.mv", f"torch.mv|coo|{tag}", lambda a=a: torch.mv(a, vec), [a, vec], fa(a, {"vec": vec}), nnz),
             Spec("torch.Tensor.to_dense", f"torch.Tensor.to_dense|coo|{tag}", lambda a=a: a.to_dense(), [a], fa(a), nnz),
             Spec("torch.Tensor.coalesce", f"torch.Tensor.coalesce|{tag}", lambda a=a: a.coalesce(), [], fa(a), nnz),
@@ -223,14 +231,15 @@ def sparse(torch, dev, dt, scale):
             Spec("torch.sparse.sum", f"torch.sparse.sum|coo|all|{tag}", lambda a=a: torch.sparse.sum(a), [a], fa(a), nnz),
             Spec("torch.sparse.softmax", f"torch.sparse.softmax|coo|dim=1|{tag}", lambda a=a: torch.sparse.softmax(a, 1), [a], fa(a), nnz),
             Spec("torch.sparse.log_softmax", f"torch.sparse.log_softmax|coo|dim=1|{tag}", lambda a=a: torch.sparse.log_softmax(a, 1), [a], fa(a), nnz),
-            Spec("torch.add", f"torch.add|dense+coo|{tag}", lambda a=a: torch.add(dense[:, :1].expand(R, C).contiguous(), a), [a], fa(a), nnz),
+            Spec("torch.add", f"torch.add|dense+coo|{tag}", lambda a=a: torch.add(column, a), [a], other(column, "other", a, dup), nnz),
             Spec("torch.mul", f"torch.mul|coo*coo|{tag}", lambda a=a: torch.mul(a, a), [a], fa(a), nnz),
             Spec("torch.Tensor.to_sparse_csr", f"torch.Tensor.to_sparse_csr|from-coo|{tag}", lambda a=a: a.detach().to_sparse_csr(), [], fa(a), nnz),
             Spec("torch.smm", f"torch.smm|coo|{tag}", lambda a=a: torch.smm(a, dense), [], fa(a), nnz),
             Spec("torch.hspmm", f"torch.hspmm|coo|{tag}", lambda a=a: torch.hspmm(a.detach(), dense.detach()), [], fa(a), nnz),
             Spec("torch.sspaddmm", f"torch.sspaddmm|coo|{tag}", lambda a=a: torch.sspaddmm(a.detach(), a.detach(), square), [], fa(a), nnz),
             Spec("torch.index_select", f"torch.index_select|coo|dim=0|{tag}", lambda a=a, sidx=b.index(4096, 8): torch.index_select(a.detach(), 0, sidx), [], fa(a), nnz),
-            Spec("torch.Tensor.sparse_mask", f"torch.Tensor.sparse_mask|coo-mask|{tag}", lambda a=a: dense[:, :1].expand(R, C).contiguous().sparse_mask(a.detach()), [], fa(a), nnz),
+            Spec("torch.Tensor.sparse_mask", f"torch.Tensor.sparse_mask|coo-mask|{tag}", lambda a=a: column.sparse_mask(a.detach()), [],
+                 other(column, "mask", a, dup), nnz),
         ]
         batched = torch.stack([a.detach()] * 8).coalesce() if not dup else torch.sparse_coo_tensor(
             torch.cat([torch.cat([torch.full((1, a._nnz()), i, device=a.device), a.detach()._indices()]) for i in range(8)], 1),
@@ -243,9 +252,11 @@ def sparse(torch, dev, dt, scale):
         Spec("torch.sparse.mm", "torch.sparse.mm|csr@dense", lambda: torch.sparse.mm(csr, dense), [dense], fc, csr._nnz()),
         Spec("torch.mm", "torch.mm|csr@dense", lambda: torch.mm(csr, dense), [dense], fc, csr._nnz()),
         Spec("torch.matmul", "torch.matmul|csr@dense", lambda: torch.matmul(csr, dense), [dense], fc, csr._nnz()),
-        Spec("torch.addmm", "torch.addmm|dense+csr@dense", lambda: torch.addmm(dense[:R].detach(), csr, dense), [dense], fc, csr._nnz()),
+        Spec("torch.addmm", "torch.addmm|dense+csr@dense", lambda: torch.addmm(dense[:R].detach(), csr, dense), [dense],
+             facts(torch, {"input": dense[:R].detach(), "mat1": csr, "mat2": dense}, "CSR (compressed rows, no duplicates)", 1), csr._nnz()),
         Spec("torch.mv", "torch.mv|csr", lambda: torch.mv(csr, vec), [vec], fc, csr._nnz()),
-        Spec("torch.addmv", "torch.addmv|csr", lambda: torch.addmv(vec.detach()[:R], csr, vec), [vec], fc, csr._nnz()),
+        Spec("torch.addmv", "torch.addmv|csr", lambda: torch.addmv(vec.detach()[:R], csr, vec), [vec],
+             facts(torch, {"input": vec.detach()[:R], "mat": csr, "vec": vec}, "CSR (compressed rows, no duplicates)", 1), csr._nnz()),
         Spec("torch.Tensor.to_dense", "torch.Tensor.to_dense|csr", lambda: csr.to_dense(), [csr], fc, csr._nnz()),
         Spec("torch.sparse.sampled_addmm", "torch.sparse.sampled_addmm|csr", lambda: torch.sparse.sampled_addmm(csr.detach(), dense.detach(), dense.detach().t().contiguous()[:, :C]), [],
              fc, csr._nnz()),

@@ -146,6 +146,8 @@ class Worker:
                 return math.inf
             if x.numel() == 0:
                 continue
+            if x.layout != torch.strided:  # sparse results: compared dense, converted on the CPU
+                x, y = x.detach().cpu().to_dense(), y.detach().cpu().to_dense()
             if x.is_complex():
                 x, y = torch.view_as_real(x), torch.view_as_real(y)
             x, y = x.detach().double(), y.detach().double()
