@@ -11,7 +11,7 @@ for a bound, KB002 for the shape), never a traceback; the build then leaves that
 It also says what a case *is* in the KB's terms (`case_call`): the sweep records everything
 about the call it made (positional arguments, the exact dtype, the input's shape, how inputs
 were enlarged); the KB keeps the facts a condition can name (docs/calls.md): the op's own
-parameters with literal values, `input.ndim`, `input.dtype` as a kind, and `compiled` for the
+parameters with literal values, `input.ndim`, `input.dtype` (the exact dtype), and `compiled` for the
 compiled suite. Evidence is attached to exactly that call, for the version and device measured.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kb.calls import AT_METHODS, arg_fact, check_arg_fact
+from kb.calls import AT_METHODS, DTYPES, arg_fact, check_arg_fact
 
 SWEEPS_DIR = "data/sweeps"
 SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax", "pytorch-branches": "pytorch",
@@ -211,10 +211,11 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             continue
         if key == "input.ndim" and type(value) is int and value >= 0:
             out[key] = value
-        elif key == "input.dtype":
-            kind = dtype_kind(value)
-            if kind:
-                out[key] = kind
+        elif key == "input.dtype":  # the exact dtype (kb/calls.py DTYPES), which satisfies a condition on its kind
+            if isinstance(value, str) and value in DTYPES:
+                out[key] = value
+            elif dtype_kind(value):
+                out[key] = dtype_kind(value)
         elif arg_fact(key) is not None:  # a tensor argument's facts (the branch sweep's targets.dtype, index.dtype, input.layout ...)
             tensor = arg_fact(key)[0]
             if tensor == "input" or not params or tensor in known or signatures.open_ended(params):
@@ -233,7 +234,9 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             out[key] = value  # a sequence parameter's length (F.pad's pad.len), a fact records name
         elif key.isidentifier() and _literal(value) and (not params or key in known or signatures.open_ended(params)):
             out[key] = value
-    if "input.dtype" not in out and dtype_kind(case.get("dtype")):
+    if "input.dtype" not in out and case.get("dtype") in DTYPES:
+        out["input.dtype"] = case["dtype"]
+    elif "input.dtype" not in out and dtype_kind(case.get("dtype")):
         out["input.dtype"] = dtype_kind(case.get("dtype"))
     if suite in COMPILED:
         out["compiled"] = COMPILED[suite]
