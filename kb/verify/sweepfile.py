@@ -198,7 +198,9 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     for key, value in raw.items():
         if not isinstance(key, str):
             continue
-        if isinstance(value, dict) and "dtype" in value:  # a tensor argument: its dtype kind
+        meta = None
+        if isinstance(value, dict) and "dtype" in value:  # a tensor argument: its dtype kind (and below, its facts)
+            meta = value
             value = dtype_kind(value["dtype"])
             if value is None:
                 continue
@@ -228,12 +230,14 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             at = int(key[5:-1]) + (0 if method else 1)
             if at < len(positional) and _literal(value) and positional[at] not in raw:
                 out[positional[at]] = value
+                _tensor_facts(out, positional[at], meta)
         elif key == "backend" and type(value) is str:
             out[key] = value  # the backend the case forced (attention: flash, efficient, cudnn, math)
         elif key.endswith(".len") and type(value) is int and (not params or key[:-4] in known or signatures.open_ended(params)):
             out[key] = value  # a sequence parameter's length (F.pad's pad.len), a fact records name
         elif key.isidentifier() and _literal(value) and (not params or key in known or signatures.open_ended(params)):
             out[key] = value
+            _tensor_facts(out, key, meta)
     if "input.dtype" not in out and case.get("dtype") in DTYPES:
         out["input.dtype"] = case["dtype"]
     elif "input.dtype" not in out and dtype_kind(case.get("dtype")):
@@ -247,6 +251,17 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
         # unique_indices is at its default, False (jax/_src/numpy/array_methods.py).
         out.setdefault("unique_indices", False)
     return dict(sorted(out.items()))
+
+
+def _tensor_facts(out: dict, name: str, meta: dict | None) -> None:
+    """A tensor argument the sweep recorded as {"tensor": shape, "dtype": ...}: its exact dtype and rank as
+    call facts (`targets.dtype`, `targets.ndim`), unless the case states them itself."""
+    if not meta:
+        return
+    if meta.get("dtype") in DTYPES:
+        out.setdefault(f"{name}.dtype", meta["dtype"])
+    if isinstance(meta.get("tensor"), list):
+        out.setdefault(f"{name}.ndim", len(meta["tensor"]))
 
 
 def kb_op(op: str) -> str:
