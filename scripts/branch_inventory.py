@@ -1,7 +1,7 @@
 """Build the branch inventory: every catalog operator's CUDA dispatch branches, each with the
 source line that selects it, from the framework's code at the release (docs/sweep.md, "Branches").
 
-PyTorch (data/branches/pytorch-2.11.yaml), read from the release's own files (a torch wheel
+PyTorch (data/branches/pytorch-2.11.json), read from the release's own files (a torch wheel
 of that version holds them: torchgen/packaged/ATen/native/native_functions.yaml and
 torchgen/packaged/autograd/derivatives.yaml are copies of aten/src/ATen/native/native_functions.yaml
 and tools/autograd/derivatives.yaml at the tag, and the Python files are the tag's):
@@ -20,12 +20,12 @@ and tools/autograd/derivatives.yaml at the tag, and the Python files are the tag
   formats, index dtypes, each with an anchor the script finds in the release's file (its line
   is then read, not typed) or, for C++ files the wheel lacks, the line read in the code index.
 
-JAX (data/branches/jax-0.11.yaml): each function's primitives (forward and vjp) from a dump of
+JAX (data/branches/jax-0.11.json): each function's primitives (forward and vjp) from a dump of
 the release (scripts/branch_dump.py jax), each primitive's CUDA lowering (a CUDA-only rule or
 the default, file:line), and the XLA GPU branches of data/branches/jax-anchors.yaml.
 
-    python scripts/branch_inventory.py pytorch --src DIR --opdb DUMP.json [--out data/branches/pytorch-2.11.yaml]
-    python scripts/branch_inventory.py jax --dump DUMP.json [--out data/branches/jax-0.11.yaml]
+    python scripts/branch_inventory.py pytorch --src DIR --opdb DUMP.json [--out data/branches/pytorch-2.11.json]
+    python scripts/branch_inventory.py jax --dump DUMP.json [--out data/branches/jax-0.11.json]
 """
 
 from __future__ import annotations
@@ -350,8 +350,62 @@ def build_pytorch(src: str, opdb: dict, evidence_ops: dict, anchors: list, sig_v
                                    "read": "signature"}
                 branches.append(b)
         ops.append({"op": public, "catalog": unit, "branches": branches})
+    add_modules(ops, opdb.get("modules", []), src)
     add_anchors(ops, anchors, src)
     return finish(ops)
+
+
+def module_calls(src: str) -> dict:
+    """torch.nn class name -> [(functional or torch name, file, line, text)] its forward calls."""
+    out: dict = {}
+    folder = os.path.join(src, "torch/nn/modules")
+    for fname in sorted(os.listdir(folder)):
+        if not fname.endswith(".py"):
+            continue
+        rel = f"torch/nn/modules/{fname}"
+        tree, lines = _parsed(os.path.join(folder, fname))
+        classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        for cname, node in classes.items():
+            todo, seen = [node], set()
+            while todo:  # the class and its bases in the same file (_ConvNd, _MaxPoolNd ...)
+                cls = todo.pop()
+                if cls.name in seen:
+                    continue
+                seen.add(cls.name)
+                for item in cls.body:
+                    if isinstance(item, ast.FunctionDef) and item.name in ("forward", "_conv_forward"):
+                        for sub in ast.walk(item):
+                            if isinstance(sub, ast.Call):
+                                name = _dotted(sub.func) or ""
+                                if name.startswith(("F.", "torch.")) and name.count(".") == 1:
+                                    out.setdefault(cname, []).append((name.split(".")[1], name.startswith("F."), rel, sub.lineno,
+                                                                      lines[sub.lineno - 1].strip()[:160]))
+                todo += [classes[b.id] for b in cls.bases if isinstance(b, ast.Name) and b.id in classes]
+    return out
+
+
+def add_modules(ops: list, modules: list, src: str) -> None:
+    """A torch.nn module's branches are those of the functional ops its forward calls, each marked with that call."""
+    calls = module_calls(src)
+    by_op: dict = {}
+    for o in ops:
+        by_op.setdefault(o["op"], o)
+    for m in modules:
+        cname = m["name"].rsplit(".", 1)[-1]
+        rows = []
+        for name, functional, rel, line, text in calls.get(cname, []):
+            target = by_op.get(("torch.nn.functional." if functional else "torch.") + name)
+            if target is None:
+                rows.append({"kind": "python", "when": {}, "kernel": f"{cname}.forward -> {name}", "source": src_ref(rel, line, text)})
+                continue
+            for b in target["branches"]:
+                rows.append(dict(b, via=src_ref(rel, line, text)))
+        for group, members in DTYPE_GROUPS:
+            have = [d for d in m["dtypes_cuda"] if d in members]
+            if have:
+                rows.append({"kind": "dtype", "when": {"input.dtype": group}, "kernel": f"module_db: {', '.join(have)} on CUDA",
+                             "source": {"file": None, "line": None, "text": f"module_db entry {m['name']}", "read": "op_db"}})
+        ops.append({"op": m["name"], "catalog": f"module:{m['name']}|{m.get('variant') or ''}", "branches": rows})
 
 
 def add_anchors(ops: list, anchors: list, src: str | None) -> None:
@@ -453,32 +507,65 @@ def evidence_names(paths: list[str]) -> dict:
     return out
 
 
-HEADER = """# GENERATED by scripts/branch_inventory.py ({what}); do not edit: regenerate (docs/sweep.md, "Branches").
-# Every catalog operator's CUDA dispatch branches, each with the source line that selects it.
-"""
+NOTE = "GENERATED by scripts/branch_inventory.py ({what}); do not edit: regenerate (docs/sweep.md, \"Branches\")"
 
 
 def write(doc: dict, out: str, what: str) -> None:
+    """JSON, one operator per line (a diff shows the operators that changed); read back by
+    kb/verify/sweepbranches.py within the project's JSON bounds."""
     sys.path.insert(0, ROOT)
-    from kb.atomic import write_atomic
-
-    text = HEADER.format(what=what) + yaml.safe_dump(doc, sort_keys=False, width=200, allow_unicode=True)
     from pathlib import Path
 
+    from kb.atomic import write_atomic
+
+    head = {"generated": NOTE.format(what=what).replace('\\"', '"'), **{k: v for k, v in doc.items() if k != "ops"}}
+    lines = [json.dumps(op, ensure_ascii=False, separators=(",", ":")) for op in doc["ops"]]
+    text = json.dumps(head, ensure_ascii=False, indent=1)[:-2] + ',\n "ops": [\n' + ",\n".join(lines) + "\n ]\n}\n"
+    json.loads(text)
     write_atomic(Path(out), text)
     n = sum(len(o["branches"]) for o in doc["ops"])
     print(f"wrote {out}: {len(doc['ops'])} operators, {n} branches")
 
 
+def report_coverage() -> int:
+    """How many branches of each committed inventory have sweep evidence (GPU sweeps of that release)."""
+    from collections import Counter
+    from pathlib import Path
+
+    sys.path.insert(0, ROOT)
+    from kb.verify import sweepbranches, sweepfile
+
+    sweeps = [s.data for s in sweepfile.load_sweeps(Path(ROOT)) if s.data and s.data.get("device") != "cpu"]
+    for name in sorted(os.listdir(os.path.join(ROOT, "data/branches"))):
+        if not name.endswith(".json"):
+            continue
+        inv = sweepbranches.load(os.path.join(ROOT, "data/branches", name))
+        mine = [d for d in sweeps if d["framework"] == inv["framework"] and sweepfile.version_of(d).split("+")[0] == inv["version"]]
+        cov = sweepbranches.coverage(inv, mine, Path(ROOT))
+        kinds, swept = Counter(), Counter()
+        lines = sum(1 for o in inv["ops"] for b in o["branches"] if b["source"].get("line"))
+        for o in inv["ops"]:
+            for b in o["branches"]:
+                kinds[b["kind"]] += 1
+                swept[b["kind"]] += bool(cov["per_branch"][f"{o['op']}|{o.get('catalog')}|{b['id']}"])
+        print(f"{name}: {len(inv['ops'])} operators, {cov['branches']} branches ({lines} with a source line), "
+              f"{cov['with_evidence']} with sweep evidence from {len(mine)} file(s); cases by class {cov['by_class']}")
+        for k in sorted(kinds):
+            print(f"  {k:14} {kinds[k]:5} branches, {swept[k]:5} with evidence")
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("framework", choices=("pytorch", "jax"))
+    ap.add_argument("framework", choices=("pytorch", "jax", "coverage"))
     ap.add_argument("--src", help="PyTorch: a folder holding the release wheel's files (torchgen/, torch/)")
     ap.add_argument("--opdb", help="PyTorch: scripts/branch_dump.py torch's output for the release")
     ap.add_argument("--dump", help="JAX: scripts/branch_dump.py jax's output for the release")
     ap.add_argument("--evidence", nargs="*", default=[], help="the release's pytorch-eager sweep files (public names)")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
+    if args.framework == "coverage":
+        return report_coverage()
     if args.framework == "pytorch":
         with open(args.opdb, encoding="utf-8") as handle:
             opdb = json.load(handle)
@@ -493,7 +580,7 @@ def main(argv=None) -> int:
                         "python": f"torch/nn/functional.py, torch/functional.py, torch/testing/_internal/ at v{version} (the wheel's files)",
                         "dtypes": f"op_db of torch {opdb['version']} (scripts/branch_dump.py torch)"},
                **doc}
-        write(doc, args.out or os.path.join(ROOT, f"data/branches/pytorch-{'.'.join(version.split('.')[:2])}.yaml"),
+        write(doc, args.out or os.path.join(ROOT, f"data/branches/pytorch-{'.'.join(version.split('.')[:2])}.json"),
               f"pytorch {version}")
     else:
         with open(args.dump, encoding="utf-8") as handle:
@@ -506,7 +593,7 @@ def main(argv=None) -> int:
                "read": {"primitives": f"jaxprs of jax {version} (scripts/branch_dump.py jax)",
                         "lowerings": f"jax {version}'s registered MLIR lowering rules (file:line of the installed package)"},
                **doc}
-        write(doc, args.out or os.path.join(ROOT, f"data/branches/jax-{'.'.join(version.split('.')[:2])}.yaml"), f"jax {version}")
+        write(doc, args.out or os.path.join(ROOT, f"data/branches/jax-{'.'.join(version.split('.')[:2])}.json"), f"jax {version}")
     return 0
 
 
