@@ -1906,7 +1906,8 @@ INDEX = {'format': 1,
                                                 'rule in jax/_src/lax/slicing.py calls scatter_add), so when '
                                                 'an index repeats, as in embedding lookups, the backward '
                                                 'pass has the run-to-run variation of jax.scatter-add.',
-                                     'calls': (),
+                                     'calls': ((('jax.numpy.ndarray.at', 'jax.Array.at'),
+                                                (('at.method', ('get',)),)),),
                                      'status': (((0, 0, 4, 13),
                                                  (0, 0, 4, 29),
                                                  '>=0.4.13,<0.4.29',
@@ -1924,7 +1925,12 @@ INDEX = {'format': 1,
                                                  ('XLA_DET', 'XLA_EXCL'),
                                                  False,
                                                  None,
-                                                 None,
+                                                 'x.at[idx].get() is the same gather: the branch sweep on '
+                                                 'the H100 with JAX 0.11.2 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-jax-branches.json) '
+                                                 'read 16384 times from 8 rows (int32 indices) and its '
+                                                 'gradient gave 4 of 4 distinct by default and 1 of 4 under '
+                                                 'either flag in float16, bfloat16 and float32.',
                                                  None,
                                                  None,
                                                  'fixes')),
@@ -7727,6 +7733,73 @@ INDEX = {'format': 1,
                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                                     'title': 'torch.use_deterministic_algorithms '
                                                                              'docstring, PyTorch 1.7.0'})},
+             'torch.adaptive-max-pool3d-backward': {'id': 'torch.adaptive-max-pool3d-backward',
+                                                    'framework': 'pytorch',
+                                                    'title': 'AdaptiveMaxPool3d backward on CUDA with '
+                                                             'overlapping windows, not fixed by the '
+                                                             'determinism switch',
+                                                    'device': 'gpu',
+                                                    'pass': 'backward',
+                                                    'mechanism': 'cuda-atomics',
+                                                    'summary': "adaptive_max_pool3d's CUDA backward adds "
+                                                               "each output's gradient into its argmax with "
+                                                               'gpuAtomicAdd (atomicadaptivemaxgradinput) '
+                                                               'when an output size does not divide its '
+                                                               'input size, and the 2.11.0 wheel holds no '
+                                                               'alert for it (its 2-D sibling raises under '
+                                                               'the switch). On an H100 with PyTorch 2.11.0, '
+                                                               'an output 8 times larger than the input in '
+                                                               'each dimension (4x4x4 to 32x32x32, so that '
+                                                               '512 windows read each input cell) gave 4 '
+                                                               'different gradients in 4 runs by default and '
+                                                               'under '
+                                                               'torch.use_deterministic_algorithms(True), '
+                                                               'with no error, in float16, bfloat16 and '
+                                                               'float32, contiguous and channels_last_3d.',
+                                                    'calls': (((),
+                                                               (('input.dtype',
+                                                                 ('float16',
+                                                                  'bfloat16',
+                                                                  'float32',
+                                                                  'float64')),)),),
+                                                    'status': (((0, 2, 11),
+                                                                (0, 2, 12),
+                                                                '>=2.11,<2.12',
+                                                                ('PT_CPU_OP', 'PT_F64_OP'),
+                                                                False,
+                                                                None,
+                                                                'Branch sweep on the H100, PyTorch '
+                                                                '2.11.0+cu130 '
+                                                                '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                                'upsample cases 4 of 4 distinct by default '
+                                                                'and under PT_DET (float16, bfloat16, '
+                                                                'float32; channels_last_3d too); float64 '
+                                                                'gave 2 of 4 by default and 1 of 4 under the '
+                                                                'switch (contiguous) and 2 of 4 in both '
+                                                                'modes (channels_last_3d). Under the switch '
+                                                                'the CPU gave 1 of 4 and float64 then cast '
+                                                                'back 1 of 4 for the float16, bfloat16 and '
+                                                                'float32 cases. The static cross-check '
+                                                                'listed this kernel as an unguarded '
+                                                                'candidate '
+                                                                '(data/static/pytorch-cuda-atomics.yaml); '
+                                                                'issue 26 reported 5 of 5 differing under '
+                                                                'the switch. Other releases are unknown '
+                                                                'until a sweep covers them.',
+                                                                None,
+                                                                None,
+                                                                'silent'),),
+                                                    'op_versions': {},
+                                                    'caused_by': (),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/AdaptiveMaxPooling3d.cu',
+                                                                    'title': 'AdaptiveMaxPooling3d.cu at '
+                                                                             'v2.11.0 '
+                                                                             '(atomicadaptivemaxgradinput, '
+                                                                             'gpuAtomicAdd; read at an older '
+                                                                             'commit, 006048e4)'},)},
              'torch.aten-attention-forward-varlen': {'id': 'torch.aten-attention-forward-varlen',
                                                      'framework': 'pytorch',
                                                      'title': 'The aten attention kernels called directly '
@@ -7890,7 +7963,13 @@ INDEX = {'format': 1,
                                          'mechanism': 'cuda-atomics',
                                          'summary': 'ctc_loss_backward_gpu has no deterministic '
                                                     'implementation.',
-                                         'calls': (),
+                                         'calls': ((('torch.nn.functional.ctc_loss',),
+                                                    (('targets.dtype',
+                                                      ('int64', 'int16', 'int8', 'uint8')),)),
+                                                   (('torch.nn.functional.ctc_loss',),
+                                                    (('targets.ndim', (2,)),)),
+                                                   (('torch.nn.functional.ctc_loss',),
+                                                    (('input.dtype', ('float64', 'float16', 'bfloat16')),))),
                                          'status': ((None,
                                                      (0, 1, 7),
                                                      '<1.7',
@@ -7907,7 +7986,18 @@ INDEX = {'format': 1,
                                                      (),
                                                      False,
                                                      'RuntimeError',
-                                                     None,
+                                                     'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                     '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                     'int64 targets (1-D on the CPU, 2-D on the GPU) and '
+                                                     'int32 2-D targets took the native kernel '
+                                                     '(CtcLossBackward0) and raised ctc_loss_backward_gpu '
+                                                     'under PT_DET; int32 1-D targets, on the CPU or the GPU '
+                                                     'with int32 lengths, took cuDNN '
+                                                     '(CudnnCtcLossBackward1): 0 of 4 differed by default '
+                                                     'and under PT_DET, and nothing was raised '
+                                                     '(reduction=sum). With reduction=mean and int32 targets '
+                                                     'on the CPU the call itself failed in both modes '
+                                                     '(tensors on two devices).',
                                                      None,
                                                      None,
                                                      'raises')),
@@ -8187,7 +8277,13 @@ INDEX = {'format': 1,
                                            '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json) '
                                            'used values of mixed magnitude and saw 0 of 4 differ. Other '
                                            'releases are unknown until a sweep or a primary source covers '
-                                           'them.',
+                                           'them. The branch sweep of the same release '
+                                           '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json) '
+                                           'added float16 (4 of 4 by default; 3 of 4 forward and 2 of 4 '
+                                           'backward under PT_DET) and float64 (4 of 4 in both modes) for a '
+                                           '4M-element 1-D scan of values near one; bfloat16 gave 0 of 4 '
+                                           'forward and 1 of 4 backward under the switch (2 of 4 by default; '
+                                           'verify.reviewed says why bfloat16 stays in the condition).',
                                            None,
                                            None,
                                            'silent'),),
@@ -8702,7 +8798,16 @@ INDEX = {'format': 1,
                                             'mechanism': 'cuda-atomics',
                                             'summary': 'grid_sampler_2d/3d backward on CUDA scatters input '
                                                        'gradients with atomicAdd.',
-                                            'calls': (),
+                                            'calls': ((('torch.nn.functional.grid_sample',),
+                                                       (('mode', ('nearest', 'bicubic')),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('padding_mode', ('border', 'reflection')),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('align_corners', (False, None)),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('input.ndim', (5,)),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('input.dtype', ('bfloat16',)),))),
                                             'status': ((None,
                                                         (0, 1, 9),
                                                         '<1.9',
@@ -8719,7 +8824,14 @@ INDEX = {'format': 1,
                                                         (),
                                                         False,
                                                         'RuntimeError',
-                                                        None,
+                                                        'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                        '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                        'every native branch (nearest, bicubic, border, '
+                                                        'reflection, align_corners=False, 5-D, bfloat16) '
+                                                        'raised grid_sampler_2d_backward_cuda or '
+                                                        'grid_sampler_3d_backward_cuda under PT_DET with a '
+                                                        'converging grid; the cuDNN branch did not raise and '
+                                                        'differed (torch.grid-sample-cudnn-backward).',
                                                         None,
                                                         None,
                                                         'raises')),
@@ -8735,6 +8847,78 @@ INDEX = {'format': 1,
                                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
                                                             'title': 'torch.use_deterministic_algorithms '
                                                                      'docstring, PyTorch 1.9.0'})},
+             'torch.grid-sample-cudnn-backward': {'id': 'torch.grid-sample-cudnn-backward',
+                                                  'framework': 'pytorch',
+                                                  'title': 'grid_sample backward through cuDNN (bilinear, '
+                                                           'zeros, align_corners=True, 4-D), not fixed by '
+                                                           'the determinism switch',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': 'torch.nn.functional.grid_sample sends a 4-D '
+                                                             'float16, float32 or float64 CUDA input with '
+                                                             "mode='bilinear', padding_mode='zeros' and "
+                                                             "align_corners=True to cuDNN's spatial "
+                                                             'transformer sampler (grid_sampler in '
+                                                             'GridSampler.cpp, cond_cudnn_grid_sampler in '
+                                                             'GridSamplerUtils.h), whose backward the switch '
+                                                             'does not check. On an H100 with PyTorch 2.11.0 '
+                                                             'a grid converging on the centre gave 4 '
+                                                             'different gradients in 4 runs by default and '
+                                                             'under '
+                                                             'torch.use_deterministic_algorithms(True), with '
+                                                             'no error (autograd node '
+                                                             'CudnnGridSamplerBackward0). Every other mode, '
+                                                             'padding, align_corners=False, 5-D input or '
+                                                             'bfloat16 takes '
+                                                             'grid_sampler_2d/3d_backward_cuda, which raises '
+                                                             'under the switch (torch.grid-sample-backward).',
+                                                  'calls': (((),
+                                                             (('align_corners', (True,)),
+                                                              ('input.dtype',
+                                                               ('float16', 'float32', 'float64')),
+                                                              ('input.ndim', (4,)),
+                                                              ('mode', ('bilinear',)),
+                                                              ('padding_mode', ('zeros',)))),),
+                                                  'status': (((0, 2, 11),
+                                                              (0, 2, 12),
+                                                              '>=2.11,<2.12',
+                                                              ('PT_CPU_OP',),
+                                                              False,
+                                                              None,
+                                                              'Branch sweep on the H100, PyTorch '
+                                                              '2.11.0+cu130 '
+                                                              '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                              '4 of 4 distinct by default and under PT_DET '
+                                                              'in float16, float32 and float64; bfloat16 '
+                                                              '(not cuDNN) raised '
+                                                              'grid_sampler_2d_backward_cuda. Under the '
+                                                              'switch the CPU gave 1 of 4; float64 then cast '
+                                                              'back gave 1 of 4 for float16 and float32 but '
+                                                              'float64 itself differs (4 of 4). The '
+                                                              'use_deterministic_algorithms docstring lists '
+                                                              "grid_sample's CUDA backward as raising "
+                                                              'without this exception: the run is the '
+                                                              'reference. Other releases are unknown until a '
+                                                              'sweep covers them.',
+                                                              None,
+                                                              None,
+                                                              'silent'),),
+                                                  'op_versions': {},
+                                                  'caused_by': (),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/GridSamplerUtils.h',
+                                                                  'title': 'GridSamplerUtils.h at v2.11.0, '
+                                                                           'cond_cudnn_grid_sampler (line '
+                                                                           "93; read in the 2.11.0 wheel's "
+                                                                           'header)'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/GridSampler.cpp',
+                                                                  'title': 'GridSampler.cpp, grid_sampler '
+                                                                           '(the cuDNN branch; read in the '
+                                                                           'code index, not at the tag)'})},
              'torch.histc': {'id': 'torch.histc',
                              'framework': 'pytorch',
                              'title': 'histc on CUDA',
@@ -8996,7 +9180,12 @@ INDEX = {'format': 1,
                                                'summary': 'With duplicate indices and accumulate=False, '
                                                           'which write wins is unspecified; deterministic '
                                                           'mode makes it deterministic.',
-                                               'calls': (((), (('accumulate', (False,)),)),),
+                                               'calls': ((('torch.Tensor.index_put',
+                                                           'torch.Tensor.index_put_',
+                                                           'torch.index_put',
+                                                           'torch.index_put_'),
+                                                          (('accumulate', (False,)),)),
+                                                         (('torch.Tensor.__setitem__',), ())),
                                                'status': ((None,
                                                            (0, 1, 9),
                                                            '<1.9',
@@ -9023,7 +9212,14 @@ INDEX = {'format': 1,
                                                            ('PT_DET', 'PT_DETW'),
                                                            False,
                                                            None,
-                                                           None,
+                                                           'x[idx] += v (Tensor.__setitem__, which calls '
+                                                           'index_put_ with accumulate=False) with 65536 '
+                                                           'int64 indices on 8 rows: the branch sweep on the '
+                                                           'H100 with PyTorch 2.11.0 '
+                                                           '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json) '
+                                                           'gave 4 of 4 distinct by default (duplicates '
+                                                           'write different sums) and 1 of 4 under PT_DET, '
+                                                           'in float16, bfloat16, float32 and float64.',
                                                            None,
                                                            None,
                                                            'fixes')),
@@ -11874,6 +12070,137 @@ INDEX = {'format': 1,
                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                   'title': 'torch.use_deterministic_algorithms docstring, '
                                                            'PyTorch 1.7.0'})},
+             'torch.sparse-coo-duplicates': {'id': 'torch.sparse-coo-duplicates',
+                                             'framework': 'pytorch',
+                                             'title': 'Summing the duplicate entries of an uncoalesced '
+                                                      'sparse COO tensor on CUDA (to_dense, add to a dense '
+                                                      'tensor)',
+                                             'device': 'gpu',
+                                             'pass': 'forward',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'An uncoalesced sparse COO tensor (several entries '
+                                                        'at one index) made dense on CUDA, or added to a '
+                                                        'dense tensor, has its duplicates summed by '
+                                                        "index_add's kernel (indexFuncLargeIndex with "
+                                                        'ReduceAdd, atomics), so the order of the additions '
+                                                        'changes from run to run. On an H100 with PyTorch '
+                                                        '2.11.0, 256K entries on 64 positions gave 4 of 4 (2 '
+                                                        'or 3 of 4 in float64) different results by default, '
+                                                        'and 1 of 4 under '
+                                                        'torch.use_deterministic_algorithms(True), which '
+                                                        "takes index_add's deterministic path.",
+                                             'calls': ((('torch.Tensor.to_dense',),
+                                                        (('input.layout', ('sparse_coo',)),)),
+                                                       (('torch.add',
+                                                         'torch.Tensor.add',
+                                                         'torch.Tensor.add_'),
+                                                        (('other.layout', ('sparse_coo',)),))),
+                                             'status': (((0, 2, 11),
+                                                         (0, 2, 12),
+                                                         '>=2.11,<2.12',
+                                                         ('PT_DET', 'PT_DETW'),
+                                                         False,
+                                                         None,
+                                                         'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                         '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json '
+                                                         'and '
+                                                         'data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-pytorch-branches.json): '
+                                                         'to_dense and dense + COO, float16, bfloat16, '
+                                                         'float32 and float64; the kernels that ran include '
+                                                         'indexFuncLargeIndex<..., ReduceAdd>. The first '
+                                                         'file names the COO operand of torch.add as the '
+                                                         'input (input.layout); the second states it as '
+                                                         'other. Other releases are unknown until a sweep '
+                                                         'covers them.',
+                                                         None,
+                                                         None,
+                                                         'fixes'),),
+                                             'op_versions': {},
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                             'title': 'torch.use_deterministic_algorithms '
+                                                                      'docstring, PyTorch 2.11.0 (index_add '
+                                                                      'on CUDA is made deterministic)'},)},
+             'torch.sparse-mm-cusparse': {'id': 'torch.sparse-mm-cusparse',
+                                          'framework': 'pytorch',
+                                          'title': 'Sparse (COO, CSR) times dense on CUDA through cuSPARSE '
+                                                   'SpMM, not fixed by the determinism switch',
+                                          'device': 'gpu',
+                                          'pass': 'both',
+                                          'mechanism': 'algorithm-selection',
+                                          'summary': 'On an H100 with PyTorch 2.11.0, a sparse CSR matrix, '
+                                                     'or a coalesced sparse COO matrix, times a dense matrix '
+                                                     '(torch.mm, torch.matmul, torch.sparse.mm, torch.addmm, '
+                                                     'torch.sparse.addmm) gave 4 different results in 4 runs '
+                                                     'by default and again 4 of 4 under '
+                                                     'torch.use_deterministic_algorithms(True), with no '
+                                                     'error, in float16, bfloat16 (CSR), float32 and '
+                                                     'float64, forward and backward. The kernels that ran '
+                                                     "were cuSPARSE's (cusparse::csrmm_alg2_kernel; a COO "
+                                                     'operand is converted to CSR first, '
+                                                     'convert_CooToCsr_kernel). A CSR matrix times a vector '
+                                                     '(torch.addmv) differed the same way in float32 and '
+                                                     'float64.',
+                                          'calls': ((('torch.mm',
+                                                      'torch.Tensor.mm',
+                                                      'torch.matmul',
+                                                      'torch.Tensor.matmul'),
+                                                     (('input.layout', ('sparse_coo', 'sparse_csr')),)),
+                                                    (('torch.addmm',
+                                                      'torch.Tensor.addmm',
+                                                      'torch.Tensor.addmm_'),
+                                                     (('mat1.layout', ('sparse_coo', 'sparse_csr')),)),
+                                                    (('torch.addmv',
+                                                      'torch.Tensor.addmv',
+                                                      'torch.Tensor.addmv_'),
+                                                     (('mat.layout', ('sparse_csr',)),))),
+                                          'status': (((0, 2, 11),
+                                                      (0, 2, 12),
+                                                      '>=2.11,<2.12',
+                                                      ('PT_CPU_OP', 'PT_F64_OP'),
+                                                      False,
+                                                      None,
+                                                      'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                      '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json, '
+                                                      'repeated for the sparse units in '
+                                                      'data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-pytorch-branches.json): '
+                                                      'CSR @ dense 4 of 4 distinct by default and under '
+                                                      'PT_DET in all four float dtypes, forward and '
+                                                      'backward; coalesced COO @ dense 4 of 4 in float32 and '
+                                                      'float64 (float16 and bfloat16 COO addmm are not '
+                                                      'implemented on CUDA). Under the switch the same call '
+                                                      'on the CPU gave 1 of 4 (float32, float64; the CPU has '
+                                                      'no float16/bfloat16 sparse matmul), and float64 then '
+                                                      'cast back gave 1 of 4 for float16, bfloat16 and '
+                                                      'float32 (float64 itself differs). The first file '
+                                                      'names the sparse operand of torch.addmm and '
+                                                      'torch.addmv as the input (input.layout); the second '
+                                                      'states it under its parameter (mat1.layout, '
+                                                      'mat.layout). torch.bmm of a sparse COO batch is '
+                                                      'another kernel, which the switch fixes '
+                                                      '(torch.sparse-bmm). Other releases are unknown until '
+                                                      'a sweep covers them.',
+                                                      None,
+                                                      None,
+                                                      'silent'),),
+                                          'op_versions': {},
+                                          'caused_by': (),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/native_functions.yaml',
+                                                          'title': 'native_functions.yaml at v2.11.0 '
+                                                                   "(addmm's SparseCUDA and SparseCsrCUDA "
+                                                                   'kernels; addmv line 653, SparseCsrCUDA '
+                                                                   'addmv_out_sparse_compressed_cuda)'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://docs.nvidia.com/cuda/cusparse/',
+                                                          'title': 'cuSPARSE documentation (SpMM and SpMV '
+                                                                   'algorithms, and which give the same '
+                                                                   'result run to run)'})},
              'torch.stft-backward': {'id': 'torch.stft-backward',
                                      'framework': 'pytorch',
                                      'title': 'stft backward on CUDA',
@@ -12774,6 +13101,7 @@ INDEX = {'format': 1,
            'jax': {'jax.Array.__getitem__': ('jax.getitem-backward',),
                    'jax.Array.at': ('jax.at-set-repeated-indices',
                                     'jax.at-set-unique-indices-promise',
+                                    'jax.gather-backward',
                                     'jax.scatter-add'),
                    'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
                    'jax.jit': ('jax.xla-autotuning',),
@@ -12796,6 +13124,7 @@ INDEX = {'format': 1,
                    'jax.numpy.ndarray.__getitem__': ('jax.getitem-backward',),
                    'jax.numpy.ndarray.at': ('jax.at-set-repeated-indices',
                                             'jax.at-set-unique-indices-promise',
+                                            'jax.gather-backward',
                                             'jax.scatter-add'),
                    'jax.numpy.take': ('jax.gather-backward',),
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
@@ -12880,8 +13209,13 @@ INDEX = {'format': 1,
                     'nccl.ncclReduce': ('nccl.allreduce-order',),
                     'nccl.ncclReduceScatter': ('nccl.allreduce-order',)},
            'pytorch': {'torch.Tensor.__getitem__': ('torch.getitem-backward-cpu',),
-                       'torch.Tensor.addmm': ('torch.cublas-workspace',),
-                       'torch.Tensor.addmm_': ('torch.cublas-workspace',),
+                       'torch.Tensor.__setitem__': ('torch.index-put-no-accumulate',),
+                       'torch.Tensor.add': ('torch.sparse-coo-duplicates',),
+                       'torch.Tensor.add_': ('torch.sparse-coo-duplicates',),
+                       'torch.Tensor.addmm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
+                       'torch.Tensor.addmm_': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
+                       'torch.Tensor.addmv': ('torch.sparse-mm-cusparse',),
+                       'torch.Tensor.addmv_': ('torch.sparse-mm-cusparse',),
                        'torch.Tensor.baddbmm': ('torch.cublas-workspace',),
                        'torch.Tensor.baddbmm_': ('torch.cublas-workspace',),
                        'torch.Tensor.bincount': ('torch.bincount',),
@@ -12908,9 +13242,9 @@ INDEX = {'format': 1,
                        'torch.Tensor.kthvalue': ('torch.kthvalue',),
                        'torch.Tensor.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
                        'torch.Tensor.lu_solve': ('torch.lu-solve',),
-                       'torch.Tensor.matmul': ('torch.cublas-workspace',),
+                       'torch.Tensor.matmul': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.Tensor.median': ('torch.median-indices',),
-                       'torch.Tensor.mm': ('torch.cublas-workspace',),
+                       'torch.Tensor.mm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.Tensor.mv': ('torch.cublas-workspace',),
                        'torch.Tensor.nanmedian': ('torch.median-indices',),
                        'torch.Tensor.new_empty': ('torch.uninitialized-memory',),
@@ -12936,10 +13270,13 @@ INDEX = {'format': 1,
                        'torch.Tensor.stft': ('torch.stft-backward',),
                        'torch.Tensor.take': ('torch.inductor-scatter-accumulate', 'torch.take-backward'),
                        'torch.Tensor.take_along_dim': ('torch.take-along-dim-backward',),
+                       'torch.Tensor.to_dense': ('torch.sparse-coo-duplicates',),
                        'torch._unsafe_masked_index': ('torch.inductor-scatter-accumulate',),
                        'torch._unsafe_masked_index_put_accumulate': ('torch.inductor-scatter-accumulate',),
                        'torch._upsample_bilinear2d_aa': ('torch.upsample-bilinear2d-aa-backward',),
-                       'torch.addmm': ('torch.cublas-workspace',),
+                       'torch.add': ('torch.sparse-coo-duplicates',),
+                       'torch.addmm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
+                       'torch.addmv': ('torch.sparse-mm-cusparse',),
                        'torch.backends.cudnn.benchmark': ('torch.cudnn-benchmark',),
                        'torch.baddbmm': ('torch.cublas-workspace',),
                        'torch.bincount': ('torch.bincount',),
@@ -12974,9 +13311,9 @@ INDEX = {'format': 1,
                        'torch.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
                        'torch.lu_solve': ('torch.lu-solve',),
                        'torch.masked.median': ('torch.median-indices',),
-                       'torch.matmul': ('torch.cublas-workspace',),
+                       'torch.matmul': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.median': ('torch.median-indices',),
-                       'torch.mm': ('torch.cublas-workspace',),
+                       'torch.mm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.mv': ('torch.cublas-workspace',),
                        'torch.nanmedian': ('torch.median-indices',),
                        'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool1d-backward',),
@@ -12984,6 +13321,7 @@ INDEX = {'format': 1,
                        'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveMaxPool1d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.AdaptiveMaxPool2d': ('torch.adaptive-max-pool2d-backward',),
+                       'torch.nn.AdaptiveMaxPool3d': ('torch.adaptive-max-pool3d-backward',),
                        'torch.nn.AvgPool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.CTCLoss': ('torch.ctc-loss-backward',),
                        'torch.nn.Conv1d': ('torch.cudnn-convolution',),
@@ -13029,6 +13367,8 @@ INDEX = {'format': 1,
                        'torch.nn.functional.adaptive_avg_pool3d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_max_pool1d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.functional.adaptive_max_pool2d': ('torch.adaptive-max-pool2d-backward',),
+                       'torch.nn.functional.adaptive_max_pool3d': ('torch.adaptive-max-pool3d-backward',),
+                       'torch.nn.functional.adaptive_max_pool3d_with_indices': ('torch.adaptive-max-pool3d-backward',),
                        'torch.nn.functional.avg_pool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.functional.conv1d': ('torch.cudnn-convolution',),
                        'torch.nn.functional.conv2d': ('torch.cudnn-convolution',),
@@ -13042,7 +13382,8 @@ INDEX = {'format': 1,
                        'torch.nn.functional.embedding_bag': ('torch.embedding-bag-max-backward',),
                        'torch.nn.functional.fractional_max_pool2d': ('torch.fractional-max-pool-backward',),
                        'torch.nn.functional.fractional_max_pool3d': ('torch.fractional-max-pool-backward',),
-                       'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',),
+                       'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',
+                                                           'torch.grid-sample-cudnn-backward'),
                        'torch.nn.functional.interpolate': ('torch.adaptive-avg-pool-backward',
                                                            'torch.interpolate-bicubic-backward',
                                                            'torch.interpolate-bilinear-antialias-backward',
@@ -13082,6 +13423,8 @@ INDEX = {'format': 1,
                        'torch.scatter': ('torch.scatter-src-tensor',),
                        'torch.scatter_add': ('torch.scatter-add',),
                        'torch.scatter_reduce': ('torch.scatter-reduce-prod', 'torch.scatter-reduce-sum-mean'),
+                       'torch.sparse.addmm': ('torch.sparse-mm-cusparse',),
+                       'torch.sparse.mm': ('torch.sparse-mm-cusparse',),
                        'torch.stft': ('torch.stft-backward',),
                        'torch.take': ('torch.inductor-scatter-accumulate', 'torch.take-backward'),
                        'torch.take_along_dim': ('torch.take-along-dim-backward',),
@@ -14837,6 +15180,7 @@ INDEX = {'format': 1,
                                                       (0, 2, 14),
                                                       (0, 2, 14, 1),
                                                       (0, 2, 15))),
+              'torch.adaptive-max-pool3d-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.aten-attention-forward-varlen': ((((0, 2, 11), 'gpu'),), ()),
               'torch.avg-pool3d-backward': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
@@ -15095,6 +15439,7 @@ INDEX = {'format': 1,
                                               (0, 2, 14),
                                               (0, 2, 14, 1),
                                               (0, 2, 15))),
+              'torch.grid-sample-cudnn-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.histc': ((((0, 2, 11), 'gpu'),),
                               ((0, 1, 13),
                                (0, 1, 13, 1),
@@ -15771,6 +16116,8 @@ INDEX = {'format': 1,
               'torch.sdpa-flash-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.sdpa-math': ((((0, 2, 11), 'gpu'),), ()),
               'torch.sparse-bmm': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.sparse-coo-duplicates': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.sparse-mm-cusparse': ((((0, 2, 11), 'gpu'),), ()),
               'torch.stft-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.take-along-dim-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.take-backward': ((((0, 2, 11), 'gpu'),), ()),
