@@ -164,3 +164,20 @@ def test_planted_branches_differ_only_where_inputs_collide(tmp_path) -> None:
     assert collide["call"]["index.dtype"] == "int64" and collide["call"]["inputs.addends"] == 32
     assert collide["branch"] == "planted.scatter|mode=atomic|collide" and "aten" in collide["reached"]
     assert sweep.read_evidence(path)["suite"] == "pytorch-branches"
+
+
+def test_cross_check_settles_a_candidate_with_the_case_that_reached_its_kernel() -> None:
+    """A branch case records the kernels it reached: the cross-check names it as the settling case,
+    and a case that reached another branch (an entry's `not_reached` autograd node) does not count."""
+    spec = importlib.util.spec_from_file_location("static_cross_check_b", ROOT / "scripts" / "static_cross_check.py")
+    scc = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scc)
+    entry = {"kernel": "atomicadaptivemaxgradinput (gpuAtomicAdd)", "file": "x.cu", "mechanism": "atomic-add", "guarded": False,
+             "ops": ["torch.nn.functional.adaptive_max_pool3d"], "pass": "backward", "not_reached": ["OtherBackward0"]}
+    base = {"op": "torch.nn.functional.adaptive_max_pool3d", "pass": "backward", "_file": "f.json", "_env": "e"}
+    cases = [dict(base, case="plain", **{"class": "silent"}),
+             dict(base, case="reached", reached={"kernels": ["void atomicadaptivemaxgradinput<float>(...)"]}, **{"class": "silent"}),
+             dict(base, case="elsewhere", reached={"autograd": ["OtherBackward0"]}, **{"class": "same"})]
+    result = scc.check([entry], cases)["results"][0]
+    assert result["outcome"] == "confirmed" and result["cases"] == 2
+    assert result["settled_by"]["case"] == "reached" and "atomicadaptivemaxgradinput" in result["settled_by"]["reached"][0]
