@@ -1907,7 +1907,8 @@ INDEX = {'format': 1,
                                                 'an index repeats, as in embedding lookups, the backward '
                                                 'pass has the run-to-run variation of jax.scatter-add.',
                                      'calls': ((('jax.numpy.ndarray.at', 'jax.Array.at'),
-                                                (('at.method', ('get',)),)),),
+                                                (('at.method', ('get',)),)),
+                                               (('jax.image.resize',), (('method', ('nearest',)),))),
                                      'status': (((0, 0, 4, 13),
                                                  (0, 0, 4, 29),
                                                  '>=0.4.13,<0.4.29',
@@ -1930,7 +1931,13 @@ INDEX = {'format': 1,
                                                  '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-jax-branches.json) '
                                                  'read 16384 times from 8 rows (int32 indices) and its '
                                                  'gradient gave 4 of 4 distinct by default and 1 of 4 under '
-                                                 'either flag in float16, bfloat16 and float32.',
+                                                 'either flag in float16, bfloat16 and float32. '
+                                                 "jax.image.resize with method='nearest' gathers too: "
+                                                 'upsampling 8 times per dimension '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T190905Z-jax-branches.json), '
+                                                 'its gradient gave 4 of 4 by default and 1 of 4 under '
+                                                 'either flag (float16, bfloat16, float32); linear, cubic '
+                                                 'and lanczos resizes gave 0 of 4.',
                                                  None,
                                                  None,
                                                  'fixes')),
@@ -13104,6 +13111,7 @@ INDEX = {'format': 1,
                                     'jax.gather-backward',
                                     'jax.scatter-add'),
                    'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
+                   'jax.image.resize': ('jax.gather-backward',),
                    'jax.jit': ('jax.xla-autotuning',),
                    'jax.lax.conv': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
                    'jax.lax.conv_general_dilated': ('jax.xla-autotuning', 'jax.xla-gemm-conv-attention'),
@@ -13128,6 +13136,7 @@ INDEX = {'format': 1,
                                             'jax.scatter-add'),
                    'jax.numpy.take': ('jax.gather-backward',),
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
+                   'jax.numpy.ufunc.at': ('jax.scatter-add',),
                    'jax.ops.segment_prod': ('jax.segment-reductions',),
                    'jax.ops.segment_sum': ('jax.segment-reductions',),
                    'jax.pmap': ('jax.xla-autotuning',)},

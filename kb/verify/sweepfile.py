@@ -273,6 +273,10 @@ def kb_op(op: str) -> str:
     head, _, method = op.rpartition(".")
     if head in ("jax.numpy.ndarray.at", "jax.Array.at") and method.isidentifier():
         return head
+    if head == "jax.lax.reduce_window" and method in ("max", "min", "add"):
+        return head  # a hand-built unit names its computation, which its facts state (computation=max)
+    if op.startswith("jax.numpy.") and method == "at" and head.count(".") == 2:
+        return "jax.numpy.ufunc.at"  # jnp.add.at is the ufunc's .at method
     return op
 
 
