@@ -2495,7 +2495,9 @@ INDEX = {'format': 1,
                                                 'rule in jax/_src/lax/slicing.py calls scatter_add), so when '
                                                 'an index repeats, as in embedding lookups, the backward '
                                                 'pass has the run-to-run variation of jax.scatter-add.',
-                                     'calls': (),
+                                     'calls': ((('jax.numpy.ndarray.at', 'jax.Array.at'),
+                                                (('at.method', ('get',)),)),
+                                               (('jax.image.resize',), (('method', ('nearest',)),))),
                                      'status': (((0, 0, 4, 13),
                                                  (0, 0, 4, 29),
                                                  '>=0.4.13,<0.4.29',
@@ -2517,7 +2519,18 @@ INDEX = {'format': 1,
                                                  ('XLA_DET', 'XLA_EXCL'),
                                                  False,
                                                  None,
-                                                 None,
+                                                 'x.at[idx].get() is the same gather: the branch sweep on '
+                                                 'the H100 with JAX 0.11.2 '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-jax-branches.json) '
+                                                 'read 16384 times from 8 rows (int32 indices) and its '
+                                                 'gradient gave 4 of 4 distinct by default and 1 of 4 under '
+                                                 'either flag in float16, bfloat16 and float32. '
+                                                 "jax.image.resize with method='nearest' gathers too: "
+                                                 'upsampling 8 times per dimension '
+                                                 '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T190905Z-jax-branches.json), '
+                                                 'its gradient gave 4 of 4 by default and 1 of 4 under '
+                                                 'either flag (float16, bfloat16, float32); linear, cubic '
+                                                 'and lanczos resizes gave 0 of 4.',
                                                  None,
                                                  None,
                                                  'fixes',
@@ -9724,6 +9737,77 @@ INDEX = {'format': 1,
                                                                     'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                                     'title': 'torch.use_deterministic_algorithms '
                                                                              'docstring, PyTorch 1.7.0'})},
+             'torch.adaptive-max-pool3d-backward': {'id': 'torch.adaptive-max-pool3d-backward',
+                                                    'framework': 'pytorch',
+                                                    'title': 'AdaptiveMaxPool3d backward on CUDA with '
+                                                             'overlapping windows, not fixed by the '
+                                                             'determinism switch',
+                                                    'device': 'gpu',
+                                                    'pass': 'backward',
+                                                    'mechanism': 'cuda-atomics',
+                                                    'summary': "adaptive_max_pool3d's CUDA backward adds "
+                                                               "each output's gradient into its argmax with "
+                                                               'gpuAtomicAdd (atomicadaptivemaxgradinput) '
+                                                               'when an output size does not divide its '
+                                                               'input size, and the 2.11.0 wheel holds no '
+                                                               'alert for it (its 2-D sibling raises under '
+                                                               'the switch). On an H100 with PyTorch 2.11.0, '
+                                                               'an output 8 times larger than the input in '
+                                                               'each dimension (4x4x4 to 32x32x32, so that '
+                                                               '512 windows read each input cell) gave 4 '
+                                                               'different gradients in 4 runs by default and '
+                                                               'under '
+                                                               'torch.use_deterministic_algorithms(True), '
+                                                               'with no error, in float16, bfloat16 and '
+                                                               'float32, contiguous and channels_last_3d.',
+                                                    'calls': (((),
+                                                               (('input.dtype',
+                                                                 ('float16',
+                                                                  'bfloat16',
+                                                                  'float32',
+                                                                  'float64')),)),),
+                                                    'status': (((0, 2, 11),
+                                                                (0, 2, 12),
+                                                                '>=2.11,<2.12',
+                                                                ('PT_CPU_OP', 'PT_F64_OP'),
+                                                                False,
+                                                                None,
+                                                                'Branch sweep on the H100, PyTorch '
+                                                                '2.11.0+cu130 '
+                                                                '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                                'upsample cases 4 of 4 distinct by default '
+                                                                'and under PT_DET (float16, bfloat16, '
+                                                                'float32; channels_last_3d too); float64 '
+                                                                'gave 2 of 4 by default and 1 of 4 under the '
+                                                                'switch (contiguous) and 2 of 4 in both '
+                                                                'modes (channels_last_3d). Under the switch '
+                                                                'the CPU gave 1 of 4 and float64 then cast '
+                                                                'back 1 of 4 for the float16, bfloat16 and '
+                                                                'float32 cases. The static cross-check '
+                                                                'listed this kernel as an unguarded '
+                                                                'candidate '
+                                                                '(data/static/pytorch-cuda-atomics.yaml); '
+                                                                'issue 26 reported 5 of 5 differing under '
+                                                                'the switch. Other releases are unknown '
+                                                                'until a sweep covers them.',
+                                                                None,
+                                                                None,
+                                                                'silent',
+                                                                'run-to-run',
+                                                                (),
+                                                                None,
+                                                                ()),),
+                                                    'op_versions': {},
+                                                    'caused_by': (),
+                                                    'distributions': {},
+                                                    'disputes': (),
+                                                    'references': ({'kind': 'doc',
+                                                                    'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/cuda/AdaptiveMaxPooling3d.cu',
+                                                                    'title': 'AdaptiveMaxPooling3d.cu at '
+                                                                             'v2.11.0 '
+                                                                             '(atomicadaptivemaxgradinput, '
+                                                                             'gpuAtomicAdd; read at an older '
+                                                                             'commit, 006048e4)'},)},
              'torch.aten-attention-forward-varlen': {'id': 'torch.aten-attention-forward-varlen',
                                                      'framework': 'pytorch',
                                                      'title': 'The aten attention kernels called directly '
@@ -9923,7 +10007,13 @@ INDEX = {'format': 1,
                                          'mechanism': 'cuda-atomics',
                                          'summary': 'ctc_loss_backward_gpu has no deterministic '
                                                     'implementation.',
-                                         'calls': (),
+                                         'calls': ((('torch.nn.functional.ctc_loss',),
+                                                    (('targets.dtype',
+                                                      ('int64', 'int16', 'int8', 'uint8')),)),
+                                                   (('torch.nn.functional.ctc_loss',),
+                                                    (('targets.ndim', (2,)),)),
+                                                   (('torch.nn.functional.ctc_loss',),
+                                                    (('input.dtype', ('float64', 'float16', 'bfloat16')),))),
                                          'status': ((None,
                                                      (0, 1, 7),
                                                      '<1.7',
@@ -9944,7 +10034,18 @@ INDEX = {'format': 1,
                                                      (),
                                                      False,
                                                      'RuntimeError',
-                                                     None,
+                                                     'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                     '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                     'int64 targets (1-D on the CPU, 2-D on the GPU) and '
+                                                     'int32 2-D targets took the native kernel '
+                                                     '(CtcLossBackward0) and raised ctc_loss_backward_gpu '
+                                                     'under PT_DET; int32 1-D targets, on the CPU or the GPU '
+                                                     'with int32 lengths, took cuDNN '
+                                                     '(CudnnCtcLossBackward1): 0 of 4 differed by default '
+                                                     'and under PT_DET, and nothing was raised '
+                                                     '(reduction=sum). With reduction=mean and int32 targets '
+                                                     'on the CPU the call itself failed in both modes '
+                                                     '(tensors on two devices).',
                                                      None,
                                                      None,
                                                      'raises',
@@ -10350,9 +10451,15 @@ INDEX = {'format': 1,
                                            '(forward 2597x, backward 520x). The earlier sweep of the same '
                                            'release '
                                            '(data/sweeps/h100-80gb-hbm3-x1-18805de3/2026-11-25T231514Z-pytorch-eager.json) '
-                                           'used values of mixed magnitude and saw 0 of 4 differ. Other '
-                                           'releases are in the ranges beside this one, read in the source '
-                                           'covers them.',
+                                           'used values of mixed magnitude and saw 0 of 4 differ. The branch '
+                                           'sweep of the same release '
+                                           '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json) '
+                                           'added float16 (4 of 4 by default; 3 of 4 forward and 2 of 4 '
+                                           'backward under PT_DET) and float64 (4 of 4 in both modes) for a '
+                                           '4M-element 1-D scan of values near one; bfloat16 gave 0 of 4 '
+                                           'forward and 1 of 4 backward under the switch (2 of 4 by default; '
+                                           'verify.reviewed says why bfloat16 stays in the condition). Other '
+                                           'releases are in the ranges beside this one (read in the code).',
                                            None,
                                            None,
                                            'silent',
@@ -11333,7 +11440,16 @@ INDEX = {'format': 1,
                                             'mechanism': 'cuda-atomics',
                                             'summary': 'grid_sampler_2d/3d backward on CUDA scatters input '
                                                        'gradients with atomicAdd.',
-                                            'calls': (),
+                                            'calls': ((('torch.nn.functional.grid_sample',),
+                                                       (('mode', ('nearest', 'bicubic')),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('padding_mode', ('border', 'reflection')),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('align_corners', (False, None)),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('input.ndim', (5,)),)),
+                                                      (('torch.nn.functional.grid_sample',),
+                                                       (('input.dtype', ('bfloat16',)),))),
                                             'status': ((None,
                                                         (0, 1, 9),
                                                         '<1.9',
@@ -11354,7 +11470,14 @@ INDEX = {'format': 1,
                                                         (),
                                                         False,
                                                         'RuntimeError',
-                                                        None,
+                                                        'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                        '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                        'every native branch (nearest, bicubic, border, '
+                                                        'reflection, align_corners=False, 5-D, bfloat16) '
+                                                        'raised grid_sampler_2d_backward_cuda or '
+                                                        'grid_sampler_3d_backward_cuda under PT_DET with a '
+                                                        'converging grid; the cuDNN branch did not raise and '
+                                                        'differed (torch.grid-sample-cudnn-backward).',
                                                         None,
                                                         None,
                                                         'raises',
@@ -11374,6 +11497,82 @@ INDEX = {'format': 1,
                                                             'url': 'https://github.com/pytorch/pytorch/blob/v1.9.0/torch/__init__.py',
                                                             'title': 'torch.use_deterministic_algorithms '
                                                                      'docstring, PyTorch 1.9.0'})},
+             'torch.grid-sample-cudnn-backward': {'id': 'torch.grid-sample-cudnn-backward',
+                                                  'framework': 'pytorch',
+                                                  'title': 'grid_sample backward through cuDNN (bilinear, '
+                                                           'zeros, align_corners=True, 4-D), not fixed by '
+                                                           'the determinism switch',
+                                                  'device': 'gpu',
+                                                  'pass': 'backward',
+                                                  'mechanism': 'cuda-atomics',
+                                                  'summary': 'torch.nn.functional.grid_sample sends a 4-D '
+                                                             'float16, float32 or float64 CUDA input with '
+                                                             "mode='bilinear', padding_mode='zeros' and "
+                                                             "align_corners=True to cuDNN's spatial "
+                                                             'transformer sampler (grid_sampler in '
+                                                             'GridSampler.cpp, cond_cudnn_grid_sampler in '
+                                                             'GridSamplerUtils.h), whose backward the switch '
+                                                             'does not check. On an H100 with PyTorch 2.11.0 '
+                                                             'a grid converging on the centre gave 4 '
+                                                             'different gradients in 4 runs by default and '
+                                                             'under '
+                                                             'torch.use_deterministic_algorithms(True), with '
+                                                             'no error (autograd node '
+                                                             'CudnnGridSamplerBackward0). Every other mode, '
+                                                             'padding, align_corners=False, 5-D input or '
+                                                             'bfloat16 takes '
+                                                             'grid_sampler_2d/3d_backward_cuda, which raises '
+                                                             'under the switch (torch.grid-sample-backward).',
+                                                  'calls': (((),
+                                                             (('align_corners', (True,)),
+                                                              ('input.dtype',
+                                                               ('float16', 'float32', 'float64')),
+                                                              ('input.ndim', (4,)),
+                                                              ('mode', ('bilinear',)),
+                                                              ('padding_mode', ('zeros',)))),),
+                                                  'status': (((0, 2, 11),
+                                                              (0, 2, 12),
+                                                              '>=2.11,<2.12',
+                                                              ('PT_CPU_OP',),
+                                                              False,
+                                                              None,
+                                                              'Branch sweep on the H100, PyTorch '
+                                                              '2.11.0+cu130 '
+                                                              '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json): '
+                                                              '4 of 4 distinct by default and under PT_DET '
+                                                              'in float16, float32 and float64; bfloat16 '
+                                                              '(not cuDNN) raised '
+                                                              'grid_sampler_2d_backward_cuda. Under the '
+                                                              'switch the CPU gave 1 of 4; float64 then cast '
+                                                              'back gave 1 of 4 for float16 and float32 but '
+                                                              'float64 itself differs (4 of 4). The '
+                                                              'use_deterministic_algorithms docstring lists '
+                                                              "grid_sample's CUDA backward as raising "
+                                                              'without this exception: the run is the '
+                                                              'reference. Other releases are unknown until a '
+                                                              'sweep covers them.',
+                                                              None,
+                                                              None,
+                                                              'silent',
+                                                              'run-to-run',
+                                                              (),
+                                                              None,
+                                                              ()),),
+                                                  'op_versions': {},
+                                                  'caused_by': (),
+                                                  'distributions': {},
+                                                  'disputes': (),
+                                                  'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/GridSamplerUtils.h',
+                                                                  'title': 'GridSamplerUtils.h at v2.11.0, '
+                                                                           'cond_cudnn_grid_sampler (line '
+                                                                           "93; read in the 2.11.0 wheel's "
+                                                                           'header)'},
+                                                                 {'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/GridSampler.cpp',
+                                                                  'title': 'GridSampler.cpp, grid_sampler '
+                                                                           '(the cuDNN branch; read in the '
+                                                                           'code index, not at the tag)'})},
              'torch.histc': {'id': 'torch.histc',
                              'framework': 'pytorch',
                              'title': 'histc on CUDA',
@@ -11700,7 +11899,12 @@ INDEX = {'format': 1,
                                                'summary': 'With duplicate indices and accumulate=False, '
                                                           'which write wins is unspecified; deterministic '
                                                           'mode makes it deterministic.',
-                                               'calls': (((), (('accumulate', (False,)),)),),
+                                               'calls': ((('torch.Tensor.index_put',
+                                                           'torch.Tensor.index_put_',
+                                                           'torch.index_put',
+                                                           'torch.index_put_'),
+                                                          (('accumulate', (False,)),)),
+                                                         (('torch.Tensor.__setitem__',), ())),
                                                'status': ((None,
                                                            (0, 1, 9),
                                                            '<1.9',
@@ -11735,7 +11939,14 @@ INDEX = {'format': 1,
                                                            ('PT_DET', 'PT_DETW'),
                                                            False,
                                                            None,
-                                                           None,
+                                                           'x[idx] += v (Tensor.__setitem__, which calls '
+                                                           'index_put_ with accumulate=False) with 65536 '
+                                                           'int64 indices on 8 rows: the branch sweep on the '
+                                                           'H100 with PyTorch 2.11.0 '
+                                                           '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json) '
+                                                           'gave 4 of 4 distinct by default (duplicates '
+                                                           'write different sums) and 1 of 4 under PT_DET, '
+                                                           'in float16, bfloat16, float32 and float64.',
                                                            None,
                                                            None,
                                                            'fixes',
@@ -15971,6 +16182,145 @@ INDEX = {'format': 1,
                                                   'url': 'https://github.com/pytorch/pytorch/blob/v1.7.0/torch/__init__.py',
                                                   'title': 'torch.use_deterministic_algorithms docstring, '
                                                            'PyTorch 1.7.0'})},
+             'torch.sparse-coo-duplicates': {'id': 'torch.sparse-coo-duplicates',
+                                             'framework': 'pytorch',
+                                             'title': 'Summing the duplicate entries of an uncoalesced '
+                                                      'sparse COO tensor on CUDA (to_dense, add to a dense '
+                                                      'tensor)',
+                                             'device': 'gpu',
+                                             'pass': 'forward',
+                                             'mechanism': 'cuda-atomics',
+                                             'summary': 'An uncoalesced sparse COO tensor (several entries '
+                                                        'at one index) made dense on CUDA, or added to a '
+                                                        'dense tensor, has its duplicates summed by '
+                                                        "index_add's kernel (indexFuncLargeIndex with "
+                                                        'ReduceAdd, atomics), so the order of the additions '
+                                                        'changes from run to run. On an H100 with PyTorch '
+                                                        '2.11.0, 256K entries on 64 positions gave 4 of 4 (2 '
+                                                        'or 3 of 4 in float64) different results by default, '
+                                                        'and 1 of 4 under '
+                                                        'torch.use_deterministic_algorithms(True), which '
+                                                        "takes index_add's deterministic path.",
+                                             'calls': ((('torch.Tensor.to_dense',),
+                                                        (('input.layout', ('sparse_coo',)),)),
+                                                       (('torch.add',
+                                                         'torch.Tensor.add',
+                                                         'torch.Tensor.add_'),
+                                                        (('other.layout', ('sparse_coo',)),))),
+                                             'status': (((0, 2, 11),
+                                                         (0, 2, 12),
+                                                         '>=2.11,<2.12',
+                                                         ('PT_DET', 'PT_DETW'),
+                                                         False,
+                                                         None,
+                                                         'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                         '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json '
+                                                         'and '
+                                                         'data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-pytorch-branches.json): '
+                                                         'to_dense and dense + COO, float16, bfloat16, '
+                                                         'float32 and float64; the kernels that ran include '
+                                                         'indexFuncLargeIndex<..., ReduceAdd>. The first '
+                                                         'file names the COO operand of torch.add as the '
+                                                         'input (input.layout); the second states it as '
+                                                         'other. Other releases are unknown until a sweep '
+                                                         'covers them.',
+                                                         None,
+                                                         None,
+                                                         'fixes',
+                                                         'run-to-run',
+                                                         (),
+                                                         None,
+                                                         ()),),
+                                             'op_versions': {},
+                                             'caused_by': (),
+                                             'distributions': {},
+                                             'disputes': (),
+                                             'references': ({'kind': 'doc',
+                                                             'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/torch/__init__.py',
+                                                             'title': 'torch.use_deterministic_algorithms '
+                                                                      'docstring, PyTorch 2.11.0 (index_add '
+                                                                      'on CUDA is made deterministic)'},)},
+             'torch.sparse-mm-cusparse': {'id': 'torch.sparse-mm-cusparse',
+                                          'framework': 'pytorch',
+                                          'title': 'Sparse (COO, CSR) times dense on CUDA through cuSPARSE '
+                                                   'SpMM, not fixed by the determinism switch',
+                                          'device': 'gpu',
+                                          'pass': 'both',
+                                          'mechanism': 'algorithm-selection',
+                                          'summary': 'On an H100 with PyTorch 2.11.0, a sparse CSR matrix, '
+                                                     'or a coalesced sparse COO matrix, times a dense matrix '
+                                                     '(torch.mm, torch.matmul, torch.sparse.mm, torch.addmm, '
+                                                     'torch.sparse.addmm) gave 4 different results in 4 runs '
+                                                     'by default and again 4 of 4 under '
+                                                     'torch.use_deterministic_algorithms(True), with no '
+                                                     'error, in float16, bfloat16 (CSR), float32 and '
+                                                     'float64, forward and backward. The kernels that ran '
+                                                     "were cuSPARSE's (cusparse::csrmm_alg2_kernel; a COO "
+                                                     'operand is converted to CSR first, '
+                                                     'convert_CooToCsr_kernel). A CSR matrix times a vector '
+                                                     '(torch.addmv) differed the same way in float32 and '
+                                                     'float64.',
+                                          'calls': ((('torch.mm',
+                                                      'torch.Tensor.mm',
+                                                      'torch.matmul',
+                                                      'torch.Tensor.matmul'),
+                                                     (('input.layout', ('sparse_coo', 'sparse_csr')),)),
+                                                    (('torch.addmm',
+                                                      'torch.Tensor.addmm',
+                                                      'torch.Tensor.addmm_'),
+                                                     (('mat1.layout', ('sparse_coo', 'sparse_csr')),)),
+                                                    (('torch.addmv',
+                                                      'torch.Tensor.addmv',
+                                                      'torch.Tensor.addmv_'),
+                                                     (('mat.layout', ('sparse_csr',)),))),
+                                          'status': (((0, 2, 11),
+                                                      (0, 2, 12),
+                                                      '>=2.11,<2.12',
+                                                      ('PT_CPU_OP', 'PT_F64_OP'),
+                                                      False,
+                                                      None,
+                                                      'Branch sweep on the H100, PyTorch 2.11.0+cu130 '
+                                                      '(data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T183056Z-pytorch-branches.json, '
+                                                      'repeated for the sparse units in '
+                                                      'data/sweeps/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T184002Z-pytorch-branches.json): '
+                                                      'CSR @ dense 4 of 4 distinct by default and under '
+                                                      'PT_DET in all four float dtypes, forward and '
+                                                      'backward; coalesced COO @ dense 4 of 4 in float32 and '
+                                                      'float64 (float16 and bfloat16 COO addmm are not '
+                                                      'implemented on CUDA). Under the switch the same call '
+                                                      'on the CPU gave 1 of 4 (float32, float64; the CPU has '
+                                                      'no float16/bfloat16 sparse matmul), and float64 then '
+                                                      'cast back gave 1 of 4 for float16, bfloat16 and '
+                                                      'float32 (float64 itself differs). The first file '
+                                                      'names the sparse operand of torch.addmm and '
+                                                      'torch.addmv as the input (input.layout); the second '
+                                                      'states it under its parameter (mat1.layout, '
+                                                      'mat.layout). torch.bmm of a sparse COO batch is '
+                                                      'another kernel, which the switch fixes '
+                                                      '(torch.sparse-bmm). Other releases are unknown until '
+                                                      'a sweep covers them.',
+                                                      None,
+                                                      None,
+                                                      'silent',
+                                                      'run-to-run',
+                                                      (),
+                                                      None,
+                                                      ()),),
+                                          'op_versions': {},
+                                          'caused_by': (),
+                                          'distributions': {},
+                                          'disputes': (),
+                                          'references': ({'kind': 'doc',
+                                                          'url': 'https://github.com/pytorch/pytorch/blob/v2.11.0/aten/src/ATen/native/native_functions.yaml',
+                                                          'title': 'native_functions.yaml at v2.11.0 '
+                                                                   "(addmm's SparseCUDA and SparseCsrCUDA "
+                                                                   'kernels; addmv line 653, SparseCsrCUDA '
+                                                                   'addmv_out_sparse_compressed_cuda)'},
+                                                         {'kind': 'doc',
+                                                          'url': 'https://docs.nvidia.com/cuda/cusparse/',
+                                                          'title': 'cuSPARSE documentation (SpMM and SpMV '
+                                                                   'algorithms, and which give the same '
+                                                                   'result run to run)'})},
              'torch.stft-backward': {'id': 'torch.stft-backward',
                                      'framework': 'pytorch',
                                      'title': 'stft backward on CUDA',
@@ -17682,8 +18032,10 @@ INDEX = {'format': 1,
            'jax': {'jax.Array.__getitem__': ('jax.getitem-backward',),
                    'jax.Array.at': ('jax.at-set-repeated-indices',
                                     'jax.at-set-unique-indices-promise',
+                                    'jax.gather-backward',
                                     'jax.scatter-add'),
                    'jax.example_libraries.stax.MaxPool': ('jax.select-and-scatter',),
+                   'jax.image.resize': ('jax.gather-backward',),
                    'jax.jit': ('jax.xla-autotuning',),
                    'jax.lax.all_gather': ('jax.collective-copy',),
                    'jax.lax.all_to_all': ('jax.collective-copy',),
@@ -17710,9 +18062,11 @@ INDEX = {'format': 1,
                    'jax.numpy.ndarray.__getitem__': ('jax.getitem-backward',),
                    'jax.numpy.ndarray.at': ('jax.at-set-repeated-indices',
                                             'jax.at-set-unique-indices-promise',
+                                            'jax.gather-backward',
                                             'jax.scatter-add'),
                    'jax.numpy.take': ('jax.gather-backward',),
                    'jax.numpy.take_along_axis': ('jax.gather-backward',),
+                   'jax.numpy.ufunc.at': ('jax.scatter-add',),
                    'jax.ops.segment_prod': ('jax.segment-reductions',),
                    'jax.ops.segment_sum': ('jax.segment-reductions',),
                    'jax.pmap': ('jax.xla-autotuning',)},
@@ -17802,8 +18156,13 @@ INDEX = {'format': 1,
                     'nccl.ncclReduceScatter': ('nccl.reduce-scatter-order',),
                     'nccl.ncclSend': ('nccl.copy-collectives',)},
            'pytorch': {'torch.Tensor.__getitem__': ('torch.getitem-backward-cpu',),
-                       'torch.Tensor.addmm': ('torch.cublas-workspace',),
-                       'torch.Tensor.addmm_': ('torch.cublas-workspace',),
+                       'torch.Tensor.__setitem__': ('torch.index-put-no-accumulate',),
+                       'torch.Tensor.add': ('torch.sparse-coo-duplicates',),
+                       'torch.Tensor.add_': ('torch.sparse-coo-duplicates',),
+                       'torch.Tensor.addmm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
+                       'torch.Tensor.addmm_': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
+                       'torch.Tensor.addmv': ('torch.sparse-mm-cusparse',),
+                       'torch.Tensor.addmv_': ('torch.sparse-mm-cusparse',),
                        'torch.Tensor.baddbmm': ('torch.cublas-workspace',),
                        'torch.Tensor.baddbmm_': ('torch.cublas-workspace',),
                        'torch.Tensor.bincount': ('torch.bincount',),
@@ -17830,9 +18189,9 @@ INDEX = {'format': 1,
                        'torch.Tensor.kthvalue': ('torch.kthvalue',),
                        'torch.Tensor.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
                        'torch.Tensor.lu_solve': ('torch.lu-solve',),
-                       'torch.Tensor.matmul': ('torch.cublas-workspace',),
+                       'torch.Tensor.matmul': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.Tensor.median': ('torch.median-indices',),
-                       'torch.Tensor.mm': ('torch.cublas-workspace',),
+                       'torch.Tensor.mm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.Tensor.mv': ('torch.cublas-workspace',),
                        'torch.Tensor.nanmedian': ('torch.median-indices',),
                        'torch.Tensor.new_empty': ('torch.uninitialized-memory',),
@@ -17858,10 +18217,13 @@ INDEX = {'format': 1,
                        'torch.Tensor.stft': ('torch.stft-backward',),
                        'torch.Tensor.take': ('torch.inductor-scatter-accumulate', 'torch.take-backward'),
                        'torch.Tensor.take_along_dim': ('torch.take-along-dim-backward',),
+                       'torch.Tensor.to_dense': ('torch.sparse-coo-duplicates',),
                        'torch._unsafe_masked_index': ('torch.inductor-scatter-accumulate',),
                        'torch._unsafe_masked_index_put_accumulate': ('torch.inductor-scatter-accumulate',),
                        'torch._upsample_bilinear2d_aa': ('torch.upsample-bilinear2d-aa-backward',),
-                       'torch.addmm': ('torch.cublas-workspace',),
+                       'torch.add': ('torch.sparse-coo-duplicates',),
+                       'torch.addmm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
+                       'torch.addmv': ('torch.sparse-mm-cusparse',),
                        'torch.backends.cudnn.benchmark': ('torch.cudnn-benchmark',),
                        'torch.baddbmm': ('torch.cublas-workspace',),
                        'torch.bincount': ('torch.bincount',),
@@ -17914,9 +18276,9 @@ INDEX = {'format': 1,
                        'torch.logcumsumexp': ('torch.inductor-logcumsumexp', 'torch.logcumsumexp'),
                        'torch.lu_solve': ('torch.lu-solve',),
                        'torch.masked.median': ('torch.median-indices',),
-                       'torch.matmul': ('torch.cublas-workspace',),
+                       'torch.matmul': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.median': ('torch.median-indices',),
-                       'torch.mm': ('torch.cublas-workspace',),
+                       'torch.mm': ('torch.cublas-workspace', 'torch.sparse-mm-cusparse'),
                        'torch.mv': ('torch.cublas-workspace',),
                        'torch.nanmedian': ('torch.median-indices',),
                        'torch.nn.AdaptiveAvgPool1d': ('torch.adaptive-avg-pool1d-backward',),
@@ -17924,6 +18286,7 @@ INDEX = {'format': 1,
                        'torch.nn.AdaptiveAvgPool3d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.AdaptiveMaxPool1d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.AdaptiveMaxPool2d': ('torch.adaptive-max-pool2d-backward',),
+                       'torch.nn.AdaptiveMaxPool3d': ('torch.adaptive-max-pool3d-backward',),
                        'torch.nn.AvgPool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.CTCLoss': ('torch.ctc-loss-backward',),
                        'torch.nn.Conv1d': ('torch.cudnn-convolution',),
@@ -17970,6 +18333,8 @@ INDEX = {'format': 1,
                        'torch.nn.functional.adaptive_avg_pool3d': ('torch.adaptive-avg-pool-backward',),
                        'torch.nn.functional.adaptive_max_pool1d': ('torch.adaptive-max-pool2d-backward',),
                        'torch.nn.functional.adaptive_max_pool2d': ('torch.adaptive-max-pool2d-backward',),
+                       'torch.nn.functional.adaptive_max_pool3d': ('torch.adaptive-max-pool3d-backward',),
+                       'torch.nn.functional.adaptive_max_pool3d_with_indices': ('torch.adaptive-max-pool3d-backward',),
                        'torch.nn.functional.avg_pool3d': ('torch.avg-pool3d-backward',),
                        'torch.nn.functional.conv1d': ('torch.cudnn-convolution',),
                        'torch.nn.functional.conv2d': ('torch.cudnn-convolution',),
@@ -17983,7 +18348,8 @@ INDEX = {'format': 1,
                        'torch.nn.functional.embedding_bag': ('torch.embedding-bag-max-backward',),
                        'torch.nn.functional.fractional_max_pool2d': ('torch.fractional-max-pool-backward',),
                        'torch.nn.functional.fractional_max_pool3d': ('torch.fractional-max-pool-backward',),
-                       'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',),
+                       'torch.nn.functional.grid_sample': ('torch.grid-sample-backward',
+                                                           'torch.grid-sample-cudnn-backward'),
                        'torch.nn.functional.interpolate': ('torch.adaptive-avg-pool-backward',
                                                            'torch.interpolate-bicubic-backward',
                                                            'torch.interpolate-bilinear-antialias-backward',
@@ -18025,6 +18391,8 @@ INDEX = {'format': 1,
                        'torch.scatter': ('torch.scatter-src-tensor',),
                        'torch.scatter_add': ('torch.scatter-add',),
                        'torch.scatter_reduce': ('torch.scatter-reduce-prod', 'torch.scatter-reduce-sum-mean'),
+                       'torch.sparse.addmm': ('torch.sparse-mm-cusparse',),
+                       'torch.sparse.mm': ('torch.sparse-mm-cusparse',),
                        'torch.stft': ('torch.stft-backward',),
                        'torch.take': ('torch.inductor-scatter-accumulate', 'torch.take-backward'),
                        'torch.take_along_dim': ('torch.take-along-dim-backward',),
@@ -20930,8 +21298,6 @@ INDEX = {'format': 1,
                         'jax.lax.pow': (((0, 0, 11, 2), 'gpu', False),),
                         'jax.lax.random_gamma_grad': (((0, 0, 11, 2), 'gpu', False),),
                         'jax.lax.reciprocal': (((0, 0, 11, 2), 'gpu', False),),
-                        'jax.lax.reduce_window.add': (((0, 0, 11, 2), 'gpu', False),),
-                        'jax.lax.reduce_window.max': (((0, 0, 11, 2), 'gpu', False),),
                         'jax.lax.rem': (((0, 0, 11, 2), 'gpu', False),),
                         'jax.lax.round': (((0, 0, 11, 2), 'gpu', False),),
                         'jax.lax.rsqrt': (((0, 0, 11, 2), 'gpu', False),),
@@ -21210,22 +21576,27 @@ INDEX = {'format': 1,
                             'torch.Tensor.__rsub__': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.byte': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.char': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.Tensor.coalesce': (((0, 2, 11), 'gpu', False),),
                             'torch.Tensor.contiguous': (((0, 2, 11), 'gpu', True),
                                                         ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.expand': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.Tensor.index_fill': (((0, 2, 11), 'gpu', False),),
                             'torch.Tensor.item': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.mH': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.mT': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.new_full': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.new_ones': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.new_zeros': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.Tensor.nonzero': (((0, 2, 11), 'gpu', False),),
                             'torch.Tensor.repeat': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.reshape_as': (((0, 2, 11), 'gpu', True),
                                                         ((0, 2, 11), 'gpu', False)),
+                            'torch.Tensor.sparse_mask': (((0, 2, 11), 'gpu', False),),
                             'torch.Tensor.sum_to_size': (((0, 2, 11), 'gpu', True),
                                                          ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.to': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.to_sparse': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.Tensor.to_sparse_csr': (((0, 2, 11), 'gpu', False),),
                             'torch.Tensor.unfold': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.view': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.Tensor.view_as': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21240,7 +21611,6 @@ INDEX = {'format': 1,
                             'torch.abs': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.acos': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.acosh': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.add': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.addbmm': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.addcdiv': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.addcmul': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21256,7 +21626,7 @@ INDEX = {'format': 1,
                             'torch.arange': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.argmax': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.argmin': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.argsort': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.argsort': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
                             'torch.argwhere': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.as_strided': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.as_strided_copy': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21376,6 +21746,7 @@ INDEX = {'format': 1,
                             'torch.hash_tensor': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.heaviside': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.hsplit': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.hspmm': (((0, 2, 11), 'gpu', False),),
                             'torch.hstack': (((0, 2, 11), 'gpu', False),),
                             'torch.hypot': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.i0': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21493,10 +21864,11 @@ INDEX = {'format': 1,
                             'torch.masked.std': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.masked.sum': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.masked.var': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.masked_fill': (((0, 2, 11), 'gpu', False),),
                             'torch.masked_scatter': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.masked_select': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.matrix_exp': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.max': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.max': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
                             'torch.max_pool2d_with_indices_backward': (((0, 2, 11), 'gpu', True),
                                                                        ((0, 2, 11), 'gpu', False)),
                             'torch.maximum': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21504,10 +21876,10 @@ INDEX = {'format': 1,
                             'torch.meshgrid': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.min': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.minimum': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.mode': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.mode': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
                             'torch.movedim': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.msort': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.mul': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.mul': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
                             'torch.multinomial': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.mvlgamma': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.nan_to_num': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21525,7 +21897,6 @@ INDEX = {'format': 1,
                             'torch.ne': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.neg': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.nextafter': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.AdaptiveMaxPool3d': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.AvgPool1d': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.AvgPool2d': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.BCEWithLogitsLoss': (((0, 2, 11), 'gpu', False),),
@@ -21603,18 +21974,18 @@ INDEX = {'format': 1,
                             'torch.nn.ZeroPad1d': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.ZeroPad2d': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.ZeroPad3d': (((0, 2, 11), 'gpu', False),),
-                            'torch.nn.functional.adaptive_max_pool3d': (((0, 2, 11), 'gpu', True),
-                                                                        ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.affine_grid': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.functional.alpha_dropout': (((0, 2, 11), 'gpu', True),
                                                                   ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.avg_pool1d': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.avg_pool2d': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.batch_norm': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.avg_pool1d': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
+                            'torch.nn.functional.avg_pool2d': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
+                            'torch.nn.functional.batch_norm': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.bilinear': (((0, 2, 11), 'gpu', True),
                                                              ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.binary_cross_entropy': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.functional.binary_cross_entropy_with_logits': (((0, 2, 11),
                                                                                       'gpu',
                                                                                       True),
@@ -21639,14 +22010,15 @@ INDEX = {'format': 1,
                                                         ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.feature_alpha_dropout': (((0, 2, 11), 'gpu', True),
                                                                           ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.fold': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.functional.gaussian_nll_loss': (((0, 2, 11), 'gpu', True),
                                                                       ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.gelu': (((0, 2, 11), 'gpu', True),
                                                          ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.glu': (((0, 2, 11), 'gpu', True),
                                                         ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.group_norm': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.group_norm': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.hardshrink': (((0, 2, 11), 'gpu', True),
                                                                ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.hardsigmoid': (((0, 2, 11), 'gpu', True),
@@ -21659,32 +22031,34 @@ INDEX = {'format': 1,
                                                                          ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.huber_loss': (((0, 2, 11), 'gpu', True),
                                                                ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.instance_norm': (((0, 2, 11), 'gpu', True),
-                                                                  ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.kl_div': (((0, 2, 11), 'gpu', True),
-                                                           ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.l1_loss': (((0, 2, 11), 'gpu', True),
-                                                            ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.layer_norm': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.instance_norm': (((0, 2, 11), 'gpu', False),
+                                                                  ((0, 2, 11), 'gpu', True)),
+                            'torch.nn.functional.kl_div': (((0, 2, 11), 'gpu', False),
+                                                           ((0, 2, 11), 'gpu', True)),
+                            'torch.nn.functional.l1_loss': (((0, 2, 11), 'gpu', False),
+                                                            ((0, 2, 11), 'gpu', True)),
+                            'torch.nn.functional.layer_norm': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.leaky_relu': (((0, 2, 11), 'gpu', True),
                                                                ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.logsigmoid': (((0, 2, 11), 'gpu', True),
                                                                ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.lp_pool1d': (((0, 2, 11), 'gpu', False),),
+                            'torch.nn.functional.lp_pool2d': (((0, 2, 11), 'gpu', False),),
                             'torch.nn.functional.margin_ranking_loss': (((0, 2, 11), 'gpu', True),
                                                                         ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.max_pool1d': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.max_pool2d': (((0, 2, 11), 'gpu', True),
-                                                               ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.max_pool1d': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
+                            'torch.nn.functional.max_pool2d': (((0, 2, 11), 'gpu', False),
+                                                               ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.mish': (((0, 2, 11), 'gpu', True),
                                                          ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.mse_loss': (((0, 2, 11), 'gpu', True),
-                                                             ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.mse_loss': (((0, 2, 11), 'gpu', False),
+                                                             ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.multi_head_attention_forward': (((0, 2, 11), 'gpu', True),
                                                                                  ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.multi_margin_loss': (((0, 2, 11), 'gpu', True),
-                                                                      ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.multi_margin_loss': (((0, 2, 11), 'gpu', False),
+                                                                      ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.multilabel_margin_loss': (((0, 2, 11), 'gpu', True),
                                                                            ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.multilabel_soft_margin_loss': (((0, 2, 11), 'gpu', True),
@@ -21707,22 +22081,23 @@ INDEX = {'format': 1,
                                                          ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.relu6': (((0, 2, 11), 'gpu', True),
                                                           ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.rms_norm': (((0, 2, 11), 'gpu', True),
-                                                             ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.rms_norm': (((0, 2, 11), 'gpu', False),
+                                                             ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.rrelu': (((0, 2, 11), 'gpu', True),
                                                           ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.selu': (((0, 2, 11), 'gpu', True),
                                                          ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.silu': (((0, 2, 11), 'gpu', True),
                                                          ((0, 2, 11), 'gpu', False)),
-                            'torch.nn.functional.smooth_l1_loss': (((0, 2, 11), 'gpu', True),
-                                                                   ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.smooth_l1_loss': (((0, 2, 11), 'gpu', False),
+                                                                   ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.soft_margin_loss': (((0, 2, 11), 'gpu', True),
                                                                      ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.softmin': (((0, 2, 11), 'gpu', True),
                                                             ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.softplus': (((0, 2, 11), 'gpu', False),),
-                            'torch.nn.functional.softshrink': (((0, 2, 11), 'gpu', True),),
+                            'torch.nn.functional.softshrink': (((0, 2, 11), 'gpu', True),
+                                                               ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.softsign': (((0, 2, 11), 'gpu', True),
                                                              ((0, 2, 11), 'gpu', False)),
                             'torch.nn.functional.tanhshrink': (((0, 2, 11), 'gpu', True),
@@ -21737,8 +22112,8 @@ INDEX = {'format': 1,
                                                                                       ((0, 2, 11),
                                                                                        'gpu',
                                                                                        False)),
-                            'torch.nn.functional.unfold': (((0, 2, 11), 'gpu', True),
-                                                           ((0, 2, 11), 'gpu', False)),
+                            'torch.nn.functional.unfold': (((0, 2, 11), 'gpu', False),
+                                                           ((0, 2, 11), 'gpu', True)),
                             'torch.nn.functional.upsample_nearest': (((0, 2, 11), 'gpu', True),
                                                                      ((0, 2, 11), 'gpu', False)),
                             'torch.nonzero': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21784,6 +22159,7 @@ INDEX = {'format': 1,
                             'torch.rsub': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.scalar_tensor': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.searchsorted': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.segment_reduce': (((0, 2, 11), 'gpu', False),),
                             'torch.select': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.select_scatter': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.sgn': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21819,7 +22195,10 @@ INDEX = {'format': 1,
                             'torch.slice': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.slice_scatter': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.softmax': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.sort': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.sort': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
+                            'torch.sparse.log_softmax': (((0, 2, 11), 'gpu', False),),
+                            'torch.sparse.softmax': (((0, 2, 11), 'gpu', False),),
+                            'torch.sparse.sum': (((0, 2, 11), 'gpu', False),),
                             'torch.special.airy_ai': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.special.bessel_j0': (((0, 2, 11), 'gpu', True),
                                                         ((0, 2, 11), 'gpu', False)),
@@ -21901,7 +22280,7 @@ INDEX = {'format': 1,
                             'torch.tensor_split': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.tensordot': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.tile': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.topk': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.topk': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
                             'torch.trace': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.transpose': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.transpose_copy': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -21917,7 +22296,7 @@ INDEX = {'format': 1,
                             'torch.unflatten': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.unfold_copy': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
                             'torch.uniform': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
-                            'torch.unique': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
+                            'torch.unique': (((0, 2, 11), 'gpu', False), ((0, 2, 11), 'gpu', True)),
                             'torch.unique_consecutive': (((0, 2, 11), 'gpu', True),
                                                          ((0, 2, 11), 'gpu', False)),
                             'torch.unsafe_chunk': (((0, 2, 11), 'gpu', True), ((0, 2, 11), 'gpu', False)),
@@ -22173,6 +22552,7 @@ INDEX = {'format': 1,
                                                       (0, 2, 14),
                                                       (0, 2, 14, 1),
                                                       (0, 2, 15))),
+              'torch.adaptive-max-pool3d-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.aten-attention-forward-varlen': ((((0, 2, 11), 'gpu'),), ()),
               'torch.avg-pool3d-backward': ((((0, 2, 11), 'gpu'),),
                                             ((0, 1, 13),
@@ -22433,6 +22813,7 @@ INDEX = {'format': 1,
                                               (0, 2, 14),
                                               (0, 2, 14, 1),
                                               (0, 2, 15))),
+              'torch.grid-sample-cudnn-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.histc': ((((0, 2, 11), 'gpu'),),
                               ((0, 1, 13),
                                (0, 1, 13, 1),
@@ -23109,6 +23490,8 @@ INDEX = {'format': 1,
               'torch.sdpa-flash-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.sdpa-math': ((((0, 2, 11), 'gpu'),), ()),
               'torch.sparse-bmm': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.sparse-coo-duplicates': ((((0, 2, 11), 'gpu'),), ()),
+              'torch.sparse-mm-cusparse': ((((0, 2, 11), 'gpu'),), ()),
               'torch.stft-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.take-along-dim-backward': ((((0, 2, 11), 'gpu'),), ()),
               'torch.take-backward': ((((0, 2, 11), 'gpu'),), ()),

@@ -54,6 +54,62 @@ left out, it is unknown (its default is not a plain literal either)."""
 def is_length(key: str, known: tuple[str, ...]) -> bool:
     """True for `<param>.len` of one of the op's parameters."""
     return key.endswith(LEN) and key[: -len(LEN)] in known
+
+
+ARG_FACTS = ("dtype", "layout", "device", "ndim", "memory_format")
+"""`<tensor>.<fact>`: a fact of one tensor argument, named by its parameter (`targets.dtype` for
+ctc_loss, `index.dtype` for index_add, `weight.layout`, `grid.ndim`), or `input.<fact>` for the
+first tensor argument (`input.device`, `input.memory_format`; `input.ndim`, `input.dtype` and
+`input.layout` are the FACTS above). One tensor's facts choose a kernel as the input's do: cuDNN's
+CTC loss takes int32 targets on the CPU only, index_add instantiates int32 and int64 indices apart.
+Left out, each is unknown. Values: `dtype` a kind or an exact dtype (DTYPES), `layout` LAYOUTS,
+`device` DEVICES, `ndim` a whole number, `memory_format` MEMORY_FORMATS."""
+DEVICES = ("cpu", "cuda")
+"""Values of `<tensor>.device`: the device type the tensor lives on (PyTorch's `tensor.device.type`)."""
+MEMORY_FORMATS = ("contiguous_format", "channels_last", "channels_last_3d")
+"""Values of `<tensor>.memory_format`: PyTorch's `torch.<name>` memory formats a 4-D or 5-D tensor
+is contiguous in (`x.is_contiguous(memory_format=torch.channels_last)`)."""
+
+
+def arg_fact(key: str) -> tuple[str, str] | None:
+    """(tensor, fact) for a key `<tensor>.<fact>` with a fact of ARG_FACTS; None otherwise."""
+    tensor, dot, fact = key.rpartition(".")
+    if not dot or fact not in ARG_FACTS or not tensor.isidentifier():
+        return None
+    return tensor, fact
+
+
+def is_arg_fact(key: str, known: tuple[str, ...]) -> bool:
+    """True for `<param>.<fact>` of one of the op's parameters, or `input.<fact>`."""
+    parts = arg_fact(key)
+    return parts is not None and (parts[0] == "input" or parts[0] in known)
+
+
+def base_of(key: str) -> str:
+    """The parameter a key is about: `pad` for `pad.len`, `targets` for `targets.dtype`, the key itself otherwise."""
+    if key.endswith(LEN):
+        return key[: -len(LEN)]
+    parts = arg_fact(key)
+    return parts[0] if parts is not None and key not in FACTS else key
+
+
+def check_arg_fact(key: str, value: object) -> None:
+    """ValueError naming the key when a tensor argument's fact has a value that fact cannot take."""
+    parts = arg_fact(key)
+    if parts is None or key in ("input.ndim", "input.dtype", "input.layout"):
+        return
+    fact = parts[1]
+    if fact == "dtype" and value not in KINDS and value not in DTYPES:
+        raise ValueError(f"call[{key!r}] is a dtype kind ({', '.join(KINDS)}) or an exact dtype ({', '.join(DTYPES)}); "
+                         f"not {value!r}")
+    if fact == "layout" and value not in LAYOUTS:
+        raise ValueError(f"call[{key!r}] is a layout: {', '.join(LAYOUTS)}; not {value!r}")
+    if fact == "device" and value not in DEVICES:
+        raise ValueError(f"call[{key!r}] is a device type: {', '.join(DEVICES)}; not {value!r}")
+    if fact == "ndim" and (type(value) is not int or value < 0):
+        raise ValueError(f"call[{key!r}] is the tensor's rank, a whole number >= 0, not {value!r}")
+    if fact == "memory_format" and value not in MEMORY_FORMATS:
+        raise ValueError(f"call[{key!r}] is a memory format: {', '.join(MEMORY_FORMATS)}; not {value!r}")
 MAX_KEYS = 64
 MAX_TEXT = 200
 
@@ -98,6 +154,7 @@ def normalize(call: object) -> dict[str, object]:
                              f"not {value!r}")
         if key == "input.layout" and value not in LAYOUTS:
             raise ValueError(f"call['input.layout'] is the input's layout: {', '.join(LAYOUTS)}; not {value!r}")
+        check_arg_fact(key, value)
         if key == "compiled" and value is not None and value not in COMPILERS:
             raise ValueError(f"call['compiled'] names the compiler the call runs under: {', '.join(COMPILERS)} "
                              f"(torch.compile's default backend), or None for eager; not {value!r}")
@@ -114,10 +171,10 @@ def check_keys(op: str, call: dict[str, object], params: tuple | None) -> tuple 
     if not open_ended(params):
         known = names(params)
         for key in call:
-            if key not in FACTS and key not in known and not is_length(key, known):
+            if key not in FACTS and key not in known and not is_length(key, known) and not is_arg_fact(key, known):
                 raise ValueError(
                     f"{op} has no parameter {key!r}; its parameters are: {', '.join(known) or '(none)'}"
-                    f"; call facts: {', '.join(FACTS)}"
+                    f"; call facts: {', '.join(FACTS)}; a tensor argument's facts: <parameter>.{{{','.join(ARG_FACTS)}}}"
                 )
     for key, allowed in getattr(params, "choices", {}).items():
         value = call.get(key)
@@ -133,7 +190,7 @@ def bind(op: str, call: dict[str, object], params: tuple) -> tuple:
     forms = getattr(params, "forms", ())
     if len(forms) < 2:
         return params
-    keys = [key[: -len(LEN)] if key.endswith(LEN) else key for key in call if key not in FACTS]
+    keys = [base_of(key) for key in call if key not in FACTS and not (arg_fact(key) and arg_fact(key)[0] == "input")]
     for form in forms:
         if open_ended(form) or all(key in names(form) for key in keys):
             have = names(form)
@@ -201,7 +258,7 @@ def _value(key: str, call: dict[str, object], defaults: dict[str, object] | None
         return True, call[key]
     if key in DEFAULT_FACTS:
         return True, DEFAULT_FACTS[key]
-    if key in FACTS or defaults is None or key.endswith(LEN):
+    if key in FACTS or defaults is None or key.endswith(LEN) or arg_fact(key) is not None:
         return False, None
     default = defaults.get(key, UNKNOWN_DEFAULT)
     if default is NO_DEFAULT or default is UNKNOWN_DEFAULT:
@@ -253,7 +310,7 @@ def unnamed(call: dict[str, object] | None, conditions: list[tuple[Condition, ..
                 named.setdefault(key, []).extend(values)
     out = []
     for key, value in call.items():
-        if key in FACTS or key in choices or key not in named or type(value) is not str:
+        if key in FACTS or arg_fact(key) or key in choices or key not in named or type(value) is not str:
             continue
         values = tuple(dict.fromkeys(named[key]))
         if value_holds(value, values) is False:
@@ -267,7 +324,7 @@ def _show(value: object) -> str:
 
 
 def _key_text(key: str, values: tuple) -> str:
-    if key != "input.dtype" and values and all(isinstance(v, str) and v in KINDS for v in values):
+    if not key.endswith(".dtype") and values and all(isinstance(v, str) and v in KINDS for v in values):
         article = "an" if values[0][0] in "aeiou" else "a"
         return f"{key} is {article} {' or '.join(values)} tensor"
     if key.endswith(LEN):

@@ -12,7 +12,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
-from kb.calls import AT_METHODS, DTYPES, LAYOUTS  # the query path's own lists: one copy
+from kb.calls import AT_METHODS, DTYPES, LAYOUTS, check_arg_fact  # the query path's own lists: one copy
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
@@ -165,7 +165,7 @@ its channel (CTA) count, the number of ranks, the message size (fused buffers, b
 version (its tuning) and the machine's topology."""
 ConfigurationKey = Literal["algorithm", "protocol", "channels", "ranks", "message-size", "version", "topology"]
 
-CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
+CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len|\.dtype|\.layout|\.device|\.ndim|\.memory_format)?)$")]
 CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
@@ -185,6 +185,11 @@ def _check_when(when: dict[str, list[object]]) -> None:
             raise ValueError(f"when.input.layout takes layouts: {', '.join(LAYOUTS)}")
         if key == "at.method" and not all(v in AT_METHODS for v in values):
             raise ValueError(f"when.at.method takes the methods of x.at[idx]: {', '.join(AT_METHODS)}")
+        for v in values:  # a tensor argument's facts (`targets.dtype`, `weight.layout`): kb/calls.py ARG_FACTS
+            try:
+                check_arg_fact(key, v)
+            except ValueError as exc:
+                raise ValueError(f"when.{key}: {str(exc).split('] ', 1)[-1]}") from None
         if key == "compiled" and not all(v is None or v in COMPILERS for v in values):
             raise ValueError(f"when.compiled takes a compiler ({', '.join(COMPILERS)}) or null (eager)")
 
@@ -344,6 +349,12 @@ class Review(_Model):
         "sweep file (data/sweeps/<env-id>/<stamp>-<suite>.json) whose finding this record disagrees with (KB021)."
     )
     note: Text = Field(description="Why the contradiction does not change the record (cite what does).")
+    cases: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list,
+        description="For a sweep file: the indices of its cases (cases[N]) that no record covers only because the "
+        "file states the call wrongly (say how in `note`, and which later file states it right); KB021 then "
+        "stops flagging them as an undocumented source.",
+    )
 
 
 class Verify(_Model):

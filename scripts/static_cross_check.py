@@ -24,7 +24,9 @@ record's ``calls: when:``, docs/calls.md: a fact the case does not record leaves
 and an undecided case still counts). A case's catalog variant (``variant``, op_db's
 variant_test_name) is one more fact, named ``variant``. Keys listed in an entry's ``require``
 must be recorded by the case (for a kernel only an optional argument reaches: scatter's
-``reduce``).
+``reduce``). A case of the branch sweep records what it reached (``reached.autograd``, the autograd
+nodes): a case whose nodes include one of an entry's ``not_reached`` took another branch and does not
+count (grid_sample's cuDNN branch, CudnnGridSamplerBackward0, never reaches grid_sampler_2d_backward).
 
 Standard library, PyYAML and the KB's own dtype kinds (kb.verify.sweepfile)::
 
@@ -46,7 +48,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from kb.verify.sweepfile import dtype_kind  # noqa: E402  (the KB's own dtype kinds, docs/calls.md)
 DEFAULT_STATIC = os.path.join(ROOT, "data", "static", "pytorch-cuda-atomics.yaml")
-DEFAULT_SWEEP_GLOB = os.path.join(ROOT, "data", "sweeps", "*", "*-pytorch-eager.json")
+SWEEP_SUFFIXES = ("-pytorch-eager.json", "-pytorch-branches.json")  # eager kernels: op_db's samples and the branch units
+DEFAULT_SWEEP_GLOB = os.path.join(ROOT, "data", "sweeps", "*", "*-pytorch-*.json")
 
 DIFFERS = ("fixed", "raises", "silent")
 COUNTED = ("same",) + DIFFERS
@@ -129,6 +132,29 @@ def case_facts(case: dict) -> dict:
     return facts
 
 
+def _token(kernel: str) -> str:
+    """The kernel's own name, as a profiler prints it: `atomicadaptivemaxgradinput`, `DeviceScan`, `DeviceSegmentedReduce`."""
+    first = kernel.split()[0]
+    return first.split("::")[1] if first.startswith("cub::") and "::" in first else first.split("::")[-1]
+
+
+def settling_case(entry: dict, matched: list[dict], outcome: str) -> dict | None:
+    """The case that settles a kernel: for a confirmed one a case that differed, for a refuted one a case
+    that did not; a case that recorded the kernels it reached (the branch sweep's `reached`) and names
+    this kernel is preferred, and its kernel names are given."""
+    want = DIFFERS if outcome == "confirmed" else ("same",) if outcome == "refuted" else ()
+    pool = [c for c in matched if c["class"] in want]
+    if not pool:
+        return None
+    token = _token(entry["kernel"]).lower()
+
+    def hits(c):
+        return [k for k in (c.get("reached") or {}).get("kernels", []) if token in k.lower()]
+    best = sorted(pool, key=lambda c: (not hits(c), not c.get("reached"), c["_file"]))[0]
+    return {"case": best.get("case", best["op"]), "file": os.path.basename(best["_file"]), "env": best["_env"], "class": best["class"],
+            "reached": hits(best)[:2], "addends": (best.get("call") or {}).get("inputs.addends")}
+
+
 def check(entries: list[dict], cases: list[dict]) -> dict:
     by_op: dict[str, list[dict]] = {}
     for c in cases:
@@ -144,6 +170,8 @@ def check(entries: list[dict], cases: list[dict]) -> dict:
             if c.get("pass", pass_) == pass_
             and not contradicts(e.get("when"), case_facts(c))
             and all(f in case_facts(c) for f in e.get("require", ()))
+            # a case that recorded reaching another branch (the autograd node of cuDNN's grid sampler) is not this kernel's
+            and not set(e.get("not_reached", ())) & set((c.get("reached") or {}).get("autograd", ()))
         ]
         seen = Counter(c["class"] for c in matched)
         counted = sum(seen[k] for k in COUNTED)
@@ -153,6 +181,7 @@ def check(entries: list[dict], cases: list[dict]) -> dict:
             outcome = "confirmed"
         else:
             outcome = "refuted"
+        settled = settling_case(e, matched, outcome)
         agrees = None
         if outcome == "confirmed":
             agrees = (not seen["silent"]) if e["guarded"] else bool(seen["silent"])
@@ -171,6 +200,7 @@ def check(entries: list[dict], cases: list[dict]) -> dict:
             "silent_ops": sorted({c["op"] for c in matched if c["class"] == "silent"}),
             "agrees_with_guard": agrees,
             "envs": sorted({c["_env"] for c in matched}),
+            "settled_by": settled,
         })
     counts: dict = {"kernels": len(results)}
     for group, pick in (("candidates", False), ("guarded", True)):
@@ -189,6 +219,10 @@ def render(report: dict, sweep_files: list[str]) -> str:
         cls = ", ".join(f"{k}={v}" for k, v in r["classes"].items()) or "-"
         flag = "" if r["agrees_with_guard"] is not False else "  (disagrees with the static guard)"
         lines.append(f"{r['outcome']:<12} {tag} {r['kernel']} [{cls}]{flag}")
+        if not r["guarded"] and r["settled_by"]:
+            sb = r["settled_by"]
+            lines.append(f"{'':<12} {'':<9} settled by {sb['case']} ({sb['class']}, {sb['file']})"
+                         + (f", reached {'; '.join(k[:90] for k in sb['reached'])}" if sb["reached"] else ", no kernel name recorded"))
         if r["outcome"] == "refuted" and r["condition"]:
             # a condition no call fact decides (overlapping windows, 1-D shape): the cases that
             # ran may not have taken the kernel's path, so a refutation needs a reader's check
@@ -206,17 +240,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--static", default=DEFAULT_STATIC, help="curated candidates (YAML)")
     ap.add_argument("--sweep", nargs="*", default=None,
-                    help="sweep evidence files or folders (default: data/sweeps/*/*-pytorch-eager.json)")
+                    help="sweep evidence files or folders (default: data/sweeps/*/*-pytorch-eager.json and *-pytorch-branches.json)")
     ap.add_argument("--out", help="write the report as JSON here")
     args = ap.parse_args(argv)
 
     if args.sweep is None:
-        files = sorted(glob.glob(DEFAULT_SWEEP_GLOB))
+        files = sorted(f for f in glob.glob(DEFAULT_SWEEP_GLOB) if f.endswith(SWEEP_SUFFIXES))
     else:
         files = []
         for p in args.sweep:
             if os.path.isdir(p):
-                files += sorted(glob.glob(os.path.join(p, "**", "*-pytorch-eager.json"), recursive=True))
+                files += sorted(f for f in glob.glob(os.path.join(p, "**", "*-pytorch-*.json"), recursive=True)
+                                if f.endswith(SWEEP_SUFFIXES))
             else:
                 files.append(p)
     report = check(load_static(args.static), load_cases(files))

@@ -87,7 +87,8 @@ def test_at_without_its_method_depends_on_the_call() -> None:
     s = kb.status("jax.numpy.ndarray.at", NEWEST)
     assert s.deterministic is False and s.recipe is None and s.depends_on_call
     assert {src.id for src in s.sources} == {"jax.scatter-add", "jax.at-set-repeated-indices",
-                                             "jax.at-set-unique-indices-promise"}
+                                             "jax.at-set-unique-indices-promise",
+                                             "jax.gather-backward"}  # x.at[i].get()'s gradient is a scatter-add
 
 
 def test_select_and_scatter_raises_under_the_flags() -> None:

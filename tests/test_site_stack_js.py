@@ -387,7 +387,7 @@ def test_js_call_facts_mirror_kb_calls() -> None:
 
 def test_jax_at_method_answers_like_kb_status(setup) -> None:
     """x.at[i].set / .add / .get are one name told apart by the at.method fact: the page answers
-    each as kb.status does on the real data (set and add differ, get has no record)."""
+    each as kb.status does on the real data (set and add differ, get's gradient is a gather's)."""
     catalog, index, path = setup
     texts = ["at.method=set", "at.method=set, unique_indices=False", "at.method=set, unique_indices=True",
              "at.method=add", "at.method=get", None]
@@ -405,5 +405,6 @@ def test_jax_at_method_answers_like_kb_status(setup) -> None:
     got = [{**_project(g["status"]), "depends": g["status"]["depends_on_call"]} for g in json.loads(result.stdout)]
     assert got == expected
     ids = [[s[0] for s in e["sources"]] for e in expected]
-    assert ids[1] == ["jax.at-set-repeated-indices"] and ids[3] == ["jax.scatter-add"] and ids[4] == []
+    # get is a gather: only its gradient (a scatter-add) is a source (jax.gather-backward)
+    assert ids[1] == ["jax.at-set-repeated-indices"] and ids[3] == ["jax.scatter-add"] and ids[4] == ["jax.gather-backward"]
     assert ids[2] == ["jax.at-set-unique-indices-promise"] and expected[2]["recipe"] is None

@@ -262,7 +262,7 @@ def test_sweep_cases_are_evidence_for_the_call_that_ran(kbq) -> None:
     (evidence,) = s.verified
     assert evidence.verifier == "sweep:pytorch-eager" and evidence.file == SWEEP
     assert evidence.sweep["class"] == "silent" and evidence.sweep["dtype"] == "float32"
-    assert evidence.call == {"dim": 0, "input.dtype": "float", "input.ndim": 1}  # args[0] named, shape dropped
+    assert evidence.call == {"dim": 0, "input.dtype": "float32", "input.ndim": 1}  # args[0] named, the exact dtype, shape dropped
     assert [(m.mode, m.solutions, m.distinct) for m in evidence.modes] == [("default", (), 4), ("switch", ("PT_DET",), 4)]
     assert evidence.contradicts == ()
 
@@ -292,6 +292,19 @@ def test_lint_flags_the_undocumented_source_only(project) -> None:
     (finding,) = findings
     assert "torch.undocumented" in finding.message and "undocumented source" in finding.message
     assert finding.hint
+
+
+def test_a_case_reviewed_as_misstated_is_not_an_undocumented_source(tmp_path: Path) -> None:
+    """verify.reviewed[].cases names cases a person read as stated wrongly by their file (the sparse
+    operand of torch.add given as the input): KB021 stops flagging those cases, and only those."""
+    review = (f"verify:\n  unverifiable: 'the sweep checks it'\n  reviewed:\n    - run: {SWEEP}\n      note: 'case 3 states the operand wrongly'\n"
+              "      cases: [3]\n")
+    records = dict(RECORDS, **{"torch.cumprod-sample": CUMPROD + review})
+    root = make_project(tmp_path / "p", records, {SWEEP: sweep_doc("pytorch-eager", EAGER_CASES)})
+    assert [f.code for f in run(root)[1] if f.code != "KB009"] == []  # KB009: the appended block's field order
+    other = dict(RECORDS, **{"torch.cumprod-sample": CUMPROD + review.replace("[3]", "[2]")})
+    root = make_project(tmp_path / "q", other, {SWEEP: sweep_doc("pytorch-eager", EAGER_CASES)})
+    assert [f.code for f in run(root)[1] if f.code != "KB009"] == ["KB021"]
 
 
 def test_lint_flags_a_record_the_sweep_contradicts(tmp_path: Path) -> None:

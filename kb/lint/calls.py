@@ -12,6 +12,7 @@ whose signature the inventory lacks cannot be checked and is not reported).
 from __future__ import annotations
 
 from kb import signatures
+from kb.calls import arg_fact, base_of
 from kb.catalog import Catalog
 from kb.schema import CALL_FACTS
 
@@ -36,14 +37,14 @@ def check(catalog: Catalog) -> None:
         places += [(("status", i, "when"), everything, r.when) for i, r in enumerate(record.status) if r.when]
         for loc, ops, when in places:
             for key in when:
-                if key in CALL_FACTS:
+                if key in CALL_FACTS or (arg_fact(key) is not None and arg_fact(key)[0] == "input"):
                     continue
                 for op in ops:
                     fields = table.get(op)
                     if fields is None:
                         continue
                     params = signatures.parse(fields)
-                    base = key[: -len(".len")] if key.endswith(".len") else key
+                    base = base_of(key)  # `pad` for pad.len, `targets` for targets.dtype
                     if signatures.open_ended(params) or base in signatures.names(params):
                         continue
                     known = ", ".join(signatures.names(params)) or "(none)"

@@ -63,13 +63,14 @@ def add_parser(sub) -> None:
     p.add_argument("--coverage", action="store_true", help="list every record: verifier, evidence, or why none")
     p.add_argument("--flagged", action="store_true", help="list runs that contradict their records (from the index)")
     p.add_argument("--e2e", action="store_true", help="end-to-end recipe proof for each installed framework (PyTorch, TensorFlow, JAX; --framework limits it): a small model trained 2x without and 2x with the union of kb.status recipes for its ops; one run file of kind e2e (--scale shrinks the data, --timeout applies per training)")
-    p.add_argument("--sweep", choices=("pytorch-eager", "pytorch-compiled", "jax"), default=None,
+    p.add_argument("--sweep", choices=("pytorch-eager", "pytorch-compiled", "jax", "pytorch-branches", "jax-branches"), default=None,
                    help="run a whole operator catalog (docs/sweep.md) by default and under the switch; "
                         "writes data/sweeps/<env-id>/<stamp>-<suite>.json (-n default 4 here, --timeout per operator, default 90)")
     p.add_argument("--sweep-workers", type=int, default=4, metavar="N", help="warm worker processes for --sweep (default 4)")
     p.add_argument("--sweep-budget", type=float, default=None, metavar="S", help="stop giving out operators after S seconds; the rest are `skipped`")
     p.add_argument("--sweep-limit", type=int, default=None, metavar="N", help="only the first N operators of the catalog (a smoke run)")
     p.add_argument("--sweep-op", action="append", default=[], metavar="NAME", help="only this catalog entry (repeatable), e.g. cumsum or jax.numpy.cumsum")
+    p.add_argument("--sweep-dtypes", default="", metavar="LIST", help="PyTorch sweeps: dtypes to run, comma-separated (op_db default float32,bfloat16; branch units their own)")
     p.add_argument("--sweep-planted", action="store_true", help="add planted operators (silent, fixed, raises, crash, hang) that prove the harness")
     from kb.verify.static.cli import add_arguments
 

@@ -41,6 +41,9 @@ SUITES = {
     "pytorch-eager": ("pytorch", "verifiers.sweep.torch_worker", ()),
     "pytorch-compiled": ("pytorch", "verifiers.sweep.torch_worker", ("--compiled",)),
     "jax": ("jax", "verifiers.sweep.jax_worker", ()),
+    # one CUDA dispatch branch per case, inputs built to collide (docs/sweep.md, "Branches")
+    "pytorch-branches": ("pytorch", "verifiers.sweep.torch_worker", ("--branches",)),
+    "jax-branches": ("jax", "verifiers.sweep.jax_worker", ("--branches",)),
 }
 CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
 TORCH_MODES = {"default": "no switch (CUBLAS_WORKSPACE_CONFIG=:4096:8 set in both modes)",
@@ -370,7 +373,7 @@ def _environment(framework: str) -> dict:
 
 def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, workers: int = 4,
               unit_timeout: float = 90.0, start_timeout: float = 180.0, budget: float | None = None,
-              limit: int | None = None, only: tuple[str, ...] = (), planted: bool = False,
+              limit: int | None = None, only: tuple[str, ...] = (), planted: bool = False, dtypes: tuple[str, ...] = (),
               out_dir: Path | None = None, write: bool = True, environment: dict | None = None,
               verbose: bool = True) -> tuple[dict, Path | None]:
     """Run one suite; return (document, path written or None)."""
@@ -384,6 +387,8 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
     base_env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     base_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     common = [*extra, "--device", device, "--runs", str(runs)] + (["--planted"] if planted else [])
+    if dtypes and framework == "pytorch":  # op_db's and the branch units' dtypes (the worker's default: float32, bfloat16)
+        common += ["--dtypes", ",".join(dtypes)]
     list_env = dict(base_env)
     if framework == "jax":
         list_env["XLA_FLAGS"] = ""
@@ -511,6 +516,7 @@ def main(args, root: Path) -> int:
         args.sweep, root, device=device, runs=args.runs if args.runs_given else 4,
         workers=args.sweep_workers, unit_timeout=args.timeout if args.timeout_given else 90.0,
         budget=args.sweep_budget, limit=args.sweep_limit, only=tuple(args.sweep_op), planted=args.sweep_planted,
+        dtypes=tuple(d for d in (getattr(args, "sweep_dtypes", "") or "").split(",") if d),
         out_dir=Path(args.out) if args.out else None, write=not args.no_write)
     counts = ", ".join(f"{k} {v}" for k, v in doc["counts"].items() if v)
     print(f"{args.sweep}: {len(doc['cases'])} case(s) over {doc['ops']} op(s) in {doc['wall_s']} s: {counts}")

@@ -11,7 +11,7 @@ for a bound, KB002 for the shape), never a traceback; the build then leaves that
 It also says what a case *is* in the KB's terms (`case_call`): the sweep records everything
 about the call it made (positional arguments, the exact dtype, the input's shape, how inputs
 were enlarged); the KB keeps the facts a condition can name (docs/calls.md): the op's own
-parameters with literal values, `input.ndim`, `input.dtype` as a kind, and `compiled` for the
+parameters with literal values, `input.ndim`, `input.dtype` (the exact dtype), and `compiled` for the
 compiled suite. Evidence is attached to exactly that call, for the version and device measured.
 """
 
@@ -20,11 +20,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from kb.calls import AT_METHODS
+from kb.calls import AT_METHODS, DTYPES, arg_fact, check_arg_fact
 from kb.memo import MISS
 
 SWEEPS_DIR = "data/sweeps"
-SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax"}
+SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax", "pytorch-branches": "pytorch",
+          "jax-branches": "jax"}
 CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
 FINDINGS = ("fixed", "raises", "silent")
 """Classes that say an op is not reproducible by default (or under the switch)."""
@@ -258,7 +259,9 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     for key, value in raw.items():
         if not isinstance(key, str):
             continue
-        if isinstance(value, dict) and "dtype" in value:  # a tensor argument: its dtype kind
+        meta = None
+        if isinstance(value, dict) and "dtype" in value:  # a tensor argument: its dtype kind (and below, its facts)
+            meta = value
             value = dtype_kind(value["dtype"])
             if value is None:
                 continue
@@ -271,17 +274,34 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
             continue
         if key == "input.ndim" and type(value) is int and value >= 0:
             out[key] = value
-        elif key == "input.dtype":
-            kind = dtype_kind(value)
-            if kind:
-                out[key] = kind
+        elif key == "input.dtype":  # the exact dtype (kb/calls.py DTYPES), which satisfies a condition on its kind
+            if isinstance(value, str) and value in DTYPES:
+                out[key] = value
+            elif dtype_kind(value):
+                out[key] = dtype_kind(value)
+        elif arg_fact(key) is not None:  # a tensor argument's facts (the branch sweep's targets.dtype, index.dtype, input.layout ...)
+            tensor = arg_fact(key)[0]
+            if tensor == "input" or not params or tensor in known or signatures.open_ended(params):
+                try:
+                    check_arg_fact(key, value)
+                except ValueError:
+                    continue
+                out[key] = value
         elif key.startswith("args[") and key.endswith("]") and key[5:-1].isdigit():
             at = int(key[5:-1]) + (0 if method else 1)
             if at < len(positional) and _literal(value) and positional[at] not in raw:
                 out[positional[at]] = value
+                _tensor_facts(out, positional[at], meta)
+        elif key == "backend" and type(value) is str:
+            out[key] = value  # the backend the case forced (attention: flash, efficient, cudnn, math)
+        elif key.endswith(".len") and type(value) is int and (not params or key[:-4] in known or signatures.open_ended(params)):
+            out[key] = value  # a sequence parameter's length (F.pad's pad.len), a fact records name
         elif key.isidentifier() and _literal(value) and (not params or key in known or signatures.open_ended(params)):
             out[key] = value
-    if "input.dtype" not in out and dtype_kind(case.get("dtype")):
+            _tensor_facts(out, key, meta)
+    if "input.dtype" not in out and case.get("dtype") in DTYPES:
+        out["input.dtype"] = case["dtype"]
+    elif "input.dtype" not in out and dtype_kind(case.get("dtype")):
         out["input.dtype"] = dtype_kind(case.get("dtype"))
     if suite in COMPILED:
         out["compiled"] = COMPILED[suite]
@@ -294,6 +314,17 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     return dict(sorted(out.items()))
 
 
+def _tensor_facts(out: dict, name: str, meta: dict | None) -> None:
+    """A tensor argument the sweep recorded as {"tensor": shape, "dtype": ...}: its exact dtype and rank as
+    call facts (`targets.dtype`, `targets.ndim`), unless the case states them itself."""
+    if not meta:
+        return
+    if meta.get("dtype") in DTYPES:
+        out.setdefault(f"{name}.dtype", meta["dtype"])
+    if isinstance(meta.get("tensor"), list):
+        out.setdefault(f"{name}.ndim", len(meta["tensor"]))
+
+
 def kb_op(op: str) -> str:
     """The public name a record lists for a sweep's catalog name: the JAX sweep names each
     indexed-update method (`jax.numpy.ndarray.at.add`), records name the `.at` property; an early
@@ -303,6 +334,10 @@ def kb_op(op: str) -> str:
     head, _, method = op.rpartition(".")
     if head in ("jax.numpy.ndarray.at", "jax.Array.at") and method.isidentifier():
         return head
+    if head == "jax.lax.reduce_window" and method in ("max", "min", "add"):
+        return head  # a hand-built unit names its computation, which its facts state (computation=max)
+    if op.startswith("jax.numpy.") and method == "at" and head.count(".") == 2:
+        return "jax.numpy.ufunc.at"  # jnp.add.at is the ufunc's .at method
     return op
 
 

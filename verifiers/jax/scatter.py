@@ -26,6 +26,7 @@ AT_ADD_CASES = (
     {"op": "jax.lax.scatter_mul", "call": {"input.dtype": "float"}},
     {"op": "jax.numpy.bincount", "call": {"weights": "float"}},
     {"op": "jax.numpy.histogram", "call": {"weights": "float"}},
+    {"op": "jax.numpy.ufunc.at", "call": {"input.dtype": "float"}},  # jnp.add.at(x, i, v, inplace=False)
     {"op": "jax.numpy.bincount", "call": {"weights": None}},  # complementary: integer counts
 )
 
@@ -33,7 +34,7 @@ AT_ADD_CASES = (
 @verifier("jax.at_add", framework="jax", solutions=("XLA_DET", "XLA_EXCL"), cases=AT_ADD_CASES)
 def at_add(ctx):
     """4M mixed-magnitude float32 updates into 64 slots, one call form per case: `.at[].add`,
-    lax.scatter_add, jnp.bincount and jnp.histogram with float weights all lower to an XLA
+    lax.scatter_add, jnp.add.at, jnp.bincount and jnp.histogram with float weights all lower to an XLA
     scatter-add, and lax.scatter_mul (factors near 1, 4096 slots) to a scatter-multiply, whose
     GPU atomics combine in arrival order; jnp.bincount without weights adds
     integer ones, exact in any order."""
@@ -54,6 +55,8 @@ def at_add(ctx):
     elif op == "jax.numpy.bincount":
         weighted = call.get("weights") == "float"
         fn = jax.jit(lambda v, i: jnp.bincount(i, weights=v if weighted else None, length=64))
+    elif op == "jax.numpy.ufunc.at":
+        fn = jax.jit(lambda v, i: jnp.add.at(jnp.zeros(64, jnp.float32), i, v, inplace=False))
     elif op == "jax.numpy.histogram":
         fn = jax.jit(lambda v, i: jnp.histogram(i.astype(jnp.float32), bins=64, range=(0, 64), weights=v)[0])
     else:

@@ -73,7 +73,16 @@ class Worker:
         else:
             self.dev = jax.devices("cpu")[0]
         self.rng = np.random.default_rng(0)
-        self.special = self._special()
+        self.branch: dict = {}
+        self.branch_dtypes: dict = {}
+        if args.branches:  # the branch units (verifiers/sweep/jax_branches.py): int64 indices and float64 need x64
+            from verifiers.sweep.jax_branches import units
+
+            jax.config.update("jax_enable_x64", True)
+            self.branch, self.branch_dtypes = units(self)
+            self.special = {}
+        else:
+            self.special = self._special()
 
     # --- catalog -----------------------------------------------------------------------
 
@@ -84,6 +93,8 @@ class Worker:
 
     def catalog(self) -> list[str]:
         jax, jnp = self.jax, self.jnp
+        if self.branch:
+            return list(self.branch)
         units = []
         x = jax.ShapeDtypeStruct((8, 16), jnp.float32)
         for prefix, mod in self.modules():
@@ -311,6 +322,8 @@ class Worker:
         """(fn, float_args, other_args, facts) for a unit."""
         import importlib
 
+        if unit in self.branch:
+            return self.branch[unit](dt)
         name, kind = unit.split("|")
         if kind == "special":
             return self.special[name](dt)
@@ -328,10 +341,12 @@ class Worker:
     def run_unit(self, unit: str) -> None:
         jax, jnp = self.jax, self.jnp
         mode = self.args.mode
-        for dt in (jnp.float32, jnp.bfloat16):
+        for dt in [getattr(jnp, d) for d in self.branch_dtypes.get(unit, ("float32", "bfloat16"))]:
             dname = jnp.dtype(dt).name
             base = {"op": unit.split("|")[0], "variant": unit.split("|")[1], "dtype": dname, "call": {}, "numel": None,
                     "modes": {}, "class": None, "error": None, "fixes": []}
+            if unit in self.branch:
+                base["branch"] = unit
             try:
                 fn, fargs, oargs, facts = self.build(unit, dt)
             except Exception as exc:
@@ -375,6 +390,7 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", default="default", help="the XLA mode this process was started in (XLA_FLAGS)")
     ap.add_argument("--planted", action="store_true", help="accepted for symmetry; JAX has no planted units")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--branches", action="store_true", help="the branch units (jax_branches.py) instead of the catalog")
     args = ap.parse_args(argv)
     if args.device == "cpu":
         os.environ["JAX_PLATFORMS"] = "cpu"

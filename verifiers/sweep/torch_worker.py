@@ -70,6 +70,13 @@ class Worker:
         from torch.testing._internal.common_methods_invocations import op_db
 
         self.units: dict[str, tuple[str, object]] = {}
+        self.dtypes = tuple(getattr(torch, d) for d in args.dtypes.split(",")) if args.dtypes else (torch.float32, torch.bfloat16)
+        if args.branches:  # the branch units only (verifiers/sweep/torch_branches.py), planted ones with --planted
+            from verifiers.sweep.torch_branch_runner import BranchRunner, unit_names
+
+            self.branch_runner = BranchRunner(self, message)
+            self.units.update({unit: ("branch", which) for unit, which in unit_names(args.planted, args.dtypes).items()})
+            return
         for op in op_db:
             self.units[f"{op.name}|{op.variant_test_name}"] = ("op", op)
         if not self.compiled:
@@ -115,7 +122,7 @@ class Worker:
         torch = self.torch
         t = t.detach()
         if t.layout != torch.strided:
-            t = t.to_dense()
+            t = t.cpu().to_dense()  # the CPU's sequential conversion: the device's may itself differ
         if t.is_complex():
             t = torch.view_as_real(t)
         t = t.contiguous().reshape(-1)
@@ -139,6 +146,8 @@ class Worker:
                 return math.inf
             if x.numel() == 0:
                 continue
+            if x.layout != torch.strided:  # sparse results: compared dense, converted on the CPU
+                x, y = x.detach().cpu().to_dense(), y.detach().cpu().to_dense()
             if x.is_complex():
                 x, y = torch.view_as_real(x), torch.view_as_real(y)
             x, y = x.detach().double(), y.detach().double()
@@ -349,6 +358,8 @@ class Worker:
             self.run_op(unit, obj)
         elif kind == "module":
             self.run_module(unit, obj)
+        elif kind == "branch":
+            self.branch_runner.run(unit, obj)
         else:
             self.run_planted(unit, obj)
 
@@ -377,7 +388,7 @@ class Worker:
         torch = self.torch
         pub = self.public_name(op)
         supported = op.supported_dtypes(self.dev_type)
-        dtypes = [d for d in (torch.float32, torch.bfloat16) if d in supported]
+        dtypes = [d for d in self.dtypes if d in supported]
         if "empty" in op.name:
             case = self.base_case(unit, pub, op.variant_test_name, None, "forward")
             case.update({"class": "skipped", "skipped": "returns uninitialized memory by contract (op_db marks its output nondeterministic)"})
@@ -387,7 +398,7 @@ class Worker:
             dtypes = dtypes[:1]
         if not dtypes:
             case = self.base_case(unit, pub, op.variant_test_name, None, "forward")
-            case.update({"class": "skipped", "skipped": f"no float32 or bfloat16 on {self.dev_type}"})
+            case.update({"class": "skipped", "skipped": f"none of {', '.join(map(str, self.dtypes))} on {self.dev_type}"})
             emit({"case": case})
             return
         target = SMALL_TARGET if CUBIC.match(op.name) else TARGET
@@ -629,7 +640,7 @@ class Worker:
             supported = set(info.supported_dtypes(self.dev_type))
         except Exception:
             supported = set(supported)
-        dtypes = [d for d in (torch.float32, torch.bfloat16) if d in supported]
+        dtypes = [d for d in self.dtypes if d in supported]
         if not dtypes:
             case = self.base_case(unit, pub, variant, None, "forward")
             case.update({"class": "skipped", "skipped": f"no float32 or bfloat16 on {self.dev_type}"})
@@ -755,6 +766,9 @@ def main(argv=None) -> int:
     ap.add_argument("--compiled", action="store_true", help="wrap each op in torch.compile")
     ap.add_argument("--planted", action="store_true", help="add planted units (harness proofs)")
     ap.add_argument("--list", action="store_true", help="print the unit list and exit")
+    ap.add_argument("--branches", action="store_true", help="the branch units (torch_branches.py) instead of op_db")
+    ap.add_argument("--branch-scale", type=float, default=None, help="size factor of the branch units (default 1 on CUDA, 0.02 on the CPU)")
+    ap.add_argument("--dtypes", default="", help="op_db dtypes, comma-separated (default float32,bfloat16)")
     args = ap.parse_args(argv)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     try:
