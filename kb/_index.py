@@ -9788,8 +9788,12 @@ INDEX = {'format': 1,
                                                                 'candidate '
                                                                 '(data/static/pytorch-cuda-atomics.yaml); '
                                                                 'issue 26 reported 5 of 5 differing under '
-                                                                'the switch. Other releases are unknown '
-                                                                'until a sweep covers them.',
+                                                                'the switch. Not extended to other releases: '
+                                                                'the kernel and the absence of an alert were '
+                                                                'read at 2.11.0 only (no release probe reads '
+                                                                'this kernel yet), so other releases stay '
+                                                                'unknown until a sweep or a read of their '
+                                                                'code covers them.',
                                                                 None,
                                                                 None,
                                                                 'silent',
@@ -11549,8 +11553,11 @@ INDEX = {'format': 1,
                                                               'use_deterministic_algorithms docstring lists '
                                                               "grid_sample's CUDA backward as raising "
                                                               'without this exception: the run is the '
-                                                              'reference. Other releases are unknown until a '
-                                                              'sweep covers them.',
+                                                              'reference. Not extended to other releases: '
+                                                              'the dispatch and the absence of an alert were '
+                                                              'read at 2.11.0 only, so other releases stay '
+                                                              'unknown until a sweep or a read of their code '
+                                                              'covers them.',
                                                               None,
                                                               None,
                                                               'silent',
@@ -16222,8 +16229,10 @@ INDEX = {'format': 1,
                                                          'indexFuncLargeIndex<..., ReduceAdd>. The first '
                                                          'file names the COO operand of torch.add as the '
                                                          'input (input.layout); the second states it as '
-                                                         'other. Other releases are unknown until a sweep '
-                                                         'covers them.',
+                                                         'other. Not extended to other releases: the '
+                                                         'dispatch and the absence of an alert were read at '
+                                                         '2.11.0 only, so other releases stay unknown until '
+                                                         'a sweep or a read of their code covers them.',
                                                          None,
                                                          None,
                                                          'fixes',
@@ -16297,8 +16306,10 @@ INDEX = {'format': 1,
                                                       'states it under its parameter (mat1.layout, '
                                                       'mat.layout). torch.bmm of a sparse COO batch is '
                                                       'another kernel, which the switch fixes '
-                                                      '(torch.sparse-bmm). Other releases are unknown until '
-                                                      'a sweep covers them.',
+                                                      '(torch.sparse-bmm). Not extended to other releases: '
+                                                      'the dispatch and the absence of an alert were read at '
+                                                      '2.11.0 only, so other releases stay unknown until a '
+                                                      'sweep or a read of their code covers them.',
                                                       None,
                                                       None,
                                                       'silent',

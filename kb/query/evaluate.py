@@ -276,6 +276,16 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
             op, framework, key, version, device, call, idx, notes, shown, depends)
         if deterministic is False:
             chosen = None  # a difference no record explains: no known fix (with no source at all, () as before)
+    elif not per_source and excluded and not distribution and not shown and not read:
+        # Every record's condition rules this call out (a dense torch.add, where a record covers a sparse
+        # operand): the op's kernel class or a sweep of this call says more than "documented" if it can.
+        said: list[str] = []
+        found = _no_record(op, framework, key, version, device, call, idx, said, shown, depends)
+        if found[0] is not None and found[1] in ("static", "verified"):
+            deterministic, basis, shown, code, seen, guarantee, depends = found
+            notes.extend(said)
+            if deterministic is False:
+                chosen = None
     elif deterministic is True and basis == "unverified":
         deterministic = None  # nothing says so: never "deterministic" without a basis
         chosen = None

@@ -168,7 +168,10 @@
       if (name === "compiled") return true;
       var v = typed(call[name]);
       if (name === "input.dtype" && v.t === "str" && isDtype(v.v) && KINDS.indexOf(v.v) < 0) return v.v === dtype;
-      return Object.prototype.hasOwnProperty.call(full, name) && same(v, full[name]);
+      if (!Object.prototype.hasOwnProperty.call(full, name)) return false;
+      var ran = full[name];  /* a case records its exact dtype (float32); a call may state only the kind (float) */
+      if (/\.dtype$/.test(name) && v.t === "str" && KINDS.indexOf(v.v) >= 0 && typeof ran === "string" && DTYPES[ran] === v.v) return true;
+      return same(v, ran);
     });
   }
 
