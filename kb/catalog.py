@@ -16,6 +16,7 @@ index compiler refuses to build while any remain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ class Catalog:
 
 
 
-def _hint_for(error: dict[str, Any]) -> str:
+def _hint_for(error: Mapping[str, Any]) -> str:
     kind = error.get("type", "")
     value = error.get("input")
     if kind == "string_type" and isinstance(value, float):

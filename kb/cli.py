@@ -14,6 +14,10 @@ import sys
 
 from kb.root import root_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 EPILOG = """\
@@ -294,8 +298,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
         write_atomic(path, text)
         changed += 1
         print(f"fixed {rel}")
-    for path in sorted(blocked):
-        print(f"{path}: not rewritten: fix its KB001/KB002 errors first (see `kb validate`)")
+    for name in sorted(blocked):
+        print(f"{name}: not rewritten: fix its KB001/KB002 errors first (see `kb validate`)")
     print(f"{changed} file(s) rewritten", file=sys.stderr)
     return EXIT_FINDINGS if (refused or blocked) else EXIT_OK
 
@@ -355,7 +359,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message short
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)

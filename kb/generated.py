@@ -11,20 +11,25 @@ from __future__ import annotations
 import json
 import pprint
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from kb import schema
 from kb.catalog import Catalog
 from kb.compile import build_index
 from kb.render import render
 
+if TYPE_CHECKING:
+    from kb.memo import Memo
+
 INDEX_FILE = "kb/_index.py"
 DETAILS_FILE = "kb/_details.py"
-SCHEMA_FILES = {
+SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "source.schema.json": schema.SourceRecord,
     "versions.schema.json": schema.VersionRegistry,
 }
-LIST_SCHEMA_FILES = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
+LIST_SCHEMA_FILES: dict[str, type[BaseModel]] = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
 
 
 class _Printer(pprint.PrettyPrinter):
@@ -38,7 +43,7 @@ class _Printer(pprint.PrettyPrinter):
     _PLAIN = (dict, tuple, list, str, int, float, bool, type(None))
 
     def format(self, object: Any, context: dict, maxlevels: int, level: int) -> tuple[str, bool, bool]:
-        if type(object) in self._PLAIN and not self._sort_dicts:
+        if type(object) in self._PLAIN and not self._sort_dicts:  # type: ignore[attr-defined]  # set by PrettyPrinter
             return repr(object), True, False
         return super().format(object, context, maxlevels, level)
 
@@ -54,7 +59,8 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
     laid out before are remembered (.cache/kb/, keyed by the index's repr and this code)."""
     from kb.query import split_index
 
-    memo = key = None
+    memo: Memo | None = None
+    key = b""
     if root is not None:
         from kb.memo import MISS, Memo
 
@@ -85,8 +91,8 @@ def schema_texts() -> dict[str, str]:
     out = {}
     for name, model in SCHEMA_FILES.items():
         out[name] = json.dumps(model.model_json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
-    for name, model in LIST_SCHEMA_FILES.items():
-        out[name] = json.dumps(TypeAdapter(list[model]).json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
+    for name, item in LIST_SCHEMA_FILES.items():
+        out[name] = json.dumps(TypeAdapter(list[item]).json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"  # type: ignore[valid-type]
     return out
 
 

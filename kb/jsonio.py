@@ -151,10 +151,11 @@ def loads(text: str | bytes, where: str = "<json>", *, limits: Limits = LIMITS) 
         if len(text) > limits.max_bytes:
             too_big = untrusted.too_big(len(text), limits.max_bytes)
             raise JsonError(too_big.message, 1, too_big.hint, where, "KB012")
+        data = bytes(text)
         try:
-            text = bytes(text).decode("utf-8-sig")
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise JsonError(f"not UTF-8 text: {exc.reason}", text.count(b"\n", 0, exc.start) + 1, "JSON is UTF-8", where) from None
+            raise JsonError(f"not UTF-8 text: {exc.reason}", data.count(b"\n", 0, exc.start) + 1, "JSON is UTF-8", where) from None
     if len(text) > limits.max_bytes:
         too_big = untrusted.too_big(len(text), limits.max_bytes, "characters")
         raise JsonError(too_big.message, 1, too_big.hint, where, "KB012")

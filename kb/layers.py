@@ -95,8 +95,8 @@ def module_map(root: Path) -> str:
         title = "no layer (add it to kb/layers.py)" if layer is None else f"{LAYERS[layer][0]}: {LAYERS[layer][1]}"
         lines.append(f"**{title}**\n")
         for name in by_layer.get(layer, ()):
-            path = mods[name].relative_to(root).as_posix()
+            shown = mods[name].relative_to(root).as_posix()
             text = summary(mods[name])
-            lines.append(f"- `{path}`" + (f": {text}" if text else ""))
+            lines.append(f"- `{shown}`" + (f": {text}" if text else ""))
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

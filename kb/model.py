@@ -2,10 +2,11 @@
 
 Hand-rolled rather than dataclasses: `import dataclasses` alone costs more start-up time
 than the query path is allowed (see benchmarks/). Each type lists its fields once in
-`_fields`; equality, hashing, repr and `to_dict()` derive from that.
+`_fields`; equality, hashing, repr and `to_dict()` derive from that. The fields' types are
+declared for type checkers only (under TYPE_CHECKING, so nothing is evaluated at run time).
 """
 
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
 
 class _Frozen:
     __slots__ = ()
@@ -73,6 +74,16 @@ class Reference(_Frozen):
 
     __slots__ = _fields = ("kind", "title", "url", "repo", "number", "sha", "state", "version")
 
+    if TYPE_CHECKING:
+        kind: str  # issue | pr | commit | doc | release-notes
+        title: str | None
+        url: str | None
+        repo: str | None
+        number: int | None
+        sha: str | None
+        state: str | None
+        version: str | None
+
     def __str__(self) -> str:
         if self.kind in ("issue", "pr"):
             return f"{self.repo}#{self.number} {self.title or ''}".strip()
@@ -111,6 +122,26 @@ class SourceStatus(_Frozen):
         "when", "condition", "applies", "depends_on", "switch",
     )
 
+    if TYPE_CHECKING:
+        id: str
+        title: str
+        mechanism: str
+        pass_: str
+        summary: str
+        versions: str | None
+        deterministic: bool | None
+        solutions: tuple[str, ...]
+        raises: str | None
+        note: str | None
+        disputed: tuple[str, ...]
+        batch_invariant: bool | None
+        caused_by: tuple[str, ...]
+        when: tuple[dict[str, tuple[object, ...]], ...]
+        condition: str | None
+        applies: bool | None
+        depends_on: tuple[str, ...]
+        switch: str | None
+
 
 class Status(_Frozen):
     """The answer to `kb.status(op, version)`. See docs/api.md for each field's meaning.
@@ -134,6 +165,27 @@ class Status(_Frozen):
         "call", "depends_on_call", "excluded", "static", "silent", "basis",
     )
 
+    if TYPE_CHECKING:
+        op: str
+        framework: str
+        version: str
+        device: str
+        distribution: str | None
+        deterministic: bool | None
+        solutions: tuple[str, ...]
+        recipe: tuple[str, ...] | None
+        sources: tuple[SourceStatus, ...]
+        references: tuple[Reference, ...]
+        verified: tuple[Evidence, ...]
+        notes: tuple[str, ...]
+        batch_invariant: bool | None
+        call: dict[str, object] | None
+        depends_on_call: bool
+        excluded: tuple[str, ...]
+        static: tuple[StaticEvidence, ...]
+        silent: tuple[str, ...]
+        basis: str  # verified | static | documented | unverified
+
     def __str__(self) -> str:
         if self.deterministic is True:
             verdict = "deterministic" + (": no known source, not verified" if self.basis == "unverified" else "")
@@ -141,7 +193,7 @@ class Status(_Frozen):
             verdict = "NOT deterministic"
             conditions = [s.condition for s in self.sources if s.deterministic is False]
             if self.depends_on_call and conditions and all(conditions):
-                verdict += " when " + "; or when ".join(dict.fromkeys(conditions)) + "; deterministic otherwise"
+                verdict += " when " + "; or when ".join(dict.fromkeys(c for c in conditions if c)) + "; deterministic otherwise"
         else:
             verdict = "unknown"
         line = f"{self.op} {self.framework} {self.version} ({self.device}): {verdict}"
@@ -165,6 +217,17 @@ class ModeEvidence(_Frozen):
     __slots__ = _fields = (
         "mode", "solutions", "outcome", "distinct", "max_abs_diff", "max_ulp_diff", "median_s", "time_ratio", "message",
     )
+
+    if TYPE_CHECKING:
+        mode: str
+        solutions: tuple[str, ...]
+        outcome: str  # ok | raised | error | env-error
+        distinct: int | None
+        max_abs_diff: float | None
+        max_ulp_diff: float | None
+        median_s: float | None
+        time_ratio: float | None
+        message: str | None
 
     def __str__(self) -> str:
         if self.outcome != "ok":
@@ -192,6 +255,28 @@ class Evidence(_Frozen):
         "framework", "version", "device", "n", "modes", "contradicts", "reviewed", "op", "call", "sweep",
     )
 
+    if TYPE_CHECKING:
+        source: str
+        verifier: str
+        env_id: str
+        date: str
+        file: str
+        gpu: str | None
+        gpu_count: int | None
+        driver: str | None
+        cuda: str | None
+        cudnn: str | None
+        framework: str
+        version: str
+        device: str
+        n: int
+        modes: tuple[ModeEvidence, ...]
+        contradicts: tuple[str, ...]
+        reviewed: object
+        op: str | None
+        call: dict[str, object] | None
+        sweep: dict[str, object] | None
+
     def __str__(self) -> str:
         where = self.gpu or "CPU"
         modes = "; ".join(f"{m.mode} {m.distinct}/{self.n}" if m.outcome == "ok" else f"{m.mode} {m.outcome}" for m in self.modes)
@@ -213,6 +298,15 @@ class StaticEvidence(_Frozen):
     """
 
     __slots__ = _fields = ("source", "framework", "release", "file", "found", "missing", "bypassed_by")
+
+    if TYPE_CHECKING:
+        source: str
+        framework: str
+        release: str
+        file: str
+        found: tuple[tuple[str, str, str, tuple[str, ...]], ...]  # (signal, wheel file, sha256, members)
+        missing: tuple[str, ...]
+        bypassed_by: tuple[str, ...]
 
     def __str__(self) -> str:
         if self.found and self.bypassed_by:

@@ -8,6 +8,7 @@ validated models. They are never imported on the query path (see kb/query/).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
@@ -154,7 +155,7 @@ CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
 
-def _check_when(when: dict[str, list[object]]) -> None:
+def _check_when(when: Mapping[str, Sequence[object]]) -> None:
     for key, values in when.items():
         if len(set(map(repr, values))) != len(values):
             raise ValueError(f"when.{key} lists a value twice")

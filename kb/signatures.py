@@ -52,7 +52,7 @@ class Signature(tuple):
     forwards: tuple[str, ...]
 
 _files: dict[str, dict[str, tuple[str, ...]]] = {}
-_parsed: dict[tuple[str, ...], tuple[Parameter, ...]] = {}
+_parsed: dict[tuple[str, ...], Signature] = {}
 
 
 def _literal(text: str) -> object:

@@ -29,6 +29,17 @@ from kb.bounds import MAX_VERSION, echo
 
 Key = tuple  # tuple[int, ...]: (epoch, release...), trailing zeros stripped
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol, TypeVar
+
+    class _Ranged(Protocol):
+        @property
+        def versions(self) -> str: ...
+
+    _R = TypeVar("_R", bound=_Ranged)
+
 
 def _strip(parts: tuple[int, ...]) -> tuple[int, ...]:
     end = len(parts)
@@ -172,7 +183,7 @@ def overlaps(a: tuple[Key | None, Key | None], b: tuple[Key | None, Key | None])
     return starts_before_b_ends and b_starts_before_a_ends
 
 
-def range_at(ranges: list, version: str) -> object:
+def range_at(ranges: "Sequence[_R]", version: str) -> "_R | None":
     """The range (anything with a `.versions` specifier) containing `version`, or None: a gap
     means unknown. The one evaluator behind lint, the run merge and the static evidence."""
     key = release_key(version)

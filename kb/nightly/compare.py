@@ -100,7 +100,7 @@ def _distinct(mode: dict[str, Any] | None) -> int:
 
 def differs_by_default(result: dict[str, Any]) -> bool:
     default = _modes(result).get("default")
-    return bool(default) and default.get("outcome") == "ok" and _distinct(default) > 1
+    return default is not None and default.get("outcome") == "ok" and _distinct(default) > 1
 
 
 def confirmed(result: dict[str, Any]) -> bool:
@@ -128,7 +128,7 @@ def compare(new: RunFile, previous: RunFile | None, root: Path, out: Comparison)
             outcome, solutions = mode.get("outcome"), mode.get("solutions") or []
             was = old_modes.get(name)
             if solutions and outcome == "ok" and _distinct(mode) > 1:
-                again = bool(was) and was.get("outcome") == "ok" and _distinct(was) > 1
+                again = was is not None and was.get("outcome") == "ok" and _distinct(was) > 1
                 out.regressions.append({**base, "mode": name, "kind": "solution-differs", "persisting": again,
                                         "detail": f"{'+'.join(solutions)}: {_distinct(mode)} distinct outputs of "
                                                   f"{result.get('n')} runs (max_abs_diff {mode.get('max_abs_diff')})"})

@@ -190,10 +190,10 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
 
     progress.step(6, total, "compare", compare.RUNS_DIR)
     by_env, problems = compare.load_runs(root, runs_dir)
-    result = compare.compare_all(by_env, root)
+    compared = compare.compare_all(by_env, root)
     now = opts.now()
     stale, never = compare.evidence_age(by_env, root, now, opts.stale_days)
-    for item in result.regressions:
+    for item in compared.regressions:
         progress.say(f"REGRESSION {item['source']} ({item['env']}, mode {item['mode']}): {item['detail']}", "bold red")
 
     for s in steps:
@@ -206,16 +206,16 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
         "steps": steps,
         "new_silent": silent,
         "skipped": skipped,
-        "regressions": result.regressions,
-        "newly_differ": result.newly_differ,
-        "newly_confirmed": result.newly_confirmed,
-        "first_outcomes": result.first_outcomes,
+        "regressions": compared.regressions,
+        "newly_differ": compared.newly_differ,
+        "newly_confirmed": compared.newly_confirmed,
+        "first_outcomes": compared.first_outcomes,
         "link_changes": changes,
         "stale_days": opts.stale_days,
         "stale": stale,
         "never_verified": never,
-        "compared": result.compared,
-        "problems": problems + result.problems,
+        "compared": compared.compared,
+        "problems": problems + compared.problems,
         "wall_s": round(time.monotonic() - started, 2),
     }
     json_path, md_path = report.write(body, opts.report_dir or report.default_dir(root))

@@ -51,17 +51,16 @@ def _prepare(source: dict) -> tuple:
 
 def _make(source: dict, entry: tuple | None, *, alternatives: tuple = (), applies: bool | None = True,
           depends: tuple = ()) -> SourceStatus:
-    known = entry is not None
     return SourceStatus(
         id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
-        summary=source["summary"], versions=entry[VERSIONS] if known else None,
-        deterministic=bool(entry[DETERMINISTIC]) if known else None,
-        solutions=tuple(entry[SOLUTIONS]) if known else (), raises=entry[RAISES] if known else None,
-        note=entry[NOTE] if known else None,
+        summary=source["summary"], versions=entry[VERSIONS] if entry is not None else None,
+        deterministic=bool(entry[DETERMINISTIC]) if entry is not None else None,
+        solutions=tuple(entry[SOLUTIONS]) if entry is not None else (), raises=entry[RAISES] if entry is not None else None,
+        note=entry[NOTE] if entry is not None else None,
         disputed=tuple(d["claim"] for d in source["disputes"]),
-        batch_invariant=entry[BATCH_INVARIANT] if known else None, caused_by=source["caused_by"],
+        batch_invariant=entry[BATCH_INVARIANT] if entry is not None else None, caused_by=source["caused_by"],
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
-        applies=applies, depends_on=depends, switch=entry[SWITCH] if known else None,
+        applies=applies, depends_on=depends, switch=entry[SWITCH] if entry is not None else None,
     )
 
 

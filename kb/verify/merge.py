@@ -135,7 +135,7 @@ def merged_runs(catalog) -> dict[str, Any]:
     for record in records.values():
         if record.verify and record.verify.verifier:
             by_verifier.setdefault(record.verify.verifier, []).append(record.id)
-    newest: dict[tuple[str, str], dict] = {}
+    newest: dict[tuple[str, str, str, str, tuple[str, ...]], dict] = {}  # (source, env, version, device, case)
     for run in runs_of(catalog):
         if run.problems:
             continue
@@ -191,7 +191,7 @@ def merged_runs(catalog) -> dict[str, Any]:
                     "applies": case_applies(record, result),
                     "sweep": None,
                 }
-                case = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
+                case: tuple[str, ...] = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
                 slot = (source, env["env_id"], evidence["version"], evidence["device"], case)
                 if slot not in newest or newest[slot]["date"] <= evidence["date"]:
                     newest[slot] = evidence

@@ -57,7 +57,7 @@ SWITCH_WORDS = ("determinis",)
 def is_switch_refusal(message: str | None) -> bool:
     """A raise counts as `raises` only when it names determinism; any other raise under the
     switch (out of memory, a CUDA error) says nothing about the op and is an `error`."""
-    return bool(message) and any(w in message.lower() for w in SWITCH_WORDS)
+    return any(w in (message or "").lower() for w in SWITCH_WORDS)
 
 
 def classify(modes: dict, switch: str = "switch", error: str | None = None) -> str:
@@ -165,6 +165,7 @@ class Worker:
     def give(self, unit: str, timeout: float) -> bool:
         self.unit = unit
         self.deadline = time.monotonic() + timeout
+        assert self.proc.stdin is not None  # a pipe (PIPE above)
         try:
             self.proc.stdin.write(unit + "\n")
             self.proc.stdin.flush()
@@ -193,7 +194,7 @@ class Worker:
             pass
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                stream.close()
+                stream.close()  # type: ignore[union-attr]  # both pipes (PIPE above)
             except OSError:
                 pass
         try:
@@ -205,7 +206,7 @@ class Worker:
 def _messages(worker: Worker) -> tuple[list[dict], bool]:
     """Complete protocol lines waiting on the worker's stdout; (messages, eof)."""
     try:
-        chunk = os.read(worker.proc.stdout.fileno(), 1 << 20)
+        chunk = os.read(worker.proc.stdout.fileno(), 1 << 20)  # type: ignore[union-attr]  # a pipe
     except OSError:
         chunk = b""
     if not chunk:
@@ -255,12 +256,12 @@ def run_pool(argv: list[str], units: list[str], env: dict, cwd: Path, workers: i
         count += 1
         w = Worker(argv, env, cwd, f"w{count}")
         w.deadline = time.monotonic() + start_timeout
-        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+        sel.register(w.proc.stdout, selectors.EVENT_READ, w)  # type: ignore[arg-type]  # a pipe
         pool.append(w)
 
     def retire(w: Worker) -> None:
         try:
-            sel.unregister(w.proc.stdout)
+            sel.unregister(w.proc.stdout)  # type: ignore[arg-type]  # a pipe
         except (KeyError, ValueError):
             pass
         w.kill()

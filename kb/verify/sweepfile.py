@@ -151,7 +151,7 @@ def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
             continue
         raw, failed = _raw(path, top)
         if raw is None:
-            out.append(SweepFile(path, where, None, [failed]))
+            out.append(SweepFile(path, where, None, [failed] if failed else []))
             continue
         place = where if sweeps_dir is None else None
         key = memo.key("gpu", place or "", raw)
@@ -247,7 +247,7 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     (shapes, how inputs were enlarged, non-literal arguments) is no call fact and is left out."""
     from kb import signatures
 
-    raw = case.get("call") if isinstance(case.get("call"), dict) else {}
+    raw = given if isinstance(given := case.get("call"), dict) else {}
     positional = [n for n, _ in params] if params else []
     positional = positional[:next((i for i, n in enumerate(positional) if n.startswith("*")), len(positional))]
     known = set(signatures.names(params)) if params else set()
