@@ -176,13 +176,13 @@ class Status(_Frozen):
         recipe: tuple[str, ...] | None
         sources: tuple[SourceStatus, ...]
         references: tuple[Reference, ...]
-        verified: tuple[Evidence, ...]
+        verified: "tuple[Evidence, ...]"  # defined below
         notes: tuple[str, ...]
         batch_invariant: bool | None
         call: dict[str, object] | None
         depends_on_call: bool
         excluded: tuple[str, ...]
-        static: tuple[StaticEvidence, ...]
+        static: "tuple[StaticEvidence, ...]"
         silent: tuple[str, ...]
         basis: str  # verified | static | documented | unverified
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
@@ -122,7 +122,7 @@ class ReleaseNotesRef(_Model):
     url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = None
 
 
-Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field(discriminator="kind")]
+Reference = Annotated[IssueRef | CommitRef | DocRef | ReleaseNotesRef, Field(discriminator="kind")]
 
 
 # --- source records -----------------------------------------------------------------
@@ -151,7 +151,7 @@ source; a range with `switch: silent` may not list any of these as a solution (K
 SwitchEffect = Literal["fixes", "raises", "silent"]
 
 CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
-CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
+CallValue = StrictBool | StrictInt | StrictFloat | StrictStr | None
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from kb import canonical as canon
 from kb import schema, yamlio

@@ -10,7 +10,8 @@ torch/nn/functional.py) are fine; URLs are fine. A bare `name.md` must exist in 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from kb.catalog import Catalog
 

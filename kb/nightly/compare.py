@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb.verify.runfile import RUNS_DIR
+from kb.verify.runfile import RUNS_DIR  # noqa: F401  (kb/nightly/run.py reads it from here)
 from kb.yamlio import YamlError, read
 
 
@@ -169,7 +169,7 @@ def _parse_created(value: str) -> _dt.datetime | None:
         stamp = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=_dt.timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=_dt.UTC)
 
 
 def evidence_age(by_env: dict[str, list[RunFile]], root: Path, now: _dt.datetime, days: int) -> tuple[list[dict], list[str]]:

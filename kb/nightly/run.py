@@ -14,7 +14,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from kb.nightly import compare, env, report
 
@@ -37,7 +38,7 @@ class Options:
     sweeps_from: Path | None = None        # sweep files GPU jobs wrote (CI artifacts): merged, not run
     sweep_timeout: float = 3600
     sweep_args: tuple[str, ...] = ()
-    now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
+    now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.UTC)
 
 
 class Progress:

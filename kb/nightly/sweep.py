@@ -17,7 +17,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 SUITES = {"pytorch": ("pytorch-eager", "pytorch-compiled"), "jax": ("jax",)}
 SWEEPS_DIR = "data/sweeps"

@@ -203,7 +203,7 @@ class Collector:
         except Exception as exc:  # a GPU or Triton version the kernel does not build for
             import warnings
 
-            warnings.warn(f"kb.probe: the fused fingerprint kernel failed ({exc}); using plain torch ops")
+            warnings.warn(f"kb.probe: the fused fingerprint kernel failed ({exc}); using plain torch ops", stacklevel=2)
             _fused[0] = False
             return False
         if piece is None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from kb import calls
 from kb.catalog import Catalog
@@ -157,7 +158,7 @@ def _links(catalog: Catalog, index: dict) -> list[dict]:
             if r.get("kind") in ("issue", "pr", "commit"):
                 cited.setdefault((r.get("repo"), r.get("number"), r.get("sha")), []).append(sid)
     out = []
-    for link in sorted(catalog.links, key=lambda l: (l.repo, l.kind, l.number or 0, l.sha or "")):
+    for link in sorted(catalog.links, key=lambda k: (k.repo, k.kind, k.number or 0, k.sha or "")):
         if link.kind == "commit":
             url, label = f"https://github.com/{link.repo}/commit/{link.sha}", f"{link.repo}@{(link.sha or '')[:10]}"
         else:

@@ -158,7 +158,7 @@ def summarize(per_proc: list[dict | None]) -> dict:
 
 
 def stamp(now: dt.datetime | None = None) -> tuple[str, str]:
-    now = now or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
     return now.strftime("%Y-%m-%dT%H%M%SZ"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -19,7 +19,8 @@ planner on the GPU machine (no pydantic) and the merge share it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from kb.calls import DEFAULT_FACTS, value_holds
 

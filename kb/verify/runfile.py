@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 
 def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 def file_name(created: dt.datetime) -> str:
@@ -172,7 +172,7 @@ def problems(data: object, rel: str | None, today: dt.datetime | None = None) ->
     if data["schema_version"] != SCHEMA_VERSION:
         found.append((("schema_version",), f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']}"))
     try:
-        created = dt.datetime.strptime(data["created"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+        created = dt.datetime.strptime(data["created"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     except ValueError:
         found.append((("created",), f"created: {data['created']!r} is not a date"))
     else:

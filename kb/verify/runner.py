@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from verifiers.outcomes import ENV_ERROR, FAILED
 from verifiers.solutions import TABLES, UnknownCode, resolve

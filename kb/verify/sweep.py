@@ -376,7 +376,7 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
               verbose: bool = True) -> tuple[dict, Path | None]:
     """Run one suite; return (document, path written or None)."""
     framework, module, extra = SUITES[suite]
-    created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    created = dt.datetime.now(dt.UTC).replace(microsecond=0)
     t0 = time.perf_counter()
     base_env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "TF_DETERMINISTIC_OPS")}
     base_env["PYTHONPATH"] = str(root) + (os.pathsep + base_env["PYTHONPATH"] if base_env.get("PYTHONPATH") else "")

@@ -25,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from verifiers import verifier
+
 # (mode, solution codes, environment): NCCL_PIN is the record's solution (data/solutions.yaml);
 # the other pinned choices are configurations a different machine or message size could land on.
 MODES: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
@@ -36,8 +38,6 @@ MODES: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
 TWO_RANKS = ("two ranks: every element is a + b and IEEE addition is commutative, so no NCCL choice can "
              "change the bits; the summation order shows from three ranks on")
 
-
-from verifiers import verifier
 
 
 @verifier("nccl.allreduce_order", framework="nccl", device="gpu")
