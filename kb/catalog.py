@@ -19,13 +19,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from kb import schema
 from kb.findings import Finding, rel
 from kb.yamlio import Document, YamlError, read
+
+if TYPE_CHECKING:
+    from kb.verify.runfile import RunFile
+    from kb.verify.static.load import Release
+    from kb.verify.sweepfile import SweepFile
 
 SOURCES_DIR = "data/sources"
 VERSIONS_DIR = "data/versions"
@@ -46,6 +51,12 @@ class Catalog:
     registries: dict[str, schema.VersionRegistry] = field(default_factory=dict)
     registry_paths: dict[str, Path] = field(default_factory=dict)
     broken_registries: set[str] = field(default_factory=set)
+    # The evidence under data/, read once per catalog by its own reader (kb/verify/runfile.py
+    # runs_of, kb/verify/sweepfile.py sweeps_of, kb/verify/static/merge.py static_of), so that
+    # lint and the compiler share one read in a command. None: not read yet.
+    runs: list[RunFile] | None = field(default=None, repr=False, compare=False)
+    sweeps: list[SweepFile] | None = field(default=None, repr=False, compare=False)
+    static: tuple[list[Release], list] | None = field(default=None, repr=False, compare=False)
 
     def rel(self, path: Path) -> str:
         return rel(path, self.root)

@@ -13,7 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
-from kb.calls import AT_METHODS, DTYPES, LAYOUTS  # the query path's own lists: one copy
+from kb.calls import AT_METHODS, COMPILERS, DTYPES, KINDS, LAYOUTS  # the query path's own lists: one copy
+from kb.calls import FACTS as CALL_FACTS
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
@@ -127,16 +128,7 @@ Reference = Annotated[IssueRef | CommitRef | DocRef | ReleaseNotesRef, Field(dis
 
 # --- source records -----------------------------------------------------------------
 
-CALL_FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled", "at.method")
-"""Call facts that are not parameters: the first tensor argument's rank, dtype (a kind or an
-exact dtype, kb/calls.py DTYPES) and layout (strided unless said), the
-backend a framework picks at run time, and the compiler the call runs under (`compiled:
-inductor`; absent from a call = eager), and the method of a JAX indexed update (`at.method`: `set`
-for `x.at[i].set(v)`, kb/calls.py AT_METHODS) (docs/calls.md)."""
-DTYPE_KINDS = ("float", "int", "bool", "complex")
-COMPILERS = ("inductor",)
-"""Values of the `compiled` call fact: the compiler backend whose generated kernels run the op
-(`torch.compile`'s default backend is Inductor). `null` in a condition means eager."""
+DTYPE_KINDS = KINDS
 
 SWITCHES: dict[str, tuple[str, ...]] = {
     "pytorch": ("PT_DET", "PT_DETW", "PT_SETDET", "PT_INDUCTOR_DET"),
@@ -150,7 +142,8 @@ TF_DETERMINISTIC_OPS / enable_op_determinism). A range's `switch:` says what it 
 source; a range with `switch: silent` may not list any of these as a solution (KB020)."""
 SwitchEffect = Literal["fixes", "raises", "silent"]
 
-CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
+_FACT_PATTERN = "|".join(fact.replace(".", "\\.") for fact in CALL_FACTS)
+CallKey = Annotated[str, StringConstraints(pattern=rf"^(?:{_FACT_PATTERN}|[A-Za-z_][A-Za-z0-9_]*(?:\.len)?)$")]
 CallValue = StrictBool | StrictInt | StrictFloat | StrictStr | None
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 

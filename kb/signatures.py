@@ -80,7 +80,10 @@ def _parameter(field: str) -> Parameter:
 
 
 def parse(fields: tuple[str, ...]) -> Signature:
-    """`("input", "mode='nearest'", "**kwargs")` -> `(("input", NO_DEFAULT), ("mode", "nearest"), ...)`.
+    """The parameters of an op from its inventory fields, each `(name, default)`.
+
+    >>> parse(("input", "mode='nearest'", "**kwargs"))
+    (('input', NO_DEFAULT), ('mode', 'nearest'), ('**kwargs', NO_DEFAULT))
 
     Several forms (`|` fields) give their union, first form first, a parameter's default from
     the first form that has it; `.forms` keeps them apart."""

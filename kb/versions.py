@@ -23,6 +23,16 @@ The algorithm (documented in docs/versions.md, tested for order independence):
 
 Only the standard library is imported here; ``packaging`` is imported lazily for strings
 that are not a plain dotted release (``2.1.0rc1``), and always when compiling ranges.
+
+The rules above, worked (tests/test_doctests.py runs them):
+
+    >>> release_key("2.1.0rc1") == release_key("2.1.0+cu118") == release_key("2.1") == (0, 2, 1)
+    True
+    >>> [key_to_str(k) for k in compile_range("~=2.2")], [key_to_str(k) for k in compile_range("==2.9.*")]
+    (['2.2', '3'], ['2.9', '2.10'])
+    >>> lo, hi = compile_range("<=2.3")
+    >>> contains(lo, hi, release_key("2.3")), contains(lo, hi, release_key("2.3.1"))
+    (True, False)
 """
 
 from kb.bounds import MAX_VERSION, echo

@@ -168,7 +168,7 @@ def test_run_file_fuzz(root: Path, where: list[tuple], junk: list) -> None:
     start = time.perf_counter()
     found = runfile.problems(doc, f"data/runs/{ENV}/x.yaml")
     catalog = lint_run(root)[0]
-    catalog.__dict__["_runs"] = [runfile.RunFile(Path("x"), "x", doc, [(1, m) for _, m in found])]
+    catalog.runs = [runfile.RunFile(Path("x"), "x", doc, [(1, m) for _, m in found])]
     merge.merged_runs(catalog)  # only clean files are merged; a clean one merges without error
     assert time.perf_counter() - start < BOUND_S
     assert all(isinstance(m, str) and len(m) < 400 for _, m in found)

@@ -11,18 +11,30 @@ from kb.query.evidence import static, verified
 from kb.query.names import op_parameters
 from kb.query.state import Lazy, light, memo
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
+if TYPE_CHECKING:
+    # The shapes below are for the checker and readers: on the query path they stay plain tuples
+    # (kb/entries.py: `import kb` may not import collections or typing).
+    #
+    # What `_prepare` makes of one source, once: (its answer where no range matches, per range
+    # entry (by id) its answer and the codes that fix it there, its references interned).
+    Prepared = tuple[SourceStatus, dict[int, tuple[SourceStatus, frozenset[str]]], tuple[Reference, ...]]
+    # What `_group` makes of the sources that apply on a device: ((source, prepared), ...), their
+    # references deduplicated by identity, their ids.
+    Group = tuple[tuple[tuple[dict, Prepared], ...], tuple[Reference, ...], tuple[str, ...]]
+
 calls = Lazy("calls", globals())  # a query whose records have no call conditions never needs it
 tfkeras = Lazy("query.tfkeras", globals())  # only a tf.keras.* answer at Keras 3 needs it
 
-_prepared: dict[str, tuple] = memo()
+_prepared: "dict[str, Prepared]" = memo()
 _interned: dict[tuple, Reference] = memo()
 _conditioned: dict[tuple, SourceStatus] = memo()
 _alternatives: dict[tuple, tuple] = memo()
-_groups: dict[tuple, tuple] = memo()
+_groups: "dict[tuple, Group]" = memo()
 _known_keys: dict[int, frozenset] = memo()
 
 
-def _prepare(source: dict) -> tuple:
+def _prepare(source: dict) -> "Prepared":
     """Per source, once: its unknown-answer SourceStatus, one per range, and its references.
 
     These depend only on the index, so every query shares them; references are interned
@@ -102,7 +114,7 @@ def known_release(registry: dict, version: str) -> bool:
     return versions.release_key(version) in known(registry)
 
 
-def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
+def _group(ids: tuple[str, ...], device: str, idx: dict) -> "Group":
     """The sources that apply on `device`, prepared, with their deduplicated references."""
     memo_key = (ids, device)
     group = _groups.get(memo_key)

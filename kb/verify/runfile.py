@@ -116,10 +116,9 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
 
 def runs_of(catalog) -> list[RunFile]:
     """Cached on the catalog: lint (KB015) and the compiler read the same files in one command."""
-    cached = catalog.__dict__.get("_runs")
-    if cached is None:
-        cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
-    return cached
+    if catalog.runs is None:
+        catalog.runs = load_runs(catalog.root)
+    return catalog.runs
 # --- reading back: run files come from other machines, so every field is checked -------
 
 def shape():

@@ -32,15 +32,22 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from kb import jsonio
 
 PREFIX = "@@SWEEP "
 SWEEPS_DIR = "data/sweeps"
+class Suite(NamedTuple):
+    framework: str
+    worker: str  # the module each warm child runs (python -m)
+    args: tuple[str, ...]  # the worker's extra arguments
+
+
 SUITES = {
-    "pytorch-eager": ("pytorch", "verifiers.sweep.torch_worker", ()),
-    "pytorch-compiled": ("pytorch", "verifiers.sweep.torch_worker", ("--compiled",)),
-    "jax": ("jax", "verifiers.sweep.jax_worker", ()),
+    "pytorch-eager": Suite("pytorch", "verifiers.sweep.torch_worker", ()),
+    "pytorch-compiled": Suite("pytorch", "verifiers.sweep.torch_worker", ("--compiled",)),
+    "jax": Suite("jax", "verifiers.sweep.jax_worker", ()),
 }
 CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
 TORCH_MODES = {"default": "no switch (CUBLAS_WORKSPACE_CONFIG=:4096:8 set in both modes)",

@@ -212,10 +212,9 @@ def _cpu_sweep_problem(path: Path, top: Path, memo) -> tuple[int, str, str] | No
 
 def sweeps_of(catalog) -> list[SweepFile]:
     """Cached on the catalog: lint and the compiler read the same files in one command."""
-    cached = catalog.__dict__.get("_sweeps")
-    if cached is None:
-        cached = catalog.__dict__["_sweeps"] = load_sweeps(catalog.root)
-    return cached
+    if catalog.sweeps is None:
+        catalog.sweeps = load_sweeps(catalog.root)
+    return catalog.sweeps
 
 
 # --- what a case means to the KB -------------------------------------------------------------
