@@ -312,20 +312,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     from kb.atomic import locked, write_atomic
     from kb.generated import generated_files
-    from kb.lint import errors, run
+    from kb.lint import checking, errors
+    from kb.links.state import StateFileError
 
-    catalog, findings = run(root_of(args))
-    findings = errors(findings)
+    # The files are made while the lint checks run beside them (kb/lint: a second process where
+    # the OS forks, as for `kb site`); nothing is compared or written until the data is clean.
+    failed: StateFileError | None = None
+    with checking(root_of(args)) as (catalog, wait):
+        try:
+            files = generated_files(catalog)
+        except StateFileError as exc:
+            failed, files = exc, {}
+        except Exception:
+            if not errors(wait()):  # broken data can break the build: the findings say why
+                raise
+            files = {}
+        findings = errors(wait())
     if findings:
         _print_findings(findings, False)
         print("kb build: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
         return EXIT_FINDINGS
-    from kb.links.state import StateFileError
-
-    try:
-        files = generated_files(catalog)
-    except StateFileError as exc:
-        return _error(f"{exc} (rerun `kb links refresh` or delete the file)")
+    if failed is not None:
+        return _error(f"{failed} (rerun `kb links refresh` or delete the file)")
     stale = []
     with contextlib.nullcontext() if args.check else locked(catalog.root / BUILD_LOCK):  # one writer at a time
         for path, text in files.items():

@@ -58,11 +58,27 @@ def _strip(parts: tuple[int, ...]) -> tuple[int, ...]:
     return parts[:end]
 
 
+_keys: dict[str, Key] = {}
+
+
 def release_key(version: str) -> Key:
-    """Reduce a version string to the key ranges are evaluated on.
+    """Reduce a version string to the key ranges are evaluated on (remembered: `kb build` asks
+    ~20,000 times, for a few hundred distinct strings).
 
     Raises ValueError (packaging's InvalidVersion) for strings that are not versions.
     """
+    if type(version) is str:
+        found = _keys.get(version)
+        if found is not None:
+            return found
+        found = _release_key(version)
+        if len(_keys) < 8192:
+            _keys[version] = found
+        return found
+    return _release_key(version)
+
+
+def _release_key(version: str) -> Key:
     if not isinstance(version, str):
         raise ValueError(f"version must be a string, got {type(version).__name__}")
     text = version.strip()
