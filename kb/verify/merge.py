@@ -232,7 +232,7 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
     from kb.memo import MISS
     from kb.verify import sweepfile
 
-    out = []
+    out: list[dict[str, Any]] = []
     params: dict[str, tuple | None] = {}
     memo = _evidence_memo(catalog.root)
     inputs: dict[str, bytes] = {}
@@ -247,7 +247,7 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
                 remembered = memo.key(sweep.rel, hashlib.file_digest(handle, "sha256").digest(), inputs[data["framework"]])
         except OSError:
             remembered = b""
-        cached = memo.get(remembered) if remembered else MISS
+        cached: Any = memo.get(remembered) if remembered else MISS
         if cached is not MISS:
             out.extend(cached)
             continue
