@@ -198,8 +198,15 @@ def finite(obj: Any, depth: int = 0) -> Any:
 
 def dumps(obj: Any, **kwargs: Any) -> str:
     """json.dumps that always writes JSON: non-finite floats as strings (NON_FINITE), and a
-    ValueError rather than a NaN token if one got past (allow_nan=False)."""
-    return json.dumps(finite(obj), allow_nan=False, **kwargs)
+    ValueError rather than a NaN token if one got past (allow_nan=False).
+
+    The encoder refuses a non-finite float by itself (allow_nan=False), so most values are
+    written in one pass of the C encoder; only a value that holds one is copied by `finite`
+    first (the site's JSON API is ~60 MB: a Python walk of it cost seconds)."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kwargs)
+    except ValueError:
+        return json.dumps(finite(obj), allow_nan=False, **kwargs)
 
 
 def load(path: Path | str, *, limits: Limits = LIMITS, within: Path | None = None) -> Any:
