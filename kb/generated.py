@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from kb import schema
 from kb.catalog import Catalog
 from kb.compile import build_index
+from kb.entries import PACKED, Packed
 from kb.render import render
 
 if TYPE_CHECKING:
@@ -45,6 +46,8 @@ class _Printer(pprint.PrettyPrinter):
     def format(self, object: Any, context: dict, maxlevels: int, level: int) -> tuple[str, bool, bool]:
         if type(object) in self._PLAIN and not self._sort_dicts:  # type: ignore[attr-defined]  # set by PrettyPrinter
             return repr(object), True, False
+        if type(object) is Packed:
+            return object.literal(), True, False
         return super().format(object, context, maxlevels, level)
 
 
@@ -77,6 +80,7 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
         if found is not MISS and isinstance(found, dict):
             return found
     core, details = split_index(index)
+    core = {name: Packed.of(value) if name in PACKED else value for name, value in core.items()}
     texts = {INDEX_FILE: render("index.py.j2", body=literal(core)),
              DETAILS_FILE: render("details.py.j2", body=literal(details))}
     if memo is not None:

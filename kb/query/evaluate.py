@@ -7,7 +7,6 @@ from kb.entries import (
 )
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
-from kb.query.evidence import static, verified
 from kb.query.names import op_parameters
 from kb.query.state import Lazy, light, memo
 
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
     Group = tuple[tuple[tuple[dict, Prepared], ...], tuple[Reference, ...], tuple[str, ...]]
 
 calls = Lazy("calls", globals())  # a query whose records have no call conditions never needs it
+evidence = Lazy("query.evidence", globals())  # only an answer whose records have runs or static evidence needs it
 tfkeras = Lazy("query.tfkeras", globals())  # only a tf.keras.* answer at Keras 3 needs it
 
 _prepared: "dict[str, Prepared]" = memo()
@@ -88,8 +88,9 @@ def _conditioned_status(source: dict, entry: tuple | None, alternatives: tuple, 
 def _alternatives_for(source: dict, op: str, entry: tuple | None) -> tuple:
     """The record's conditions for this op in this range (kb/calls.py), memoized."""
     extra = entry[WHEN] if entry is not None else None
-    if not source["calls"] and not extra:
-        return ()
+    if not extra and (not source["calls"] or op != source["id"] and all(
+            ops and op not in ops for ops, _ in source["calls"])):
+        return ()  # no pattern is about this op: every call (kb/calls.py for_op's rule, without importing it)
     memo_key = (source["id"], op, id(entry))
     found = _alternatives.get(memo_key)
     if found is None:
@@ -240,14 +241,17 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     shown: tuple = ()
     read: tuple = ()
     left_out = (*excluded, *dropped)
+    marks = idx.get("evidence")
     for _, at_key, at_version, group_prepared, at_defaults, group_ids in groups:
         if at_key is None:  # a Keras release not known: no evidence can be of it
             continue
+        if marks is not None and not any(p[0]["id"] in marks for p in group_prepared):
+            continue  # kb/_index.py's marks: none of these records has evidence (kb/query/evidence.py unneeded)
         kept = group_prepared if not left_out else tuple(p for p in group_prepared if p[0]["id"] not in left_out)
-        shown += verified(kept, at_key, device, idx, call=call, defaults=at_defaults, ids=None if left_out else group_ids)
+        shown += evidence.verified(kept, at_key, device, idx, call=call, defaults=at_defaults, ids=None if left_out else group_ids)
         if not distribution:  # static evidence stays shown for a call a record excludes, not for a dropped op
             listed = group_prepared if not dropped else tuple(p for p in group_prepared if p[0]["id"] not in dropped)
-            read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
+            read += evidence.static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
     basis = "verified" if shown else "static" if read else "documented" if ids or any(g[3] for g in groups[1:]) else "unverified"
     return Status(
         op=op, framework=framework, version=version, device=device, distribution=distribution,
