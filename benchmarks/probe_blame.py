@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 EPS = 1e-3
 STEPS = 2

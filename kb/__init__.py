@@ -12,9 +12,22 @@ and docs (Pydantic, PyYAML, Jinja) live in modules that the query path never tou
 from kb.errors import UnknownOpError
 from kb.model import Reference, SourceStatus, Status
 from kb.query import parameters, status
-from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT
 
 __all__ = [
     "NO_DEFAULT", "UNKNOWN_DEFAULT", "Reference", "SourceStatus", "Status", "UnknownOpError", "parameters", "status",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """NO_DEFAULT and UNKNOWN_DEFAULT (kb/signatures.py), imported when first asked for: a lookup
+    without `call=` never needs the signatures module (each module costs start-up time)."""
+    if name in ("NO_DEFAULT", "UNKNOWN_DEFAULT"):
+        from kb import signatures
+
+        return getattr(signatures, name)
+    raise AttributeError(f"module 'kb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -16,7 +16,8 @@ import os
 import pickle
 import signal
 import sys
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 FORKS = hasattr(os, "fork") and sys.platform.startswith("linux")
 

@@ -8,7 +8,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 
 def write_atomic(path: Path, text: str) -> None:

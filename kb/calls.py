@@ -13,6 +13,19 @@ a fact such as `input.ndim` left out, or a parameter whose default is not a plai
 from kb.signatures import NO_DEFAULT, UNKNOWN_DEFAULT, Signature, names, open_ended
 
 FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled", "at.method")
+"""Call facts that are not parameters: the first tensor argument's rank, dtype (a kind or an
+exact dtype, DTYPES) and layout (LAYOUTS), the backend a framework picks at run time, the
+compiler the call runs under (`compiled: inductor`; absent from a call = eager), and the method
+of a JAX indexed update (`at.method`: `set` for `x.at[i].set(v)`, AT_METHODS) (docs/calls.md).
+The one list: the record schema (kb/schema.py), lint KB016, the verifiers' cases
+(kb/verify/cases.py) and the site's lookup form read it from here.
+
+To add a call fact:
+1. Add it here (and the set of its values beside DTYPES, LAYOUTS, ... when it has one), then
+   `kb build` (the schema under schema/ and the site's form follow).
+2. Say it where calls are made: the probe's recorder (kb/probe/_torch_calls.py) and the cases
+   of the verifiers whose records condition on it (verifiers/<area>/).
+3. Describe it in docs/calls.md and in `kb status --call`'s help (kb/cli.py)."""
 KINDS = ("float", "int", "bool", "complex")
 DTYPES: dict[str, str] = {
     "bfloat16": "float", "float16": "float", "float32": "float", "float64": "float",
@@ -29,6 +42,8 @@ of that kind is undecided."""
 LAYOUTS = ("strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
 """Values of `input.layout`: PyTorch's `torch.<layout>` names for the first tensor argument."""
 COMPILERS = ("inductor",)
+"""Values of the `compiled` call fact: the compiler backend whose generated kernels run the op
+(`torch.compile`'s default backend is Inductor). `null` in a condition means eager."""
 AT_METHODS = ("set", "get", "add", "subtract", "multiply", "mul", "divide", "power", "min", "max", "apply")
 """Values of `at.method`: the method called on JAX's indexed-update reference, `x.at[idx].<method>(...)`
 (jax/_src/numpy/array_methods.py _IndexUpdateRef), which decides the scatter the op lowers to: `set`
@@ -241,7 +256,15 @@ def _member(value: object, values: tuple) -> bool:
 
 def value_holds(value: object, values: tuple) -> bool | None:
     """Does a call (or verified case) value satisfy a key's values? None when a kind is asked against exact dtypes
-    of that kind (`float` against `[bfloat16]`: it may be bfloat16 or not)."""
+    of that kind (`float` against `[bfloat16]`: it may be bfloat16 or not).
+
+    >>> value_holds("bfloat16", ("float",))  # an exact dtype satisfies its kind
+    True
+    >>> value_holds("float", ("bfloat16",)) is None  # a kind against exact dtypes: undecided
+    True
+    >>> value_holds(True, (1,)), value_holds(4, (4.0,))  # a flag is not a count; 4 is 4.0
+    (False, True)
+    """
     if _member(value, values):
         return True
     if value is not None and GIVEN in values:
@@ -269,7 +292,22 @@ def _value(key: str, call: dict[str, object], defaults: dict[str, object] | None
 def evaluate(
     alternatives: tuple[Condition, ...], call: dict[str, object] | None, defaults: dict[str, object] | None
 ) -> tuple[bool | None, tuple[str, ...]]:
-    """(applies, the keys the call leaves unknown) for one record's alternatives."""
+    """(applies, the keys the call leaves unknown) for one record's alternatives.
+
+    A record about bilinear or bicubic resizes without antialiasing (one alternative, two keys):
+
+    >>> resize = ((("antialias", (False,)), ("method", ("bilinear", "bicubic"))),)
+    >>> evaluate(resize, {"method": "bilinear", "antialias": False}, None)
+    (True, ())
+    >>> evaluate(resize, {"method": "nearest"}, None)  # one key fails: the others do not matter
+    (False, ())
+    >>> evaluate(resize, {"method": "bilinear"}, None)  # left out, with no known default
+    (None, ('antialias',))
+    >>> evaluate(resize, {"method": "bilinear"}, {"antialias": False})  # left out: its default
+    (True, ())
+    >>> evaluate(resize, None, None)  # no call at all
+    (None, ('antialias', 'method'))
+    """
     if not alternatives:
         return True, ()
     if call is None:
@@ -339,7 +377,11 @@ def _key_text(key: str, values: tuple) -> str:
 
 
 def text(alternatives: tuple[Condition, ...]) -> str | None:
-    """One readable line: "mode is 'bilinear' or 'bicubic' and antialias is False"."""
+    """One readable line.
+
+    >>> text(((("antialias", (False,)), ("method", ("bilinear", "bicubic"))),))
+    "antialias is False and method is 'bilinear' or 'bicubic'"
+    """
     if not alternatives:
         return None
     parts = [" and ".join(_key_text(key, values) for key, values in alt) for alt in alternatives]

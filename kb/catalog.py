@@ -16,15 +16,21 @@ index compiler refuses to build while any remain.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from kb import schema
 from kb.findings import Finding, rel
 from kb.yamlio import Document, YamlError, read
+
+if TYPE_CHECKING:
+    from kb.verify.runfile import RunFile
+    from kb.verify.static.load import Release
+    from kb.verify.sweepfile import SweepFile
 
 SOURCES_DIR = "data/sources"
 VERSIONS_DIR = "data/versions"
@@ -49,6 +55,12 @@ class Catalog:
     broken_registries: set[str] = field(default_factory=set)
     kernel_classes: list[schema.KernelClasses] = field(default_factory=list)  # data/basis/elementwise-*.yaml
     guarantees: list[schema.Guarantee] = field(default_factory=list)  # data/basis/guarantees.yaml
+    # The evidence under data/, read once per catalog by its own reader (kb/verify/runfile.py
+    # runs_of, kb/verify/sweepfile.py sweeps_of, kb/verify/static/merge.py static_of), so that
+    # lint and the compiler share one read in a command. None: not read yet.
+    runs: list[RunFile] | None = field(default=None, repr=False, compare=False)
+    sweeps: list[SweepFile] | None = field(default=None, repr=False, compare=False)
+    static: tuple[list[Release], list] | None = field(default=None, repr=False, compare=False)
 
     def rel(self, path: Path) -> str:
         return rel(path, self.root)
@@ -94,7 +106,7 @@ class Catalog:
 
 
 
-def _hint_for(error: dict[str, Any]) -> str:
+def _hint_for(error: Mapping[str, Any]) -> str:
     kind = error.get("type", "")
     value = error.get("input")
     if kind == "string_type" and isinstance(value, float):

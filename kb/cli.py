@@ -14,6 +14,10 @@ import sys
 
 from kb.root import root_of
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
+if TYPE_CHECKING:
+    from typing import NoReturn
+
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_IO = 0, 1, 2, 3
 
 EPILOG = """\
@@ -324,8 +328,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
         write_atomic(path, text)
         changed += 1
         print(f"fixed {rel}")
-    for path in sorted(blocked):
-        print(f"{path}: not rewritten: fix its KB001/KB002 errors first (see `kb validate`)")
+    for name in sorted(blocked):
+        print(f"{name}: not rewritten: fix its KB001/KB002 errors first (see `kb validate`)")
     print(f"{changed} file(s) rewritten", file=sys.stderr)
     return EXIT_FINDINGS if (refused or blocked) else EXIT_OK
 
@@ -338,20 +342,28 @@ def cmd_build(args: argparse.Namespace) -> int:
 
     from kb.atomic import locked, write_atomic
     from kb.generated import generated_files
-    from kb.lint import errors, run
+    from kb.lint import checking, errors
+    from kb.links.state import StateFileError
 
-    catalog, findings = run(root_of(args))
-    findings = errors(findings)
+    # The files are made while the lint checks run beside them (kb/lint: a second process where
+    # the OS forks, as for `kb site`); nothing is compared or written until the data is clean.
+    failed: StateFileError | None = None
+    with checking(root_of(args)) as (catalog, wait):
+        try:
+            files = generated_files(catalog)
+        except StateFileError as exc:
+            failed, files = exc, {}
+        except Exception:
+            if not errors(wait()):  # broken data can break the build: the findings say why
+                raise
+            files = {}
+        findings = errors(wait())
     if findings:
         _print_findings(findings, False)
         print("kb build: refusing to build from data with findings; run `kb validate`", file=sys.stderr)
         return EXIT_FINDINGS
-    from kb.links.state import StateFileError
-
-    try:
-        files = generated_files(catalog)
-    except StateFileError as exc:
-        return _error(f"{exc} (rerun `kb links refresh` or delete the file)")
+    if failed is not None:
+        return _error(f"{failed} (rerun `kb links refresh` or delete the file)")
     stale = []
     with contextlib.nullcontext() if args.check else locked(catalog.root / BUILD_LOCK):  # one writer at a time
         for path, text in files.items():
@@ -385,7 +397,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 too; keep its message short
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 too; keep its message short
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)

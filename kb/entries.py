@@ -16,7 +16,16 @@ library's already-loaded modules, not even `collections` or `typing`). So:
 
 The index is the project's own output, checked fresh by `kb build --check`: readers take these
 shapes as given and do not re-check types.
+
+In kb/_index.py the four big tables (`sources`, `names`, `registries`, `solutions`) are `Packed`:
+each value is kept as its marshal bytes and decoded the first time it is read, so a lookup
+builds (and, when the process exits, frees) the few records it answers from rather than all of
+them: about a third of a lookup's start-up was the index's objects. The whole index
+(`kb.query.index()`) holds plain dicts.
 """
+
+from _collections_abc import Mapping as _Mapping  # collections.abc without importing collections
+from marshal import dumps as _dumps, loads as _loads
 
 
 # A range entry: (lo, hi, versions, solutions, deterministic, raises, note, batch_invariant, when, switch,
@@ -57,6 +66,54 @@ SEEN_FILE_FIELDS = ("file", "suite", "framework", "version", "env_id", "gpu", "g
 def range_fields(entry: tuple) -> dict:
     """A range entry's fields by name (RANGE_FIELDS)."""
     return dict(zip(RANGE_FIELDS, entry))
+
+
+class Packed(_Mapping):
+    """A read-only mapping whose values are held as marshal bytes and decoded on first read.
+
+    >>> table = Packed.of({"a": {"id": "a", "ops": ("x",)}, "b": {"id": "b", "ops": ()}})
+    >>> table["a"]["ops"], "b" in table, list(table), table == {"a": {"id": "a", "ops": ("x",)}, "b": {"id": "b", "ops": ()}}
+    (('x',), True, ['a', 'b'], True)
+    """
+
+    __slots__ = ("_blobs", "_decoded")
+
+    def __init__(self, blobs: dict) -> None:
+        self._blobs = blobs
+        self._decoded: dict = {}
+
+    @classmethod
+    def of(cls, values: dict) -> "Packed":
+        """Pack plain data (marshal format 2: the same bytes for equal values, whatever objects
+        they share, so `kb build --check` compares like with like)."""
+        return cls({key: _dumps(value, 2) for key, value in values.items()})
+
+    def literal(self) -> str:
+        """The Python expression that rebuilds this mapping (kb/generated.py writes it)."""
+        lines = "".join(f"    {key!r}: {blob!r},\n" for key, blob in self._blobs.items())
+        return "Packed({\n" + lines + "})"
+
+    def __getitem__(self, key):
+        found = self._decoded.get(key)
+        if found is None:
+            found = self._decoded[key] = _loads(self._blobs[key])
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._blobs
+
+    def __iter__(self):
+        return iter(self._blobs)
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    def __repr__(self) -> str:
+        return f"Packed({dict(self.items())!r})"
+
+
+PACKED = ("sources", "names", "registries", "solutions")
+"""The tables of kb/_index.py that are Packed."""
 
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)

@@ -11,20 +11,26 @@ from __future__ import annotations
 import json
 import pprint
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 from kb import schema
 from kb.catalog import Catalog
 from kb.compile import build_index
+from kb.entries import PACKED, Packed
 from kb.render import render
+
+if TYPE_CHECKING:
+    from kb.memo import Memo
 
 INDEX_FILE = "kb/_index.py"
 DETAILS_FILE = "kb/_details.py"
-SCHEMA_FILES = {
+SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "source.schema.json": schema.SourceRecord,
     "versions.schema.json": schema.VersionRegistry,
 }
-LIST_SCHEMA_FILES = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
+LIST_SCHEMA_FILES: dict[str, type[BaseModel]] = {"solutions.schema.json": schema.Solution, "links.schema.json": schema.Link}
 
 
 class _Printer(pprint.PrettyPrinter):
@@ -38,8 +44,10 @@ class _Printer(pprint.PrettyPrinter):
     _PLAIN = (dict, tuple, list, str, int, float, bool, type(None))
 
     def format(self, object: Any, context: dict, maxlevels: int, level: int) -> tuple[str, bool, bool]:
-        if type(object) in self._PLAIN and not self._sort_dicts:
+        if type(object) in self._PLAIN and not self._sort_dicts:  # type: ignore[attr-defined]  # set by PrettyPrinter
             return repr(object), True, False
+        if type(object) is Packed:
+            return object.literal(), True, False
         return super().format(object, context, maxlevels, level)
 
 
@@ -86,7 +94,8 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
     laid out before are remembered (.cache/kb/, keyed by the index's repr and this code)."""
     from kb.query import split_index
 
-    memo = key = None
+    memo: Memo | None = None
+    key = b""
     if root is not None:
         from kb.memo import MISS, Memo
 
@@ -103,6 +112,7 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
         if found is not MISS and isinstance(found, dict):
             return found
     core, details = split_index(index)
+    core = {name: Packed.of(value) if name in PACKED else value for name, value in core.items()}
     texts = {INDEX_FILE: render("index.py.j2", body=literal(core)),
              DETAILS_FILE: render("details.py.j2", body=literal(_flat_seen(details)))}
     if memo is not None:
@@ -117,8 +127,8 @@ def schema_texts() -> dict[str, str]:
     out = {}
     for name, model in SCHEMA_FILES.items():
         out[name] = json.dumps(model.model_json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
-    for name, model in LIST_SCHEMA_FILES.items():
-        out[name] = json.dumps(TypeAdapter(list[model]).json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"
+    for name, item in LIST_SCHEMA_FILES.items():
+        out[name] = json.dumps(TypeAdapter(list[item]).json_schema(by_alias=True), indent=2, sort_keys=True) + "\n"  # type: ignore[valid-type]
     return out
 
 

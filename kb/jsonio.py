@@ -151,10 +151,11 @@ def loads(text: str | bytes, where: str = "<json>", *, limits: Limits = LIMITS) 
         if len(text) > limits.max_bytes:
             too_big = untrusted.too_big(len(text), limits.max_bytes)
             raise JsonError(too_big.message, 1, too_big.hint, where, "KB012")
+        data = bytes(text)
         try:
-            text = bytes(text).decode("utf-8-sig")
+            text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise JsonError(f"not UTF-8 text: {exc.reason}", text.count(b"\n", 0, exc.start) + 1, "JSON is UTF-8", where) from None
+            raise JsonError(f"not UTF-8 text: {exc.reason}", data.count(b"\n", 0, exc.start) + 1, "JSON is UTF-8", where) from None
     if len(text) > limits.max_bytes:
         too_big = untrusted.too_big(len(text), limits.max_bytes, "characters")
         raise JsonError(too_big.message, 1, too_big.hint, where, "KB012")
@@ -197,8 +198,15 @@ def finite(obj: Any, depth: int = 0) -> Any:
 
 def dumps(obj: Any, **kwargs: Any) -> str:
     """json.dumps that always writes JSON: non-finite floats as strings (NON_FINITE), and a
-    ValueError rather than a NaN token if one got past (allow_nan=False)."""
-    return json.dumps(finite(obj), allow_nan=False, **kwargs)
+    ValueError rather than a NaN token if one got past (allow_nan=False).
+
+    The encoder refuses a non-finite float by itself (allow_nan=False), so most values are
+    written in one pass of the C encoder; only a value that holds one is copied by `finite`
+    first (the site's JSON API is ~60 MB: a Python walk of it cost seconds)."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kwargs)
+    except ValueError:
+        return json.dumps(finite(obj), allow_nan=False, **kwargs)
 
 
 def load(path: Path | str, *, limits: Limits = LIMITS, within: Path | None = None) -> Any:

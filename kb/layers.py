@@ -14,22 +14,29 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import NamedTuple
 
-# (name, what belongs there, patterns)
-LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("base", "formats and primitives: no knowledge of the catalog", (
+
+class Layer(NamedTuple):
+    name: str
+    what: str  # what belongs there, as docs/architecture.md says it
+    patterns: tuple[str, ...]  # fnmatch patterns of dotted module names
+
+
+LAYERS: tuple[Layer, ...] = (
+    Layer("base", "formats and primitives: no knowledge of the catalog", (
         "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
         "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.aside", "kb.entries", "kb.layers",
     )),
-    ("load", "read and check what people and machines wrote: data/, run files, link state", (
+    Layer("load", "read and check what people and machines wrote: data/, run files, link state", (
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
         "kb.verify.sweepfile", "kb.verify.seen", "kb.verify.extend",
         "kb.verify.merge", "kb.nightly.report",
         "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
     )),
-    ("compile", "catalog + merged evidence -> the index", ("kb.compile", "kb._index", "kb._details")),
-    ("outputs", "everything read from the index: query, generated files, site, plans, probes, scan", (
+    Layer("compile", "catalog + merged evidence -> the index", ("kb.compile", "kb._index", "kb._details")),
+    Layer("outputs", "everything read from the index: query, generated files, site, plans, probes, scan", (
         "kb", "kb.query", "kb.query.*", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build",
         "kb.site.model", "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes",
         "kb.site.words", "kb.verify.plan", "kb.verify.coverage",
@@ -40,11 +47,11 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "kb.scan.cells", "kb.scan.sources", "kb.scan.resolve", "kb.scan.scope", "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup",
         "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
     )),
-    ("commands", "argument parsing, processes, network: what a person runs", (
+    Layer("commands", "argument parsing, processes, network: what a person runs", (
         "kb.cli", "kb.__main__", "kb.*.cli", "kb.check.runner", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",
     )),
 )
-LAYER_NAMES = tuple(name for name, _, _ in LAYERS)
+LAYER_NAMES = tuple(layer.name for layer in LAYERS)
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -60,8 +67,8 @@ def modules(root: Path) -> dict[str, Path]:
 
 def pattern_layer(name: str) -> int | None:
     """The index in LAYERS of the first layer with a pattern matching `name`, or None."""
-    for index, (_, _, patterns) in enumerate(LAYERS):
-        if any(fnmatchcase(name, p) for p in patterns):
+    for index, layer in enumerate(LAYERS):
+        if any(fnmatchcase(name, p) for p in layer.patterns):
             return index
     return None
 
@@ -94,11 +101,11 @@ def module_map(root: Path) -> str:
     lines = []
     order: list[int | None] = [*reversed(range(len(LAYERS)))] + ([None] if None in by_layer else [])
     for layer in order:
-        title = "no layer (add it to kb/layers.py)" if layer is None else f"{LAYERS[layer][0]}: {LAYERS[layer][1]}"
+        title = "no layer (add it to kb/layers.py)" if layer is None else f"{LAYERS[layer].name}: {LAYERS[layer].what}"
         lines.append(f"**{title}**\n")
         for name in by_layer.get(layer, ()):
-            path = mods[name].relative_to(root).as_posix()
+            shown = mods[name].relative_to(root).as_posix()
             text = summary(mods[name])
-            lines.append(f"- `{path}`" + (f": {text}" if text else ""))
+            lines.append(f"- `{shown}`" + (f": {text}" if text else ""))
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

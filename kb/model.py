@@ -2,10 +2,11 @@
 
 Hand-rolled rather than dataclasses: `import dataclasses` alone costs more start-up time
 than the query path is allowed (see benchmarks/). Each type lists its fields once in
-`_fields`; equality, hashing, repr and `to_dict()` derive from that.
+`_fields`; equality, hashing, repr and `to_dict()` derive from that. The fields' types are
+declared for type checkers only (under TYPE_CHECKING, so nothing is evaluated at run time).
 """
 
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
 
 class _Frozen:
     __slots__ = ()
@@ -75,6 +76,16 @@ class Reference(_Frozen):
 
     __slots__ = _fields = ("kind", "title", "url", "repo", "number", "sha", "state", "version")
 
+    if TYPE_CHECKING:
+        kind: str  # issue | pr | commit | doc | release-notes
+        title: str | None
+        url: str | None
+        repo: str | None
+        number: int | None
+        sha: str | None
+        state: str | None
+        version: str | None
+
     def __str__(self) -> str:
         if self.kind in ("issue", "pr"):
             return f"{self.repo}#{self.number} {self.title or ''}".strip()
@@ -91,6 +102,17 @@ class CodeRead(_Frozen):
     released wheel it was read in), the 1-based lines, what they show, and the file's address."""
 
     __slots__ = _fields = ("release", "repo", "tag", "commit", "path", "member", "lines", "what", "url")
+
+    if TYPE_CHECKING:
+        release: str | None
+        repo: str | None
+        tag: str | None
+        commit: str | None
+        path: str | None
+        member: str | None
+        lines: tuple[int, ...]
+        what: str | None
+        url: str | None
 
     def __str__(self) -> str:
         where = self.path + (":" + ",".join(str(n) for n in self.lines) if self.lines else "")
@@ -135,6 +157,30 @@ class SourceStatus(_Frozen):
         "when", "condition", "applies", "depends_on", "switch", "varies", "varies_with", "basis", "read",
     )
 
+    if TYPE_CHECKING:
+        id: str
+        title: str
+        mechanism: str
+        pass_: str
+        summary: str
+        versions: str | None
+        deterministic: bool | None
+        solutions: tuple[str, ...]
+        raises: str | None
+        note: str | None
+        disputed: tuple[str, ...]
+        batch_invariant: bool | None
+        caused_by: tuple[str, ...]
+        when: tuple[dict[str, tuple[object, ...]], ...]
+        condition: str | None
+        applies: bool | None
+        depends_on: tuple[str, ...]
+        switch: str | None
+        varies: str | None  # run-to-run | configuration
+        varies_with: tuple[str, ...]
+        basis: str | None  # documented | static | verified
+        read: tuple[CodeRead, ...]
+
 
 class Status(_Frozen):
     """The answer to `kb.status(op, version)`. See docs/api.md for each field's meaning.
@@ -171,6 +217,30 @@ class Status(_Frozen):
     )
     _json_order = ("headline",)
 
+    if TYPE_CHECKING:
+        op: str
+        framework: str
+        version: str
+        device: str
+        distribution: str | None
+        deterministic: bool | None
+        solutions: tuple[str, ...]
+        recipe: tuple[str, ...] | None
+        sources: tuple[SourceStatus, ...]
+        references: tuple[Reference, ...]
+        verified: "tuple[Evidence, ...]"  # defined below
+        notes: tuple[str, ...]
+        batch_invariant: bool | None
+        call: dict[str, object] | None
+        depends_on_call: bool
+        excluded: tuple[str, ...]
+        static: "tuple[StaticEvidence, ...]"
+        silent: tuple[str, ...]
+        basis: str  # verified | static | documented | unverified
+        varies_with: tuple[str, ...]
+        headline: str
+        read: tuple[CodeRead, ...]
+
     def __str__(self) -> str:
         headline = self.headline
         if headline.startswith("not deterministic"):  # capitals for emphasis, as str() always wrote it
@@ -201,6 +271,18 @@ class ModeEvidence(_Frozen):
         "same_as_default",
     )
 
+    if TYPE_CHECKING:
+        mode: str
+        solutions: tuple[str, ...]
+        outcome: str  # ok | raised | error | env-error
+        distinct: int | None
+        max_abs_diff: float | None
+        max_ulp_diff: float | None
+        median_s: float | None
+        time_ratio: float | None
+        message: str | None
+        same_as_default: bool | None
+
     def __str__(self) -> str:
         if self.outcome != "ok":
             return f"{self.mode}: {self.outcome} ({self.message})"
@@ -227,6 +309,28 @@ class Evidence(_Frozen):
         "framework", "version", "device", "n", "modes", "contradicts", "reviewed", "op", "call", "sweep",
     )
 
+    if TYPE_CHECKING:
+        source: str
+        verifier: str
+        env_id: str
+        date: str
+        file: str
+        gpu: str | None
+        gpu_count: int | None
+        driver: str | None
+        cuda: str | None
+        cudnn: str | None
+        framework: str
+        version: str
+        device: str
+        n: int
+        modes: tuple[ModeEvidence, ...]
+        contradicts: tuple[str, ...]
+        reviewed: object
+        op: str | None
+        call: dict[str, object] | None
+        sweep: dict[str, object] | None
+
     def __str__(self) -> str:
         where = self.gpu or "CPU"
         modes = "; ".join((f"{m.mode} {m.distinct}/{self.n}" + (" other bits than default" if m.same_as_default is False else ""))
@@ -252,6 +356,15 @@ class StaticEvidence(_Frozen):
     """
 
     __slots__ = _fields = ("source", "framework", "release", "file", "found", "missing", "bypassed_by")
+
+    if TYPE_CHECKING:
+        source: str
+        framework: str
+        release: str
+        file: str
+        found: tuple[tuple[str, str, str, tuple[str, ...]], ...]  # (signal, wheel file, sha256, members)
+        missing: tuple[str, ...]
+        bypassed_by: tuple[str, ...]
 
     def __str__(self) -> str:
         if self.found and self.bypassed_by:

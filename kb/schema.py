@@ -8,11 +8,13 @@ validated models. They are never imported on the query path (see kb/query/).
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Annotated, Literal, Union
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
-from kb.calls import AT_METHODS, DTYPES, LAYOUTS, check_arg_fact  # the query path's own lists: one copy
+from kb.calls import AT_METHODS, COMPILERS, DTYPES, KINDS, LAYOUTS, check_arg_fact  # the query path's own lists: one copy
+from kb.calls import FACTS as CALL_FACTS
 
 FRAMEWORKS = (
     "tensorflow", "pytorch", "jax", "cudnn", "cublas", "nccl", "horovod", "python", "numpy", "vllm",
@@ -124,21 +126,12 @@ class ReleaseNotesRef(_Model):
     url: Annotated[str, StringConstraints(pattern=r"^https?://\S+$")] | None = None
 
 
-Reference = Annotated[Union[IssueRef, CommitRef, DocRef, ReleaseNotesRef], Field(discriminator="kind")]
+Reference = Annotated[IssueRef | CommitRef | DocRef | ReleaseNotesRef, Field(discriminator="kind")]
 
 
 # --- source records -----------------------------------------------------------------
 
-CALL_FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled", "at.method")
-"""Call facts that are not parameters: the first tensor argument's rank, dtype (a kind or an
-exact dtype, kb/calls.py DTYPES) and layout (strided unless said), the
-backend a framework picks at run time, and the compiler the call runs under (`compiled:
-inductor`; absent from a call = eager), and the method of a JAX indexed update (`at.method`: `set`
-for `x.at[i].set(v)`, kb/calls.py AT_METHODS) (docs/calls.md)."""
-DTYPE_KINDS = ("float", "int", "bool", "complex")
-COMPILERS = ("inductor",)
-"""Values of the `compiled` call fact: the compiler backend whose generated kernels run the op
-(`torch.compile`'s default backend is Inductor). `null` in a condition means eager."""
+DTYPE_KINDS = KINDS
 
 SWITCHES: dict[str, tuple[str, ...]] = {
     "pytorch": ("PT_DET", "PT_DETW", "PT_SETDET", "PT_INDUCTOR_DET"),
@@ -165,12 +158,14 @@ its channel (CTA) count, the number of ranks, the message size (fused buffers, b
 version (its tuning) and the machine's topology."""
 ConfigurationKey = Literal["algorithm", "protocol", "channels", "ranks", "message-size", "version", "topology"]
 
-CallKey = Annotated[str, StringConstraints(pattern=r"^(?:input\.ndim|input\.dtype|input\.layout|backend|compiled|at\.method|[A-Za-z_][A-Za-z0-9_]*(?:\.len|\.dtype|\.layout|\.device|\.ndim|\.memory_format)?)$")]
-CallValue = Union[StrictBool, StrictInt, StrictFloat, StrictStr, None]
+_FACT_PATTERN = "|".join(fact.replace(".", "\\.") for fact in CALL_FACTS)
+CallKey = Annotated[str, StringConstraints(
+    pattern=rf"^(?:{_FACT_PATTERN}|[A-Za-z_][A-Za-z0-9_]*(?:\.len|\.dtype|\.layout|\.device|\.ndim|\.memory_format)?)$")]
+CallValue = StrictBool | StrictInt | StrictFloat | StrictStr | None
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
 
-def _check_when(when: dict[str, list[object]]) -> None:
+def _check_when(when: Mapping[str, Sequence[object]]) -> None:
     for key, values in when.items():
         if len(set(map(repr, values))) != len(values):
             raise ValueError(f"when.{key} lists a value twice")

@@ -52,7 +52,7 @@ class Signature(tuple):
     forwards: tuple[str, ...]
 
 _files: dict[str, dict[str, tuple[str, ...]]] = {}
-_parsed: dict[tuple[str, ...], tuple[Parameter, ...]] = {}
+_parsed: dict[tuple[str, ...], Signature] = {}
 
 
 def _literal(text: str) -> object:
@@ -80,7 +80,10 @@ def _parameter(field: str) -> Parameter:
 
 
 def parse(fields: tuple[str, ...]) -> Signature:
-    """`("input", "mode='nearest'", "**kwargs")` -> `(("input", NO_DEFAULT), ("mode", "nearest"), ...)`.
+    """The parameters of an op from its inventory fields, each `(name, default)`.
+
+    >>> parse(("input", "mode='nearest'", "**kwargs"))
+    (('input', NO_DEFAULT), ('mode', 'nearest'), ('**kwargs', NO_DEFAULT))
 
     Several forms (`|` fields) give their union, first form first, a parameter's default from
     the first form that has it; `.forms` keeps them apart."""

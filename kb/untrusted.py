@@ -145,7 +145,10 @@ def files_under(top: Path) -> list[Path]:
                         descend = entry.is_dir(follow_symlinks=False)
                     except OSError:
                         continue
-                    (stack if descend else found).append(entry.path if descend else Path(entry.path))
+                    if descend:
+                        stack.append(entry.path)
+                    else:
+                        found.append(Path(entry.path))
         except OSError:
             continue
     return sorted(found)

@@ -23,11 +23,32 @@ The algorithm (documented in docs/versions.md, tested for order independence):
 
 Only the standard library is imported here; ``packaging`` is imported lazily for strings
 that are not a plain dotted release (``2.1.0rc1``), and always when compiling ranges.
+
+The rules above, worked (tests/test_doctests.py runs them):
+
+    >>> release_key("2.1.0rc1") == release_key("2.1.0+cu118") == release_key("2.1") == (0, 2, 1)
+    True
+    >>> [key_to_str(k) for k in compile_range("~=2.2")], [key_to_str(k) for k in compile_range("==2.9.*")]
+    (['2.2', '3'], ['2.9', '2.10'])
+    >>> lo, hi = compile_range("<=2.3")
+    >>> contains(lo, hi, release_key("2.3")), contains(lo, hi, release_key("2.3.1"))
+    (True, False)
 """
 
 from kb.bounds import MAX_VERSION, echo
 
 Key = tuple  # tuple[int, ...]: (epoch, release...), trailing zeros stripped
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Protocol, TypeVar
+
+    class _Ranged(Protocol):
+        @property
+        def versions(self) -> str: ...
+
+    _R = TypeVar("_R", bound=_Ranged)
 
 
 def _strip(parts: tuple[int, ...]) -> tuple[int, ...]:
@@ -37,11 +58,27 @@ def _strip(parts: tuple[int, ...]) -> tuple[int, ...]:
     return parts[:end]
 
 
+_keys: dict[str, Key] = {}
+
+
 def release_key(version: str) -> Key:
-    """Reduce a version string to the key ranges are evaluated on.
+    """Reduce a version string to the key ranges are evaluated on (remembered: `kb build` asks
+    ~20,000 times, for a few hundred distinct strings).
 
     Raises ValueError (packaging's InvalidVersion) for strings that are not versions.
     """
+    if type(version) is str:
+        found = _keys.get(version)
+        if found is not None:
+            return found
+        found = _release_key(version)
+        if len(_keys) < 8192:
+            _keys[version] = found
+        return found
+    return _release_key(version)
+
+
+def _release_key(version: str) -> Key:
     if not isinstance(version, str):
         raise ValueError(f"version must be a string, got {type(version).__name__}")
     text = version.strip()
@@ -172,7 +209,7 @@ def overlaps(a: tuple[Key | None, Key | None], b: tuple[Key | None, Key | None])
     return starts_before_b_ends and b_starts_before_a_ends
 
 
-def range_at(ranges: list, version: str) -> object:
+def range_at(ranges: "Sequence[_R]", version: str) -> "_R | None":
     """The range (anything with a `.versions` specifier) containing `version`, or None: a gap
     means unknown. The one evaluator behind lint, the run merge and the static evidence."""
     key = release_key(version)

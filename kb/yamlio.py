@@ -17,7 +17,8 @@ import datetime as _dt
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import yaml
 
@@ -128,7 +129,8 @@ def _scalar(loader: Any, event: yaml.ScalarEvent) -> Any:
         )
     if tag == _STR or tag == _MERGE or tag == _VALUE:  # text ('<<' or '=' as a value too)
         return event.value
-    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+    # libyaml's marks are its own class; the stubs type a node's marks as the pure-Python one
+    node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)  # type: ignore[arg-type]
     try:
         return yaml.SafeLoader.yaml_constructors[tag](loader, node)
     except (ValueError, OverflowError, yaml.YAMLError) as exc:
@@ -487,6 +489,8 @@ def _comment_lines_c(text: str) -> list[int]:
         previous = 0
         while scanner.check_token():
             token = scanner.get_token()
+            if token is None:  # check_token() said there is one
+                break
             start = token.start_mark.index
             gap = text[previous:start]
             at = gap.find("#")

@@ -4,6 +4,7 @@
 #
 #   bash scripts/lock.sh            # re-resolve everything to the newest releases the indexes serve
 #   bash scripts/lock.sh --check    # exit 1 if the lock no longer satisfies pyproject.toml
+#   bash scripts/lock.sh --keep     # after adding a dependency: pin it (and what it needs), keep every other pin
 #
 # The library itself keeps open ranges in pyproject.toml for its users; only the tests are pinned.
 # The lock is made by uv (itself pinned below) for CI's interpreter and platform: CPython 3.11 on
@@ -33,6 +34,8 @@ mode=(--upgrade)
 if [ "${1:-}" = "--check" ]; then
   # Keep every pin that still satisfies pyproject.toml; any change means the lock is stale.
   target="$tmp/check.lock"; cp "$out" "$target"; mode=()
+elif [ "${1:-}" = "--keep" ]; then
+  mode=()
 fi
 "$tmp/uv/bin/uv" pip compile "${mode[@]}" pyproject.toml requirements/build.in --extra test \
   --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28 \

@@ -79,7 +79,7 @@ def host_cost(fused: bool, stats: bool, n: int = 2000, size: int = 4096) -> dict
     with tempfile.TemporaryDirectory() as tmp:
         recorder.configure(tmp, stats_every=1 if stats else 1000)
         recorder.set_step(1 if not stats else 0)
-        for rep in range(2):
+        for _ in range(2):
             torch.cuda.synchronize()
             start = time.perf_counter()
             for i in range(n):

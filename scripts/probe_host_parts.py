@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from kb.probe import _torch, _torch_device, _torch_fused, recorder
+from kb.probe import _torch, _torch_fused, recorder
 
 
 def per_call(fn, n: int = 3000) -> float:

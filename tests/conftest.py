@@ -1,5 +1,5 @@
-"""Test-run setup: one shared folder for the expensive inputs (tests/shared.py), and the order
-in which pytest-xdist hands tests to its workers.
+"""Test-run setup: one shared folder for the expensive inputs (tests/shared.py), the order
+in which pytest-xdist hands tests to its workers, and which tests are slow.
 
 The process that starts the run (pytest itself, or pytest-xdist's controller) makes the
 folder and names it in KB_TESTS_SHARED before any worker starts, so every worker inherits
@@ -33,6 +33,7 @@ FIRST: tuple[tuple[str, str | None], ...] = (
     ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run[jax]", "probe-jax"),
     ("tests/test_verify.py::test_tensorflow_cpu_verifier_runs_and_cpu1_removes_the_difference", None),
     ("tests/test_site_browser.py::", "browser"),  # builds the site (built_site) first
+    ("tests/test_static_checks.py::test_mypy_finds_no_error", None),  # ~20 s of CPU with no cache (fresh clone)
     ("tests/test_e2e.py::test_code_that_fails_in_the_child_is_an_error_in_its_pair", None),
     ("tests/test_site.py::test_record_text_is_data_not_markup", "hostile-site"),
     ("tests/test_site.py::test_nightly_page_shows_the_planted_report", "hostile-site"),
@@ -44,6 +45,37 @@ FIRST: tuple[tuple[str, str | None], ...] = (
     ("tests/test_site_ux.py::test_crawl_every_internal_link_and_anchor", None),
     ("tests/test_site_ux.py::test_matrix_rows_and_cells_show_a_records_call_condition", None),
 )
+
+
+# The tests that must stay slow, marked `slow` here (one place, with the reason): the README's test
+# command runs the others (`-m "not slow"`: the five-minute loop), and its second command, which CI's
+# .ci/run and the nightly drift job run too, runs these. Each one's cost is its cause, not its
+# inputs: it trains a model run to run in fresh framework processes (each imports PyTorch,
+# TensorFlow or JAX: the thing under test is what differs between processes), runs a framework's
+# operator catalog, or drives a browser.
+SLOW: tuple[tuple[str, str], ...] = (
+    ("tests/test_probe.py::test_torch_backward_plant_is_blamed_on_the_consumer", "trainings"),
+    ("tests/test_probe.py::test_torch_attention_backward_is_blamed_on_the_functional_call", "trainings"),
+    ("tests/test_probe.py::test_torch_embedding_backward_is_blamed_on_the_embedding_call", "trainings"),
+    ("tests/test_probe.py::test_first_only_and_sampled_statistics", "trainings"),
+    ("tests/test_probe.py::test_jax_plant_inside_jit_and_nested_structures", "trainings"),
+    ("tests/test_probe.py::test_tf_function_backward_plant_names_the_producing_layer", "trainings"),
+    ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run", "trainings (docs/probe.md's examples)"),
+    ("tests/test_probe_blame.py::test_top1_blame_accuracy_on_a_fast_subset_of_real_models", "trainings (real models)"),
+    ("tests/test_probe_fingerprint.py::test_tensorflow_matches_the_lane_definition_and_jax", "imports TensorFlow"),
+    ("tests/test_e2e.py::test_tensorflow_e2e_recipe_gives_identical_weights_on_cpu", "trainings"),
+    ("tests/test_e2e.py::test_jax_e2e_recipe_gives_identical_weights_on_cpu", "trainings"),
+    ("tests/test_e2e.py::test_code_that_fails_in_the_child_is_an_error_in_its_pair", "trainings"),
+    ("tests/test_verify.py::test_tensorflow_cpu_verifier_runs_and_cpu1_removes_the_difference", "TensorFlow runs"),
+    ("tests/test_sweep.py::test_cpu_sweep_finds_the_planted_operators", "an operator sweep"),
+    ("tests/test_tf_sweep.py::test_tensorflow_subset_classified", "an operator sweep"),
+    ("tests/test_tf_sweep.py::test_keras_subset_per_backend", "an operator sweep per Keras backend"),
+    ("tests/test_site_browser.py::", "a browser (Debian's chromium)"),
+)
+
+
+def _slow(nodeid: str) -> bool:
+    return any(nodeid.startswith(prefix) for prefix, _ in SLOW)
 
 
 def pytest_configure(config) -> None:
@@ -69,6 +101,15 @@ def _first(nodeid: str) -> int:
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    import pytest
+
+    for item in items:
+        if _slow(item.nodeid):
+            item.add_marker(pytest.mark.slow)
+    if len(items) > 1000:  # the whole suite: a SLOW entry that names no test is stale (renamed)
+        stale = [prefix for prefix, _ in SLOW if not any(item.nodeid.startswith(prefix) for item in items)]
+        if stale:
+            raise pytest.UsageError(f"tests/conftest.py SLOW names no test: {stale}")
     items.sort(key=lambda item: _first(item.nodeid))  # stable: the rest keep their order
 
 

@@ -154,7 +154,7 @@ def _imports(path: Path):
                     yield alias.name.split(".")[0], node.lineno, module_level, alias.name
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 yield node.module.split(".")[0], node.lineno, module_level, node.module
-            for field, value in ast.iter_fields(node):
+            for _, value in ast.iter_fields(node):
                 if isinstance(value, list) and value and isinstance(value[0], ast.AST):
                     inner = module_level and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                     yield from walk(value, inner)

@@ -289,7 +289,7 @@ def test_answers_do_not_depend_on_record_order(tmp_path: Path, idx: dict) -> Non
                 rest.append(line)
                 current = None
         rng.shuffle(ranges)
-        shuffled[rid] = head + "status:\n" + "\n".join(l for r in ranges for l in r) + "\n" + "\n".join(rest)
+        shuffled[rid] = head + "status:\n" + "\n".join(line for r in ranges for line in r) + "\n" + "\n".join(rest)
     other = build_index(load(project(tmp_path / "p", shuffled)))
     ops = sorted({n for table in idx["names"].values() for n in table}) + sorted(idx["sources"])
     probes = ["1.13", "1.14", "1.15.5", "2.0", "2.1", "2.2", "2.3", "2.4", "2.99"]

@@ -89,7 +89,7 @@ def test_wrong_typed_fields_are_coded_findings(root: Path, loc: tuple, value, me
 
 def test_a_future_run_does_not_shadow_later_ones(root: Path) -> None:
     future = copy.deepcopy(RUN)
-    future["created"] = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    future["created"] = (dt.datetime.now(dt.UTC) + dt.timedelta(days=400)).strftime("%Y-%m-%dT%H:%M:%SZ")
     future["results"][0]["modes"][1]["distinct"] = 4
     put(root, future, f"data/runs/{ENV}/2099-01-01T000000Z.yaml")
     put(root, RUN)
@@ -99,7 +99,7 @@ def test_a_future_run_does_not_shadow_later_ones(root: Path) -> None:
     assert [e["date"] for e in kept] == [RUN["created"]]
 
 
-@pytest.mark.parametrize("rel", [f"data/runs/2026-01-02T030405Z.yaml", f"data/runs/other-env/x.yaml",
+@pytest.mark.parametrize("rel", ["data/runs/2026-01-02T030405Z.yaml", "data/runs/other-env/x.yaml",
                                  f"data/runs/{ENV}/deeper/x.yaml", f"data/runs/{ENV}/x.yml"])
 def test_misplaced_run_files_are_reported(root: Path, rel: str) -> None:
     put(root, RUN, rel)
@@ -168,7 +168,7 @@ def test_run_file_fuzz(root: Path, where: list[tuple], junk: list) -> None:
     start = time.perf_counter()
     found = runfile.problems(doc, f"data/runs/{ENV}/x.yaml")
     catalog = lint_run(root)[0]
-    catalog.__dict__["_runs"] = [runfile.RunFile(Path("x"), "x", doc, [(1, m) for _, m in found])]
+    catalog.runs = [runfile.RunFile(Path("x"), "x", doc, [(1, m) for _, m in found])]
     merge.merged_runs(catalog)  # only clean files are merged; a clean one merges without error
     assert time.perf_counter() - start < BOUND_S
     assert all(isinstance(m, str) and len(m) < 400 for _, m in found)

@@ -250,7 +250,7 @@ def test_lockfile_bad_version_names_file_and_package(tmp_path: Path, capsys, nam
 
 def test_versions_unknown_release_is_said(tmp_path: Path, capsys) -> None:
     tree = _ok_tree(tmp_path)
-    code = main(["scan", str(tree), "--versions", "torch=99"])
+    main(["scan", str(tree), "--versions", "torch=99"])
     out, err = capsys.readouterr()
     assert "99" in out + err and "not a known release" in out + err
 
@@ -347,7 +347,7 @@ def test_r4_l7_a_framework_pinned_twice_is_refused(tmp_path: Path, capsys, argv:
 
 def test_r4_l7_repeated_versions_flags_for_different_frameworks_add_up(tmp_path: Path, capsys) -> None:
     tree = _ok_tree(tmp_path)
-    code = main(["scan", str(tree), "--versions", "torch=2.5", "--versions", "jax=0.4.30", "--format", "json"])
+    main(["scan", str(tree), "--versions", "torch=2.5", "--versions", "jax=0.4.30", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["versions"]["pytorch"]["version"] == "2.5"  # the first flag is not dropped for the second
 

@@ -62,7 +62,7 @@ def _case(cls="same"):
 
 
 def test_evidence_round_trip_and_write_once(tmp_path):
-    created = dt.datetime(2026, 11, 25, 23, 15, 14, tzinfo=dt.timezone.utc)
+    created = dt.datetime(2026, 11, 25, 23, 15, 14, tzinfo=dt.UTC)
     out = tmp_path / "data" / "sweeps"
     path = sweep.write_evidence(out, _doc([_case()]), created)
     assert path == out / "cpu-x86-64-00000000" / "2026-11-25T231514Z-pytorch-eager.json"

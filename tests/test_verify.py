@@ -414,8 +414,6 @@ def test_child_classifies_environment_failures(message: str, expected: str) -> N
 
 def test_a_recorded_raise_that_was_the_environment_is_read_as_env_error(tmp_path) -> None:
     """A committed run file is never edited: the reader classifies the recorded message."""
-    from kb.lint import run
-
     root = _copy(tmp_path)
     _plant(root, eod_distinct=1)
     path = root / "data" / "runs" / "h100-test" / "2026-11-22T234000Z.yaml"

@@ -52,11 +52,12 @@ def test_ci_runs_the_readme_test_command() -> None:
     steps = load("ci.yml")["jobs"]["test"]["steps"]
     assert any(s.get("run") == "bash .ci/run" for s in steps)
     readme = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
-    command = readme[readme.index("# set up, then run the tests (this is what CI's .ci/run does)") + 1]
-    assert command.endswith("python -m pytest")
-    # .ci/run's last line is exactly the README's command (it may install chromium before it).
+    at = readme.index("# set up, then run the tests (this is what CI's .ci/run does)")
+    command, slow = readme[at + 1], readme[at + 2]
+    assert command.endswith('python -m pytest -m "not slow"') and slow == ".venv/bin/python -m pytest -m slow"
+    # .ci/run's last two lines are exactly the README's commands (it may install chromium before them).
     script = [line for line in (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines() if line.strip()]
-    assert script[-1] == command
+    assert script[-2:] == [command, slow]
 
 
 def test_nightly_fans_out_and_merges() -> None:

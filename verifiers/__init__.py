@@ -31,9 +31,10 @@ To add a verifier:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
-REGISTRY: dict[str, "Verifier"] = {}
+REGISTRY: dict[str, Verifier] = {}
 
 
 class Verifier:

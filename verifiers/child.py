@@ -158,13 +158,13 @@ def main(spec_path: str) -> int:
             _, calls = resolve(entry.framework, tuple(spec["solutions"]), entry.handles)
         except (UnknownCode, KeyError, ImportError) as exc:
             out["message"] = _message(exc)
-            raise SystemExit(0)
+            raise SystemExit(0) from None
         try:
             for call in calls:
                 call()
         except Exception as exc:  # noqa: BLE001 - a switch that raises is evidence
             out.update(_failure(exc))
-            raise SystemExit(0)
+            raise SystemExit(0) from None
         _measure_cases(entry, spec, out)
     finally:
         tmp = spec["result"] + ".tmp"

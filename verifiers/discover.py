@@ -10,20 +10,34 @@ from __future__ import annotations
 
 import ast
 import hashlib
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
 
+@dataclass(frozen=True)
 class Found:
-    __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "module", "path", "line", "gpus")
+    """One `@verifier(...)` as its decorator writes it: what lint (KB014), the planner and the
+    coverage table know of a verifier without importing it."""
 
-    def __init__(self, **kw: object) -> None:
-        for key, value in kw.items():
-            setattr(self, key, value)
+    name: str
+    framework: str | None
+    device: str  # gpu | cpu | any
+    handles: tuple[str, ...]  # the solution codes the verifier's switch can apply
+    solutions: tuple[str, ...]  # the codes it runs when no record names any
+    cases: tuple[dict[str, Any], ...]  # one call each: {"op": ..., "call": {...}} (kb/verify/cases.py)
+    module: str  # dotted name, imported by the child that runs it
+    path: Path
+    line: int
+    gpus: int = 1  # how many GPUs the verifier needs (kb/verify/multigpu.py skips it on fewer)
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__ if k != "path"}
+    def to_dict(self) -> dict[str, Any]:
+        """Every field but `path` (a cache stores the path relative to its folder)."""
+        out = asdict(self)
+        del out["path"]
+        return out
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -34,7 +48,7 @@ def _module_name(path: Path, root: Path) -> str:
 class _Inline(ast.NodeTransformer):
     """Replace names of earlier module constants by their literal values."""
 
-    def __init__(self, known: dict[str, object]) -> None:
+    def __init__(self, known: dict[str, Any]) -> None:
         self.known = known
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
@@ -44,10 +58,10 @@ class _Inline(ast.NodeTransformer):
         return node
 
 
-def _constants(tree: ast.Module) -> dict[str, object]:
+def _constants(tree: ast.Module) -> dict[str, Any]:
     """Module-level `NAME = <literal>` assignments (which may name earlier such constants): a
     case list is written once as a constant and named in the decorator."""
-    out: dict[str, object] = {}
+    out: dict[str, Any] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
@@ -80,9 +94,9 @@ def scan(root: Path = HERE) -> dict[str, Found]:
             for deco in node.decorator_list:
                 if not (isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "verifier"):
                     continue
-                if not deco.args or not isinstance(deco.args[0], ast.Constant):
+                if not deco.args or not isinstance(deco.args[0], ast.Constant) or not isinstance(deco.args[0].value, str):
                     continue
-                kw = {}
+                kw: dict[str | None, Any] = {}
                 for keyword in deco.keywords:
                     if isinstance(keyword.value, ast.Name) and keyword.value.id in constants:
                         kw[keyword.arg] = constants[keyword.value.id]

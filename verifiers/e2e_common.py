@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 BATCH = 128
 EPOCHS = 3

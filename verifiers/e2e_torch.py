@@ -25,7 +25,6 @@ NOT_APPLICABLE = {
 
 
 def train(codes: list[str], device: str, scale: float = 1.0) -> dict:
-    import numpy as np
     import torch
 
     from verifiers.solutions import resolve

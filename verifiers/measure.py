@@ -47,7 +47,7 @@ def digest(values: dict[str, np.ndarray]) -> str:
 
 def _ordered(array: np.ndarray) -> np.ndarray:
     """Float bits as integers ordered like the floats, so |a-b| counts ULPs between them."""
-    width = {2: np.int16, 4: np.int32, 8: np.int64}[array.dtype.itemsize]
+    width: type[np.signedinteger] = {2: np.int16, 4: np.int32, 8: np.int64}[array.dtype.itemsize]  # type: ignore[assignment]
     bits = array.view(width).astype(np.int64)
     return np.where(bits < 0, np.iinfo(width).min - bits, bits)
 

@@ -14,7 +14,7 @@ with a message naming it: never silently ignored.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def _tf_eod() -> None:

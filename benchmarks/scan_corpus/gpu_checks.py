@@ -208,7 +208,7 @@ def main() -> int:
         return 0
     out_path = sys.argv[1]
     doc = {"kind": "scan-gpu-checks", "script": "benchmarks/scan_corpus/gpu_checks.py",
-           "started": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+           "started": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "runs_per_check": RUNS, "environment": environment(), "modes": {}}
     for group, extra in (("torch", {}), ("torch-det", {"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}), ("jax", {})):
         tmp = f"{out_path}.{group}.part"
@@ -220,7 +220,7 @@ def main() -> int:
             os.remove(tmp)
         except OSError:
             doc["modes"][group] = {"error": (done.stderr or done.stdout)[-2000:]}
-    doc["finished"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    doc["finished"] = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     with open(out_path, "w") as handle:
         json.dump(doc, handle, indent=1, sort_keys=True)
         handle.write("\n")

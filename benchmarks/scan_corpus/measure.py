@@ -131,7 +131,7 @@ def measure(kb_root: Path, mirrors: Path, show_unlabelled: bool) -> dict:
             print(f"- {{repo: {repo}, path: {path}, line: {line}, record: {record}, level: {level}, text: {text!r}}}")
     per_record = collections.defaultdict(lambda: [0, 0])
     per_level = collections.defaultdict(lambda: [0, 0])
-    for (repo, path, line, record), level, label, _ in rows:
+    for (_repo, _path, _line, record), level, label, _ in rows:
         if label is None:
             continue
         good = label == "tp"

@@ -55,7 +55,7 @@ def issue(data: Any) -> dict[str, Any]:
     milestone = _expect(data.get("milestone"), dict, "milestone")
     state = text(data.get("state"), "state", optional=False)
     if state not in ("open", "closed"):
-        raise Malformed(f"state: expected 'open' or 'closed', got {state[:40]!r}")
+        raise Malformed(f"state: expected 'open' or 'closed', got {(state or '')[:40]!r}")
     return {
         "title": text(data.get("title"), "title", optional=False),
         "state": state,

@@ -24,7 +24,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 from urllib.parse import quote, urljoin, urlsplit
 
 import requests
@@ -77,7 +78,7 @@ class Stats:
 
 
 def _now_iso(clock: Callable[[], float]) -> str:
-    return _dt.datetime.fromtimestamp(clock(), _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _dt.datetime.fromtimestamp(clock(), _dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class GitHub:

@@ -17,9 +17,8 @@ file and line, so one `kb validate` shows all problems together.
 from __future__ import annotations
 
 import contextlib
-import sys
 from pathlib import Path
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from kb.catalog import Catalog, load
 from kb.findings import Finding

@@ -3,8 +3,7 @@
 `calls:` and a range's `when:` say which calls a record applies to (docs/calls.md). A
 misspelt parameter (`mdoe: [bilinear]`) would make the condition undecidable for every
 call, and a parameter of another op would never be given: both silently change answers.
-Each key must be a call fact (input.ndim, input.dtype, input.layout, backend, compiled), or a
-parameter (or `<parameter>.len`, a sequence parameter's length) of every op the condition
+Each key must be a call fact (kb/calls.py FACTS), or a parameter (or `<parameter>.len`, a sequence parameter's length) of every op the condition
 covers, by the op's signature in data/api/<framework>.signatures.txt (an op
 whose signature the inventory lacks cannot be checked and is not reported).
 """
@@ -14,10 +13,10 @@ from __future__ import annotations
 from kb import signatures
 from kb.calls import arg_fact, base_of
 from kb.catalog import Catalog
-from kb.schema import CALL_FACTS
+from kb.calls import FACTS as CALL_FACTS
 
 CODE = "KB016"
-TITLE = "calls: call conditions name the record's own ops and parameters those ops have (or input.ndim, input.dtype, backend)"
+TITLE = f"calls: call conditions name the record's own ops and parameters those ops have (or a call fact: {', '.join(CALL_FACTS)})"
 
 
 def check(catalog: Catalog) -> None:
@@ -51,6 +50,6 @@ def check(catalog: Catalog) -> None:
                     catalog.report(
                         path, doc.line_of((*loc, key)), CODE,
                         f"{op} has no parameter {key!r} (its parameters: {known})",
-                        "use the op's own parameter name, a call fact (input.ndim, input.dtype, backend), "
+                        f"use the op's own parameter name, a call fact ({', '.join(CALL_FACTS)}), "
                         "or list the ops this condition is about under the pattern's ops:",
                     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from kb import canonical as canon
 from kb import schema, yamlio
@@ -25,7 +25,9 @@ def _renderers(catalog: Catalog) -> dict[Path, Callable[[], str]]:
         path = catalog.registry_paths[name]
         out[path] = partial(canon.registry_text, registry, path, root)
     bad = {Path(f.path) for f in catalog.findings if f.code in ("KB001", "KB002")}
-    for name, items, render in ((SOLUTIONS_FILE, catalog.solutions, canon.solutions_text), (LINKS_FILE, catalog.links, canon.links_text)):
+    lists: tuple[tuple[str, list, Callable[..., str]], ...] = (
+        (SOLUTIONS_FILE, catalog.solutions, canon.solutions_text), (LINKS_FILE, catalog.links, canon.links_text))
+    for name, items, render in lists:
         path = root / name
         if path in catalog.documents and Path(catalog.rel(path)) not in bad:
             out[path] = partial(render, items, path, root)

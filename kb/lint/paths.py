@@ -10,7 +10,8 @@ torch/nn/functional.py) are fine; URLs are fine. A bare `name.md` must exist in 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from kb.catalog import Catalog
 
@@ -55,10 +56,24 @@ def _strings(value: Any, loc: tuple = ()) -> Iterator[tuple[tuple, str]]:
 
 
 def check(catalog: Catalog) -> None:
+    # A pure function of a file's text and of which bare `name.md` files the repository has: a
+    # text that passed last time with no such name in it is not searched again (kb/known.py).
+    from pathlib import Path
+
+    from kb.known import Known, fingerprint
+
+    known = Known(catalog.root, "paths", fingerprint(Path(__file__)))
     for path, doc in catalog.documents.items():
+        key = known.key("", doc.text)
+        if known.passed(key):
+            continue
+        before = len(catalog.findings)
+        named = False
         for loc, text in _strings(doc.data):
             found = [m.group(1) for m in OUTSIDE.finditer(text)]
-            found += [name for name in (m.group(1) for m in DOCUMENT.finditer(text))
+            documents = [m.group(1) for m in DOCUMENT.finditer(text)]
+            named = named or bool(documents)
+            found += [name for name in documents
                       if not any(name in f for f in found) and not (catalog.root / name).is_file()]
             where = ".".join(str(part) for part in loc) or "(top level)"
             for token in (m.group(0) for m in FOUNDING.finditer(text)):
@@ -75,3 +90,6 @@ def check(catalog: Catalog) -> None:
                     "cite the primary source instead: a URL of the code or docs at a release tag, an issue or PR, "
                     "or a run file under data/runs/",
                 )
+        if len(catalog.findings) == before and not named:
+            known.add(key)
+    known.save()

@@ -23,10 +23,10 @@ def check(catalog: Catalog) -> None:
             for index, item in enumerate(ranges):
                 for pos, code in enumerate(item.solutions):
                     line = doc.line_of(loc + (index, "solutions", pos))
-                    solution = defined.get(code)
-                    if solution is None:
+                    used = defined.get(code)
+                    if used is None:
                         catalog.report(path, line, CODE, f"unknown solution code {code!r}", f"use one of {', '.join(sorted(defined)) or '(none defined)'} or define it in data/solutions.yaml")
-                    elif solution.kind == "none":
+                    elif used.kind == "none":
                         catalog.report(path, line, CODE, f"{code} is not a solution", "write NS as an empty list: solutions: []")
-                    elif record.framework not in solution.frameworks:
-                        catalog.report(path, line, CODE, f"solution {code} is not defined for {record.framework}", f"{code} applies to {', '.join(solution.frameworks)}")
+                    elif record.framework not in used.frameworks:
+                        catalog.report(path, line, CODE, f"solution {code} is not defined for {record.framework}", f"{code} applies to {', '.join(used.frameworks)}")

@@ -11,7 +11,7 @@ among the solutions. Disputed statuses are held to the same rule.
 from __future__ import annotations
 
 from kb.catalog import Catalog
-from kb.schema import SWITCHES
+from kb.schema import SWITCHES, Range
 
 CODE = "KB020"
 TITLE = "switch: a range with `switch: silent` lists no determinism-switch code (PT_DET, XLA_DET, ...) among its solutions; `switch: fixes` lists one"
@@ -21,7 +21,7 @@ def check(catalog: Catalog) -> None:
     for path, record in catalog.sources.items():
         doc = catalog.documents[path]
         codes = SWITCHES.get(record.framework, ())
-        places = [(("status", i), r) for i, r in enumerate(record.status)]
+        places: list[tuple[tuple[str | int, ...], Range]] = [(("status", i), r) for i, r in enumerate(record.status)]
         places += [(("distributions", name, i), r) for name, rs in record.distributions.items() for i, r in enumerate(rs)]
         places += [(("disputes", d, "status", i), r) for d, dispute in enumerate(record.disputes)
                    for i, r in enumerate(dispute.status)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb.verify.runfile import RUNS_DIR
+from kb.verify.runfile import RUNS_DIR  # noqa: F401  (kb/nightly/run.py reads it from here)
 from kb.yamlio import YamlError, read
 
 
@@ -100,7 +100,7 @@ def _distinct(mode: dict[str, Any] | None) -> int:
 
 def differs_by_default(result: dict[str, Any]) -> bool:
     default = _modes(result).get("default")
-    return bool(default) and default.get("outcome") == "ok" and _distinct(default) > 1
+    return default is not None and default.get("outcome") == "ok" and _distinct(default) > 1
 
 
 def confirmed(result: dict[str, Any]) -> bool:
@@ -128,7 +128,7 @@ def compare(new: RunFile, previous: RunFile | None, root: Path, out: Comparison)
             outcome, solutions = mode.get("outcome"), mode.get("solutions") or []
             was = old_modes.get(name)
             if solutions and outcome == "ok" and _distinct(mode) > 1:
-                again = bool(was) and was.get("outcome") == "ok" and _distinct(was) > 1
+                again = was is not None and was.get("outcome") == "ok" and _distinct(was) > 1
                 out.regressions.append({**base, "mode": name, "kind": "solution-differs", "persisting": again,
                                         "detail": f"{'+'.join(solutions)}: {_distinct(mode)} distinct outputs of "
                                                   f"{result.get('n')} runs (max_abs_diff {mode.get('max_abs_diff')})"})
@@ -169,7 +169,7 @@ def _parse_created(value: str) -> _dt.datetime | None:
         stamp = _dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=_dt.timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=_dt.UTC)
 
 
 def evidence_age(by_env: dict[str, list[RunFile]], root: Path, now: _dt.datetime, days: int) -> tuple[list[dict], list[str]]:

@@ -14,7 +14,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from kb.nightly import compare, env, report
 
@@ -39,7 +40,7 @@ class Options:
     sweep_args: tuple[str, ...] = ()
     sweep_releases: bool = False           # also sweep registry releases newer than the swept ones, each in its own venv
     release_limit: int = 2                 # at most this many new releases per framework a night
-    now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.timezone.utc)
+    now: Callable[[], _dt.datetime] = lambda: _dt.datetime.now(_dt.UTC)
 
 
 class Progress:
@@ -200,10 +201,10 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
 
     progress.step(6, total, "compare", compare.RUNS_DIR)
     by_env, problems = compare.load_runs(root, runs_dir)
-    result = compare.compare_all(by_env, root)
+    compared = compare.compare_all(by_env, root)
     now = opts.now()
     stale, never = compare.evidence_age(by_env, root, now, opts.stale_days)
-    for item in result.regressions:
+    for item in compared.regressions:
         progress.say(f"REGRESSION {item['source']} ({item['env']}, mode {item['mode']}): {item['detail']}", "bold red")
 
     for s in steps:
@@ -217,16 +218,16 @@ def nightly(opts: Options, progress: Progress | None = None) -> dict[str, Any]:
         "new_silent": silent,
         "range_changes": sweeps.range_changes(root) if written else [],
         "skipped": skipped,
-        "regressions": result.regressions,
-        "newly_differ": result.newly_differ,
-        "newly_confirmed": result.newly_confirmed,
-        "first_outcomes": result.first_outcomes,
+        "regressions": compared.regressions,
+        "newly_differ": compared.newly_differ,
+        "newly_confirmed": compared.newly_confirmed,
+        "first_outcomes": compared.first_outcomes,
         "link_changes": changes,
         "stale_days": opts.stale_days,
         "stale": stale,
         "never_verified": never,
-        "compared": result.compared,
-        "problems": problems + result.problems,
+        "compared": compared.compared,
+        "problems": problems + compared.problems,
         "wall_s": round(time.monotonic() - started, 2),
     }
     json_path, md_path = report.write(body, opts.report_dir or report.default_dir(root))

@@ -17,7 +17,8 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 SUITES = {"pytorch": ("pytorch-eager", "pytorch-compiled"), "jax": ("jax",)}
 SWEEPS_DIR = "data/sweeps"
@@ -88,12 +89,12 @@ def step_sweep(root: Path, sweeps_dir: Path, frameworks: dict[str, str], gpus: i
                "--out", str(sweeps_dir), *extra]
         say(" ".join(cmd[1:]) + f"   ({version}: not swept yet)")
         try:
-            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, text=True, env=env, timeout=timeout)
+            ran = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None, text=True, env=env, timeout=timeout)
         except subprocess.TimeoutExpired:
             failed.append(f"{suite} timed out after {timeout:.0f} s")
             continue
-        if done.returncode != 0:
-            failed.append(f"{suite} exit {done.returncode}")
+        if ran.returncode != 0:
+            failed.append(f"{suite} exit {ran.returncode}")
     after = _json_files(sweeps_dir)
     written = sorted(str(p) for p in after - before)
     detail = f"{len(todo)} suite(s) due ({', '.join(f'{s} {v}' for s, v in todo)}); wrote {len(written)} file(s)"

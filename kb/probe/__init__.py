@@ -73,14 +73,16 @@ def _framework_of(value: object) -> str | None:
 
 def _adapter(framework: str | None):
     if framework == "tensorflow":
-        from kb.probe import _tf as adapter
-    elif framework == "pytorch":
-        from kb.probe import _torch as adapter
-    elif framework == "jax":
-        from kb.probe import _jax as adapter
-    else:
-        from kb.probe import _python as adapter
-    return adapter
+        from kb.probe import _tf
+        return _tf
+    if framework == "pytorch":
+        from kb.probe import _torch
+        return _torch
+    if framework == "jax":
+        from kb.probe import _jax
+        return _jax
+    from kb.probe import _python
+    return _python
 
 
 @guard("probe.monitor", lambda value, *args, **kwargs: value)

@@ -169,6 +169,7 @@ def _var_name(v) -> str:
 
 def monitor_gradients(grads, name: str):
     items = list(grads)
+    out: list
     if items and isinstance(items[0], tuple):  # (gradient, variable) pairs
         out = []
         for g, v in items:

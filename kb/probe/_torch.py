@@ -190,6 +190,7 @@ def op_name(func) -> str:
     qual = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
     name = getattr(func, "__name__", qual)
     module = getattr(func, "__module__", None)
+    qual, name = str(qual), str(name)
     if module is None and qual.startswith(("TensorBase.", "Tensor.")):
         return f"torch.Tensor.{name}"
     if module in ("torch._C._nn",):
@@ -484,8 +485,8 @@ class _Unit:
     compiled module it runs inside, if any: it gets no module hooks of its own)."""
 
     label: str
-    hooked: object
-    real: object
+    hooked: torch.nn.Module
+    real: torch.nn.Module
     parent: str | None
     leaf: bool
     compiled: bool = False

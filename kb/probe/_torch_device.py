@@ -11,6 +11,8 @@ step later, when it has long finished. The definition of the fingerprint is in
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from kb.probe import fingerprint, recorder
@@ -131,7 +133,7 @@ class _Batch:
         self.stats_host: torch.Tensor | None = None
         self.fp_at: list[int] = []  # where each piece's rows start in fp_host (torch results follow)
         self.stats_at: list[int] = []
-        self.event = None
+        self.event: Any = None  # a torch.cuda.Event on CUDA
 
 
 def _fused_module():
@@ -162,7 +164,7 @@ class Collector:
     def __init__(self, fused=None) -> None:
         self.current: dict[torch.device, _Batch] = {}
         self.in_flight: list[_Batch] = []
-        self.buffers: dict[tuple[torch.device, bool], object] = {}
+        self.buffers: dict[tuple[torch.device, bool], Any] = {}  # fused.StepBuffers
         self.fused = fused  # a stand-in for kb.probe._torch_fused (tests on machines without a GPU)
 
     def add(self, t: torch.Tensor, entry: dict, with_stats: bool) -> None:
@@ -201,7 +203,7 @@ class Collector:
         except Exception as exc:  # a GPU or Triton version the kernel does not build for
             import warnings
 
-            warnings.warn(f"kb.probe: the fused fingerprint kernel failed ({exc}); using plain torch ops")
+            warnings.warn(f"kb.probe: the fused fingerprint kernel failed ({exc}); using plain torch ops", stacklevel=2)
             _fused[0] = False
             return False
         if piece is None:
@@ -222,7 +224,7 @@ class Collector:
             batch.open = {}
             fps_parts, stats_parts = [], []
             n_fp = n_stats = 0
-            for fps, stats in batch.pieces:
+            for fps, stats in batch.pieces:  # type: ignore[misc]  # every piece is finished by now
                 batch.fp_at.append(n_fp)
                 batch.stats_at.append(n_stats)
                 fps_parts.append(fps)
@@ -260,6 +262,7 @@ class Collector:
             self.in_flight.pop(0)
             _fill(batch)
 def _fill(batch: _Batch) -> None:
+    assert batch.fp_host is not None  # copied by submit()
     values = batch.fp_host.tolist()
     vectors = batch.stats_host.tolist() if batch.stats_host is not None else []
     for entry, (kind, a, b) in zip(batch.entries, batch.where):

@@ -18,6 +18,8 @@ the device by scripts/probe_check_fingerprint.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import triton
 import triton.language as tl
@@ -47,13 +49,13 @@ def _probe_kernel(x_ptr, n_words, n_elem, cols_ptr, rows_ptr, fp_ptr, sum_ptr, m
     vmax = tl.full([CHUNK], float("-inf"), dtype=tl.float64)
     n_blocks = tl.cdiv(n_words, WORDS)
     for b in range(pid, n_blocks, nprog):
-        idx = b.to(tl.int64) * WORDS + offs
+        idx = b.to(tl.int64) * WORDS + offs  # type: ignore[attr-defined]  # a Triton loop index is a tensor
         w = tl.load(w_ptr + idx, mask=idx < n_words, other=0).to(tl.int64)
         roww = tl.load(rows_ptr + b)
         acc += (w * cols) * roww
         if STATS:
             for j in tl.static_range(REPS):  # the same bytes as typed elements, CHUNK at a time
-                eidx = (b.to(tl.int64) * REPS + j) * CHUNK + eoffs
+                eidx = (b.to(tl.int64) * REPS + j) * CHUNK + eoffs  # type: ignore[attr-defined]  # a tensor
                 emask = eidx < n_elem
                 x = tl.load(x_ptr + eidx, mask=emask, other=0)
                 if HALF:  # 16- and 8-bit floats widen through float32 (exact)
@@ -135,7 +137,7 @@ def _launcher():
         return None
 
 
-_compiled: dict[tuple, object] = {}
+_compiled: dict[tuple, Any] = {}  # Triton's compiled kernels
 _fast: list = [None]  # None: not decided yet; False: always the plain launch
 
 

@@ -110,8 +110,8 @@ def _compiled_owner(places: dict, module: str) -> str | None:
 
 def _module_candidate(places: dict, module: str) -> list[dict]:
     """A whole module as a suspect: its own calls that took its input, or its type."""
-    if _compiled_owner(places, module):
-        return _compiled(places, _compiled_owner(places, module))
+    if owner := _compiled_owner(places, module):
+        return _compiled(places, owner)
     found = _calls(places, module, "input")
     info = places.get(module, {})
     if not found and info.get("type"):
@@ -139,8 +139,7 @@ def candidates(first: dict, pair: tuple, differing: dict, places: dict) -> tuple
                                 f"`{parent}` was recorded as making it: no call can be singled out")
         return found, parent, (f"the calls in `{parent}` that made the input of `{name}` (`{name}` was handed a "
                                "different input, so it is not a suspect)")
-    if kind in ("forward", "grad") and _compiled_owner(places, info.get("module", name) if kind == "grad" else name):
-        owner = _compiled_owner(places, info.get("module", name) if kind == "grad" else name)
+    if kind in ("forward", "grad") and (owner := _compiled_owner(places, info.get("module", name) if kind == "grad" else name)):
         return _compiled(places, owner), owner, (f"`{owner}` is compiled by torch.compile and watched at its boundary "
                                                   "(its input matched): the difference was made in its compiled code")
     if kind == "forward":

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 from pathlib import Path
 
 from kb import jsonio, untrusted
@@ -181,7 +182,7 @@ def _incomplete(meta: dict, where: str) -> str | None:
         return (f"the recorder stopped writing at its limit ({MAX_RECORDS:,} records or {MAX_LOG_BYTES:,} bytes): "
                 "later probes are missing")
     fmt = meta.get("format")
-    if _int(fmt) and fmt >= 3 and meta.get("closed") is not True:
+    if isinstance(fmt, int) and not isinstance(fmt, bool) and fmt >= 3 and meta.get("closed") is not True:
         return ("the log was never closed (the script ended with os._exit, was killed, or is still running): "
                 "its last step's records may be missing")
     return None
@@ -258,7 +259,7 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
     compared = 0
     for step in sorted(set(a.steps) | set(b.steps)):
         others = {_key(r): r for r in b.steps.get(step, [])}
-        differing = []
+        differing: list[tuple[dict, dict | None, str]] = []
         for rec in a.steps.get(step, []):
             other = others.pop(_key(rec), None)
             compared += 1
@@ -292,7 +293,7 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
         elif first_only:
             break
     incomplete = {run.dir: run.incomplete for run in (a, b) if run.incomplete}
-    report = {
+    report: dict[str, Any] = {
         # True only when both logs are whole: a log cut short cannot prove the runs identical (None)
         "identical": first is None if not incomplete or first is not None else None,
         "incomplete": incomplete,
@@ -309,7 +310,7 @@ def compare(a: Run, b: Run, *, first_only: bool = False) -> dict:
         report["message"] = ("no difference in the records both logs hold, but "
                              + "; ".join(f"{d}: {why}" for d, why in incomplete.items()) + ": not called identical")
     if first is not None:
-        if _has_calls(a) and first["kind"] in ("input", "call", "forward", "dout", "grad"):
+        if first_pair is not None and _has_calls(a) and first["kind"] in ("input", "call", "forward", "dout", "grad"):
             report["blame"] = blame_calls(first, first_pair, step_differing, a)
         else:
             report["blame"] = blame(first, a)

@@ -41,8 +41,12 @@ def ask(op: str, framework: str | None, version: str | None, device: str, *, cal
     return out
 
 
+# The KB asked may be an older install than this package (`kb` is whichever one is importable),
+# so these are the fallbacks the probe steps down to, not the KB's own list (kb/calls.py FACTS,
+# which tests/test_calls.py checks they stay within): the facts the first KB with `call=` took,
+# and those plus the layout the probe records.
 FACTS = ("input.ndim", "input.dtype", "backend")
-RECORDED_FACTS = FACTS + ("input.layout",)  # recorded by the probe; asked where the KB takes them
+RECORDED_FACTS = FACTS + ("input.layout",)
 KINDS = ("float", "int", "bool", "complex")
 
 

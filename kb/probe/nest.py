@@ -6,7 +6,8 @@ serves every framework, so it is framework-free: a leaf is anything else.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 def is_namedtuple(value: object) -> bool:

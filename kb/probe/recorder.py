@@ -41,6 +41,7 @@ import json
 import os
 import sys
 import threading
+from typing import IO, Any
 
 ENV_DIR = "KB_PROBE_DIR"
 ENV_RUN = "KB_PROBE_RUN"
@@ -59,7 +60,7 @@ class _State:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.dir: str | None = None
-        self.handle = None
+        self.handle: IO[str] | None = None
         self.step = 0
         self.seq = 0
         self.occ: dict[tuple, int] = {}
@@ -92,7 +93,7 @@ def _number(value: object) -> object:
 def _encode(entry: dict) -> str:
     stats = entry.get("stats")
     if stats:  # the device adapters' statistics come here as they were computed: NaN when a run diverged
-        entry = dict(entry, stats={k: ([_number(x) for x in v] if k == "sample" else _number(v))
+        entry = dict(entry, stats={k: ([_number(x) for x in v] if isinstance(v, list) else _number(v))
                                    if isinstance(v, (float, list)) else v for k, v in stats.items()})
     return _encoder(entry)
 
@@ -109,6 +110,7 @@ def _write_line(entry: dict) -> None:
         not_recorded("the log", OverflowError(f"more than {MAX_RECORDS:,} records or {MAX_LOG_BYTES:,} bytes, "
                                               "what kb probe diff reads: later records are not written"))
         return
+    assert _state.handle is not None  # opened by the first record's step
     _state.handle.write(line)
     _state.written += 1
     _state.written_bytes += len(line)
@@ -275,7 +277,7 @@ def _barrier() -> None:
             pass
 
 
-def describe(name: str, **info: object) -> None:
+def describe(name: str, **info: Any) -> None:
     """Say what place `name` is (layer type, ops under it) for the diff's blame."""
     if not enabled():
         return
@@ -382,8 +384,8 @@ def _append(entry: dict, name: str, kind: str, *, path: str, framework: str | No
             entry["path"] = path
         full = want_stats()  # between statistics steps a record is kept short: meta.json and
         if not full:  # places.json hold the framework and the devices; lines are in seq order;
-            for key in ("seq", "shape", "dtype"):  # the fingerprint covers shape and dtype changes
-                entry.pop(key, None)  # that alter the bytes
+            for short in ("seq", "shape", "dtype"):  # the fingerprint covers shape and dtype changes
+                entry.pop(short, None)  # that alter the bytes
         if framework and full:
             entry["framework"] = framework
         if device:
@@ -420,7 +422,7 @@ def _summary(value: object, raw: object) -> dict:
             h.update(b"\0")
     else:
         h.update(np.ascontiguousarray(hashed).data)
-    out = {"hash": h.hexdigest(), "shape": list(arr.shape), "dtype": str(arr.dtype)}
+    out: dict[str, object] = {"hash": h.hexdigest(), "shape": list(arr.shape), "dtype": str(arr.dtype)}
     if arr.size and arr.dtype.kind in "biufc" or (arr.size and arr.dtype.kind == "V"):
         out["stats"] = _array_stats(arr, np)
     elif arr.size and arr.dtype.kind not in "OSU":
@@ -495,6 +497,7 @@ def _meta() -> dict:
 
 
 def _write_json(name: str, obj: object) -> None:
+    assert _state.dir is not None  # set when recording starts
     path = os.path.join(_state.dir, name)
     tmp = f"{path}.{os.getpid()}.tmp"
     from kb import jsonio  # standard library only

@@ -111,7 +111,8 @@ def status(
     # The key holds only plain values with their types (4.0 == 4 and True == 1 hash alike, so
     # a key of values alone would let an answer for 4 answer a call the checks refuse for
     # 4.0); anything else (a subclass, an object whose __hash__ raises) is never cached.
-    cache_key = hit = None
+    cache_key: tuple | None = None
+    hit = None
     if (type(op) is str and type(version) is str and type(device) is str
             and (framework is None or type(framework) is str) and (distribution is None or type(distribution) is str)):
         if call is None:

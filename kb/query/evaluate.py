@@ -8,24 +8,36 @@ from kb.entries import (
 )
 from kb.model import Reference, SourceStatus, Status
 from kb.query.cover import recipe, union
-from kb.query import norecord
-from kb.query.evidence import static, verified
 from kb.query.headline import headline
 from kb.query.names import op_parameters
 from kb.query.state import Lazy, light, memo
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (type checkers treat it as True)
+if TYPE_CHECKING:
+    # The shapes below are for the checker and readers: on the query path they stay plain tuples
+    # (kb/entries.py: `import kb` may not import collections or typing).
+    #
+    # What `_prepare` makes of one source, once: (its answer where no range matches, per range
+    # entry (by id) its answer and the codes that fix it there, its references interned).
+    Prepared = tuple[SourceStatus, dict[int, tuple[SourceStatus, frozenset[str]]], tuple[Reference, ...]]
+    # What `_group` makes of the sources that apply on a device: ((source, prepared), ...), their
+    # references deduplicated by identity, their ids.
+    Group = tuple[tuple[tuple[dict, Prepared], ...], tuple[Reference, ...], tuple[str, ...]]
+
 calls = Lazy("calls", globals())  # a query whose records have no call conditions never needs it
+evidence = Lazy("query.evidence", globals())  # only an answer whose records have runs or static evidence needs it
+norecord = Lazy("query.norecord", globals())  # only an op no record covers, or a range read in the code, needs it
 tfkeras = Lazy("query.tfkeras", globals())  # only a tf.keras.* answer at Keras 3 needs it
 
-_prepared: dict[str, tuple] = memo()
+_prepared: "dict[str, Prepared]" = memo()
 _interned: dict[tuple, Reference] = memo()
 _conditioned: dict[tuple, SourceStatus] = memo()
 _alternatives: dict[tuple, tuple] = memo()
-_groups: dict[tuple, tuple] = memo()
+_groups: "dict[tuple, Group]" = memo()
 _known_keys: dict[int, frozenset] = memo()
 
 
-def _prepare(source: dict) -> tuple:
+def _prepare(source: dict) -> "Prepared":
     """Per source, once: its unknown-answer SourceStatus, one per range, and its references.
 
     These depend only on the index, so every query shares them; references are interned
@@ -54,20 +66,19 @@ def _prepare(source: dict) -> tuple:
 
 def _make(source: dict, entry: tuple | None, *, alternatives: tuple = (), applies: bool | None = True,
           depends: tuple = ()) -> SourceStatus:
-    known = entry is not None
     return SourceStatus(
         id=source["id"], title=source["title"], mechanism=source["mechanism"], pass_=source["pass"],
-        summary=source["summary"], versions=entry[VERSIONS] if known else None,
-        deterministic=bool(entry[DETERMINISTIC]) if known else None,
-        solutions=tuple(entry[SOLUTIONS]) if known else (), raises=entry[RAISES] if known else None,
-        note=entry[NOTE] if known else None,
+        summary=source["summary"], versions=entry[VERSIONS] if entry is not None else None,
+        deterministic=bool(entry[DETERMINISTIC]) if entry is not None else None,
+        solutions=tuple(entry[SOLUTIONS]) if entry is not None else (), raises=entry[RAISES] if entry is not None else None,
+        note=entry[NOTE] if entry is not None else None,
         disputed=tuple(d["claim"] for d in source["disputes"]),
-        batch_invariant=entry[BATCH_INVARIANT] if known else None, caused_by=source["caused_by"],
+        batch_invariant=entry[BATCH_INVARIANT] if entry is not None else None, caused_by=source["caused_by"],
         when=calls.as_dicts(alternatives) if alternatives else (), condition=calls.text(alternatives) if alternatives else None,
-        applies=applies, depends_on=depends, switch=entry[SWITCH] if known else None,
-        varies=entry[VARIES] if known else None, varies_with=entry[VARIES_WITH] if known else (),
-        basis=(entry[BASIS] or "documented") if known else None,
-        read=norecord.code_reads(entry[READ]) if known and entry[READ] else (),
+        applies=applies, depends_on=depends, switch=entry[SWITCH] if entry is not None else None,
+        varies=entry[VARIES] if entry is not None else None, varies_with=entry[VARIES_WITH] if entry is not None else (),
+        basis=(entry[BASIS] or "documented") if entry is not None else None,
+        read=norecord.code_reads(entry[READ]) if entry is not None and entry[READ] else (),
     )
 
 
@@ -83,8 +94,9 @@ def _conditioned_status(source: dict, entry: tuple | None, alternatives: tuple, 
 def _alternatives_for(source: dict, op: str, entry: tuple | None) -> tuple:
     """The record's conditions for this op in this range (kb/calls.py), memoized."""
     extra = entry[WHEN] if entry is not None else None
-    if not source["calls"] and not extra:
-        return ()
+    if not extra and (not source["calls"] or op != source["id"] and all(
+            ops and op not in ops for ops, _ in source["calls"])):
+        return ()  # no pattern is about this op: every call (kb/calls.py for_op's rule, without importing it)
     memo_key = (source["id"], op, id(entry))
     found = _alternatives.get(memo_key)
     if found is None:
@@ -109,7 +121,7 @@ def known_release(registry: dict, version: str) -> bool:
     return versions.release_key(version) in known(registry)
 
 
-def _group(ids: tuple[str, ...], device: str, idx: dict) -> tuple:
+def _group(ids: tuple[str, ...], device: str, idx: dict) -> "Group":
     """The sources that apply on `device`, prepared, with their deduplicated references."""
     memo_key = (ids, device)
     group = _groups.get(memo_key)
@@ -235,14 +247,17 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     shown: tuple = ()
     read: tuple = ()
     left_out = (*excluded, *dropped)
+    marks = idx.get("evidence")
     for _, at_key, at_version, group_prepared, at_defaults, group_ids in groups:
         if at_key is None:  # a Keras release not known: no evidence can be of it
             continue
+        if marks is not None and not any(p[0]["id"] in marks for p in group_prepared):
+            continue  # kb/_index.py's marks: none of these records has evidence (kb/query/evidence.py unneeded)
         kept = group_prepared if not left_out else tuple(p for p in group_prepared if p[0]["id"] not in left_out)
-        shown += verified(kept, at_key, device, idx, call=call, defaults=at_defaults, ids=None if left_out else group_ids)
+        shown += evidence.verified(kept, at_key, device, idx, call=call, defaults=at_defaults, ids=None if left_out else group_ids)
         if not distribution:  # static evidence stays shown for a call a record excludes, not for a dropped op
             listed = group_prepared if not dropped else tuple(p for p in group_prepared if p[0]["id"] not in dropped)
-            read += static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
+            read += evidence.static(listed, at_key, at_version, idx, tuple(p[0]["id"] for p in listed))
     # How it is known (docs/api.md "basis"): a run of this call; code or a binary read at this release;
     # a record range that covers the release (or a record whose condition the call rules out); else nothing.
     # A "not deterministic" answer is known as well as the sources that make it so: a run of another,

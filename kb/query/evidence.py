@@ -44,7 +44,7 @@ def verified(prepared: tuple, key: tuple, device: str, idx: dict, *, call: dict 
     memo_key = (tuple(source["id"] for source, _ in prepared) if ids is None else ids, key, device)
     found = _shown.get(memo_key)
     if found is None:
-        found = []
+        hits = []
         for source, _ in prepared:
             if marks is not None and not any(  # kb/_index.py's marks: no run here, no details to load
                     (device == "any" or run_device == device) and same_release(run_key, key)
@@ -52,8 +52,8 @@ def verified(prepared: tuple, key: tuple, device: str, idx: dict, *, call: dict 
                 continue
             for run_key, run_device, evidence in _evidence_of(source["id"], idx):
                 if (device == "any" or run_device == device) and same_release(run_key, key):
-                    found.append(evidence)
-        found = tuple(found)
+                    hits.append(evidence)
+        found = tuple(hits)
         if len(_shown) < LIMIT:
             _shown[memo_key] = found
     if call is None:

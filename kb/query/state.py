@@ -11,7 +11,7 @@ tests/test_query_caches.py finds. A memo is a plain module-level dict in the mod
 uses it, so a lookup costs what a global dict costs.
 """
 
-from kb.entries import STATIC_KEY
+from kb.entries import STATIC_KEY, Packed
 
 LIMIT = 8192  # entries a memo keyed by caller input may hold (op names, versions, calls)
 _MEMOS: list[dict] = []
@@ -156,5 +156,10 @@ def join_index(core: dict, details: dict) -> dict:
         sid: {f: source[f] if f in source else more[sid][f] for f in fields if f in source or f in more.get(sid, ())}
         for sid, source in core["sources"].items()
     }
-    return {name: sources if name == "sources" else core[name] if name in core else details[name]
+    return {name: sources if name == "sources" else _plain(core[name]) if name in core else details[name]
             for name in details["keys"]}
+
+
+def _plain(value: object) -> object:
+    """A table of kb/_index.py as the plain dict kb/compile.py built (kb/entries.py Packed)."""
+    return dict(value.items()) if isinstance(value, Packed) else value

@@ -72,6 +72,7 @@ def cmd_site(args: argparse.Namespace) -> int:
     for message in warnings:
         print(f"kb site: warning: {message}", file=sys.stderr)
     # One `kb site` at a time per tree: a second waits, so the two never mix their output.
+    assert files is not None  # None only with findings, refused above
     with locked(build / LOCK):
         clean_stale(build)
         write_files(files, build)

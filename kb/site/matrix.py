@@ -101,18 +101,17 @@ def matrix(catalog: Any, index: dict, framework: str, distribution: str | None =
                 last.append(c)
                 continue
         groups.append([c])
-    columns = []
+    columns: list[dict[str, Any]] = []
     for group in reversed(groups):
-        first, last = cols[group[0]].label, cols[group[-1]].label
-        label = first if first == last else f"{first}–{last}"
-        columns.append({"label": label, "first": first, "last": last, "count": len(group),
-                        "id": f"{(distribution or framework)}-{first}"})
+        first_label, last_label = cols[group[0]].label, cols[group[-1]].label
+        label = first_label if first_label == last_label else f"{first_label}–{last_label}"
+        columns.append({"label": label, "first": first_label, "last": last_label, "count": len(group),
+                        "id": f"{(distribution or framework)}-{first_label}"})
     rows = []
     for source, row in zip(sources, grid):
         cells = []
-        for group, column in zip(reversed(groups), columns):
-            parts = row[group[0]]
-            cells.append([dict(p, where=column["label"]) for p in parts])
+        for group, merged in zip(reversed(groups), columns):
+            cells.append([dict(p, where=merged["label"]) for p in row[group[0]]])
         conditions = list(dict.fromkeys(p["condition"] for cell in cells for p in cell if p["condition"]))
         rows.append({"source": source, "cells": cells, "conditions": conditions})
     used_states = sorted({p["state"] for r in rows for cell in r["cells"] for p in cell},

@@ -25,7 +25,8 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from kb import jsonio
 from kb.nightly import report as nightly_report

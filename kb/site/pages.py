@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from kb import calls
 from kb.catalog import Catalog
@@ -158,9 +159,9 @@ def _links(catalog: Catalog, index: dict) -> list[dict]:
             if r.get("kind") in ("issue", "pr", "commit"):
                 cited.setdefault((r.get("repo"), r.get("number"), r.get("sha")), []).append(sid)
     out = []
-    for link in sorted(catalog.links, key=lambda l: (l.repo, l.kind, l.number or 0, l.sha or "")):
+    for link in sorted(catalog.links, key=lambda k: (k.repo, k.kind, k.number or 0, k.sha or "")):
         if link.kind == "commit":
-            url, label = f"https://github.com/{link.repo}/commit/{link.sha}", f"{link.repo}@{link.sha[:10]}"
+            url, label = f"https://github.com/{link.repo}/commit/{link.sha}", f"{link.repo}@{(link.sha or '')[:10]}"
         else:
             part = "pull" if link.kind == "pr" else "issues"
             url, label = f"https://github.com/{link.repo}/{part}/{link.number}", f"{link.repo}#{link.number}"
@@ -256,7 +257,7 @@ def pages(catalog: Catalog, index: dict, api_files: dict[str, str] | Callable[[]
     if callable(api_files):
         api_files = api_files()
     ops = sorted(k for k in api_files if k.startswith(f"{api.PREFIX}/ops/"))
-    example_op = f"{api.PREFIX}/ops/tf.nn.bias_add.json"
+    example_op: str | None = f"{api.PREFIX}/ops/tf.nn.bias_add.json"
     if example_op not in api_files:
         example_op = ops[0] if ops else None
     example = ""
@@ -281,7 +282,7 @@ def nav(index: dict) -> list:
     Titles are HTML-escaped here: the theme writes them into the page as they are.
     """
     fws = words.ordered(model.frameworks(index))
-    sources = [{"Overview": "sources/index.md"}]
+    sources: list[dict[str, object]] = [{"Overview": "sources/index.md"}]
     for fw in fws:
         sources.append({words.name(fw): [{str(escape(" ".join(s["title"].split()))): f"sources/{s['id']}.md"}
                                          for s in sorted(model.sources_of(index, fw), key=lambda s: s["title"].lower())]})

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 from importlib import metadata
 from pathlib import Path

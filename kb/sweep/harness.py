@@ -51,6 +51,7 @@ def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[
         cmd = [sys.executable, "-m", module, *args, "--start", str(start)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(env),
                                 text=True, bufsize=1)
+        assert proc.stdout is not None  # a pipe (PIPE above)
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ)
         current, deadline = None, time.monotonic() + max(timeout, 120.0)  # the import counts once
@@ -127,7 +128,8 @@ def classify(modes: dict[str, dict]) -> tuple[str, str | None]:
 
 def summarize(per_proc: list[dict | None]) -> dict:
     """One mode of one case from each process's result {h1, h2, raised} or {error}."""
-    runs, errs, raised = [], [], []
+    runs: list = []  # per process: "raised" or [its two hashes]
+    errs, raised = [], []
     for r in per_proc:
         if r is None or "error" in r:
             errs.append((r or {}).get("error", "not run"))
@@ -156,7 +158,7 @@ def summarize(per_proc: list[dict | None]) -> dict:
 
 
 def stamp(now: dt.datetime | None = None) -> tuple[str, str]:
-    now = now or dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now = now or dt.datetime.now(dt.UTC).replace(microsecond=0)
     return now.strftime("%Y-%m-%dT%H%M%SZ"), now.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-import json
 import os
 import sys
 
@@ -102,7 +101,9 @@ def _tensor(keras, shape, salt, kind="float"):
 def _fill(keras, fn, shape, mode, skip_first=False):
     """kwargs for fn's required parameters; (kwargs, call literals, seed taken?)."""
     params = inspect.signature(fn).parameters
-    kwargs, call, seeded = {}, {}, False
+    kwargs: dict[str, object] = {}
+    call: dict[str, object] = {}
+    seeded = False
     salt = 0
     for i, (pname, p) in enumerate(params.items()):
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or (skip_first and i == 0 and pname == "self"):
@@ -167,6 +168,7 @@ def build(keras, spec, mode):
         gen = keras.random.SeedGenerator(LAYER_SEED if mode == "layer-seed" else None)
         return (lambda: keras.random.normal((4,), seed=gen)), {}, True
     obj = getattr(getattr(keras, kind), op.rsplit(".", 1)[1])
+    shape: tuple[int, ...]
     if kind == "layers":
         shape = SHAPES[cand]
         kwargs, call, seeded = _fill(keras, obj.__init__, None, mode, skip_first=True)
@@ -185,8 +187,8 @@ def build(keras, spec, mode):
         return f, call, seeded
     if kind == "initializers":
         kwargs, call, seeded = _fill(keras, obj.__init__, None, mode, skip_first=True)
-        shape = ((4, 4), (3, 3, 4, 4), (8,))[cand % 3]
-        return (lambda: obj(**kwargs)(shape=shape, dtype="float32")), call, seeded
+        made: tuple[int, ...] = ((4, 4), (3, 3, 4, 4), (8,))[cand % 3]
+        return (lambda: obj(**kwargs)(shape=made, dtype="float32")), call, seeded
     shape = SHAPES[cand] if kind == "ops" else ((4,), (2, 8), (2, 8, 8, 3), (2, 6, 3), (2, 4, 4, 4, 3))[cand]
     kwargs, call, seeded = _fill(keras, obj, shape, mode)
     first = next((k for k, v in kwargs.items() if hasattr(v, "shape") and not isinstance(v, tuple)), None)

@@ -27,6 +27,7 @@ import inspect
 import json
 import os
 import sys
+from typing import Any
 
 SHAPES = ((3, 3), (4, 4, 4, 4), (5,), (), (2, 3, 4), (2, 2, 2, 2, 2))
 OP_SEED = {"seed": 7, "seed2": 11}
@@ -204,9 +205,9 @@ def build_raw(tf, name: str, cand: int, mode: str):
     shape = SHAPES[cand]
     attrs = {a.name: a for a in od.attr}
     sig = inspect.signature(getattr(tf.raw_ops, name)).parameters
-    chosen: dict[str, object] = {}
+    chosen: dict[str, Any] = {}  # attribute -> tf.DType
 
-    def pick_type(attr) -> object:
+    def pick_type(attr) -> Any:
         allowed = list(attr.allowed_values.list.type) if attr.HasField("allowed_values") else []
         pref = [dtypes.float32, dtypes.int32, dtypes.bool, dtypes.float64, dtypes.int64, dtypes.complex64,
                 dtypes.uint8, dtypes.half, dtypes.string]
@@ -583,7 +584,7 @@ def _sp_big_segment_mean(tf, seed):
     return lambda: tf.math.segment_mean(x, ids)
 
 
-SPECIALS = {
+SPECIALS: dict[str, dict[str, Any]] = {
     "generator-non-deterministic-state": {"op": "tf.random.Generator.from_non_deterministic_state",
                                           "fn": _sp_generator_nondet, "call": {}},
     "generator-from-seed": {"op": "tf.random.Generator.from_seed", "fn": _sp_generator_seed, "call": {}},

@@ -3,7 +3,7 @@
 To add a call case to a verifier:
 1. Add `{"op": ..., "call": {...}}` to the verifier's `cases=` constant (verifiers/<area>/):
    the op one of its record's `ops`, the call's keys the op's parameters with literal values,
-   or the facts in FACTS below.
+   or the call facts (kb/calls.py FACTS).
 2. Make the verifier build that call: it is called once per case, with `ctx.op` and
    `ctx.call` set to the case's.
 3. Run `python -m kb verify --verifier <name> --dry-run` (the plan lists `case <op>(<call>)`
@@ -19,18 +19,16 @@ planner on the GPU machine (no pydantic) and the merge share it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from kb.calls import DEFAULT_FACTS, value_holds
 
-FACTS = ("input.ndim", "input.dtype", "input.layout", "backend", "compiled")
 RAN = {**DEFAULT_FACTS, "input.layout": "strided"}
 """What a case that ran leaves out: eager, and a dense (strided) first tensor unless it says
-otherwise (a query's missing `input.layout` is unknown instead: kb/calls.py)."""
-"""Call facts a case may leave out; a condition on a missing fact cannot be decided, except
-`compiled` and `input.layout`, whose absence means eager (None) and strided, as in a query
-(kb/calls.py). A value is matched as a query's is (kb.calls.value_holds): an exact dtype
-satisfies its kind, `given` any value but None."""
+otherwise (a query's missing `input.layout` is unknown instead: kb/calls.py). A condition on
+any other call fact (FACTS) a case leaves out cannot be decided. A value is matched as a
+query's is (kb.calls.value_holds): an exact dtype satisfies its kind, `given` any value but None."""
 
 
 def _get(obj: Any, key: str) -> Any:

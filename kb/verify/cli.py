@@ -177,8 +177,8 @@ def main(args: argparse.Namespace) -> int:
             modes = ", ".join(m for m, _ in item.modes)
             print(f"{item.source or '(unlinked)'}: {item.verifier} [{item.framework} {item.version}, {item.device}] modes: {modes}")
             if len(item.cases) > 1 or item.cases[0].get("op"):
-                for case in item.cases:
-                    print(f"    case {label(case.get('op'), case.get('call'))}")
+                for one in item.cases:
+                    print(f"    case {label(one.get('op'), one.get('call'))}")
         cases = sum(len(i.cases) for i in items)
         print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s) (child processes), "
               f"{cases} case(s), {sum(len(i.modes) * len(i.cases) for i in items)} case-mode(s)", file=sys.stderr)
@@ -187,7 +187,7 @@ def main(args: argparse.Namespace) -> int:
     if not items and not runnable:
         if multi:  # only verifiers this machine has too few GPUs for: said above, not a failure
             if args.json:
-                print(json.dumps({"multi_gpu": multi}, indent=2))
+                print(jsonio.dumps({"multi_gpu": multi}, indent=2))
             return 0
         print("kb verify: nothing to run here (no installed framework has an applicable verifier); see --coverage", file=sys.stderr)
         return 1
@@ -227,7 +227,7 @@ def _run(args, root: Path, items) -> int:
     tasks = [Task(item.verifier, item.module, item.framework, tuple(item.handles or ()), tuple(codes), args.runs,
                   item.device, args.scale, key=(i, j), cases=tuple(item.cases))
              for i, item in enumerate(items) for j, (_, codes) in enumerate(item.modes)]
-    measured: dict[tuple[int, int], dict] = {}
+    measured: dict[tuple[int, int], list[dict]] = {}
     progress = _progress(len(tasks))
     started = time.perf_counter()
     task_id = progress.add_task(f"verify ({jobs} preparing at once)", total=len(tasks)) if progress else None
@@ -239,13 +239,13 @@ def _run(args, root: Path, items) -> int:
             item_i, mode_i = task.key
             measured[task.key] = per_case(result, len(items[item_i].cases))
             outcomes = collections.Counter(c.get("outcome") for c in measured[task.key])
-            label = f"{task.verifier} [{items[item_i].modes[mode_i][0]}]: " + ", ".join(
+            said = f"{task.verifier} [{items[item_i].modes[mode_i][0]}]: " + ", ".join(
                 f"{k} {v}" if len(measured[task.key]) > 1 else str(k) for k, v in sorted(outcomes.items(), key=str))
             if progress:
-                progress.update(task_id, description=label)
+                progress.update(task_id, description=said)
                 progress.advance(task_id)
             else:
-                print(label, file=sys.stderr, flush=True)
+                print(said, file=sys.stderr, flush=True)
     finally:
         if progress:
             progress.stop()

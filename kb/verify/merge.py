@@ -14,6 +14,8 @@ person's note in the record's `verify.reviewed` names the run file; then it is l
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 from kb.verify.cases import applies, label
@@ -168,7 +170,7 @@ def merged_runs(catalog) -> dict[str, Any]:
     for record in records.values():
         if record.verify and record.verify.verifier:
             by_verifier.setdefault(record.verify.verifier, []).append(record.id)
-    newest: dict[tuple[str, str], dict] = {}
+    newest: dict[tuple[str, str, str, str, tuple[str, ...]], dict] = {}  # (source, env, version, device, case)
     for run in runs_of(catalog):
         if run.problems:
             continue
@@ -226,7 +228,7 @@ def merged_runs(catalog) -> dict[str, Any]:
                     "applies": case_applies(record, result),
                     "sweep": None,
                 }
-                case = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
+                case: tuple[str, ...] = (evidence["op"] or "", repr(sorted((evidence["call"] or {}).items(), key=lambda kv: kv[0])))
                 slot = (source, env["env_id"], evidence["version"], evidence["device"], case)
                 if slot not in newest or newest[slot]["date"] <= evidence["date"]:
                     newest[slot] = evidence
@@ -257,15 +259,34 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
     record whose op, device, pass, version range and call condition cover exactly the call that
     ran, for the version and device measured. Where the record says otherwise than the sweep
     found, `contradicts` says so (lint KB021 reports it); sweep evidence is never `flagged` for
-    KB015, which is about the verifiers' run files."""
+    KB015, which is about the verifiers' run files.
+
+    A sweep file's evidence is a pure function of its bytes, the records of its framework and
+    the framework's signatures: it is remembered under .cache/kb/ by all three (kb/memo.py), so
+    an unchanged tree does not match its ~10,000 cases to records again on every command."""
+    from kb.memo import MISS
     from kb.verify import sweepfile
 
-    out = []
+    out: list[dict[str, Any]] = []
     params: dict[str, tuple | None] = {}
+    memo = _evidence_memo(catalog.root)
+    inputs: dict[str, bytes] = {}
     for sweep in sweepfile.sweeps_of(catalog):
         data = sweep.data
         if data is None:
             continue
+        if data["framework"] not in inputs:
+            inputs[data["framework"]] = _framework_inputs(catalog, data["framework"])
+        try:
+            with open(sweep.path, "rb") as handle:
+                remembered = memo.key(sweep.rel, hashlib.file_digest(handle, "sha256").digest(), inputs[data["framework"]])
+        except OSError:
+            remembered = b""
+        cached: Any = memo.get(remembered) if remembered else MISS
+        if cached is not MISS:
+            out.extend(cached)
+            continue
+        first = len(out)
         env = data["environment"]
         version, device = sweepfile.version_of(data), sweepfile.device_of(data)
         try:
@@ -297,4 +318,30 @@ def sweep_evidence(catalog, records: dict) -> list[dict]:
                               "fixes": tuple({"fix": f["fix"], "distinct": f.get("distinct"), "runs": f.get("runs"),
                                               "time_ratio": f.get("time_ratio")} for f in case.get("fixes") or ())},
                 })
+        if remembered:
+            memo.put(remembered, out[first:])
+    memo.save()
     return out
+
+
+def _evidence_memo(root: Path):
+    """The memo of sweep evidence, keyed also by the code that makes it (kb/memo.py)."""
+    from kb import calls, signatures, versions
+    from kb.memo import Memo
+    from kb.verify import cases, sweepfile
+
+    return Memo(root, "sweep-evidence", Path(__file__), *(Path(str(m.__file__)) for m in (sweepfile, cases, calls, signatures, versions)))
+
+
+def _framework_inputs(catalog, framework: str) -> bytes:
+    """What a sweep's evidence reads besides the sweep: the text of every record of its framework
+    (withdrawn ones too: the text says so) and the framework's signatures."""
+    digest = hashlib.sha256()
+    for path, record in sorted(catalog.sources.items()):
+        if record.framework == framework:
+            digest.update(path.name.encode() + b"\0" + catalog.documents[path].text.encode("utf-8", "surrogatepass") + b"\0")
+    try:
+        digest.update((catalog.root / "data" / "api" / f"{framework}.signatures.txt").read_bytes())
+    except OSError:
+        digest.update(b"no signatures")
+    return digest.digest()

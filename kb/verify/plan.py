@@ -13,19 +13,37 @@ what the record predicts for a case is decided at merge time (kb/verify/cases.py
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
+from typing import Any, NamedTuple
+
 from kb.query import index
 
 
-class Item:
-    __slots__ = ("source", "verifier", "module", "framework", "version", "device", "modes", "handles", "expect_raises",
-                 "claim", "cases")
+class Mode(NamedTuple):
+    """One way a verifier runs: `default`, or a solution code and the codes it applies."""
 
-    def __init__(self, **kw: object) -> None:
-        for key in self.__slots__:
-            setattr(self, key, kw.get(key))
+    name: str
+    codes: tuple[str, ...]
 
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__}
+
+@dataclass
+class PlanItem:
+    """One verifier to run for one record (`source`; None for a verifier no record names yet)."""
+
+    source: str | None
+    verifier: str
+    module: str
+    framework: str | None
+    version: str
+    device: str  # the device this run measures on: gpu | cpu
+    modes: list[Mode]
+    handles: tuple[str, ...]
+    expect_raises: str | None  # what the record says requesting determinism raises, if it does
+    claim: bool | None  # the record's `deterministic` at the installed version (None: unknown)
+    cases: list[dict[str, Any]]  # one call each (kb/verify/cases.py)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def _cases(entry) -> list[dict]:
@@ -57,13 +75,13 @@ def plan(
     frameworks: tuple[str, ...] = (),
     unlinked: bool = True,
     any_device: bool = False,
-) -> list[Item]:
+) -> list[PlanItem]:
     """`found`: verifiers/discover.scan(); `installed`: framework -> version;
     `devices`: framework -> device this run measures on (gpu | cpu). `any_device` (an
     explicit --device) also runs verifiers written for another device: GPU verifiers on
     CPU prove they work; their evidence is stored as `device: cpu` and never shown for GPU."""
     idx = index()
-    items: list[Item] = []
+    items: list[PlanItem] = []
     named: set[str] = set()
     for source in idx["sources"].values():
         name = source.get("verify")
@@ -91,10 +109,10 @@ def plan(
             # verifier's own switch once to see that it does (an `ok` there contradicts the record).
             codes = tuple(entry.solutions)
         claim = None if st is None else st.deterministic
-        items.append(Item(
+        items.append(PlanItem(
             source=source["id"], verifier=name, module=entry.module, framework=framework,
             version=installed[framework], device=device, handles=entry.handles,
-            modes=[("default", ())] + [(code, (code,)) for code in codes],
+            modes=[Mode("default", ())] + [Mode(code, (code,)) for code in codes],
             expect_raises=st.raises if st is not None else None, claim=claim, cases=_cases(entry),
         ))
     if unlinked or verifiers:
@@ -112,10 +130,10 @@ def plan(
             device = devices.get(entry.framework, "cpu") if entry.device != "cpu" else "cpu"
             if not verifiers and not any_device and not device_matches(entry.device, device):
                 continue
-            items.append(Item(
+            items.append(PlanItem(
                 source=None, verifier=name, module=entry.module, framework=entry.framework,
                 version=installed.get(entry.framework, "n/a"), device=device, handles=entry.handles,
-                modes=[("default", ())] + [(code, (code,)) for code in entry.solutions],
+                modes=[Mode("default", ())] + [Mode(code, (code,)) for code in entry.solutions],
                 expect_raises=None, claim=None, cases=_cases(entry),
             ))
     return items

@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 
 def now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 def file_name(created: dt.datetime) -> str:
@@ -79,9 +79,13 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
     `runs_dir` outside data/runs/ (`kb nightly --runs-dir`) is not held to its place there.
     """
     from kb.findings import rel
+    from kb.known import Known, fingerprint
     from kb.yamlio import YamlError, read
 
     runs = []
+    # The shape check is a pure function of a file's text and its place: a text that passed
+    # there last time is not checked again (kb/known.py).
+    known = Known(root, "runs", fingerprint(Path(__file__)))
     top = runs_dir if runs_dir is not None else root / RUNS_DIR
     from kb.untrusted import files_under
 
@@ -103,23 +107,25 @@ def load_runs(root: Path, runs_dir: Path | None = None) -> list[RunFile]:
             runs.append(RunFile(path, where, None, [(1, f"cannot read the file: {exc.strerror}")]))
             continue
         placed = where if where.startswith(RUNS_DIR + "/") else None
-        found = [(doc.line_of(loc), message) for loc, message in problems(doc.data, placed)]
+        key = known.key(placed or "", doc.text)
+        found = [] if known.passed(key) else [(doc.line_of(loc), message) for loc, message in problems(doc.data, placed)]
         if not found:
+            known.add(key)
             from verifiers.outcomes import read_recorded
 
             for result in doc.data["results"]:
                 for mode in result["modes"]:
                     read_recorded(mode)  # a recorded raise that was the environment: env-error
         runs.append(RunFile(path, where, doc.data, found))
+    known.save()
     return runs
 
 
 def runs_of(catalog) -> list[RunFile]:
     """Cached on the catalog: lint (KB015) and the compiler read the same files in one command."""
-    cached = catalog.__dict__.get("_runs")
-    if cached is None:
-        cached = catalog.__dict__["_runs"] = load_runs(catalog.root)
-    return cached
+    if catalog.runs is None:
+        catalog.runs = load_runs(catalog.root)
+    return catalog.runs
 # --- reading back: run files come from other machines, so every field is checked -------
 
 def shape():
@@ -172,7 +178,7 @@ def problems(data: object, rel: str | None, today: dt.datetime | None = None) ->
     if data["schema_version"] != SCHEMA_VERSION:
         found.append((("schema_version",), f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']}"))
     try:
-        created = dt.datetime.strptime(data["created"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.timezone.utc)
+        created = dt.datetime.strptime(data["created"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=dt.UTC)
     except ValueError:
         found.append((("created",), f"created: {data['created']!r} is not a date"))
     else:

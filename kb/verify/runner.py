@@ -31,7 +31,8 @@ import time
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any
+from collections.abc import Iterable, Iterator
 
 from verifiers.outcomes import ENV_ERROR, FAILED
 from verifiers.solutions import TABLES, UnknownCode, resolve
@@ -65,7 +66,7 @@ class Task:
     n: int
     device: str
     scale: float = 1.0
-    key: object = None          # the caller's handle for the result (e.g. (item, mode) indexes)
+    key: Any = None             # the caller's handle for the result (e.g. (item, mode) indexes)
     cases: tuple = ()           # each {"op", "call"}: measured one after another in this child
 
 
@@ -335,7 +336,7 @@ MODE_FIELDS = ("outcome", "distinct", "max_abs_diff", "max_ulp_diff", "median_s"
 
 def mode_entry(mode: str, codes: tuple[str, ...], measured: dict) -> dict:
     """A mode in the run file's field order; numbers absent when nothing was measured."""
-    entry = {"mode": mode, "solutions": list(codes)}
+    entry: dict[str, object] = {"mode": mode, "solutions": list(codes)}
     for key in MODE_FIELDS:
         entry[key] = measured.get(key)
     return entry

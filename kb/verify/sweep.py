@@ -32,18 +32,25 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 from kb import jsonio
 
 PREFIX = "@@SWEEP "
 SWEEPS_DIR = "data/sweeps"
+class Suite(NamedTuple):
+    framework: str
+    worker: str  # the module each warm child runs (python -m)
+    args: tuple[str, ...]  # the worker's extra arguments
+
+
 SUITES = {
-    "pytorch-eager": ("pytorch", "verifiers.sweep.torch_worker", ()),
-    "pytorch-compiled": ("pytorch", "verifiers.sweep.torch_worker", ("--compiled",)),
-    "jax": ("jax", "verifiers.sweep.jax_worker", ()),
+    "pytorch-eager": Suite("pytorch", "verifiers.sweep.torch_worker", ()),
+    "pytorch-compiled": Suite("pytorch", "verifiers.sweep.torch_worker", ("--compiled",)),
+    "jax": Suite("jax", "verifiers.sweep.jax_worker", ()),
     # one CUDA dispatch branch per case, inputs built to collide (docs/sweep.md, "Branches")
-    "pytorch-branches": ("pytorch", "verifiers.sweep.torch_worker", ("--branches",)),
-    "jax-branches": ("jax", "verifiers.sweep.jax_worker", ("--branches",)),
+    "pytorch-branches": Suite("pytorch", "verifiers.sweep.torch_worker", ("--branches",)),
+    "jax-branches": Suite("jax", "verifiers.sweep.jax_worker", ("--branches",)),
 }
 CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
 TORCH_MODES = {"default": "no switch (CUBLAS_WORKSPACE_CONFIG=:4096:8 set in both modes)",
@@ -60,7 +67,7 @@ SWITCH_WORDS = ("determinis",)
 def is_switch_refusal(message: str | None) -> bool:
     """A raise counts as `raises` only when it names determinism; any other raise under the
     switch (out of memory, a CUDA error) says nothing about the op and is an `error`."""
-    return bool(message) and any(w in message.lower() for w in SWITCH_WORDS)
+    return any(w in (message or "").lower() for w in SWITCH_WORDS)
 
 
 def classify(modes: dict, switch: str = "switch", error: str | None = None) -> str:
@@ -168,6 +175,7 @@ class Worker:
     def give(self, unit: str, timeout: float) -> bool:
         self.unit = unit
         self.deadline = time.monotonic() + timeout
+        assert self.proc.stdin is not None  # a pipe (PIPE above)
         try:
             self.proc.stdin.write(unit + "\n")
             self.proc.stdin.flush()
@@ -196,7 +204,7 @@ class Worker:
             pass
         for stream in (self.proc.stdin, self.proc.stdout):
             try:
-                stream.close()
+                stream.close()  # type: ignore[union-attr]  # both pipes (PIPE above)
             except OSError:
                 pass
         try:
@@ -208,7 +216,7 @@ class Worker:
 def _messages(worker: Worker) -> tuple[list[dict], bool]:
     """Complete protocol lines waiting on the worker's stdout; (messages, eof)."""
     try:
-        chunk = os.read(worker.proc.stdout.fileno(), 1 << 20)
+        chunk = os.read(worker.proc.stdout.fileno(), 1 << 20)  # type: ignore[union-attr]  # a pipe
     except OSError:
         chunk = b""
     if not chunk:
@@ -258,12 +266,12 @@ def run_pool(argv: list[str], units: list[str], env: dict, cwd: Path, workers: i
         count += 1
         w = Worker(argv, env, cwd, f"w{count}")
         w.deadline = time.monotonic() + start_timeout
-        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+        sel.register(w.proc.stdout, selectors.EVENT_READ, w)  # type: ignore[arg-type]  # a pipe
         pool.append(w)
 
     def retire(w: Worker) -> None:
         try:
-            sel.unregister(w.proc.stdout)
+            sel.unregister(w.proc.stdout)  # type: ignore[arg-type]  # a pipe
         except (KeyError, ValueError):
             pass
         w.kill()
@@ -378,7 +386,7 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
               verbose: bool = True) -> tuple[dict, Path | None]:
     """Run one suite; return (document, path written or None)."""
     framework, module, extra = SUITES[suite]
-    created = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    created = dt.datetime.now(dt.UTC).replace(microsecond=0)
     t0 = time.perf_counter()
     base_env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "TF_DETERMINISTIC_OPS")}
     base_env["PYTHONPATH"] = str(root) + (os.pathsep + base_env["PYTHONPATH"] if base_env.get("PYTHONPATH") else "")

@@ -152,7 +152,7 @@ def load_sweeps(root: Path, sweeps_dir: Path | None = None) -> list[SweepFile]:
             continue
         raw, failed = _raw(path, top)
         if raw is None:
-            out.append(SweepFile(path, where, None, [failed]))
+            out.append(SweepFile(path, where, None, [failed] if failed else []))
             continue
         place = where if sweeps_dir is None else None
         key = memo.key("gpu", place or "", raw)
@@ -213,10 +213,9 @@ def _cpu_sweep_problem(path: Path, top: Path, memo) -> tuple[int, str, str] | No
 
 def sweeps_of(catalog) -> list[SweepFile]:
     """Cached on the catalog: lint and the compiler read the same files in one command."""
-    cached = catalog.__dict__.get("_sweeps")
-    if cached is None:
-        cached = catalog.__dict__["_sweeps"] = load_sweeps(catalog.root)
-    return cached
+    if catalog.sweeps is None:
+        catalog.sweeps = load_sweeps(catalog.root)
+    return catalog.sweeps
 
 
 # --- what a case means to the KB -------------------------------------------------------------
@@ -248,7 +247,7 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
     (shapes, how inputs were enlarged, non-literal arguments) is no call fact and is left out."""
     from kb import signatures
 
-    raw = case.get("call") if isinstance(case.get("call"), dict) else {}
+    raw = given if isinstance(given := case.get("call"), dict) else {}
     positional = [n for n, _ in params] if params else []
     positional = positional[:next((i for i, n in enumerate(positional) if n.startswith("*")), len(positional))]
     known = set(signatures.names(params)) if params else set()

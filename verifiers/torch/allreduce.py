@@ -25,9 +25,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from verifiers import verifier
+
 # (mode, solution codes, environment): NCCL_PIN is the record's solution (data/solutions.yaml);
 # the other pinned choices are configurations a different machine or message size could land on.
-MODES = (
+MODES: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
     ("default", (), {}),
     ("NCCL_PIN", ("NCCL_PIN",), {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}),
     ("Tree/Simple", (), {"NCCL_ALGO": "Tree", "NCCL_PROTO": "Simple"}),
@@ -36,8 +38,6 @@ MODES = (
 TWO_RANKS = ("two ranks: every element is a + b and IEEE addition is commutative, so no NCCL choice can "
              "change the bits; the summation order shows from three ranks on")
 
-
-from verifiers import verifier
 
 
 @verifier("nccl.allreduce_order", framework="nccl", device="gpu")
@@ -60,7 +60,8 @@ def worker(n: int, size: int, result: str) -> None:
     torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", rank)))
     gen = torch.Generator().manual_seed(1000 + rank)
     base = (torch.randn(size, generator=gen) * 10.0 ** torch.randint(0, 6, (size,), generator=gen).float()).cuda()
-    hashes, times, first, max_abs, max_ulp = [], [], None, 0.0, 0
+    hashes, times, max_abs, max_ulp = [], [], 0.0, 0
+    first: dict | None = None
     for _ in range(n):
         x = base.clone()
         torch.cuda.synchronize()
@@ -81,7 +82,7 @@ def worker(n: int, size: int, result: str) -> None:
         with open(result, "w", encoding="utf-8") as handle:
             json.dump({"outcome": "ok", "nccl": nccl, "distinct": len(set(hashes)), "max_abs_diff": max_abs, "max_ulp_diff": max_ulp,
                        "median_s": round(times[len(times) // 2], 6), "message": None, "hashes": sorted(set(hashes)),
-                       "first": first["out"][:4096].tolist()}, handle)
+                       "first": first["out"][:4096].tolist() if first is not None else None}, handle)
     dist.destroy_process_group()
 
 
@@ -106,15 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     modes, firsts, nccl = [], {}, None
     for mode, codes, extra in MODES:
         with tempfile.TemporaryDirectory() as tmp:
-            result = os.path.join(tmp, "r.json")
+            written = os.path.join(tmp, "r.json")
             environ = {k: v for k, v in os.environ.items()
                        if k in KEPT or k not in SWITCHES and k not in ("NCCL_ALGO", "NCCL_PROTO")}
             environ.update(extra)
             cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc_per_node={args.nproc}", "-m",
-                   "verifiers.torch.allreduce", "--runs", str(args.runs), "--size", str(args.size), "--worker", result]
+                   "verifiers.torch.allreduce", "--runs", str(args.runs), "--size", str(args.size), "--worker", written]
             try:
                 proc = subprocess.run(cmd, env=environ, capture_output=True, text=True, timeout=args.timeout)
-                measured = json.load(open(result, encoding="utf-8")) if os.path.exists(result) else {
+                measured = json.load(open(written, encoding="utf-8")) if os.path.exists(written) else {
                     "outcome": "error", "message": f"exit {proc.returncode}: " + " | ".join(proc.stderr.strip().splitlines()[-3:])[:500]}
             except subprocess.TimeoutExpired:
                 measured = {"outcome": "error", "message": f"timed out after {args.timeout:g} s"}

@@ -78,7 +78,7 @@ def _reflection(ctx, op: str):
             return _functional(ctx, 511, (n, 64, 512))
         return _functional(ctx, 3, (n, 64, 64, 64))
     if op == "torch.nn.ReflectionPad1d":
-        shape = (n, 64, 512) if ndim != 2 else (n * 64, 512)
+        shape: tuple[int, ...] = (n, 64, 512) if ndim != 2 else (n * 64, 512)
         return _backward(ctx, [(torch.nn.ReflectionPad1d(511), shape)])
     shape = (n, 64, 64, 64) if ndim != 3 else (n * 64, 64, 64)
     return _backward(ctx, [(torch.nn.ReflectionPad2d(3), shape)])

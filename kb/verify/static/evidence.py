@@ -30,7 +30,7 @@ def document(framework: str, release: str, wheels: list[dict], reader_code: str)
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": KIND,
-        "created": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "reader_code": reader_code,
         "framework": framework,
         "release": release,

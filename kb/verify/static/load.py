@@ -106,13 +106,52 @@ def is_static(data: object) -> bool:
 
 
 def load(root: Path) -> tuple[list[Release], list[tuple[Path, str]]]:
-    """(releases, problems as (file, message)) of every static evidence file."""
+    """(releases, problems as (file, message)) of every static evidence file.
+
+    The summaries are a pure function of the files' bytes and this module: they are remembered
+    under .cache/kb/ by both (kb/memo.py), so an unchanged tree reads ~230 files' bytes and one
+    remembered value instead of parsing and summarizing each file on every command."""
+    from kb import untrusted
+    from kb.memo import MISS, Memo
+    from kb.yamlio import MAX_BYTES
+
+    paths = sorted((root / RUNS_DIR).glob("static-*/*.yaml"))
+    memo = Memo(root, "static", Path(__file__))
+    try:
+        key = memo.key(*(part for path in paths for part in (path.relative_to(root).as_posix(),
+                                                                untrusted.read_bytes(path, MAX_BYTES, root / "data"))))
+    except (untrusted.Refused, OSError):  # read (and reported) one by one below
+        return _load(root, paths)
+    found = memo.get(key)
+    if found is not MISS:
+        return [_release(r) for r in found[0]], [(root / p, m) for p, m in found[1]]
+    releases, bad = _load(root, paths)
+    memo.put(key, ([_plain(r) for r in releases], [(p.relative_to(root).as_posix(), m) for p, m in bad]))
+    memo.save()
+    return releases, bad
+
+
+def _plain(release: Release) -> tuple:
+    def seen(s: Seen) -> tuple:
+        return (s.wheel, s.sha256, s.members, s.kind)
+
+    return (release.framework, release.release, release.file, {k: seen(v) for k, v in release.signals.items()},
+            {k: seen(v) for k, v in release.flags.items()}, release.branches, release.wheels)
+
+
+def _release(plain: tuple) -> Release:
+    framework, name, file, signals, flags, branches, wheels = plain
+    return Release(framework, name, file, {k: Seen(*v) for k, v in signals.items()},
+                   {k: Seen(*v) for k, v in flags.items()}, branches, wheels)
+
+
+def _load(root: Path, paths: list[Path]) -> tuple[list[Release], list[tuple[Path, str]]]:
     from kb.findings import rel
     from kb.yamlio import YamlError, read
 
     releases: list[Release] = []
     bad: list[tuple[Path, str]] = []
-    for path in sorted((root / RUNS_DIR).glob("static-*/*.yaml")):
+    for path in paths:
         try:
             data = read(path).data
         except (YamlError, OSError) as exc:

@@ -21,10 +21,9 @@ UNCLAIMED_FRAMEWORKS = ("pytorch", "tensorflow")
 
 def static_of(catalog) -> tuple[list[Release], list]:
     """The catalog's static evidence, read once per catalog."""
-    cached = catalog.__dict__.get("_static")
-    if cached is None:
-        cached = catalog.__dict__["_static"] = load(catalog.root)
-    return cached
+    if catalog.static is None:
+        catalog.static = load(catalog.root)
+    return catalog.static
 
 
 def releases_for(catalog, framework: str) -> list[Release]:

@@ -94,7 +94,7 @@ def _literal(node: ast.AST) -> str:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) else "{…}" for v in node.values)
+        return "".join(str(v.value) if isinstance(v, ast.Constant) else "{…}" for v in node.values)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _literal(node.left) + _literal(node.right)
     return ""

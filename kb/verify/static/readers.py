@@ -12,13 +12,14 @@ import ast
 import re
 import zipfile
 from collections.abc import Iterator
+from typing import Any
 
 from kb.verify.static import pyscan
 from kb.verify.static.callsites import string_arguments
 from kb.verify.static.elf import Elf, ElfError
 from kb.verify.static.strings import containing, names
 
-Findings = dict[str, list]
+Findings = dict[str, Any]  # what one wheel says, by kind (alerts, python, docs, flags, ...)
 
 _SKIP_PY = re.compile(r"(^|/)(tests?|testing|kernel_tests|.*_test(_base)?\.py$|.*_test_util\.py$)")
 
@@ -66,7 +67,7 @@ def pytorch(wheel: zipfile.ZipFile) -> Findings:
         for name in string_arguments(elf, "alertNotDeterministic", exclude=("CuBLAS",)):
             alerts.setdefault(name, set()).add(member)
         del elf, data
-    found = [{"name": n, "members": sorted(m)} for n, m in sorted(alerts.items())]
+    found: list[dict[str, object]] = [{"name": n, "members": sorted(m)} for n, m in sorted(alerts.items())]
     python = _python_checks(wheel, "torch/", ("are_deterministic_algorithms_enabled",), ("alert_not_deterministic",))
     for check in python:
         if check["effect"] == "alert" and check.get("message"):

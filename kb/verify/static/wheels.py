@@ -11,7 +11,7 @@ skipped and reported, never guessed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 from kb.verify.static import readers
 
