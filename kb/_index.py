@@ -7625,6 +7625,13 @@ INDEX = {'format': 1,
                                                   'distributions': {},
                                                   'disputes': (),
                                                   'references': ({'kind': 'doc',
+                                                                  'url': 'https://github.com/pytorch/pytorch/blob/006048e4b659f866d5d4c03ccd8507f3842ccfc0/aten/src/ATen/native/AdaptiveAveragePooling.cpp',
+                                                                  'title': 'ATen AdaptiveAveragePooling.cpp: '
+                                                                           'adaptive_avg_pool2d with output '
+                                                                           'size 1 is input.mean({-1, -2}), '
+                                                                           'no adaptive kernel (read at that '
+                                                                           'commit of the main branch)'},
+                                                                 {'kind': 'doc',
                                                                   'url': 'https://github.com/pytorch/pytorch/blob/v2.13.0/torch/__init__.py',
                                                                   'title': 'torch.use_deterministic_algorithms '
                                                                            'docstring, PyTorch 2.13.0'},

@@ -16,7 +16,8 @@ from typing import NamedTuple
 import kb
 from kb.calls import value_holds
 from kb.scan import switches
-from kb.scan.resolve import Call, Unknown
+from kb.scan.rules import NONE, Rules, applies_to
+from kb.scan.syntax import Call, Unknown
 
 LEVELS = {"note": 0, "possible": 1, "nondeterministic": 2, "raises": 3}
 
@@ -40,7 +41,7 @@ class Finding(NamedTuple):
     fix: str
     codes: tuple[str, ...]
     conditions: tuple[str, ...]
-    note: str = ""  # set: not a finding (see SHAPE_NOTES), listed as a note with this reason
+    note: str = ""  # set: not a finding (a record's scan.data_note or unknown_shape), listed as a note with this reason
 
     @property
     def level(self) -> str:
@@ -286,51 +287,6 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     return out
 
 
-# Calls a record's own condition rules out, decided from the call's literal facts (a record's
-# `calls:` lists the values that make it apply and cannot say "any value but this one").
-# record -> (parameter, values that rule the record out, why, source).
-NOT_REACHED = {
-    # AdaptiveAvgPool with output size 1 is global pooling: aten's adaptive_avg_pool2d computes it as
-    # `input.mean({-1, -2})` (no adaptive kernel, no atomics; https://github.com/pytorch/pytorch/blob/
-    # 006048e4b659f866d5d4c03ccd8507f3842ccfc0/aten/src/ATen/native/AdaptiveAveragePooling.cpp, read at that
-    # commit), and no window overlaps another (the record's condition). Not yet re-run on a GPU per release.
-    "torch.adaptive-avg-pool-backward": ("output_size", (1, (1, 1), (1, 1, 1)),
-                                         "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
-    # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).
-    "torch.data-loader-workers": ("num_workers", (0,), "num_workers=0 loads in the main process, with no worker seeds"),
-    # median() without dim returns no indices (the record's condition).
-    "torch.median-indices": ("dim", (None,), "median() without dim returns no indices"),
-    # tf.data map/interleave run in parallel only with num_parallel_calls > 1 (the record's condition).
-    "tf.data-loader-parallelism": ("num_parallel_calls", (None, 1), "without num_parallel_calls the map runs sequentially"),
-}
-# Facts that leave a record possible rather than certain, with what it then depends on.
-ONLY_IF = {
-    "torch.data-loader-workers": ("shuffle", (None, False), "random augmentation in the dataset (shuffle is off)"),
-}
-# ...unless one of these is given (a sampler or batch sampler can shuffle on its own).
-ONLY_IF_UNLESS = {"torch.data-loader-workers": ("sampler", "batch_sampler")}
-# Records whose condition needs an argument that the code visibly makes (a sparse tensor): a call
-# that mentions none of these words is not reported.
-NEEDS_WORD = {"torch.sparse-bmm": ("sparse",)}
-# Records whose condition needs a shape the code rarely states, and whose op's common form is the harmless
-# one: the N-D (spatial) NLL kernel runs only for inputs of 3 or more dimensions, while a classifier's loss
-# takes (N, C) logits. When the scan cannot read the input's number of dimensions and the call shows no
-# sign of a spatial input, the call is a note (listed, never failing CI), not a finding; with a sign
-# (`x.transpose(1, 2)` names dimension 2, so x has at least 3) or a literal shape, it is a finding.
-DATA_NOTES = {
-    "jax.at-set-repeated-indices": "whether the indices repeat is not visible here: with unique indices (or equal "
-                                   "values) every element is written one way, the same every run",
-    "jax.at-set-unique-indices-promise": "whether the indices repeat is not visible here: with the unique indices "
-                                         "unique_indices=True promises, every element is written once",
-}
-"""Records whose condition is in the data (repeated indices of a `.set`), which no code shows:
-the call is listed as a note with this reason, not counted as a finding (the scan reports far more
-`.at[].set` with one index per element than with repeats)."""
-SHAPE_NOTES = {"torch.nll-loss": ("input.ndim", 3,
-                                  "the input's number of dimensions is not visible here: the (N, C) classifier "
-                                  "form has no atomics; only an input of 3 or more dimensions reaches the spatial kernel")}
-
-
 def _mentions(call: Call, words: tuple[str, ...]) -> bool:
     texts = [call.text, *(str(getattr(a, "text", a)) for a in call.args), *(str(getattr(v, "text", v)) for _, v in call.kwargs)]
     return any(w in t for t in texts for w in words)
@@ -356,25 +312,37 @@ def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
 _MISSING = object()
 
 
-def ruled_out(record: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
-    """Why the call's facts rule the record out (None: they do not)."""
-    rule = NOT_REACHED.get(record)
-    if rule is None:
-        return None
-    name, values, why = rule
-    value = facts.get(name, defaults.get(name, _MISSING) if name not in given else _MISSING)
-    return why if value is not _MISSING and value in values else None
+def _value(name: str, facts: dict, given: set[str], defaults: dict[str, object]) -> object:
+    """The call's value of `name`: stated, else the op's default when the call leaves it out, else _MISSING."""
+    return facts.get(name, defaults.get(name, _MISSING) if name not in given else _MISSING)
+
+
+def ruled_out(rules: Rules, op: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
+    """Why the call's facts rule the record out by its `scan.ruled_out` (None: they do not)."""
+    for rule in rules.ruled_out:
+        if not applies_to(rule, op):
+            continue
+        value = _value(rule.parameter, facts, given, defaults)
+        if value is not _MISSING and value in rule.values:
+            return rule.why
+    return None
 
 
 def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
              applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
              conditional: frozenset[str] = frozenset(), passes: dict[str, str] | None = None,
-             backward: bool = True) -> list[Finding]:
+             backward: bool = True, rules: dict[str, Rules] | None = None) -> list[Finding]:
     """The findings of one call: one per source record that applies and is not covered. With
     `backward` False (no run that executes this file runs a backward pass) or a call under
-    `torch.no_grad()`, records of the backward pass are not reported."""
+    `torch.no_grad()`, records of the backward pass are not reported. `rules`: the records' scan
+    rules (kb/scan/rules.py; default: those of the index kb.query answers from)."""
     if not can_be(call, framework):
         return []
+    if rules is None:
+        from kb.query import index
+        from kb.scan.rules import of
+
+        rules = of(index())
     params = parameters(call.op, framework) if CALLS_SUPPORTED else None
     if dict(call.extra).get("device") == ("cpu",):
         device = "cpu"  # the scan saw the input made on the host (resolve: a factory without device=)
@@ -398,28 +366,31 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
     out = []
     given = {k for k in facts} | set(unknown)
     defaults = _defaults(call.op, framework, call.method) if not call.star else {}
+    held = {name for name, _ in call.ruled_out}
     for source, applies, depends in candidates:
         if (call.no_grad or not backward) and (passes or {}).get(source.id) == "backward":
             continue
-        if ruled_out(source.id, facts, given, defaults):
+        rule = rules.get(source.id, NONE)
+        if ruled_out(rule, call.op, facts, given, defaults):
             continue
-        if source.id in NEEDS_WORD and not _mentions(call, NEEDS_WORD[source.id]):
+        if rule.needs_word and not _mentions(call, rule.needs_word):
             continue
-        if any(record == source.id for record, _ in getattr(call, "ruled_out", ())):
+        if held.intersection(rule.resolvers):
             continue
-        note = DATA_NOTES.get(source.id, "")
-        shape = SHAPE_NOTES.get(source.id)
-        if shape is not None and shape[0] in depends and shape[0] not in facts:
+        note = rule.data_note or ""
+        shape = rule.unknown_shape
+        if shape is not None and shape.fact in depends and shape.fact not in facts:
             least = dict(call.extra).get("input.min_ndim")
-            if least and least[0] >= shape[1]:
-                depends = set(depends) - {shape[0]}  # the call names a dimension only such an input has
+            if least and least[0] >= shape.at_least:
+                depends = set(depends) - {shape.fact}  # the call names a dimension only such an input has
             else:
-                note = shape[2]
-        hint = ONLY_IF.get(source.id)
-        if hint is not None and not any(facts.get(p) is not None or p in unknown for p in ONLY_IF_UNLESS.get(source.id, ())):
-            value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)
-            if value is not _MISSING and value in hint[1]:
-                depends = set(depends) | {hint[2]}
+                note = shape.why
+        for hint in rule.only_if:
+            if not applies_to(hint, call.op) or any(facts.get(p) is not None or p in unknown for p in hint.unless):
+                continue
+            value = _value(hint.parameter, facts, given, defaults)
+            if value is not _MISSING and value in hint.values:
+                depends = set(depends) | {hint.depends_on}
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
                             record_conditions.get(source.id, ()), conditional)
         if finding is not None:

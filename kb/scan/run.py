@@ -8,7 +8,7 @@ import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import lookup, pins, recipe, resolve, scope, sources, switches
+from kb.scan import lookup, pins, recipe, resolve, rules, scope, sources, switches
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -30,7 +30,7 @@ class Report(NamedTuple):
     recipes: tuple[recipe.Recipe, ...]
     device: str
     runs: tuple[RunSwitches, ...] = ()
-    notes: tuple[lookup.Finding, ...] = ()  # calls whose record needs a condition the code does not show (lookup.SHAPE_NOTES)
+    notes: tuple[lookup.Finding, ...] = ()  # calls whose record needs a condition the code does not show (scan.data_note, unknown_shape)
 
 
 class RunSwitches(NamedTuple):
@@ -107,7 +107,7 @@ def _one(found: sources.Found) -> tuple:
 
     A notebook cell that does not parse is reported and blanked, and the other cells are
     scanned, as Jupyter runs the cells that work."""
-    wanted, methods = _SHARED
+    wanted, methods, by_op = _SHARED
     path = found.path
     try:
         unit = sources.read(path, found.root)
@@ -117,7 +117,7 @@ def _one(found: sources.Found) -> tuple:
     text = unit.text
     for attempt in range(2):
         try:
-            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED)
+            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, by_op)
         except SyntaxError as exc:
             if attempt or not unit.cells:
                 cell, line = unit.place(exc.lineno or 1)
@@ -152,8 +152,9 @@ def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, l
     return "\n".join(lines), errors
 
 
-def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
-    shared = (wanted, methods)
+def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int,
+                by_op: dict[str, tuple[str, ...]] | None = None) -> list[tuple]:
+    shared = (wanted, methods, resolve.default_resolvers() if by_op is None else by_op)
     jobs = min(jobs, os.cpu_count() or 1, len(files))  # --jobs 1000000 would fork until the machine stops
     if jobs <= 1 or len(files) < PARALLEL_FROM:
         _init(shared)
@@ -189,7 +190,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     files = sources.discover(paths, exclude)
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
-    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1))
+    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), rules.resolvers_by_op(idx))
 
     errors: list[FileError] = []
     used: set[str] = set()
@@ -211,6 +212,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
     at_ops = compiled_op_records(idx["sources"])
+    scan_rules = rules.of(idx)
     # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
     # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
     # A module of a package (its folder has __init__.py) is a library even with a __main__ smoke test.
@@ -235,7 +237,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             if pin is None:
                 continue
             for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
-                                           where, conditions, maybe, passes, backward):
+                                           where, conditions, maybe, passes, backward, scan_rules):
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
@@ -279,7 +281,7 @@ def _combined(runs: list[scope.Run], per_run: list[dict[str, switches.Applied]],
     if not runs:
         return switches.applied([], used)
     out: dict[str, switches.Applied] = {}
-    for code in {c for a in per_run for c in a}:
+    for code in sorted({c for a in per_run for c in a}):  # sorted: a set of strings iterates in hash order
         have = [(r, a[code]) for r, a in zip(runs, per_run) if code in a]
         first = have[0][1]
         if len(have) == len(runs) and all(a.condition is None for _, a in have):

@@ -1,0 +1,174 @@
+"""One cheap pass over a module before the walk: its Layout (imports, the calls that run at import,
+in `__main__` and per function: what kb/scan/scope.py needs to tell which process runs which
+code), the nodes later steps look at (classes, calls, functions, assignments), the lines worth
+visiting at all (found by regular expressions, at C speed) and the `# kb: ignore` comments.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import NamedTuple
+
+from kb.scan.syntax import Layout, called, is_main
+
+
+class Survey(NamedTuple):
+    """One pass over a module: its Layout, and the nodes later steps look at."""
+
+    layout: Layout
+    classes: list
+    calls: list
+    functions: list
+    assigns: list
+
+
+def _expression_calls(node: ast.AST, sink: list[str], calls: list) -> None:
+    """Calls in an expression (iteratively: expressions can nest deeper than the stack)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if type(item) is ast.Call:
+            calls.append(item)
+            name = called(item.func)
+            if name is not None:
+                sink.append(name)
+        stack.extend(ast.iter_child_nodes(item))
+
+
+# Words that start or run a backward pass (or hand training to a library that does).
+BACKWARD = re.compile(r"\.backward\(|autograd\.grad\b|\bgrad\(|value_and_grad|GradientTape|\.fit\(|\.minimize\("
+                      r"|\bTrainer\b|training_step|accelerator\.|\.step\(")
+
+
+def layout(tree: ast.Module, text: str = "") -> Layout:
+    """The module's Layout (imports, the calls that run at import, in __main__, per function)."""
+    return survey(tree, text).layout
+
+
+def survey(tree: ast.Module, text: str = "") -> Survey:
+    """The module's Layout and its classes, calls, functions and assignments, in one pass."""
+    imports: list[tuple[str, int, tuple[str, ...]]] = []
+    bindings: list[tuple[str, str, int, str | None]] = []
+    top: list[str] = []
+    in_main: list[str] = []
+    functions: list[tuple[str, list[str]]] = []
+    classes: list = []
+    calls: list = []
+    defs: list = []
+    assigns: list = []
+    has_main = False
+
+    def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
+        nonlocal has_main
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:
+                imports.append((alias.name, 0, ()))
+                if alias.asname:
+                    bindings.append((alias.asname, alias.name, 0, None))
+                else:
+                    bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
+        elif kind is ast.ImportFrom:
+            imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+            for alias in node.names:
+                if alias.name != "*":
+                    bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            defs.append(node)
+            for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+                _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
+            body: list[str] = []
+            functions.append((prefix + node.name, body))
+            for child in node.body:
+                statement(child, body, prefix + node.name + ".", False)
+        elif kind is ast.ClassDef:
+            classes.append(node)
+            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+                _expression_calls(part, sink, calls)
+            for child in node.body:  # a class body runs where the class statement is
+                statement(child, sink, prefix + node.name + ".", module_level)
+        elif kind is ast.If and module_level and not prefix and is_main(node.test):
+            has_main = True
+            for child in node.body:
+                statement(child, in_main, prefix, True)
+            for child in node.orelse:
+                statement(child, sink, prefix, True)
+        else:
+            if kind is ast.Assign:
+                assigns.append(node)
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    statement(child, sink, prefix, module_level)
+                elif isinstance(child, ast.excepthandler):
+                    for inner in child.body:
+                        statement(inner, sink, prefix, module_level)
+                elif isinstance(child, ast.match_case):
+                    for inner in child.body:
+                        statement(inner, sink, prefix, module_level)
+                else:
+                    _expression_calls(child, sink, calls)
+
+    for node in tree.body:
+        statement(node, top, "", True)
+    found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
+                   tuple((name, tuple(body)) for name, body in functions), bool(BACKWARD.search(text)))
+    return Survey(found, classes, calls, defs, assigns)
+
+
+# Words in a file that can make a line interesting besides its import aliases and method names.
+_ENV_WORDS = ("environ", "putenv")
+# Substrings without which a file cannot call a framework or set its switches: not parsed.
+MARKERS = ("torch", "tensorflow", "jax", "horovod", "environ", "putenv")
+_METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = {}
+
+
+def method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) -> tuple[str, ...]:
+    """The method names worth matching when the module imports these frameworks (memoized)."""
+    key = (id(methods), owners)
+    found = _METHOD_NAMES.get(key)
+    if found is None:
+        found = _METHOD_NAMES[key] = tuple(m for m, ops in methods.items() if any(op.split(".")[0] in owners for op in ops))
+    return found
+
+
+def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...]) -> frozenset[int]:
+    """Lines that mention an imported name, a matched method (`.index_add_`, `.at`) or the
+    environment: the only places a finding or a switch can start (found at C speed by re)."""
+    words = [re.escape(a) for a in aliases] + list(_ENV_WORDS)
+    parts = []
+    if words:
+        parts.append(r"\b(?:" + "|".join(sorted(words, key=len, reverse=True)) + r")\b")
+    if methods:
+        parts.append(r"\.\s*(?:" + "|".join(re.escape(m) for m in sorted(methods, key=len, reverse=True)) + r")\b")
+    if any(v.startswith("jax") for v in aliases.values()):
+        parts.append(r"[\w)\]][ \t]*@[ \t]*[\w(]")  # x @ w: the matmul operator on JAX arrays
+    if not parts:
+        return frozenset()
+    pattern = re.compile("|".join(parts))
+    lines: set[int] = set()
+    line, last = 1, 0
+    for match in pattern.finditer(text):
+        start = match.start()
+        line += text.count("\n", last, start)
+        last = start
+        lines.add(line)
+    return frozenset(lines)
+
+
+_SUPPRESS = re.compile(r"#\s*kb:\s*ignore(?:\[([^\]]*)\])?")
+
+
+def suppressions(text: str) -> dict[int, frozenset[str] | None]:
+    """Line -> record ids silenced there by `# kb: ignore[id, id]` (None: every finding)."""
+    out: dict[int, frozenset[str] | None] = {}
+    if "kb:" not in text:
+        return out
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "kb:" not in line:
+            continue
+        match = _SUPPRESS.search(line)
+        if match:
+            ids = match.group(1)
+            out[number] = None if ids is None else frozenset(i.strip() for i in ids.split(",") if i.strip())
+    return out
