@@ -14,7 +14,9 @@ import ast
 import builtins
 
 from kb.scan.prepare import local_module
-from kb.scan.syntax import NOT_LITERAL, STRING_ENUMS, Unknown, called, literal, public_name, self_attribute, text_of
+from kb.scan.syntax import (
+    NOT_LITERAL, STRING_ENUMS, Unknown, called, literal, plain_literal, public_name, self_attribute, text_of,
+)
 
 # Calls whose result is a torch tensor / a Keras model, for "certain" method matches.
 _TORCH_NOT_TENSOR = frozenset({"load", "device", "no_grad", "manual_seed", "set_grad_enabled", "is_tensor",
@@ -27,6 +29,10 @@ _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal",
 _BUILTINS = frozenset(dir(builtins))
 _PARTIALS = frozenset({"functools.partial"})
 _JAX_ARRAY_MAKERS = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.")
+# what makes indices that never repeat, and the methods that keep them so (not expand, repeat, broadcasting)
+_UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
+_UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshape", "flatten", "contiguous", "clone",
+                             "detach", "flip", "squeeze", "unsqueeze", "type"})
 # torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
 _HOST_FACTORIES = frozenset(f"torch.{n}" for n in (
     "linspace", "logspace", "arange", "zeros", "ones", "full", "tensor", "eye", "rand", "randn", "empty", "randint"))
@@ -55,6 +61,8 @@ class Context:
         self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use
         self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
         self.default_device = False  # the module calls torch.set_default_device: factories may make GPU tensors
+        self.index_param: dict[str, str] = {}  # op -> the parameter holding its indices (rules.CodeRules)
+        self.op_params: dict[str, tuple[tuple[str, object], ...]] = {}  # op -> its parameters as a call passes them
         self.assign_memo: dict[int, dict[str, list[ast.expr]]] = {}
         self.host_memo: dict[tuple[int, int], str | None] = {}
 
@@ -174,6 +182,46 @@ class Context:
             values = self.assigned_in(fn).get(node.id, [])
             return bool(values) and all(isinstance(v, ast.Call) and self.dotted(v.func) == "torch.arange" for v in values)
         return False
+
+    def is_unique(self, node: ast.AST, fn: ast.AST | None, depth: int = 4) -> bool:
+        """Indices that never repeat: `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal
+        list of distinct ints (also in `torch.tensor([...])`), what keeps them (`.to()`, `.view()`, a slice,
+        `.flip()`...), or a name every assignment in the function makes so."""
+        if depth <= 0:
+            return False
+        if isinstance(node, (ast.List, ast.Tuple)):
+            values = [plain_literal(e) for e in node.elts]
+            return bool(values) and all(type(v) is int for v in values) and len(set(values)) == len(values)
+        if isinstance(node, ast.Subscript):
+            return isinstance(node.slice, ast.Slice) and self.is_unique(node.value, fn, depth - 1)
+        if isinstance(node, ast.Name):
+            values = self.assigned_in(fn).get(node.id, []) if fn is not None else []
+            return bool(values) and all(self.is_unique(v, fn, depth - 1) for v in values)
+        if not isinstance(node, ast.Call):
+            return False
+        name = self.dotted(node.func)
+        if name in _UNIQUE_MAKERS:
+            return True
+        if name == "torch.tensor" and node.args:
+            return self.is_unique(node.args[0], fn, depth - 1)
+        if isinstance(node.func, ast.Attribute) and name is None:
+            if node.func.attr in ("argsort", "unique"):
+                return True
+            if node.func.attr in _UNIQUE_KEEPING:
+                return self.is_unique(node.func.value, fn, depth - 1)
+        return False
+
+    def argument(self, op: str, node: ast.Call, name: str) -> ast.AST | None:
+        """The expression a call passes for the op's parameter `name` (keyword or position), or None."""
+        given = next((k.value for k in node.keywords if k.arg == name), None)
+        if given is not None:
+            return given
+        names = [n for n, _ in self.op_params.get(op, ())]
+        position = names.index(name) if name in names else None
+        if position is not None and position < len(node.args) \
+                and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+            return node.args[position]
+        return None
 
     def made_on_host(self, node: ast.AST, ctx: ast.AST, depth: int, seen: set) -> str | None:
         """'host' when the expression is visibly a tensor made on the CPU (a torch factory called without

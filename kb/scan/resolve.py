@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import buffer_parameters, compiled_scopes, literal_parameters, subclasses, tf_global_seed
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
@@ -22,19 +23,18 @@ from kb.scan.visitor import Visitor
 METHOD_OWNERS = {"torch": "torch", "tf": "tf", "jax": "jax"}
 
 
-def default_resolvers() -> dict[str, tuple[str, ...]]:
-    """Op -> the code rules its records name, from the index kb.query answers from now."""
+def default_rules() -> CodeRules:
+    """The code rules of each op, from the index kb.query answers from now."""
     from kb.query import index
-    from kb.scan.rules import resolvers_by_op
 
-    return resolvers_by_op(index())
+    return code_rules(index())
 
 
 def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
-            watched: frozenset[str], by_op: dict[str, tuple[str, ...]] | None = None) -> Module:
+            watched: frozenset[str], rules: CodeRules | None = None) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text.
-    `by_op`: op -> the code rules (kb/scan/resolvers.py) its records name (default: the index's)."""
+    `rules`: the code rules (kb/scan/resolvers.py) each op's records name (default: the index's)."""
     tree = ast.parse(text, filename=filename)
     found = survey(tree, text)
     if not any(marker in text for marker in MARKERS):
@@ -43,7 +43,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     for name, base in subclasses(found.classes, aliases, wanted).items():
         aliases.setdefault(name, base)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
-    visitor = Visitor(aliases, wanted, methods, set(owners), watched, default_resolvers() if by_op is None else by_op)
+    visitor = Visitor(aliases, wanted, methods, set(owners), watched, default_rules() if rules is None else rules)
     visitor.lines = text.split("\n")
     visitor.filename, visitor.tree = filename, tree
     visitor.default_device = "set_default_device" in text

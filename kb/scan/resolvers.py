@@ -127,6 +127,61 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     return None
 
 
+@resolver("unique-indices", "rule")
+def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """The indices a record needs to repeat (its `scan.unique_index` parameter) visibly never repeat:
+    `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, what
+    keeps them (`.to()`, `.view()`, a slice), or a name only ever assigned one: each element is written
+    (or accumulated) once, so the order of the writes changes nothing."""
+    name = ctx.index_param.get(op)
+    given = ctx.argument(op, node, name) if name else None
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if given is not None and ctx.is_unique(given, scope):
+        return f"the {name} ({ctx.text(given, 30)}) never repeats: each element is written once"
+    return None
+
+
+_CONSTANT_INITIALISERS = frozenset({"zeros", "ones", "constant", "identity"})
+_RATES = ("dropout", "recurrent_dropout", "rate")
+
+
+def _constant_initialiser(ctx: Context, node: ast.AST) -> bool:
+    """`"zeros"`, `"ones"`, `"constant"`, `"identity"` or a call of an initializers' `Zeros()`, `Ones()`,
+    `Constant(v)`, `Identity()` (any spelling of the initializers module): every value it makes is fixed."""
+    value = plain_literal(node)
+    if isinstance(value, str):
+        return value.lower() in _CONSTANT_INITIALISERS
+    if isinstance(node, ast.Call):
+        name = ctx.dotted(node.func) or ""
+        parts = name.split(".")
+        return "initializers" in parts[:-1] and parts[-1].lower() in _CONSTANT_INITIALISERS
+    return False
+
+
+@resolver("constant-initializers", "rule")
+def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A Keras layer every initializer of which (`kernel_initializer`, `bias_initializer`, ... given, or by
+    the layer's default) is a constant (`"zeros"`, `"ones"`, `Constant(v)`, `Identity()`), with no dropout
+    rate: it draws no random number, so the global generator's seed changes nothing."""
+    params = ctx.op_params.get(op, ())
+    initialisers = [(name, default) for name, default in params if name.endswith("_initializer")]
+    if not initialisers or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    for name, default in initialisers:
+        given = ctx.argument(op, node, name)
+        if given is None:
+            if not (isinstance(default, str) and default.lower() in _CONSTANT_INITIALISERS):
+                return None
+        elif not _constant_initialiser(ctx, given):
+            return None
+    for name, _ in params:
+        if name in _RATES:
+            given = ctx.argument(op, node, name)
+            if given is not None and plain_literal(given) not in (0, 0.0, None):
+                return None
+    return "every initializer is a constant and no dropout is drawn: nothing is random"
+
+
 # --- rules at `self.X = <module>(...)` -------------------------------------------------------------
 def _module_class(ctx: Context, target: ast.AST, op: str) -> tuple[ast.ClassDef, bool] | None:
     """(the enclosing class, whether it has its own `forward`), for `self.X = <a module class>(...)`."""

@@ -79,14 +79,16 @@ def _compiled(idx: dict) -> tuple[dict[str, Rules], dict[str, tuple[str, ...]], 
     by_op: dict[str, list[str]] = {}
     index_of: dict[str, str] = {}
     for table in idx["names"].values():
-        for name, ids in table.items():
+        for op, ids in table.items():
+            spellings = (op, "tf." + op) if op.startswith("keras.") else (op,)  # tf.keras is Keras 3 from 2.16
             for rid in ids:
-                for resolver in rules.get(rid, NONE).resolvers:
-                    if resolver not in by_op.setdefault(name, []):
-                        by_op[name].append(resolver)
-                unique = rules.get(rid, NONE).unique_index
-                if unique:
-                    index_of.setdefault(name, unique)
+                rule = rules.get(rid, NONE)
+                for name in spellings:
+                    for resolver in rule.resolvers:
+                        if resolver not in by_op.setdefault(name, []):
+                            by_op[name].append(resolver)
+                    if rule.unique_index:
+                        index_of.setdefault(name, rule.unique_index)
     resolvers = {name: tuple(sorted(found)) for name, found in by_op.items()}
     _MEMO.clear()
     _MEMO[id(sources)] = (sources, rules, resolvers, index_of)
@@ -104,10 +106,48 @@ def resolvers_by_op(idx: dict) -> dict[str, tuple[str, ...]]:
     return _compiled(idx)[1]
 
 
-def index_parameters(idx: dict) -> dict[str, str]:
-    """Op name -> the parameter holding the indices a record of it needs to repeat (`unique_index`)."""
-    return _compiled(idx)[2]
+class CodeRules(NamedTuple):
+    """What the resolver needs of the records, per op name (shared with its worker processes)."""
+
+    by_op: dict[str, tuple[str, ...]]  # op -> the code rules its records name
+    index_param: dict[str, str]  # op -> the parameter holding the indices its records need to repeat
+    params: dict[str, tuple[tuple[str, object], ...]]  # op with code rules -> its parameters as a call passes them
+
+
+_KERAS = ("tf.keras.", "keras.")
+
+
+def _signature(idx: dict, op: str) -> tuple | None:
+    from kb import signatures
+
+    names = [op] + (["keras." + op[len(_KERAS[0]):]] if op.startswith(_KERAS[0]) else [])
+    for name in names:
+        for table in (idx.get("params") or {}).values():
+            if name in table:
+                return signatures.parse(table[name])
+    framework = next((fw for fw, prefixes in idx.get("prefixes", {}).items() if op.startswith(tuple(prefixes))), None)
+    fields = signatures.table(framework).get(op) if framework else None
+    return signatures.parse(fields) if fields is not None else None
+
+
+def code_rules(idx: dict) -> CodeRules:
+    """The code rules of every op, where each op's call passes the indices its records need to repeat
+    (`scan.unique_index`), and the parameters of the ops that have code rules (in the order a call passes
+    them: a method's receiver is not an argument)."""
+    _, by_op, index_of = _compiled(idx)
+    params: dict[str, tuple[tuple[str, object], ...]] = {}
+    for op in by_op:
+        found = _signature(idx, op)
+        if found is None:
+            continue
+        listed = tuple((name, default) for name, default in found if not name.startswith("*"))
+        owner = op.rsplit(".", 2)[-2] if op.count(".") >= 2 else ""
+        if (owner[:1].isupper() or owner == "ndarray") and listed and listed[0][0] in ("input", "self"):
+            listed = listed[1:]
+        params[op] = listed
+    return CodeRules(by_op, index_of, params)
 
 
 def applies_to(rule: RuledOut | OnlyIf, op: str) -> bool:
-    return not rule.ops or op in rule.ops
+    """Whether a rule narrowed to some ops covers `op` (`tf.keras.X` is the Keras op `keras.X` it answers for)."""
+    return not rule.ops or op in rule.ops or (op.startswith("tf.keras.") and op[3:] in rule.ops)

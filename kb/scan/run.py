@@ -83,6 +83,9 @@ def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict
     for framework, table in idx["names"].items():
         for name in table:
             names.setdefault(name, framework)
+    for name in idx["names"].get("keras", ()):  # tf.keras.X is TensorFlow's name of Keras 3's keras.X (from 2.16)
+        if name.startswith("keras.") and "tensorflow" in idx["names"]:
+            names.setdefault("tf." + name, "tensorflow")
     methods: dict[str, list[str]] = {}
     for name in names:
         parent, _, method = name.rpartition(".")
@@ -107,7 +110,7 @@ def _one(found: sources.Found) -> tuple:
 
     A notebook cell that does not parse is reported and blanked, and the other cells are
     scanned, as Jupyter runs the cells that work."""
-    wanted, methods, by_op = _SHARED
+    wanted, methods, code_rules = _SHARED
     path = found.path
     try:
         unit = sources.read(path, found.root)
@@ -117,7 +120,7 @@ def _one(found: sources.Found) -> tuple:
     text = unit.text
     for attempt in range(2):
         try:
-            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, by_op)
+            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules)
         except SyntaxError as exc:
             if attempt or not unit.cells:
                 cell, line = unit.place(exc.lineno or 1)
@@ -153,8 +156,8 @@ def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, l
 
 
 def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int,
-                by_op: dict[str, tuple[str, ...]] | None = None) -> list[tuple]:
-    shared = (wanted, methods, resolve.default_resolvers() if by_op is None else by_op)
+                code_rules: rules.CodeRules | None = None) -> list[tuple]:
+    shared = (wanted, methods, resolve.default_rules() if code_rules is None else code_rules)
     jobs = min(jobs, os.cpu_count() or 1, len(files))  # --jobs 1000000 would fork until the machine stops
     if jobs <= 1 or len(files) < PARALLEL_FROM:
         _init(shared)
@@ -190,7 +193,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     files = sources.discover(paths, exclude)
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
-    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), rules.resolvers_by_op(idx))
+    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), rules.code_rules(idx))
 
     errors: list[FileError] = []
     used: set[str] = set()

@@ -16,6 +16,7 @@ import ast
 
 from kb.scan import resolvers
 from kb.scan.context import Context
+from kb.scan.rules import CodeRules
 from kb.scan.syntax import TRY, Call, Setting, Unknown, is_main, least_ndim, literal, reshaped_ndim, strings
 
 # Annotations that say an argument is a framework tensor.
@@ -30,9 +31,10 @@ class Visitor(Context, ast.NodeVisitor):
     only statements on a hit line are visited down to their expressions."""
 
     def __init__(self, aliases: dict[str, str], wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
-                 owners: set[str], watched: frozenset[str], by_op: dict[str, tuple[str, ...]]) -> None:
+                 owners: set[str], watched: frozenset[str], rules: CodeRules) -> None:
         super().__init__(aliases, wanted)
-        self.methods, self.owners, self.watched, self.by_op = methods, owners, watched, by_op
+        self.methods, self.owners, self.watched = methods, owners, watched
+        self.by_op, self.index_param, self.op_params = rules.by_op, rules.index_param, rules.params
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)

@@ -1,0 +1,75 @@
+"""Scan rules against a fixture index, with each expectation on the offending line.
+
+tests/fixtures/scanrules/ is a small project: records with `scan:` blocks (data/, validated and
+compiled as a test project, tests/kbproject.py) and code under code/ whose lines say what a scan
+must report there: `# expect: <record> <level>[, <record> <level>...]` (level: raises,
+nondeterministic, possible or note). A line without the comment must have no finding and no note.
+Each file directly under code/ is scanned alone; each folder is scanned whole, as a repository.
+Editing a shipped record never changes these tests; a new rule adds a line with its expectation.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from kb import schema
+from kb.scan import pins, resolvers
+from kb.scan.run import scan
+from tests.kbproject import answering, compiled
+
+ROOT = Path(__file__).resolve().parent / "fixtures" / "scanrules"
+CODE = ROOT / "code"
+VERSIONS = "torch=2.11,tensorflow=2.20,jax=0.8"
+EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")
+LEVELS = ("raises", "nondeterministic", "possible", "note")
+
+
+@pytest.fixture(scope="module")
+def fixture_index() -> dict:
+    return compiled(ROOT)
+
+
+def expected(unit: Path) -> list[tuple[str, int, str, str]]:
+    """(file, line, record, level) for every `# expect:` under `unit` (a file or a folder)."""
+    out = []
+    files = [unit] if unit.is_file() else sorted(p for p in unit.rglob("*.py"))
+    for path in files:
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = EXPECT.search(text)
+            if not match:
+                continue
+            for item in match.group(1).split(","):
+                record, level = item.split()
+                assert level in LEVELS, f"{path.name}:{number}: unknown level {level!r}"
+                out.append((path.relative_to(CODE).as_posix(), number, record, level))
+    return sorted(out)
+
+
+def found(unit: Path, index: dict, versions: str = VERSIONS) -> list[tuple[str, int, str, str]]:
+    with answering(index):
+        report = scan([str(unit)], given=pins.parse_versions(versions), jobs=1)
+    return sorted((Path(f.path).resolve().relative_to(CODE).as_posix(), f.line, f.record, f.level)
+                  for f in (*report.findings, *report.notes))
+
+
+UNITS = sorted(p.name for p in CODE.iterdir() if p.suffix == ".py" or p.is_dir())
+
+
+@pytest.mark.parametrize("name", UNITS)
+def test_each_line_reports_what_it_expects(fixture_index, name):
+    unit = CODE / name
+    assert found(unit, fixture_index) == expected(unit)
+
+
+def test_every_fixture_unit_expects_something():
+    assert all(expected(CODE / name) for name in UNITS if name != "seeded")
+
+
+def test_the_named_rules_are_the_ones_records_may_name():
+    """schema.SCAN_RESOLVERS (what lint KB023 accepts) and the table of kb/scan/resolvers.py agree,
+    and every code rule has a docstring (rendered into docs/scan.md)."""
+    assert set(resolvers.record_rules()) == set(schema.SCAN_RESOLVERS)
+    assert all(entry.doc for entry in resolvers.TABLE.values())
