@@ -36,7 +36,7 @@ EXPECTED = {
         (14, "torch.cudnn-convolution", "nondeterministic"),
         # F.nll_loss(output, target) at 42 and 61: only a 3-D or higher input takes the atomic kernel; the
         # scanner cannot see the rank of `output` and nothing shows a spatial input, so these are notes
-        # (lookup.SHAPE_NOTES), listed under "notes", not findings
+        # (the record's scan.unknown_shape), listed under "notes", not findings
         (124, "torch.data-loader-workers", "nondeterministic"),
         (125, "torch.data-loader-workers", "nondeterministic"),
     ],
@@ -448,7 +448,7 @@ def test_recipe_for_the_whole_code_base(capsys):
     recipes = json.loads(out)["recipes"]
     assert [(r["framework"], r["codes"]) for r in recipes] == [("pytorch", ["PT_DET", "PT_NOBENCH", "PT_DLSEED"])]
     # interpolate(mode='nearest') is ruled out by the call; ReflectionPad2d is fixed by PT_DET from 2.7;
-    # mnist's F.nll_loss(output, target) of unknown rank is a note (lookup.SHAPE_NOTES), which drives no recipe
+    # mnist's F.nll_loss(output, target) of unknown rank is a note (the record's scan.unknown_shape), which drives no recipe
     assert recipes[0]["unsolved"] == []
     assert {n["record"] for n in json.loads(out)["notes"]} == {"torch.nll-loss"}
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import kb
 from kb.calls import value_holds
+from kb.query.state import memo
 from kb.scan import switches
 from kb.scan.rules import NONE, Rules, applies_to
 from kb.scan.syntax import Call, Unknown
@@ -72,13 +73,13 @@ def _supports_call() -> bool:
 CALLS_SUPPORTED = _supports_call()
 
 COMPILED_FACT = ("compiled", "inductor")
-_COMPILED: list[bool] = []
+_COMPILED: dict[str, bool] = memo()
 
 
 def compiled_fact_supported() -> bool:
     """Whether this KB answers the call fact `compiled: inductor` (issue 36's query layer). Until it
     does, a compiled call is answered as an eager one; the scan passes the fact as soon as it is accepted."""
-    if not _COMPILED:
+    if "ok" not in _COMPILED:
         ok = False
         if CALLS_SUPPORTED:
             try:
@@ -86,11 +87,11 @@ def compiled_fact_supported() -> bool:
                 ok = True
             except (ValueError, TypeError, LookupError):
                 ok = False
-        _COMPILED.append(ok)
-    return _COMPILED[0]
+        _COMPILED["ok"] = ok
+    return _COMPILED["ok"]
 
 
-_PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = {}
+_PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = memo()  # forgotten when kb.query's index changes
 
 
 def parameters(op: str, framework: str) -> tuple[str, ...] | None:
@@ -114,7 +115,7 @@ def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
     return tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params)
 
 
-_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = {}
+_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = memo()
 
 
 def signature(op: str, framework: str) -> tuple[tuple[str, bool], ...] | None:
@@ -230,7 +231,7 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
     return kb.status(op, version, framework=framework, device=device)
 
 
-_CANDIDATES: dict[tuple, list] = {}
+_CANDIDATES: dict[tuple, list] = memo()
 
 
 def _contradicted(when: object, facts: dict) -> bool:

@@ -237,10 +237,12 @@ def unique_position_lookup(ctx: Context, target: ast.AST, value: ast.Call, op: s
 @resolver("pad-mode", "spelling")
 def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | None:
     """`F.pad(x, pad, mode="reflect"|"replicate")` runs the ReflectionPad/ReplicationPad kernels: aten's
-    _pad_enum (https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/
-    native/PadNd.cpp) sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d (replication_pad1d/2d/3d), as
-    the nn.ReflectionPad*/ReplicationPad* modules do through F.pad; a pad that is not a literal is taken as
-    2-D, possible. Returns (op, certain, why) or None."""
+    `_pad_enum` sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d (replication_pad1d/2d/3d), as the
+    nn.ReflectionPad*/ReplicationPad* modules do through F.pad; a pad that is not a literal is taken as
+    2-D, possible.
+
+    Read in https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/native/PadNd.cpp.
+    Returns (op, certain, why) or None."""
     given = dict((k.arg, k.value) for k in node.keywords if k.arg)
     mode_node = node.args[2] if len(node.args) > 2 else given.get("mode")
     mode = ctx.literal(mode_node) if mode_node is not None else "constant"
@@ -264,9 +266,10 @@ LAYER_FUNCTIONS = {"tf.compat.v1.layers.dense": "tf.keras.layers.Dense", "tf.lay
 def tf1_layer_function(ctx: Context, name: str, node: ast.Call) -> tuple[str, ast.Call] | None:
     """TF 1's `tf.layers.dense(inputs, units, activation, use_bias, ...)` (and `tf.compat.v1.layers.dense`)
     makes `Dense(units, activation=..., use_bias=...)` and applies it to `inputs`
-    (tensorflow/python/keras/legacy_tf_layers/core.py, https://github.com/tensorflow/tensorflow/blob/
-    2ec9b33f2113d1fb5dd18a6d68c93a0cd82b43f7/tensorflow/python/keras/legacy_tf_layers/core.py, read at that
-    commit): the call is read as that Dense call. Returns (op, the layer's call) or None."""
+    (tensorflow/python/keras/legacy_tf_layers/core.py): the call is read as that Dense call.
+
+    Read in https://github.com/tensorflow/tensorflow/blob/2ec9b33f2113d1fb5dd18a6d68c93a0cd82b43f7/tensorflow/python/keras/legacy_tf_layers/core.py.
+    Returns (op, the layer's call) or None."""
     spelled = LAYER_FUNCTIONS.get(name)
     if spelled is None or spelled not in ctx.wanted:
         return None
@@ -288,6 +291,7 @@ def jax_at_update(ctx: Context, func: ast.Attribute, node: ast.Call) -> tuple | 
     ints, slices, `...` and `None` only (each element named once) or whose value is a number literal (every
     write equal) is not reported. `unique_indices` left out is JAX's default, False
     (jax/_src/numpy/array_methods.py), which the KB cannot fill in: `.at` has no signature.
+
     Returns the call facts, () when the call is not such an update, None when it is one that is ruled out."""
     receiver = func.value
     if not (func.attr in JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
@@ -308,6 +312,7 @@ MATMUL = "jax.numpy.matmul"
 def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
     """`x @ w` where an operand is visibly a JAX array (made by `jax.numpy`, `jax.random`, `jax.nn` or
     `jax.lax` in the function, or a name every assignment of which is) is `jax.numpy.matmul`.
+
     Returns the call it is read as, or None."""
     if not isinstance(node.op, ast.MatMult) or MATMUL not in ctx.wanted:
         return None
@@ -327,7 +332,9 @@ SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTIO
 @resolver("sdpa-backend", "fact")
 def sdpa_backend(ctx: Context, expr: ast.expr) -> str | None | bool:
     """Inside `with sdpa_kernel(SDPBackend.X):` (one backend allowed) `F.scaled_dot_product_attention` runs
-    backend X: the `backend` call fact. Returns the backend, None for several or an unreadable one, False
+    backend X: the `backend` call fact.
+
+    Returns the backend, None for several or an unreadable one, False
     when the context is not sdpa_kernel."""
     if not isinstance(expr, ast.Call) or ctx.dotted(expr.func) != SDPA_KERNEL:
         return False

@@ -56,26 +56,26 @@ NONE = Rules()
 _MEMO: dict[int, tuple[dict, dict[str, Rules], dict[str, tuple[str, ...]], dict[str, str]]] = {}
 
 
+def parse(block: dict) -> Rules:
+    """A record's compiled `scan:` block (kb/compile.py) as Rules."""
+    shape = block.get("unknown_shape")
+    return Rules(
+        tuple(RuledOut(*r) for r in block.get("ruled_out", ())),
+        tuple(OnlyIf(*r) for r in block.get("only_if", ())),
+        tuple(block.get("needs_word", ())),
+        UnknownShape(*shape) if shape else None,
+        block.get("data_note"),
+        tuple(block.get("resolvers", ())),
+        block.get("unique_index"),
+    )
+
+
 def _compiled(idx: dict) -> tuple[dict[str, Rules], dict[str, tuple[str, ...]], dict[str, str]]:
     sources = idx["sources"]
     found = _MEMO.get(id(sources))
     if found is not None and found[0] is sources:
         return found[1], found[2], found[3]
-    rules: dict[str, Rules] = {}
-    for rid, source in sources.items():
-        block = source.get("scan")
-        if not block:
-            continue
-        shape = block.get("unknown_shape")
-        rules[rid] = Rules(
-            tuple(RuledOut(*r) for r in block.get("ruled_out", ())),
-            tuple(OnlyIf(*r) for r in block.get("only_if", ())),
-            tuple(block.get("needs_word", ())),
-            UnknownShape(*shape) if shape else None,
-            block.get("data_note"),
-            tuple(block.get("resolvers", ())),
-            block.get("unique_index"),
-        )
+    rules = {rid: parse(source["scan"]) for rid, source in sources.items() if source.get("scan")}
     by_op: dict[str, list[str]] = {}
     index_of: dict[str, str] = {}
     for table in idx["names"].values():

@@ -10,6 +10,7 @@ import ast
 import re
 from typing import NamedTuple
 
+from kb.query.state import memo
 from kb.scan.syntax import Layout, called, is_main
 
 
@@ -120,7 +121,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
 _ENV_WORDS = ("environ", "putenv")
 # Substrings without which a file cannot call a framework or set its switches: not parsed.
 MARKERS = ("torch", "tensorflow", "jax", "horovod", "environ", "putenv")
-_METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = {}
+_METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = memo()  # keyed by id(methods)
 
 
 def method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) -> tuple[str, ...]:

@@ -14,6 +14,8 @@ import math
 import re
 from typing import NamedTuple
 
+from kb.query.state import memo
+
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
     ("horovod.tensorflow.keras", "hvd"), ("horovod.tensorflow", "hvd"), ("horovod.torch", "hvd"),
@@ -157,7 +159,7 @@ def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
     return canonical(".".join([aliases[node.id], *reversed(parts)]))
 
 
-_PUBLIC: dict[tuple[str, int], str] = {}
+_PUBLIC: dict[tuple[str, int], str] = memo()  # keyed by id(wanted): forgotten with kb.query's index
 # The submodules that define public names: `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`.
 _DEFINED_IN = (
     (re.compile(r"^torch\.nn\.modules(?:\.[a-z_0-9]+)?\."), "torch.nn."),
