@@ -14,7 +14,7 @@ import inspect
 from typing import NamedTuple
 
 import kb
-from kb.calls import value_holds
+from kb.calls import KINDS as DTYPE_KINDS, value_holds
 from kb.query.state import memo
 from kb.scan import switches
 from kb.scan.rules import NONE, Rules, applies_to
@@ -144,15 +144,23 @@ def _bound(params: tuple, method: bool) -> tuple:
     return params
 
 
-def can_be(call: Call, framework: str) -> bool:
-    """False when the call's arity or keywords cannot be the framework method's: a one-argument
-    `.put(x)` on a queue is not `Tensor.put`, `accelerator.gather(x)` is not `Tensor.gather`."""
-    if not call.method or call.star:
-        return True
-    sig = signature(call.op, framework)
+def forms(op: str, framework: str) -> tuple[tuple[tuple[str, bool], ...], ...] | None:
+    """Each form of an overloaded op (`Tensor.scatter_(dim, index, src)` and `(dim, index, value)`) as
+    (parameter, required) pairs; one form for most ops; None when the op's signature is not known."""
+    sig = signature(op, framework)
     if sig is None:
-        return True
-    sig = _bound(sig, True)
+        return None
+    key = ("forms", op, framework)
+    if key not in _SIGNATURES:
+        found = getattr(kb.parameters(op, framework=framework), "forms", ())
+        missing = getattr(kb, "NO_DEFAULT", None)
+        _SIGNATURES[key] = tuple(tuple((p[0], p[1] is missing) for p in form) for form in found) if len(found) > 1 else (sig,)
+    return _SIGNATURES[key]  # type: ignore[return-value]
+
+
+def _fits(call: Call, sig: tuple[tuple[str, bool], ...]) -> bool:
+    """Whether the call's positional count, keywords and required parameters fit one form."""
+    sig = _bound(sig, call.method)
     names = [n for n, _ in sig if not n.startswith("*")]
     if len(call.args) > len(names) and not any(n.startswith("*") and not n.startswith("**") for n, _ in sig):
         return False
@@ -162,6 +170,25 @@ def can_be(call: Call, framework: str) -> bool:
             return False
         given.add(key)
     return all(n in given for n, required in sig if required and not n.startswith("*"))
+
+
+def can_be(call: Call, framework: str) -> bool:
+    """False when the call's arity or keywords fit no form of the framework method's: a one-argument
+    `.put(x)` on a queue is not `Tensor.put`, `accelerator.gather(x)` is not `Tensor.gather`."""
+    if not call.method or call.star:
+        return True
+    found = forms(call.op, framework)
+    return found is None or any(_fits(call, form) for form in found)
+
+
+def form_of(call: Call, framework: str, params: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The parameter names a call's positional arguments take: those of the first form it fits (as
+    PyTorch's argument parser tries an op's overloads in order), else of the op's first form."""
+    found = forms(call.op, framework) if params is not None else None
+    if not found or len(found) < 2 or call.star:
+        return params
+    form = next((f for f in found if _fits(call, f)), found[0])
+    return tuple(n for n, _ in form)
 
 
 def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str]]:
@@ -198,6 +225,8 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
 def _put(name: str, value: object, facts: dict, unknown: dict) -> None:
     if isinstance(value, Unknown):
         unknown[name] = value.text
+        if value.kind == "tensor":
+            unknown.setdefault("\0tensors", set()).add(name)  # type: ignore[union-attr]
         if value.prefix:
             unknown.setdefault("\0prefixes", {})[name] = value.prefix  # type: ignore[index]
     else:
@@ -288,6 +317,31 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     return out
 
 
+def _as_tensors(op: str, version: str, framework: str, device: str, facts: dict, named_unknown: frozenset[str],
+                prefixes: dict[str, str], keys: tuple[str, ...]) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
+    """Candidates for a call whose arguments `keys` are visibly tensors of an unknown dtype: a call fact of
+    a tensor argument is its dtype kind, so the call is answered for each kind. A record that applies for
+    every kind applies (`src: [float, int, bool, complex]`: any tensor src); one that applies for some
+    depends on the argument's dtype; one that applies for none does not apply."""
+    from itertools import product
+
+    rest = named_unknown - set(keys)
+    found: dict[str, list] = {}
+    combos = list(product(DTYPE_KINDS, repeat=len(keys)))[:16]
+    for combo in combos:
+        for source, applies, depends in _candidates(op, version, framework, device, {**facts, **dict(zip(keys, combo))},
+                                                    rest, prefixes):
+            found.setdefault(source.id, []).append((source, applies, depends))
+    out = []
+    for entries in found.values():
+        source, applies, depends = entries[0]
+        if len(entries) == len(combos) and all(a is not None and a is not False for _, a, _ in entries):
+            out.append((source, applies, set().union(*(d for _, _, d in entries))))
+        else:
+            out.append((source, None, set().union(*(d for _, _, d in entries)) | (_keys(getattr(source, "when", None)) & set(keys))))
+    return out
+
+
 def _mentions(call: Call, words: tuple[str, ...]) -> bool:
     texts = [call.text, *(str(getattr(a, "text", a)) for a in call.args), *(str(getattr(v, "text", v)) for _, v in call.kwargs)]
     return any(w in t for t in texts for w in words)
@@ -344,24 +398,29 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
         from kb.scan.rules import of
 
         rules = of(index())
-    params = parameters(call.op, framework) if CALLS_SUPPORTED else None
+    params = form_of(call, framework, parameters(call.op, framework) if CALLS_SUPPORTED else None)
     if dict(call.extra).get("device") == ("cpu",):
         device = "cpu"  # the scan saw the input made on the host (resolve: a factory without device=)
     facts, unknown = facts_of(call, params)
     prefixes = unknown.pop("\0prefixes", None) or {}
+    tensors = frozenset(unknown.pop("\0tensors", None) or ())
     if framework == "jax" and params is not None and "backend" in params and "backend" not in facts \
             and "backend" not in unknown and not call.star:
         facts["backend"] = None  # jax.jit/pmap's own `backend` argument left out: the default backend (the GPU)
     named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
     try:
         typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
-        memo = (call.op, version, framework, device, typed, named_unknown, tuple(sorted(prefixes.items())))
+        memo = (call.op, version, framework, device, typed, named_unknown, tuple(sorted(prefixes.items())), tensors)
         hash(memo)
     except TypeError:  # pragma: no cover - facts are scalars
         memo = None
     candidates = _CANDIDATES.get(memo) if memo is not None else None
     if candidates is None:
         candidates = _candidates(call.op, version, framework, device, facts, named_unknown, prefixes)
+        named = set().union(*(_keys(getattr(s, "when", None)) for s, _, _ in candidates)) & tensors & named_unknown
+        if named:
+            candidates = _as_tensors(call.op, version, framework, device, facts, named_unknown, prefixes,
+                                     tuple(sorted(named)))
         if memo is not None and len(_CANDIDATES) < 65536:
             _CANDIDATES[memo] = candidates
     out = []

@@ -33,6 +33,7 @@ class Unknown(NamedTuple):
 
     text: str
     prefix: str | None = None
+    kind: str | None = None  # "tensor": the argument is visibly a tensor (its dtype kind unknown)
 
 
 class Call(NamedTuple):

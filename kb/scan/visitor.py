@@ -373,6 +373,13 @@ class Visitor(Context, ast.NodeVisitor):
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
                 self._record(op, node, certain=True, method=True)
 
+    def _argument(self, node: ast.AST) -> object:
+        """A call's argument: its literal, or Unknown, marked as a tensor when it visibly is one."""
+        value = self.literal(node)
+        if isinstance(value, Unknown) and self.kind_of(node) == "torch.Tensor":
+            return value._replace(kind="tensor")
+        return value
+
     def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool, facts: tuple = ()) -> None:
         """One call of `op`; `facts`: call facts the call's shape states that no argument holds
         (JAX's `at.method`)."""
@@ -381,8 +388,8 @@ class Visitor(Context, ast.NodeVisitor):
         for a in node.args:
             if isinstance(a, ast.Starred):
                 break
-            args.append(self.literal(a))
-        kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
+            args.append(self._argument(a))
+        kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg)
         extra: tuple = facts
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)
