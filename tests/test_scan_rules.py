@@ -73,3 +73,19 @@ def test_the_named_rules_are_the_ones_records_may_name():
     and every code rule has a docstring (rendered into docs/scan.md)."""
     assert set(resolvers.record_rules()) == set(schema.SCAN_RESOLVERS)
     assert all(entry.doc for entry in resolvers.TABLE.values())
+
+
+def test_text_output_prints_locations_and_names_literally(fixture_index, tmp_path, capsys):
+    """rich would read `:100:` in `t.py:100:5` as an emoji code and `[x]` as markup: every
+    user-derived string is printed as it is."""
+    from kb.scan.report_text import render
+
+    code = tmp_path / "a:1234:[bold]b"
+    code.mkdir()
+    (code / "t.py").write_text("import torch\n" + "\n" * 98 + "torch.index_add(x, 0, i, s)  # :thumbs_up: [red]\n")
+    with answering(fixture_index):
+        report = scan([str(code)], given=pins.parse_versions(VERSIONS), jobs=1)
+        render(report, fixture_index["solutions"])
+    out = capsys.readouterr().out
+    assert f"{code}/t.py:100:1: torch.index_add(...) [torch.index-add]" in out
+    assert "\U0001F4AF" not in out and "\U0001F44D" not in out

@@ -65,6 +65,7 @@ class Context:
         self.op_params: dict[str, tuple[tuple[str, object], ...]] = {}  # op -> its parameters as a call passes them
         self.assign_memo: dict[int, dict[str, list[ast.expr]]] = {}
         self.host_memo: dict[tuple[int, int], str | None] = {}
+        self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
 
     # --- names and text ------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -99,6 +100,10 @@ class Context:
             return value
         if isinstance(node, ast.Name) and self.params and node.id in self.params[-1]:
             return self.params[-1][node.id]  # a parameter every call in this file passes as the same literal
+        if self_attribute(node) and self.class_nodes:
+            found = self.attribute_values(node.attr)
+            if found is not None and found[1] and len(found[0]) == 1:
+                return found[0][0]  # self.mode, set to one literal wherever the class sets it
         if isinstance(node, ast.Attribute):
             name = self.dotted(node)
             if name in STRING_ENUMS:
@@ -111,6 +116,39 @@ class Context:
         if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant):
             prefix = str(node.values[0].value) or None
         return Unknown(self.text(node), prefix)
+
+    def attribute_values(self, attr: str) -> tuple[tuple, bool] | None:
+        """The values `self.<attr>` takes in the enclosing class: (values, certain), from every
+        `self.<attr> = <literal>` in it, and `self.<attr> = <parameter>` of a method whose default is a
+        literal (a default, not certain: a caller may pass another); None when any assignment is other."""
+        cls = self.class_nodes[-1]
+        key = (id(cls), attr)
+        if key in self.attr_memo:
+            return self.attr_memo[key]
+        values: list = []
+        certain = True
+        found: tuple[tuple, bool] | None = None
+        for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            args = fn.args
+            names = [a.arg for a in (*args.posonlyargs, *args.args)]
+            defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+            for sub in ast.walk(fn):
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(sub, ast.AnnAssign) else []
+                if not any(self_attribute(t, attr) for t in targets):
+                    continue
+                value = plain_literal(sub.value) if sub.value is not None else NOT_LITERAL
+                if value is NOT_LITERAL and isinstance(sub.value, ast.Name) and sub.value.id in defaults:
+                    value, certain = plain_literal(defaults[sub.value.id]), False
+                if value is NOT_LITERAL:
+                    self.attr_memo[key] = None
+                    return None
+                if value not in values:
+                    values.append(value)
+        if values:
+            found = (tuple(values), certain)
+        self.attr_memo[key] = found
+        return found
 
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""

@@ -108,15 +108,17 @@ def _switch_lines(report: Report) -> list[str]:
 
 
 def render(report: Report, solutions: dict, stream: TextIO | None = None) -> None:
+    """Print the report: every user-derived string (paths, code, messages) as a rich Text, which is
+    never read as markup, with emoji codes off (`t.py:100:5` would otherwise print a 💯)."""
     from rich.console import Console
-    from rich.markup import escape
+    from rich.text import Text
 
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+    console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False, markup=False)
     for error in report.errors:
-        console.print(f"[red]{escape(visible(error.path))}:{error.line}:{error.col}: error: {escape(visible(error.message))}[/]")
+        console.print(Text(f"{visible(error.path)}:{error.line}:{error.col}: error: {visible(error.message)}", style="red"))
     for finding in report.findings:
-        console.print(f"[{STYLE[finding.level]}]{escape(visible(line(finding)))}[/]")
+        console.print(Text(visible(line(finding)), style=STYLE[finding.level]))
     for finding in report.notes:
-        console.print(f"[dim]{escape(visible(line(finding)))}[/]")
+        console.print(Text(visible(line(finding)), style="dim"))
     for text in summary_lines(report, solutions):
-        console.print(escape(visible(text)))
+        console.print(Text(visible(text)))

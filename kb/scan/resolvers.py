@@ -239,13 +239,19 @@ def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | Non
     """`F.pad(x, pad, mode="reflect"|"replicate")` runs the ReflectionPad/ReplicationPad kernels: aten's
     `_pad_enum` sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d (replication_pad1d/2d/3d), as the
     nn.ReflectionPad*/ReplicationPad* modules do through F.pad; a pad that is not a literal is taken as
-    2-D, possible.
+    2-D, possible; a mode held in an attribute (`self.mode = "reflect"`) is read where the class sets it
+    (possible where it is an `__init__` parameter's default).
 
     Read in https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/native/PadNd.cpp.
     Returns (op, certain, why) or None."""
     given = dict((k.arg, k.value) for k in node.keywords if k.arg)
     mode_node = node.args[2] if len(node.args) > 2 else given.get("mode")
     mode = ctx.literal(mode_node) if mode_node is not None else "constant"
+    held = None
+    if self_attribute(mode_node) and ctx.class_nodes and not isinstance(mode, str):
+        found = ctx.attribute_values(mode_node.attr)  # self.mode = mode, an __init__ parameter with a default
+        mode = next((v for v in found[0] if v in ("reflect", "replicate")), None) if found else None
+        held = f"{ctx.text(mode_node, 30)} is {mode!r} unless the class is made with another mode" if mode else None
     if mode not in ("reflect", "replicate"):
         return None
     pad = node.args[1] if len(node.args) > 1 else given.get("pad")
@@ -255,7 +261,9 @@ def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | Non
     op = f"torch.nn.{'ReflectionPad' if mode == 'reflect' else 'ReplicationPad'}{dims}d"
     why = None if size is not None else (f"the pad {ctx.text(pad, 30) if pad is not None else '?'} is not a literal "
                                          "of length 2, 4 or 6 (taken as a 2-D pad)")
-    return op, size is not None, why
+    if held:
+        why = f"{held}; {why}" if why else held
+    return op, size is not None and held is None, why
 
 
 # Layer functions of TF 1's tf.layers -> the Keras layer each builds.

@@ -38,7 +38,7 @@ def _expression_calls(node: ast.AST, sink: list[str], calls: list) -> None:
 
 
 # Words that start or run a backward pass (or hand training to a library that does).
-BACKWARD = re.compile(r"\.backward\(|autograd\.grad\b|\bgrad\(|value_and_grad|GradientTape|\.fit\(|\.minimize\("
+BACKWARD = re.compile(r"\.backward\(|autograd\.grad\b|\bgrad\(|value_and_grad|GradientTape|\.fit\(|\.minimize\(|\bgradients\(|apply_gradients\(|train_on_batch\("
                       r"|\bTrainer\b|training_step|accelerator\.|\.step\(")
 
 
