@@ -15,7 +15,8 @@ import builtins
 
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
-    NOT_LITERAL, STRING_ENUMS, Unknown, called, literal, plain_literal, public_name, self_attribute, text_of,
+    NOT_LITERAL, STRING_ENUMS, Unknown, called, literal, plain_literal, public_name, self_attribute, statements_in,
+    text_of,
 )
 
 # Calls whose result is a torch tensor / a Keras model, for "certain" method matches.
@@ -66,6 +67,7 @@ class Context:
         self.assign_memo: dict[int, dict[str, list[ast.expr]]] = {}
         self.host_memo: dict[tuple[int, int], str | None] = {}
         self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
+        self.class_memo: dict[int, dict[str, list[tuple[ast.expr | None, dict]]]] = {}
 
     # --- names and text ------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -125,29 +127,42 @@ class Context:
         key = (id(cls), attr)
         if key in self.attr_memo:
             return self.attr_memo[key]
+        assigned = self._self_assignments(cls).get(attr, ())
         values: list = []
         certain = True
         found: tuple[tuple, bool] | None = None
-        for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            args = fn.args
-            names = [a.arg for a in (*args.posonlyargs, *args.args)]
-            defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
-            defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-            for sub in ast.walk(fn):
-                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] if isinstance(sub, ast.AnnAssign) else []
-                if not any(self_attribute(t, attr) for t in targets):
-                    continue
-                value = plain_literal(sub.value) if sub.value is not None else NOT_LITERAL
-                if value is NOT_LITERAL and isinstance(sub.value, ast.Name) and sub.value.id in defaults:
-                    value, certain = plain_literal(defaults[sub.value.id]), False
-                if value is NOT_LITERAL:
-                    self.attr_memo[key] = None
-                    return None
-                if value not in values:
-                    values.append(value)
+        for value_node, defaults in assigned:
+            value = plain_literal(value_node) if value_node is not None else NOT_LITERAL
+            if value is NOT_LITERAL and isinstance(value_node, ast.Name) and value_node.id in defaults:
+                value, certain = plain_literal(defaults[value_node.id]), False
+            if value is NOT_LITERAL:
+                self.attr_memo[key] = None
+                return None
+            if value not in values:
+                values.append(value)
         if values:
             found = (tuple(values), certain)
         self.attr_memo[key] = found
+        return found
+
+    def _self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]:
+        """attr -> (value, the method's parameter defaults) of every `self.<attr> = value` in the class's
+        methods; built once per class."""
+        found = self.class_memo.get(id(cls))
+        if found is None:
+            found = {}
+            for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                args = fn.args
+                names = [a.arg for a in (*args.posonlyargs, *args.args)]
+                defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+                defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+                for sub in statements_in(fn):
+                    kind = type(sub)
+                    targets = sub.targets if kind is ast.Assign else [sub.target] if kind is ast.AnnAssign else ()
+                    for target in targets:
+                        if self_attribute(target):
+                            found.setdefault(target.attr, []).append((sub.value, defaults))
+            self.class_memo[id(cls)] = found
         return found
 
     def kind_of(self, node: ast.AST) -> str | None:
@@ -181,8 +196,9 @@ class Context:
         found = self.assign_memo.get(id(ctx))
         if found is None:
             found = {}
-            for n in ast.walk(ctx):
-                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+            for n in (statements_in(ctx) if isinstance(ctx, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      else ast.walk(ctx)):
+                if type(n) is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                     found.setdefault(n.targets[0].id, []).append(n.value)
             self.assign_memo[id(ctx)] = found
         return found

@@ -93,34 +93,35 @@ def tf_global_seed(tree: ast.Module, aliases: dict[str, str]) -> str:
     return ""
 
 
-def _registered_buffers(cls: ast.ClassDef) -> frozenset[str]:
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) \
+        and (node.end_lineno or node.lineno, node.end_col_offset or 0) <= (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
+
+
+def _registered_buffers(calls: list[ast.Call]) -> frozenset[str]:
     """Names a class registers with `self.register_buffer("X", ...)` or through a local alias of it
     (`register_buffer = lambda name, val: self.register_buffer(name, ...)`), called with a literal name."""
-    out = set()
-    for sub in ast.walk(cls):
-        if isinstance(sub, ast.Call) and sub.args and isinstance(sub.args[0], ast.Constant) \
-                and isinstance(sub.args[0].value, str) \
-                and ((isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer")
-                     or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")):
-            out.add(sub.args[0].value)
-    return frozenset(out)
+    return frozenset(sub.args[0].value for sub in calls
+                     if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str)
+                     and ((isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer")
+                          or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")))
 
 
-def buffer_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, frozenset[str]]:
+def buffer_parameters(found: Survey, defs: dict[str, ast.AST]) -> dict[str, frozenset[str]]:
     """Module-level function -> its positional parameters that every call of it in this module passes
     a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`): buffers do
     not require grad, so no backward runs into them. A call from outside a class, with *args, or
     passing anything else for a parameter rules that parameter out; calls from other modules are not
-    seen (a function called nowhere here gets nothing)."""
+    seen (a function called nowhere here gets nothing). Read from the Survey's calls and classes."""
     if not defs:
         return {}
     seen: dict[str, dict[str, bool]] = {}
-    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
     inside: set[int] = set()
-    for cls in classes:
-        buffers = _registered_buffers(cls)
-        for sub in ast.walk(cls):
-            if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in defs):
+    for cls in found.classes:
+        calls = [c for c in found.calls if _within(c, cls)]
+        buffers = _registered_buffers(calls)
+        for sub in calls:
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in defs):
                 continue
             inside.add(id(sub))
             fn = defs[sub.func.id]
@@ -133,8 +134,8 @@ def buffer_parameters(tree: ast.Module, defs: dict[str, ast.AST]) -> dict[str, f
                 value = given.get(n)
                 verdict[n] = verdict[n] and not starred and isinstance(value, ast.Attribute) \
                     and isinstance(value.value, ast.Name) and value.value.id == "self" and value.attr in buffers
-    for sub in ast.walk(tree):  # a call from module level or a plain function: nothing known there
-        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in seen and id(sub) not in inside:
+    for sub in found.calls:  # a call from module level or a plain function: nothing known there
+        if isinstance(sub.func, ast.Name) and sub.func.id in seen and id(sub) not in inside:
             seen[sub.func.id] = {n: False for n in seen[sub.func.id]}
     return {name: frozenset(n for n, ok in v.items() if ok) for name, v in seen.items() if any(v.values())}
 

@@ -30,6 +30,20 @@ def default_rules() -> CodeRules:
     return code_rules(index())
 
 
+_ROOTS: dict[tuple[int, int], tuple[frozenset, frozenset, frozenset[str]]] = {}
+
+
+def _roots(wanted: frozenset[str], watched: frozenset[str]) -> frozenset[str]:
+    """The first parts of every name a finding or a switch can be spelled with (and `os`, for the
+    environment): the only aliases that make a line worth visiting."""
+    key = (id(wanted), id(watched))
+    found = _ROOTS.get(key)
+    if found is None or found[0] is not wanted or found[1] is not watched:
+        roots = frozenset(n.split(".", 1)[0] for n in (*wanted, *watched)) | {"os"}
+        found = _ROOTS[key] = (wanted, watched, roots)
+    return found[2]
+
+
 def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
             watched: frozenset[str], rules: CodeRules | None = None) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
@@ -53,12 +67,12 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     visitor.bound = literal_parameters(found.calls, visitor.defs)
     if "register_buffer" in text:
-        visitor.buffer_params = buffer_parameters(tree, visitor.defs)
+        visitor.buffer_params = buffer_parameters(found, visitor.defs)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
         for node in found.functions:
             visitor.defs.setdefault(node.name, node)
         visitor.classes = {node.name: node for node in found.classes}
-    visitor.hits = hit_lines(text, aliases, method_names(methods, owners))
+    visitor.hits = hit_lines(text, aliases, method_names(methods, owners), _roots(wanted, watched))
     visitor.statements(tree.body)
     return Module(tuple(visitor.calls), tuple(visitor.settings), found.layout)
 

@@ -225,6 +225,25 @@ def aliases_of(tree: ast.Module) -> dict[str, str]:
     return found
 
 
+def statements_in(node: ast.AST) -> list[ast.stmt]:
+    """Every statement under `node` (nested functions and classes included), without walking their
+    expressions: what `ast.walk` finds of assignments, for a tenth of the nodes."""
+    out: list[ast.stmt] = []
+    stack = list(getattr(node, "body", ()))
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        for field in ("body", "orelse", "finalbody"):
+            children = getattr(item, field, None)
+            if children and type(children) is list:
+                stack.extend(children)
+        for handler in getattr(item, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(item, "cases", ()):
+            stack.extend(case.body)
+    return out
+
+
 def is_main(test: ast.expr) -> bool:
     """`if __name__ == "__main__":` is how a script runs, not a condition on its switches."""
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
