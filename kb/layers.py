@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
         "kb.scan.cells", "kb.scan.sources", "kb.scan.syntax", "kb.scan.survey", "kb.scan.prepare", "kb.scan.context",
         "kb.scan.resolvers", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc", "kb.scan.resolve", "kb.scan.scope",
-        "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup",
+        "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.lookup",
         "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
     )),
     ("commands", "argument parsing, processes, network: what a person runs", (

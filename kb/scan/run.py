@@ -8,7 +8,7 @@ import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import lookup, pins, recipe, resolve, rules, scope, sources, switches
+from kb.scan import keras2, lookup, pins, recipe, resolve, rules, scope, sources, switches
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -212,6 +212,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     coverage_of: dict[tuple[int, ...], Coverage] = {}
     applied = _combined(runs, per_run, used)
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
+    legacy = keras2.detect(paths, modules, idx, (chosen.get("keras") or (lock or {}).get("keras") or (None,) * 2)[1])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
     at_ops = compiled_op_records(idx["sources"])
@@ -239,8 +240,12 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             pin = chosen.get(framework)
             if pin is None:
                 continue
-            for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
+            version = legacy.version if keras2.applies(legacy, call.op, pin.version) else pin.version
+            for finding in lookup.findings(call, path, unit.place(call.line), framework, version, device, codes,
                                            where, conditions, maybe, passes, backward, scan_rules):
+                if version != pin.version:  # tf.keras is Keras 2 in this code base
+                    finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {legacy.why}; answered "
+                                                      f"as in TensorFlow {version}, the newest release whose tf.keras is Keras 2)")
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):

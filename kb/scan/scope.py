@@ -60,6 +60,9 @@ class Graph:
         self._targets: dict[tuple[str, str | None, str], list[tuple[str, str]]] = {}
         self._located: dict[tuple[str, str], str | None] = {}
         self._folders: dict[str, str] = {}
+        # every name a module can be imported by: each folder of a scanned path, each file's stem
+        self._names = frozenset(part[:-3] if part.endswith(".py") else part
+                                for path in self.files for part in path.replace(os.sep, "/").split("/"))
         self._closures: dict[str, frozenset[str]] = {}
         self._callers: dict[tuple[str, str | None], list[tuple[str, str | None]]] | None = None
         self._ancestors: dict[tuple[str, str], frozenset[tuple[str, str | None]]] = {}
@@ -76,6 +79,9 @@ class Graph:
         if key in self._resolved:
             return self._resolved[key]
         found = None
+        if not level and dotted.split(".", 1)[0] not in self._names:
+            self._resolved[key] = None  # no scanned file or folder has that name: another distribution's module
+            return None
         if level:
             base = here
             for _ in range(level - 1):

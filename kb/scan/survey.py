@@ -159,7 +159,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
 # Words in a file that can make a line interesting besides its import aliases and method names.
 _ENV_WORDS = ("environ", "putenv")
 # Substrings without which a file cannot call a framework or set its switches: not parsed.
-MARKERS = ("torch", "tensorflow", "jax", "horovod", "environ", "putenv")
+MARKERS = ("torch", "tensorflow", "jax", "horovod", "keras", "environ", "putenv")
 _METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = memo()  # keyed by id(methods)
 
 

@@ -20,6 +20,7 @@ from kb.query.state import memo
 CANONICAL = (
     ("horovod.tensorflow.keras", "hvd"), ("horovod.tensorflow", "hvd"), ("horovod.torch", "hvd"),
     ("horovod.keras", "hvd"), ("tensorflow_addons", "tfa"), ("tensorflow", "tf"),
+    ("tf_keras", "tf.keras"),  # Keras 2 as a package (TensorFlow 2.16+ with TF_USE_LEGACY_KERAS=1): tf.keras's code
 )
 # Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
 STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
