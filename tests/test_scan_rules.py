@@ -65,7 +65,7 @@ def test_each_line_reports_what_it_expects(fixture_index, name):
 
 
 def test_every_fixture_unit_expects_something():
-    assert all(expected(CODE / name) for name in UNITS if name != "seeded")
+    assert all(expected(CODE / name) for name in UNITS if name not in ("seeded", "seeding"))
 
 
 def test_the_named_rules_are_the_ones_records_may_name():
@@ -89,3 +89,23 @@ def test_text_output_prints_locations_and_names_literally(fixture_index, tmp_pat
     out = capsys.readouterr().out
     assert f"{code}/t.py:100:1: torch.index_add(...) [torch.index-add]" in out
     assert "\U0001F4AF" not in out and "\U0001F44D" not in out
+
+
+def test_a_file_is_answered_with_the_same_records_alone_and_in_its_repository(fixture_index):
+    """The model file of inference_only/ scanned alone gives the records it gives in the folder's scan."""
+    unit = CODE / "inference_only"
+    whole = [f for f in found(unit, fixture_index) if f[0].endswith("net.py")]
+    assert whole and found(unit / "net.py", fixture_index) == whole
+
+
+def test_the_summary_per_entry_point(fixture_index):
+    """A seeding function re-exported by a package's __init__ is found where the training script calls
+    it; runs that apply the same fixes share a line, and test files are counted, not credited by name."""
+    from kb.scan.report_text import summary_lines
+
+    with answering(fixture_index):
+        report = scan([str(CODE / "seeding")], given=pins.parse_versions(VERSIONS), jobs=1)
+    text = "\n".join(summary_lines(report, fixture_index["solutions"]))
+    assert "train.py (__main__ block): applies PT_DET" in text and "seed.py:5" in text
+    assert "convert.py (__main__ block); 3 test file(s): applies PT_DET" in text
+    assert "test_a.py" not in text and "no entry point calls it" not in text

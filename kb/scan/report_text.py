@@ -89,22 +89,43 @@ def _switch_lines(report: Report) -> list[str]:
     if not setting:
         return out
     out.append(f"fixes per entry point ({len(runs)} run(s); a switch holds only in the process that runs it):")
-    for r in setting[:RUNS_LISTED]:
-        sure = [f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None]
-        iffy = [f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
-                if a.path and a.condition is not None]
+    groups: dict[tuple, list] = {}
+    for r in setting:  # runs that apply the same fixes, set in the same places, share one line
+        sure = tuple(f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None)
+        iffy = tuple(f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
+                     if a.path and a.condition is not None)
+        groups.setdefault((sure, iffy), []).append(r)
+    for (sure, iffy), members in list(groups.items())[:RUNS_LISTED]:
         parts = []
         if sure:
             parts.append("applies " + ", ".join(sure))
         if iffy:
             parts.append("not counted: " + ", ".join(iffy))
-        out.append(f"  {r.entry} ({r.why}): " + "; ".join(parts))
-    if len(setting) > RUNS_LISTED:
-        out.append(f"  ... and {len(setting) - RUNS_LISTED} more run(s) that set a fix (--format json lists them)")
+        out.append(f"  {_runs_named(members)}: " + "; ".join(parts))
+    if len(groups) > RUNS_LISTED:
+        out.append(f"  ... and {len(groups) - RUNS_LISTED} more group(s) of runs that set a fix (--format json lists them)")
     if quiet:
-        names = ", ".join(r.entry for r in quiet[:5]) + (f" and {len(quiet) - 5} more" if len(quiet) > 5 else "")
-        out.append(f"  {len(quiet)} run(s) set no fix, so the findings in the files they run stay: {names}")
+        out.append(f"  {len(quiet)} run(s) set no fix, so the findings in the files they run stay: {_runs_named(quiet, why=False)}")
     return out
+
+
+def is_test(path: str) -> bool:
+    """A test file, which pytest runs (each is its own run here): summarised as a count, not by name."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
+        or (len(parts) > 1 and parts[-2] in ("tests", "test"))
+
+
+def _runs_named(runs: list, why: bool = True) -> str:
+    """`train.py (__main__ block), eval.py (__main__ block) and 3 more; 120 test file(s)`."""
+    programs = [r for r in runs if not is_test(r.entry)]
+    tests = len(runs) - len(programs)
+    shown = [f"{r.entry} ({r.why})" if why else r.entry for r in programs[:5]]
+    text = ", ".join(shown) + (f" and {len(programs) - 5} more" if len(programs) > 5 else "")
+    if tests:
+        text += ("; " if text else "") + f"{tests} test file(s)"
+    return text
 
 
 def render(report: Report, solutions: dict, stream: TextIO | None = None) -> None:

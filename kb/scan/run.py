@@ -42,8 +42,8 @@ class RunSwitches(NamedTuple):
 
 
 def _condition(setting: resolve.Setting) -> resolve.Setting:
-    """A setting in a function no run calls: conditional on that function being called."""
-    note = f"{setting.scope}() is called, and no entry point calls it"
+    """A setting in a function this run does not call: conditional on that function being called."""
+    note = f"{setting.scope}() is called (this program does not call it)"
     return setting._replace(condition=f"{setting.condition} and {note}" if setting.condition else note)
 
 
@@ -218,8 +218,10 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     at_ops = compiled_op_records(idx["sources"])
     scan_rules = rules.of(idx)
     # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
-    # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
-    # A module of a package (its folder has __init__.py) is a library even with a __main__ smoke test.
+    # files never start one: an inference or conversion script. A library file may be trained anywhere,
+    # whoever imports it here (so a scan of the file alone answers it with the same records): only the
+    # calls in such a script itself lose the records of the backward pass. A module of a package (its
+    # folder has __init__.py) is a library even with a __main__ smoke test.
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -234,7 +236,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         if cover is None:
             cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
         codes, where, maybe = cover.codes, cover.where, cover.maybe
-        backward = not ids or any(trains[k] for k in ids)
+        backward = not ids or any(trains[k] or runs[k].entry != path for k in ids)
         for call in module.calls:
             framework = framework_of[call.op]
             pin = chosen.get(framework)

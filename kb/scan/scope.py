@@ -147,6 +147,7 @@ class Graph:
         key = (path, caller, name)
         found = self._targets.get(key)
         if found is None:
+            self._targets[key] = []  # a re-export that goes round ends here
             found = self._targets[key] = self._find(path, caller, name)
         return found
 
@@ -215,6 +216,8 @@ class Graph:
             out.append((target, qual))
         elif qual + ".__init__" in funcs:
             out.append((target, qual + ".__init__"))
+        elif target != path and rest[0] in self._binds(target):
+            out += self.targets(target, None, qual)  # re-exported: `from .seed import set_seed` in utils/__init__.py
         return out
 
     def reaches(self, files: frozenset[str], entry: str, start: tuple[str, ...], node: tuple[str, str]) -> bool:
