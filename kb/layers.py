@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
         "kb.probe", "kb.probe.diff", "kb.probe.nest", "kb.probe.recorder", "kb.probe._*",
         "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint",
         "kb.scan.cells", "kb.scan.sources", "kb.scan.syntax", "kb.scan.survey", "kb.scan.prepare", "kb.scan.context",
-        "kb.scan.resolvers", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc", "kb.scan.resolve", "kb.scan.scope",
+        "kb.scan.resolvers", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc", "kb.scan.resolve", "kb.scan.scope",
         "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.lookup",
         "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
     )),

@@ -68,6 +68,9 @@ class Context:
         self.host_memo: dict[tuple[int, int], str | None] = {}
         self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
         self.class_memo: dict[int, dict[str, list[tuple[ast.expr | None, dict]]]] = {}
+        self.all_calls: list[ast.Call] = []  # every call of the module (kb/scan/survey.py), for what functions are passed
+        self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
+        self._class_defs: dict[str, ast.ClassDef] | None = None
 
     # --- names and text ------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
@@ -127,7 +130,7 @@ class Context:
         key = (id(cls), attr)
         if key in self.attr_memo:
             return self.attr_memo[key]
-        assigned = self._self_assignments(cls).get(attr, ())
+        assigned = self.self_assignments(cls).get(attr, ())
         values: list = []
         certain = True
         found: tuple[tuple, bool] | None = None
@@ -145,7 +148,7 @@ class Context:
         self.attr_memo[key] = found
         return found
 
-    def _self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]:
+    def self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]:
         """attr -> (value, the method's parameter defaults) of every `self.<attr> = value` in the class's
         methods; built once per class."""
         found = self.class_memo.get(id(cls))
@@ -164,6 +167,40 @@ class Context:
                             found.setdefault(target.attr, []).append((sub.value, defaults))
             self.class_memo[id(cls)] = found
         return found
+
+    def class_defs(self) -> dict[str, ast.ClassDef]:
+        """Top-level classes of the module by name."""
+        if self._class_defs is None:
+            body = self.tree.body if self.tree is not None else []
+            self._class_defs = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+        return self._class_defs
+
+    def passed(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[ast.expr]:
+        """What every call of the module-level function `fn` in this file passes for `param` (empty when a
+        call passes nothing for it, passes *args or **kwargs, or there is no call)."""
+        key = (id(fn), param)
+        if key in self.passed_memo:
+            return self.passed_memo[key]
+        names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        out: list[ast.expr] = []
+        calls = [c for c in self.all_calls if isinstance(c.func, ast.Name) and c.func.id == fn.name]
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                out = []
+                break
+            given = dict(zip(names, call.args))
+            given.update({k.arg: k.value for k in call.keywords if k.arg})
+            if param not in given:
+                out = []
+                break
+            value = given[param]
+            if isinstance(value, ast.Name):  # the caller's `model = Net().to(device)`, then `train(model, ...)`
+                caller = next((d for d in self.defs.values() if d.lineno <= call.lineno <= (d.end_lineno or d.lineno)), None)
+                made = [v for v in self.assigned_in(caller).get(value.id, []) if v.lineno < call.lineno] if caller else []
+                value = max(made, key=lambda v: v.lineno) if made else value
+            out.append(value)
+        self.passed_memo[key] = out
+        return out
 
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""

@@ -443,8 +443,10 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
             least = dict(call.extra).get("input.min_ndim")
             if least and least[0] >= shape.at_least:
                 depends = set(depends) - {shape.fact}  # the call names a dimension only such an input has
-            else:
+            elif shape.level == "note":
                 note = shape.why
+            else:  # a possible finding that names the condition
+                depends = (set(depends) - {shape.fact}) | {shape.why}
         for hint in rule.only_if:
             if not applies_to(hint, call.op) or any(facts.get(p) is not None or p in unknown for p in hint.unless):
                 continue

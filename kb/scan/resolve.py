@@ -66,6 +66,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor.compiled = compiled_scopes(found, aliases, text)
     visitor.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     visitor.bound = literal_parameters(found.calls, visitor.defs)
+    visitor.all_calls = found.calls
     if "register_buffer" in text:
         visitor.buffer_params = buffer_parameters(found, visitor.defs)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data

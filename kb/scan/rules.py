@@ -112,6 +112,7 @@ class CodeRules(NamedTuple):
     by_op: dict[str, tuple[str, ...]]  # op -> the code rules its records name
     index_param: dict[str, str]  # op -> the parameter holding the indices its records need to repeat
     params: dict[str, tuple[tuple[str, object], ...]]  # op with code rules -> its parameters as a call passes them
+    shape_ops: frozenset[str] = frozenset()  # ops whose records need a shape the code rarely shows (scan.unknown_shape)
 
 
 _KERAS = ("tf.keras.", "keras.")
@@ -145,7 +146,9 @@ def code_rules(idx: dict) -> CodeRules:
         if (owner[:1].isupper() or owner == "ndarray") and listed and listed[0][0] in ("input", "self"):
             listed = listed[1:]
         params[op] = listed
-    return CodeRules(by_op, index_of, params)
+    shaped = {rid for rid, rule in of(idx).items() if rule.unknown_shape is not None}
+    shape_ops = frozenset(op for table in idx["names"].values() for op, ids in table.items() if shaped & set(ids))
+    return CodeRules(by_op, index_of, params, shape_ops)
 
 
 def applies_to(rule: RuledOut | OnlyIf, op: str) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import resolvers
+from kb.scan import rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.syntax import TRY, Call, Setting, Unknown, is_main, least_ndim, literal, reshaped_ndim, strings
@@ -35,6 +35,7 @@ class Visitor(Context, ast.NodeVisitor):
         super().__init__(aliases, wanted)
         self.methods, self.owners, self.watched = methods, owners, watched
         self.by_op, self.index_param, self.op_params = rules.by_op, rules.index_param, rules.params
+        self.shape_ops = rules.shape_ops
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
@@ -251,9 +252,24 @@ class Visitor(Context, ast.NodeVisitor):
         if env is not None:
             self._env(env, node.value, node)
 
+    def _used_rank(self, target: ast.AST, value: ast.Call, first: int) -> None:
+        """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
+        on, where every call of it in the function (or the class) shows the same one."""
+        name = self.dotted(value.func)
+        if name not in self.shape_ops:
+            return
+        shown = rank.at_uses(self, target)
+        if shown == rank.UNKNOWN:
+            return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+
     def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`self.X = <module op>(...)`: the `module` rules the op's records name (kb/scan/resolvers.py)."""
         name = self.dotted(value.func)
+        self._used_rank(target, value, first)
         ruled = []
         for rule in self.by_op.get(name or "", ()):
             entry = resolvers.TABLE[rule]
@@ -394,13 +410,13 @@ class Visitor(Context, ast.NodeVisitor):
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)
         first = node.args[0] if node.args and not method else next((k.value for k in node.keywords if k.arg == "input"), None)
-        ndim = reshaped_ndim(first)
-        if ndim is not None:
-            extra += (("input.ndim", ndim),)
+        if op in self.shape_ops and op.rsplit(".", 1)[-1][:1].isupper():
+            shown = rank.UNKNOWN  # a module's constructor: its input is seen where it is called (_used_rank)
+        elif op in self.shape_ops:
+            shown = rank.of(self, first)  # followed through names, modules and the classes of the file
         else:
-            least = least_ndim(first)
-            if least is not None:
-                extra += (("input.min_ndim", (least,)),)  # a tuple: the scanner's own fact, never queried
+            shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
+        extra += rank.facts(shown)
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         quiet = self.no_grad > 0
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
