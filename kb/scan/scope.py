@@ -64,7 +64,7 @@ class Graph:
         self._names = frozenset(part[:-3] if part.endswith(".py") else part
                                 for path in self.files for part in path.replace(os.sep, "/").split("/"))
         self._closures: dict[str, frozenset[str]] = {}
-        self._callers: dict[tuple[str, str | None], list[tuple[str, str | None]]] | None = None
+        self._by_last: dict[str, list[tuple[str, str | None, str]]] | None = None
         self._ancestors: dict[tuple[str, str], frozenset[tuple[str, str | None]]] = {}
         self._tops: dict[tuple[str, str], frozenset[str]] = {}
         self._edges: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
@@ -236,27 +236,36 @@ class Graph:
         """Every (path, function or None for the module level) from which `node` is called, directly or not."""
         found = self._ancestors.get(node)
         if found is None:
-            callers = self._reverse()
             seen: set[tuple[str, str | None]] = set()
-            todo = list(callers.get(node, ()))
+            todo = self._callers_of(node)
             while todo:
                 item = todo.pop()
                 if item not in seen:
                     seen.add(item)
-                    todo += callers.get(item, ())
+                    if item[1] is not None:
+                        todo += self._callers_of(item)  # type: ignore[arg-type]
             found = self._ancestors[node] = frozenset(seen)
         return found
 
-    def _reverse(self) -> dict[tuple[str, str | None], list[tuple[str, str | None]]]:
-        """Callee -> callers, over every module level and function of every file (built once)."""
-        if self._callers is None:
-            callers: dict[tuple[str, str | None], list[tuple[str, str | None]]] = {}
+    def _callers_of(self, node: tuple[str, str]) -> list[tuple[str, str | None]]:
+        """The module levels and functions that call `node` directly. Only a call whose name ends with the
+        function's own name (or, for `__init__`, its class's) can mean it, so only those are resolved."""
+        if self._by_last is None:
+            index: dict[str, list[tuple[str, str | None, str]]] = {}
             for path in sorted(self.files):
-                for func in (None, *self._funcs(path)):
-                    for callee in self._callees(path, func):
-                        callers.setdefault(callee, []).append((path, func))
-            self._callers = callers
-        return self._callers
+                layout = self.modules[path].layout
+                for func, names in ((None, layout.top), *layout.functions):
+                    for name in dict.fromkeys(names):
+                        index.setdefault(name.rsplit(".", 1)[-1], []).append((path, func, name))
+            self._by_last = index
+        parts = node[1].rsplit(".", 2)
+        keys = {parts[-1]} | ({parts[-2]} if parts[-1] == "__init__" and len(parts) > 1 else set())
+        out: list[tuple[str, str | None]] = []
+        for key in keys:
+            for path, func, name in self._by_last.get(key, ()):
+                if node in self.targets(path, func, name) and (path, func) not in out:
+                    out.append((path, func))
+        return out
 
 
 def _closures(nodes: list[str], edges) -> dict[str, frozenset[str]]:
