@@ -25,6 +25,10 @@ _TORCH_NOT_TENSOR = frozenset({"load", "device", "no_grad", "manual_seed", "set_
 _TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool",
                              "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
                              "permute", "transpose", "requires_grad_"})
+# Libraries whose objects are visibly not a framework's (a receiver made by them is not a tensor), and the
+# methods that turn a tensor into a Python or NumPy value.
+_NOT_FRAMEWORK = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re"})
+_TO_HOST = frozenset({"numpy", "to_numpy", "tolist", "item"})
 _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 _BUILTINS = frozenset(dir(builtins))
@@ -218,11 +222,21 @@ class Context:
                 if parts[0] == "torch" and ((len(parts) == 2 and parts[1][:1].islower() and parts[1] not in _TORCH_NOT_TENSOR)
                                             or name.startswith("torch.nn.functional.")):
                     return "torch.Tensor"
+                if parts[0] in _NOT_FRAMEWORK and len(parts) == 2 and parts[1][:1].islower():
+                    return parts[0]  # np.zeros(...), pd.read_csv(...): another library's object
                 return None
-            if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_KEEPING:
-                return "torch.Tensor" if self.kind_of(node.func.value) == "torch.Tensor" else None
+            if isinstance(node.func, ast.Attribute):
+                if node.func.attr in _TO_HOST:
+                    return "numpy"  # x.numpy(), x.tolist(), x.item(): no longer a framework tensor
+                if node.func.attr in _TENSOR_KEEPING:
+                    kind = self.kind_of(node.func.value)
+                    return kind if kind in ("torch.Tensor", "numpy") else None
         if isinstance(node, ast.Subscript):  # x[0] of a tensor is a tensor
-            return "torch.Tensor" if self.kind_of(node.value) == "torch.Tensor" else None
+            kind = self.kind_of(node.value)
+            return kind if kind in ("torch.Tensor", "numpy") else None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.JoinedStr)) \
+                or (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            return "python"  # a list, dict or string: not a framework object
         if self_attribute(node) and self.members and node.attr in self.members[-1]:
             return "torch.Tensor"  # a module's parameter or buffer
         return None

@@ -94,10 +94,14 @@ class Visitor(Context, ast.NodeVisitor):
                     self.statements(case.body)
             elif self._hit(node):
                 self.visit(node)
-            elif kind is ast.Assign:  # a name rebound to something else is no longer a known tensor
+            elif kind is ast.Assign:  # a name rebound: to another library's object (np.zeros), or to anything else
+                other = self.kind_of(node.value) if isinstance(node.value, ast.Call) else None
                 for target in node.targets:
                     if isinstance(target, ast.Name):
-                        self.typed[-1].pop(target.id, None)
+                        if other is not None:
+                            self.typed[-1][target.id] = other
+                        else:
+                            self.typed[-1].pop(target.id, None)
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
