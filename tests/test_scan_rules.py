@@ -108,4 +108,4 @@ def test_the_summary_per_entry_point(fixture_index):
     text = "\n".join(summary_lines(report, fixture_index["solutions"]))
     assert "train.py (__main__ block): applies PT_DET" in text and "seed.py:5" in text
     assert "convert.py (__main__ block); 3 test file(s): applies PT_DET" in text
-    assert "test_a.py" not in text and "no entry point calls it" not in text
+    assert "check_a.py" not in text and "no entry point calls it" not in text
