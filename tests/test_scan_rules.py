@@ -109,3 +109,15 @@ def test_the_summary_per_entry_point(fixture_index):
     assert "train.py (__main__ block): applies PT_DET" in text and "seed.py:5" in text
     assert "convert.py (__main__ block); 3 test file(s): applies PT_DET" in text
     assert "check_a.py" not in text and "no entry point calls it" not in text
+
+
+def test_sarif_rule_help_says_how_the_scan_reads_the_call(fixture_index):
+    """A record's scan rules are part of its SARIF rule's help (kb/scan/ruledoc.py), from the same data."""
+    from kb.scan.report_sarif import document
+
+    with answering(fixture_index):
+        report = scan([str(CODE / "literal_rules.py")], given=pins.parse_versions(VERSIONS), jobs=1)
+    rules = {r["id"]: r for r in document(report, fixture_index["sources"])["runs"][0]["tool"]["driver"]["rules"]}
+    help_text = rules["torch.data-loader-workers"]["help"]["text"]
+    assert "Not reported when `num_workers` is 0" in help_text
+    assert "Possible, depending on random augmentation in the dataset (shuffle is off)" in help_text
