@@ -29,11 +29,11 @@ _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _expression_calls(node: ast.AST, sink: list[str], calls: list) -> None:
+def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list) -> None:
     """Calls in an expression (iteratively: expressions can nest deeper than the stack). A loop over
     each class's fields, skipping leaves, is several times faster than ast.iter_child_nodes here, and
     this walk covers every expression of every scanned file."""
-    stack = [node]
+    stack = list(node) if type(node) is list else [node]
     pop, push, fields, leaves, node_type = stack.pop, stack.append, _FIELDS, _LEAVES, ast.AST
     while stack:
         item = pop()
@@ -137,17 +137,22 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
         else:
             if kind is ast.Assign:
                 assigns.append(node)
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.stmt):
-                    statement(child, sink, prefix, module_level)
-                elif isinstance(child, ast.excepthandler):
-                    for inner in child.body:
-                        statement(inner, sink, prefix, module_level)
-                elif isinstance(child, ast.match_case):
-                    for inner in child.body:
-                        statement(inner, sink, prefix, module_level)
-                else:
-                    _expression_calls(child, sink, calls)
+            expressions: list[ast.AST] = []
+            names = _FIELDS.get(kind)
+            if names is None:
+                names = _FIELDS[kind] = tuple(kind._fields)
+            for field in names:
+                value = getattr(node, field, None)
+                for child in (value if type(value) is list else (value,)):
+                    if isinstance(child, ast.stmt):
+                        statement(child, sink, prefix, module_level)
+                    elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                        for inner in child.body:
+                            statement(inner, sink, prefix, module_level)
+                    elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                        expressions.append(child)
+            if expressions:
+                _expression_calls(expressions, sink, calls)
 
     for node in tree.body:
         statement(node, top, "", True)
