@@ -156,6 +156,8 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
 
     for node in tree.body:
         statement(node, top, "", True)
+    statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
+    # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
                    tuple((name, tuple(body)) for name, body in functions), trains(text))
     return Survey(found, classes, calls, defs, assigns)
