@@ -128,6 +128,30 @@ def _calls(record: schema.SourceRecord) -> tuple:
     return tuple((tuple(p.ops), _when(p.when)) for p in record.calls)
 
 
+def _scan_value(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _scan(record: schema.SourceRecord) -> dict[str, Any] | None:
+    """The record's `scan:` block (schema.ScanRules) as kb/scan/rules.py reads it: tuples, lists of
+    values as tuples (a YAML list is a tuple argument such as `output_size=(1, 1)`)."""
+    rules = record.scan
+    if rules is None:
+        return None
+    shape = rules.unknown_shape
+    return {
+        "ruled_out": tuple((r.parameter, tuple(_scan_value(v) for v in r.values), r.why, tuple(r.ops))
+                           for r in rules.ruled_out),
+        "only_if": tuple((r.parameter, tuple(_scan_value(v) for v in r.values), r.depends_on, tuple(r.unless),
+                          tuple(r.ops)) for r in rules.only_if),
+        "needs_word": tuple(rules.needs_word),
+        "unknown_shape": (shape.fact, shape.at_least, shape.why, shape.level) if shape is not None else None,
+        "data_note": rules.data_note,
+        "resolvers": tuple(rules.resolvers),
+        "unique_index": rules.unique_index,
+    }
+
+
 def _params(catalog: Catalog, sources: dict[str, Any]) -> dict[str, dict[str, tuple[str, ...]]]:
     """Signature fields of every op a record names, per framework (kb/signatures.py)."""
     from kb import signatures
@@ -192,6 +216,7 @@ def build_index(catalog: Catalog) -> dict[str, Any]:
             "conditions": tuple(record.conditions),
             "calls": _calls(record),
             "notes": record.notes,
+            "scan": _scan(record),
             "ops": tuple(record.ops),
             "aliases": tuple(record.aliases),
             "status": _ranges(record.status, record.framework),

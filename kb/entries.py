@@ -141,6 +141,8 @@ if TYPE_CHECKING:
         conditions: tuple[str, ...]
         calls: tuple[tuple[tuple[str, ...], When], ...]  # (ops or (), when) per pattern
         notes: str | None
+        # the record's scan: block (schema.ScanRules), read by kb/scan/rules.py; None when it has none
+        scan: dict[str, Any] | None
         ops: tuple[str, ...]
         aliases: tuple[str, ...]
         status: tuple[Range, ...]

@@ -168,6 +168,11 @@ def generated_files(catalog: Catalog) -> dict[Path, str]:
     architecture = root / "docs" / "architecture.md"
     if architecture.is_file() and (root / "kb").is_dir():
         files[architecture] = architecture_text(architecture.read_text(encoding="utf-8"), root)
+    scan_page = root / "docs" / "scan.md"
+    if scan_page.is_file():
+        from kb.scan.ruledoc import page
+
+        files[scan_page] = page(scan_page.read_text(encoding="utf-8"), index)
     for name, text in schema_texts().items():
         files[root / "schema" / name] = text
     readme = root / "README.md"

@@ -44,7 +44,9 @@ LAYERS: tuple[Layer, ...] = (
         "kb.probe.blame", "kb.probe.kbask", "kb.probe.fingerprint", "kb.probe.calls",
         "kb.check", "kb.check.boot", "kb.check.inside", "kb.check.jitted", "kb.check.inventory_*", "kb.check.switches",
         "kb.check.predict", "kb.check.report", "kb.check.outcome",
-        "kb.scan.cells", "kb.scan.sources", "kb.scan.resolve", "kb.scan.scope", "kb.scan.pins", "kb.scan.switches", "kb.scan.lookup",
+        "kb.scan.cells", "kb.scan.sources", "kb.scan.syntax", "kb.scan.survey", "kb.scan.prepare", "kb.scan.context",
+        "kb.scan.resolvers", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc", "kb.scan.resolve", "kb.scan.scope",
+        "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.lookup",
         "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
     )),
     Layer("commands", "argument parsing, processes, network: what a person runs", (

@@ -415,6 +415,81 @@ class OpVersions(_Model):
         return self
 
 
+SCAN_RESOLVERS = (
+    "boolean-mask-count", "constant-initializers", "mapped-function-draws-no-random", "module-never-called",
+    "module-seeded", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices", "unique-position-lookup",
+    "written-before-read",
+)
+"""The code rules a record's `scan.resolvers` may name (`kb scan`): each is a small function of
+kb/scan/resolvers.py, registered under this name with a docstring saying what in the code rules the
+record out (tests/test_scan_rules.py checks that the two lists are the same; lint KB023 checks names)."""
+
+ScanValue = CallValue | list[CallValue]
+
+
+class ScanRuledOut(_Model):
+    """A literal argument value that rules the record out, where `calls:` cannot say so ("any value
+    but this one"): `output_size: 1` is global pooling, `num_workers: 0` has no workers."""
+
+    parameter: CallKey
+    values: list[ScanValue] = Field(min_length=1, description="Values (a list is a tuple argument: [1, 1]).")
+    why: Text = Field(description="Why the value rules the record out, as the scan's documentation says it.")
+    ops: list[OpName] = Field(default_factory=list, description="The record's ops this rule is about; empty = all.")
+
+
+class ScanOnlyIf(_Model):
+    """A value that leaves the record possible rather than certain: with `shuffle: [null, false]` a
+    loader's workers matter only for random augmentation in the dataset, which the code does not show."""
+
+    parameter: CallKey
+    values: list[ScanValue] = Field(min_length=1)
+    depends_on: Text = Field(description="What the finding then depends on (printed after 'depending on').")
+    unless: list[CallKey] = Field(
+        default_factory=list, description="Parameters any one of which, given, keeps the finding certain (sampler)."
+    )
+    ops: list[OpName] = Field(default_factory=list)
+
+
+class ScanUnknownShape(_Model):
+    """A condition on a shape the code rarely states (`input.ndim` of a loss): when the call does not
+    show it, the call is listed at `level` with `why` (a note is never a finding; `possible` names the
+    condition); a call that shows an input of at least `at_least` dimensions is a finding."""
+
+    fact: Literal["input.ndim"]
+    at_least: int = Field(ge=1)
+    why: Text
+    level: Literal["note", "possible"] = "note"
+
+
+class ScanRules(_Model):
+    """How `kb scan` reads calls of the record's ops beyond `calls:` (docs/scan.md): what a literal
+    argument rules out, what leaves it possible, words the call must mention, shapes it cannot see,
+    conditions that are in the data, and the code rules (kb/scan/resolvers.py) that rule it out."""
+
+    ruled_out: list[ScanRuledOut] = Field(default_factory=list)
+    only_if: list[ScanOnlyIf] = Field(default_factory=list)
+    needs_word: list[Annotated[str, StringConstraints(min_length=2, max_length=40)]] = Field(
+        default_factory=list,
+        description="Words a call must mention (in its text or arguments) for the record to apply (sparse).",
+    )
+    unknown_shape: ScanUnknownShape | None = None
+    data_note: Text | None = Field(
+        None, description="The condition is in the data (repeated indices): every call is listed as a note with this reason."
+    )
+    resolvers: list[Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]] = Field(
+        default_factory=list, description="Names of code rules (schema.SCAN_RESOLVERS) that can rule the record out."
+    )
+    unique_index: CallKey | None = Field(
+        None, description="The parameter holding the indices whose repeats the record needs (for unique-indices)."
+    )
+
+    @model_validator(mode="after")
+    def _valid(self) -> ScanRules:
+        if len(set(self.resolvers)) != len(self.resolvers):
+            raise ValueError("scan.resolvers lists a name twice")
+        return self
+
+
 class SourceRecord(_Model):
     """One mechanism that makes results differ from run to run."""
 
@@ -457,6 +532,9 @@ class SourceRecord(_Model):
     disputes: list[Dispute] = Field(default_factory=list)
     references: list[Reference] = Field(description="Where the facts come from; at least one (KB008).")
     notes: Text | None = None
+    scan: ScanRules | None = Field(
+        None, description="How `kb scan` reads calls of the record's ops beyond `calls:` (docs/scan.md); lint KB023."
+    )
     verify: Verify | None = None
     withdrawn: Withdrawn | None = None
 

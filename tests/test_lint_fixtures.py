@@ -118,6 +118,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "sweeps-undocumented-source": [("data/sweeps/h100-test/2026-11-25T230000Z-pytorch-eager.json", "KB021", 1)],
     # the layer's inventory line forwards to tf.nn.bias_add (`>` field), which the record does not name
     "spellings-layer-without-its-op": [(R, "KB022", 6)],
+    # scan rules: a misspelt parameter, an op that is not the record's, a resolver name that is no code rule
+    "scanrules-misspelt": [(R, "KB023", 21), (R, "KB023", 28), (R, "KB023", 31)],
 }
 
 

@@ -23,8 +23,8 @@ examples:
   kb scan . --fail-on raises                   fail only on calls that raise under a switch you set
 
 levels: raises (the call raises under a deterministic switch the code sets) >
-        nondeterministic > possible (receiver type or an argument unknown; no status known);
-        notes (a shape the code does not show, whose common form is harmless) are listed, never fail
+        nondeterministic > possible (receiver type, an argument or a shape unknown; no status known);
+        notes (a condition that is in the data, such as repeated indices) are listed, never fail
 suppress one finding:   y = x.index_add_(0, i, v)  # kb: ignore[torch.index-add]
 exit codes: 0 clean, 1 findings at or above --fail-on, 2 bad input.
 """

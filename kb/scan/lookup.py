@@ -14,9 +14,11 @@ import inspect
 from typing import NamedTuple
 
 import kb
-from kb.calls import value_holds
+from kb.calls import KINDS as DTYPE_KINDS, value_holds
+from kb.query.state import memo
 from kb.scan import switches
-from kb.scan.resolve import Call, Unknown
+from kb.scan.rules import NONE, Rules, applies_to
+from kb.scan.syntax import Call, Unknown
 
 LEVELS = {"note": 0, "possible": 1, "nondeterministic": 2, "raises": 3}
 
@@ -40,7 +42,7 @@ class Finding(NamedTuple):
     fix: str
     codes: tuple[str, ...]
     conditions: tuple[str, ...]
-    note: str = ""  # set: not a finding (see SHAPE_NOTES), listed as a note with this reason
+    note: str = ""  # set: not a finding (a record's scan.data_note or unknown_shape), listed as a note with this reason
 
     @property
     def level(self) -> str:
@@ -71,13 +73,13 @@ def _supports_call() -> bool:
 CALLS_SUPPORTED = _supports_call()
 
 COMPILED_FACT = ("compiled", "inductor")
-_COMPILED: list[bool] = []
+_COMPILED: dict[str, bool] = memo()
 
 
 def compiled_fact_supported() -> bool:
     """Whether this KB answers the call fact `compiled: inductor` (issue 36's query layer). Until it
     does, a compiled call is answered as an eager one; the scan passes the fact as soon as it is accepted."""
-    if not _COMPILED:
+    if "ok" not in _COMPILED:
         ok = False
         if CALLS_SUPPORTED:
             try:
@@ -85,11 +87,11 @@ def compiled_fact_supported() -> bool:
                 ok = True
             except (ValueError, TypeError, LookupError):
                 ok = False
-        _COMPILED.append(ok)
-    return _COMPILED[0]
+        _COMPILED["ok"] = ok
+    return _COMPILED["ok"]
 
 
-_PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = {}
+_PARAMETERS: dict[tuple[str, str], tuple[str, ...] | None] = memo()  # forgotten when kb.query's index changes
 
 
 def parameters(op: str, framework: str) -> tuple[str, ...] | None:
@@ -113,7 +115,7 @@ def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
     return tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params)
 
 
-_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = {}
+_SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = memo()
 
 
 def signature(op: str, framework: str) -> tuple[tuple[str, bool], ...] | None:
@@ -142,15 +144,23 @@ def _bound(params: tuple, method: bool) -> tuple:
     return params
 
 
-def can_be(call: Call, framework: str) -> bool:
-    """False when the call's arity or keywords cannot be the framework method's: a one-argument
-    `.put(x)` on a queue is not `Tensor.put`, `accelerator.gather(x)` is not `Tensor.gather`."""
-    if not call.method or call.star:
-        return True
-    sig = signature(call.op, framework)
+def forms(op: str, framework: str) -> tuple[tuple[tuple[str, bool], ...], ...] | None:
+    """Each form of an overloaded op (`Tensor.scatter_(dim, index, src)` and `(dim, index, value)`) as
+    (parameter, required) pairs; one form for most ops; None when the op's signature is not known."""
+    sig = signature(op, framework)
     if sig is None:
-        return True
-    sig = _bound(sig, True)
+        return None
+    key = ("forms", op, framework)
+    if key not in _SIGNATURES:
+        found = getattr(kb.parameters(op, framework=framework), "forms", ())
+        missing = getattr(kb, "NO_DEFAULT", None)
+        _SIGNATURES[key] = tuple(tuple((p[0], p[1] is missing) for p in form) for form in found) if len(found) > 1 else (sig,)
+    return _SIGNATURES[key]  # type: ignore[return-value]
+
+
+def _fits(call: Call, sig: tuple[tuple[str, bool], ...]) -> bool:
+    """Whether the call's positional count, keywords and required parameters fit one form."""
+    sig = _bound(sig, call.method)
     names = [n for n, _ in sig if not n.startswith("*")]
     if len(call.args) > len(names) and not any(n.startswith("*") and not n.startswith("**") for n, _ in sig):
         return False
@@ -160,6 +170,25 @@ def can_be(call: Call, framework: str) -> bool:
             return False
         given.add(key)
     return all(n in given for n, required in sig if required and not n.startswith("*"))
+
+
+def can_be(call: Call, framework: str) -> bool:
+    """False when the call's arity or keywords fit no form of the framework method's: a one-argument
+    `.put(x)` on a queue is not `Tensor.put`, `accelerator.gather(x)` is not `Tensor.gather`."""
+    if not call.method or call.star:
+        return True
+    found = forms(call.op, framework)
+    return found is None or any(_fits(call, form) for form in found)
+
+
+def form_of(call: Call, framework: str, params: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The parameter names a call's positional arguments take: those of the first form it fits (as
+    PyTorch's argument parser tries an op's overloads in order), else of the op's first form."""
+    found = forms(call.op, framework) if params is not None else None
+    if not found or len(found) < 2 or call.star:
+        return params
+    form = next((f for f in found if _fits(call, f)), found[0])
+    return tuple(n for n, _ in form)
 
 
 def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str]]:
@@ -196,6 +225,8 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
 def _put(name: str, value: object, facts: dict, unknown: dict) -> None:
     if isinstance(value, Unknown):
         unknown[name] = value.text
+        if value.kind == "tensor":
+            unknown.setdefault("\0tensors", set()).add(name)  # type: ignore[union-attr]
         if value.prefix:
             unknown.setdefault("\0prefixes", {})[name] = value.prefix  # type: ignore[index]
     else:
@@ -229,7 +260,7 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
     return kb.status(op, version, framework=framework, device=device)
 
 
-_CANDIDATES: dict[tuple, list] = {}
+_CANDIDATES: dict[tuple, list] = memo()
 
 
 def _contradicted(when: object, facts: dict) -> bool:
@@ -286,49 +317,29 @@ def _candidates(op: str, version: str, framework: str, device: str, facts: dict,
     return out
 
 
-# Calls a record's own condition rules out, decided from the call's literal facts (a record's
-# `calls:` lists the values that make it apply and cannot say "any value but this one").
-# record -> (parameter, values that rule the record out, why, source).
-NOT_REACHED = {
-    # AdaptiveAvgPool with output size 1 is global pooling: aten's adaptive_avg_pool2d computes it as
-    # `input.mean({-1, -2})` (no adaptive kernel, no atomics; https://github.com/pytorch/pytorch/blob/
-    # 006048e4b659f866d5d4c03ccd8507f3842ccfc0/aten/src/ATen/native/AdaptiveAveragePooling.cpp, read at that
-    # commit), and no window overlaps another (the record's condition). Not yet re-run on a GPU per release.
-    "torch.adaptive-avg-pool-backward": ("output_size", (1, (1, 1), (1, 1, 1)),
-                                         "output size 1 is a mean over the spatial dimensions, with no overlapping windows"),
-    # Workers are seeded only when there are workers: num_workers=0 loads in the main process (the record's condition).
-    "torch.data-loader-workers": ("num_workers", (0,), "num_workers=0 loads in the main process, with no worker seeds"),
-    # median() without dim returns no indices (the record's condition).
-    "torch.median-indices": ("dim", (None,), "median() without dim returns no indices"),
-    # tf.data map/interleave run in parallel only with num_parallel_calls > 1 (the record's condition).
-    "tf.data-loader-parallelism": ("num_parallel_calls", (None, 1), "without num_parallel_calls the map runs sequentially"),
-}
-# Facts that leave a record possible rather than certain, with what it then depends on.
-ONLY_IF = {
-    "torch.data-loader-workers": ("shuffle", (None, False), "random augmentation in the dataset (shuffle is off)"),
-}
-# ...unless one of these is given (a sampler or batch sampler can shuffle on its own).
-ONLY_IF_UNLESS = {"torch.data-loader-workers": ("sampler", "batch_sampler")}
-# Records whose condition needs an argument that the code visibly makes (a sparse tensor): a call
-# that mentions none of these words is not reported.
-NEEDS_WORD = {"torch.sparse-bmm": ("sparse",)}
-# Records whose condition needs a shape the code rarely states, and whose op's common form is the harmless
-# one: the N-D (spatial) NLL kernel runs only for inputs of 3 or more dimensions, while a classifier's loss
-# takes (N, C) logits. When the scan cannot read the input's number of dimensions and the call shows no
-# sign of a spatial input, the call is a note (listed, never failing CI), not a finding; with a sign
-# (`x.transpose(1, 2)` names dimension 2, so x has at least 3) or a literal shape, it is a finding.
-DATA_NOTES = {
-    "jax.at-set-repeated-indices": "whether the indices repeat is not visible here: with unique indices (or equal "
-                                   "values) every element is written one way, the same every run",
-    "jax.at-set-unique-indices-promise": "whether the indices repeat is not visible here: with the unique indices "
-                                         "unique_indices=True promises, every element is written once",
-}
-"""Records whose condition is in the data (repeated indices of a `.set`), which no code shows:
-the call is listed as a note with this reason, not counted as a finding (the scan reports far more
-`.at[].set` with one index per element than with repeats)."""
-SHAPE_NOTES = {"torch.nll-loss": ("input.ndim", 3,
-                                  "the input's number of dimensions is not visible here: the (N, C) classifier "
-                                  "form has no atomics; only an input of 3 or more dimensions reaches the spatial kernel")}
+def _as_tensors(op: str, version: str, framework: str, device: str, facts: dict, named_unknown: frozenset[str],
+                prefixes: dict[str, str], keys: tuple[str, ...]) -> list[tuple[kb.SourceStatus, bool | None, set[str]]]:
+    """Candidates for a call whose arguments `keys` are visibly tensors of an unknown dtype: a call fact of
+    a tensor argument is its dtype kind, so the call is answered for each kind. A record that applies for
+    every kind applies (`src: [float, int, bool, complex]`: any tensor src); one that applies for some
+    depends on the argument's dtype; one that applies for none does not apply."""
+    from itertools import product
+
+    rest = named_unknown - set(keys)
+    found: dict[str, list] = {}
+    combos = list(product(DTYPE_KINDS, repeat=len(keys)))[:16]
+    for combo in combos:
+        for source, applies, depends in _candidates(op, version, framework, device, {**facts, **dict(zip(keys, combo))},
+                                                    rest, prefixes):
+            found.setdefault(source.id, []).append((source, applies, depends))
+    out = []
+    for entries in found.values():
+        source, applies, depends = entries[0]
+        if len(entries) == len(combos) and all(a is not None and a is not False for _, a, _ in entries):
+            out.append((source, applies, set().union(*(d for _, _, d in entries))))
+        else:
+            out.append((source, None, set().union(*(d for _, _, d in entries)) | (_keys(getattr(source, "when", None)) & set(keys))))
+    return out
 
 
 def _mentions(call: Call, words: tuple[str, ...]) -> bool:
@@ -368,70 +379,93 @@ def no_known_source(op: str, framework: str, version: str, device: str) -> bool:
             and all(source.deterministic is None for source in s.sources))
 
 
-def ruled_out(record: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
-    """Why the call's facts rule the record out (None: they do not)."""
-    rule = NOT_REACHED.get(record)
-    if rule is None:
-        return None
-    name, values, why = rule
-    value = facts.get(name, defaults.get(name, _MISSING) if name not in given else _MISSING)
-    return why if value is not _MISSING and value in values else None
+
+def _value(name: str, facts: dict, given: set[str], defaults: dict[str, object]) -> object:
+    """The call's value of `name`: stated, else the op's default when the call leaves it out, else _MISSING."""
+    return facts.get(name, defaults.get(name, _MISSING) if name not in given else _MISSING)
+
+
+def ruled_out(rules: Rules, op: str, facts: dict, given: set[str], defaults: dict[str, object]) -> str | None:
+    """Why the call's facts rule the record out by its `scan.ruled_out` (None: they do not)."""
+    for rule in rules.ruled_out:
+        if not applies_to(rule, op):
+            continue
+        value = _value(rule.parameter, facts, given, defaults)
+        if value is not _MISSING and value in rule.values:
+            return rule.why
+    return None
 
 
 def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str, version: str, device: str,
              applied: frozenset[str], where: dict[str, str], record_conditions: dict[str, tuple[str, ...]],
              conditional: frozenset[str] = frozenset(), passes: dict[str, str] | None = None,
-             backward: bool = True) -> list[Finding]:
+             backward: bool = True, rules: dict[str, Rules] | None = None) -> list[Finding]:
     """The findings of one call: one per source record that applies and is not covered. With
     `backward` False (no run that executes this file runs a backward pass) or a call under
-    `torch.no_grad()`, records of the backward pass are not reported."""
+    `torch.no_grad()`, records of the backward pass are not reported. `rules`: the records' scan
+    rules (kb/scan/rules.py; default: those of the index kb.query answers from)."""
     if not can_be(call, framework):
         return []
-    params = parameters(call.op, framework) if CALLS_SUPPORTED else None
+    if rules is None:
+        from kb.query import index
+        from kb.scan.rules import of
+
+        rules = of(index())
+    params = form_of(call, framework, parameters(call.op, framework) if CALLS_SUPPORTED else None)
     if dict(call.extra).get("device") == ("cpu",):
         device = "cpu"  # the scan saw the input made on the host (resolve: a factory without device=)
     facts, unknown = facts_of(call, params)
     prefixes = unknown.pop("\0prefixes", None) or {}
+    tensors = frozenset(unknown.pop("\0tensors", None) or ())
     if framework == "jax" and params is not None and "backend" in params and "backend" not in facts \
             and "backend" not in unknown and not call.star:
         facts["backend"] = None  # jax.jit/pmap's own `backend` argument left out: the default backend (the GPU)
     named_unknown = frozenset(k for k in unknown if not k.startswith("argument "))
     try:
         typed = frozenset((k, type(v).__name__, v) for k, v in facts.items())  # True is not 1 here
-        memo = (call.op, version, framework, device, typed, named_unknown, tuple(sorted(prefixes.items())))
+        memo = (call.op, version, framework, device, typed, named_unknown, tuple(sorted(prefixes.items())), tensors)
         hash(memo)
     except TypeError:  # pragma: no cover - facts are scalars
         memo = None
     candidates = _CANDIDATES.get(memo) if memo is not None else None
     if candidates is None:
         candidates = _candidates(call.op, version, framework, device, facts, named_unknown, prefixes)
+        named = set().union(*(_keys(getattr(s, "when", None)) for s, _, _ in candidates)) & tensors & named_unknown
+        if named:
+            candidates = _as_tensors(call.op, version, framework, device, facts, named_unknown, prefixes,
+                                     tuple(sorted(named)))
         if memo is not None and len(_CANDIDATES) < 65536:
             _CANDIDATES[memo] = candidates
     out = []
     given = {k for k in facts} | set(unknown)
     defaults = _defaults(call.op, framework, call.method) if not call.star else {}
+    held = {name for name, _ in call.ruled_out}
     for source, applies, depends in candidates:
         if (call.no_grad or not backward) and (passes or {}).get(source.id) == "backward":
             continue
-        if ruled_out(source.id, facts, given, defaults):
+        rule = rules.get(source.id, NONE)
+        if ruled_out(rule, call.op, facts, given, defaults):
             continue
-        if source.id in NEEDS_WORD and not _mentions(call, NEEDS_WORD[source.id]):
+        if rule.needs_word and not _mentions(call, rule.needs_word):
             continue
-        if any(record == source.id for record, _ in getattr(call, "ruled_out", ())):
+        if held.intersection(rule.resolvers):
             continue
-        note = DATA_NOTES.get(source.id, "")
-        shape = SHAPE_NOTES.get(source.id)
-        if shape is not None and shape[0] in depends and shape[0] not in facts:
+        note = rule.data_note or ""
+        shape = rule.unknown_shape
+        if shape is not None and shape.fact in depends and shape.fact not in facts:
             least = dict(call.extra).get("input.min_ndim")
-            if least and least[0] >= shape[1]:
-                depends = set(depends) - {shape[0]}  # the call names a dimension only such an input has
-            else:
-                note = shape[2]
-        hint = ONLY_IF.get(source.id)
-        if hint is not None and not any(facts.get(p) is not None or p in unknown for p in ONLY_IF_UNLESS.get(source.id, ())):
-            value = facts.get(hint[0], defaults.get(hint[0], _MISSING) if hint[0] not in given else _MISSING)
-            if value is not _MISSING and value in hint[1]:
-                depends = set(depends) | {hint[2]}
+            if least and least[0] >= shape.at_least:
+                depends = set(depends) - {shape.fact}  # the call names a dimension only such an input has
+            elif shape.level == "note":
+                note = shape.why
+            else:  # a possible finding that names the condition
+                depends = (set(depends) - {shape.fact}) | {shape.why}
+        for hint in rule.only_if:
+            if not applies_to(hint, call.op) or any(facts.get(p) is not None or p in unknown for p in hint.unless):
+                continue
+            value = _value(hint.parameter, facts, given, defaults)
+            if value is not _MISSING and value in hint.values:
+                depends = set(depends) | {hint.depends_on}
         finding = _classify(call, path, cell, framework, version, source, applies, depends, facts, unknown, applied, where,
                             record_conditions.get(source.id, ()), conditional)
         if finding is not None:

@@ -9,6 +9,8 @@ from pathlib import PurePath
 from urllib.parse import quote
 
 import kb
+from kb.scan.ruledoc import sentences
+from kb.scan.rules import parse
 from kb.scan.run import Report
 
 SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -29,7 +31,9 @@ def _rule(record: dict, site_url: str | None) -> dict:
     links = [u for u in (_url(r) for r in record.get("references", ())) if u]
     page = f"{site_url.rstrip('/')}/sources/{record['id']}.html" if site_url else None
     conditions = "; ".join(record.get("conditions") or ())
+    scanning = " ".join(sentences(parse(record["scan"]))) if record.get("scan") else ""
     text = f"{record['summary']}" + (f" Applies when: {conditions}" if conditions else "") + \
+        (f" How kb scan reads the call: {scanning}" if scanning else "") + \
         f" Ask `kb status {record['id']} <version>` for the fix in your version."
     markdown = text + ("\n\nSources:\n" + "\n".join(f"- <{u}>" for u in links) if links else "")
     rule = {

@@ -92,34 +92,57 @@ def _switch_lines(report: Report) -> list[str]:
     if not setting:
         return out
     out.append(f"fixes per entry point ({len(runs)} run(s); a switch holds only in the process that runs it):")
-    for r in setting[:RUNS_LISTED]:
-        sure = [f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None]
-        iffy = [f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
-                if a.path and a.condition is not None]
+    groups: dict[tuple, list] = {}
+    for r in setting:  # runs that apply the same fixes, set in the same places, share one line
+        sure = tuple(f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None)
+        iffy = tuple(f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
+                     if a.path and a.condition is not None)
+        groups.setdefault((sure, iffy), []).append(r)
+    for (sure, iffy), members in list(groups.items())[:RUNS_LISTED]:
         parts = []
         if sure:
             parts.append("applies " + ", ".join(sure))
         if iffy:
             parts.append("not counted: " + ", ".join(iffy))
-        out.append(f"  {r.entry} ({r.why}): " + "; ".join(parts))
-    if len(setting) > RUNS_LISTED:
-        out.append(f"  ... and {len(setting) - RUNS_LISTED} more run(s) that set a fix (--format json lists them)")
+        out.append(f"  {_runs_named(members)}: " + "; ".join(parts))
+    if len(groups) > RUNS_LISTED:
+        out.append(f"  ... and {len(groups) - RUNS_LISTED} more group(s) of runs that set a fix (--format json lists them)")
     if quiet:
-        names = ", ".join(r.entry for r in quiet[:5]) + (f" and {len(quiet) - 5} more" if len(quiet) > 5 else "")
-        out.append(f"  {len(quiet)} run(s) set no fix, so the findings in the files they run stay: {names}")
+        out.append(f"  {len(quiet)} run(s) set no fix, so the findings in the files they run stay: {_runs_named(quiet, why=False)}")
     return out
 
 
-def render(report: Report, solutions: dict, stream: TextIO | None = None) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+def is_test(path: str) -> bool:
+    """A test file, which pytest runs (each is its own run here): summarised as a count, not by name."""
+    parts = path.replace("\\", "/").split("/")
+    name = parts[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" \
+        or (len(parts) > 1 and parts[-2] in ("tests", "test"))
 
-    console = Console(file=stream, highlight=False, soft_wrap=True)
+
+def _runs_named(runs: list, why: bool = True) -> str:
+    """`train.py (__main__ block), eval.py (__main__ block) and 3 more; 120 test file(s)`."""
+    programs = [r for r in runs if not is_test(r.entry)]
+    tests = len(runs) - len(programs)
+    shown = [f"{r.entry} ({r.why})" if why else r.entry for r in programs[:5]]
+    text = ", ".join(shown) + (f" and {len(programs) - 5} more" if len(programs) > 5 else "")
+    if tests:
+        text += ("; " if text else "") + f"{tests} test file(s)"
+    return text
+
+
+def render(report: Report, solutions: dict, stream: TextIO | None = None) -> None:
+    """Print the report: every user-derived string (paths, code, messages) as a rich Text, which is
+    never read as markup, with emoji codes off (`t.py:100:5` would otherwise print a 💯)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(file=stream, highlight=False, soft_wrap=True, emoji=False, markup=False)
     for error in report.errors:
-        console.print(f"[red]{escape(visible(error.path))}:{error.line}:{error.col}: error: {escape(visible(error.message))}[/]")
+        console.print(Text(f"{visible(error.path)}:{error.line}:{error.col}: error: {visible(error.message)}", style="red"))
     for finding in report.findings:
-        console.print(f"[{STYLE[finding.level]}]{escape(visible(line(finding)))}[/]")
+        console.print(Text(visible(line(finding)), style=STYLE[finding.level]))
     for finding in report.notes:
-        console.print(f"[dim]{escape(visible(line(finding)))}[/]")
+        console.print(Text(visible(line(finding)), style="dim"))
     for text in summary_lines(report, solutions):
-        console.print(escape(visible(text)))
+        console.print(Text(visible(text)))

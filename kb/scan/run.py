@@ -4,11 +4,12 @@ applied fixes -> versions -> findings -> suppression -> recipe."""
 from __future__ import annotations
 
 import ast
+import gc
 import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import lookup, pins, recipe, resolve, scope, sources, switches
+from kb.scan import keras2, lookup, pins, recipe, resolve, rules, scope, sources, switches
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -30,7 +31,7 @@ class Report(NamedTuple):
     recipes: tuple[recipe.Recipe, ...]
     device: str
     runs: tuple[RunSwitches, ...] = ()
-    notes: tuple[lookup.Finding, ...] = ()  # calls whose record needs a condition the code does not show (lookup.SHAPE_NOTES)
+    notes: tuple[lookup.Finding, ...] = ()  # calls whose record needs a condition the code does not show (scan.data_note, unknown_shape)
     unverified: int = 0  # calls answered only with "no known source, not verified" (lookup.no_known_source)
 
 
@@ -43,8 +44,8 @@ class RunSwitches(NamedTuple):
 
 
 def _condition(setting: resolve.Setting) -> resolve.Setting:
-    """A setting in a function no run calls: conditional on that function being called."""
-    note = f"{setting.scope}() is called, and no entry point calls it"
+    """A setting in a function this run does not call: conditional on that function being called."""
+    note = f"{setting.scope}() is called (this program does not call it)"
     return setting._replace(condition=f"{setting.condition} and {note}" if setting.condition else note)
 
 
@@ -84,6 +85,9 @@ def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict
     for framework, table in idx["names"].items():
         for name in table:
             names.setdefault(name, framework)
+    for name in idx["names"].get("keras", ()):  # tf.keras.X is TensorFlow's name of Keras 3's keras.X (from 2.16)
+        if name.startswith("keras.") and "tensorflow" in idx["names"]:
+            names.setdefault("tf." + name, "tensorflow")
     methods: dict[str, list[str]] = {}
     for name in names:
         parent, _, method = name.rpartition(".")
@@ -98,9 +102,24 @@ def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict
 _SHARED: tuple = ()
 
 
-def _init(shared: tuple) -> None:
+def _init(shared: tuple, worker: bool = True) -> None:
     global _SHARED
     _SHARED = shared
+    if worker:  # a worker process only parses and walks: no reference cycles to collect (see _serial)
+        gc.disable()
+
+
+def _serial(files: list[sources.Found]) -> list[tuple]:
+    """Every file in this process, with the cyclic garbage collector paused: parsing allocates millions
+    of nodes, and each full collection would walk every object the scan keeps (a third of a large
+    repository's CPU time); syntax trees hold no cycles and are freed as soon as a file is done."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return [_one(f) for f in files]
+    finally:
+        if was:
+            gc.enable()
 
 
 def _one(found: sources.Found) -> tuple:
@@ -108,7 +127,7 @@ def _one(found: sources.Found) -> tuple:
 
     A notebook cell that does not parse is reported and blanked, and the other cells are
     scanned, as Jupyter runs the cells that work."""
-    wanted, methods = _SHARED
+    wanted, methods, code_rules = _SHARED
     path = found.path
     try:
         unit = sources.read(path, found.root)
@@ -120,7 +139,7 @@ def _one(found: sources.Found) -> tuple:
     text = unit.text
     for attempt in range(2):
         try:
-            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED)
+            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules)
         except (SyntaxError, UnicodeEncodeError) as exc:
             if attempt or not unit.cells:
                 lineno, offset, message = _where(exc)
@@ -167,12 +186,13 @@ def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, l
     return "\n".join(lines), errors
 
 
-def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int) -> list[tuple]:
-    shared = (wanted, methods)
+def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int,
+                code_rules: rules.CodeRules | None = None) -> list[tuple]:
+    shared = (wanted, methods, resolve.default_rules() if code_rules is None else code_rules)
     jobs = min(jobs, os.cpu_count() or 1, len(files))  # --jobs 1000000 would fork until the machine stops
     if jobs <= 1 or len(files) < PARALLEL_FROM:
-        _init(shared)
-        return [_one(f) for f in files]
+        _init(shared, worker=False)
+        return _serial(files)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -184,8 +204,8 @@ def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dic
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(shared,)) as pool:
             return list(pool.map(_one, files, chunksize=max(1, len(files) // (jobs * 4))))
     except (BrokenProcessPool, OSError):  # a worker died (out of memory) or none could start: go on in this process
-        _init(shared)
-        return [_one(f) for f in files]
+        _init(shared, worker=False)
+        return _serial(files)
 
 
 def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
@@ -204,7 +224,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     files = sources.discover(paths, exclude)
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
-    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1))
+    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), rules.code_rules(idx))
 
     errors: list[FileError] = []
     used: set[str] = set()
@@ -223,12 +243,16 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     coverage_of: dict[tuple[int, ...], Coverage] = {}
     applied = _combined(runs, per_run, used)
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
+    legacy = keras2.detect(paths, modules, idx, (chosen.get("keras") or (lock or {}).get("keras") or (None,) * 2)[1])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
     at_ops = compiled_op_records(idx["sources"])
+    scan_rules = rules.of(idx)
     # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
-    # files never start one: an inference or conversion script. A library file alone may be trained anywhere.
-    # A module of a package (its folder has __init__.py) is a library even with a __main__ smoke test.
+    # files never start one: an inference or conversion script. A library file may be trained anywhere,
+    # whoever imports it here (so a scan of the file alone answers it with the same records): only the
+    # calls in such a script itself lose the records of the backward pass. A module of a package (its
+    # folder has __init__.py) is a library even with a __main__ smoke test.
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -244,7 +268,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         if cover is None:
             cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
         codes, where, maybe = cover.codes, cover.where, cover.maybe
-        backward = not ids or any(trains[k] for k in ids)
+        backward = not ids or any(trains[k] or runs[k].entry != path for k in ids)
         for call in module.calls:
             framework = framework_of[call.op]
             pin = chosen.get(framework)
@@ -252,8 +276,12 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 continue
             if lookup.no_known_source(call.op, framework, pin.version, device):
                 unverified.add((path, unit.place(call.line), call.col))
-            for finding in lookup.findings(call, path, unit.place(call.line), framework, pin.version, device, codes,
-                                           where, conditions, maybe, passes, backward):
+            version = legacy.version if keras2.applies(legacy, call.op, pin.version) else pin.version
+            for finding in lookup.findings(call, path, unit.place(call.line), framework, version, device, codes,
+                                           where, conditions, maybe, passes, backward, scan_rules):
+                if version != pin.version:  # tf.keras is Keras 2 in this code base
+                    finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {legacy.why}; answered "
+                                                      f"as in TensorFlow {version}, the newest release whose tf.keras is Keras 2)")
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
@@ -297,7 +325,7 @@ def _combined(runs: list[scope.Run], per_run: list[dict[str, switches.Applied]],
     if not runs:
         return switches.applied([], used)
     out: dict[str, switches.Applied] = {}
-    for code in {c for a in per_run for c in a}:
+    for code in sorted({c for a in per_run for c in a}):  # sorted: a set of strings iterates in hash order
         have = [(r, a[code]) for r, a in zip(runs, per_run) if code in a]
         first = have[0][1]
         if len(have) == len(runs) and all(a.condition is None for _, a in have):

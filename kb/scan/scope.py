@@ -57,29 +57,52 @@ class Graph:
         self._imports: dict[str, tuple[str, ...]] = {}
         self._bindings: dict[str, dict[str, tuple[str, int, str | None]]] = {}
         self._functions: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._targets: dict[tuple[str, str | None, str], list[tuple[str, str]]] = {}
+        self._located: dict[tuple[str, str], str | None] = {}
+        self._folders: dict[str, str] = {}
+        # every name a module can be imported by: each folder of a scanned path, each file's stem
+        self._names = frozenset(part[:-3] if part.endswith(".py") else part
+                                for path in self.files for part in path.replace(os.sep, "/").split("/"))
+        self._closures: dict[str, frozenset[str]] = {}
+        self._by_last: dict[str, list[tuple[str, str | None, str]]] | None = None
+        self._ancestors: dict[tuple[str, str], frozenset[tuple[str, str | None]]] = {}
+        self._tops: dict[tuple[str, str], frozenset[str]] = {}
+        self._edges: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
 
     def resolve(self, importer: str, dotted: str, level: int) -> str | None:
-        """The scanned file a module name means when imported from `importer`."""
-        key = (importer, dotted, level)
+        """The scanned file a module name means when imported from `importer` (memoized by the
+        importer's folder: every file of a folder resolves a name alike)."""
+        here = self._folders.get(importer)
+        if here is None:
+            here = self._folders[importer] = os.path.dirname(importer)
+        key = (here, dotted, level)
         if key in self._resolved:
             return self._resolved[key]
         found = None
-        here = os.path.dirname(importer)
+        if not level and dotted.split(".", 1)[0] not in self._names:
+            self._resolved[key] = None  # no scanned file or folder has that name: another distribution's module
+            return None
         if level:
             base = here
             for _ in range(level - 1):
                 base = os.path.dirname(base)
-            found = _module_file(base, dotted, self.files)
+            found = self._module_file(base, dotted)
         else:
             base = here
             while True:  # the script's folder (sys.path[0]), then each folder above it (a package root)
-                found = _module_file(base, dotted, self.files)
+                found = self._module_file(base, dotted)
                 parent = os.path.dirname(base)
                 if found or parent == base:
                     break
                 base = parent
         self._resolved[key] = found
         return found
+
+    def _module_file(self, base: str, dotted: str) -> str | None:
+        key = (base, dotted)
+        if key not in self._located:
+            self._located[key] = _module_file(base, dotted, self.files)
+        return self._located[key]
 
     def imports(self, path: str) -> tuple[str, ...]:
         if path not in self._imports:
@@ -102,13 +125,11 @@ class Graph:
         return self._imports[path]
 
     def closure(self, start: str) -> frozenset[str]:
-        seen, todo = {start}, [start]
-        while todo:
-            for target in self.imports(todo.pop()):
-                if target not in seen:
-                    seen.add(target)
-                    todo.append(target)
-        return frozenset(seen)
+        """The files a run of `start` imports, itself included (transitively). Computed once for every
+        file, a strongly connected group of files (imports that go round) at a time."""
+        if not self._closures:
+            self._closures = _closures(sorted(self.files), self.imports)
+        return self._closures[start]
 
     def _funcs(self, path: str) -> dict[str, tuple[str, ...]]:
         if path not in self._functions:
@@ -122,7 +143,24 @@ class Graph:
         return self._bindings[path]
 
     def targets(self, path: str, caller: str | None, name: str) -> list[tuple[str, str]]:
-        """(file, function) pairs a called dotted name may run."""
+        """(file, function) pairs a called dotted name may run (memoized: every run asks again)."""
+        key = (path, caller, name)
+        found = self._targets.get(key)
+        if found is None:
+            self._targets[key] = []  # a re-export that goes round ends here
+            found = self._targets[key] = self._find(path, caller, name)
+        return found
+
+    def _callees(self, path: str, func: str | None) -> list[tuple[str, str]]:
+        """What a function (None: the module's top level) calls, resolved once."""
+        key = (path, func)
+        found = self._edges.get(key)
+        if found is None:
+            names = self.modules[path].layout.top if func is None else self._funcs(path).get(func, ())
+            found = self._edges[key] = [t for name in dict.fromkeys(names) for t in self.targets(path, func, name)]
+        return found
+
+    def _find(self, path: str, caller: str | None, name: str) -> list[tuple[str, str]]:
         funcs = self._funcs(path)
         parts = name.split(".")
         out: list[tuple[str, str]] = []
@@ -178,24 +216,111 @@ class Graph:
             out.append((target, qual))
         elif qual + ".__init__" in funcs:
             out.append((target, qual + ".__init__"))
+        elif target != path and rest[0] in self._binds(target):
+            out += self.targets(target, None, qual)  # re-exported: `from .seed import set_seed` in utils/__init__.py
         return out
 
-    def reached(self, files: frozenset[str], entry: str, start: tuple[str, ...]) -> set[tuple[str, str]]:
-        """The functions a run calls: from every imported file's module level and the entry's start."""
-        todo: list[tuple[str, str]] = []
-        for path in files:
-            todo += [t for name in self.modules[path].layout.top for t in self.targets(path, None, name)]
-        todo += [t for name in start for t in self.targets(entry, None, name)]
-        seen: set[tuple[str, str]] = set()
-        while todo:
-            item = todo.pop()
-            if item in seen:
+    def reaches(self, files: frozenset[str], entry: str, start: tuple[str, ...], node: tuple[str, str]) -> bool:
+        """Whether a run that imports `files` and starts at `entry`'s names `start` calls the function
+        `node` (path, qualified name): from the module level of a file it imports, or from a start name.
+        Answered from the callers of `node` (computed once per node), not by walking every run's calls."""
+        callers = self.ancestors(node)
+        tops = self._tops.get(node)
+        if tops is None:
+            tops = self._tops[node] = frozenset(path for path, func in callers if func is None)
+        if not tops.isdisjoint(files):
+            return True
+        return any(t == node or t in callers for name in start for t in self.targets(entry, None, name))
+
+    def ancestors(self, node: tuple[str, str]) -> frozenset[tuple[str, str | None]]:
+        """Every (path, function or None for the module level) from which `node` is called, directly or not."""
+        found = self._ancestors.get(node)
+        if found is None:
+            seen: set[tuple[str, str | None]] = set()
+            todo = self._callers_of(node)
+            while todo:
+                item = todo.pop()
+                if item not in seen:
+                    seen.add(item)
+                    if item[1] is not None:
+                        todo += self._callers_of(item)  # type: ignore[arg-type]
+            found = self._ancestors[node] = frozenset(seen)
+        return found
+
+    def _callers_of(self, node: tuple[str, str]) -> list[tuple[str, str | None]]:
+        """The module levels and functions that call `node` directly. Only a call whose name ends with the
+        function's own name (or, for `__init__`, its class's) can mean it, so only those are resolved."""
+        if self._by_last is None:
+            index: dict[str, list[tuple[str, str | None, str]]] = {}
+            for path in sorted(self.files):
+                layout = self.modules[path].layout
+                for func, names in ((None, layout.top), *layout.functions):
+                    for name in dict.fromkeys(names):
+                        index.setdefault(name.rsplit(".", 1)[-1], []).append((path, func, name))
+            self._by_last = index
+        parts = node[1].rsplit(".", 2)
+        keys = {parts[-1]} | ({parts[-2]} if parts[-1] == "__init__" and len(parts) > 1 else set())
+        out: list[tuple[str, str | None]] = []
+        for key in keys:
+            for path, func, name in self._by_last.get(key, ()):
+                if node in self.targets(path, func, name) and (path, func) not in out:
+                    out.append((path, func))
+        return out
+
+
+def _closures(nodes: list[str], edges) -> dict[str, frozenset[str]]:
+    """Node -> every node reachable from it, itself included: Tarjan's strongly connected components
+    (iteratively), each component's closure built once from the closures of those it points to."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: dict[str, frozenset[str]] = {}
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(edges(root)))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, children = work[-1]
+            advanced = False
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(edges(child))))
+                    advanced = True
+                    break
+                if child in on:
+                    low[node] = min(low[node], index[child])
+            if advanced:
                 continue
-            seen.add(item)
-            path, func = item
-            for name in self._funcs(path).get(func, ()):
-                todo += [t for t in self.targets(path, func, name) if t not in seen]
-        return seen
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                members = []
+                while True:
+                    item = stack.pop()
+                    on.discard(item)
+                    members.append(item)
+                    if item == node:
+                        break
+                reach = set(members)
+                for member in members:
+                    for child in edges(member):
+                        if child not in reach:
+                            reach |= out[child] if child in out else {child}
+                closed = frozenset(reach)
+                for member in members:
+                    out[member] = closed
+    return out
 
 
 PACKAGING_BYTES = 1_000_000
@@ -265,15 +390,16 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
             entries.setdefault(path, ("named on the command line", modules[path].layout.in_main))
     out: list[Run] = []
     reach: dict[str, list[int]] = {}
+    setting_files = frozenset(path for path, module in modules.items() if module.settings)
 
     def add(entry: str, why: str, start: tuple[str, ...], fallback: bool = False) -> None:
         files = graph.closure(entry)
-        called = graph.reached(files, entry, start)
         holds, unreached = [], []
-        for path in sorted(files):
+        for path in sorted(files & setting_files):
             for setting in modules[path].settings:
                 scope = setting.scope
-                if scope is None or (scope == "__main__" and path == entry) or (path, scope) in called:
+                if scope is None or (scope == "__main__" and path == entry) \
+                        or (scope != "__main__" and graph.reaches(files, entry, start, (path, scope))):
                     holds.append((path, setting))
                 elif scope != "__main__":
                     unreached.append((path, setting))

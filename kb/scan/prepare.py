@@ -1,0 +1,231 @@
+"""Facts about a whole module that the walk needs before it starts: classes that subclass a known
+one, what its top level seeds, the literal every call passes for a function's parameter, the
+functions whose every call passes a registered buffer, the functions and classes torch.compile
+compiles, and the modules of the same code base it imports (read with `ast`, never imported).
+
+Each is computed once per module from the Survey (kb/scan/survey.py), so the walk
+(kb/scan/visitor.py) answers from tables instead of searching the tree again at each call.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+
+from kb.scan.sources import MAX_BYTES
+from kb.scan.survey import Survey
+from kb.scan.syntax import NOT_LITERAL, dotted_name, plain_literal, public_name
+
+_LOCAL_MODULES: dict[str, dict | None] = {}
+
+
+def local_module(filename: str, dotted: str) -> dict | None:
+    """Top-level functions and classes by name of the module `dotted` as a file of the same code base
+    (next to `filename`, or under one of its parent folders), or None when no such file is there. Read
+    with `ast` only, never imported; memoized per path. The tree is untrusted: only a regular file
+    (not a symlink, FIFO or device) of at most kb.scan.sources.MAX_BYTES is opened."""
+    if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
+        return None
+    folder = os.path.dirname(os.path.abspath(filename))
+    for _ in range(4):
+        path = os.path.join(folder, *dotted.split(".")) + ".py"
+        try:
+            info = os.lstat(path)
+        except OSError:
+            info = None
+        if info is not None:
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+                return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
+            if path not in _LOCAL_MODULES:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        tree = ast.parse(handle.read(), filename=path)
+                    _LOCAL_MODULES[path] = {n.name: n for n in tree.body
+                                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+                    _LOCAL_MODULES[path] = None
+            return _LOCAL_MODULES[path]
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
+
+
+def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
+    """Classes of the module that subclass a KB-known class (`class MyConv(nn.Conv1d)`): their
+    calls are that class's calls (name -> the KB name)."""
+    found: dict[str, str] = {}
+    for node in classes:
+        for base in node.bases:
+            parts: list[str] = []
+            item = base
+            while isinstance(item, ast.Attribute):
+                parts.append(item.attr)
+                item = item.value
+            if not isinstance(item, ast.Name):
+                continue
+            root = aliases.get(item.id) or found.get(item.id)
+            if root is None:
+                continue
+            name = ".".join([root, *reversed(parts)])
+            name = name if name in wanted else public_name(name, wanted)
+            if name in wanted:
+                found[node.name] = name
+                break
+    return found
+
+
+TF_SET_SEED = frozenset({"tf.random.set_seed", "tf.compat.v1.set_random_seed", "tf.set_random_seed"})
+
+
+def tf_global_seed(tree: ast.Module, aliases: dict[str, str]) -> str:
+    """Why TensorFlow's random ops of this module are seeded, when its top level (not under an `if`
+    or in a function) calls `tf.random.set_seed(<int>)`: an op without a seed then takes one derived from
+    the global seed, so the same sequence every run (tf.random.set_seed's documentation)."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args:
+            name = dotted_name(stmt.value.func, aliases)
+            value = plain_literal(stmt.value.args[0])
+            if name in TF_SET_SEED and isinstance(value, int) and not isinstance(value, bool):
+                return f"the module sets tf.random.set_seed({value}) at line {stmt.lineno}: ops without a seed follow it"
+    return ""
+
+
+def _within(node: ast.AST, outer: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) \
+        and (node.end_lineno or node.lineno, node.end_col_offset or 0) <= (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
+
+
+def _registered_buffers(calls: list[ast.Call]) -> frozenset[str]:
+    """Names a class registers with `self.register_buffer("X", ...)` or through a local alias of it
+    (`register_buffer = lambda name, val: self.register_buffer(name, ...)`), called with a literal name."""
+    return frozenset(sub.args[0].value for sub in calls
+                     if sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str)
+                     and ((isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer")
+                          or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")))
+
+
+def buffer_parameters(found: Survey, defs: dict[str, ast.AST]) -> dict[str, frozenset[str]]:
+    """Module-level function -> its positional parameters that every call of it in this module passes
+    a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`): buffers do
+    not require grad, so no backward runs into them. A call from outside a class, with *args, or
+    passing anything else for a parameter rules that parameter out; calls from other modules are not
+    seen (a function called nowhere here gets nothing). Read from the Survey's calls and classes."""
+    if not defs:
+        return {}
+    seen: dict[str, dict[str, bool]] = {}
+    inside: set[int] = set()
+    for cls in found.classes:
+        calls = [c for c in found.calls if _within(c, cls)]
+        buffers = _registered_buffers(calls)
+        for sub in calls:
+            if not (isinstance(sub.func, ast.Name) and sub.func.id in defs):
+                continue
+            inside.add(id(sub))
+            fn = defs[sub.func.id]
+            names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+            verdict = seen.setdefault(sub.func.id, {n: True for n in names})
+            starred = any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords)
+            given = dict(zip(names, sub.args))
+            given.update({k.arg: k.value for k in sub.keywords if k.arg})
+            for n in names:
+                value = given.get(n)
+                verdict[n] = verdict[n] and not starred and isinstance(value, ast.Attribute) \
+                    and isinstance(value.value, ast.Name) and value.value.id == "self" and value.attr in buffers
+    for sub in found.calls:  # a call from module level or a plain function: nothing known there
+        if isinstance(sub.func, ast.Name) and sub.func.id in seen and id(sub) not in inside:
+            seen[sub.func.id] = {n: False for n in seen[sub.func.id]}
+    return {name: frozenset(n for n, ok in v.items() if ok) for name, v in seen.items() if any(v.values())}
+
+
+def literal_parameters(all_calls: list, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
+    """Module-level function -> parameter -> its value, where every call of the function in this
+    module passes that parameter as the same literal (or leaves it at a literal default) and no
+    call passes *args or **kwargs. Calls from other modules are not seen."""
+    seen: dict[str, list[ast.Call]] = {}
+    for node in all_calls:
+        if isinstance(node.func, ast.Name) and node.func.id in defs:
+            seen.setdefault(node.func.id, []).append(node)
+    out: dict[str, dict[str, object]] = {}
+    for name, calls in seen.items():
+        fn = defs[name]
+        args = fn.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            continue
+        names = [a.arg for a in args.args]
+        defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+        defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+        values: dict[str, set] = {}
+        blocked: set[str] = set()
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                blocked.update(names)
+                break
+            given = dict(zip(names, call.args))
+            given.update({k.arg: k.value for k in call.keywords if k.arg})
+            for param in [*names, *(a.arg for a in args.kwonlyargs)]:
+                node = given.get(param, defaults.get(param))
+                value = plain_literal(node) if node is not None else NOT_LITERAL
+                if value is NOT_LITERAL:
+                    blocked.add(param)
+                else:
+                    values.setdefault(param, set()).add((type(value).__name__, value))
+        known = {p: next(iter(v))[1] for p, v in values.items() if p not in blocked and len(v) == 1}
+        if known:
+            out[name] = known
+    return out
+
+
+_COMPILE = frozenset({"torch.compile"})
+
+
+def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> frozenset[str]:
+    """Functions and classes of the module that run compiled: `@torch.compile` (with or without
+    arguments), `torch.compile(f)` of a function defined here, `torch.compile(model)` / `model.compile()`
+    where `model = Net(...)` and Net is a class defined here."""
+    if "compile" not in text:
+        return frozenset()
+
+    def name_of(node: ast.AST) -> str | None:
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in aliases:
+            return None
+        return ".".join([aliases[node.id], *reversed(parts)])
+
+    defined: set[str] = set()
+    classes: set[str] = set()
+    made: dict[str, str] = {}  # variable -> class defined here that made it
+    found: set[str] = set()
+    for node in found_in.functions:
+        defined.add(node.name)
+        for d in node.decorator_list:
+            target = d.func if isinstance(d, ast.Call) else d
+            if name_of(target) in _COMPILE:
+                found.add(node.name)
+    classes.update(node.name for node in found_in.classes)
+    for node in found_in.assigns:
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in classes:
+            for t in node.targets:
+                key = t.id if isinstance(t, ast.Name) else (t.attr if isinstance(t, ast.Attribute) else None)
+                if key:
+                    made[key] = node.value.func.id
+    for node in found_in.calls:
+        subject = None
+        if name_of(node.func) in _COMPILE and node.args:
+            subject = node.args[0]
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
+            subject = node.func.value  # nn.Module.compile()
+        if isinstance(subject, ast.Call) and isinstance(subject.func, ast.Name) and subject.func.id in classes:
+            found.add(subject.func.id)  # torch.compile(Net(...))
+            continue
+        key = subject.id if isinstance(subject, ast.Name) else (subject.attr if isinstance(subject, ast.Attribute) else None)
+        if key in defined:
+            found.add(key)
+        elif key in made:
+            found.add(made[key])
+    return frozenset(found)

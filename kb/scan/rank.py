@@ -1,0 +1,241 @@
+"""What the code shows of a tensor's number of dimensions (the `input.ndim` call fact), followed
+through the code around a call: a loss whose logits are 4-D segmentation maps runs the spatial
+kernel, a classifier's (N, C) logits do not, and the scan tells them apart only by the rank.
+
+Read, within bounds (depth-limited, the file only, plus classes of the same file):
+- a reshape to literal sizes (`x.view(n, c, h, w)`: 4), `flatten(1)` (2), a dimension named by a
+  transpose or permute (at least that many);
+- `F.interpolate(x, size=(h, w))` or `size=img.shape[-2:]` (two spatial sizes: 4), else x's rank;
+- shape-keeping functions and methods (`log_softmax`, activations, `.float()`, `.to()`, dropout,
+  arithmetic with a number) keep their input's rank;
+- a module of the class called on it (`self.conv(x)`): a Conv2d or ConvTranspose2d makes 4, Conv1d 3,
+  Conv3d 5, a Linear or an activation keeps the rank, Flatten makes 2, an nn.Sequential applies its
+  layers in order; an instance of a class of the file (`model(x)`, `self.net(x)`, a function's
+  parameter that every call in the file passes such an instance) gives what its `forward` returns;
+- a name every assignment of which in the function gives the same rank.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple
+
+from kb.scan.context import Context
+from kb.scan.syntax import least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
+
+
+class Rank(NamedTuple):
+    exact: int | None = None
+    at_least: int | None = None
+
+
+UNKNOWN = Rank()
+_DEPTH = 16
+_INTERPOLATE = frozenset({"torch.nn.functional.interpolate", "torch.nn.functional.upsample",
+                          "torch.nn.functional.upsample_bilinear", "torch.nn.functional.upsample_nearest"})
+_KEEP_FUNCTIONS = frozenset(f"torch.nn.functional.{n}" for n in (
+    "log_softmax", "softmax", "relu", "gelu", "silu", "leaky_relu", "elu", "sigmoid", "tanh", "dropout", "dropout2d",
+    "batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize", "hardtanh", "relu6", "mish")) | frozenset(
+    f"torch.{n}" for n in ("log_softmax", "softmax", "relu", "sigmoid", "tanh", "exp", "log", "clamp", "abs"))
+_KEEP_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "cuda", "cpu", "contiguous", "clone", "detach",
+                           "log_softmax", "softmax", "relu", "sigmoid", "tanh", "exp", "log", "clamp", "type_as"})
+_CONV = {"torch.nn.Conv1d": 3, "torch.nn.Conv2d": 4, "torch.nn.Conv3d": 5, "torch.nn.ConvTranspose1d": 3,
+         "torch.nn.ConvTranspose2d": 4, "torch.nn.ConvTranspose3d": 5, "torch.nn.LazyConv2d": 4}
+_KEEP_MODULES = frozenset(f"torch.nn.{n}" for n in (
+    "Linear", "LazyLinear", "ReLU", "GELU", "SiLU", "LeakyReLU", "ELU", "Tanh", "Sigmoid", "Dropout", "Dropout2d",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm2d", "LogSoftmax", "Softmax",
+    "Identity", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
+    "MaxPool2d", "AvgPool2d", "ReLU6", "Hardtanh", "Mish", "ReflectionPad2d", "ZeroPad2d"))
+
+
+class _Place(NamedTuple):
+    """Where an expression is read: the function (for its names), the class (for `self`), and the line
+    (a name is what its last assignment above that line made: `x = self.conv(x); x = torch.flatten(x, 1)`)."""
+
+    fn: ast.AST | None
+    cls: ast.ClassDef | None
+    line: int = 1 << 30
+
+
+def of(ctx: Context, node: ast.AST | None) -> Rank:
+    """The rank the code shows for `node`, read where the walk is now."""
+    if node is None:
+        return UNKNOWN
+    place = _Place(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, ctx.class_nodes[-1] if ctx.class_nodes else None,
+                   getattr(node, "lineno", 1 << 30))
+    return _rank(ctx, node, place, _DEPTH)
+
+
+def _rank(ctx: Context, node: ast.AST, place: _Place, depth: int) -> Rank:
+    if depth <= 0:
+        return UNKNOWN
+    exact = reshaped_ndim(node)
+    if exact is not None:
+        return Rank(exact)
+    least = least_ndim(node)
+    if least is not None:
+        return Rank(None, least)
+    if isinstance(node, ast.Name):
+        value = _last(ctx, place, node.id)
+        return _rank(ctx, value, place._replace(line=value.lineno), depth - 1) if value is not None else UNKNOWN
+    if isinstance(node, ast.BinOp):
+        left, right = _rank(ctx, node.left, place, depth - 1), _rank(ctx, node.right, place, depth - 1)
+        numbers = [isinstance(side, ast.Constant) for side in (node.left, node.right)]
+        if numbers[1] or left == right:
+            return left
+        return right if numbers[0] else UNKNOWN
+    if not isinstance(node, ast.Call):
+        return UNKNOWN
+    return _call(ctx, node, place, depth)
+
+
+def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
+    func = node.func
+    name = ctx.dotted(func)
+    first = node.args[0] if node.args else None
+    if name in _INTERPOLATE:
+        size = next((k.value for k in node.keywords if k.arg == "size"), node.args[1] if len(node.args) > 1 else None)
+        spatial = _sizes(size)
+        if spatial is not None:
+            return Rank(spatial + 2)
+        return _rank(ctx, first, place, depth - 1) if first is not None else UNKNOWN
+    if name in ("torch.flatten",) and first is not None:
+        start = plain_literal(node.args[1]) if len(node.args) > 1 else 0
+        return Rank(start + 1) if isinstance(start, int) and start >= 0 else UNKNOWN
+    if name in _KEEP_FUNCTIONS and first is not None:
+        return _rank(ctx, first, place, depth - 1)
+    if isinstance(func, ast.Attribute) and name is None:
+        if func.attr == "flatten":
+            start = plain_literal(node.args[0]) if node.args else 0
+            return Rank(start + 1) if isinstance(start, int) and start >= 0 else UNKNOWN
+        if func.attr in _KEEP_METHODS:
+            return _rank(ctx, func.value, place, depth - 1)
+        if self_attribute(func) and place.cls is not None and first is not None:
+            return _module(ctx, _made(ctx, place.cls, func.attr), first, place, depth)
+        return UNKNOWN
+    if isinstance(func, ast.Name) and first is not None:
+        return _module(ctx, _instance(ctx, func, place), first, place, depth)
+    if isinstance(func, ast.Call) and first is not None:  # Net()(x)
+        return _module(ctx, _unwrap(func), first, place, depth)
+    return UNKNOWN
+
+
+def _last(ctx: Context, place: _Place, name: str) -> ast.expr | None:
+    """The value of the last `name = value` above the place's line in its function (None: none)."""
+    values = ctx.assigned_in(place.fn).get(name, []) if place.fn is not None else []
+    above = [v for v in values if v.lineno < place.line]
+    return max(above, key=lambda v: (v.lineno, v.col_offset)) if above else None
+
+
+def _sizes(node: ast.AST | None) -> int | None:
+    """How many spatial sizes `size=` gives: a literal tuple's length, or `x.shape[-2:]` / `x.shape[2:]`
+    / `x.size()[2:]` (an image batch's two spatial sizes)."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return len(node.elts)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.upper is None:
+        lower = plain_literal(node.slice.lower) if node.slice.lower is not None else None
+        base = node.value
+        shaped = (isinstance(base, ast.Attribute) and base.attr == "shape") or \
+            (isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and base.func.attr == "size")
+        if shaped and lower in (-2, 2):
+            return 2
+    return None
+
+
+def _made(ctx: Context, cls: ast.ClassDef, attr: str) -> ast.Call | None:
+    """The one `self.<attr> = <call>` of the class (None: none, several, or not a call)."""
+    made = [value for value, _ in ctx.self_assignments(cls).get(attr, ())]
+    return made[0] if len(made) == 1 and isinstance(made[0], ast.Call) else None
+
+
+def _instance(ctx: Context, func: ast.Name, place: _Place) -> ast.Call | None:
+    """What a called name holds: `model = Net()` (or `Net().to(device)`) in the function, or a parameter
+    that every call of the function in this file passes such an instance."""
+    value = _last(ctx, place, func.id)
+    values = [value] if value is not None else []
+    if not values and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        values = ctx.passed(place.fn, func.id)
+    made = {_unwrap(v) for v in values}
+    made = {ctx.dotted(m.func) or ast.dump(m.func) for m in made if m is not None} if None not in made else set()
+    if len(made) != 1 or not values:
+        return None
+    return _unwrap(values[0])
+
+
+def _unwrap(node: ast.AST) -> ast.Call | None:
+    """`Net(...).to(device)` / `.cuda()` / `.eval()`: the `Net(...)` call."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
+        node = node.func.value
+    return node if isinstance(node, ast.Call) else None
+
+
+def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, depth: int) -> Rank:
+    """The rank a module returns when called on `first`, from the call that made the module."""
+    if made is None:
+        return UNKNOWN
+    name = ctx.dotted(made.func)
+    if name in _CONV:
+        return Rank(_CONV[name])
+    if name in _KEEP_MODULES:
+        return _rank(ctx, first, place, depth - 1)
+    if name in ("torch.nn.Flatten",):
+        return Rank(2) if not made.args and not made.keywords else UNKNOWN
+    if name == "torch.nn.Sequential":
+        rank = _rank(ctx, first, place, depth - 1)
+        for layer in made.args:
+            rank = _layer(ctx, layer, rank)
+        return rank
+    if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
+        return _forward(ctx, ctx.class_defs()[made.func.id], depth)
+    return UNKNOWN
+
+
+def _layer(ctx: Context, layer: ast.AST, rank: Rank) -> Rank:
+    if not isinstance(layer, ast.Call):
+        return UNKNOWN
+    name = ctx.dotted(layer.func)
+    if name in _CONV:
+        return Rank(_CONV[name])
+    if name in _KEEP_MODULES:
+        return rank
+    if name == "torch.nn.Flatten" and not layer.args and not layer.keywords:
+        return Rank(2)
+    return UNKNOWN
+
+
+def _forward(ctx: Context, cls: ast.ClassDef, depth: int) -> Rank:
+    """What a module class of the file returns from `forward`: every return gives the same rank."""
+    forward = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward"), None)
+    if forward is None:
+        return UNKNOWN
+    returns = [n.value for n in statements_in(forward) if isinstance(n, ast.Return) and n.value is not None]
+    found = {_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns}
+    return found.pop() if len(found) == 1 else UNKNOWN
+
+
+def facts(shown: Rank) -> tuple[tuple[str, object], ...]:
+    """The call facts a rank gives: `input.ndim`, or the scanner's own `input.min_ndim` (a tuple, never queried)."""
+    if shown.exact is not None:
+        return (("input.ndim", shown.exact),)
+    if shown.at_least is not None:
+        return (("input.min_ndim", (shown.at_least,)),)
+    return ()
+
+
+def at_uses(ctx: Context, target: ast.AST) -> Rank:
+    """The rank of the first argument wherever a module made here is called: `criterion(out, y)` in the
+    same function, or `self.criterion(out, y)` in the class's methods; unknown unless every call agrees."""
+    uses: list[tuple[ast.Call, _Place]] = []
+    cls = ctx.class_nodes[-1] if ctx.class_nodes else None
+    if isinstance(target, ast.Name) and ctx.fn_nodes:
+        fn = ctx.fn_nodes[-1]
+        uses = [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == target.id]
+    elif self_attribute(target) and cls is not None:
+        for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            uses += [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
+                     if isinstance(c, ast.Call) and self_attribute(c.func, target.attr)]
+    if not uses or any(not c.args for c, _ in uses):
+        return UNKNOWN
+    found = {_rank(ctx, c.args[0], place, _DEPTH) for c, place in uses}
+    return found.pop() if len(found) == 1 else UNKNOWN

@@ -1,0 +1,365 @@
+"""The scanner's code rules, each a small named function registered in one table (`TABLE`).
+
+Most of what a scan rule knows is data in its record (`scan:`, kb/scan/rules.py). What needs to
+read code stays code, here, under a name, with a docstring that says what it reads and why:
+
+- `rule`: rules a record out at a call of one of its ops; a record names it in `scan.resolvers`
+  (schema.SCAN_RESOLVERS lists the names; lint KB023 checks them). Returns why, or None.
+- `module`: the same, at `self.X = <op>(...)` in a module class (the module's own kernel).
+- `spelling`: another spelling of a KB op (`F.pad(mode="reflect")` runs ReflectionPad2d).
+- `fact`: a call fact the code around a call states (the attention backend a context pins).
+
+docs/scan.md lists the table (kb build renders it from the docstrings' first paragraphs).
+To add a rule: write the function here with `@resolver(name, kind)`, add its name to
+schema.SCAN_RESOLVERS if records name it, name it in the records' `scan.resolvers`, and put a
+fixture line with its `# expect:` under tests/fixtures/scanrules/.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable, NamedTuple
+
+from kb.scan.context import Context
+from kb.scan.prepare import TF_SET_SEED
+from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
+
+
+class Resolver(NamedTuple):
+    name: str
+    kind: str  # "rule" | "module" | "spelling" | "fact"
+    run: Callable
+    doc: str
+
+
+TABLE: dict[str, Resolver] = {}
+
+
+def resolver(name: str, kind: str) -> Callable[[Callable], Callable]:
+    """Register a code rule under `name` (its docstring is its documentation: required)."""
+    def register(fn: Callable) -> Callable:
+        if not (fn.__doc__ or "").strip():
+            raise ValueError(f"resolver {name} needs a docstring")
+        if name in TABLE:
+            raise ValueError(f"resolver {name} is registered twice")
+        TABLE[name] = Resolver(name, kind, fn, " ".join(fn.__doc__.strip().split("\n\n")[0].split()))
+        return fn
+    return register
+
+
+def record_rules() -> tuple[str, ...]:
+    """The names records may give in `scan.resolvers` (kinds `rule` and `module`)."""
+    return tuple(sorted(n for n, r in TABLE.items() if r.kind in ("rule", "module")))
+
+
+# --- rules a record names ---------------------------------------------------------------------
+_TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"})
+
+
+@resolver("mapped-function-draws-no-random", "rule")
+def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A `tf.data` map or interleave whose function (a lambda, a function or class of the file and what
+    it calls there, a `functools.partial` of one, or one from another module of the code base) visibly
+    draws no random numbers: the order the parallel calls finish in changes nothing."""
+    if op not in _TF_DATA_STAGES:
+        return None
+    mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
+    if mapped is not None and not ctx.may_draw_randomness(mapped):
+        return "the mapped function draws no random numbers"
+    return None
+
+
+@resolver("seed-set-by-this-call", "rule")
+def seed_set_by_this_call(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`tf.random.set_seed(<int>)` itself: it is the seeding, not an unseeded random op."""
+    if op in TF_SET_SEED and node.args and isinstance(plain_literal(node.args[0]), int):
+        return "the call sets the global seed: it is the seeding, not an unseeded op"
+    return None
+
+
+@resolver("module-seeded", "rule")
+def module_seeded(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A TensorFlow op in a module whose top level (not under an `if`, not in a function) calls
+    `tf.random.set_seed(<int>)`: an op without a seed takes one derived from the global seed."""
+    return ctx.tf_seeded or None if op.startswith("tf.") else None
+
+
+@resolver("seed-argument-is-int", "rule")
+def seed_argument_is_int(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`seed=x` where x is a parameter of the enclosing function annotated `int` (not Optional) or one
+    the function asserts `is not None`: the op has its own seed, so its sequence is fixed."""
+    if not op.startswith("tf."):
+        return None
+    given = next((k.value for k in node.keywords if k.arg == "seed"), None)
+    if not isinstance(given, ast.Name) or not ctx.fn_nodes:
+        return None
+    fn = ctx.fn_nodes[-1]
+    for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
+        if arg.arg == given.id and isinstance(arg.annotation, ast.Name) and arg.annotation.id == "int":
+            return "the op's seed is an int the function is given"
+    if any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+           and n.test.left.id == given.id and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.IsNot)
+           and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
+           for n in ast.walk(fn)):
+        return "the op's seed is an int the function is given"
+    return None
+
+
+@resolver("boolean-mask-count", "rule")
+def boolean_mask_count(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A `cumsum` of a boolean mask (`~mask`, a comparison, or a name only ever assigned one): a running
+    count, whose values (even accumulated as float32, below 2**24) are exact in any order."""
+    if op.endswith(".cumsum") and data is not None and ctx.fn_nodes and ctx.is_mask(data, ctx.fn_nodes[-1]):
+        return "a running count of a boolean mask: integer values, exact in any order"
+    return None
+
+
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
+
+
+@resolver("written-before-read", "rule")
+def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`torch.empty(...)` visibly written before it is read: filled in place at once
+    (`torch.empty(n).normal_()`), or made into an `nn.Parameter` in a class that initialises its
+    parameters (a `reset_parameters` method, an `nn.init.*` call)."""
+    if op in _EMPTY and id(node) in ctx.initialised:
+        return "the memory is written before it is read"
+    return None
+
+
+@resolver("unique-indices", "rule")
+def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """The indices a record needs to repeat (its `scan.unique_index` parameter) visibly never repeat:
+    `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, what
+    keeps them (`.to()`, `.view()`, a slice), or a name only ever assigned one: each element is written
+    (or accumulated) once, so the order of the writes changes nothing."""
+    name = ctx.index_param.get(op)
+    given = ctx.argument(op, node, name) if name else None
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if given is not None and ctx.is_unique(given, scope):
+        return f"the {name} ({ctx.text(given, 30)}) never repeats: each element is written once"
+    return None
+
+
+_CONSTANT_INITIALISERS = frozenset({"zeros", "ones", "constant", "identity"})
+_RATES = ("dropout", "recurrent_dropout", "rate")
+
+
+def _constant_initialiser(ctx: Context, node: ast.AST) -> bool:
+    """`"zeros"`, `"ones"`, `"constant"`, `"identity"` or a call of an initializers' `Zeros()`, `Ones()`,
+    `Constant(v)`, `Identity()` (any spelling of the initializers module): every value it makes is fixed."""
+    value = plain_literal(node)
+    if isinstance(value, str):
+        return value.lower() in _CONSTANT_INITIALISERS
+    if isinstance(node, ast.Call):
+        name = ctx.dotted(node.func) or ""
+        parts = name.split(".")
+        return "initializers" in parts[:-1] and parts[-1].lower() in _CONSTANT_INITIALISERS
+    return False
+
+
+@resolver("constant-initializers", "rule")
+def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A Keras layer every initializer of which (`kernel_initializer`, `bias_initializer`, ... given, or by
+    the layer's default) is a constant (`"zeros"`, `"ones"`, `Constant(v)`, `Identity()`), with no dropout
+    rate: it draws no random number, so the global generator's seed changes nothing."""
+    params = ctx.op_params.get(op, ())
+    initialisers = [(name, default) for name, default in params if name.endswith("_initializer")]
+    if not initialisers or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    for name, default in initialisers:
+        given = ctx.argument(op, node, name)
+        if given is None:
+            if not (isinstance(default, str) and default.lower() in _CONSTANT_INITIALISERS):
+                return None
+        elif not _constant_initialiser(ctx, given):
+            return None
+    for name, _ in params:
+        if name in _RATES:
+            given = ctx.argument(op, node, name)
+            if given is not None and plain_literal(given) not in (0, 0.0, None):
+                return None
+    return "every initializer is a constant and no dropout is drawn: nothing is random"
+
+
+# --- rules at `self.X = <module>(...)` -------------------------------------------------------------
+def _module_class(ctx: Context, target: ast.AST, op: str) -> tuple[ast.ClassDef, bool] | None:
+    """(the enclosing class, whether it has its own `forward`), for `self.X = <a module class>(...)`."""
+    if not self_attribute(target) or not ctx.class_nodes or not op.rsplit(".", 1)[-1][:1].isupper():
+        return None
+    cls = ctx.class_nodes[-1]
+    forward = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward" for item in cls.body)
+    return cls, forward
+
+
+@resolver("module-never-called", "module")
+def module_never_called(ctx: Context, target: ast.AST, value: ast.Call, op: str) -> str | None:
+    """`self.X = nn.Embedding(...)` in a class with its own `forward` that reads `self.X.weight` (or another
+    attribute of it) and never calls `self.X(...)` nor hands `self.X` on: the module's own kernel never
+    runs, so records of calling it do not apply."""
+    found = _module_class(ctx, target, op)
+    if found is None or not found[1]:
+        return None
+    cls, attr = found[0], target.attr
+    reads = any(isinstance(sub, ast.Attribute) and self_attribute(sub.value, attr) and isinstance(sub.ctx, ast.Load)
+                for sub in ast.walk(cls))
+    if not reads:
+        return None  # only a whole module (its own forward) that visibly reads self.X.<attr> instead of calling it
+    for sub in ast.walk(cls):
+        if isinstance(sub, ast.Call) and self_attribute(sub.func, attr):
+            return None  # self.X(...) runs it
+        if hands_on(sub, attr, value):
+            return None
+    return f"self.{attr} is never called in its class (its weight is used directly)"
+
+
+@resolver("unique-position-lookup", "module")
+def unique_position_lookup(ctx: Context, target: ast.AST, value: ast.Call, op: str) -> str | None:
+    """`self.X = nn.Embedding(...)` whose every call in its class is `self.X(torch.arange(...))` (a position
+    lookup, directly or through a name only ever assigned an arange), and that is never handed on: the
+    indices never repeat, so the atomic backward adds each row once and nothing accumulates out of order."""
+    found = _module_class(ctx, target, op)
+    if found is None or not found[1]:
+        return None
+    cls, attr, calls = found[0], target.attr, 0
+    for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for sub in ast.walk(fn):
+            if hands_on(sub, attr, value):
+                return None
+            if isinstance(sub, ast.Call) and self_attribute(sub.func, attr):
+                if len(sub.args) != 1 or sub.keywords or not ctx.is_arange(sub.args[0], fn):
+                    return None
+                calls += 1
+    return f"self.{attr} is only called with torch.arange indices: unique, so nothing accumulates" if calls else None
+
+
+# --- spellings and facts (not named by records) ----------------------------------------------------
+@resolver("pad-mode", "spelling")
+def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | None:
+    """`F.pad(x, pad, mode="reflect"|"replicate")` runs the ReflectionPad/ReplicationPad kernels: aten's
+    `_pad_enum` sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d (replication_pad1d/2d/3d), as the
+    nn.ReflectionPad*/ReplicationPad* modules do through F.pad; a pad that is not a literal is taken as
+    2-D, possible; a mode held in an attribute (`self.mode = "reflect"`) is read where the class sets it
+    (possible where it is an `__init__` parameter's default).
+
+    Read in https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/native/PadNd.cpp.
+    Returns (op, certain, why) or None."""
+    given = dict((k.arg, k.value) for k in node.keywords if k.arg)
+    mode_node = node.args[2] if len(node.args) > 2 else given.get("mode")
+    mode = ctx.literal(mode_node) if mode_node is not None else "constant"
+    held = None
+    if self_attribute(mode_node) and ctx.class_nodes and not isinstance(mode, str):
+        found = ctx.attribute_values(mode_node.attr)  # self.mode = mode, an __init__ parameter with a default
+        mode = next((v for v in found[0] if v in ("reflect", "replicate")), None) if found else None
+        held = f"{ctx.text(mode_node, 30)} is {mode!r} unless the class is made with another mode" if mode else None
+    if mode not in ("reflect", "replicate"):
+        return None
+    pad = node.args[1] if len(node.args) > 1 else given.get("pad")
+    size = len(pad.elts) if isinstance(pad, (ast.Tuple, ast.List)) and not any(
+        isinstance(e, ast.Starred) for e in pad.elts) else None
+    dims = size // 2 if size in (2, 4, 6) else 2
+    op = f"torch.nn.{'ReflectionPad' if mode == 'reflect' else 'ReplicationPad'}{dims}d"
+    why = None if size is not None else (f"the pad {ctx.text(pad, 30) if pad is not None else '?'} is not a literal "
+                                         "of length 2, 4 or 6 (taken as a 2-D pad)")
+    if held:
+        why = f"{held}; {why}" if why else held
+    return op, size is not None and held is None, why
+
+
+# Layer functions of TF 1's tf.layers -> the Keras layer each builds.
+LAYER_FUNCTIONS = {"tf.compat.v1.layers.dense": "tf.keras.layers.Dense", "tf.layers.dense": "tf.keras.layers.Dense"}
+
+
+@resolver("tf1-layer-function", "spelling")
+def tf1_layer_function(ctx: Context, name: str, node: ast.Call) -> tuple[str, ast.Call] | None:
+    """TF 1's `tf.layers.dense(inputs, units, activation, use_bias, ...)` (and `tf.compat.v1.layers.dense`)
+    makes `Dense(units, activation=..., use_bias=...)` and applies it to `inputs`
+    (tensorflow/python/keras/legacy_tf_layers/core.py): the call is read as that Dense call.
+
+    Read in https://github.com/tensorflow/tensorflow/blob/2ec9b33f2113d1fb5dd18a6d68c93a0cd82b43f7/tensorflow/python/keras/legacy_tf_layers/core.py.
+    Returns (op, the layer's call) or None."""
+    spelled = LAYER_FUNCTIONS.get(name)
+    if spelled is None or spelled not in ctx.wanted:
+        return None
+    layer = ast.copy_location(ast.Call(func=node.func, args=node.args[1:],
+                                       keywords=[k for k in node.keywords if k.arg != "inputs"]), node)
+    layer.end_lineno, layer.end_col_offset = node.end_lineno, node.end_col_offset
+    return spelled, layer
+
+
+# `x.at[i].add(...)` and the updates that lower to a scatter-add or scatter-multiply, and `.set`; `.get`
+# is a gather and `.min`/`.max` are exact in any order: not findings.
+JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul", "divide", "power", "set"})
+
+
+@resolver("jax-at-update", "spelling")
+def jax_at_update(ctx: Context, func: ast.Attribute, node: ast.Call) -> tuple | None:
+    """`x.at[i].add(...)` (`.subtract`, `.multiply`, `.divide`, `.power`: scatter-adds or -multiplies) and
+    `x.at[i].set(...)` are JAX's `.at` with the method as the `at.method` call fact; a `.set` whose index is
+    ints, slices, `...` and `None` only (each element named once) or whose value is a number literal (every
+    write equal) is not reported. `unique_indices` left out is JAX's default, False
+    (jax/_src/numpy/array_methods.py), which the KB cannot fill in: `.at` has no signature.
+
+    Returns the call facts, () when the call is not such an update, None when it is one that is ruled out."""
+    receiver = func.value
+    if not (func.attr in JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
+            and isinstance(receiver.value, ast.Attribute) and receiver.value.attr == "at"):
+        return ()
+    if func.attr == "set" and (one_per_element(receiver.slice) or constant_value(node)):
+        return None
+    facts: tuple = (("at.method", func.attr),)
+    if not any(k.arg == "unique_indices" for k in node.keywords) and not any(k.arg is None for k in node.keywords):
+        facts += (("unique_indices", False),)
+    return facts
+
+
+MATMUL = "jax.numpy.matmul"
+
+
+@resolver("jax-matmul-operator", "spelling")
+def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
+    """`x @ w` where an operand is visibly a JAX array (made by `jax.numpy`, `jax.random`, `jax.nn` or
+    `jax.lax` in the function, or a name every assignment of which is) is `jax.numpy.matmul`.
+
+    Returns the call it is read as, or None."""
+    if not isinstance(node.op, ast.MatMult) or MATMUL not in ctx.wanted:
+        return None
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if scope is None or not (ctx.is_jax(node.left, scope, 4) or ctx.is_jax(node.right, scope, 4)):
+        return None
+    call = ast.copy_location(ast.Call(func=ast.Name(id="operator @", ctx=ast.Load()),
+                                      args=[node.left, node.right], keywords=[]), node)
+    call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+    return call
+
+
+SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
+SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
+
+
+@resolver("sdpa-backend", "fact")
+def sdpa_backend(ctx: Context, expr: ast.expr) -> str | None | bool:
+    """Inside `with sdpa_kernel(SDPBackend.X):` (one backend allowed) `F.scaled_dot_product_attention` runs
+    backend X: the `backend` call fact.
+
+    Returns the backend, None for several or an unreadable one, False
+    when the context is not sdpa_kernel."""
+    if not isinstance(expr, ast.Call) or ctx.dotted(expr.func) != SDPA_KERNEL:
+        return False
+    given = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "backends"), None)
+    if isinstance(given, (ast.List, ast.Tuple)) and len(given.elts) == 1:
+        given = given.elts[0]
+    name = ctx.dotted(given) if given is not None else None
+    if name is not None and name.startswith("torch.nn.attention.SDPBackend."):
+        return SDPA_BACKENDS.get(name.rsplit(".", 1)[1])
+    return None
+
+
+@resolver("made-on-host", "fact")
+def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
+    """An op whose input is made on the host (a torch factory such as `torch.linspace(...)` without
+    `device=`, arithmetic on such tensors, a function of the file, or a name bound to such functions,
+    that returns one) runs on the CPU: it is answered for the CPU (unless the module calls
+    `torch.set_default_device`)."""
+    return data is not None and not ctx.default_device and bool(ctx.fn_nodes) \
+        and ctx.made_on_host(data, ctx.fn_nodes[-1], 24, set()) == "host"

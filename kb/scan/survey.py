@@ -1,0 +1,240 @@
+"""One cheap pass over a module before the walk: its Layout (imports, the calls that run at import,
+in `__main__` and per function: what kb/scan/scope.py needs to tell which process runs which
+code), the nodes later steps look at (classes, calls, functions, assignments), the lines worth
+visiting at all (found by regular expressions, at C speed) and the `# kb: ignore` comments.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import NamedTuple
+
+from kb.query.state import memo
+from kb.scan.syntax import Layout, called, is_main
+
+
+class Survey(NamedTuple):
+    """One pass over a module: its Layout, and the nodes later steps look at."""
+
+    layout: Layout
+    classes: list
+    calls: list
+    functions: list
+    assigns: list
+
+
+# Node types that hold no call below them: never pushed. Child fields per node class, read once.
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list) -> None:
+    """Calls in an expression (iteratively: expressions can nest deeper than the stack). A loop over
+    each class's fields, skipping leaves, is several times faster than ast.iter_child_nodes here, and
+    this walk covers every expression of every scanned file."""
+    stack = list(node) if type(node) is list else [node]
+    pop, push, fields, leaves, node_type = stack.pop, stack.append, _FIELDS, _LEAVES, ast.AST
+    while stack:
+        item = pop()
+        cls = type(item)
+        if cls is ast.Call:
+            calls.append(item)
+            name = called(item.func)
+            if name is not None:
+                sink.append(name)
+        names = fields.get(cls)
+        if names is None:
+            names = fields[cls] = tuple(cls._fields)
+        for field in names:
+            value = getattr(item, field, None)
+            if value is None:
+                continue
+            if type(value) is list:
+                for child in value:
+                    if isinstance(child, node_type) and not isinstance(child, leaves):
+                        push(child)
+            elif isinstance(value, node_type) and not isinstance(value, leaves):
+                push(value)
+
+
+# Words that start or run a backward pass (or hand training to a library that does). Every branch
+# starts with a literal, so that re skips ahead at C speed; the word boundaries the words need are
+# checked on each match (`\bgrad\(` as a branch would make every search try every position).
+BACKWARD = re.compile(r"\.(?:backward\(|fit\(|minimize\(|step\()|autograd\.grad|grad\(|value_and_grad|GradientTape"
+                      r"|gradients\(|apply_gradients\(|train_on_batch\(|Trainer|training_step|accelerator\.")
+_STARTS_WORD = ("grad(", "gradients(", "Trainer")  # need a word boundary before them
+_ENDS_WORD = ("autograd.grad", "Trainer")  # ... and after them
+
+
+def trains(text: str) -> bool:
+    """The text can run a backward pass (`.backward(`, `autograd.grad`, `jax.grad(`, `value_and_grad`,
+    `GradientTape`, `.fit(`, `.minimize(`, `tf.gradients(`, `apply_gradients(`, `train_on_batch(`, a
+    `Trainer`, `training_step`, `accelerator.`, `.step(`)."""
+    for match in BACKWARD.finditer(text):
+        word, start, end = match.group(), match.start(), match.end()
+        if word in _STARTS_WORD and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            continue
+        if word in _ENDS_WORD and end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            continue
+        return True
+    return False
+
+
+def layout(tree: ast.Module, text: str = "") -> Layout:
+    """The module's Layout (imports, the calls that run at import, in __main__, per function)."""
+    return survey(tree, text).layout
+
+
+def survey(tree: ast.Module, text: str = "") -> Survey:
+    """The module's Layout and its classes, calls, functions and assignments, in one pass."""
+    imports: list[tuple[str, int, tuple[str, ...]]] = []
+    bindings: list[tuple[str, str, int, str | None]] = []
+    top: list[str] = []
+    in_main: list[str] = []
+    functions: list[tuple[str, list[str]]] = []
+    classes: list = []
+    calls: list = []
+    defs: list = []
+    assigns: list = []
+    has_main = False
+
+    def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
+        nonlocal has_main
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:
+                imports.append((alias.name, 0, ()))
+                if alias.asname:
+                    bindings.append((alias.asname, alias.name, 0, None))
+                else:
+                    bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
+        elif kind is ast.ImportFrom:
+            imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+            for alias in node.names:
+                if alias.name != "*":
+                    bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            defs.append(node)
+            for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+                _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
+            body: list[str] = []
+            functions.append((prefix + node.name, body))
+            for child in node.body:
+                statement(child, body, prefix + node.name + ".", False)
+        elif kind is ast.ClassDef:
+            classes.append(node)
+            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
+                _expression_calls(part, sink, calls)
+            for child in node.body:  # a class body runs where the class statement is
+                statement(child, sink, prefix + node.name + ".", module_level)
+        elif kind is ast.If and module_level and not prefix and is_main(node.test):
+            has_main = True
+            for child in node.body:
+                statement(child, in_main, prefix, True)
+            for child in node.orelse:
+                statement(child, sink, prefix, True)
+        else:
+            if kind is ast.Assign:
+                assigns.append(node)
+            expressions: list[ast.AST] = []
+            names = _FIELDS.get(kind)
+            if names is None:
+                names = _FIELDS[kind] = tuple(kind._fields)
+            for field in names:
+                value = getattr(node, field, None)
+                for child in (value if type(value) is list else (value,)):
+                    if isinstance(child, ast.stmt):
+                        statement(child, sink, prefix, module_level)
+                    elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                        for inner in child.body:
+                            statement(inner, sink, prefix, module_level)
+                    elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                        expressions.append(child)
+            if expressions:
+                _expression_calls(expressions, sink, calls)
+
+    for node in tree.body:
+        statement(node, top, "", True)
+    statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
+    # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
+    found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
+                   tuple((name, tuple(body)) for name, body in functions), trains(text))
+    return Survey(found, classes, calls, defs, assigns)
+
+
+# Words in a file that can make a line interesting besides its import aliases and method names.
+_ENV_WORDS = ("environ", "putenv")
+# Substrings without which a file cannot call a framework or set its switches: not parsed.
+MARKERS = ("torch", "tensorflow", "jax", "horovod", "keras", "environ", "putenv")
+_METHOD_NAMES: dict[tuple[int, frozenset[str]], tuple[str, ...]] = memo()  # keyed by id(methods)
+
+
+def method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) -> tuple[str, ...]:
+    """The method names worth matching when the module imports these frameworks (memoized)."""
+    key = (id(methods), owners)
+    found = _METHOD_NAMES.get(key)
+    if found is None:
+        found = _METHOD_NAMES[key] = tuple(m for m, ops in methods.items() if any(op.split(".")[0] in owners for op in ops))
+    return found
+
+
+_DOTTED = re.compile(r"\.\s*([A-Za-z_]\w*)")
+_MATMUL = re.compile(r"[\w)\]][ \t]*@[ \t]*[\w(]")
+_ALIAS_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
+
+
+def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...],
+              roots: frozenset[str] | None = None) -> frozenset[int]:
+    """Lines that mention an imported name, a matched method (`.index_add_`, `.at`) or the
+    environment: the only places a finding or a switch can start (found at C speed by re: one small
+    pattern for the file's aliases, and every `.name` checked against the method names). With
+    `roots`, only aliases of names under those roots count (`torch`, `tf`, `os`: `np` cannot start one)."""
+    names = [a for a, full in aliases.items() if roots is None or full.split(".", 1)[0] in roots]
+    words = tuple(sorted(names, key=lambda w: (-len(w), w))) + _ENV_WORDS
+    pattern = _ALIAS_PATTERNS.get(words)
+    if pattern is None:
+        if len(_ALIAS_PATTERNS) > 4096:
+            _ALIAS_PATTERNS.clear()
+        pattern = _ALIAS_PATTERNS[words] = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+    starts = [m.start() for m in pattern.finditer(text)]
+    if methods:
+        wanted = _method_set(methods)
+        starts += [m.start() for m in _DOTTED.finditer(text) if m.group(1) in wanted]
+    if any(v.startswith("jax") for v in aliases.values()):
+        starts += [m.start() for m in _MATMUL.finditer(text)]  # x @ w: the matmul operator on JAX arrays
+    lines: set[int] = set()
+    line, last = 1, 0
+    for start in sorted(starts):
+        line += text.count("\n", last, start)
+        last = start
+        lines.add(line)
+    return frozenset(lines)
+
+
+_METHOD_SETS: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _method_set(methods: tuple[str, ...]) -> frozenset[str]:
+    found = _METHOD_SETS.get(id(methods))
+    if found is None or found[0] is not methods:
+        found = _METHOD_SETS[id(methods)] = (methods, frozenset(methods))
+    return found[1]
+
+
+_SUPPRESS = re.compile(r"#\s*kb:\s*ignore(?:\[([^\]]*)\])?")
+
+
+def suppressions(text: str) -> dict[int, frozenset[str] | None]:
+    """Line -> record ids silenced there by `# kb: ignore[id, id]` (None: every finding)."""
+    out: dict[int, frozenset[str] | None] = {}
+    if "kb:" not in text:
+        return out
+    for number, line in enumerate(text.split("\n"), start=1):
+        if "kb:" not in line:
+            continue
+        match = _SUPPRESS.search(line)
+        if match:
+            ids = match.group(1)
+            out[number] = None if ids is None else frozenset(i.strip() for i in ids.split(",") if i.strip())
+    return out

@@ -1,0 +1,334 @@
+"""The scanner's vocabulary: the shapes a scan produces (Call, Setting, Layout, Module) and what a
+syntax tree says on its own, without the module around it: literals, dotted names, the KB's
+spelling of an imported name, import aliases, and the shapes a call's arguments show (a `view` to
+two sizes is 2-D, `transpose(1, 2)` names dimension 2).
+
+Kept apart from the walk (kb/scan/visitor.py) so that every later step (scope, lookup, reports)
+imports these types without the resolver's machinery.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from typing import NamedTuple
+
+from kb.query.state import memo
+
+# Module paths as imported -> the prefix the KB names ops with (longest first).
+CANONICAL = (
+    ("horovod.tensorflow.keras", "hvd"), ("horovod.tensorflow", "hvd"), ("horovod.torch", "hvd"),
+    ("horovod.keras", "hvd"), ("tensorflow_addons", "tfa"), ("tensorflow", "tf"),
+    ("tf_keras", "tf.keras"),  # Keras 2 as a package (TensorFlow 2.16+ with TF_USE_LEGACY_KERAS=1): tf.keras's code
+)
+# Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
+STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
+    ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
+    ("LANCZOS3", "lanczos3"), ("LANCZOS5", "lanczos5"), ("GAUSSIAN", "gaussian"), ("MITCHELLCUBIC", "mitchellcubic"))}
+
+
+class Unknown(NamedTuple):
+    """An argument the scanner cannot read as a plain literal, with the source text it has
+    (and, for an f-string, the literal text it starts with)."""
+
+    text: str
+    prefix: str | None = None
+    kind: str | None = None  # "tensor": the argument is visibly a tensor (its dtype kind unknown)
+
+
+class Call(NamedTuple):
+    """One call of a KB-known name. `args`/`kwargs` hold literals or Unknown; `star`: *args or
+    **kwargs were passed, so parameters not given here are unknown too."""
+
+    op: str
+    line: int
+    col: int
+    end_line: int
+    text: str
+    args: tuple
+    kwargs: tuple[tuple[str, object], ...]
+    star: bool
+    certain: bool
+    method: bool
+    extra: tuple[tuple[str, object], ...] = ()  # facts that are not parameters: ("backend", "math")
+    no_grad: bool = False  # under `torch.no_grad()` / `torch.inference_mode()`: no backward runs through it
+    why: str | None = None  # for a method that is not certain: what the receiver is not visibly
+    compiled: bool = False  # inside a function or module compiled with torch.compile (Inductor's kernels run)
+    ruled_out: tuple[tuple[str, str], ...] = ()  # (resolver, why): code rules (kb/scan/resolvers.py) that hold here
+
+
+class Setting(NamedTuple):
+    """Something the code sets that a fix is made of: a call, an attribute, an env variable."""
+
+    kind: str  # "call" | "attr" | "env"
+    name: str  # torch.use_deterministic_algorithms | torch.backends.cudnn.deterministic | XLA_FLAGS
+    value: object  # first literal argument / assigned literal / env text (None if unknown)
+    kwargs: tuple[tuple[str, object], ...]
+    line: int
+    col: int
+    text: str
+    condition: str | None = None  # the `if` it is set under (None: unconditionally)
+    scope: str | None = None  # None: module level; "__main__": the `if __name__ == "__main__":` block;
+    # else the qualified name of the function it is set in ("main", "Trainer.__init__")
+
+
+class Layout(NamedTuple):
+    """What decides which code a process runs: the module's imports and its calls of plain
+    names, at module level, in its `__main__` block and per function (for the switch scope)."""
+
+    main: bool = False  # has an `if __name__ == "__main__":` block
+    imports: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (module, level, names imported from it)
+    bindings: tuple[tuple[str, str, int, str | None], ...] = ()  # (local name, module, level, attribute or None)
+    top: tuple[str, ...] = ()  # dotted names called at module level (class bodies included)
+    in_main: tuple[str, ...] = ()  # ... in the __main__ block
+    functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
+    backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
+
+
+class Module(NamedTuple):
+    calls: tuple[Call, ...]
+    settings: tuple[Setting, ...]
+    layout: Layout = Layout()
+
+
+def canonical(dotted: str) -> str:
+    for module, prefix in CANONICAL:
+        if dotted == module or dotted.startswith(module + "."):
+            return prefix + dotted[len(module):]
+    return dotted
+
+
+NOT_LITERAL = object()
+
+
+def literal(node: ast.AST, text: bool = True) -> object:
+    """A plain scalar literal's value, or Unknown carrying the expression's text
+    (with text=False, the NOT_LITERAL marker instead: the caller finds the text)."""
+    value = plain_literal(node)
+    if value is NOT_LITERAL and text:
+        return Unknown(text_of(node))
+    return value
+
+
+def plain_literal(node: ast.AST) -> object:
+    """The value of a scalar literal (`3`, `-1e-4`, `"sum"`, `None`), else NOT_LITERAL."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or isinstance(value, (bool, int, str)) or (isinstance(value, float) and math.isfinite(value)):
+            return value
+        return NOT_LITERAL
+    if not isinstance(node, (ast.UnaryOp, ast.BinOp)):  # a name, call, attribute, tuple...: not a scalar literal
+        return NOT_LITERAL
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return NOT_LITERAL
+    if isinstance(value, float) and not math.isfinite(value):
+        return NOT_LITERAL  # nan and inf have no JSON form
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return NOT_LITERAL
+
+
+def text_of(node: ast.AST, limit: int = 60) -> str:
+    try:
+        text = ast.unparse(node)
+    except (ValueError, RecursionError):  # pragma: no cover - unparse of a parsed tree
+        text = type(node).__name__
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def called(node: ast.AST) -> str | None:
+    """`f` for f(...), `a.b.f` for a.b.f(...): a call's name when it is a dotted plain name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return ".".join([node.id, *reversed(parts)])
+
+
+def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The canonical dotted name of `a.b.c` through the module's import aliases (None: not imported)."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in aliases:
+        return None
+    return canonical(".".join([aliases[node.id], *reversed(parts)]))
+
+
+_PUBLIC: dict[tuple[str, int], str] = memo()  # keyed by id(wanted): forgotten with kb.query's index
+# The submodules that define public names: `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`.
+_DEFINED_IN = (
+    (re.compile(r"^torch\.nn\.modules(?:\.[a-z_0-9]+)?\."), "torch.nn."),
+    (re.compile(r"^torch\.utils\.data\.(?:dataloader|dataset|sampler|distributed)\."), "torch.utils.data."),
+    (re.compile(r"^torch\.nn\.parameter\."), "torch.nn."),
+    (re.compile(r"^torch\.nn\.attention\.[a-z_0-9]+\."), "torch.nn.attention."),
+    (re.compile(r"^tf\.keras\.layers\.[a-z_0-9]+\."), "tf.keras.layers."),
+)
+
+
+def public_name(name: str, wanted: frozenset[str]) -> str:
+    """The KB's name for a name spelled through the submodule that defines it:
+    `torch.utils.data.dataloader.DataLoader` is `torch.utils.data.DataLoader`,
+    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`."""
+    key = (name, id(wanted))
+    found = _PUBLIC.get(key)
+    if found is not None:
+        return found
+    found = name
+    for pattern, public in _DEFINED_IN:
+        candidate, n = pattern.subn(public, name, count=1)
+        if n and candidate in wanted:
+            found = candidate
+            break
+    if len(_PUBLIC) < 65536:
+        _PUBLIC[key] = found
+    return found
+
+
+TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
+            ast.With, ast.AsyncWith, ast.Match, *TRY)
+
+
+def aliases_of(tree: ast.Module) -> dict[str, str]:
+    """Local name -> canonical dotted name, from every import statement in the module
+    (statements only: an import is never inside an expression)."""
+    found: dict[str, str] = {}
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Import:
+            for alias in node.names:
+                if alias.asname:
+                    found[alias.asname] = canonical(alias.name)
+                else:  # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
+                    top = alias.name.split(".")[0]
+                    found[top] = canonical(top)
+        elif kind is ast.ImportFrom:
+            if node.module and not node.level:
+                for alias in node.names:
+                    if alias.name != "*":
+                        found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
+        elif kind in COMPOUND:
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, field, ()))
+            for handler in getattr(node, "handlers", ()):
+                stack.extend(handler.body)
+            for case in getattr(node, "cases", ()):
+                stack.extend(case.body)
+    return found
+
+
+def statements_in(node: ast.AST) -> list[ast.stmt]:
+    """Every statement under `node` (nested functions and classes included), without walking their
+    expressions: what `ast.walk` finds of assignments, for a tenth of the nodes."""
+    out: list[ast.stmt] = []
+    stack = list(getattr(node, "body", ()))
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        for field in ("body", "orelse", "finalbody"):
+            children = getattr(item, field, None)
+            if children and type(children) is list:
+                stack.extend(children)
+        for handler in getattr(item, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(item, "cases", ()):
+            stack.extend(case.body)
+    return out
+
+
+def is_main(test: ast.expr) -> bool:
+    """`if __name__ == "__main__":` is how a script runs, not a condition on its switches."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = (test.left, test.comparators[0])
+    names = [n.id for n in sides if isinstance(n, ast.Name)]
+    constants = [n.value for n in sides if isinstance(n, ast.Constant)]
+    return names == ["__name__"] and constants == ["__main__"]
+
+
+def strings(node: ast.AST) -> str | None:
+    """The text an env value is built from: a literal, or the literal parts of an f-string or
+    a concatenation ('--xla_gpu_deterministic_ops=true' in os.environ.get(...) + ' --xla...')."""
+    value = literal(node)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return " ".join(parts) if parts else None
+
+
+_DIM_MOVES = frozenset({"transpose", "permute", "movedim", "moveaxis", "swapaxes", "swapdims"})
+_RESHAPES = frozenset({"view", "reshape"})
+
+
+def least_ndim(node: ast.AST | None) -> int | None:
+    """`x.transpose(1, 2)` / `x.permute(0, 2, 1)`: a dimension named by a literal exists, so the
+    tensor has at least that many dimensions (the idiom that moves classes to dim 1 for an N-D loss)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DIM_MOVES):
+        return None
+    dims = [plain_literal(a) for a in node.args]
+    ints = [d for d in dims if isinstance(d, int) and not isinstance(d, bool)]
+    if not ints or len(ints) != len(dims):
+        return None
+    return max(d + 1 if d >= 0 else -d for d in ints)
+
+
+def reshaped_ndim(node: ast.AST | None) -> int | None:
+    """`x.view(-1, n)` / `x.reshape(a, b)`: the number of sizes given is the result's ndim."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RESHAPES):
+        return None
+    if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    if len(node.args) == 1:
+        only = node.args[0]
+        if isinstance(only, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in only.elts):
+            return len(only.elts)
+        return None if not isinstance(only, ast.Constant) else 1
+    return len(node.args)
+
+
+def one_per_element(index: ast.expr) -> bool:
+    """An `.at[...]` index made of int literals, slices, `...` and `None` only: it names each element
+    at most once, so no two writes meet."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis
+               or type(p.value) is int)) or (isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub)
+               and isinstance(p.operand, ast.Constant) and type(p.operand.value) is int) for p in parts)
+
+
+def constant_value(node: ast.Call) -> bool:
+    """`.set(v)` with a number literal (or -literal) as the value: every write to an element is equal."""
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "values"), None)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
+
+
+def self_attribute(node: ast.AST, attr: str | None = None) -> bool:
+    """`self.<attr>` (any attribute when `attr` is None)."""
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+            and (attr is None or node.attr == attr))
+
+
+def hands_on(node: ast.AST, attr: str, made: ast.AST) -> bool:
+    """`self.<attr>` handed on as an object (`f(self.X)`, `[self.X]`, `return self.X`, `y = self.X`, but not
+    the assignment `made` that creates it): it may be called there, with anything."""
+    if isinstance(node, ast.Call):
+        parts = [*node.args, *(k.value for k in node.keywords)]
+    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        parts = list(node.elts)
+    elif isinstance(node, (ast.Return, ast.Assign)) and node.value is not None and node.value is not made:
+        parts = [node.value]
+    else:
+        return False
+    return any(self_attribute(a, attr) for a in parts)

@@ -1,0 +1,444 @@
+"""The walk over one module: statements (scopes, `if` conditions, `with` contexts, no-grad regions)
+and, on the lines worth visiting, the expressions that call a KB-known name, set a switch or the
+environment, or assign what a later call reads.
+
+Static only: names are resolved through the module's imports (`import torch.nn.functional
+as F`, `from jax import numpy as jnp`), flow-insensitively (an import anywhere in the file counts
+everywhere in it, as in a notebook run top to bottom). A method call (`x.index_add_(...)`) matches
+a class-qualified KB name (`torch.Tensor.index_add_`) when the file imports that framework; it is
+*certain* only when the receiver was visibly made by the framework, else *possible*. What the code
+around a call says about it comes from the named rules of kb/scan/resolvers.py.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan import rank, resolvers
+from kb.scan.context import Context
+from kb.scan.rules import CodeRules
+from kb.scan.syntax import TRY, Call, Setting, Unknown, is_main, least_ndim, literal, reshaped_ndim, strings
+
+# Annotations that say an argument is a framework tensor.
+_TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
+_PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
+_NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode")
+
+
+class Visitor(Context, ast.NodeVisitor):
+    """Statements are walked by `statements()` (scopes, `if` conditions, `with` contexts);
+    only statements on a hit line are visited down to their expressions."""
+
+    def __init__(self, aliases: dict[str, str], wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
+                 owners: set[str], watched: frozenset[str], rules: CodeRules) -> None:
+        super().__init__(aliases, wanted)
+        self.methods, self.owners, self.watched = methods, owners, watched
+        self.by_op, self.index_param, self.op_params = rules.by_op, rules.index_param, rules.params
+        self.shape_ops = rules.shape_ops
+        self.calls: list[Call] = []
+        self.settings: list[Setting] = []
+        self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
+        self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
+        self.no_grad = 0  # enclosing no-grad contexts and decorated functions
+        self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles
+        self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
+        self.functions = 0  # how many enclosing scopes are functions
+        self.buffer_params: dict[str, frozenset[str]] = {}  # function -> parameters every call passes a registered buffer
+        self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
+        self.main = False  # inside the module-level `if __name__ == "__main__":` block
+        self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+
+    # --- statements: walked here, so that expressions without a hit are never visited -----
+    def _hit(self, node: ast.AST) -> bool:
+        if self.hits is None:
+            return True
+        first = node.lineno
+        return any(line in self.hits for line in range(first, (node.end_lineno or first) + 1))
+
+    def statements(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            kind = type(node)
+            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                self._scope(node)
+            elif kind is ast.If:
+                if self._hit(node.test):
+                    self.visit(node.test)
+                main = is_main(node.test) and not self.scope
+                if not main:
+                    self.conditions.append(node.test)
+                self.main = self.main or main
+                self.statements(node.body)
+                self.main = self.main and not main
+                self.statements(node.orelse)
+                if not main:
+                    self.conditions.pop()
+            elif kind in (ast.For, ast.AsyncFor, ast.While):
+                header = node.test if kind is ast.While else node.iter
+                if self._hit(header):
+                    self.visit(header)
+                self.statements(node.body)
+                self.statements(node.orelse)
+            elif kind in (ast.With, ast.AsyncWith):
+                self._with(node)
+            elif kind in TRY:
+                self.statements(node.body)
+                for handler in node.handlers:
+                    self.statements(handler.body)
+                self.statements(node.orelse)
+                self.statements(node.finalbody)
+            elif kind is ast.Match:
+                if self._hit(node.subject):
+                    self.visit(node.subject)
+                for case in node.cases:
+                    self.statements(case.body)
+            elif self._hit(node):
+                self.visit(node)
+            elif kind is ast.Assign:  # a name rebound: to another library's object (np.zeros), or to anything else
+                other = self.kind_of(node.value) if isinstance(node.value, ast.Call) else None
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        if other is not None:
+                            self.typed[-1][target.id] = other
+                        else:
+                            self.typed[-1].pop(target.id, None)
+
+    def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        """A class or function: its decorators, then its body with its own scope pushed."""
+        cls = type(node) is ast.ClassDef
+        self._decorated(node)
+        quiet = not cls and any(self._no_grad(d) for d in node.decorator_list)
+        self.no_grad += quiet
+        if not cls:
+            self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
+            self.buffers.append(self.buffer_params.get(node.name, frozenset()) if len(self.scope) == 0 else frozenset())
+        self.typed.append(self._argument_types(node) if not cls else {})
+        if cls:
+            self.members.append(self._members(node))
+            self.class_nodes.append(node)
+        else:
+            self.fn_nodes.append(node)
+        self.scope.append(node.name)
+        self.functions += not cls
+        self.statements(node.body)
+        self.functions -= not cls
+        self.scope.pop()
+        if cls:
+            self.members.pop()
+            self.class_nodes.pop()
+        else:
+            self.fn_nodes.pop()
+            self.params.pop()
+            self.buffers.pop()
+        self.typed.pop()
+        self.no_grad -= quiet
+
+    def _with(self, node: ast.With | ast.AsyncWith) -> None:
+        pushed = 0
+        quiet = any(self._no_grad(item.context_expr) for item in node.items)
+        self.no_grad += quiet
+        for item in node.items:
+            if self._hit(item.context_expr):
+                self.visit(item.context_expr)
+                backend = resolvers.sdpa_backend(self, item.context_expr)
+                if backend is not False:
+                    self.backends.append(backend)
+                    pushed += 1
+        self.statements(node.body)
+        self.no_grad -= quiet
+        del self.backends[len(self.backends) - pushed:]
+
+    def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
+        scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
+        self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, self.text(node),
+                                     self.text(self.conditions[-1]) if self.conditions else None, scope))
+
+    def _no_grad(self, expr: ast.expr) -> bool:
+        """`torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)` (as a context or decorator)."""
+        call = expr if isinstance(expr, ast.Call) else None
+        name = self.dotted(call.func if call else expr)
+        if name in _NO_GRAD:
+            if name.endswith("inference_mode") and call and call.args and literal(call.args[0]) is False:
+                return False
+            return True
+        return bool(name == "torch.set_grad_enabled" and call and call.args and literal(call.args[0]) is False)
+
+    def _argument_types(self, node: ast.AST) -> dict[str, str]:
+        """Arguments known to be tensors: annotated `torch.Tensor`, or the inputs of a module's `forward`."""
+        out: dict[str, str] = {}
+        arguments = node.args
+        every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        for arg in every:
+            if arg.annotation is not None:
+                name = self.dotted(arg.annotation)
+                if name in _TENSOR_TYPES:
+                    out[arg.arg] = _TENSOR_TYPES[name]
+        if node.name == "forward" and self.members and every and every[0].arg == "self":
+            for arg in every[1:]:
+                if arg.annotation is None:
+                    out.setdefault(arg.arg, "torch.Tensor")
+        return out
+
+    def _members(self, node: ast.ClassDef) -> set[str]:
+        """`self.X = nn.Parameter(...)` and `self.register_buffer("X", ...)` anywhere in the class.
+        When the class also initialises its parameters (a `reset_parameters` method, or an
+        `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
+        found: set[str] = set()
+        first, last = node.lineno, node.end_lineno or node.lineno
+        source = "\n".join(self.lines[first - 1:last]) if self.lines else "Parameter register_buffer"
+        if "Parameter" not in source and "register_buffer" not in source:
+            return found
+        walked = list(ast.walk(node))
+        initialises = any(
+            (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
+            or (isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").startswith("torch.nn.init."))
+            for sub in walked)
+        for sub in walked:
+            if initialises and isinstance(sub, ast.Call) and self.dotted(sub.func) in _PARAMETER_MAKERS and sub.args:
+                self.initialised.add(id(sub.args[0]))
+            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) \
+                    and self.dotted(sub.value.func) in _PARAMETER_MAKERS:
+                for target in sub.targets:
+                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                        found.add(target.attr)
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer" \
+                    and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
+                found.add(sub.args[0].value)
+        return found
+
+    def _decorated(self, node: ast.AST) -> None:
+        for decorator in node.decorator_list:
+            if not self._hit(decorator):
+                continue
+            # @jax.jit is jax.jit(f): a call of the decorator's name with no other arguments
+            name = self.dotted(decorator)
+            if name in self.wanted:
+                self.calls.append(Call(name, decorator.lineno, decorator.col_offset + 1,
+                                       decorator.end_lineno or decorator.lineno, "@" + self.text(decorator, 40),
+                                       (), (), False, True, False))
+            else:
+                self.visit(decorator)
+
+    # --- expressions ----------------------------------------------------------------------
+    def _leaf(self, node: ast.AST) -> None:
+        """Names and constants hold no call: not walked (NodeVisitor's default would)."""
+
+    visit_Name = visit_Constant = _leaf
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        self.generic_visit(node)
+        call = resolvers.jax_matmul_operator(self, node)
+        if call is not None:
+            self._record(resolvers.MATMUL, call, certain=True, method=False)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self.typed.append({})
+        self.generic_visit(node)
+        self.typed.pop()
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        before = len(self.calls)
+        self.generic_visit(node)
+        if len(self.calls) > before and isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            self._module_rules(node.targets[0], node.value, before)
+        kind = self.kind_of(node.value)
+        for target in node.targets:
+            self._assigned(target, node.value, kind, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.generic_visit(node)
+        if node.value is not None:
+            self._assigned(node.target, node.value, self.kind_of(node.value), node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.generic_visit(node)
+        env = self._environ_key(node.target)
+        if env is not None:
+            self._env(env, node.value, node)
+
+    def _used_rank(self, target: ast.AST, value: ast.Call, first: int) -> None:
+        """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
+        on, where every call of it in the function (or the class) shows the same one."""
+        name = self.dotted(value.func)
+        if name not in self.shape_ops:
+            return
+        shown = rank.at_uses(self, target)
+        if shown == rank.UNKNOWN:
+            return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+
+    def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
+        """`self.X = <module op>(...)`: the `module` rules the op's records name (kb/scan/resolvers.py)."""
+        name = self.dotted(value.func)
+        self._used_rank(target, value, first)
+        ruled = []
+        for rule in self.by_op.get(name or "", ()):
+            entry = resolvers.TABLE[rule]
+            if entry.kind == "module":
+                why = entry.run(self, target, value, name)
+                if why:
+                    ruled.append((rule, why))
+        if not ruled:
+            return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and call.line == value.lineno:
+                self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(ruled))
+
+    def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
+        if isinstance(target, ast.Name):
+            if kind is not None:
+                self.typed[-1][target.id] = kind
+            else:
+                self.typed[-1].pop(target.id, None)
+            return
+        env = self._environ_key(target)
+        if env is not None:
+            self._env(env, value, node)
+            return
+        if isinstance(target, ast.Attribute):
+            name = self.dotted(target)
+            if name in self.wanted:  # torch.backends.cudnn.benchmark = True is a KB "op" too
+                value_seen = self.literal(value)
+                if value_seen not in (False, None, 0):
+                    self.calls.append(Call(name, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                                           self.text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
+            if name in self.watched:
+                self.setting("attr", name, self.literal(value), (), node)
+
+    def _environ_key(self, target: ast.AST) -> str | None:
+        """'XLA_FLAGS' for os.environ['XLA_FLAGS'] (however os is imported)."""
+        if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
+            key = self.literal(target.slice)
+            return key if isinstance(key, str) else None
+        return None
+
+    def _env(self, key: str, value: ast.AST, node: ast.AST) -> None:
+        self.setting("env", key, strings(value), (), node)
+
+    def _environ_call(self, name: str, node: ast.Call) -> None:
+        """os.environ.setdefault / .update, os.putenv: environment set in code."""
+        if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
+            key = self.literal(node.args[0])
+            if isinstance(key, str):
+                self._env(key, node.args[1], node)
+        elif name == "os.environ.update":
+            for k in node.keywords:
+                if k.arg:
+                    self._env(k.arg, k.value, node)
+            if node.args and isinstance(node.args[0], ast.Dict):
+                for key_node, value in zip(node.args[0].keys, node.args[0].values):
+                    key = self.literal(key_node) if key_node is not None else None
+                    if isinstance(key, str):
+                        self._env(key, value, node)
+
+    # --- calls ---------------------------------------------------------------------------
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Call):
+            self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
+        self.generic_visit(node)
+        name = self.dotted(func)
+        if name is not None:
+            self._environ_call(name, node)
+            if name == "torch.nn.functional.pad":
+                self._pad(node)
+                return
+            layer = resolvers.tf1_layer_function(self, name, node)
+            if layer is not None:
+                self._record(layer[0], layer[1], certain=True, method=False)
+                return
+            if name in self.wanted:
+                self._record(name, node, certain=True, method=False)
+                return
+            if name not in self.watched:
+                return
+            # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
+            self.setting("call", name, self.literal(node.args[0]) if node.args else None,
+                         tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg), node)
+            return
+        if isinstance(func, ast.Attribute):
+            self._method(func, node)
+
+    def _pad(self, node: ast.Call) -> None:
+        found = resolvers.pad_mode(self, node)
+        if found is None or found[0] not in self.wanted:
+            return
+        op, certain, why = found
+        before = len(self.calls)
+        self._record(op, node, certain=certain, method=False)
+        if why is not None and len(self.calls) > before:
+            self.calls[-1] = self.calls[-1]._replace(why=why)
+
+    def _method(self, func: ast.Attribute, node: ast.Call) -> None:
+        facts = resolvers.jax_at_update(self, func, node)
+        if facts is None:
+            return  # a .set that no two writes can meet
+        if facts:
+            for op in self.methods.get("at", ()):
+                if op.split(".")[0] in self.owners:
+                    self._record(op, node, certain=False, method=True, facts=facts)
+            return
+        ops = [op for op in self.methods.get(func.attr, ()) if op.split(".")[0] in self.owners]
+        if not ops:
+            return
+        kind = self.kind_of(func.value)
+        for op in ops:
+            owner = op.rsplit(".", 1)[0]
+            if kind is None:
+                self._record(op, node, certain=False, method=True)
+            elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
+                self._record(op, node, certain=True, method=True)
+
+    def _argument(self, node: ast.AST) -> object:
+        """A call's argument: its literal, or Unknown, marked as a tensor when it visibly is one."""
+        value = self.literal(node)
+        if isinstance(value, Unknown) and self.kind_of(node) == "torch.Tensor":
+            return value._replace(kind="tensor")
+        return value
+
+    def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool, facts: tuple = ()) -> None:
+        """One call of `op`; `facts`: call facts the call's shape states that no argument holds
+        (JAX's `at.method`)."""
+        star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
+        args = []
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                break
+            args.append(self._argument(a))
+        kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg)
+        extra: tuple = facts
+        if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
+            extra = (("backend", self.backends[-1]),)
+        first = node.args[0] if node.args and not method else next((k.value for k in node.keywords if k.arg == "input"), None)
+        if op in self.shape_ops and op.rsplit(".", 1)[-1][:1].isupper():
+            shown = rank.UNKNOWN  # a module's constructor: its input is seen where it is called (_used_rank)
+        elif op in self.shape_ops:
+            shown = rank.of(self, first)  # followed through names, modules and the classes of the file
+        else:
+            shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
+        extra += rank.facts(shown)
+        compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
+        quiet = self.no_grad > 0
+        if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.value.id in self.buffers[-1]:
+            quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
+        data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
+        if resolvers.made_on_host(self, data):
+            extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
+        ruled: tuple = ()
+        for rule in self.by_op.get(op, ()):
+            entry = resolvers.TABLE[rule]
+            if entry.kind == "rule":
+                why = entry.run(self, op, node, data)
+                if why:
+                    ruled += ((rule, why),)
+        why = None
+        if method and not certain:
+            why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
+        self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
+                               self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
+                               quiet, why, compiled, ruled))
