@@ -45,7 +45,10 @@ CORPUS = (
 
 def git_dir(mirrors: Path, repo: str) -> Path:
     base = mirrors / repo.replace("/", "+")
-    return base / "repo" if (base / "repo").exists() else base
+    for candidate in (base / "repo" / ".git", base / "repo"):  # fetch's layouts: a work tree's .git, or a bare one
+        if (candidate / "HEAD").exists():
+            return candidate
+    return base
 
 
 def extract(mirrors: Path, repo: str, commit: str, folder: str | None, into: Path) -> Path:
