@@ -625,3 +625,19 @@ def test_pre_commit_hook_definition():
     assert set(hook["types_or"]) == {"python", "jupyter"}
     assert "id: kb-scan" in (ROOT / "docs/scan.md").read_text()
     assert "kb = \"kb.cli:main\"" in (ROOT / "pyproject.toml").read_text()  # the entry's console script
+
+
+def test_a_plain_add_is_not_a_sparse_source(capsys, tmp_path):
+    """torch.add's sparse records (a COO operand's duplicates, cuSPARSE matmuls) need a call that
+    mentions sparse (their `scan.needs_word`): every `torch.add(x, y)` was a `possible` finding."""
+    (tmp_path / "t.py").write_text(textwrap.dedent("""\
+        import torch
+        def dense(x, y, w):
+            return torch.add(x, y) + x.add(y) + torch.mm(x, w)
+        def sparse(x, y, w):
+            return torch.add(x, y.to_sparse()) + torch.mm(w.to_sparse_csr(), x)
+        """), encoding="utf-8")
+    code, out, _ = run_cli(capsys, str(tmp_path / "t.py"), "--versions", "torch=2.11", "--format", "json")
+    found = {(f["line"], f["record"]) for f in json.loads(out)["findings"]}
+    assert not any(line == 3 and record.startswith("torch.sparse") for line, record in found), found
+    assert (5, "torch.sparse-coo-duplicates") in found and (5, "torch.sparse-mm-cusparse") in found, found
