@@ -19,7 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ("data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182028Z-corpus.json",
-        "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182826Z-corpus.json")
+        "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182826Z-corpus.json",
+        "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T202838Z-corpus.json")
 SCAN = "data/check/scan/2026-11-27T183121Z-scan.json"
 BEGIN, END = "<!-- BEGIN CHECK CORPUS TABLE (benchmarks/check_corpus/table.py) -->", "<!-- END CHECK CORPUS TABLE -->"
 
@@ -54,16 +55,17 @@ def table() -> str:
     runs = [_load(r) for r in RUNS]
     scan = {r["program"]: r for r in _load(SCAN)["programs"]}
     first = {r["program"]: r for r in runs[0]["programs"]}
-    later = {}
+    later: list[dict] = []  # the second and later runs, each by program
     for doc in runs[1:]:
-        later.update({r["program"]: r for r in doc["programs"] if "outcome" in r})
+        later.append({r["program"]: r for r in doc["programs"] if "outcome" in r})
     lines = ["| program | recipe | predicted under the recipe | outcome on the H100 | right | as written: predicted / outcome | "
              "recipe's cost (median step after the first; start-up to the end of step 1) | kb scan |",
              "|---|---|---|---|---|---|---|---|"]
     latest_right = latest_n = 0
     for name, row in first.items():
         cells = []
-        for label, r in (("", row), (" (2nd run)", later.get(name))):
+        ordinal = ("2nd", "3rd", "4th")
+        for label, r in (("", row), *((f" ({ordinal[i]} run)", run.get(name)) for i, run in enumerate(later))):
             if r is None:
                 continue
             if "outcome" not in r:
