@@ -255,7 +255,7 @@ def api_at(monkeypatch: pytest.MonkeyPatch):
     """Point the query's inventory at a folder of the test's (the checkout's again afterwards)."""
     def point(folder: Path) -> None:
         data = str(folder / "data")
-        monkeypatch.setattr(names, "api_files", lambda fw: ((os.path.join(data, "api", f"{fw}.txt"), data),))
+        monkeypatch.setattr(names, "api_folders", lambda: ((os.path.join(data, "api"), data),))
         query.reset()
     yield point
     monkeypatch.undo()

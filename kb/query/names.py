@@ -31,15 +31,14 @@ def frameworks() -> tuple[str, ...]:
     return found
 
 
-def api_files(framework: str) -> tuple[tuple[str, str], ...]:
-    """Where `framework`'s inventory may be, first found wins: (file, folder it must stay in).
-    An installed wheel carries it in kb/api/, a checkout in data/api/ (pyproject.toml)."""
+def api_folders() -> tuple[tuple[str, str], ...]:
+    """Where inventories may be, first found wins: (folder, the folder a file there must stay
+    in). An installed wheel carries them in kb/api/, a checkout in data/api/ (pyproject.toml)."""
     import os.path  # already loaded at start-up; pathlib would pull in `re`
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # kb/
     data = os.path.join(os.path.dirname(here), "data")
-    return ((os.path.join(here, "api", f"{framework}.txt"), here),
-            (os.path.join(data, "api", f"{framework}.txt"), data))
+    return ((os.path.join(here, "api"), here), (os.path.join(data, "api"), data))
 
 
 def inventory(framework: str) -> frozenset[str]:
@@ -49,65 +48,66 @@ def inventory(framework: str) -> frozenset[str]:
     string: a name such as '../../tmp/secret' must not select a file (docs/security.md).
     Raises OSError naming the file when it is there but cannot be read (a link out of its
     folder, a device, a FIFO, unreadable, too large, not UTF-8): read as "no inventory", every
-    name of the framework would be called a typo (R4-L14).
+    name of the framework would be called a typo (R4-L14). kb/untrusted.py's checks (which
+    `kb validate` reports as KB012), in what start-up has loaded: no pathlib, no errno.
     """
     known = frameworks()
     if framework not in known:
         return frozenset()
     if framework not in _inventory:
-        import os.path
+        import os
 
+        trusted = known[known.index(framework)]
         names: frozenset[str] = frozenset()
-        for candidate, within in api_files(known[known.index(framework)]):
-            if os.path.lexists(candidate):
-                names = _read_names(candidate, within)
-                break
+        for folder, within in api_folders():
+            candidate = os.path.join(folder, f"{trusted}.txt")
+            if not os.path.lexists(candidate):
+                continue
+            shown = os.path.relpath(candidate, os.path.dirname(within))
+            if not os.path.realpath(candidate).startswith(os.path.join(os.path.realpath(within), "")):
+                raise _unreadable(shown, f"it is a link that leads out of {os.path.basename(within)}/")
+            try:
+                fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO cannot hang it
+            except OSError as exc:
+                raise _unreadable(shown, exc.strerror or str(exc)) from None
+            try:
+                names = _read_names(fd)
+            except ValueError as exc:
+                raise _unreadable(shown, str(exc)) from None
+            finally:
+                os.close(fd)
+            break
         _inventory[framework] = names
     return _inventory[framework]
 
 
-def _read_names(path: str, within: str) -> frozenset[str]:
-    """The names of one inventory file, with the checks kb/untrusted.py makes (which `kb
-    validate` reports as KB012), in the standard library already loaded: no pathlib, no errno."""
+def _read_names(fd: int) -> frozenset[str]:
+    """The names in an open inventory file; ValueError saying why it cannot be read."""
     import os
     import stat
 
-    shown = os.path.relpath(path, os.path.dirname(within))
-    why = ""
-    real, top = os.path.realpath(path), os.path.realpath(within)
-    if not real.startswith(top.rstrip(os.sep) + os.sep):
-        why = f"it is a link that leads out of {os.path.basename(within)}/"
-    else:
-        try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        except OSError as exc:
-            why = exc.strerror or str(exc)
-        else:
-            raw = b""
-            try:
-                info = os.fstat(fd)
-                if not stat.S_ISREG(info.st_mode):
-                    why = "not a regular file (a device, FIFO or folder)"
-                elif info.st_size > MAX_INVENTORY:
-                    why = f"it has {info.st_size:,} bytes; at most {MAX_INVENTORY:,} are read"
-                else:
-                    with os.fdopen(fd, "rb", closefd=False) as handle:
-                        raw = handle.read(MAX_INVENTORY + 1)
-            except OSError as exc:
-                why = exc.strerror or str(exc)
-            finally:
-                os.close(fd)
-            if not why and len(raw) > MAX_INVENTORY:
-                why = f"it has over {MAX_INVENTORY:,} bytes"
-            if not why:
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    why = f"not UTF-8 text (byte {exc.start:,})"
-                else:
-                    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
-    raise OSError(f"the API inventory {shown} could not be read: {why}; a name no record lists cannot be told from "
-                  "a typo until it is restored (`kb validate` names the problem)")
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file (a device, FIFO or folder)")
+        if info.st_size > MAX_INVENTORY:
+            raise ValueError(f"it has {info.st_size:,} bytes; at most {MAX_INVENTORY:,} are read")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_INVENTORY + 1)  # at most this, even if the file grows meanwhile
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    if len(raw) > MAX_INVENTORY:
+        raise ValueError(f"it has over {MAX_INVENTORY:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte {exc.start:,})") from None
+    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
+
+
+def _unreadable(shown: str, why: str) -> OSError:
+    return OSError(f"the API inventory {shown} could not be read: {why}; a name no record lists cannot be told from "
+                   "a typo until it is restored (`kb validate` names the problem)")
 
 
 def _pool(framework: str | None, idx: dict) -> tuple:
