@@ -12,6 +12,10 @@ in the API inventories is 160 characters (a generated protobuf class in TensorFl
 MAX_VERSION = 64
 """Characters in a version string: PEP 440 versions in the registries are under 20."""
 
+MAX_INVENTORY = 64 * 1024 * 1024
+"""Bytes of one API inventory (data/api/<framework>.txt) the query reads: PyTorch's, the
+largest, is ~9 MB. `kb validate` refuses a larger one (KB012) with the same bound."""
+
 MAX_ECHO = 80
 """Characters of a refused argument repeated back in an error message."""
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from kb import schema
+from kb.bounds import MAX_INVENTORY
 from kb.findings import Finding, rel
 from kb.yamlio import Document, YamlError, read
 
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 SOURCES_DIR = "data/sources"
 VERSIONS_DIR = "data/versions"
 API_DIR = "data/api"
-API_MAX_BYTES = 64 * 1024 * 1024  # the largest inventory, PyTorch's, is ~9 MB
+API_MAX_BYTES = MAX_INVENTORY  # the largest inventory, PyTorch's, is ~9 MB
 SOLUTIONS_FILE = "data/solutions.yaml"
 LINKS_FILE = "data/links.yaml"
 BASIS_DIR = "data/basis"

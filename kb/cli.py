@@ -105,6 +105,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         return _error(str(exc))
     except ValueError as exc:
         return _error(str(exc))
+    except OSError as exc:  # the KB's own API inventory is broken: not the op's fault (R4-L14)
+        print(f"kb: error: {exc}", file=sys.stderr)
+        return EXIT_IO
     if args.json:
         print(jsonio.dumps(result.to_dict(), indent=2))
         return EXIT_OK

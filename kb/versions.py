@@ -98,7 +98,36 @@ def _release_key(version: str) -> Key:
             f"{version!r} is not a version: expected a PEP 440 version such as '2.1', '2.1.0', "
             "'1.15.5' or '2.21.0rc1'"
         ) from None
+    label = _unnumbered(text)
+    if label:
+        # PEP 440 fills in a missing number ('2.a' is 2a0, '2.dev' is 2.dev0): a typo such as
+        # '2.a' would answer as 2 with no word (round-3 L8). Framework releases carry the number.
+        raise ValueError(
+            f"{version!r} is not a version: its {label!r} has no number (PEP 440 would read {parsed}); expected a "
+            "version such as '2.1', '2.1.0', '1.15.5' or '2.21.0rc1'"
+        )
     return (parsed.epoch,) + _strip(tuple(parsed.release))
+
+
+def _unnumbered(text: str) -> str:
+    """The first pre-, post- or dev-release label of `text` written without its number ('a' of
+    '2.a', 'rc' of '2.1.0rc', 'dev' of '2.dev'), or ''. The local part (after '+') and a
+    leading 'v' are not labels. Character by character: `re` is not loaded on the query path."""
+    public = text.lower().split("+", 1)[0]
+    public = public[1:] if public.startswith("v") else public
+    i = 0
+    while i < len(public):
+        if not public[i].isalpha():
+            i += 1
+            continue
+        end = i
+        while end < len(public) and public[end].isalpha():
+            end += 1
+        digit = end + 1 if end < len(public) and public[end] in "-_." else end
+        if not (digit < len(public) and public[digit].isdigit()):
+            return public[i:end]
+        i = end
+    return ""
 
 
 def key_to_str(key: Key | None) -> str:

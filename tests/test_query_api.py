@@ -237,6 +237,32 @@ def test_bad_version_raises_value_error(idx: dict, version: str) -> None:
         kb.status("tf.nn.bias_add", version)
 
 
+@pytest.mark.parametrize("version", ["2.a", "2.A", "2-a", "2.alpha", "2.c", "2.rc", "2.pre", "2.1.0rc", "2.dev", "2.post",
+                                     "2.r", "v2.a"])
+def test_round3_l8_a_label_with_no_number_is_refused_not_read_as_the_release(idx: dict, version: str) -> None:
+    """PEP 440 fills in a missing number ('2.a' is 2a0): the typo answered as 2.0 with no word."""
+    with pytest.raises(ValueError, match=r"is not a version: its '[a-z]+' has no number.*expected a version such as"):
+        kb.status("tf.nn.bias_add", version)
+
+
+@pytest.mark.parametrize("version", ["2.1.0rc1", "2.1.0-rc1", "2.1.0.dev3", "2.1.0.post1", "2.1.0+cu118", "2.1.0a0+gitabc",
+                                     "v2.1", "2.1rc1.post2.dev3"])
+def test_round3_l8_labels_with_their_number_still_answer_as_the_release(idx: dict, version: str) -> None:
+    assert kb.status("tf.nn.bias_add", version).recipe == kb.status("tf.nn.bias_add", "2.1").recipe == ("TDO",)
+
+
+@pytest.mark.parametrize(("op", "owner"), [("tf.nn.bias_add", "tensorflow"), ("tf.add", "tensorflow"),
+                                           ("tf.bias", "tensorflow"), ("torch.cumsum", "pytorch")])
+def test_r4_l15_a_name_of_another_framework_says_whose_it_is(idx: dict, op: str, owner: str) -> None:
+    """`kb status torch.cumsum 2.5 --framework jax` answered "did you mean: torch.cumsum, ...":
+    the very name asked, offered as the fix."""
+    with pytest.raises(kb.UnknownOpError) as info:
+        kb.status(op, "2.1", framework="jax")
+    assert op not in info.value.suggestions
+    assert f"{op!r} is a {owner} name, not jax's" in str(info.value) and f"framework {owner}" in str(info.value)
+    assert "did you mean" not in str(info.value)
+
+
 def test_bad_device_and_distribution(idx: dict) -> None:
     with pytest.raises(ValueError, match="device"):
         kb.status("tf.nn.bias_add", "2.1", device="tpu")

@@ -3,6 +3,9 @@ a second, never a traceback, a hang, a file read from a name, or CPython's int-l
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -12,7 +15,7 @@ from hypothesis import strategies as st
 
 import kb
 from kb import query
-from kb.query import state
+from kb.query import names, state
 from kb.cli import main
 from bounds import BOUND_S
 
@@ -216,3 +219,89 @@ def test_r4_l16_a_call_mapping_whose_methods_raise_is_a_value_error(call) -> Non
     RuntimeError through."""
     with pytest.raises(ValueError, match="call"):
         kb.status("torch.nn.functional.interpolate", "2.5", call=call)
+
+
+NO_RECORD = "torch.abs"  # in data/api/pytorch.txt, in no record: only the inventory tells it from a typo
+
+
+def _broken_inventory(folder: Path, kind: str) -> Path:
+    """data/api/pytorch.txt under `folder`, broken the way R4-L14 found it."""
+    api = folder / "data" / "api"
+    api.mkdir(parents=True)
+    path = api / "pytorch.txt"
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "outside":
+        (folder / "names.txt").write_text(f"{NO_RECORD}\n", encoding="utf-8")
+        path.symlink_to(folder / "names.txt")
+    elif kind == "fifo":
+        if not hasattr(os, "mkfifo"):
+            pytest.skip("no FIFOs on this system")
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "not-utf8":
+        path.write_bytes(b"torch.\xff\xfe\n")
+    elif kind == "unreadable":
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            pytest.skip("root reads a file whatever its permissions")
+        path.write_text(f"{NO_RECORD}\n", encoding="utf-8")
+        path.chmod(0)
+    return path
+
+
+@pytest.fixture()
+def api_at(monkeypatch: pytest.MonkeyPatch):
+    """Point the query's inventory at a folder of the test's (the checkout's again afterwards)."""
+    def point(folder: Path) -> None:
+        data = str(folder / "data")
+        monkeypatch.setattr(names, "api_folders", lambda: ((os.path.join(data, "api"), data),))
+        query.reset()
+    yield point
+    monkeypatch.undo()
+    query.reset()
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "outside", "fifo", "folder", "not-utf8", "unreadable"])
+def test_r4_l14_an_unreadable_inventory_is_named_not_the_op(tmp_path: Path, kind: str, api_at, capsys) -> None:
+    """A data/api/pytorch.txt replaced by a link to /dev/zero or a FIFO read as "no inventory":
+    `kb status torch.add 2.5` answered "unknown op", exit 2, blaming the op for the file."""
+    _broken_inventory(tmp_path, kind)
+    api_at(tmp_path)
+    start = time.perf_counter()
+    with pytest.raises(OSError, match=r"the API inventory data/api/pytorch.txt could not be read: ") as info:
+        kb.status(NO_RECORD, "2.5")
+    assert time.perf_counter() - start < BOUND_S  # a FIFO or /dev/zero is never waited on or read
+    assert not isinstance(info.value, LookupError) and "unknown op" not in str(info.value)
+    assert kb.status("torch.cumsum", "2.5").sources  # a name records list needs no inventory
+    assert main(["status", NO_RECORD, "2.5"]) == 3
+    out, err = capsys.readouterr()
+    assert "data/api/pytorch.txt could not be read" in err and "unknown op" not in err and "Traceback" not in err
+
+
+def test_r4_l14_no_inventory_file_is_still_no_inventory(tmp_path: Path, api_at) -> None:
+    (tmp_path / "data" / "api").mkdir(parents=True)
+    api_at(tmp_path)
+    with pytest.raises(kb.UnknownOpError):
+        kb.status(NO_RECORD, "2.5")
+
+
+def test_r4_l14_the_report_reproduction(tmp_path: Path) -> None:
+    """As the report ran it: the package beside a data/ whose pytorch.txt links to /dev/zero."""
+    (tmp_path / "kb").symlink_to(Path(kb.__file__).parent)  # abspath, not realpath: data/ is tmp_path's
+    _broken_inventory(tmp_path, "dev-zero")
+    out = subprocess.run([sys.executable, "-m", "kb", "status", NO_RECORD, "2.5"], cwd=tmp_path, capture_output=True,
+                         text=True, env=os.environ | {"PYTHONPATH": str(tmp_path)}, timeout=60)
+    assert out.returncode == 3, out.stderr
+    assert out.stderr.startswith("kb: error: the API inventory data/api/pytorch.txt could not be read: it is a link that leads "
+                                 "out of data/")
+
+
+def test_r4_l15_the_report_case_offers_not_the_name_itself(capsys) -> None:
+    """`kb status torch.cumsum 2.5 --framework jax` answered "did you mean: torch.cumsum, ...";
+    the shipped data has a torch.cumsum record, which the fixture projects do not."""
+    query.reset()
+    assert main(["status", "torch.cumsum", "2.5", "--framework", "jax"]) == 2
+    err = capsys.readouterr().err
+    assert "'torch.cumsum' is a pytorch name, not jax's: ask with framework pytorch" in err
+    assert "did you mean" not in err

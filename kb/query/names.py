@@ -1,6 +1,7 @@
 """From a name to source records: the framework of a name, the records that list it, the
 framework's inventory of public names (data/api/), close names for a miss, an op's parameters."""
 
+from kb.bounds import MAX_INVENTORY
 from kb.errors import UnknownOpError
 from kb.query.state import LIMIT, Lazy, detail, light, memo
 
@@ -30,30 +31,83 @@ def frameworks() -> tuple[str, ...]:
     return found
 
 
+def api_folders() -> tuple[tuple[str, str], ...]:
+    """Where inventories may be, first found wins: (folder, the folder a file there must stay
+    in). An installed wheel carries them in kb/api/, a checkout in data/api/ (pyproject.toml)."""
+    import os.path  # already loaded at start-up; pathlib would pull in `re`
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # kb/
+    data = os.path.join(os.path.dirname(here), "data")
+    return ((os.path.join(here, "api"), here), (os.path.join(data, "api"), data))
+
+
 def inventory(framework: str) -> frozenset[str]:
     """Public names of a framework (data/api/<framework>.txt); read only on a miss.
 
     The file name is the index's own spelling of a known framework, never the caller's
     string: a name such as '../../tmp/secret' must not select a file (docs/security.md).
+    Raises OSError naming the file when it is there but cannot be read (a link out of its
+    folder, a device, a FIFO, unreadable, too large, not UTF-8): read as "no inventory", every
+    name of the framework would be called a typo (R4-L14). kb/untrusted.py's checks (which
+    `kb validate` reports as KB012), in what start-up has loaded: no pathlib, no errno.
     """
     known = frameworks()
     if framework not in known:
         return frozenset()
     if framework not in _inventory:
-        import os.path  # already loaded at start-up; pathlib would pull in `re`
+        import os
 
         trusted = known[known.index(framework)]
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # kb/
         names: frozenset[str] = frozenset()
-        wheel = os.path.join(here, "api", f"{trusted}.txt")
-        checkout = os.path.join(os.path.dirname(here), "data", "api", f"{trusted}.txt")
-        for candidate in (wheel, checkout):
-            if os.path.isfile(candidate):
-                with open(candidate, encoding="utf-8") as handle:
-                    names = frozenset(line.rstrip("\n") for line in handle if not line.startswith("#"))
-                break
+        for folder, within in api_folders():
+            candidate = os.path.join(folder, f"{trusted}.txt")
+            if not os.path.lexists(candidate):
+                continue
+            shown = os.path.relpath(candidate, os.path.dirname(within))
+            if not os.path.realpath(candidate).startswith(os.path.join(os.path.realpath(within), "")):
+                raise _unreadable(shown, f"it is a link that leads out of {os.path.basename(within)}/")
+            try:
+                fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO cannot hang it
+            except OSError as exc:
+                raise _unreadable(shown, exc.strerror or str(exc)) from None
+            try:
+                names = _read_names(fd)
+            except ValueError as exc:
+                raise _unreadable(shown, str(exc)) from None
+            finally:
+                os.close(fd)
+            break
         _inventory[framework] = names
     return _inventory[framework]
+
+
+def _read_names(fd: int) -> frozenset[str]:
+    """The names in an open inventory file; ValueError saying why it cannot be read."""
+    import os
+    import stat
+
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file (a device, FIFO or folder)")
+        if info.st_size > MAX_INVENTORY:
+            raise ValueError(f"it has {info.st_size:,} bytes; at most {MAX_INVENTORY:,} are read")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_INVENTORY + 1)  # at most this, even if the file grows meanwhile
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    if len(raw) > MAX_INVENTORY:
+        raise ValueError(f"it has over {MAX_INVENTORY:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte {exc.start:,})") from None
+    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
+
+
+def _unreadable(shown: str, why: str) -> OSError:
+    return OSError(f"the API inventory {shown} could not be read: {why}; a name no record lists cannot be told from "
+                   "a typo until it is restored (`kb validate` names the problem)")
 
 
 def _pool(framework: str | None, idx: dict) -> tuple:
@@ -127,9 +181,16 @@ def resolve(op: str, framework: str | None, idx: dict) -> tuple[str, tuple[str, 
         return inferred, ids
     if op in inventory(inferred):
         return inferred, ()
+    prefixed = infer_framework(op, idx)
+    owner = record["framework"] if record is not None else prefixed
+    if framework is not None and owner is not None and owner != framework:
+        # A name of another framework: "did you mean" would offer the very name asked (R4-L15).
+        whose = f"a {owner} name" if prefixed == owner else f"a {owner} record"
+        raise UnknownOpError(op, framework, (), reason=(
+            f"{op!r} is {whose}, not {framework}'s: ask with framework {owner}, or with none (the name says it)"))
     if inferred not in idx["names"] and not inventory(inferred):
         raise UnknownOpError(op, inferred, (), reason=f"the KB has no records or API inventory for {inferred} yet")
-    raise UnknownOpError(op, inferred, suggest(op, inferred, idx))
+    raise UnknownOpError(op, inferred, tuple(n for n in suggest(op, inferred, idx) if n != op))
 
 
 def op_parameters(op: str, framework: str, idx: dict) -> tuple | None:
