@@ -18,7 +18,8 @@ fixture line with its `# expect:` under tests/fixtures/scanrules/.
 from __future__ import annotations
 
 import ast
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
