@@ -205,7 +205,7 @@ def bind(op: str, call: dict[str, object], params: tuple) -> tuple:
     forms = getattr(params, "forms", ())
     if len(forms) < 2:
         return params
-    keys = [base_of(key) for key in call if key not in FACTS and not (arg_fact(key) and arg_fact(key)[0] == "input")]
+    keys = [base_of(key) for key in call if key not in FACTS and not ((fact := arg_fact(key)) and fact[0] == "input")]
     for form in forms:
         if open_ended(form) or all(key in names(form) for key in keys):
             have = names(form)

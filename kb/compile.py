@@ -291,12 +291,12 @@ def basis_tables(catalog: Catalog) -> dict[str, Any]:
             for op in item.ops:
                 members.setdefault(listing.framework, {}).setdefault(op, []).append(item.id)
     guarantees: dict[str, list] = {}
-    for item in catalog.guarantees:
-        lo, hi = compile_range(item.versions)
-        guarantees.setdefault(item.framework, []).append({
-            "code": item.code, "lo": lo, "hi": hi, "versions": item.versions, "device": item.device,
-            "claim": item.claim, "raises": item.raises,
-            "references": tuple(reference(r, catalog.links) for r in item.references)})
+    for guarantee in catalog.guarantees:
+        lo, hi = compile_range(guarantee.versions)
+        guarantees.setdefault(guarantee.framework, []).append({
+            "code": guarantee.code, "lo": lo, "hi": hi, "versions": guarantee.versions, "device": guarantee.device,
+            "claim": guarantee.claim, "raises": guarantee.raises,
+            "references": tuple(reference(r, catalog.links) for r in guarantee.references)})
     return {
         "kernel_classes": dict(sorted(classes.items())),
         "elementwise": {fw: {op: tuple(ids) for op, ids in sorted(ops.items())} for fw, ops in sorted(members.items())},

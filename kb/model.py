@@ -108,10 +108,10 @@ class CodeRead(_Frozen):
         repo: str | None
         tag: str | None
         commit: str | None
-        path: str | None
+        path: str
         member: str | None
         lines: tuple[int, ...]
-        what: str | None
+        what: str
         url: str | None
 
     def __str__(self) -> str:

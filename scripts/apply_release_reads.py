@@ -57,7 +57,7 @@ def _pieces(result: dict, proposal: dict, taken: list, specs: dict) -> list[dict
     by_release = {item["release"]: item for item in result["releases"]}
     spec = specs[(result["record"], result.get("part"))]
     out, group = [], []
-    for n, release in enumerate(releases + [None]):
+    for release in releases + [None]:
         if release is not None and free(release):
             group.append(release)
             continue

@@ -148,7 +148,7 @@ def jax_dump() -> dict:
     lowerings = {}
     prims = {p for e in functions.values() for p in e.get("forward", []) + e.get("backward", [])}
     by_name = {str(p): p for p in mlir._lowerings}
-    for plat, table in mlir._platform_specific_lowerings.items():
+    for table in mlir._platform_specific_lowerings.values():
         by_name.update({str(p): p for p in table})
     for name in sorted(prims):
         prim = by_name.get(name)

@@ -128,7 +128,6 @@ def pytorch(wheels: list[Path]) -> dict:
     from torch.testing._internal import common_methods_invocations as cmi
 
     names = inventory("pytorch")
-    ufuncs = {op.name for op in (*cmi.unary_ufuncs, *cmi.binary_ufuncs)}
     others = {op.name for op in cmi.op_db if type(op).__name__ not in ("UnaryUfuncInfo", "BinaryUfuncInfo")}
     random_tags = {torch.Tag.nondeterministic_seeded, torch.Tag.nondeterministic_bitwise}
     ops = set()

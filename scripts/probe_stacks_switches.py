@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child_inductor:
         print(json.dumps(child_inductor(args.child_inductor, args.device, args.quick)))
         return 0
-    created = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     start = time.perf_counter()
     report = {"created": created, "script": "scripts/probe_stacks_switches.py",
               "command": " ".join(["python", "scripts/probe_stacks_switches.py", *(argv if argv is not None else sys.argv[1:])]),

@@ -106,12 +106,13 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                     except ValueError:
                         kw[keyword.arg] = None
                 name = deco.args[0].value
+                gpus = kw.get("gpus")
                 found[name] = Found(
                     name=name, framework=kw.get("framework"), device=kw.get("device", "gpu"),
                     handles=tuple(kw.get("handles") or ()), solutions=tuple(kw.get("solutions") or ()),
                     cases=tuple(kw.get("cases") or ()) or ({"op": None, "call": None},),
                     module=_module_name(path, root), path=path, line=deco.lineno,
-                    gpus=kw.get("gpus") if isinstance(kw.get("gpus"), int) else 1,
+                    gpus=gpus if isinstance(gpus, int) else 1,
                 )
     return found
 

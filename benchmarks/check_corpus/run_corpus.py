@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown program(s): {', '.join(sorted(unknown))}")
     python = sys.executable
-    started = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     t0 = time.perf_counter()
     rows: dict[str, dict] = {}
     todo = []

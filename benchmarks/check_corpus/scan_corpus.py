@@ -21,7 +21,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
         print(f"{name}: scan {got['predicted']} ({got['expect']}), outcome {row.get('outcome')}, "
               f"{row.get('agreement')}", file=sys.stderr, flush=True)
-    doc = {"kind": "check-corpus-scan", "started": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    doc = {"kind": "check-corpus-scan", "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "command": "python benchmarks/check_corpus/scan_corpus.py " + " ".join(argv if argv is not None else sys.argv[1:]),
            "versions": VERSIONS,
            "counts": {k: sum(1 for r in rows if r.get("agreement") == k) for k in ("predicts", "possible", "miss")},

@@ -31,8 +31,12 @@ import sys
 import time
 import traceback
 import weakref
+from typing import TYPE_CHECKING, Any
 
 from kb.check import boot
+
+if TYPE_CHECKING:  # imports torch: loaded only once the program has imported it
+    from kb.check.inventory_torch import Inventory
 
 
 class _Loader(importlib.abc.Loader):
@@ -56,7 +60,7 @@ class _PostImport(importlib.abc.MetaPathFinder):
     """Calls `wanted[name](module)` right after a top-level module `name` is imported."""
 
     def __init__(self, wanted: dict) -> None:
-        self.wanted, self.busy = dict(wanted), set()
+        self.wanted, self.busy = dict(wanted), set[str]()
 
     def find_spec(self, name, path=None, target=None):
         if name not in self.wanted or name in self.busy:
@@ -95,9 +99,9 @@ class Session:
         self.log_open = False
         self.frameworks: dict[str, str] = {}
         # PyTorch
-        self.torch = None
-        self.inventory = None
-        self.primary = None
+        self.torch: Any = None
+        self.inventory: Inventory | None = None
+        self.primary: weakref.ref | None = None
         self.optimizers: list = []
         self.made_optimizers = 0
         self.backwards = 0
@@ -175,7 +179,7 @@ class Session:
     def _record_params(self) -> None:
         from kb import probe
 
-        pairs = []
+        pairs: list[tuple[str, Any]] = []
         for i, ref in enumerate(self.optimizers):
             optimizer = ref()
             if optimizer is None:
@@ -228,7 +232,7 @@ class Session:
         Path(self.out).mkdir(parents=True, exist_ok=True)
         write_atomic(Path(self.out) / boot.CHECK_FILE, json.dumps(data, indent=1, sort_keys=True) + "\n")
         if self.mode == "inventory":
-            inventory = self.inventory.result() if self.inventory is not None else {"calls": [], "loaders": []}
+            inventory: dict = self.inventory.result() if self.inventory is not None else {"calls": [], "loaders": []}
             inventory["calls"] = inventory["calls"] + self.jax_calls
             inventory["jax_functions"] = self.jax_functions
             inventory["compiles"] = self.compiles

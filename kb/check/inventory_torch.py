@@ -26,6 +26,8 @@ from kb.probe import calls as probe_calls
 from kb.probe.blame import RANDOM
 
 MAX_CALLS = 5000
+WRAPPED = "_kb_check"
+"""The attribute that marks a seeding function this module has wrapped already (never twice)."""
 ADAPTIVE_AVG = frozenset({"torch.nn.functional.adaptive_avg_pool1d", "torch.nn.functional.adaptive_avg_pool2d",
                           "torch.nn.functional.adaptive_avg_pool3d"})
 # composite functionals whose inner calls have records of their own (nn.MultiheadAttention's
@@ -250,7 +252,7 @@ def watch_seeding(torch_module, inventory: Inventory) -> None:
     as before."""
     for owner, name in ((torch_module, "seed"), (torch_module.random, "seed")):
         original = getattr(owner, name, None)
-        if original is None or getattr(original, "_kb_check", False):
+        if original is None or getattr(original, WRAPPED, False):
             continue
 
         def unseeded(*args, __original=original, __name=f"{owner.__name__}.{name}", **kwargs):
@@ -259,12 +261,12 @@ def watch_seeding(torch_module, inventory: Inventory) -> None:
             return result
 
         functools.update_wrapper(unseeded, original)
-        unseeded._kb_check = True
+        setattr(unseeded, WRAPPED, True)
         setattr(owner, name, unseeded)
     for owner, name in ((torch_module, "manual_seed"), (torch_module.random, "manual_seed"),
                         (torch_module.cuda, "manual_seed_all"), (torch_module.cuda, "manual_seed")):
         original = getattr(owner, name, None)
-        if original is None or getattr(original, "_kb_check", False):
+        if original is None or getattr(original, WRAPPED, False):
             continue
 
         def seeded(*args, __original=original, **kwargs):
@@ -272,7 +274,7 @@ def watch_seeding(torch_module, inventory: Inventory) -> None:
             return __original(*args, **kwargs)
 
         functools.update_wrapper(seeded, original)
-        seeded._kb_check = True
+        setattr(seeded, WRAPPED, True)
         setattr(owner, name, seeded)
 
 

@@ -57,11 +57,11 @@ def answer(call: dict, versions: dict[str, str]) -> dict:
     op = call["op"]
     framework = framework_of(op)
     version = versions.get(framework or "")
-    device = call.get("device") if call.get("device") in ("gpu", "cpu") else "gpu"
+    device: str = call["device"] if call.get("device") in ("gpu", "cpu") else "gpu"
     out = ask(op, framework, version, device, call=call.get("call") or None)
     out.pop("call", None)
     out["sources_detail"] = []
-    if "deterministic" not in out:
+    if "deterministic" not in out or not version:  # ask answers only for a recorded version
         out["basis"] = None
         return out
     try:
@@ -169,7 +169,8 @@ def predict(inventory: dict, settings: dict, versions: dict[str, str], device: s
             if c["op"] == "torch.utils.data.DataLoader":
                 c["device"] = "cpu"
     findings = []
-    unverified, unknown_ops = [], []
+    unverified: list[dict] = []
+    unknown_ops: list[dict] = []
     setup = [c for c in calls if c.get("setup") and c["op"] in UNINITIALIZED]
     calls = [c for c in calls if c not in setup]
     for call in calls:

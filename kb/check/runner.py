@@ -115,8 +115,8 @@ def check(cmd: list[str], *, out: str, steps: int, inventory_steps: int, timeout
             directory = os.path.join(out, f"{label}{i}")
             progress(f"run {label.replace('_', ' ')} {i}/2 ({steps} steps) ...")
             runs[label].append(run_once(cmd, env("run", directory, codes, inventory=inventory_file), directory, timeout))
-    written = pair(*runs["as_written"], steps)
-    under = pair(*runs["recipe"], steps)
+    written = pair(runs["as_written"][0], runs["as_written"][1], steps)
+    under = pair(runs["recipe"][0], runs["recipe"][1], steps)
     if written["result"] == "failed" and runs["as_written"][0]["rc"] != 0:
         report.update(runs=runs, as_written=written, under_recipe=under)
         raise _Failed(report, "the program failed as written: " + written["why"])

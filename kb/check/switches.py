@@ -27,13 +27,11 @@ def apply_torch(torch, codes: list[str], note) -> dict:
     seed = int(os.environ.get("KB_CHECK_SEED", SEED))
     steps = {
         "PT_DET": lambda: _deterministic(torch, note, warn_only=False),
-        "PT_FILL": lambda: (_deterministic(torch, note, warn_only=False),
-                            setattr(torch.utils.deterministic, "fill_uninitialized_memory", True)),
+        "PT_FILL": lambda: _fill(torch, note),
         "PT_DETW": lambda: _deterministic(torch, note, warn_only=True),
         "PT_CUDNN_DET": lambda: _hold_cudnn(torch, "deterministic", True, note),
         "PT_NOBENCH": lambda: _hold_cudnn(torch, "benchmark", False, note),
-        "PT_CUDNN": lambda: (_hold_cudnn(torch, "deterministic", True, note),
-                             _hold_cudnn(torch, "benchmark", False, note)),
+        "PT_CUDNN": lambda: _hold_cudnn_both(torch, note),
         "PT_DLSEED": lambda: _seed_loaders(torch, seed),
         "PT_SDPA_MATH": lambda: _sdpa_math(torch),
         "SEED": lambda: _seed_all(torch, seed, note),
@@ -64,6 +62,18 @@ def _deterministic(torch, note, *, warn_only: bool) -> None:
     torch.use_deterministic_algorithms = held
 
 
+def _fill(torch, note) -> None:
+    """PT_FILL: PT_DET, and uninitialized memory filled (torch.utils.deterministic)."""
+    _deterministic(torch, note, warn_only=False)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+
+
+def _hold_cudnn_both(torch, note) -> None:
+    """PT_CUDNN: cuDNN's deterministic algorithms, and no benchmarking."""
+    _hold_cudnn(torch, "deterministic", True, note)
+    _hold_cudnn(torch, "benchmark", False, note)
+
+
 def _hold_cudnn(torch, name: str, value: bool, note) -> None:
     """Set torch.backends.cudnn.<name> and keep it: the module's class property is replaced by
     one whose setter keeps `value` and notes the program's attempt."""
@@ -73,16 +83,17 @@ def _hold_cudnn(torch, name: str, value: bool, note) -> None:
     setattr(cudnn, name, value)
     if prop is None or not hasattr(prop, "__set__"):
         return
+    kept = prop  # the class property the methods below defer to
     getter = getattr(prop, "getter", None) or getattr(prop, "fget", None)
 
     class Held:
         def __get__(self, obj, objtype=None):
-            return prop.__get__(obj, objtype) if getter is None else getter()
+            return kept.__get__(obj, objtype) if getter is None else getter()
 
         def __set__(self, obj, new):
             if bool(new) != value:
                 note("overridden", f"the program set torch.backends.cudnn.{name} = {new!r}; the recipe kept {value!r}")
-            prop.__set__(obj, value)
+            kept.__set__(obj, value)
 
     setattr(cls, name, Held())
 

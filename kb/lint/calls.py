@@ -36,7 +36,7 @@ def check(catalog: Catalog) -> None:
         places += [(("status", i, "when"), everything, r.when) for i, r in enumerate(record.status) if r.when]
         for loc, ops, when in places:
             for key in when:
-                if key in CALL_FACTS or (arg_fact(key) is not None and arg_fact(key)[0] == "input"):
+                if key in CALL_FACTS or ((fact := arg_fact(key)) is not None and fact[0] == "input"):
                     continue
                 for op in ops:
                     fields = table.get(op)

@@ -11,9 +11,11 @@ rule's `ops:` must be the record's own, and each resolver name one of schema.SCA
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kb import signatures
 from kb.catalog import Catalog
-from kb.schema import CALL_FACTS, SCAN_RESOLVERS
+from kb.schema import CALL_FACTS, SCAN_RESOLVERS, ScanOnlyIf, ScanRuledOut
 
 CODE = "KB023"
 TITLE = "scan: a record's scan rules name its own ops, parameters those ops have (or a call fact), and known code rules"
@@ -47,11 +49,13 @@ def check(catalog: Catalog) -> None:
                 allowed = params.choices.get(name)
                 stray = [v for v in values or () if allowed and v is not None and v not in allowed]
                 if stray:
-                    report(loc, f"{op}: {name}={stray[0]!r} is not one of its values ({', '.join(allowed)})",
+                    report(loc, f"{op}: {name}={stray[0]!r} is not one of its values ({', '.join(allowed or ())})",
                            "a value the op never takes can never rule a call out: fix the spelling")
                     return
 
-        for kind, items in (("ruled_out", rules.ruled_out), ("only_if", rules.only_if)):
+        listed: tuple[tuple[str, Sequence[ScanRuledOut | ScanOnlyIf]], ...] = (
+            ("ruled_out", rules.ruled_out), ("only_if", rules.only_if))
+        for kind, items in listed:
             for i, rule in enumerate(items):
                 for j, op in enumerate(rule.ops):
                     if op not in everything:

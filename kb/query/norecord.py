@@ -108,15 +108,15 @@ def seen(op: str, framework: str, key: tuple, device: str, call: dict | None, id
     if cases is None:
         files = detail(idx, "seen_files", ())
         defaults = dict(detail(idx, "seen_defaults", {}).get(framework, {}).get(op, ()))
-        cases = []
+        found = []
         for entry in detail(idx, "seen", {}).get(framework, {}).get(op, ()):
             if not same_release(entry[SEEN_KEY], key) or (device != "any" and entry[SEEN_DEVICE] != device):
                 continue
             facts = dict(entry[SEEN_FACTS])
             if (facts.get("compiled") is not None) != compiled:
                 continue
-            cases.append(({**defaults, **facts}, entry[SEEN_DTYPE], _evidence(op, entry, files)))
-        cases = tuple(cases)
+            found.append(({**defaults, **facts}, entry[SEEN_DTYPE], _evidence(op, entry, files)))
+        cases = tuple(found)
         if len(_seen) < LIMIT:
             _seen[memo_key] = cases
     same, differ, other = [], [], []

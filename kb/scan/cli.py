@@ -94,13 +94,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return _error(str(exc))
     idx = index()
     if args.format == "json":
-        from kb.scan.report_json import document, dumps
+        from kb.scan import report_json
 
-        print(dumps(document(report)))
+        print(report_json.dumps(report_json.document(report)))
     elif args.format == "sarif":
-        from kb.scan.report_sarif import document
+        from kb.scan import report_sarif
 
-        print(json.dumps(document(report, idx["sources"], os.getcwd(), args.site_url), ensure_ascii=False))
+        print(json.dumps(report_sarif.document(report, idx["sources"], os.getcwd(), args.site_url), ensure_ascii=False))
     else:
         from kb.scan.report_text import render
 

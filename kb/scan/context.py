@@ -15,8 +15,8 @@ import builtins
 
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
-    NOT_LITERAL, STRING_ENUMS, Unknown, called, literal, plain_literal, public_name, self_attribute, statements_in,
-    text_of,
+    NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, plain_literal, public_name, self_attribute,
+    statements_in, text_of,
 )
 
 # Calls whose result is a torch tensor / a Keras model, for "certain" method matches.
@@ -58,10 +58,10 @@ class Context:
         self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
         self.scope: list[str] = []  # enclosing classes and functions, outermost first
         self.members: list[set[str]] = []  # per enclosing class: `self.X` that are parameters or buffers
-        self.fn_nodes: list[ast.AST] = []  # enclosing functions, innermost last
+        self.fn_nodes: list[Function] = []  # enclosing functions, innermost last
         self.class_nodes: list[ast.ClassDef] = []  # enclosing classes, innermost last
         self.params: list[dict[str, object]] = []  # per enclosing function: parameters every call passes as one literal
-        self.defs: dict[str, ast.AST] = {}  # functions of the module by name (the last definition wins)
+        self.defs: dict[str, Function] = {}  # functions of the module by name (the last definition wins)
         self.classes: dict[str, ast.ClassDef] = {}  # classes of the module by name
         self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use
         self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
@@ -94,10 +94,11 @@ class Context:
         line_no, end_no = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
         if line_no is not None and line_no == end_no and line_no <= len(self.lines):
             line = self.lines[line_no - 1]
+            start, end = getattr(node, "col_offset", 0), getattr(node, "end_col_offset", None)  # set with lineno
             if line.isascii():
-                piece = line[node.col_offset:node.end_col_offset]
+                piece = line[start:end]
             else:  # offsets count UTF-8 bytes
-                piece = line.encode()[node.col_offset:node.end_col_offset].decode(errors="replace")
+                piece = line.encode()[start:end].decode(errors="replace")
             return piece if len(piece) <= limit else piece[: limit - 3] + "..."
         return text_of(node, limit)
 
@@ -164,8 +165,12 @@ class Context:
                 defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
                 defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
                 for sub in statements_in(fn):
-                    kind = type(sub)
-                    targets = sub.targets if kind is ast.Assign else [sub.target] if kind is ast.AnnAssign else ()
+                    if isinstance(sub, ast.Assign):
+                        targets = sub.targets
+                    elif isinstance(sub, ast.AnnAssign):
+                        targets = [sub.target]
+                    else:
+                        continue
                     for target in targets:
                         if self_attribute(target):
                             found.setdefault(target.attr, []).append((sub.value, defaults))
@@ -295,8 +300,8 @@ class Context:
         if depth <= 0:
             return False
         if isinstance(node, (ast.List, ast.Tuple)):
-            values = [plain_literal(e) for e in node.elts]
-            return bool(values) and all(type(v) is int for v in values) and len(set(values)) == len(values)
+            items = [plain_literal(e) for e in node.elts]
+            return bool(items) and all(type(v) is int for v in items) and len(set(items)) == len(items)
         if isinstance(node, ast.Subscript):
             return isinstance(node.slice, ast.Slice) and self.is_unique(node.value, fn, depth - 1)
         if isinstance(node, ast.Name):

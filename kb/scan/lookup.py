@@ -11,7 +11,8 @@ sets that switch, the finding says the call raises.
 from __future__ import annotations
 
 import inspect
-from typing import NamedTuple
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import kb
 from kb.calls import KINDS as DTYPE_KINDS, value_holds
@@ -116,6 +117,7 @@ def _parameters(op: str, framework: str) -> tuple[str, ...] | None:
 
 
 _SIGNATURES: dict[tuple[str, str], tuple[tuple[str, bool], ...] | None] = memo()
+_FORMS: dict[tuple[str, str], tuple[tuple[tuple[str, bool], ...], ...]] = memo()
 
 
 def signature(op: str, framework: str) -> tuple[tuple[str, bool], ...] | None:
@@ -150,12 +152,12 @@ def forms(op: str, framework: str) -> tuple[tuple[tuple[str, bool], ...], ...] |
     sig = signature(op, framework)
     if sig is None:
         return None
-    key = ("forms", op, framework)
-    if key not in _SIGNATURES:
+    key = (op, framework)
+    if key not in _FORMS:
         found = getattr(kb.parameters(op, framework=framework), "forms", ())
         missing = getattr(kb, "NO_DEFAULT", None)
-        _SIGNATURES[key] = tuple(tuple((p[0], p[1] is missing) for p in form) for form in found) if len(found) > 1 else (sig,)
-    return _SIGNATURES[key]  # type: ignore[return-value]
+        _FORMS[key] = tuple(tuple((p[0], p[1] is missing) for p in form) for form in found) if len(found) > 1 else (sig,)
+    return _FORMS[key]
 
 
 def _fits(call: Call, sig: tuple[tuple[str, bool], ...]) -> bool:
@@ -193,10 +195,19 @@ def form_of(call: Call, framework: str, params: tuple[str, ...] | None) -> tuple
 
 def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str]]:
     """(call facts, unknown parameter -> the source text it depends on)."""
+    facts, unknown, _, _ = _facts(call, params)
+    return facts, unknown
+
+
+def _facts(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str, str], frozenset[str], dict[str, str]]:
+    """facts_of's two, and the unknown parameters given a visible tensor, and the literal prefix of each
+    unknown parameter an f-string gives."""
     if params is not None:
         params = _bound(params, call.method)
     facts: dict[str, object] = {}
     unknown: dict[str, str] = {}
+    tensors: set[str] = set()
+    prefixes: dict[str, str] = {}
     variadic_kw = params is not None and any(p.startswith("**") for p in params)
     names = [p for p in params if not p.startswith("*")] if params is not None else None
     for position, value in enumerate(call.args):
@@ -205,13 +216,13 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
             continue
         if position >= len(names):
             break
-        _put(names[position], value, facts, unknown)
+        _put(names[position], value, facts, unknown, tensors, prefixes)
     for name, value in call.kwargs:
         if names is not None and name not in names:
             if not variadic_kw:
                 unknown[name] = "not a parameter of this op"
             continue
-        _put(name, value, facts, unknown)
+        _put(name, value, facts, unknown, tensors, prefixes)
     facts.update(call.extra)  # facts the code fixes around the call (the sdpa_kernel backend)
     if getattr(call, "compiled", False) and compiled_fact_supported():
         facts[COMPILED_FACT[0]] = COMPILED_FACT[1]
@@ -219,16 +230,16 @@ def facts_of(call: Call, params: tuple[str, ...] | None) -> tuple[dict, dict[str
         for name in names:
             if name not in facts and name not in unknown:
                 unknown[name] = "*args/**kwargs"
-    return facts, unknown
+    return facts, unknown, frozenset(tensors), prefixes
 
 
-def _put(name: str, value: object, facts: dict, unknown: dict) -> None:
+def _put(name: str, value: object, facts: dict, unknown: dict[str, str], tensors: set[str], prefixes: dict[str, str]) -> None:
     if isinstance(value, Unknown):
         unknown[name] = value.text
         if value.kind == "tensor":
-            unknown.setdefault("\0tensors", set()).add(name)  # type: ignore[union-attr]
+            tensors.add(name)
         if value.prefix:
-            unknown.setdefault("\0prefixes", {})[name] = value.prefix  # type: ignore[index]
+            prefixes[name] = value.prefix
     else:
         facts[name] = value
 
@@ -263,7 +274,7 @@ def _query(op: str, version: str, framework: str, device: str, call: dict | None
 _CANDIDATES: dict[tuple, list] = memo()
 
 
-def _contradicted(when: object, facts: dict) -> bool:
+def _contradicted(when: Iterable[object] | None, facts: dict) -> bool:
     """True when every alternative of a record's condition has a key whose value the call
     states and the alternative does not accept (input.ndim=2 against input.ndim: [3, 4, 5, 6])."""
     alternatives = [w for w in (when or ()) if isinstance(w, dict)]
@@ -281,7 +292,7 @@ def _contradicted(when: object, facts: dict) -> bool:
     return True
 
 
-def _prefix_rules_out(when: object, prefixes: dict[str, str]) -> bool:
+def _prefix_rules_out(when: Iterable[object] | None, prefixes: dict[str, str]) -> bool:
     """True when, in every alternative of a record's condition, some key's accepted values all
     fail to start with the literal prefix the call's f-string gives (f"a{x}" is never "sum")."""
     alternatives = [w for w in (when or ()) if isinstance(w, dict)]
@@ -357,7 +368,7 @@ def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
         params = _bound(tuple(fetch(op, framework=framework)), method)
     except (LookupError, ValueError, KeyError, TypeError):
         return {}
-    out = {}
+    out: dict[str, object] = {}
     for p in params:
         if isinstance(p, (tuple, list)) and len(p) == 2 and isinstance(p[1], (int, str, bool, type(None))):
             out[p[0]] = p[1]
@@ -414,9 +425,7 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
     params = form_of(call, framework, parameters(call.op, framework) if CALLS_SUPPORTED else None)
     if dict(call.extra).get("device") == ("cpu",):
         device = "cpu"  # the scan saw the input made on the host (resolve: a factory without device=)
-    facts, unknown = facts_of(call, params)
-    prefixes = unknown.pop("\0prefixes", None) or {}
-    tensors = frozenset(unknown.pop("\0tensors", None) or ())
+    facts, unknown, tensors, prefixes = _facts(call, params)
     if framework == "jax" and params is not None and "backend" in params and "backend" not in facts \
             and "backend" not in unknown and not call.star:
         facts["backend"] = None  # jax.jit/pmap's own `backend` argument left out: the default backend (the GPU)
@@ -453,8 +462,8 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
         note = rule.data_note or ""
         shape = rule.unknown_shape
         if shape is not None and shape.fact in depends and shape.fact not in facts:
-            least = dict(call.extra).get("input.min_ndim")
-            if least and least[0] >= shape.at_least:
+            least = dict(call.extra).get("input.min_ndim")  # (n,): kb/scan/rank.py
+            if isinstance(least, tuple) and least and least[0] >= shape.at_least:
                 depends = set(depends) - {shape.fact}  # the call names a dimension only such an input has
             elif shape.level == "note":
                 note = shape.why
@@ -480,7 +489,7 @@ def _classify(call: Call, path: str, cell: tuple[int | None, int], framework: st
     """One source's finding for one call, or None when it is deterministic there or a fix
     the code applies covers it."""
     line_in_cell = cell[1] if cell[0] is not None else call.line
-    base = dict(path=path, line=line_in_cell, col=call.col, cell=cell[0], op=call.op, text=call.text, record=source.id,
+    base: dict[str, Any] = dict(path=path, line=line_in_cell, col=call.col, cell=cell[0], op=call.op, text=call.text, record=source.id,
                 title=source.title, framework=framework, version=version, facts=dict(facts), conditions=conditions)
     certain = call.certain and applies is not False and applies is not None and not depends
     hedge = []

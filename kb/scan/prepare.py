@@ -15,7 +15,7 @@ import stat
 
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
-from kb.scan.syntax import NOT_LITERAL, dotted_name, plain_literal, public_name
+from kb.scan.syntax import NOT_LITERAL, Function, dotted_name, plain_literal, public_name
 
 _LOCAL_MODULES: dict[str, dict | None] = {}
 
@@ -93,7 +93,7 @@ def tf_global_seed(tree: ast.Module, aliases: dict[str, str]) -> str:
     return ""
 
 
-def _within(node: ast.AST, outer: ast.AST) -> bool:
+def _within(node: ast.expr, outer: ast.stmt) -> bool:
     return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) \
         and (node.end_lineno or node.lineno, node.end_col_offset or 0) <= (outer.end_lineno or outer.lineno, outer.end_col_offset or 0)
 
@@ -107,7 +107,7 @@ def _registered_buffers(calls: list[ast.Call]) -> frozenset[str]:
                           or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")))
 
 
-def buffer_parameters(found: Survey, defs: dict[str, ast.AST]) -> dict[str, frozenset[str]]:
+def buffer_parameters(found: Survey, defs: dict[str, Function]) -> dict[str, frozenset[str]]:
     """Module-level function -> its positional parameters that every call of it in this module passes
     a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`): buffers do
     not require grad, so no backward runs into them. A call from outside a class, with *args, or
@@ -140,7 +140,7 @@ def buffer_parameters(found: Survey, defs: dict[str, ast.AST]) -> dict[str, froz
     return {name: frozenset(n for n, ok in v.items() if ok) for name, v in seen.items() if any(v.values())}
 
 
-def literal_parameters(all_calls: list, defs: dict[str, ast.AST]) -> dict[str, dict[str, object]]:
+def literal_parameters(all_calls: list, defs: dict[str, Function]) -> dict[str, dict[str, object]]:
     """Module-level function -> parameter -> its value, where every call of the function in this
     module passes that parameter as the same literal (or leaves it at a literal default) and no
     call passes *args or **kwargs. Calls from other modules are not seen."""
@@ -201,25 +201,25 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
     classes: set[str] = set()
     made: dict[str, str] = {}  # variable -> class defined here that made it
     found: set[str] = set()
-    for node in found_in.functions:
-        defined.add(node.name)
-        for d in node.decorator_list:
+    for fn in found_in.functions:
+        defined.add(fn.name)
+        for d in fn.decorator_list:
             target = d.func if isinstance(d, ast.Call) else d
             if name_of(target) in _COMPILE:
-                found.add(node.name)
-    classes.update(node.name for node in found_in.classes)
-    for node in found_in.assigns:
-        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id in classes:
-            for t in node.targets:
+                found.add(fn.name)
+    classes.update(cls.name for cls in found_in.classes)
+    for assign in found_in.assigns:
+        if isinstance(assign.value, ast.Call) and isinstance(assign.value.func, ast.Name) and assign.value.func.id in classes:
+            for t in assign.targets:
                 key = t.id if isinstance(t, ast.Name) else (t.attr if isinstance(t, ast.Attribute) else None)
                 if key:
-                    made[key] = node.value.func.id
-    for node in found_in.calls:
+                    made[key] = assign.value.func.id
+    for call in found_in.calls:
         subject = None
-        if name_of(node.func) in _COMPILE and node.args:
-            subject = node.args[0]
-        elif isinstance(node.func, ast.Attribute) and node.func.attr == "compile" and not node.args:
-            subject = node.func.value  # nn.Module.compile()
+        if name_of(call.func) in _COMPILE and call.args:
+            subject = call.args[0]
+        elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args:
+            subject = call.func.value  # nn.Module.compile()
         if isinstance(subject, ast.Call) and isinstance(subject.func, ast.Name) and subject.func.id in classes:
             found.add(subject.func.id)  # torch.compile(Net(...))
             continue

@@ -155,8 +155,8 @@ def _instance(ctx: Context, func: ast.Name, place: _Place) -> ast.Call | None:
     values = [value] if value is not None else []
     if not values and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         values = ctx.passed(place.fn, func.id)
-    made = {_unwrap(v) for v in values}
-    made = {ctx.dotted(m.func) or ast.dump(m.func) for m in made if m is not None} if None not in made else set()
+    instances = {_unwrap(v) for v in values}
+    made = {ctx.dotted(m.func) or ast.dump(m.func) for m in instances if m is not None} if None not in instances else set()
     if len(made) != 1 or not values:
         return None
     return _unwrap(values[0])

@@ -94,16 +94,16 @@ def _switch_lines(report: Report) -> list[str]:
     out.append(f"fixes per entry point ({len(runs)} run(s); a switch holds only in the process that runs it):")
     groups: dict[tuple, list] = {}
     for r in setting:  # runs that apply the same fixes, set in the same places, share one line
-        sure = tuple(f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None)
-        iffy = tuple(f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
-                     if a.path and a.condition is not None)
-        groups.setdefault((sure, iffy), []).append(r)
-    for (sure, iffy), members in list(groups.items())[:RUNS_LISTED]:
+        set_at = tuple(f"{a.code} ({a.path}:{a.line})" for a in r.applied.values() if a.path and a.condition is None)
+        set_if = tuple(f"{a.code} ({a.path}:{a.line}, only if {a.condition})" for a in r.applied.values()
+                       if a.path and a.condition is not None)
+        groups.setdefault((set_at, set_if), []).append(r)
+    for (set_at, set_if), members in list(groups.items())[:RUNS_LISTED]:
         parts = []
-        if sure:
-            parts.append("applies " + ", ".join(sure))
-        if iffy:
-            parts.append("not counted: " + ", ".join(iffy))
+        if set_at:
+            parts.append("applies " + ", ".join(set_at))
+        if set_if:
+            parts.append("not counted: " + ", ".join(set_if))
         out.append(f"  {_runs_named(members)}: " + "; ".join(parts))
     if len(groups) > RUNS_LISTED:
         out.append(f"  ... and {len(groups) - RUNS_LISTED} more group(s) of runs that set a fix (--format json lists them)")

@@ -18,7 +18,8 @@ fixture line with its `# expect:` under tests/fixtures/scanrules/.
 from __future__ import annotations
 
 import ast
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
@@ -38,11 +39,12 @@ TABLE: dict[str, Resolver] = {}
 def resolver(name: str, kind: str) -> Callable[[Callable], Callable]:
     """Register a code rule under `name` (its docstring is its documentation: required)."""
     def register(fn: Callable) -> Callable:
-        if not (fn.__doc__ or "").strip():
+        doc = (fn.__doc__ or "").strip()
+        if not doc:
             raise ValueError(f"resolver {name} needs a docstring")
         if name in TABLE:
             raise ValueError(f"resolver {name} is registered twice")
-        TABLE[name] = Resolver(name, kind, fn, " ".join(fn.__doc__.strip().split("\n\n")[0].split()))
+        TABLE[name] = Resolver(name, kind, fn, " ".join(doc.split("\n\n")[0].split()))
         return fn
     return register
 
@@ -183,13 +185,13 @@ def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST |
 
 
 # --- rules at `self.X = <module>(...)` -------------------------------------------------------------
-def _module_class(ctx: Context, target: ast.AST, op: str) -> tuple[ast.ClassDef, bool] | None:
-    """(the enclosing class, whether it has its own `forward`), for `self.X = <a module class>(...)`."""
+def _module_class(ctx: Context, target: ast.AST, op: str) -> tuple[ast.ClassDef, bool, str] | None:
+    """(the enclosing class, whether it has its own `forward`, X), for `self.X = <a module class>(...)`."""
     if not self_attribute(target) or not ctx.class_nodes or not op.rsplit(".", 1)[-1][:1].isupper():
         return None
     cls = ctx.class_nodes[-1]
     forward = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward" for item in cls.body)
-    return cls, forward
+    return cls, forward, target.attr
 
 
 @resolver("module-never-called", "module")
@@ -200,7 +202,7 @@ def module_never_called(ctx: Context, target: ast.AST, value: ast.Call, op: str)
     found = _module_class(ctx, target, op)
     if found is None or not found[1]:
         return None
-    cls, attr = found[0], target.attr
+    cls, attr = found[0], found[2]
     reads = any(isinstance(sub, ast.Attribute) and self_attribute(sub.value, attr) and isinstance(sub.ctx, ast.Load)
                 for sub in ast.walk(cls))
     if not reads:
@@ -221,7 +223,7 @@ def unique_position_lookup(ctx: Context, target: ast.AST, value: ast.Call, op: s
     found = _module_class(ctx, target, op)
     if found is None or not found[1]:
         return None
-    cls, attr, calls = found[0], target.attr, 0
+    cls, attr, calls = found[0], found[2], 0
     for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for sub in ast.walk(fn):
             if hands_on(sub, attr, value):

@@ -23,9 +23,9 @@ def sentences(rules: Rules, explain: bool = True) -> list[str]:
     for r in rules.ruled_out:
         where = f" (for {', '.join(r.ops)})" if r.ops else ""
         out.append(f"Not reported when `{r.parameter}` is {_values(r.values)}{where}: {r.why}.")
-    for r in rules.only_if:
-        unless = f", unless {' or '.join(f'`{u}`' for u in r.unless)} is given" if r.unless else ""
-        out.append(f"Possible, depending on {r.depends_on}, when `{r.parameter}` is {_values(r.values)}{unless}.")
+    for o in rules.only_if:
+        unless = f", unless {' or '.join(f'`{u}`' for u in o.unless)} is given" if o.unless else ""
+        out.append(f"Possible, depending on {o.depends_on}, when `{o.parameter}` is {_values(o.values)}{unless}.")
     if rules.needs_word:
         out.append(f"Reported only for a call that mentions {' or '.join(repr(w) for w in rules.needs_word)}.")
     if rules.unknown_shape is not None:

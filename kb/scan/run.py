@@ -58,7 +58,9 @@ class Coverage(NamedTuple):
 def _coverage(runs: list[scope.Run], ids: tuple[int, ...], per_run: list[dict[str, switches.Applied]],
               solutions: dict) -> Coverage:
     """The fixes that hold for a file: those that hold in every run that executes it."""
-    codes_each, maybe_all, where = [], set(), {}
+    codes_each: list[frozenset[str]] = []
+    maybe_all: set[str] = set()
+    where: dict[str, str] = {}
     for k in ids:
         applied = per_run[k]
         sure = switches.closure({c for c, a in applied.items() if a.condition is None}, solutions)
@@ -276,11 +278,12 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 continue
             if lookup.no_known_source(call.op, framework, pin.version, device):
                 unverified.add((path, unit.place(call.line), call.col))
-            version = legacy.version if keras2.applies(legacy, call.op, pin.version) else pin.version
+            keras_2 = legacy if keras2.applies(legacy, call.op, pin.version) else None
+            version = keras_2.version if keras_2 is not None else pin.version
             for finding in lookup.findings(call, path, unit.place(call.line), framework, version, device, codes,
                                            where, conditions, maybe, passes, backward, scan_rules):
-                if version != pin.version:  # tf.keras is Keras 2 in this code base
-                    finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {legacy.why}; answered "
+                if keras_2 is not None and version != pin.version:  # tf.keras is Keras 2 in this code base
+                    finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {keras_2.why}; answered "
                                                       f"as in TensorFlow {version}, the newest release whose tf.keras is Keras 2)")
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile

@@ -11,17 +11,17 @@ import re
 from typing import NamedTuple
 
 from kb.query.state import memo
-from kb.scan.syntax import Layout, called, is_main
+from kb.scan.syntax import Function, Layout, called, is_main
 
 
 class Survey(NamedTuple):
     """One pass over a module: its Layout, and the nodes later steps look at."""
 
     layout: Layout
-    classes: list
-    calls: list
-    functions: list
-    assigns: list
+    classes: list[ast.ClassDef]
+    calls: list[ast.Call]
+    functions: list[Function]
+    assigns: list[ast.Assign]
 
 
 # Node types that hold no call below them: never pushed. Child fields per node class, read once.
@@ -29,16 +29,16 @@ _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list) -> None:
+def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list[ast.Call]) -> None:
     """Calls in an expression (iteratively: expressions can nest deeper than the stack). A loop over
     each class's fields, skipping leaves, is several times faster than ast.iter_child_nodes here, and
     this walk covers every expression of every scanned file."""
-    stack = list(node) if type(node) is list else [node]
+    stack: list[ast.AST] = list(node) if isinstance(node, list) else [node]
     pop, push, fields, leaves, node_type = stack.pop, stack.append, _FIELDS, _LEAVES, ast.AST
     while stack:
         item = pop()
         cls = type(item)
-        if cls is ast.Call:
+        if isinstance(item, ast.Call):  # exactly `cls is ast.Call` (no class derives from it), and it narrows the type
             calls.append(item)
             name = called(item.func)
             if name is not None:
@@ -93,28 +93,28 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     top: list[str] = []
     in_main: list[str] = []
     functions: list[tuple[str, list[str]]] = []
-    classes: list = []
-    calls: list = []
-    defs: list = []
-    assigns: list = []
+    classes: list[ast.ClassDef] = []
+    calls: list[ast.Call] = []
+    defs: list[Function] = []
+    assigns: list[ast.Assign] = []
     has_main = False
 
     def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
         nonlocal has_main
         kind = type(node)
-        if kind is ast.Import:
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 imports.append((alias.name, 0, ()))
                 if alias.asname:
                     bindings.append((alias.asname, alias.name, 0, None))
                 else:
                     bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
-        elif kind is ast.ImportFrom:
+        elif isinstance(node, ast.ImportFrom):
             imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
             for alias in node.names:
                 if alias.name != "*":
                     bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             defs.append(node)
             for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
                 _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
@@ -122,20 +122,20 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
             functions.append((prefix + node.name, body))
             for child in node.body:
                 statement(child, body, prefix + node.name + ".", False)
-        elif kind is ast.ClassDef:
+        elif isinstance(node, ast.ClassDef):
             classes.append(node)
             for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
                 _expression_calls(part, sink, calls)
             for child in node.body:  # a class body runs where the class statement is
                 statement(child, sink, prefix + node.name + ".", module_level)
-        elif kind is ast.If and module_level and not prefix and is_main(node.test):
+        elif isinstance(node, ast.If) and module_level and not prefix and is_main(node.test):
             has_main = True
             for child in node.body:
                 statement(child, in_main, prefix, True)
             for child in node.orelse:
                 statement(child, sink, prefix, True)
         else:
-            if kind is ast.Assign:
+            if isinstance(node, ast.Assign):
                 assigns.append(node)
             expressions: list[ast.AST] = []
             names = _FIELDS.get(kind)
@@ -143,14 +143,14 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
                 names = _FIELDS[kind] = tuple(kind._fields)
             for field in names:
                 value = getattr(node, field, None)
-                for child in (value if type(value) is list else (value,)):
-                    if isinstance(child, ast.stmt):
-                        statement(child, sink, prefix, module_level)
-                    elif isinstance(child, (ast.excepthandler, ast.match_case)):
-                        for inner in child.body:
+                for piece in (value if type(value) is list else (value,)):
+                    if isinstance(piece, ast.stmt):
+                        statement(piece, sink, prefix, module_level)
+                    elif isinstance(piece, (ast.ExceptHandler, ast.match_case)):  # ExceptHandler: excepthandler's one kind
+                        for inner in piece.body:
                             statement(inner, sink, prefix, module_level)
-                    elif isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
-                        expressions.append(child)
+                    elif isinstance(piece, ast.AST) and not isinstance(piece, _LEAVES):
+                        expressions.append(piece)
             if expressions:
                 _expression_calls(expressions, sink, calls)
 

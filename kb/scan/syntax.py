@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import re
-from typing import NamedTuple
+from typing import NamedTuple, TypeGuard
 
 from kb.query.state import memo
 
@@ -191,7 +191,9 @@ def public_name(name: str, wanted: frozenset[str]) -> str:
     return found
 
 
-TRY = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+TRY = (ast.Try, ast.TryStar)
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+"""A function definition (a def or an async def)."""
 COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
             ast.With, ast.AsyncWith, ast.Match, *TRY)
 
@@ -203,20 +205,19 @@ def aliases_of(tree: ast.Module) -> dict[str, str]:
     stack: list[ast.stmt] = list(tree.body)
     while stack:
         node = stack.pop()
-        kind = type(node)
-        if kind is ast.Import:
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
                     found[alias.asname] = canonical(alias.name)
                 else:  # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
                     top = alias.name.split(".")[0]
                     found[top] = canonical(top)
-        elif kind is ast.ImportFrom:
+        elif isinstance(node, ast.ImportFrom):
             if node.module and not node.level:
                 for alias in node.names:
                     if alias.name != "*":
                         found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
-        elif kind in COMPOUND:
+        elif type(node) in COMPOUND:
             for field in ("body", "orelse", "finalbody"):
                 stack.extend(getattr(node, field, ()))
             for handler in getattr(node, "handlers", ()):
@@ -314,7 +315,7 @@ def constant_value(node: ast.Call) -> bool:
     return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
 
 
-def self_attribute(node: ast.AST, attr: str | None = None) -> bool:
+def self_attribute(node: ast.AST | None, attr: str | None = None) -> TypeGuard[ast.Attribute]:
     """`self.<attr>` (any attribute when `attr` is None)."""
     return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
             and (attr is None or node.attr == attr))

@@ -17,7 +17,7 @@ import ast
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
-from kb.scan.syntax import TRY, Call, Setting, Unknown, is_main, least_ndim, literal, reshaped_ndim, strings
+from kb.scan.syntax import TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, reshaped_ndim, strings
 
 # Annotations that say an argument is a framework tensor.
 _TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
@@ -50,18 +50,17 @@ class Visitor(Context, ast.NodeVisitor):
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
-    def _hit(self, node: ast.AST) -> bool:
+    def _hit(self, node: ast.expr | ast.stmt) -> bool:
         if self.hits is None:
             return True
         first = node.lineno
         return any(line in self.hits for line in range(first, (node.end_lineno or first) + 1))
 
     def statements(self, body: list[ast.stmt]) -> None:
-        for node in body:
-            kind = type(node)
-            if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self._scope(node)
-            elif kind is ast.If:
+            elif isinstance(node, ast.If):
                 if self._hit(node.test):
                     self.visit(node.test)
                 main = is_main(node.test) and not self.scope
@@ -73,28 +72,28 @@ class Visitor(Context, ast.NodeVisitor):
                 self.statements(node.orelse)
                 if not main:
                     self.conditions.pop()
-            elif kind in (ast.For, ast.AsyncFor, ast.While):
-                header = node.test if kind is ast.While else node.iter
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                header = node.test if isinstance(node, ast.While) else node.iter
                 if self._hit(header):
                     self.visit(header)
                 self.statements(node.body)
                 self.statements(node.orelse)
-            elif kind in (ast.With, ast.AsyncWith):
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self._with(node)
-            elif kind in TRY:
+            elif isinstance(node, TRY):
                 self.statements(node.body)
                 for handler in node.handlers:
                     self.statements(handler.body)
                 self.statements(node.orelse)
                 self.statements(node.finalbody)
-            elif kind is ast.Match:
+            elif isinstance(node, ast.Match):
                 if self._hit(node.subject):
                     self.visit(node.subject)
                 for case in node.cases:
                     self.statements(case.body)
             elif self._hit(node):
                 self.visit(node)
-            elif kind is ast.Assign:  # a name rebound: to another library's object (np.zeros), or to anything else
+            elif isinstance(node, ast.Assign):  # a name rebound: to another library's object (np.zeros), or to anything else
                 other = self.kind_of(node.value) if isinstance(node.value, ast.Call) else None
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -105,18 +104,18 @@ class Visitor(Context, ast.NodeVisitor):
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
-        cls = type(node) is ast.ClassDef
+        cls = isinstance(node, ast.ClassDef)
         self._decorated(node)
         quiet = not cls and any(self._no_grad(d) for d in node.decorator_list)
         self.no_grad += quiet
-        if not cls:
-            self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
-            self.buffers.append(self.buffer_params.get(node.name, frozenset()) if len(self.scope) == 0 else frozenset())
-        self.typed.append(self._argument_types(node) if not cls else {})
-        if cls:
+        if isinstance(node, ast.ClassDef):
+            self.typed.append({})
             self.members.append(self._members(node))
             self.class_nodes.append(node)
         else:
+            self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
+            self.buffers.append(self.buffer_params.get(node.name, frozenset()) if len(self.scope) == 0 else frozenset())
+            self.typed.append(self._argument_types(node))
             self.fn_nodes.append(node)
         self.scope.append(node.name)
         self.functions += not cls
@@ -148,7 +147,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.no_grad -= quiet
         del self.backends[len(self.backends) - pushed:]
 
-    def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.AST) -> None:
+    def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.expr | ast.stmt) -> None:
         scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
         self.settings.append(Setting(kind, name, value, kwargs, node.lineno, node.col_offset + 1, self.text(node),
                                      self.text(self.conditions[-1]) if self.conditions else None, scope))
@@ -163,7 +162,7 @@ class Visitor(Context, ast.NodeVisitor):
             return True
         return bool(name == "torch.set_grad_enabled" and call and call.args and literal(call.args[0]) is False)
 
-    def _argument_types(self, node: ast.AST) -> dict[str, str]:
+    def _argument_types(self, node: Function) -> dict[str, str]:
         """Arguments known to be tensors: annotated `torch.Tensor`, or the inputs of a module's `forward`."""
         out: dict[str, str] = {}
         arguments = node.args
@@ -206,7 +205,7 @@ class Visitor(Context, ast.NodeVisitor):
                 found.add(sub.args[0].value)
         return found
 
-    def _decorated(self, node: ast.AST) -> None:
+    def _decorated(self, node: Function | ast.ClassDef) -> None:
         for decorator in node.decorator_list:
             if not self._hit(decorator):
                 continue
@@ -316,7 +315,7 @@ class Visitor(Context, ast.NodeVisitor):
             return key if isinstance(key, str) else None
         return None
 
-    def _env(self, key: str, value: ast.AST, node: ast.AST) -> None:
+    def _env(self, key: str, value: ast.AST, node: ast.expr | ast.stmt) -> None:
         self.setting("env", key, strings(value), (), node)
 
     def _environ_call(self, name: str, node: ast.Call) -> None:

@@ -30,12 +30,13 @@ def _nearest(status, version: str):
 
     key = release_key(version)
     before, after = None, None
+    before_hi, after_lo = None, None  # their bounds
     for item in status:
         lo, hi = compile_range(item.versions)
-        if hi is not None and hi <= key and (before is None or compile_range(before.versions)[1] < hi):
-            before = item
-        elif lo is not None and lo > key and (after is None or compile_range(after.versions)[0] > lo):
-            after = item
+        if hi is not None and hi <= key and (before_hi is None or before_hi < hi):
+            before, before_hi = item, hi
+        elif lo is not None and lo > key and (after_lo is None or after_lo > lo):
+            after, after_lo = item, lo
     return before or after
 
 

@@ -22,7 +22,7 @@ from kb.entries import SEEN_FIELDS
 
 def _inputs(case: dict) -> str | None:
     """How the sweep built the inputs that ran (docs/sweep.md, "Inputs"): enlarged how, values, shape."""
-    raw = case.get("call") if isinstance(case.get("call"), dict) else {}
+    raw: dict = case["call"] if isinstance(case.get("call"), dict) else {}
     parts = []
     if isinstance(raw.get("inputs.enlarged"), str) and raw["inputs.enlarged"] not in ("none", ""):
         parts.append(f"enlarged {raw['inputs.enlarged']}")
@@ -56,7 +56,7 @@ def seen_table(catalog: Any, named: dict[str, set[str]]) -> dict[str, Any]:
 
     newest: dict[tuple, tuple] = {}
     files: dict[str, tuple] = {}
-    params: dict[tuple[str, str], tuple | None] = {}
+    params: dict[tuple[str, str], tuple[tuple | None, tuple | None]] = {}  # (the op's signature, the one with its defaults)
     defaults_of: dict[str, dict[str, tuple]] = {}
     for sweep in sweepfile.sweeps_of(catalog):
         data = sweep.data

@@ -160,7 +160,7 @@ def coverage(inventory: dict, sweeps: list[dict], root: Path) -> dict:
             out[f"{op['op']}|{op.get('catalog')}|{b['id']}"] = seen
     total = len(out)
     swept = sum(1 for c in out.values() if c)
-    classes = Counter()
+    classes: Counter[str] = Counter()
     for c in out.values():
         classes.update(c.keys())
     return {"branches": total, "with_evidence": swept, "without": total - swept, "by_class": dict(classes), "per_branch": out}

@@ -278,8 +278,8 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
                 out[key] = value
             elif dtype_kind(value):
                 out[key] = dtype_kind(value)
-        elif arg_fact(key) is not None:  # a tensor argument's facts (the branch sweep's targets.dtype, index.dtype, input.layout ...)
-            tensor = arg_fact(key)[0]
+        elif (fact := arg_fact(key)) is not None:  # a tensor argument's facts (the branch sweep's targets.dtype, index.dtype, input.layout ...)
+            tensor = fact[0]
             if tensor == "input" or not params or tensor in known or signatures.open_ended(params):
                 try:
                     check_arg_fact(key, value)

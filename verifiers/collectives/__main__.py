@@ -85,6 +85,8 @@ def torch_nvls_guard() -> bool | None:
         import importlib.util
 
         spec = importlib.util.find_spec("torch")
+        if spec is None or spec.origin is None:
+            return None
         lib = Path(spec.origin).parent / "lib" / "libtorch_cuda.so"
         if not lib.exists():
             return None
@@ -151,8 +153,8 @@ class Plan:
             return launch.jax_launch(env, table.REPS, self.args.timeout, devices=4, cpu=self.backend == "gloo")
         name, world, env, _ = setting
         if kind == "framework":
-            cases = [dict(c, small=self.backend == "gloo") for c in table.FRAMEWORK_CASES]
-            return launch.torch_launch("framework", world, env, cases, self.backend, table.REPS, self.args.timeout,
+            framework = [dict(c, small=self.backend == "gloo") for c in table.FRAMEWORK_CASES]
+            return launch.torch_launch("framework", world, env, framework, self.backend, table.REPS, self.args.timeout,
                                        groups=self.args.groups)
         cases = [list(c) for c in self.cases]
         if world != 4:  # the data-movement collectives of 2 ranks carry other data: not comparable, not run
@@ -216,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     wall = plan.run()
     inits = [line for launches in plan.launches.values() for launch in launches for line in launch["lines"]
              if line.get("event") == "init"]
-    versions = dict(env.framework_versions())
+    versions: dict[str, str | None] = dict(env.framework_versions())
     versions["nccl"] = next((line["nccl"] for line in inits if line.get("nccl")), None)
     environment = env.detect(gpu=backend == "nccl")
     environment["nccl"] = versions["nccl"]

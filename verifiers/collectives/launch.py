@@ -104,7 +104,7 @@ def torch_launch(target: str, world: int, extra: dict, cases: list, backend: str
     if target == "framework":
         env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     folder = Path(tempfile.mkdtemp(prefix="kb-coll-"))
-    ports = []
+    ports: list[int] = []
     while len(ports) < groups:
         port = free_port()
         if port not in ports:

@@ -72,7 +72,9 @@ def run_case(dist, torch, collective: str, dtype_name: str, size: int, device, r
     dtype = getattr(torch, dtype_name)
     x = local_input(torch, collective, size, dtype, device, rank, world)
     cuda = device.type == "cuda"
-    prints, times, sample = [], [], None
+    prints: list[str | None] = []
+    times: list[float] = []
+    sample = None
     for rep in range(reps):
         fn, out, offset = call(dist, torch, collective, x, size, world)
         if cuda:

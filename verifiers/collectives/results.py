@@ -67,7 +67,7 @@ def collective_results(merged: dict, versions: dict, sizes, dtypes) -> list[dict
 def _moe_modes(merged: dict) -> list[dict]:
     """The combine by default and under PT_DET (torch.use_deterministic_algorithms) in the default
     launches; then PT_DET under each other setting, against PT_DET by default."""
-    out = []
+    out: list[dict] = []
     default = merged.get("default")
     if default is None:
         return out

@@ -10,6 +10,17 @@ count grows with the size. 1K to 64M elements cross each of those steps.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class FrameworkCase(TypedDict):
+    """One framework case of the launch: its name, the op called and the call's facts."""
+
+    name: str
+    op: str
+    call: dict[str, object]
+
+
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather", "reduce", "all_to_all")
 REDUCING = ("all_reduce", "reduce_scatter", "reduce")
 """Collectives that add values (their order can change the bits); the others only copy."""
@@ -36,10 +47,13 @@ TORCH_NAMES = {
     "all_to_all": "torch.distributed.all_to_all_single",
 }
 
+Setting = tuple[str, int, dict[str, str], tuple[str, ...]]
+"""(name, ranks, environment, solution codes)."""
+
 # (name, ranks, environment, solution codes). NCCL_NVLS_ENABLE=0 stays set in every launch (the
 # machines' owner forbids NVLink multicast); with it NCCL never creates a multicast object
 # (src/transport/nvls.cc ncclNvlsInit returns before), so NVLS and NVLSTree have nothing to run on.
-SETTINGS = (
+SETTINGS: tuple[Setting, ...] = (
     ("default", 4, {}, ()),
     ("Ring", 4, {"NCCL_ALGO": "Ring"}, ()),
     ("Tree", 4, {"NCCL_ALGO": "Tree"}, ()),
@@ -74,7 +88,7 @@ SAFETY = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVS
 # (their parameters are the call facts); FSDP2 is fully_shard per layer and on the root; the
 # mixture-of-experts step routes tokens with all_to_all_single and combines the experts' outputs
 # with index_add_ (4 contributions per token: the order of the additions matters).
-FRAMEWORK_CASES = (
+FRAMEWORK_CASES: tuple[FrameworkCase, ...] = (
     {"name": "ddp", "op": "torch.nn.parallel.DistributedDataParallel",
      "call": {"bucket_cap_mb": 25, "gradient_as_bucket_view": False, "static_graph": False}},
     {"name": "ddp-bucket1", "op": "torch.nn.parallel.DistributedDataParallel",
@@ -89,7 +103,7 @@ FRAMEWORK_CASES = (
     {"name": "fsdp2-keep", "op": "torch.distributed.fsdp.fully_shard", "call": {"reshard_after_forward": False}},
     {"name": "moe", "op": "torch.Tensor.index_add_", "call": {"input.dtype": "float32"}},
 )
-FRAMEWORK_SETTINGS = (
+FRAMEWORK_SETTINGS: tuple[Setting, ...] = (
     ("default", 4, {}, ()),
     ("Ring/Simple", 4, {"NCCL_ALGO": "Ring", "NCCL_PROTO": "Simple"}, ("NCCL_PIN",)),
     ("Tree", 4, {"NCCL_ALGO": "Tree"}, ()),
@@ -100,7 +114,7 @@ STEPS = 3
 JAX_OPS = ("psum", "psum_scatter", "all_to_all")
 JAX_SIZES = (65_536, 4_194_304)
 """Elements per device."""
-JAX_SETTINGS = (
+JAX_SETTINGS: tuple[tuple[str, dict[str, str], tuple[str, ...]], ...] = (
     ("default", {}, ()),
     ("XLA_DET", {"XLA_FLAGS": "--xla_gpu_deterministic_ops=true"}, ("XLA_DET",)),
     ("NCCL_ALGO=Tree", {"NCCL_ALGO": "Tree"}, ()),

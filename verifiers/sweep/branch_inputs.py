@@ -8,7 +8,8 @@ slots.
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
+from collections.abc import Callable
 
 class Spec(NamedTuple):
     op: str  # the public name the call is spelled with

@@ -19,7 +19,7 @@ runs them (`--branches`), forward and backward, by default and under the switch.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from verifiers.sweep.branch_inputs import B, Spec, facts
 from verifiers.sweep.torch_branches_index import (counting, embedding_bag, index_family, scans, scatter_family,

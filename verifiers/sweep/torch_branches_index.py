@@ -3,9 +3,8 @@ reductions: indices from a handful of slots, ties (verifiers/sweep/torch_branche
 
 from __future__ import annotations
 
-import math
 
-from verifiers.sweep.branch_inputs import B, Spec, dname, facts, fmt
+from verifiers.sweep.branch_inputs import B, Spec, dname, facts
 
 
 def index_family(torch, dev, dt, scale):

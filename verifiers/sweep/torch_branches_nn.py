@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from verifiers.sweep.branch_inputs import B, Spec, dname, facts, fmt
+from verifiers.sweep.branch_inputs import B, Spec, facts, fmt
 
 
 def losses(torch, dev, dt, scale):
@@ -208,15 +208,18 @@ def sparse(torch, dev, dt, scale):
 
     def other(first, name, a, dup):
         """Facts of a call whose sparse operand is not the first argument (addmm's mat1, add's other)."""
-        return facts(torch, {"input": first, name: a}, "uncoalesced, about %d duplicates per position" % (nnz // 64) if dup
+        return facts(torch, {"input": first, name: a}, f"uncoalesced, about {nnz // 64} duplicates per position" if dup
                      else "coalesced, no duplicates", nnz // 64 if dup else 1, **{f"{name}.coalesced": not dup})
     square = b.mixed(C, R, grad=False)
     for dup in (True, False):
         tag = "duplicates" if dup else "coalesced"
         a = coo(dup)
         addends = nnz // 64 if dup else 1
-        fa = lambda a=a, extra=None: facts(torch, {"input": a, **(extra or {})}, f"{'uncoalesced, about %d duplicates per position' % (nnz // 64) if dup else 'coalesced, no duplicates'}",
-                                         addends, **{"input.coalesced": not dup})
+
+        def fa(a=a, extra=None, dup=dup, addends=addends):
+            collide = f"uncoalesced, about {nnz // 64} duplicates per position" if dup else "coalesced, no duplicates"
+            return facts(torch, {"input": a, **(extra or {})}, collide, addends, **{"input.coalesced": not dup})
+        sidx = b.index(4096, 8)  # drawn here, before the list, as its place in the generator's sequence was
         out += [
             Spec("torch.sparse.mm", f"torch.sparse.mm|coo@dense|{tag}", lambda a=a: torch.sparse.mm(a, dense), [a, dense], fa(a, {"mat2": dense}), nnz),
             Spec("torch.mm", f"torch.mm|coo@dense|{tag}", lambda a=a: torch.mm(a, dense), [a, dense], fa(a, {"mat2": dense}), nnz),
@@ -237,7 +240,7 @@ def sparse(torch, dev, dt, scale):
             Spec("torch.smm", f"torch.smm|coo|{tag}", lambda a=a: torch.smm(a, dense), [], fa(a), nnz),
             Spec("torch.hspmm", f"torch.hspmm|coo|{tag}", lambda a=a: torch.hspmm(a.detach(), dense.detach()), [], fa(a), nnz),
             Spec("torch.sspaddmm", f"torch.sspaddmm|coo|{tag}", lambda a=a: torch.sspaddmm(a.detach(), a.detach(), square), [], fa(a), nnz),
-            Spec("torch.index_select", f"torch.index_select|coo|dim=0|{tag}", lambda a=a, sidx=b.index(4096, 8): torch.index_select(a.detach(), 0, sidx), [], fa(a), nnz),
+            Spec("torch.index_select", f"torch.index_select|coo|dim=0|{tag}", lambda a=a, sidx=sidx: torch.index_select(a.detach(), 0, sidx), [], fa(a), nnz),
             Spec("torch.Tensor.sparse_mask", f"torch.Tensor.sparse_mask|coo-mask|{tag}", lambda a=a: column.sparse_mask(a.detach()), [],
                  other(column, "mask", a, dup), nnz),
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from verifiers.sweep.branch_inputs import B, Spec, dname, facts, fmt
+from verifiers.sweep.branch_inputs import B, Spec, facts, fmt
 
 
 def adaptive_pool(kind: str, d: int):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import os
 import re
@@ -385,7 +384,6 @@ class Worker:
                 "dtype": dtype_name, "call": {}, "numel": None, "modes": {}, "class": None, "error": None, "fixes": []}
 
     def run_op(self, unit: str, op) -> None:
-        torch = self.torch
         pub = self.public_name(op)
         supported = op.supported_dtypes(self.dev_type)
         dtypes = [d for d in self.dtypes if d in supported]
