@@ -126,12 +126,17 @@ ADAPTERS = {
     "kb/probe/_jax.py": "the JAX probe adapter: loaded once the script imported jax",
     "kb/sweep/tf_worker.py": "a child process of the TensorFlow sweep (python -m), never imported by the CLI",
     "kb/sweep/keras_worker.py": "a child process of the Keras sweep (python -m), never imported by the CLI",
+    "kb/check/inventory_torch.py": "kb check's PyTorch call inventory: loaded inside the checked program once it imported torch",
+    "kb/probe/calls.py": "the probe's PyTorch call facts, imported by kb check's PyTorch inventory only",
 }
 FRAMEWORK_VALUES = {
     # (file, module): why a function there may import a module no extra declares
     ("kb/probe/recorder.py", "numpy"): "reads an array a framework handed to the probe (the framework brought NumPy)",
     ("kb/probe/fingerprint.py", "numpy"): "the reference fingerprint over a NumPy array, for the tests and adapters",
     ("kb/scan/cells.py", "IPython"): "IPython's own cell transformer when installed; a fallback without it",
+    ("kb/check/inside.py", "torch"): "kb check's hooks, installed inside the checked program once it imported torch",
+    ("kb/check/switches.py", "torch"): "a DataLoader worker's seeding, inside a program that runs PyTorch",
+    ("kb/check/switches.py", "numpy"): "seeds NumPy in the checked program where it is installed; skipped without it",
 }
 
 

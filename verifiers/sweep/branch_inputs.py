@@ -14,7 +14,7 @@ from collections.abc import Callable
 class Spec(NamedTuple):
     op: str  # the public name the call is spelled with
     branch: str  # the branch id of the inventory
-    fn: Callable[[], Any]  # one call; returns the output
+    fn: Callable[..., Any]  # one call (arguments bound as lambda defaults); returns the output
     leaves: list  # float tensors the backward differentiates against ([] = forward only)
     call: dict  # call facts (docs/calls.md) and how the inputs were built
     numel: int

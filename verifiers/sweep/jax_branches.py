@@ -50,7 +50,7 @@ def units(w) -> tuple[dict, dict]:
     for method in ("add", "multiply", "min", "max", "set"):
         for idt in ("int32", "int64"):
             for mode in (None, "drop", "clip"):
-                def b(dt, method=method, idt=idt, mode=mode):
+                def b1(dt, method=method, idt=idt, mode=mode):
                     base, vals, idx = w.floats((SLOTS,), dt), w.floats((N,), dt), ints((N,), SLOTS, idt)
                     if method == "multiply":
                         vals = (1 + vals * 1e-3).astype(dt)
@@ -58,19 +58,19 @@ def units(w) -> tuple[dict, dict]:
                     return (lambda x, v, i: getattr(x.at[i], method)(v, **kw)), [base, vals], [idx], {
                         "at.method": method, "unique_indices": False, "mode": mode, **idx_facts("indices", idx),
                         "input.ndim": 1, "inputs.collide": f"{N} updates into {SLOTS} slots", "inputs.addends": N // SLOTS}
-                add(f"jax.numpy.ndarray.at.{method}|b:1d;indices={idt};mode={mode}", b)
+                add(f"jax.numpy.ndarray.at.{method}|b:1d;indices={idt};mode={mode}", b1)
         def rows(dt, method=method):
             base, vals, idx = w.floats((SLOTS, 256), dt), w.floats((N // 256, 256), dt), ints((N // 256,), SLOTS)
             return (lambda x, v, i: getattr(x.at[i], method)(v)), [base, vals], [idx], {
                 "at.method": method, "unique_indices": False, **idx_facts("indices", idx), "input.ndim": 2,
                 "inputs.collide": f"{N // 256} rows into {SLOTS}", "inputs.addends": N // 256 // SLOTS}
         add(f"jax.numpy.ndarray.at.{method}|b:2d-rows", rows)
-        def srt(dt, method=method):
+        def sorted_rows(dt, method=method):
             base, vals, idx = w.floats((SLOTS,), dt), w.floats((N,), dt), ints((N,), SLOTS, sort=True)
             return (lambda x, v, i: getattr(x.at[i], method)(v, indices_are_sorted=True)), [base, vals], [idx], {
                 "at.method": method, "unique_indices": False, "indices_are_sorted": True, **idx_facts("indices", idx),
                 "input.ndim": 1, "inputs.collide": f"{N} sorted updates into {SLOTS} slots", "inputs.addends": N // SLOTS}
-        add(f"jax.numpy.ndarray.at.{method}|b:1d;indices_are_sorted=True", srt)
+        add(f"jax.numpy.ndarray.at.{method}|b:1d;indices_are_sorted=True", sorted_rows)
 
     def get_bwd(dt):
         table, idx = w.floats((SLOTS, 256), dt), ints((1 << 14,), SLOTS)
@@ -85,7 +85,7 @@ def units(w) -> tuple[dict, dict]:
         fn = getattr(jax.ops, name)
         for srt in (False, True):
             for idt in ("int32", "int64"):
-                def b(dt, fn=fn, srt=srt, idt=idt, name=name):
+                def b2(dt, fn=fn, srt=srt, idt=idt, name=name):
                     data = w.floats((N,), dt, ties=name in ("segment_max", "segment_min"))
                     if name == "segment_prod":
                         data = (1 + data * 1e-3).astype(dt)
@@ -93,24 +93,24 @@ def units(w) -> tuple[dict, dict]:
                     return (lambda d, i: fn(d, i, num_segments=SLOTS, indices_are_sorted=srt)), [data], [ids], {
                         "num_segments": SLOTS, "indices_are_sorted": srt, **idx_facts("segment_ids", ids), "input.ndim": 1,
                         "inputs.collide": f"{N} values into {SLOTS} segments", "inputs.addends": N // SLOTS}
-                add(f"jax.ops.{name}|b:sorted={srt};segment_ids={idt}", b)
+                add(f"jax.ops.{name}|b:sorted={srt};segment_ids={idt}", b2)
 
     # --- gathers whose gradient is a scatter-add ------------------------------------------
     for mode in (None, "clip", "fill"):
-        def b(dt, mode=mode):
+        def b3(dt, mode=mode):
             table, idx = w.floats((SLOTS, 256), dt), ints((1 << 14,), SLOTS)
             kw = {} if mode is None else {"mode": mode}
             return (lambda t, i: jnp.take(t, i, axis=0, **kw)), [table], [idx], {"axis": 0, "mode": mode, **idx_facts("indices", idx),
                                                                                "input.ndim": 2, "inputs.addends": 2048,
                                                                                "inputs.collide": "16384 reads of 8 rows"}
-        add(f"jax.numpy.take|b:mode={mode}", b)
+        add(f"jax.numpy.take|b:mode={mode}", b3)
     for idt in ("int32", "int64"):
-        def b(dt, idt=idt):
+        def b4(dt, idt=idt):
             x, idx = w.floats((1024, 1024), dt), ints((1024, 1024), 8, idt)
             return (lambda a, i: jnp.take_along_axis(a, i, axis=1)), [x], [idx], {"axis": 1, **idx_facts("indices", idx),
                                                                                 "input.ndim": 2, "inputs.addends": 128,
                                                                                 "inputs.collide": "each row read 1024 times from 8 columns"}
-        add(f"jax.numpy.take_along_axis|b:indices={idt}", b)
+        add(f"jax.numpy.take_along_axis|b:indices={idt}", b4)
 
     def ufunc_at(dt):
         base, vals, idx = w.floats((SLOTS,), dt), w.floats((N,), dt), ints((N,), SLOTS)
@@ -142,7 +142,7 @@ def units(w) -> tuple[dict, dict]:
     # --- pooling: overlapping windows with peaks (the backward is a select-and-scatter) -----
     for op_name in ("max", "add"):
         for d in (1, 2, 3):
-            def b(dt, op_name=op_name, d=d):
+            def b5(dt, op_name=op_name, d=d):
                 side = {1: 1 << 16, 2: 256, 3: 32}[d]
                 k = {1: 9, 2: 5, 3: 3}[d]
                 shape = (8,) + (side,) * d + (16,)
@@ -157,16 +157,16 @@ def units(w) -> tuple[dict, dict]:
                 return (lambda a: lax.reduce_window(a, init, comp, win, st, "SAME")), [xa], [], {
                     "computation": op_name, "window_dimensions": list(win), "window_strides": list(st), "input.ndim": d + 2,
                     "inputs.addends": k ** d, "inputs.collide": f"window {k}, stride 1: each peak is the maximum of {k ** d} windows"}
-            add(f"jax.lax.reduce_window.{op_name}|b:{d}d;overlap-peaks", b)
+            add(f"jax.lax.reduce_window.{op_name}|b:{d}d;overlap-peaks", b5)
 
     # --- resize: upsampling 8x -------------------------------------------------------------
     for method in ("nearest", "linear", "cubic", "lanczos3", "lanczos5"):
-        def b(dt, method=method):
+        def b6(dt, method=method):
             x = w.floats((8, 32, 32, 16), dt)
             return (lambda a: jax.image.resize(a, (8, 256, 256, 16), method)), [x], [], {
                 "method": method, "antialias": True, "input.ndim": 4, "inputs.addends": 64,
                 "inputs.collide": "output 8x the input per spatial dim"}
-        add(f"jax.image.resize|b:method={method};upsample", b)
+        add(f"jax.image.resize|b:method={method};upsample", b6)
         def dn(dt, method=method):
             x = w.floats((8, 256, 256, 16), dt)
             return (lambda a: jax.image.resize(a, (8, 64, 64, 16), method, antialias=True)), [x], [], {
@@ -178,7 +178,7 @@ def units(w) -> tuple[dict, dict]:
     for d in (1, 2, 3):
         for groups in (1, 32):
             for lhs_dil in (1, 2):
-                def b(dt, d=d, groups=groups, lhs_dil=lhs_dil):
+                def b7(dt, d=d, groups=groups, lhs_dil=lhs_dil):
                     side = {1: 4096, 2: 64, 3: 16}[d]
                     x = w.floats((16, 32) + (side,) * d, dt)
                     k = w.floats((32, 32 // groups) + (3,) * d, dt)
@@ -186,7 +186,7 @@ def units(w) -> tuple[dict, dict]:
                                                                   feature_group_count=groups)), [x, k], [], {
                         "feature_group_count": groups, "lhs_dilation": [lhs_dil] * d, "input.ndim": d + 2,
                         "inputs.addends": 16 * side ** d, "inputs.collide": "the kernel gradient sums over batch and positions"}
-                add(f"jax.lax.conv_general_dilated|b:{d}d;groups={groups};lhs_dilation={lhs_dil}", b, (F32, BF16, F16))
+                add(f"jax.lax.conv_general_dilated|b:{d}d;groups={groups};lhs_dilation={lhs_dil}", b7, (F32, BF16, F16))
     def nhwc(dt):
         x, k = w.floats((16, 64, 64, 32), dt), w.floats((3, 3, 32, 32), dt)
         return (lambda a, f: lax.conv_general_dilated(a, f, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))), [x, k], [], {
@@ -197,12 +197,12 @@ def units(w) -> tuple[dict, dict]:
     # --- attention implementations ----------------------------------------------------------
     for impl in (None, "xla", "cudnn"):
         for causal in (False, True):
-            def b(dt, impl=impl, causal=causal):
+            def b8(dt, impl=impl, causal=causal):
                 q, k, v = (w.floats((4, 2048, 8, 64), dt, scale=False) for _ in range(3))
                 return (lambda a, bb, c: jax.nn.dot_product_attention(a, bb, c, is_causal=causal, implementation=impl)), [q, k, v], [], {
                     "implementation": impl, "is_causal": causal, "input.ndim": 4, "inputs.addends": 2048,
                     "inputs.collide": "2048 keys per query"}
-            add(f"jax.nn.dot_product_attention|b:implementation={impl};is_causal={causal}", b, (BF16, F16, F32))
+            add(f"jax.nn.dot_product_attention|b:implementation={impl};is_causal={causal}", b8, (BF16, F16, F32))
 
     # --- sorts and selections with ties -------------------------------------------------------
     for name, fn, kw in (("jax.numpy.sort", lambda a: jnp.sort(a, axis=1, stable=False), {"axis": 1, "stable": False}),
@@ -211,10 +211,10 @@ def units(w) -> tuple[dict, dict]:
                          ("jax.lax.top_k", lambda a: lax.top_k(a, 16), {"k": 16}),
                          ("jax.numpy.argmax", lambda a: jnp.argmax(a, axis=1), {"axis": 1}),
                          ("jax.numpy.unique", lambda a: jnp.unique(a.ravel(), size=8, fill_value=0), {"size": 8})):
-        def b(dt, fn=fn, kw=kw):
+        def b9(dt, fn=fn, kw=kw):
             x = w.floats((2048, 1024), dt, ties=True)
             return fn, [x], [], {**kw, "input.ndim": 2, "inputs.addends": 256, "inputs.collide": "rounded values: hundreds of ties per row"}
-        add(f"{name}|b:ties;" + ";".join(f"{k}={v}" for k, v in kw.items()), b)
+        add(f"{name}|b:ties;" + ";".join(f"{k}={v}" for k, v in kw.items()), b9)
 
     # --- scans: one long scan and 2-D scans, reverse -------------------------------------
     for name, fn in (("jax.numpy.cumsum", jnp.cumsum), ("jax.lax.cumsum", lax.cumsum), ("jax.lax.cumlogsumexp", lax.cumlogsumexp),
@@ -222,14 +222,14 @@ def units(w) -> tuple[dict, dict]:
         for shape, axis, rev in (((1 << 22,), 0, False), ((1 << 22,), 0, True), ((2048, 2048), 1, False), ((2048, 2048), 0, False)):
             if name == "jax.numpy.cumsum" and rev:
                 continue
-            def b(dt, fn=fn, shape=shape, axis=axis, rev=rev, name=name):
+            def b10(dt, fn=fn, shape=shape, axis=axis, rev=rev, name=name):
                 x = w.floats(shape, dt, ties=name.endswith("cummax"))
                 if name.endswith("cumprod"):
                     x = (1 + x * 1e-3).astype(dt)
                 kw = {"axis": axis} if not rev else {"axis": axis, "reverse": True}
                 return (lambda a: fn(a, **kw)), [x], [], {**kw, "input.ndim": len(shape), "inputs.addends": shape[axis],
                                                           "inputs.collide": f"scans of {shape[axis]} values"}
-            add(f"{name}|b:{len(shape)}d;axis={axis};reverse={rev}", b)
+            add(f"{name}|b:{len(shape)}d;axis={axis};reverse={rev}", b10)
 
     # --- decompositions and transforms: the library and algorithm by size --------------------
     for name, fn in (("jax.numpy.linalg.eigh", lambda a: jnp.linalg.eigh(a @ a.T)), ("jax.numpy.linalg.svd", lambda a: jnp.linalg.svd(a)),
@@ -237,20 +237,20 @@ def units(w) -> tuple[dict, dict]:
                      ("jax.numpy.linalg.solve", lambda a: jnp.linalg.solve(a + a.shape[0] * jnp.eye(a.shape[0], dtype=a.dtype), a)),
                      ("jax.numpy.linalg.inv", lambda a: jnp.linalg.inv(a + a.shape[0] * jnp.eye(a.shape[0], dtype=a.dtype)))):
         for n in (32, 1024):
-            def b(dt, fn=fn, n=n):
+            def b11(dt, fn=fn, n=n):
                 return fn, [w.floats((n, n), dt, scale=False)], [], {"input.ndim": 2, "input.shape": [n, n],
                                                                        "inputs.collide": f"a {n}x{n} matrix (the library picks its algorithm by size)"}
-            add(f"{name}|b:n={n}", b, (F32, F64))
+            add(f"{name}|b:n={n}", b11, (F32, F64))
     for name, fn in (("jax.numpy.fft.fft", lambda a: jnp.fft.fft(a).real), ("jax.numpy.fft.rfft2", lambda a: jnp.fft.rfft2(a).real),
                      ("jax.numpy.fft.irfft", lambda a: jnp.fft.irfft(a))):
-        def b(dt, fn=fn):
+        def b12(dt, fn=fn):
             return fn, [w.floats((1024, 1024), dt)], [], {"input.ndim": 2, "inputs.collide": "1024-point transforms"}
-        add(f"{name}|b:2d", b, (F32, F64))
+        add(f"{name}|b:2d", b12, (F32, F64))
     for pet in (None, "float32"):
-        def b(dt, pet=pet):
+        def b13(dt, pet=pet):
             a, bb = w.floats((2048, 4096), dt), w.floats((4096, 1024), dt)
             kw = {} if pet is None else {"preferred_element_type": jnp.float32}
             return (lambda x, y: jnp.matmul(x, y, **kw)), [a, bb], [], {"preferred_element_type": pet, "input.ndim": 2,
                                                                        "inputs.addends": 4096, "inputs.collide": "4096-long dot products"}
-        add(f"jax.numpy.matmul|b:preferred_element_type={pet}", b, (BF16, F16, F32))
+        add(f"jax.numpy.matmul|b:preferred_element_type={pet}", b13, (BF16, F16, F32))
     return S, D

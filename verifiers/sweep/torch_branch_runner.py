@@ -13,6 +13,7 @@ float64 (cast back), and on the CPU.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from verifiers.sweep.protocol import emit
 from verifiers.sweep.torch_branches import DTYPES, FLOATS, PLANTED_UNITS, UNITS
@@ -48,7 +49,9 @@ class BranchRunner:
 
     def graph(self, out) -> list[str]:
         """Names of the autograd nodes behind the outputs (breadth first, at most 40)."""
-        seen, names, todo = set(), [], [o.grad_fn for o in self.w.flat(out) if getattr(o, "grad_fn", None) is not None]
+        seen: set = set()
+        names: list[str] = []
+        todo = [o.grad_fn for o in self.w.flat(out) if getattr(o, "grad_fn", None) is not None]
         while todo and len(names) < 40:
             node = todo.pop(0)
             if node is None or id(node) in seen:
@@ -180,7 +183,7 @@ class BranchRunner:
         w = self.w
         out = []
         for fix, dev, fdt in (("float64 then cast back", w.device, torch.float64), ("cpu", "cpu", dt)):
-            m = {"distinct": None, "median_ms": None, "raised": None}
+            m: dict[str, Any] = {"distinct": None, "median_ms": None, "raised": None}
             try:
                 twin = next(s for s in _builder(key)(torch, dev, fdt, scale) if s.branch == spec.branch)
                 inner = twin.fn if pass_ == "forward" else self.backward_of(twin)

@@ -69,14 +69,14 @@ def losses(torch, dev, dt, scale):
     y = b.ties(n, c, levels=2)
     zeros = torch.zeros(n, c, device=dev, dtype=dt)
     mtarget = torch.randint(0, c, (n,), generator=b.gen).to(dev)
-    for op, fn, kw in (("torch.nn.functional.multi_margin_loss", lambda: F.multi_margin_loss(y, mtarget), {}),
+    for op, loss_fn, kw in (("torch.nn.functional.multi_margin_loss", lambda: F.multi_margin_loss(y, mtarget), {}),
                        ("torch.nn.functional.l1_loss", lambda: F.l1_loss(y, zeros + 1.0, reduction="sum"), {"reduction": "sum"}),
                        ("torch.nn.functional.smooth_l1_loss", lambda: F.smooth_l1_loss(y, zeros + 1.0, reduction="sum"), {"reduction": "sum"}),
                        ("torch.nn.functional.mse_loss", lambda: F.mse_loss(y, zeros, reduction="sum"), {"reduction": "sum"}),
                        ("torch.nn.functional.kl_div", lambda: F.kl_div(y, zeros + 0.5, reduction="batchmean"), {"reduction": "batchmean"}),
                        ("torch.nn.functional.binary_cross_entropy", lambda: F.binary_cross_entropy(torch.sigmoid(y), (zeros + 1) * 0.5,
                                                                                             weight=zeros + 2.0), {"weight": "float"})):
-        out.append(Spec(op, f"{op}|ties-zeros", fn, [y], facts(torch, {"input": y}, "two levels: ties and exact zeros of the difference", n * c, **kw),
+        out.append(Spec(op, f"{op}|ties-zeros", loss_fn, [y], facts(torch, {"input": y}, "two levels: ties and exact zeros of the difference", n * c, **kw),
                         y.numel()))
     return out
 
@@ -109,15 +109,18 @@ def norms(torch, dev, dt, scale):
     xc = fmt(x, torch.channels_last, torch)
     w, bias = b.plain(C), b.plain(C)
     w64, b64 = b.plain(64), b.plain(64)
-    for op, fn, kw in (("torch.nn.functional.group_norm", lambda: F.group_norm(x, 8, w, bias), {"num_groups": 8}),
-                       ("torch.nn.functional.group_norm", lambda: F.group_norm(xc, 8, w, bias), {"num_groups": 8}),
-                       ("torch.nn.functional.instance_norm", lambda: F.instance_norm(x, weight=w, bias=bias, use_input_stats=True), {"use_input_stats": True}),
-                       ("torch.nn.functional.layer_norm", lambda: F.layer_norm(x, (64,), w64, b64), {"normalized_shape": [64]}),
-                       ("torch.nn.functional.rms_norm", lambda: F.rms_norm(x, (64,), w64), {"normalized_shape": [64]}),
-                       ("torch.nn.functional.local_response_norm", lambda: F.local_response_norm(x, 5), {"size": 5})):
-        tag = "|channels_last" if fn.__code__.co_names and "xc" in fn.__code__.co_names else ""
-        leaf = xc if tag else x
-        out.append(Spec(op, f"{op}|4d{tag}", fn, [leaf], facts(torch, {"input": leaf}, "64x64 values per sample reduce into each statistic",
+    # (op, call, facts, the input it reads): the channels_last input is named, not guessed from
+    # the lambda's code (its captured names are closure cells, not co_names)
+    for op, norm_fn, kw, leaf in (
+            ("torch.nn.functional.group_norm", lambda: F.group_norm(x, 8, w, bias), {"num_groups": 8}, x),
+            ("torch.nn.functional.group_norm", lambda: F.group_norm(xc, 8, w, bias), {"num_groups": 8}, xc),
+            ("torch.nn.functional.instance_norm", lambda: F.instance_norm(x, weight=w, bias=bias, use_input_stats=True),
+             {"use_input_stats": True}, x),
+            ("torch.nn.functional.layer_norm", lambda: F.layer_norm(x, (64,), w64, b64), {"normalized_shape": [64]}, x),
+            ("torch.nn.functional.rms_norm", lambda: F.rms_norm(x, (64,), w64), {"normalized_shape": [64]}, x),
+            ("torch.nn.functional.local_response_norm", lambda: F.local_response_norm(x, 5), {"size": 5}, x)):
+        tag = "|channels_last" if leaf is xc else ""
+        out.append(Spec(op, f"{op}|4d{tag}", norm_fn, [leaf], facts(torch, {"input": leaf}, "64x64 values per sample reduce into each statistic",
                                                               4096, **kw), leaf.numel()))
     return out
 

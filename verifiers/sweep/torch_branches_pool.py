@@ -4,6 +4,7 @@ grids that converge, windows that overlap on isolated peaks (verifiers/sweep/tor
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from verifiers.sweep.branch_inputs import B, Spec, facts, fmt
 
@@ -156,7 +157,7 @@ def interpolate(torch, dev, dt, scale):
         if mf:
             x = fmt(x, getattr(torch, mf), torch)
         size = [small * factor] * d
-        kw = {"size": size, "mode": mode}
+        kw: dict[str, Any] = {"size": size, "mode": mode}
         if ac is not None:
             kw["align_corners"] = ac
         if aa:

@@ -17,6 +17,8 @@ import statistics
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from typing import Any
 
 from verifiers.sweep.protocol import emit
 
@@ -68,7 +70,7 @@ class Worker:
         ensure_expecttest()
         from torch.testing._internal.common_methods_invocations import op_db
 
-        self.units: dict[str, tuple[str, object]] = {}
+        self.units: dict[str, tuple[str, Any]] = {}
         self.dtypes = tuple(getattr(torch, d) for d in args.dtypes.split(",")) if args.dtypes else (torch.float32, torch.bfloat16)
         if args.branches:  # the branch units only (verifiers/sweep/torch_branches.py), planted ones with --planted
             from verifiers.sweep.torch_branch_runner import BranchRunner, unit_names
@@ -161,12 +163,15 @@ class Worker:
         """Call `runs` times (after one untimed warm-up), reseeding before each so random ops
         draw the same numbers: a difference can then come only from kernels."""
         torch = self.torch
-        entry = {"runs": runs, "distinct": None, "max_abs": None, "median_ms": None, "raised": None}
+        entry: dict[str, Any] = {"runs": runs, "distinct": None, "max_abs": None, "median_ms": None, "raised": None}
         try:
             torch.manual_seed(0)
             call()
             self.sync()
-            reps, first, worst, times = [], None, 0.0, []
+            reps: list = []
+            first: list | None = None
+            worst = 0.0
+            times: list[float] = []
             for _ in range(runs):
                 torch.manual_seed(0)
                 self.sync()
@@ -208,8 +213,12 @@ class Worker:
         return obj
 
     def tensors_in(self, obj) -> list:
-        out = []
-        self.map_tensors(obj, lambda t: out.append(t) or t)
+        out: list = []
+
+        def keep(t):
+            out.append(t)
+            return t
+        self.map_tensors(obj, keep)
         return out
 
     def literal(self, value):
@@ -601,7 +610,8 @@ class Worker:
             inner = torch.compiler.disable(f)
             return torch.compile(lambda *ts: inner(*ts))
 
-        trials = [("torch.compiler.disable(op) called inside the compiled function", make_disabled, None)]
+        trials: list[tuple[str, Callable[[], Any], dict[str, bool] | None]] = [
+            ("torch.compiler.disable(op) called inside the compiled function", make_disabled, None)]
         if hasattr(self.icfg, "deterministic"):
             trials.append(("torch._inductor.config.deterministic=True", lambda: torch.compile(f), {"deterministic": True}))
         if hasattr(self.icfg, "fallback_random"):
