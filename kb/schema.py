@@ -3,6 +3,11 @@
 These models are the single definition of the data format: lint validates against them,
 `kb schema` exports them as JSON Schema for editors, and the index compiler reads only
 validated models. They are never imported on the query path (see kb/query/).
+
+Why one module of about 700 lines: it is the data format's one definition. `kb schema` exports
+it as one JSON Schema, and the models refer to each other (a record's ranges, its verify and
+scan blocks, the calls they name); split, one format would be spread over files that must be
+read together, and the shared base model would be a private name reached across modules.
 """
 
 from __future__ import annotations

@@ -28,6 +28,11 @@ watched.
 
 Every hook and callback here is wrapped by `recorder.guard` (or catches inside): a failure
 of the probe's own recording is noted in the log and the training goes on unchanged.
+
+Why one module of about 680 lines: the hooks, the call recorder and the watcher share one
+process-wide state (the busy guard, the open frames, the outputs remembered for the step) and
+all of it runs only once the user's script imported torch; the parts that stand alone (call
+facts, device settings, the fused-kernel calls) are already their own modules.
 """
 
 from __future__ import annotations
