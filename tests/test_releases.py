@@ -142,7 +142,25 @@ def test_an_elementwise_kernel_is_deterministic_by_the_code_read(kbq) -> None:
         assert (s.deterministic, s.basis, s.headline) == (True, "static", "deterministic by the code read")
         assert [(r.tag, r.path, r.lines) for r in s.read] == [("v2.13.0", "aten/src/ATen/native/cuda/Loops.cuh", (116,))]
         assert s.read[0].url == "https://github.com/pytorch/pytorch/blob/v2.13.0/aten/src/ATen/native/cuda/Loops.cuh#L116"
-    assert kbq.status("torch.add", "1.13").deterministic is None  # before the class's releases: nothing read
+    assert kbq.status("torch.add", "1.12", device="cpu").deterministic is None  # before the class's releases: nothing read
+
+
+def test_records_about_some_calls_with_no_range_leave_the_other_calls_to_the_kernel_class() -> None:
+    """torch.add's sparse-operand records cover 2.11 only: on another release a dense call is still
+    answered by the elementwise class, and the sparse calls are said to be unknown (issue 47: torch.add
+    stays True with a basis on any release). The live data."""
+    query.reset()
+    for version in ("1.13", "2.5", "2.12"):
+        s = kb.status("torch.add", version)
+        assert (s.deterministic, s.basis, s.depends_on_call) == (True, "static", True), version
+        assert s.headline == ("deterministic by the code read; when other.layout is 'sparse_coo': "
+                              "no known source, not verified"), s.headline
+        assert any("torch.sparse-coo-duplicates has no range for" in n for n in s.notes)
+    sparse = kb.status("torch.add", "2.5", call={"other.layout": "sparse_coo"})
+    assert (sparse.deterministic, sparse.basis) == (None, "unverified")
+    dense = kb.status("torch.add", "2.5", call={"other.layout": "strided"})
+    assert (dense.deterministic, dense.basis, dense.headline) == (True, "static", "deterministic by the code read")
+    assert kb.status("torch.add", "2.11").deterministic is False  # the swept release: the sparse record decides
 
 
 # --- a new sweep file extends or closes a range ----------------------------------------------------------

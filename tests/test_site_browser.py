@@ -209,7 +209,7 @@ def test_check_my_stack_tf_23_gives_kb_recipe(page, server) -> None:
     page.locator("#kb-result .kb-verdict").wait_for()
     expected = kb.status("tf.nn.bias_add", "2.3")
     assert page.locator("#kb-result ol.kb-recipe > li > a").all_inner_texts() == list(expected.recipe)
-    assert "not deterministic by default — fixed by TDO" in page.locator("#kb-result .kb-verdict").inner_text()
+    assert "not deterministic. Fixed by TDO." in page.locator("#kb-result .kb-verdict").inner_text()
     assert page.errors == []
 
 
@@ -230,7 +230,7 @@ def test_home_lookup_short_name_suggests_never_all_clear(page, server) -> None:
     _shot(page, "home-lookup-bias_add")
     page.locator("#kb-result a.kb-suggestion").first.click()
     page.locator("#kb-result .kb-verdict-fix").wait_for(timeout=20000)
-    assert "tf.nn.bias_add on TensorFlow 2.15: not deterministic by default — fixed by EOD" in page.locator("#kb-result").inner_text()
+    assert "tf.nn.bias_add on TensorFlow 2.15: not deterministic. Fixed by EOD." in page.locator("#kb-result").inner_text()
     for fw, op in (("pytorch", "index_add"), ("pytorch", "scatter_add")):
         page.select_option("#kb-framework", fw)
         page.fill("#kb-version", "2.11")
@@ -246,7 +246,7 @@ def test_permalink_answers_on_load(page, server) -> None:
     verdict = page.locator("#kb-result .kb-verdict")
     verdict.wait_for(timeout=20000)
     expected = kb.status("torch.Tensor.index_add_", "2.11")
-    assert "not deterministic by default — fixed by " + " + ".join(expected.recipe) in verdict.inner_text()
+    assert "not deterministic. Fixed by " + " + ".join(expected.recipe) + "." in verdict.inner_text()
     assert page.input_value("#kb-framework") == "pytorch" and page.input_value("#kb-version") == "2.11"
     link = page.locator("#kb-result .kb-permalink a")
     assert link.get_attribute("href") == "stack.html?fw=pytorch&v=2.11&op=torch.Tensor.index_add_"

@@ -301,6 +301,18 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
             notes.extend(said)
             if deterministic is False:
                 chosen = None
+    elif deterministic is None and not distribution and _unknown_for_some_calls(per_source):
+        # Only records about some calls (a sparse operand of torch.add) apply, and none has a range for
+        # this release: the other calls are answered by the op's kernel class or its sweep where one
+        # speaks, and the answer depends on the call (those calls stay unknown, said in a note).
+        said = []
+        found = _no_record(op, framework, key, version, device, call, idx, said, shown, depends)
+        if found[0] is True and found[1] in ("static", "verified"):
+            deterministic, basis, shown, code, seen, guarantee, _ = found
+            depends = True
+            notes.extend(said)
+            notes.extend(f"{s.id} has no range for {version}: calls where {s.condition} are not known"
+                         for s in per_source)
     elif deterministic is True and basis == "unverified":
         deterministic = None  # nothing says so: never "deterministic" without a basis
         chosen = None
@@ -368,3 +380,9 @@ def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:
 def _compiled_only(alternatives: tuple) -> bool:
     """Every alternative requires a compiled call (`compiled` without None among its values)."""
     return all(any(key == "compiled" and None not in values for key, values in alt) for alt in alternatives)
+
+
+def _unknown_for_some_calls(per_source: list) -> bool:
+    """Whether every applying record is unknown at this release and applies only to some calls that
+    the question leaves open (its condition neither met nor ruled out)."""
+    return bool(per_source) and all(s.deterministic is None and s.condition and s.applies is None for s in per_source)

@@ -9,7 +9,8 @@ One of:
 - "no difference seen ...": only an operator sweep ran the call (no record): a run that saw nothing,
   weaker than a code read, and said so;
 - "deterministic by the code read": the kernel's code read at this release (an elementwise kernel, or
-  a record's range read at the release's tag or in its wheel);
+  a record's range read at the release's tag or in its wheel); "...; when <condition>: no known source,
+  not verified" where records about some calls have no range for the release;
 - "documented deterministic": the records' sources;
 - "no known source, not verified": nothing covers the op on this release and device
   (`deterministic=None`), with the framework's documented guarantee under its switch where it has one.
@@ -47,8 +48,12 @@ def headline(*, deterministic: bool | None, basis: str, sources: tuple, depends_
             if not call_given:
                 text += "; other calls: " + NO_SOURCE
             return text
-        return {"verified": "deterministic, verified", "static": "deterministic by the code read",
+        text = {"verified": "deterministic, verified", "static": "deterministic by the code read",
                 "documented": "documented deterministic"}.get(basis, "deterministic")
+        open_calls = [s.condition for s in sources if s.deterministic is None and s.condition]
+        if depends_on_call and open_calls:  # records about some calls, with no range for this release
+            text += "; when " + "; or when ".join(dict.fromkeys(open_calls)) + ": " + NO_SOURCE
+        return text
     if sources and any(s.deterministic is not None for s in sources):
         unknown = [s.id for s in sources if s.deterministic is None]
         return f"unknown: {', '.join(unknown)} {'has' if len(unknown) == 1 else 'have'} no range for {version}, not verified"

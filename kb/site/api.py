@@ -76,8 +76,17 @@ def all_json(catalog: Catalog, index: dict) -> dict:
         "names": {fw: {n: list(ids) for n, ids in table.items()} for fw, table in index["names"].items()},
         "registries": registries,
         "runs": json.loads(json.dumps(index.get("runs", {}), default=str)),
+        "static_reads": static_reads(index),
         "basis": basis_json(index),
     }
+
+
+def static_reads(index: dict) -> dict[str, list[list[int]]]:
+    """Per record, the release keys whose wheels were read for its alerts (kb/query/evidence.py static):
+    the lookup says "code or binary read at this release" where kb.status does."""
+    from kb.entries import STATIC_KEY
+
+    return {sid: [list(entry[STATIC_KEY]) for entry in entries] for sid, entries in sorted(index.get("static", {}).items())}
 
 
 def basis_json(index: dict) -> dict:

@@ -124,9 +124,12 @@
     /* a "not deterministic" answer is known as well as the sources that make it so (kb/query/evaluate.py) */
     var deciding = anyFalse ? perSource.filter(function (x) { return x.deterministic === false; }) : perSource;
     var matched = deciding.filter(function (x) { return x.deterministic !== null && x.deterministic !== undefined; });
-    var shown = ran(data, deciding, groups[0].key, device, call);
+    var shown = ran(data, deciding, groups[0].key, device, call, groups[0].defaults);
+    /* a release whose wheel was read for the deciding records (or for every record, excluded ones too) */
+    var readIds = (anyFalse ? deciding : perSource).map(function (x) { return x.id; }).concat(anyFalse ? [] : excluded);
+    var readHere = !distribution && readAt(data, readIds, groups[0].key, version);
     var basis = shown || matched.some(function (x) { return x.basis === "verified"; }) ? "verified"
-      : matched.some(function (x) { return x.basis === "static"; }) ? "static"
+      : readHere || matched.some(function (x) { return x.basis === "static"; }) ? "static"
       : (matched.length || excluded.length) ? "documented" : "unverified";
     var det = anyFalse ? false : (anyUnknown ? null : true);
     var recipe = (anyUnsolved || anyUnknown) ? null : smallestCover(data, needs);
@@ -146,12 +149,46 @@
 
   /* Whether a run of an applying source was measured on this release and device (kb/query/evidence.py
    * verified; without a call, every case counts). */
-  function ran(data, perSource, key, device, call) {
-    if (key === null || (call !== null && call !== undefined)) return false;
+  function ran(data, perSource, key, device, call, defaults) {
+    if (key === null) return false;
+    var given = call !== null && call !== undefined;
     return perSource.some(function (x) {
       return (own(data.runs || {}, x.id) || []).some(function (run) {
-        return (device === "any" || run.device === device) && sameRelease(run.key, key);
+        return (device === "any" || run.device === device) && sameRelease(run.key, key) &&
+          (!given || caseAgrees(run.call, call, defaults));
       });
+    });
+  }
+
+  /* kb/query/evidence.py _case_agrees: a case speaks for a call when no fact the call states (or its
+   * defaults) differs from it; a run before cases (no call) is an eager call */
+  function caseAgrees(ranCall, call, defaults) {
+    var has = function (o, k) { return Object.prototype.hasOwnProperty.call(o, k); };
+    var asked = has(call, "compiled") ? call.compiled : null;
+    if (ranCall === null || ranCall === undefined) return typed(asked).t === "none";
+    if (!same(has(ranCall, "compiled") ? ranCall.compiled : null, asked)) return false;
+    return Object.keys(ranCall).every(function (k) {
+      var value = ranCall[k];
+      if (has(call, k)) {  /* a case states the exact dtype it ran (float32); a call may state only the kind */
+        return same(call[k], value) || (typeof value === "string" && has(DTYPES, value) && typed(call[k]).t === "str" &&
+                                        DTYPES[value] === typed(call[k]).v);
+      }
+      if (defaults && has(defaults, k) && !same(defaults[k], value)) {
+        return defaults[k] === NO_DEFAULT || defaults[k] === UNKNOWN_DEFAULT;
+      }
+      return true;
+    });
+  }
+
+  /* kb/query/evidence.py static: the release's wheel was read for one of these records (2.4 counts the
+   * 2.4.x reads; keys drop trailing zeros, so both sides are padded to the width the version is written in) */
+  function readAt(data, ids, key, version) {
+    if (key === null) return false;
+    var width = 1 + Math.max(key.length - 1, (String(version).trim().match(/\./g) || []).length + 1);
+    var pad = function (k) { var out = k.slice(0, width); while (out.length < width) out.push(0); return out; };
+    var want = pad(key);
+    return ids.some(function (id) {
+      return (own(data.static_reads || {}, id) || []).some(function (k) { return compare(pad(k), want) === 0; });
     });
   }
 
@@ -227,7 +264,11 @@
           " runs differed); a run, weaker than a code read";
         return callGiven ? t : t + "; other calls: " + NO_SOURCE;
       }
-      return { verified: "deterministic, verified", "static": "deterministic by the code read", documented: "documented deterministic" }[a.basis] || "deterministic";
+      var said = { verified: "deterministic, verified", "static": "deterministic by the code read", documented: "documented deterministic" }[a.basis] || "deterministic";
+      /* records about some calls, with no range for this release (kb/query/headline.py) */
+      var open = a.sources.filter(function (x) { return x.deterministic === null && x.condition; }).map(function (x) { return x.condition; });
+      if (a.depends_on_call && open.length) said += "; when " + open.filter(function (c, i) { return open.indexOf(c) === i; }).join("; or when ") + ": " + NO_SOURCE;
+      return said;
     }
     if (a.sources.length && a.sources.some(function (x) { return x.deterministic !== null && x.deterministic !== undefined; })) {
       var unknown = a.sources.filter(function (x) { return x.deterministic === null; }).map(function (x) { return x.id; });
@@ -498,6 +539,15 @@
       a.deterministic = n.deterministic; a.basis = n.basis; a.seen = n.seen; a.guarantee = n.guarantee; a.read = n.read;
       a.depends_on_call = n.depends;
       a.recipe = n.recipe === null ? null : [];
+    } else if (a.deterministic === null && !distribution && a.sources.length && a.sources.every(function (x) {
+      return x.deterministic === null && x.condition && x.applies === null; })) {
+      /* only records about some calls, none with a range here: the other calls from the kernel class or a
+       * sweep (kb/query/evaluate.py _unknown_for_some_calls) */
+      var m = noRecord(data, fw, op, releaseKey(version), device || "gpu", call || null, true);
+      if (m.deterministic === true && (m.basis === "static" || m.basis === "verified")) {
+        a.deterministic = true; a.basis = m.basis; a.seen = m.seen; a.guarantee = m.guarantee; a.read = m.read;
+        a.depends_on_call = true;
+      }
     }
     a.headline = headline(a, version, !!call);
     return a;
