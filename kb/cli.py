@@ -293,9 +293,18 @@ def _print_findings(findings, as_json: bool) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from kb import unchanged
     from kb.lint import errors, run
 
-    catalog, findings = run(root_of(args))
+    root = root_of(args)
+    command = f"validate strict={args.strict} json={args.json}"
+    digest = unchanged.inputs_digest(root, command)
+    kept = unchanged.passed(root, command, digest)
+    if kept is not None:  # a clean run on exactly these files: the same answer (kb/unchanged.py)
+        for line in kept["said"]:
+            print(line)
+        return EXIT_OK
+    catalog, findings = run(root)
     _print_findings(findings, args.json)
     failing = findings if args.strict else errors(findings)
     if not failing and not args.json:
@@ -304,6 +313,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             f"{len(catalog.links)} links, {len(catalog.registries)} version registries"
             + (f" ({len(findings)} warning(s) for review)" if findings else "")
         )
+    if not findings:
+        said = ["[]"] if args.json else [
+            f"ok: {len(catalog.sources)} source records, {len(catalog.solutions)} solution codes, "
+            f"{len(catalog.links)} links, {len(catalog.registries)} version registries"]
+        unchanged.record(root, command, digest, [], said)
     return EXIT_FINDINGS if failing else EXIT_OK
 
 
@@ -343,10 +357,19 @@ BUILD_LOCK = ".cache/kb-build.lock"
 def cmd_build(args: argparse.Namespace) -> int:
     import contextlib
 
+    from kb import unchanged
     from kb.atomic import locked, write_atomic
     from kb.generated import generated_files
     from kb.lint import checking, errors
     from kb.links.state import StateFileError
+
+    root = root_of(args)
+    digest = unchanged.inputs_digest(root, "build")
+    kept = unchanged.passed(root, "build", digest)
+    if kept is not None:  # up to date on exactly these files last time (kb/unchanged.py)
+        for line in kept["said"]:
+            print(line)
+        return EXIT_OK
 
     # The files are made while the lint checks run beside them (kb/lint: a second process where
     # the OS forks, as for `kb site`); nothing is compared or written until the data is clean.
@@ -382,6 +405,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         return EXIT_FINDINGS
     if not stale:
         print(f"up to date: {len(files)} generated file(s)")
+    # what was written is an input too: the digest is taken after the writes
+    unchanged.record(root, "build", digest if not stale else unchanged.inputs_digest(root, "build"), list(files),
+                     [f"up to date: {len(files)} generated file(s)"])
     return EXIT_OK
 
 

@@ -144,3 +144,40 @@ def test_status_explains_each_recipe_code(capsys: pytest.CaptureFixture[str]) ->
     assert "PT_DET: torch.use_deterministic_algorithms(True)" in recipe
     assert "torch.use_deterministic_algorithms(True)" in recipe.split("PT_DET: ", 1)[1].split("\n", 1)[1]
     assert "state: whether the source" in out  # one legend line for the table's words
+
+
+def test_a_clean_run_is_remembered_and_any_change_runs_it_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kb/unchanged.py: validate and build say the same thing on unchanged files without reading the
+    data again; an edited record, a hand-edited generated file or a link among the inputs is checked
+    in full."""
+    from kb import unchanged
+
+    root = tmp_path / "p"
+    shutil.copytree(MINI, root)
+    (root / "kb").mkdir()
+    assert main(["--root", str(root), "build"]) == 0
+    assert main(["--root", str(root), "validate"]) == 0
+    first = capsys.readouterr().out
+    assert (root / ".cache/kb/unchanged-validate.json").is_file() and (root / ".cache/kb/unchanged-build.json").is_file()
+    assert main(["--root", str(root), "validate"]) == 0 and main(["--root", str(root), "build", "--check"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == first.splitlines()[-1]  # the same "ok: ..." line
+    # a generated file edited by hand: stale, though the data did not change
+    index = root / "kb/_index.py"
+    index.write_text(index.read_text() + "\n# edited\n")
+    assert main(["--root", str(root), "build", "--check"]) == 1
+    assert main(["--root", str(root), "build"]) == 0 and main(["--root", str(root), "build", "--check"]) == 0
+    # an edited record: the lint runs and finds it
+    record = root / "data/sources/tensorflow/tf.sample.yaml"
+    record.write_text(record.read_text().replace("solutions: [TDO]", "solutions: [TDX]"))
+    assert main(["--root", str(root), "validate"]) == 1
+    assert main(["--root", str(root), "build", "--check"]) == 1
+    record.write_text(record.read_text().replace("solutions: [TDX]", "solutions: [TDO]"))
+    assert main(["--root", str(root), "validate"]) == 0
+    # a link among the inputs: no digest, every run in full
+    (root / "data/sources/tensorflow/link.yaml").symlink_to(record)
+    assert unchanged.inputs_digest(root, "validate") is None
+    (root / "data/sources/tensorflow/link.yaml").unlink()
+    assert unchanged.inputs_digest(root, "validate") == unchanged.inputs_digest(root, "validate") is not None
+    # a damaged store costs time only
+    (root / ".cache/kb/unchanged-validate.json").write_text("{not json")
+    assert main(["--root", str(root), "validate"]) == 0

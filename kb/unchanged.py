@@ -1,0 +1,134 @@
+"""Whether `kb validate` or `kb build` already passed on exactly these inputs.
+
+Both are a pure function of the repository's files (the data, the code that reads and renders it,
+the hand-written parts of the generated pages) and of the Python and library versions. After a
+clean run, the digest of all of those, and the digest of every file the run checked, are kept under
+.cache/kb/ (gitignored); the next run with the same digests says the same thing without reading
+and compiling the data again (issue 44: 1 s when nothing changed). Nothing is looked up by time or
+size: one changed byte, a file added or removed, or another Python misses, and the full run is made.
+
+Where a digest cannot be trusted to cover everything the run reads, there is none: a symlink, a
+FIFO or a device anywhere in the inputs (the run may read through it), or inputs past the bounds
+below. A store that cannot be read or written only costs time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import sys
+from importlib import metadata
+from pathlib import Path
+
+from kb.known import CACHE_DIR
+
+ROOTS = ("data", "kb", "docs", "examples", "schema", "site", "verifiers", "README.md", "pyproject.toml")
+"""What validate and build read: the data, the code and templates, the pages they generate into."""
+SKIPPED = {"__pycache__", ".cache"}
+SKIPPED_PATHS = {"site/build"}  # `kb site` writes it; neither command reads it
+LIBRARIES = ("pydantic", "jinja2", "pyyaml", "packaging", "rich")
+MAX_FILES = 20_000
+MAX_BYTES = 512 * 1024 * 1024
+
+
+def inputs_digest(root: Path, command: str) -> str | None:
+    """The digest of every input of `command` (its name and options included), or None where one
+    cannot be made safely."""
+    h = hashlib.sha256(f"{command}\0{sys.version}\0".encode())
+    for name in LIBRARIES:
+        try:
+            h.update(f"{name}={metadata.version(name)}\0".encode())
+        except metadata.PackageNotFoundError:
+            h.update(f"{name}=-\0".encode())
+    files = total = 0
+    code = Path(__file__).resolve().parent  # the kb that runs, which --root may not hold
+    tops = [(top, root / top) for top in ROOTS]
+    if (root / "kb").resolve() != code:
+        tops.append(("<kb>", code))
+    for top, start in tops:
+        try:
+            st = os.lstat(start)
+        except FileNotFoundError:
+            h.update(f"-{top}\0".encode())
+            continue
+        if stat.S_ISREG(st.st_mode):
+            entries = [(top, start)]
+        elif stat.S_ISDIR(st.st_mode):
+            entries = []
+            for dirpath, dirnames, filenames in os.walk(start):
+                below = Path(dirpath).relative_to(start).as_posix()
+                rel_dir = top if below == "." else f"{top}/{below}"
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED and f"{rel_dir}/{d}" not in SKIPPED_PATHS)
+                for d in dirnames:
+                    if not stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode):
+                        return None  # a link to a folder: os.walk lists it as a folder
+                entries.extend((f"{rel_dir}/{f}", Path(dirpath) / f) for f in sorted(filenames))
+        else:
+            return None
+        for rel, path in entries:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            files += 1
+            total += st.st_size
+            if files > MAX_FILES or total > MAX_BYTES:
+                return None
+            with open(path, "rb") as handle:
+                h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(handle.read()).digest())
+    return h.hexdigest()
+
+
+def _store(root: Path, command: str) -> Path:
+    return root / CACHE_DIR / f"unchanged-{command.split()[0]}.json"
+
+
+def _digest_of(path: Path) -> str | None:
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def passed(root: Path, command: str, digest: str | None) -> dict | None:
+    """What the clean run on these inputs said (`said`: its lines), if there was one and every file
+    it checked is still as it was."""
+    if digest is None:
+        return None
+    try:
+        kept = json.loads(_store(root, command).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(kept, dict) or kept.get("command") != command or kept.get("digest") != digest:
+        return None
+    outputs = kept.get("outputs")
+    if not isinstance(outputs, dict) or not isinstance(kept.get("said"), list):
+        return None
+    for rel, want in outputs.items():
+        if _digest_of(root / rel) != want:
+            return None
+    return kept
+
+
+def record(root: Path, command: str, digest: str | None, outputs: list[Path], said: list[str]) -> None:
+    """Keep a clean run's result; a store that cannot be written is left as it was."""
+    if digest is None:
+        return
+    from kb.atomic import write_atomic
+
+    digests = {}
+    for path in outputs:
+        found = _digest_of(path)
+        if found is None:
+            return
+        digests[path.relative_to(root).as_posix()] = found
+    try:
+        (root / CACHE_DIR).mkdir(parents=True, exist_ok=True)
+        write_atomic(_store(root, command), json.dumps(
+            {"command": command, "digest": digest, "outputs": digests, "said": said}, indent=1))
+    except OSError:
+        pass
