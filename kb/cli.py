@@ -294,7 +294,6 @@ def _print_findings(findings, as_json: bool) -> None:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from kb import unchanged
-    from kb.lint import errors, run
 
     root = root_of(args)
     command = f"validate strict={args.strict} json={args.json}"
@@ -304,6 +303,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for line in kept["said"]:
             print(line)
         return EXIT_OK
+    from kb.lint import errors, run
     catalog, findings = run(root)
     _print_findings(findings, args.json)
     failing = findings if args.strict else errors(findings)
@@ -358,10 +358,6 @@ def cmd_build(args: argparse.Namespace) -> int:
     import contextlib
 
     from kb import unchanged
-    from kb.atomic import locked, write_atomic
-    from kb.generated import generated_files
-    from kb.lint import checking, errors
-    from kb.links.state import StateFileError
 
     root = root_of(args)
     digest = unchanged.inputs_digest(root, "build")
@@ -370,6 +366,10 @@ def cmd_build(args: argparse.Namespace) -> int:
         for line in kept["said"]:
             print(line)
         return EXIT_OK
+    from kb.atomic import locked, write_atomic
+    from kb.generated import generated_files
+    from kb.lint import checking, errors
+    from kb.links.state import StateFileError
 
     # The files are made while the lint checks run beside them (kb/lint: a second process where
     # the OS forks, as for `kb site`); nothing is compared or written until the data is clean.

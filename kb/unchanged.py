@@ -19,7 +19,6 @@ import json
 import os
 import stat
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from kb.known import CACHE_DIR
@@ -28,7 +27,7 @@ ROOTS = ("data", "kb", "docs", "examples", "schema", "site", "verifiers", "READM
 """What validate and build read: the data, the code and templates, the pages they generate into."""
 SKIPPED = {"__pycache__", ".cache"}
 SKIPPED_PATHS = {"site/build"}  # `kb site` writes it; neither command reads it
-LIBRARIES = ("pydantic", "jinja2", "pyyaml", "packaging", "rich")
+LIBRARIES = ("pydantic", "pydantic_core", "jinja2", "pyyaml", "packaging", "rich", "markupsafe")
 MAX_FILES = 20_000
 MAX_BYTES = 512 * 1024 * 1024
 
@@ -37,11 +36,8 @@ def inputs_digest(root: Path, command: str) -> str | None:
     """The digest of every input of `command` (its name and options included), or None where one
     cannot be made safely."""
     h = hashlib.sha256(f"{command}\0{sys.version}\0".encode())
-    for name in LIBRARIES:
-        try:
-            h.update(f"{name}={metadata.version(name)}\0".encode())
-        except metadata.PackageNotFoundError:
-            h.update(f"{name}=-\0".encode())
+    for found in _installed():
+        h.update(f"{found}\0".encode())
     files = total = 0
     code = Path(__file__).resolve().parent  # the kb that runs, which --root may not hold
     tops = [(top, root / top) for top in ROOTS]
@@ -78,6 +74,22 @@ def inputs_digest(root: Path, command: str) -> str | None:
             with open(path, "rb") as handle:
                 h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(handle.read()).digest())
     return h.hexdigest()
+
+
+def _installed() -> list[str]:
+    """The installed releases of the libraries the runs use, as their dist-info folder names
+    (importlib.metadata would cost a tenth of a second to import)."""
+    prefixes = tuple(f"{name}-" for name in LIBRARIES)
+    found = []
+    for entry in sys.path:
+        if not entry.endswith("site-packages"):
+            continue
+        try:
+            names = os.listdir(entry)
+        except OSError:
+            continue
+        found.extend(f"{entry}/{n}" for n in names if n.lower().startswith(prefixes) and n.endswith(".dist-info"))
+    return sorted(found)
 
 
 def _store(root: Path, command: str) -> Path:
