@@ -80,7 +80,7 @@ def _installed() -> list[str]:
     """The installed releases of the libraries the runs use, as their dist-info folder names
     (importlib.metadata would cost a tenth of a second to import)."""
     prefixes = tuple(f"{name}-" for name in LIBRARIES)
-    found = []
+    found: list[str] = []
     for entry in sys.path:
         if not entry.endswith("site-packages"):
             continue
@@ -132,7 +132,7 @@ def record(root: Path, command: str, digest: str | None, outputs: list[Path], sa
         return
     from kb.atomic import write_atomic
 
-    digests = {}
+    digests: dict[str, str] = {}
     for path in outputs:
         found = _digest_of(path)
         if found is None:
