@@ -29,6 +29,7 @@ SKIPPED = {"__pycache__", ".cache"}
 SKIPPED_PATHS = {"site/build"}  # `kb site` writes it; neither command reads it
 LIBRARIES = ("pydantic", "pydantic_core", "jinja2", "pyyaml", "packaging", "rich", "markupsafe")
 MAX_FILES = 20_000
+MAX_DEPTH = 64
 MAX_BYTES = 512 * 1024 * 1024
 
 
@@ -52,15 +53,10 @@ def inputs_digest(root: Path, command: str) -> str | None:
         if stat.S_ISREG(st.st_mode):
             entries = [(top, start)]
         elif stat.S_ISDIR(st.st_mode):
-            entries = []
-            for dirpath, dirnames, filenames in os.walk(start):
-                below = Path(dirpath).relative_to(start).as_posix()
-                rel_dir = top if below == "." else f"{top}/{below}"
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED and f"{rel_dir}/{d}" not in SKIPPED_PATHS)
-                for d in dirnames:
-                    if not stat.S_ISDIR(os.lstat(os.path.join(dirpath, d)).st_mode):
-                        return None  # a link to a folder: os.walk lists it as a folder
-                entries.extend((f"{rel_dir}/{f}", Path(dirpath) / f) for f in sorted(filenames))
+            listed = _files_under(start, top)
+            if listed is None:
+                return None
+            entries = listed
         else:
             return None
         for rel, path in entries:
@@ -74,6 +70,32 @@ def inputs_digest(root: Path, command: str) -> str | None:
             with open(path, "rb") as handle:
                 h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(handle.read()).digest())
     return h.hexdigest()
+
+
+def _files_under(start: Path, top: str) -> list[tuple[str, Path]] | None:
+    """(name, path) of every entry below `start` that is not a folder, in a fixed order; None where a
+    link to a folder or a chain deeper than MAX_DEPTH is met (a walk without recursion: a folder
+    chain thousands deep is data a user may hand us)."""
+    out: list[tuple[str, Path]] = []
+    todo: list[tuple[str, Path, int]] = [(top, start, 0)]
+    while todo:
+        rel_dir, folder, depth = todo.pop()
+        if depth > MAX_DEPTH or len(out) > MAX_FILES:
+            return None
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            return None
+        for name in names:
+            path = folder / name
+            rel = f"{rel_dir}/{name}"
+            st = os.lstat(path)
+            if stat.S_ISDIR(st.st_mode):
+                if name not in SKIPPED and rel not in SKIPPED_PATHS:
+                    todo.append((rel, path, depth + 1))
+            else:
+                out.append((rel, path))  # links and devices are refused by the caller
+    return sorted(out)
 
 
 def _installed() -> list[str]:

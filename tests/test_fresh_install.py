@@ -126,6 +126,7 @@ ADAPTERS = {
     "kb/probe/_jax.py": "the JAX probe adapter: loaded once the script imported jax",
     "kb/sweep/tf_worker.py": "a child process of the TensorFlow sweep (python -m), never imported by the CLI",
     "kb/sweep/keras_worker.py": "a child process of the Keras sweep (python -m), never imported by the CLI",
+    "kb/sweep/tf_specials.py": "the TensorFlow sweep's special cases, imported by its worker (a child process) only",
     "kb/check/inventory_torch.py": "kb check's PyTorch call inventory: loaded inside the checked program once it imported torch",
     "kb/probe/calls.py": "the probe's PyTorch call facts, imported by kb check's PyTorch inventory only",
 }
