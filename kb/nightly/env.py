@@ -6,7 +6,6 @@ seconds and memory, and the verifiers run in their own processes anyway.
 
 from __future__ import annotations
 
-import importlib.metadata as md
 import importlib.util
 import platform
 import shutil
@@ -22,15 +21,7 @@ def frameworks() -> dict[str, str]:
     """Installed framework versions: kb verify's detection, plus jaxlib and horovod for the report."""
     from kb.verify.env import framework_versions
 
-    found = framework_versions()
-    for name, dists in EXTRA_DISTRIBUTIONS.items():
-        for dist in dists:
-            try:
-                found[name] = md.version(dist)
-                break
-            except md.PackageNotFoundError:
-                continue
-    return found
+    return {**framework_versions(), **framework_versions(EXTRA_DISTRIBUTIONS)}
 
 
 def _nvidia_smi() -> dict[str, Any] | None:

@@ -22,9 +22,10 @@ DISTRIBUTIONS = {
 }
 
 
-def framework_versions() -> dict[str, str]:
+def framework_versions(distributions: dict[str, tuple[str, ...]] = DISTRIBUTIONS) -> dict[str, str]:
+    """Per name, the version of the first of its distributions that is installed."""
     found = {}
-    for framework, names in DISTRIBUTIONS.items():
+    for framework, names in distributions.items():
         for name in names:
             try:
                 found[framework] = metadata.version(name)
