@@ -12,6 +12,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from importlib import metadata
 
 DISTRIBUTIONS = {
@@ -22,7 +23,7 @@ DISTRIBUTIONS = {
 }
 
 
-def framework_versions(distributions: dict[str, tuple[str, ...]] = DISTRIBUTIONS) -> dict[str, str]:
+def framework_versions(distributions: Mapping[str, tuple[str, ...]] = DISTRIBUTIONS) -> dict[str, str]:
     """Per name, the version of the first of its distributions that is installed."""
     found = {}
     for framework, names in distributions.items():
