@@ -52,7 +52,7 @@ FIRST: tuple[tuple[str, str | None], ...] = (
 # .ci/run and the nightly drift job run too, runs these. Each one's cost is its cause, not its
 # inputs: it trains a model run to run in fresh framework processes (each imports PyTorch,
 # TensorFlow or JAX: the thing under test is what differs between processes), runs a framework's
-# operator catalog, or drives a browser.
+# operator catalog, drives a browser, or builds the whole site (every page, the JSON API, mkdocs).
 SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_probe.py::test_torch_backward_plant_is_blamed_on_the_consumer", "trainings"),
     ("tests/test_probe.py::test_torch_attention_backward_is_blamed_on_the_functional_call", "trainings"),
@@ -71,6 +71,14 @@ SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_tf_sweep.py::test_tensorflow_subset_classified", "an operator sweep"),
     ("tests/test_tf_sweep.py::test_keras_subset_per_backend", "an operator sweep per Keras backend"),
     ("tests/test_site_browser.py::", "a browser (Debian's chromium)"),
+    ("tests/test_check_run.py::test_planted_difference_is_caught_named_and_fixed",
+     "trainings (kb check runs a planted program in four fresh PyTorch processes)"),
+    ("tests/test_sweep_branches.py::test_planted_branches_differ_only_where_inputs_collide",
+     "an operator sweep (planted branch units, in worker processes)"),
+    ("tests/test_site.py::test_same_data_same_bytes", "builds the whole site twice"),
+    ("tests/test_site_ux.py::test_crawl_every_internal_link_and_anchor", "builds the HTML site (mkdocs) and follows every link"),
+    ("tests/test_site_ux.py::test_matrix_rows_and_cells_show_a_records_call_condition",
+     "builds the whole site from a changed copy of the data"),
 )
 
 
