@@ -48,7 +48,7 @@ FIRST: tuple[tuple[str, str | None], ...] = (
 
 
 # The tests that must stay slow, marked `slow` here (one place, with the reason): the README's test
-# command runs the others (`-m "not slow"`: the five-minute loop), and its second command, which CI's
+# command runs the others (`-m "not slow"`: the everyday loop), and its second command, which CI's
 # .ci/run and the nightly drift job run too, runs these. Each one's cost is its cause, not its
 # inputs: it trains a model run to run in fresh framework processes (each imports PyTorch,
 # TensorFlow or JAX: the thing under test is what differs between processes), runs a framework's
