@@ -104,8 +104,12 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
         templates = rendering.TEMPLATES
         import jinja2
 
+        from kb import entries
+
+        # every file whose code shapes the texts: this module, the query package (split_index),
+        # entries (PACKED and the Packed literal), the renderer and its templates
         memo = Memo(root, "index", Path(__file__), Path(pprint.__file__), *sorted(Path(query.__file__).parent.glob("*.py")),
-                    Path(rendering.__file__),
+                    Path(entries.__file__), Path(rendering.__file__),
                     templates / "index.py.j2", templates / "details.py.j2", jinja2.__version__)
         key = memo.key(repr(index))
         found = memo.get(key)
