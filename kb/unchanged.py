@@ -44,6 +44,9 @@ def inputs_digest(root: Path, command: str) -> str | None:
     tops = [(top, root / top) for top in ROOTS]
     if (root / "kb").resolve() != code:
         tops.append(("<kb>", code))
+    beside = code.parent / "verifiers"  # the lint reads the installed verifiers where root has none
+    if not (root / "verifiers").is_dir() and beside.is_dir():
+        tops.append(("<verifiers>", beside))
     for top, start in tops:
         try:
             st = os.lstat(start)
