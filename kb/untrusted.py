@@ -52,7 +52,20 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
     size are taken from the open descriptor, so a swap after the check changes nothing. At
     most max_bytes + 1 bytes are read even if the file grows meanwhile.
     """
-    path = Path(path)
+    fd = _open_regular(Path(path), max_bytes, within)
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:
+        raise too_big(len(raw), max_bytes)
+    return raw
+
+
+def _open_regular(path: Path, max_bytes: int, within: Path | None) -> int:
+    """An open descriptor of `path` once it is inside `within`, a regular file and no larger than
+    max_bytes (checked on the descriptor); closed again when it is refused."""
     within = within if within is not None else data_dir(path)
     if within is not None:
         check_inside(path, within)
@@ -70,37 +83,16 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
             raise Refused("not a regular file", "data files are plain files (not FIFOs, devices or folders)")
         if info.st_size > max_bytes:
             raise too_big(info.st_size, max_bytes)
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(max_bytes + 1)
-    finally:
+    except BaseException:
         os.close(fd)
-    if len(raw) > max_bytes:
-        raise too_big(len(raw), max_bytes)
-    return raw
+        raise
+    return fd
 
 
 def check_file(path: Path, max_bytes: int, within: Path | None = None) -> None:
     """What read_bytes checks, without reading: for a file another reader opens later (the API
     inventories, read line by line on the query path), so that lint names a bad one."""
-    path = Path(path)
-    within = within if within is not None else data_dir(path)
-    if within is not None:
-        check_inside(path, within)
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise Refused("a symlink loop: the link leads back to itself, so there is no file to read",
-                          "replace the link with the file itself") from None
-        raise
-    try:
-        info = os.fstat(fd)
-    finally:
-        os.close(fd)
-    if not stat.S_ISREG(info.st_mode):
-        raise Refused("not a regular file", "data files are plain files (not FIFOs, devices or folders)")
-    if info.st_size > max_bytes:
-        raise too_big(info.st_size, max_bytes)
+    os.close(_open_regular(Path(path), max_bytes, within))
 
 
 def too_big(size: int, max_bytes: int, unit: str = "bytes") -> Refused:
