@@ -161,3 +161,11 @@ def names(params: tuple[Parameter, ...]) -> tuple[str, ...]:
 def open_ended(params: tuple[Parameter, ...]) -> bool:
     """True when the op takes **kwargs, so any keyword is accepted."""
     return any(name.startswith("**") for name, _ in params)
+
+
+def lacks(params: tuple[Parameter, ...], name: str) -> str | None:
+    """Where a call could not pass `name` (no such keyword and no **kwargs), the op's keyword names
+    written out for a lint message ("(none)" if it has none); else None."""
+    if open_ended(params) or name in names(params):
+        return None
+    return ", ".join(names(params)) or "(none)"

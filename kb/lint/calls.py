@@ -42,11 +42,10 @@ def check(catalog: Catalog) -> None:
                     fields = table.get(op)
                     if fields is None:
                         continue
-                    params = signatures.parse(fields)
-                    base = base_of(key)  # `pad` for pad.len, `targets` for targets.dtype
-                    if signatures.open_ended(params) or base in signatures.names(params):
+                    # `pad` for pad.len, `targets` for targets.dtype
+                    known = signatures.lacks(signatures.parse(fields), base_of(key))
+                    if known is None:
                         continue
-                    known = ", ".join(signatures.names(params)) or "(none)"
                     catalog.report(
                         path, doc.line_of((*loc, key)), CODE,
                         f"{op} has no parameter {key!r} (its parameters: {known})",

@@ -41,8 +41,8 @@ def check(catalog: Catalog) -> None:
                 if fields is None:
                     continue
                 params = signatures.parse(fields)
-                if not signatures.open_ended(params) and name not in signatures.names(params):
-                    known = ", ".join(signatures.names(params)) or "(none)"
+                known = signatures.lacks(params, name)
+                if known is not None:
                     report(loc, f"{op} has no parameter {name!r} (its parameters: {known})",
                            "use the op's own parameter name or a call fact, or list the ops the rule is about under its ops:")
                     return
