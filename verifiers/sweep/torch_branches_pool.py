@@ -8,6 +8,21 @@ from typing import Any
 
 from verifiers.sweep.branch_inputs import B, Spec, facts, fmt
 
+KERNEL = {1: 9, 2: 5, 3: 3}
+"""Window per dimension of the overlapping-window units: with stride 1 each cell is in k**d windows."""
+SIDE = {1: 4096, 2: 128, 3: 32}
+"""Input side per dimension of those units."""
+
+
+def formats(torch, d: int) -> tuple:
+    """The memory formats a d-dimensional pooling input is swept in: contiguous, and channels_last(_3d)."""
+    return (None,) + ((torch.channels_last,) if d == 2 else (torch.channels_last_3d,) if d == 3 else ())
+
+
+def tag(mf) -> str:
+    """The branch id's suffix for a memory format ('' for contiguous)."""
+    return "|" + str(mf).split(".")[-1] if mf else ""
+
 
 def adaptive_pool(kind: str, d: int):
     def unit(torch, dev, dt, scale):
@@ -19,10 +34,10 @@ def adaptive_pool(kind: str, d: int):
         nb = b.n(8)
         out = []
         # upsampling: output 8x the input along each dim, so each input cell feeds 8^d outputs
-        for mf in ((None, torch.channels_last) if d == 2 else (None, torch.channels_last_3d) if d == 3 else (None,)):
+        for mf in formats(torch, d):
             x = fmt(b.ties(nb, 16, *([small] * d)) if kind == "max" else b.mixed(nb, 16, *([small] * d)), mf, torch)
             size = [big] * d
-            out.append(Spec(op, f"{op}|{'upsample'}{'|' + str(mf).split('.')[-1] if mf else ''}",
+            out.append(Spec(op, f"{op}|{'upsample'}{tag(mf)}",
                             lambda x=x, size=size: fn(x, size), [x],
                             facts(torch, {"input": x}, f"output {big // small}x the input per dim: "
                                   f"{(big // small) ** d} outputs read each input cell", (big // small) ** d,
@@ -43,13 +58,13 @@ def max_pool(d: int):
         b = B(torch, dev, dt, scale)
         op = f"torch.nn.functional.max_pool{d}d"
         fn = getattr(F, op.rsplit(".", 1)[1])
-        k = {1: 9, 2: 5, 3: 3}[d]
-        side = {1: 4096, 2: 128, 3: 32}[d]
+        k = KERNEL[d]
+        side = SIDE[d]
         out = []
-        mfs = (None,) + ((torch.channels_last,) if d == 2 else (torch.channels_last_3d,) if d == 3 else ())
+        mfs = formats(torch, d)
         for mf in mfs:
             x = fmt(b.peaks(b.n(8), 16, *([b.n(side, 8)] * d), every=k), mf, torch)
-            out.append(Spec(op, f"{op}|overlap-peaks{'|' + str(mf).split('.')[-1] if mf else ''}",
+            out.append(Spec(op, f"{op}|overlap-peaks{tag(mf)}",
                             lambda x=x: fn(x, k, stride=1), [x],
                             facts(torch, {"input": x}, f"kernel {k}, stride 1: each peak is the maximum of the {k ** d} windows that hold it",
                                   k ** d, kernel_size=k, stride=1), x.numel()))
@@ -67,15 +82,15 @@ def avg_pool(d: int):
         b = B(torch, dev, dt, scale)
         op = f"torch.nn.functional.avg_pool{d}d"
         fn = getattr(F, op.rsplit(".", 1)[1])
-        k = {1: 9, 2: 5, 3: 3}[d]
-        side = {1: 4096, 2: 128, 3: 32}[d]
+        k = KERNEL[d]
+        side = SIDE[d]
         out = []
-        mfs = (None,) + ((torch.channels_last,) if d == 2 else (torch.channels_last_3d,) if d == 3 else ())
+        mfs = formats(torch, d)
         for mf in mfs:
             for cip in (True, False):
                 x = fmt(b.mixed(b.n(8), 16, *([b.n(side, 8)] * d)), mf, torch)
                 kw = {"stride": 1, "padding": k // 2, "count_include_pad": cip}
-                out.append(Spec(op, f"{op}|overlap|count_include_pad={cip}{'|' + str(mf).split('.')[-1] if mf else ''}",
+                out.append(Spec(op, f"{op}|overlap|count_include_pad={cip}{tag(mf)}",
                                 lambda x=x, kw=kw: fn(x, k, **kw), [x],
                                 facts(torch, {"input": x}, f"kernel {k}, stride 1: each input cell is in {k ** d} windows", k ** d,
                                       kernel_size=k, **kw), x.numel()))
@@ -89,8 +104,8 @@ def lp_pool(d: int):
         b = B(torch, dev, dt, scale)
         op = f"torch.nn.functional.lp_pool{d}d"
         fn = getattr(F, op.rsplit(".", 1)[1])
-        k = {1: 9, 2: 5, 3: 3}[d]
-        side = {1: 4096, 2: 128, 3: 32}[d]
+        k = KERNEL[d]
+        side = SIDE[d]
         x = b.plain(b.n(8), 16, *([b.n(side, 8)] * d), low=0.5, high=2.0)
         return [Spec(op, f"{op}|overlap", lambda: fn(x, 2.0, k, stride=1), [x],
                      facts(torch, {"input": x}, f"kernel {k}, stride 1", k ** d, norm_type=2.0, kernel_size=k, stride=1), x.numel())]
