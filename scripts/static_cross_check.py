@@ -46,6 +46,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+from kb.verify import sweepbranches  # noqa: E402
 from kb.verify.sweepfile import dtype_kind  # noqa: E402  (the KB's own dtype kinds, docs/calls.md)
 DEFAULT_STATIC = os.path.join(ROOT, "data", "static", "pytorch-cuda-atomics.yaml")
 SWEEP_SUFFIXES = ("-pytorch-eager.json", "-pytorch-branches.json")  # eager kernels: op_db's samples and the branch units
@@ -58,14 +59,8 @@ REQUIRED = ("kernel", "file", "mechanism", "guarded", "ops", "pass")
 
 
 def op_key(name: str) -> str:
-    """One spelling per op: ``torch.Tensor.X`` -> ``torch.X``; in-place ``X_`` -> ``X``."""
-    name = name.strip()
-    if name.startswith("torch.Tensor."):
-        name = "torch." + name[len("torch.Tensor."):]
-    head, _, last = name.rpartition(".")
-    if last.endswith("_") and not last.endswith("__") and len(last) > 1:
-        last = last[:-1]
-    return f"{head}.{last}" if head else last
+    """One spelling per op (kb.verify.sweepbranches.op_key): ``torch.Tensor.X`` -> ``torch.X``; in-place ``X_`` -> ``X``."""
+    return sweepbranches.op_key(name.strip())
 
 
 def load_static(path: str) -> list[dict]:

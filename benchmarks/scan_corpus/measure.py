@@ -90,9 +90,9 @@ def training_files(root: Path) -> list[str]:
     return out
 
 
-def run_scan(kb_root: Path, folder: Path) -> dict:
+def run_scan(kb_root: Path, folder: Path, versions: str = VERSIONS) -> dict:
     env = dict(os.environ, PYTHONPATH=str(kb_root))
-    done = subprocess.run([sys.executable, "-m", "kb", "scan", ".", "--versions", VERSIONS, "--format", "json"],
+    done = subprocess.run([sys.executable, "-m", "kb", "scan", ".", "--versions", versions, "--format", "json"],
                           cwd=folder, env=env, capture_output=True, text=True)
     if done.returncode not in (0, 1):
         raise SystemExit(f"kb scan failed in {folder}: {done.stderr[-2000:]}")

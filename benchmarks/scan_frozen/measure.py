@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,16 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "scan_corpus"))
 
-from measure import extract  # noqa: E402  (benchmarks/scan_corpus/measure.py)
-
-
-def run_scan(kb_root: Path, folder: Path, versions: str) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(kb_root))
-    done = subprocess.run([sys.executable, "-m", "kb", "scan", ".", "--versions", versions, "--format", "json"],
-                          cwd=folder, env=env, capture_output=True, text=True)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"kb scan failed in {folder}: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+from measure import extract, run_scan  # noqa: E402  (benchmarks/scan_corpus/measure.py)
 
 
 def load() -> tuple[dict, dict]:

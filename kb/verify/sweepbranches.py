@@ -114,8 +114,12 @@ def _check_branch(b: Any, at: str, seen: set[str]) -> None:
 
 
 def _key(op: str) -> str:
-    """One spelling per op: torch.Tensor.X is torch.X; in-place X_ is X; a JAX unit's variant dropped."""
-    op = op.split("|")[0]
+    """op_key of the name before a JAX unit's variant (`name|b:...`)."""
+    return op_key(op.split("|")[0])
+
+
+def op_key(op: str) -> str:
+    """One spelling per op: torch.Tensor.X is torch.X; in-place X_ is X."""
     if op.startswith("torch.Tensor."):
         op = "torch." + op[len("torch.Tensor."):]
     head, _, last = op.rpartition(".")
