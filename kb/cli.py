@@ -304,20 +304,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(line)
         return EXIT_OK
     from kb.lint import errors, run
+
     catalog, findings = run(root)
     _print_findings(findings, args.json)
     failing = findings if args.strict else errors(findings)
+    ok = (f"ok: {len(catalog.sources)} source records, {len(catalog.solutions)} solution codes, "
+          f"{len(catalog.links)} links, {len(catalog.registries)} version registries")
     if not failing and not args.json:
-        print(
-            f"ok: {len(catalog.sources)} source records, {len(catalog.solutions)} solution codes, "
-            f"{len(catalog.links)} links, {len(catalog.registries)} version registries"
-            + (f" ({len(findings)} warning(s) for review)" if findings else "")
-        )
-    if not findings:
-        said = ["[]"] if args.json else [
-            f"ok: {len(catalog.sources)} source records, {len(catalog.solutions)} solution codes, "
-            f"{len(catalog.links)} links, {len(catalog.registries)} version registries"]
-        unchanged.record(root, command, digest, [], said)
+        print(ok + (f" ({len(findings)} warning(s) for review)" if findings else ""))
+    if not findings:  # what this clean run printed, said again while nothing changes
+        unchanged.record(root, command, digest, [], ["[]"] if args.json else [ok])
     return EXIT_FINDINGS if failing else EXIT_OK
 
 
