@@ -294,10 +294,9 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
     elif not per_source and excluded and not distribution and not shown and not read:
         # Every record's condition rules this call out (a dense torch.add, where a record covers a sparse
         # operand): the op's kernel class or a sweep of this call says more than "documented" if it can.
-        said: list[str] = []
-        found = _no_record(op, framework, key, version, device, call, idx, said, shown, depends)
-        if found[0] is not None and found[1] in ("static", "verified"):
-            deterministic, basis, shown, code, seen, guarantee, depends = found
+        spoken = _run_or_code(op, framework, key, version, device, call, idx, shown, depends)
+        if spoken is not None:
+            (deterministic, basis, shown, code, seen, guarantee, depends), said = spoken
             notes.extend(said)
             if deterministic is False:
                 chosen = None
@@ -305,10 +304,9 @@ def answer(op: str, version: str, *, key: tuple, framework: str, device: str, di
         # Only records about some calls (a sparse operand of torch.add) apply, and none has a range for
         # this release: the other calls are answered by the op's kernel class or its sweep where one
         # speaks, and the answer depends on the call (those calls stay unknown, said in a note).
-        said = []
-        found = _no_record(op, framework, key, version, device, call, idx, said, shown, depends)
-        if found[0] is True and found[1] in ("static", "verified"):
-            deterministic, basis, shown, code, seen, guarantee, _ = found
+        spoken = _run_or_code(op, framework, key, version, device, call, idx, shown, depends)
+        if spoken is not None and spoken[0][0] is True:
+            (deterministic, basis, shown, code, seen, guarantee, _), said = spoken
             depends = True
             notes.extend(said)
             notes.extend(f"{s.id} has no range for {version}: calls where {s.condition} are not known"
@@ -380,6 +378,17 @@ def _silent_notes(per_source: list, framework: str, idx: dict) -> list[str]:
 def _compiled_only(alternatives: tuple) -> bool:
     """Every alternative requires a compiled call (`compiled` without None among its values)."""
     return all(any(key == "compiled" and None not in values for key, values in alt) for alt in alternatives)
+
+
+def _run_or_code(op: str, framework: str, key: tuple, version: str, device: str, call: dict | None, idx: dict,
+                 shown: tuple, depends: bool) -> tuple[tuple, list[str]] | None:
+    """_no_record's answer and its notes where a sweep of the call or the kernel class read in the code
+    speaks (basis verified or static); None where only a guarantee or nothing does."""
+    said: list[str] = []
+    found = _no_record(op, framework, key, version, device, call, idx, said, shown, depends)
+    if found[0] is None or found[1] not in ("static", "verified"):
+        return None
+    return found, said
 
 
 def _unknown_for_some_calls(per_source: list) -> bool:
