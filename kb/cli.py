@@ -313,7 +313,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not failing and not args.json:
         print(ok + (f" ({len(findings)} warning(s) for review)" if findings else ""))
     if not findings:  # what this clean run printed, said again while nothing changes
-        unchanged.record(root, command, digest, [], ["[]"] if args.json else [ok])
+        unchanged.record(root, command, digest, ["[]"] if args.json else [ok])
     return EXIT_FINDINGS if failing else EXIT_OK
 
 
@@ -402,7 +402,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     if not stale:
         print(f"up to date: {len(files)} generated file(s)")
     # what was written is an input too: the digest is taken after the writes
-    unchanged.record(root, "build", digest if not stale else unchanged.inputs_digest(root, "build"), list(files),
+    unchanged.record(root, "build", digest if not stale else unchanged.inputs_digest(root, "build"),
                      [f"up to date: {len(files)} generated file(s)"])
     return EXIT_OK
 
