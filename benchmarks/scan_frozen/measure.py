@@ -34,9 +34,10 @@ sys.path.insert(0, str(HERE.parent / "scan_corpus"))
 from measure import extract, run_scan  # noqa: E402  (benchmarks/scan_corpus/measure.py)
 
 
-def load() -> tuple[dict, dict]:
-    corpus = yaml.safe_load((HERE / "corpus.yaml").read_text(encoding="utf-8"))
-    labels = yaml.safe_load((HERE / "labels.yaml").read_text(encoding="utf-8"))
+def load(corpus_dir: Path = HERE) -> tuple[dict, dict]:
+    """corpus.yaml and labels.yaml of a frozen corpus's folder (this one, or another made the same way)."""
+    corpus = yaml.safe_load((corpus_dir / "corpus.yaml").read_text(encoding="utf-8"))
+    labels = yaml.safe_load((corpus_dir / "labels.yaml").read_text(encoding="utf-8"))
     return corpus, labels
 
 
@@ -56,8 +57,8 @@ def matches(site: dict, path: str, line: int, record: str) -> bool:
     return site["line"] <= line <= site.get("end_line", site["line"])
 
 
-def measure(kb_root: Path, mirrors: Path) -> dict:
-    corpus, labels = load()
+def measure(kb_root: Path, mirrors: Path, corpus_dir: Path = HERE) -> dict:
+    corpus, labels = load(corpus_dir)
     versions = corpus["versions"]
     out: dict = {"findings": [], "notes": [], "risky_missed": [], "per_repo": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -129,8 +130,11 @@ def main() -> int:
     ap.add_argument("--mirrors", type=Path, required=True, help="folder of git directories (owner+name)")
     ap.add_argument("--kb", type=Path, default=ROOT, help="the checkout of kb to measure (default: this one)")
     ap.add_argument("--json", type=Path, help="write every finding, note and missed site here")
+    ap.add_argument("--corpus", type=Path, default=HERE,
+                    help="folder of the frozen corpus to measure: its corpus.yaml and labels.yaml "
+                         "(default: this folder; benchmarks/scan_frozen3 is the third corpus)")
     args = ap.parse_args()
-    result = measure(args.kb, args.mirrors)
+    result = measure(args.kb, args.mirrors, args.corpus)
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(table(result))
