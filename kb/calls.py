@@ -299,8 +299,40 @@ def for_op(calls: tuple, op: str, any_op: bool, extra: Condition | None) -> tupl
 def _both(a: Condition, b: Condition) -> Condition:
     merged = dict(a)
     for key, values in b:
-        merged[key] = tuple(v for v in merged[key] if _member(v, values)) if key in merged else values
+        if key not in merged:
+            merged[key] = values
+        elif key.endswith(NUMEL):
+            merged[key] = overlap(merged[key], values)
+        else:
+            merged[key] = tuple(v for v in merged[key] if _member(v, values))
     return tuple(sorted(merged.items()))
+
+
+def overlap(a: tuple, b: tuple) -> tuple:
+    """The element counts two lists of counts and ranges both admit, as counts and ranges: a record's
+    pattern and its range's own `when:` both hold.
+
+    >>> overlap((">65536",), (">=1000,<100000", 5))
+    ('>=65537,<=99999',)
+    >>> overlap((4, ">10"), (4, 20, "<=3"))
+    (4, 20)
+    """
+    out: list[object] = []
+    for x in a:
+        for y in b:
+            sx = (x, x) if type(x) is int else bounds(x)
+            sy = (y, y) if type(y) is int else bounds(y)
+            if sx is None or sy is None:
+                continue
+            low = max(sx[0], sy[0])
+            highs = [h for h in (sx[1], sy[1]) if h is not None]
+            high = min(highs) if highs else None
+            if high is not None and high < low:
+                continue
+            value: object = low if high == low else f">={low}" if high is None else f">={low},<={high}"
+            if not _member(value, tuple(out)):
+                out.append(value)
+    return tuple(out)
 
 
 def same(a: object, b: object) -> bool:

@@ -179,3 +179,48 @@ def test_the_page_answers_like_kb_status(tmp_path: Path) -> None:
                     [[s["id"], s["condition"], s["applies"]] for s in st["sources"]], st["depends_on_call"], st["headline"]])
     mismatches = [(c["op"], c["version"], c["call"], e, g) for c, e, g in zip(cases, expected, got) if e != g]
     assert not mismatches, "\n".join(map(str, mismatches))
+
+
+RANGED = SCAN.replace("      input.numel: [{values}]\n", "      input.numel: ['>1000']\n").replace(
+    "  - versions: '>=2.1'\n    solutions: [TDO]\n",
+    "  - versions: '>=2.1,<2.2'\n    solutions: [TDO]\n  - versions: '>=2.2'\n    solutions: [TDO]\n"
+    "    when:\n      input.numel: ['<=5000', 9000]\n")
+
+
+def test_a_range_when_narrows_the_pattern_and_the_page_agrees(tmp_path: Path) -> None:
+    """A range's own `when:` holds with the record's pattern: counts both admit (1,001..5,000 and
+    9,000 from 2.2 on), in kb.status and in the page's lookup alike."""
+    from kb.catalog import load
+    from kb.site import api
+
+    root = tmp_path / "project"
+    shutil.copytree(MINI, root)
+    (root / "data/sources/tensorflow/tf.segment-long.yaml").write_text(RANGED, encoding="utf-8")
+    index = compiled(root, allowed=("KB009",))  # canonical quoting is not what is tested here
+    counts = (1000, 1001, 5000, 5001, 9000, 9001)
+    with answering(index) as kbq:
+        assert [kbq.status("tf.math.segment_sum", "2.1", call={"input.numel": n}).deterministic for n in counts] == \
+               [True, False, False, False, False, False]
+        assert [kbq.status("tf.math.segment_sum", "2.3", call={"input.numel": n}).deterministic for n in counts] == \
+               [True, False, False, True, False, True]
+        (source,) = kbq.status("tf.math.segment_sum", "2.3").sources
+        assert source.condition == "input.numel is >= 1001 and <= 5000 or 9000"
+        cases = [{"op": "tf.math.segment_sum", "version": v, "call": f"input.numel={n}"} for v in ("2.1", "2.3") for n in counts]
+        cases.append({"op": "tf.math.segment_sum", "version": "2.3", "call": "input.ndim=1"})
+        expected = []
+        for c in cases:
+            key, _, value = c["call"].partition("=")
+            st = kbq.status(c["op"], c["version"], call={key: int(value)})
+            expected.append([st.deterministic, list(st.excluded), [s.condition for s in st.sources]])
+        catalog = load(root)
+        path = tmp_path / "all.json"
+        path.write_text(api.files(catalog, index)[f"{api.PREFIX}/all.json"], encoding="utf-8")
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the JS logic cannot run outside a browser here")
+    runner = RUNNER.replace("'pytorch'", "'tensorflow'")
+    result = subprocess.run([node, "-e", runner, str(ROOT / "site/assets/stack-core.js"), str(path)],
+                            input=json.dumps(cases), capture_output=True, text=True, check=True)
+    got = [[g["status"]["deterministic"], g["status"]["excluded"], [s["condition"] for s in g["status"]["sources"]]]
+           for g in json.loads(result.stdout)]
+    assert got == expected

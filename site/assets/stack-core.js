@@ -321,6 +321,23 @@
     }
     return high !== null && high < low ? null : [low, high];
   }
+  /* kb/calls.py overlap: the counts and ranges two lists both admit (a pattern and its range's `when`) */
+  function overlap(a, b) {
+    var out = [];
+    var span = function (x) { x = typed(x); return x.t === "int" ? [x.v, x.v] : x.t === "str" ? bounds(x.v) : null; };
+    a.forEach(function (x) {
+      b.forEach(function (y) {
+        var sx = span(x), sy = span(y);
+        if (sx === null || sy === null) return;
+        var low = Math.max(sx[0], sy[0]), highs = [sx[1], sy[1]].filter(function (h) { return h !== null; });
+        var high = highs.length ? Math.min.apply(null, highs) : null;
+        if (high !== null && high < low) return;
+        var value = high === low ? low : high === null ? ">=" + low : ">=" + low + ",<=" + high;
+        if (!member(value, out)) out.push(value);
+      });
+    });
+    return out;
+  }
   function inCount(v, text) {
     var span = bounds(text);
     return span !== null && v.t === "int" && span[0] <= v.v && (span[1] === null || v.v <= span[1]);
@@ -490,7 +507,9 @@
     var merged = {};
     a.forEach(function (p) { merged[p[0]] = p[1]; });
     b.forEach(function (p) {
-      merged[p[0]] = Object.prototype.hasOwnProperty.call(merged, p[0]) ? merged[p[0]].filter(function (v) { return member(v, p[1]); }) : p[1];
+      if (!Object.prototype.hasOwnProperty.call(merged, p[0])) merged[p[0]] = p[1];
+      else if (p[0].slice(-NUMEL.length) === NUMEL) merged[p[0]] = overlap(merged[p[0]], p[1]);
+      else merged[p[0]] = merged[p[0]].filter(function (v) { return member(v, p[1]); });
     });
     return asPairs(merged);
   }
