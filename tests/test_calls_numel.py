@@ -224,3 +224,17 @@ def test_a_range_when_narrows_the_pattern_and_the_page_agrees(tmp_path: Path) ->
     got = [[g["status"]["deterministic"], g["status"]["excluded"], [s["condition"] for s in g["status"]["sources"]]]
            for g in json.loads(result.stdout)]
     assert got == expected
+
+
+def test_a_count_of_a_tensor_the_op_does_not_take_is_kb016(tmp_path: Path) -> None:
+    """`<tensor>.numel` names a parameter of the op (lint KB016), as `<tensor>.dtype` does; `input.numel`
+    is the first tensor argument's and always valid."""
+    root = _project(tmp_path, "'>65536'")
+    path = root / "data/sources/tensorflow/tf.segment-long.yaml"
+    assert [f.code for f in run(root)[1]] == []
+    path.write_text(path.read_text(encoding="utf-8").replace("input.numel", "weights.numel"), encoding="utf-8")
+    (finding,) = [f for f in run(root)[1] if f.code == "KB016"]
+    assert "tf.math.segment_sum has no parameter 'weights.numel'" in finding.message
+    assert finding.path.endswith("tf.segment-long.yaml") and finding.line == 13  # the pattern's `when:`
+    path.write_text(path.read_text(encoding="utf-8").replace("weights.numel", "data.numel"), encoding="utf-8")
+    assert [f.code for f in run(root)[1]] == []
