@@ -71,14 +71,71 @@ def is_length(key: str, known: tuple[str, ...]) -> bool:
     return key.endswith(LEN) and key[: -len(LEN)] in known
 
 
-ARG_FACTS = ("dtype", "layout", "device", "ndim", "memory_format")
+ARG_FACTS = ("dtype", "layout", "device", "ndim", "memory_format", "numel")
 """`<tensor>.<fact>`: a fact of one tensor argument, named by its parameter (`targets.dtype` for
 ctc_loss, `index.dtype` for index_add, `weight.layout`, `grid.ndim`), or `input.<fact>` for the
 first tensor argument (`input.device`, `input.memory_format`; `input.ndim`, `input.dtype` and
 `input.layout` are the FACTS above). One tensor's facts choose a kernel as the input's do: cuDNN's
 CTC loss takes int32 targets on the CPU only, index_add instantiates int32 and int64 indices apart.
 Left out, each is unknown. Values: `dtype` a kind or an exact dtype (DTYPES), `layout` LAYOUTS,
-`device` DEVICES, `ndim` a whole number, `memory_format` MEMORY_FORMATS."""
+`device` DEVICES, `ndim` a whole number, `memory_format` MEMORY_FORMATS, `numel` the tensor's element
+count, a whole number (a condition states a range of them: NUMEL)."""
+NUMEL = ".numel"
+"""`<tensor>.numel` (`input.numel` for the first tensor argument): how many elements the tensor has.
+Some kernels change with size (a CUDA scan of one block repeats; one of several blocks combines their
+results in the order they finish), so a condition states a range: each value of its list is a whole
+number (that count exactly) or comparisons joined by commas, all of which must hold, as a version range
+is written: `'>65536'`, `'<=65536'`, `'>=1024,<65536'` (`bounds`). A call states the count itself."""
+_OPERATORS = (">=", "<=", ">", "<")
+
+
+def bounds(text: object) -> tuple[int, int | None] | None:
+    """The whole numbers a range value admits, as (lowest, highest or None for no end); None when `text`
+    is no range (not a string of comparisons, or one no whole number satisfies).
+
+    >>> bounds(">65536"), bounds("<=65536"), bounds(">=1024,<65536")
+    ((65537, None), (0, 65536), (1024, 65535))
+    >>> bounds("65536") is None, bounds(">1,<2") is None, bounds("> 5") is None
+    (True, True, True)
+    """
+    if type(text) is not str or not text or len(text) > MAX_TEXT:
+        return None
+    low, high = 0, None
+    for part in text.split(","):
+        op = next((o for o in _OPERATORS if part.startswith(o)), None)
+        number = part[len(op):] if op else ""
+        if op is None or not number.isdigit() or not number.isascii():
+            return None
+        n = int(number)
+        if op == ">":
+            low = max(low, n + 1)
+        elif op == ">=":
+            low = max(low, n)
+        elif op == "<":
+            high = n - 1 if high is None else min(high, n - 1)
+        else:
+            high = n if high is None else min(high, n)
+    if high is not None and high < low:
+        return None
+    return low, high
+
+
+def in_range(value: object, text: object) -> bool:
+    """Does a whole number lie in a range value (`bounds`)? False for anything else."""
+    span = bounds(text)
+    if span is None or type(value) is not int:
+        return False
+    return span[0] <= value and (span[1] is None or value <= span[1])
+
+
+def check_numel_condition(key: str, values: list | tuple) -> None:
+    """ValueError naming the key when a condition on `<tensor>.numel` lists something that is neither a
+    whole number nor a range (the record schema and lint call this)."""
+    for value in values:
+        if (type(value) is int and value >= 0) or bounds(value) is not None:
+            continue
+        raise ValueError(f"when.{key} takes element counts: whole numbers >= 0 or comparisons such as '>65536', "
+                         f"'<=65536', '>=1024,<65536' (no spaces; every comparison must hold); not {value!r}")
 DEVICES = ("cpu", "cuda")
 """Values of `<tensor>.device`: the device type the tensor lives on (PyTorch's `tensor.device.type`)."""
 MEMORY_FORMATS = ("contiguous_format", "channels_last", "channels_last_3d")
@@ -125,6 +182,9 @@ def check_arg_fact(key: str, value: object) -> None:
         raise ValueError(f"call[{key!r}] is the tensor's rank, a whole number >= 0, not {value!r}")
     if fact == "memory_format" and value not in MEMORY_FORMATS:
         raise ValueError(f"call[{key!r}] is a memory format: {', '.join(MEMORY_FORMATS)}; not {value!r}")
+    if fact == "numel" and (type(value) is not int or value < 0):
+        raise ValueError(f"call[{key!r}] is the tensor's element count (tensor.numel()), a whole number >= 0, "
+                         f"not {value!r}")
 MAX_KEYS = 64
 MAX_TEXT = 200
 
@@ -239,8 +299,40 @@ def for_op(calls: tuple, op: str, any_op: bool, extra: Condition | None) -> tupl
 def _both(a: Condition, b: Condition) -> Condition:
     merged = dict(a)
     for key, values in b:
-        merged[key] = tuple(v for v in merged[key] if _member(v, values)) if key in merged else values
+        if key not in merged:
+            merged[key] = values
+        elif key.endswith(NUMEL):
+            merged[key] = overlap(merged[key], values)
+        else:
+            merged[key] = tuple(v for v in merged[key] if _member(v, values))
     return tuple(sorted(merged.items()))
+
+
+def overlap(a: tuple, b: tuple) -> tuple:
+    """The element counts two lists of counts and ranges both admit, as counts and ranges: a record's
+    pattern and its range's own `when:` both hold.
+
+    >>> overlap((">65536",), (">=1000,<100000", 5))
+    ('>=65537,<=99999',)
+    >>> overlap((4, ">10"), (4, 20, "<=3"))
+    (4, 20)
+    """
+    out: list[object] = []
+    for x in a:
+        for y in b:
+            sx = (x, x) if type(x) is int else bounds(x)
+            sy = (y, y) if type(y) is int else bounds(y)
+            if sx is None or sy is None:
+                continue
+            low = max(sx[0], sy[0])
+            highs = [h for h in (sx[1], sy[1]) if h is not None]
+            high = min(highs) if highs else None
+            if high is not None and high < low:
+                continue
+            value: object = low if high == low else f">={low}" if high is None else f">={low},<={high}"
+            if not _member(value, tuple(out)):
+                out.append(value)
+    return tuple(out)
 
 
 def same(a: object, b: object) -> bool:
@@ -264,9 +356,13 @@ def value_holds(value: object, values: tuple) -> bool | None:
     True
     >>> value_holds(True, (1,)), value_holds(4, (4.0,))  # a flag is not a count; 4 is 4.0
     (False, True)
+    >>> value_holds(1000, (">65536",)), value_holds(4194304, (">65536",)), value_holds(True, (">0",))
+    (False, True, False)
     """
     if _member(value, values):
         return True
+    if type(value) is int and any(in_range(value, v) for v in values if type(v) is str):
+        return True  # an element count within a range (`input.numel: ['>65536']`)
     if value is not None and GIVEN in values:
         return True
     if type(value) is str and value in DTYPES and DTYPES[value] in values and value not in KINDS:
@@ -367,6 +463,8 @@ def _key_text(key: str, values: tuple) -> str:
         return f"{key} is {article} {' or '.join(values)} tensor"
     if key.endswith(LEN):
         return f"len({key[:-len(LEN)]}) is {' or '.join(map(_show, values))}"
+    if key.endswith(NUMEL) and values and all(bounds(v) is not None or type(v) is int for v in values):
+        return f"{key} is {' or '.join(_range_text(v) for v in values)}"
     if key == "compiled":
         return " or ".join("eager" if v is None else f"compiled with {v}" for v in values)
     if values == (None,):
@@ -376,11 +474,20 @@ def _key_text(key: str, values: tuple) -> str:
     return f"{key} is {' or '.join(_show(v) for v in values)}"
 
 
+def _range_text(value: object) -> str:
+    """`'>=1024,<65536'` as `>= 1024 and < 65536`; a whole number as itself."""
+    if type(value) is not str:
+        return _show(value)
+    return " and ".join(next(f"{o} {part[len(o):]}" for o in _OPERATORS if part.startswith(o)) for part in value.split(","))
+
+
 def text(alternatives: tuple[Condition, ...]) -> str | None:
     """One readable line.
 
     >>> text(((("antialias", (False,)), ("method", ("bilinear", "bicubic"))),))
     "antialias is False and method is 'bilinear' or 'bicubic'"
+    >>> text(((("input.numel", (">65536",)),),))
+    'input.numel is > 65536'
     """
     if not alternatives:
         return None

@@ -473,7 +473,8 @@ def parser(only: str | None = None) -> argparse.ArgumentParser:
         "how the op is called, once per fact: a parameter (--call mode=nearest, --call accumulate=True), "
         "a tensor argument's dtype kind (--call weights=float), input.ndim, input.dtype (a kind or an exact "
         "dtype: --call input.dtype=bfloat16), input.layout (--call input.layout=strided for a dense tensor, sparse_coo, ...; "
-        "unknown when left out), a sequence's length (--call pad.len=2) or backend (--call backend=flash); values are Python "
+        "unknown when left out), the input's element count (--call input.numel=1000), a sequence's length "
+        "(--call pad.len=2) or backend (--call backend=flash); values are Python "
         "literals where they are one. Parameters left out take the op's defaults; a value outside a "
         "parameter's documented set is refused (exit 2)"))
     p.add_argument("--json", action="store_true", help="print the Status as JSON")

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints, model_validator
 
-from kb.calls import AT_METHODS, COMPILERS, DTYPES, KINDS, LAYOUTS, check_arg_fact  # the query path's own lists: one copy
+from kb.calls import ARG_FACTS, AT_METHODS, COMPILERS, DTYPES, KINDS, LAYOUTS, NUMEL, check_arg_fact, check_numel_condition  # the query path's own lists: one copy
 from kb.calls import FACTS as CALL_FACTS
 
 FRAMEWORKS = (
@@ -164,8 +164,9 @@ version (its tuning) and the machine's topology."""
 ConfigurationKey = Literal["algorithm", "protocol", "channels", "ranks", "message-size", "version", "topology"]
 
 _FACT_PATTERN = "|".join(fact.replace(".", "\\.") for fact in CALL_FACTS)
+_ARG_PATTERN = "|".join(f"\\.{fact}" for fact in ARG_FACTS)  # `<tensor>.<fact>`: kb/calls.py ARG_FACTS
 CallKey = Annotated[str, StringConstraints(
-    pattern=rf"^(?:{_FACT_PATTERN}|[A-Za-z_][A-Za-z0-9_]*(?:\.len|\.dtype|\.layout|\.device|\.ndim|\.memory_format)?)$")]
+    pattern=rf"^(?:{_FACT_PATTERN}|[A-Za-z_][A-Za-z0-9_]*(?:\.len|{_ARG_PATTERN})?)$")]
 CallValue = StrictBool | StrictInt | StrictFloat | StrictStr | None
 When = dict[CallKey, Annotated[list[CallValue], Field(min_length=1)]]
 
@@ -185,6 +186,9 @@ def _check_when(when: Mapping[str, Sequence[object]]) -> None:
             raise ValueError(f"when.input.layout takes layouts: {', '.join(LAYOUTS)}")
         if key == "at.method" and not all(v in AT_METHODS for v in values):
             raise ValueError(f"when.at.method takes the methods of x.at[idx]: {', '.join(AT_METHODS)}")
+        if key.endswith(NUMEL):  # element counts or ranges of them ('>65536'): kb/calls.py NUMEL
+            check_numel_condition(key, list(values))
+            continue
         for v in values:  # a tensor argument's facts (`targets.dtype`, `weight.layout`): kb/calls.py ARG_FACTS
             try:
                 check_arg_fact(key, v)
@@ -204,7 +208,8 @@ class CallPattern(_Model):
         default_factory=dict,
         description="Parameter names (or input.ndim, input.dtype, backend) with the values for which the "
         "record applies; every key must hold, a key holds when the call's value is one of its list. "
-        "A tensor argument's value is its dtype kind (float, int, bool, complex); null = not given.",
+        "A tensor argument's value is its dtype kind (float, int, bool, complex); null = not given. "
+        "<tensor>.numel (input.numel) takes element counts or ranges of them: '>65536', '>=1024,<65536'.",
     )
 
     @model_validator(mode="after")

@@ -73,6 +73,8 @@ SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_site_browser.py::", "a browser (Debian's chromium)"),
     ("tests/test_check_run.py::test_planted_difference_is_caught_named_and_fixed",
      "trainings (kb check runs a planted program in four fresh PyTorch processes)"),
+    ("tests/test_check_run.py::test_a_short_noise_schedule_is_no_long_scan",
+     "a training (kb check's inventory of the corpus's diffusion model, one step in a fresh PyTorch process)"),
     ("tests/test_sweep_branches.py::test_planted_branches_differ_only_where_inputs_collide",
      "an operator sweep (planted branch units, in worker processes)"),
     ("tests/test_site.py::test_same_data_same_bytes", "builds the whole site twice"),

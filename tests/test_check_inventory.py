@@ -94,3 +94,27 @@ def test_jax_calls_come_from_the_jaxpr_with_the_backward(monkeypatch) -> None:
     assert backward and backward[0]["op"] == "jax.lax.reduce_window" and backward[0]["grad"] is True
     assert inventory_jax.kernels('custom_call_target="__cublas$gemm" "kind":"__triton_gemm"') == \
         ["__cublas$gemm", "__triton_gemm"]
+
+
+def test_the_inputs_element_count_is_recorded_and_bounded(monkeypatch) -> None:
+    """`input.numel` of the first tensor argument (issue 42: a 1,000-element cumprod is a short scan);
+    a call seen with more than MAX_COUNTS counts is recorded once more without it (unknown), not once
+    per size."""
+    torch, inv, errors = _inventory(monkeypatch)
+    from kb.check import inventory_torch
+
+    betas = torch.linspace(1e-4, 0.02, 1000)
+    with inv:
+        torch.cumprod(1 - betas, dim=0)
+        for n in range(1, inventory_torch.MAX_COUNTS + 4):
+            torch.cumsum(torch.ones(n), dim=0)
+    calls = inv.result()["calls"]
+    assert errors == []
+    (cumprod,) = [c for c in calls if c["op"] == "torch.cumprod"]
+    assert cumprod["call"]["input.numel"] == 1000 and cumprod["call"]["input.ndim"] == 1 and cumprod["device"] == "cpu"
+    assert cumprod["shown"] == "cumprod(dim=0)"  # the count is a fact, not an argument shown
+    cumsum = [c for c in calls if c["op"] == "torch.cumsum"]
+    counted = sorted(c["call"]["input.numel"] for c in cumsum if "input.numel" in c["call"])
+    assert counted == list(range(1, inventory_torch.MAX_COUNTS + 1))
+    (rest,) = [c for c in cumsum if "input.numel" not in c["call"]]
+    assert rest["count"] == 3

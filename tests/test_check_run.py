@@ -119,3 +119,34 @@ def test_the_corpus_table_in_the_docs_is_made_from_the_results_files() -> None:
 
     doc = (ROOT / "docs" / "check.md").read_text(encoding="utf-8")
     assert f"{table.BEGIN}\n{table.table()}{table.END}" in doc
+
+
+def test_a_short_noise_schedule_is_no_long_scan(tmp_path: Path) -> None:
+    """Issue 42: the corpus's diffusion model builds its noise schedule with torch.cumprod over 1,000
+    elements (forward only), which repeated on the H100. The inventory records the input's element
+    count, and the prediction made from it, read as the GPU run would be (the cumprod record is about
+    CUDA), no longer says cumprod differs under the recipe; without the count it still would."""
+    pytest.importorskip("torch")
+    from kb.check.predict import predict
+    from kb.check.runner import read_check
+
+    out = tmp_path / "kb-check"
+    proc = subprocess.run(
+        [sys.executable, "-m", "kb", "check", "--json", "--predict-only", "--inventory-steps", "1", "--out", str(out),
+         "--", sys.executable, str(ROOT / "benchmarks" / "check_corpus" / "diffusion_unet.py"), "--device", "cpu",
+         "--steps", "2"],
+        capture_output=True, text=True, timeout=1200, cwd=ROOT, env={**_env(), "PYTHONPATH": str(ROOT)})
+    assert proc.returncode in (EXIT_SAME, EXIT_DIFFER), proc.stderr[-3000:]
+    report = json.loads(proc.stdout, parse_constant=_no_constants)
+    (answer,) = [a for a in report["prediction"]["answers"] if a["op"] == "torch.cumprod"]
+    assert answer["call"]["input.numel"] == 1000 and answer["call"]["input.ndim"] == 1
+    assert "torch.cumprod" not in report["prediction"]["differing"]
+    inventory = json.loads((out / "inventory" / "inventory.json").read_text(encoding="utf-8"))
+    settings = (read_check(str(out / "inventory")) or {}).get("settings") or {}
+    on_gpu = {**inventory, "calls": [{**c, "device": "gpu"} for c in inventory["calls"]]}
+    gpu = predict(on_gpu, settings, {"pytorch": "2.11.0"}, "gpu")
+    assert "torch.cumprod" not in gpu["differing"]
+    assert not [f for f in gpu["findings"] if f["source"]["id"] == "torch.cumprod"]
+    uncounted = {**on_gpu, "calls": [{**c, "call": {k: v for k, v in c["call"].items() if k != "input.numel"}}
+                                     if c["op"] == "torch.cumprod" else c for c in on_gpu["calls"]]}
+    assert "torch.cumprod" in predict(uncounted, settings, {"pytorch": "2.11.0"}, "gpu")["differing"]

@@ -107,7 +107,7 @@ def test_call_facts_layout_and_a_kb_that_refuses_a_fact() -> None:
     assert "deterministic" in answer and (answer.get("call_used") or {}).get("input.layout") == "sparse_coo"
     # an op the KB knows by name only (no signature): names from elsewhere, no TypeError
     assert _torch_calls.facts(torch.relu, "torch.relu", (torch.ones(2),), {}) == {
-        "input.ndim": 1, "input.dtype": "float32", "input.layout": "strided"}
+        "input.ndim": 1, "input.numel": 2, "input.dtype": "float32", "input.layout": "strided"}
 
 
 def test_exact_dtypes_are_sent_and_their_kinds_where_the_kb_takes_only_kinds() -> None:
@@ -118,7 +118,8 @@ def test_exact_dtypes_are_sent_and_their_kinds_where_the_kb_takes_only_kinds() -
 
     a, b = torch.ones(1, 2, 2, dtype=torch.bfloat16), torch.ones(1, 2, 2, dtype=torch.bfloat16)
     facts = _torch_calls.facts(torch.bmm, "torch.bmm", (a, b), {})
-    assert facts == {"input.ndim": 3, "input.dtype": "bfloat16", "mat2": "bfloat16", "input.layout": "strided"}
+    assert facts == {"input.ndim": 3, "input.numel": 4, "input.dtype": "bfloat16", "mat2": "bfloat16",
+                     "input.layout": "strided"}
     ids = _torch_calls.facts(torch.nn.functional.embedding, "torch.nn.functional.embedding",
                              (torch.zeros(2, dtype=torch.int64), torch.ones(3, 2, dtype=torch.float16)), {})
     assert ids["input.dtype"] == "int64" and ids["weight"] == "float16"

@@ -137,6 +137,19 @@ def test_a_schedule_made_on_the_host_is_answered_for_the_cpu(tmp_path):
     assert [line for line, _ in found] == [18, 19]  # x: unknown; device="cuda": on the GPU
 
 
+@needs_calls
+def test_a_length_the_code_cannot_know_stays_a_possible_finding_naming_it(tmp_path):
+    """The cumprod record holds for more than 65,536 elements (`input.numel`); the scanner never
+    knows a length, so a CUDA cumprod is possible, depending on the count (issue 42)."""
+    report = _scan(tmp_path, {"d.py": """\
+        import torch
+        def f(x):
+            return torch.cumprod(x.cuda(), dim=0)
+        """})
+    (finding,) = [f for f in report.findings if f.record == "torch.cumprod"]
+    assert finding.level == "possible" and "input.numel" in finding.depends_on
+
+
 def test_a_running_count_of_a_boolean_mask(tmp_path):
     report = _scan(tmp_path, {"p.py": """\
         import torch

@@ -262,7 +262,8 @@ def test_sweep_cases_are_evidence_for_the_call_that_ran(kbq) -> None:
     (evidence,) = s.verified
     assert evidence.verifier == "sweep:pytorch-eager" and evidence.file == SWEEP
     assert evidence.sweep["class"] == "silent" and evidence.sweep["dtype"] == "float32"
-    assert evidence.call == {"dim": 0, "input.dtype": "float32", "input.ndim": 1}  # args[0] named, the exact dtype, shape dropped
+    # args[0] named, the exact dtype, the shape as its element count (a condition may state a range of it)
+    assert evidence.call == {"dim": 0, "input.dtype": "float32", "input.ndim": 1, "input.numel": 4_000_000}
     assert [(m.mode, m.solutions, m.distinct) for m in evidence.modes] == [("default", (), 4), ("switch", ("PT_DET",), 4)]
     assert evidence.contradicts == ()
 

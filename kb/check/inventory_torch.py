@@ -3,7 +3,7 @@ the knowledge base's call conditions use, recorded by a TorchFunctionMode over t
 process (not only inside modules: a loss computed in the training loop is a call too).
 
 Why these facts: whether a call repeats depends on how it is called (the exact dtypes, the
-input's rank and layout, argument values, the attention backend PyTorch picks: see
+input's rank, element count and layout, argument values, the attention backend PyTorch picks: see
 kb.probe.calls, which the probe's per-module recording uses too), and on the device it runs
 on. A call is recorded once per distinct (op, facts, device), with a count, the step it was
 first seen in, and the modules it was made in. Also recorded: the DataLoaders made (their
@@ -26,6 +26,9 @@ from kb.probe import calls as probe_calls
 from kb.probe.blame import RANDOM
 
 MAX_CALLS = 5000
+MAX_COUNTS = 8
+"""Distinct element counts (`input.numel`) recorded per call; further ones are recorded without it."""
+NUMEL = "input.numel"
 WRAPPED = "_kb_check"
 """The attribute that marks a seeding function this module has wrapped already (never twice)."""
 ADAPTIVE_AVG = frozenset({"torch.nn.functional.adaptive_avg_pool1d", "torch.nn.functional.adaptive_avg_pool2d",
@@ -95,6 +98,7 @@ class Inventory(TorchFunctionMode):
         self.step = step
         self.error = error
         self.calls: dict[tuple, dict] = {}
+        self.counts: dict[tuple, set[int]] = {}  # the element counts seen per call without them (counted)
         self.busy = False
         self.seeded_at: int | None = None  # the step of the first manual_seed, if any
         self.draws_before_seed: dict[str, int] = {}
@@ -159,6 +163,7 @@ class Inventory(TorchFunctionMode):
         if backend:
             facts["compiled"] = backend
         device = _device(args, kwargs)
+        facts = self.counted(name, facts, device)
         key = (name, json.dumps(facts, sort_keys=True, default=str), device)
         entry = self.calls.get(key)
         if entry is None:
@@ -181,6 +186,20 @@ class Inventory(TorchFunctionMode):
             entry["modules"].append(modules[-1])
         if name.rsplit(".", 1)[-1] in RANDOM and self.seeded_at is None:
             self.draws_before_seed[name] = self.draws_before_seed.get(name, 0) + 1
+
+    def counted(self, name: str, facts: dict, device: str) -> dict:
+        """The facts with the input's element count while the same call (op, other facts, device) has been
+        seen with at most MAX_COUNTS counts; past that, without it (unknown: a record that depends on it
+        still applies). Why a bound: a program whose sizes vary step to step (sequences of many lengths)
+        would otherwise make one entry per size and reach MAX_CALLS, after which calls go unrecorded."""
+        if NUMEL not in facts:
+            return facts
+        rest = {k: v for k, v in facts.items() if k != NUMEL}
+        seen = self.counts.setdefault((name, json.dumps(rest, sort_keys=True, default=str), device), set())
+        if facts[NUMEL] in seen or len(seen) < MAX_COUNTS:
+            seen.add(facts[NUMEL])
+            return facts
+        return rest
 
     def seeded(self) -> None:
         if self.seeded_at is None:
@@ -231,6 +250,7 @@ def _schema_facts(schema, args: tuple, kwargs: dict) -> dict:
             out[key] = value
     if first is not None:
         out["input.ndim"] = first.dim()
+        out["input.numel"] = first.numel()
         out["input.dtype"] = probe_calls.dtype_name(first)
         out["input.layout"] = "strided" if first.layout is torch.strided else str(first.layout).replace("torch.", "")
     return out

@@ -1,6 +1,6 @@
 """PyTorch: what each framework call inside a watched module was, in the terms of the
 knowledge base's call conditions (parameter values, the exact dtypes of tensor arguments,
-`input.ndim`, `input.dtype` (the exact dtype: bfloat16, float32, int64; kb.probe.kbask asks
+`input.ndim`, `input.numel` (the element count), `input.dtype` (the exact dtype: bfloat16, float32, int64; kb.probe.kbask asks
 with its kind where the KB takes only kinds), `input.layout` (strided, sparse_coo, ...: sparse
 records depend on it), and the attention backend the framework chose).
 
@@ -161,6 +161,7 @@ def facts(func, op: str, args: tuple, kwargs: dict) -> dict:
         first = _one(out, key, value, first)
     if first is not None:
         out["input.ndim"] = first.dim()
+        out["input.numel"] = first.numel()  # a scan's kernel changes with length (kb/calls.py NUMEL)
         out["input.dtype"] = dtype_name(first)
         # strided too: a KB that takes the layout decides a dense call (a sparse-only record
         # does not apply) instead of leaving it open; kb.probe.kbask drops it for a KB without it

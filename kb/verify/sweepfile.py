@@ -298,6 +298,8 @@ def case_call(case: dict, suite: str, params: tuple | None) -> dict:
         elif key.isidentifier() and _literal(value) and (not params or key in known or signatures.open_ended(params)):
             out[key] = value
             _tensor_facts(out, key, meta)
+    if "input.numel" not in out and (count := _count(raw.get("input.shape"))) is not None:
+        out["input.numel"] = count  # the element count of the input the case ran (a condition may state a range)
     if "input.dtype" not in out and case.get("dtype") in DTYPES:
         out["input.dtype"] = case["dtype"]
     elif "input.dtype" not in out and dtype_kind(case.get("dtype")):
@@ -322,6 +324,16 @@ def _tensor_facts(out: dict, name: str, meta: dict | None) -> None:
         out.setdefault(f"{name}.dtype", meta["dtype"])
     if isinstance(meta.get("tensor"), list):
         out.setdefault(f"{name}.ndim", len(meta["tensor"]))
+
+
+def _count(shape: object) -> int | None:
+    """The element count of a shape the sweep wrote (a list of whole numbers); None for anything else."""
+    if not isinstance(shape, list) or len(shape) > 64 or not all(type(n) is int and n >= 0 for n in shape):
+        return None
+    count = 1
+    for n in shape:
+        count *= n
+    return count
 
 
 def kb_op(op: str) -> str:

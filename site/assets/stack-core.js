@@ -296,7 +296,68 @@
     uint8: "int", uint16: "int", uint32: "int", uint64: "int", int8: "int", int16: "int", int32: "int", int64: "int",
     bool: "bool", complex32: "complex", complex64: "complex", complex128: "complex" };
   var LAYOUTS = ["strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"];
-  var GIVEN = "given", LEN = ".len";
+  var GIVEN = "given", LEN = ".len", NUMEL = ".numel";
+  /* kb/calls.py ARG_FACTS: `<tensor>.<fact>` of a tensor argument (`input.<fact>` for the first), with their checks */
+  var ARG_FACTS = ["dtype", "layout", "device", "ndim", "memory_format", "numel"];
+  var DEVICES = ["cpu", "cuda"], MEMORY_FORMATS = ["contiguous_format", "channels_last", "channels_last_3d"];
+  function argFact(key) {  /* [tensor, fact] or null */
+    var i = key.lastIndexOf(".");
+    if (i <= 0) return null;
+    var tensor = key.slice(0, i), fact = key.slice(i + 1);
+    return ARG_FACTS.indexOf(fact) >= 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(tensor) ? [tensor, fact] : null;
+  }
+  /* kb/calls.py bounds: ">65536", "<=65536", ">=1024,<65536" -> [lowest, highest or null]; null for no range. */
+  function bounds(text) {
+    if (typeof text !== "string" || !text || text.length > 200) return null;
+    var low = 0, high = null, parts = text.split(",");
+    for (var i = 0; i < parts.length; i++) {
+      var m = /^(>=|<=|>|<)([0-9]+)$/.exec(parts[i]);
+      if (!m) return null;
+      var n = parseInt(m[2], 10);
+      if (m[1] === ">") low = Math.max(low, n + 1);
+      else if (m[1] === ">=") low = Math.max(low, n);
+      else if (m[1] === "<") high = high === null ? n - 1 : Math.min(high, n - 1);
+      else high = high === null ? n : Math.min(high, n);
+    }
+    return high !== null && high < low ? null : [low, high];
+  }
+  /* kb/calls.py overlap: the counts and ranges two lists both admit (a pattern and its range's `when`) */
+  function overlap(a, b) {
+    var out = [];
+    var span = function (x) { x = typed(x); return x.t === "int" ? [x.v, x.v] : x.t === "str" ? bounds(x.v) : null; };
+    a.forEach(function (x) {
+      b.forEach(function (y) {
+        var sx = span(x), sy = span(y);
+        if (sx === null || sy === null) return;
+        var low = Math.max(sx[0], sy[0]), highs = [sx[1], sy[1]].filter(function (h) { return h !== null; });
+        var high = highs.length ? Math.min.apply(null, highs) : null;
+        if (high !== null && high < low) return;
+        var value = high === low ? low : high === null ? ">=" + low : ">=" + low + ",<=" + high;
+        if (!member(value, out)) out.push(value);
+      });
+    });
+    return out;
+  }
+  function inCount(v, text) {
+    var span = bounds(text);
+    return span !== null && v.t === "int" && span[0] <= v.v && (span[1] === null || v.v <= span[1]);
+  }
+  function rangeText(v) {
+    if (typeof v !== "string") return show(v);
+    return v.split(",").map(function (part) { var m = /^(>=|<=|>|<)(.*)$/.exec(part); return m[1] + " " + m[2]; }).join(" and ");
+  }
+  /* kb/calls.py check_arg_fact: a tensor argument's fact with a value that fact cannot take */
+  function checkArgFact(key, v) {
+    var parts = argFact(key);
+    if (parts === null || key === "input.ndim" || key === "input.dtype" || key === "input.layout") return;
+    var fact = parts[1];
+    if (fact === "dtype" && KINDS.indexOf(v.v) < 0 && !isDtype(v.v)) throw new Error("call['" + key + "'] is a dtype kind (" + KINDS.join(", ") + ") or an exact dtype (" + Object.keys(DTYPES).join(", ") + ")");
+    if (fact === "layout" && LAYOUTS.indexOf(v.v) < 0) throw new Error("call['" + key + "'] is a layout: " + LAYOUTS.join(", "));
+    if (fact === "device" && DEVICES.indexOf(v.v) < 0) throw new Error("call['" + key + "'] is a device type: " + DEVICES.join(", "));
+    if (fact === "ndim" && (v.t !== "int" || v.v < 0)) throw new Error("call['" + key + "'] is the tensor's rank, a whole number >= 0");
+    if (fact === "memory_format" && MEMORY_FORMATS.indexOf(v.v) < 0) throw new Error("call['" + key + "'] is a memory format: " + MEMORY_FORMATS.join(", "));
+    if (fact === "numel" && (v.t !== "int" || v.v < 0)) throw new Error("call['" + key + "'] is the tensor's element count (tensor.numel()), a whole number >= 0");
+  }
   var DEFAULT_FACTS = { "compiled": { t: "none", v: null } };  /* input.layout left out is unknown, as every input.* fact */
   function isDtype(v) { return Object.prototype.hasOwnProperty.call(DTYPES, v); }
 
@@ -321,6 +382,7 @@
   function valueHolds(v, values) {
     if (member(v, values)) return true;
     v = typed(v);
+    if (v.t === "int" && values.some(function (x) { return typeof x === "string" && inCount(v, x); })) return true;
     if (v.t !== "none" && values.indexOf(GIVEN) >= 0) return true;
     if (v.t === "str" && isDtype(v.v) && KINDS.indexOf(v.v) < 0 && values.indexOf(DTYPES[v.v]) >= 0) return true;
     if (v.t === "str" && KINDS.indexOf(v.v) >= 0 && values.some(function (x) { return typeof x === "string" && DTYPES[x] === v.v && isDtype(x); })) return null;
@@ -361,8 +423,8 @@
   function bind(op, call, params) {
     var forms = params.forms || [];
     if (forms.length < 2) return params;
-    var keys = Object.keys(call).filter(function (k) { return FACTS.indexOf(k) < 0; })
-      .map(function (k) { return k.slice(-LEN.length) === LEN ? k.slice(0, -LEN.length) : k; });
+    var keys = Object.keys(call).filter(function (k) { var a = argFact(k); return FACTS.indexOf(k) < 0 && !(a && a[0] === "input"); })
+      .map(function (k) { var a = argFact(k); return k.slice(-LEN.length) === LEN ? k.slice(0, -LEN.length) : a ? a[0] : k; });
     for (var i = 0; i < forms.length; i++) {
       var have = names(forms[i]);
       if (openEnded(forms[i]) || keys.every(function (k) { return have.indexOf(k) >= 0; })) {
@@ -413,6 +475,7 @@
       if (key === "input.dtype" && KINDS.indexOf(v.v) < 0 && !isDtype(v.v)) throw new Error("call['input.dtype'] is a dtype kind (" + KINDS.join(", ") + ") or an exact dtype (" + Object.keys(DTYPES).join(", ") + ")");
       if (key.slice(-LEN.length) === LEN && (v.t !== "int" || v.v < 0)) throw new Error("call['" + key + "'] is the length of the sequence " + key.slice(0, -LEN.length) + ", a whole number >= 0");
       if (key === "input.layout" && LAYOUTS.indexOf(v.v) < 0) throw new Error("call['input.layout'] is the input's layout: " + LAYOUTS.join(", "));
+      checkArgFact(key, v);
       if (key === "compiled" && v.t !== "none" && COMPILERS.indexOf(v.v) < 0) throw new Error("call['compiled'] names the compiler the call runs under: " + COMPILERS.join(", ") + ", or None for eager");
     });
     if (!params) return null;
@@ -420,7 +483,8 @@
       var known = names(params);
       Object.keys(call).forEach(function (key) {
         var isLen = key.slice(-LEN.length) === LEN && known.indexOf(key.slice(0, -LEN.length)) >= 0;
-        if (FACTS.indexOf(key) < 0 && known.indexOf(key) < 0 && !isLen) {
+        var parts = argFact(key), isArg = parts !== null && (parts[0] === "input" || known.indexOf(parts[0]) >= 0);
+        if (FACTS.indexOf(key) < 0 && known.indexOf(key) < 0 && !isLen && !isArg) {
           throw new Error(op + " has no parameter '" + key + "'; its parameters are: " + (known.join(", ") || "(none)") + "; call facts: " + FACTS.join(", "));
         }
       });
@@ -443,7 +507,9 @@
     var merged = {};
     a.forEach(function (p) { merged[p[0]] = p[1]; });
     b.forEach(function (p) {
-      merged[p[0]] = Object.prototype.hasOwnProperty.call(merged, p[0]) ? merged[p[0]].filter(function (v) { return member(v, p[1]); }) : p[1];
+      if (!Object.prototype.hasOwnProperty.call(merged, p[0])) merged[p[0]] = p[1];
+      else if (p[0].slice(-NUMEL.length) === NUMEL) merged[p[0]] = overlap(merged[p[0]], p[1]);
+      else merged[p[0]] = merged[p[0]].filter(function (v) { return member(v, p[1]); });
     });
     return asPairs(merged);
   }
@@ -463,7 +529,7 @@
   function valueOf(key, call, defaults) {
     if (Object.prototype.hasOwnProperty.call(call, key)) return [true, call[key]];
     if (Object.prototype.hasOwnProperty.call(DEFAULT_FACTS, key)) return [true, DEFAULT_FACTS[key]];
-    if (FACTS.indexOf(key) >= 0 || defaults === null || key.slice(-LEN.length) === LEN) return [false, null];
+    if (FACTS.indexOf(key) >= 0 || defaults === null || key.slice(-LEN.length) === LEN || argFact(key) !== null) return [false, null];
     var d = Object.prototype.hasOwnProperty.call(defaults, key) ? defaults[key] : UNKNOWN_DEFAULT;
     if (d === NO_DEFAULT || d === UNKNOWN_DEFAULT) return [false, null];
     return [true, d];
@@ -502,6 +568,7 @@
         if (key === "compiled") return values.map(function (v) { return v === null ? "eager" : "compiled with " + v; }).join(" or ");
         if (key !== "input.dtype" && values.length && values.every(function (v) { return typeof v === "string" && KINDS.indexOf(v) >= 0; })) return key + " is " + ("aeiou".indexOf(values[0][0]) >= 0 ? "an " : "a ") + values.join(" or ") + " tensor";
         if (key.slice(-LEN.length) === LEN) return "len(" + key.slice(0, -LEN.length) + ") is " + values.map(show).join(" or ");
+        if (key.slice(-NUMEL.length) === NUMEL && values.length && values.every(function (v) { return bounds(v) !== null || (typeof v === "number" && Number.isInteger(v)) || (v && v.t === "int"); })) return key + " is " + values.map(rangeText).join(" or ");
         if (values.length === 1 && values[0] === null) return key + " is not given";
         if (values.length === 1 && values[0] === GIVEN) return key + " is given";
         return key + " is " + values.map(show).join(" or ");
