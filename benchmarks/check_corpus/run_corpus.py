@@ -4,6 +4,11 @@ or wrong, the time the recipe costs, and the environment (GPU, driver, CUDA, fra
 
     PYTHONPATH=. python benchmarks/check_corpus/run_corpus.py --device cuda --results out.json
     PYTHONPATH=. python benchmarks/check_corpus/run_corpus.py --device cpu --only gpt_sdpa,mlp_dropout_reseed
+    PYTHONPATH=. python benchmarks/check_corpus/run_corpus.py --corpus frozen --device cuda --results frozen.json
+
+`--corpus` picks the programs: `project` (default) is this folder's corpus, the one kb check's
+rules were tuned on; `frozen` is benchmarks/check_frozen/ (its list in programs.py there),
+written before any further tuning and measured once.
 
 Programs whose library is not installed (torchvision, jax) are listed as skipped, with the
 reason. `--jobs N` checks N programs at a time (their runs then share the GPU: the time
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import importlib.util
+from types import ModuleType
 import json
 import os
 import subprocess
@@ -26,6 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+FROZEN = ROOT / "benchmarks" / "check_frozen"
 
 # name, file, the library it needs beyond torch, extra arguments
 PROGRAMS: list[tuple[str, str, str | None, list[str]]] = [  # the slow ones (compilation) first
@@ -48,6 +55,24 @@ PROGRAMS: list[tuple[str, str, str | None, list[str]]] = [  # the slow ones (com
     ("tts_length_regulator", "tts_length_regulator.py", None, []),
     ("mlp_dropout_reseed", "mlp_dropout_reseed.py", None, []),
 ]
+
+
+def _module(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"_corpus_{path.parent.name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def corpus(name: str) -> tuple[Path, list[tuple[str, str, str | None, list[str]]]]:
+    """The folder and the program list of a corpus: the project's (this folder) or the frozen one."""
+    if name == "project":
+        return HERE, PROGRAMS
+    if name == "frozen":
+        return FROZEN, _module(FROZEN / "programs.py").PROGRAMS
+    raise ValueError(f"unknown corpus {name!r} (project or frozen)")
 
 
 def environment(device: str) -> dict:
@@ -96,7 +121,7 @@ def _detail(result: dict) -> dict:
     return {"steps": result.get("steps"), "compared": result.get("compared")}
 
 
-def check_one(name: str, file: str, extra: list[str], args, python: str) -> dict:
+def check_one(name: str, file: str, extra: list[str], args, python: str, folder: Path = HERE) -> dict:
     prog_args = list(extra)
     if file.startswith("jax_"):
         if args.device == "cpu":
@@ -105,11 +130,11 @@ def check_one(name: str, file: str, extra: list[str], args, python: str) -> dict
         prog_args += ["--device", args.device]
     out = Path(args.work) / name
     cmd = [python, "-m", "kb", "check", "--json", "--quiet", "--steps", str(args.steps), "--out", str(out),
-           "--timeout", str(args.timeout), "--blame", args.blame, "--", python, str(HERE / file), *prog_args]
+           "--timeout", str(args.timeout), "--blame", args.blame, "--", python, str(folder / file), *prog_args]
     start = time.perf_counter()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
-    row: dict = {"program": name, "file": f"benchmarks/check_corpus/{file}", "args": prog_args, "exit": proc.returncode,
+    row: dict = {"program": name, "file": f"benchmarks/{folder.name}/{file}", "args": prog_args, "exit": proc.returncode,
                  "seconds": round(time.perf_counter() - start, 1)}
     try:
         report = json.loads(proc.stdout) if proc.stdout.strip() else None
@@ -130,6 +155,8 @@ def check_one(name: str, file: str, extra: list[str], args, python: str) -> dict
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    ap.add_argument("--corpus", choices=("project", "frozen"), default="project",
+                    help="which programs: the project corpus (default) or benchmarks/check_frozen/")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--results", required=True, help="the results file to write (JSON)")
     ap.add_argument("--work", default="/tmp/kb-check-corpus", help="folder for the runs")
@@ -139,8 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=300, help="seconds one run may take")
     ap.add_argument("--blame", choices=("all", "recipe", "none"), default="recipe")
     args = ap.parse_args(argv)
+    folder, programs = corpus(args.corpus)
     wanted = {n for n in args.only.split(",") if n}
-    unknown = wanted - {p[0] for p in PROGRAMS}
+    unknown = wanted - {p[0] for p in programs}
     if unknown:
         ap.error(f"unknown program(s): {', '.join(sorted(unknown))}")
     python = sys.executable
@@ -148,32 +176,32 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     rows: dict[str, dict] = {}
     todo = []
-    for name, file, needs, extra in PROGRAMS:
+    for name, file, needs, extra in programs:
         if wanted and name not in wanted:
             continue
         if needs and importlib.util.find_spec(needs) is None:
-            rows[name] = {"program": name, "file": f"benchmarks/check_corpus/{file}", "skipped": f"needs {needs}"}
+            rows[name] = {"program": name, "file": f"benchmarks/{folder.name}/{file}", "skipped": f"needs {needs}"}
             continue
         todo.append((name, file, extra))
 
     def task(item):
         name, file, extra = item
         if args.budget and time.perf_counter() - t0 > args.budget:
-            return {"program": name, "file": f"benchmarks/check_corpus/{file}", "skipped": "not run: --budget spent"}
+            return {"program": name, "file": f"benchmarks/{folder.name}/{file}", "skipped": "not run: --budget spent"}
         try:
-            return check_one(name, file, extra, args, python)
+            return check_one(name, file, extra, args, python, folder)
         except Exception as exc:  # one program's failure is its row, the others go on
-            return {"program": name, "file": f"benchmarks/check_corpus/{file}", "error": f"{type(exc).__name__}: {exc}"}
+            return {"program": name, "file": f"benchmarks/{folder.name}/{file}", "error": f"{type(exc).__name__}: {exc}"}
 
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
         for row in pool.map(task, todo):
             rows[row["program"]] = row
-    ordered = [rows[p[0]] for p in PROGRAMS if p[0] in rows]
+    ordered = [rows[p[0]] for p in programs if p[0] in rows]
     decided = [r for r in ordered if r.get("right") is not None]
     doc = {
         "kind": "check-corpus", "started": started, "wall_s": round(time.perf_counter() - t0, 1),
         "command": "python benchmarks/check_corpus/run_corpus.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "device": args.device, "steps": args.steps, "jobs": args.jobs, "environment": environment(args.device),
+        "corpus": args.corpus, "device": args.device, "steps": args.steps, "jobs": args.jobs, "environment": environment(args.device),
         "counts": {"programs": len(ordered), "decided": len(decided), "right": sum(1 for r in decided if r["right"]),
                    "as_written_right": sum(1 for r in decided if r.get("as_written_right")),
                    "skipped": sum(1 for r in ordered if "skipped" in r), "errors": sum(1 for r in ordered if "error" in r)},

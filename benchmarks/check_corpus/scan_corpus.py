@@ -4,6 +4,7 @@ that predicts what `kb check`'s runs did on the GPU, or marks the finding that d
 
     PYTHONPATH=. python benchmarks/check_corpus/scan_corpus.py --outcomes data/check/<env>/<stamp>-corpus.json ... \
         --results data/check/scan-<stamp>.json
+    PYTHONPATH=. python benchmarks/check_corpus/scan_corpus.py --corpus frozen --outcomes frozen.json --results scan.json
 
 For each program the scan's findings are read with the knowledge base's answer for each
 record under the scan's recipe: fixed (a recipe code fixes it), raises (its switch raises and
@@ -28,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from run_corpus import PROGRAMS  # noqa: E402
+from run_corpus import corpus  # noqa: E402
 
 VERSIONS = "torch=2.11,jax=0.11.2"
 RAISING = {"PT_DET", "PT_FILL", "XLA_DET", "XLA_EXCL"}
@@ -51,8 +52,8 @@ def _under(finding: dict, codes: list[str]) -> str:
     from kb.query import index
 
     solutions = index()["solutions"]
-    switch, fixes = _switch(finding["record"], finding["version"], finding["framework"])
-    fixes = set(fixes) or set(finding.get("codes") or [])
+    switch, solved = _switch(finding["record"], finding["version"], finding["framework"])
+    fixes = set(solved) or set(finding.get("codes") or [])
     for code in codes:
         if code in fixes or set(solutions.get(code, {}).get("implies", ())) & fixes:
             return "fixed"
@@ -61,9 +62,9 @@ def _under(finding: dict, codes: list[str]) -> str:
     return "differs"
 
 
-def scan(file: str) -> dict:
+def scan(file: str, folder: Path = HERE) -> dict:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "kb", "scan", str(HERE / file), "--versions", VERSIONS, "--format", "json"],
+    proc = subprocess.run([sys.executable, "-m", "kb", "scan", str(folder / file), "--versions", VERSIONS, "--format", "json"],
                           capture_output=True, text=True, env=env, cwd=ROOT)
     data = json.loads(proc.stdout)
     codes = list(dict.fromkeys(c for r in data.get("recipes", []) for c in r["codes"]))
@@ -86,7 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--outcomes", nargs="+", required=True, help="run_corpus.py results files (later ones win)")
     ap.add_argument("--results", required=True)
+    ap.add_argument("--corpus", choices=("project", "frozen"), default="project",
+                    help="which programs: the project corpus (default) or benchmarks/check_frozen/")
     args = ap.parse_args(argv)
+    folder, programs = corpus(args.corpus)
     outcomes: dict[str, dict] = {}
     for path in args.outcomes:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -95,10 +99,10 @@ def main(argv: list[str] | None = None) -> int:
                 outcomes[row["program"]] = {"outcome": row["outcome"], "recipe": row["recipe"], "file": path,
                                             "as_written": row.get("as_written_outcome")}
     rows = []
-    for name, file, _, _ in PROGRAMS:
-        got = scan(file)
+    for name, file, _, _ in programs:
+        got = scan(file, folder)
         seen = outcomes.get(name)
-        row = {"program": name, "file": f"benchmarks/check_corpus/{file}", **got}
+        row = {"program": name, "file": f"benchmarks/{folder.name}/{file}", **got}
         if seen:
             row["check_recipe"], row["outcome_file"] = seen["recipe"], seen["file"]
             # the runs that had the scan's recipe: the recipe runs where both recipes are the same,
@@ -121,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{row.get('agreement')}", file=sys.stderr, flush=True)
     doc = {"kind": "check-corpus-scan", "started": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "command": "python benchmarks/check_corpus/scan_corpus.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-           "versions": VERSIONS,
+           "corpus": args.corpus, "versions": VERSIONS,
            "counts": {k: sum(1 for r in rows if r.get("agreement") == k) for k in ("predicts", "possible", "miss")},
            "programs": rows}
     path = Path(args.results)
