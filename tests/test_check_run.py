@@ -85,6 +85,12 @@ def test_pairs_of_runs_identical_differing_raising_failed(tmp_path: Path) -> Non
     got = pair(a, raised, 3)
     assert got["result"] == "raises" and got["raised"]["kernel"] == "nll_loss2d_forward_out_cuda_template"
     assert got["raised"]["line"] == "train.py:12: loss = ce(x, y)"
+    for message in ("CUDA error: out of memory\nSearch for `cudaErrorMemoryAllocation'",
+                    "Unable to initialize backend 'cuda': INTERNAL: no supported devices found for platform CUDA"):
+        starved = _run(tmp_path / f"oom{len(message)}", [1.0], raised={"type": "RuntimeError", "message": message,
+                                                                       "where": ["train.py:3: x.to(dev)"]})
+        got = pair(a, starved, 3)
+        assert got["result"] == "failed" and "GPU memory" in got["why"], got
     unhooked = run_summary(str(tmp_path / "nothing"), 0, 1.0, "")
     assert pair(a, unhooked, 3)["result"] == "failed"
     timing = time_ratio([a, b], [c, c])

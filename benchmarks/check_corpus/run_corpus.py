@@ -75,6 +75,16 @@ def corpus(name: str) -> tuple[Path, list[tuple[str, str, str | None, list[str]]
     raise ValueError(f"unknown corpus {name!r} (project or frozen)")
 
 
+def shared_gpu_env(jobs: int) -> dict[str, str]:
+    """Variables that let several programs share one GPU. JAX takes 75% of the GPU's memory at
+    start-up by default, so a second JAX program (or any program beside it) ran out of memory
+    when programs were checked side by side: with `--jobs` above 1 JAX allocates as it goes.
+    This changes where buffers live, not what is computed; the results file lists it."""
+    if jobs <= 1 or "XLA_PYTHON_CLIENT_PREALLOCATE" in os.environ:
+        return {}
+    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
 def environment(device: str) -> dict:
     from kb.verify.env import detect
 
@@ -133,6 +143,7 @@ def check_one(name: str, file: str, extra: list[str], args, python: str, folder:
            "--timeout", str(args.timeout), "--blame", args.blame, "--", python, str(folder / file), *prog_args]
     start = time.perf_counter()
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env.update(shared_gpu_env(args.jobs))
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     row: dict = {"program": name, "file": f"benchmarks/{folder.name}/{file}", "args": prog_args, "exit": proc.returncode,
                  "seconds": round(time.perf_counter() - start, 1)}
@@ -201,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = {
         "kind": "check-corpus", "started": started, "wall_s": round(time.perf_counter() - t0, 1),
         "command": "python benchmarks/check_corpus/run_corpus.py " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "corpus": args.corpus, "device": args.device, "steps": args.steps, "jobs": args.jobs, "environment": environment(args.device),
+        "corpus": args.corpus, "device": args.device, "steps": args.steps, "jobs": args.jobs, "set_for_programs": shared_gpu_env(args.jobs), "environment": environment(args.device),
         "counts": {"programs": len(ordered), "decided": len(decided), "right": sum(1 for r in decided if r["right"]),
                    "as_written_right": sum(1 for r in decided if r.get("as_written_right")),
                    "skipped": sum(1 for r in ordered if "skipped" in r), "errors": sum(1 for r in ordered if "error" in r)},

@@ -21,6 +21,13 @@ from kb import jsonio
 from kb.check.boot import CHECK_FILE
 
 KERNEL = re.compile(r"^(\S+) does not have a deterministic implementation")
+RESOURCES = re.compile(r"CUDA error: out of memory|CUDA out of memory|OutOfMemoryError|CUBLAS_STATUS_ALLOC_FAILED|"
+                       r"RESOURCE_EXHAUSTED|Unable to initialize backend 'cuda'|no CUDA-capable device|"
+                       r"no supported devices found")
+"""An exception that says the machine ran out of memory or had no device: the run did not get
+far enough to say anything about repeating (a second program on the same GPU, a JAX process that
+took the memory first), so the pair is `failed` with the reason, never `raises`, which would
+count as the recipe's switch raising."""
 LIMITS = jsonio.Limits(max_bytes=4 * 1024 * 1024, max_depth=16, max_nodes=200_000, max_string=64 * 1024)
 
 
@@ -69,6 +76,9 @@ def pair(a: dict, b: dict, steps: int) -> dict:
     """Compare two runs of the same configuration."""
     for run in (a, b):
         raised = _raised(run)
+        if raised and RESOURCES.search(raised["message"] or ""):
+            return {"result": "failed", "why": "a run ran out of GPU memory or found no GPU, so it says nothing about "
+                    "repeating: " + raised["message"].strip().splitlines()[0][:200], "raised": raised}
         if raised:
             return {"result": "raises", "raised": raised}
     for run in (a, b):
