@@ -143,6 +143,8 @@ def coverage(inventory: dict, sweeps: list[dict], root: Path) -> dict:
     from kb.verify import sweepfile
 
     by_op: dict[str, list[tuple[dict, dict]]] = {}
+    by_unit: dict[str, list[tuple[dict, dict]]] = {}  # a JAX unit's own name (jax.numpy.ndarray.at.multiply)
+    by_catalog: dict[str, list[tuple[dict, dict]]] = {}  # a JAX branch unit (name|b:variant): the cases it ran
     params: dict[str, Any] = {}
     for data in sweeps:
         if data.get("framework") != inventory["framework"]:
@@ -155,9 +157,19 @@ def coverage(inventory: dict, sweeps: list[dict], root: Path) -> dict:
                 params[op] = sweepfile.params_for(data["framework"], op, root)
             call = sweepfile.case_call(case, data["suite"], params[op])
             by_op.setdefault(_key(op), []).append((case, call))
+            if op != case["op"]:
+                by_unit.setdefault(_key(case["op"]), []).append((case, call))
+            if "|b:" in str(case.get("branch")):
+                by_catalog.setdefault(case["branch"], []).append((case, call))
     out: dict[str, Counter] = {}
     for op in inventory["ops"]:
-        cases = by_op.get(_key(op["op"]), [])
+        # A JAX branch unit's entry (catalog name|b:variant: the primitives of that one call) takes that
+        # unit's cases; an entry spelled as the function that ran (x.at[i].multiply, jnp.add.at) takes that
+        # function's cases; the name a record lists (jax.numpy.ndarray.at) takes all of them.
+        if "|b:" in str(op.get("catalog")):
+            cases = by_catalog.get(op["catalog"], [])
+        else:
+            cases = by_unit.get(_key(op["op"])) or by_op.get(_key(op["op"]), [])
         for b in op["branches"]:
             seen = Counter(c["class"] for c, call in cases
                            if sweepfile.passes(b["pass"], c.get("pass", "")) and states(b.get("when", {}), call))
