@@ -82,7 +82,7 @@ def cause(b: dict, evidence: list[tuple[dict, dict]], every: list[tuple[dict, di
     when = b.get("when", {})
     if b["kind"] == "dtype" and "input.dtype" in when:
         return "dtype-not-swept", _group(when["input.dtype"])
-    for key, value in when.items():
+    for key in when:
         if not any(key in call or (key == "input.layout") for _, call in in_pass):
             return "fact-not-stated", key
     for key, value in when.items():
