@@ -22,6 +22,7 @@ is `unrunnable` and not missing.
     python scripts/branch_inventory.py coverage --units pytorch-eager:int,bool,complex
     python scripts/branch_inventory.py coverage --units jax:float16,float64
     python scripts/branch_inventory.py coverage --units jax-branches
+    python scripts/branch_gap.py --estimate OUT/sweeps       # what a (dry) run's files would add
 """
 
 from __future__ import annotations
@@ -128,7 +129,7 @@ def report(detail: str | None = None) -> int:
     return 0
 
 
-def units(spec: str) -> list[str]:
+def units(spec: str, targets: list | None = None) -> list[str]:
     """Catalog units whose run would give missing branches evidence.
 
     pytorch-eager:G1,G2  op_db / module_db units with a dtype branch of group G (int, bool, complex,
@@ -150,12 +151,30 @@ def units(spec: str) -> list[str]:
             if suite == "jax-branches":
                 if "|b:" in cat and r["cause"] != "skipped":
                     out[cat] = None
+                    if targets is not None:
+                        targets.append(r)
                 continue
             if "|b:" in cat or r["kind"] != "dtype" or _group(r["when"].get("input.dtype")) not in want:
                 continue
             if r["cause"] in ("dtype-not-swept", "budget", "no-case"):
                 out[cat.split("|")[0] if framework == "jax" else cat] = None
+                if targets is not None:
+                    targets.append(r)
     return list(out)
+
+
+def estimate(folder: str) -> int:
+    """How many branches without evidence the sweep files under `folder` would give evidence to, read as
+    if they were GPU files of the inventory's release (a CPU dry run of the GPU scripts: an estimate)."""
+    extra = [s.data for s in sweepfile.load_sweeps(Path(ROOT), Path(folder)) if s.data]
+    for name, inv, reasons, sweeps in inventories():
+        mine = [d for d in extra if d["framework"] == inv["framework"]]
+        before = {(r["op"], r["catalog"], r["id"]) for r in missing(inv, reasons, sweeps)}
+        after = {(r["op"], r["catalog"], r["id"]) for r in missing(inv, reasons, sweeps + mine)}
+        gained = Counter(r[2].split("|")[1] for r in before - after)
+        print(f"{name}: {len(before - after)} of {len(before)} branches without evidence would have some from "
+              f"{len(mine)} file(s) under {folder}: {dict(sorted(gained.items()))}")
+    return 0
 
 
 def main(argv: list[str]) -> int:
@@ -165,10 +184,16 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--missing", action="store_true")
     ap.add_argument("--detail", metavar="FILE", help="with --missing: one JSON line per branch without evidence")
     ap.add_argument("--units", metavar="SPEC", help="print the units to sweep, one a line (see units())")
+    ap.add_argument("--estimate", metavar="DIR", help="the branches the sweep files under DIR would give evidence to")
     args = ap.parse_args(argv)
+    if args.estimate:
+        return estimate(args.estimate)
     if args.units:
-        for u in units(args.units):
+        targets: list[dict] = []
+        found = units(args.units, targets)
+        for u in found:
             print(u)
+        print(f"{args.units}: {len(found)} units for {len(targets)} branches without evidence", file=sys.stderr)
         return 0
     return report(args.detail)
 

@@ -511,7 +511,14 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
     }
     path = None
     if write:
-        path = write_evidence(out_dir if out_dir is not None else root / SWEEPS_DIR, doc, created)
+        folder = out_dir if out_dir is not None else root / SWEEPS_DIR
+        for shift in range(60):  # sweeps of one suite started in the same second, side by side: each keeps its file
+            try:
+                path = write_evidence(folder, doc, created + dt.timedelta(seconds=shift))
+                break
+            except FileExistsError:
+                if shift == 59:
+                    raise
     return doc, path
 
 
