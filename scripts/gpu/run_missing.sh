@@ -16,6 +16,7 @@
 # B: the budget in seconds after which no sweep starts a unit (the rest are `skipped`); T: the limit per unit.
 # PY: the Python that has torch (default python3). The second call is scripts/gpu/run_missing_jax.sh.
 set -u
+set -f  # unit names go through $(...) unquoted: no globbing
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 PY=${PY:-python3}

@@ -13,6 +13,7 @@
 #      earlier calls skipped them by budget or did not have them yet.
 # B: the budget in seconds; T: the limit per unit. PY: the Python that has jax (default python3).
 set -u
+set -f  # unit names go through $(...) unquoted: no globbing
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
 PY=${PY:-python3}
@@ -31,7 +32,7 @@ ops() { awk '{print "--sweep-op=" $0}' "$1"; }
 $PY -m kb --root . verify --sweep jax --sweep-dtypes float16,float64 $(ops "$L/units-jax.txt") \
     --sweep-workers 3 --sweep-budget "$B" --timeout 60 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
 $PY -m kb --root . verify --sweep jax-branches $(ops "$L/units-jax-branches.txt") \
-    --sweep-workers 2 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/jax-branches.log" 2>&1 &
+    --sweep-workers 3 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/jax-branches.log" 2>&1 &
 wait
 for f in "$L"/jax.log "$L"/jax-branches.log; do
   echo "== $f"; grep -v "^\[" "$f" | tail -n 8 | cut -c1-300
