@@ -36,10 +36,10 @@ ops() {  # one --sweep-op=UNIT per line of a file (the unit names hold '|', neve
 }
 INTD=int64/int32/int16/int8/uint8,bool,complex64/complex128
 $PY -m kb --root . verify --sweep pytorch-eager --sweep-dtypes $INTD --sweep-passes forward $(ops "$L/units-int.txt" 0) \
-    --sweep-workers 4 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/int-a.log" 2>&1 &
+    --sweep-workers 5 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/int-a.log" 2>&1 &
 sleep 3  # each sweep names its file by its start second and suite: two in one second would collide
 $PY -m kb --root . verify --sweep pytorch-eager --sweep-dtypes $INTD --sweep-passes forward $(ops "$L/units-int.txt" 1) \
-    --sweep-workers 4 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/int-b.log" 2>&1 &
+    --sweep-workers 5 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/int-b.log" 2>&1 &
 sleep 3
 $PY -m kb --root . verify --sweep pytorch-eager --sweep-dtypes float16,float64,bfloat16 --sweep-passes forward \
     --sweep-any-module-dtype $(ops "$L/units-float.txt") \

@@ -30,7 +30,7 @@ wait
 cat "$L"/units-*.log
 ops() { awk '{print "--sweep-op=" $0}' "$1"; }
 $PY -m kb --root . verify --sweep jax --sweep-dtypes float16,float64 $(ops "$L/units-jax.txt") \
-    --sweep-workers 3 --sweep-budget "$B" --timeout 60 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
+    --sweep-workers 5 --sweep-budget "$B" --timeout 60 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
 $PY -m kb --root . verify --sweep jax-branches $(ops "$L/units-jax-branches.txt") \
     --sweep-workers 3 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/jax-branches.log" 2>&1 &
 wait
