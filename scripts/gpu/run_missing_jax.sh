@@ -27,7 +27,7 @@ L="$OUT/logs"
 $PY scripts/branch_inventory.py coverage --units jax:float16,float64 > "$L/units-jax.txt" 2> "$L/units-jax.log" &
 $PY scripts/branch_inventory.py coverage --units jax-branches > "$L/units-jax-branches.txt" 2> "$L/units-jax-branches.log" &
 wait
-cat "$L"/units-*.log
+cat "$L/units-jax.log" "$L/units-jax-branches.log"
 ops() { awk '{print "--sweep-op=" $0}' "$1"; }
 $PY -m kb --root . verify --sweep jax --sweep-dtypes float16,float64 $(ops "$L/units-jax.txt") \
     --sweep-workers 5 --sweep-budget "$B" --timeout 60 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
