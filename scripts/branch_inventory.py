@@ -26,6 +26,7 @@ the default, file:line), and the XLA GPU branches of data/branches/jax-anchors.y
 
     python scripts/branch_inventory.py pytorch --src DIR --opdb DUMP.json [--out data/branches/pytorch-2.11.json]
     python scripts/branch_inventory.py jax --dump DUMP.json [--out data/branches/jax-0.11.json]
+    python scripts/branch_inventory.py coverage [--missing [--detail FILE] | --units SPEC]   (scripts/branch_gap.py)
 """
 
 from __future__ import annotations
@@ -536,23 +537,31 @@ def report_coverage() -> int:
     from kb.verify import sweepbranches, sweepfile
 
     sweeps = [s.data for s in sweepfile.load_sweeps(Path(ROOT)) if s.data and s.data.get("device") != "cpu"]
+    status = 0
     for name in sorted(os.listdir(os.path.join(ROOT, "data/branches"))):
         if not name.endswith(".json"):
             continue
         inv = sweepbranches.load(os.path.join(ROOT, "data/branches", name))
+        reasons = sweepbranches.load_reasons(sweepbranches.reasons_path(os.path.join(ROOT, "data/branches", name)), inv)
         mine = [d for d in sweeps if d["framework"] == inv["framework"] and sweepfile.version_of(d).split("+")[0] == inv["version"]]
-        cov = sweepbranches.coverage(inv, mine, Path(ROOT))
-        kinds, swept = Counter(), Counter()
+        cov = sweepbranches.coverage(inv, mine, Path(ROOT), reasons)
+        kinds, swept, stated = Counter(), Counter(), Counter()
         lines = sum(1 for o in inv["ops"] for b in o["branches"] if b["source"].get("line"))
         for o in inv["ops"]:
             for b in o["branches"]:
                 kinds[b["kind"]] += 1
-                swept[b["kind"]] += bool(cov["per_branch"][f"{o['op']}|{o.get('catalog')}|{b['id']}"])
+                key = f"{o['op']}|{o.get('catalog')}|{b['id']}"
+                swept[b["kind"]] += bool(cov["per_branch"][key])
+                stated[b["kind"]] += key in reasons and not cov["per_branch"][key]
         print(f"{name}: {len(inv['ops'])} operators, {cov['branches']} branches ({lines} with a source line), "
-              f"{cov['with_evidence']} with sweep evidence from {len(mine)} file(s); cases by class {cov['by_class']}")
+              f"{cov['with_evidence']} with sweep evidence from {len(mine)} file(s), {cov['unrunnable']} with a stated reason "
+              f"they cannot run on the device, {cov['without']} without either; cases by class {cov['by_class']}")
         for k in sorted(kinds):
-            print(f"  {k:14} {kinds[k]:5} branches, {swept[k]:5} with evidence")
-    return 0
+            print(f"  {k:14} {kinds[k]:5} branches, {swept[k]:5} with evidence, {stated[k]:4} cannot run")
+        for key in cov["conflicts"]:
+            print(f"  ERROR: {key} has sweep evidence and a stated reason it cannot run ({reasons[key][0]})")
+            status = 1
+    return status
 
 
 def main(argv=None) -> int:
@@ -563,7 +572,16 @@ def main(argv=None) -> int:
     ap.add_argument("--dump", help="JAX: scripts/branch_dump.py jax's output for the release")
     ap.add_argument("--evidence", nargs="*", default=[], help="the release's pytorch-eager sweep files (public names)")
     ap.add_argument("--out")
+    ap.add_argument("--missing", action="store_true", help="coverage: the branches without evidence, by kind and cause (scripts/branch_gap.py)")
+    ap.add_argument("--detail", metavar="FILE", help="coverage --missing: one JSON line per branch without evidence")
+    ap.add_argument("--units", metavar="SPEC", help="coverage: the units to sweep for them, e.g. pytorch-eager:int,bool or jax-branches")
     args = ap.parse_args(argv)
+    if args.framework == "coverage" and (args.missing or args.units):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import branch_gap
+
+        return branch_gap.main((["--missing"] if args.missing else []) + (["--detail", args.detail] if args.detail else [])
+                               + (["--units", args.units] if args.units else []))
     if args.framework == "coverage":
         return report_coverage()
     if args.framework == "pytorch":

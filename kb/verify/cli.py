@@ -70,7 +70,11 @@ def add_parser(sub) -> None:
     p.add_argument("--sweep-budget", type=float, default=None, metavar="S", help="stop giving out operators after S seconds; the rest are `skipped`")
     p.add_argument("--sweep-limit", type=int, default=None, metavar="N", help="only the first N operators of the catalog (a smoke run)")
     p.add_argument("--sweep-op", action="append", default=[], metavar="NAME", help="only this catalog entry (repeatable), e.g. cumsum or jax.numpy.cumsum")
-    p.add_argument("--sweep-dtypes", default="", metavar="LIST", help="PyTorch sweeps: dtypes to run, comma-separated (op_db default float32,bfloat16; branch units their own)")
+    p.add_argument("--sweep-dtypes", default="", metavar="LIST", help="dtypes to run, comma-separated (catalog default float32,bfloat16; "
+                   "PyTorch branch units their own); a/b/c: the first of them the op takes, e.g. int64/int32/uint8")
+    p.add_argument("--sweep-passes", default="", metavar="LIST", help="PyTorch op_db and modules: passes to run (default forward,backward)")
+    p.add_argument("--sweep-any-module-dtype", action="store_true",
+                   help="PyTorch modules: run the --sweep-dtypes asked even where module_db lists fewer for the module")
     p.add_argument("--sweep-planted", action="store_true", help="add planted operators (silent, fixed, raises, crash, hang) that prove the harness")
     from kb.verify.static.cli import add_arguments
 

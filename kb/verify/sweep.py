@@ -382,6 +382,7 @@ def _environment(framework: str) -> dict:
 def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, workers: int = 4,
               unit_timeout: float = 90.0, start_timeout: float = 180.0, budget: float | None = None,
               limit: int | None = None, only: tuple[str, ...] = (), planted: bool = False, dtypes: tuple[str, ...] = (),
+              passes: tuple[str, ...] = (), any_module_dtype: bool = False,
               out_dir: Path | None = None, write: bool = True, environment: dict | None = None,
               verbose: bool = True) -> tuple[dict, Path | None]:
     """Run one suite; return (document, path written or None)."""
@@ -395,8 +396,12 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
     base_env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
     base_env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     common = [*extra, "--device", device, "--runs", str(runs)] + (["--planted"] if planted else [])
-    if dtypes and framework == "pytorch":  # op_db's and the branch units' dtypes (the worker's default: float32, bfloat16)
+    if dtypes:  # the catalog's dtypes (the workers' default: float32, bfloat16); PyTorch's branch units too
         common += ["--dtypes", ",".join(dtypes)]
+    if passes and framework == "pytorch":  # op_db and modules: forward only gives dtype branches their case sooner
+        common += ["--passes", ",".join(passes)]
+    if any_module_dtype and framework == "pytorch":
+        common += ["--any-module-dtype"]
     list_env = dict(base_env)
     if framework == "jax":
         list_env["XLA_FLAGS"] = ""
@@ -506,7 +511,14 @@ def run_sweep(suite: str, root: Path, *, device: str = "cuda", runs: int = 4, wo
     }
     path = None
     if write:
-        path = write_evidence(out_dir if out_dir is not None else root / SWEEPS_DIR, doc, created)
+        folder = out_dir if out_dir is not None else root / SWEEPS_DIR
+        for shift in range(60):  # sweeps of one suite started in the same second, side by side: each keeps its file
+            try:
+                path = write_evidence(folder, doc, created + dt.timedelta(seconds=shift))
+                break
+            except FileExistsError:
+                if shift == 59:
+                    raise
     return doc, path
 
 
@@ -525,6 +537,8 @@ def main(args, root: Path) -> int:
         workers=args.sweep_workers, unit_timeout=args.timeout if args.timeout_given else 90.0,
         budget=args.sweep_budget, limit=args.sweep_limit, only=tuple(args.sweep_op), planted=args.sweep_planted,
         dtypes=tuple(d for d in (getattr(args, "sweep_dtypes", "") or "").split(",") if d),
+        passes=tuple(p for p in (getattr(args, "sweep_passes", "") or "").split(",") if p),
+        any_module_dtype=bool(getattr(args, "sweep_any_module_dtype", False)),
         out_dir=Path(args.out) if args.out else None, write=not args.no_write)
     counts = ", ".join(f"{k} {v}" for k, v in doc["counts"].items() if v)
     print(f"{args.sweep}: {len(doc['cases'])} case(s) over {doc['ops']} op(s) in {doc['wall_s']} s: {counts}")

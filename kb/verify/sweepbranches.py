@@ -138,33 +138,140 @@ def states(when: dict, call: dict) -> bool:
     return True
 
 
-def coverage(inventory: dict, sweeps: list[dict], root: Path) -> dict:
-    """Per branch id, the classes of the sweep cases that ran it; and the counts."""
+class Cases:
+    """A framework's sweep cases by the names an inventory entry is looked up under (`cases_for`)."""
+
+    def __init__(self, framework: str, sweeps: list[dict], root: Path, classes: tuple[str, ...] | None = None) -> None:
+        from kb.verify import sweepfile
+
+        self.by_op: dict[str, list[tuple[dict, dict]]] = {}
+        self.by_unit: dict[str, list[tuple[dict, dict]]] = {}  # a JAX unit's own name (jax.numpy.ndarray.at.multiply)
+        self.by_catalog: dict[str, list[tuple[dict, dict]]] = {}  # a JAX branch unit (name|b:variant): the cases it ran
+        keep = sweepfile.EVIDENCE if classes is None else classes
+        params: dict[str, Any] = {}
+        for data in sweeps:
+            if data.get("framework") != framework:
+                continue
+            for case in data["cases"]:
+                if case["class"] not in keep:
+                    continue
+                op = sweepfile.kb_op(case["op"])
+                if op not in params:
+                    own = sweepfile.params_for(data["framework"], op, root)
+                    params[op] = (own, sweepfile.defaults_for(data["framework"], op, own, root))
+                # the call as it ran: a parameter the case left out took the op's default (docs/calls.md)
+                call = sweepfile.with_defaults(sweepfile.case_call(case, data["suite"], params[op][0]), params[op][1])
+                self.by_op.setdefault(_key(op), []).append((case, call))
+                if op != case["op"]:
+                    self.by_unit.setdefault(_key(case["op"]), []).append((case, call))
+                unit = case.get("branch") or case["case"].rsplit("|", 2)[0]
+                if "|b:" in str(unit):
+                    self.by_catalog.setdefault(unit, []).append((case, call))
+
+    def cases_for(self, op: dict) -> list[tuple[dict, dict]]:
+        """(case, call facts) of the cases that ran an inventory entry's op.
+
+        A JAX branch unit's entry (catalog name|b:variant: the primitives of that one call) takes that
+        unit's cases; an entry spelled as the function that ran (x.at[i].multiply, jnp.add.at) takes that
+        function's cases; the name a record lists (jax.numpy.ndarray.at) takes all of them."""
+        if "|b:" in str(op.get("catalog")):
+            return self.by_catalog.get(op["catalog"], [])
+        return self.by_unit.get(_key(op["op"])) or self.by_op.get(_key(op["op"]), [])
+
+
+def ran(b: dict, cases: list[tuple[dict, dict]]) -> Counter:
+    """The classes of the cases (of the branch's pass) whose call the branch's facts describe."""
     from kb.verify import sweepfile
 
-    by_op: dict[str, list[tuple[dict, dict]]] = {}
-    params: dict[str, Any] = {}
-    for data in sweeps:
-        if data.get("framework") != inventory["framework"]:
-            continue
-        for case in data["cases"]:
-            if case["class"] not in sweepfile.EVIDENCE:
-                continue
-            op = sweepfile.kb_op(case["op"])
-            if op not in params:
-                params[op] = sweepfile.params_for(data["framework"], op, root)
-            call = sweepfile.case_call(case, data["suite"], params[op])
-            by_op.setdefault(_key(op), []).append((case, call))
+    return Counter(c["class"] for c, call in cases
+                   if sweepfile.passes(b["pass"], c.get("pass", "")) and states(b.get("when", {}), call))
+
+
+def coverage(inventory: dict, sweeps: list[dict], root: Path, reasons: dict | None = None) -> dict:
+    """Per branch id, the classes of the sweep cases that ran it; and the counts. A branch with a
+    stated reason it cannot run (`reasons`, from load_reasons) is counted apart; one that has both
+    evidence and a reason is listed in `conflicts` (the reason is wrong, or the evidence is)."""
+    index = Cases(inventory["framework"], sweeps, root)
+    reasons = reasons or {}
     out: dict[str, Counter] = {}
     for op in inventory["ops"]:
-        cases = by_op.get(_key(op["op"]), [])
+        cases = index.cases_for(op)
         for b in op["branches"]:
-            seen = Counter(c["class"] for c, call in cases
-                           if sweepfile.passes(b["pass"], c.get("pass", "")) and states(b.get("when", {}), call))
-            out[f"{op['op']}|{op.get('catalog')}|{b['id']}"] = seen
+            out[f"{op['op']}|{op.get('catalog')}|{b['id']}"] = ran(b, cases)
     total = len(out)
     swept = sum(1 for c in out.values() if c)
     classes: Counter[str] = Counter()
     for c in out.values():
         classes.update(c.keys())
-    return {"branches": total, "with_evidence": swept, "without": total - swept, "by_class": dict(classes), "per_branch": out}
+    conflicts = sorted(k for k in reasons if out.get(k))
+    unrunnable = sum(1 for k in reasons if k in out and not out[k])
+    return {"branches": total, "with_evidence": swept, "without": total - swept - unrunnable, "unrunnable": unrunnable,
+            "conflicts": conflicts, "by_class": dict(classes), "per_branch": out}
+
+
+# --- branches that cannot run on the device ------------------------------------------------
+
+UNRUNNABLE = {
+    "no-cuda-kernel": "the release has no CUDA kernel for this dtype, layout or call",
+    "other-device": "the branch is selected only on another device or build (CPU, ROCm, MPS, XPU)",
+    "not-reachable": "the public op never takes this branch: every call it makes fixes the selecting value otherwise",
+    "needs-other-hardware": "the branch needs hardware one H100 lacks (several GPUs, another architecture)",
+}
+"""Why a branch cannot run on the sweep's device (one H100, the release's CUDA wheel); `why:` says
+what was read, where. Time, budget or a missing unit is never one of these: such a branch is missing."""
+
+
+def reasons_path(inventory_path: Path | str) -> Path:
+    """data/branches/pytorch-2.11.json -> data/branches/pytorch-2.11.reasons.yaml"""
+    path = Path(inventory_path)
+    return path.with_name(path.stem + ".reasons.yaml")
+
+
+def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]]:
+    """Per coverage key (op|catalog|branch id), (reason, why) from a reasons file; {} when there is none.
+
+    Each entry: `op`, optional `catalog` (else every entry of that op), `branches` (ids of that op),
+    `unrunnable` (one of UNRUNNABLE) and `why` (what was read, file:line). ValueError names the file,
+    the entry and the field."""
+    import yaml
+
+    path = Path(path)
+    if not path.exists():
+        return {}
+    where = str(path)
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: not YAML: {exc}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("reasons"), list):
+        _fail(where, "a reasons file is a mapping with a `reasons:` list")
+    entries: dict[str, list[dict]] = {}
+    for op in inventory["ops"]:
+        entries.setdefault(op["op"], []).append(op)
+    out: dict[str, tuple[str, str]] = {}
+    for i, r in enumerate(doc["reasons"]):
+        at = f"{where}: reasons[{i}]"
+        if not isinstance(r, dict):
+            _fail(at, "an entry is a mapping")
+        extra = sorted(set(r) - {"op", "catalog", "branches", "unrunnable", "why"})
+        if extra:
+            _fail(at, f"unknown field(s) {', '.join(map(str, extra))}")
+        if r.get("unrunnable") not in UNRUNNABLE:
+            _fail(at, f"unrunnable must be one of {', '.join(UNRUNNABLE)}, not {r.get('unrunnable')!r}")
+        if not isinstance(r.get("why"), str) or len(r["why"].strip()) < 20:
+            _fail(at, "why: says what was read and where (20 characters at least)")
+        ops = [o for o in entries.get(str(r.get("op")), []) if "catalog" not in r or o.get("catalog") == r["catalog"]]
+        if not ops:
+            _fail(at, f"op {r.get('op')!r}" + (f" catalog {r['catalog']!r}" if "catalog" in r else "") + " is not in the inventory")
+        ids = r.get("branches")
+        if not isinstance(ids, list) or not ids or not all(isinstance(b, str) for b in ids):
+            _fail(at, "branches: a list of branch ids of that op")
+        for bid in ids:
+            keys = [f"{o['op']}|{o.get('catalog')}|{bid}" for o in ops if any(b["id"] == bid for b in o["branches"])]
+            if not keys:
+                _fail(at, f"{r['op']} has no branch {bid!r}")
+            for key in keys:
+                if key in out:
+                    _fail(at, f"branch {bid!r} has a reason twice")
+                out[key] = (r["unrunnable"], r["why"].strip())
+    return out

@@ -81,7 +81,10 @@ class Worker:
             self.branch, self.branch_dtypes = units(self)
             self.special = {}
         else:
+            if "float64" in args.dtypes.split(","):  # float64 arrays need x64 (else they are float32)
+                jax.config.update("jax_enable_x64", True)
             self.special = self._special()
+        self.dtypes = tuple(d for d in args.dtypes.split(",") if d) or ("float32", "bfloat16")
 
     # --- catalog -----------------------------------------------------------------------
 
@@ -340,7 +343,7 @@ class Worker:
     def run_unit(self, unit: str) -> None:
         jax, jnp = self.jax, self.jnp
         mode = self.args.mode
-        for dt in [getattr(jnp, d) for d in self.branch_dtypes.get(unit, ("float32", "bfloat16"))]:
+        for dt in [getattr(jnp, d) for d in self.branch_dtypes.get(unit, self.dtypes)]:
             dname = jnp.dtype(dt).name
             base = {"op": unit.split("|")[0], "variant": unit.split("|")[1], "dtype": dname, "call": {}, "numel": None,
                     "modes": {}, "class": None, "error": None, "fixes": []}
@@ -390,6 +393,7 @@ def main(argv=None) -> int:
     ap.add_argument("--planted", action="store_true", help="accepted for symmetry; JAX has no planted units")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--branches", action="store_true", help="the branch units (jax_branches.py) instead of the catalog")
+    ap.add_argument("--dtypes", default="", help="the catalog's dtypes, comma-separated (default float32,bfloat16; branch units their own)")
     args = ap.parse_args(argv)
     if args.device == "cpu":
         os.environ["JAX_PLATFORMS"] = "cpu"

@@ -25,6 +25,8 @@ from verifiers.sweep.branch_inputs import B, Spec, facts
 from verifiers.sweep.torch_branches_index import (counting, embedding_bag, index_family, scans, scatter_family,
                                                   segment_reduce, selection)
 from verifiers.sweep.torch_branches_nn import attention, convs, losses, norms, sparse
+from verifiers.sweep.torch_branches_more import DTYPES as MORE_DTYPES
+from verifiers.sweep.torch_branches_more import UNITS as MORE
 from verifiers.sweep.torch_branches_pool import (adaptive_pool, affine_grid, avg_pool, fractional_max_pool, grid_sample,
                                                  interpolate, lp_pool, max_pool, max_unpool, pad, unfold_fold)
 
@@ -79,13 +81,13 @@ UNITS: dict[str, Callable] = {
     "interpolate": interpolate, "grid_sample": grid_sample, "affine_grid": affine_grid, "pad": pad,
     "unfold_fold": unfold_fold, "index": index_family, "scatter": scatter_family, "embedding_bag": embedding_bag,
     "counting": counting, "selection": selection, "scans": scans, "segment_reduce": segment_reduce, "losses": losses,
-    "norms": norms, "convs": convs, "attention": attention, "sparse": sparse,
+    "norms": norms, "convs": convs, "attention": attention, "sparse": sparse, **MORE,
 }
 """Branch units of the CUDA sweep, most likely to differ first (the driver hands them out in this order)."""
 
 DTYPES: dict[str, tuple[str, ...]] = {
     "selection": (F32, F16, BF16, F64), "counting": (F32, F64, F16), "sparse": (F32, F64, F16, BF16),
-    "attention": (F16, BF16, F32), "norms": (F32, F16, BF16, F64), "convs": (F32, F16, BF16, F64),
+    "attention": (F16, BF16, F32), "norms": (F32, F16, BF16, F64), "convs": (F32, F16, BF16, F64), **MORE_DTYPES,
 }
 """Dtypes per unit; the others take FLOATS. A dtype the op refuses on the device is `skipped`."""
 

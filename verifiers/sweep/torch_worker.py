@@ -71,7 +71,10 @@ class Worker:
         from torch.testing._internal.common_methods_invocations import op_db
 
         self.units: dict[str, tuple[str, Any]] = {}
-        self.dtypes = tuple(getattr(torch, d) for d in args.dtypes.split(",")) if args.dtypes else (torch.float32, torch.bfloat16)
+        # --dtypes int64/int32/uint8,bool: each comma-separated group runs the first of its dtypes the op takes
+        self.dtype_groups = [tuple(getattr(torch, d) for d in g.split("/")) for g in args.dtypes.split(",")] if args.dtypes else [
+            (torch.float32,), (torch.bfloat16,)]
+        self.dtypes = tuple(d for g in self.dtype_groups for d in g)
         if args.branches:  # the branch units only (verifiers/sweep/torch_branches.py), planted ones with --planted
             from verifiers.sweep.torch_branch_runner import BranchRunner, unit_names
 
@@ -125,7 +128,7 @@ class Worker:
         if t.layout != torch.strided:
             t = t.cpu().to_dense()  # the CPU's sequential conversion: the device's may itself differ
         if t.is_complex():
-            t = torch.view_as_real(t)
+            t = torch.view_as_real(t.resolve_conj())
         t = t.contiguous().reshape(-1)
         if t.dtype == torch.bool:
             return t.to(torch.uint8)
@@ -150,7 +153,7 @@ class Worker:
             if x.layout != torch.strided:  # sparse results: compared dense, converted on the CPU
                 x, y = x.detach().cpu().to_dense(), y.detach().cpu().to_dense()
             if x.is_complex():
-                x, y = torch.view_as_real(x), torch.view_as_real(y)
+                x, y = torch.view_as_real(x.resolve_conj()), torch.view_as_real(y.resolve_conj())
             x, y = x.detach().double(), y.detach().double()
             d = (x - y).abs()
             both_nan = torch.isnan(x) & torch.isnan(y)
@@ -194,6 +197,10 @@ class Worker:
         except Exception as exc:  # the op (or the switch) raised: that is the outcome
             entry["raised"] = message(exc)
         return entry
+
+    def pick_dtypes(self, supported) -> list:
+        """Of each dtype group (--dtypes a/b/c), the first the op supports on this device."""
+        return [next(d for d in g if d in supported) for g in self.dtype_groups if any(d in supported for d in g)]
 
     def set_switch(self, on: bool) -> None:
         self.torch.use_deterministic_algorithms(on)
@@ -294,7 +301,7 @@ class Worker:
                     else:
                         scale = torch.randint(-6, 7, new.shape, generator=gen).to(new.device, torch.float32).exp2()
                         new = (new.float() * scale).to(new.dtype)
-                elif new.dtype not in (torch.bool, torch.uint8) and t is not inp and new.min() >= 0:
+                elif new.dtype not in (torch.bool, torch.uint8) and not new.is_complex() and t is not inp and new.min() >= 0:
                     new = new.remainder(2)  # index arguments: many repeats of the same slots
             new = new.contiguous()
             if t.requires_grad and (new.is_floating_point() or new.is_complex()):
@@ -395,7 +402,7 @@ class Worker:
     def run_op(self, unit: str, op) -> None:
         pub = self.public_name(op)
         supported = op.supported_dtypes(self.dev_type)
-        dtypes = [d for d in self.dtypes if d in supported]
+        dtypes = self.pick_dtypes(supported)
         if "empty" in op.name:
             case = self.base_case(unit, pub, op.variant_test_name, None, "forward")
             case.update({"class": "skipped", "skipped": "returns uninitialized memory by contract (op_db marks its output nondeterministic)"})
@@ -467,7 +474,7 @@ class Worker:
             return bwd
 
         passes = [("forward", fwd)]
-        if grad and leaves and outs:
+        if grad and leaves and outs and "backward" in self.args.passes:
             passes.append(("backward", bwd_of(fwd)))
         del out
         for pass_, call in passes:
@@ -648,10 +655,12 @@ class Worker:
             supported = set(info.supported_dtypes(self.dev_type))
         except Exception:
             supported = set(supported)
-        dtypes = [d for d in self.dtypes if d in supported]
+        if self.args.any_module_dtype:  # the module in a dtype module_db leaves out: its functional op's kernels
+            supported |= set(self.dtypes)
+        dtypes = self.pick_dtypes(supported)
         if not dtypes:
             case = self.base_case(unit, pub, variant, None, "forward")
-            case.update({"class": "skipped", "skipped": f"no float32 or bfloat16 on {self.dev_type}"})
+            case.update({"class": "skipped", "skipped": f"none of {', '.join(map(str, self.dtypes))} on {self.dev_type}"})
             emit({"case": case})
             return
         ties = bool(TIES.search(pub.lower()))
@@ -713,7 +722,7 @@ class Worker:
             o = [x for x in self.flat(fwd()) if x.requires_grad and x.is_floating_point()]
             return [x for x in torch.autograd.grad(o, leaves, cot, allow_unused=True) if x is not None]
 
-        passes = [("forward", fwd)] + ([("backward", bwd)] if leaves and outs else [])
+        passes = [("forward", fwd)] + ([("backward", bwd)] if leaves and outs and "backward" in self.args.passes else [])
         for pass_, call in passes:
             case = self.base_case(unit, pub, variant, dname, pass_)
             case["call"] = facts
@@ -776,7 +785,10 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print the unit list and exit")
     ap.add_argument("--branches", action="store_true", help="the branch units (torch_branches.py) instead of op_db")
     ap.add_argument("--branch-scale", type=float, default=None, help="size factor of the branch units (default 1 on CUDA, 0.02 on the CPU)")
-    ap.add_argument("--dtypes", default="", help="op_db dtypes, comma-separated (default float32,bfloat16)")
+    ap.add_argument("--dtypes", default="", help="op_db dtypes, comma-separated (default float32,bfloat16); "
+                    "a/b/c runs the first of a, b, c the op takes (int64/int32/uint8)")
+    ap.add_argument("--any-module-dtype", action="store_true", help="modules: the dtypes asked even where module_db lists fewer")
+    ap.add_argument("--passes", default="forward,backward", help="op_db and module passes to run (forward only: dtype branches)")
     args = ap.parse_args(argv)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     try:

@@ -1,0 +1,145 @@
+"""Branches without sweep evidence (docs/sweep.md, "Branches without evidence"): which cases count for an
+inventory entry, the stated reasons a branch cannot run (data/branches/<inventory>.reasons.yaml), the
+causes scripts/branch_gap.py gives, and the sweep options and branch units that reach the rest."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kb.verify import sweepbranches
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = {"file": None, "line": None, "text": "", "read": "code-index"}
+
+
+def _inv(framework: str, ops: list[dict]) -> dict:
+    return {"framework": framework, "version": "0", "tag": "", "read": {}, "ops": ops}
+
+
+def _branch(bid: str, when: dict | None = None, kind: str = "lowering", pass_: str = "forward") -> dict:
+    return {"id": bid, "kind": kind, "pass": pass_, "when": when or {}, "kernel": bid, "source": SOURCE}
+
+
+def _case(op: str, unit: str, cls: str = "same", call: dict | None = None, pass_: str = "forward") -> dict:
+    return {"op": op, "branch": unit, "case": f"{unit}|float32|{pass_}", "pass": pass_, "dtype": "float32",
+            "call": call or {}, "class": cls, "modes": {}}
+
+
+def _gap() -> Any:
+    spec = importlib.util.spec_from_file_location("branch_gap_t", ROOT / "scripts" / "branch_gap.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_a_jax_unit_entry_takes_its_own_cases_only() -> None:
+    """x.at[i].multiply's entry is not evidenced by x.at[i].add's cases, and a branch unit's entry
+    (its catalog name|b:variant) only by the cases of that unit; the record's name takes them all."""
+    inv = _inv("jax", [
+        {"op": "jax.numpy.ndarray.at.multiply", "catalog": "jax.numpy.ndarray.at.multiply|b:1d", "branches": [_branch("mul")]},
+        {"op": "jax.numpy.ndarray.at.multiply", "catalog": "jax.numpy.ndarray.at.multiply|b:2d-rows", "branches": [_branch("rows")]},
+        {"op": "jax.numpy.ndarray.at.add", "catalog": None, "branches": [_branch("add")]},
+        {"op": "jax.numpy.ndarray.at", "catalog": None, "branches": [_branch("any")]},
+    ])
+    data = {"framework": "jax", "suite": "jax-branches",
+            "cases": [_case("jax.numpy.ndarray.at.multiply", "jax.numpy.ndarray.at.multiply|b:1d")]}
+    per = sweepbranches.coverage(inv, [data], ROOT)["per_branch"]
+    got = {k.rsplit("|", 1)[1]: bool(v) for k, v in per.items()}
+    assert got == {"mul": True, "rows": False, "add": False, "any": True}
+
+
+def test_a_parameter_the_case_left_out_holds_at_its_default() -> None:
+    """op_db's l1_loss sample passes no reduction: it ran reduction='mean', not 'sum'."""
+    op = "torch.nn.functional.l1_loss"
+    inv = _inv("pytorch", [{"op": op, "catalog": "nn.functional.l1_loss|", "branches": [
+        _branch("mean", {"reduction": "mean"}, "python"), _branch("sum", {"reduction": "sum"}, "python")]}])
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [_case(op, "nn.functional.l1_loss|")]}
+    per = sweepbranches.coverage(inv, [data], ROOT)["per_branch"]
+    assert {k.rsplit("|", 1)[1]: bool(v) for k, v in per.items()} == {"mean": True, "sum": False}
+
+
+def _reasons(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "x.reasons.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+WHY = "read in torch/nn/modules/padding.py:42 of the wheel"
+
+
+@pytest.mark.parametrize(("entry", "words"), [
+    (f"  - {{op: torch.x, branches: [a], unrunnable: no-time, why: '{WHY}'}}", "unrunnable must be one of"),
+    (f"  - {{op: torch.x, branches: [zz], unrunnable: not-reachable, why: '{WHY}'}}", "has no branch 'zz'"),
+    (f"  - {{op: torch.y, branches: [a], unrunnable: not-reachable, why: '{WHY}'}}", "not in the inventory"),
+    ("  - {op: torch.x, branches: [a], unrunnable: not-reachable, why: short}", "why:"),
+    (f"  - {{op: torch.x, branches: [a], unrunnable: not-reachable, why: '{WHY}', seen: 1}}", "unknown field"),
+])
+def test_a_bad_reason_is_refused_with_its_place(tmp_path: Path, entry: str, words: str) -> None:
+    inv = _inv("pytorch", [{"op": "torch.x", "catalog": "x|", "branches": [_branch("a")]}])
+    with pytest.raises(ValueError, match="x.reasons.yaml: reasons\\[0\\]") as exc:
+        sweepbranches.load_reasons(_reasons(tmp_path, "reasons:\n" + entry + "\n"), inv)
+    assert words in str(exc.value)
+
+
+def test_a_branch_with_evidence_and_a_reason_is_a_conflict(tmp_path: Path) -> None:
+    inv = _inv("pytorch", [{"op": "torch.x", "catalog": "x|", "branches": [_branch("a"), _branch("b", {"dim": 1})]}])
+    reasons = sweepbranches.load_reasons(_reasons(tmp_path, f"""reasons:
+  - {{op: torch.x, branches: [a, b], unrunnable: not-reachable, why: '{WHY}'}}
+"""), inv)
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [_case("torch.x", "x|")]}
+    cov = sweepbranches.coverage(inv, [data], ROOT, reasons)
+    assert cov["conflicts"] == ["torch.x|x||a"] and cov["unrunnable"] == 1 and cov["without"] == 0
+
+
+def test_the_committed_reasons_load_and_none_has_evidence() -> None:
+    gap = _gap()
+    for name, inv, reasons, sweeps in gap.inventories():
+        if name.startswith("pytorch"):
+            assert len(reasons) >= 30 and {r for r, _ in reasons.values()} <= set(sweepbranches.UNRUNNABLE)
+        assert not sweepbranches.coverage(inv, sweeps, ROOT, reasons)["conflicts"]
+
+
+def test_each_missing_branch_gets_the_first_cause_that_applies() -> None:
+    gap = _gap()
+    ev = [(_case("torch.x", "x|"), {"input.dtype": "float32", "dim": 0})]
+    assert gap.cause(_branch("d", {"input.dtype": "int"}, "dtype"), ev, ev) == ("dtype-not-swept", "int")
+    assert gap.cause(_branch("v", {"dim": 1}, "value"), ev, ev) == ("value-not-run", "dim=1")
+    assert gap.cause(_branch("f", {"mode": "x"}, "value"), ev, ev) == ("fact-not-stated", "mode")
+    assert gap.cause(_branch("g", {}, "backward", "backward"), ev, ev) == ("no-backward-case", "")
+    skipped: list[tuple[dict, dict]] = [(dict(_case("torch.x", "x|", "skipped"), skipped="not reached within the time budget (--budget)"), {})]
+    assert gap.cause(_branch("l"), [], skipped) == ("budget", "")
+    assert gap.cause(_branch("l"), [], []) == ("no-case", "")
+
+
+def test_a_dtype_group_runs_the_first_dtype_the_op_takes() -> None:
+    pytest.importorskip("torch")
+    from verifiers.sweep.torch_worker import Worker
+
+    groups = [("int64", "int32", "uint8"), ("bool",), ("complex64", "complex128")]
+    fake = SimpleNamespace(dtype_groups=groups)
+    assert Worker.pick_dtypes(fake, {"int32", "uint8", "complex128"})  # type: ignore[arg-type]  # only its groups are read == ["int32", "complex128"]
+
+
+def test_the_new_branch_units_run_on_the_cpu() -> None:
+    """Each case of the FFT-norm and argument-value units runs once on the CPU; the sparse-layout unit's
+    cases run where the CPU has the sparse kernel (its CUDA-only ones may fail here)."""
+    torch = pytest.importorskip("torch")
+    from verifiers.sweep.torch_branches_more import UNITS
+
+    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("sparse_layouts", 0.75)):
+        specs = UNITS[key](torch, "cpu", torch.float32, 0.02)
+        ran = 0
+        for s in specs:
+            try:
+                s.fn()
+                ran += 1
+            except (RuntimeError, NotImplementedError):
+                pass
+        assert specs and ran >= least * len(specs), f"{key}: {ran} of {len(specs)} ran"
+        assert all("inputs.collide" in s.call for s in specs)

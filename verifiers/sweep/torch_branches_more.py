@@ -1,0 +1,160 @@
+"""More PyTorch branch units (verifiers/sweep/torch_branches.py's table holds them): the branches the
+inventory lists that no earlier unit or op_db sample takes (docs/sweep.md, "Branches without evidence").
+
+- sparse layouts: every public op with a SparseCUDA or SparseCsrCUDA dispatch key in
+  native_functions.yaml that op_db never calls with a sparse input (elementwise functions, reductions,
+  shape functions, arithmetic with a scalar), on an uncoalesced COO tensor whose 256K entries sit on
+  64 positions (a kernel that coalesces first sums about 4,000 duplicates per position) and on CSR;
+- FFT normalisations: each torch.fft function with norm="backward", "forward" and "ortho" on a
+  transform of 2^20 points (op_db's samples leave norm out);
+- argument values op_db's samples leave out: cdist's compute_mode, torch.norm(p="fro"), the losses'
+  reduction="sum"/"mean" where the samples pass none.
+
+Each unit is a function (torch, device, dtype, scale) -> [Spec] like the others; the call facts name
+every tensor argument's layout, so a case is evidence for exactly the layout branch it took.
+"""
+
+from __future__ import annotations
+
+from verifiers.sweep.branch_inputs import B, Spec, facts
+
+UNARY = ("abs", "asin", "asinh", "atan", "atanh", "ceil", "deg2rad", "erf", "erfinv", "expm1", "floor", "frac", "isinf",
+         "isnan", "isneginf", "isposinf", "log1p", "neg", "rad2deg", "round", "sgn", "sign", "signbit", "sin", "sinh",
+         "sqrt", "tan", "tanh", "trunc", "angle", "conj_physical", "nan_to_num", "clone", "any", "sum")
+"""torch functions of one tensor whose native function has a SparseCUDA or SparseCsrCUDA kernel."""
+
+
+def _sparse_inputs(torch, b: B, dev, dt, grad: bool):
+    """(COO with duplicates, its facts' words, addends), and a CSR matrix of the same values coalesced."""
+    R = C = 256
+    nnz = b.n(1 << 18, 4096)
+    g = b.gen
+    pos = torch.randint(0, 64, (nnz,), generator=g)
+    rows, cols = pos % 8 * 32, pos // 8 * 32
+    vals = (torch.rand(nnz, generator=g) * 0.5 + 0.25) * torch.randint(-6, 7, (nnz,), generator=g).float().exp2()
+    vals = vals.clamp(max=0.9)  # inside every function's domain (asin, atanh, erfinv)
+    coo = torch.sparse_coo_tensor(torch.stack([rows, cols]), vals, (R, C)).to(dev, dt)
+    csr = coo.coalesce().to_sparse_csr()
+    if grad:
+        coo = coo.detach().requires_grad_(True)
+        csr = csr.detach().requires_grad_(True)
+    return coo, csr, nnz
+
+
+def sparse_layouts(torch, dev, dt, scale):
+    b = B(torch, dev, dt, scale)
+    coo, csr, nnz = _sparse_inputs(torch, b, dev, dt, grad=False)
+    gcoo, gcsr, _ = _sparse_inputs(torch, B(torch, dev, dt, scale), dev, dt, grad=True)
+    dup = f"uncoalesced COO, {nnz} entries on 64 positions (about {nnz // 64} duplicates each)"
+    words = {"coo": (dup, nnz // 64, {"input.coalesced": False}), "csr": ("CSR (compressed rows, no duplicates)", 1, {})}
+    out = []
+
+    def add(op: str, tag: str, fn, a, leaves=(), **extra):
+        collide, addends, more = words[tag]
+        out.append(Spec(op, f"{op}|{tag}" + (f"|{extra.pop('variant')}" if "variant" in extra else ""), fn, list(leaves),
+                        facts(torch, {"input": a}, collide, addends, **more, **extra), nnz))
+
+    for tag, a, ga in (("coo", coo, gcoo), ("csr", csr, gcsr)):
+        for name in UNARY:
+            fn = getattr(torch, name)
+            add(f"torch.{name}", tag, lambda fn=fn, a=a: fn(a), a)
+        add("torch.nn.functional.relu", tag, lambda ga=ga: torch.nn.functional.relu(ga), ga, [ga])
+        add("torch.nn.functional.threshold", tag, lambda ga=ga: torch.nn.functional.threshold(ga, 0.5, 0.0), ga, [ga],
+            threshold=0.5, value=0.0)
+        add("torch.nn.ReLU", tag, lambda ga=ga: torch.nn.ReLU()(ga), ga, [ga])
+        add("torch.nn.Tanh", tag, lambda a=a: torch.nn.Tanh()(a), a)
+        add("torch.Tensor.zero_", tag, lambda a=a: a.clone().zero_(), a)
+        add("torch.norm", tag, lambda a=a: torch.norm(a), a)
+        add("torch.norm", tag, lambda a=a: torch.norm(a, p="fro"), a, p="fro", variant="p=fro")
+        add("torch.linalg.norm", tag, lambda a=a: torch.linalg.norm(a), a)
+        add("torch.masked.sum", tag, lambda a=a: torch.masked.sum(a, 1), a, dim=1)
+        add("torch.pow", tag, lambda a=a: torch.pow(a, 2), a, exponent=2)
+        add("torch.div", tag, lambda a=a: torch.div(a, 3.0), a, other=3.0)
+        add("torch.floor_divide", tag, lambda a=a: torch.floor_divide(a, 3.0), a, other=3.0)
+        add("torch.mul", tag, lambda a=a: torch.mul(a, 3.0), a, other=3.0, variant="scalar")
+        add("torch.mul", tag, lambda a=a: torch.mul(a, a), a, variant="sparse*sparse")
+        add("torch.add", tag, lambda a=a: torch.add(a, a), a, variant="sparse+sparse")
+        add("torch.sub", tag, lambda a=a: torch.sub(a, a), a, variant="sparse-sparse")
+        add("torch.unsqueeze", tag, lambda a=a: torch.unsqueeze(a, 0), a, dim=0)
+        add("torch.permute", tag, lambda a=a: torch.permute(a, (1, 0)), a)
+        add("torch.narrow_copy", tag, lambda a=a: torch.narrow_copy(a, 0, 0, 128), a, dim=0)
+        add("torch.select", tag, lambda a=a: torch.select(a, 0, 32), a, dim=0, index=32)
+        add("torch.cat", tag, lambda a=a: torch.cat([a, a]), a, dim=0)
+        add("torch.Tensor.resize_", tag, lambda a=a: a.detach().clone().resize_(256, 256), a)
+        add("torch.empty_like", tag, lambda a=a: torch.empty_like(a).zero_(), a, variant="then zero_")
+    return out
+
+
+FFT = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
+       "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn")
+
+
+def _real(torch, t):
+    """A complex result as (re, im) pairs: the backward's cotangent and the comparison take real tensors."""
+    return torch.view_as_real(t.resolve_conj()) if t.is_complex() else t
+
+
+def fft_norms(torch, dev, dt, scale):
+    """Every torch.fft function with each norm, on 2^20 points (1-D) or 1024x1024 (2-D, N-D)."""
+    b = B(torch, dev, dt, scale)
+    n1 = b.n(1 << 20, 256)
+    side = b.n(1024, 16)
+    real1, real2 = b.mixed(n1), b.mixed(side, side)
+    cplx = "complex64" if dt == torch.float32 else "complex128" if dt == torch.float64 else None
+    if cplx is None:
+        return []
+    c1 = b.mixed(n1, 2, grad=False).contiguous()
+    c2 = b.mixed(side, side, 2, grad=False).contiguous()
+    comp1 = torch.view_as_complex(c1).detach().requires_grad_(True)
+    comp2 = torch.view_as_complex(c2).detach().requires_grad_(True)
+    out = []
+    for name in FFT:
+        fn = getattr(torch.fft, name)
+        two = name.endswith(("2", "n"))
+        x = (comp2 if two else comp1) if name.startswith(("i", "hfft")) and not name.startswith("ihfft") else (real2 if two else real1)
+        for norm in ("backward", "forward", "ortho"):
+            out.append(Spec(f"torch.fft.{name}", f"torch.fft.{name}|norm={norm}", lambda fn=fn, x=x, norm=norm: _real(torch, fn(x, norm=norm)), [x],
+                            facts(torch, {"input": x}, f"{x.numel()} points: every output sums all inputs", x.numel(), norm=norm),
+                            x.numel()))
+    return out
+
+
+def values(torch, dev, dt, scale):
+    """Argument values op_db's samples leave out."""
+    b = B(torch, dev, dt, scale)
+    F = torch.nn.functional
+    out = []
+    x1, x2 = b.mixed(b.n(2048, 16), 64), b.mixed(b.n(2048, 16), 64)
+    for mode in ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"):
+        out.append(Spec("torch.cdist", f"torch.cdist|compute_mode={mode}", lambda mode=mode: torch.cdist(x1, x2, compute_mode=mode),
+                        [x1, x2], facts(torch, {"input": x1, "x2": x2}, "every output reduces 64 products", 64, compute_mode=mode,
+                                        p=2.0), x1.numel()))
+    m = b.mixed(512, 512)
+    out.append(Spec("torch.norm", "torch.norm|p=fro", lambda: torch.norm(m, p="fro"), [m],
+                    facts(torch, {"input": m}, "one sum of 262,144 squares", m.numel(), p="fro"), m.numel()))
+    n = b.n(1 << 20, 256)
+    inp, tgt = b.mixed(n), b.mixed(n, grad=False)
+    pos, var = b.plain(n, low=0.5, high=2.0), b.plain(n, grad=False, low=0.5, high=2.0)
+    logp, prob = F.log_softmax(b.mixed(n // 64, 64, grad=False), 1).detach().requires_grad_(True), F.softmax(b.mixed(n // 64, 64, grad=False), 1)
+    for reduction in ("mean", "sum"):
+        calls = {
+            "torch.nn.functional.l1_loss": (lambda r=reduction: F.l1_loss(inp, tgt, reduction=r), [inp], inp, tgt),
+            "torch.nn.functional.mse_loss": (lambda r=reduction: F.mse_loss(inp, tgt, reduction=r), [inp], inp, tgt),
+            "torch.nn.functional.huber_loss": (lambda r=reduction: F.huber_loss(inp, tgt, reduction=r), [inp], inp, tgt),
+            "torch.nn.functional.gaussian_nll_loss": (lambda r=reduction: F.gaussian_nll_loss(inp, tgt, var, reduction=r), [inp], inp, tgt),
+            "torch.nn.functional.poisson_nll_loss": (lambda r=reduction: F.poisson_nll_loss(pos, tgt.abs(), reduction=r), [pos], pos, tgt),
+            "torch.nn.functional.kl_div": (lambda r=reduction: F.kl_div(logp, prob, reduction=r), [logp], logp, prob),
+            "torch.nn.functional.binary_cross_entropy_with_logits": (
+                lambda r=reduction: F.binary_cross_entropy_with_logits(inp, tgt.sigmoid(), reduction=r), [inp], inp, tgt),
+            "torch.nn.functional.triplet_margin_with_distance_loss": (
+                lambda r=reduction: F.triplet_margin_with_distance_loss(logp, prob, prob.flip(0), reduction=r), [logp], logp, prob),
+        }
+        for op, (fn, leaves, a, t) in calls.items():
+            out.append(Spec(op, f"{op}|reduction={reduction}", fn, leaves,
+                            facts(torch, {"input": a, "target": t}, f"one reduction of {a.numel()} terms", a.numel(), reduction=reduction),
+                            a.numel()))
+    return out
+
+
+UNITS = {"sparse_layouts": sparse_layouts, "fft_norms": fft_norms, "values": values}
+DTYPES = {"sparse_layouts": ("float32",), "fft_norms": ("float32", "float64"), "values": ("float32",)}
