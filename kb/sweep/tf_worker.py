@@ -118,9 +118,9 @@ def list_units(only: list[str] | None) -> list[dict]:
         seen.add(key)
         units.append({"op": name, "kind": "public"})
     for sid in SPECIALS:
-        if only and SPECIALS[sid]["op"] not in only and sid not in only:
+        if only and SPECIALS[sid].op not in only and sid not in only:
             continue
-        units.append({"op": SPECIALS[sid]["op"], "kind": "special", "variant": sid})
+        units.append({"op": str(SPECIALS[sid].op), "kind": "special", "variant": sid})  # every special names its op
     return units
 
 
@@ -447,7 +447,8 @@ def build(tf, spec: dict, mode: str):
     if kind == "special":
         sp = SPECIALS[spec["variant"]]
         seed = 7 if mode == "op-seed" else None
-        return sp["fn"](tf, seed), [], dict(sp["call"]), None
+        assert sp.build is not None  # every special builds its call
+        return sp.build(tf, seed), [], dict(sp.call), None
     if kind == "raw":
         return build_raw(tf, spec["op"].split(".")[-1], spec["cand"], mode)
     return build_public(tf, spec["op"], spec["cand"], mode)
@@ -473,7 +474,7 @@ def plan_one(tf, unit: dict) -> dict:
     last = "no candidate"
     for cand in ([0] if kind == "special" else range(len(SHAPES))):
         spec = {"kind": kind, "op": unit["op"], "cand": cand, "variant": variant}
-        call = dict(SPECIALS[variant]["call"]) if kind == "special" else {}
+        call = dict(SPECIALS[variant].call) if kind == "special" else {}
         watched, dtype, fn = [], None, None
         try:
             fn, watched, call, dtype = build(tf, spec, "op-seed")
@@ -487,7 +488,7 @@ def plan_one(tf, unit: dict) -> dict:
         if kind == "raw":
             modes = ["no-seed", "op-seed"] if "seed" in call else ["no-seed"]
         elif kind == "special":
-            seeded = SPECIALS[variant].get("seeded") or variant.startswith(("generator", "global-generator"))
+            seeded = SPECIALS[variant].seeded or variant.startswith(("generator", "global-generator"))
             modes = ["no-seed", "global-seed", "op-seed"] if seeded else ["no-seed"]
         else:
             seeded = "seed" in call or unit["op"].startswith("tf.random.")
@@ -501,7 +502,7 @@ def plan_one(tf, unit: dict) -> dict:
                 "case": variant if kind == "special" else "shape" + "x".join(map(str, SHAPES[cand])),
                 "dtype": dtype, "call": shown, "spec": spec, "modes_run": modes,
                 "mode_args": {m: mode_args[m] for m in modes if m in mode_args},
-                "pass": SPECIALS[variant].get("pass", "forward") if kind == "special" else "forward"}
+                "pass": SPECIALS[variant].passes if kind == "special" else "forward"}
         passes = [base]
         if kind != "special" and ok and watched:
             try:
