@@ -2,19 +2,23 @@
 restart a child that crashes or hangs past the per-case timeout, classify, write evidence.
 
 A worker module (kb.sweep.tf_worker, kb.sweep.keras_worker) is run as
-`python -m <module> plan|run ...` and speaks one JSON object a line on stdout:
-`{"start": i}` before unit i, then `{"i": i, ...}` with its result. Anything else on stdout
-is ignored (frameworks print). The parent kills a worker whose unit has not answered within
-`timeout` seconds, records that unit as `error`, and starts a fresh worker at the next unit.
+`python -m <module> list|plan|run ...` and speaks the line protocol of the GPU sweeps
+(kb/protocol.py): `units` for a listing; `ready`, then for unit i `{"start": i}`, `{"case":
+{"i": i, ...}}` with its result and `{"done": i}`. Anything else on stdout is ignored
+(frameworks print). The parent kills a worker whose unit has not answered within `timeout`
+seconds, records that unit as `error`, and starts a fresh worker at the next unit.
 
-Classes (docs/sweep-tensorflow.md):
+Classes are kb/verify/sweepfile.py's CLASSES, the vocabulary of every sweep (docs/sweep-tensorflow.md):
 - `raises`: some mode raised in every process (the message is kept).
-- `differs-across-processes`: some mode gave different results in different processes.
-- `differs-within-process-only`: the same in every process, but the second call in one process
-  differed from the first (a seeded sequence: not non-determinism).
-- `identical`: every mode gave one result in every process and both calls.
+- `silent`: some mode gave different results in different processes, under the switch (TensorFlow,
+  Keras on TensorFlow); `differs` where the sweep has no switch (Keras on JAX or PyTorch).
+- `sequence`: the same in every process, but the second call in one process differed from the
+  first (a seeded sequence: not non-determinism).
+- `same`: every mode gave one result in every process and both calls.
 - `error`: could not be run (crash, timeout, inconsistent raise); never evidence.
 - `skipped`: inputs could not be built (reason kept); not run.
+Files written before this vocabulary say identical, differs-across-processes and
+differs-within-process-only; `sweepfile.cpu_class` reads both.
 """
 
 from __future__ import annotations
@@ -28,9 +32,8 @@ import sys
 import time
 from pathlib import Path
 
-from kb import jsonio
-
-CLASSES = ("raises", "differs-across-processes", "differs-within-process-only", "identical", "error", "skipped")
+from kb import jsonio, protocol
+from kb.verify.sweepfile import CLASSES
 
 
 def _env(extra: dict[str, str] | None) -> dict[str, str]:
@@ -63,7 +66,8 @@ def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[
                 proc.kill()
                 proc.wait()
                 unit = current if current is not None else start
-                results[unit] = {"error": f"timeout after {timeout:.0f} s" if current is not None else "worker did not start"}
+                if unit not in results:  # a unit whose result came before its `done` keeps it
+                    results[unit] = {"error": f"timeout after {timeout:.0f} s" if current is not None else "worker did not start"}
                 start = unit + 1
                 break
             events = sel.select(timeout=min(left, 1.0))
@@ -75,17 +79,15 @@ def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[
             buf += chunk
             while "\n" in buf:
                 line, buf = buf.split("\n", 1)
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(msg, dict):
+                msg = protocol.parse(line)
+                if msg is None:
                     continue
                 if "start" in msg:
                     current = int(msg["start"])
                     deadline = time.monotonic() + timeout
-                elif "i" in msg:
-                    results[int(msg["i"])] = msg
+                elif "case" in msg and isinstance(msg["case"], dict):
+                    results[int(msg["case"]["i"])] = msg["case"]
+                elif "done" in msg:
                     current = None
                     deadline = time.monotonic() + timeout
                     if log and len(results) % 200 == 0:
@@ -93,7 +95,7 @@ def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[
             if dead:
                 code = proc.wait()
                 if current is not None:
-                    results[current] = {"error": f"worker exited with code {code} during this case"}
+                    results.setdefault(current, {"error": f"worker exited with code {code} during this case"})
                     start = current + 1
                 elif code == 0:
                     start = n_units  # the worker finished its list
@@ -109,8 +111,9 @@ def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[
     return results
 
 
-def classify(modes: dict[str, dict]) -> tuple[str, str | None]:
-    """(class, error) from {mode: {"runs": [...], "distinct": n, "raised": str|None, ...}}."""
+def classify(modes: dict[str, dict], switch: bool = True) -> tuple[str, str | None]:
+    """(class, error) from {mode: {"runs": [...], "distinct": n, "raised": str|None, ...}};
+    `switch`: every mode ran under the determinism switch (a difference is then `silent`)."""
     errors = [m.get("error") for m in modes.values() if m.get("error")]
     ran = {k: m for k, m in modes.items() if not m.get("error")}
     if not ran:
@@ -118,12 +121,12 @@ def classify(modes: dict[str, dict]) -> tuple[str, str | None]:
     if any(m.get("raised") for m in ran.values()):
         return "raises", None
     if any(m["distinct"] > 1 for m in ran.values()):
-        return "differs-across-processes", None
+        return ("silent" if switch else "differs"), None
     if any(m.get("within") for m in ran.values()):
-        return "differs-within-process-only", None
+        return "sequence", None
     if errors:
         return "error", errors[0]
-    return "identical", None
+    return "same", None
 
 
 def summarize(per_proc: list[dict | None]) -> dict:
@@ -171,8 +174,10 @@ def write(root: Path, env_id: str, file_stamp: str, suffix: str, doc: dict) -> P
 
 
 def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: int, timeout: float,
-          env: dict[str, str] | None = None, log=print, workdir: Path | None = None) -> tuple[dict, list[dict]]:
-    """Plan, run every (mode, repetition), classify. Returns (timing info, cases)."""
+          env: dict[str, str] | None = None, log=print, workdir: Path | None = None,
+          switch: bool = True) -> tuple[dict, list[dict]]:
+    """Plan, run every (mode, repetition), classify (`switch`: every mode ran under the
+    determinism switch). Returns (timing info, cases)."""
     import tempfile
 
     tmp = Path(workdir or tempfile.mkdtemp(prefix="kb-sweep-"))
@@ -180,7 +185,9 @@ def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: i
     # plan: the worker lists its units first
     listing = subprocess.run([sys.executable, "-m", module, "list", *plan_args], capture_output=True, text=True,
                              env=_env(env), timeout=600)
-    units = json.loads(listing.stdout.strip().splitlines()[-1])
+    units = protocol.units(listing.stdout)
+    if units is None:
+        raise RuntimeError(f"{module} list gave no unit list (exit {listing.returncode}): {listing.stderr.strip()[-800:]}")
     log(f"{module}: {len(units)} ops to plan")
     (tmp / "units.json").write_text(json.dumps(units))
     planned = drive(module, ["plan", "--units", str(tmp / "units.json"), *plan_args], len(units), timeout, env, log)
@@ -221,7 +228,7 @@ def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: i
             mm[mode] = summarize([per[mode][rep].get(i) for rep in range(processes)])
             if c.get("mode_args", {}).get(mode):
                 mm[mode] = {"args": c["mode_args"][mode], **mm[mode]}
-        cls, err = classify(mm)
+        cls, err = classify(mm, switch)
         row = {k: c[k] for k in ("op", "variant", "case", "pass", "dtype", "call")}
         row.update({"device": "cpu", "modes": mm, "class": cls, "error": err})
         out.append(row)
@@ -230,7 +237,7 @@ def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: i
 
 
 def counts(cases: list[dict]) -> dict[str, int]:
-    out = {c: 0 for c in CLASSES}
+    out = dict.fromkeys(CLASSES, 0)
     for c in cases:
         out[c["class"]] += 1
     return out

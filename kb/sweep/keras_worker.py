@@ -23,7 +23,7 @@ import inspect
 import os
 import sys
 
-from kb.sweep.tf_worker import emit, error_message, is_refusal, worker_main
+from kb.sweep.tf_worker import emit, error_message, is_refusal, result, worker_main
 
 SHAPES = ((2, 8), (2, 8, 8, 3), (2, 6, 3), (2, 4, 4, 4, 3), (2, 8, 8))
 GLOBAL_SEED = 1234
@@ -206,7 +206,7 @@ def plan(units, start):
     keras = _keras()
     for i in range(start, len(units)):
         emit({"start": i})
-        emit({"i": i, **plan_one(keras, units[i])})
+        result(i, {"i": i, **plan_one(keras, units[i])})
 
 
 def plan_one(keras, unit):
@@ -247,7 +247,7 @@ def run(cases, index, mode, start):
             out = {"i": j, "h1": _hash(keras, fn()), "h2": _hash(keras, fn()), "raised": None}
         except Exception as exc:  # noqa: BLE001
             out = {"i": j, "raised": error_message(exc)}
-        emit(out)
+        result(j, out)
 
 
 def main(argv=None):

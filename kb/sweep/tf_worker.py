@@ -29,6 +29,7 @@ import os
 import sys
 from typing import Any
 
+from kb.protocol import emit, result  # the workers' one line protocol (keras_worker takes them from here)
 from kb.sweep.tf_specials import SPECIALS
 
 SHAPES = ((3, 3), (4, 4, 4, 4), (5,), (), (2, 3, 4), (2, 2, 2, 2, 2))
@@ -66,11 +67,6 @@ def _tf():
     import tensorflow as tf
 
     return tf
-
-
-def emit(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
 
 
 def error_message(exc: BaseException) -> str:
@@ -465,7 +461,7 @@ def plan(units: list[dict], start: int) -> None:
     for i in range(start, len(units)):
         emit({"start": i})
         unit = units[i]
-        emit({"i": i, **plan_one(tf, unit)})
+        result(i, {"i": i, **plan_one(tf, unit)})
 
 
 def plan_one(tf, unit: dict) -> dict:
@@ -531,7 +527,7 @@ def run(cases: list[dict], index: list[int], mode: str, start: int) -> None:
     tf.config.experimental.enable_op_determinism()
     for j in range(start, len(index)):
         emit({"start": j})
-        emit({"i": j, **run_case(tf, cases[index[j]], mode)})
+        result(j, {"i": j, **run_case(tf, cases[index[j]], mode)})
 
 
 def worker_main(argv: list[str] | None, list_units, plan, run) -> int:
@@ -547,8 +543,10 @@ def worker_main(argv: list[str] | None, list_units, plan, run) -> int:
     a = ap.parse_args(argv)
     only = [x for x in a.only.split(",") if x] or None
     if a.what == "list":
-        print(json.dumps(list_units(only)))
-    elif a.what == "plan":
+        emit({"units": list_units(only)})
+        return 0
+    emit({"ready": True})
+    if a.what == "plan":
         plan(json.load(open(a.units)), a.start)
     else:
         run(json.load(open(a.cases)), json.load(open(a.index)), a.mode, a.start)

@@ -12,10 +12,10 @@ per measured case. A unit that hangs past its timeout, or a worker that dies, is
 `error` for that unit and the worker is restarted; the other units go on. A worker that cannot
 start its backend is an `error` of every unit it was given, never a result of an op.
 
-Protocol (stdout lines that start with PREFIX, JSON after it; anything else is ignored):
-  {"ready": true} | {"ready": false, "error": "..."}      once, after imports
-  {"units": [...]}                                          reply to the `list` command
-  {"start": UNIT} / {"case": {...}} ... / {"done": UNIT}    per unit given on stdin
+The workers speak the one line protocol of kb/protocol.py (the CPU sweeps' harness,
+kb/sweep/harness.py, reads the same lines): `ready`, `units` for `--list`, then `start`, one
+`case` per measured case and `done` for each unit given on stdin. The classes are
+kb/verify/sweepfile.py's CLASSES, the one vocabulary of every sweep.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from kb import jsonio
+from kb import jsonio, protocol
+from kb.verify.sweepfile import CLASSES
 
-PREFIX = "@@SWEEP "
 SWEEPS_DIR = "data/sweeps"
 class Suite(NamedTuple):
     framework: str
@@ -52,7 +52,6 @@ SUITES = {
     "pytorch-branches": Suite("pytorch", "verifiers.sweep.torch_worker", ("--branches",)),
     "jax-branches": Suite("jax", "verifiers.sweep.jax_worker", ("--branches",)),
 }
-CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
 TORCH_MODES = {"default": "no switch (CUBLAS_WORKSPACE_CONFIG=:4096:8 set in both modes)",
                "switch": "torch.use_deterministic_algorithms(True)"}
 JAX_MODES = {"default": "no XLA_FLAGS",
@@ -223,27 +222,19 @@ def _messages(worker: Worker) -> tuple[list[dict], bool]:
         return [], True
     worker.buffer += chunk.decode("utf-8", errors="replace")
     *lines, worker.buffer = worker.buffer.split("\n")
-    out = []
-    for line in lines:
-        if line.startswith(PREFIX):
-            try:
-                out.append(json.loads(line[len(PREFIX):]))
-            except ValueError:
-                continue
-    return out, False
+    return [msg for line in lines if (msg := protocol.parse(line)) is not None], False
 
 
 def list_units(module: str, extra: tuple, env: dict, cwd: Path, timeout: float) -> list[str]:
     """Ask one worker for the unit list (the catalog as this framework version has it)."""
     proc = subprocess.run([sys.executable, "-m", module, *extra, "--list"], capture_output=True, text=True,
                           env=env, cwd=cwd, timeout=timeout)
-    for line in proc.stdout.splitlines():
-        if line.startswith(PREFIX):
-            msg = json.loads(line[len(PREFIX):])
-            if "units" in msg:
-                return msg["units"]
-            if msg.get("ready") is False:
-                raise RuntimeError(f"{module} could not start its backend: {msg.get('error')}")
+    found = protocol.units(proc.stdout)
+    if found is not None:
+        return found
+    why = protocol.refusal(proc.stdout)
+    if why is not None:
+        raise RuntimeError(f"{module} could not start its backend: {why}")
     raise RuntimeError(f"{module} --list gave no unit list (exit {proc.returncode}): {proc.stderr.strip()[-800:]}")
 
 

@@ -25,7 +25,7 @@ import time
 import traceback
 
 from kb.case import Case
-from verifiers.sweep.protocol import emit
+from kb.protocol import emit
 
 ROWS, COLS = 2048, 1024  # 2M elements: many blocks per reduction, scan and scatter
 TIES = re.compile(r"(max|min|sort|top_k|argm|median|percentile|quantile|partition|unique|sign|round|floor|ceil|clip|relu|reduce_window)")

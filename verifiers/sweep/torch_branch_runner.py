@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from kb.case import Case
-from verifiers.sweep.protocol import emit
+from kb.protocol import emit
 from verifiers.sweep.torch_branches import DTYPES, FLOATS, PLANTED_UNITS, UNITS
 
 UNSUPPORTED = re.compile(r"not implemented for|not supported|Unsupported|unsupported|expected scalar type|"

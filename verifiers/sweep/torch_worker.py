@@ -3,7 +3,7 @@
 Run by kb/verify/sweep.py (`kb verify --sweep pytorch-eager|pytorch-compiled`), never by hand
 except to debug: `python -m verifiers.sweep.torch_worker --device cpu --list`, then type unit
 names on stdin. Each unit is one operator (all its dtypes and passes); each case prints one
-protocol line (kb/verify/sweep.py PREFIX). docs/sweep.md explains every input choice below.
+protocol line (kb/protocol.py). docs/sweep.md explains every input choice below.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kb.case import Case
-from verifiers.sweep.protocol import emit
+from kb.protocol import emit
 
 TARGET = 2_000_000  # elements of the enlarged input: past one block's worth many times over
 SMALL_TARGET = 65_536  # O(n^3) linear algebra: 256x256 matrices already take many blocks
