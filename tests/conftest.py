@@ -76,6 +76,7 @@ SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_sweep_branches.py::test_planted_branches_differ_only_where_inputs_collide",
      "an operator sweep (planted branch units, in worker processes)"),
     ("tests/test_site.py::test_same_data_same_bytes", "builds the whole site twice"),
+    ("tests/test_notes.py::test_a_sweep_unit", "imports PyTorch twice in fresh processes (builds the unit, lists the worker's units)"),
     ("tests/test_lint_cases.py::test_every_pytorch_branch_case_names_a_known_op_and_call_keys",
      "builds every PyTorch branch unit's inputs"),
     ("tests/test_lint_cases.py::test_every_jax_case_names_a_known_op_and_call_keys",
