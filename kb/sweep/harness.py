@@ -2,11 +2,13 @@
 restart a child that crashes or hangs past the per-case timeout, classify, write evidence.
 
 A worker module (kb.sweep.tf_worker, kb.sweep.keras_worker) is run as
-`python -m <module> list|plan|run ...` and speaks the line protocol of the GPU sweeps
-(kb/protocol.py): `units` for a listing; `ready`, then for unit i `{"start": i}`, `{"case":
-{"i": i, ...}}` with its result and `{"done": i}`. Anything else on stdout is ignored
-(frameworks print). The parent kills a worker whose unit has not answered within `timeout`
-seconds, records that unit as `error`, and starts a fresh worker at the next unit.
+`python -m <module> list|plan|run ...` and driven by the GPU sweeps' pool (kb/sweep/pool.py) in
+their line protocol (kb/protocol.py): `units` for a listing; `ready`, then for each index i
+given on stdin `{"start": i}`, `{"case": {"i": i, ...}}` with its result and `{"done": i}`.
+Anything else on stdout is ignored (frameworks print). The pool kills a worker whose unit has
+not answered within `timeout` seconds, records that unit as `error`, and starts a fresh worker
+at the next unit. Each (mode, repetition) is a pool of its own: the classes rest on what differs
+from one process to another.
 
 Classes are kb/verify/sweepfile.py's CLASSES, the vocabulary of every sweep (docs/sweep-tensorflow.md):
 - `raises`: some mode raised in every process (the message is kept).
@@ -26,7 +28,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import selectors
 import subprocess
 import sys
 import time
@@ -47,67 +48,26 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
 
 def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[str, str] | None = None,
           log=None) -> dict[int, dict]:
-    """Run units 0..n_units-1 of `module args`; restart past crashes and hangs. {i: result}."""
+    """Run units 0..n_units-1 of `module args` in one worker at a time, through the sweeps' one
+    pool (kb/sweep/pool.py): a crash or a hang past `timeout` is that unit's error and a fresh
+    worker takes the next one. {i: result}."""
+    from kb.sweep.pool import run_pool
+
     results: dict[int, dict] = {}
-    start = 0
-    while start < n_units:
-        cmd = [sys.executable, "-m", module, *args, "--start", str(start)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(env),
-                                text=True, bufsize=1)
-        assert proc.stdout is not None  # a pipe (PIPE above)
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        current, deadline = None, time.monotonic() + max(timeout, 120.0)  # the import counts once
-        buf = ""
-        dead = False
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                proc.kill()
-                proc.wait()
-                unit = current if current is not None else start
-                if unit not in results:  # a unit whose result came before its `done` keeps it
-                    results[unit] = {"error": f"timeout after {timeout:.0f} s" if current is not None else "worker did not start"}
-                start = unit + 1
-                break
-            events = sel.select(timeout=min(left, 1.0))
-            if not events:
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536).decode("utf-8", "replace")
-            if not chunk:
-                dead = True
-            buf += chunk
-            while "\n" in buf:
-                line, buf = buf.split("\n", 1)
-                msg = protocol.parse(line)
-                if msg is None:
-                    continue
-                if "start" in msg:
-                    current = int(msg["start"])
-                    deadline = time.monotonic() + timeout
-                elif "case" in msg and isinstance(msg["case"], dict):
-                    results[int(msg["case"]["i"])] = msg["case"]
-                elif "done" in msg:
-                    current = None
-                    deadline = time.monotonic() + timeout
-                    if log and len(results) % 200 == 0:
-                        log(f"  {module} {args[:3]}: {len(results)}/{n_units}")
-            if dead:
-                code = proc.wait()
-                if current is not None:
-                    results.setdefault(current, {"error": f"worker exited with code {code} during this case"})
-                    start = current + 1
-                elif code == 0:
-                    start = n_units  # the worker finished its list
-                else:
-                    done = [i for i in results if i >= start]
-                    if done:
-                        start = max(done) + 1
-                    else:
-                        results[start] = {"error": f"worker exited with code {code} before this case"}
-                        start += 1
-                break
-        sel.close()
+    if n_units == 0:
+        return results
+
+    def on_case(case: dict) -> None:
+        results[int(case["i"])] = case
+        if log and len(results) % 200 == 0:
+            log(f"  {module} {args[:3]}: {len(results)}/{n_units}")
+
+    def on_error(unit: str, message: str) -> None:
+        results.setdefault(int(unit), {"error": message})
+
+    argv = [sys.executable, "-m", module, *args]
+    run_pool(argv, [str(i) for i in range(n_units)], _env(env), Path.cwd(), 1, timeout, max(timeout, 120.0), None,
+             on_case, on_error)
     return results
 
 
