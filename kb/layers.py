@@ -1,10 +1,15 @@
-"""The layers of kb/, lowest first: the one table that tests/test_layers.py checks every import
-against and that `kb build` turns into the module map of docs/architecture.md.
+"""The layers of kb/ and verifiers/, lowest first: the one table that tests/test_layers.py checks
+every import against and that `kb build` turns into the module map of docs/architecture.md.
 
 A module may import from its own layer or any lower one, never a higher one. The first
 matching pattern wins; a package whose __init__ imports nothing from kb (a namespace with a
 docstring) needs no entry. A new module fails tests/test_layers.py until it matches a pattern
 here, and `kb build --check` fails until docs/architecture.md lists it.
+
+verifiers/ (the code that runs in the measuring processes: verifiers, the sweep workers, the
+child of one mode) is in the base layer: `kb` loads its registry, its outcome words and its
+case reader (kb/lint/verifiers.py, kb/verify/merge.py), so what it imports must be as low. A
+module placed elsewhere is named in PLACED with the reason.
 
 Standard library only; nothing here imports the modules it describes (their docstrings are
 read as text).
@@ -27,7 +32,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer("base", "formats and primitives: no knowledge of the catalog", (
         "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
-        "kb.calls", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.unchanged", "kb.aside", "kb.entries", "kb.layers",
+        "kb.calls", "kb.case", "kb.protocol", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.unchanged", "kb.aside", "kb.entries", "kb.layers",
+        "verifiers", "verifiers.*",
     )),
     Layer("load", "read and check what people and machines wrote: data/, run files, link state", (
         "kb.catalog", "kb.canonical", "kb.lint", "kb.lint.*", "kb.links.state", "kb.verify.runfile", "kb.verify.cases",
@@ -55,11 +61,28 @@ LAYERS: tuple[Layer, ...] = (
 )
 LAYER_NAMES = tuple(layer.name for layer in LAYERS)
 
+PLACED: dict[str, tuple[str, str]] = {
+    "verifiers.torch.allreduce": ("commands", "its main() is a launcher: it starts torchrun on several GPUs and writes a "
+                                  "run file with the harness's own mode entries (kb.verify.runner) and machine "
+                                  "description (kb.verify.env); its verifier function imports nothing from kb"),
+    "verifiers.collectives.__main__": ("commands", "`python -m verifiers.collectives`: a launcher that describes the "
+                                       "machine (kb.verify.env) and writes a run file (kb.verify.runfile)"),
+}
+"""Modules whose layer is not their folder's (first in pattern_layer), each with why."""
+
+
+PACKAGES = ("kb", "verifiers")
+"""The top-level packages the table covers."""
+
 
 def modules(root: Path) -> dict[str, Path]:
-    """Dotted module name -> file, for every .py under root/kb."""
+    """Dotted module name -> file, for every .py under root/kb and root/verifiers (not the
+    stand-in modules of verifiers/sweep/_shim, which are put on sys.path as top-level modules)."""
     out = {}
-    for path in sorted((root / "kb").rglob("*.py")):
+    paths = [p for package in PACKAGES if (root / package).is_dir() for p in sorted((root / package).rglob("*.py"))]
+    for path in paths:
+        if "_shim" in path.parts:
+            continue
         parts = list(path.relative_to(root).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts.pop()
@@ -68,7 +91,10 @@ def modules(root: Path) -> dict[str, Path]:
 
 
 def pattern_layer(name: str) -> int | None:
-    """The index in LAYERS of the first layer with a pattern matching `name`, or None."""
+    """The index in LAYERS of the layer PLACED names, else of the first layer with a pattern
+    matching `name`, or None."""
+    if name in PLACED:
+        return LAYER_NAMES.index(PLACED[name][0])
     for index, layer in enumerate(LAYERS):
         if any(fnmatchcase(name, p) for p in layer.patterns):
             return index
@@ -91,7 +117,7 @@ def summary(path: Path) -> str:
 
 
 def module_map(root: Path) -> str:
-    """Markdown: every module of kb/ under its layer (highest first), each with its docstring's
+    """Markdown: every module of kb/ and verifiers/ under its layer (highest first), each with its docstring's
     first sentence; a module with no layer is listed under "no layer" (tests/test_layers.py fails)."""
     mods = modules(root)
     by_layer: dict[int | None, list[str]] = {}
@@ -108,6 +134,7 @@ def module_map(root: Path) -> str:
         for name in by_layer.get(layer, ()):
             shown = mods[name].relative_to(root).as_posix()
             text = summary(mods[name])
-            lines.append(f"- `{shown}`" + (f": {text}" if text else ""))
+            why = f" (placed here: {PLACED[name][1]})" if name in PLACED else ""
+            lines.append(f"- `{shown}`" + (f": {text}" if text else "") + why)
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -78,6 +78,11 @@ SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_sweep_branches.py::test_planted_branches_differ_only_where_inputs_collide",
      "an operator sweep (planted branch units, in worker processes)"),
     ("tests/test_site.py::test_same_data_same_bytes", "builds the whole site twice"),
+    ("tests/test_notes.py::test_a_sweep_unit", "imports PyTorch twice in fresh processes (builds the unit, lists the worker's units)"),
+    ("tests/test_lint_cases.py::test_every_pytorch_branch_case_names_a_known_op_and_call_keys",
+     "builds every PyTorch branch unit's inputs"),
+    ("tests/test_lint_cases.py::test_every_jax_case_names_a_known_op_and_call_keys",
+     "builds every JAX special and branch unit's inputs (arrays of millions of elements)"),
     ("tests/test_site_ux.py::test_crawl_every_internal_link_and_anchor", "builds the HTML site (mkdocs) and follows every link"),
     ("tests/test_site_ux.py::test_matrix_rows_and_cells_show_a_records_call_condition",
      "builds the whole site from a changed copy of the data"),
@@ -129,7 +134,7 @@ def pytest_xdist_make_scheduler(config, log):
     9.2 no longer allows, so every marked test would run wherever it fell.)"""
     if config.getvalue("dist") != "loadgroup":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class Grouped(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:

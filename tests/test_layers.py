@@ -1,4 +1,5 @@
-"""Imports inside kb/ run one way: base -> load -> compile -> outputs -> commands (docs/architecture.md).
+"""Imports inside kb/ and verifiers/ run one way: base -> load -> compile -> outputs -> commands
+(docs/architecture.md).
 
 Read from the source with `ast` (nothing is imported), every `import` counts, including the
 ones inside functions: a lazy import still ties the two modules together. Importing `kb.a.b`
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.layers import LAYER_NAMES, modules, pattern_layer
+from kb.layers import LAYER_NAMES, PACKAGES, PLACED, modules, pattern_layer
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,7 +56,7 @@ def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "kb":
+                if alias.name.split(".")[0] in PACKAGES:
                     out.append((node.lineno, _known(alias.name, mods) or alias.name, alias.name))
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -63,7 +64,7 @@ def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str
                 anchor = package.split(".")
                 anchor = anchor[: len(anchor) - (node.level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
-            if base.split(".")[0] != "kb":
+            if base.split(".")[0] not in PACKAGES:
                 continue
             for alias in node.names:
                 full = f"{base}.{alias.name}"
@@ -81,7 +82,7 @@ def private_uses(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int
             for alias in node.names:
                 if alias.name in mods and alias.asname:
                     bound[alias.asname] = alias.name
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "kb":
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
             for alias in node.names:
                 if f"{node.module}.{alias.name}" in mods:
                     bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
@@ -197,8 +198,9 @@ def test_every_module_has_a_layer() -> None:
 
 @pytest.fixture
 def copy(tmp_path: Path) -> Path:
-    """kb/ copied without its 13,000-line generated index (a literal: it imports nothing)."""
+    """kb/ and verifiers/ copied, without kb's 13,000-line generated index (a literal: it imports nothing)."""
     shutil.copytree(ROOT / "kb", tmp_path / "kb", ignore=shutil.ignore_patterns("__pycache__", "_index.py", "templates"))
+    shutil.copytree(ROOT / "verifiers", tmp_path / "verifiers", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "kb" / "_index.py").write_text("INDEX = {}\n")
     return tmp_path
 
@@ -245,3 +247,24 @@ def test_importing_a_module_of_a_package_runs_the_package(copy: Path) -> None:
     _plant(copy, "kb/prefixes.py", "from kb.lint.ops import CODE")
     found = problems(copy)
     assert any("imports kb.lint (load)" in p for p in found), found
+
+
+def test_verifiers_are_under_the_table() -> None:
+    mods = modules(ROOT)
+    assert "verifiers.discover" in mods and "verifiers.sweep.torch_worker" in mods
+    assert layer_of("verifiers.discover", mods["verifiers.discover"], mods) == LAYER_NAMES.index("base")
+
+
+def test_a_planted_upward_import_in_verifiers_fails(copy: Path) -> None:
+    # a verifier reaching up into the harness that runs it: the arrow the 2026-11-27 review found
+    _plant(copy, "verifiers/torch/pad.py", "from kb.verify.runner import KEPT")
+    found = problems(copy)
+    assert any(p.startswith("verifiers/torch/pad.py:") and "verifiers.torch.pad (base) imports kb.verify.runner (commands)" in p
+               for p in found), found
+
+
+def test_every_placed_module_exists_and_says_why() -> None:
+    mods = modules(ROOT)
+    for name, (layer, why) in PLACED.items():
+        assert name in mods, name
+        assert layer in LAYER_NAMES and len(why) > 40, name

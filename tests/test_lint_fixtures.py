@@ -30,6 +30,8 @@ TARGETS = {
     "static-range-disagrees": "data/runs/static-tensorflow/2.1.0.yaml",
     # a sweep evidence file is JSON; the fixture is named .yaml like the others and copied to its place
     "sweeps-undocumented-source": "data/sweeps/h100-test/2026-11-25T230000Z-pytorch-eager.json",
+    # a sweep's hand-built cases are Python; the fixture is named .yaml like the others and copied to its place
+    "cases-misspelt-call-key": "kb/sweep/specials.py",
 }
 
 
@@ -120,6 +122,8 @@ EXPECTED: dict[str, list[tuple[str, str, int]]] = {
     "spellings-layer-without-its-op": [(R, "KB022", 6)],
     # scan rules: a misspelt parameter, an op that is not the record's, a resolver name that is no code rule
     "scanrules-misspelt": [(R, "KB023", 21), (R, "KB023", 28), (R, "KB023", 31)],
+    # cases: a misspelt parameter of the op, and an op the KB does not know
+    "cases-misspelt-call-key": [("kb/sweep/specials.py", "KB024", 7), ("kb/sweep/specials.py", "KB024", 8)],
 }
 
 

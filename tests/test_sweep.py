@@ -98,6 +98,25 @@ def test_committed_evidence_files_read_clean():
         assert path.name.endswith(f"-{doc['suite']}.json")
 
 
+def test_every_committed_sweep_file_speaks_the_one_vocabulary():
+    """Every sweep file under data/sweeps/, GPU and CPU, read through the one mapping of classes:
+    the CPU files written before it keep their own words, as written, and each maps to one class."""
+    files = sorted((ROOT / "data" / "sweeps").glob("*/*.json"))
+    cpu = [p for p in files if p.name.endswith(sweepfile.CPU_SWEEP_SUFFIXES)]
+    assert cpu and len(cpu) < len(files)
+    seen: dict[str, set[str]] = {}
+    for path in files:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        for case in doc["cases"]:
+            klass = sweepfile.cpu_class(case["class"], doc["suite"]) if path in cpu else case["class"]
+            assert klass in sweepfile.CLASSES, (path.name, case["class"])
+            seen.setdefault(doc["suite"], set()).add(klass)
+    assert "silent" in seen["tensorflow-cpu"] and "differs" in seen["keras-jax"]  # the switch decides the word
+    assert "sequence" in seen["tensorflow-cpu"] and "same" in seen["keras"]
+    with pytest.raises(ValueError, match="unknown class 'identicall'"):
+        sweepfile.cpu_class("identicall", "keras")
+
+
 def test_driver_imports_no_framework():
     code = "import sys, kb.verify.sweep; print(sorted(m for m in ('torch', 'jax', 'tensorflow') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
@@ -113,7 +132,7 @@ def test_cpu_sweep_finds_the_planted_operators(tmp_path):
     doc, path = sweep.run_sweep("pytorch-eager", ROOT, device="cpu", runs=2, workers=2, unit_timeout=25.0,
                                 start_timeout=240.0, only=only, planted=True, out_dir=tmp_path / "data" / "sweeps",
                                 environment={"env_id": "cpu-test-00000000"}, verbose=False)
-    by_op = {}
+    by_op: dict[str, list[dict]] = {}
     for case in doc["cases"]:
         by_op.setdefault(case["op"], []).append(case)
     assert [c["class"] for c in by_op["planted.silent"]] == ["silent"]
@@ -126,4 +145,4 @@ def test_cpu_sweep_finds_the_planted_operators(tmp_path):
     abs_cases = by_op["torch.abs"]
     assert {c["pass"] for c in abs_cases} == {"forward", "backward"}
     assert all(c["class"] == "same" and c["numel"] >= 1_000_000 for c in abs_cases)
-    assert sweep.read_evidence(path)["counts"]["silent"] == 1
+    assert path is not None and sweep.read_evidence(path)["counts"]["silent"] == 1

@@ -5,6 +5,7 @@ worker that crashes or hangs (a fake worker, no framework)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from kb.sweep import harness
 ROOT = Path(__file__).resolve().parents[1]
 
 # Plans and runs each case in one interpreter (one TensorFlow import), once per mode: enough for
-# `raises`, `identical` and a seeded sequence; differences across processes need the real sweep's
+# `raises`, `same` and a seeded sequence; differences across processes need the real sweep's
 # separate processes (python -m kb.sweep tensorflow), which a stateful kernel cached in one
 # interpreter cannot stand in for.
 PROBE = textwrap.dedent("""
@@ -55,8 +56,8 @@ def test_tensorflow_subset_classified():
     assert modes["op-seed"]["raised"] is None and modes["op-seed"]["distinct"] == 1
     assert modes["op-seed"]["within"]  # a seeded sequence: the second call differs, not non-determinism
 
-    assert swept["tf.raw_ops.Add:forward"][0] == "identical"
-    assert swept["tf.raw_ops.Add:backward"][0] == "identical"
+    assert swept["tf.raw_ops.Add:forward"][0] == "same"
+    assert swept["tf.raw_ops.Add:backward"][0] == "same"
     cls, _, modes = swept["tf.nn.fractional_max_pool:forward"]
     assert cls == "raises" and "non-zero seed" in modes["global-seed"]["raised"]  # the global seed does not help
     assert modes["op-seed"]["raised"] is None
@@ -93,7 +94,7 @@ def test_keras_subset_per_backend(backend):
     got = json.loads(done.stdout.strip().splitlines()[-1])
     assert got["backend"] == backend  # the parent's KERAS_BACKEND reached the worker
     cls, _, modes_run, _ = got["keras.ops.add"]
-    assert cls == "identical" and modes_run == ["no-seed"]  # no random draw: the seed modes are not run
+    assert cls == "same" and modes_run == ["no-seed"]  # no random draw: the seed modes are not run
     cls, call, modes_run, modes = got["keras.random.normal"]
     assert modes_run == ["no-seed", "global-seed", "layer-seed"] and call["seed"] is None
     # one interpreter cannot show a difference across processes; a seeded generator moving on can
@@ -111,20 +112,20 @@ def test_keras_backends_write_their_own_files(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(cli, "environment", lambda: {"env_id": "cpu-test"})
     ran = []
 
-    def fake_sweep(module, plan_args, modes, processes, timeout, env=None, log=None):
-        ran.append(env["KERAS_BACKEND"])
-        return {"plan_s": 0.0, "wall_s": 1.0}, [{"op": "keras.ops.add", "class": "identical"}]
+    def fake_sweep(module, plan_args, modes, processes, timeout, env=None, log=None, switch=True):
+        ran.append((env["KERAS_BACKEND"], switch))
+        return {"plan_s": 0.0, "wall_s": 1.0}, [{"op": "keras.ops.add", "class": "same"}]
 
     monkeypatch.setattr(harness, "sweep", fake_sweep)
     assert cli.main(["keras", "--backends", "jax,torch", "--out", str(tmp_path / "k.json")]) == 0
-    assert ran == ["jax", "torch"]
+    assert ran == [("jax", False), ("torch", False)]  # no switch on those backends: a difference is `differs`
     for b in ("jax", "torch"):
         doc = json.loads((tmp_path / f"k-{b}.json").read_text())
         assert doc["suite"] == f"keras-{b}" and doc["backend"] == b and doc["cases"][0]["backend"] == b
     with pytest.raises(SystemExit) as exc:  # an unknown backend is refused before anything runs
         cli.main(["keras", "--backends", "jax,mxnet", "--no-write"])
     assert exc.value.code == 2 and "mxnet" in capsys.readouterr().err
-    assert ran == ["jax", "torch"]
+    assert len(ran) == 2
 
 
 def test_committed_keras_files_one_backend_each():
@@ -142,34 +143,39 @@ def test_committed_keras_files_one_backend_each():
 
 FAKE = textwrap.dedent('''
     import json, os, sys, time
-    start = int(sys.argv[sys.argv.index("--start") + 1])
-    for i in range(start, 5):
-        print(json.dumps({"start": i}), flush=True)
+    from kb.protocol import emit, result
+    emit({"ready": True})
+    for line in sys.stdin:
+        i = int(line)
+        emit({"start": i})
         if i == 1:
             os._exit(3)           # a crash
         if i == 3:
             time.sleep(60)        # a hang
         print("noise from the framework", flush=True)
-        print(json.dumps({"i": i, "h1": "a", "h2": "a", "raised": None}), flush=True)
+        print(json.dumps({"case": {"i": 0, "h1": "not the protocol", "h2": "b"}}), flush=True)  # JSON, no prefix
+        result(i, {"i": i, "h1": "a", "h2": "a", "raised": None})
 ''')
 
 
 def test_harness_restarts_after_crash_and_hang(tmp_path, monkeypatch):
     (tmp_path / "fakeworker.py").write_text(FAKE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    env = {"PYTHONPATH": str(tmp_path)}
+    env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
     got = harness.drive("fakeworker", [], 5, timeout=2.0, env=env)
     assert sorted(got) == [0, 1, 2, 3, 4]
-    assert "exited with code 3" in got[1]["error"]
-    assert "timeout" in got[3]["error"]
+    assert "died (exit 3)" in got[1]["error"]
+    assert "timed out after 2 s" in got[3]["error"]
     assert got[4]["h1"] == "a"
+    assert got[0]["h1"] == "a"  # a JSON line a framework printed without the prefix is not a result
 
 
 def test_classify():
-    assert harness.classify({"a": harness.summarize([{"h1": "x", "h2": "x", "raised": None},
-                                                     {"h1": "y", "h2": "y", "raised": None}])})[0] == "differs-across-processes"
+    across = {"a": harness.summarize([{"h1": "x", "h2": "x", "raised": None}, {"h1": "y", "h2": "y", "raised": None}])}
+    assert harness.classify(across)[0] == "silent"  # every mode under the switch (TensorFlow)
+    assert harness.classify(across, switch=False)[0] == "differs"  # Keras on JAX or PyTorch: no switch to set
     assert harness.classify({"a": harness.summarize([{"h1": "x", "h2": "z", "raised": None},
-                                                     {"h1": "x", "h2": "z", "raised": None}])})[0] == "differs-within-process-only"
+                                                     {"h1": "x", "h2": "z", "raised": None}])})[0] == "sequence"
     assert harness.classify({"a": harness.summarize([{"error": "timeout"}, {"error": "timeout"}])})[0] == "error"
     mixed = harness.summarize([{"raised": "boom"}, {"h1": "x", "h2": "x", "raised": None}])
     assert "some processes only" in mixed["error"]
@@ -180,13 +186,15 @@ def test_keras_findings_answered_per_backend():
     deterministic for the call the sweep made on that backend (device cpu), with a fix; the same
     ops on a backend where they were identical are not flagged by a backend-only record."""
     import kb
+    from kb.verify import sweepfile
 
     checked = 0
     for path in sorted((ROOT / "data" / "sweeps").glob("*/*-keras*.json")):
         doc = json.loads(path.read_text())
         for case in doc["cases"]:
             call = {**case["call"], "backend": case["backend"]}
-            if case["class"] == "differs-across-processes" and case["modes"]["no-seed"]["distinct"] > 1:
+            if sweepfile.cpu_class(case["class"], doc["suite"]) in ("silent", "differs") \
+                    and case["modes"]["no-seed"]["distinct"] > 1:
                 s = kb.status(case["op"], doc["environment"]["packages"]["keras"], device="cpu", call=call)
                 assert s.deterministic is False and s.solutions, (path.name, case["op"], call)
                 checked += 1

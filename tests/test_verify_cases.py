@@ -16,7 +16,7 @@ NLL_OPS = ["torch.nn.functional.nll_loss"]
 
 
 def test_holds_is_and_of_keys_or_of_values_and_unknown_when_a_fact_is_missing() -> None:
-    when = {"mode": ["bilinear", "bicubic"], "antialias": [False]}
+    when: dict[str, list] = {"mode": ["bilinear", "bicubic"], "antialias": [False]}
     assert holds(when, {"mode": "bicubic", "antialias": False}) is True
     assert holds(when, {"mode": "nearest", "antialias": False}) is False
     assert holds(when, {"mode": "bilinear"}) is None
@@ -88,7 +88,7 @@ def test_one_child_measures_every_case_and_a_raising_case_stops_none_after_it() 
     from verifiers import discover
 
     cases = discover.scan()["synthetic.cases"].cases
-    assert [c["call"]["mode"] for c in cases] == ["threads", "fixed", "raise", "fixed"]
+    assert [c.call["mode"] for c in cases] == ["threads", "fixed", "raise", "fixed"]
     out = run_mode("synthetic.cases", "verifiers.synthetic", "synthetic", (), (), n=5, device="cpu", scale=1.0,
                    timeout=60.0, root=ROOT, cases=cases)
     per = out["cases"]
@@ -136,8 +136,9 @@ def test_every_op_of_a_conditional_record_has_a_case_and_a_complementary_call(re
 
     record, _ = _record(record_id)
     cases = discover.scan()[record.verify.verifier].cases
-    ops = {c["op"] for c in cases}
+    ops = {c.op for c in cases}
     assert set(record.ops) <= ops
     item = range_at(record.status, {"pytorch": "2.11.0", "jax": "0.11.2"}[record.framework])
-    assert any(applies(record.calls, item.when, c["op"], c["call"]) is False for c in cases)
-    assert any(applies(record.calls, item.when, c["op"], c["call"]) is True for c in cases)
+    assert item is not None, record_id
+    assert any(applies(record.calls, item.when, c.op, c.call) is False for c in cases)
+    assert any(applies(record.calls, item.when, c.op, c.call) is True for c in cases)

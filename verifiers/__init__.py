@@ -32,7 +32,9 @@ To add a verifier:
 from __future__ import annotations
 
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+
+from kb.case import WHOLE, Case, as_cases
 
 REGISTRY: dict[str, Verifier] = {}
 
@@ -43,10 +45,10 @@ class Verifier:
     __slots__ = ("name", "framework", "device", "handles", "solutions", "cases", "fn", "gpus")
 
     def __init__(self, name: str, framework: str, device: str, handles: tuple, solutions: tuple, fn: Callable,
-                 cases: tuple = (), gpus: int = 1) -> None:
+                 cases: tuple[Case, ...] = (), gpus: int = 1) -> None:
         self.name, self.framework, self.device = name, framework, device
         self.handles, self.solutions, self.fn = tuple(handles), tuple(solutions), fn
-        self.cases = tuple(cases)
+        self.cases = tuple(cases)  # kb/case.py Case, one call each
         self.gpus = gpus
 
 
@@ -58,22 +60,22 @@ class Context:
     """
 
     def __init__(self, solutions: tuple[str, ...], device: str, scale: float, seed: int = 0,
-                 case: dict | None = None) -> None:
+                 case: Case | Mapping[str, Any] | None = None) -> None:
         self.solutions = tuple(solutions)
         self.device = device
         self.scale = scale
         self.seed = seed
-        self.case = case or {"op": None, "call": None}
+        self.case = WHOLE if case is None else Case.from_dict(case, "the child's spec")
 
     @property
     def op(self) -> str | None:
         """The op this case calls (None: a verifier without cases)."""
-        return self.case.get("op")
+        return self.case.op
 
     @property
     def call(self) -> dict:
         """The case's call: parameter values and facts (`input.ndim`, `backend`)."""
-        return dict(self.case.get("call") or {})
+        return dict(self.case.call)
 
     def size(self, n: int, minimum: int = 1) -> int:
         """`n` scaled for this run (CI runs GPU verifiers on CPU with a small scale)."""
@@ -90,7 +92,7 @@ def verifier(
     device: str = "gpu",
     handles: tuple[str, ...] = (),
     solutions: tuple[str, ...] = (),
-    cases: tuple[dict, ...] = (),
+    cases: tuple[dict[str, Any] | Case, ...] = (),
     gpus: int = 1,
 ) -> Callable[[Callable[[Context], Callable[[], Any]]], Callable[[Context], Callable[[], Any]]]:
     """Register `fn` under `name`. Arguments must be literals (they are read with `ast`).
@@ -98,19 +100,18 @@ def verifier(
     framework: tensorflow | pytorch | jax | torchvision | synthetic.  device: gpu | cpu | any.
     handles: practice codes the function applies itself (it reads ctx.solutions).
     solutions: codes to try when no record names this verifier yet (an unlinked run).
-    cases: each `{"op": name, "call": {param: value, "input.ndim": n, ...}}`, one call per case.
+    cases: each `{"op": name, "call": {param: value, "input.ndim": n, ...}}`, one call per case
+    (literals, read with `ast`; each becomes a kb/case.py Case here and in verifiers/discover.py).
     gpus: GPUs the verifier needs; above 1 it runs one process per GPU (verifiers/collectives), not in
     the harness's one child per mode: `kb verify` starts it where the machine has that many GPUs and
     says "skipped: needs N GPUs" elsewhere (kb/verify/multigpu.py).
     """
-    for case in cases:
-        if not isinstance(case, dict) or set(case) != {"op", "call"} or not isinstance(case["call"], dict):
-            raise ValueError(f"verifier {name!r}: a case is {{'op': name, 'call': {{...}}}}, got {case!r}")
+    made = as_cases(cases, f"verifier {name!r}") if cases else ()
 
     def register(fn: Callable[[Context], Callable[[], Any]]) -> Callable[[Context], Callable[[], Any]]:
         if name in REGISTRY and REGISTRY[name].fn is not fn:
             raise ValueError(f"verifier {name!r} is registered twice")
-        REGISTRY[name] = Verifier(name, framework, device, handles, solutions, fn, cases, gpus)
+        REGISTRY[name] = Verifier(name, framework, device, handles, solutions, fn, made, gpus)
         return fn
 
     return register

@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kb.case import WHOLE, Case, as_cases
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -27,17 +29,27 @@ class Found:
     device: str  # gpu | cpu | any
     handles: tuple[str, ...]  # the solution codes the verifier's switch can apply
     solutions: tuple[str, ...]  # the codes it runs when no record names any
-    cases: tuple[dict[str, Any], ...]  # one call each: {"op": ..., "call": {...}} (kb/verify/cases.py)
+    cases: tuple[Case, ...]  # one call each (kb/case.py; kb/verify/cases.py decides what a record says of it)
     module: str  # dotted name, imported by the child that runs it
     path: Path
     line: int
     gpus: int = 1  # how many GPUs the verifier needs (kb/verify/multigpu.py skips it on fewer)
+    problems: tuple[str, ...] = ()  # why its `cases=` could not be read (lint KB024 reports them)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field but `path` (a cache stores the path relative to its folder)."""
         out = asdict(self)
         del out["path"]
+        out["cases"] = [c.to_dict() for c in self.cases]
+        out["problems"] = list(self.problems)
         return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], path: Path) -> Found:
+        """to_dict's output (a cache entry) back, at `path`."""
+        kw: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
+        kw.update(cases=tuple(Case.from_dict(c) for c in data["cases"]), path=path)
+        return cls(**kw)
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -97,6 +109,7 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                 if not deco.args or not isinstance(deco.args[0], ast.Constant) or not isinstance(deco.args[0].value, str):
                     continue
                 kw: dict[str | None, Any] = {}
+                problems: list[str] = []
                 for keyword in deco.keywords:
                     if isinstance(keyword.value, ast.Name) and keyword.value.id in constants:
                         kw[keyword.arg] = constants[keyword.value.id]
@@ -105,14 +118,20 @@ def scan(root: Path = HERE) -> dict[str, Found]:
                         kw[keyword.arg] = ast.literal_eval(keyword.value)
                     except ValueError:
                         kw[keyword.arg] = None
+                        if keyword.arg == "cases":  # not one default case in silence: lint KB024 says so
+                            problems.append(f"line {keyword.value.lineno}: cases= is not a literal (or a module "
+                                            "constant of literals), so it cannot be read without running the module")
                 name = deco.args[0].value
+                try:
+                    cases = as_cases(kw.get("cases"), f"verifier {name!r}")
+                except ValueError as exc:
+                    cases, problems = (WHOLE,), [*problems, str(exc)]
                 gpus = kw.get("gpus")
                 found[name] = Found(
                     name=name, framework=kw.get("framework"), device=kw.get("device", "gpu"),
                     handles=tuple(kw.get("handles") or ()), solutions=tuple(kw.get("solutions") or ()),
-                    cases=tuple(kw.get("cases") or ()) or ({"op": None, "call": None},),
-                    module=_module_name(path, root), path=path, line=deco.lineno,
-                    gpus=gpus if isinstance(gpus, int) else 1,
+                    cases=cases, module=_module_name(path, root), path=path, line=deco.lineno,
+                    gpus=gpus if isinstance(gpus, int) else 1, problems=tuple(problems),
                 )
     return found
 

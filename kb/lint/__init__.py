@@ -24,12 +24,12 @@ from kb.catalog import Catalog, load
 from kb.findings import Finding
 from kb.yamlio import remembering
 from kb.lint import (
-    calls, canonical, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, scanrules,
+    calls, canonical, cases, causes, comments, ids, links, ops, paths, ranges, references, registry, runs, scanrules,
     solutions, spellings, static_ranges, static_unclaimed, sweeps, switch, verifiers,
 )
 
 CHECKS = (ids, ranges, registry, solutions, links, references, canonical, comments, ops, causes, verifiers, runs, calls,
-          paths, static_ranges, static_unclaimed, switch, sweeps, spellings, scanrules)
+          paths, static_ranges, static_unclaimed, switch, sweeps, spellings, scanrules, cases)
 
 WARNINGS = frozenset({runs.CODE, sweeps.CODE})
 """Codes printed but not failing `kb validate`/`kb build` (unless `kb validate --strict`)."""

@@ -35,7 +35,7 @@ def registered(root: Path) -> dict:
         found = {name: {**f.to_dict(), "path": f.path.relative_to(folder).as_posix()} for name, f in discover.scan(folder).items()}
         memo.put(key, found)
         memo.save()
-    return {name: discover.Found(**{**kw, "path": folder / kw["path"]}) for name, kw in found.items()}
+    return {name: discover.Found.from_dict(kw, folder / kw["path"]) for name, kw in found.items()}
 
 
 def check(catalog: Catalog) -> None:

@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     for backend in backends:  # one file per backend: each is its own process family and its own evidence
         started_stamp, started = harness.stamp()
         timing, cases = harness.sweep("kb.sweep.keras_worker", plan_args, KERAS_MODES, a.processes, a.timeout,
-                                      env={"KERAS_BACKEND": backend}, log=log)
+                                      env={"KERAS_BACKEND": backend}, log=log,
+                                      switch=backend == "tensorflow")  # the worker sets TensorFlow's switch only
         for row in cases:
             row["backend"] = backend
         timing[f"{backend}_s"] = timing["wall_s"]

@@ -2,19 +2,25 @@
 restart a child that crashes or hangs past the per-case timeout, classify, write evidence.
 
 A worker module (kb.sweep.tf_worker, kb.sweep.keras_worker) is run as
-`python -m <module> plan|run ...` and speaks one JSON object a line on stdout:
-`{"start": i}` before unit i, then `{"i": i, ...}` with its result. Anything else on stdout
-is ignored (frameworks print). The parent kills a worker whose unit has not answered within
-`timeout` seconds, records that unit as `error`, and starts a fresh worker at the next unit.
+`python -m <module> list|plan|run ...` and driven by the GPU sweeps' pool (kb/sweep/pool.py) in
+their line protocol (kb/protocol.py): `units` for a listing; `ready`, then for each index i
+given on stdin `{"start": i}`, `{"case": {"i": i, ...}}` with its result and `{"done": i}`.
+Anything else on stdout is ignored (frameworks print). The pool kills a worker whose unit has
+not answered within `timeout` seconds, records that unit as `error`, and starts a fresh worker
+at the next unit. Each (mode, repetition) is a pool of its own: the classes rest on what differs
+from one process to another.
 
-Classes (docs/sweep-tensorflow.md):
+Classes are kb/verify/sweepfile.py's CLASSES, the vocabulary of every sweep (docs/sweep-tensorflow.md):
 - `raises`: some mode raised in every process (the message is kept).
-- `differs-across-processes`: some mode gave different results in different processes.
-- `differs-within-process-only`: the same in every process, but the second call in one process
-  differed from the first (a seeded sequence: not non-determinism).
-- `identical`: every mode gave one result in every process and both calls.
+- `silent`: some mode gave different results in different processes, under the switch (TensorFlow,
+  Keras on TensorFlow); `differs` where the sweep has no switch (Keras on JAX or PyTorch).
+- `sequence`: the same in every process, but the second call in one process differed from the
+  first (a seeded sequence: not non-determinism).
+- `same`: every mode gave one result in every process and both calls.
 - `error`: could not be run (crash, timeout, inconsistent raise); never evidence.
 - `skipped`: inputs could not be built (reason kept); not run.
+Files written before this vocabulary say identical, differs-across-processes and
+differs-within-process-only; `sweepfile.cpu_class` reads both.
 """
 
 from __future__ import annotations
@@ -22,15 +28,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import selectors
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from kb import jsonio
-
-CLASSES = ("raises", "differs-across-processes", "differs-within-process-only", "identical", "error", "skipped")
+from kb import jsonio, protocol
+from kb.verify.sweepfile import CLASSES
 
 
 def _env(extra: dict[str, str] | None) -> dict[str, str]:
@@ -44,73 +48,32 @@ def _env(extra: dict[str, str] | None) -> dict[str, str]:
 
 def drive(module: str, args: list[str], n_units: int, timeout: float, env: dict[str, str] | None = None,
           log=None) -> dict[int, dict]:
-    """Run units 0..n_units-1 of `module args`; restart past crashes and hangs. {i: result}."""
+    """Run units 0..n_units-1 of `module args` in one worker at a time, through the sweeps' one
+    pool (kb/sweep/pool.py): a crash or a hang past `timeout` is that unit's error and a fresh
+    worker takes the next one. {i: result}."""
+    from kb.sweep.pool import run_pool
+
     results: dict[int, dict] = {}
-    start = 0
-    while start < n_units:
-        cmd = [sys.executable, "-m", module, *args, "--start", str(start)]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(env),
-                                text=True, bufsize=1)
-        assert proc.stdout is not None  # a pipe (PIPE above)
-        sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        current, deadline = None, time.monotonic() + max(timeout, 120.0)  # the import counts once
-        buf = ""
-        dead = False
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                proc.kill()
-                proc.wait()
-                unit = current if current is not None else start
-                results[unit] = {"error": f"timeout after {timeout:.0f} s" if current is not None else "worker did not start"}
-                start = unit + 1
-                break
-            events = sel.select(timeout=min(left, 1.0))
-            if not events:
-                continue
-            chunk = os.read(proc.stdout.fileno(), 65536).decode("utf-8", "replace")
-            if not chunk:
-                dead = True
-            buf += chunk
-            while "\n" in buf:
-                line, buf = buf.split("\n", 1)
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if not isinstance(msg, dict):
-                    continue
-                if "start" in msg:
-                    current = int(msg["start"])
-                    deadline = time.monotonic() + timeout
-                elif "i" in msg:
-                    results[int(msg["i"])] = msg
-                    current = None
-                    deadline = time.monotonic() + timeout
-                    if log and len(results) % 200 == 0:
-                        log(f"  {module} {args[:3]}: {len(results)}/{n_units}")
-            if dead:
-                code = proc.wait()
-                if current is not None:
-                    results[current] = {"error": f"worker exited with code {code} during this case"}
-                    start = current + 1
-                elif code == 0:
-                    start = n_units  # the worker finished its list
-                else:
-                    done = [i for i in results if i >= start]
-                    if done:
-                        start = max(done) + 1
-                    else:
-                        results[start] = {"error": f"worker exited with code {code} before this case"}
-                        start += 1
-                break
-        sel.close()
+    if n_units == 0:
+        return results
+
+    def on_case(case: dict) -> None:
+        results[int(case["i"])] = case
+        if log and len(results) % 200 == 0:
+            log(f"  {module} {args[:3]}: {len(results)}/{n_units}")
+
+    def on_error(unit: str, message: str) -> None:
+        results.setdefault(int(unit), {"error": message})
+
+    argv = [sys.executable, "-m", module, *args]
+    run_pool(argv, [str(i) for i in range(n_units)], _env(env), Path.cwd(), 1, timeout, max(timeout, 120.0), None,
+             on_case, on_error)
     return results
 
 
-def classify(modes: dict[str, dict]) -> tuple[str, str | None]:
-    """(class, error) from {mode: {"runs": [...], "distinct": n, "raised": str|None, ...}}."""
+def classify(modes: dict[str, dict], switch: bool = True) -> tuple[str, str | None]:
+    """(class, error) from {mode: {"runs": [...], "distinct": n, "raised": str|None, ...}};
+    `switch`: every mode ran under the determinism switch (a difference is then `silent`)."""
     errors = [m.get("error") for m in modes.values() if m.get("error")]
     ran = {k: m for k, m in modes.items() if not m.get("error")}
     if not ran:
@@ -118,12 +81,12 @@ def classify(modes: dict[str, dict]) -> tuple[str, str | None]:
     if any(m.get("raised") for m in ran.values()):
         return "raises", None
     if any(m["distinct"] > 1 for m in ran.values()):
-        return "differs-across-processes", None
+        return ("silent" if switch else "differs"), None
     if any(m.get("within") for m in ran.values()):
-        return "differs-within-process-only", None
+        return "sequence", None
     if errors:
         return "error", errors[0]
-    return "identical", None
+    return "same", None
 
 
 def summarize(per_proc: list[dict | None]) -> dict:
@@ -171,8 +134,10 @@ def write(root: Path, env_id: str, file_stamp: str, suffix: str, doc: dict) -> P
 
 
 def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: int, timeout: float,
-          env: dict[str, str] | None = None, log=print, workdir: Path | None = None) -> tuple[dict, list[dict]]:
-    """Plan, run every (mode, repetition), classify. Returns (timing info, cases)."""
+          env: dict[str, str] | None = None, log=print, workdir: Path | None = None,
+          switch: bool = True) -> tuple[dict, list[dict]]:
+    """Plan, run every (mode, repetition), classify (`switch`: every mode ran under the
+    determinism switch). Returns (timing info, cases)."""
     import tempfile
 
     tmp = Path(workdir or tempfile.mkdtemp(prefix="kb-sweep-"))
@@ -180,7 +145,9 @@ def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: i
     # plan: the worker lists its units first
     listing = subprocess.run([sys.executable, "-m", module, "list", *plan_args], capture_output=True, text=True,
                              env=_env(env), timeout=600)
-    units = json.loads(listing.stdout.strip().splitlines()[-1])
+    units = protocol.units(listing.stdout)
+    if units is None:
+        raise RuntimeError(f"{module} list gave no unit list (exit {listing.returncode}): {listing.stderr.strip()[-800:]}")
     log(f"{module}: {len(units)} ops to plan")
     (tmp / "units.json").write_text(json.dumps(units))
     planned = drive(module, ["plan", "--units", str(tmp / "units.json"), *plan_args], len(units), timeout, env, log)
@@ -221,7 +188,7 @@ def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: i
             mm[mode] = summarize([per[mode][rep].get(i) for rep in range(processes)])
             if c.get("mode_args", {}).get(mode):
                 mm[mode] = {"args": c["mode_args"][mode], **mm[mode]}
-        cls, err = classify(mm)
+        cls, err = classify(mm, switch)
         row = {k: c[k] for k in ("op", "variant", "case", "pass", "dtype", "call")}
         row.update({"device": "cpu", "modes": mm, "class": cls, "error": err})
         out.append(row)
@@ -230,7 +197,7 @@ def sweep(module: str, plan_args: list[str], modes: dict[str, str], processes: i
 
 
 def counts(cases: list[dict]) -> dict[str, int]:
-    out = {c: 0 for c in CLASSES}
+    out = dict.fromkeys(CLASSES, 0)
     for c in cases:
         out[c["class"]] += 1
     return out

@@ -23,7 +23,7 @@ import inspect
 import os
 import sys
 
-from kb.sweep.tf_worker import emit, error_message, is_refusal, worker_main
+from kb.sweep.tf_worker import error_message, is_refusal, worker_main
 
 SHAPES = ((2, 8), (2, 8, 8, 3), (2, 6, 3), (2, 4, 4, 4, 3), (2, 8, 8))
 GLOBAL_SEED = 1234
@@ -202,11 +202,10 @@ def setup(keras, mode):
         keras.utils.set_random_seed(GLOBAL_SEED)
 
 
-def plan(units, start):
+def plan(units):
+    """Import Keras and its backend (before `ready`); then unit i's plan, for each index given."""
     keras = _keras()
-    for i in range(start, len(units)):
-        emit({"start": i})
-        emit({"i": i, **plan_one(keras, units[i])})
+    return lambda i: plan_one(keras, units[i])
 
 
 def plan_one(keras, unit):
@@ -236,18 +235,19 @@ def plan_one(keras, unit):
     return {"skipped": f"no candidate input could be built or run: {last}"}
 
 
-def run(cases, index, mode, start):
+def run(cases, index, mode):
+    """Import Keras and its backend (before `ready`); then the j-th case of this mode, called twice."""
     keras = _keras()
-    for j in range(start, len(index)):
-        emit({"start": j})
+
+    def one(j):
         case = cases[index[j]]
         try:
             setup(keras, mode)
             fn, _, _ = build(keras, case["spec"], mode)
-            out = {"i": j, "h1": _hash(keras, fn()), "h2": _hash(keras, fn()), "raised": None}
+            return {"h1": _hash(keras, fn()), "h2": _hash(keras, fn()), "raised": None}
         except Exception as exc:  # noqa: BLE001
-            out = {"i": j, "raised": error_message(exc)}
-        emit(out)
+            return {"raised": error_message(exc)}
+    return one
 
 
 def main(argv=None):

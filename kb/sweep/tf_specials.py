@@ -1,14 +1,15 @@
 """The TensorFlow sweep's special cases: calls the registry-driven cases cannot build (stateful
 generators, tf.data pipelines, large inputs that reach the multi-threaded kernels, seeded raw ops).
 
-Each entry of SPECIALS names the public op, a builder `fn(tf, seed) -> () -> result`, the call
-facts the case stands for, whether it is seeded, and its pass. Imported by the worker only
+Each entry of SPECIALS is a Case (kb/case.py): the public op, the call facts the case stands for,
+its pass, a builder `build(tf, seed) -> () -> result`, and whether it is seeded (run under each
+seed mode). Imported by the worker only
 (kb.sweep.tf_worker, a child process that has imported TensorFlow); `tf` is passed in.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from kb.case import Case
 
 
 def _sp_generator_nondet(tf, seed):
@@ -199,47 +200,47 @@ def _sp_big_segment_mean(tf, seed):
     return lambda: tf.math.segment_mean(x, ids)
 
 
-SPECIALS: dict[str, dict[str, Any]] = {
-    "generator-non-deterministic-state": {"op": "tf.random.Generator.from_non_deterministic_state",
-                                          "fn": _sp_generator_nondet, "call": {}},
-    "generator-from-seed": {"op": "tf.random.Generator.from_seed", "fn": _sp_generator_seed, "call": {}},
-    "global-generator": {"op": "tf.random.get_global_generator", "fn": _sp_global_generator, "call": {}},
-    "map-deterministic-false": {"op": "tf.data.Dataset.map", "fn": _sp_map_nondet,
-                                "call": {"num_parallel_calls": 4, "deterministic": False}},
-    "options-deterministic-false": {"op": "tf.data.Options.deterministic", "fn": _sp_options_nondet,
-                                    "call": {"deterministic": False}},
-    "interleave-deterministic-false": {"op": "tf.data.Dataset.interleave", "fn": _sp_interleave_nondet,
-                                       "call": {"num_parallel_calls": 4, "deterministic": False}},
-    "shuffle": {"op": "tf.data.Dataset.shuffle", "fn": _sp_shuffle, "call": {"buffer_size": 64}, "seeded": True},
-    "dataset-random": {"op": "tf.data.Dataset.random", "fn": _sp_random_dataset, "call": {}, "seeded": True},
-    "large-reduce-sum": {"op": "tf.math.reduce_sum", "fn": _sp_big_sum, "call": {"input.ndim": 1}},
-    "large-matmul": {"op": "tf.linalg.matmul", "fn": _sp_big_matmul, "call": {"input.ndim": 2}},
-    "large-unsorted-segment-sum": {"op": "tf.math.unsorted_segment_sum", "fn": _sp_big_segment,
-                                   "call": {"input.ndim": 1}},
-    "large-conv2d-filter-grad": {"op": "tf.nn.conv2d", "fn": _sp_big_conv_grad, "call": {"input.ndim": 4},
-                                 "pass": "backward"},
-    "large-bias-add-grad": {"op": "tf.nn.bias_add", "fn": _sp_big_bias_add_grad, "call": {"input.ndim": 2},
-                            "pass": "backward"},
-    "large-gather-grad": {"op": "tf.gather", "fn": _sp_big_gather_grad, "call": {"input.ndim": 2},
-                          "pass": "backward"},
-    "large-scatter-nd": {"op": "tf.scatter_nd", "fn": _sp_big_scatter_nd, "call": {"input.ndim": 2}},
-    "raw-random-uniform-int": {"op": "tf.raw_ops.RandomUniformInt", "fn": _sp_raw_uniform_int, "call": {},
-                               "seeded": True},
-    "raw-parameterized-truncated-normal": {"op": "tf.raw_ops.ParameterizedTruncatedNormal",
-                                           "fn": _sp_raw_param_truncated_normal, "call": {}, "seeded": True},
-    "raw-sample-distorted-bounding-box": {"op": "tf.raw_ops.SampleDistortedBoundingBoxV2", "fn": _sp_raw_sample_bbox,
-                                          "call": {"min_object_covered": 0.1}, "seeded": True},
-    "raw-uniform-candidate-sampler": {"op": "tf.raw_ops.UniformCandidateSampler", "fn": _sp_raw_candidate_sampler,
-                                      "call": {"num_true": 1, "num_sampled": 4, "unique": True, "range_max": 10},
-                                      "seeded": True},
-    "raw-non-deterministic-ints": {"op": "tf.raw_ops.NonDeterministicInts", "fn": _sp_raw_nondet_ints, "call": {},
-                                   "seeded": True},
-    "sample-distorted-bounding-box": {"op": "tf.image.sample_distorted_bounding_box", "fn": _sp_sample_bbox,
-                                      "call": {"min_object_covered": 0.1}, "seeded": True},
-    "raw-sparse-softmax-xent": {"op": "tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits", "fn": _sp_raw_sparse_xent,
-                                "call": {"features": "float", "labels": "int", "input.ndim": 2}},
-    "raw-softmax-xent": {"op": "tf.raw_ops.SoftmaxCrossEntropyWithLogits", "fn": _sp_raw_xent,
-                         "call": {"features": "float", "labels": "float", "input.ndim": 2}},
-    "large-segment-mean": {"op": "tf.math.segment_mean", "fn": _sp_big_segment_mean,
-                           "call": {"data": "float", "input.ndim": 1}},
+SPECIALS: dict[str, Case] = {
+    "generator-non-deterministic-state": Case("tf.random.Generator.from_non_deterministic_state", {},
+                                              passes="forward", build=_sp_generator_nondet),
+    "generator-from-seed": Case("tf.random.Generator.from_seed", {}, passes="forward", build=_sp_generator_seed),
+    "global-generator": Case("tf.random.get_global_generator", {}, passes="forward", build=_sp_global_generator),
+    "map-deterministic-false": Case("tf.data.Dataset.map", {"num_parallel_calls": 4, "deterministic": False},
+                                    passes="forward", build=_sp_map_nondet),
+    "options-deterministic-false": Case("tf.data.Options.deterministic", {"deterministic": False},
+                                        passes="forward", build=_sp_options_nondet),
+    "interleave-deterministic-false": Case(
+        "tf.data.Dataset.interleave", {"num_parallel_calls": 4, "deterministic": False},
+        passes="forward", build=_sp_interleave_nondet),
+    "shuffle": Case("tf.data.Dataset.shuffle", {"buffer_size": 64}, passes="forward", build=_sp_shuffle, seeded=True),
+    "dataset-random": Case("tf.data.Dataset.random", {}, passes="forward", build=_sp_random_dataset, seeded=True),
+    "large-reduce-sum": Case("tf.math.reduce_sum", {"input.ndim": 1}, passes="forward", build=_sp_big_sum),
+    "large-matmul": Case("tf.linalg.matmul", {"input.ndim": 2}, passes="forward", build=_sp_big_matmul),
+    "large-unsorted-segment-sum": Case("tf.math.unsorted_segment_sum", {"input.ndim": 1},
+                                       passes="forward", build=_sp_big_segment),
+    "large-conv2d-filter-grad": Case("tf.nn.conv2d", {"input.ndim": 4}, passes="backward", build=_sp_big_conv_grad),
+    "large-bias-add-grad": Case("tf.nn.bias_add", {"input.ndim": 2}, passes="backward", build=_sp_big_bias_add_grad),
+    "large-gather-grad": Case("tf.gather", {"input.ndim": 2}, passes="backward", build=_sp_big_gather_grad),
+    "large-scatter-nd": Case("tf.scatter_nd", {"input.ndim": 2}, passes="forward", build=_sp_big_scatter_nd),
+    "raw-random-uniform-int": Case("tf.raw_ops.RandomUniformInt", {},
+                                   passes="forward", build=_sp_raw_uniform_int, seeded=True),
+    "raw-parameterized-truncated-normal": Case("tf.raw_ops.ParameterizedTruncatedNormal", {},
+                                               passes="forward", build=_sp_raw_param_truncated_normal, seeded=True),
+    "raw-sample-distorted-bounding-box": Case("tf.raw_ops.SampleDistortedBoundingBoxV2", {"min_object_covered": 0.1},
+                                              passes="forward", build=_sp_raw_sample_bbox, seeded=True),
+    "raw-uniform-candidate-sampler": Case(
+        "tf.raw_ops.UniformCandidateSampler", {"num_true": 1, "num_sampled": 4, "unique": True, "range_max": 10},
+        passes="forward", build=_sp_raw_candidate_sampler, seeded=True),
+    "raw-non-deterministic-ints": Case("tf.raw_ops.NonDeterministicInts", {},
+                                       passes="forward", build=_sp_raw_nondet_ints, seeded=True),
+    "sample-distorted-bounding-box": Case("tf.image.sample_distorted_bounding_box", {"min_object_covered": 0.1},
+                                          passes="forward", build=_sp_sample_bbox, seeded=True),
+    "raw-sparse-softmax-xent": Case(
+        "tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits", {"features": "float", "labels": "int", "input.ndim": 2},
+        passes="forward", build=_sp_raw_sparse_xent),
+    "raw-softmax-xent": Case(
+        "tf.raw_ops.SoftmaxCrossEntropyWithLogits", {"features": "float", "labels": "float", "input.ndim": 2},
+        passes="forward", build=_sp_raw_xent),
+    "large-segment-mean": Case("tf.math.segment_mean", {"data": "float", "input.ndim": 1},
+                               passes="forward", build=_sp_big_segment_mean),
 }

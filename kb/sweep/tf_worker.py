@@ -1,8 +1,8 @@
 """The TensorFlow side of the CPU sweep (run as a child by kb.sweep.harness; imports TensorFlow).
 
     python -m kb.sweep.tf_worker list [--only A,B]            # units: raw ops, public ops, specials
-    python -m kb.sweep.tf_worker plan --units F --start I     # pick a buildable call per op
-    python -m kb.sweep.tf_worker run --cases F --index F --mode M --start I
+    python -m kb.sweep.tf_worker plan --units F               # pick a buildable call per op (indices on stdin)
+    python -m kb.sweep.tf_worker run --cases F --index F --mode M   # one mode's cases (indices on stdin)
 
 Inputs are built from TensorFlow's own registry: a `tf.raw_ops` kernel's OpDef (input types,
 type attributes and their allowed values, number and list attributes, required attributes)
@@ -27,8 +27,10 @@ import inspect
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from kb.protocol import emit, result  # the workers' one line protocol
 from kb.sweep.tf_specials import SPECIALS
 
 SHAPES = ((3, 3), (4, 4, 4, 4), (5,), (), (2, 3, 4), (2, 2, 2, 2, 2))
@@ -66,11 +68,6 @@ def _tf():
     import tensorflow as tf
 
     return tf
-
-
-def emit(obj: dict) -> None:
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
 
 
 def error_message(exc: BaseException) -> str:
@@ -118,9 +115,9 @@ def list_units(only: list[str] | None) -> list[dict]:
         seen.add(key)
         units.append({"op": name, "kind": "public"})
     for sid in SPECIALS:
-        if only and SPECIALS[sid]["op"] not in only and sid not in only:
+        if only and SPECIALS[sid].op not in only and sid not in only:
             continue
-        units.append({"op": SPECIALS[sid]["op"], "kind": "special", "variant": sid})
+        units.append({"op": str(SPECIALS[sid].op), "kind": "special", "variant": sid})  # every special names its op
     return units
 
 
@@ -447,7 +444,8 @@ def build(tf, spec: dict, mode: str):
     if kind == "special":
         sp = SPECIALS[spec["variant"]]
         seed = 7 if mode == "op-seed" else None
-        return sp["fn"](tf, seed), [], dict(sp["call"]), None
+        assert sp.build is not None  # every special builds its call
+        return sp.build(tf, seed), [], dict(sp.call), None
     if kind == "raw":
         return build_raw(tf, spec["op"].split(".")[-1], spec["cand"], mode)
     return build_public(tf, spec["op"], spec["cand"], mode)
@@ -458,13 +456,11 @@ def setup_mode(tf, mode: str) -> None:
         tf.random.set_seed(GLOBAL_SEED)
 
 
-def plan(units: list[dict], start: int) -> None:
+def plan(units: list[dict]) -> Callable[[int], dict]:
+    """Import TensorFlow (before `ready`); then unit i's plan, for each index given."""
     tf = _tf()
     tf.config.experimental.enable_op_determinism()
-    for i in range(start, len(units)):
-        emit({"start": i})
-        unit = units[i]
-        emit({"i": i, **plan_one(tf, unit)})
+    return lambda i: plan_one(tf, units[i])
 
 
 def plan_one(tf, unit: dict) -> dict:
@@ -473,7 +469,7 @@ def plan_one(tf, unit: dict) -> dict:
     last = "no candidate"
     for cand in ([0] if kind == "special" else range(len(SHAPES))):
         spec = {"kind": kind, "op": unit["op"], "cand": cand, "variant": variant}
-        call = dict(SPECIALS[variant]["call"]) if kind == "special" else {}
+        call = dict(SPECIALS[variant].call) if kind == "special" else {}
         watched, dtype, fn = [], None, None
         try:
             fn, watched, call, dtype = build(tf, spec, "op-seed")
@@ -487,7 +483,7 @@ def plan_one(tf, unit: dict) -> dict:
         if kind == "raw":
             modes = ["no-seed", "op-seed"] if "seed" in call else ["no-seed"]
         elif kind == "special":
-            seeded = SPECIALS[variant].get("seeded") or variant.startswith(("generator", "global-generator"))
+            seeded = SPECIALS[variant].seeded or variant.startswith(("generator", "global-generator"))
             modes = ["no-seed", "global-seed", "op-seed"] if seeded else ["no-seed"]
         else:
             seeded = "seed" in call or unit["op"].startswith("tf.random.")
@@ -501,7 +497,7 @@ def plan_one(tf, unit: dict) -> dict:
                 "case": variant if kind == "special" else "shape" + "x".join(map(str, SHAPES[cand])),
                 "dtype": dtype, "call": shown, "spec": spec, "modes_run": modes,
                 "mode_args": {m: mode_args[m] for m in modes if m in mode_args},
-                "pass": SPECIALS[variant].get("pass", "forward") if kind == "special" else "forward"}
+                "pass": SPECIALS[variant].passes if kind == "special" else "forward"}
         passes = [base]
         if kind != "special" and ok and watched:
             try:
@@ -525,16 +521,16 @@ def run_case(tf, case: dict, mode: str) -> dict:
         return {"raised": error_message(exc)}
 
 
-def run(cases: list[dict], index: list[int], mode: str, start: int) -> None:
+def run(cases: list[dict], index: list[int], mode: str) -> Callable[[int], dict]:
+    """Import TensorFlow (before `ready`); then the j-th case of this mode, for each j given."""
     tf = _tf()
     tf.config.experimental.enable_op_determinism()
-    for j in range(start, len(index)):
-        emit({"start": j})
-        emit({"i": j, **run_case(tf, cases[index[j]], mode)})
+    return lambda j: run_case(tf, cases[index[j]], mode)
 
 
 def worker_main(argv: list[str] | None, list_units, plan, run) -> int:
-    """The command line every sweep worker shares: list its units, plan cases, run a mode."""
+    """The command line every CPU sweep worker shares: list its units; or plan units, or run one
+    mode's cases, for each index the driver writes on stdin (kb/sweep/pool.py), one at a time."""
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=("list", "plan", "run"))
     ap.add_argument("--only", default="")
@@ -542,15 +538,24 @@ def worker_main(argv: list[str] | None, list_units, plan, run) -> int:
     ap.add_argument("--cases")
     ap.add_argument("--index")
     ap.add_argument("--mode")
-    ap.add_argument("--start", type=int, default=0)
     a = ap.parse_args(argv)
     only = [x for x in a.only.split(",") if x] or None
     if a.what == "list":
-        print(json.dumps(list_units(only)))
-    elif a.what == "plan":
-        plan(json.load(open(a.units)), a.start)
+        emit({"units": list_units(only)})
+        return 0
+    if a.what == "plan":
+        with open(a.units, encoding="utf-8") as handle:
+            step = plan(json.load(handle))
     else:
-        run(json.load(open(a.cases)), json.load(open(a.index)), a.mode, a.start)
+        with open(a.cases, encoding="utf-8") as handle, open(a.index, encoding="utf-8") as index:
+            step = run(json.load(handle), json.load(index), a.mode)
+    emit({"ready": True})
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        i = int(line)
+        emit({"start": i})
+        result(i, {"i": i, **step(i)})
     return 0
 
 

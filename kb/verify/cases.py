@@ -6,8 +6,10 @@ To add a call case to a verifier:
    or the call facts (kb/calls.py FACTS).
 2. Make the verifier build that call: it is called once per case, with `ctx.op` and
    `ctx.call` set to the case's.
-3. Run `python -m kb verify --verifier <name> --dry-run` (the plan lists `case <op>(<call>)`
-   for each case), then `pytest tests/test_verify_cases.py`.
+3. Run `python -m kb validate` (lint KB024 names a case whose op the KB does not know or whose
+   call key is neither a parameter of the op nor a call fact), `python -m kb verify --verifier
+   <name> --dry-run` (the plan lists `case <op>(<call>)` for each case), then
+   `pytest tests/test_verify_cases.py`.
 
 A verifier checks calls, not names (docs/calls.md): each case is `{op, call}`, and the merge
 must know what the record predicts for that exact call before it can say a run contradicts

@@ -180,9 +180,9 @@ def main(args: argparse.Namespace) -> int:
         for item in items:
             modes = ", ".join(m for m, _ in item.modes)
             print(f"{item.source or '(unlinked)'}: {item.verifier} [{item.framework} {item.version}, {item.device}] modes: {modes}")
-            if len(item.cases) > 1 or item.cases[0].get("op"):
+            if len(item.cases) > 1 or item.cases[0].op:
                 for one in item.cases:
-                    print(f"    case {label(one.get('op'), one.get('call'))}")
+                    print(f"    case {label(one.op, one.to_dict()['call'])}")
         cases = sum(len(i.cases) for i in items)
         print(f"{len(items)} verifier(s), {sum(len(i.modes) for i in items)} mode(s) (child processes), "
               f"{cases} case(s), {sum(len(i.modes) * len(i.cases) for i in items)} case-mode(s)", file=sys.stderr)
@@ -258,7 +258,7 @@ def _run(args, root: Path, items) -> int:
         for c, case in enumerate(item.cases):
             modes = [mode_entry(mode, codes, measured[(i, j)][c]) for j, (mode, codes) in enumerate(item.modes)]
             results.append({
-                "source": item.source, "verifier": item.verifier, "op": case.get("op"), "call": case.get("call"),
+                "source": item.source, "verifier": item.verifier, "op": case.op, "call": case.to_dict()["call"],
                 "framework": item.framework,
                 "version": item.version, "device": item.device, "n": args.runs, "scale": args.scale,
                 "record_claims": {True: "deterministic", False: "non-deterministic", None: "unknown"}[item.claim],

@@ -26,20 +26,20 @@ def coverage(found: dict) -> list[dict]:
             newest = runs[0]
             state = f"verified on {newest['gpu'] or 'CPU'} ({newest['framework']} {newest['version']}, {newest['date'][:10]})"
         entry = found.get(name) if name else None
-        cases = [c for c in (getattr(entry, "cases", ()) or ()) if c.get("op")]
+        cases = [c for c in (getattr(entry, "cases", ()) or ()) if c.op]
         measured = {(r.get("op"), repr(sorted((r.get("call") or {}).items()))) for r in runs if r.get("op")}
         rows.append({
             "source": source["id"], "framework": source["framework"], "device": source["device"],
             "verifier": name, "state": state, "runs": len(runs),
             "contradicted": any(r["contradicts"] for r in runs),
-            "cases": [label(c["op"], c["call"]) for c in cases],
-            "cases_measured": sum(1 for c in cases if (c["op"], repr(sorted(c["call"].items()))) in measured),
+            "cases": [label(c.op, c.call) for c in cases],
+            "cases_measured": sum(1 for c in cases if (c.op, repr(sorted(c.call.items()))) in measured),
         })
     for name, entry in sorted(found.items()):
         if entry.framework != "synthetic" and not any(r["verifier"] == name for r in rows):
             rows.append({"source": None, "framework": entry.framework, "device": entry.device, "verifier": name,
                          "state": "registered; no record names it yet (unlinked)", "runs": 0, "contradicted": False,
-                         "cases": [label(c["op"], c["call"]) for c in entry.cases if c.get("op")], "cases_measured": 0})
+                         "cases": [label(c.op, c.call) for c in entry.cases if c.op], "cases_measured": 0})
     return rows
 
 

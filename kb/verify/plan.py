@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, NamedTuple
 
+from kb.case import WHOLE, Case
 from kb.query import index
 
 
@@ -40,15 +41,15 @@ class PlanItem:
     handles: tuple[str, ...]
     expect_raises: str | None  # what the record says requesting determinism raises, if it does
     claim: bool | None  # the record's `deterministic` at the installed version (None: unknown)
-    cases: list[dict[str, Any]]  # one call each (kb/verify/cases.py)
+    cases: list[Case]  # one call each (kb/case.py, kb/verify/cases.py)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "cases": [c.to_dict() for c in self.cases]}
 
 
-def _cases(entry) -> list[dict]:
+def _cases(entry) -> list[Case]:
     """The verifier's cases (one call each); one case of no particular call when it lists none."""
-    return [dict(c) for c in (getattr(entry, "cases", ()) or ({"op": None, "call": None},))]
+    return list(getattr(entry, "cases", ()) or (WHOLE,))
 
 
 def record_status(source_id: str, version: str, device: str):

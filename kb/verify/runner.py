@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterable, Iterator
 
+from kb.case import WHOLE, Case
 from verifiers.outcomes import ENV_ERROR, FAILED
 from verifiers.solutions import TABLES, UnknownCode, resolve
 
@@ -67,7 +68,7 @@ class Task:
     device: str
     scale: float = 1.0
     key: Any = None             # the caller's handle for the result (e.g. (item, mode) indexes)
-    cases: tuple = ()           # each {"op", "call"}: measured one after another in this child
+    cases: tuple[Case, ...] = ()  # measured one after another in this child (kb/case.py)
 
 
 class ChildState(Enum):
@@ -125,7 +126,7 @@ def _start(task: Task, root: Path, memory_mb: int | None, timeout: float) -> _Ch
     spec = {
         "verifier": task.verifier, "module": task.module, "solutions": list(task.codes), "n": task.n,
         "device": task.device, "scale": task.scale, "result": os.path.join(tmp, "result.json"),
-        "cases": [dict(c) for c in task.cases] or [{"op": None, "call": None}],
+        "cases": [c.to_dict() for c in task.cases] or [WHOLE.to_dict()],
         "ready_fd": ready_w, "go_fd": go_r,
     }
     spec_path = os.path.join(tmp, "spec.json")
@@ -311,7 +312,7 @@ def per_case(result: dict, count: int) -> list[dict]:
 def run_mode(
     verifier: str, module: str, framework: str, handles: tuple, codes: tuple[str, ...], *,
     n: int, device: str, scale: float, timeout: float, memory_mb: int | None = None, root: Path,
-    cases: tuple = (),
+    cases: tuple[Case, ...] = (),
 ) -> dict:
     """One mode's measurement: a dict with outcome, distinct, diffs, median_s, message (for a
     verifier with several cases, the first case's, and every case's under `cases`)."""

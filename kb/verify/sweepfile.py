@@ -26,7 +26,40 @@ from kb.memo import MISS
 SWEEPS_DIR = "data/sweeps"
 SUITES = {"pytorch-eager": "pytorch", "pytorch-compiled": "pytorch", "jax": "jax", "pytorch-branches": "pytorch",
           "jax-branches": "jax"}
-CLASSES = ("same", "fixed", "raises", "silent", "error", "skipped")
+CLASSES = ("same", "fixed", "raises", "silent", "differs", "sequence", "error", "skipped")
+"""The one vocabulary of every sweep's cases, on the GPU (kb/verify/sweep.py) and on the CPU
+(kb/sweep/harness.py):
+- same: no mode saw two different results ("0 of N differed", never "deterministic");
+- fixed: differed by default, identical under the switch;
+- raises: the switch refused the op (the CPU sweeps: some mode raised in every process);
+- silent: differed under the switch without raising;
+- differs: differed from process to process in a sweep with no switch to set (Keras 3 on JAX or PyTorch);
+- sequence: the same in every process, but two calls in one process differed (a seeded random
+  sequence: not non-determinism);
+- error: not run, or failed for a reason that is not the switch (never evidence);
+- skipped: not run (inputs could not be built, or the time budget ran out)."""
+CPU_WORDS = {"identical": "same", "differs-within-process-only": "sequence", "raises": "raises", "error": "error",
+             "skipped": "skipped"}
+"""The CPU sweeps' own words before they wrote CLASSES (files under data/sweeps/ keep them, as
+written): each one's class. `differs-across-processes` is `silent` where every mode ran under the
+switch (SWITCHED) and `differs` elsewhere."""
+SWITCHED = ("tensorflow-cpu", "keras")
+"""CPU sweep suites whose every mode ran under `tf.config.experimental.enable_op_determinism()`
+(TensorFlow, and Keras 3 on its TensorFlow backend)."""
+
+
+def cpu_class(word: str, suite: str) -> str:
+    """The class (CLASSES) of a CPU sweep case, in either vocabulary; ValueError for another word."""
+    if word in CLASSES:
+        return word
+    if word == "differs-across-processes":
+        return "silent" if suite in SWITCHED else "differs"
+    if word in CPU_WORDS:
+        return CPU_WORDS[word]
+    raise ValueError(f"unknown class {word!r}: one of {', '.join(CLASSES)} (or an earlier CPU sweep's "
+                     f"{', '.join(sorted({*CPU_WORDS, 'differs-across-processes'}))})")
+
+
 FINDINGS = ("fixed", "raises", "silent")
 """Classes that say an op is not reproducible by default (or under the switch)."""
 EVIDENCE = ("same", "fixed", "raises", "silent")
@@ -207,6 +240,13 @@ def _cpu_sweep_problem(path: Path, top: Path, memo) -> tuple[int, str, str] | No
                 or not isinstance(data.get("cases"), list):
             bad = (1, "KB002", f"not a CPU sweep file: its name says suite {suite!r} (written by python -m kb.sweep), "
                                "but it is not an object with kind 'sweep', that suite and a list of cases")
+        else:
+            for i, case in enumerate(data["cases"]):
+                try:
+                    cpu_class(case.get("class") if isinstance(case, dict) else None, suite)  # type: ignore[arg-type]
+                except ValueError as exc:
+                    bad = (1, "KB002", f"CPU sweep file: case {i}: {exc}")
+                    break
     memo.put(key, [bad] if bad else [])
     return bad
 

@@ -1,6 +1,6 @@
 """Inputs and call facts shared by the PyTorch branch units (verifiers/sweep/torch_branches.py).
 
-`Spec` is one case of a branch unit; `facts` states every tensor argument's dtype, layout,
+`Spec` makes one case of a branch unit (a kb/case.py Case); `facts` states every tensor argument's dtype, layout,
 device, rank and memory format (the call facts of docs/calls.md) with how the inputs collide;
 `B` builds inputs with a fixed seed: mixed magnitudes, ties, isolated peaks, indices from a few
 slots.
@@ -8,16 +8,19 @@ slots.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 from collections.abc import Callable
 
-class Spec(NamedTuple):
-    op: str  # the public name the call is spelled with
-    branch: str  # the branch id of the inventory
-    fn: Callable[..., Any]  # one call (arguments bound as lambda defaults); returns the output
-    leaves: list  # float tensors the backward differentiates against ([] = forward only)
-    call: dict  # call facts (docs/calls.md) and how the inputs were built
-    numel: int
+from kb.case import Case
+
+
+def Spec(op: str, branch: str, fn: Callable[..., Any], leaves: list, call: dict, numel: int) -> Case:  # noqa: N802
+    """One case of a branch unit, in the order the units write it: the public name the call is
+    spelled with, the branch id of the inventory, one call (arguments bound as lambda defaults;
+    returns the output), the float tensors the backward differentiates against ([] = forward
+    only), the call facts (docs/calls.md) and how the inputs were built, and the input's size.
+    A Case whose `build()` returns `fn` (the inputs are made already)."""
+    return Case(op, call, passes="both", build=lambda: fn, branch=branch, leaves=tuple(leaves), numel=numel)
 
 
 # --- helpers -------------------------------------------------------------------------------

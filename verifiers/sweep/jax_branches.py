@@ -8,16 +8,34 @@ pooling (overlapping windows make the backward a select-and-scatter), an attenti
 length, a decomposition's size (cuSOLVER picks Jacobi or QR by size). Each unit here is one of
 them, with inputs where eight or more addends meet at one target.
 
-A unit is name -> builder(dtype) -> (fn, float_args, other_args, facts), the form of
-jax_worker's special units; the worker (`--branches`) runs each forward and through `jax.vjp`,
+A unit is written as name -> builder(dtype) -> (fn, float_args, other_args, facts), the form of
+jax_worker's special units, and handed to the worker as builder(dtype) -> Case (kb/case.py, by
+`cased`); the worker (`--branches`) runs each forward and through `jax.vjp`,
 in each XLA mode. `DTYPES` says which dtypes a unit takes (float64 needs x64, which the worker
 turns on in branch mode).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from kb.case import Case
+
 F16, BF16, F32, F64 = "float16", "bfloat16", "float32", "float64"
 ALL = (F32, BF16, F16, F64)
+
+
+def cased(op: str, builder: Callable[[Any], tuple], variant: str | None = None) -> Callable[[Any], Case]:
+    """builder(dtype) -> (fn, float_args, other_args, facts), the form the units are written in, as
+    builder(dtype) -> Case: the worker reads only Case. The float arguments are the case's leaves
+    (the backward differentiates them), the others its args; `build()` returns fn, which is called
+    with both (every array an argument of the jitted function, never a constant it closes over)."""
+    def build(dt: Any) -> Case:
+        fn, floats, others, facts = builder(dt)
+        return Case(op, facts, passes="both", build=lambda: fn, variant=variant, leaves=tuple(floats), args=tuple(others),
+                    numel=int(floats[0].size) if floats else None)
+    return build
 
 
 def units(w) -> tuple[dict, dict]:
@@ -43,7 +61,7 @@ def units(w) -> tuple[dict, dict]:
         return {f"{name}.dtype": str(arr.dtype), f"{name}.ndim": arr.ndim}
 
     def add(name, builder, dtypes=ALL):
-        S[name] = builder
+        S[name] = cased(name.split("|")[0], builder, name.split("|")[1])
         D[name] = dtypes
 
     # --- indexed updates: x.at[idx].<method>(v), 8 slots ----------------------------------

@@ -24,7 +24,8 @@ import sys
 import time
 import traceback
 
-from verifiers.sweep.protocol import emit
+from kb.case import Case
+from kb.protocol import emit
 
 ROWS, COLS = 2048, 1024  # 2M elements: many blocks per reduction, scan and scatter
 TIES = re.compile(r"(max|min|sort|top_k|argm|median|percentile|quantile|partition|unique|sign|round|floor|ceil|clip|relu|reduce_window)")
@@ -136,7 +137,10 @@ class Worker:
         return self.jax.device_put(self.jnp.asarray(rng.integers(0, high, shape).astype(np.int32)), self.dev)
 
     def _special(self) -> dict:
-        """name -> builder(dtype) returning (fn, float_args, other_args, call_facts)."""
+        """name -> builder(dtype) -> Case (kb/case.py); each is written below as builder(dtype)
+        returning (fn, float_args, other_args, call_facts) and made a Case by jax_branches.cased."""
+        from verifiers.sweep.jax_branches import cased
+
         jax, jnp = self.jax, self.jnp
         lax = jax.lax
         N, SLOTS = 2_000_000, 1024
@@ -267,7 +271,8 @@ class Worker:
             idx = self.ints((16384,), SLOTS)
             return (lambda t, i: t[i]), [table], [idx], {"indexing": "x[i]", "input.ndim": 2, "indices.repeats": 16}
         S["jax.numpy.ndarray.__getitem__"] = embedding_grad
-        return S
+        # an axis unit's name says its axis (jax.numpy.sum.axis0), the case's op is the function
+        return {name: cased(re.sub(r"\.axis\d+$", "", name), build, "special") for name, build in S.items()}
 
     # --- measuring ---------------------------------------------------------------------
 
@@ -320,8 +325,8 @@ class Worker:
             entry["raised"] = message(exc)
         return entry
 
-    def build(self, unit: str, dt):
-        """(fn, float_args, other_args, facts) for a unit."""
+    def build(self, unit: str, dt) -> Case:
+        """The unit's case in dtype `dt`, its inputs made."""
         import importlib
 
         if unit in self.branch:
@@ -334,11 +339,12 @@ class Worker:
         ties = bool(TIES.search(attr))
         shape = (64, 64) if QUADRATIC.match(attr) else (ROWS, COLS)
         x = self.floats(shape, dt, ties=ties)
+        facts = {"input.ndim": 2, "inputs.values": "ties" if ties else "mixed magnitude"}
         if kind == "unary":
-            return fn, [x], [], {"input.ndim": 2, "inputs.values": "ties" if ties else "mixed magnitude"}
+            return Case(name, facts, build=lambda: fn, variant=kind, leaves=(x,), numel=int(x.size))
         y = self.floats(shape, dt, ties=ties, scale=True)
         y = self.jnp.flip(y, 0)
-        return fn, [x, y], [], {"input.ndim": 2, "inputs.values": "ties" if ties else "mixed magnitude"}
+        return Case(name, facts, build=lambda: fn, variant=kind, leaves=(x, y), numel=int(x.size))
 
     def run_unit(self, unit: str) -> None:
         jax, jnp = self.jax, self.jnp
@@ -350,13 +356,16 @@ class Worker:
             if unit in self.branch:
                 base["branch"] = unit
             try:
-                fn, fargs, oargs, facts = self.build(unit, dt)
+                case = self.build(unit, dt)
+                assert case.build is not None  # every unit's case is built
+                fn = case.build()
             except Exception as exc:
                 emit({"case": {**base, "case": f"{unit}|{dname}|forward", "pass": "forward",
                                "error": "building inputs: " + message(exc)}})
                 continue
-            facts = dict(facts, **{"input.dtype": dname, "input.dtype_kind": "floating"})
-            numel = int(fargs[0].size) if fargs else None
+            fargs, oargs = list(case.leaves), list(case.args)
+            facts = dict(case.call, **{"input.dtype": dname, "input.dtype_kind": "floating"})
+            numel = case.numel
             nf = len(fargs)
 
             def fwd(*a, fn=fn):

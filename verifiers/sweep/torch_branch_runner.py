@@ -1,7 +1,7 @@
 """Runs the PyTorch branch units (verifiers/sweep/torch_branches.py) inside a torch sweep worker.
 
-Each Spec is one case per pass: forward, and backward (the gradient of a fixed cotangent with
-respect to the spec's leaves) where it has leaves, by default and under the switch, measured by
+Each unit's Case (kb/case.py, made by branch_inputs.Spec) is one case per pass: forward, and backward
+(the gradient of a fixed cotangent with respect to the case's leaves) where it has leaves, by default and under the switch, measured by
 the worker's own `measure` (the same runs, reseeding and bitwise comparison as the op_db sweep).
 Before measuring, one profiled call records what the case REACHED: the CUDA kernels that ran (the
 profiler's kernel names) and the autograd nodes of its graph (`CudnnGridSamplerBackward0` and
@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from verifiers.sweep.protocol import emit
+from kb.case import Case
+from kb.protocol import emit
 from verifiers.sweep.torch_branches import DTYPES, FLOATS, PLANTED_UNITS, UNITS
 
 UNSUPPORTED = re.compile(r"not implemented for|not supported|Unsupported|unsupported|expected scalar type|"
@@ -93,12 +94,14 @@ class BranchRunner:
         torch = self.torch
         return t.to_dense() if t.layout != torch.strided else t
 
-    def backward_of(self, spec, cot_seed=4321):
+    def backward_of(self, spec: Case, cot_seed=4321):
         torch = self.torch
         cache = {}
+        assert spec.build is not None  # a branch unit's case is built
+        fn = spec.build()
 
         def bwd():
-            outs = [o for o in self.w.flat(spec.fn()) if o.requires_grad and (o.is_floating_point() or o.is_complex())]
+            outs = [o for o in self.w.flat(fn()) if o.requires_grad and (o.is_floating_point() or o.is_complex())]
             if not outs:
                 raise ValueError("no differentiable output")
             dense = [self.as_dense(o) for o in outs]
@@ -138,18 +141,21 @@ class BranchRunner:
             if w.dev_type == "cuda":
                 torch.cuda.empty_cache()
 
-    def case(self, unit, spec, dname, pass_) -> dict:
+    def case(self, unit, spec: Case, dname, pass_) -> dict:
+        assert spec.branch is not None and spec.op is not None  # a branch unit's case names both
         variant = spec.branch[len(spec.op) + 1:] if spec.branch.startswith(spec.op + "|") else spec.branch
         return {"op": spec.op, "variant": variant, "branch": spec.branch, "case": f"{unit.split('|')[0]}|{spec.branch}|{dname}|{pass_}",
                 "pass": pass_, "dtype": dname, "call": dict(spec.call), "numel": spec.numel, "modes": {}, "class": None,
                 "error": None, "fixes": []}
 
-    def one(self, unit, key, spec, dname, dt, scale) -> None:
+    def one(self, unit, key, spec: Case, dname, dt, scale) -> None:
         torch = self.torch
         w = self.w
+        assert spec.build is not None  # a branch unit's case is built
+        fn = spec.build()
         try:
             torch.manual_seed(0)
-            out = spec.fn()
+            out = fn()
             w.sync()
         except Exception as exc:
             text = w_message(exc)
@@ -161,7 +167,7 @@ class BranchRunner:
             emit({"case": case})
             return
         nodes = self.graph(out)
-        passes = [("forward", spec.fn)]
+        passes = [("forward", fn)]
         if spec.leaves and any(o.requires_grad for o in w.flat(out)):
             passes.append(("backward", self.backward_of(spec)))
         del out
@@ -186,7 +192,7 @@ class BranchRunner:
             m: dict[str, Any] = {"distinct": None, "median_ms": None, "raised": None}
             try:
                 twin = next(s for s in _builder(key)(torch, dev, fdt, scale) if s.branch == spec.branch)
-                inner = twin.fn if pass_ == "forward" else self.backward_of(twin)
+                inner = twin.build() if pass_ == "forward" else self.backward_of(twin)
 
                 def call(inner=inner):
                     return [o.to(w.device, dt) if o.is_floating_point() and o.layout == torch.strided else o.to(w.device)

@@ -3,7 +3,7 @@
 Run by kb/verify/sweep.py (`kb verify --sweep pytorch-eager|pytorch-compiled`), never by hand
 except to debug: `python -m verifiers.sweep.torch_worker --device cpu --list`, then type unit
 names on stdin. Each unit is one operator (all its dtypes and passes); each case prints one
-protocol line (kb/verify/sweep.py PREFIX). docs/sweep.md explains every input choice below.
+protocol line (kb/protocol.py). docs/sweep.md explains every input choice below.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from verifiers.sweep.protocol import emit
+from kb.case import Case
+from kb.protocol import emit
 
 TARGET = 2_000_000  # elements of the enlarged input: past one block's worth many times over
 SMALL_TARGET = 65_536  # O(n^3) linear algebra: 256x256 matrices already take many blocks
@@ -70,7 +71,9 @@ class Worker:
         ensure_expecttest()
         from torch.testing._internal.common_methods_invocations import op_db
 
-        self.units: dict[str, tuple[str, Any]] = {}
+        # unit name -> its Case (kb/case.py): `build()` runs the unit (every dtype, sample and pass
+        # it makes); `source` is the op_db entry an op unit comes from
+        self.units: dict[str, Case] = {}
         # --dtypes int64/int32/uint8,bool: each comma-separated group runs the first of its dtypes the op takes
         self.dtype_groups = [tuple(getattr(torch, d) for d in g.split("/")) for g in args.dtypes.split(",")] if args.dtypes else [
             (torch.float32,), (torch.bfloat16,)]
@@ -79,10 +82,14 @@ class Worker:
             from verifiers.sweep.torch_branch_runner import BranchRunner, unit_names
 
             self.branch_runner = BranchRunner(self, message)
-            self.units.update({unit: ("branch", which) for unit, which in unit_names(args.planted, args.dtypes).items()})
+            self.units.update({unit: Case(f"branch:{which[0]}", build=lambda unit=unit, which=which: self.branch_runner.run(unit, which),
+                                          variant=which[1])
+                               for unit, which in unit_names(args.planted, args.dtypes).items()})
             return
         for op in op_db:
-            self.units[f"{op.name}|{op.variant_test_name}"] = ("op", op)
+            unit = f"{op.name}|{op.variant_test_name}"
+            self.units[unit] = Case(op.name, build=lambda unit=unit, op=op: self.run_op(unit, op), variant=op.variant_test_name,
+                                    source=op)
         if not self.compiled:
             try:
                 from torch.testing._internal.common_modules import module_db
@@ -91,12 +98,14 @@ class Worker:
                     cls = m.module_cls
                     where = "torch.nn" if getattr(torch.nn, cls.__name__, None) is cls else cls.__module__
                     key = f"module:{where}.{cls.__name__}|{getattr(m, 'variant_test_name', '')}"
-                    self.units.setdefault(key, ("module", m))
+                    self.units.setdefault(key, Case(key.split("|")[0], build=lambda key=key, m=m: self.run_module(key, m),
+                                                    variant=getattr(m, "variant_test_name", "")))
             except Exception:  # the module catalog is optional: op_db alone is the sweep
                 pass
         if args.planted:
             for name in PLANTED:
-                self.units[f"planted:{name}|"] = ("planted", name)
+                self.units[f"planted:{name}|"] = Case(f"planted.{name}", build=lambda unit=f"planted:{name}|", name=name:
+                                                      self.run_planted(unit, name))
         if self.compiled:
             import torch._dynamo  # noqa: F401
             import torch._inductor.config as icfg
@@ -368,15 +377,9 @@ class Worker:
         return "torch." + op.name
 
     def run_unit(self, unit: str) -> None:
-        kind, obj = self.units[unit]
-        if kind == "op":
-            self.run_op(unit, obj)
-        elif kind == "module":
-            self.run_module(unit, obj)
-        elif kind == "branch":
-            self.branch_runner.run(unit, obj)
-        else:
-            self.run_planted(unit, obj)
+        case = self.units[unit]
+        assert case.build is not None  # every unit is built here, in __init__
+        case.build()
 
     @contextlib.contextmanager
     def building(self, unit, pub, variant, dtype_name):
@@ -394,8 +397,8 @@ class Worker:
                 self.torch.cuda.empty_cache()
 
     def base_case(self, unit, pub, variant, dtype_name, pass_):
-        kind, obj = self.units.get(unit, (None, None))
-        extra = {"catalog_marks_nondeterministic": True} if kind == "op" and getattr(obj, "has_nondeterministic_output", False) else {}
+        made = self.units.get(unit)
+        extra = {"catalog_marks_nondeterministic": True} if made is not None and getattr(made.source, "has_nondeterministic_output", False) else {}
         return {**extra, "op": pub, "variant": variant, "case": f"{unit}|{dtype_name}|{pass_}", "pass": pass_,
                 "dtype": dtype_name, "call": {}, "numel": None, "modes": {}, "class": None, "error": None, "fixes": []}
 
