@@ -235,7 +235,7 @@ def test_a_sweep_unit(tmp_path: Path) -> None:
     units = code / "verifiers" / "sweep" / "torch_branches.py"
     text = units.read_text(encoding="utf-8")
     text = text.replace("\nF16, BF16", "\nfrom verifiers.sweep.torch_branches_added import added\n\nF16, BF16", 1)
-    text = text.replace('"sparse": sparse,\n}', '"sparse": sparse, "added": added,\n}', 1)
+    text = text.replace("**MORE,\n}", "**MORE, \"added\": added,\n}", 1)
     assert '"added": added' in text
     units.write_text(text, encoding="utf-8")
     script = textwrap.dedent('''

@@ -14,7 +14,7 @@
 #         cut by its budget), forward only; modules also in dtypes module_db does not list for them;
 #   4.    the branch units for sparse layouts, FFT normalisations and argument values op_db leaves out.
 # B: the budget in seconds after which no sweep starts a unit (the rest are `skipped`); T: the limit per unit.
-# PY: the Python that has torch (default python3). The second call is scripts/gpu/run_missing_jax.sh.
+# PY: the Python that has torch (default python3). PACK=1: one archive (end of file). The second call is scripts/gpu/run_missing_jax.sh.
 set -u
 set -f  # unit names go through $(...) unquoted: no globbing
 cd "$(dirname "$0")/../.."
@@ -52,3 +52,9 @@ for f in "$L"/int-a.log "$L"/int-b.log "$L"/float.log "$L"/branches.log; do
   echo "== $f"; grep -v "^\[" "$f" | tail -n 8 | cut -c1-300
 done
 ls -laR "$OUT/sweeps"
+# PACK=1: the evidence files and logs in one archive, $OUT/results.tgz, and nothing else under $OUT:
+# for a runner that brings back only a few files, or none in nested folders (on 2026-11-27 two calls'
+# evidence was lost that way: four sweep files under $OUT/sweeps/<env>/ were not returned).
+if [ -n "${PACK:-}" ]; then
+  tar -czf "$OUT/results.tgz" -C "$OUT" sweeps logs && rm -rf "$OUT/sweeps" "$OUT/logs" && ls -la "$OUT"
+fi

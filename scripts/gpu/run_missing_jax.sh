@@ -38,3 +38,9 @@ for f in "$L"/jax.log "$L"/jax-branches.log; do
   echo "== $f"; grep -v "^\[" "$f" | tail -n 8 | cut -c1-300
 done
 ls -laR "$OUT/sweeps"
+# PACK=1: the evidence files and logs in one archive, $OUT/results.tgz, and nothing else under $OUT:
+# for a runner that brings back only a few files, or none in nested folders (on 2026-11-27 two calls'
+# evidence was lost that way: four sweep files under $OUT/sweeps/<env>/ were not returned).
+if [ -n "${PACK:-}" ]; then
+  tar -czf "$OUT/results.tgz" -C "$OUT" sweeps logs && rm -rf "$OUT/sweeps" "$OUT/logs" && ls -la "$OUT"
+fi
