@@ -22,6 +22,12 @@ RUNS = ("data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182028Z-corpus.json",
         "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182826Z-corpus.json",
         "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T202838Z-corpus.json")
 SCAN = "data/check/scan/2026-11-27T183121Z-scan.json"
+H200 = (  # (corpus, the first call's file, the second call's file, the scan's file), issue 42's measure
+    ("project", "data/check/h200-x1-14c028f6/2026-11-27T232431Z-corpus.json",
+     "data/check/h200-x1-14c028f6/2026-11-27T233324Z-corpus.json", "data/check/scan/2026-11-28T000225Z-scan.json"),
+    ("frozen", "data/check/h200-x1-14c028f6/2026-11-27T232431Z-frozen.json",
+     "data/check/h200-x1-14c028f6/2026-11-27T233326Z-frozen.json", "data/check/scan/2026-11-28T000225Z-frozen-scan.json"),
+)
 BEGIN, END = "<!-- BEGIN CHECK CORPUS TABLE (benchmarks/check_corpus/table.py) -->", "<!-- END CHECK CORPUS TABLE -->"
 
 
@@ -93,7 +99,37 @@ def table() -> str:
                  f"latest row of each program: {latest_right} of {latest_n} "
                  f"({100 * latest_right / latest_n:.0f}%). The static scan: {counts['predicts']} predicted the outcome, "
                  f"{counts['possible']} marked the deciding finding possible with its condition, {counts['miss']} missed.")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + "".join(h200_table(*entry) for entry in H200)
+
+
+def h200_table(corpus: str, first_rel: str, second_rel: str, scan_rel: str) -> str:
+    """One corpus on the H200: every program of the second call, with the first call's outcome
+    beside it where it differs (that call counted a run out of GPU memory as raising)."""
+    first = {r["program"]: r for r in _load(first_rel)["programs"]}
+    doc = _load(second_rel)
+    scan_doc = _load(scan_rel)
+    scan = {r["program"]: r for r in scan_doc["programs"]}
+    name = "the project corpus" if corpus == "project" else "the frozen corpus (written before this round's tuning)"
+    lines = ["", f"#### {name[0].upper()}{name[1:]}, H200", "",
+             "| program | recipe | predicted under the recipe | outcome | right | as written: predicted / outcome | "
+             "recipe's cost | kb scan | first call's outcome |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in doc["programs"]:
+        s = scan.get(r["program"], {})
+        scanned = f"{s.get('predicted')}: {s.get('agreement')}" if s else "-"
+        f = first.get(r["program"], {})
+        before = "" if f.get("outcome") == r.get("outcome") else f"{_outcome(f)} ({(f.get('outcome_detail') or {}).get('type', '')})"
+        if "outcome" not in r:
+            lines.append(f"| {r['program']} | - | - | {r.get('skipped', r.get('error', ''))} | - | - | - | {scanned} | {before} |")
+            continue
+        lines.append(f"| {r['program']} | {' + '.join(r['recipe']) or '-'} | {_predicted(r)} | {_outcome(r)} | "
+                     f"{'yes' if r['right'] else '**no**'} | {r['as_written_predicted']} / {r['as_written_outcome']} | "
+                     f"{_time(r)} | {scanned} | {before} |")
+    c, c1, sc = doc["counts"], _load(first_rel)["counts"], scan_doc["counts"]
+    lines += ["", f"Second call: {c['right']} of {c['decided']} predicted right under the recipe "
+              f"({100 * c['right'] / c['decided']:.0f}%), {c['as_written_right']} of {c['decided']} as written. "
+              f"First call: {c1['right']} of {c1['decided']}. The static scan: {sc['predicts']} predicted the outcome, "
+              f"{sc['possible']} marked the deciding finding possible with its condition, {sc['miss']} missed.", ""]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
