@@ -77,6 +77,44 @@ def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -
     return found
 
 
+def value_aliases(found: Survey, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
+    """Plain names bound once in the module, to a recorded function (`loss_fn = F.cross_entropy`), and
+    called in it: name -> the KB name. The calls `loss_fn(out, y)` are then read as the function's
+    calls with their arguments, as an import alias is. A name also bound otherwise (a parameter,
+    another assignment, a def or a class) is left alone: it may hold something else there."""
+    candidates: dict[str, ast.expr] = {}
+    seen: set[str] = set(aliases)
+    for assign in found.assigns:
+        for target in assign.targets:
+            for node in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else (target,)):
+                if not isinstance(node, ast.Name):
+                    continue
+                if node.id in seen:
+                    candidates.pop(node.id, None)
+                elif len(assign.targets) == 1 and node is target and isinstance(assign.value, (ast.Attribute, ast.Name)):
+                    candidates[node.id] = assign.value
+                seen.add(node.id)
+    if not candidates:
+        return {}
+    for fn in found.functions:
+        arguments = fn.args
+        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+            if arg is not None:
+                candidates.pop(arg.arg, None)
+        candidates.pop(fn.name, None)
+    for cls in found.classes:
+        candidates.pop(cls.name, None)
+    called = {c.func.id for c in found.calls if isinstance(c.func, ast.Name)}
+    out: dict[str, str] = {}
+    for name, value in candidates.items():
+        full = dotted_name(value, aliases) if name in called else None
+        if full is not None:
+            full = full if full in wanted else public_name(full, wanted)
+            if full in wanted and not full.startswith("torch.backends."):
+                out[name] = full
+    return out
+
+
 TF_SET_SEED = frozenset({"tf.random.set_seed", "tf.compat.v1.set_random_seed", "tf.set_random_seed"})
 
 
