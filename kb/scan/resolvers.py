@@ -73,8 +73,10 @@ def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data:
 
 @resolver("seed-set-by-this-call", "rule")
 def seed_set_by_this_call(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
-    """`tf.random.set_seed(<int>)` itself: it is the seeding, not an unseeded random op."""
-    if op in TF_SET_SEED and node.args and isinstance(plain_literal(node.args[0]), int):
+    """`tf.random.set_seed(seed)` itself, with a seed that is not a literal `None`: it is the seeding, not an
+    unseeded random op (what the seed's value is, an int or a flag, does not make the call draw numbers)."""
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)
+    if op in TF_SET_SEED and given is not None and plain_literal(given) is not None:
         return "the call sets the global seed: it is the seeding, not an unseeded op"
     return None
 
@@ -132,9 +134,10 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
 @resolver("unique-indices", "rule")
 def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """The indices a record needs to repeat (its `scan.unique_index` parameter) visibly never repeat:
-    `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, what
-    keeps them (`.to()`, `.view()`, a slice), or a name only ever assigned one: each element is written
-    (or accumulated) once, so the order of the writes changes nothing."""
+    `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, the
+    coordinates of a mask's true elements (`mask.nonzero()`, `torch.nonzero(mask)`, `tf.where(mask)`), what
+    keeps them (`.to()`, `.view()`, a slice, `tf.cast`), or a name only ever assigned one: each element is
+    written (or accumulated) once, so the order of the writes changes nothing."""
     name = ctx.index_param.get(op)
     given = ctx.argument(op, node, name) if name else None
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
