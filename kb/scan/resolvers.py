@@ -118,17 +118,90 @@ def boolean_mask_count(ctx: Context, op: str, node: ast.Call, data: ast.AST | No
     return None
 
 
-_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted",
+                    "torch.Tensor.new_empty"})
+# torch.distributed collectives -> (position, keyword) of the argument they write whole (their output).
+_FILLS = {f"torch.distributed.{name}": where for name, where in (
+    ("all_gather", (0, "tensor_list")), ("all_gather_into_tensor", (0, "output_tensor")),
+    ("all_to_all", (0, "output_tensor_list")), ("all_to_all_single", (0, "output")), ("scatter", (0, "tensor")),
+    ("gather", (1, "gather_list")), ("recv", (0, "tensor")), ("irecv", (0, "tensor")),
+    ("reduce_scatter", (0, "output")), ("reduce_scatter_tensor", (0, "output")))}
+_VIEWS = frozenset({"split", "chunk", "unbind", "view", "reshape", "narrow", "tensor_split"})
 
 
 @resolver("written-before-read", "rule")
 def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`torch.empty(...)` visibly written before it is read: filled in place at once
-    (`torch.empty(n).normal_()`), or made into an `nn.Parameter` in a class that initialises its
-    parameters (a `reset_parameters` method, an `nn.init.*` call)."""
-    if op in _EMPTY and id(node) in ctx.initialised:
+    (`torch.empty(n).normal_()`), made into an `nn.Parameter` in a class that initialises its
+    parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
+    after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
+    `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
+    as its `split` views."""
+    if op not in _EMPTY:
+        return None
+    if id(node) in ctx.initialised:
         return "the memory is written before it is read"
+    if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
+        return "a torch.distributed collective writes the whole buffer before it is read"
     return None
+
+
+def _buffer_name(fn: ast.AST, node: ast.Call) -> tuple[str, int] | None:
+    """The name the empty buffer is kept in (`out = x.new_empty(...)`, `bufs = [torch.empty_like(x) for ...]`,
+    `bufs.append(torch.empty(...))`) and the line it is kept at."""
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
+                and (sub.value is node or (isinstance(sub.value, ast.ListComp) and sub.value.elt is node)):
+            return sub.targets[0].id, sub.lineno
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "append" \
+                and isinstance(sub.func.value, ast.Name) and len(sub.args) == 1 and sub.args[0] is node:
+            return sub.func.value.id, sub.lineno
+    return None
+
+
+def _feeds(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 3) -> set[str]:
+    """The names whose memory `expr` hands on: a name, `list(x)`, views of x (`x.split(...)`), `x[i]`,
+    either branch of `a if c else b`, the items of a list, or what a name is assigned."""
+    if depth <= 0:
+        return set()
+    if isinstance(expr, ast.Name):
+        found = {expr.id}
+        for value in ctx.assigned_in(fn).get(expr.id, ()):
+            found |= _feeds(ctx, value, fn, depth - 1)
+        return found
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id == "list" and len(expr.args) == 1:
+            return _feeds(ctx, expr.args[0], fn, depth)
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _VIEWS:
+            return _feeds(ctx, expr.func.value, fn, depth)
+        return set()
+    if isinstance(expr, ast.Subscript):
+        return _feeds(ctx, expr.value, fn, depth)
+    if isinstance(expr, ast.IfExp):
+        return _feeds(ctx, expr.body, fn, depth) | _feeds(ctx, expr.orelse, fn, depth)
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return set().union(*(_feeds(ctx, e, fn, depth) for e in expr.elts))
+    return set()
+
+
+def _filled_by_collective(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
+    kept = _buffer_name(fn, node)
+    if kept is None:
+        return False
+    name, line = kept
+    for sub in ast.walk(fn):
+        if not isinstance(sub, ast.Call) or sub.lineno < line:
+            continue
+        where = _FILLS.get(ctx.dotted(sub.func) or "")
+        if where is None:
+            continue
+        position, keyword = where
+        given = next((k.value for k in sub.keywords if k.arg == keyword), None)
+        if given is None and position < len(sub.args):
+            given = sub.args[position]
+        if given is not None and name in _feeds(ctx, given, fn):
+            return True
+    return False
 
 
 @resolver("unique-indices", "rule")
