@@ -219,6 +219,57 @@ def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     return None
 
 
+_INDEX_NAMES, _DIM_NAMES = ("index", "indices"), ("dim", "axis")
+_EXPAND_DIMS = frozenset({"jax.numpy.expand_dims", "torch.unsqueeze"})
+
+
+@resolver("one-index-per-row", "rule")
+def one_index_per_row(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A gather along `dim` (`x.gather(dim, index)`, `torch.gather`, `jnp.take_along_axis(x, index, axis)`)
+    whose index visibly has size 1 along that dimension (`t[:, None]` with dim 1, `t[..., None]` with
+    dim -1, `t.unsqueeze(dim)`, `jnp.expand_dims(t, dim)`, `t.view(-1, 1)`): each row reads one element, so the backward pass adds
+    into each input element at most once."""
+    index = next((ctx.argument(op, node, n) for n in _INDEX_NAMES if ctx.argument(op, node, n) is not None), None)
+    given = next((ctx.argument(op, node, n) for n in _DIM_NAMES if ctx.argument(op, node, n) is not None), None)
+    params = dict(ctx.op_params.get(op, ()))
+    dim = plain_literal(given) if given is not None else params.get("axis", params.get("dim"))
+    if index is None or type(dim) is not int:
+        return None
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if _single_along(ctx, index, dim, scope, 3):
+        return f"the index ({ctx.text(index, 30)}) has size 1 along dimension {dim}: each element is read once per row"
+    return None
+
+
+def _single_along(ctx: Context, node: ast.AST, dim: int, scope: ast.AST | None, depth: int) -> bool:
+    """The expression visibly has size 1 along `dim` (a negative dim counts from the end)."""
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Name):
+        values = ctx.assigned_in(scope).get(node.id, []) if scope is not None else []
+        return bool(values) and all(_single_along(ctx, v, dim, scope, depth - 1) for v in values)
+    if isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value in (None, Ellipsis)) for p in parts):
+            return False
+        ellipsis = next((i for i, p in enumerate(parts) if isinstance(p, ast.Constant) and p.value is Ellipsis), None)
+        chosen: ast.expr | None = None  # each part makes one dimension; those the subscript leaves out follow it
+        if dim >= 0 and dim < (len(parts) if ellipsis is None else ellipsis):
+            chosen = parts[dim]
+        elif dim < 0 and ellipsis is not None and -dim < len(parts) - ellipsis:
+            chosen = parts[dim]
+        return isinstance(chosen, ast.Constant) and chosen.value is None
+    if isinstance(node, ast.Call) and ctx.dotted(node.func) in _EXPAND_DIMS and len(node.args) == 2:
+        return plain_literal(node.args[1]) == dim  # jnp.expand_dims(t, -1), torch.unsqueeze(t, 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        args = [plain_literal(a) for a in node.args]
+        if node.func.attr == "unsqueeze" and len(args) == 1:
+            return args[0] == dim
+        if node.func.attr in ("view", "reshape") and args and all(type(a) is int for a in args):
+            return -len(args) <= dim < len(args) and args[dim] == 1
+    return False
+
+
 _CONSTANT_INITIALISERS = frozenset({"zeros", "ones", "constant", "identity"})
 _RATES = ("dropout", "recurrent_dropout", "rate")
 
