@@ -77,6 +77,7 @@ class Context:
         self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
         self.class_memo: dict[int, dict[str, list[tuple[ast.expr | None, dict]]]] = {}
         self.all_calls: list[ast.Call] = []  # every call of the module (kb/scan/survey.py), for what functions are passed
+        self.fill_calls: list | None = None  # the module's torch.distributed collectives that fill a buffer (resolvers.py)
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
         self._class_defs: dict[str, ast.ClassDef] | None = None
 

@@ -185,15 +185,18 @@ def _feeds(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 3) -> set[str]
 
 
 def _filled_by_collective(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
-    kept = _buffer_name(fn, node)
+    fills = ctx.fill_calls
+    if fills is None:  # the module's collective calls, found once (most modules have none)
+        fills = ctx.fill_calls = [(c, _FILLS[name]) for c in ctx.all_calls
+                                  if (name := ctx.dotted(c.func) or "") in _FILLS]
+    last = getattr(fn, "end_lineno", None) or 0
+    inside = [(c, where) for c, where in fills if node.lineno <= c.lineno <= last]
+    kept = _buffer_name(fn, node) if inside else None
     if kept is None:
         return False
     name, line = kept
-    for sub in ast.walk(fn):
-        if not isinstance(sub, ast.Call) or sub.lineno < line:
-            continue
-        where = _FILLS.get(ctx.dotted(sub.func) or "")
-        if where is None:
+    for sub, where in inside:
+        if sub.lineno < line:
             continue
         position, keyword = where
         given = next((k.value for k in sub.keywords if k.arg == keyword), None)
