@@ -31,6 +31,7 @@ _NOT_A_USE = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "setat
                         "str", "callable", "super", "vars", "dir"})
 _FLAGS = ("torch.backends.",)  # attributes that are switches, not functions: reading one uses nothing
 _PARTIAL = "functools.partial"
+_VALUE_TYPES = frozenset({ast.Attribute, ast.Name, ast.Dict, ast.IfExp, ast.Call})
 
 
 def _values(node: ast.expr) -> list[ast.expr]:
@@ -376,7 +377,8 @@ class Visitor(Context, ast.NodeVisitor):
             self._partial(node)
         elif not (isinstance(func, ast.Name) and func.id in _NOT_A_USE):
             for value in (*node.args, *(k.value for k in node.keywords)):
-                self._reference(value)
+                if type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
+                    self._reference(value)
         if name is None and isinstance(func, ast.Call):
             name = self._getattr(func)  # getattr(F, "interpolate")(x, ...)
             if name is not None and name in self.wanted:
@@ -411,11 +413,13 @@ class Visitor(Context, ast.NodeVisitor):
         module, or a library) runs the op, so the reference is reported as a call whose arguments are
         not known."""
         for item in _values(node):
-            if not isinstance(item, (ast.Attribute, ast.Name)):
-                if isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "getattr":
-                    self._named_value(item, self._getattr(item))
-                continue
-            self._named_value(item, self.dotted(item))
+            if isinstance(item, ast.Name):
+                if item.id in self.aliases:
+                    self._named_value(item, self.dotted(item))
+            elif isinstance(item, ast.Attribute):
+                self._named_value(item, self.dotted(item))
+            elif isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "getattr":
+                self._named_value(item, self._getattr(item))
 
     def _named_value(self, item: ast.expr, name: str | None) -> None:
         if name is None or name not in self.wanted or name.startswith(_FLAGS):
