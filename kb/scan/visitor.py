@@ -13,6 +13,7 @@ around a call says about it comes from the named rules of kb/scan/resolvers.py.
 from __future__ import annotations
 
 import ast
+import re
 
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
@@ -67,6 +68,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+        self._makers: re.Pattern[str] | None = None  # what a class's text must hold to make parameters (_members)
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
     def _hit(self, node: ast.expr | ast.stmt) -> bool:
@@ -207,9 +209,12 @@ class Visitor(Context, ast.NodeVisitor):
         `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
         found: set[str] = set()
         first, last = node.lineno, node.end_lineno or node.lineno
-        source = "\n".join(self.lines[first - 1:last]) if self.lines else "Parameter register_buffer"
-        if "Parameter" not in source and "register_buffer" not in source:
-            return found
+        if self.lines:
+            if self._makers is None:  # a call of nn.Parameter under any of the module's names, or register_buffer
+                names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
+                self._makers = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(|register_buffer")
+            if not self._makers.search("\n".join(self.lines[first - 1:last])):
+                return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
         walked = list(ast.walk(node))
         initialises = any(
             (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
