@@ -427,8 +427,8 @@ class OpVersions(_Model):
 
 SCAN_RESOLVERS = (
     "boolean-mask-count", "constant-initializers", "mapped-function-draws-no-random", "module-never-called",
-    "module-seeded", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices", "unique-position-lookup",
-    "written-before-read",
+    "module-seeded", "one-index-per-row", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
+    "unique-position-lookup", "written-before-read",
 )
 """The code rules a record's `scan.resolvers` may name (`kb scan`): each is a small function of
 kb/scan/resolvers.py, registered under this name with a docstring saying what in the code rules the

@@ -6,10 +6,11 @@
 
 The corpus is never committed: each repository is read at the commit named in CORPUS from a
 local git directory (`--mirrors DIR`, holding `owner+name/repo`, or `owner+name` git dirs),
-and only its Python files, notebooks, pyproject.toml and setup.cfg are written to a temporary
-folder, which is scanned whole (`kb scan .` in it). labels.yaml judges every finding (by path,
-line and record) and lists the risky call sites a scan should report (`missed` entries are
-those the judged scan did not report). docs/scan.md gives the labelling rules and the results.
+and only its Python files, notebooks, packaging files (pyproject.toml, setup.cfg, requirements*.txt,
+environment.yml) and CI workflows (.github/workflows/*.yml: the scan reads them for a Keras 2
+requirement) are written to a temporary folder, which is scanned whole (`kb scan .` in it).
+labels.yaml judges every finding (by path, line and record) and lists the risky call sites a
+scan should report (`missed` entries are those the judged scan did not report). docs/scan.md gives the labelling rules and the results.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 LABELS = Path(__file__).with_name("labels.yaml")
 VERSIONS = "torch=2.11,tensorflow=2.20,jax=0.8"
 KEEP = (".py", ".ipynb")
-KEEP_NAMES = ("pyproject.toml", "setup.cfg")
+KEEP_NAMES = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
+KEPT = re.compile(r"(?:^|/)requirements[^/]*\.(?:txt|in)$|^\.github/workflows/[^/]+\.ya?ml$")
 # repository, commit, folder scanned (None: the whole repository)
 CORPUS = (
     ("pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8", None),
@@ -60,7 +62,7 @@ def extract(mirrors: Path, repo: str, commit: str, folder: str | None, into: Pat
     for name in names:
         if folder and not name.startswith(folder.rstrip("/") + "/"):
             continue
-        if not (name.endswith(KEEP) or os.path.basename(name) in KEEP_NAMES):
+        if not (name.endswith(KEEP) or os.path.basename(name) in KEEP_NAMES or KEPT.search(name)):
             continue
         blob = subprocess.run(["git", f"--git-dir={gd}", "show", f"{commit}:{name}"], capture_output=True)
         if blob.returncode:  # a blob the snapshot does not hold (large files): skipped

@@ -36,6 +36,10 @@ _PARTIALS = frozenset({"functools.partial"})
 _JAX_ARRAY_MAKERS = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.")
 # what makes indices that never repeat, and the methods that keep them so (not expand, repeat, broadcasting)
 _UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
+# Of one argument, the coordinates of a mask's true elements: each once (rows of a 2-D result).
+_NONZERO = frozenset({"torch.nonzero", "tf.where", "tf.compat.v1.where"})
+_UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v1.to_int64", "tf.compat.v1.to_int32"})
+_FLATTENING = frozenset({"view", "reshape", "flatten"})  # a 2-D nonzero's rows made one list: coordinates repeat
 _UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshape", "flatten", "contiguous", "clone",
                              "detach", "flip", "squeeze", "unsqueeze", "type"})
 # torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
@@ -73,6 +77,7 @@ class Context:
         self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
         self.class_memo: dict[int, dict[str, list[tuple[ast.expr | None, dict]]]] = {}
         self.all_calls: list[ast.Call] = []  # every call of the module (kb/scan/survey.py), for what functions are passed
+        self.fill_calls: list | None = None  # the module's torch.distributed collectives that fill a buffer (resolvers.py)
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
         self._class_defs: dict[str, ast.ClassDef] | None = None
 
@@ -295,8 +300,9 @@ class Context:
 
     def is_unique(self, node: ast.AST, fn: ast.AST | None, depth: int = 4) -> bool:
         """Indices that never repeat: `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal
-        list of distinct ints (also in `torch.tensor([...])`), what keeps them (`.to()`, `.view()`, a slice,
-        `.flip()`...), or a name every assignment in the function makes so."""
+        list of distinct ints (also in `torch.tensor([...])`), the coordinates of a mask (`mask.nonzero()`,
+        `torch.nonzero(mask)`, `tf.where(mask)`), what keeps them (`.to()`, `.view()`, a slice, `.flip()`,
+        `tf.cast`...), or a name every assignment in the function makes so."""
         if depth <= 0:
             return False
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -312,13 +318,19 @@ class Context:
         name = self.dotted(node.func)
         if name in _UNIQUE_MAKERS:
             return True
-        if name == "torch.tensor" and node.args:
+        if (name == "torch.tensor" or name in _UNIQUE_CASTS) and node.args:
             return self.is_unique(node.args[0], fn, depth - 1)
+        if name in _NONZERO:
+            return len(node.args) == 1 and not node.keywords
         if isinstance(node.func, ast.Attribute) and name is None:
-            if node.func.attr in ("argsort", "unique"):
+            if node.func.attr in ("argsort", "unique") or (node.func.attr == "nonzero" and not node.args and not node.keywords):
                 return True
             if node.func.attr in _UNIQUE_KEEPING:
-                return self.is_unique(node.func.value, fn, depth - 1)
+                inner = node.func.value
+                if node.func.attr in _FLATTENING and isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+                        and inner.func.attr == "nonzero":
+                    return False
+                return self.is_unique(inner, fn, depth - 1)
         return False
 
     def argument(self, op: str, node: ast.Call, name: str) -> ast.AST | None:

@@ -3,24 +3,28 @@
 From TensorFlow 2.16, `tf.keras` loads Keras 3 unless `TF_USE_LEGACY_KERAS=1` and the `tf_keras`
 package are set up (tensorflow/python/util/lazy_loader.py, KerasLazyLoader), so kb.status answers a
 `tf.keras.*` name at 2.16 or later from the Keras 3 records. A code base that requires Keras 2 says
-so in one of three ways, each read here: it imports `tf_keras`, it sets `TF_USE_LEGACY_KERAS=1`,
-or its packaging files require `keras<3` (or `tf-keras`). Its `tf.keras.*` calls are then Keras 2
+so in one of four ways, each read here: it imports `tf_keras`, it sets `TF_USE_LEGACY_KERAS=1`,
+its packaging files require `keras<3` (or `tf-keras`), or its CI workflows
+(`.github/workflows/*.yml`) install `tf-keras` or `keras<3` or set `TF_USE_LEGACY_KERAS` to 1 (a
+code base tested that way runs that way: the workflow is where many set the variable, since it
+must be set before TensorFlow is imported). Its `tf.keras.*` calls are then Keras 2
 code running on TensorFlow's kernels, which the knowledge base describes for the releases whose own
 `tf.keras` was Keras 2: they are answered as in the newest of those, and the answer says so.
 
 The packaging files are looked for in the scanned folders and the folders above a scanned path
 up to the repository root (the first folder holding `.git`), so a scan of chosen files reads the
-same requirement as a scan of the whole repository. Untrusted: only regular files of at most
-MAX_BYTES are read, never followed through a link.
+same requirement as a scan of the whole repository. Untrusted: read with kb/untrusted.py's bounded
+reader (regular files of at most MAX_BYTES, never a link out of the folder).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
+from pathlib import Path
 from typing import NamedTuple
 
+from kb import untrusted
 from kb.versions import release_key
 
 MAX_BYTES = 1_000_000
@@ -29,6 +33,10 @@ _LEVELS = 6
 _KERAS = re.compile(r"(?<![\w.-])keras(?![\w-])\s*(?:\[[^\]\n]*\])?\s*((?:[<>=!~]=?\s*[0-9][0-9.*]*\s*,?\s*)+)")
 _TF_KERAS = re.compile(r"(?<![\w.-])tf[-_]keras(?![\w-])")
 _SPEC = re.compile(r"([<>=!~]=?)\s*([0-9][0-9.*]*)")
+# In a workflow: `TF_USE_LEGACY_KERAS: 1` / `"true"` / `=1`, or `${{ matrix.NAME }}` whose matrix sets NAME to 1.
+_LEGACY_ENV = re.compile(r"\bTF_USE_LEGACY_KERAS['\"]?\s*[:=]\s*(?:['\"]?(?:1|true|True)['\"]?(?![\w.])"
+                         r"|\$\{\{\s*matrix\.([\w-]+)\s*\}\})")
+WORKFLOWS = os.path.join(".github", "workflows")
 
 
 class Keras2(NamedTuple):
@@ -58,14 +66,22 @@ def _requires(text: str) -> int | None:
     return None
 
 
-def _read(path: str) -> str:
+def _legacy_env(text: str) -> int | None:
+    """The line of a workflow's `TF_USE_LEGACY_KERAS` set to 1, literally or through a matrix value
+    that some matrix entry sets to 1 (`use-legacy-keras: "1"`), or None."""
+    for match in _LEGACY_ENV.finditer(text):
+        key = match.group(1)
+        if key is None or re.search(rf"(?m)^\s*-?\s*{re.escape(key)}\s*:\s*['\"]?(?:1|true|True)['\"]?\s*(?:#.*)?$", text):
+            return text.count("\n", 0, match.start()) + 1
+    return None
+
+
+def _read(path: str, folder: str) -> str:
+    """The file's text, or "" when kb/untrusted.py refuses it (a link out of `folder`, not a regular
+    file, larger than MAX_BYTES) or it cannot be read."""
     try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
-            return ""
-        with open(path, "rb") as handle:
-            return handle.read(MAX_BYTES).decode("utf-8", errors="replace")
-    except OSError:
+        return untrusted.read_bytes(Path(path), MAX_BYTES, within=Path(folder)).decode("utf-8", errors="replace")
+    except (OSError, untrusted.Refused):
         return ""
 
 
@@ -90,13 +106,21 @@ def folders(paths: list[str]) -> list[str]:
     return out
 
 
-def _packaging_files(folder: str) -> list[str]:
+def _listed(folder: str) -> list[str]:
     try:
-        names = sorted(os.listdir(folder))
+        return sorted(os.listdir(folder))
     except OSError:
         return []
-    return [os.path.join(folder, n) for n in names
+
+
+def _packaging_files(folder: str) -> list[str]:
+    return [os.path.join(folder, n) for n in _listed(folder)
             if n in PACKAGING or (n.startswith("requirements") and n.endswith((".txt", ".in")))]
+
+
+def _workflow_files(folder: str) -> list[str]:
+    workflows = os.path.join(folder, WORKFLOWS)
+    return [os.path.join(workflows, n) for n in _listed(workflows) if n.endswith((".yml", ".yaml"))]
 
 
 def detect(paths: list[str], modules: dict, idx: dict, keras_pin: str | None = None) -> Keras2 | None:
@@ -126,9 +150,17 @@ def _why(paths: list[str], modules: dict, keras_pin: str | None) -> str:
                 return f"{path}:{setting.line} sets TF_USE_LEGACY_KERAS=1"
     for folder in folders(paths):
         for name in _packaging_files(folder):
-            line = _requires(_read(name))
+            line = _requires(_read(name, folder))
             if line is not None:
                 return f"{os.path.relpath(name)}:{line} requires Keras 2"
+        for name in _workflow_files(folder):
+            text = _read(name, folder)
+            line = _requires(text)
+            if line is not None:
+                return f"{os.path.relpath(name)}:{line} installs Keras 2"
+            line = _legacy_env(text)
+            if line is not None:
+                return f"{os.path.relpath(name)}:{line} sets TF_USE_LEGACY_KERAS=1"
     if keras_pin is not None and release_key(keras_pin)[1:2] < (3,):
         return f"keras {keras_pin} is pinned"
     return ""

@@ -77,6 +77,43 @@ def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -
     return found
 
 
+def value_aliases(found: Survey, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
+    """Plain names bound once in the module, to a recorded function (`loss_fn = F.cross_entropy`), and
+    called in it: name -> the KB name. The calls `loss_fn(out, y)` are then read as the function's
+    calls with their arguments, as an import alias is. A name also bound otherwise (a parameter,
+    another assignment, a def or a class) is left alone: it may hold something else there."""
+    candidates: dict[str, str] = {}
+    for assign in found.assigns:  # first the few `name = <recorded function>`: most modules have none
+        target, value = assign.targets[0], assign.value
+        if len(assign.targets) == 1 and isinstance(target, ast.Name) and isinstance(value, (ast.Attribute, ast.Name)):
+            full = dotted_name(value, aliases)
+            if full is not None:
+                full = full if full in wanted else public_name(full, wanted)
+                if full in wanted and not full.startswith("torch.backends."):
+                    candidates[target.id] = full
+    if not candidates:
+        return {}
+    bound: dict[str, int] = dict.fromkeys(candidates, 0)
+    for assign in found.assigns:
+        for target in assign.targets:
+            for node in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else (target,)):
+                if isinstance(node, ast.Name) and node.id in bound:
+                    bound[node.id] += 1
+    for fn in found.functions:
+        arguments = fn.args
+        for arg in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg):
+            if arg is not None and arg.arg in bound:
+                bound[arg.arg] += 1
+        if fn.name in bound:
+            bound[fn.name] += 1
+    for cls in found.classes:
+        if cls.name in bound:
+            bound[cls.name] += 1
+    called = {c.func.id for c in found.calls if isinstance(c.func, ast.Name)}
+    return {name: full for name, full in candidates.items()
+            if bound[name] == 1 and name in called and name not in aliases}
+
+
 TF_SET_SEED = frozenset({"tf.random.set_seed", "tf.compat.v1.set_random_seed", "tf.set_random_seed"})
 
 

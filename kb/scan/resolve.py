@@ -12,7 +12,9 @@ from __future__ import annotations
 import ast
 
 from kb.scan.rules import CodeRules, code_rules
-from kb.scan.prepare import buffer_parameters, compiled_scopes, literal_parameters, subclasses, tf_global_seed
+from kb.scan.prepare import (
+    buffer_parameters, compiled_scopes, literal_parameters, subclasses, tf_global_seed, value_aliases,
+)
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
     Call, Layout, Module, Setting, Unknown, aliases_of, canonical, literal, public_name,
@@ -56,6 +58,8 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     aliases = aliases_of(tree)
     for name, base in subclasses(found.classes, aliases, wanted).items():
         aliases.setdefault(name, base)
+    for name, op in value_aliases(found, aliases, wanted).items():
+        aliases.setdefault(name, op)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
     visitor = Visitor(aliases, wanted, methods, set(owners), watched, default_rules() if rules is None else rules)
     visitor.lines = text.split("\n")

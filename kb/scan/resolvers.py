@@ -73,8 +73,10 @@ def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data:
 
 @resolver("seed-set-by-this-call", "rule")
 def seed_set_by_this_call(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
-    """`tf.random.set_seed(<int>)` itself: it is the seeding, not an unseeded random op."""
-    if op in TF_SET_SEED and node.args and isinstance(plain_literal(node.args[0]), int):
+    """`tf.random.set_seed(seed)` itself, with a seed that is not a literal `None`: it is the seeding, not an
+    unseeded random op (what the seed's value is, an int or a flag, does not make the call draw numbers)."""
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)
+    if op in TF_SET_SEED and given is not None and plain_literal(given) is not None:
         return "the call sets the global seed: it is the seeding, not an unseeded op"
     return None
 
@@ -116,31 +118,159 @@ def boolean_mask_count(ctx: Context, op: str, node: ast.Call, data: ast.AST | No
     return None
 
 
-_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted"})
+_EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted",
+                    "torch.Tensor.new_empty"})
+# torch.distributed collectives -> (position, keyword) of the argument they write whole (their output).
+_FILLS = {f"torch.distributed.{name}": where for name, where in (
+    ("all_gather", (0, "tensor_list")), ("all_gather_into_tensor", (0, "output_tensor")),
+    ("all_to_all", (0, "output_tensor_list")), ("all_to_all_single", (0, "output")), ("scatter", (0, "tensor")),
+    ("gather", (1, "gather_list")), ("recv", (0, "tensor")), ("irecv", (0, "tensor")),
+    ("reduce_scatter", (0, "output")), ("reduce_scatter_tensor", (0, "output")))}
+_VIEWS = frozenset({"split", "chunk", "unbind", "view", "reshape", "narrow", "tensor_split"})
 
 
 @resolver("written-before-read", "rule")
 def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`torch.empty(...)` visibly written before it is read: filled in place at once
-    (`torch.empty(n).normal_()`), or made into an `nn.Parameter` in a class that initialises its
-    parameters (a `reset_parameters` method, an `nn.init.*` call)."""
-    if op in _EMPTY and id(node) in ctx.initialised:
+    (`torch.empty(n).normal_()`), made into an `nn.Parameter` in a class that initialises its
+    parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
+    after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
+    `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
+    as its `split` views."""
+    if op not in _EMPTY:
+        return None
+    if id(node) in ctx.initialised:
         return "the memory is written before it is read"
+    if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
+        return "a torch.distributed collective writes the whole buffer before it is read"
     return None
+
+
+def _buffer_name(fn: ast.AST, node: ast.Call) -> tuple[str, int] | None:
+    """The name the empty buffer is kept in (`out = x.new_empty(...)`, `bufs = [torch.empty_like(x) for ...]`,
+    `bufs.append(torch.empty(...))`) and the line it is kept at."""
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
+                and (sub.value is node or (isinstance(sub.value, ast.ListComp) and sub.value.elt is node)):
+            return sub.targets[0].id, sub.lineno
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "append" \
+                and isinstance(sub.func.value, ast.Name) and len(sub.args) == 1 and sub.args[0] is node:
+            return sub.func.value.id, sub.lineno
+    return None
+
+
+def _feeds(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 3) -> set[str]:
+    """The names whose memory `expr` hands on: a name, `list(x)`, views of x (`x.split(...)`), `x[i]`,
+    either branch of `a if c else b`, the items of a list, or what a name is assigned."""
+    if depth <= 0:
+        return set()
+    if isinstance(expr, ast.Name):
+        found = {expr.id}
+        for value in ctx.assigned_in(fn).get(expr.id, ()):
+            found |= _feeds(ctx, value, fn, depth - 1)
+        return found
+    if isinstance(expr, ast.Call):
+        if isinstance(expr.func, ast.Name) and expr.func.id == "list" and len(expr.args) == 1:
+            return _feeds(ctx, expr.args[0], fn, depth)
+        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _VIEWS:
+            return _feeds(ctx, expr.func.value, fn, depth)
+        return set()
+    if isinstance(expr, ast.Subscript):
+        return _feeds(ctx, expr.value, fn, depth)
+    if isinstance(expr, ast.IfExp):
+        return _feeds(ctx, expr.body, fn, depth) | _feeds(ctx, expr.orelse, fn, depth)
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        return set().union(*(_feeds(ctx, e, fn, depth) for e in expr.elts))
+    return set()
+
+
+def _filled_by_collective(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
+    fills = ctx.fill_calls
+    if fills is None:  # the module's collective calls, found once (most modules have none)
+        fills = ctx.fill_calls = [(c, _FILLS[name]) for c in ctx.all_calls
+                                  if (name := ctx.dotted(c.func) or "") in _FILLS]
+    last = getattr(fn, "end_lineno", None) or 0
+    inside = [(c, where) for c, where in fills if node.lineno <= c.lineno <= last]
+    kept = _buffer_name(fn, node) if inside else None
+    if kept is None:
+        return False
+    name, line = kept
+    for sub, where in inside:
+        if sub.lineno < line:
+            continue
+        position, keyword = where
+        given = next((k.value for k in sub.keywords if k.arg == keyword), None)
+        if given is None and position < len(sub.args):
+            given = sub.args[position]
+        if given is not None and name in _feeds(ctx, given, fn):
+            return True
+    return False
 
 
 @resolver("unique-indices", "rule")
 def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """The indices a record needs to repeat (its `scan.unique_index` parameter) visibly never repeat:
-    `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, what
-    keeps them (`.to()`, `.view()`, a slice), or a name only ever assigned one: each element is written
-    (or accumulated) once, so the order of the writes changes nothing."""
+    `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, the
+    coordinates of a mask's true elements (`mask.nonzero()`, `torch.nonzero(mask)`, `tf.where(mask)`), what
+    keeps them (`.to()`, `.view()`, a slice, `tf.cast`), or a name only ever assigned one: each element is
+    written (or accumulated) once, so the order of the writes changes nothing."""
     name = ctx.index_param.get(op)
     given = ctx.argument(op, node, name) if name else None
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if given is not None and ctx.is_unique(given, scope):
         return f"the {name} ({ctx.text(given, 30)}) never repeats: each element is written once"
     return None
+
+
+_INDEX_NAMES, _DIM_NAMES = ("index", "indices"), ("dim", "axis")
+_EXPAND_DIMS = frozenset({"jax.numpy.expand_dims", "torch.unsqueeze"})
+
+
+@resolver("one-index-per-row", "rule")
+def one_index_per_row(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A gather along `dim` (`x.gather(dim, index)`, `torch.gather`, `jnp.take_along_axis(x, index, axis)`)
+    whose index visibly has size 1 along that dimension (`t[:, None]` with dim 1, `t[..., None]` with
+    dim -1, `t.unsqueeze(dim)`, `jnp.expand_dims(t, dim)`, `t.view(-1, 1)`): each row reads one element, so the backward pass adds
+    into each input element at most once."""
+    index = next((ctx.argument(op, node, n) for n in _INDEX_NAMES if ctx.argument(op, node, n) is not None), None)
+    given = next((ctx.argument(op, node, n) for n in _DIM_NAMES if ctx.argument(op, node, n) is not None), None)
+    params = dict(ctx.op_params.get(op, ()))
+    dim = plain_literal(given) if given is not None else params.get("axis", params.get("dim"))
+    if index is None or type(dim) is not int:
+        return None
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if _single_along(ctx, index, dim, scope, 3):
+        return f"the index ({ctx.text(index, 30)}) has size 1 along dimension {dim}: each element is read once per row"
+    return None
+
+
+def _single_along(ctx: Context, node: ast.AST, dim: int, scope: ast.AST | None, depth: int) -> bool:
+    """The expression visibly has size 1 along `dim` (a negative dim counts from the end)."""
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Name):
+        values = ctx.assigned_in(scope).get(node.id, []) if scope is not None else []
+        return bool(values) and all(_single_along(ctx, v, dim, scope, depth - 1) for v in values)
+    if isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if not all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value in (None, Ellipsis)) for p in parts):
+            return False
+        ellipsis = next((i for i, p in enumerate(parts) if isinstance(p, ast.Constant) and p.value is Ellipsis), None)
+        chosen: ast.expr | None = None  # each part makes one dimension; those the subscript leaves out follow it
+        if dim >= 0 and dim < (len(parts) if ellipsis is None else ellipsis):
+            chosen = parts[dim]
+        elif dim < 0 and ellipsis is not None and -dim < len(parts) - ellipsis:
+            chosen = parts[dim]
+        return isinstance(chosen, ast.Constant) and chosen.value is None
+    if isinstance(node, ast.Call) and ctx.dotted(node.func) in _EXPAND_DIMS and len(node.args) == 2:
+        return plain_literal(node.args[1]) == dim  # jnp.expand_dims(t, -1), torch.unsqueeze(t, 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        args = [plain_literal(a) for a in node.args]
+        if node.func.attr == "unsqueeze" and len(args) == 1:
+            return args[0] == dim
+        if node.func.attr in ("view", "reshape") and args and all(type(a) is int for a in args):
+            return -len(args) <= dim < len(args) and args[dim] == 1
+    return False
 
 
 _CONSTANT_INITIALISERS = frozenset({"zeros", "ones", "constant", "identity"})

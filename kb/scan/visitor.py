@@ -13,17 +13,37 @@ around a call says about it comes from the named rules of kb/scan/resolvers.py.
 from __future__ import annotations
 
 import ast
+import re
 
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
-from kb.scan.syntax import TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, reshaped_ndim, strings
+from kb.scan.syntax import (
+    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, public_name, reshaped_ndim, strings,
+)
 
 # Annotations that say an argument is a framework tensor.
 _TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
 _PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
 _INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode")
+# Builtins whose arguments name a function or class without using it (`isinstance(m, nn.Conv2d)`).
+_NOT_A_USE = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "setattr", "type", "id", "print", "repr",
+                        "str", "callable", "super", "vars", "dir"})
+_FLAGS = ("torch.backends.",)  # attributes that are switches, not functions: reading one uses nothing
+_PARTIAL = "functools.partial"
+_VALUE_TYPES = frozenset({ast.Attribute, ast.Name, ast.Dict, ast.IfExp, ast.Call})
+
+
+def _values(node: ast.expr) -> list[ast.expr]:
+    """The expressions that `node` hands on as values: itself, the values of a dict (a table of
+    functions), the two branches of `a if c else b`. Not the items of a tuple or list: those name
+    classes to test or allow (`isinstance(m, (nn.Linear, nn.Embedding))`, `safe_globals([...])`)."""
+    if isinstance(node, ast.Dict):
+        return list(node.values)
+    if isinstance(node, ast.IfExp):
+        return [node.body, node.orelse]
+    return [node]
 
 
 class Visitor(Context, ast.NodeVisitor):
@@ -48,6 +68,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
         self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+        self._makers: re.Pattern[str] | None = None  # what a class's text must hold to make parameters (_members)
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
     def _hit(self, node: ast.expr | ast.stmt) -> bool:
@@ -106,6 +127,10 @@ class Visitor(Context, ast.NodeVisitor):
         """A class or function: its decorators, then its body with its own scope pushed."""
         cls = isinstance(node, ast.ClassDef)
         self._decorated(node)
+        if not isinstance(node, ast.ClassDef):
+            for default in (*node.args.defaults, *node.args.kw_defaults):
+                if default is not None and self._hit(default):
+                    self._reference(default)  # `reducer=tf.math.unsorted_segment_sum`, in the enclosing scope
         quiet = not cls and any(self._no_grad(d) for d in node.decorator_list)
         self.no_grad += quiet
         if isinstance(node, ast.ClassDef):
@@ -184,9 +209,12 @@ class Visitor(Context, ast.NodeVisitor):
         `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
         found: set[str] = set()
         first, last = node.lineno, node.end_lineno or node.lineno
-        source = "\n".join(self.lines[first - 1:last]) if self.lines else "Parameter register_buffer"
-        if "Parameter" not in source and "register_buffer" not in source:
-            return found
+        if self.lines:
+            if self._makers is None:  # a call of nn.Parameter under any of the module's names, or register_buffer
+                names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
+                self._makers = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(|register_buffer")
+            if not self._makers.search("\n".join(self.lines[first - 1:last])):
+                return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
         walked = list(ast.walk(node))
         initialises = any(
             (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
@@ -235,9 +263,17 @@ class Visitor(Context, ast.NodeVisitor):
         self.generic_visit(node)
         self.typed.pop()
 
+    def visit_Return(self, node: ast.Return) -> None:
+        self.generic_visit(node)
+        if node.value is not None:
+            self._reference(node.value)
+
     def visit_Assign(self, node: ast.Assign) -> None:
         before = len(self.calls)
         self.generic_visit(node)
+        target = node.targets[0]
+        if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
+            self._reference(node.value)
         if len(self.calls) > before and isinstance(node.value, ast.Call) and len(node.targets) == 1:
             self._module_rules(node.targets[0], node.value, before)
         kind = self.kind_of(node.value)
@@ -247,6 +283,7 @@ class Visitor(Context, ast.NodeVisitor):
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         self.generic_visit(node)
         if node.value is not None:
+            self._reference(node.value)
             self._assigned(node.target, node.value, self.kind_of(node.value), node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
@@ -341,6 +378,17 @@ class Visitor(Context, ast.NodeVisitor):
             self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
         self.generic_visit(node)
         name = self.dotted(func)
+        if name == _PARTIAL and node.args and not isinstance(node.args[0], ast.Starred):
+            self._partial(node)
+        elif not (isinstance(func, ast.Name) and func.id in _NOT_A_USE):
+            for value in (*node.args, *(k.value for k in node.keywords)):
+                if type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
+                    self._reference(value)
+        if name is None and isinstance(func, ast.Call):
+            name = self._getattr(func)  # getattr(F, "interpolate")(x, ...)
+            if name is not None and name in self.wanted:
+                self._record(name, node, certain=True, method=False)
+            return
         if name is not None:
             self._environ_call(name, node)
             if name == "torch.nn.functional.pad":
@@ -361,6 +409,52 @@ class Visitor(Context, ast.NodeVisitor):
             return
         if isinstance(func, ast.Attribute):
             self._method(func, node)
+
+    # --- functions as values ---------------------------------------------------------------
+    def _reference(self, node: ast.expr) -> None:
+        """A recorded function or class named as a value, not called where it is named: passed
+        (`dataset.map(tf.image.random_flip_left_right)`, `aggregate_fn=jax.ops.segment_sum`), a
+        parameter's default, assigned, returned or put in a table. What calls it later (often another
+        module, or a library) runs the op, so the reference is reported as a call whose arguments are
+        not known."""
+        for item in _values(node):
+            if isinstance(item, ast.Name):
+                if item.id in self.aliases:
+                    self._named_value(item, self.dotted(item))
+            elif isinstance(item, ast.Attribute):
+                self._named_value(item, self.dotted(item))
+            elif isinstance(item, ast.Call) and isinstance(item.func, ast.Name) and item.func.id == "getattr":
+                self._named_value(item, self._getattr(item))
+
+    def _named_value(self, item: ast.expr, name: str | None) -> None:
+        if name is None or name not in self.wanted or name.startswith(_FLAGS):
+            return
+        call = ast.Call(func=item, args=[], keywords=[])
+        ast.copy_location(call, item)
+        self._record(name, call, certain=True, method=False)
+        self.calls[-1] = self.calls[-1]._replace(text=self.text(item, 60), star=True)
+
+    def _partial(self, node: ast.Call) -> None:
+        """`functools.partial(F.interpolate, mode="nearest")` (also as `@partial(jax.jit, ...)`): a call of
+        the op with the arguments given here; those the later call adds are not known."""
+        func = node.args[0]
+        name = self._getattr(func) if isinstance(func, ast.Call) else self.dotted(func)
+        if name is None or name not in self.wanted or name.startswith(_FLAGS):
+            return
+        call = ast.Call(func=func, args=node.args[1:], keywords=node.keywords)
+        ast.copy_location(call, node)
+        self._record(name, call, certain=True, method=False)
+        self.calls[-1] = self.calls[-1]._replace(text=self.text(node, 60), star=True)
+
+    def _getattr(self, node: ast.Call) -> str | None:
+        """The name `getattr(F, "interpolate")` looks up: a literal attribute of an imported name."""
+        if not (isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) >= 2):
+            return None
+        owner, attr = self.dotted(node.args[0]), literal(node.args[1])
+        if owner is None or not isinstance(attr, str) or not attr.isidentifier():
+            return None
+        name = f"{owner}.{attr}"
+        return name if name in self.wanted else public_name(name, self.wanted)
 
     def _pad(self, node: ast.Call) -> None:
         found = resolvers.pad_mode(self, node)
