@@ -12,22 +12,16 @@
 # extra indexes pip is configured with on this machine are passed on to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-UV_VERSION=0.13.9
+UV_VERSION=$(sed -n "s/^uv==//p" requirements/uv.in)
 out=requirements/test.lock
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 -m venv "$tmp/uv"
 "$tmp/uv/bin/pip" install -q "uv==$UV_VERSION"
 
-args=()
-while IFS= read -r line; do
-  key=${line%%=*}; value=${line#*=}; value=${value//\'/}
-  case "$key" in
-    *find-links) for v in $value; do args+=(--find-links "$v"); done ;;
-    *extra-index-url) for v in $value; do args+=(--extra-index-url "$v"); done ;;
-    *.index-url) args+=(--index-url "$value") ;;
-  esac
-done < <(python3 -m pip config list 2>/dev/null || true)
+# shellcheck source=scripts/pip_indexes.sh
+source scripts/pip_indexes.sh
+args=("${index_args[@]}")
 
 target=$out
 mode=(--upgrade)
@@ -40,6 +34,11 @@ fi
 "$tmp/uv/bin/uv" pip compile "${mode[@]}" pyproject.toml requirements/build.in --extra test \
   --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
   --index-strategy unsafe-best-match --quiet "${args[@]}" -o "$target"
+# uv itself, for scripts/test_env.sh (pip installs it from this lock, with hashes).
+if [ "${1:-}" != "--check" ]; then
+  "$tmp/uv/bin/uv" pip compile requirements/uv.in --generate-hashes --python-version 3.11 \
+    --python-platform x86_64-manylinux_2_28 --quiet "${args[@]}" -o requirements/uv.lock
+fi
 if [ "${1:-}" = "--check" ]; then
   pins() { grep -E '^[A-Za-z0-9]' "$1" | sed 's/ \\$//' | sort; }
   if ! diff <(pins "$out") <(pins "$target"); then

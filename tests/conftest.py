@@ -52,7 +52,8 @@ FIRST: tuple[tuple[str, str | None], ...] = (
 # .ci/run and the nightly drift job run too, runs these. Each one's cost is its cause, not its
 # inputs: it trains a model run to run in fresh framework processes (each imports PyTorch,
 # TensorFlow or JAX: the thing under test is what differs between processes), runs a framework's
-# operator catalog, drives a browser, or builds the whole site (every page, the JSON API, mkdocs).
+# operator catalog, drives a browser, or builds or reads the whole site (every page, the JSON API, mkdocs).
+WHOLE_HTML_SITE = "reads the whole HTML site (every page of the real data, built by mkdocs)"
 SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_probe.py::test_torch_backward_plant_is_blamed_on_the_consumer", "trainings"),
     ("tests/test_probe.py::test_torch_attention_backward_is_blamed_on_the_functional_call", "trainings"),
@@ -63,6 +64,7 @@ SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_probe_docs.py::test_docs_block_matches_a_fresh_run", "trainings (docs/probe.md's examples)"),
     ("tests/test_probe_blame.py::test_top1_blame_accuracy_on_a_fast_subset_of_real_models", "trainings (real models)"),
     ("tests/test_probe_fingerprint.py::test_tensorflow_matches_the_lane_definition_and_jax", "imports TensorFlow"),
+    ("tests/test_probe_guard.py::test_keras_entry_points", "imports TensorFlow; trainings (a Keras model, once per plant)"),
     ("tests/test_e2e.py::test_tensorflow_e2e_recipe_gives_identical_weights_on_cpu", "trainings"),
     ("tests/test_e2e.py::test_jax_e2e_recipe_gives_identical_weights_on_cpu", "trainings"),
     ("tests/test_e2e.py::test_code_that_fails_in_the_child_is_an_error_in_its_pair", "trainings"),
@@ -86,6 +88,30 @@ SLOW: tuple[tuple[str, str], ...] = (
     ("tests/test_site_ux.py::test_crawl_every_internal_link_and_anchor", "builds the HTML site (mkdocs) and follows every link"),
     ("tests/test_site_ux.py::test_matrix_rows_and_cells_show_a_records_call_condition",
      "builds the whole site from a changed copy of the data"),
+    # These read pages of the real data's whole HTML site (site_build.built_site: one mkdocs build of every
+    # page, made once per run and shared with the browser and crawl tests above); the site tests of the
+    # everyday loop build the small project (site_build.copy_mini) or check the generated sources.
+    ("tests/test_site.py::test_every_framework_has_a_matrix_and_every_source_a_page", WHOLE_HTML_SITE),
+    ("tests/test_site.py::test_nightly_page_without_a_report_says_how_to_make_one", WHOLE_HTML_SITE),
+    ("tests/test_site.py::test_no_asset_from_another_host", WHOLE_HTML_SITE),
+    ("tests/test_site.py::test_op_json_matches_kb_status", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_bias_add_at_115_says_tdp_and_links_to_its_range", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_legends_list_only_the_symbols_their_table_uses", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_three_answers_read_differently", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_run_tables_never_say_ok_beside_differing_runs", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_pytorch_recipe_seeds_and_says_what_raises", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_no_repository_paths_or_project_jargon_on_user_pages", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_404_page_links_are_relative", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_probe_guide_reaches_the_example_scripts", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_json_api_example_is_the_file_it_names", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_headings_do_not_show_escaped_quotes", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_tables_stay_out_of_the_search_index", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_solutions_page_is_grouped_by_framework", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_home_page_leads_with_the_lookup", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_matrices_are_newest_first_with_identical_neighbours_merged", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_every_cell_is_a_link_with_its_details", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_verified_marks_name_the_run_and_only_its_series", WHOLE_HTML_SITE),
+    ("tests/test_site_ux.py::test_every_recipe_block_is_a_program_that_seeds_before_it_uses_the_seed", WHOLE_HTML_SITE),
 )
 
 

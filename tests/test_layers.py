@@ -11,10 +11,13 @@ public API) is the one exception, since every module loads it. A new module fail
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
 import pytest
+import shared
 
 from kb.layers import LAYER_NAMES, PACKAGES, PLACED, modules, pattern_layer
 
@@ -36,63 +39,87 @@ def _known(name: str, mods: dict[str, Path]) -> str | None:
     return name or None
 
 
-_TREES: dict[str, ast.Module] = {}
+_FACTS: dict[str, tuple[list, list]] = {}
 
 
-def _parse(path: Path) -> ast.Module:
-    """A file's syntax tree, parsed once per text: the planted tests change one file of a copy
-    of kb/, and every other file is the text already parsed. The trees are only read."""
+def _facts(path: Path) -> tuple[list, list]:
+    """What the checks read of a file, in `ast.walk` order: its imports, as ("import", line,
+    [(name, asname)]) or ("from", line, module, level, [(name, asname)]), and each `x._y` as
+    (line, "x", "_y"). Found once per text in a run (tests/shared.py, for every worker): the
+    planted tests change one file of a copy of kb/, every other file is a text already read,
+    and one of them (the generated kb/_details.py) is 600,000 syntax nodes to walk."""
     text = path.read_text(encoding="utf-8")
-    if text not in _TREES:
-        _TREES[text] = ast.parse(text, str(path))
-    return _TREES[text]
+    found = _FACTS.get(text)
+    if found is None:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:32]
+
+        def make(folder: Path) -> None:
+            (folder / "facts.json").write_text(json.dumps(_read_facts(text, path)))
+
+        imports_, attributes = json.loads((shared.once(f"layers-{digest}", make) / "facts.json").read_text())
+        found = _FACTS[text] = (imports_, attributes)
+    return found
+
+
+def _read_facts(text: str, path: Path) -> tuple[list, list]:
+    imports_: list = []
+    attributes: list = []
+    for node in ast.walk(ast.parse(text, str(path))):
+        if isinstance(node, ast.Import):
+            imports_.append(("import", node.lineno, [(a.name, a.asname) for a in node.names]))
+        elif isinstance(node, ast.ImportFrom):
+            imports_.append(("from", node.lineno, node.module, node.level, [(a.name, a.asname) for a in node.names]))
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            attributes.append((node.lineno, node.value.id, node.attr))
+    return imports_, attributes
 
 
 def imports(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str, str]]:
     """(line, imported module, the name imported) for every import of a kb module in one file."""
     package = name if _is_package(path) else name.rpartition(".")[0]
-    tree = _parse(path)
     out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] in PACKAGES:
-                    out.append((node.lineno, _known(alias.name, mods) or alias.name, alias.name))
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
+    for fact in _facts(path)[0]:
+        if fact[0] == "import":
+            _, lineno, names = fact
+            for alias, _as in names:
+                if alias.split(".")[0] in PACKAGES:
+                    out.append((lineno, _known(alias, mods) or alias, alias))
+        else:
+            _, lineno, module, level, names = fact
+            base = module or ""
+            if level:
                 anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
+                anchor = anchor[: len(anchor) - (level - 1)]
                 base = ".".join(anchor + ([base] if base else []))
             if base.split(".")[0] not in PACKAGES:
                 continue
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                out.append((node.lineno, full if full in mods else (_known(base, mods) or base), full))
+            for alias, _as in names:
+                full = f"{base}.{alias}"
+                out.append((lineno, full if full in mods else (_known(base, mods) or base), full))
     return out
 
 
 def private_uses(name: str, path: Path, mods: dict[str, Path]) -> list[tuple[int, str]]:
     """(line, `kb.x._y`) for each `x._y` where `x` names a kb module imported into this file."""
     package = name if _is_package(path) else name.rpartition(".")[0]
-    tree = _parse(path)
+    found_imports, attributes = _facts(path)
     bound: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name in mods and alias.asname:
-                    bound[alias.asname] = alias.name
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
-            for alias in node.names:
-                if f"{node.module}.{alias.name}" in mods:
-                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for fact in found_imports:
+        if fact[0] == "import":
+            for alias, asname in fact[2]:
+                if alias in mods and asname:
+                    bound[asname] = alias
+        elif fact[2] and fact[2].split(".")[0] in PACKAGES:
+            for alias, asname in fact[4]:
+                if f"{fact[2]}.{alias}" in mods:
+                    bound[asname or alias] = f"{fact[2]}.{alias}"
     out = []
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
-                and node.attr.startswith("_") and not node.attr.startswith("__")):
-            module = bound[node.value.id]
+    for lineno, value, attr in attributes:
+        if value in bound:
+            module = bound[value]
             if module.rpartition(".")[0] != package and module != name:
-                out.append((node.lineno, f"{module}.{node.attr}"))
+                out.append((lineno, f"{module}.{attr}"))
     return out
 
 

@@ -46,9 +46,21 @@ def test_every_dependency_is_pinned_with_hashes() -> None:
 
 
 def test_the_test_command_installs_the_lock() -> None:
-    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bash scripts/test_env.sh && " in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    script = (ROOT / "scripts" / "test_env.sh").read_text(encoding="utf-8")
+    assert "pip install -q --require-hashes -r requirements/uv.lock" in script
     assert "--require-hashes -r requirements/test.lock" in script
     assert "--no-deps --no-build-isolation -e ." in script
+    assert "compile" not in script.replace("byte-compiled", "")  # the tests write the bytecode they need (README)
+
+
+def test_the_installer_is_the_pinned_uv_with_hashes() -> None:
+    """scripts/test_env.sh installs uv from requirements/uv.lock: the version requirements/uv.in pins
+    (scripts/lock.sh resolves with the same one), every file with its sha256."""
+    pin = (ROOT / "requirements" / "uv.in").read_text(encoding="utf-8").split("uv==")[1].split()[0]
+    text = (ROOT / "requirements" / "uv.lock").read_text(encoding="utf-8")
+    assert drift.read_lock(text) == {"uv": pin}
+    assert text.count("--hash=sha256:") >= 1
 
 
 def test_read_lock_pins_and_names() -> None:

@@ -133,6 +133,14 @@ def test_nightly_page_without_a_report_says_how_to_make_one() -> None:
     assert "<code>reports/nightly.json</code> does not exist" in html
 
 
+def test_nightly_page_source_without_a_report_says_how_to_make_one(tmp_path: Path) -> None:
+    """The page's source alone (the test above reads it in the whole built site, a slow test)."""
+    warnings: list[str] = []
+    page = nightly.page(tmp_path, set(), warn=warnings.append)
+    assert warnings == [] and "No nightly report yet" in page and "<code>kb nightly</code>" in page
+    assert "<code>reports/nightly.json</code> does not exist" in page
+
+
 @pytest.mark.parametrize("text, message", [
     ('{"schema_version": 1, "created": ', "reports/nightly.json:1: invalid JSON: Expecting value"),
     ("[" * 200 + "]" * 200, "reports/nightly.json:1: nested deeper than 64 levels"),
