@@ -137,7 +137,8 @@ def test_every_jax_case_names_a_known_op_and_call_keys() -> None:
     known = _known()
     found = []
     for branches in (False, True):
-        args = types.SimpleNamespace(device="cpu", branches=branches, runs=2, mode="default", planted=False, list=False)
+        args = types.SimpleNamespace(device="cpu", branches=branches, runs=2, mode="default", planted=False, list=False,
+                                     dtypes="")
         worker = jax_worker.Worker(args)
         table = worker.branch or worker.special
         for unit, build in table.items():

@@ -150,8 +150,9 @@ def values(torch, dev, dt, scale):
                 lambda r=reduction: F.triplet_margin_with_distance_loss(logp, prob, prob.flip(0), reduction=r), [logp], logp, prob),
         }
         for op, (fn, leaves, a, t) in calls.items():
+            second = "positive" if "triplet" in op else "target"  # the second tensor's parameter (KB024)
             out.append(Spec(op, f"{op}|reduction={reduction}", fn, leaves,
-                            facts(torch, {"input": a, "target": t}, f"one reduction of {a.numel()} terms", a.numel(), reduction=reduction),
+                            facts(torch, {"input": a, second: t}, f"one reduction of {a.numel()} terms", a.numel(), reduction=reduction),
                             a.numel()))
     return out
 
