@@ -1,6 +1,7 @@
 """List the ops whose knowledge-base answer at the frozen corpus's versions is not deterministic.
 
     python benchmarks/scan_frozen/candidate_ops.py > benchmarks/scan_frozen/candidate_ops.txt
+    (the third corpus's list, benchmarks/scan_frozen3/candidate_ops.txt, was made the same way)
 
 Each line: the op (a record's `ops` or `aliases` entry), the version it is answered at, and the records that answer it not
 deterministic (with the call condition under which each applies, if any). An op of a record

@@ -1,6 +1,6 @@
 """Count the frozen corpus's labels: sites, risky, safe and unsure, per repository and per framework.
 
-    python benchmarks/scan_frozen/summary.py
+    python benchmarks/scan_frozen/summary.py [CORPUS_DIR]     # default: this folder; benchmarks/scan_frozen3
 
 Reads corpus.yaml and labels.yaml of this folder (RULES.md says how they were made). A site is
 one (path, line); an entry is one (site, record). The framework of an entry is its record's
@@ -11,6 +11,7 @@ record `*` takes the framework of its repository, or of its folder where a repos
 from __future__ import annotations
 
 import collections
+import sys
 from pathlib import Path
 
 import yaml
@@ -30,9 +31,11 @@ def framework(repo_framework: str, entry: dict) -> str:
     return {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}[repo_framework]
 
 
-def main() -> int:
-    corpus = {r["repo"]: r for r in yaml.safe_load((HERE / "corpus.yaml").read_text())["repositories"]}
-    labels = yaml.safe_load((HERE / "labels.yaml").read_text())["repositories"]
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    folder = Path(args[0]) if args else HERE
+    corpus = {r["repo"]: r for r in yaml.safe_load((folder / "corpus.yaml").read_text())["repositories"]}
+    labels = yaml.safe_load((folder / "labels.yaml").read_text())["repositories"]
     per_fw: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     print("| repository | commit | .py | .ipynb | training/model files | sites | entries | risky | safe | unsure |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
