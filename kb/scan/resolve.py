@@ -17,7 +17,7 @@ from kb.scan.prepare import (
 )
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
-    Call, Layout, Module, Setting, Unknown, aliases_of, canonical, literal, public_name,
+    Call, Layout, Module, Setting, Unknown, aliases_of, canonical, literal, public_name, star_aliases,
 )
 from kb.scan.visitor import Visitor
 
@@ -56,6 +56,11 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     if not any(marker in text for marker in MARKERS):
         return Module((), (), found.layout)
     aliases = aliases_of(tree)
+    if "import *" in text:
+        bound = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        for name, op in star_aliases(tree, wanted).items():
+            if name not in bound:
+                aliases.setdefault(name, op)
     for name, base in subclasses(found.classes, aliases, wanted).items():
         aliases.setdefault(name, base)
     for name, op in value_aliases(found, aliases, wanted).items():

@@ -227,6 +227,23 @@ def aliases_of(tree: ast.Module) -> dict[str, str]:
     return found
 
 
+def star_aliases(tree: ast.Module, wanted: frozenset[str]) -> dict[str, str]:
+    """Bare name -> op, for the ops a module-level `from M import *` brings in: `from keras.layers
+    import *` then `Conv2D(...)` is `keras.layers.Conv2D` (whole model files are written so). Only
+    names the knowledge base asks about, and only direct members of M; an explicit import or
+    another binding of the same name wins (the caller adds these with setdefault)."""
+    modules = [canonical(node.module) for node in tree.body
+               if isinstance(node, ast.ImportFrom) and node.module and not node.level
+               and any(alias.name == "*" for alias in node.names)]
+    found: dict[str, str] = {}
+    for module in modules:
+        prefix = module + "."
+        for op in wanted:
+            if op.startswith(prefix) and "." not in op[len(prefix):]:
+                found.setdefault(op[len(prefix):], op)
+    return found
+
+
 def statements_in(node: ast.AST) -> list[ast.stmt]:
     """Every statement under `node` (nested functions and classes included), without walking their
     expressions: what `ast.walk` finds of assignments, for a tenth of the nodes."""
