@@ -15,25 +15,13 @@
 #   4.    the branch units for sparse layouts, FFT normalisations and argument values op_db leaves out.
 # B: the budget in seconds after which no sweep starts a unit (the rest are `skipped`); T: the limit per unit.
 # PY: the Python that has torch (default python3). PACK=1: one archive (end of file). The second call is scripts/gpu/run_missing_jax.sh.
-set -u
-set -f  # unit names go through $(...) unquoted: no globbing
-cd "$(dirname "$0")/../.."
-export PYTHONPATH=$PWD PYTHONUNBUFFERED=1
-PY=${PY:-python3}
-B=${B:-400}
 T=${T:-80}
-EXTRA=${EXTRA:-}
-: "${OUT:?set OUT to the folder the evidence files go to}"
-mkdir -p "$OUT/sweeps" "$OUT/logs"
+. "$(dirname "$0")/common.sh"
 nvidia-smi -L 2>/dev/null; $PY -c "import torch; print('torch', torch.__version__)"
-L="$OUT/logs"
 $PY scripts/branch_inventory.py coverage --units pytorch-eager:int,bool,complex > "$L/units-int.txt" 2> "$L/units-int.log" &
 $PY scripts/branch_inventory.py coverage --units pytorch-eager:float16,float64,bfloat16 > "$L/units-float.txt" 2> "$L/units-float.log" &
 wait
 cat "$L/units-int.log" "$L/units-float.log"
-ops() {  # one --sweep-op=UNIT per line of a file (the unit names hold '|', never spaces)
-  awk -v half="${2:-}" 'half == "" || NR % 2 == half {print "--sweep-op=" $0}' "$1"
-}
 INTD=int64/int32/int16/int8/uint8,bool,complex64/complex128
 $PY -m kb --root . verify --sweep pytorch-eager --sweep-dtypes $INTD --sweep-passes forward $(ops "$L/units-int.txt" 0) \
     --sweep-workers 5 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/int-a.log" 2>&1 &
@@ -48,13 +36,4 @@ sleep 3
 $PY -m kb --root . verify --sweep pytorch-branches --sweep-op branch:sparse_layouts --sweep-op branch:fft_norms \
     --sweep-op branch:values --sweep-workers 2 --sweep-budget "$B" --timeout 150 $EXTRA --out "$OUT/sweeps" > "$L/branches.log" 2>&1 &
 wait
-for f in "$L"/int-a.log "$L"/int-b.log "$L"/float.log "$L"/branches.log; do
-  echo "== $f"; grep -v "^\[" "$f" | tail -n 8 | cut -c1-300
-done
-ls -laR "$OUT/sweeps"
-# PACK=1: the evidence files and logs in one archive, $OUT/results.tgz, and nothing else under $OUT:
-# for a runner that brings back only a few files, or none in nested folders (on 2026-11-27 two calls'
-# evidence was lost that way: four sweep files under $OUT/sweeps/<env>/ were not returned).
-if [ -n "${PACK:-}" ]; then
-  tar -czf "$OUT/results.tgz" -C "$OUT" sweeps logs && rm -rf "$OUT/sweeps" "$OUT/logs" && ls -la "$OUT"
-fi
+finish "$L"/int-a.log "$L"/int-b.log "$L"/float.log "$L"/branches.log

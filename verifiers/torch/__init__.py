@@ -1,1 +1,1 @@
-"""PyTorch verifiers (sizes from shared/reference/h100-probe.md and pytorch-jax-libs.md §7)."""
+"""PyTorch verifiers, one module per area of records (attention, indexing, interpolation, layers, ...)."""
