@@ -57,6 +57,17 @@ def _time(row: dict) -> str:
            f"step 1: {t['as_written_first_step_s']} → {t['recipe_first_step_s']} s"
 
 
+def _row(name: str, r: dict, right: bool | None, s: dict, *extra: str) -> str:
+    """One program's row: a run that decided (`right` True or False), or one that did not (None)."""
+    scanned = f"{s.get('predicted')}: {s.get('agreement')}" if s else "-"
+    tail = "".join(f" {x} |" for x in extra)
+    if right is None:
+        return f"| {name} | - | - | {r.get('skipped', r.get('error', ''))} | - | - | - | {scanned} |{tail}"
+    return (f"| {name} | {' + '.join(r['recipe']) or '-'} | {_predicted(r)} | {_outcome(r)} | "
+            f"{'yes' if right else '**no**'} | {r['as_written_predicted']} / {r['as_written_outcome']} | "
+            f"{_time(r)} | {scanned} |{tail}")
+
+
 def table() -> str:
     runs = [_load(r) for r in RUNS]
     scan = {r["program"]: r for r in _load(SCAN)["programs"]}
@@ -83,14 +94,7 @@ def table() -> str:
             latest_n += 1
             latest_right += bool(final["right"])
         for label, r, right in cells:
-            s = scan.get(name, {})
-            scanned = f"{s.get('predicted')}: {s.get('agreement')}" if s else "-"
-            if right is None:
-                lines.append(f"| {name}{label} | - | - | {r.get('skipped', r.get('error', ''))} | - | - | - | {scanned} |")
-                continue
-            lines.append(f"| {name}{label} | {' + '.join(r['recipe']) or '-'} | {_predicted(r)} | {_outcome(r)} | "
-                         f"{'yes' if right else '**no**'} | {r['as_written_predicted']} / {r['as_written_outcome']} | "
-                         f"{_time(r)} | {scanned} |")
+            lines.append(_row(f"{name}{label}", r, right, scan.get(name, {})))
     c = runs[0]["counts"]
     counts = _load(SCAN)["counts"]
     lines.append("")
@@ -114,16 +118,9 @@ def h200_table(corpus: str, first_rel: str, second_rel: str, scan_rel: str) -> s
              "| program | recipe | predicted under the recipe | outcome | right | as written: predicted / outcome | "
              "recipe's cost | kb scan | first call's outcome |", "|---|---|---|---|---|---|---|---|---|"]
     for r in doc["programs"]:
-        s = scan.get(r["program"], {})
-        scanned = f"{s.get('predicted')}: {s.get('agreement')}" if s else "-"
         f = first.get(r["program"], {})
         before = "" if f.get("outcome") == r.get("outcome") else f"{_outcome(f)} ({(f.get('outcome_detail') or {}).get('type', '')})"
-        if "outcome" not in r:
-            lines.append(f"| {r['program']} | - | - | {r.get('skipped', r.get('error', ''))} | - | - | - | {scanned} | {before} |")
-            continue
-        lines.append(f"| {r['program']} | {' + '.join(r['recipe']) or '-'} | {_predicted(r)} | {_outcome(r)} | "
-                     f"{'yes' if r['right'] else '**no**'} | {r['as_written_predicted']} / {r['as_written_outcome']} | "
-                     f"{_time(r)} | {scanned} | {before} |")
+        lines.append(_row(r["program"], r, r.get("right") if "outcome" in r else None, scan.get(r["program"], {}), before))
     c, c1, sc = doc["counts"], _load(first_rel)["counts"], scan_doc["counts"]
     lines += ["", f"Second call: {c['right']} of {c['decided']} predicted right under the recipe "
               f"({100 * c['right'] / c['decided']:.0f}%), {c['as_written_right']} of {c['decided']} as written. "
