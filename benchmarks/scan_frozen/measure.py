@@ -32,13 +32,13 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent / "scan_corpus"))
 
 from measure import extract, run_scan  # noqa: E402  (benchmarks/scan_corpus/measure.py)
+from labelfiles import load_labels  # noqa: E402  (this folder)
 
 
 def load(corpus_dir: Path = HERE) -> tuple[dict, dict]:
     """corpus.yaml and labels.yaml of a frozen corpus's folder (this one, or another made the same way)."""
     corpus = yaml.safe_load((corpus_dir / "corpus.yaml").read_text(encoding="utf-8"))
-    labels = yaml.safe_load((corpus_dir / "labels.yaml").read_text(encoding="utf-8"))
-    return corpus, labels
+    return corpus, load_labels(corpus_dir)
 
 
 def scan_repo(kb_root: Path, mirrors: Path, entry: dict, versions: str, into: Path) -> dict:

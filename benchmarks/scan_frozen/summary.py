@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from labelfiles import load_labels  # this folder (the script's own, first on sys.path)
+
 HERE = Path(__file__).resolve().parent
 FRAMEWORKS = (("torch", "PyTorch"), ("torchvision", "PyTorch"), ("tf", "TensorFlow"), ("keras", "TensorFlow"),
               ("horovod", "TensorFlow"), ("jax", "JAX"))
@@ -35,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     folder = Path(args[0]) if args else HERE
     corpus = {r["repo"]: r for r in yaml.safe_load((folder / "corpus.yaml").read_text())["repositories"]}
-    labels = yaml.safe_load((folder / "labels.yaml").read_text())["repositories"]
+    labels = load_labels(folder)["repositories"]
     per_fw: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     print("| repository | commit | .py | .ipynb | training/model files | sites | entries | risky | safe | unsure |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
