@@ -15,7 +15,8 @@ from kb.scan.resolve import Setting
 TRUE_TEXT = frozenset({"1", "true", "True", "TRUE", "yes"})
 CALLS = ("torch.use_deterministic_algorithms", "torch.set_deterministic", "tf.config.experimental.enable_op_determinism",
          "tf.keras.utils.set_random_seed", "keras.utils.set_random_seed",
-         "tf.config.threading.set_intra_op_parallelism_threads", "tf.config.threading.set_inter_op_parallelism_threads")
+         "tf.config.threading.set_intra_op_parallelism_threads", "tf.config.threading.set_inter_op_parallelism_threads",
+         "keras.config.set_backend")  # no fix: which backend Keras runs on (kb/scan/kerasbackend.py)
 ATTRS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark", "torch._inductor.config.deterministic",
          "torch.utils.deterministic.fill_uninitialized_memory")
 WATCHED = frozenset(CALLS + ATTRS)

@@ -1,0 +1,54 @@
+"""Causes found on the third frozen scan corpus (benchmarks/scan_frozen3/, docs/scan.md), each fixed
+at its cause: one fixture per cause, written from the shape of the code the corpus showed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kb.scan import lookup, pins
+from kb.scan.run import scan
+
+
+def _scan(tmp_path: Path, files: dict[str, str], versions: str = "tensorflow=2.20") -> list[lookup.Finding]:
+    for name, source in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(source), encoding="utf-8")
+    return list(scan([str(tmp_path)], given=pins.parse_versions(versions)).findings)
+
+
+_UNET = textwrap.dedent("""\
+    {head}from keras.models import *
+    from keras.layers import *
+    def unet(inputs):
+        conv = Conv2D(64, 3, activation="relu", padding="same", kernel_initializer="he_normal")(inputs)
+        pool = MaxPooling2D(pool_size=(2, 2))(conv)
+        return Model(inputs, pool)
+    """)
+
+
+def test_standalone_keras_layers_run_on_tensorflow_kernels(tmp_path):
+    """zhixuhao/unet (76 misses): `from keras.layers import *` with TensorFlow 2.20 and no other Keras
+    backend chosen is tf.keras's own package on the TensorFlow backend, so tf.keras.layers.X's
+    TensorFlow records (cuDNN convolution, max-pool) are the layer's too, beside Keras's own."""
+    every = _scan(tmp_path, {"model.py": _UNET.format(head="")})
+    found = {(f.line, f.record, f.level) for f in every}
+    assert {(4, "tf.cudnn-autotuning", "nondeterministic"), (4, "tf.cudnn-conv-backprop-data", "nondeterministic"),
+            (4, "tf.cudnn-conv-backprop-filter", "nondeterministic"), (4, "keras.unseeded-random", "nondeterministic"),
+            (5, "tf.cudnn-maxpool-backprop", "nondeterministic")} <= found, found
+    assert {f.op for f in every} == {"keras.layers.Conv2D", "keras.layers.MaxPooling2D"}  # named as written
+
+
+def test_standalone_keras_on_another_backend_has_no_tensorflow_records(tmp_path):
+    """KERAS_BACKEND set in code to another backend: no TensorFlow record; set to a value the code does
+    not show: the TensorFlow records are possible, naming the backend."""
+    jax = _UNET.format(head='import os\nos.environ["KERAS_BACKEND"] = "jax"\n')
+    found = _scan(tmp_path, {"model.py": jax})
+    assert not [f for f in found if f.record.startswith("tf.")], found
+    assert [f.record for f in found if f.record.startswith("keras.")] == ["keras.unseeded-random"]
+    chosen = _UNET.format(head='import os, sys\nos.environ["KERAS_BACKEND"] = sys.argv[1]\n')
+    found = [f for f in _scan(tmp_path, {"model.py": chosen}) if f.record.startswith("tf.")]
+    assert found and {f.level for f in found} == {"possible"}, found
+    assert all("Keras runs on TensorFlow" in " ".join(f.depends_on) for f in found), found
+    switched = _UNET.format(head='import keras\nkeras.config.set_backend("torch")\n')
+    assert not [f for f in _scan(tmp_path, {"model.py": switched}) if f.record.startswith("tf.")]
