@@ -52,3 +52,42 @@ def test_standalone_keras_on_another_backend_has_no_tensorflow_records(tmp_path)
     assert all("Keras runs on TensorFlow" in " ".join(f.depends_on) for f in found), found
     switched = _UNET.format(head='import keras\nkeras.config.set_backend("torch")\n')
     assert not [f for f in _scan(tmp_path, {"model.py": switched}) if f.record.startswith("tf.")]
+
+
+def test_a_tensorflow_seed_the_program_sets_covers_the_ops_of_its_other_files(tmp_path):
+    """tkipf/gcn (the seed set at import in train.py, the dropouts in layers.py) and
+    ChenglongChen/tensorflow-DeepFM (the seed set in the method that builds the graph, from an
+    attribute): tf.set_random_seed / tf.compat.v1.set_random_seed / tf.random.set_seed with a seed
+    that is not None, where the program runs it, seeds the ops it makes without a seed of their own."""
+    layers = """\
+        import tensorflow as tf
+        def layer(x, rate):
+            return tf.nn.dropout(x, rate)
+        """
+    train = """\
+        import tensorflow as tf
+        from layers import layer
+        seed = 123
+        tf.set_random_seed(seed)
+        out = layer(tf.ones((2, 2)), 0.5)
+        """
+    assert not [f for f in _scan(tmp_path / "a", {"layers.py": layers, "train.py": train})
+                if f.record == "tf.random-seeds"]
+    unset = train.replace("tf.set_random_seed(seed)", "tf.set_random_seed(None)")
+    assert [(f.path.rsplit("/", 1)[1], f.line) for f in _scan(tmp_path / "b", {"layers.py": layers, "train.py": unset})
+            if f.record == "tf.random-seeds"] == [("layers.py", 3), ("train.py", 4)]  # None unsets it
+    model = """\
+        import tensorflow as tf
+        class Model:
+            def __init__(self, random_seed=2016):
+                self.random_seed = random_seed
+                self._init_graph()
+            def _init_graph(self):
+                self.graph = tf.Graph()
+                with self.graph.as_default():
+                    tf.compat.v1.set_random_seed(self.random_seed)
+                    self.out = tf.nn.dropout(tf.ones((2, 2)), 0.5)
+        if __name__ == "__main__":
+            Model()
+        """
+    assert not [f for f in _scan(tmp_path / "c", {"model.py": model}) if f.record == "tf.random-seeds"]
