@@ -91,3 +91,16 @@ def test_a_tensorflow_seed_the_program_sets_covers_the_ops_of_its_other_files(tm
             Model()
         """
     assert not [f for f in _scan(tmp_path / "c", {"model.py": model}) if f.record == "tf.random-seeds"]
+
+
+def test_tf1_names_of_sparse_dense_matmul(tmp_path):
+    """tkipf/gcn: `tf.sparse_tensor_dense_matmul` (TF 1's name, tf.compat.v1 in TF 2) is
+    tf.sparse.sparse_dense_matmul, whose GPU kernel accumulates with atomics."""
+    found = _scan(tmp_path, {"layers.py": """\
+        import tensorflow as tf
+        def dot(x, y, sparse=False):
+            if sparse:
+                return tf.sparse_tensor_dense_matmul(x, y)
+            return tf.compat.v1.sparse_tensor_dense_matmul(x, y)
+        """})
+    assert [(f.line, f.record) for f in found] == [(4, "tf.sparse-dense-matmul"), (5, "tf.sparse-dense-matmul")], found
