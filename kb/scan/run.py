@@ -9,7 +9,7 @@ import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import keras2, lookup, pins, recipe, resolve, rules, scope, sources, switches
+from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -90,6 +90,11 @@ def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict
     for name in idx["names"].get("keras", ()):  # tf.keras.X is TensorFlow's name of Keras 3's keras.X (from 2.16)
         if name.startswith("keras.") and "tensorflow" in idx["names"]:
             names.setdefault("tf." + name, "tensorflow")
+    if "keras" in idx["names"]:  # and keras.X is tf.keras.X: a layer with TensorFlow records only (kb/scan/kerasbackend.py)
+        for name in idx["names"].get("tensorflow", ()):
+            owner = name.rpartition(".")[0].rpartition(".")[2]
+            if name.startswith("tf.keras.") and not owner[:1].isupper():  # functions and classes, not methods
+                names.setdefault(name[3:], "keras")
     methods: dict[str, list[str]] = {}
     for name in names:
         parent, _, method = name.rpartition(".")
@@ -237,6 +242,11 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             continue
         modules[path] = module
         used.update(framework_of[c.op] for c in module.calls)
+    backend = kerasbackend.choice(modules)
+    tf_names = idx["names"].get("tensorflow", {})
+    if backend.tensorflow and "tensorflow" not in used and "keras" in used \
+            and any(framework_of[c.op] == "keras" and "tf." + c.op in tf_names for m in modules.values() for c in m.calls):
+        used.add("tensorflow")  # Keras 3 runs on TensorFlow: its pin answers the layers' TensorFlow records
     solutions = idx["solutions"]
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     roots = [os.path.normpath(p) for p in paths if os.path.isdir(p)]
@@ -247,6 +257,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
     legacy = keras2.detect(paths, modules, idx, (chosen.get("keras") or (lock or {}).get("keras") or (None,) * 2)[1])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
+    frameworks = {rid: src.get("framework") for rid, src in idx["sources"].items()}
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
     at_ops = compiled_op_records(idx["sources"])
     scan_rules = rules.of(idx)
@@ -271,8 +282,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
         codes, where, maybe = cover.codes, cover.where, cover.maybe
         backward = not ids or any(trains[k] or runs[k].entry != path for k in ids)
-        for call in module.calls:
-            framework = framework_of[call.op]
+        for call, framework, on_tf in _answered_as(module.calls, framework_of, idx["names"], backend):
             pin = chosen.get(framework)
             if pin is None:
                 continue
@@ -285,6 +295,10 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 if keras_2 is not None and version != pin.version:  # tf.keras is Keras 2 in this code base
                     finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {keras_2.why}; answered "
                                                       f"as in TensorFlow {version}, the newest release whose tf.keras is Keras 2)")
+                if on_tf:
+                    if frameworks.get(finding.record) == "keras":
+                        continue  # answered at the Keras pin by the call's own lookup
+                    finding = _on_tensorflow(finding, call.op, backend)
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
@@ -300,6 +314,36 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
                   tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries,
                   tuple(f for f in every if f.note), len(unverified))
+
+
+def _answered_as(calls: list[resolve.Call], framework_of: dict[str, str], names: dict,
+                 backend: kerasbackend.Backend) -> list[tuple[resolve.Call, str, bool]]:
+    """(call, framework, on TensorFlow) for each lookup the calls need: most calls once, as resolved; a
+    standalone Keras call `keras.X` whose `tf.keras.X` has TensorFlow records also as `tf.keras.X` when
+    Keras may run on TensorFlow (kb/scan/kerasbackend.py), and as `keras.X` only if Keras has records of
+    its own for it."""
+    out = []
+    for call in calls:
+        framework = framework_of[call.op]
+        if framework != "keras" or "tf." + call.op not in names.get("tensorflow", ()):
+            out.append((call, framework, False))
+            continue
+        if call.op in names.get("keras", ()):
+            out.append((call, framework, False))
+        if backend.tensorflow:
+            out.append((call._replace(op="tf." + call.op), "tensorflow", True))
+    return out
+
+
+def _on_tensorflow(finding: lookup.Finding, op: str, backend: kerasbackend.Backend) -> lookup.Finding:
+    """A TensorFlow record's finding on a standalone Keras call, named as the call is written."""
+    keras_op = op[3:]
+    if backend.certain:
+        said = f"Keras 3 runs {keras_op} on TensorFlow, its default backend" + (f" ({backend.why})" if backend.why else "")
+        return finding._replace(op=keras_op, answer=f"{finding.answer} ({said}: it is {op})")
+    depends = f"Keras runs on TensorFlow ({backend.why})"
+    return finding._replace(op=keras_op, certain=False, depends_on=tuple(sorted({*finding.depends_on, depends})),
+                            answer=f"{finding.answer} (if {depends}: {keras_op} is then {op})")
 
 
 def compiled_op_records(records: dict) -> frozenset[str]:

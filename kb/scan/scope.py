@@ -2,8 +2,10 @@
 
 A determinism switch is process-wide, but only for the process that executes it. A process
 starts at an entry point: a file with an `if __name__ == "__main__":` block, a notebook, a console script
-of the project (`[project.scripts]` in pyproject.toml, `console_scripts` in setup.cfg), or a
-file named on the command line that no other scanned file imports. It runs its entry file's
+of the project (`[project.scripts]` in pyproject.toml, `console_scripts` in setup.cfg), a
+file named on the command line that no other scanned file imports, or a script without a
+`__main__` block: a file that no scanned file imports and that calls something at module level
+(`python train.py` of research code). It runs its entry file's
 module level and `__main__` block, the module level of every scanned file it imports
 (transitively, through the repository's own imports), and the functions those call, as far
 as plain names resolve (`main()`, `utils.setup()`, `Trainer(...)` runs `Trainer.__init__`,
@@ -26,13 +28,14 @@ from kb.scan.resolve import Layout, Module, Setting
 
 
 FALLBACK = "imported by no entry point"
+SCRIPT = "module-level code, imported by no scanned file"
 
 
 class Run(NamedTuple):
     """One entry point: its file, why it is one, and the settings that hold in its process."""
 
     entry: str
-    why: str  # "__main__ block" | "console script NAME" | "named on the command line" | "imported by no entry point"
+    why: str  # "__main__ block" | "console script NAME" | "named on the command line" | SCRIPT | FALLBACK
     files: frozenset[str]
     holds: tuple[tuple[str, Setting], ...]  # (path, setting) that run
     unreached: tuple[tuple[str, Setting], ...]  # (path, setting) in a file it imports, in a function it never calls
@@ -388,6 +391,9 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
     for path in sorted(named):
         if path in modules and path not in imported:
             entries.setdefault(path, ("named on the command line", modules[path].layout.in_main))
+    for path, module in sorted(modules.items()):  # a script without a __main__ block (`python train.py`)
+        if path not in imported and module.layout.top and not module.layout.main:
+            entries.setdefault(path, (SCRIPT, ()))
     out: list[Run] = []
     reach: dict[str, list[int]] = {}
     setting_files = frozenset(path for path, module in modules.items() if module.settings)

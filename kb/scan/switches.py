@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kb.scan.prepare import TF_SET_SEED
 from kb.scan.resolve import Setting
 
 TRUE_TEXT = frozenset({"1", "true", "True", "TRUE", "yes"})
 CALLS = ("torch.use_deterministic_algorithms", "torch.set_deterministic", "tf.config.experimental.enable_op_determinism",
          "tf.keras.utils.set_random_seed", "keras.utils.set_random_seed",
-         "tf.config.threading.set_intra_op_parallelism_threads", "tf.config.threading.set_inter_op_parallelism_threads")
+         "tf.config.threading.set_intra_op_parallelism_threads", "tf.config.threading.set_inter_op_parallelism_threads",
+         "keras.config.set_backend",  # no fix: which backend Keras runs on (kb/scan/kerasbackend.py)
+         *TF_SET_SEED)
 ATTRS = ("torch.backends.cudnn.deterministic", "torch.backends.cudnn.benchmark", "torch._inductor.config.deterministic",
          "torch.utils.deterministic.fill_uninitialized_memory")
 WATCHED = frozenset(CALLS + ATTRS)
@@ -56,6 +59,11 @@ def codes_of(setting: Setting) -> tuple[str, ...]:
         if name == "tf.config.experimental.enable_op_determinism":
             return ("EOD",)
         if name.endswith("keras.utils.set_random_seed") and value is not None:
+            return ("SEED",)
+        if name in TF_SET_SEED and (value if value is not None else _kw(setting, "seed")) is not None:
+            # TensorFlow's global seed (the graph's, in TF 1 graph mode), set where the run executes it: the
+            # ops made after it that take no seed of their own take one derived from it (tf.random.set_seed's
+            # documentation); set_seed(None) unsets it.
             return ("SEED",)
         return ()
     if setting.kind == "attr":

@@ -400,8 +400,9 @@ class Visitor(Context, ast.NodeVisitor):
                 return
             if name in self.wanted:
                 self._record(name, node, certain=True, method=False)
-                return
-            if name not in self.watched:
+                if name not in self.watched:  # tf.random.set_seed is both: an op of its record and a fix
+                    return
+            elif name not in self.watched:
                 return
             # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
             self.setting("call", name, self.literal(node.args[0]) if node.args else None,
