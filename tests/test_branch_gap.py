@@ -97,6 +97,44 @@ def test_a_branch_with_evidence_and_a_reason_is_a_conflict(tmp_path: Path) -> No
     assert cov["conflicts"] == ["torch.x|x||a"] and cov["unrunnable"] == 1 and cov["without"] == 0
 
 
+def test_a_jax_reason_names_its_unit_by_catalog(tmp_path: Path) -> None:
+    """A JAX reasons file (data/branches/jax-0.11.reasons.yaml) is read like PyTorch's; `catalog` picks one
+    branch unit's entry of a function, and without it every entry of that function has the reason."""
+    inv = _inv("jax", [
+        {"op": "jax.nn.f", "catalog": "jax.nn.f|b:impl=cudnn", "branches": [_branch("f64", {"input.dtype": "float64"}, "dtype")]},
+        {"op": "jax.nn.f", "catalog": "jax.nn.f|b:impl=xla", "branches": [_branch("f64", {"input.dtype": "float64"}, "dtype")]},
+    ])
+    one = sweepbranches.load_reasons(_reasons(tmp_path, f"""reasons:
+  - {{op: jax.nn.f, catalog: 'jax.nn.f|b:impl=cudnn', branches: [f64], unrunnable: no-cuda-kernel, why: '{WHY}'}}
+"""), inv)
+    assert list(one) == ["jax.nn.f|jax.nn.f|b:impl=cudnn|f64"]
+    every = sweepbranches.load_reasons(_reasons(tmp_path, f"""reasons:
+  - {{op: jax.nn.f, branches: [f64], unrunnable: no-cuda-kernel, why: '{WHY}'}}
+"""), inv)
+    assert len(every) == 2
+
+
+def test_a_raises_on_device_reason_names_a_sweep_file_that_exists(tmp_path: Path) -> None:
+    """`raises-on-device`: the message of a GPU case is the evidence, so `why` names its sweep file."""
+    inv = _inv("pytorch", [{"op": "torch.x", "catalog": "x|", "branches": [_branch("a")]}])
+    root = tmp_path / "repo"
+    (root / "data/branches").mkdir(parents=True)
+    (root / "data/sweeps/env").mkdir(parents=True)
+    (root / "data/sweeps/env/s.json").write_text("{}", encoding="utf-8")
+
+    def load(why: str) -> dict:
+        path = root / "data/branches/x.reasons.yaml"
+        path.write_text(f"reasons:\n  - {{op: torch.x, branches: [a], unrunnable: raises-on-device, why: '{why}'}}\n",
+                        encoding="utf-8")
+        return sweepbranches.load_reasons(path, inv)
+
+    assert load("data/sweeps/env/s.json, case x|coo: NotImplementedError: Could not run")
+    with pytest.raises(ValueError, match="names the sweep file"):
+        load("it raised on the GPU: NotImplementedError: Could not run")
+    with pytest.raises(ValueError, match="not a sweep file"):
+        load("data/sweeps/env/gone.json, case x|coo: NotImplementedError")
+
+
 def test_the_committed_reasons_load_and_none_has_evidence() -> None:
     gap = _gap()
     for name, inv, reasons, sweeps in gap.inventories():
@@ -129,11 +167,12 @@ def test_a_dtype_group_runs_the_first_dtype_the_op_takes() -> None:
 
 def test_the_new_branch_units_run_on_the_cpu() -> None:
     """Each case of the FFT-norm and argument-value units runs once on the CPU; the sparse-layout unit's
-    cases run where the CPU has the sparse kernel (its CUDA-only ones may fail here)."""
+    cases run where the CPU has the sparse kernel (its CUDA-only ones, and the losses and modules that take
+    no sparse input, whose raising is the evidence sought, fail here)."""
     torch = pytest.importorskip("torch")
     from verifiers.sweep.torch_branches_more import UNITS
 
-    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("sparse_layouts", 0.75)):
+    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6)):
         specs = UNITS[key](torch, "cpu", torch.float32, 0.02)
         ran = 0
         for s in specs:

@@ -216,6 +216,8 @@ UNRUNNABLE = {
     "other-device": "the branch is selected only on another device or build (CPU, ROCm, MPS, XPU)",
     "not-reachable": "the public op never takes this branch: every call it makes fixes the selecting value otherwise",
     "needs-other-hardware": "the branch needs hardware one H100 lacks (several GPUs, another architecture)",
+    "raises-on-device": "a GPU sweep case of the call that reaches it raised, with a message saying the release does not "
+                        "take this dtype, layout or call (why: names the sweep file under data/sweeps/ and quotes the message)",
 }
 """Why a branch cannot run on the sweep's device (one H100, the release's CUDA wheel); `why:` says
 what was read, where. Time, budget or a missing unit is never one of these: such a branch is missing."""
@@ -231,8 +233,9 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
     """Per coverage key (op|catalog|branch id), (reason, why) from a reasons file; {} when there is none.
 
     Each entry: `op`, optional `catalog` (else every entry of that op), `branches` (ids of that op),
-    `unrunnable` (one of UNRUNNABLE) and `why` (what was read, file:line). ValueError names the file,
-    the entry and the field."""
+    `unrunnable` (one of UNRUNNABLE) and `why` (what was read, file:line; for `raises-on-device`, the
+    sweep file under data/sweeps/ whose case raised, which must exist next to the reasons file's
+    data/ folder). ValueError names the file, the entry and the field."""
     import yaml
 
     path = Path(path)
@@ -260,6 +263,8 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
             _fail(at, f"unrunnable must be one of {', '.join(UNRUNNABLE)}, not {r.get('unrunnable')!r}")
         if not isinstance(r.get("why"), str) or len(r["why"].strip()) < 20:
             _fail(at, "why: says what was read and where (20 characters at least)")
+        if r["unrunnable"] == "raises-on-device":
+            _check_sweep_named(r["why"], path, at)
         ops = [o for o in entries.get(str(r.get("op")), []) if "catalog" not in r or o.get("catalog") == r["catalog"]]
         if not ops:
             _fail(at, f"op {r.get('op')!r}" + (f" catalog {r['catalog']!r}" if "catalog" in r else "") + " is not in the inventory")
@@ -275,3 +280,16 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
                     _fail(at, f"branch {bid!r} has a reason twice")
                 out[key] = (r["unrunnable"], r["why"].strip())
     return out
+
+
+def _check_sweep_named(why: str, path: Path, at: str) -> None:
+    """A `raises-on-device` reason names the sweep file that raised (data/sweeps/<env>/<file>.json), and it exists."""
+    import re
+
+    named = re.findall(r"data/sweeps/[\w.-]+/[\w.:-]+\.json", why)
+    if not named:
+        _fail(at, "a raises-on-device reason names the sweep file whose case raised (data/sweeps/<env>/<file>.json)")
+    root = path.resolve().parent.parent.parent  # data/branches/<file> -> the repository
+    for name in named:
+        if not (root / name).is_file():
+            _fail(at, f"{name} is not a sweep file of this repository")

@@ -204,13 +204,13 @@ def units(w) -> tuple[dict, dict]:
                                                                   feature_group_count=groups)), [x, k], [], {
                         "feature_group_count": groups, "lhs_dilation": [lhs_dil] * d, "input.ndim": d + 2,
                         "inputs.addends": 16 * side ** d, "inputs.collide": "the kernel gradient sums over batch and positions"}
-                add(f"jax.lax.conv_general_dilated|b:{d}d;groups={groups};lhs_dilation={lhs_dil}", b7, (F32, BF16, F16))
+                add(f"jax.lax.conv_general_dilated|b:{d}d;groups={groups};lhs_dilation={lhs_dil}", b7, ALL)
     def nhwc(dt):
         x, k = w.floats((16, 64, 64, 32), dt), w.floats((3, 3, 32, 32), dt)
         return (lambda a, f: lax.conv_general_dilated(a, f, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))), [x, k], [], {
             "dimension_numbers": "NHWC,HWIO,NHWC", "input.ndim": 4, "inputs.addends": 65536,
             "inputs.collide": "the kernel gradient sums over batch and positions"}
-    add("jax.lax.conv_general_dilated|b:2d;NHWC", nhwc, (F32, BF16, F16))
+    add("jax.lax.conv_general_dilated|b:2d;NHWC", nhwc, ALL)
 
     # --- attention implementations ----------------------------------------------------------
     for impl in (None, "xla", "cudnn"):
@@ -220,7 +220,8 @@ def units(w) -> tuple[dict, dict]:
                 return (lambda a, bb, c: jax.nn.dot_product_attention(a, bb, c, is_causal=causal, implementation=impl)), [q, k, v], [], {
                     "implementation": impl, "is_causal": causal, "input.ndim": 4, "inputs.addends": 2048,
                     "inputs.collide": "2048 keys per query"}
-            add(f"jax.nn.dot_product_attention|b:implementation={impl};is_causal={causal}", b8, (BF16, F16, F32))
+            add(f"jax.nn.dot_product_attention|b:implementation={impl};is_causal={causal}", b8,
+                (BF16, F16, F32) if impl == "cudnn" else ALL)  # cuDNN takes no float64 (jax-0.11.reasons.yaml)
 
     # --- sorts and selections with ties -------------------------------------------------------
     for name, fn, kw in (("jax.numpy.sort", lambda a: jnp.sort(a, axis=1, stable=False), {"axis": 1, "stable": False}),
@@ -271,4 +272,13 @@ def units(w) -> tuple[dict, dict]:
             return (lambda x, y: jnp.matmul(x, y, **kw)), [a, bb], [], {"preferred_element_type": pet, "input.ndim": 2,
                                                                        "inputs.addends": 4096, "inputs.collide": "4096-long dot products"}
         add(f"jax.numpy.matmul|b:preferred_element_type={pet}", b13, (BF16, F16, F32))
+    # --- functions whose catalog inputs (2M values) were too large: a small input --------------
+    def diagflat(dt):
+        return jnp.diagflat, [w.floats((2048,), dt)], [], {"input.ndim": 1, "inputs.collide": "a 2048x2048 result, one input per diagonal cell"}
+    add("jax.numpy.diagflat|b:n=2048", diagflat)
+
+    def lexsort(dt):
+        keys = w.floats((2, 1 << 16), dt, ties=True)
+        return (lambda k: jnp.lexsort(k).astype(dt)), [], [keys], {"input.ndim": 2, "inputs.collide": "two keys with ties"}
+    add("jax.numpy.lexsort|b:2x65536", lexsort)
     return S, D

@@ -349,7 +349,10 @@ class Worker:
     def run_unit(self, unit: str) -> None:
         jax, jnp = self.jax, self.jnp
         mode = self.args.mode
-        for dt in [getattr(jnp, d) for d in self.branch_dtypes.get(unit, self.dtypes)]:
+        want = self.branch_dtypes.get(unit, self.dtypes)
+        if unit in self.branch_dtypes and self.args.dtypes:  # --dtypes narrows a branch unit to those it takes
+            want = tuple(d for d in want if d in self.args.dtypes.split(","))
+        for dt in [getattr(jnp, d) for d in want]:
             dname = jnp.dtype(dt).name
             base = {"op": unit.split("|")[0], "variant": unit.split("|")[1], "dtype": dname, "call": {}, "numel": None,
                     "modes": {}, "class": None, "error": None, "fixes": []}

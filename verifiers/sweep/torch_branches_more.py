@@ -41,7 +41,7 @@ def _sparse_inputs(torch, b: B, dev, dt, grad: bool):
     return coo, csr, nnz
 
 
-def sparse_layouts(torch, dev, dt, scale):
+def sparse_layouts(torch, dev, dt, scale, tags=("coo", "csr")):
     b = B(torch, dev, dt, scale)
     coo, csr, nnz = _sparse_inputs(torch, b, dev, dt, grad=False)
     gcoo, gcsr, _ = _sparse_inputs(torch, B(torch, dev, dt, scale), dev, dt, grad=True)
@@ -55,6 +55,8 @@ def sparse_layouts(torch, dev, dt, scale):
                         facts(torch, {"input": a}, collide, addends, **more, **extra), nnz))
 
     for tag, a, ga in (("coo", coo, gcoo), ("csr", csr, gcsr)):
+        if tag not in tags:
+            continue
         for name in UNARY:
             fn = getattr(torch, name)
             add(f"torch.{name}", tag, lambda fn=fn, a=a: fn(a), a)
@@ -82,7 +84,35 @@ def sparse_layouts(torch, dev, dt, scale):
         add("torch.cat", tag, lambda a=a: torch.cat([a, a]), a, dim=0)
         add("torch.Tensor.resize_", tag, lambda a=a: a.detach().clone().resize_(256, 256), a)
         add("torch.empty_like", tag, lambda a=a: torch.empty_like(a).zero_(), a, variant="then zero_")
+        _sparse_composites(torch, tag, a, ga, add)
+    if "csr" in tags:  # a batch of CSR matrices (the same pattern in each, as batched CSR requires)
+        csr3 = torch.stack([csr.to_dense()] * 2).to_sparse_csr()
+        d3 = b.mixed(2, 256, 64, grad=False)
+        add("torch.bmm", "csr", lambda: torch.bmm(csr3, d3), csr3, variant="csr batch x dense")
+    if "coo" in tags:  # complex views of a COO tensor
+        cc = coo.to(torch.complex64) if dt == torch.float32 else coo.to(torch.complex128)
+        add("torch.view_as_real", "coo", lambda: torch.view_as_real(cc), cc)
+        hyb = torch.sparse_coo_tensor(coo._indices(), torch.stack([coo._values(), coo._values()], 1), (256, 256, 2))
+        add("torch.view_as_complex", "coo", lambda: torch.view_as_real(torch.view_as_complex(hyb)), hyb, variant="hybrid (..., 2)")
     return out
+
+
+def _sparse_composites(torch, tag, a, ga, add) -> None:
+    """Functions and modules whose Python or composite code calls a sparse kernel of another op (a loss's
+    abs/pow/sum, normalize's div, gaussian_nll_loss's unsqueeze), called with the sparse tensor itself."""
+    F, nn = torch.nn.functional, torch.nn
+    for name in ("l1_loss", "mse_loss", "huber_loss"):
+        fn = getattr(F, name)
+        add(f"torch.nn.functional.{name}", tag, lambda fn=fn, ga=ga: fn(ga, ga.detach()), ga, [ga])
+    add("torch.nn.functional.gaussian_nll_loss", tag, lambda ga=ga: F.gaussian_nll_loss(ga, ga.detach(), ga.detach()), ga, [ga])
+    add("torch.nn.functional.triplet_margin_with_distance_loss", tag,
+        lambda ga=ga: F.triplet_margin_with_distance_loss(ga, ga.detach(), ga.detach()), ga, [ga])
+    add("torch.nn.functional.normalize", tag, lambda ga=ga: F.normalize(ga), ga, [ga])
+    for name in ("L1Loss", "MSELoss", "HuberLoss"):
+        mod = getattr(nn, name)
+        add(f"torch.nn.{name}", tag, lambda mod=mod, ga=ga: mod(reduction="sum")(ga, ga.detach()), ga, [ga], reduction="sum")
+    add("torch.nn.GaussianNLLLoss", tag, lambda ga=ga: nn.GaussianNLLLoss()(ga, ga.detach(), ga.detach()), ga, [ga])
+    add("torch.nn.MultiheadAttention", tag, lambda a=a: nn.MultiheadAttention(256, 1).to(a.device, a.dtype)(a, a, a)[0], a)
 
 
 FFT = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
@@ -157,5 +187,45 @@ def values(torch, dev, dt, scale):
     return out
 
 
-UNITS = {"sparse_layouts": sparse_layouts, "fft_norms": fft_norms, "values": values}
-DTYPES = {"sparse_layouts": ("float32",), "fft_norms": ("float32", "float64"), "values": ("float32",)}
+def module_values(torch, dev, dt, scale):
+    """The loss modules with each `reduction` module_db's samples leave out, and dense calls of torch.addmv and
+    torch.sparse.mm (op_db's addmv samples ran out of memory at the sweep's scale; sparse.mm's are sparse)."""
+    b = B(torch, dev, dt, scale)
+    nn = torch.nn
+    out = []
+    n = b.n(1 << 20, 256)
+    inp, tgt = b.mixed(n), b.mixed(n, grad=False)
+    pos, var = b.plain(n, low=0.5, high=2.0), b.plain(n, grad=False, low=0.5, high=2.0)
+    logp = torch.nn.functional.log_softmax(b.mixed(n // 64, 64, grad=False), 1).detach().requires_grad_(True)
+    prob = torch.nn.functional.softmax(b.mixed(n // 64, 64, grad=False), 1)
+    calls = {
+        "torch.nn.KLDivLoss": (("batchmean", "sum"), lambda r: nn.KLDivLoss(reduction=r)(logp, prob), logp),
+        "torch.nn.GaussianNLLLoss": (("none", "sum"), lambda r: nn.GaussianNLLLoss(reduction=r)(inp, tgt, var), inp),
+        "torch.nn.PoissonNLLLoss": (("none", "sum"), lambda r: nn.PoissonNLLLoss(reduction=r)(pos, tgt.abs()), pos),
+        "torch.nn.HuberLoss": (("sum",), lambda r: nn.HuberLoss(reduction=r)(inp, tgt), inp),
+        "torch.nn.L1Loss": (("sum",), lambda r: nn.L1Loss(reduction=r)(inp, tgt), inp),
+        "torch.nn.MSELoss": (("sum",), lambda r: nn.MSELoss(reduction=r)(inp, tgt), inp),
+    }
+    for op, (reductions, fn, a) in calls.items():
+        for r in reductions:
+            out.append(Spec(op, f"{op}|reduction={r}", lambda fn=fn, r=r: fn(r), [a],
+                            facts(torch, {"input": a}, f"one reduction of {a.numel()} terms" if r != "none" else "elementwise",
+                                  a.numel() if r != "none" else 1, reduction=r), a.numel()))
+    rows = b.n(4096, 64)
+    m, v, bias = b.mixed(rows, 4096), b.mixed(4096), b.mixed(rows)
+    out.append(Spec("torch.addmv", "torch.addmv|strided", lambda: torch.addmv(bias, m, v), [m, v, bias],
+                    facts(torch, {"input": bias, "mat": m, "vec": v}, "4096-long dot products", 4096), m.numel()))
+    d1, d2 = b.mixed(rows, 1024), b.mixed(1024, 256)
+    out.append(Spec("torch.sparse.mm", "torch.sparse.mm|strided", lambda: torch.sparse.mm(d1, d2), [d1, d2],
+                    facts(torch, {"input": d1, "mat2": d2}, "1024-long dot products", 1024), d1.numel()))
+    return out
+
+
+UNITS = {"sparse_layouts": sparse_layouts, "fft_norms": fft_norms, "values": values,
+         "sparse_coo": lambda torch, dev, dt, scale: sparse_layouts(torch, dev, dt, scale, ("coo",)),
+         "sparse_csr": lambda torch, dev, dt, scale: sparse_layouts(torch, dev, dt, scale, ("csr",)),
+         "module_values": module_values}
+"""sparse_layouts is both halves (run on 2026-11-28, cut by its 150 s unit limit in the CSR half); sparse_coo and
+sparse_csr are one half each."""
+DTYPES = {"sparse_layouts": ("float32",), "fft_norms": ("float32", "float64"), "values": ("float32",),
+          "sparse_coo": ("float32",), "sparse_csr": ("float32",), "module_values": ("float32",)}
