@@ -102,7 +102,7 @@ def main() -> int:
             scan = case.startswith("scan-")
             for _ in range(1 if scan else args.runs):
                 env = dict(os.environ, CUBLAS_WORKSPACE_CONFIG=":4096:8")
-                proc = subprocess.run([sys.executable, __file__, "--device", args.device, "--child", case, dtype,
+                proc = subprocess.run([sys.executable, __file__, "--device", args.device, "--runs", str(args.runs), "--child", case, dtype,
                                        "1" if switch else "0"], capture_output=True, text=True, env=env)
                 if proc.returncode != 0:
                     errors.append(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"rc {proc.returncode}")
