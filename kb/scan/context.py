@@ -228,6 +228,10 @@ class Context:
             if name is not None:
                 if name in _KERAS_MODELS:
                     return "tf.keras.Model"
+                if name == "torch.Generator":
+                    return "torch.Generator"  # g = torch.Generator(): g.seed() is torch.Generator.seed
+                if name.startswith("numpy.random."):
+                    return "numpy"  # np.random.default_rng(), RandomState(...): NumPy's generators, not torch's
                 parts = name.split(".")
                 if parts[0] == "torch" and ((len(parts) == 2 and parts[1][:1].islower() and parts[1] not in _TORCH_NOT_TENSOR)
                                             or name.startswith("torch.nn.functional.")):
