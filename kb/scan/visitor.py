@@ -56,6 +56,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.methods, self.owners, self.watched = methods, owners, watched
         self.by_op, self.index_param, self.op_params = rules.by_op, rules.index_param, rules.params
         self.shape_ops = rules.shape_ops
+        self.backward_ops = rules.backward_ops
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
@@ -519,6 +520,9 @@ class Visitor(Context, ast.NodeVisitor):
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id in self.buffers[-1]:
             quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
+        if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
+                and resolvers.no_input_requires_grad(self, node):
+            quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
