@@ -516,9 +516,9 @@ class Context:
             if isinstance(target, ast.Name):
                 found.setdefault(target.id, []).append(value)
             elif isinstance(target, (ast.Tuple, ast.List)):
-                same = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
                 for k, item in enumerate(target.elts):
-                    bind(item.value if isinstance(item, ast.Starred) else item, value.elts[k] if same else value)
+                    bind(item.value if isinstance(item, ast.Starred) else item, elts[k] if elts is not None else value)
             elif isinstance(target, ast.Subscript):
                 writes.append(value)
             elif isinstance(target, ast.Attribute):
@@ -583,7 +583,7 @@ class Context:
             return False
         params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)] \
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
-        if name in params:
+        if name in params and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             passed = self._passed_in(fn, name)
             return passed is not None and all(self.grad_free(v, where, depth - 1, seen) for v, where in passed)
         if values:
@@ -622,10 +622,10 @@ class Context:
             cls = next((c for c in self.tree.body if isinstance(c, ast.ClassDef) and fn in c.body), None)
             if cls is None or fn.name != "forward" or not names or names[0] != "self":
                 return None
-            calls = self._instance_calls(cls)
-            if calls is None:
+            instances = self._instance_calls(cls)
+            if instances is None:
                 return None
-            names = names[1:]
+            calls, names = instances, names[1:]
         out = []
         for call in calls:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
