@@ -53,7 +53,7 @@ LAYERS: tuple[Layer, ...] = (
         "kb.scan.cells", "kb.scan.sources", "kb.scan.syntax", "kb.scan.survey", "kb.scan.prepare", "kb.scan.context",
         "kb.scan.resolvers", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc", "kb.scan.resolve", "kb.scan.scope",
         "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.lookup",
-        "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
+        "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*", "kb.scan.torchvision_models",
     )),
     Layer("commands", "argument parsing, processes, network: what a person runs", (
         "kb.cli", "kb.__main__", "kb.*.cli", "kb.check.runner", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",

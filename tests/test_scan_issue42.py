@@ -103,3 +103,27 @@ def test_what_may_require_a_gradient_keeps_the_backward_records(tmp_path):
     backward = {"torch.grid-sample-backward", "torch.interpolate-bicubic-backward"}
     for source, lines in ((marked, {10, 14, 24, 26, 36}), (handed, {14, 24, 26}), (mapped, {10, 14, 24, 26})):
         assert {f[0] for f in _found(tmp_path, source) if f[1] in backward} == lines
+
+
+def test_a_torchvision_model_counts_as_the_layers_it_contains(tmp_path):
+    """benchmarks/check_frozen/vision_mobilenet_torchvision.py: the convolutions are inside the model
+    torchvision builds (kb/scan/torchvision_models.py, read from torchvision 0.26.0's code). ResNet's
+    and MobileNet's global pooling (output size 1) is a mean; VGG's 7x7 adaptive pooling is not."""
+    source = """\
+        import torchvision
+        from torchvision import models
+        from torchvision.models import vgg16
+        a = torchvision.models.mobilenet_v3_small(weights=None, num_classes=10)
+        b = models.get_model("resnet18", weights=None)
+        c = vgg16()
+        d = torchvision.models.video.r3d_18()
+        e = torchvision.models.resnet.ResNet(torchvision.models.resnet.BasicBlock, [2, 2, 2, 2])
+        f = torchvision.models.get_weight("ResNet18_Weights.IMAGENET1K_V1")
+        """
+    assert _found(tmp_path, source) == [
+        (4, "torch.cudnn-convolution", "nondeterministic"),
+        (5, "torch.cudnn-convolution", "nondeterministic"),
+        (6, "torch.adaptive-avg-pool-backward", "nondeterministic"),
+        (6, "torch.cudnn-convolution", "nondeterministic"),
+        (7, "torch.cudnn-convolution", "nondeterministic"),
+        (8, "torch.cudnn-convolution", "nondeterministic")]
