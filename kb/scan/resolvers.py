@@ -21,6 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
+from kb.scan import gradient
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -516,5 +517,5 @@ def no_input_requires_grad(ctx: Context, node: ast.Call) -> bool:
     fn = ctx.fn_nodes[-1]
     parts = [*node.args, *(k.value for k in node.keywords)]
     return bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args) \
-        and all(k.arg is not None for k in node.keywords) and all(ctx.grad_free(p, fn) for p in parts)
+        and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
 
