@@ -112,7 +112,8 @@ The torch.nn layers inside each model of torchvision.models, for `kb scan`: ever
 ({wheel.name},
 sha256 {digest}), each torch.nn class in `model.modules()` that a PyTorch
 record names, with the distinct values of the parameters a record of the class names in its conditions.
-Layers a model calls through torch.nn.functional in its forward are not listed.
+Layers a model calls through torch.nn.functional in its forward are not listed. Why one module: it is one
+generated table, read only by kb/scan/visitor.py.
 """
 
 VERSION = {torchvision.__version__.split("+")[0]!r}

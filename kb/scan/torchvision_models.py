@@ -5,7 +5,8 @@ The torch.nn layers inside each model of torchvision.models, for `kb scan`: ever
 (torchvision-0.26.0-cp311-cp311-manylinux_2_28_x86_64.whl,
 sha256 fd10b5f994c210f4f6d6761cf686f82d748554adf486cb0979770c3252868c8f), each torch.nn class in `model.modules()` that a PyTorch
 record names, with the distinct values of the parameters a record of the class names in its conditions.
-Layers a model calls through torch.nn.functional in its forward are not listed.
+Layers a model calls through torch.nn.functional in its forward are not listed. Why one module: it is one
+generated table, read only by kb/scan/visitor.py.
 """
 
 VERSION = '0.26.0'
