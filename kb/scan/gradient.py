@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan.context import _NOT_FRAMEWORK, Context
+from kb.scan.context import Context
 from kb.scan.syntax import literal, self_attribute, statements_in
 
 # What decides whether a call's input requires a gradient (grad_free): torch calls that make one
@@ -16,6 +16,8 @@ from kb.scan.syntax import literal, self_attribute, statements_in
 # methods whose arguments only place or shape the receiver, what makes a Python or NumPy value of a
 # tensor, builtins that keep their arguments' need, attributes that are no tensor, and what a module
 # instance may be asked for without running it.
+# libraries whose calls make no torch tensor
+_NO_TENSOR = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re", "math"})
 _GRAD_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.autograd.Variable"})
 _GRAD_FREE_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "torch.Generator",
                                 "torch.device", "torch.Size"})
@@ -81,7 +83,7 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         last = name.rsplit(".", 1)[-1]
         if name.startswith("torch.") and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
             return _args_grad_free(ctx, node, fn, depth, seen)  # a torch function of values that need no gradient
-        return name.split(".")[0] in _NOT_FRAMEWORK or name.split(".")[0] == "math"  # NumPy, random: no tensor
+        return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor
     if isinstance(func, ast.Name):
         if func.id in _GRAD_FREE_BUILTINS:
             return _args_grad_free(ctx, node, fn, depth, seen)
