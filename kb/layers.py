@@ -51,9 +51,9 @@ LAYERS: tuple[Layer, ...] = (
         "kb.check", "kb.check.boot", "kb.check.inside", "kb.check.jitted", "kb.check.inventory_*", "kb.check.switches",
         "kb.check.predict", "kb.check.report", "kb.check.outcome",
         "kb.scan.cells", "kb.scan.sources", "kb.scan.syntax", "kb.scan.survey", "kb.scan.prepare", "kb.scan.context",
-        "kb.scan.resolvers", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc", "kb.scan.resolve", "kb.scan.scope",
-        "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.kerasbackend", "kb.scan.lookup",
-        "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*",
+        "kb.scan.gradient", "kb.scan.resolvers", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc",
+        "kb.scan.resolve", "kb.scan.scope", "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.kerasbackend",
+        "kb.scan.lookup", "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*", "kb.scan.torchvision_models",
     )),
     Layer("commands", "argument parsing, processes, network: what a person runs", (
         "kb.cli", "kb.__main__", "kb.*.cli", "kb.check.runner", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",

@@ -115,6 +115,8 @@ TABLES: dict[str, dict[str, Action]] = {
         "PT_CUBLAS": (_CUBLAS, None, False),
         "PT_FILL": (_CUBLAS, _torch_fill, False),
         "PT_DLSEED": ({}, None, True),
+        # torch.seed() held to a fixed seed, as kb check's SEED does (verifiers/torch/host.py honours it).
+        "SEED": ({}, None, True),
         # Read by torch._inductor.config at import (PyTorch 2.10+).
         "PT_INDUCTOR_DET": ({"TORCHINDUCTOR_DETERMINISTIC": "1"}, None, False),
         # The attention verifiers pick the math backend themselves (verifiers/torch/attention.py).

@@ -24,9 +24,9 @@ RUNS = ("data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-27T182028Z-corpus.json",
 SCAN = "data/check/scan/2026-11-27T183121Z-scan.json"
 H200 = (  # (corpus, the first call's file, the second call's file, the scan's file), issue 42's measure
     ("project", "data/check/h200-x1-14c028f6/2026-11-27T232431Z-corpus.json",
-     "data/check/h200-x1-14c028f6/2026-11-27T233324Z-corpus.json", "data/check/scan/2026-11-28T000225Z-scan.json"),
+     "data/check/h200-x1-14c028f6/2026-11-27T233324Z-corpus.json", "data/check/scan/2026-11-28T012044Z-scan.json"),
     ("frozen", "data/check/h200-x1-14c028f6/2026-11-27T232431Z-frozen.json",
-     "data/check/h200-x1-14c028f6/2026-11-27T233326Z-frozen.json", "data/check/scan/2026-11-28T000225Z-frozen-scan.json"),
+     "data/check/h200-x1-14c028f6/2026-11-27T233326Z-frozen.json", "data/check/scan/2026-11-28T012044Z-frozen-scan.json"),
 )
 BEGIN, END = "<!-- BEGIN CHECK CORPUS TABLE (benchmarks/check_corpus/table.py) -->", "<!-- END CHECK CORPUS TABLE -->"
 

@@ -79,6 +79,10 @@ class Context:
         self.all_calls: list[ast.Call] = []  # every call of the module (kb/scan/survey.py), for what functions are passed
         self.fill_calls: list | None = None  # the module's torch.distributed collectives that fill a buffer (resolvers.py)
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
+        self.binding_memo: dict[int, dict[str, list[ast.expr | None]]] = {}  # Context.grad_free
+        self.writes_memo: dict[int, bool] = {}
+        self.caller_memo: dict[int, ast.AST] | None = None
+        self.grad_marked: bool | None = None  # the module's text names requires_grad anywhere
         self._class_defs: dict[str, ast.ClassDef] | None = None
 
     # --- names and text ------------------------------------------------------------------
@@ -228,6 +232,10 @@ class Context:
             if name is not None:
                 if name in _KERAS_MODELS:
                     return "tf.keras.Model"
+                if name == "torch.Generator":
+                    return "torch.Generator"  # g = torch.Generator(): g.seed() is torch.Generator.seed
+                if name.startswith("numpy.random."):
+                    return "numpy"  # np.random.default_rng(), RandomState(...): NumPy's generators, not torch's
                 parts = name.split(".")
                 if parts[0] == "torch" and ((len(parts) == 2 and parts[1][:1].islower() and parts[1] not in _TORCH_NOT_TENSOR)
                                             or name.startswith("torch.nn.functional.")):

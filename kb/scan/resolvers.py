@@ -21,6 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
+from kb.scan import gradient
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -495,3 +496,26 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
     `torch.set_default_device`)."""
     return data is not None and not ctx.default_device and bool(ctx.fn_nodes) \
         and ctx.made_on_host(data, ctx.fn_nodes[-1], 24, set()) == "host"
+
+
+@resolver("no-input-requires-grad", "fact")
+def no_input_requires_grad(ctx: Context, node: ast.Call) -> bool:
+    """A functional call none of whose arguments requires a gradient, followed through the file: made by
+    torch factories (`torch.rand`, `torch.zeros(..., device=...)`), NumPy or Python, and what torch
+    functions and tensor methods make of those (`x[idx].to(device)`, `F.interpolate(hr, ...)`), through every
+    binding of a name in the function and in-place writes that write only such values, the arguments every
+    call in the file passes to a module-level function, and the inputs every call of a module class's
+    instances in the file passes to its `forward` (`model = Net().to(device)` used only as `model(x)` and
+    `model.parameters()`). No backward pass runs through the call, so records of the backward pass do not
+    apply (the data augmentation of a batch, the bicubic upsampling of the low-resolution input). Not
+    applied in a file that names `requires_grad`; a module's output, a parameter, or anything not read here
+    may require one. In-place writes inside another function a tensor is handed to are not followed."""
+    if ctx.grad_marked is None:
+        ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
+    if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
+        return False
+    fn = ctx.fn_nodes[-1]
+    parts = [*node.args, *(k.value for k in node.keywords)]
+    return bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args) \
+        and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
+

@@ -113,6 +113,7 @@ class CodeRules(NamedTuple):
     index_param: dict[str, str]  # op -> the parameter holding the indices its records need to repeat
     params: dict[str, tuple[tuple[str, object], ...]]  # op with code rules -> its parameters as a call passes them
     shape_ops: frozenset[str] = frozenset()  # ops whose records need a shape the code rarely shows (scan.unknown_shape)
+    backward_ops: frozenset[str] = frozenset()  # ops with a record of the backward pass (resolvers.no_input_requires_grad)
 
 
 _KERAS = ("tf.keras.", "keras.")
@@ -148,7 +149,9 @@ def code_rules(idx: dict) -> CodeRules:
         params[op] = listed
     shaped = {rid for rid, rule in of(idx).items() if rule.unknown_shape is not None}
     shape_ops = frozenset(op for table in idx["names"].values() for op, ids in table.items() if shaped & set(ids))
-    return CodeRules(by_op, index_of, params, shape_ops)
+    backward = {rid for rid, source in idx["sources"].items() if source.get("pass") == "backward"}
+    backward_ops = frozenset(op for table in idx["names"].values() for op, ids in table.items() if backward & set(ids))
+    return CodeRules(by_op, index_of, params, shape_ops, backward_ops)
 
 
 def applies_to(rule: RuledOut | OnlyIf, op: str) -> bool:

@@ -33,6 +33,7 @@ _NOT_A_USE = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "setat
 _FLAGS = ("torch.backends.",)  # attributes that are switches, not functions: reading one uses nothing
 _PARTIAL = "functools.partial"
 _VALUE_TYPES = frozenset({ast.Attribute, ast.Name, ast.Dict, ast.IfExp, ast.Call})
+_TORCHVISION_MODELS = "torchvision.models."  # models whose layers the scan lists (kb/scan/torchvision_models.py)
 
 
 def _values(node: ast.expr) -> list[ast.expr]:
@@ -46,6 +47,13 @@ def _values(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
+def _constant(value: object) -> ast.expr:
+    """A literal as the expression that spells it (a tuple as a tuple of constants)."""
+    if isinstance(value, tuple):
+        return ast.Tuple(elts=[_constant(v) for v in value], ctx=ast.Load())
+    return ast.Constant(value)  # type: ignore[arg-type]  # a plain literal of the generated table
+
+
 class Visitor(Context, ast.NodeVisitor):
     """Statements are walked by `statements()` (scopes, `if` conditions, `with` contexts);
     only statements on a hit line are visited down to their expressions."""
@@ -56,6 +64,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.methods, self.owners, self.watched = methods, owners, watched
         self.by_op, self.index_param, self.op_params = rules.by_op, rules.index_param, rules.params
         self.shape_ops = rules.shape_ops
+        self.backward_ops = rules.backward_ops
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
@@ -402,6 +411,9 @@ class Visitor(Context, ast.NodeVisitor):
                 self._record(name, node, certain=True, method=False)
                 if name not in self.watched:  # tf.random.set_seed is both: an op of its record and a fix
                     return
+            elif name.startswith(_TORCHVISION_MODELS):
+                self._torchvision_model(name, node)
+                return
             elif name not in self.watched:
                 return
             # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
@@ -410,6 +422,23 @@ class Visitor(Context, ast.NodeVisitor):
             return
         if isinstance(func, ast.Attribute):
             self._method(func, node)
+
+    def _torchvision_model(self, name: str, node: ast.Call) -> None:
+        """`torchvision.models.resnet18(...)`, a model class, or `get_model("resnet18")`: the torch.nn layers
+        the model contains (kb/scan/torchvision_models.py, read from torchvision's code), each a call at
+        this line with the parameters that decide its records as the model sets them."""
+        from kb.scan import torchvision_models
+
+        if name.rsplit(".", 1)[-1] == "get_model" and node.args and isinstance(literal(node.args[0]), str):
+            name = torchvision_models.NAMES.get(str(literal(node.args[0])), name)
+        shown = f"{self.text(node.func, 40)}(...)"
+        for op, facts in torchvision_models.MODELS.get(name, ()):
+            if op not in self.wanted:
+                continue
+            call = ast.Call(func=node.func, args=[], keywords=[ast.keyword(arg=k, value=_constant(v)) for k, v in facts])
+            ast.copy_location(call, node)
+            self._record(op, call, certain=True, method=False)
+            self.calls[-1] = self.calls[-1]._replace(text=f"{shown}: {op.rsplit('.', 1)[-1]} inside")
 
     # --- functions as values ---------------------------------------------------------------
     def _reference(self, node: ast.expr) -> None:
@@ -520,6 +549,9 @@ class Visitor(Context, ast.NodeVisitor):
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id in self.buffers[-1]:
             quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
+        if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
+                and resolvers.no_input_requires_grad(self, node):
+            quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU

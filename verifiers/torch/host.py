@@ -90,3 +90,27 @@ def quantized_resize(ctx):
         return q.int_repr()
 
     return run
+
+
+@verifier("torch.reseed_after_manual_seed", framework="pytorch", device="any", handles=("SEED",), solutions=("SEED",))
+def reseed_after_manual_seed(ctx):
+    """A program that seeds with torch.manual_seed(0) and then calls torch.seed(), as
+    benchmarks/check_corpus/mlp_dropout_reseed.py does: the dropout masks and the numbers drawn
+    after it come from a seed torch.seed() takes from a non-deterministic source, so each run
+    (each call stands for one) differs. SEED (applied here) is what kb check does: torch.seed()
+    held to the fixed seed."""
+    import torch
+
+    gen = torch.Generator().manual_seed(ctx.seed)
+    x = torch.randn(ctx.size(64, 8), 32, generator=gen)
+    practice = ctx.has("SEED")
+
+    def run():
+        torch.manual_seed(0)
+        if practice:
+            torch.manual_seed(0)  # the reseed held to the program's seed
+        else:
+            torch.seed()
+        return {"dropout": torch.nn.functional.dropout(x, 0.2, training=True), "draw": torch.rand(16)}
+
+    return run

@@ -1,0 +1,284 @@
+"""Whether a call's arguments can require a gradient: the data flow `no-input-requires-grad`
+(kb/scan/resolvers.py) reads, through one module's functions, the arguments its calls pass, and the
+instances of its module classes. A gradient has a source (a parameter, a module's output,
+`requires_grad=`): what visibly reaches none is free of one; anything not read here is not.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+from kb.scan.syntax import literal, self_attribute, statements_in
+
+# What decides whether a call's input requires a gradient (grad_free): torch calls that make one
+# whatever their arguments, the torch classes whose result needs none when their arguments need none,
+# methods whose arguments only place or shape the receiver, what makes a Python or NumPy value of a
+# tensor, builtins that keep their arguments' need, attributes that are no tensor, and what a module
+# instance may be asked for without running it.
+# libraries whose calls make no torch tensor
+_NO_TENSOR = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re", "math"})
+_GRAD_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.autograd.Variable"})
+_GRAD_FREE_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "torch.Generator",
+                                "torch.device", "torch.Size"})
+_PLACING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "type",
+                      "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
+                      "expand", "repeat", "flip", "size", "dim", "numel", "clone", "chunk", "split", "unbind"})
+_GRAD_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "nonzero", "argmax", "argmin",
+                            "argsort"})
+_GRAD_FREE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "list", "tuple", "range", "enumerate", "zip",
+                                 "min", "max", "abs", "round", "sum"})
+_SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
+_MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
+                          "named_parameters", "buffers", "named_buffers", "modules", "children", "state_dict",
+                          "load_state_dict", "zero_grad", "requires_grad_"})
+
+
+def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: frozenset = frozenset()) -> bool:
+    """True when the expression visibly requires no gradient in `fn` (a function, or the module):
+    made by torch factories, NumPy or Python, and what torch functions and tensor methods make of
+    such values, through the names of the function (every binding of a name), the arguments every
+    call of a module-level function in the file passes, and the inputs every call of a module class's
+    instances in the file passes to its `forward`. A module's output, a parameter, `requires_grad=`,
+    anything not read here: False."""
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        if node.attr in _SIZE_ATTRS:
+            return True  # x.shape, x.device, x.dtype: no tensor
+        if self_attribute(node) and ctx.class_nodes and any(item is fn for item in ctx.class_nodes[-1].body):
+            return ctx.attribute_values(node.attr) is not None  # ctx.scale set to literals
+        return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id) == "math"
+    if isinstance(node, ast.Name):
+        return _name_grad_free(ctx, node.id, fn, depth, seen)
+    if isinstance(node, ast.Subscript):
+        return grad_free(ctx, node.value, fn, depth - 1, seen)  # an index carries no gradient
+    if isinstance(node, ast.Compare):
+        return True  # a boolean result
+    if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.IfExp, ast.Tuple, ast.List)):
+        parts = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand] if isinstance(node, ast.UnaryOp) \
+            else [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values if isinstance(node, ast.BoolOp) \
+            else node.elts
+        return all(grad_free(ctx, p, fn, depth - 1, seen) for p in parts)
+    if isinstance(node, ast.Call):
+        return _call_grad_free(ctx, node, fn, depth, seen)
+    return False
+
+
+def _args_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset) -> bool:
+    return all(not isinstance(a, ast.Starred) and grad_free(ctx, a, fn, depth - 1, seen) for a in node.args) \
+        and all(k.arg is not None and grad_free(ctx, k.value, fn, depth - 1, seen) for k in node.keywords)
+
+
+def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset) -> bool:
+    if any(k.arg == "requires_grad" and literal(k.value) is not False for k in node.keywords):
+        return False
+    func = node.func
+    name = ctx.dotted(func)
+    if name is not None:
+        if name in _GRAD_MAKERS:
+            return False
+        last = name.rsplit(".", 1)[-1]
+        if name.startswith("torch.") and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
+            return _args_grad_free(ctx, node, fn, depth, seen)  # a torch function of values that need no gradient
+        return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor
+    if isinstance(func, ast.Name):
+        if func.id in _GRAD_FREE_BUILTINS:
+            return _args_grad_free(ctx, node, fn, depth, seen)
+        target = ctx.defs.get(func.id)
+        if target is None or func.id in ctx.aliases or not _top_level(ctx, target):
+            return False  # a class of the file (a module), or a function not read here
+        returns = [r.value for r in ast.walk(target) if isinstance(r, ast.Return)]
+        return bool(returns) and all(r is not None and grad_free(ctx, r, target, depth - 1, seen) for r in returns)
+    if isinstance(func, ast.Attribute):
+        if func.attr in _GRAD_DROPPING:
+            return True  # x.detach(), x.item(), x.tolist(), x.numpy()
+        if func.attr == "requires_grad_":
+            return False
+        if not grad_free(ctx, func.value, fn, depth - 1, seen):
+            return False
+        return func.attr in _PLACING or _args_grad_free(ctx, node, fn, depth, seen)
+    return False
+
+
+def _top_level(ctx: Context, target: ast.AST) -> bool:
+    return ctx.tree is not None and any(item is target for item in ctx.tree.body)
+
+
+def _bindings(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr | None]]:
+    """Name -> what every binding of it in `fn` binds (None: a binding not read here: a loop or `with`
+    target, an import, a nested function), and "" -> the values `fn` writes into tensors in place
+    (subscript and augmented assignments, the arguments of `x.op_(...)`; None for `out=` or an
+    assigned `.requires_grad`/`.data`/`.grad`)."""
+    found = ctx.binding_memo.get(id(fn))
+    if found is not None:
+        return found
+    found = {"": []}
+    writes = found[""]
+
+    def bind(target: ast.AST, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            found.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            for k, item in enumerate(target.elts):
+                bind(item.value if isinstance(item, ast.Starred) else item, elts[k] if elts is not None else value)
+        elif isinstance(target, ast.Subscript):
+            writes.append(value)
+        elif isinstance(target, ast.Attribute):
+            writes.append(None if target.attr in ("requires_grad", "data", "grad") else value)
+
+    for stmt in statements_in(fn):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                bind(target, stmt.value)
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            if stmt.value is not None:
+                bind(stmt.target, stmt.value)
+            if isinstance(stmt, ast.AugAssign):
+                writes.append(stmt.value)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            bind(stmt.target, None)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    bind(item.optional_vars, None)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for alias in stmt.names:
+                found.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(stmt.name, []).append(None)
+    tops = [s for s in fn.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))] \
+        if isinstance(fn, ast.Module) else [fn]
+    for sub in (sub for top in tops for sub in ast.walk(top)):
+        if isinstance(sub, ast.NamedExpr):
+            found.setdefault(sub.target.id, []).append(None)
+        elif isinstance(sub, ast.comprehension):
+            bind(sub.target, None)
+        elif isinstance(sub, ast.Call):
+            if any(k.arg == "out" for k in sub.keywords):
+                writes.append(None)
+            elif isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_") and not sub.func.attr.startswith("_"):
+                writes.extend(a for a in sub.args if not isinstance(a, ast.Starred))
+                writes.extend(k.value for k in sub.keywords)
+    ctx.binding_memo[id(fn)] = found
+    return found
+
+
+def _writes_grad_free(ctx: Context, fn: ast.AST, depth: int, seen: frozenset) -> bool:
+    """Every in-place write of `fn` writes values that need no gradient (assumed while it is checked:
+    a gradient has a source, which the check of each write would meet)."""
+    memo = ctx.writes_memo.get(id(fn))
+    if memo is not None:
+        return memo
+    ctx.writes_memo[id(fn)] = True
+    ok = all(w is not None and grad_free(ctx, w, fn, depth - 1, seen) for w in _bindings(ctx, fn)[""])
+    ctx.writes_memo[id(fn)] = ok
+    return ok
+
+
+def _name_grad_free(ctx: Context, name: str, fn: ast.AST, depth: int, seen: frozenset) -> bool:
+    key = (id(fn), name)
+    if key in seen:
+        return True  # x = x.flip(-1): what x is comes from its other bindings
+    seen = seen | {key}
+    if not _writes_grad_free(ctx, fn, depth, seen):
+        return False
+    values = _bindings(ctx, fn).get(name, [])
+    if any(v is None or not grad_free(ctx, v, fn, depth - 1, seen) for v in values):
+        return False
+    params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)] \
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    if name in params and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        passed = _passed_in(ctx, fn, name)
+        return passed is not None and all(grad_free(ctx, v, where, depth - 1, seen) for v, where in passed)
+    if values:
+        return True
+    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.tree is not None and _top_level(ctx, fn):
+        return name in _bindings(ctx, ctx.tree) and _name_grad_free(ctx, name, ctx.tree, depth - 1, seen)
+    return False
+
+
+def _caller_of(ctx: Context, node: ast.AST) -> ast.AST:
+    """The innermost function of the module that holds `node` (the module itself at top level)."""
+    if ctx.caller_memo is None:
+        ctx.caller_memo = {}
+        for sub in ast.walk(ctx.tree) if ctx.tree is not None else ():
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for inner in ast.walk(sub):  # ast.walk is breadth-first: inner functions come later and win
+                    ctx.caller_memo[id(inner)] = sub
+    return ctx.caller_memo.get(id(node), ctx.tree) or node
+
+
+def _passed_in(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[tuple[ast.expr, ast.AST]] | None:
+    """(value, the function it is passed in) for every call in the file that passes `param` of `fn`: a
+    module-level function called by its name, or the `forward` of a module class of the file whose
+    every instance is bound to a name that is only called or asked for a few attributes. None when
+    `fn` is handed on, or any call passes *args or **kwargs; a parameter left out is its default."""
+    if ctx.tree is None:
+        return None
+    args = fn.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    defaults = dict(zip(names[len(names) - len(args.defaults):], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    if _top_level(ctx, fn) and ctx.defs.get(fn.name) is fn:
+        calls = [c for c in ctx.all_calls if isinstance(c.func, ast.Name) and c.func.id == fn.name]
+        uses = sum(1 for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == fn.name)
+        if uses != len(calls):
+            return None  # handed on (map(fn, ...), partial(fn)): called where this file does not show
+    else:
+        cls = next((c for c in ctx.tree.body if isinstance(c, ast.ClassDef) and fn in c.body), None)
+        if cls is None or fn.name != "forward" or not names or names[0] != "self":
+            return None
+        instances = _instance_calls(ctx, cls)
+        if instances is None:
+            return None
+        calls, names = instances, names[1:]
+    out = []
+    for call in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        given = dict(zip(names, call.args))
+        given.update({k.arg: k.value for k in call.keywords if k.arg})
+        if param in given:
+            out.append((given[param], _caller_of(ctx, call)))
+        elif param in defaults:
+            out.append((defaults[param], ctx.tree))
+        else:
+            return None
+    return out if calls else None
+
+
+def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
+    """The calls `m(...)` of every instance of `cls` in the file, where each is made as
+    `m = Cls(...)` (or `Cls(...).to(...)`) in a function that uses `m` only to call it or for
+    `_MODULE_USES` (`m.parameters()`, `m.train()`): None when an instance is kept or handed on
+    in another way, or the class is subclassed here."""
+    assert ctx.tree is not None
+    made = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls.name]
+    uses = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == cls.name]
+    if not made or len(uses) != len(made):
+        return None  # subclassed, or named in another way
+    calls: list[ast.Call] = []
+    for instance in made:
+        where = _caller_of(ctx, instance)
+        kept = None
+        for stmt in statements_in(where):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                value = stmt.value
+                while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MODULE_USES:
+                    value = value.func.value
+                if value is instance:
+                    kept = stmt.targets[0].id
+        if kept is None or len([v for v in _bindings(ctx, where).get(kept, [])]) != 1:
+            return None
+        parents = {id(child): parent for parent in ast.walk(where) for child in ast.iter_child_nodes(parent)}
+        for name in (n for n in ast.walk(where) if isinstance(n, ast.Name) and n.id == kept and isinstance(n.ctx, ast.Load)):
+            parent = parents.get(id(name))
+            if isinstance(parent, ast.Call) and parent.func is name:
+                calls.append(parent)
+            elif not (isinstance(parent, ast.Attribute) and parent.attr in _MODULE_USES):
+                return None
+    return calls

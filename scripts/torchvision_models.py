@@ -1,0 +1,133 @@
+"""Write kb/scan/torchvision_models.py: the torch.nn layers inside each model torchvision.models builds.
+
+    PYTHONPATH=<torchvision unpacked from its wheel> python scripts/torchvision_models.py WHEEL
+
+`kb scan` does not read torchvision's code, so a program that builds `torchvision.models.resnet18()`
+would show none of the convolutions it trains. This builds every model `torchvision.models.list_models()`
+names (weights=None, weights_backbone=None, quantize=False: nothing is downloaded) on the CPU and lists
+the torch.nn module classes in `model.modules()` that a PyTorch record names, each with the distinct values
+of the parameters that a record of the class names in its conditions (`calls.when`, `scan.ruled_out`, `scan.only_if`:
+`AdaptiveAvgPool2d(output_size=...)`), read from the module's attribute of that name. The table is keyed
+by the builder's public name and its defining module's (`torchvision.models.resnet18`,
+`torchvision.models.resnet.resnet18`), and by the model's class (the union over its builders). The layers
+a model calls through torch.nn.functional in its forward are not listed. Regenerate after a record names
+a new torch.nn class or a new parameter of one, or for another torchvision release.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import pprint
+import sys
+import warnings
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "kb" / "scan" / "torchvision_models.py"
+SKIP = ("input.", "backend", "compiled", "device")
+
+
+def condition_keys() -> dict[str, set[str]]:
+    """torch.nn class -> the parameters the PyTorch records of it name in their conditions."""
+    keys: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "data" / "sources" / "pytorch").glob("*.yaml")):
+        record = yaml.safe_load(path.read_text(encoding="utf-8"))
+        ops = [op for op in record.get("ops", []) if op.startswith("torch.nn.") and op.rsplit(".", 1)[-1][:1].isupper()]
+        for op in ops:
+            found = keys.setdefault(op, set())
+            for pattern in record.get("calls") or ():
+                if not pattern.get("ops") or op in pattern["ops"]:
+                    found.update(k for k in (pattern.get("when") or {}) if not k.startswith(SKIP))
+            scan = record.get("scan") or {}
+            for rule in (*scan.get("ruled_out", ()), *scan.get("only_if", ())):
+                if not rule.get("ops") or op in rule["ops"]:
+                    found.add(rule["parameter"])
+    return keys
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, (list, tuple)):
+        items = tuple(_plain(v) for v in value)
+        return items if all(i is not _NOT for i in items) else _NOT
+    return value if isinstance(value, (int, float, str, bool)) or value is None else _NOT
+
+
+_NOT = object()
+
+
+def _spellings(obj: object) -> list[str]:
+    """The names `obj` is reached by: each package above its module that exports it
+    (`torchvision.models.resnet18`, `torchvision.models.video.r3d_18`), then its module's."""
+    parts = obj.__module__.split(".")
+    out = [f"{'.'.join(parts[:i])}.{obj.__name__}" for i in range(2, len(parts))
+           if getattr(sys.modules.get(".".join(parts[:i])), obj.__name__, None) is obj]
+    return out + [f"{obj.__module__}.{obj.__name__}"]
+
+
+def main(argv: list[str]) -> int:
+    wheel = Path(argv[0])
+    warnings.filterwarnings("ignore")
+    import torchvision
+    from torchvision import models
+
+    keys = condition_keys()
+    builders: dict[str, set] = {}
+    classes: dict[str, set] = {}
+    names: dict[str, str] = {}
+    for name in sorted(models.list_models()):
+        fn = models.get_model_builder(name)
+        params = inspect.signature(fn).parameters
+        kwargs: dict[str, object] = {"weights": None}
+        kwargs.update({k: v for k, v in (("weights_backbone", None), ("quantize", False)) if k in params})
+        model = fn(**kwargs)
+        inside = set()
+        for module in model.modules():
+            cls = type(module)
+            if not cls.__module__.startswith("torch.nn."):
+                continue
+            op = "torch.nn." + cls.__name__
+            if op not in keys:
+                continue  # no PyTorch record names the class
+            facts = []
+            for key in sorted(keys.get(op, ())):
+                value = _plain(getattr(module, key, _NOT))
+                if value is not _NOT:
+                    facts.append((key, value))
+            inside.add((op, tuple(facts)))
+        spellings = _spellings(fn)
+        for key in spellings:
+            builders.setdefault(key, set()).update(inside)
+        names[name] = spellings[0]
+        for key in _spellings(type(model)):
+            classes.setdefault(key, set()).update(inside)
+    table = {k: tuple(sorted(v, key=repr)) for k, v in sorted({**classes, **builders}.items())}
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    text = f'''"""GENERATED by scripts/torchvision_models.py: do not edit (run it again instead).
+
+The torch.nn layers inside each model of torchvision.models, for `kb scan`: every builder of
+`torchvision.models.list_models()` built with weights=None on the CPU, from torchvision {torchvision.__version__}
+({wheel.name},
+sha256 {digest}), each torch.nn class in `model.modules()` that a PyTorch
+record names, with the distinct values of the parameters a record of the class names in its conditions.
+Layers a model calls through torch.nn.functional in its forward are not listed. Why one module: it is one
+generated table, read only by kb/scan/visitor.py.
+"""
+
+VERSION = {torchvision.__version__.split("+")[0]!r}
+
+# builder or model class (public and defining-module names) -> (torch.nn class, ((parameter, value), ...)) ...
+MODELS: dict[str, tuple[tuple[str, tuple[tuple[str, object], ...]], ...]] = {pprint.pformat(table, width=110, compact=True)}
+
+# torchvision.models.get_model("name") -> the builder
+NAMES: dict[str, str] = {pprint.pformat(names, width=110, compact=True)}
+'''
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT.relative_to(ROOT)}: {len(names)} models, {len(table)} names")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
