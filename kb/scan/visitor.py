@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
+from itertools import accumulate
 
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
@@ -67,15 +69,18 @@ class Visitor(Context, ast.NodeVisitor):
         self.buffer_params: dict[str, frozenset[str]] = {}  # function -> parameters every call passes a registered buffer
         self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
-        self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+        self.hits: tuple[int, ...] | None = None  # lines that may hold something of interest, sorted (None: all)
         self._makers: re.Pattern[str] | None = None  # what a class's text must hold to make parameters (_members)
+        self._source = ""  # the module's text, and the offset where each line starts (_makes_parameters)
+        self._starts: list[int] = []
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
     def _hit(self, node: ast.expr | ast.stmt) -> bool:
         if self.hits is None:
             return True
         first = node.lineno
-        return any(line in self.hits for line in range(first, (node.end_lineno or first) + 1))
+        k = bisect_left(self.hits, first)  # the first hit at or after the node's first line
+        return k < len(self.hits) and self.hits[k] <= (node.end_lineno or first)
 
     def statements(self, body: list[ast.stmt]) -> None:
         for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
@@ -209,12 +214,8 @@ class Visitor(Context, ast.NodeVisitor):
         `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
         found: set[str] = set()
         first, last = node.lineno, node.end_lineno or node.lineno
-        if self.lines:
-            if self._makers is None:  # a call of nn.Parameter under any of the module's names, or register_buffer
-                names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
-                self._makers = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(|register_buffer")
-            if not self._makers.search("\n".join(self.lines[first - 1:last])):
-                return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
+        if self.lines and not self._makes_parameters(first, last):
+            return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
         walked = list(ast.walk(node))
         initialises = any(
             (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
@@ -232,6 +233,26 @@ class Visitor(Context, ast.NodeVisitor):
                     and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
                 found.add(sub.args[0].value)
         return found
+
+    def _makes_parameters(self, first: int, last: int) -> bool:
+        """Lines first..last call nn.Parameter under any of the module's names, or register_buffer.
+        Searched in place in the module's text (a class's lines joined anew, for every class and
+        nested class, cost more than the search), for the names without a leading \\b, each match
+        checked to start a word (a leading \\b makes re try every position)."""
+        if self._makers is None:
+            names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
+            self._makers = re.compile(r"(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
+            self._source = "\n".join(self.lines)
+            self._starts = [0, *accumulate(len(line) + 1 for line in self.lines)]  # offset of each line
+        text, start, end = self._source, self._starts[first - 1], self._starts[last] - 1
+        if text.find("register_buffer", start, end) >= 0:
+            return True
+        while (match := self._makers.search(text, start, end)) is not None:
+            before = text[match.start() - 1] if match.start() else " "
+            if not (before.isalnum() or before == "_"):  # re's \w: a word character
+                return True
+            start = match.start() + 1
+        return False
 
     def _decorated(self, node: Function | ast.ClassDef) -> None:
         for decorator in node.decorator_list:
