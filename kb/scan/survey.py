@@ -31,7 +31,7 @@ _NOT_NODES = frozenset(("ctx", "op", "ops", "attr", "id", "arg", "conversion", "
                         "level", "simple", "name", "asname", "module", "names"))
 
 
-class _Fields(dict):
+class _Fields(dict[type, tuple[str, ...]]):
     """Class -> its fields that may hold a node, read on first sight of the class."""
 
     def __missing__(self, cls: type) -> tuple[str, ...]:
@@ -39,7 +39,7 @@ class _Fields(dict):
         return names
 
 
-class _Walked(dict):
+class _Walked(dict[type, bool]):
     """Type of a value -> whether it is a node that may hold a call (one lookup, not two isinstance)."""
 
     def __missing__(self, cls: type) -> bool:
@@ -47,7 +47,7 @@ class _Walked(dict):
         return found
 
 
-_FIELDS = _Fields()
+FIELDS = _Fields()
 _WALKED = _Walked()
 
 
@@ -56,7 +56,7 @@ def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: lis
     each class's fields, skipping leaves, is several times faster than ast.iter_child_nodes here, and
     this walk covers every expression of every scanned file."""
     stack: list[ast.AST] = list(node) if isinstance(node, list) else [node]
-    pop, push, fields, walked = stack.pop, stack.append, _FIELDS, _WALKED
+    pop, push, fields, walked = stack.pop, stack.append, FIELDS, _WALKED
     while stack:
         item = pop()
         cls = type(item)
@@ -156,7 +156,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
             if isinstance(node, ast.Assign):
                 assigns.append(node)
             expressions: list[ast.AST] = []
-            for field in _FIELDS[kind]:
+            for field in FIELDS[kind]:
                 value = getattr(node, field, None)
                 for piece in (value if type(value) is list else (value,)):
                     if isinstance(piece, ast.stmt):

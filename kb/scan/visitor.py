@@ -16,10 +16,12 @@ import ast
 import re
 from bisect import bisect_left
 from itertools import accumulate
+from typing import Callable
 
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
+from kb.scan.survey import FIELDS
 from kb.scan.syntax import (
     TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, public_name, reshaped_ndim, strings,
 )
@@ -35,6 +37,9 @@ _NOT_A_USE = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "setat
 _FLAGS = ("torch.backends.",)  # attributes that are switches, not functions: reading one uses nothing
 _PARTIAL = "functools.partial"
 _VALUE_TYPES = frozenset({ast.Attribute, ast.Name, ast.Dict, ast.IfExp, ast.Call})
+
+
+_HANDLERS: dict[tuple[type, type], Callable[[Visitor, ast.AST], None]] = {}  # (visitor class, node class) -> visit_X
 
 
 def _values(node: ast.expr) -> list[ast.expr]:
@@ -243,8 +248,8 @@ class Visitor(Context, ast.NodeVisitor):
             names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
             self._makers = re.compile(r"(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
             self._source = "\n".join(self.lines)
-            self._starts = [0, *accumulate(len(line) + 1 for line in self.lines)]  # offset of each line
-        text, start, end = self._source, self._starts[first - 1], self._starts[last] - 1
+            self._starts = [0, *accumulate(map(len, self.lines))]  # + k: the offset of line k + 1
+        text, start, end = self._source, self._starts[first - 1] + first - 1, self._starts[last] + last - 1
         if text.find("register_buffer", start, end) >= 0:
             return True
         while (match := self._makers.search(text, start, end)) is not None:
@@ -268,6 +273,27 @@ class Visitor(Context, ast.NodeVisitor):
                 self.visit(decorator)
 
     # --- expressions ----------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> None:
+        """NodeVisitor.visit with each node class's handler looked up once (not a name built and
+        looked up per node: every expression on a hit line of every file comes through here)."""
+        key = (type(self), type(node))
+        handler = _HANDLERS.get(key)
+        if handler is None:
+            handler = _HANDLERS[key] = getattr(type(self), "visit_" + type(node).__name__, type(self).generic_visit)
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """NodeVisitor.generic_visit over the fields that can hold a node (kb/scan/survey.py's table:
+        no `ctx`, operator or name field, none of which has a handler)."""
+        for field in FIELDS[type(node)]:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
     def _leaf(self, node: ast.AST) -> None:
         """Names and constants hold no call: not walked (NodeVisitor's default would)."""
 
