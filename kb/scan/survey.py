@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kb.query.state import memo
 from kb.scan.syntax import Function, Layout, called, is_main
@@ -31,10 +31,10 @@ _NOT_NODES = frozenset(("ctx", "op", "ops", "attr", "id", "arg", "conversion", "
                         "level", "simple", "name", "asname", "module", "names"))
 
 
-class _Fields(dict[type, tuple[str, ...]]):
+class _Fields(dict[type[ast.AST], tuple[str, ...]]):
     """Class -> its fields that may hold a node, read on first sight of the class."""
 
-    def __missing__(self, cls: type) -> tuple[str, ...]:
+    def __missing__(self, cls: type[ast.AST]) -> tuple[str, ...]:
         names = self[cls] = tuple(f for f in cls._fields if f not in _NOT_NODES)
         return names
 
@@ -66,7 +66,7 @@ def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: lis
             if name is not None:
                 sink.append(name)
         for field in fields[cls]:
-            value = getattr(item, field, None)
+            value: Any = getattr(item, field, None)
             kind = type(value)
             if kind is list:
                 for child in value:

@@ -15,8 +15,8 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from itertools import accumulate
-from typing import Callable
 
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
@@ -76,7 +76,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
         self.hits: tuple[int, ...] | None = None  # lines that may hold something of interest, sorted (None: all)
         self._makers: re.Pattern[str] | None = None  # what a class's text must hold to make parameters (_members)
-        self._source = ""  # the module's text, and the offset where each line starts (_makes_parameters)
+        self._source = ""  # the module's text, and its lines' running lengths (_makes_parameters)
         self._starts: list[int] = []
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
