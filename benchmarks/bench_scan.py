@@ -8,14 +8,23 @@ two files are the same path. Wall time of the whole command (`python -m kb scan 
 interpreter start-up included), best of 3, with --jobs 2 and --jobs 1, and the CPU time
 the command and its workers used: on a shared machine (load average above the core count)
 wall time measures the neighbours too, and CPU time / 2 is what 2 free cores would take.
+
+    python benchmarks/bench_scan.py --tree DIR [--runs N] [--kb OTHER_ROOT]
+
+scans a real repository instead (issue 45 measures NVIDIA/NeMo, about 2,700 files: extract a
+commit with `git archive`), with --jobs 1, and prints the CPU time (user + system) of each run
+and their median; --kb times another checkout of kb (a baseline: `git worktree add`) with the
+same interpreter, run from that checkout's root so its kb is the one imported.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -62,7 +71,33 @@ def _time(folder: Path, jobs: int) -> tuple[float, float, int]:
     return best, cpu, findings
 
 
+def _tree_cpu(tree: Path, kb_root: Path, runs: int) -> int:
+    """CPU seconds of `kb scan TREE --jobs 1` from `kb_root`, run by run, and the median."""
+    seconds = []
+    for _ in range(runs):
+        before = _cpu()
+        done = subprocess.run(
+            [sys.executable, "-m", "kb", "scan", str(tree), "--versions", "torch=2.11,tensorflow=2.20,jax=0.7",
+             "--format", "json", "--jobs", "1"],
+            capture_output=True, text=True, cwd=kb_root, env={**os.environ, "PYTHONPATH": str(kb_root)},
+        )
+        seconds.append(_cpu() - before)
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"kb scan failed: {done.stderr[-2000:]}")
+    print(f"{kb_root}: kb scan {tree} --jobs 1: " + ", ".join(f"{s:.2f}" for s in seconds)
+          + f" s CPU; median {statistics.median(seconds):.2f} s ({os.cpu_count()} CPU(s), load average "
+          f"{os.getloadavg()[0]:.1f})")
+    return 0
+
+
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tree", type=Path, help="a repository to scan instead of the fixture copies")
+    parser.add_argument("--runs", type=int, default=5, help="runs of the --tree scan (default 5)")
+    parser.add_argument("--kb", type=Path, default=ROOT, help="the kb checkout to time (default: this one)")
+    args = parser.parse_args()
+    if args.tree is not None:
+        return _tree_cpu(args.tree.resolve(), args.kb.resolve(), args.runs)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "code"
         folder.mkdir()

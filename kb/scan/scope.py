@@ -50,6 +50,35 @@ def _module_file(base: str, dotted: str, files: frozenset[str]) -> str | None:
     return None
 
 
+def _importable(files: frozenset[str]) -> dict[tuple[str, str], str]:
+    """(folder, dotted name) -> the file `_module_file(folder, dotted, files)` finds, for every pair
+    that finds one: each .py file under each folder above it (`a/b/c.py` is `c` in a/b, `b.c` in a,
+    `a.b.c` in the root) and each package's __init__.py likewise, the module file first. One pass
+    over the files instead of two joined and normalised candidate paths for every folder and name
+    an import asks (most of the import graph's time on a large repository). For normalised paths
+    only: a folder named with a dot is no package, and no name above it reaches its files."""
+    modules: dict[tuple[str, str], str] = {}
+    packages: dict[tuple[str, str], str] = {}
+    for path in files:
+        if path.endswith(".py"):
+            _add_names(modules, path[:-3], path)
+            if os.path.basename(path) == "__init__.py":
+                _add_names(packages, os.path.dirname(path), path)
+    return {**packages, **modules}
+
+
+def _add_names(table: dict[tuple[str, str], str], stem: str, path: str) -> None:
+    parts: list[str] = []
+    folder = stem
+    while True:
+        table[(folder, ".".join(reversed(parts)))] = path
+        parent, part = os.path.dirname(folder), os.path.basename(folder)
+        if parent == folder or not part or "." in part:
+            return
+        parts.append(part)
+        folder = parent
+
+
 class Graph:
     """The scanned files' import and call graph (memoized resolution)."""
 
@@ -62,7 +91,13 @@ class Graph:
         self._functions: dict[str, dict[str, tuple[str, ...]]] = {}
         self._targets: dict[tuple[str, str | None, str], list[tuple[str, str]]] = {}
         self._located: dict[tuple[str, str], str | None] = {}
+        if all(path == os.path.normpath(path) for path in self.files):  # as discover() lists them
+            self._located.update(_importable(self.files))
+            self._complete = True  # a pair not in _located finds no file
+        else:
+            self._complete = False
         self._folders: dict[str, str] = {}
+        self._parents: dict[str, str] = {}
         # every name a module can be imported by: each folder of a scanned path, each file's stem
         self._names = frozenset(part[:-3] if part.endswith(".py") else part
                                 for path in self.files for part in path.replace(os.sep, "/").split("/"))
@@ -94,7 +129,9 @@ class Graph:
             base = here
             while True:  # the script's folder (sys.path[0]), then each folder above it (a package root)
                 found = self._module_file(base, dotted)
-                parent = os.path.dirname(base)
+                parent = self._parents.get(base)
+                if parent is None:
+                    parent = self._parents[base] = os.path.dirname(base)
                 if found or parent == base:
                     break
                 base = parent
@@ -103,9 +140,12 @@ class Graph:
 
     def _module_file(self, base: str, dotted: str) -> str | None:
         key = (base, dotted)
-        if key not in self._located:
-            self._located[key] = _module_file(base, dotted, self.files)
-        return self._located[key]
+        if key in self._located:
+            return self._located[key]
+        if self._complete:
+            return None
+        found = self._located[key] = _module_file(base, dotted, self.files)
+        return found
 
     def imports(self, path: str) -> tuple[str, ...]:
         if path not in self._imports:
@@ -409,9 +449,10 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
                     holds.append((path, setting))
                 elif scope != "__main__":
                     unreached.append((path, setting))
-        for path in files:
-            if not fallback or path not in entered:  # a stray test file does not undo an entry point's switch
-                reach.setdefault(path, []).append(len(out))
+        number, taken = len(out), entered if fallback else ()  # a stray test file does not undo an entry point's switch
+        for path in files:  # every file of every run: a million on a large repository
+            if path not in taken:
+                reach.setdefault(path, []).append(number)
         out.append(Run(entry, why, files, tuple(holds), tuple(unreached)))
 
     entered: set[str] = set()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from kb.query.state import memo
 from kb.scan.syntax import Function, Layout, called, is_main
@@ -24,9 +24,31 @@ class Survey(NamedTuple):
     assigns: list[ast.Assign]
 
 
-# Node types that hold no call below them: never pushed. Child fields per node class, read once.
+# Node types that hold no call below them: never pushed. Child fields per node class, read once,
+# less those that never hold a node (names, flags, operators: `ctx`, `op`, `attr`, `id`, ...).
 _LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_NOT_NODES = frozenset(("ctx", "op", "ops", "attr", "id", "arg", "conversion", "kind", "is_async", "type_comment",
+                        "level", "simple", "name", "asname", "module", "names"))
+
+
+class _Fields(dict[type[ast.AST], tuple[str, ...]]):
+    """Class -> its fields that may hold a node, read on first sight of the class."""
+
+    def __missing__(self, cls: type[ast.AST]) -> tuple[str, ...]:
+        names = self[cls] = tuple(f for f in cls._fields if f not in _NOT_NODES)
+        return names
+
+
+class _Walked(dict[type, bool]):
+    """Type of a value -> whether it is a node that may hold a call (one lookup, not two isinstance)."""
+
+    def __missing__(self, cls: type) -> bool:
+        found = self[cls] = issubclass(cls, ast.AST) and not issubclass(cls, _LEAVES)
+        return found
+
+
+FIELDS = _Fields()
+_WALKED = _Walked()
 
 
 def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list[ast.Call]) -> None:
@@ -34,27 +56,23 @@ def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: lis
     each class's fields, skipping leaves, is several times faster than ast.iter_child_nodes here, and
     this walk covers every expression of every scanned file."""
     stack: list[ast.AST] = list(node) if isinstance(node, list) else [node]
-    pop, push, fields, leaves, node_type = stack.pop, stack.append, _FIELDS, _LEAVES, ast.AST
+    pop, push, fields, walked = stack.pop, stack.append, FIELDS, _WALKED
     while stack:
         item = pop()
         cls = type(item)
-        if isinstance(item, ast.Call):  # exactly `cls is ast.Call` (no class derives from it), and it narrows the type
-            calls.append(item)
-            name = called(item.func)
+        if cls is ast.Call:  # no class derives from ast.Call
+            calls.append(item)  # type: ignore[arg-type]
+            name = called(item.func)  # type: ignore[attr-defined]
             if name is not None:
                 sink.append(name)
-        names = fields.get(cls)
-        if names is None:
-            names = fields[cls] = tuple(cls._fields)
-        for field in names:
-            value = getattr(item, field, None)
-            if value is None:
-                continue
-            if type(value) is list:
+        for field in fields[cls]:
+            value: Any = getattr(item, field, None)
+            kind = type(value)
+            if kind is list:
                 for child in value:
-                    if isinstance(child, node_type) and not isinstance(child, leaves):
+                    if walked[type(child)]:
                         push(child)
-            elif isinstance(value, node_type) and not isinstance(value, leaves):
+            elif walked[kind]:
                 push(value)
 
 
@@ -138,10 +156,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
             if isinstance(node, ast.Assign):
                 assigns.append(node)
             expressions: list[ast.AST] = []
-            names = _FIELDS.get(kind)
-            if names is None:
-                names = _FIELDS[kind] = tuple(kind._fields)
-            for field in names:
+            for field in FIELDS[kind]:
                 value = getattr(node, field, None)
                 for piece in (value if type(value) is list else (value,)):
                     if isinstance(piece, ast.stmt):
@@ -185,31 +200,53 @@ _ALIAS_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
 
 
 def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...],
-              roots: frozenset[str] | None = None) -> frozenset[int]:
+              roots: frozenset[str] | None = None) -> tuple[int, ...]:
     """Lines that mention an imported name, a matched method (`.index_add_`, `.at`) or the
     environment: the only places a finding or a switch can start (found at C speed by re: one small
     pattern for the file's aliases, and every `.name` checked against the method names). With
-    `roots`, only aliases of names under those roots count (`torch`, `tf`, `os`: `np` cannot start one)."""
+    `roots`, only aliases of names under those roots count (`torch`, `tf`, `os`: `np` cannot start one).
+    Sorted and without repeats, so that the walk asks "any hit in lines a..b" by bisection."""
     names = [a for a, full in aliases.items() if roots is None or full.split(".", 1)[0] in roots]
     words = tuple(sorted(names, key=lambda w: (-len(w), w))) + _ENV_WORDS
     pattern = _ALIAS_PATTERNS.get(words)
     if pattern is None:
         if len(_ALIAS_PATTERNS) > 4096:
             _ALIAS_PATTERNS.clear()
-        pattern = _ALIAS_PATTERNS[words] = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
-    starts = [m.start() for m in pattern.finditer(text)]
+        pattern = _ALIAS_PATTERNS[words] = re.compile(r"(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+    starts = _word_starts(pattern, text)
     if methods:
         wanted = _method_set(methods)
         starts += [m.start() for m in _DOTTED.finditer(text) if m.group(1) in wanted]
     if any(v.startswith("jax") for v in aliases.values()):
         starts += [m.start() for m in _MATMUL.finditer(text)]  # x @ w: the matmul operator on JAX arrays
-    lines: set[int] = set()
+    lines: list[int] = []
     line, last = 1, 0
     for start in sorted(starts):
         line += text.count("\n", last, start)
         last = start
-        lines.add(line)
-    return frozenset(lines)
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return tuple(lines)
+
+
+def _word_starts(pattern: re.Pattern, text: str) -> list[int]:
+    """Where `pattern` (words, each ending in \\b) matches at the start of a word: what a leading
+    \\b would find. Without it re skips ahead to the words' first letters at C speed (a leading \\b
+    makes it try every position: most of the cost of a large file); a match inside a word is
+    rare, and the search goes on one character after it, as the \\b pattern's would."""
+    starts: list[int] = []
+    search, pos = pattern.search, 0
+    while True:
+        match = search(text, pos)
+        if match is None:
+            return starts
+        start = match.start()
+        before = text[start - 1] if start else " "
+        if before.isalnum() or before == "_":  # re's \w: a word character (Unicode alphanumeric or _)
+            pos = start + 1
+            continue
+        starts.append(start)
+        pos = match.end()
 
 
 _METHOD_SETS: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}

@@ -141,6 +141,8 @@ def text_of(node: ast.AST, limit: int = 60) -> str:
 
 def called(node: ast.AST) -> str | None:
     """`f` for f(...), `a.b.f` for a.b.f(...): a call's name when it is a dotted plain name."""
+    if isinstance(node, ast.Name):  # most calls: the name alone, no list to join
+        return node.id
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
+from collections.abc import Callable
+from itertools import accumulate
 
 from kb.scan import rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
+from kb.scan.survey import FIELDS
 from kb.scan.syntax import (
     TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, public_name, reshaped_ndim, strings,
 )
@@ -34,6 +38,9 @@ _FLAGS = ("torch.backends.",)  # attributes that are switches, not functions: re
 _PARTIAL = "functools.partial"
 _VALUE_TYPES = frozenset({ast.Attribute, ast.Name, ast.Dict, ast.IfExp, ast.Call})
 _TORCHVISION_MODELS = "torchvision.models."  # models whose layers the scan lists (kb/scan/torchvision_models.py)
+
+
+_HANDLERS: dict[tuple[type, type], Callable[[Visitor, ast.AST], None]] = {}  # (visitor class, node class) -> visit_X
 
 
 def _values(node: ast.expr) -> list[ast.expr]:
@@ -76,15 +83,18 @@ class Visitor(Context, ast.NodeVisitor):
         self.buffer_params: dict[str, frozenset[str]] = {}  # function -> parameters every call passes a registered buffer
         self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
-        self.hits: frozenset[int] | None = None  # lines that may hold something of interest (None: all)
+        self.hits: tuple[int, ...] | None = None  # lines that may hold something of interest, sorted (None: all)
         self._makers: re.Pattern[str] | None = None  # what a class's text must hold to make parameters (_members)
+        self._source = ""  # the module's text, and its lines' running lengths (_makes_parameters)
+        self._starts: list[int] = []
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
     def _hit(self, node: ast.expr | ast.stmt) -> bool:
         if self.hits is None:
             return True
         first = node.lineno
-        return any(line in self.hits for line in range(first, (node.end_lineno or first) + 1))
+        k = bisect_left(self.hits, first)  # the first hit at or after the node's first line
+        return k < len(self.hits) and self.hits[k] <= (node.end_lineno or first)
 
     def statements(self, body: list[ast.stmt]) -> None:
         for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
@@ -218,12 +228,8 @@ class Visitor(Context, ast.NodeVisitor):
         `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
         found: set[str] = set()
         first, last = node.lineno, node.end_lineno or node.lineno
-        if self.lines:
-            if self._makers is None:  # a call of nn.Parameter under any of the module's names, or register_buffer
-                names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
-                self._makers = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(|register_buffer")
-            if not self._makers.search("\n".join(self.lines[first - 1:last])):
-                return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
+        if self.lines and not self._makes_parameters(first, last):
+            return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
         walked = list(ast.walk(node))
         initialises = any(
             (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
@@ -242,6 +248,26 @@ class Visitor(Context, ast.NodeVisitor):
                 found.add(sub.args[0].value)
         return found
 
+    def _makes_parameters(self, first: int, last: int) -> bool:
+        """Lines first..last call nn.Parameter under any of the module's names, or register_buffer.
+        Searched in place in the module's text (a class's lines joined anew, for every class and
+        nested class, cost more than the search), for the names without a leading \\b, each match
+        checked to start a word (a leading \\b makes re try every position)."""
+        if self._makers is None:
+            names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
+            self._makers = re.compile(r"(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
+            self._source = "\n".join(self.lines)
+            self._starts = [0, *accumulate(map(len, self.lines))]  # + k: the offset of line k + 1
+        text, start, end = self._source, self._starts[first - 1] + first - 1, self._starts[last] + last - 1
+        if text.find("register_buffer", start, end) >= 0:
+            return True
+        while (match := self._makers.search(text, start, end)) is not None:
+            before = text[match.start() - 1] if match.start() else " "
+            if not (before.isalnum() or before == "_"):  # re's \w: a word character
+                return True
+            start = match.start() + 1
+        return False
+
     def _decorated(self, node: Function | ast.ClassDef) -> None:
         for decorator in node.decorator_list:
             if not self._hit(decorator):
@@ -256,6 +282,27 @@ class Visitor(Context, ast.NodeVisitor):
                 self.visit(decorator)
 
     # --- expressions ----------------------------------------------------------------------
+    def visit(self, node: ast.AST) -> None:
+        """NodeVisitor.visit with each node class's handler looked up once (not a name built and
+        looked up per node: every expression on a hit line of every file comes through here)."""
+        key = (type(self), type(node))
+        handler = _HANDLERS.get(key)
+        if handler is None:
+            handler = _HANDLERS[key] = getattr(type(self), "visit_" + type(node).__name__, type(self).generic_visit)
+        handler(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        """NodeVisitor.generic_visit over the fields that can hold a node (kb/scan/survey.py's table:
+        no `ctx`, operator or name field, none of which has a handler)."""
+        for field in FIELDS[type(node)]:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
+
     def _leaf(self, node: ast.AST) -> None:
         """Names and constants hold no call: not walked (NodeVisitor's default would)."""
 
