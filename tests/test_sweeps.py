@@ -308,6 +308,43 @@ def test_a_case_reviewed_as_misstated_is_not_an_undocumented_source(tmp_path: Pa
     assert [f.code for f in run(root)[1] if f.code != "KB009"] == ["KB021"]
 
 
+def test_a_withdrawn_records_reviewed_cases_are_neither_a_source_nor_seen(tmp_path: Path) -> None:
+    """A record withdrawn because its sweep cases broke the op's contract (lu_solve given 0/1 pivots) keeps
+    those cases in verify.reviewed: KB021 stops flagging them and the index stops answering from them."""
+    withdrawn = HEAD + f"""\
+id: torch.undocumented-sample
+framework: pytorch
+title: a source that was not one
+ops:
+  - torch.undocumented
+device: gpu
+pass: forward
+mechanism: other
+summary: The sweep's inputs broke the op's contract.
+status:
+  - versions: '>=2.11,<2.12'
+    solutions: [PT_DET]
+""" + REF + f"""\
+verify:
+  unverifiable: withdrawn
+  reviewed:
+    - run: {SWEEP}
+      note: case 3 broke the contract
+      cases: [3]
+withdrawn:
+  date: 2026-11-28
+  reason: valid inputs gave one result
+"""
+    root = make_project(tmp_path / "p", dict(RECORDS, **{"torch.undocumented-sample": withdrawn}),
+                        {SWEEP: sweep_doc("pytorch-eager", EAGER_CASES)})
+    _, findings = run(root)
+    assert [f.code for f in findings if f.code != "KB009"] == []
+    assert "torch.undocumented" not in build_index(load(root))["seen_marks"].get("pytorch", {})
+    root = make_project(tmp_path / "q", dict(RECORDS, **{"torch.undocumented-sample": withdrawn.replace("[3]", "[2]")}),
+                        {SWEEP: sweep_doc("pytorch-eager", EAGER_CASES)})
+    assert "torch.undocumented" in build_index(load(root))["seen_marks"]["pytorch"]
+
+
 def test_lint_flags_a_record_the_sweep_contradicts(tmp_path: Path) -> None:
     wrong = CUMPROD.replace("    switch: silent\n", "    solutions: [PT_DET]\n")
     root = make_project(tmp_path / "p", {"torch.cumprod-sample": wrong},

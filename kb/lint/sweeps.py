@@ -32,10 +32,7 @@ def check(catalog: Catalog) -> None:
             catalog.report(sweep.path, line, code, message,
                            "sweep files are written by `kb verify --sweep`; run it again rather than editing the file")
     records = [r for r in catalog.sources.values() if r.withdrawn is None]
-    # cases a person read and found stated wrongly by their file (verify.reviewed[].cases): not a new source;
-    # a withdrawn record's reviews count too (a record withdrawn because its sweep cases broke the op's contract)
-    misstated = {(review.run, index) for r in catalog.sources.values()
-                 for review in (r.verify.reviewed if r.verify else ()) for index in review.cases}
+    misstated = sweepfile.reviewed_cases(catalog.sources.values())  # not a new source
     params: dict[str, tuple | None] = {}
     for sweep in sweeps:
         data = sweep.data

@@ -58,6 +58,7 @@ def seen_table(catalog: Any, named: dict[str, set[str]]) -> dict[str, Any]:
     files: dict[str, tuple] = {}
     params: dict[tuple[str, str], tuple[tuple | None, tuple | None]] = {}  # (the op's signature, the one with its defaults)
     defaults_of: dict[str, dict[str, tuple]] = {}
+    misstated = sweepfile.reviewed_cases(catalog.sources.values())
     for sweep in sweepfile.sweeps_of(catalog):
         data = sweep.data
         if data is None:
@@ -73,8 +74,8 @@ def seen_table(catalog: Any, named: dict[str, set[str]]) -> dict[str, Any]:
         files[sweep.rel] = (sweep.rel, data["suite"], framework, version, env["env_id"], gpu.get("name"),
                             gpu.get("count", 0), env.get("driver"), env.get("cuda"), env.get("cudnn"), data["started"],
                             data["runs_per_mode"])
-        for case in data["cases"]:
-            if case["class"] not in sweepfile.EVIDENCE:
+        for index, case in enumerate(data["cases"]):
+            if case["class"] not in sweepfile.EVIDENCE or (sweep.rel, index) in misstated:
                 continue
             op = sweepfile.kb_op(case["op"])
             if op in named.get(framework, ()):

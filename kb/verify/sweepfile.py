@@ -487,6 +487,14 @@ def modes_as_evidence(data: dict, case: dict) -> tuple[dict, ...]:
     return tuple(out)
 
 
+def reviewed_cases(records: Any) -> set[tuple[str, int]]:
+    """(sweep file, case index) of every case a person read and found stated wrongly by its file (a
+    record's verify.reviewed[].cases, withdrawn records included: one withdrawn because its sweep cases broke
+    the op's contract keeps them there). Such a case is neither an undocumented source nor "seen" evidence."""
+    return {(review.run, index) for r in records for review in (r.verify.reviewed if r.verify else ())
+            for index in review.cases}
+
+
 def disagreement(case: dict, ranges: list) -> str | None:
     """Why the covering records do not say what the sweep found (None: one of them does)."""
     klass = case["class"]
