@@ -28,6 +28,12 @@ H200 = (  # (corpus, the first call's file, the second call's file, the scan's f
     ("frozen", "data/check/h200-x1-14c028f6/2026-11-27T232431Z-frozen.json",
      "data/check/h200-x1-14c028f6/2026-11-27T233326Z-frozen.json", "data/check/scan/2026-11-28T012044Z-frozen-scan.json"),
 )
+H100 = (  # (corpus, the call's file, the scan's file): issue 42's measure on the H100, one call per corpus
+    ("project", "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-28T005516Z-corpus.json",
+     "data/check/scan/2026-11-28T0225Z-h100-scan.json"),
+    ("frozen", "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-28T005518Z-frozen.json",
+     "data/check/scan/2026-11-28T0225Z-h100-frozen-scan.json"),
+)
 BEGIN, END = "<!-- BEGIN CHECK CORPUS TABLE (benchmarks/check_corpus/table.py) -->", "<!-- END CHECK CORPUS TABLE -->"
 
 
@@ -103,28 +109,36 @@ def table() -> str:
                  f"latest row of each program: {latest_right} of {latest_n} "
                  f"({100 * latest_right / latest_n:.0f}%). The static scan: {counts['predicts']} predicted the outcome, "
                  f"{counts['possible']} marked the deciding finding possible with its condition, {counts['miss']} missed.")
-    return "\n".join(lines) + "\n" + "".join(h200_table(*entry) for entry in H200)
+    return ("\n".join(lines) + "\n" + "".join(call_table(c, "H100", None, f, sc) for c, f, sc in H100)
+            + "".join(call_table(c, "H200", first, second, sc) for c, first, second, sc in H200))
 
 
-def h200_table(corpus: str, first_rel: str, second_rel: str, scan_rel: str) -> str:
-    """One corpus on the H200: every program of the second call, with the first call's outcome
-    beside it where it differs (that call counted a run out of GPU memory as raising)."""
-    first = {r["program"]: r for r in _load(first_rel)["programs"]}
+def call_table(corpus: str, gpu: str, first_rel: str | None, second_rel: str, scan_rel: str) -> str:
+    """One corpus on one GPU: every program of the (last) call, with an earlier call's outcome beside it
+    where it differs (the H200's first call counted a run out of GPU memory as raising)."""
+    first = {r["program"]: r for r in _load(first_rel)["programs"]} if first_rel else {}
     doc = _load(second_rel)
     scan_doc = _load(scan_rel)
     scan = {r["program"]: r for r in scan_doc["programs"]}
     name = "the project corpus" if corpus == "project" else "the frozen corpus (written before this round's tuning)"
-    lines = ["", f"#### {name[0].upper()}{name[1:]}, H200", "",
+    extra = " first call's outcome |" if first_rel else ""
+    lines = ["", f"#### {name[0].upper()}{name[1:]}, {gpu} ({doc['started'][:10]})", "",
              "| program | recipe | predicted under the recipe | outcome | right | as written: predicted / outcome | "
-             "recipe's cost | kb scan | first call's outcome |", "|---|---|---|---|---|---|---|---|---|"]
+             f"recipe's cost | kb scan |{extra}", "|---|---|---|---|---|---|---|---|" + ("---|" if first_rel else "")]
     for r in doc["programs"]:
-        f = first.get(r["program"], {})
-        before = "" if f.get("outcome") == r.get("outcome") else f"{_outcome(f)} ({(f.get('outcome_detail') or {}).get('type', '')})"
-        lines.append(_row(r["program"], r, r.get("right") if "outcome" in r else None, scan.get(r["program"], {}), before))
-    c, c1, sc = doc["counts"], _load(first_rel)["counts"], scan_doc["counts"]
-    lines += ["", f"Second call: {c['right']} of {c['decided']} predicted right under the recipe "
-              f"({100 * c['right'] / c['decided']:.0f}%), {c['as_written_right']} of {c['decided']} as written. "
-              f"First call: {c1['right']} of {c1['decided']}. The static scan: {sc['predicts']} predicted the outcome, "
+        cells: tuple[str, ...] = ()
+        if first_rel:
+            f = first.get(r["program"], {})
+            cells = ("" if f.get("outcome") == r.get("outcome")
+                     else f"{_outcome(f)} ({(f.get('outcome_detail') or {}).get('type', '')})",)
+        lines.append(_row(r["program"], r, r.get("right") if "outcome" in r else None, scan.get(r["program"], {}), *cells))
+    c, sc = doc["counts"], scan_doc["counts"]
+    said = (f"{c['right']} of {c['decided']} predicted right under the recipe ({100 * c['right'] / c['decided']:.0f}%), "
+            f"{c['as_written_right']} of {c['decided']} as written.")
+    if first_rel:
+        c1 = _load(first_rel)["counts"]
+        said = f"Second call: {said} First call: {c1['right']} of {c1['decided']}."
+    lines += ["", f"{said} The static scan: {sc['predicts']} predicted the outcome, "
               f"{sc['possible']} marked the deciding finding possible with its condition, {sc['miss']} missed.", ""]
     return "\n".join(lines)
 
