@@ -370,8 +370,8 @@ def test_the_scan_summary_counts_calls_answered_only_with_no_known_source(tmp_pa
 
     (tmp_path / "t.py").write_text(textwrap.dedent("""\
         import torch
-        def f(a, lu, piv, x):
-            y = torch.lu_solve(a, lu, piv)   # its record covers 2.11 only: at 2.10 nothing covers it, counted
+        def f(a, x):
+            y = torch.masked.sum(a)          # its record covers 2.11 only: at 2.10 nothing covers it, counted
             return torch.cumprod(x, 0)       # read in the 2.10 code: answered, not counted
         """))
     report = scan([str(tmp_path / "t.py")], given=pins.parse_versions("torch=2.10"))

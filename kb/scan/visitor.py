@@ -18,12 +18,12 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import rank, resolvers
+from kb.scan import environ, rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import (
-    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, public_name, reshaped_ndim, strings,
+    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, public_name, reshaped_ndim,
 )
 
 # Annotations that say an argument is a framework tensor.
@@ -344,9 +344,9 @@ class Visitor(Context, ast.NodeVisitor):
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self.generic_visit(node)
-        env = self._environ_key(node.target)
+        env = environ.environ_key(self, node.target)
         if env is not None:
-            self._env(env, node.value, node)
+            environ.set_env(self, env, node.value, node)
 
     def _used_rank(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
@@ -387,9 +387,9 @@ class Visitor(Context, ast.NodeVisitor):
             else:
                 self.typed[-1].pop(target.id, None)
             return
-        env = self._environ_key(target)
+        env = environ.environ_key(self, target)
         if env is not None:
-            self._env(env, value, node)
+            environ.set_env(self, env, value, node)
             return
         if isinstance(target, ast.Attribute):
             name = self.dotted(target)
@@ -400,32 +400,6 @@ class Visitor(Context, ast.NodeVisitor):
                                            self.text(node, 60), (), (), False, not isinstance(value_seen, Unknown), False))
             if name in self.watched:
                 self.setting("attr", name, self.literal(value), (), node)
-
-    def _environ_key(self, target: ast.AST) -> str | None:
-        """'XLA_FLAGS' for os.environ['XLA_FLAGS'] (however os is imported)."""
-        if isinstance(target, ast.Subscript) and self.dotted(target.value) == "os.environ":
-            key = self.literal(target.slice)
-            return key if isinstance(key, str) else None
-        return None
-
-    def _env(self, key: str, value: ast.AST, node: ast.expr | ast.stmt) -> None:
-        self.setting("env", key, strings(value), (), node)
-
-    def _environ_call(self, name: str, node: ast.Call) -> None:
-        """os.environ.setdefault / .update, os.putenv: environment set in code."""
-        if name in ("os.environ.setdefault", "os.putenv") and len(node.args) >= 2:
-            key = self.literal(node.args[0])
-            if isinstance(key, str):
-                self._env(key, node.args[1], node)
-        elif name == "os.environ.update":
-            for k in node.keywords:
-                if k.arg:
-                    self._env(k.arg, k.value, node)
-            if node.args and isinstance(node.args[0], ast.Dict):
-                for key_node, value in zip(node.args[0].keys, node.args[0].values):
-                    key = self.literal(key_node) if key_node is not None else None
-                    if isinstance(key, str):
-                        self._env(key, value, node)
 
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
@@ -446,7 +420,7 @@ class Visitor(Context, ast.NodeVisitor):
                 self._record(name, node, certain=True, method=False)
             return
         if name is not None:
-            self._environ_call(name, node)
+            environ.environ_call(self, name, node)
             if name == "torch.nn.functional.pad":
                 self._pad(node)
                 return
