@@ -18,10 +18,11 @@ import argparse
 import hashlib
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
+
+from probe_env import environment  # this folder (the script's own, first on sys.path)
 
 BATCH, N, K = 28, 42, 56  # the sweep's shapes: 28 factorizations of 42x42, a 42x56 right-hand side
 
@@ -113,15 +114,7 @@ def main() -> int:
                    **{f"{k}_distinct": len(v) for k, v in seen.items()}, "errors": errors}
             rows.append(row)
             print(row, flush=True)
-    import torch
-    env_info = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
-                "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu", "driver": None}
-    if args.device == "cuda":
-        try:
-            env_info["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                                capture_output=True, text=True).stdout.strip()
-        except OSError:
-            pass
+    env_info = environment(args.device)
     tmp = args.out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump({"kind": "lu-solve-pivots", "started": started, "environment": env_info,

@@ -13,10 +13,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import platform
 import time
 
 import torch
+
+from probe_env import environment  # this folder (the script's own, first on sys.path)
 
 LENGTHS = (256, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 262144, 1048576, 4194304)
 
@@ -53,16 +54,7 @@ def main() -> int:
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     rows = [one(op, n, args.device, args.runs, switch) for op in ("cumprod", "logcumsumexp")
             for n in lengths for switch in (False, True)]
-    env = {"torch": torch.__version__, "cuda": torch.version.cuda, "python": platform.python_version(),
-           "device": torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu",
-           "driver": None}
-    if args.device == "cuda":
-        try:
-            import subprocess
-            env["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                           capture_output=True, text=True).stdout.strip()
-        except OSError:
-            pass
+    env = environment(args.device)
     with open(args.out, "w", encoding="utf-8") as handle:
         json.dump({"kind": "scan-lengths", "started": started, "environment": env, "command": " ".join(
             ["python", "scripts/probe_scan_lengths.py", *[a for a in __import__("sys").argv[1:]]]), "rows": rows},
