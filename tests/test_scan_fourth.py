@@ -70,7 +70,6 @@ def test_a_code_base_subclass_of_a_framework_layer_is_that_layer(tmp_path):
                 self.f = ScaledEmbedding(n, d, max_norm=1.0)
             def forward(self, i):
                 return self.a(i) + self.b(i) + self.c(i) + self.d(i) + self.e(i) + self.f(i)
-        net = Net(3, 4).cuda()
         """
     found = _scan(tmp_path, {"pkg/__init__.py": "", "pkg/layers.py": _LAYERS, "pkg/net.py": net})
     mine = {f.line: f for f in found if f.path.endswith("net.py") and f.record == "torch.embedding-backward"}
@@ -78,43 +77,3 @@ def test_a_code_base_subclass_of_a_framework_layer_is_that_layer(tmp_path):
     assert {f.level for f in mine.values()} == {"nondeterministic"}, found  # the record has no call conditions
     assert mine[15].facts.get("max_norm") == 1.0 and "max_norm" not in mine[14].facts, found  # its own __init__
     assert not [f for f in found if f.path.endswith("layers.py")], found  # defining a class constructs nothing
-
-
-_NNLM = """\
-    import torch
-    import torch.nn as nn
-    class NNLM(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.C = nn.Embedding(10, 4)
-            self.conv = nn.Conv2d(1, 2, 3)
-        def forward(self, x):
-            return self.conv(self.C(x).unsqueeze(1))
-    model = NNLM()
-    out = model(torch.tensor([[1, 2, 3]]))
-    out.sum().backward()
-    {more}
-    """
-
-
-def test_gpu_records_in_a_program_that_never_uses_a_gpu(tmp_path):
-    """graykode/nlp-tutorial (56 false alarms): PyTorch scripts that never move a tensor or module to a
-    GPU (no .cuda(), .to(device), device=, DataParallel, trainer) run on the CPU: a record of the GPU
-    only is `possible`, naming that condition. Any sign of a device, in the program or the code base,
-    or a package others install (setup.py), keeps the findings as they were."""
-    def levels(where, more="", extra=None):
-        found = _scan(tmp_path / where, {"nnlm.py": _NNLM.format(more=more), **(extra or {})}, "torch=2.11")
-        return {f.record: f for f in found if f.path.endswith("nnlm.py")}
-    quiet = levels("a")
-    assert {r: f.level for r, f in quiet.items()} == {"torch.cudnn-convolution": "possible",
-                                                    "torch.embedding-backward": "possible"}, quiet
-    assert all("this code never does" in " ".join(f.depends_on) for f in quiet.values()), quiet
-    assert levels("b", "out = out.to(torch.float64)")["torch.embedding-backward"].level == "possible"  # a dtype
-    for n, more in enumerate(("model.cuda()", "model.to(dev)", "x = torch.zeros(2, device=d)", "model = nn.DataParallel(model)")):
-        assert {f.level for f in levels(f"c{n}", more).values()} == {"nondeterministic"}, more
-    assert {f.level for f in levels("d", extra={"setup.py": "from setuptools import setup\nsetup()\n"}).values()} \
-        == {"nondeterministic"}
-    other = {"train.py": "import torch\nx = torch.ones(2).cuda()\n"}  # another program uses the GPU, not nnlm.py's
-    assert {f.level for f in levels("e", extra=other).values()} == {"possible"}
-    other = {"train.py": "import torch\nimport nnlm\nnnlm.model.cuda()\n"}  # ... and runs nnlm.py's code
-    assert {f.level for f in levels("f", extra=other).values()} == {"nondeterministic"}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import gc
 import os
-from collections.abc import Callable
 from typing import NamedTuple
 
 from kb.query import index
@@ -333,7 +332,6 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
-    host_only = _host_only(files, results, modules, runs)
     found: dict[tuple, lookup.Finding] = {}
     suppressed = 0
     unverified: set[tuple] = set()
@@ -355,13 +353,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 unverified.add((path, unit.place(call.line), call.col))
             keras_2 = legacy if keras2.applies(legacy, call.op, pin.version) else None
             version = keras_2.version if keras_2 is not None else pin.version
-            every_finding = lookup.findings(call, path, unit.place(call.line), framework, version, device, codes,
-                                            where, conditions, maybe, passes, backward, scan_rules)
-            if device == "gpu" and framework in _PLACED and every_finding and host_only(ids):
-                every_finding = _on_host(every_finding, lookup.findings(
-                    call, path, unit.place(call.line), framework, version, "cpu", codes, where, conditions, maybe,
-                    passes, backward, scan_rules))
-            for finding in every_finding:
+            for finding in lookup.findings(call, path, unit.place(call.line), framework, version, device, codes,
+                                           where, conditions, maybe, passes, backward, scan_rules):
                 if keras_2 is not None and version != pin.version:  # tf.keras is Keras 2 in this code base
                     finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {keras_2.why}; answered "
                                                       f"as in TensorFlow {version}, the newest release whose tf.keras is Keras 2)")
@@ -384,41 +377,6 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     return Report(len(files), ordered, suppressed, tuple(errors), chosen, applied,
                   tuple(recipe.recipes(list(ordered), idx["solutions"], idx["order"])), device, summaries,
                   tuple(f for f in every if f.note), len(unverified))
-
-
-# Frameworks whose tensors stay on the host unless the program moves them (TensorFlow and JAX place ops
-# on a GPU by themselves).
-_PLACED = frozenset({"pytorch", "torchvision"})
-HOST_ONLY = "only if the program moves tensors to a GPU: this code never does"
-_PACKAGED = ("setup.py", "pyproject.toml", "setup.cfg")
-
-
-def _host_only(files: list[sources.Found], results: list[tuple], modules: dict[str, resolve.Module],
-               runs: list[scope.Run]) -> Callable[[tuple[int, ...]], bool]:
-    """Whether the runs that reach a file (their ids; none: the file is reached by none) visibly never
-    place a tensor or module on a GPU: no file of the whole code base, or of each of those programs (an
-    entry point and what it imports, not code imported by no entry point), says anything of a device
-    (kb/scan/survey.py DEVICE). A package others install (a setup.py, pyproject.toml or setup.cfg among
-    the scanned files or folders) is never host only: its users move its models."""
-    roots = {os.path.dirname(f.path) for f in files} | {f.root for f in files}
-    if any(os.path.basename(f.path) in _PACKAGED for f in files) \
-            or any(os.path.isfile(os.path.join(r, name)) for r in roots for name in _PACKAGED):
-        return lambda ids: False
-    if any(module is None for _, _, module, _, _ in results):  # a file the scan cannot read may say anything
-        return lambda ids: False
-    if not any(m.layout.device for m in modules.values()):
-        return lambda ids: True
-    quiet = [r.why != scope.FALLBACK and not any(modules[p].layout.device for p in r.files if p in modules) for r in runs]
-    return lambda ids: bool(ids) and all(quiet[k] for k in ids)
-
-
-def _on_host(on_gpu: list[lookup.Finding], on_cpu: list[lookup.Finding]) -> list[lookup.Finding]:
-    """The findings of a call in a program that never moves a tensor to a GPU: those of records the
-    CPU does not share become `possible`, naming that condition."""
-    shared = {f.record for f in on_cpu}
-    return [f if f.record in shared or f.note else
-            f._replace(certain=False, depends_on=tuple(sorted({*f.depends_on, HOST_ONLY})), answer=f"{f.answer} ({HOST_ONLY})")
-            for f in on_gpu]
 
 
 def _answered_as(calls: list[resolve.Call], framework_of: dict[str, str], names: dict,

@@ -76,27 +76,6 @@ def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: lis
                 push(value)
 
 
-# Words (in lower case) that place, or may place, a PyTorch tensor or module on a GPU or another device,
-# or hand the model to something that does: `.cuda()`, `device=`, `torch.device`, `.to(x)` unless x is a
-# dtype, `cudnn`, a data-parallel wrapper, a trainer or accelerator, XLA, DeepSpeed. Any of them anywhere
-# (a comment too) keeps a file from counting as one that never uses a GPU.
-DEVICE = re.compile(r"cuda|cudnn|device|gpu|\.to\(|accelerat|trainer|dataparallel|lightning|deepspeed|xla_|_xla|xla\b"
-                    r"|(?:\b|_)[thn]pu\b|nvidia|['\"]mps")
-_DTYPE_ONLY = re.compile(r"\s*(?:dtype\s*=\s*[\w.]+|torch\.(?:float|double|half|bfloat16|int|long|short|bool|uint8|complex)"
-                         r"\d*|[\w.]*dtype)\s*[,)]")
-
-
-def places_on_device(text: str) -> bool:
-    """The text can place a tensor or module on a device (DEVICE): `.to(` counts unless its argument is
-    a dtype (`torch.float32`, `dtype=...`, a name ending in `dtype`)."""
-    lowered = text.lower()
-    for match in DEVICE.finditer(lowered):
-        if match.group() == ".to(" and _DTYPE_ONLY.match(lowered, match.end()):
-            continue
-        return True
-    return False
-
-
 # Words that start or run a backward pass (or hand training to a library that does). Every branch
 # starts with a literal, so that re skips ahead at C speed; the word boundaries the words need are
 # checked on each match (`\bgrad\(` as a branch would make every search try every position).
@@ -195,7 +174,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
     # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
-                   tuple((name, tuple(body)) for name, body in functions), trains(text), places_on_device(text))
+                   tuple((name, tuple(body)) for name, body in functions), trains(text))
     return Survey(found, classes, calls, defs, assigns)
 
 

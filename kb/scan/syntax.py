@@ -84,7 +84,6 @@ class Layout(NamedTuple):
     in_main: tuple[str, ...] = ()  # ... in the __main__ block
     functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
     backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
-    device: bool = True  # the text can place a tensor or module on a device (.cuda(), .to(x), device=, a trainer)
 
 
 class Module(NamedTuple):
