@@ -162,6 +162,8 @@ def _params(catalog: Catalog, sources: dict[str, Any]) -> dict[str, dict[str, tu
         for name in (*source["ops"], *source["aliases"]):
             if name in table:
                 out.setdefault(source["framework"], {})[name] = table[name]
+            elif name.startswith("tf.") and "tf.compat.v1." + name[3:] in table:  # TF 1's name: tf.compat.v1's in TF 2
+                out.setdefault(source["framework"], {})[name] = table["tf.compat.v1." + name[3:]]
     return {fw: dict(sorted(ops.items())) for fw, ops in sorted(out.items())}
 
 

@@ -46,23 +46,74 @@ def _roots(wanted: frozenset[str], watched: frozenset[str]) -> frozenset[str]:
     return found[2]
 
 
+def _base(node: ast.ClassDef) -> str:
+    """The class's first base as written (`nn.Embedding`, `ScaledEmbedding`), or ""."""
+    for base in node.bases:
+        parts: list[str] = []
+        item = base
+        while isinstance(item, ast.Attribute):
+            parts.append(item.attr)
+            item = item.value
+        if isinstance(item, ast.Name):
+            return ".".join([item.id, *reversed(parts)])
+    return ""
+
+
+def _own_signature(node: ast.ClassDef) -> bool:
+    """The class defines `__init__` (or `__new__`): its construction's arguments are its own, not its base's."""
+    return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name in ("__init__", "__new__")
+               for s in node.body)
+
+
+def _classes(classes: list[ast.ClassDef], resolved: dict[str, str],
+             own: frozenset[str] = frozenset()) -> tuple[tuple[str, str, str, bool], ...]:
+    return tuple((n.name, base, resolved.get(n.name, ""), n.name in own or _own_signature(n))
+                 for n in classes if (base := _base(n)))
+
+
+def _own_signatures(classes: list[ast.ClassDef], resolved: dict[str, str], given: frozenset[str]) -> frozenset[str]:
+    """The subclasses of KB classes here whose construction's arguments are not the KB class's: they, or a
+    class of the code base between them and it, define `__init__` (`given`: such names imported)."""
+    by_name = {n.name: n for n in classes}
+    out: set[str] = set()
+    for first in resolved:
+        name, seen = first, set()
+        while name in by_name and name not in seen:
+            seen.add(name)
+            if _own_signature(by_name[name]):
+                out.add(first)
+                break
+            name = _base(by_name[name])
+        else:
+            if name in given:
+                out.add(first)
+    return frozenset(out) | given
+
+
 def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
-            watched: frozenset[str], rules: CodeRules | None = None) -> Module:
+            watched: frozenset[str], rules: CodeRules | None = None,
+            imported: dict[str, tuple[str, bool]] | None = None) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text.
-    `rules`: the code rules (kb/scan/resolvers.py) each op's records name (default: the index's)."""
+    `rules`: the code rules (kb/scan/resolvers.py) each op's records name (default: the index's).
+    `imported`: names this module imports that are another file's subclasses of a KB class
+    (local name -> (the KB name, the subclass's signature is its own)), as kb/scan/run.py finds them."""
     tree = ast.parse(text, filename=filename)
     found = survey(tree, text)
-    if not any(marker in text for marker in MARKERS):
-        return Module((), (), found.layout)
+    if not imported and not any(marker in text for marker in MARKERS):
+        return Module((), (), found.layout, _classes(found.classes, {}))
     aliases = aliases_of(tree)
+    for name, (op, _) in (imported or {}).items():
+        aliases[name] = op
     if "import *" in text:
         bound = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         for name, op in star_aliases(tree, wanted).items():
             if name not in bound:
                 aliases.setdefault(name, op)
-    for name, base in subclasses(found.classes, aliases, wanted).items():
+    resolved = subclasses(found.classes, aliases, wanted)
+    for name, base in resolved.items():
         aliases.setdefault(name, base)
+    own = _own_signatures(found.classes, resolved, frozenset(n for n, (_, mine) in (imported or {}).items() if mine))
     for name, op in value_aliases(found, aliases, wanted).items():
         aliases.setdefault(name, op)
     owners = frozenset(v.split(".")[0] for v in aliases.values()) & frozenset(METHOD_OWNERS)
@@ -84,7 +135,10 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
         visitor.classes = {node.name: node for node in found.classes}
     visitor.hits = hit_lines(text, aliases, method_names(methods, owners), _roots(wanted, watched))
     visitor.statements(tree.body)
-    return Module(tuple(visitor.calls), tuple(visitor.settings), found.layout)
+    calls = visitor.calls
+    if own:  # a subclass that takes its own arguments: what they mean for the KB class is unknown
+        calls = [c._replace(args=(), kwargs=(), star=True) if c.text.split("(", 1)[0] in own else c for c in calls]
+    return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own))
 
 
 __all__ = ["Call", "Layout", "METHOD_OWNERS", "Module", "Setting", "Survey", "Unknown", "aliases_of", "analyse",

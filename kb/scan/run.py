@@ -129,8 +129,9 @@ def _serial(files: list[sources.Found]) -> list[tuple]:
             gc.enable()
 
 
-def _one(found: sources.Found) -> tuple:
+def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = None) -> tuple:
     """(path, unit cells, Module | None, [FileError], suppressions) for one file; runs in a worker.
+    `imported`: the other files' subclasses of KB classes it imports (resolve.analyse).
 
     A notebook cell that does not parse is reported and blanked, and the other cells are
     scanned, as Jupyter runs the cells that work."""
@@ -146,7 +147,7 @@ def _one(found: sources.Found) -> tuple:
     text = unit.text
     for attempt in range(2):
         try:
-            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules)
+            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules, imported)
         except (SyntaxError, UnicodeEncodeError) as exc:
             if attempt or not unit.cells:
                 lineno, offset, message = _where(exc)
@@ -215,6 +216,65 @@ def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dic
         return _serial(files)
 
 
+def _class_of(graph: scope.Graph, path: str, written: str,
+              known: dict[tuple[str, str], tuple[str, bool]]) -> tuple[str, bool] | None:
+    """The KB class (and whether the signature is the code base's own) of a class named `written`
+    (`X`, `mod.X`) in `path`: one of its own classes, or one it imports from a scanned file."""
+    head, _, name = written.rpartition(".")
+    if not head:
+        if (path, name) in known:
+            return known[(path, name)]
+        for local, module, level, attr in graph.modules[path].layout.bindings:
+            if local == name and attr is not None:
+                where = graph.resolve(path, module, level)
+                if where is not None and (where, attr) in known:
+                    return known[(where, attr)]
+        return None
+    for local, module, level, attr in graph.modules[path].layout.bindings:
+        if head == local or head.startswith(local + "."):
+            base = (f"{module}.{attr}" if module else attr) if attr is not None else module
+            where = graph.resolve(path, base + head[len(local):], level)
+            if where is not None and (where, name) in known:
+                return known[(where, name)]
+    return None
+
+
+def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -> list[tuple]:
+    """A class of the code base whose base is, directly or through other such classes in any of its
+    files, a KB class (`class ScaledEmbedding(nn.Embedding)` in layers.py): the files that import it are
+    read again with its name standing for the KB class, so constructing it is constructing the KB
+    class (its arguments unknown where a class of the chain defines `__init__`)."""
+    modules = {path: module for path, _, module, _, _ in results if module is not None}
+    known = {(path, name): (op, own) for path, m in modules.items() for name, _, op, own in m.classes if op}
+    if not known:
+        return results
+    graph = scope.Graph(modules)
+    grown = True
+    while grown:
+        grown = False
+        for path, module in modules.items():
+            for name, base, _, own in module.classes:
+                if (path, name) not in known:
+                    hit = _class_of(graph, path, base, known)
+                    if hit is not None:
+                        known[(path, name)] = (hit[0], own or hit[1])
+                        grown = True
+    by_path = {f.path: f for f in files}
+    out = list(results)
+    for k, (path, _, module, _, _) in enumerate(results):
+        if module is None:
+            continue
+        imported = {}
+        for local, source, level, attr in module.layout.bindings:
+            if attr is not None:
+                where = graph.resolve(path, source, level)
+                if where is not None and where != path and (where, attr) in known:
+                    imported[local] = known[(where, attr)]
+        if imported:
+            out[k] = _one(by_path[path], imported)
+    return out
+
+
 def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
     for line in range(call.line, call.end_line + 1):
         ids = table.get(line, frozenset())
@@ -231,7 +291,10 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     files = sources.discover(paths, exclude)
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
-    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), rules.code_rules(idx))
+    code_rules = rules.code_rules(idx)
+    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), code_rules)
+    _init((wanted, methods, code_rules), worker=False)
+    results = _subclasses_across_files(results, files)
 
     errors: list[FileError] = []
     used: set[str] = set()

@@ -90,6 +90,9 @@ class Module(NamedTuple):
     calls: tuple[Call, ...]
     settings: tuple[Setting, ...]
     layout: Layout = Layout()
+    # (name, base as written, KB op it resolves to here or "", its signature is its own): its classes that
+    # subclass another class, for another file's subclass or construction of them (kb/scan/run.py)
+    classes: tuple[tuple[str, str, str, bool], ...] = ()
 
 
 def canonical(dotted: str) -> str:

@@ -1,0 +1,79 @@
+"""Causes found on the fourth frozen scan corpus (benchmarks/scan_frozen4/, docs/scan.md), each fixed
+at its cause: one fixture per cause, written from the shape of the code the corpus showed."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kb.scan import lookup, pins
+from kb.scan.run import scan
+
+
+def _scan(tmp_path: Path, files: dict[str, str], versions: str = "torch=2.11,tensorflow=2.20") -> list[lookup.Finding]:
+    for name, source in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(source), encoding="utf-8")
+    return list(scan([str(tmp_path)], given=pins.parse_versions(versions)).findings)
+
+
+def test_tf1_names_of_random_ops_and_softmax_xent(tmp_path):
+    """graykode/nlp-tutorial's TF 1 scripts: `tf.random_normal`, `tf.truncated_normal`, `tf.random_uniform`
+    (TF 1's names of tf.random.*, tf.compat.v1 in TF 2) draw from the unseeded generator unless a seed is
+    given, by keyword or position; `tf.nn.softmax_cross_entropy_with_logits_v2` is the fused kernel."""
+    found = _scan(tmp_path, {"nnlm.py": """\
+        import tensorflow as tf
+        W = tf.Variable(tf.random_normal([3, 4]))
+        V = tf.Variable(tf.random_normal([3, 4], seed=1))
+        U = tf.truncated_normal([2, 2])
+        T = tf.random_uniform([2], 0, 1, tf.float32, 3)
+        cost = tf.reduce_mean(tf.nn.softmax_cross_entropy_with_logits_v2(logits=W, labels=V))
+        """})
+    assert [(f.line, f.record, f.level) for f in found] == [
+        (2, "tf.random-seeds", "nondeterministic"), (4, "tf.random-seeds", "nondeterministic"),
+        (6, "tf.fused-softmax-xent", "nondeterministic")], found
+
+
+_LAYERS = """\
+    import torch.nn as nn
+    class ScaledEmbedding(nn.Embedding):
+        def reset_parameters(self):
+            self.weight.data.normal_(0, 1.0 / self.embedding_dim)
+    class ZeroEmbedding(ScaledEmbedding):
+        pass
+    class OwnArguments(nn.Embedding):
+        def __init__(self, n, max_norm=None):
+            super().__init__(n, 8, max_norm=max_norm)
+    """
+
+
+def test_a_code_base_subclass_of_a_framework_layer_is_that_layer(tmp_path):
+    """maciejkula/spotlight (18 misses): `class ScaledEmbedding(nn.Embedding)` in spotlight/layers.py,
+    constructed in other files of the code base (imported by name, or through its module), directly or
+    through another of its subclasses, is a construction of nn.Embedding (RULES C2.3): its records apply,
+    its arguments read by nn.Embedding's signature unless a class of the chain defines `__init__`."""
+    net = """\
+        import torch
+        import torch.nn as nn
+        from pkg import layers
+        from pkg.layers import ScaledEmbedding, ZeroEmbedding, OwnArguments
+        class Biased(ZeroEmbedding):
+            pass
+        class Net(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.a = ScaledEmbedding(n, d)
+                self.b = ZeroEmbedding(n, 1)
+                self.c = layers.ScaledEmbedding(n, d)  # through its module: not followed
+                self.d = Biased(n, 1)
+                self.e = OwnArguments(n, max_norm=2.0)
+                self.f = ScaledEmbedding(n, d, max_norm=1.0)
+            def forward(self, i):
+                return self.a(i) + self.b(i) + self.c(i) + self.d(i) + self.e(i) + self.f(i)
+        """
+    found = _scan(tmp_path, {"pkg/__init__.py": "", "pkg/layers.py": _LAYERS, "pkg/net.py": net})
+    mine = {f.line: f for f in found if f.path.endswith("net.py") and f.record == "torch.embedding-backward"}
+    assert sorted(mine) == [10, 11, 13, 14, 15], found
+    assert {f.level for f in mine.values()} == {"nondeterministic"}, found  # the record has no call conditions
+    assert mine[15].facts.get("max_norm") == 1.0 and "max_norm" not in mine[14].facts, found  # its own __init__
+    assert not [f for f in found if f.path.endswith("layers.py")], found  # defining a class constructs nothing
