@@ -674,7 +674,10 @@ class Worker:
 
     def module_dtype(self, unit, info, pub, variant, dtype, dname, ties) -> None:
         torch = self.torch
-        inputs = info.module_inputs_func(info, device=self.device, dtype=dtype, requires_grad=True, training=True)
+        # requires_grad only where autograd takes the dtype: module_db's builders raise ValueError for an
+        # integer or bool dtype with requires_grad=True (every module's int and bool case on 2026-11-28)
+        grad = dtype.is_floating_point or dtype.is_complex
+        inputs = info.module_inputs_func(info, device=self.device, dtype=dtype, requires_grad=grad, training=True)
         inputs = [mi for mi in inputs if mi.forward_input is not None][:6]
         last = None
         for mi in sorted(inputs, key=lambda mi: sum(t.numel() for t in self.tensors_in((mi.forward_input.args, mi.forward_input.kwargs))), reverse=True):
@@ -682,7 +685,12 @@ class Worker:
             for size in ("tile-0", "none"):
                 try:
                     torch.manual_seed(0)
-                    m = info.module_cls(*ca, **ck).to(self.device, dtype)
+                    m = info.module_cls(*ca, **ck)
+                    # a module without parameters or buffers (pads, activations) takes an integer or bool
+                    # input as it is; one with them is cast, and nn.Module.to's own error for a
+                    # non-float dtype is the case's message
+                    holds = grad or any(True for _ in m.parameters()) or any(True for _ in m.buffers())
+                    m = m.to(self.device, dtype) if holds else m.to(self.device)
                     m.train()
                     parts = (list(mi.forward_input.args), (), dict(mi.forward_input.kwargs))
                     if size != "none":
