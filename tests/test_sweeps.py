@@ -311,7 +311,7 @@ def test_a_case_reviewed_as_misstated_is_not_an_undocumented_source(tmp_path: Pa
 def test_a_withdrawn_records_reviewed_cases_are_neither_a_source_nor_seen(tmp_path: Path) -> None:
     """A record withdrawn because its sweep cases broke the op's contract (lu_solve given 0/1 pivots) keeps
     those cases in verify.reviewed: KB021 stops flagging them and the index stops answering from them."""
-    withdrawn = HEAD + f"""\
+    withdrawn = HEAD + """\
 id: torch.undocumented-sample
 framework: pytorch
 title: a source that was not one
