@@ -33,6 +33,12 @@ TIES = re.compile(r"(max|min|sort|topk|kthvalue|median|mode|pool|unique|argm|cum
 # Scans: one long 1-D scan (4M elements along the scanned dim), as a user's sampler or loss has it;
 # tiling a 3-D sample gives many short scans of ~100 elements, which one block covers.
 SCAN = re.compile(r"^(cum|logcumsumexp)")
+# Ops with an input whose values must keep a contract (pivots in 1..n, probabilities in [0, 1], sorted
+# offsets): the enlargement breaks it (integers to 0/1, values times 2^k, offsets repeated) and on the
+# GPU the op's device-side assert or illegal access ends the worker's CUDA context for every later case
+# (lu_solve, lu_unpack, ldl_solve, bernoulli, binary_cross_entropy, embedding_bag on 2026-11-28). Their
+# samples run as op_db/module_db builds them ("as sampled", inputs.enlarged "none").
+CONTRACT = re.compile(r"(lu_solve|lu_unpack|ldl_solve|bernoulli|binary_cross_entropy$|BCELoss$|embedding_bag|EmbeddingBag)")
 LONG = 4_000_000
 MAX_SAMPLES = 24
 MAX_ATTEMPTS = 8
@@ -295,6 +301,19 @@ class Worker:
 
         def grow(t):
             new = t.detach()
+            if new.layout != torch.strided:  # a sparse argument (sampled_addmm's CSR): repeat is unsupported
+                return new
+            # the enlarged size first: repeating past it raises a storage overflow or allocates
+            # hundreds of GiB before the check below (as_strided_scatter, broadcast_tensors,
+            # expand_as, column_stack, addmv on 2026-11-28)
+            if reps_all and new.ndim >= 1:
+                grown = new.numel() * reps_all ** sum(1 for s in new.shape if s > 1)
+            elif f0 > 1 and new.ndim >= 1 and new.shape[0] == d0:
+                grown = new.numel() * f0
+            else:
+                grown = new.numel()
+            if grown > 16 * target:
+                raise OverflowError("too large")
             if reps_all and new.ndim >= 1 and new.numel() > 0:
                 new = new.repeat([reps_all if s > 1 else 1 for s in new.shape])
             elif f0 > 1 and new.ndim >= 1 and new.shape[0] == d0:
@@ -435,6 +454,8 @@ class Worker:
             parts = (s.input, tuple(s.args), dict(s.kwargs))
             sizes = ((("long-1d", True), ("long-1d", False)) if SCAN.match(op.name) else ()) + (("tile-all", True), ("tile-all", False), ("tile-0", True), ("tile-0", False),
                                  ("none", True), ("none", False))
+            if CONTRACT.search(op.name):
+                sizes = (("none", False),)
             for size, values in sizes:
                 if attempts >= MAX_ATTEMPTS and size != "none":
                     continue
@@ -448,6 +469,10 @@ class Worker:
                     self.sync()
                     if not self.flat(out):
                         raise ValueError("no tensor output")
+                    if sum(o.numel() for o in self.flat(out)) > 64 * target:
+                        # a broadcast view of enlarged inputs (broadcast_tensors on 2026-11-28: 3.3M x 1.3M
+                        # x 2M): any later copy of it overflows
+                        raise OverflowError("output of the enlarged inputs too large")
                     return new, self.call_facts(op.name, new, size, values, ties), out
                 except Exception as exc:
                     last = exc
@@ -674,15 +699,23 @@ class Worker:
 
     def module_dtype(self, unit, info, pub, variant, dtype, dname, ties) -> None:
         torch = self.torch
-        inputs = info.module_inputs_func(info, device=self.device, dtype=dtype, requires_grad=True, training=True)
+        # requires_grad only where autograd takes the dtype: module_db's builders raise ValueError for an
+        # integer or bool dtype with requires_grad=True (every module's int and bool case on 2026-11-28)
+        grad = dtype.is_floating_point or dtype.is_complex
+        inputs = info.module_inputs_func(info, device=self.device, dtype=dtype, requires_grad=grad, training=True)
         inputs = [mi for mi in inputs if mi.forward_input is not None][:6]
         last = None
         for mi in sorted(inputs, key=lambda mi: sum(t.numel() for t in self.tensors_in((mi.forward_input.args, mi.forward_input.kwargs))), reverse=True):
             ca, ck = mi.constructor_input.args, mi.constructor_input.kwargs
-            for size in ("tile-0", "none"):
+            for size in (("none",) if CONTRACT.search(pub) else ("tile-0", "none")):
                 try:
                     torch.manual_seed(0)
-                    m = info.module_cls(*ca, **ck).to(self.device, dtype)
+                    m = info.module_cls(*ca, **ck)
+                    # a module without parameters or buffers (pads, activations) takes an integer or bool
+                    # input as it is; one with them is cast, and nn.Module.to's own error for a
+                    # non-float dtype is the case's message
+                    holds = grad or any(True for _ in m.parameters()) or any(True for _ in m.buffers())
+                    m = m.to(self.device, dtype) if holds else m.to(self.device)
                     m.train()
                     parts = (list(mi.forward_input.args), (), dict(mi.forward_input.kwargs))
                     if size != "none":
