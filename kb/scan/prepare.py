@@ -15,7 +15,7 @@ import stat
 
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
-from kb.scan.syntax import NOT_LITERAL, Function, dotted_name, plain_literal, public_name
+from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, plain_literal, public_name
 
 _LOCAL_MODULES: dict[str, dict | None] = {}
 
@@ -59,17 +59,14 @@ def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -
     found: dict[str, str] = {}
     for node in classes:
         for base in node.bases:
-            parts: list[str] = []
-            item = base
-            while isinstance(item, ast.Attribute):
-                parts.append(item.attr)
-                item = item.value
-            if not isinstance(item, ast.Name):
+            written = called(base)
+            if written is None:
                 continue
-            root = aliases.get(item.id) or found.get(item.id)
+            first, _, rest = written.partition(".")
+            root = aliases.get(first) or found.get(first)
             if root is None:
                 continue
-            name = ".".join([root, *reversed(parts)])
+            name = f"{root}.{rest}" if rest else root
             name = name if name in wanted else public_name(name, wanted)
             if name in wanted:
                 found[node.name] = name

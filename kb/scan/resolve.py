@@ -17,7 +17,7 @@ from kb.scan.prepare import (
 )
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
-    Call, Layout, Module, Setting, Unknown, aliases_of, canonical, literal, public_name, star_aliases,
+    Call, Layout, Module, Setting, Unknown, aliases_of, called, canonical, literal, public_name, star_aliases,
 )
 from kb.scan.visitor import Visitor
 
@@ -49,13 +49,9 @@ def _roots(wanted: frozenset[str], watched: frozenset[str]) -> frozenset[str]:
 def _base(node: ast.ClassDef) -> str:
     """The class's first base as written (`nn.Embedding`, `ScaledEmbedding`), or ""."""
     for base in node.bases:
-        parts: list[str] = []
-        item = base
-        while isinstance(item, ast.Attribute):
-            parts.append(item.attr)
-            item = item.value
-        if isinstance(item, ast.Name):
-            return ".".join([item.id, *reversed(parts)])
+        name = called(base)
+        if name is not None:
+            return name
     return ""
 
 
