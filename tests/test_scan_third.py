@@ -6,15 +6,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from kb.scan import lookup, pins
-from kb.scan.run import scan
+from kb.scan import lookup
+from scan_files import scan_files
 
 
 def _scan(tmp_path: Path, files: dict[str, str], versions: str = "tensorflow=2.20") -> list[lookup.Finding]:
-    for name, source in files.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(textwrap.dedent(source), encoding="utf-8")
-    return list(scan([str(tmp_path)], given=pins.parse_versions(versions)).findings)
+    return scan_files(tmp_path, files, versions)
 
 
 _UNET = textwrap.dedent("""\
