@@ -15,7 +15,7 @@ import builtins
 
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
-    NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, plain_literal, public_name, self_attribute,
+    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, plain_literal, public_name, self_attribute,
     statements_in, text_of,
 )
 
@@ -25,9 +25,7 @@ _TORCH_NOT_TENSOR = frozenset({"load", "device", "no_grad", "manual_seed", "set_
 _TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool",
                              "clone", "detach", "contiguous", "view", "reshape", "flatten", "squeeze", "unsqueeze",
                              "permute", "transpose", "requires_grad_"})
-# Libraries whose objects are visibly not a framework's (a receiver made by them is not a tensor), and the
-# methods that turn a tensor into a Python or NumPy value.
-_NOT_FRAMEWORK = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re"})
+# The methods that turn a tensor into a Python or NumPy value.
 _TO_HOST = frozenset({"numpy", "to_numpy", "tolist", "item"})
 _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
@@ -240,7 +238,7 @@ class Context:
                 if parts[0] == "torch" and ((len(parts) == 2 and parts[1][:1].islower() and parts[1] not in _TORCH_NOT_TENSOR)
                                             or name.startswith("torch.nn.functional.")):
                     return "torch.Tensor"
-                if parts[0] in _NOT_FRAMEWORK and len(parts) == 2 and parts[1][:1].islower():
+                if parts[0] in NOT_FRAMEWORK and len(parts) == 2 and parts[1][:1].islower():
                     return parts[0]  # np.zeros(...), pd.read_csv(...): another library's object
                 return None
             if isinstance(node.func, ast.Attribute):

@@ -9,15 +9,15 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
-from kb.scan.syntax import literal, self_attribute, statements_in
+from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
 
 # What decides whether a call's input requires a gradient (grad_free): torch calls that make one
 # whatever their arguments, the torch classes whose result needs none when their arguments need none,
 # methods whose arguments only place or shape the receiver, what makes a Python or NumPy value of a
 # tensor, builtins that keep their arguments' need, attributes that are no tensor, and what a module
 # instance may be asked for without running it.
-# libraries whose calls make no torch tensor
-_NO_TENSOR = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re", "math"})
+# libraries whose calls make no torch tensor: the scan's non-framework libraries, and math
+_NO_TENSOR = NOT_FRAMEWORK | {"math"}
 _GRAD_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.autograd.Variable"})
 _GRAD_FREE_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "torch.Generator",
                                 "torch.device", "torch.Size"})

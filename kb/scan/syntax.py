@@ -102,6 +102,9 @@ def canonical(dotted: str) -> str:
     return dotted
 
 
+# Libraries whose objects are visibly not a framework's: a receiver or value made by them is no tensor
+# (the visitor's receiver types and the gradient data flow both read it).
+NOT_FRAMEWORK = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re"})
 NOT_LITERAL = object()
 
 
