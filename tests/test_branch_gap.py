@@ -183,3 +183,19 @@ def test_the_new_branch_units_run_on_the_cpu() -> None:
                 pass
         assert specs and ran >= least * len(specs), f"{key}: {ran} of {len(specs)} ran"
         assert all("inputs.collide" in s.call for s in specs)
+
+
+def test_an_uninitialised_output_reason_is_a_word_and_names_its_doc_line(tmp_path: Path) -> None:
+    """torch.empty and its kin return uninitialised memory: `uninitialised-output` is accepted with the
+    release's file:line that says so, refused without one."""
+    inv = _inv("pytorch", [{"op": "torch.empty", "catalog": "empty|", "branches": [_branch("a")]}])
+    ok = sweepbranches.load_reasons(_reasons(tmp_path, """reasons:
+  - {op: torch.empty, branches: [a], unrunnable: uninitialised-output,
+     why: 'torch/_torch_docs.py:12213 (torch 2.11.0 wheel): Returns a tensor filled with uninitialized data.'}
+"""), inv)
+    assert ok == {"torch.empty|empty||a": ("uninitialised-output",
+                                           "torch/_torch_docs.py:12213 (torch 2.11.0 wheel): Returns a tensor filled with uninitialized data.")}
+    with pytest.raises(ValueError, match="names the release's file:line"):
+        sweepbranches.load_reasons(_reasons(tmp_path, """reasons:
+  - {op: torch.empty, branches: [a], unrunnable: uninitialised-output, why: 'its output is uninitialised memory, as documented'}
+"""), inv)

@@ -218,9 +218,13 @@ UNRUNNABLE = {
     "needs-other-hardware": "the branch needs hardware one H100 lacks (several GPUs, another architecture)",
     "raises-on-device": "a GPU sweep case of the call that reaches it raised, with a message saying the release does not "
                         "take this dtype, layout or call (why: names the sweep file under data/sweeps/ and quotes the message)",
+    "uninitialised-output": "the branch runs, but its output is uninitialised memory by the op's contract (torch.empty and "
+                            "its kin): two runs' bytes differ or agree by chance, so no bitwise comparison is evidence "
+                            "(why: names the release's documentation line that says so)",
 }
-"""Why a branch cannot run on the sweep's device (one H100, the release's CUDA wheel); `why:` says
-what was read, where. Time, budget or a missing unit is never one of these: such a branch is missing."""
+"""Why a branch cannot run on the sweep's device (one H100, the release's CUDA wheel), or, for
+`uninitialised-output`, why running it can give no evidence; `why:` says what was read, where. Time,
+budget or a missing unit is never one of these: such a branch is missing."""
 
 
 def reasons_path(inventory_path: Path | str) -> Path:
@@ -236,6 +240,8 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
     `unrunnable` (one of UNRUNNABLE) and `why` (what was read, file:line; for `raises-on-device`, the
     sweep file under data/sweeps/ whose case raised, which must exist next to the reasons file's
     data/ folder). ValueError names the file, the entry and the field."""
+    import re
+
     import yaml
 
     path = Path(path)
@@ -265,6 +271,8 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
             _fail(at, "why: says what was read and where (20 characters at least)")
         if r["unrunnable"] == "raises-on-device":
             _check_sweep_named(r["why"], path, at)
+        if r["unrunnable"] == "uninitialised-output" and not re.search(r"[\w/.-]+\.(py|yaml|h|cpp|cu):\d+", r["why"]):
+            _fail(at, "an uninitialised-output reason names the release's file:line that says the output is uninitialised")
         ops = [o for o in entries.get(str(r.get("op")), []) if "catalog" not in r or o.get("catalog") == r["catalog"]]
         if not ops:
             _fail(at, f"op {r.get('op')!r}" + (f" catalog {r['catalog']!r}" if "catalog" in r else "") + " is not in the inventory")
