@@ -199,3 +199,27 @@ def test_an_uninitialised_output_reason_is_a_word_and_names_its_doc_line(tmp_pat
         sweepbranches.load_reasons(_reasons(tmp_path, """reasons:
   - {op: torch.empty, branches: [a], unrunnable: uninitialised-output, why: 'its output is uninitialised memory, as documented'}
 """), inv)
+
+
+def test_a_padding_module_case_states_the_mode_its_class_fixes() -> None:
+    """ReplicationPad2d's forward is F.pad(input, self.padding, "replicate"): its module_db cases, which state
+    no mode, are evidence for F.pad's mode='replicate' branch and not for 'constant'; ZeroPad is constant. A
+    Conv2d case states F.pad's mode only when built with a padding_mode other than 'zeros'."""
+    inv = _inv("pytorch", [
+        {"op": "torch.nn.ReplicationPad2d", "catalog": "module:torch.nn.ReplicationPad2d|",
+         "branches": [_branch("rep", {"mode": "replicate"}, "value"), _branch("const", {"mode": "constant"}, "value")]},
+        {"op": "torch.nn.ZeroPad1d", "catalog": "module:torch.nn.ZeroPad1d|", "branches": [_branch("const", {"mode": "constant"}, "value")]},
+        {"op": "torch.nn.Conv2d", "catalog": "module:torch.nn.Conv2d|", "branches": [_branch("rep", {"mode": "replicate"}, "value")]},
+    ])
+    cases = [_case("torch.nn.ReplicationPad2d", "module:torch.nn.ReplicationPad2d|"),
+             _case("torch.nn.ZeroPad1d", "module:torch.nn.ZeroPad1d|"),
+             _case("torch.nn.Conv2d", "module:torch.nn.Conv2d|")]
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": cases}
+    per = {k.split("|", 1)[0] + ":" + k.rsplit("|", 1)[1]: bool(v)
+           for k, v in sweepbranches.coverage(inv, [data], ROOT)["per_branch"].items()}
+    assert per == {"torch.nn.ReplicationPad2d:rep": True, "torch.nn.ReplicationPad2d:const": False,
+                   "torch.nn.ZeroPad1d:const": True, "torch.nn.Conv2d:rep": False}
+    built = _case("torch.nn.Conv2d", "module:torch.nn.Conv2d|", call={"ctor.padding_mode": "replicate"})
+    data["cases"] = [built]
+    assert any(sweepbranches.coverage(inv, [data], ROOT)["per_branch"].values())
+    assert sweepbranches.module_facts("torch.nn.Conv2d", {"padding_mode": "zeros"}) == {"padding_mode": "zeros"}

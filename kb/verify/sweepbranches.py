@@ -138,6 +138,32 @@ def states(when: dict, call: dict) -> bool:
     return True
 
 
+PAD_MODES = {"torch.nn.ReflectionPad": "reflect", "torch.nn.ReplicationPad": "replicate", "torch.nn.CircularPad": "circular",
+             "torch.nn.ConstantPad": "constant", "torch.nn.ZeroPad": "constant"}
+"""The F.pad mode a padding module's class fixes: its forward is `return F.pad(input, self.padding, "<mode>")`
+(torch/nn/modules/padding.py lines 42, 221, 377, 541 of the torch 2.11.0 wheel; ZeroPad subclasses ConstantPad)."""
+CONV_MODULE = ("torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.nn.LazyConv1d", "torch.nn.LazyConv2d",
+               "torch.nn.LazyConv3d")
+"""Convolution modules whose _conv_forward calls `F.pad(input, ..., mode=self.padding_mode)` when padding_mode is
+not 'zeros' (torch/nn/modules/conv.py lines 357-360, 535-538, 705-708 of the torch 2.11.0 wheel)."""
+
+
+def module_facts(op: str, call: dict) -> dict:
+    """A module case's call with the facts its class or constructor fixes for the functional call its forward
+    makes: F.pad's `mode` for a padding module (from the class) and for a convolution module built with a
+    padding_mode other than 'zeros' (its constructor's `padding_mode`, which the sweep states as `ctor.padding_mode`;
+    'zeros' calls no F.pad, so no mode). A fact the
+    case states itself is kept."""
+    if "mode" in call:
+        return call
+    for prefix, mode in PAD_MODES.items():
+        if op.startswith(prefix) and op[len(prefix):] in ("1d", "2d", "3d"):
+            return dict(call, mode=mode)
+    if op in CONV_MODULE and call.get("padding_mode", "zeros") != "zeros":
+        return dict(call, mode=call["padding_mode"])
+    return call
+
+
 class Cases:
     """A framework's sweep cases by the names an inventory entry is looked up under (`cases_for`)."""
 
@@ -161,6 +187,7 @@ class Cases:
                     params[op] = (own, sweepfile.defaults_for(data["framework"], op, own, root))
                 # the call as it ran: a parameter the case left out took the op's default (docs/calls.md)
                 call = sweepfile.with_defaults(sweepfile.case_call(case, data["suite"], params[op][0]), params[op][1])
+                call = module_facts(op, call)
                 self.by_op.setdefault(_key(op), []).append((case, call))
                 if op != case["op"]:
                     self.by_unit.setdefault(_key(case["op"]), []).append((case, call))
