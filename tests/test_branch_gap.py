@@ -223,3 +223,25 @@ def test_a_padding_module_case_states_the_mode_its_class_fixes() -> None:
     data["cases"] = [built]
     assert any(sweepbranches.coverage(inv, [data], ROOT)["per_branch"].values())
     assert sweepbranches.module_facts("torch.nn.Conv2d", {"padding_mode": "zeros"}) == {"padding_mode": "zeros"}
+
+
+def test_a_python_complex_output_is_compared() -> None:
+    """Tensor.item() of a complex tensor returns a Python complex: the worker compares it as a tensor (on
+    2026-11-28 every complex item case raised `no tensor output`)."""
+    torch = pytest.importorskip("torch")
+    from verifiers.sweep.torch_worker import Worker
+
+    fake = SimpleNamespace(torch=torch)
+    got = Worker.flat(fake, torch.tensor(1 + 2j, dtype=torch.complex64).item())  # type: ignore[arg-type]
+    assert len(got) == 1 and got[0].is_complex()
+
+
+def test_an_embedding_module_case_states_its_weight_dtype() -> None:
+    """nn.Embedding's forward input is int64 indices; its dtype branches (from F.embedding's op_db entry, whose
+    input is the weight, and from module_db) are the weight's, which is the case's own dtype."""
+    inv = _inv("pytorch", [{"op": "torch.nn.Embedding", "catalog": "module:torch.nn.Embedding|", "branches": [
+        _branch("f16", {"input.dtype": "float16"}, "dtype"), _branch("f64", {"input.dtype": "float64"}, "dtype")]}])
+    case = dict(_case("torch.nn.Embedding", "module:torch.nn.Embedding|", call={"input.dtype": "int64"}), dtype="float16")
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [case]}
+    per = sweepbranches.coverage(inv, [data], ROOT)["per_branch"]
+    assert {k.rsplit("|", 1)[1]: bool(v) for k, v in per.items()} == {"f16": True, "f64": False}

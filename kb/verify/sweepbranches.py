@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kb.calls import FACTS, arg_fact, check_arg_fact, value_holds
+from kb.calls import DTYPES, FACTS, arg_fact, check_arg_fact, value_holds
 
 KINDS = ("layout", "python", "backward", "dtype", "value", "library", "rank", "memory_format", "switch", "lowering")
 """What selects a branch: a dispatch key (layout), a Python `if` (python), a gradient formula
@@ -148,12 +148,21 @@ CONV_MODULE = ("torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.n
 not 'zeros' (torch/nn/modules/conv.py lines 357-360, 535-538, 705-708 of the torch 2.11.0 wheel)."""
 
 
-def module_facts(op: str, call: dict) -> dict:
+WEIGHT_DTYPE = ("torch.nn.Embedding",)
+"""Modules whose forward input is an index tensor and whose dtype branches are their weight's: nn.Embedding's come
+from op_db's nn.functional.embedding entry (via `return F.embedding(` at torch/nn/modules/sparse.py:189 of the 2.11.0
+wheel), whose cases take the weight as their input (input.dtype bfloat16, args[0] int64 indices), and from module_db's
+dtypes, which are the module's parameter dtype."""
+
+
+def module_facts(op: str, call: dict, dtype: str | None = None) -> dict:
     """A module case's call with the facts its class or constructor fixes for the functional call its forward
     makes: F.pad's `mode` for a padding module (from the class) and for a convolution module built with a
     padding_mode other than 'zeros' (its constructor's `padding_mode`, which the sweep states as `ctor.padding_mode`;
-    'zeros' calls no F.pad, so no mode). A fact the
-    case states itself is kept."""
+    'zeros' calls no F.pad, so no mode), and for nn.Embedding (WEIGHT_DTYPE) the dtype its branches name: the
+    case's dtype, its weight's. A mode the case states itself is kept."""
+    if op in WEIGHT_DTYPE and isinstance(dtype, str) and dtype in DTYPES:
+        call = dict(call, **{"input.dtype": dtype})  # the module's dtype (its weight's), the case's own dtype
     if "mode" in call:
         return call
     for prefix, mode in PAD_MODES.items():
@@ -187,7 +196,7 @@ class Cases:
                     params[op] = (own, sweepfile.defaults_for(data["framework"], op, own, root))
                 # the call as it ran: a parameter the case left out took the op's default (docs/calls.md)
                 call = sweepfile.with_defaults(sweepfile.case_call(case, data["suite"], params[op][0]), params[op][1])
-                call = module_facts(op, call)
+                call = module_facts(op, call, case.get("dtype"))
                 self.by_op.setdefault(_key(op), []).append((case, call))
                 if op != case["op"]:
                     self.by_unit.setdefault(_key(case["op"]), []).append((case, call))

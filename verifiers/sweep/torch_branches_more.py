@@ -84,6 +84,12 @@ def sparse_layouts(torch, dev, dt, scale, tags=("coo", "csr")):
         add("torch.cat", tag, lambda a=a: torch.cat([a, a]), a, dim=0)
         add("torch.Tensor.resize_", tag, lambda a=a: a.detach().clone().resize_(256, 256), a)
         add("torch.empty_like", tag, lambda a=a: torch.empty_like(a).zero_(), a, variant="then zero_")
+        if tag == "coo":  # an empty COO tensor has nnz=0: no uninitialised values (CSR's crow_indices are: no case)
+            add("torch.empty", tag, lambda a=a: torch.empty(a.shape, layout=torch.sparse_coo, device=a.device, dtype=a.dtype), a)
+        add("torch.zeros", tag, lambda a=a: torch.zeros(a.shape, out=a.detach().clone()), a, variant="out=")
+        if tag == "csr":  # CSR reductions take keepdim=True only ("keepdim=False is unsupported" on 2026-11-28)
+            add("torch.masked.sum", tag, lambda a=a: torch.masked.sum(a, 1, keepdim=True), a, dim=1, keepdim=True,
+                variant="keepdim=True")
         _sparse_composites(torch, tag, a, ga, add)
     if "csr" in tags:  # a batch of CSR matrices (the same pattern in each, as batched CSR requires)
         csr3 = torch.stack([csr.to_dense()] * 2).to_sparse_csr()
@@ -113,6 +119,15 @@ def _sparse_composites(torch, tag, a, ga, add) -> None:
         add(f"torch.nn.{name}", tag, lambda mod=mod, ga=ga: mod(reduction="sum")(ga, ga.detach()), ga, [ga], reduction="sum")
     add("torch.nn.GaussianNLLLoss", tag, lambda ga=ga: nn.GaussianNLLLoss()(ga, ga.detach(), ga.detach()), ga, [ga])
     add("torch.nn.MultiheadAttention", tag, lambda a=a: nn.MultiheadAttention(256, 1).to(a.device, a.dtype)(a, a, a)[0], a)
+    if tag == "coo":
+        # the calls of F.l1_loss and F.mse_loss that do reach the sparse abs/pow and sum: reduction='sum' (op_db's 'mean'
+        # raised `Could not run 'aten::mean.dim' ... 'SparseCUDA'` on 2026-11-28) and mse_loss's weighted Python path
+        # (torch.pow, torch.sum: torch/nn/functional.py:3933-3946 of the 2.11.0 wheel; the unweighted one calls
+        # torch._C._nn.mse_loss, which has no SparseCUDA kernel)
+        add("torch.nn.functional.l1_loss", tag, lambda ga=ga: F.l1_loss(ga, ga.detach(), reduction="sum"), ga, [ga],
+            reduction="sum", variant="reduction=sum")
+        add("torch.nn.functional.mse_loss", tag, lambda ga=ga: F.mse_loss(ga, ga.detach(), reduction="sum", weight=ga.detach()),
+            ga, [ga], reduction="sum", variant="weighted")
 
 
 FFT = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
@@ -188,8 +203,9 @@ def values(torch, dev, dt, scale):
 
 
 def module_values(torch, dev, dt, scale):
-    """The loss modules with each `reduction` module_db's samples leave out, and dense calls of torch.addmv and
-    torch.sparse.mm (op_db's addmv samples ran out of memory at the sweep's scale; sparse.mm's are sparse)."""
+    """The loss modules with each `reduction` module_db's samples leave out, the convolution modules with
+    padding_mode='replicate', and dense calls of torch.addmv and torch.sparse.mm (op_db's addmv samples ran out of
+    memory at the sweep's scale; sparse.mm's are sparse)."""
     b = B(torch, dev, dt, scale)
     nn = torch.nn
     out = []
@@ -215,6 +231,22 @@ def module_values(torch, dev, dt, scale):
     m, v, bias = b.mixed(rows, 4096), b.mixed(4096), b.mixed(rows)
     out.append(Spec("torch.addmv", "torch.addmv|strided", lambda: torch.addmv(bias, m, v), [m, v, bias],
                     facts(torch, {"input": bias, "mat": m, "vec": v}, "4096-long dot products", 4096), m.numel()))
+    # a convolution module built with padding_mode='replicate' calls F.pad(..., mode='replicate') first
+    # (torch/nn/modules/conv.py:357-360, 535-538, 705-708 of the 2.11.0 wheel); module_db builds none
+    side = {1: b.n(65536, 256), 2: b.n(256, 16), 3: b.n(40, 6)}
+    for d in (1, 2, 3):
+        x = b.mixed(4, 8, *([side[d]] * d))
+        for lazy in ("", "Lazy"):
+            cls = getattr(nn, f"{lazy}Conv{d}d")
+            args = (8, 3) if lazy else (8, 8, 3)
+
+            def conv(cls=cls, args=args, x=x):
+                torch.manual_seed(0)
+                return cls(*args, padding=1, padding_mode="replicate").to(x.device, x.dtype)(x)
+
+            out.append(Spec(f"torch.nn.{lazy}Conv{d}d", f"torch.nn.{lazy}Conv{d}d|padding_mode=replicate", conv, [x],
+                            facts(torch, {"input": x}, f"each output sums 8 x 3^{d} products", 8 * 3 ** d,
+                                  padding_mode="replicate", padding=1), x.numel()))
     d1, d2 = b.mixed(rows, 1024), b.mixed(1024, 256)
     out.append(Spec("torch.sparse.mm", "torch.sparse.mm|strided", lambda: torch.sparse.mm(d1, d2), [d1, d2],
                     facts(torch, {"input": d1, "mat2": d2}, "1024-long dot products", 1024), d1.numel()))
