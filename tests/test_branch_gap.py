@@ -172,7 +172,7 @@ def test_the_new_branch_units_run_on_the_cpu() -> None:
     torch = pytest.importorskip("torch")
     from verifiers.sweep.torch_branches_more import UNITS
 
-    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6)):
+    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6), ("rest", 0.85)):
         specs = UNITS[key](torch, "cpu", torch.float32, 0.02)
         ran = 0
         for s in specs:
@@ -245,3 +245,12 @@ def test_an_embedding_module_case_states_its_weight_dtype() -> None:
     data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [case]}
     per = sweepbranches.coverage(inv, [data], ROOT)["per_branch"]
     assert {k.rsplit("|", 1)[1]: bool(v) for k, v in per.items()} == {"f16": True, "f64": False}
+
+
+def test_the_rest_unit_takes_exactly_the_sparse_cases_it_names() -> None:
+    """run_rest.sh runs the `rest` unit instead of sparse_coo and sparse_csr again: it holds each REST_SPARSE case once."""
+    torch = pytest.importorskip("torch")
+    from verifiers.sweep.torch_branches_more import REST_SPARSE, UNITS
+
+    specs = UNITS["rest"](torch, "cpu", torch.float32, 0.02)
+    assert sorted(s.branch for s in specs if s.branch in REST_SPARSE) == sorted(REST_SPARSE)
