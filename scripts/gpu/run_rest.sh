@@ -11,6 +11,7 @@
 #   1. the PyTorch branch unit `rest` (verifiers/sweep/torch_branches_more.py): the convolution modules with
 #      padding_mode='replicate', the sparse cases added after 03:29 (F.l1_loss with reduction='sum' and F.mse_loss's
 #      weighted path on COO, torch.empty and torch.zeros(out=) on COO, masked.sum(keepdim=True) on CSR),
+#      baddbmm and triangular_solve with a CSR input (the inventory's fact for their SparseCsrCUDA branch),
 #      torch.ops.aten._safe_softmax in float16, bfloat16, int64 and bool, nn.RNN in complex64 (tanh);
 #   2. the op_db and module_db units whose every case errored in earlier calls, for inputs the harness could not
 #      build then and builds now (binary_cross_entropy, BCELoss, bernoulli, lu_unpack, embedding_bag: a value

@@ -244,7 +244,7 @@ REST_SPARSE = ("torch.nn.functional.l1_loss|coo|reduction=sum", "torch.nn.functi
 def rest(torch, dev, dt, scale):
     """The calls that reach the branches still without evidence after 2026-11-28T03:29 (scripts/gpu/run_rest.sh):
     the convolution modules built with padding_mode='replicate' (module_db builds none), the sparse calls in
-    REST_SPARSE, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
+    REST_SPARSE, baddbmm and triangular_solve with a CSR input, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
     mask, so its input is float32: common_methods_invocations.py:4462-4470 of the 2.11.0 wheel), and nn.RNN in
     complex64 with the tanh cell (module_db's complex inputs all raised, the last `clamp is not supported for complex
     types`, which is the relu cell's)."""
@@ -267,6 +267,16 @@ def rest(torch, dev, dt, scale):
             out.append(Spec(f"torch.nn.{lazy}Conv{d}d", f"torch.nn.{lazy}Conv{d}d|padding_mode=replicate", conv, [x],
                             facts(torch, {"input": x}, f"each output sums 8 x 3^{d} products", 8 * 3 ** d,
                                   padding_mode="replicate", padding=1), x.numel()))
+    # baddbmm's and triangular_solve's SparseCsrCUDA branches as the inventory states them (input.layout=sparse_csr):
+    # a CSR `input` (baddbmm's self, triangular_solve's B), whose message says whether the release takes it
+    _, csr, _ = _sparse_inputs(torch, B(torch, dev, dt, scale), dev, dt, grad=False)
+    csr3 = torch.stack([csr.to_dense()] * 2).to_sparse_csr()
+    d3a, d3b = b.mixed(2, 256, 64, grad=False), b.mixed(2, 64, 256, grad=False)
+    out.append(Spec("torch.baddbmm", "torch.baddbmm|csr input", lambda: torch.baddbmm(csr3, d3a, d3b), [],
+                    facts(torch, {"input": csr3, "batch1": d3a, "batch2": d3b}, "64-long dot products", 64), csr3._nnz()))
+    tri = (torch.triu(b.mixed(256, 256, grad=False)) + 256 * torch.eye(256, device=dev, dtype=dt)).contiguous()
+    out.append(Spec("torch.triangular_solve", "torch.triangular_solve|csr input", lambda: torch.triangular_solve(csr, tri)[0], [],
+                    facts(torch, {"input": csr, "A": tri}, "256-long substitutions", 256), csr._nnz()))
     n = b.n(1 << 20, 4096)
     base = b.mixed(n // 256, 256, grad=False)
     for name, x in (("float16", base.half()), ("bfloat16", base.bfloat16()), ("int64", (base * 4).long()),
