@@ -134,8 +134,12 @@ def units(spec: str, targets: list | None = None) -> list[str]:
 
     pytorch-eager:G1,G2  op_db / module_db units with a dtype branch of group G (int, bool, complex,
                          float16, float64, bfloat16, float32) and no case in it (or cut by the budget)
-    jax:G1,G2            JAX catalog functions likewise (float16, float64 ...)
+    jax:G1,G2            JAX catalog functions likewise (float16, float64 ...); the word `backward` adds those with a
+                         gradient branch and no backward case (no-backward-case)
     jax-branches         JAX branch units (name|b:variant) with a branch that has no evidence
+    pytorch-eager:errors op_db / module_db units with a branch whose every case errored or was cut by the budget
+                         after some errored (inputs the harness could not build then: run again once it can), or
+                         whose dtype branch in float32 has no case (a unit whose worker died)
     """
     suite, _, groups = spec.partition(":")
     want = {g for g in groups.split(",") if g}
@@ -153,6 +157,18 @@ def units(spec: str, targets: list | None = None) -> list[str]:
                     out[cat] = None
                     if targets is not None:
                         targets.append(r)
+                continue
+            if "backward" in want and framework == "jax" and "|b:" not in cat and r["cause"] == "no-backward-case":
+                out[cat.split("|")[0]] = None
+                if targets is not None:
+                    targets.append(r)
+                continue
+            if "errors" in want and "|b:" not in cat and not cat.startswith("branch:") and (
+                    r["cause"] == "error" or (r["cause"] == "budget" and r["detail"] == "some cases errored")
+                    or (r["cause"] == "dtype-not-swept" and r["detail"] == "float32")):
+                out[cat] = None
+                if targets is not None:
+                    targets.append(r)
                 continue
             if "|b:" in cat or r["kind"] != "dtype" or _group(r["when"].get("input.dtype")) not in want:
                 continue

@@ -172,7 +172,7 @@ def test_the_new_branch_units_run_on_the_cpu() -> None:
     torch = pytest.importorskip("torch")
     from verifiers.sweep.torch_branches_more import UNITS
 
-    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6)):
+    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6), ("rest", 0.75)):
         specs = UNITS[key](torch, "cpu", torch.float32, 0.02)
         ran = 0
         for s in specs:
@@ -183,3 +183,74 @@ def test_the_new_branch_units_run_on_the_cpu() -> None:
                 pass
         assert specs and ran >= least * len(specs), f"{key}: {ran} of {len(specs)} ran"
         assert all("inputs.collide" in s.call for s in specs)
+
+
+def test_an_uninitialised_output_reason_is_a_word_and_names_its_doc_line(tmp_path: Path) -> None:
+    """torch.empty and its kin return uninitialised memory: `uninitialised-output` is accepted with the
+    release's file:line that says so, refused without one."""
+    inv = _inv("pytorch", [{"op": "torch.empty", "catalog": "empty|", "branches": [_branch("a")]}])
+    ok = sweepbranches.load_reasons(_reasons(tmp_path, """reasons:
+  - {op: torch.empty, branches: [a], unrunnable: uninitialised-output,
+     why: 'torch/_torch_docs.py:12213 (torch 2.11.0 wheel): Returns a tensor filled with uninitialized data.'}
+"""), inv)
+    assert ok == {"torch.empty|empty||a": ("uninitialised-output",
+                                           "torch/_torch_docs.py:12213 (torch 2.11.0 wheel): Returns a tensor filled with uninitialized data.")}
+    with pytest.raises(ValueError, match="names the release's file:line"):
+        sweepbranches.load_reasons(_reasons(tmp_path, """reasons:
+  - {op: torch.empty, branches: [a], unrunnable: uninitialised-output, why: 'its output is uninitialised memory, as documented'}
+"""), inv)
+
+
+def test_a_padding_module_case_states_the_mode_its_class_fixes() -> None:
+    """ReplicationPad2d's forward is F.pad(input, self.padding, "replicate"): its module_db cases, which state
+    no mode, are evidence for F.pad's mode='replicate' branch and not for 'constant'; ZeroPad is constant. A
+    Conv2d case states F.pad's mode only when built with a padding_mode other than 'zeros'."""
+    inv = _inv("pytorch", [
+        {"op": "torch.nn.ReplicationPad2d", "catalog": "module:torch.nn.ReplicationPad2d|",
+         "branches": [_branch("rep", {"mode": "replicate"}, "value"), _branch("const", {"mode": "constant"}, "value")]},
+        {"op": "torch.nn.ZeroPad1d", "catalog": "module:torch.nn.ZeroPad1d|", "branches": [_branch("const", {"mode": "constant"}, "value")]},
+        {"op": "torch.nn.Conv2d", "catalog": "module:torch.nn.Conv2d|", "branches": [_branch("rep", {"mode": "replicate"}, "value")]},
+    ])
+    cases = [_case("torch.nn.ReplicationPad2d", "module:torch.nn.ReplicationPad2d|"),
+             _case("torch.nn.ZeroPad1d", "module:torch.nn.ZeroPad1d|"),
+             _case("torch.nn.Conv2d", "module:torch.nn.Conv2d|")]
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": cases}
+    per = {k.split("|", 1)[0] + ":" + k.rsplit("|", 1)[1]: bool(v)
+           for k, v in sweepbranches.coverage(inv, [data], ROOT)["per_branch"].items()}
+    assert per == {"torch.nn.ReplicationPad2d:rep": True, "torch.nn.ReplicationPad2d:const": False,
+                   "torch.nn.ZeroPad1d:const": True, "torch.nn.Conv2d:rep": False}
+    built = _case("torch.nn.Conv2d", "module:torch.nn.Conv2d|", call={"ctor.padding_mode": "replicate"})
+    data["cases"] = [built]
+    assert any(sweepbranches.coverage(inv, [data], ROOT)["per_branch"].values())
+    assert sweepbranches.module_facts("torch.nn.Conv2d", {"padding_mode": "zeros"}) == {"padding_mode": "zeros"}
+
+
+def test_a_python_complex_output_is_compared() -> None:
+    """Tensor.item() of a complex tensor returns a Python complex: the worker compares it as a tensor (on
+    2026-11-28 every complex item case raised `no tensor output`)."""
+    torch = pytest.importorskip("torch")
+    from verifiers.sweep.torch_worker import Worker
+
+    fake = SimpleNamespace(torch=torch)
+    got = Worker.flat(fake, torch.tensor(1 + 2j, dtype=torch.complex64).item())  # type: ignore[arg-type]
+    assert len(got) == 1 and got[0].is_complex()
+
+
+def test_an_embedding_module_case_states_its_weight_dtype() -> None:
+    """nn.Embedding's forward input is int64 indices; its dtype branches (from F.embedding's op_db entry, whose
+    input is the weight, and from module_db) are the weight's, which is the case's own dtype."""
+    inv = _inv("pytorch", [{"op": "torch.nn.Embedding", "catalog": "module:torch.nn.Embedding|", "branches": [
+        _branch("f16", {"input.dtype": "float16"}, "dtype"), _branch("f64", {"input.dtype": "float64"}, "dtype")]}])
+    case = dict(_case("torch.nn.Embedding", "module:torch.nn.Embedding|", call={"input.dtype": "int64"}), dtype="float16")
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [case]}
+    per = sweepbranches.coverage(inv, [data], ROOT)["per_branch"]
+    assert {k.rsplit("|", 1)[1]: bool(v) for k, v in per.items()} == {"f16": True, "f64": False}
+
+
+def test_the_rest_unit_takes_exactly_the_sparse_cases_it_names() -> None:
+    """run_rest.sh runs the `rest` unit instead of sparse_coo and sparse_csr again: it holds each REST_SPARSE case once."""
+    torch = pytest.importorskip("torch")
+    from verifiers.sweep.torch_branches_more import REST_SPARSE, UNITS
+
+    specs = UNITS["rest"](torch, "cpu", torch.float32, 0.02)
+    assert sorted(s.branch for s in specs if s.branch in REST_SPARSE) == sorted(REST_SPARSE)

@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kb.calls import FACTS, arg_fact, check_arg_fact, value_holds
+from kb.calls import DTYPES, FACTS, arg_fact, check_arg_fact, value_holds
 
 KINDS = ("layout", "python", "backward", "dtype", "value", "library", "rank", "memory_format", "switch", "lowering")
 """What selects a branch: a dispatch key (layout), a Python `if` (python), a gradient formula
@@ -138,6 +138,41 @@ def states(when: dict, call: dict) -> bool:
     return True
 
 
+PAD_MODES = {"torch.nn.ReflectionPad": "reflect", "torch.nn.ReplicationPad": "replicate", "torch.nn.CircularPad": "circular",
+             "torch.nn.ConstantPad": "constant", "torch.nn.ZeroPad": "constant"}
+"""The F.pad mode a padding module's class fixes: its forward is `return F.pad(input, self.padding, "<mode>")`
+(torch/nn/modules/padding.py lines 42, 221, 377, 541 of the torch 2.11.0 wheel; ZeroPad subclasses ConstantPad)."""
+CONV_MODULE = ("torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d", "torch.nn.LazyConv1d", "torch.nn.LazyConv2d",
+               "torch.nn.LazyConv3d")
+"""Convolution modules whose _conv_forward calls `F.pad(input, ..., mode=self.padding_mode)` when padding_mode is
+not 'zeros' (torch/nn/modules/conv.py lines 357-360, 535-538, 705-708 of the torch 2.11.0 wheel)."""
+
+
+WEIGHT_DTYPE = ("torch.nn.Embedding",)
+"""Modules whose forward input is an index tensor and whose dtype branches are their weight's: nn.Embedding's come
+from op_db's nn.functional.embedding entry (via `return F.embedding(` at torch/nn/modules/sparse.py:189 of the 2.11.0
+wheel), whose cases take the weight as their input (input.dtype bfloat16, args[0] int64 indices), and from module_db's
+dtypes, which are the module's parameter dtype."""
+
+
+def module_facts(op: str, call: dict, dtype: str | None = None) -> dict:
+    """A module case's call with the facts its class or constructor fixes for the functional call its forward
+    makes: F.pad's `mode` for a padding module (from the class) and for a convolution module built with a
+    padding_mode other than 'zeros' (its constructor's `padding_mode`, which the sweep states as `ctor.padding_mode`;
+    'zeros' calls no F.pad, so no mode), and for nn.Embedding (WEIGHT_DTYPE) the dtype its branches name: the
+    case's dtype, its weight's. A mode the case states itself is kept."""
+    if op in WEIGHT_DTYPE and isinstance(dtype, str) and dtype in DTYPES:
+        call = dict(call, **{"input.dtype": dtype})  # the module's dtype (its weight's), the case's own dtype
+    if "mode" in call:
+        return call
+    for prefix, mode in PAD_MODES.items():
+        if op.startswith(prefix) and op[len(prefix):] in ("1d", "2d", "3d"):
+            return dict(call, mode=mode)
+    if op in CONV_MODULE and call.get("padding_mode", "zeros") != "zeros":
+        return dict(call, mode=call["padding_mode"])
+    return call
+
+
 class Cases:
     """A framework's sweep cases by the names an inventory entry is looked up under (`cases_for`)."""
 
@@ -161,6 +196,7 @@ class Cases:
                     params[op] = (own, sweepfile.defaults_for(data["framework"], op, own, root))
                 # the call as it ran: a parameter the case left out took the op's default (docs/calls.md)
                 call = sweepfile.with_defaults(sweepfile.case_call(case, data["suite"], params[op][0]), params[op][1])
+                call = module_facts(op, call, case.get("dtype"))
                 self.by_op.setdefault(_key(op), []).append((case, call))
                 if op != case["op"]:
                     self.by_unit.setdefault(_key(case["op"]), []).append((case, call))
@@ -218,9 +254,13 @@ UNRUNNABLE = {
     "needs-other-hardware": "the branch needs hardware one H100 lacks (several GPUs, another architecture)",
     "raises-on-device": "a GPU sweep case of the call that reaches it raised, with a message saying the release does not "
                         "take this dtype, layout or call (why: names the sweep file under data/sweeps/ and quotes the message)",
+    "uninitialised-output": "the branch runs, but its output is uninitialised memory by the op's contract (torch.empty and "
+                            "its kin): two runs' bytes differ or agree by chance, so no bitwise comparison is evidence "
+                            "(why: names the release's documentation line that says so)",
 }
-"""Why a branch cannot run on the sweep's device (one H100, the release's CUDA wheel); `why:` says
-what was read, where. Time, budget or a missing unit is never one of these: such a branch is missing."""
+"""Why a branch cannot run on the sweep's device (one H100, the release's CUDA wheel), or, for
+`uninitialised-output`, why running it can give no evidence; `why:` says what was read, where. Time,
+budget or a missing unit is never one of these: such a branch is missing."""
 
 
 def reasons_path(inventory_path: Path | str) -> Path:
@@ -236,6 +276,8 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
     `unrunnable` (one of UNRUNNABLE) and `why` (what was read, file:line; for `raises-on-device`, the
     sweep file under data/sweeps/ whose case raised, which must exist next to the reasons file's
     data/ folder). ValueError names the file, the entry and the field."""
+    import re
+
     import yaml
 
     path = Path(path)
@@ -265,6 +307,8 @@ def load_reasons(path: Path | str, inventory: dict) -> dict[str, tuple[str, str]
             _fail(at, "why: says what was read and where (20 characters at least)")
         if r["unrunnable"] == "raises-on-device":
             _check_sweep_named(r["why"], path, at)
+        if r["unrunnable"] == "uninitialised-output" and not re.search(r"[\w/.-]+\.(py|yaml|h|cpp|cu):\d+", r["why"]):
+            _fail(at, "an uninitialised-output reason names the release's file:line that says the output is uninitialised")
         ops = [o for o in entries.get(str(r.get("op")), []) if "catalog" not in r or o.get("catalog") == r["catalog"]]
         if not ops:
             _fail(at, f"op {r.get('op')!r}" + (f" catalog {r['catalog']!r}" if "catalog" in r else "") + " is not in the inventory")

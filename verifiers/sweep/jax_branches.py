@@ -259,19 +259,19 @@ def units(w) -> tuple[dict, dict]:
             def b11(dt, fn=fn, n=n):
                 return fn, [w.floats((n, n), dt, scale=False)], [], {"input.ndim": 2, "input.shape": [n, n],
                                                                        "inputs.collide": f"a {n}x{n} matrix (the library picks its algorithm by size)"}
-            add(f"{name}|b:n={n}", b11, (F32, F64))
+            add(f"{name}|b:n={n}", b11)  # every float: the inventory lists a float16 and a bfloat16 branch of each
     for name, fn in (("jax.numpy.fft.fft", lambda a: jnp.fft.fft(a).real), ("jax.numpy.fft.rfft2", lambda a: jnp.fft.rfft2(a).real),
                      ("jax.numpy.fft.irfft", lambda a: jnp.fft.irfft(a))):
         def b12(dt, fn=fn):
             return fn, [w.floats((1024, 1024), dt)], [], {"input.ndim": 2, "inputs.collide": "1024-point transforms"}
-        add(f"{name}|b:2d", b12, (F32, F64))
+        add(f"{name}|b:2d", b12)
     for pet in (None, "float32"):
         def b13(dt, pet=pet):
             a, bb = w.floats((2048, 4096), dt), w.floats((4096, 1024), dt)
             kw = {} if pet is None else {"preferred_element_type": jnp.float32}
             return (lambda x, y: jnp.matmul(x, y, **kw)), [a, bb], [], {"preferred_element_type": pet, "input.ndim": 2,
                                                                        "inputs.addends": 4096, "inputs.collide": "4096-long dot products"}
-        add(f"jax.numpy.matmul|b:preferred_element_type={pet}", b13, (BF16, F16, F32))
+        add(f"jax.numpy.matmul|b:preferred_element_type={pet}", b13)
     # --- functions whose catalog inputs (2M values) were too large: a small input --------------
     def diagflat(dt):
         return jnp.diagflat, [w.floats((2048,), dt)], [], {"input.ndim": 1, "inputs.collide": "a 2048x2048 result, one input per diagonal cell"}

@@ -84,6 +84,12 @@ def sparse_layouts(torch, dev, dt, scale, tags=("coo", "csr")):
         add("torch.cat", tag, lambda a=a: torch.cat([a, a]), a, dim=0)
         add("torch.Tensor.resize_", tag, lambda a=a: a.detach().clone().resize_(256, 256), a)
         add("torch.empty_like", tag, lambda a=a: torch.empty_like(a).zero_(), a, variant="then zero_")
+        if tag == "coo":  # an empty COO tensor has nnz=0: no uninitialised values (CSR's crow_indices are: no case)
+            add("torch.empty", tag, lambda a=a: torch.empty(a.shape, layout=torch.sparse_coo, device=a.device, dtype=a.dtype), a)
+        add("torch.zeros", tag, lambda a=a: torch.zeros(a.shape, out=a.detach().clone()), a, variant="out=")
+        if tag == "csr":  # CSR reductions take keepdim=True only ("keepdim=False is unsupported" on 2026-11-28)
+            add("torch.masked.sum", tag, lambda a=a: torch.masked.sum(a, 1, keepdim=True), a, dim=1, keepdim=True,
+                variant="keepdim=True")
         _sparse_composites(torch, tag, a, ga, add)
     if "csr" in tags:  # a batch of CSR matrices (the same pattern in each, as batched CSR requires)
         csr3 = torch.stack([csr.to_dense()] * 2).to_sparse_csr()
@@ -113,6 +119,15 @@ def _sparse_composites(torch, tag, a, ga, add) -> None:
         add(f"torch.nn.{name}", tag, lambda mod=mod, ga=ga: mod(reduction="sum")(ga, ga.detach()), ga, [ga], reduction="sum")
     add("torch.nn.GaussianNLLLoss", tag, lambda ga=ga: nn.GaussianNLLLoss()(ga, ga.detach(), ga.detach()), ga, [ga])
     add("torch.nn.MultiheadAttention", tag, lambda a=a: nn.MultiheadAttention(256, 1).to(a.device, a.dtype)(a, a, a)[0], a)
+    if tag == "coo":
+        # the calls of F.l1_loss and F.mse_loss that do reach the sparse abs/pow and sum: reduction='sum' (op_db's 'mean'
+        # raised `Could not run 'aten::mean.dim' ... 'SparseCUDA'` on 2026-11-28) and mse_loss's weighted Python path
+        # (torch.pow, torch.sum: torch/nn/functional.py:3933-3946 of the 2.11.0 wheel; the unweighted one calls
+        # torch._C._nn.mse_loss, which has no SparseCUDA kernel)
+        add("torch.nn.functional.l1_loss", tag, lambda ga=ga: F.l1_loss(ga, ga.detach(), reduction="sum"), ga, [ga],
+            reduction="sum", variant="reduction=sum")
+        add("torch.nn.functional.mse_loss", tag, lambda ga=ga: F.mse_loss(ga, ga.detach(), reduction="sum", weight=ga.detach()),
+            ga, [ga], reduction="sum", variant="weighted")
 
 
 FFT = ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2",
@@ -221,11 +236,72 @@ def module_values(torch, dev, dt, scale):
     return out
 
 
+REST_SPARSE = ("torch.nn.functional.l1_loss|coo|reduction=sum", "torch.nn.functional.mse_loss|coo|weighted", "torch.empty|coo",
+               "torch.zeros|coo|out=", "torch.zeros|csr|out=", "torch.masked.sum|csr|keepdim=True")
+"""The sparse_coo and sparse_csr cases added after their run of 2026-11-28T03:29 (the `rest` unit runs only these)."""
+
+
+def rest(torch, dev, dt, scale):
+    """The calls that reach the branches still without evidence after 2026-11-28T03:29 (scripts/gpu/run_rest.sh):
+    the convolution modules built with padding_mode='replicate' (module_db builds none), the sparse calls in
+    REST_SPARSE, baddbmm and triangular_solve with a CSR input, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
+    mask, so its input is float32: common_methods_invocations.py:4462-4470 of the 2.11.0 wheel), and nn.RNN in
+    complex64 with the tanh cell (module_db's complex inputs all raised, the last `clamp is not supported for complex
+    types`, which is the relu cell's)."""
+    b = B(torch, dev, dt, scale)
+    nn = torch.nn
+    out = [s for tag in ("coo", "csr") for s in sparse_layouts(torch, dev, dt, scale, (tag,)) if s.branch in REST_SPARSE]
+    # a convolution module built with padding_mode='replicate' calls F.pad(..., mode='replicate') first
+    # (torch/nn/modules/conv.py:357-360, 535-538, 705-708 of the 2.11.0 wheel); module_db builds none
+    side = {1: b.n(65536, 256), 2: b.n(256, 16), 3: b.n(40, 6)}
+    for d in (1, 2, 3):
+        x = b.mixed(4, 8, *([side[d]] * d))
+        for lazy in ("", "Lazy"):
+            cls = getattr(nn, f"{lazy}Conv{d}d")
+            args = (8, 3) if lazy else (8, 8, 3)
+
+            def conv(cls=cls, args=args, x=x):
+                torch.manual_seed(0)
+                return cls(*args, padding=1, padding_mode="replicate").to(x.device, x.dtype)(x)
+
+            out.append(Spec(f"torch.nn.{lazy}Conv{d}d", f"torch.nn.{lazy}Conv{d}d|padding_mode=replicate", conv, [x],
+                            facts(torch, {"input": x}, f"each output sums 8 x 3^{d} products", 8 * 3 ** d,
+                                  padding_mode="replicate", padding=1), x.numel()))
+    # baddbmm's and triangular_solve's SparseCsrCUDA branches as the inventory states them (input.layout=sparse_csr):
+    # a CSR `input` (baddbmm's self, triangular_solve's B), whose message says whether the release takes it
+    _, csr, _ = _sparse_inputs(torch, B(torch, dev, dt, scale), dev, dt, grad=False)
+    csr3 = torch.stack([csr.to_dense()] * 2).to_sparse_csr()
+    d3a, d3b = b.mixed(2, 256, 64, grad=False), b.mixed(2, 64, 256, grad=False)
+    out.append(Spec("torch.baddbmm", "torch.baddbmm|csr input", lambda: torch.baddbmm(csr3, d3a, d3b), [],
+                    facts(torch, {"input": csr3, "batch1": d3a, "batch2": d3b}, "64-long dot products", 64), csr3._nnz()))
+    tri = (torch.triu(b.mixed(256, 256, grad=False)) + 256 * torch.eye(256, device=dev, dtype=dt)).contiguous()
+    out.append(Spec("torch.triangular_solve", "torch.triangular_solve|csr input", lambda: torch.triangular_solve(csr, tri)[0], [],
+                    facts(torch, {"input": csr, "A": tri}, "256-long substitutions", 256), csr._nnz()))
+    n = b.n(1 << 20, 4096)
+    base = b.mixed(n // 256, 256, grad=False)
+    for name, x in (("float16", base.half()), ("bfloat16", base.bfloat16()), ("int64", (base * 4).long()),
+                    ("bool", base > 0)):
+        out.append(Spec("torch.ops.aten._safe_softmax.default", f"torch.ops.aten._safe_softmax.default|{name}",
+                        lambda x=x: torch.ops.aten._safe_softmax.default(x, 1), [],
+                        facts(torch, {"input": x}, "each output divides by a sum of 256 exponentials", 256, dim=1),
+                        x.numel()))
+    seq = b.mixed(b.n(512, 8), 4, 64, grad=False).to(torch.complex64)
+
+    def rnn(seq=seq):
+        torch.manual_seed(0)
+        return torch.view_as_real(nn.RNN(64, 64, nonlinearity="tanh").to(seq.device, seq.dtype)(seq)[0])
+
+    out.append(Spec("torch.nn.RNN", "torch.nn.RNN|complex64|tanh", rnn, [],
+                    facts(torch, {"input": seq}, "each step sums 64 + 64 products", 128, nonlinearity="tanh"), seq.numel()))
+    return out
+
+
 UNITS = {"sparse_layouts": sparse_layouts, "fft_norms": fft_norms, "values": values,
          "sparse_coo": lambda torch, dev, dt, scale: sparse_layouts(torch, dev, dt, scale, ("coo",)),
          "sparse_csr": lambda torch, dev, dt, scale: sparse_layouts(torch, dev, dt, scale, ("csr",)),
-         "module_values": module_values}
+         "module_values": module_values, "rest": rest}
 """sparse_layouts is both halves (run on 2026-11-28, cut by its 150 s unit limit in the CSR half); sparse_coo and
 sparse_csr are one half each."""
 DTYPES = {"sparse_layouts": ("float32",), "fft_norms": ("float32", "float64"), "values": ("float32",),
-          "sparse_coo": ("float32",), "sparse_csr": ("float32",), "module_values": ("float32",)}
+          "sparse_coo": ("float32",), "sparse_csr": ("float32",), "module_values": ("float32",),
+          "rest": ("float32",)}

@@ -133,7 +133,7 @@ class Worker:
             return [t for o in out for t in self.flat(o)]
         if isinstance(out, dict):
             return [t for k in sorted(out, key=str) for t in self.flat(out[k])]
-        if isinstance(out, (bool, int, float)):
+        if isinstance(out, (bool, int, float, complex)):  # Tensor.item() of a complex tensor is a Python complex
             return [torch.tensor(out)]
         return []
 
