@@ -5,6 +5,8 @@
 
 Start-up: median wall time of `python -c "import kb; kb.status('tf.nn.bias_add','1.15')"`
 against `python -c pass`, interleaved so machine noise hits both alike (target <= 1.3x).
+Miss: the same for a name no record lists (`torch.abs`), which reads PyTorch's API inventory
+(data/api/pytorch.txt.gz, the largest), and that first read in-process (kb/query/names.py).
 Lookups: (a) repeated queries, answered from the cache; (b) distinct (op, version)
 pairs with the cache cleared each round, i.e. the full evaluation (target >= 200k/s);
 both again with a `call=` for every op (its first parameter with a literal default set to
@@ -20,12 +22,21 @@ import sys
 import time
 
 QUERY = "import kb; kb.status('tf.nn.bias_add','1.15')"
+MISS = "import kb; kb.status('torch.abs','2.11')"  # no record: answered from the inventory
 
 
-def startup(runs: int) -> tuple[list[float], list[float]]:
+def miss_read(runs: int) -> list[float]:
+    """Seconds of the first inventory read (a miss) in a fresh process, `runs` times."""
+    code = ("import time, kb; from kb.query import names; names.frameworks(); t = time.perf_counter(); "
+            "names.inventory('pytorch'); print(time.perf_counter() - t)")
+    return [float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+            for _ in range(runs)]
+
+
+def startup(runs: int, query_code: str = QUERY) -> tuple[list[float], list[float]]:
     base, query = [], []
     for _ in range(runs):
-        for code, out in (("pass", base), (QUERY, query)):
+        for code, out in (("pass", base), (query_code, query)):
             start = time.perf_counter()
             subprocess.run([sys.executable, "-c", code], check=True)
             out.append(time.perf_counter() - start)
@@ -91,6 +102,12 @@ def main() -> int:
     # The fastest run of each is what the machine's neighbours disturbed least.
     print(f"start-up, fastest of {args.runs}: python -c pass {min(bases) * 1000:.2f} ms; "
           f"kb.status {min(queries) * 1000:.2f} ms; ratio {min(queries) / min(bases):.3f}")
+    subprocess.run([sys.executable, "-c", MISS], check=True)
+    bases, misses = startup(args.runs, MISS)
+    reads = miss_read(max(args.runs // 4, 5))
+    print(f"miss (torch.abs), median of {args.runs}: python -c pass {statistics.median(bases) * 1000:.2f} ms; "
+          f"kb.status {statistics.median(misses) * 1000:.2f} ms; of which the inventory read "
+          f"{statistics.median(reads) * 1000:.2f} ms (median of {len(reads)})")
     if args.seconds <= 0:
         return 0
     for with_call in (False, True):

@@ -11,8 +11,9 @@ from pathlib import Path
 from collections.abc import Iterator
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace `path` with `text` so a crash leaves either the old or the new file, never half."""
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Replace `path` with `text` (str: UTF-8; bytes: as they are) so a crash leaves either the
+    old or the new file, never half."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -20,8 +21,9 @@ def write_atomic(path: Path, text: str) -> None:
         raise _naming(exc, path) from None
     try:
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

@@ -13,8 +13,9 @@ MAX_VERSION = 64
 """Characters in a version string: PEP 440 versions in the registries are under 20."""
 
 MAX_INVENTORY = 64 * 1024 * 1024
-"""Bytes of one API inventory (data/api/<framework>.txt) the query reads: PyTorch's, the
-largest, is ~9 MB. `kb validate` refuses a larger one (KB012) with the same bound."""
+"""Bytes of one API inventory (data/api/<framework>.txt.gz) the query reads, both of the gzip
+file and of its names once decompressed (kb/apinames.py): PyTorch's, the largest, is ~0.8 MB
+compressed and ~9 MB of names. `kb validate` refuses a larger one (KB012) with the same bound."""
 
 MAX_ECHO = 80
 """Characters of a refused argument repeated back in an error message."""

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 SOURCES_DIR = "data/sources"
 VERSIONS_DIR = "data/versions"
 API_DIR = "data/api"
-API_MAX_BYTES = MAX_INVENTORY  # the largest inventory, PyTorch's, is ~9 MB
+API_MAX_BYTES = MAX_INVENTORY  # the largest inventory, PyTorch's, is ~9 MB of names (~0.8 MB gzip)
 SOLUTIONS_FILE = "data/solutions.yaml"
 LINKS_FILE = "data/links.yaml"
 BASIS_DIR = "data/basis"
@@ -166,11 +166,20 @@ def _read(catalog: Catalog, path: Path) -> Document | None:
 def _check_inventories(catalog: Catalog) -> None:
     """data/api/: the API inventories and signatures the query reads line by line. A symlink
     to /dev/zero, out of data/ or a FIFO there read as "no inventory" (every op unknown) with
-    validate clean: each is a KB012 finding instead (kb/untrusted.py's checks, nothing read)."""
-    from kb import untrusted
+    validate clean: each is a KB012 finding instead (kb/untrusted.py's checks, nothing read).
+    An inventory (<framework>.txt.gz) is read as the query reads it (kb/apinames.py), so a
+    corrupt, truncated or oversized one is KB012 too."""
+    from kb import apinames, untrusted
 
     folder = catalog.root / API_DIR
     for path in untrusted.files_under(folder) if folder.is_dir() else ():
+        if path.name.endswith(apinames.SUFFIX):
+            try:
+                apinames.read(str(path), str(catalog.root / "data"))
+            except ValueError as exc:
+                catalog.report(path, 1, "KB012", f"the API inventory cannot be read: {exc}",
+                               "regenerate it with scripts/introspect_api.py (docs/records.md)")
+            continue
         try:
             untrusted.check_file(path, API_MAX_BYTES, catalog.root / "data")
         except untrusted.Refused as exc:

@@ -30,7 +30,7 @@ class Layer(NamedTuple):
 
 LAYERS: tuple[Layer, ...] = (
     Layer("base", "formats and primitives: no knowledge of the catalog", (
-        "kb.errors", "kb.atomic", "kb.untrusted", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
+        "kb.errors", "kb.atomic", "kb.untrusted", "kb.apinames", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
         "kb.calls", "kb.case", "kb.protocol", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.unchanged", "kb.aside", "kb.entries", "kb.layers",
         "verifiers", "verifiers.*",

@@ -7,7 +7,7 @@ list of ops comes from the framework, never typed here:
 
 - PyTorch: the OpInfo catalog's universal functions (`unary_ufuncs`, `binary_ufuncs` of
   torch.testing._internal.common_methods_invocations; UnaryUfuncInfo/BinaryUfuncInfo, whose docstrings
-  say "they are elementwise functions"), their public names in data/api/pytorch.txt, less any name
+  say "they are elementwise functions"), their public names in data/api/pytorch.txt.gz, less any name
   with another OpInfo that is not a ufunc (torch.max's reductions) and any ATen op tagged
   `nondeterministic_seeded` or `nondeterministic_bitwise` (native_functions.yaml: random ops such as
   rrelu). Their kernels run through TensorIterator's loops (gpu_kernel in ATen/native/cuda/Loops.cuh,
@@ -42,11 +42,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kb import atomic  # noqa: E402
+from kb import apinames, atomic  # noqa: E402
 
 def inventory(framework: str) -> set[str]:
-    path = ROOT / "data/api" / f"{framework}.txt"
-    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")}
+    return {line.strip() for line in apinames.read(apinames.path_of(str(ROOT / "data/api"), framework))}
 
 
 def find(lines: list[str], pattern: str) -> int | None:

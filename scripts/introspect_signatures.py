@@ -9,7 +9,7 @@ It is generated here, never typed:
     python scripts/introspect_signatures.py pytorch      # torch CPU build is enough
     python scripts/introspect_signatures.py tensorflow jax
 
-Which names: every name of the framework's API inventory (data/api/<framework>.txt) under
+Which names: every name of the framework's API inventory (data/api/<framework>.txt.gz) under
 the namespaces people call ops from (NAMESPACES), plus every op and alias of a record.
 C builtins without an inspectable signature (most of torch's) are read from the first
 `name(...)` line of their docstring, which is how PyTorch documents them.
@@ -292,6 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.path.insert(0, str(ROOT))
+    from kb import apinames
     from kb.atomic import write_atomic
 
     for framework in args.frameworks:
@@ -301,8 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as exc:
             print(f"error: cannot import {package} ({exc}); install it first (see --help)", file=sys.stderr)
             return 2
-        inventory = ROOT / "data" / "api" / f"{framework}.txt"
-        names = {line.rstrip("\n") for line in inventory.open(encoding="utf-8") if not line.startswith("#")}
+        names = set(apinames.read(apinames.path_of(str(ROOT / "data" / "api"), framework)))
         lines = []
         for name in wanted(framework, names, record_ops(framework)):
             try:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kb import apinames
 from kb.catalog import load
 from kb.lint import CHECKS, cases, run
 
@@ -53,7 +54,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     shutil.copytree(ROOT / "tests" / "fixtures" / "mini", root)
     api = root / "data" / "api"
-    (api / "pytorch.txt").write_text("# test inventory\ntorch.nn.functional.interpolate\ntorch.cumsum\n", encoding="utf-8")
+    (api / "pytorch.txt.gz").write_bytes(apinames.encode("# test inventory\ntorch.nn.functional.interpolate\ntorch.cumsum\n"))
     (api / "pytorch.signatures.txt").write_text(
         "# test signatures\n"
         "torch.nn.functional.interpolate\tinput\tsize=None\tscale_factor=None\tmode='nearest'\talign_corners=None\n"

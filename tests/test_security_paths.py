@@ -83,7 +83,7 @@ import os.path
 
 def inventory(framework):
     here = os.path.dirname(os.path.abspath(__file__))
-    wheel = os.path.join(here, "api", f"{framework}.txt")
+    wheel = os.path.join(here, "api", f"{framework}.txt.gz")
     if os.path.isfile(wheel):
         return open(wheel).read()
 

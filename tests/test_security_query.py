@@ -3,6 +3,7 @@ a second, never a traceback, a hang, a file read from a name, or CPython's int-l
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -14,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import kb
-from kb import query
+from kb import apinames, query
+from kb.bounds import MAX_INVENTORY
 from kb.query import names, state
 from kb.cli import main
 from bounds import BOUND_S
@@ -221,14 +223,15 @@ def test_r4_l16_a_call_mapping_whose_methods_raise_is_a_value_error(call) -> Non
         kb.status("torch.nn.functional.interpolate", "2.5", call=call)
 
 
-NO_RECORD = "torch.abs"  # in data/api/pytorch.txt, in no record: only the inventory tells it from a typo
+NO_RECORD = "torch.abs"  # in data/api/pytorch.txt.gz, in no record: only the inventory tells it from a typo
 
 
 def _broken_inventory(folder: Path, kind: str) -> Path:
-    """data/api/pytorch.txt under `folder`, broken the way R4-L14 found it."""
+    """data/api/pytorch.txt.gz under `folder`, broken the way R4-L14 found it (or as gzip can be)."""
     api = folder / "data" / "api"
     api.mkdir(parents=True)
-    path = api / "pytorch.txt"
+    path = api / "pytorch.txt.gz"
+    good = apinames.encode(f"# pytorch test inventory\n{NO_RECORD}\n")
     if kind == "dev-zero":
         path.symlink_to("/dev/zero")
     elif kind == "outside":
@@ -241,11 +244,21 @@ def _broken_inventory(folder: Path, kind: str) -> Path:
     elif kind == "folder":
         path.mkdir()
     elif kind == "not-utf8":
-        path.write_bytes(b"torch.\xff\xfe\n")
+        path.write_bytes(gzip.compress(b"torch.\xff\xfe\n", mtime=0))
+    elif kind == "plain":  # the inventory as it was before it was compressed
+        path.write_text(f"{NO_RECORD}\n", encoding="utf-8")
+    elif kind == "truncated":
+        path.write_bytes(good[:len(good) // 2])
+    elif kind == "corrupt":  # a flipped byte in the deflate data: the CRC or the stream breaks
+        path.write_bytes(good[:12] + bytes([good[12] ^ 0xFF]) + good[13:])
+    elif kind == "trailing":
+        path.write_bytes(good + b"junk")
+    elif kind == "bomb":  # 65 MiB of names in a few KB of gzip: refused once over the bound, not inflated whole
+        path.write_bytes(gzip.compress(b"torch.x\n" * (MAX_INVENTORY // 8 + 2), compresslevel=1, mtime=0))
     elif kind == "unreadable":
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             pytest.skip("root reads a file whatever its permissions")
-        path.write_text(f"{NO_RECORD}\n", encoding="utf-8")
+        path.write_bytes(good)
         path.chmod(0)
     return path
 
@@ -262,21 +275,22 @@ def api_at(monkeypatch: pytest.MonkeyPatch):
     query.reset()
 
 
-@pytest.mark.parametrize("kind", ["dev-zero", "outside", "fifo", "folder", "not-utf8", "unreadable"])
+@pytest.mark.parametrize("kind", ["dev-zero", "outside", "fifo", "folder", "not-utf8", "unreadable", "plain", "truncated",
+                                  "corrupt", "trailing", "bomb"])
 def test_r4_l14_an_unreadable_inventory_is_named_not_the_op(tmp_path: Path, kind: str, api_at, capsys) -> None:
-    """A data/api/pytorch.txt replaced by a link to /dev/zero or a FIFO read as "no inventory":
+    """A data/api/pytorch.txt.gz replaced by a link to /dev/zero or a FIFO read as "no inventory":
     `kb status torch.add 2.5` answered "unknown op", exit 2, blaming the op for the file."""
     _broken_inventory(tmp_path, kind)
     api_at(tmp_path)
     start = time.perf_counter()
-    with pytest.raises(OSError, match=r"the API inventory data/api/pytorch.txt could not be read: ") as info:
+    with pytest.raises(OSError, match=r"the API inventory data/api/pytorch.txt.gz could not be read: ") as info:
         kb.status(NO_RECORD, "2.5")
     assert time.perf_counter() - start < BOUND_S  # a FIFO or /dev/zero is never waited on or read
     assert not isinstance(info.value, LookupError) and "unknown op" not in str(info.value)
     assert kb.status("torch.cumsum", "2.5").sources  # a name records list needs no inventory
     assert main(["status", NO_RECORD, "2.5"]) == 3
     out, err = capsys.readouterr()
-    assert "data/api/pytorch.txt could not be read" in err and "unknown op" not in err and "Traceback" not in err
+    assert "data/api/pytorch.txt.gz could not be read" in err and "unknown op" not in err and "Traceback" not in err
 
 
 def test_r4_l14_no_inventory_file_is_still_no_inventory(tmp_path: Path, api_at) -> None:
@@ -287,13 +301,13 @@ def test_r4_l14_no_inventory_file_is_still_no_inventory(tmp_path: Path, api_at) 
 
 
 def test_r4_l14_the_report_reproduction(tmp_path: Path) -> None:
-    """As the report ran it: the package beside a data/ whose pytorch.txt links to /dev/zero."""
+    """As the report ran it: the package beside a data/ whose pytorch.txt.gz links to /dev/zero."""
     (tmp_path / "kb").symlink_to(Path(kb.__file__).parent)  # abspath, not realpath: data/ is tmp_path's
     _broken_inventory(tmp_path, "dev-zero")
     out = subprocess.run([sys.executable, "-m", "kb", "status", NO_RECORD, "2.5"], cwd=tmp_path, capture_output=True,
                          text=True, env=os.environ | {"PYTHONPATH": str(tmp_path)}, timeout=60)
     assert out.returncode == 3, out.stderr
-    assert out.stderr.startswith("kb: error: the API inventory data/api/pytorch.txt could not be read: it is a link that leads "
+    assert out.stderr.startswith("kb: error: the API inventory data/api/pytorch.txt.gz could not be read: it is a link that leads "
                                  "out of data/")
 
 

@@ -4,7 +4,7 @@ A verifier's `cases=` and the sweeps' hand-built units say which call they measu
 attaches what they find to exactly that call (docs/calls.md). A misspelt op or fact there did
 not fail anything: the evidence silently attached to no record, or to the wrong call. Each
 case's op must be an op or alias of a record or a name of its framework's API inventory
-(data/api/<framework>.txt, after the sweep's own spellings: kb/verify/sweepfile.py `kb_op`),
+(data/api/<framework>.txt.gz, after the sweep's own spellings: kb/verify/sweepfile.py `kb_op`),
 and each call key a call fact (kb/calls.py FACTS, `<tensor>.<fact>`, `<parameter>.len`), a
 parameter of the op by its signature (data/api/<framework>.signatures.txt; an op the signatures
 lack is not checked, as in KB016), or a note on how the inputs were built (NOTES). A verifier
@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from kb import signatures
+from kb import apinames, signatures
 from kb.calls import FACTS, is_arg_fact, is_length
 from kb.catalog import API_DIR, Catalog
 from kb.prefixes import PREFIXES
@@ -64,12 +64,11 @@ class Known:
 
     def names(self, framework: str) -> frozenset[str]:
         if framework not in self._names:
-            path = self.root / API_DIR / f"{framework}.txt"
-            try:
-                text = path.read_text(encoding="utf-8")
-            except OSError:
-                text = ""
-            self._names[framework] = frozenset(ln for ln in text.splitlines() if ln and not ln.startswith("#"))
+            path = apinames.path_of(str(self.root / API_DIR), framework)
+            try:  # one that cannot be read is KB012 (kb/catalog.py `_check_inventories`)
+                self._names[framework] = apinames.read(path, str(self.root / "data"))
+            except ValueError:
+                self._names[framework] = frozenset()
         return self._names[framework]
 
     def params(self, op: str, framework: str) -> tuple | None:
@@ -89,7 +88,7 @@ def problems(op: str | None, call: Mapping[str, Any], known: Known) -> list[str]
         return [f"op {op!r} carries no prefix of a framework the KB has an inventory for "
                 f"({', '.join(p for f in FRAMEWORKS for p in PREFIXES[f])})"]
     if name not in known.record_ops and name not in known.names(framework):
-        return [f"op {op!r} is neither an op of a record nor a name of {framework}'s API inventory ({API_DIR}/{framework}.txt)"]
+        return [f"op {op!r} is neither an op of a record nor a name of {framework}'s API inventory ({API_DIR}/{framework}{apinames.SUFFIX})"]
     params = known.params(name, framework)
     if params is None or signatures.open_ended(params):
         return []

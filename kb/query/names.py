@@ -1,7 +1,6 @@
 """From a name to source records: the framework of a name, the records that list it, the
 framework's inventory of public names (data/api/), close names for a miss, an op's parameters."""
 
-from kb.bounds import MAX_INVENTORY
 from kb.errors import UnknownOpError
 from kb.query.state import LIMIT, Lazy, detail, light, memo
 
@@ -42,14 +41,14 @@ def api_folders() -> tuple[tuple[str, str], ...]:
 
 
 def inventory(framework: str) -> frozenset[str]:
-    """Public names of a framework (data/api/<framework>.txt); read only on a miss.
+    """Public names of a framework (data/api/<framework>.txt.gz); read only on a miss.
 
     The file name is the index's own spelling of a known framework, never the caller's
     string: a name such as '../../tmp/secret' must not select a file (docs/security.md).
     Raises OSError naming the file when it is there but cannot be read (a link out of its
-    folder, a device, a FIFO, unreadable, too large, not UTF-8): read as "no inventory", every
-    name of the framework would be called a typo (R4-L14). kb/untrusted.py's checks (which
-    `kb validate` reports as KB012), in what start-up has loaded: no pathlib, no errno.
+    folder, a device, a FIFO, unreadable, too large, corrupt gzip, not UTF-8): read as "no
+    inventory", every name of the framework would be called a typo (R4-L14). kb/apinames.py
+    reads it (`kb validate` reports the same refusals as KB012).
     """
     known = frameworks()
     if framework not in known:
@@ -57,52 +56,21 @@ def inventory(framework: str) -> frozenset[str]:
     if framework not in _inventory:
         import os
 
+        from kb import apinames
+
         trusted = known[known.index(framework)]
         names: frozenset[str] = frozenset()
         for folder, within in api_folders():
-            candidate = os.path.join(folder, f"{trusted}.txt")
+            candidate = apinames.path_of(folder, trusted)
             if not os.path.lexists(candidate):
                 continue
-            shown = os.path.relpath(candidate, os.path.dirname(within))
-            if not os.path.realpath(candidate).startswith(os.path.join(os.path.realpath(within), "")):
-                raise _unreadable(shown, f"it is a link that leads out of {os.path.basename(within)}/")
             try:
-                fd = os.open(candidate, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO cannot hang it
-            except OSError as exc:
-                raise _unreadable(shown, exc.strerror or str(exc)) from None
-            try:
-                names = _read_names(fd)
+                names = apinames.read(candidate, within)
             except ValueError as exc:
-                raise _unreadable(shown, str(exc)) from None
-            finally:
-                os.close(fd)
+                raise _unreadable(os.path.relpath(candidate, os.path.dirname(within)), str(exc)) from None
             break
         _inventory[framework] = names
     return _inventory[framework]
-
-
-def _read_names(fd: int) -> frozenset[str]:
-    """The names in an open inventory file; ValueError saying why it cannot be read."""
-    import os
-    import stat
-
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file (a device, FIFO or folder)")
-        if info.st_size > MAX_INVENTORY:
-            raise ValueError(f"it has {info.st_size:,} bytes; at most {MAX_INVENTORY:,} are read")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(MAX_INVENTORY + 1)  # at most this, even if the file grows meanwhile
-    except OSError as exc:
-        raise ValueError(exc.strerror or str(exc)) from None
-    if len(raw) > MAX_INVENTORY:
-        raise ValueError(f"it has over {MAX_INVENTORY:,} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"not UTF-8 text (byte {exc.start:,})") from None
-    return frozenset(line for line in text.split("\n") if line and not line.startswith("#"))
 
 
 def _unreadable(shown: str, why: str) -> OSError:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kb import jsonio, untrusted
-from kb.catalog import API_MAX_BYTES, Catalog
+from kb import apinames, jsonio
+from kb.catalog import Catalog
 from kb.entries import DETERMINISTIC, HI, LO, SOLUTIONS, WHEN, range_fields
 from kb.site import model, recipes, words
 from kb.versions import release_key
@@ -130,7 +130,7 @@ def op_json(catalog: Catalog, index: dict, framework: str, op: str, memo: dict |
 
 
 def inventory_names(catalog: Catalog) -> dict[str, list[str]]:
-    """Each framework's public names (data/api/<framework>.txt), as kb.status() reads them.
+    """Each framework's public names (data/api/<framework>.txt.gz), as kb.status() reads them.
 
     The page needs them to tell a real op with no record (no known source) from a typo or a
     short name (suggestions), exactly as kb.status() does; without them it would give an
@@ -138,14 +138,14 @@ def inventory_names(catalog: Catalog) -> dict[str, list[str]]:
     """
     out = {}
     folder = catalog.root / "data" / "api"
-    for path in sorted(folder.glob("*.txt")) if folder.is_dir() else ():
-        if "." in path.stem:  # pytorch.signatures.txt and the like: not a list of names
+    for path in sorted(folder.glob("*" + apinames.SUFFIX)) if folder.is_dir() else ():
+        framework = path.name[:-len(apinames.SUFFIX)]
+        if "." in framework:
             continue
-        try:  # a link out of data/, a device or a FIFO is lint's KB012 (kb/catalog.py): never read here
-            lines = untrusted.read_bytes(path, API_MAX_BYTES, catalog.root / "data").decode("utf-8").splitlines()
-        except (untrusted.Refused, OSError, UnicodeDecodeError):
+        try:  # a link out of data/, a device, a FIFO or corrupt gzip is lint's KB012 (kb/catalog.py)
+            out[framework] = sorted(apinames.read(str(path), str(catalog.root / "data")))
+        except ValueError:
             continue
-        out[path.stem] = sorted({line for line in lines if line and not line.startswith("#")})
     return out
 
 
