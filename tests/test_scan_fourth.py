@@ -73,3 +73,64 @@ def test_a_code_base_subclass_of_a_framework_layer_is_that_layer(tmp_path):
     assert {f.level for f in mine.values()} == {"nondeterministic"}, found  # the record has no call conditions
     assert mine[15].facts.get("max_norm") == 1.0 and "max_norm" not in mine[14].facts, found  # its own __init__
     assert not [f for f in found if f.path.endswith("layers.py")], found  # defining a class constructs nothing
+
+
+_NNLM = """\
+    import torch
+    import torch.nn as nn
+    import torch.optim as optim
+    class NNLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.C = nn.Embedding(7, 2)
+            self.conv = nn.Conv2d(1, 3, (2, 2))
+        def forward(self, x):
+            return self.conv(self.C(x).unsqueeze(1)).sum(-1).sum(-1)
+    if __name__ == '__main__':
+        model = NNLM()
+        criterion = nn.CrossEntropyLoss()
+        optimizer = optim.Adam(model.parameters(), lr=0.001)
+        out = model(torch.LongTensor([[1, 2], [1, 3]]))
+        loss = criterion(out, torch.LongTensor([0, 1]))
+        loss.backward()
+        optimizer.step()
+    """
+
+
+def test_a_program_that_never_uses_a_gpu_runs_on_the_cpu(tmp_path):
+    """graykode/nlp-tutorial (56 false alarms): whole scripts and notebooks that never place anything on a
+    GPU (no .cuda(), .to(device), device=, DataParallel, trainer) run PyTorch on the CPU, where a record of
+    the GPU alone does not apply: a note there, saying why. A file no entry point runs, and any program that
+    may use a GPU (a variable device included), keep the GPU's answer."""
+    records = ("torch.embedding-backward", "torch.cudnn-convolution")
+    from kb.scan import pins
+    from kb.scan.run import scan
+
+    (tmp_path / "cpu").mkdir()
+    scan_files(tmp_path / "cpu", {"nnlm.py": _NNLM}, "torch=2.11")
+    report = scan([str(tmp_path / "cpu")], given=pins.parse_versions("torch=2.11"))
+    assert not [f for f in report.findings if f.record in records], report.findings
+    notes = [f for f in report.notes if f.record in records]
+    assert sorted((f.line, f.record) for f in notes) == [(7, records[0]), (8, records[1])]
+    assert all("never places anything on a GPU" in f.note for f in notes)
+    # a top-level training script (no __main__ block) is a whole program too
+    script = _NNLM.replace("    if __name__ == '__main__':\n", "").replace("\n        ", "\n    ")
+    found = scan_files(tmp_path / "script", {"nnlm.py": script}, "torch=2.11")
+    assert not [f for f in found if f.record in records], found
+    # the same model with any GPU placement, or a device held in a variable, keeps its findings
+    for k, placed in enumerate(("model = NNLM().cuda()", "model = NNLM().to(device)", "model = NNLM().to('cuda:0')",
+                                "model = nn.DataParallel(NNLM())", "model = NNLM(); x = torch.ones(2, device=dev)")):
+        found = scan_files(tmp_path / f"gpu{k}", {"nnlm.py": _NNLM.replace("model = NNLM()", placed, 1)}, "torch=2.11")
+        assert sorted((f.line, f.record) for f in found if f.record in records) == [(7, records[0]), (8, records[1])], placed
+    # ... and so does a GPU placement in a file the program imports
+    found = scan_files(tmp_path / "imported", {"nnlm.py": _NNLM.replace("import torch.optim as optim", "import torch.optim as optim\n    import util"),
+                                               "util.py": "import torch\ndev = torch.device('cuda')\n"}, "torch=2.11")
+    assert sorted((f.line, f.record) for f in found if f.record in records) == [(8, records[0]), (9, records[1])]
+    # a model file no entry point runs keeps the GPU's answer (a library, or the file named alone)
+    model_only = _NNLM.split("    if __name__")[0]
+    found = scan_files(tmp_path / "library", {"model.py": model_only}, "torch=2.11")
+    assert sorted((f.line, f.record) for f in found if f.record in records) == [(7, records[0]), (8, records[1])]
+    # the CPU's dtype casts and host tensors are no GPU placement
+    cpu = _NNLM.replace("model = NNLM()", "model = NNLM().to(torch.float32).to('cpu'); z = torch.zeros(2, device='cpu')")
+    found = scan_files(tmp_path / "casts", {"nnlm.py": cpu}, "torch=2.11")
+    assert not [f for f in found if f.record in records], found

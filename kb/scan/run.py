@@ -329,6 +329,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # whoever imports it here (so a scan of the file alone answers it with the same records): only the
     # calls in such a script itself lose the records of the backward pass. A module of a package (its
     # folder has __init__.py) is a library even with a __main__ smoke test.
+    cpu_why = _on_cpu(runs, reach, modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -362,6 +363,9 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                     if frameworks.get(finding.record) == "keras":
                         continue  # answered at the Keras pin by the call's own lookup
                     finding = _on_tensorflow(finding, call.op, backend)
+                if path in cpu_why and not finding.note and framework in _DEFAULT_CPU \
+                        and idx["sources"].get(finding.record, {}).get("device") == "gpu":
+                    finding = finding._replace(note=cpu_why[path])
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
@@ -422,6 +426,34 @@ def compiled_op_records(records: dict) -> frozenset[str]:
         if all(e[0] and "torch.compile" not in e[0] and "compiled" in dict(e[1]) for e in entries):
             out.add(rid)
     return frozenset(out)
+
+
+# Frameworks that keep a tensor on the CPU unless the program places it on a GPU.
+_DEFAULT_CPU = frozenset({"pytorch", "torchvision"})
+
+
+def _on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+            modules: dict[str, resolve.Module]) -> dict[str, str]:
+    """Path -> why it runs on the CPU, for each file that only whole programs run (a `__main__` block, a
+    notebook, a console script, a script whose module level trains) none of whose files may place anything
+    on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a record of
+    the GPU alone is a note there. A file no such program runs (a library module, a file named alone with no
+    entry point) keeps the GPU's answer."""
+    on_cpu = []
+    for r in runs:
+        layout = modules[r.entry].layout
+        whole = layout.main or r.entry.endswith(".ipynb") or r.why.startswith("console script") \
+            or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)
+        on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
+    out = {}
+    for path, ids in reach.items():
+        if ids and all(on_cpu[k] for k in ids):
+            entry = runs[ids[0]].entry
+            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
+            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) never places "
+                         "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
+                         "files it imports): PyTorch runs it on the CPU")
+    return out
 
 
 def _in_package(path: str) -> bool:

@@ -84,6 +84,8 @@ class Layout(NamedTuple):
     in_main: tuple[str, ...] = ()  # ... in the __main__ block
     functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
     backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
+    gpu: bool = True  # the text may place a tensor or model on a GPU (kb/scan/survey.py, may_use_gpu)
+    top_trains: bool = False  # its module-level code (outside functions, classes and __main__) can run a backward pass
 
 
 class Module(NamedTuple):
