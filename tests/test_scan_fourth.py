@@ -134,3 +134,66 @@ def test_a_program_that_never_uses_a_gpu_runs_on_the_cpu(tmp_path):
     cpu = _NNLM.replace("model = NNLM()", "model = NNLM().to(torch.float32).to('cpu'); z = torch.zeros(2, device='cpu')")
     found = scan_files(tmp_path / "casts", {"nnlm.py": cpu}, "torch=2.11")
     assert not [f for f in found if f.record in records], found
+
+
+_SCRIPTS = {
+    "train.py": """\
+        import torch
+        from models.net import Net, Base
+        if __name__ == '__main__':
+            model = Net().cuda()
+            model(torch.ones(1, 3, 8, 8).cuda()).sum().backward()
+            Base.training(None)
+        """,
+    "models/net.py": """\
+        import torch.nn as nn
+        import tensorflow as tf
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+        class Unused(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+        class Base:
+            def loss(logits, labels):
+                return tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+            def training(loss):
+                return loss
+        """,
+    "models/rir.py": """\
+        import torch.nn as nn
+        class ResnetInit(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 3)
+        """,
+    "tests/test_net.py": """\
+        import torch.nn as nn
+        def test_conv():
+            nn.Conv2d(3, 3, 3)
+        """,
+}
+
+
+def test_code_no_entry_point_of_a_script_repository_runs(tmp_path):
+    """weiaicunzai/pytorch-cifar100's models/rir.py (8: a file nothing imports), NVIDIA/tacotron2's own
+    DistributedDataParallel (a class nothing builds) and PetarV-/GAT's BaseGAttN.loss (a method nothing
+    calls): in a repository that ships no package and runs through its scripts, code no entry point runs is
+    a note (RULES L1-1, R4). A library package keeps its findings, and so does a test file."""
+    from kb.scan import pins
+    from kb.scan.run import scan
+
+    scan_files(tmp_path / "repo", _SCRIPTS, "torch=2.11,tensorflow=2.20")
+    report = scan([str(tmp_path / "repo")], given=pins.parse_versions("torch=2.11,tensorflow=2.20"))
+    kept = sorted((Path(f.path).relative_to(tmp_path / "repo").as_posix(), f.line, f.record) for f in report.findings)
+    assert kept == [("models/net.py", 6, "torch.cudnn-convolution"), ("tests/test_net.py", 3, "torch.cudnn-convolution")]
+    notes = {(Path(f.path).relative_to(tmp_path / "repo").as_posix(), f.line): f.note for f in report.notes}
+    assert "builds Unused" in notes[("models/net.py", 10)]
+    assert "calls Base.loss" in notes[("models/net.py", 13)]
+    assert "no entry point of this code base runs this file" in notes[("models/rir.py", 5)]
+    # an installable package: its users run every part of it
+    (tmp_path / "repo" / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    report = scan([str(tmp_path / "repo")], given=pins.parse_versions("torch=2.11,tensorflow=2.20"))
+    assert len(report.findings) == 5, report.findings

@@ -9,7 +9,7 @@ import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches
+from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -330,6 +330,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # calls in such a script itself lose the records of the backward pass. A module of a package (its
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = _on_cpu(runs, reach, modules)
+    dead = unreached.unreached(roots, files, modules, runs, reach)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -350,6 +351,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             pin = chosen.get(framework)
             if pin is None:
                 continue
+            dead_why = unreached.why(dead, path, call.line) if dead else None
             if lookup.no_known_source(call.op, framework, pin.version, device):
                 unverified.add((path, unit.place(call.line), call.col))
             keras_2 = legacy if keras2.applies(legacy, call.op, pin.version) else None
@@ -363,6 +365,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                     if frameworks.get(finding.record) == "keras":
                         continue  # answered at the Keras pin by the call's own lookup
                     finding = _on_tensorflow(finding, call.op, backend)
+                if dead_why and not finding.note:
+                    finding = finding._replace(note=dead_why)
                 if path in cpu_why and not finding.note and framework in _DEFAULT_CPU \
                         and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=cpu_why[path])
