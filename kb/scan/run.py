@@ -438,16 +438,16 @@ _DEFAULT_CPU = frozenset({"pytorch", "torchvision"})
 
 def _on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
             modules: dict[str, resolve.Module]) -> dict[str, str]:
-    """Path -> why it runs on the CPU, for each file that only whole programs run (a `__main__` block, a
-    notebook, a console script, a script whose module level trains) none of whose files may place anything
-    on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a record of
-    the GPU alone is a note there. A file no such program runs (a library module, a file named alone with no
-    entry point) keeps the GPU's answer."""
+    """Path -> why it runs on the CPU, for each file that only whole programs run (a notebook, or outside a
+    package's folder a `__main__` block or a script whose module level trains) none of whose files may place
+    anything on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a
+    record of the GPU alone is a note there. A file no such program runs (a library module, a package
+    module's `__main__` smoke test, a file named alone with no entry point) keeps the GPU's answer."""
     on_cpu = []
     for r in runs:
         layout = modules[r.entry].layout
-        whole = layout.main or r.entry.endswith(".ipynb") or r.why.startswith("console script") \
-            or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)
+        whole = r.entry.endswith(".ipynb") or (not _in_package(r.entry) and (
+            layout.main or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)))
         on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
     out = {}
     for path, ids in reach.items():
