@@ -130,6 +130,9 @@ def test_a_program_that_never_uses_a_gpu_runs_on_the_cpu(tmp_path):
     model_only = _NNLM.split("    if __name__")[0]
     found = scan_files(tmp_path / "library", {"model.py": model_only}, "torch=2.11")
     assert sorted((f.line, f.record) for f in found if f.record in records) == [(7, records[0]), (8, records[1])]
+    # a package's module with a __main__ smoke test is a library: its users may run it anywhere
+    found = scan_files(tmp_path / "package", {"pkg/__init__.py": "", "pkg/nnlm.py": _NNLM}, "torch=2.11")
+    assert sorted((f.line, f.record) for f in found if f.record in records) == [(7, records[0]), (8, records[1])]
     # the CPU's dtype casts and host tensors are no GPU placement
     cpu = _NNLM.replace("model = NNLM()", "model = NNLM().to(torch.float32).to('cpu'); z = torch.zeros(2, device='cpu')")
     found = scan_files(tmp_path / "casts", {"nnlm.py": cpu}, "torch=2.11")
@@ -197,3 +200,32 @@ def test_code_no_entry_point_of_a_script_repository_runs(tmp_path):
     (tmp_path / "repo" / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
     report = scan([str(tmp_path / "repo")], given=pins.parse_versions("torch=2.11,tensorflow=2.20"))
     assert len(report.findings) == 5, report.findings
+
+
+def test_index_select_from_an_integer_table_built_from_numpy(tmp_path):
+    """maciejkula/spotlight's spotlight/layers.py: `torch.index_select(self._hashes, 0, ...)` where every
+    `self._hashes = ...` of the class binds a value no gradient reaches (None, `torch.from_numpy` of a
+    NumPy table, its `.cuda()` copy): no backward runs through the call. A parameter table keeps it."""
+    code = """\
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        class Bloom(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.n = n
+                self._hashes = None
+                self.table = nn.Parameter(torch.zeros(n, 4))
+            def hashed(self, indices):
+                if self._hashes is None:
+                    hashes = np.stack([np.arange(self.n) % 7 for _ in range(4)], axis=1).astype(np.int64)
+                    self._hashes = torch.from_numpy(hashes)
+                    if indices.is_cuda:
+                        self._hashes = self._hashes.cuda()
+                return torch.index_select(self._hashes, 0, indices.squeeze())
+            def forward(self, indices):
+                return torch.index_select(self.table, 0, indices)
+        """
+    found = _scan(tmp_path, {"layers.py": code})
+    assert [(f.line, f.record) for f in found if f.record == "torch.index-select-backward"] == [
+        (18, "torch.index-select-backward")], found

@@ -49,8 +49,9 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
         if node.attr in _SIZE_ATTRS:
             return True  # x.shape, x.device, x.dtype: no tensor
         if self_attribute(node) and ctx.class_nodes and any(item is fn for item in ctx.class_nodes[-1].body):
-            return ctx.attribute_values(node.attr) is not None  # ctx.scale set to literals
-        return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id) == "math"
+            return ctx.attribute_values(node.attr) is not None \
+                or _attribute_grad_free(ctx, ctx.class_nodes[-1], node.attr, depth, seen)  # ctx.scale set to literals
+        return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id, "").split(".")[0] in _NO_TENSOR  # math.pi, np.int64
     if isinstance(node, ast.Name):
         return _name_grad_free(ctx, node.id, fn, depth, seen)
     if isinstance(node, ast.Subscript):
@@ -101,6 +102,33 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
             return False
         return func.attr in _PLACING or _args_grad_free(ctx, node, fn, depth, seen)
     return False
+
+
+def _attribute_grad_free(ctx: Context, cls: ast.ClassDef, attr: str, depth: int, seen: frozenset) -> bool:
+    """Every `self.<attr> = value` in the class's methods (at least one) binds a value that needs no
+    gradient in its method (`self._hashes = torch.from_numpy(hashes)`, then `self._hashes.cuda()`), and
+    no other write (an augmented or subscript assignment, an in-place method) touches it."""
+    key = (id(cls), "self." + attr)
+    if key in seen:
+        return True  # self.x = self.x.cuda(): what it is comes from its other bindings
+    seen = seen | {key}
+    found = False
+    for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for sub in ast.walk(method):
+            if isinstance(sub, ast.Assign):
+                for target in sub.targets:
+                    if self_attribute(target) and target.attr == attr:
+                        if not grad_free(ctx, sub.value, method, depth - 1, seen):
+                            return False
+                        found = True
+                    elif isinstance(target, ast.Subscript) and self_attribute(target.value) and target.value.attr == attr:
+                        return False
+            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)) and (self_attribute(sub.target) and sub.target.attr == attr):
+                return False
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_") \
+                    and self_attribute(sub.func.value) and sub.func.value.attr == attr:
+                return False
+    return found
 
 
 def _top_level(ctx: Context, target: ast.AST) -> bool:

@@ -499,7 +499,7 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
 
 
 @resolver("no-input-requires-grad", "fact")
-def no_input_requires_grad(ctx: Context, node: ast.Call) -> bool:
+def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) -> bool:
     """A functional call none of whose arguments requires a gradient, followed through the file: made by
     torch factories (`torch.rand`, `torch.zeros(..., device=...)`), NumPy or Python, and what torch
     functions and tensor methods make of those (`x[idx].to(device)`, `F.interpolate(hr, ...)`), through every
@@ -509,13 +509,17 @@ def no_input_requires_grad(ctx: Context, node: ast.Call) -> bool:
     `model.parameters()`). No backward pass runs through the call, so records of the backward pass do not
     apply (the data augmentation of a batch, the bicubic upsampling of the low-resolution input). Not
     applied in a file that names `requires_grad`; a module's output, a parameter, or anything not read here
-    may require one. In-place writes inside another function a tensor is handed to are not followed."""
+    may require one. In-place writes inside another function a tensor is handed to are not followed. The
+    indices of an op whose record names them (`scan.unique_index`: index_select's `index`) are integers,
+    which never require a gradient, and are not read."""
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
     if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
         return False
     fn = ctx.fn_nodes[-1]
-    parts = [*node.args, *(k.value for k in node.keywords)]
+    name = ctx.index_param.get(op) if op else None
+    index = ctx.argument(op, node, name) if op and name else None
+    parts = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not index]
     return bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args) \
         and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
 
