@@ -229,3 +229,42 @@ def test_index_select_from_an_integer_table_built_from_numpy(tmp_path):
     found = _scan(tmp_path, {"layers.py": code})
     assert [(f.line, f.record) for f in found if f.record == "torch.index-select-backward"] == [
         (18, "torch.index-select-backward")], found
+
+
+def test_a_function_run_only_under_no_grad_or_in_a_data_pipeline(tmp_path):
+    """ermongroup/ddim's compute_alpha (`index_select` on the noise schedule), called only inside
+    `with torch.no_grad():` in sampling, and calmisential/TensorFlow2.0_ResNet's load_and_preprocess_image
+    (`tf.image.resize`), handed only to a tf.data `.map(...)`: no gradient is recorded where they run, so
+    records of the backward pass do not apply. A function another file calls, or one also called where a
+    gradient is recorded, keeps them."""
+    sampling = """\
+        import torch
+        def compute_alpha(beta, t):
+            return (1 - beta).cumprod(dim=0).index_select(0, t + 1)
+        def sample(x, b, seq):
+            with torch.no_grad():
+                for t in seq:
+                    x = x * compute_alpha(b, t.long())
+            return x
+        """
+    pipeline = """\
+        import tensorflow as tf
+        def load(path):
+            img = tf.image.decode_jpeg(tf.io.read_file(path), channels=3)
+            return tf.image.resize(img, [224, 224])
+        def dataset(paths):
+            return tf.data.Dataset.from_tensor_slices(paths).map(load)
+        """
+    found = _scan(tmp_path / "quiet", {"sampling.py": sampling, "pipeline.py": pipeline})
+    assert [(Path(f.path).name, f.record) for f in found if f.record in (
+        "torch.index-select-backward", "tf.resize-bilinear-backprop")] == [], found
+    trained = sampling.rstrip(" ") + "        def loss(b, t):\n            return compute_alpha(b, t).sum()\n"
+    differentiated = pipeline.rstrip(" ") + "        def augment(x):\n            return load(x)\n"
+    found = _scan(tmp_path / "loud", {"sampling.py": trained, "pipeline.py": differentiated})
+    assert sorted((Path(f.path).name, f.line, f.record) for f in found if f.record in (
+        "torch.index-select-backward", "tf.resize-bilinear-backprop")) == [
+        ("pipeline.py", 4, "tf.resize-bilinear-backprop"), ("sampling.py", 3, "torch.index-select-backward")]
+    found = _scan(tmp_path / "imported", {"sampling.py": sampling,
+                                          "train.py": "from sampling import compute_alpha\nprint(compute_alpha)\n"})
+    assert [(f.line, f.record) for f in found if f.record == "torch.index-select-backward"] == [
+        (3, "torch.index-select-backward")]

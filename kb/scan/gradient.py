@@ -7,6 +7,7 @@ instances of its module classes. A gradient has a source (a parameter, a module'
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from kb.scan.context import Context
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
@@ -310,3 +311,59 @@ def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
             elif not (isinstance(parent, ast.Attribute) and parent.attr in _MODULE_USES):
                 return None
     return calls
+
+
+# Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map,
+# a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
+_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
+
+
+def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
+                    dotted: Callable[[ast.AST], str | None]) -> tuple[tuple[str, int, int, str], ...]:
+    """(name, first line, last line, why) of each module-level function of the file every use of which in the
+    file runs it where no gradient is recorded: a call inside `with torch.no_grad():` (or a function decorated
+    so), or the function handed to a data pipeline's `.map(...)` (not `jax.lax.map`). Whether another file
+    uses it is for kb/scan/run.py to tell."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not functions:
+        return ()
+    uses: dict[str, list[str | None]] = {}  # name -> per use: why it records no gradient there (None: it may)
+    handled: set[int] = set()
+
+    def walk(node: ast.AST, quiet: bool) -> None:
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = quiet or any(no_grad(item.context_expr) for item in node.items)
+            for item in node.items:
+                walk(item.context_expr, quiet)
+            for child in node.body:
+                walk(child, inner)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = quiet or any(no_grad(d) for d in node.decorator_list)
+            for child in ast.iter_child_nodes(node):
+                walk(child, inner if child in node.body else quiet)
+            return
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in functions:
+                uses.setdefault(func.id, []).append("it is called only under torch.no_grad()" if quiet else None)
+                handled.add(id(func))
+            elif isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and node.args \
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id in functions \
+                    and not (dotted(func) or "").startswith("jax."):
+                uses.setdefault(node.args[0].id, []).append("it runs only as a data pipeline's .map() function")
+                handled.add(id(node.args[0]))
+        elif isinstance(node, ast.Name) and node.id in functions and id(node) not in handled:
+            uses.setdefault(node.id, []).append(None)  # handed on as a value: it may run anywhere
+        for child in ast.iter_child_nodes(node):
+            walk(child, quiet)
+
+    walk(tree, False)
+    out = []
+    for name, whys in uses.items():
+        if whys and all(whys):
+            node = functions[name]
+            if node.decorator_list:
+                continue
+            out.append((name, node.lineno, node.end_lineno or node.lineno, sorted(set(whys))[0]))  # type: ignore[type-var]
+    return tuple(out)

@@ -331,6 +331,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = _on_cpu(runs, reach, modules)
     dead = unreached.unreached(roots, files, modules, runs, reach)
+    quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -352,6 +353,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             if pin is None:
                 continue
             dead_why = unreached.why(dead, path, call.line) if dead else None
+            if not call.no_grad and path in quiet and any(first <= call.line <= last for first, last in quiet[path]):
+                call = call._replace(no_grad=True)  # its function runs only where no gradient is recorded
             if lookup.no_known_source(call.op, framework, pin.version, device):
                 unverified.add((path, unit.place(call.line), call.col))
             keras_2 = legacy if keras2.applies(legacy, call.op, pin.version) else None
@@ -430,6 +433,30 @@ def compiled_op_records(records: dict) -> frozenset[str]:
         if all(e[0] and "torch.compile" not in e[0] and "compiled" in dict(e[1]) for e in entries):
             out.add(rid)
     return frozenset(out)
+
+
+def _quiet_elsewhere(modules: dict[str, resolve.Module]) -> dict[str, list[tuple[int, int]]]:
+    """Path -> (first, last line) of its functions that every use in its file runs where no gradient is
+    recorded (resolve.Module.quiet) and that no other file imports or calls by name."""
+    wanted = {name for m in modules.values() for name, _, _, _ in m.quiet}
+    if not wanted:
+        return {}
+    used: dict[str, set[str]] = {}
+    for path, module in modules.items():
+        layout = module.layout
+        names = {b[3] for b in layout.bindings if b[3] in wanted}
+        for called in (*layout.top, *layout.in_main, *(n for _, ns in layout.functions for n in ns)):
+            last = called.rpartition(".")[2]
+            if last in wanted:
+                names.add(last)
+        for name in names:
+            used.setdefault(name, set()).add(path)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path, module in modules.items():
+        for name, first, last, _ in module.quiet:
+            if not used.get(name, set()) - {path}:
+                out.setdefault(path, []).append((first, last))
+    return out
 
 
 # Frameworks that keep a tensor on the CPU unless the program places it on a GPU.

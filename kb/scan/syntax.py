@@ -95,6 +95,9 @@ class Module(NamedTuple):
     # (name, base as written, KB op it resolves to here or "", its signature is its own): its classes that
     # subclass another class, for another file's subclass or construction of them (kb/scan/run.py)
     classes: tuple[tuple[str, str, str, bool], ...] = ()
+    # (name, first line, last line, why) of its module-level functions that every use in the file runs where
+    # no gradient is recorded (kb/scan/gradient.py, quiet_functions); kb/scan/run.py checks the other files
+    quiet: tuple[tuple[str, int, int, str], ...] = ()
 
 
 def canonical(dotted: str) -> str:
