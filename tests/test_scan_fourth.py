@@ -196,10 +196,21 @@ def test_code_no_entry_point_of_a_script_repository_runs(tmp_path):
     assert "builds Unused" in notes[("models/net.py", 10)]
     assert "calls Base.loss" in notes[("models/net.py", 13)]
     assert "no entry point of this code base runs this file" in notes[("models/rir.py", 5)]
+    # kept: a module at the top of the code base nothing imports (users' notebooks import it: yang-song/score_sde's
+    # controllable_generation.py), and the classes of a module a package's __init__ star-imports (its API:
+    # kuangliu/pytorch-cifar's `from .lenet import *`, LeNet picked by editing main.py)
+    scan_files(tmp_path / "repo", {"sampler.py": "import torch.nn as nn\nconv = nn.Conv2d(3, 3, 3)\n",
+                                   "models/__init__.py": "from .lenet import *\nfrom .net import Net\n",
+                                   "models/lenet.py": "import torch.nn as nn\nclass LeNet(nn.Module):\n"
+                                                      "    def __init__(self):\n        super().__init__()\n"
+                                                      "        self.conv = nn.Conv2d(3, 3, 3)\n"}, "torch=2.11")
+    report = scan([str(tmp_path / "repo")], given=pins.parse_versions("torch=2.11,tensorflow=2.20"))
+    kept = sorted((Path(f.path).relative_to(tmp_path / "repo").as_posix(), f.line) for f in report.findings)
+    assert ("sampler.py", 2) in kept and ("models/lenet.py", 5) in kept, kept
     # an installable package: its users run every part of it
     (tmp_path / "repo" / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
     report = scan([str(tmp_path / "repo")], given=pins.parse_versions("torch=2.11,tensorflow=2.20"))
-    assert len(report.findings) == 5, report.findings
+    assert len(report.findings) == 7, report.findings
 
 
 def test_index_select_from_an_integer_table_built_from_numpy(tmp_path):

@@ -6,7 +6,8 @@ There, a file that no entry point runs (nothing imports it, and it has no `__mai
 code), a class that no code names outside its own body (nothing builds it), a function that nothing names
 outside its own body, and a method of a class without bases that no code names as an attribute (or a
 string), never run: a record there is a note saying why. A library package keeps every finding (its users
-run it); a test file is run by its test runner; a decorated class or function may be registered and called
+run it); a test file is run by its test runner; a module at the top of the code base may be imported by its
+users' own scripts and notebooks; a module another file star-imports re-exports every public name; a decorated class or function may be registered and called
 by the decorator's table, and a class with bases may have its methods called by the base (a framework's
 hook), so those keep theirs too.
 """
@@ -25,11 +26,44 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
 
 
+# A module whose own names are looked up at run time (`globals()[name]`, `sys.modules[...]`, subclasses found
+# through `__subclasses__`, `eval`), or that another file reads with `getattr(module, name)`: any of them may
+# run; and a code base that imports modules by a computed name may run any file.
+_LOOKUP = re.compile(r"globals\(\)|sys\.modules\[|__subclasses__|(?<![.\w])(?:eval|exec)\(")
+_DYNAMIC_IMPORT = re.compile(r"importlib|__import__|import_module|runpy|(?<![.\w])exec\(")
+_GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*,")
+
+
+def _looked_up(graph: scope.Graph, modules: dict, texts: dict[str, str]) -> set[str]:
+    """The files whose names the code base may look up by a computed name."""
+    out = {path for path, text in texts.items() if _LOOKUP.search(text)}
+    for path, text in texts.items():
+        if "getattr(" not in text:
+            continue
+        read = {name.split(".")[0] for name in _GETATTR.findall(text)}
+        for local, module, level, attr in modules[path].layout.bindings:
+            if local in read:
+                target = graph.resolve(path, f"{module}.{attr}" if attr and module else attr or module, level)
+                if target is not None:
+                    out.add(target)
+    return out
+
+
 def script_repository(roots: list[str], modules: dict) -> bool:
-    """Whether the scan is of folders none of which ships an installable package."""
+    """Whether the scan is of folders none of which ships an installable package, or lies in one (a
+    packaging file in it or a folder above it, up to its repository's top)."""
     if not roots or any(os.path.basename(p) == "setup.py" for p in modules):
         return False
-    return not any(os.path.isfile(os.path.join(root, name)) for root in roots for name in PACKAGING)
+    for root in roots:
+        folder = os.path.abspath(root)
+        while True:  # the folder and those above it, up to its repository's top: a subfolder of a package
+            if any(os.path.isfile(os.path.join(folder, name)) for name in PACKAGING):
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder or os.path.exists(os.path.join(folder, ".git")):
+                break
+            folder = parent
+    return True
 
 
 def _test_file(path: str) -> bool:
@@ -91,37 +125,42 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
             or not any(r.why != scope.FALLBACK for r in runs):
         return {}
     out: dict[str, list[tuple[int, int, str]]] = {}
-    with_calls = []
-    for path, module in modules.items():
-        if _test_file(path):
-            continue
-        ids = reach.get(path, ())
-        if ids and all(runs[k].why == scope.FALLBACK for k in ids):
-            out[path] = [(1, 10 ** 9, "no entry point of this code base runs this file (nothing imports it, it has "
-                                      "no __main__ block or module-level code, and the code base ships no package)")]
-        elif module.calls and not path.endswith(".ipynb"):
-            with_calls.append(path)
-    if not with_calls:
-        return out
     by_path = {f.path: f for f in files}
-    words: dict[str, frozenset[str]] = {}
-    attributes: dict[str, frozenset[str]] = {}
-    trees: dict[str, ast.Module] = {}
+    texts: dict[str, str] = {}
     for path in modules:
         found = by_path.get(path)
         if found is None:
             return out
         try:
-            text = sources.read(path, found.root).text
+            texts[path] = sources.read(path, found.root).text
         except (sources.SourceError, ValueError):
-            return out  # a file not read again: its names unknown, so nothing else is claimed unreached
-        words[path] = frozenset(_WORD.findall(text))
-        attributes[path] = frozenset(a or b for a, b in _ATTRIBUTE.findall(text))
-        if path in with_calls:
-            try:
-                trees[path] = ast.parse(text)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass
+            return out  # a file not read again: its names unknown, so nothing is claimed unreached
+    graph = scope.Graph(modules)
+    starred = {graph.resolve(path, module_name, level) for path, m in modules.items()
+               for module_name, level, names in m.layout.imports if "*" in names}
+    looked_up = _looked_up(graph, modules, texts)
+    imports_by_name = any(_DYNAMIC_IMPORT.search(text) for text in texts.values())
+    tops = {os.path.normpath(root) for root in roots}
+    with_calls = []
+    for path, module in modules.items():
+        if _test_file(path) or path in starred or path in looked_up:
+            continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
+        ids = reach.get(path, ())
+        if ids and all(runs[k].why == scope.FALLBACK for k in ids):
+            if imports_by_name or os.path.dirname(path) in tops or not os.path.dirname(path):
+                continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
+            out[path] = [(1, 10 ** 9, "no entry point of this code base runs this file (nothing imports it, it has "
+                                      "no __main__ block or module-level code, and the code base ships no package)")]
+        elif module.calls and not path.endswith(".ipynb"):
+            with_calls.append(path)
+    words = {path: frozenset(_WORD.findall(text)) for path, text in texts.items()}
+    attributes = {path: frozenset(a or b for a, b in _ATTRIBUTE.findall(text)) for path, text in texts.items()}
+    trees: dict[str, ast.Module] = {}
+    for path in with_calls:
+        try:
+            trees[path] = ast.parse(texts[path])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
     for path, tree in trees.items():
         refs = _references(tree)
         others = set().union(*(w for p, w in words.items() if p != path))
