@@ -279,3 +279,17 @@ def test_a_function_run_only_under_no_grad_or_in_a_data_pipeline(tmp_path):
                                           "train.py": "from sampling import compute_alpha\nprint(compute_alpha)\n"})
     assert [(f.line, f.record) for f in found if f.record == "torch.index-select-backward"] == [
         (3, "torch.index-select-backward")]
+
+
+def test_a_cumsum_of_a_mask_cast_to_float_is_a_count(tmp_path):
+    """maciejkula/spotlight's representations.py: `torch.cumsum((x != 0.0).float(), 2)` counts the
+    non-padding entries: integer values, exact in any order. The cumsum of the values themselves stays."""
+    found = _scan(tmp_path, {"rep.py": """\
+        import torch
+        def pool(x):
+            total = torch.cumsum(x, 2)
+            count = torch.cumsum((x != 0.0).float(), 2)
+            other = torch.cumsum((x > 0).to(torch.float32), 2)
+            return total / count + other
+        """})
+    assert [(f.line, f.record) for f in found if f.record == "torch.cumsum"] == [(3, "torch.cumsum")], found
