@@ -293,3 +293,27 @@ def test_a_cumsum_of_a_mask_cast_to_float_is_a_count(tmp_path):
             return total / count + other
         """})
     assert [(f.line, f.record) for f in found if f.record == "torch.cumsum"] == [(3, "torch.cumsum")], found
+
+
+def test_an_empty_buffer_filled_row_by_row_by_the_next_loop(tmp_path):
+    """graykode/nlp-tutorial's Seq2Seq(Attention): `model = torch.empty([n_step, 1, n_class])`, then
+    `for i in range(n_step):` writes `model[i] = self.out(...)` before the buffer is read: every row is
+    written first. A loop over fewer rows, or one that reads the buffer first, keeps the finding."""
+    found = _scan(tmp_path, {"attn.py": """\
+        import torch
+        def decode(cell, xs, n_class):
+            n_step = len(xs)
+            model = torch.empty([n_step, 1, n_class])
+            for i in range(n_step):
+                h = cell(xs[i])
+                model[i] = h
+            partial = torch.empty([n_step, 1, n_class])
+            for i in range(n_step - 1):
+                partial[i] = cell(xs[i])
+            read = torch.empty(n_step, n_class)
+            for i in range(n_step):
+                read[i] = read.sum() + cell(xs[i])
+            return model, partial, read
+        """})
+    assert [(f.line, f.record) for f in found if f.record == "torch.uninitialized-memory"] == [
+        (8, "torch.uninitialized-memory"), (11, "torch.uninitialized-memory")], found
