@@ -335,13 +335,13 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
             inner = quiet or any(no_grad(item.context_expr) for item in node.items)
             for item in node.items:
                 walk(item.context_expr, quiet)
-            for child in node.body:
-                walk(child, inner)
+            for statement in node.body:
+                walk(statement, inner)
             return
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             inner = quiet or any(no_grad(d) for d in node.decorator_list)
-            for child in ast.iter_child_nodes(node):
-                walk(child, inner if child in node.body else quiet)
+            for part in ast.iter_child_nodes(node):
+                walk(part, inner if part in node.body else quiet)
             return
         if isinstance(node, ast.Call):
             func = node.func
@@ -359,11 +359,10 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
             walk(child, quiet)
 
     walk(tree, False)
-    out = []
+    out: list[tuple[str, int, int, str]] = []
     for name, whys in uses.items():
-        if whys and all(whys):
-            node = functions[name]
-            if node.decorator_list:
-                continue
-            out.append((name, node.lineno, node.end_lineno or node.lineno, sorted(set(whys))[0]))  # type: ignore[type-var]
+        reasons = sorted({why for why in whys if why})
+        if whys and all(whys) and not functions[name].decorator_list:
+            fn = functions[name]
+            out.append((name, fn.lineno, fn.end_lineno or fn.lineno, reasons[0]))
     return tuple(out)

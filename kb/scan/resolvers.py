@@ -176,8 +176,8 @@ def _filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
                 return False
             for inner in loop.body:
                 target = inner.targets[0] if isinstance(inner, ast.Assign) and len(inner.targets) == 1 else None
-                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == name \
-                        and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
+                if isinstance(inner, ast.Assign) and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                        and target.value.id == name and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
                     return not any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner.value))
                 if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
                     return False

@@ -444,11 +444,11 @@ def _quiet_elsewhere(modules: dict[str, resolve.Module]) -> dict[str, list[tuple
     used: dict[str, set[str]] = {}
     for path, module in modules.items():
         layout = module.layout
-        names = {b[3] for b in layout.bindings if b[3] in wanted}
+        names = {b[3] for b in layout.bindings if b[3] is not None and b[3] in wanted}
         for called in (*layout.top, *layout.in_main, *(n for _, ns in layout.functions for n in ns)):
-            last = called.rpartition(".")[2]
-            if last in wanted:
-                names.add(last)
+            tail = called.rpartition(".")[2]
+            if tail in wanted:
+                names.add(tail)
         for name in names:
             used.setdefault(name, set()).add(path)
     out: dict[str, list[tuple[int, int]]] = {}
