@@ -296,13 +296,13 @@ def test_notebook_cells_magics_and_a_bad_cell(capsys, tmp_path):
     nb.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5}))
     code, out, _ = run_cli(capsys, str(nb), "--versions", "torch=2.11", "--format", "json")
     doc = json.loads(out)
-    assert [(f["cell"], f["line"], f["record"]) for f in doc["findings"]] == [(3, 3, "torch.index-add")]
+    assert [(f["cell"], f["line"], f["record"]) for f in doc["notes"]] == [(3, 3, "torch.index-add")]
     cells += [{"cell_type": "code", "source": "def broken(:\n"}, {"cell_type": "code", "source": "x = = 1\n"}]
     nb.write_text(json.dumps({"cells": cells}))
     code, out, _ = run_cli(capsys, str(nb), "--versions", "torch=2.11", "--format", "json")
     doc = json.loads(out)
     assert [e["message"][:22] for e in doc["errors"]] == ["cell 4: cannot parse: ", "cell 5: cannot parse: "]
-    assert [(f["cell"], f["line"]) for f in doc["findings"]] == [(3, 3)]  # the other cells are still scanned
+    assert [(f["cell"], f["line"]) for f in doc["notes"]] == [(3, 3)]  # the other cells are still scanned
     (tmp_path / "nb.ipynb").write_text("{not json")
     code, out, _ = run_cli(capsys, str(nb), "--format", "json")
     assert "invalid JSON at line 1" in json.loads(out)["errors"][0]["message"]

@@ -71,7 +71,7 @@ def test_a_notebook_finding_keeps_its_cell_line(tmp_path, capsys):
     main(["scan", str(nb), "--versions", "torch=2.11", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["errors"] == []
-    assert [(f["cell"], f["line"], f["record"]) for f in doc["findings"]] == [(2, 4, "torch.index-add")]
+    assert [(f["cell"], f["line"], f["record"]) for f in doc["notes"]] == [(2, 4, "torch.index-add")]
 
 
 BODY = "import torch\nx = torch.zeros(3, device='cuda')\nx.index_add_(0, i, v)\n"
@@ -127,7 +127,7 @@ def test_r4_l5_help_at_the_end_of_a_line_keeps_the_cell(tmp_path, capsys):
     """`torch.index_add?` is IPython help; the fallback failed on the whole cell and lost its calls."""
     doc = _scan_notebook(tmp_path, capsys, "import torch\ntorch.index_add?\nx.index_add_(0, i, v)\nx.cumsum??\n")
     assert doc["errors"] == []
-    assert [(f["cell"], f["line"], f["record"]) for f in doc["findings"]] == [(1, 3, "torch.index-add")]
+    assert [(f["cell"], f["line"], f["record"]) for f in doc["notes"]] == [(1, 3, "torch.index-add")]
     assert cells.fallback("a = b?\n") == "a = b?\n"  # not a help line: left for the parser to refuse
 
 

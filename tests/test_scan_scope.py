@@ -43,7 +43,7 @@ REPO = {
         from models.net import Net
 
         def main():
-            model = Net()
+            model = Net().cuda()  # a GPU program: a program that never uses one runs its records on the CPU
             loss = model(torch.zeros(1, 3, 8, 8)).sum()
             loss.backward()
 
@@ -287,7 +287,7 @@ def test_a_program_that_never_runs_backward(tmp_path):
     model = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.e = nn.Embedding(10, 4)\n"
     _write(tmp_path, {
         "model.py": model,
-        "sample.py": "import torch\nfrom model import M\nif __name__ == '__main__':\n    with torch.no_grad():\n        M()\n"
+        "sample.py": "import torch\nfrom model import M\nif __name__ == '__main__':\n    with torch.no_grad():\n        M().cuda()\n"
                      "    e = torch.nn.Embedding(10, 4)\n",
     })
     # the sampling script's own calls run no backward pass; the model file it imports may be trained

@@ -40,6 +40,8 @@ _UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v
 _FLATTENING = frozenset({"view", "reshape", "flatten"})  # a 2-D nonzero's rows made one list: coordinates repeat
 _UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshape", "flatten", "contiguous", "clone",
                              "detach", "flip", "squeeze", "unsqueeze", "type"})
+# tensor methods that cast a boolean mask to 0s and 1s of another dtype
+_CASTS = frozenset({"float", "double", "half", "int", "long", "to", "type"})
 # torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
 _HOST_FACTORIES = frozenset(f"torch.{n}" for n in (
     "linspace", "logspace", "arange", "zeros", "ones", "full", "tensor", "eye", "rand", "randn", "empty", "randint"))
@@ -286,9 +288,13 @@ class Context:
         return False
 
     def is_mask(self, node: ast.AST, ctx: ast.AST) -> bool:
-        """`~mask`, a comparison, or a name every assignment in the function makes so: a boolean tensor."""
+        """`~mask`, a comparison, a cast of one to numbers (`(x != 0).float()`, `.to(torch.float32)`), or a name
+        every assignment in the function makes so: a boolean tensor (as 0s and 1s)."""
         if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)):
             return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASTS \
+                and (node.func.attr in ("float", "double", "half", "int", "long") or node.args or node.keywords):
+            return self.is_mask(node.func.value, ctx)
         if isinstance(node, ast.Name):
             values = self.assigned_in(ctx).get(node.id, [])
             return bool(values) and all(isinstance(v, ast.Compare) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Invert))

@@ -7,6 +7,7 @@ instances of its module classes. A gradient has a source (a parameter, a module'
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from kb.scan.context import Context
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
@@ -49,8 +50,9 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
         if node.attr in _SIZE_ATTRS:
             return True  # x.shape, x.device, x.dtype: no tensor
         if self_attribute(node) and ctx.class_nodes and any(item is fn for item in ctx.class_nodes[-1].body):
-            return ctx.attribute_values(node.attr) is not None  # ctx.scale set to literals
-        return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id) == "math"
+            return ctx.attribute_values(node.attr) is not None \
+                or _attribute_grad_free(ctx, ctx.class_nodes[-1], node.attr, depth, seen)  # ctx.scale set to literals
+        return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id, "").split(".")[0] in _NO_TENSOR  # math.pi, np.int64
     if isinstance(node, ast.Name):
         return _name_grad_free(ctx, node.id, fn, depth, seen)
     if isinstance(node, ast.Subscript):
@@ -101,6 +103,33 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
             return False
         return func.attr in _PLACING or _args_grad_free(ctx, node, fn, depth, seen)
     return False
+
+
+def _attribute_grad_free(ctx: Context, cls: ast.ClassDef, attr: str, depth: int, seen: frozenset) -> bool:
+    """Every `self.<attr> = value` in the class's methods (at least one) binds a value that needs no
+    gradient in its method (`self._hashes = torch.from_numpy(hashes)`, then `self._hashes.cuda()`), and
+    no other write (an augmented or subscript assignment, an in-place method) touches it."""
+    key = (id(cls), "self." + attr)
+    if key in seen:
+        return True  # self.x = self.x.cuda(): what it is comes from its other bindings
+    seen = seen | {key}
+    found = False
+    for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for sub in ast.walk(method):
+            if isinstance(sub, ast.Assign):
+                for target in sub.targets:
+                    if self_attribute(target) and target.attr == attr:
+                        if not grad_free(ctx, sub.value, method, depth - 1, seen):
+                            return False
+                        found = True
+                    elif isinstance(target, ast.Subscript) and self_attribute(target.value) and target.value.attr == attr:
+                        return False
+            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)) and (self_attribute(sub.target) and sub.target.attr == attr):
+                return False
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_") \
+                    and self_attribute(sub.func.value) and sub.func.value.attr == attr:
+                return False
+    return found
 
 
 def _top_level(ctx: Context, target: ast.AST) -> bool:
@@ -282,3 +311,58 @@ def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
             elif not (isinstance(parent, ast.Attribute) and parent.attr in _MODULE_USES):
                 return None
     return calls
+
+
+# Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map,
+# a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
+_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
+
+
+def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
+                    dotted: Callable[[ast.AST], str | None]) -> tuple[tuple[str, int, int, str], ...]:
+    """(name, first line, last line, why) of each module-level function of the file every use of which in the
+    file runs it where no gradient is recorded: a call inside `with torch.no_grad():` (or a function decorated
+    so), or the function handed to a data pipeline's `.map(...)` (not `jax.lax.map`). Whether another file
+    uses it is for kb/scan/run.py to tell."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not functions:
+        return ()
+    uses: dict[str, list[str | None]] = {}  # name -> per use: why it records no gradient there (None: it may)
+    handled: set[int] = set()
+
+    def walk(node: ast.AST, quiet: bool) -> None:
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = quiet or any(no_grad(item.context_expr) for item in node.items)
+            for item in node.items:
+                walk(item.context_expr, quiet)
+            for statement in node.body:
+                walk(statement, inner)
+            return
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            inner = quiet or any(no_grad(d) for d in node.decorator_list)
+            for part in ast.iter_child_nodes(node):
+                walk(part, inner if part in node.body else quiet)
+            return
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in functions:
+                uses.setdefault(func.id, []).append("it is called only under torch.no_grad()" if quiet else None)
+                handled.add(id(func))
+            elif isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and node.args \
+                    and isinstance(node.args[0], ast.Name) and node.args[0].id in functions \
+                    and not (dotted(func) or "").startswith("jax."):
+                uses.setdefault(node.args[0].id, []).append("it runs only as a data pipeline's .map() function")
+                handled.add(id(node.args[0]))
+        elif isinstance(node, ast.Name) and node.id in functions and id(node) not in handled:
+            uses.setdefault(node.id, []).append(None)  # handed on as a value: it may run anywhere
+        for child in ast.iter_child_nodes(node):
+            walk(child, quiet)
+
+    walk(tree, False)
+    out: list[tuple[str, int, int, str]] = []
+    for name, whys in uses.items():
+        reasons = sorted({why for why in whys if why})
+        if whys and all(whys) and not functions[name].decorator_list:
+            fn = functions[name]
+            out.append((name, fn.lineno, fn.end_lineno or fn.lineno, reasons[0]))
+    return tuple(out)

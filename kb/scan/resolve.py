@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan import gradient
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
     buffer_parameters, compiled_scopes, literal_parameters, subclasses, tf_global_seed, value_aliases,
@@ -134,7 +135,13 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     calls = visitor.calls
     if own:  # a subclass that takes its own arguments: what they mean for the KB class is unknown
         calls = [c._replace(args=(), kwargs=(), star=True) if c.text.split("(", 1)[0] in own else c for c in calls]
-    return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own))
+    quiet: tuple = ()
+    if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(")):
+        try:
+            quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
+        except RecursionError:
+            quiet = ()
+    return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet)
 
 
 __all__ = ["Call", "Layout", "METHOD_OWNERS", "Module", "Setting", "Survey", "Unknown", "aliases_of", "analyse",

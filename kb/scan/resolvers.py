@@ -137,14 +137,52 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
-    as its `split` views."""
+    as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
+    then `for i in range(n):` writing `buf[i] = ...` before any read of it)."""
     if op not in _EMPTY:
         return None
     if id(node) in ctx.initialised:
         return "the memory is written before it is read"
     if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
         return "a torch.distributed collective writes the whole buffer before it is read"
+    if ctx.fn_nodes and _filled_by_loop(node, ctx.fn_nodes[-1]):
+        return "the loop right after it writes every row before the buffer is read"
     return None
+
+
+def _filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
+    """`buf = torch.empty([n, ...])` followed at once by `for i in range(n):` whose body writes `buf[i] = ...`
+    as a statement of its own, with no `break` or `continue` and no read of `buf` before that write: every
+    row is written before the buffer is read."""
+    first = node.args[0] if node.args else None
+    if isinstance(first, (ast.List, ast.Tuple)):
+        first = first.elts[0] if first.elts else None
+    if first is None or isinstance(first, ast.Starred):
+        return False
+    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+        if not isinstance(block, list):
+            continue
+        for k, stmt in enumerate(block[:-1]):
+            if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            name, loop = stmt.targets[0].id, block[k + 1]
+            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and not loop.orelse
+                    and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                    and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
+                    and ast.dump(loop.iter.args[0]) == ast.dump(first)):
+                return False
+            if any(isinstance(sub, (ast.Break, ast.Continue)) for sub in ast.walk(loop)):
+                return False
+            for inner in loop.body:
+                target = inner.targets[0] if isinstance(inner, ast.Assign) and len(inner.targets) == 1 else None
+                if isinstance(inner, ast.Assign) and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                        and target.value.id == name and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
+                    return not any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner.value))
+                if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
+                    return False
+            return False
+    return False
 
 
 def _buffer_name(fn: ast.AST, node: ast.Call) -> tuple[str, int] | None:
@@ -499,7 +537,7 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
 
 
 @resolver("no-input-requires-grad", "fact")
-def no_input_requires_grad(ctx: Context, node: ast.Call) -> bool:
+def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) -> bool:
     """A functional call none of whose arguments requires a gradient, followed through the file: made by
     torch factories (`torch.rand`, `torch.zeros(..., device=...)`), NumPy or Python, and what torch
     functions and tensor methods make of those (`x[idx].to(device)`, `F.interpolate(hr, ...)`), through every
@@ -509,13 +547,17 @@ def no_input_requires_grad(ctx: Context, node: ast.Call) -> bool:
     `model.parameters()`). No backward pass runs through the call, so records of the backward pass do not
     apply (the data augmentation of a batch, the bicubic upsampling of the low-resolution input). Not
     applied in a file that names `requires_grad`; a module's output, a parameter, or anything not read here
-    may require one. In-place writes inside another function a tensor is handed to are not followed."""
+    may require one. In-place writes inside another function a tensor is handed to are not followed. The
+    indices of an op whose record names them (`scan.unique_index`: index_select's `index`) are integers,
+    which never require a gradient, and are not read."""
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
     if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
         return False
     fn = ctx.fn_nodes[-1]
-    parts = [*node.args, *(k.value for k in node.keywords)]
+    name = ctx.index_param.get(op) if op else None
+    index = ctx.argument(op, node, name) if op and name else None
+    parts = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not index]
     return bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args) \
         and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
 

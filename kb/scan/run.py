@@ -9,7 +9,7 @@ import os
 from typing import NamedTuple
 
 from kb.query import index
-from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches
+from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -329,6 +329,9 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # whoever imports it here (so a scan of the file alone answers it with the same records): only the
     # calls in such a script itself lose the records of the backward pass. A module of a package (its
     # folder has __init__.py) is a library even with a __main__ smoke test.
+    cpu_why = _on_cpu(runs, reach, modules)
+    dead = unreached.unreached(roots, files, modules, runs, reach)
+    quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -349,6 +352,9 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             pin = chosen.get(framework)
             if pin is None:
                 continue
+            dead_why = unreached.why(dead, path, call.line) if dead else None
+            if not call.no_grad and path in quiet and any(first <= call.line <= last for first, last in quiet[path]):
+                call = call._replace(no_grad=True)  # its function runs only where no gradient is recorded
             if lookup.no_known_source(call.op, framework, pin.version, device):
                 unverified.add((path, unit.place(call.line), call.col))
             keras_2 = legacy if keras2.applies(legacy, call.op, pin.version) else None
@@ -362,6 +368,11 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                     if frameworks.get(finding.record) == "keras":
                         continue  # answered at the Keras pin by the call's own lookup
                     finding = _on_tensorflow(finding, call.op, backend)
+                if dead_why and not finding.note:
+                    finding = finding._replace(note=dead_why)
+                if path in cpu_why and not finding.note and framework in _DEFAULT_CPU \
+                        and idx["sources"].get(finding.record, {}).get("device") == "gpu":
+                    finding = finding._replace(note=cpu_why[path])
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
@@ -422,6 +433,58 @@ def compiled_op_records(records: dict) -> frozenset[str]:
         if all(e[0] and "torch.compile" not in e[0] and "compiled" in dict(e[1]) for e in entries):
             out.add(rid)
     return frozenset(out)
+
+
+def _quiet_elsewhere(modules: dict[str, resolve.Module]) -> dict[str, list[tuple[int, int]]]:
+    """Path -> (first, last line) of its functions that every use in its file runs where no gradient is
+    recorded (resolve.Module.quiet) and that no other file imports or calls by name."""
+    wanted = {name for m in modules.values() for name, _, _, _ in m.quiet}
+    if not wanted:
+        return {}
+    used: dict[str, set[str]] = {}
+    for path, module in modules.items():
+        layout = module.layout
+        names = {b[3] for b in layout.bindings if b[3] is not None and b[3] in wanted}
+        for called in (*layout.top, *layout.in_main, *(n for _, ns in layout.functions for n in ns)):
+            tail = called.rpartition(".")[2]
+            if tail in wanted:
+                names.add(tail)
+        for name in names:
+            used.setdefault(name, set()).add(path)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path, module in modules.items():
+        for name, first, last, _ in module.quiet:
+            if not used.get(name, set()) - {path}:
+                out.setdefault(path, []).append((first, last))
+    return out
+
+
+# Frameworks that keep a tensor on the CPU unless the program places it on a GPU.
+_DEFAULT_CPU = frozenset({"pytorch", "torchvision"})
+
+
+def _on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+            modules: dict[str, resolve.Module]) -> dict[str, str]:
+    """Path -> why it runs on the CPU, for each file that only whole programs run (a notebook, or outside a
+    package's folder a `__main__` block or a script whose module level trains) none of whose files may place
+    anything on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a
+    record of the GPU alone is a note there. A file no such program runs (a library module, a package
+    module's `__main__` smoke test, a file named alone with no entry point) keeps the GPU's answer."""
+    on_cpu = []
+    for r in runs:
+        layout = modules[r.entry].layout
+        whole = r.entry.endswith(".ipynb") or (not _in_package(r.entry) and (
+            layout.main or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)))
+        on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
+    out = {}
+    for path, ids in reach.items():
+        if ids and all(on_cpu[k] for k in ids):
+            entry = runs[ids[0]].entry
+            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
+            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) never places "
+                         "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
+                         "files it imports): PyTorch runs it on the CPU")
+    return out
 
 
 def _in_package(path: str) -> bool:

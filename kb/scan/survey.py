@@ -173,9 +173,81 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
         statement(node, top, "", True)
     statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
     # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
+    backward = trains(text)
+    top_trains = backward and bool(text) and _top_trains(tree, text)
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
-                   tuple((name, tuple(body)) for name, body in functions), trains(text))
+                   tuple((name, tuple(body)) for name, body in functions), backward,
+                   may_use_gpu(text, calls, imports), top_trains)
     return Survey(found, classes, calls, defs, assigns)
+
+
+_NOT_CODE = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _top_trains(tree: ast.Module, text: str) -> bool:
+    """Whether the module-level statements outside functions, classes and the `__main__` block can run a
+    backward pass (`python train.py` of a script whose training loop is at module level)."""
+    lines = text.split("\n")
+    for node in tree.body:
+        if isinstance(node, _NOT_CODE) or (isinstance(node, ast.If) and is_main(node.test)):
+            continue
+        if trains("\n".join(lines[node.lineno - 1: node.end_lineno or node.lineno])):
+            return True
+    return False
+
+
+# Words that may mean a tensor or model goes to a GPU without a `.to(`/`device=` the walk below reads:
+# CUDA named anywhere (`.cuda()`, `torch.cuda.FloatTensor`, "cuda:0", CUDA_VISIBLE_DEVICES), data or
+# model parallelism, a default device, a trainer or accelerator that places the model itself.
+_GPU_WORDS = re.compile(r"(?i:cuda)|DataParallel|set_device|set_default_device|set_default_tensor_type|Accelerator"
+                        r"|Trainer|Learner|\.gpu\(|\.mps\(|\.xpu\(")
+# Libraries that place a model on an accelerator themselves (trainers, launchers, distributed engines).
+_GPU_LIBRARIES = frozenset({"lightning", "pytorch_lightning", "accelerate", "deepspeed", "horovod", "fastai",
+                            "transformers", "ignite", "catalyst", "mmcv", "mmengine", "detectron2", "fairseq",
+                            "torch_xla", "apex", "colossalai", "composer", "megatron", "fairscale", "allennlp",
+                            "ray", "sentence_transformers", "diffusers", "lightning_fabric"})
+_DEVICE_KEYWORDS = frozenset({"device", "map_location", "device_map", "device_ids", "output_device"})
+_DTYPES = frozenset({"float", "float16", "float32", "float64", "double", "half", "bfloat16", "int", "int8", "int16",
+                     "int32", "int64", "long", "short", "bool", "uint8", "complex64", "complex128", "cfloat", "cdouble",
+                     "dtype"})
+
+
+def _cpu(node: ast.AST) -> bool:
+    """A device expression that is the CPU: "cpu", "cpu:0", torch.device("cpu")."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str) and node.value.lower().lstrip("/").startswith("cpu")
+    if isinstance(node, ast.Call) and (called(node.func) or "").rsplit(".", 1)[-1] == "device" and len(node.args) == 1 \
+            and not node.keywords:
+        return _cpu(node.args[0])
+    return False
+
+
+def may_use_gpu(text: str, calls: list[ast.Call], imports: list[tuple[str, int, tuple[str, ...]]]) -> bool:
+    """Whether a module may place a tensor or model on a GPU: CUDA named anywhere, a library that places
+    models itself, parallel wrappers, `.to(x)` / `device=x` / `torch.device(x)` with anything but the CPU or a
+    dtype (a variable device may be the GPU). False only when none of that is in the text: PyTorch then
+    keeps everything this module makes on the CPU."""
+    if _GPU_WORDS.search(text):
+        return True
+    if any(module.split(".")[0] in _GPU_LIBRARIES for module, level, _ in imports if not level):
+        return True
+    if "device" not in text and "map_location" not in text and ".to(" not in text:
+        return False
+    for call in calls:
+        func = call.func
+        for keyword in call.keywords:
+            if keyword.arg in _DEVICE_KEYWORDS and not _cpu(keyword.value):
+                return True
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "device") and call.args:
+            first = call.args[0]
+            if _cpu(first):
+                continue
+            if func.attr == "to" and isinstance(first, ast.Attribute) and first.attr in _DTYPES:
+                continue  # x.to(torch.float32), x.to(y.dtype)
+            return True
+        if isinstance(func, ast.Name) and func.id == "device" and call.args and not _cpu(call.args[0]):
+            return True
+    return False
 
 
 # Words in a file that can make a line interesting besides its import aliases and method names.

@@ -84,6 +84,8 @@ class Layout(NamedTuple):
     in_main: tuple[str, ...] = ()  # ... in the __main__ block
     functions: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (qualified name, dotted names it calls)
     backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
+    gpu: bool = True  # the text may place a tensor or model on a GPU (kb/scan/survey.py, may_use_gpu)
+    top_trains: bool = False  # its module-level code (outside functions, classes and __main__) can run a backward pass
 
 
 class Module(NamedTuple):
@@ -93,6 +95,9 @@ class Module(NamedTuple):
     # (name, base as written, KB op it resolves to here or "", its signature is its own): its classes that
     # subclass another class, for another file's subclass or construction of them (kb/scan/run.py)
     classes: tuple[tuple[str, str, str, bool], ...] = ()
+    # (name, first line, last line, why) of its module-level functions that every use in the file runs where
+    # no gradient is recorded (kb/scan/gradient.py, quiet_functions); kb/scan/run.py checks the other files
+    quiet: tuple[tuple[str, int, int, str], ...] = ()
 
 
 def canonical(dotted: str) -> str:

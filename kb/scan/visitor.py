@@ -571,7 +571,7 @@ class Visitor(Context, ast.NodeVisitor):
                 and node.func.value.id in self.buffers[-1]:
             quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
         if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
-                and resolvers.no_input_requires_grad(self, node):
+                and resolvers.no_input_requires_grad(self, node, op):
             quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):

@@ -1,0 +1,187 @@
+"""Code that no entry point of a script repository runs (RULES L1-1, R4 of the frozen corpora).
+
+A repository that ships no installable package (no setup.py, setup.cfg or pyproject.toml where it is
+scanned) runs only as far as its scripts reach: its entry points (kb/scan/scope.py) and what they import.
+There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
+code), a class that no code names outside its own body (nothing builds it), a function that nothing names
+outside its own body, and a method of a class without bases that no code names as an attribute (or a
+string), never run: a record there is a note saying why. A library package keeps every finding (its users
+run it); a test file is run by its test runner; a module at the top of the code base may be imported by its
+users' own scripts and notebooks; a module another file star-imports re-exports every public name; a decorated class or function may be registered and called
+by the decorator's table, and a class with bases may have its methods called by the base (a framework's
+hook), so those keep theirs too.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+
+from kb.scan import scope, sources
+
+PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
+MAX_FILES = 5000  # a larger code base is read once only: its findings keep the answer of reachable code
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
+
+
+# A module whose own names are looked up at run time (`globals()[name]`, `sys.modules[...]`, subclasses found
+# through `__subclasses__`, `eval`), or that another file reads with `getattr(module, name)`: any of them may
+# run; and a code base that imports modules by a computed name may run any file.
+_LOOKUP = re.compile(r"globals\(\)|sys\.modules\[|__subclasses__|(?<![.\w])(?:eval|exec)\(")
+_DYNAMIC_IMPORT = re.compile(r"importlib|__import__|import_module|runpy|(?<![.\w])exec\(")
+_GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*,")
+
+
+def _looked_up(graph: scope.Graph, modules: dict, texts: dict[str, str]) -> set[str]:
+    """The files whose names the code base may look up by a computed name."""
+    out = {path for path, text in texts.items() if _LOOKUP.search(text)}
+    for path, text in texts.items():
+        if "getattr(" not in text:
+            continue
+        read = {name.split(".")[0] for name in _GETATTR.findall(text)}
+        for local, module, level, attr in modules[path].layout.bindings:
+            if local in read:
+                target = graph.resolve(path, f"{module}.{attr}" if attr and module else attr or module, level)
+                if target is not None:
+                    out.add(target)
+    return out
+
+
+def script_repository(roots: list[str], modules: dict) -> bool:
+    """Whether the scan is of folders none of which ships an installable package, or lies in one (a
+    packaging file in it or a folder above it, up to its repository's top)."""
+    if not roots or any(os.path.basename(p) == "setup.py" for p in modules):
+        return False
+    for root in roots:
+        folder = os.path.abspath(root)
+        while True:  # the folder and those above it, up to its repository's top: a subfolder of a package
+            if any(os.path.isfile(os.path.join(folder, name)) for name in PACKAGING):
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder or os.path.exists(os.path.join(folder, ".git")):
+                break
+            folder = parent
+    return True
+
+
+def _test_file(path: str) -> bool:
+    name = os.path.basename(path)
+    parts = path.replace(os.sep, "/").split("/")
+    return name.startswith("test") or name.endswith("_test.py") or name == "conftest.py" \
+        or any(p in ("test", "tests", "testing") for p in parts[:-1])
+
+
+def _spans(tree: ast.Module) -> list[tuple[str, str, int, int, bool, str | None]]:
+    """(kind, name, first line, last line, kept, owner class) of each class and function, outermost first:
+    kind "class", "function" (module level or nested in a function) or "method"; kept: decorated (a table
+    may call it), or a method of a class with bases (the base may call it: a framework's hook)."""
+    out: list[tuple[str, str, int, int, bool, str | None]] = []
+
+    def visit(body: list[ast.stmt], owner: ast.ClassDef | None) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                out.append(("class", node.name, node.lineno, node.end_lineno or node.lineno,
+                            bool(node.decorator_list), None))
+                visit(node.body, node)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                kind = "method" if owner is not None else "function"
+                based = bool(node.decorator_list) or (owner is not None and bool(owner.bases or owner.keywords))
+                out.append((kind, node.name, node.lineno, node.end_lineno or node.lineno, based,
+                            owner.name if owner is not None else None))
+                visit(node.body, None)
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    inner = getattr(node, field, None)
+                    if isinstance(inner, list):
+                        visit([n for n in inner if isinstance(n, ast.stmt)]
+                              + [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body], owner)
+    visit(tree.body, None)
+    return out
+
+
+def _references(tree: ast.Module) -> list[tuple[str, int, bool]]:
+    """(name, line, as an attribute or string) of every name the code uses: loads, attributes, imported
+    names, string constants that are identifiers."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            out.append((node.id, node.lineno, False))
+        elif isinstance(node, ast.Attribute):
+            out.append((node.attr, node.lineno, True))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            out.append((node.value, node.lineno, True))
+        elif isinstance(node, (ast.ImportFrom, ast.Import)):
+            out.extend((alias.name.rpartition(".")[2], node.lineno, False) for alias in node.names)
+    return out
+
+
+def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs: list[scope.Run],
+              reach: dict[str, tuple[int, ...]]) -> dict[str, list[tuple[int, int, str]]]:
+    """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
+    {} elsewhere (a package, a single file, a scan with no entry point)."""
+    if len(modules) > MAX_FILES or not script_repository(roots, modules) \
+            or not any(r.why != scope.FALLBACK for r in runs):
+        return {}
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    by_path = {f.path: f for f in files}
+    texts: dict[str, str] = {}
+    for path in modules:
+        found = by_path.get(path)
+        if found is None:
+            return out
+        try:
+            texts[path] = sources.read(path, found.root).text
+        except (sources.SourceError, ValueError):
+            return out  # a file not read again: its names unknown, so nothing is claimed unreached
+    graph = scope.Graph(modules)
+    starred = {graph.resolve(path, module_name, level) for path, m in modules.items()
+               for module_name, level, names in m.layout.imports if "*" in names}
+    looked_up = _looked_up(graph, modules, texts)
+    imports_by_name = any(_DYNAMIC_IMPORT.search(text) for text in texts.values())
+    tops = {os.path.normpath(root) for root in roots}
+    with_calls = []
+    for path, module in modules.items():
+        if _test_file(path) or path in starred or path in looked_up:
+            continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
+        ids = reach.get(path, ())
+        if ids and all(runs[k].why == scope.FALLBACK for k in ids):
+            if imports_by_name or os.path.dirname(path) in tops or not os.path.dirname(path):
+                continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
+            out[path] = [(1, 10 ** 9, "no entry point of this code base runs this file (nothing imports it, it has "
+                                      "no __main__ block or module-level code, and the code base ships no package)")]
+        elif module.calls and not path.endswith(".ipynb"):
+            with_calls.append(path)
+    words = {path: frozenset(_WORD.findall(text)) for path, text in texts.items()}
+    attributes = {path: frozenset(a or b for a, b in _ATTRIBUTE.findall(text)) for path, text in texts.items()}
+    trees: dict[str, ast.Module] = {}
+    for path in with_calls:
+        try:
+            trees[path] = ast.parse(texts[path])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    for path, tree in trees.items():
+        refs = _references(tree)
+        others = set().union(*(w for p, w in words.items() if p != path))
+        other_attributes = set().union(*(w for p, w in attributes.items() if p != path))
+        for kind, name, first, last, based, owner in _spans(tree):
+            if name.startswith("__") or based:
+                continue
+            if kind == "method":
+                used = any(n == name and attr for n, _, attr in refs) or name in other_attributes
+                why = f"nothing in this code base calls {owner}.{name} (no .{name} anywhere)"
+            else:
+                used = name in others or any(n == name and not first <= line <= last for n, line, _ in refs)
+                why = (f"nothing in this code base builds {name} (its name appears nowhere outside it)" if kind == "class"
+                       else f"nothing in this code base calls {name} (its name appears nowhere outside it)")
+            if not used:
+                out.setdefault(path, []).append((first, last, why + ", and the code base ships no package"))
+    return out
+
+
+def why(spans: dict[str, list[tuple[int, int, str]]], path: str, line: int) -> str | None:
+    for first, last, reason in spans.get(path, ()):
+        if first <= line <= last:
+            return reason
+    return None
