@@ -1,4 +1,5 @@
-"""Every file `kb build` writes, rendered from the compiled index: kb/_index.py, docs/lint.md,
+"""Every file `kb build` writes, rendered from the compiled index: kb/_index.py, kb/_details.py,
+kb/_seen.py, docs/lint.md,
 schema/*.json, the README's status section and docs/architecture.md's module map (from
 kb/layers.py); `kb build --check` compares against these.
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
 INDEX_FILE = "kb/_index.py"
 DETAILS_FILE = "kb/_details.py"
+SEEN_FILE = "kb/_seen.py"
 SCHEMA_FILES: dict[str, type[BaseModel]] = {
     "source.schema.json": schema.SourceRecord,
     "versions.schema.json": schema.VersionRegistry,
@@ -89,10 +91,12 @@ def literal(value: Any) -> str:
 
 
 def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, str]:
-    """{file: text} of the two index modules: what every query reads (kb/_index.py) and the
-    details loaded when one needs them (kb/_details.py). Under `root`, the texts of an index
-    laid out before are remembered (.cache/kb/, keyed by the index's repr and this code)."""
-    from kb.query import split_index
+    """{file: text} of the index modules: what every query reads (kb/_index.py), the details
+    loaded when one needs them (kb/_details.py) and the sweep cases of ops without a record
+    (kb/_seen.py: no scan loads them, kb/query/state.py's scan_index). Each table is in one module
+    only. Under `root`, the texts of an index laid out before are remembered (.cache/kb/, keyed by
+    the index's repr and this code)."""
+    from kb.query import split_index, split_seen
 
     memo: Memo | None = None
     key = b""
@@ -110,15 +114,17 @@ def index_texts(index: dict[str, Any], root: Path | None = None) -> dict[str, st
         # entries (PACKED and the Packed literal), the renderer and its templates
         memo = Memo(root, "index", Path(__file__), Path(pprint.__file__), *sorted(Path(query.__file__).parent.glob("*.py")),
                     Path(entries.__file__), Path(rendering.__file__),
-                    templates / "index.py.j2", templates / "details.py.j2", jinja2.__version__)
+                    templates / "index.py.j2", templates / "details.py.j2", templates / "seen.py.j2", jinja2.__version__)
         key = memo.key(repr(index))
         found = memo.get(key)
         if found is not MISS and isinstance(found, dict):
             return found
     core, details = split_index(index)
     core = {name: Packed.of(value) if name in PACKED else value for name, value in core.items()}
+    details, seen = split_seen(details)
     texts = {INDEX_FILE: render("index.py.j2", body=literal(core)),
-             DETAILS_FILE: render("details.py.j2", body=literal(_flat_seen(details)))}
+             DETAILS_FILE: render("details.py.j2", body=literal(_flat_seen(details))),
+             SEEN_FILE: render("seen.py.j2", body=literal(_flat_seen(seen)))}
     if memo is not None:
         memo.put(key, texts)
         memo.save()

@@ -41,7 +41,7 @@ LAYERS: tuple[Layer, ...] = (
         "kb.verify.merge", "kb.nightly.report",
         "kb.verify.static", "kb.verify.static.load", "kb.verify.static.merge", "kb.verify.static.evidence",
     )),
-    Layer("compile", "catalog + merged evidence -> the index", ("kb.compile", "kb._index", "kb._details")),
+    Layer("compile", "catalog + merged evidence -> the index", ("kb.compile", "kb._index", "kb._details", "kb._seen")),
     Layer("outputs", "everything read from the index: query, generated files, site, plans, probes, scan", (
         "kb", "kb.query", "kb.query.*", "kb.render", "kb.generated", "kb.site", "kb.site.api", "kb.site.build",
         "kb.site.model", "kb.site.nightly", "kb.site.pages", "kb.site.readme", "kb.site.matrix", "kb.site.recipes",

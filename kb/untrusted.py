@@ -35,9 +35,10 @@ def check_inside(path: Path, within: Path) -> None:
     A pull request can add a symlink named like a record; following it would let the build
     read /dev/zero, a 50 GB file or a secret elsewhere on the machine.
     """
-    target = Path(os.path.realpath(path))
-    top = Path(os.path.realpath(within))
-    if target != top and top not in target.parents:
+    target = os.path.normcase(os.path.realpath(path))
+    top = os.path.normcase(os.path.realpath(within))
+    # as Path's `top in target.parents`, without making a Path per parent (a scan checks every file)
+    if target != top and not target.startswith(top if top.endswith(os.sep) else top + os.sep):
         raise Refused(
             f"a symlink that resolves outside {within.name}/ is refused",
             f"keep the file itself under {within.name}/ instead of a link",

@@ -41,7 +41,7 @@ def test_no_other_module_spells_the_list() -> None:
     found = []
     for path in sorted((ROOT / "kb").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in ("kb/calls.py", "kb/probe/kbask.py", "kb/_index.py", "kb/_details.py"):
+        if rel in ("kb/calls.py", "kb/probe/kbask.py", "kb/_index.py", "kb/_details.py", "kb/_seen.py"):
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if spelled.search(line):

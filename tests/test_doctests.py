@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-GENERATED = {"kb/_index.py", "kb/_details.py"}
+GENERATED = {"kb/_index.py", "kb/_details.py", "kb/_seen.py"}
 
 
 def _with_examples() -> list[str]:

@@ -1,6 +1,7 @@
-"""The compiled index in two modules: kb/_index.py (what every query reads) and kb/_details.py
-(evidence, parameters, record prose), loaded only when a query needs it. Answers are the same
-as from the whole index, and a query without evidence never loads the details."""
+"""The compiled index in three modules: kb/_index.py (what every query reads), kb/_details.py
+(evidence, parameters, record prose), loaded only when a query needs it, and kb/_seen.py (the
+sweep cases of ops without a record), which a scan does not load. Answers are the same as from
+the whole index, and a query without evidence never loads the details."""
 
 from __future__ import annotations
 
@@ -85,3 +86,28 @@ def test_only_a_query_with_evidence_loads_the_details(whole: dict) -> None:
                         second=f"{sid!r}, {run['version']!r}, framework={run['framework']!r}, device={run['device']!r}")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.split() == ["False", "True", "False", "True"]
+
+
+def test_the_scan_index_is_the_whole_less_the_seen_module(whole: dict) -> None:
+    query.reset()
+    try:
+        scan = query.scan_index()
+        assert scan == {name: value for name, value in whole.items() if name not in query.SEEN_KEYS}
+        assert query.state.detail(scan, "seen") == whole["seen"]  # loads kb/_seen.py on demand
+        assert query.scan_index() is query.index()  # once whole, the whole
+    finally:
+        query.reset()
+
+
+SCAN_PROBE = """
+import sys
+from kb.scan.run import scan
+scan([{path!r}])
+print('kb._details' in sys.modules, 'kb._seen' in sys.modules)
+"""
+
+
+def test_a_scan_reads_the_details_without_the_seen_module() -> None:
+    code = SCAN_PROBE.format(path=str(ROOT / "tests/fixtures/scan"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["True", "False"]

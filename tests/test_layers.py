@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # The table itself is kb/layers.py's LAYERS (docs/architecture.md's module map is generated from it).
 # The generated index modules are private to the package that loads them (kb/query/state.py).
-PRIVATE_READERS = {"kb._index": ("kb.query.state",), "kb._details": ("kb.query.state",)}
+PRIVATE_READERS = {"kb._index": ("kb.query.state",), "kb._details": ("kb.query.state",), "kb._seen": ("kb.query.state",)}
 
 
 def _is_package(path: Path) -> bool:

@@ -52,7 +52,7 @@ def notes() -> dict[str, tuple[str, str]]:
     files = [*sorted((ROOT / "kb").rglob("*.py")), *sorted((ROOT / "verifiers").rglob("*.py")),
              *sorted((ROOT / "docs").glob("*.md")), ROOT / "verifiers" / "README.md"]
     for path in files:
-        if path.name.startswith("_index") or path.name.startswith("_details") or path.name == "history.md":
+        if path.name.startswith(("_index", "_details", "_seen")) or path.name == "history.md":
             continue
         text = path.read_text(encoding="utf-8")
         for match in HEAD.finditer(text):

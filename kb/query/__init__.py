@@ -39,12 +39,14 @@ from kb.query.cover import MAX_EXACT, smallest_cover
 from kb.query.evaluate import answer, known_release
 from kb.query.names import frameworks, inventory, op_parameters, resolve
 from kb.query.state import (
-    CORE_SOURCE_FIELDS, DETAIL_KEYS, LIMIT, Lazy, clear, index, join_index, light, memo, split_index, use,
+    CORE_SOURCE_FIELDS, DETAIL_KEYS, LIMIT, SEEN_KEYS, Lazy, clear, index, join_index, light, memo, scan_index,
+    split_index, split_seen, use,
 )
 
 __all__ = [
     "CORE_SOURCE_FIELDS", "DETAIL_KEYS", "DEVICES", "DISTRIBUTIONS", "MAX_EXACT", "answer", "index", "inventory",
-    "join_index", "known_release", "parameters", "reset", "smallest_cover", "solution", "split_index", "status",
+    "join_index", "known_release", "parameters", "reset", "scan_index", "smallest_cover", "solution", "split_index",
+    "split_seen", "status", "SEEN_KEYS",
 ]
 
 calls = Lazy("calls", globals())

@@ -2,8 +2,10 @@
 and the modules it loads on first use.
 
 The index is kb/_index.py (what every query reads) alone, or joined with kb/_details.py (run
-and static evidence, parameters, the records' prose) when a query needs it; `split_index` is
-how kb/generated.py writes the two modules, `join_index` undoes it.
+and static evidence, parameters, the records' prose) and kb/_seen.py (the sweep cases of ops
+without a record) when a query needs it; `split_index` is how kb/generated.py writes the
+modules, `join_index` undoes it. `kb scan` reads kb/_index.py and kb/_details.py only
+(`scan_index`): kb/_seen.py, 40% of the details' source, loads when a lookup asks for `seen`.
 
 Every memo is made by `memo()`, which registers it, so `clear()` (what `kb.query.reset()`
 runs) forgets all of them; a dict made any other way at module level is a bug that
@@ -35,7 +37,8 @@ def clear() -> None:
         found.clear()
 
 
-loaded = memo()  # "whole": kb/_index.py joined with kb/_details.py (or reset()'s); "core": what status() reads
+loaded = memo()  # "whole": kb/_index.py joined with kb/_details.py and kb/_seen.py (or reset()'s); "core": what
+# status() reads; "scan": the whole less `seen` (scan_index)
 
 
 class Lazy:
@@ -57,6 +60,7 @@ CORE_SOURCE_FIELDS = frozenset((
     "id", "framework", "title", "device", "pass", "mechanism", "summary", "calls", "status", "op_versions", "caused_by",
     "distributions", "disputes", "references",
 ))
+SEEN_KEYS = ("seen",)  # the details' tables kb/_seen.py holds (no scan reads them unless a lookup needs one)
 DETAIL_KEYS = frozenset(("params", "runs", "flagged", "reviewed", "static", "static_wheels", "static_disagreements",
                          "static_unclaimed", "seen", "seen_files", "seen_defaults"))
 
@@ -67,9 +71,25 @@ def index() -> dict:
     if whole is None:
         with _no_gc():
             from kb._details import DETAILS
+            from kb._seen import SEEN
 
-        whole = loaded["whole"] = join_index(light(), DETAILS)
+        whole = loaded["whole"] = join_index(light(), {**DETAILS, **SEEN})
     return whole
+
+
+def scan_index() -> dict:
+    """The index as `kb scan` reads it: the whole index less the tables of kb/_seen.py (SEEN_KEYS),
+    which `detail` loads if a lookup asks for one; the whole index itself once it is loaded. Without
+    a bytecode cache, compiling kb/_seen.py's source alone took a second of every scan."""
+    found = loaded.get("whole")
+    if found is None:
+        found = loaded.get("scan")
+        if found is None:
+            with _no_gc():
+                from kb._details import DETAILS
+
+            found = loaded["scan"] = join_index(light(), DETAILS)
+    return found
 
 
 class _no_gc:
@@ -107,17 +127,24 @@ def light() -> dict:
 def use(new_index: dict) -> None:
     """Answer from `new_index` (a whole index) instead of the generated modules."""
     loaded["whole"] = loaded["core"] = new_index
+    loaded.pop("scan", None)
 
 
 def detail(idx: dict, name: str, default=None):
-    """A part of the index that kb/_index.py (which has `evidence` instead) leaves to kb/_details.py."""
+    """A part of the index that kb/_index.py (which has `evidence` instead) leaves to kb/_details.py,
+    or that scan_index() leaves to kb/_seen.py."""
     if name in idx:
         return idx[name]
-    return index().get(name, default) if "evidence" in idx else default
+    if "evidence" not in idx and idx is not loaded.get("scan"):
+        return default
+    if name not in SEEN_KEYS and "whole" not in loaded:
+        return scan_index().get(name, default)  # kb/_details.py only
+    return index().get(name, default)
 
 
 def split_index(idx: dict) -> tuple[dict, dict]:
-    """(core, details): the index as kb/_index.py and kb/_details.py hold it; `join_index` undoes it.
+    """(core, details): the index as kb/_index.py and kb/_details.py with kb/_seen.py hold it (`split_seen`
+    parts the details); `join_index` undoes it.
 
     The core adds `evidence`: per record with runs or static evidence, the (release key, device)
     of each run and the release key of each static evidence file, so that a query tells whether
@@ -148,8 +175,15 @@ def split_index(idx: dict) -> tuple[dict, dict]:
     return core, details
 
 
+def split_seen(details: dict) -> tuple[dict, dict]:
+    """(kb/_details.py's part, kb/_seen.py's part) of split_index's details: SEEN_KEYS in the second."""
+    return ({name: value for name, value in details.items() if name not in SEEN_KEYS},
+            {name: value for name, value in details.items() if name in SEEN_KEYS})
+
+
 def join_index(core: dict, details: dict) -> dict:
-    """The whole index from its two parts, equal to what kb/compile.py built, key order included."""
+    """The whole index from its two parts, equal to what kb/compile.py built, key order included;
+    without SEEN_KEYS in `details`, the index less those tables (scan_index)."""
     more = details["sources"]
     fields = details["source_fields"]
     sources = {
@@ -157,7 +191,7 @@ def join_index(core: dict, details: dict) -> dict:
         for sid, source in core["sources"].items()
     }
     return {name: sources if name == "sources" else _plain(core[name]) if name in core else details[name]
-            for name in details["keys"]}
+            for name in details["keys"] if name in core or name in details}
 
 
 def _plain(value: object) -> object:

@@ -71,7 +71,7 @@ def exit_code(report, fail_on: str) -> int:
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
-    from kb.query import index
+    from kb.query import scan_index as index  # kb/_seen.py unloaded (kb/query/state.py)
     from kb.scan import pins
     from kb.scan.run import scan
     from kb.scan.sources import NotAFile, SymlinkLoop

@@ -418,7 +418,7 @@ def findings(call: Call, path: str, cell: tuple[int | None, int], framework: str
     if not can_be(call, framework):
         return []
     if rules is None:
-        from kb.query import index
+        from kb.query import scan_index as index  # kb/_seen.py unloaded (kb/query/state.py)
         from kb.scan.rules import of
 
         rules = of(index())

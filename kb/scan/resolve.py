@@ -28,7 +28,7 @@ METHOD_OWNERS = {"torch": "torch", "tf": "tf", "jax": "jax"}
 
 def default_rules() -> CodeRules:
     """The code rules of each op, from the index kb.query answers from now."""
-    from kb.query import index
+    from kb.query import scan_index as index  # kb/_seen.py unloaded (kb/query/state.py)
 
     return code_rules(index())
 

@@ -8,7 +8,7 @@ import gc
 import os
 from typing import NamedTuple
 
-from kb.query import index
+from kb.query import scan_index as index
 from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
