@@ -179,7 +179,7 @@ def test_the_new_branch_units_run_on_the_cpu() -> None:
             try:
                 s.build()()  # a branch Case builds the call with its inputs made already
                 ran += 1
-            except (RuntimeError, NotImplementedError):
+            except (RuntimeError, NotImplementedError, ValueError):  # ValueError: torch 2.13's RNN dtype check
                 pass
         assert specs and ran >= least * len(specs), f"{key}: {ran} of {len(specs)} ran"
         assert all("inputs.collide" in s.call for s in specs)
