@@ -22,8 +22,9 @@
 #      complex), in every dtype group, forward and backward;
 #   3. torch._scaled_mm and _scaled_mm_v2 in float8 (op_db gives them no float32 or bfloat16);
 #   4. the JAX catalog functions with a float16, bfloat16 or float64 branch without a case, or a gradient branch
-#      without a backward case (the sort family, median, nanmedian, select, interp, lax.complex/conj), in every
-#      float dtype, with 150 s a unit (their deterministic-mode workers ran past 60 s before);
+#      without a backward case (the sort family, median, nanmedian, select, interp, lax.complex/conj), in bfloat16
+#      and float64 (the dtypes their branches lack; a backward case in either is one for the gradient branches),
+#      with 150 s a unit (their deterministic-mode workers ran past 60 s before);
 #   5. the JAX branch units with a branch without evidence (linear algebra and FFT now in float16 and bfloat16,
 #      matmul in float64, sort with ties, interp).
 # B (default 230): each sweep's --sweep-budget (after which it starts no unit; the rest are `skipped`) is B + 70
@@ -53,7 +54,7 @@ $PY -m kb --root . verify --sweep pytorch-eager \
 sleep 3
 $PY -m kb --root . verify --sweep pytorch-eager --sweep-dtypes float8_e4m3fn/float8_e5m2 --sweep-op='torch._scaled_mm|' \
     --sweep-op='torch._scaled_mm_v2|' --sweep-workers 1 --sweep-budget "$(budget "$T")" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/fp8.log" 2>&1 &
-$PY -m kb --root . verify --sweep jax --sweep-dtypes float32,bfloat16,float16,float64 $(ops "$L/units-jax-float16,bfloat16,float64,backward.txt") \
+$PY -m kb --root . verify --sweep jax --sweep-dtypes bfloat16,float64 $(ops "$L/units-jax-float16,bfloat16,float64,backward.txt") \
     --sweep-workers 3 --sweep-budget "$(budget 150)" --timeout 150 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
 sleep 3
 $PY -m kb --root . verify --sweep jax-branches $(ops "$L/units-jax-branches-jax-branches.txt") \
