@@ -28,13 +28,14 @@
 #   5. the JAX branch units with a branch without evidence (linear algebra and FFT now in float16 and bfloat16,
 #      matmul in float64, sort with ties, interp).
 # B (default 230): each sweep's --sweep-budget (after which it starts no unit; the rest are `skipped`) is B + 70
-# less its unit limit, at least 10, so that a unit started last ends by about B + 70 = 300 s; T: the limit per
-# unit of the op_db units. PY: the Python with torch and jax. PACK=1: one archive (scripts/gpu/common.sh).
+# less its unit limit, at least 60 (a worker takes seconds to start), so that a unit started last ends by about
+# B + 70 = 300 s; T: the limit per unit of the op_db units. PY: the Python with torch and jax. PACK=1: one archive
+# (scripts/gpu/common.sh).
 T=${T:-90}
 B=${B:-230}
 . "$(dirname "$0")/common.sh"
 budget() {  # the --sweep-budget of a sweep whose units may each run $1 seconds: its last unit ends by B + 70
-  local v=$(( B + 70 - $1 )); [ "$v" -lt 10 ] && v=10; echo "$v"
+  local v=$(( B + 70 - $1 )); [ "$v" -lt 60 ] && v=60; echo "$v"
 }
 nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
 SPECS="pytorch-eager:errors,complex jax:float16,bfloat16,float64,backward jax-branches"
