@@ -172,14 +172,14 @@ def test_the_new_branch_units_run_on_the_cpu() -> None:
     torch = pytest.importorskip("torch")
     from verifiers.sweep.torch_branches_more import UNITS
 
-    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6), ("rest", 0.75)):
+    for key, least in (("fft_norms", 1.0), ("values", 1.0), ("module_values", 1.0), ("sparse_layouts", 0.6), ("rest", 0.3)):
         specs = UNITS[key](torch, "cpu", torch.float32, 0.02)
         ran = 0
         for s in specs:
             try:
                 s.build()()  # a branch Case builds the call with its inputs made already
                 ran += 1
-            except (RuntimeError, NotImplementedError):
+            except (RuntimeError, NotImplementedError, ValueError):  # ValueError: torch 2.13's RNN dtype check
                 pass
         assert specs and ran >= least * len(specs), f"{key}: {ran} of {len(specs)} ran"
         assert all("inputs.collide" in s.call for s in specs)
@@ -254,3 +254,7 @@ def test_the_rest_unit_takes_exactly_the_sparse_cases_it_names() -> None:
 
     specs = UNITS["rest"](torch, "cpu", torch.float32, 0.02)
     assert sorted(s.branch for s in specs if s.branch in REST_SPARSE) == sorted(REST_SPARSE)
+    # the calls meant to run do; those meant to show a message (an int or bool input, a CSR input) are the rest
+    for s in specs:
+        if " input" not in s.branch and not s.branch.endswith(("|int64", "|bool")):
+            s.build()()

@@ -11,7 +11,9 @@
 #   1. the PyTorch branch unit `rest` (verifiers/sweep/torch_branches_more.py): the convolution modules with
 #      padding_mode='replicate', the sparse cases added after 03:29 (F.l1_loss with reduction='sum' and F.mse_loss's
 #      weighted path on COO, torch.empty and torch.zeros(out=) on COO, masked.sum(keepdim=True) on CSR),
-#      baddbmm and triangular_solve with a CSR input (the inventory's fact for their SparseCsrCUDA branch),
+#      the convolution and RNN modules (float weights) given an int64 or bool input, whose F.pad or torch.zeros
+#      runs first in that dtype, baddbmm and triangular_solve with a CSR input (the inventory's fact for their
+#      SparseCsrCUDA branch),
 #      torch.ops.aten._safe_softmax in float16, bfloat16, int64 and bool, nn.RNN in complex64 (tanh);
 #   2. the op_db and module_db units whose every case errored in earlier calls, for inputs the harness could not
 #      build then and builds now (binary_cross_entropy, BCELoss, bernoulli, lu_unpack, embedding_bag: a value
@@ -20,15 +22,21 @@
 #      complex), in every dtype group, forward and backward;
 #   3. torch._scaled_mm and _scaled_mm_v2 in float8 (op_db gives them no float32 or bfloat16);
 #   4. the JAX catalog functions with a float16, bfloat16 or float64 branch without a case, or a gradient branch
-#      without a backward case (the sort family, median, nanmedian, select, interp, lax.complex/conj), in every
-#      float dtype, with 150 s a unit (their deterministic-mode workers ran past 60 s before);
+#      without a backward case (the sort family, median, nanmedian, select, interp, lax.complex/conj), in bfloat16
+#      and float64 (the dtypes their branches lack; a backward case in either is one for the gradient branches),
+#      with 150 s a unit (their deterministic-mode workers ran past 60 s before);
 #   5. the JAX branch units with a branch without evidence (linear algebra and FFT now in float16 and bfloat16,
 #      matmul in float64, sort with ties, interp).
-# B: the budget in seconds after which no sweep starts a unit (the rest are `skipped`); T: the limit per unit of
-# the op_db units. PY: the Python with torch and jax. PACK=1: one archive (scripts/gpu/common.sh).
+# B (default 230): each sweep's --sweep-budget (after which it starts no unit; the rest are `skipped`) is B + 70
+# less its unit limit, at least 60 (a worker takes seconds to start), so that a unit started last ends by about
+# B + 70 = 300 s; T: the limit per unit of the op_db units. PY: the Python with torch and jax. PACK=1: one archive
+# (scripts/gpu/common.sh).
 T=${T:-90}
 B=${B:-230}
 . "$(dirname "$0")/common.sh"
+budget() {  # the --sweep-budget of a sweep whose units may each run $1 seconds: its last unit ends by B + 70
+  local v=$(( B + 70 - $1 )); [ "$v" -lt 60 ] && v=60; echo "$v"
+}
 nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
 SPECS="pytorch-eager:errors,complex jax:float16,bfloat16,float64,backward jax-branches"
 for spec in $SPECS; do
@@ -39,18 +47,18 @@ for spec in $SPECS; do cat "$L/units-${spec%%:*}-${spec#*:}.log"; done  # no glo
 # module_db's RNN complex inputs cannot be built (the relu cell has no complex clamp): the `rest` unit calls it
 grep -v -e '^module:torch.nn.RNN|' "$L/units-pytorch-eager-errors,complex.txt" > "$L/units-eager.txt"
 $PY -m kb --root . verify --sweep pytorch-branches --sweep-op branch:rest \
-    --sweep-workers 1 --sweep-budget "$B" --timeout 200 $EXTRA --out "$OUT/sweeps" > "$L/branches.log" 2>&1 &
+    --sweep-workers 1 --sweep-budget "$(budget 200)" --timeout 200 $EXTRA --out "$OUT/sweeps" > "$L/branches.log" 2>&1 &
 sleep 3  # each sweep names its file by its start second and suite: two in one second would collide
 $PY -m kb --root . verify --sweep pytorch-eager \
     --sweep-dtypes float32,float16,bfloat16,float64,int64/int32/int16/int8/uint8,bool,complex64/complex128 \
-    $(ops "$L/units-eager.txt") --sweep-workers 3 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/eager.log" 2>&1 &
+    $(ops "$L/units-eager.txt") --sweep-workers 3 --sweep-budget "$(budget "$T")" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/eager.log" 2>&1 &
 sleep 3
 $PY -m kb --root . verify --sweep pytorch-eager --sweep-dtypes float8_e4m3fn/float8_e5m2 --sweep-op='torch._scaled_mm|' \
-    --sweep-op='torch._scaled_mm_v2|' --sweep-workers 1 --sweep-budget "$B" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/fp8.log" 2>&1 &
-$PY -m kb --root . verify --sweep jax --sweep-dtypes float32,bfloat16,float16,float64 $(ops "$L/units-jax-float16,bfloat16,float64,backward.txt") \
-    --sweep-workers 3 --sweep-budget "$B" --timeout 150 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
+    --sweep-op='torch._scaled_mm_v2|' --sweep-workers 1 --sweep-budget "$(budget "$T")" --timeout "$T" $EXTRA --out "$OUT/sweeps" > "$L/fp8.log" 2>&1 &
+$PY -m kb --root . verify --sweep jax --sweep-dtypes bfloat16,float64 $(ops "$L/units-jax-float16,bfloat16,float64,backward.txt") \
+    --sweep-workers 3 --sweep-budget "$(budget 150)" --timeout 150 $EXTRA --out "$OUT/sweeps" > "$L/jax.log" 2>&1 &
 sleep 3
 $PY -m kb --root . verify --sweep jax-branches $(ops "$L/units-jax-branches-jax-branches.txt") \
-    --sweep-workers 3 --sweep-budget "$B" --timeout 90 $EXTRA --out "$OUT/sweeps" > "$L/jax-branches.log" 2>&1 &
+    --sweep-workers 3 --sweep-budget "$(budget 90)" --timeout 90 $EXTRA --out "$OUT/sweeps" > "$L/jax-branches.log" 2>&1 &
 wait
 finish "$L"/branches.log "$L"/eager.log "$L"/fp8.log "$L"/jax.log "$L"/jax-branches.log

@@ -244,7 +244,8 @@ REST_SPARSE = ("torch.nn.functional.l1_loss|coo|reduction=sum", "torch.nn.functi
 def rest(torch, dev, dt, scale):
     """The calls that reach the branches still without evidence after 2026-11-28T03:29 (scripts/gpu/run_rest.sh):
     the convolution modules built with padding_mode='replicate' (module_db builds none), the sparse calls in
-    REST_SPARSE, baddbmm and triangular_solve with a CSR input, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
+    REST_SPARSE, the convolution and RNN modules given an int64 or bool input, baddbmm and triangular_solve with a
+    CSR input, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
     mask, so its input is float32: common_methods_invocations.py:4462-4470 of the 2.11.0 wheel), and nn.RNN in
     complex64 with the tanh cell (module_db's complex inputs all raised, the last `clamp is not supported for complex
     types`, which is the relu cell's)."""
@@ -267,6 +268,30 @@ def rest(torch, dev, dt, scale):
             out.append(Spec(f"torch.nn.{lazy}Conv{d}d", f"torch.nn.{lazy}Conv{d}d|padding_mode=replicate", conv, [x],
                             facts(torch, {"input": x}, f"each output sums 8 x 3^{d} products", 8 * 3 ** d,
                                   padding_mode="replicate", padding=1), x.numel()))
+    # the convolution and RNN modules with an int64 or a bool input (their weights stay float: nn.Module.to and
+    # Parameter refuse other dtypes). Their int and bool branches are F.pad's (a convolution module with a
+    # padding_mode other than 'zeros' pads its input first: conv.py:357-360) and torch.zeros's (an RNN module
+    # without hx builds it with dtype=input.dtype: rnn.py:1397-1403, 1434-1440, 1637-1640), kernels that run
+    # before the convolution or the RNN itself; the message says whether the release takes the call
+    for kind, x in (("int64", (b.mixed(4, 8, 64, grad=False) * 4).long()), ("bool", b.mixed(4, 8, 64, grad=False) > 0)):
+        for d in (1, 2, 3):
+            xd = x.reshape(4, 8, *([64] if d == 1 else [8, 8] if d == 2 else [4, 4, 4]))
+            for lazy in ("", "Lazy"):
+                cls = getattr(nn, f"{lazy}Conv{d}d")
+                args = (8, 3) if lazy else (8, 8, 3)
+                out.append(Spec(f"torch.nn.{lazy}Conv{d}d", f"torch.nn.{lazy}Conv{d}d|{kind} input|padding_mode=replicate",
+                                lambda cls=cls, args=args, xd=xd: cls(*args, padding=1, padding_mode="replicate").to(xd.device)(xd),
+                                [], facts(torch, {"input": xd}, f"a float module given {kind} input", None, padding_mode="replicate",
+                                          padding=1), xd.numel()))
+        seq = x.reshape(4, 8, 64)
+        for name in ("RNN", "GRU", "LSTM"):
+            out.append(Spec(f"torch.nn.{name}", f"torch.nn.{name}|{kind} input",
+                            lambda name=name, seq=seq: getattr(nn, name)(64, 16).to(seq.device)(seq)[0], [],
+                            facts(torch, {"input": seq}, f"a float module given {kind} input", None), seq.numel()))
+            cell = seq[0]
+            out.append(Spec(f"torch.nn.{name}Cell", f"torch.nn.{name}Cell|{kind} input",
+                            lambda name=name, cell=cell: getattr(nn, f"{name}Cell")(64, 16).to(cell.device)(cell), [],
+                            facts(torch, {"input": cell}, f"a float module given {kind} input", None), cell.numel()))
     # baddbmm's and triangular_solve's SparseCsrCUDA branches as the inventory states them (input.layout=sparse_csr):
     # a CSR `input` (baddbmm's self, triangular_solve's B), whose message says whether the release takes it
     _, csr, _ = _sparse_inputs(torch, B(torch, dev, dt, scale), dev, dt, grad=False)
