@@ -254,7 +254,23 @@ def test_the_rest_unit_takes_exactly_the_sparse_cases_it_names() -> None:
 
     specs = UNITS["rest"](torch, "cpu", torch.float32, 0.02)
     assert sorted(s.branch for s in specs if s.branch in REST_SPARSE) == sorted(REST_SPARSE)
-    # the calls meant to run do; those meant to show a message (an int or bool input, a CSR input) are the rest
+    # the calls meant to run do; those meant to show a message (an int or bool input) and the CUDA-only CSR kernels
+    # (baddbmm's CSR batch1, triangular_solve's CSR A) are the rest
     for s in specs:
-        if " input" not in s.branch and not s.branch.endswith(("|int64", "|bool")):
+        if " input" not in s.branch and "|csr " not in s.branch and not s.branch.endswith(("|int64", "|bool")):
             s.build()()
+    csr = {s.branch: s.call for s in specs if "|csr " in s.branch}
+    assert csr["torch.baddbmm|csr batch1"]["batch1.layout"] == "sparse_csr"
+    assert csr["torch.baddbmm|csr batch1"]["input.layout"] == "strided"
+    assert csr["torch.triangular_solve|csr A"]["A.layout"] == "sparse_csr"
+
+
+def test_a_sparse_dispatch_branch_is_stated_by_any_sparse_argument() -> None:
+    """The dispatcher takes SparseCsrCUDA from every tensor argument: baddbmm with a CSR batch1 (its kernel's CSR
+    operand) reaches the branch the inventory writes input.layout=sparse_csr; a dense call does not, and a strided
+    branch still wants a dense input."""
+    csr_batch1 = {"input.layout": "strided", "batch1.layout": "sparse_csr", "batch2.layout": "strided"}
+    assert sweepbranches.states({"input.layout": "sparse_csr"}, csr_batch1)
+    assert not sweepbranches.states({"input.layout": "sparse_coo"}, csr_batch1)
+    assert not sweepbranches.states({"input.layout": "sparse_csr"}, {"input.layout": "strided", "batch1.layout": "strided"})
+    assert not sweepbranches.states({"input.layout": "strided"}, {"input.layout": "sparse_csr"})

@@ -128,9 +128,19 @@ def op_key(op: str) -> str:
     return f"{head}.{last}" if head else last
 
 
+SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr")
+"""A PyTorch inventory's `input.layout` of a sparse dispatch key (SparseCUDA, SparseCsrCUDA): the dispatcher takes the
+key from every tensor argument, so any argument with that layout selects the kernel (baddbmm's SparseCsrCUDA kernel
+takes its CSR operand as batch1, triangular_solve's as A; their self stays dense)."""
+
+
 def states(when: dict, call: dict) -> bool:
-    """Every fact of `when` is stated by the case's call and holds (a missing fact is no evidence)."""
+    """Every fact of `when` is stated by the case's call and holds (a missing fact is no evidence); a sparse
+    `input.layout` is stated by any tensor argument of that layout (SPARSE_LAYOUTS)."""
     for key, value in when.items():
+        if key == "input.layout" and value in SPARSE_LAYOUTS and any(
+                k.endswith(".layout") and call[k] == value for k in call):
+            continue
         if key == "input.layout" and key not in call:
             call = dict(call, **{key: "strided"})  # a case that ran states its layout, or ran dense
         if key not in call or value_holds(call[key], (value,)) is not True:
