@@ -274,3 +274,27 @@ def test_a_sparse_dispatch_branch_is_stated_by_any_sparse_argument() -> None:
     assert not sweepbranches.states({"input.layout": "sparse_coo"}, csr_batch1)
     assert not sweepbranches.states({"input.layout": "sparse_csr"}, {"input.layout": "strided", "batch1.layout": "strided"})
     assert not sweepbranches.states({"input.layout": "strided"}, {"input.layout": "sparse_csr"})
+
+
+def test_an_op_db_name_finds_the_cases_spelled_with_torch() -> None:
+    """data/branches/pytorch-2.11.json names binary_cross_entropy's and embedding_bag's entries by their op_db names
+    (nn.functional.X, from a unit-error case); their cases that ran spell torch.nn.functional.X and count for them.
+    evidence_names, which named them, now prefers a case's torch. spelling."""
+    inv = _inv("pytorch", [{"op": "nn.functional.binary_cross_entropy", "catalog": "nn.functional.binary_cross_entropy|",
+                            "branches": [_branch("f16", {"input.dtype": "float16"}, "dtype")]}])
+    case = _case("torch.nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy|",
+                 call={"input.dtype": "float16"})
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [case]}
+    assert all(sweepbranches.coverage(inv, [data], ROOT)["per_branch"].values())
+
+
+def test_evidence_names_prefers_a_torch_spelling(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("branch_inventory_t", ROOT / "scripts" / "branch_inventory.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    f = tmp_path / "s.json"
+    f.write_text('{"cases": [{"op": "nn.functional.embedding_bag", "case": "nn.functional.embedding_bag||unit"},'
+                 ' {"op": "nn.functional.embedding_bag", "case": "nn.functional.embedding_bag||float16|forward"},'
+                 ' {"op": "torch.nn.functional.embedding_bag", "case": "nn.functional.embedding_bag||float32|forward"}]}')
+    assert mod.evidence_names([str(f)])["nn.functional.embedding_bag|"] == "torch.nn.functional.embedding_bag"

@@ -114,8 +114,14 @@ def _check_branch(b: Any, at: str, seen: set[str]) -> None:
 
 
 def _key(op: str) -> str:
-    """op_key of the name before a JAX unit's variant (`name|b:...`)."""
-    return op_key(op.split("|")[0])
+    """op_key of the name before a JAX unit's variant (`name|b:...`). An op_db name (`nn.functional.X`) is the public
+    torch.nn.functional.X: data/branches/pytorch-2.11.json names two entries so (binary_cross_entropy, embedding_bag),
+    taken by scripts/branch_inventory.py evidence_names from a unit-error case that spelled the op_db name, while
+    their cases that ran spell torch.nn.functional.X."""
+    name = op.split("|")[0]
+    if name.startswith("nn."):
+        name = "torch." + name
+    return op_key(name)
 
 
 def op_key(op: str) -> str:
