@@ -254,7 +254,47 @@ def test_the_rest_unit_takes_exactly_the_sparse_cases_it_names() -> None:
 
     specs = UNITS["rest"](torch, "cpu", torch.float32, 0.02)
     assert sorted(s.branch for s in specs if s.branch in REST_SPARSE) == sorted(REST_SPARSE)
-    # the calls meant to run do; those meant to show a message (an int or bool input, a CSR input) are the rest
+    # the calls meant to run do; those meant to show a message (an int or bool input) and the CUDA-only CSR kernels
+    # (baddbmm's CSR batch1, triangular_solve's CSR A) are the rest
     for s in specs:
-        if " input" not in s.branch and not s.branch.endswith(("|int64", "|bool")):
+        if " input" not in s.branch and "|csr " not in s.branch and not s.branch.endswith(("|int64", "|bool")):
             s.build()()
+    csr = {s.branch: s.call for s in specs if "|csr " in s.branch}
+    assert csr["torch.baddbmm|csr batch1"]["batch1.layout"] == "sparse_csr"
+    assert csr["torch.baddbmm|csr batch1"]["input.layout"] == "strided"
+    assert csr["torch.triangular_solve|csr A"]["A.layout"] == "sparse_csr"
+
+
+def test_a_sparse_dispatch_branch_is_stated_by_any_sparse_argument() -> None:
+    """The dispatcher takes SparseCsrCUDA from every tensor argument: baddbmm with a CSR batch1 (its kernel's CSR
+    operand) reaches the branch the inventory writes input.layout=sparse_csr; a dense call does not, and a strided
+    branch still wants a dense input."""
+    csr_batch1 = {"input.layout": "strided", "batch1.layout": "sparse_csr", "batch2.layout": "strided"}
+    assert sweepbranches.states({"input.layout": "sparse_csr"}, csr_batch1)
+    assert not sweepbranches.states({"input.layout": "sparse_coo"}, csr_batch1)
+    assert not sweepbranches.states({"input.layout": "sparse_csr"}, {"input.layout": "strided", "batch1.layout": "strided"})
+    assert not sweepbranches.states({"input.layout": "strided"}, {"input.layout": "sparse_csr"})
+
+
+def test_an_op_db_name_finds_the_cases_spelled_with_torch() -> None:
+    """data/branches/pytorch-2.11.json names binary_cross_entropy's and embedding_bag's entries by their op_db names
+    (nn.functional.X, from a unit-error case); their cases that ran spell torch.nn.functional.X and count for them.
+    evidence_names, which named them, now prefers a case's torch. spelling."""
+    inv = _inv("pytorch", [{"op": "nn.functional.binary_cross_entropy", "catalog": "nn.functional.binary_cross_entropy|",
+                            "branches": [_branch("f16", {"input.dtype": "float16"}, "dtype")]}])
+    case = _case("torch.nn.functional.binary_cross_entropy", "nn.functional.binary_cross_entropy|",
+                 call={"input.dtype": "float16"})
+    data = {"framework": "pytorch", "suite": "pytorch-eager", "cases": [case]}
+    assert all(sweepbranches.coverage(inv, [data], ROOT)["per_branch"].values())
+
+
+def test_evidence_names_prefers_a_torch_spelling(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("branch_inventory_t", ROOT / "scripts" / "branch_inventory.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    f = tmp_path / "s.json"
+    f.write_text('{"cases": [{"op": "nn.functional.embedding_bag", "case": "nn.functional.embedding_bag||unit"},'
+                 ' {"op": "nn.functional.embedding_bag", "case": "nn.functional.embedding_bag||float16|forward"},'
+                 ' {"op": "torch.nn.functional.embedding_bag", "case": "nn.functional.embedding_bag||float32|forward"}]}')
+    assert mod.evidence_names([str(f)])["nn.functional.embedding_bag|"] == "torch.nn.functional.embedding_bag"

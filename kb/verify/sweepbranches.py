@@ -114,8 +114,14 @@ def _check_branch(b: Any, at: str, seen: set[str]) -> None:
 
 
 def _key(op: str) -> str:
-    """op_key of the name before a JAX unit's variant (`name|b:...`)."""
-    return op_key(op.split("|")[0])
+    """op_key of the name before a JAX unit's variant (`name|b:...`). An op_db name (`nn.functional.X`) is the public
+    torch.nn.functional.X: data/branches/pytorch-2.11.json names two entries so (binary_cross_entropy, embedding_bag),
+    taken by scripts/branch_inventory.py evidence_names from a unit-error case that spelled the op_db name, while
+    their cases that ran spell torch.nn.functional.X."""
+    name = op.split("|")[0]
+    if name.startswith("nn."):
+        name = "torch." + name
+    return op_key(name)
 
 
 def op_key(op: str) -> str:
@@ -128,9 +134,19 @@ def op_key(op: str) -> str:
     return f"{head}.{last}" if head else last
 
 
+SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr")
+"""A PyTorch inventory's `input.layout` of a sparse dispatch key (SparseCUDA, SparseCsrCUDA): the dispatcher takes the
+key from every tensor argument, so any argument with that layout selects the kernel (baddbmm's SparseCsrCUDA kernel
+takes its CSR operand as batch1, triangular_solve's as A; their self stays dense)."""
+
+
 def states(when: dict, call: dict) -> bool:
-    """Every fact of `when` is stated by the case's call and holds (a missing fact is no evidence)."""
+    """Every fact of `when` is stated by the case's call and holds (a missing fact is no evidence); a sparse
+    `input.layout` is stated by any tensor argument of that layout (SPARSE_LAYOUTS)."""
     for key, value in when.items():
+        if key == "input.layout" and value in SPARSE_LAYOUTS and any(
+                k.endswith(".layout") and call[k] == value for k in call):
+            continue
         if key == "input.layout" and key not in call:
             call = dict(call, **{key: "strided"})  # a case that ran states its layout, or ran dense
         if key not in call or value_holds(call[key], (value,)) is not True:

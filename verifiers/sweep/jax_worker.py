@@ -43,10 +43,16 @@ SKIP = {"array", "asarray", "copy", "zeros_like", "ones_like", "empty_like", "fu
         "all_gather", "all_to_all", "psum_scatter", "pshuffle", "pswapaxes", "pbroadcast", "ragged_all_to_all",
         "initializers", "tracer", "cache", "array_repr", "array_str", "show_config", "debug_print"}
 # Functions whose cost grows with the product of their inputs' sizes (set membership, polynomial
-# evaluation of a 2M-degree polynomial, outer products): a 64x64 input instead.
+# evaluation of a 2M-degree polynomial, outer products; select, whose first argument is a list of conditions, one
+# per row: 2048 rows ran past 150 s in every mode at 2026-11-28T035906Z): a 64x64 input instead.
 QUADRATIC = re.compile(r"^(isin|in1d|polyval|polymul|polydiv|polyadd|polysub|polyfit|polyint|polyder|convolve|correlate|"
                        r"outer|kron|vander|intersect1d|setdiff1d|setxor1d|union1d|tensordot|inner|dot|vdot|matmul|cross|"
-                       r"einsum|kronecker|cdist|histogram2d|histogramdd|lstsq|solve|inv|pinv|det|slogdet|svd|eig|eigh|qr|cholesky)$")
+                       r"einsum|kronecker|cdist|histogram2d|histogramdd|lstsq|solve|inv|pinv|det|slogdet|svd|eig|eigh|qr|cholesky|select)$")
+# Functions whose gradient scatters into every input position (sort's and median's vjp: a scatter-add of the
+# cotangent through the sorting permutation): under --xla_gpu_deterministic_ops that scatter ran past 150 s a unit on
+# 2M values (data/sweeps/h200-x1-14c028f6/2026-11-28T035906Z-jax.json), so 256 x 256 values, still with ties.
+SMALL = re.compile(r"^(sort|median|nanmedian)$")
+SMALL_SHAPE = (256, 256)
 NAMESPACES = (("jax.numpy", "jnp"), ("jax.lax", "lax"), ("jax.nn", "nn"))
 
 
@@ -239,7 +245,8 @@ class Worker:
                          ("jax.nn.softmax", jax.nn.softmax), ("jax.nn.logsumexp", jax.nn.logsumexp),
                          ("jax.numpy.linalg.norm", jnp.linalg.norm)):
             for axis in (0, 1):
-                axis_fn(name, fn, axis, ties=bool(TIES.search(name)))
+                small = SMALL.match(name.rsplit(".", 1)[1])
+                axis_fn(name, fn, axis, ties=bool(TIES.search(name)), shape=SMALL_SHAPE if small else (ROWS, COLS))
         for name, fn in (("jax.lax.cumsum", lax.cumsum), ("jax.lax.cumprod", lax.cumprod),
                          ("jax.lax.cumlogsumexp", lax.cumlogsumexp), ("jax.lax.cummax", lax.cummax)):
             axis_fn(name, fn, 0, shape=(4_000_000,))
@@ -337,7 +344,7 @@ class Worker:
         mod_name, attr = name.rsplit(".", 1)
         fn = getattr(importlib.import_module(mod_name), attr)
         ties = bool(TIES.search(attr))
-        shape = (64, 64) if QUADRATIC.match(attr) else (ROWS, COLS)
+        shape = (64, 64) if QUADRATIC.match(attr) else SMALL_SHAPE if SMALL.match(attr) else (ROWS, COLS)
         x = self.floats(shape, dt, ties=ties)
         facts = {"input.ndim": 2, "inputs.values": "ties" if ties else "mixed magnitude"}
         if kind == "unary":

@@ -245,7 +245,7 @@ def rest(torch, dev, dt, scale):
     """The calls that reach the branches still without evidence after 2026-11-28T03:29 (scripts/gpu/run_rest.sh):
     the convolution modules built with padding_mode='replicate' (module_db builds none), the sparse calls in
     REST_SPARSE, the convolution and RNN modules given an int64 or bool input, baddbmm and triangular_solve with a
-    CSR input, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
+    CSR batch1 and A, torch.ops.aten._safe_softmax in the dtypes op_db's samples never give it (each sample adds a float32
     mask, so its input is float32: common_methods_invocations.py:4462-4470 of the 2.11.0 wheel), and nn.RNN in
     complex64 with the tanh cell (module_db's complex inputs all raised, the last `clamp is not supported for complex
     types`, which is the relu cell's)."""
@@ -292,16 +292,23 @@ def rest(torch, dev, dt, scale):
             out.append(Spec(f"torch.nn.{name}Cell", f"torch.nn.{name}Cell|{kind} input",
                             lambda name=name, cell=cell: getattr(nn, f"{name}Cell")(64, 16).to(cell.device)(cell), [],
                             facts(torch, {"input": cell}, f"a float module given {kind} input", None), cell.numel()))
-    # baddbmm's and triangular_solve's SparseCsrCUDA branches as the inventory states them (input.layout=sparse_csr):
-    # a CSR `input` (baddbmm's self, triangular_solve's B), whose message says whether the release takes it
+    # baddbmm's and triangular_solve's SparseCsrCUDA branches: the dispatch key comes from every tensor argument, and
+    # the kernels take their CSR operand as batch1 (baddbmm_out_sparse_csr_cuda's mat1) and A (triangular_solve's
+    # matrix; self, B, stays dense), as test/test_sparse_csr.py of v2.11.0 calls them. At 2026-11-28T03:59 a CSR
+    # `input` (baddbmm's self, triangular_solve's B) raised "copy_sparse_compressed_ expected sparse compressed tensor
+    # layout but got Strided" and "Could not run 'aten::empty_strided' with arguments from the 'SparseCsrCUDA'
+    # backend": a call the kernels never take (data/sweeps/h200-x1-14c028f6/2026-11-28T035900Z-pytorch-branches.json)
     _, csr, _ = _sparse_inputs(torch, B(torch, dev, dt, scale), dev, dt, grad=False)
     csr3 = torch.stack([csr.to_dense()] * 2).to_sparse_csr()
-    d3a, d3b = b.mixed(2, 256, 64, grad=False), b.mixed(2, 64, 256, grad=False)
-    out.append(Spec("torch.baddbmm", "torch.baddbmm|csr input", lambda: torch.baddbmm(csr3, d3a, d3b), [],
-                    facts(torch, {"input": csr3, "batch1": d3a, "batch2": d3b}, "64-long dot products", 64), csr3._nnz()))
-    tri = (torch.triu(b.mixed(256, 256, grad=False)) + 256 * torch.eye(256, device=dev, dtype=dt)).contiguous()
-    out.append(Spec("torch.triangular_solve", "torch.triangular_solve|csr input", lambda: torch.triangular_solve(csr, tri)[0], [],
-                    facts(torch, {"input": csr, "A": tri}, "256-long substitutions", 256), csr._nnz()))
+    d3in, d3b = b.mixed(2, 256, 64, grad=False), b.mixed(2, 256, 64, grad=False)
+    rows = int((csr.crow_indices()[1:] - csr.crow_indices()[:-1]).max())
+    out.append(Spec("torch.baddbmm", "torch.baddbmm|csr batch1", lambda: torch.baddbmm(d3in, csr3, d3b), [],
+                    facts(torch, {"input": d3in, "batch1": csr3, "batch2": d3b}, f"each output sums its CSR row's {rows} "
+                          "products", rows), csr3._nnz()))
+    tri = (torch.triu(b.mixed(256, 256, grad=False)) + 256 * torch.eye(256, device=dev, dtype=dt)).to_sparse_csr()
+    rhs = b.mixed(256, 64, grad=False)
+    out.append(Spec("torch.triangular_solve", "torch.triangular_solve|csr A", lambda: torch.triangular_solve(rhs, tri)[0], [],
+                    facts(torch, {"input": rhs, "A": tri}, "256-long substitutions", 256), tri._nnz()))
     n = b.n(1 << 20, 4096)
     base = b.mixed(n // 256, 256, grad=False)
     for name, x in (("float16", base.half()), ("bfloat16", base.bfloat16()), ("int64", (base * 4).long()),
