@@ -15,6 +15,19 @@ ops() {  # one --sweep-op=UNIT per line of a file (the unit names hold '|', neve
   awk -v half="${2:-}" 'half == "" || NR % 2 == half {print "--sweep-op=" $0}' "$1"
 }
 
+budget() {  # the --sweep-budget of a sweep whose units may each run $1 seconds: its last unit ends by B + 70
+  local v=$(( B + 70 - $1 )); [ "$v" -lt 60 ] && v=60; echo "$v"
+}
+
+unit_lists() {  # SPEC...: each `coverage --units SPEC` list into $L/units-<suite>-<spec>.txt, in parallel, then their logs
+  local spec
+  for spec in "$@"; do
+    $PY scripts/branch_inventory.py coverage --units "$spec" > "$L/units-${spec%%:*}-${spec#*:}.txt" 2> "$L/units-${spec%%:*}-${spec#*:}.log" &
+  done
+  wait
+  for spec in "$@"; do cat "$L/units-${spec%%:*}-${spec#*:}.log"; done  # no globbing here (set -f above)
+}
+
 finish() {  # each sweep log's summary, the files, then PACK
   for f in "$@"; do
     echo "== $f"; grep -v "^\[" "$f" | tail -n 8 | cut -c1-300

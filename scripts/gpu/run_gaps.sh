@@ -29,11 +29,7 @@ B=${B:-240}
 . "$(dirname "$0")/common.sh"
 nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
 SPECS="pytorch-eager:int,bool,complex pytorch-eager:float16,float64,bfloat16 jax:float16,float64 jax-branches"
-for spec in $SPECS; do
-  $PY scripts/branch_inventory.py coverage --units "$spec" > "$L/units-${spec%%:*}-${spec#*:}.txt" 2> "$L/units-${spec%%:*}-${spec#*:}.log" &
-done
-wait
-for spec in $SPECS; do cat "$L/units-${spec%%:*}-${spec#*:}.log"; done  # no globbing here (common.sh: set -f)
+unit_lists $SPECS  # common.sh: one list per spec
 JB="$L/units-jax-branches-jax-branches.txt"
 grep -v -e '^jax.lax.conv_general_dilated|' -e '^jax.nn.dot_product_attention|' "$JB" > "$L/units-jb-all.txt"
 grep -e '^jax.lax.conv_general_dilated|' -e '^jax.nn.dot_product_attention|' "$JB" > "$L/units-jb-f64.txt"

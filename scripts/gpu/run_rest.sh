@@ -34,16 +34,9 @@
 T=${T:-90}
 B=${B:-230}
 . "$(dirname "$0")/common.sh"
-budget() {  # the --sweep-budget of a sweep whose units may each run $1 seconds: its last unit ends by B + 70
-  local v=$(( B + 70 - $1 )); [ "$v" -lt 60 ] && v=60; echo "$v"
-}
 nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
 SPECS="pytorch-eager:errors,complex jax:float16,bfloat16,float64,backward jax-branches"
-for spec in $SPECS; do
-  $PY scripts/branch_inventory.py coverage --units "$spec" > "$L/units-${spec%%:*}-${spec#*:}.txt" 2> "$L/units-${spec%%:*}-${spec#*:}.log" &
-done
-wait
-for spec in $SPECS; do cat "$L/units-${spec%%:*}-${spec#*:}.log"; done  # no globbing here (common.sh: set -f)
+unit_lists $SPECS  # common.sh: one list per spec
 # module_db's RNN complex inputs cannot be built (the relu cell has no complex clamp): the `rest` unit calls it
 grep -v -e '^module:torch.nn.RNN|' "$L/units-pytorch-eager-errors,complex.txt" > "$L/units-eager.txt"
 $PY -m kb --root . verify --sweep pytorch-branches --sweep-op branch:rest \
