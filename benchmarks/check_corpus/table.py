@@ -30,9 +30,9 @@ H200 = (  # (corpus, the first call's file, the second call's file, the scan's f
 )
 H100 = (  # (corpus, the call's file, the scan's file): issue 42's measure on the H100, one call per corpus
     ("project", "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-28T005516Z-corpus.json",
-     "data/check/scan/2026-11-28T0225Z-h100-scan.json"),
+     "data/check/scan/2026-11-28T0444Z-h100-scan.json"),
     ("frozen", "data/check/h100-80gb-hbm3-x1-220bb9e5/2026-11-28T005518Z-frozen.json",
-     "data/check/scan/2026-11-28T0225Z-h100-frozen-scan.json"),
+     "data/check/scan/2026-11-28T0444Z-h100-frozen-scan.json"),
 )
 BEGIN, END = "<!-- BEGIN CHECK CORPUS TABLE (benchmarks/check_corpus/table.py) -->", "<!-- END CHECK CORPUS TABLE -->"
 
