@@ -416,9 +416,12 @@ def console_scripts(roots: list[str], files: frozenset[str]) -> list[tuple[str, 
     return out
 
 
-def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple[list[Run], dict[str, tuple[int, ...]]]:
-    """Every run and, per file, the indexes of the runs that execute it."""
-    graph = Graph(modules)
+def runs(modules: dict[str, Module], named: set[str], roots: list[str],
+         graph: Graph | None = None) -> tuple[list[Run], dict[str, tuple[int, ...]]]:
+    """Every run and, per file, the indexes of the runs that execute it. `graph`: one already built over
+    the same files (their Layouts are what it reads), with what it has resolved so far."""
+    if graph is None or graph.files != frozenset(modules):
+        graph = Graph(modules)
     entries: dict[str, tuple[str, tuple[str, ...]]] = {}
     for path, module in sorted(modules.items()):
         if module.layout.main:
