@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from kb.scan.context import Context
 from kb.scan.survey import FIELDS
@@ -284,21 +285,21 @@ def _named(ctx: Context) -> tuple[dict[str, list[ast.Name]], dict[str, list[ast.
         names: dict[str, list[ast.Name]] = {}
         calls: dict[str, list[ast.Call]] = {}
         callers: dict[int, ast.AST] = {}
-        todo: deque[tuple[ast.AST, ast.AST | None]] = deque([(ctx.tree, None)] if ctx.tree is not None else ())
+        todo: deque[tuple[Any, ast.AST | None]] = deque([(ctx.tree, None)] if ctx.tree is not None else ())
         take, push, fields, holds = todo.popleft, todo.append, FIELDS, _HOLDS
         while todo:
             node, fn = take()
             kind = type(node)
             if kind is ast.Name:
-                names.setdefault(node.id, []).append(node)  # type: ignore[arg-type, attr-defined]
+                names.setdefault(node.id, []).append(node)
                 continue
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 fn = node
             elif kind is ast.Call:
                 if fn is not None:
                     callers[id(node)] = fn
-                if type(node.func) is ast.Name:  # type: ignore[attr-defined]
-                    calls.setdefault(node.func.id, []).append(node)  # type: ignore[arg-type, attr-defined]
+                if type(node.func) is ast.Name:
+                    calls.setdefault(node.func.id, []).append(node)
             for field in fields[kind]:
                 value = getattr(node, field, None)
                 if type(value) is list:
@@ -376,37 +377,37 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
     # Every node in the order of a recursive walk (iteratively, each class's node fields read from one
     # table, constants and operators never pushed): this walk covers the whole of every file that names
     # no_grad or a pipeline stage.
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    stack: list[tuple[Any, bool]] = [(tree, False)]
     pop, fields, holds = stack.pop, FIELDS, _HOLDS
     while stack:
         node, quiet = pop()
         kind = type(node)
         if kind is ast.Name:
-            if node.id in functions and id(node) not in handled:  # type: ignore[attr-defined]
-                uses.setdefault(node.id, []).append(None)  # type: ignore[attr-defined]  # handed on as a value: it may run anywhere
+            if node.id in functions and id(node) not in handled:
+                uses.setdefault(node.id, []).append(None)  # handed on as a value: it may run anywhere
             continue
         if kind is ast.With or kind is ast.AsyncWith:
-            inner = quiet or any(no_grad(item.context_expr) for item in node.items)  # type: ignore[attr-defined]
-            children = [(item.context_expr, quiet) for item in node.items]  # type: ignore[attr-defined]
-            children += [(statement, inner) for statement in node.body]  # type: ignore[attr-defined]
+            inner = quiet or any(no_grad(item.context_expr) for item in node.items)
+            children = [(item.context_expr, quiet) for item in node.items]
+            children += [(statement, inner) for statement in node.body]
             stack += reversed(children)
             continue
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            inner = quiet or any(no_grad(d) for d in node.decorator_list)  # type: ignore[attr-defined]
-            body = {id(part) for part in node.body}  # type: ignore[attr-defined]
+            inner = quiet or any(no_grad(d) for d in node.decorator_list)
+            body = {id(part) for part in node.body}
             stack += reversed([(part, inner if id(part) in body else quiet) for part in ast.iter_child_nodes(node)])
             continue
         if kind is ast.Call:
-            func = node.func  # type: ignore[attr-defined]
+            func = node.func
             if isinstance(func, ast.Name) and func.id in functions:
                 uses.setdefault(func.id, []).append("it is called only under torch.no_grad()" if quiet else None)
                 handled.add(id(func))
             elif isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and node.args \
                     and isinstance(node.args[0], ast.Name) and node.args[0].id in functions \
-                    and not (dotted(func) or "").startswith("jax."):  # type: ignore[attr-defined]
-                uses.setdefault(node.args[0].id, []).append("it runs only as a data pipeline's .map() function")  # type: ignore[attr-defined]
-                handled.add(id(node.args[0]))  # type: ignore[attr-defined]
-        children_of: list[tuple[ast.AST, bool]] = []
+                    and not (dotted(func) or "").startswith("jax."):
+                uses.setdefault(node.args[0].id, []).append("it runs only as a data pipeline's .map() function")
+                handled.add(id(node.args[0]))
+        children_of: list[tuple[Any, bool]] = []
         for field in fields[kind]:
             value = getattr(node, field, None)
             if type(value) is list:
