@@ -7,9 +7,12 @@ instances of its module classes. A gradient has a source (a parameter, a module'
 from __future__ import annotations
 
 import ast
+from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from kb.scan.context import Context
+from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
 
 # What decides whether a call's input requires a gradient (grad_free): torch calls that make one
@@ -230,15 +233,9 @@ def _name_grad_free(ctx: Context, name: str, fn: ast.AST, depth: int, seen: froz
     return False
 
 
-def _caller_of(ctx: Context, node: ast.AST) -> ast.AST:
-    """The innermost function of the module that holds `node` (the module itself at top level)."""
-    if ctx.caller_memo is None:
-        ctx.caller_memo = {}
-        for sub in ast.walk(ctx.tree) if ctx.tree is not None else ():
-            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for inner in ast.walk(sub):  # ast.walk is breadth-first: inner functions come later and win
-                    ctx.caller_memo[id(inner)] = sub
-    return ctx.caller_memo.get(id(node), ctx.tree) or node
+def _caller_of(ctx: Context, node: ast.Call) -> ast.AST:
+    """The innermost function of the module that holds the call `node` (the module itself at top level)."""
+    return _named(ctx)[2].get(id(node), ctx.tree) or node
 
 
 def _passed_in(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> list[tuple[ast.expr, ast.AST]] | None:
@@ -254,7 +251,7 @@ def _passed_in(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: 
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     if _top_level(ctx, fn) and ctx.defs.get(fn.name) is fn:
         calls = [c for c in ctx.all_calls if isinstance(c.func, ast.Name) and c.func.id == fn.name]
-        uses = sum(1 for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == fn.name)
+        uses = len(_named(ctx)[0].get(fn.name, ()))
         if uses != len(calls):
             return None  # handed on (map(fn, ...), partial(fn)): called where this file does not show
     else:
@@ -280,14 +277,50 @@ def _passed_in(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: 
     return out if calls else None
 
 
+def _named(ctx: Context) -> tuple[dict[str, list[ast.Name]], dict[str, list[ast.Call]], dict[int, ast.AST]]:
+    """The module's names by identifier, its calls of a plain name by that name (each in `ast.walk`
+    order), and the innermost function that holds each call in a function (a function's decorators and
+    defaults count as its own): one breadth-first walk of the module, not one per question."""
+    if ctx.name_memo is None:
+        names: dict[str, list[ast.Name]] = {}
+        calls: dict[str, list[ast.Call]] = {}
+        callers: dict[int, ast.AST] = {}
+        todo: deque[tuple[Any, ast.AST | None]] = deque([(ctx.tree, None)] if ctx.tree is not None else ())
+        take, push, fields, holds = todo.popleft, todo.append, FIELDS, _HOLDS
+        while todo:
+            node, fn = take()
+            kind = type(node)
+            if kind is ast.Name:
+                names.setdefault(node.id, []).append(node)
+                continue
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                fn = node
+            elif kind is ast.Call:
+                if fn is not None:
+                    callers[id(node)] = fn
+                if type(node.func) is ast.Name:
+                    calls.setdefault(node.func.id, []).append(node)
+            for field in fields[kind]:
+                value = getattr(node, field, None)
+                if type(value) is list:
+                    for child in value:
+                        if holds[type(child)]:
+                            push((child, fn))
+                elif holds[type(value)]:
+                    push((value, fn))
+        ctx.name_memo = (names, calls, callers)
+    return ctx.name_memo
+
+
 def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
     """The calls `m(...)` of every instance of `cls` in the file, where each is made as
     `m = Cls(...)` (or `Cls(...).to(...)`) in a function that uses `m` only to call it or for
     `_MODULE_USES` (`m.parameters()`, `m.train()`): None when an instance is kept or handed on
     in another way, or the class is subclassed here."""
     assert ctx.tree is not None
-    made = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == cls.name]
-    uses = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == cls.name]
+    names, calls_of, _ = _named(ctx)
+    made = calls_of.get(cls.name, [])
+    uses = names.get(cls.name, [])
     if not made or len(uses) != len(made):
         return None  # subclassed, or named in another way
     calls: list[ast.Call] = []
@@ -313,6 +346,18 @@ def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
     return calls
 
 
+class _Holds(dict[type, bool]):
+    """Type of a value -> whether it is a node that may hold a name or a call (read once per type)."""
+
+    def __missing__(self, cls: type) -> bool:
+        found = self[cls] = issubclass(cls, ast.AST) and not issubclass(cls, _NO_NAMES)
+        return found
+
+
+_NO_NAMES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+_HOLDS = _Holds()
+
+
 # Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map,
 # a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
 _PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
@@ -329,21 +374,30 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
         return ()
     uses: dict[str, list[str | None]] = {}  # name -> per use: why it records no gradient there (None: it may)
     handled: set[int] = set()
-
-    def walk(node: ast.AST, quiet: bool) -> None:
-        if isinstance(node, (ast.With, ast.AsyncWith)):
+    # Every node in the order of a recursive walk (iteratively, each class's node fields read from one
+    # table, constants and operators never pushed): this walk covers the whole of every file that names
+    # no_grad or a pipeline stage.
+    stack: list[tuple[Any, bool]] = [(tree, False)]
+    pop, fields, holds = stack.pop, FIELDS, _HOLDS
+    while stack:
+        node, quiet = pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in functions and id(node) not in handled:
+                uses.setdefault(node.id, []).append(None)  # handed on as a value: it may run anywhere
+            continue
+        if kind is ast.With or kind is ast.AsyncWith:
             inner = quiet or any(no_grad(item.context_expr) for item in node.items)
-            for item in node.items:
-                walk(item.context_expr, quiet)
-            for statement in node.body:
-                walk(statement, inner)
-            return
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            children = [(item.context_expr, quiet) for item in node.items]
+            children += [(statement, inner) for statement in node.body]
+            stack += reversed(children)
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             inner = quiet or any(no_grad(d) for d in node.decorator_list)
-            for part in ast.iter_child_nodes(node):
-                walk(part, inner if part in node.body else quiet)
-            return
-        if isinstance(node, ast.Call):
+            body = {id(part) for part in node.body}
+            stack += reversed([(part, inner if id(part) in body else quiet) for part in ast.iter_child_nodes(node)])
+            continue
+        if kind is ast.Call:
             func = node.func
             if isinstance(func, ast.Name) and func.id in functions:
                 uses.setdefault(func.id, []).append("it is called only under torch.no_grad()" if quiet else None)
@@ -353,12 +407,15 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
                     and not (dotted(func) or "").startswith("jax."):
                 uses.setdefault(node.args[0].id, []).append("it runs only as a data pipeline's .map() function")
                 handled.add(id(node.args[0]))
-        elif isinstance(node, ast.Name) and node.id in functions and id(node) not in handled:
-            uses.setdefault(node.id, []).append(None)  # handed on as a value: it may run anywhere
-        for child in ast.iter_child_nodes(node):
-            walk(child, quiet)
+        children_of: list[tuple[Any, bool]] = []
+        for field in fields[kind]:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                children_of += [(child, quiet) for child in value if holds[type(child)]]
+            elif holds[type(value)]:
+                children_of.append((value, quiet))
+        stack += reversed(children_of)
 
-    walk(tree, False)
     out: list[tuple[str, int, int, str]] = []
     for name, whys in uses.items():
         reasons = sorted({why for why in whys if why})

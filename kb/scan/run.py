@@ -239,15 +239,16 @@ def _class_of(graph: scope.Graph, path: str, written: str,
     return None
 
 
-def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -> list[tuple]:
+def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -> tuple[list[tuple], scope.Graph | None]:
     """A class of the code base whose base is, directly or through other such classes in any of its
     files, a KB class (`class ScaledEmbedding(nn.Embedding)` in layers.py): the files that import it are
     read again with its name standing for the KB class, so constructing it is constructing the KB
-    class (its arguments unknown where a class of the chain defines `__init__`)."""
+    class (its arguments unknown where a class of the chain defines `__init__`). Also the import graph
+    it built (None if it built none), which scope.runs reuses: a file read again keeps its Layout."""
     modules = {path: module for path, _, module, _, _ in results if module is not None}
     known = {(path, name): (op, own) for path, m in modules.items() for name, _, op, own in m.classes if op}
     if not known:
-        return results
+        return results, None
     graph = scope.Graph(modules)
     grown = True
     while grown:
@@ -272,7 +273,7 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
                     imported[local] = known[(where, attr)]
         if imported:
             out[k] = _one(by_path[path], imported)
-    return out
+    return out, graph
 
 
 def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
@@ -294,7 +295,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     code_rules = rules.code_rules(idx)
     results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), code_rules)
     _init((wanted, methods, code_rules), worker=False)
-    results = _subclasses_across_files(results, files)
+    results, graph = _subclasses_across_files(results, files)
 
     errors: list[FileError] = []
     used: set[str] = set()
@@ -313,7 +314,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     solutions = idx["solutions"]
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     roots = [os.path.normpath(p) for p in paths if os.path.isdir(p)]
-    runs, reach = scope.runs(modules, named, roots)
+    runs, reach = scope.runs(modules, named, roots, graph)
     per_run = [switches.applied([*r.holds, *((p, _condition(s)) for p, s in r.unreached)], used) for r in runs]
     coverage_of: dict[tuple[int, ...], Coverage] = {}
     applied = _combined(runs, per_run, used)

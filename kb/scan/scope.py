@@ -416,9 +416,12 @@ def console_scripts(roots: list[str], files: frozenset[str]) -> list[tuple[str, 
     return out
 
 
-def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple[list[Run], dict[str, tuple[int, ...]]]:
-    """Every run and, per file, the indexes of the runs that execute it."""
-    graph = Graph(modules)
+def runs(modules: dict[str, Module], named: set[str], roots: list[str],
+         graph: Graph | None = None) -> tuple[list[Run], dict[str, tuple[int, ...]]]:
+    """Every run and, per file, the indexes of the runs that execute it. `graph`: one already built over
+    the same files (their Layouts are what it reads), with what it has resolved so far."""
+    if graph is None or graph.files != frozenset(modules):
+        graph = Graph(modules)
     entries: dict[str, tuple[str, tuple[str, ...]]] = {}
     for path, module in sorted(modules.items()):
         if module.layout.main:
@@ -435,7 +438,8 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
         if path not in imported and module.layout.top and not module.layout.main:
             entries.setdefault(path, (SCRIPT, ()))
     out: list[Run] = []
-    reach: dict[str, list[int]] = {}
+    reach: dict[str, list[int]] = {path: [] for path in sorted(modules)}  # emptied of unreached files at the end
+    adders = {path: ids.append for path, ids in reach.items()}
     setting_files = frozenset(path for path, module in modules.items() if module.settings)
 
     def add(entry: str, why: str, start: tuple[str, ...], fallback: bool = False) -> None:
@@ -449,20 +453,24 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str]) -> tuple
                     holds.append((path, setting))
                 elif scope != "__main__":
                     unreached.append((path, setting))
-        number, taken = len(out), entered if fallback else ()  # a stray test file does not undo an entry point's switch
-        for path in files:  # every file of every run: a million on a large repository
-            if path not in taken:
-                reach.setdefault(path, []).append(number)
+        number = len(out)
+        if fallback:  # a stray test file does not undo an entry point's switch
+            for path in files:
+                if path not in entered:
+                    adders[path](number)
+        else:
+            for add in map(adders.__getitem__, files):  # every file of every run: a million on a large repository
+                add(number)
         out.append(Run(entry, why, files, tuple(holds), tuple(unreached)))
 
     entered: set[str] = set()
     for entry, (why, start) in sorted(entries.items()):
         add(entry, why, start)
-    entered.update(reach)
+    entered.update(path for path, ids in reach.items() if ids)
     for path in sorted(modules):
-        if path not in reach:
+        if not reach[path]:
             add(path, FALLBACK, (), fallback=True)
-    return out, {path: tuple(ids) for path, ids in reach.items()}
+    return out, {path: tuple(ids) for path, ids in reach.items() if ids}
 
 
 def single(modules: dict[str, Module]) -> bool:
