@@ -216,6 +216,10 @@ class Visitor(Context, ast.NodeVisitor):
                 name = self.dotted(arg.annotation)
                 if name in _TENSOR_TYPES:
                     out[arg.arg] = _TENSOR_TYPES[name]
+        if len(self.scope) == 0:
+            for arg in every:
+                if arg.annotation is None and arg.arg not in out and self.python_random(node, arg.arg):
+                    out[arg.arg] = "random"  # every caller passes random.Random(...): rng.shuffle is Python's
         if node.name == "forward" and self.members and every and every[0].arg == "self":
             for arg in every[1:]:
                 if arg.annotation is None:
