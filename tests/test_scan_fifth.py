@@ -36,3 +36,33 @@ def test_a_python_random_instance_is_no_framework_receiver(tmp_path):
             data.shuffle(3)
         """})
     assert [(f.line, f.record) for f in found] == [(14, "tf.random-seeds"), (16, "tf.random-seeds")], found
+
+
+def test_a_program_that_hides_the_gpu_before_importing_the_framework_runs_on_the_cpu(tmp_path):
+    """tkipf/gae (3 false alarms): gae/train.py sets CUDA_VISIBLE_DEVICES to "" at module level before it
+    imports TensorFlow: its process has no GPU, so a GPU-only record in what only it runs is a note. A
+    program that imports the framework first (the setting comes too late) keeps the GPU's answer."""
+    from kb.scan import pins
+    from kb.scan.run import scan
+
+    scan_files(tmp_path, {"layers.py": """\
+        import tensorflow as tf
+        def dot(x, y):
+            return tf.sparse_tensor_dense_matmul(x, y)
+        """, "train.py": """\
+        from __future__ import print_function
+        import os
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        import tensorflow as tf
+        from layers import dot
+        print(dot(tf.sparse.eye(3), tf.ones([3, 3])))
+        """, "late.py": """\
+        import tensorflow as tf
+        import os
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        print(tf.sparse_tensor_dense_matmul(tf.sparse.eye(3), tf.ones([3, 3])))
+        """}, "tensorflow=2.20")
+    report = scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20"))
+    assert [(Path(f.path).name, f.record) for f in report.findings] == [("late.py", "tf.sparse-dense-matmul")]
+    notes = [f for f in report.notes if Path(f.path).name == "layers.py"]
+    assert notes and all("hides the GPU" in f.note for f in notes), report.notes
