@@ -66,3 +66,28 @@ def test_a_program_that_hides_the_gpu_before_importing_the_framework_runs_on_the
     assert [(Path(f.path).name, f.record) for f in report.findings] == [("late.py", "tf.sparse-dense-matmul")]
     notes = [f for f in report.notes if Path(f.path).name == "layers.py"]
     assert notes and all("hides the GPU" in f.note for f in notes), report.notes
+
+
+def test_a_random_default_that_every_call_overrides_never_runs(tmp_path):
+    """hojonathanho/diffusion (7 false alarms, RULES C2.7): `noise_fn=tf.random_normal` as a parameter's default
+    is not run when every call of the function or method in the code base (by name, in any file) passes the
+    parameter, by keyword or position. A function some call of which leaves the default keeps its finding."""
+    found = _scan(tmp_path, {"utils.py": """\
+        import tensorflow as tf
+        def noise_like(shape, noise_fn=tf.random_normal, repeat=False):
+            return noise_fn(shape=shape)
+        def kept(shape, noise_fn=tf.random_normal):
+            return noise_fn(shape=shape)
+        class Diffusion:
+            def p_sample(self, x, *, noise_fn):
+                return noise_like(x.shape, noise_fn, False)
+            def p_sample_loop(self, shape, noise_fn=tf.random_normal):
+                return self.p_sample(noise_fn(shape=shape), noise_fn=noise_fn)
+        """, "run.py": """\
+        import tensorflow as tf
+        from utils import Diffusion, kept
+        d = Diffusion()
+        print(d.p_sample_loop([2], noise_fn=tf.random.stateless_normal))
+        print(kept([2]))
+        """})
+    assert [(Path(f.path).name, f.line, f.record) for f in found] == [("utils.py", 4, "tf.random-seeds")], found

@@ -334,6 +334,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = _on_cpu(runs, reach, modules)
     hidden_why = _gpu_hidden(runs, reach, modules)
+    unused_defaults = _defaults_passed(modules)
     dead = unreached.unreached(roots, files, modules, runs, reach)
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
@@ -377,6 +378,9 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 if path in cpu_why and not finding.note and framework in _DEFAULT_CPU \
                         and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=cpu_why[path])
+                default = unused_defaults.get((path, call.line, call.col))
+                if default is not None and not finding.note:
+                    finding = finding._replace(note=default)
                 if path in hidden_why and not finding.note and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=hidden_why[path])
                 if call.op == "torch.compile" and finding.record in at_ops:
@@ -491,6 +495,60 @@ def _on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
                          "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
                          "files it imports): PyTorch runs it on the CPU")
     return out
+
+
+def _defaults_passed(modules: dict[str, resolve.Module]) -> dict[tuple[str, int, int], str]:
+    """(path, line, col) -> why, for each recorded op named as a parameter's default (`noise_fn=tf.random_normal`)
+    that never runs: every call of the function (or method) by its name anywhere in the code base passes the
+    parameter, by keyword or position, and the name is used nowhere else (passed as a value, by *args or
+    **kwargs, in a notebook), so the default is never taken (RULES C2.7)."""
+    wanted = {(path, d) for path, module in modules.items() for d in module.defaults}
+    if not wanted:
+        return {}
+    names = {d[2] for _, d in wanted}
+    uses: dict[str, list[ast.AST | None]] = {name: [] for name in names}  # None: a use that may take the default
+    for path in modules:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        present = [name for name in names if name in text]
+        if not present:
+            continue
+        try:
+            tree = ast.parse(text) if not path.endswith(".ipynb") else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is None:
+            for name in present:
+                uses[name].append(None)
+            continue
+        funcs = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if callee is not None and callee in uses:
+                    uses[callee].append(node)
+                    funcs.add(id(func))
+            elif isinstance(node, ast.Name) and node.id in uses and id(node) not in funcs:
+                uses[node.id].append(None)
+            elif isinstance(node, ast.Attribute) and node.attr in uses and id(node) not in funcs:
+                uses[node.attr].append(None)
+    out = {}
+    for path, (line, col, name, param, position) in wanted:
+        calls = uses[name]
+        if calls and all(isinstance(c, ast.Call) and _passes(c, param, position) for c in calls):
+            out[(path, line, col)] = (f"the default of {name}'s parameter {param}, never taken: each of the "
+                                      f"{len(calls)} calls of {name} in the code base passes {param}")
+    return out
+
+
+def _passes(call: ast.Call, param: str, index: int) -> bool:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    return any(k.arg == param for k in call.keywords) or 0 <= index < len(call.args)
 
 
 _HIDDEN = frozenset({"", "-1"})  # CUDA_VISIBLE_DEVICES values that leave the process no GPU
