@@ -71,8 +71,9 @@ def test_a_program_that_hides_the_gpu_before_importing_the_framework_runs_on_the
 def test_a_random_default_that_every_call_overrides_never_runs(tmp_path):
     """hojonathanho/diffusion (7 false alarms, RULES C2.7): `noise_fn=tf.random_normal` as a parameter's default
     is not run when every call of the function or method in the code base (by name, in any file) passes the
-    parameter, by keyword or position. A function some call of which leaves the default keeps its finding."""
-    found = _scan(tmp_path, {"utils.py": """\
+    parameter, by keyword or position. A function some call of which leaves the default keeps its finding, and
+    so does a library's (deepmind/jraph: its users may leave the default)."""
+    files = {"utils.py": """\
         import tensorflow as tf
         def noise_like(shape, noise_fn=tf.random_normal, repeat=False):
             return noise_fn(shape=shape)
@@ -89,5 +90,8 @@ def test_a_random_default_that_every_call_overrides_never_runs(tmp_path):
         d = Diffusion()
         print(d.p_sample_loop([2], noise_fn=tf.random.stateless_normal))
         print(kept([2]))
-        """})
+        """}
+    found = _scan(tmp_path / "scripts", files)
     assert [(Path(f.path).name, f.line, f.record) for f in found] == [("utils.py", 4, "tf.random-seeds")], found
+    found = _scan(tmp_path / "library", {**files, "setup.py": "from setuptools import setup\nsetup(name='u')\n"})
+    assert [(Path(f.path).name, f.line) for f in found] == [("utils.py", 2), ("utils.py", 4), ("utils.py", 9)], found

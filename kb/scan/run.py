@@ -334,7 +334,8 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = _on_cpu(runs, reach, modules)
     hidden_why = _gpu_hidden(runs, reach, modules)
-    unused_defaults = _defaults_passed(modules)
+    # a library's users may call its functions without the argument (deepmind/jraph's models): scripts only
+    unused_defaults = _defaults_passed(modules) if unreached.script_repository(roots, modules) else {}
     dead = unreached.unreached(roots, files, modules, runs, reach)
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
