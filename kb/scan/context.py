@@ -27,6 +27,8 @@ _TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bf
                              "permute", "transpose", "requires_grad_"})
 # The methods that turn a tensor into a Python or NumPy value.
 _TO_HOST = frozenset({"numpy", "to_numpy", "tolist", "item"})
+# Python's own generators: `rng = random.Random(seed)`; rng.shuffle, rng.random are no framework's methods.
+_PY_RANDOMS = frozenset({"random.Random", "random.SystemRandom"})
 _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 _BUILTINS = frozenset(dir(builtins))
@@ -76,6 +78,7 @@ class Context:
         self.host_memo: dict[tuple[int, int], str | None] = {}
         self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
         self.class_memo: dict[int, dict[str, list[tuple[ast.expr | None, dict]]]] = {}
+        self._called_names: set[str] | None = None  # names of module functions called (python_random)
         self.all_calls: list[ast.Call] = []  # every call of the module (kb/scan/survey.py), for what functions are passed
         self.fill_calls: list | None = None  # the module's torch.distributed collectives that fill a buffer (resolvers.py)
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
@@ -220,6 +223,27 @@ class Context:
         self.passed_memo[key] = out
         return out
 
+    def python_random(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, depth: int = 4) -> bool:
+        """Every call of the module-level function `fn` in this file passes a Python `random.Random(...)` for
+        `param`: made in the caller, or the caller's own parameter of which the same holds (bert's `rng`)."""
+        if self._called_names is None:
+            self._called_names = {c.func.id for c in self.all_calls if isinstance(c.func, ast.Name)}
+        if fn.name not in self._called_names or depth <= 0:
+            return False
+        values = self.passed(fn, param)
+        if not values:
+            return False
+        for value in values:
+            if isinstance(value, ast.Call) and self.dotted(value.func) in _PY_RANDOMS:
+                continue
+            if not isinstance(value, ast.Name):
+                return False
+            caller = next((d for d in self.defs.values() if d.lineno <= value.lineno <= (d.end_lineno or d.lineno)), None)
+            if caller is None or caller is fn or value.id not in [a.arg for a in (*caller.args.posonlyargs, *caller.args.args)] \
+                    or value.id in self.assigned_in(caller) or not self.python_random(caller, value.id, depth - 1):
+                return False
+        return True
+
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""
         if isinstance(node, ast.Name):
@@ -232,6 +256,8 @@ class Context:
             if name is not None:
                 if name in _KERAS_MODELS:
                     return "tf.keras.Model"
+                if name in _PY_RANDOMS:
+                    return "random"
                 if name == "torch.Generator":
                     return "torch.Generator"  # g = torch.Generator(): g.seed() is torch.Generator.seed
                 if name.startswith("numpy.random."):

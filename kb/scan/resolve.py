@@ -141,7 +141,8 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
             quiet = ()
-    return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet)
+    return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
+                  tuple(visitor.defaults))
 
 
 __all__ = ["Call", "Layout", "METHOD_OWNERS", "Module", "Setting", "Survey", "Unknown", "aliases_of", "analyse",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import gc
 import os
+import re
+import sys
 from typing import NamedTuple
 
 from kb.query import scan_index as index
@@ -331,6 +333,9 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # calls in such a script itself lose the records of the backward pass. A module of a package (its
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = _on_cpu(runs, reach, modules)
+    hidden_why = _gpu_hidden(runs, reach, modules)
+    # a library's users may call its functions without the argument (deepmind/jraph's models): scripts only
+    unused_defaults = _defaults_passed(modules) if unreached.script_repository(roots, modules) else {}
     dead = unreached.unreached(roots, files, modules, runs, reach)
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
@@ -374,6 +379,11 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                 if path in cpu_why and not finding.note and framework in _DEFAULT_CPU \
                         and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=cpu_why[path])
+                default = unused_defaults.get((path, call.line, call.col))
+                if default is not None and not finding.note:
+                    finding = finding._replace(note=default)
+                if path in hidden_why and not finding.note and idx["sources"].get(finding.record, {}).get("device") == "gpu":
+                    finding = finding._replace(note=hidden_why[path])
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
@@ -485,6 +495,99 @@ def _on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
             out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) never places "
                          "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
                          "files it imports): PyTorch runs it on the CPU")
+    return out
+
+
+def _defaults_passed(modules: dict[str, resolve.Module]) -> dict[tuple[str, int, int], str]:
+    """(path, line, col) -> why, for each recorded op named as a parameter's default (`noise_fn=tf.random_normal`)
+    that never runs: every call of the function (or method) by its name anywhere in the code base passes the
+    parameter, by keyword or position, and the name is used nowhere else (passed as a value, by *args or
+    **kwargs, in a notebook), so the default is never taken (RULES C2.7)."""
+    wanted = {(path, d) for path, module in modules.items() for d in module.defaults}
+    if not wanted:
+        return {}
+    names = {d[2] for _, d in wanted}
+    uses: dict[str, list[ast.AST | None]] = {name: [] for name in names}  # None: a use that may take the default
+    for path in modules:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        present = [name for name in names if name in text]
+        if not present:
+            continue
+        try:
+            tree = ast.parse(text) if not path.endswith(".ipynb") else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is None:
+            for name in present:
+                uses[name].append(None)
+            continue
+        funcs = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if callee is not None and callee in uses:
+                    uses[callee].append(node)
+                    funcs.add(id(func))
+            elif isinstance(node, ast.Name) and node.id in uses and id(node) not in funcs:
+                uses[node.id].append(None)
+            elif isinstance(node, ast.Attribute) and node.attr in uses and id(node) not in funcs:
+                uses[node.attr].append(None)
+    out = {}
+    for path, (line, col, name, param, position) in wanted:
+        calls = uses[name]
+        if calls and all(isinstance(c, ast.Call) and _passes(c, param, position) for c in calls):
+            out[(path, line, col)] = (f"the default of {name}'s parameter {param}, never taken: each of the "
+                                      f"{len(calls)} calls of {name} in the code base passes {param}")
+    return out
+
+
+def _passes(call: ast.Call, param: str, index: int) -> bool:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    return any(k.arg == param for k in call.keywords) or 0 <= index < len(call.args)
+
+
+_HIDDEN = frozenset({"", "-1"})  # CUDA_VISIBLE_DEVICES values that leave the process no GPU
+_IMPORT = re.compile(r"(?:import|from)[ \t]+([A-Za-z_][A-Za-z0-9_]*)|from[ \t]+\.")
+
+
+def _hides_gpu(entry: str, module: resolve.Module) -> bool:
+    """The entry sets CUDA_VISIBLE_DEVICES to "" (or "-1") unconditionally at module level before it imports
+    anything but the standard library (so before any framework is loaded): its process sees no GPU."""
+    sets = [s.line for s in module.settings if s.kind == "env" and s.name == "CUDA_VISIBLE_DEVICES"
+            and s.value in _HIDDEN and s.condition is None and s.scope is None and s.col == 1]
+    if not sets:
+        return False
+    try:
+        with open(entry, encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")[:sets[0] - 1]
+    except OSError:
+        return False
+    for line in lines:
+        found = _IMPORT.match(line)
+        if found is not None and (found.group(1) is None or found.group(1) not in sys.stdlib_module_names):
+            return False  # a framework, or a module of the code base, may be loaded before the GPU is hidden
+    return True
+
+
+def _gpu_hidden(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+                modules: dict[str, resolve.Module]) -> dict[str, str]:
+    """Path -> why it runs on the CPU, for each file that only programs hiding the GPU run (gae/train.py:
+    `os.environ["CUDA_VISIBLE_DEVICES"] = ""` above `import tensorflow`): any framework then runs every op of
+    it on the CPU, and a record of the GPU alone is a note there."""
+    hidden = [_hides_gpu(r.entry, modules[r.entry]) for r in runs]
+    out = {}
+    for path, ids in reach.items():
+        if ids and all(hidden[k] for k in ids):
+            entry = runs[ids[0]].entry
+            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
+            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) hides the GPU "
+                         "(CUDA_VISIBLE_DEVICES set empty before the framework is imported): it runs on the CPU")
     return out
 
 

@@ -74,6 +74,8 @@ class Visitor(Context, ast.NodeVisitor):
         self.backward_ops = rules.backward_ops
         self.calls: list[Call] = []
         self.settings: list[Setting] = []
+        # (line, col, function, parameter, positional index or -1) of a recorded op named as a parameter's default
+        self.defaults: list[tuple[int, int, str, str, int]] = []
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
         self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
         self.no_grad = 0  # enclosing no-grad contexts and decorated functions
@@ -147,9 +149,17 @@ class Visitor(Context, ast.NodeVisitor):
         cls = isinstance(node, ast.ClassDef)
         self._decorated(node)
         if not isinstance(node, ast.ClassDef):
-            for default in (*node.args.defaults, *node.args.kw_defaults):
+            positional = [*node.args.posonlyargs, *node.args.args]
+            shift = 1 if self.scope and self.class_nodes and self.scope[-1] == self.class_nodes[-1].name and positional \
+                and positional[0].arg in ("self", "cls") else 0  # a method: its callers pass no `self`
+            paired = [*zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults),
+                      *zip(node.args.kwonlyargs, node.args.kw_defaults)]
+            for arg, default in paired:
                 if default is not None and self._hit(default):
+                    before = len(self.calls)
                     self._reference(default)  # `reducer=tf.math.unsorted_segment_sum`, in the enclosing scope
+                    index = positional.index(arg) - shift if arg in positional else -1
+                    self.defaults += [(c.line, c.col, node.name, arg.arg, index) for c in self.calls[before:]]
         quiet = not cls and any(self._no_grad(d) for d in node.decorator_list)
         self.no_grad += quiet
         if isinstance(node, ast.ClassDef):
@@ -216,6 +226,10 @@ class Visitor(Context, ast.NodeVisitor):
                 name = self.dotted(arg.annotation)
                 if name in _TENSOR_TYPES:
                     out[arg.arg] = _TENSOR_TYPES[name]
+        if len(self.scope) == 0:
+            for arg in every:
+                if arg.annotation is None and arg.arg not in out and self.python_random(node, arg.arg):
+                    out[arg.arg] = "random"  # every caller passes random.Random(...): rng.shuffle is Python's
         if node.name == "forward" and self.members and every and every[0].arg == "self":
             for arg in every[1:]:
                 if arg.annotation is None:
