@@ -46,9 +46,8 @@ def check_inside(path: Path | str, within: Path, folders: dict[str, str] | None 
     else:
         target = _resolved(os.fspath(path), folders)
         within_key = "\0" + os.fspath(within)  # not a folder's key: no path holds NUL
-        top = folders.get(within_key)
-        if top is None:
-            top = folders[within_key] = os.path.realpath(within)
+        known = folders.get(within_key)
+        top = known if known is not None else folders.setdefault(within_key, os.path.realpath(within))
     target, top = os.path.normcase(target), os.path.normcase(top)
     # as Path's `top in target.parents`, without making a Path per parent (a scan checks every file)
     if target != top and not target.startswith(top if top.endswith(os.sep) else top + os.sep):
