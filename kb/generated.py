@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from kb import schema
 from kb.catalog import Catalog
 from kb.compile import build_index
-from kb.entries import PACKED, Packed
+from kb.entries import JSON_PACKED, PACKED, JsonPacked, Packed
 from kb.render import render
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class _Printer(pprint.PrettyPrinter):
     def format(self, object: Any, context: dict, maxlevels: int, level: int) -> tuple[str, bool, bool]:
         if type(object) in self._PLAIN and not self._sort_dicts:  # type: ignore[attr-defined]  # set by PrettyPrinter
             return repr(object), True, False
-        if type(object) is Packed:
+        if type(object) is Packed or type(object) is JsonPacked:
             return object.literal(), True, False
         return super().format(object, context, maxlevels, level)
 
@@ -65,24 +65,15 @@ class _Flat(tuple):
 
 
 def _flat_seen(details: dict[str, Any]) -> dict[str, Any]:
-    """The sweep cases (`seen`) one line per op, and each run's evidence (`runs`) one line per run: the
+    """The sweep cases (`seen`) one line per op, and each record's runs (`runs`) one JSON text (JsonPacked): the
     file is read only by `kb.query`'s loader, and a nested layout doubled its size (13 MB) for no reader."""
     out = dict(details)
     if "seen" in details:
         out["seen"] = {fw: {op: _Flat(entries) for op, entries in ops.items()} for fw, ops in details["seen"].items()}
-    if "runs" in details:
-        out["runs"] = {source: tuple(_FlatDict(run) if type(run) is dict else run for run in runs)
-                       for source, runs in details["runs"].items()}
+    for name in JSON_PACKED:
+        if name in details:
+            out[name] = JsonPacked.of(details[name])
     return out
-
-
-class _FlatDict(dict):
-    """A dict pprint writes on one line (see _Flat). It loads back as a plain dict."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return dict.__repr__(self)
 
 
 def literal(value: Any) -> str:

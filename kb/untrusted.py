@@ -29,14 +29,26 @@ def data_dir(path: Path) -> Path | None:
     return None
 
 
-def check_inside(path: Path, within: Path) -> None:
+def check_inside(path: Path | str, within: Path, folders: dict[str, str] | None = None) -> None:
     """Refuse a path that resolves (through symlinks, of the file or a folder) out of `within`.
 
     A pull request can add a symlink named like a record; following it would let the build
     read /dev/zero, a 50 GB file or a secret elsewhere on the machine.
+
+    `folders` (a scan's, made for one run over a tree and dropped after it): folder -> its resolved
+    path, so that each folder (and `within`) is resolved once, not once per file in it. A file is then
+    one lstat: one that is not a link resolves to its resolved folder joined with its name; a link
+    (or a name lstat cannot see) is resolved in full, as without the table.
     """
-    target = os.path.normcase(os.path.realpath(path))
-    top = os.path.normcase(os.path.realpath(within))
+    if folders is None:
+        target = os.path.realpath(path)
+        top = os.path.realpath(within)
+    else:
+        target = _resolved(os.fspath(path), folders)
+        within_key = "\0" + os.fspath(within)  # not a folder's key: no path holds NUL
+        known = folders.get(within_key)
+        top = known if known is not None else folders.setdefault(within_key, os.path.realpath(within))
+    target, top = os.path.normcase(target), os.path.normcase(top)
     # as Path's `top in target.parents`, without making a Path per parent (a scan checks every file)
     if target != top and not target.startswith(top if top.endswith(os.sep) else top + os.sep):
         raise Refused(
@@ -45,7 +57,22 @@ def check_inside(path: Path, within: Path) -> None:
         )
 
 
-def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
+def _resolved(path: str, folders: dict[str, str]) -> str:
+    """os.path.realpath(path), its folder's part looked up in (or added to) `folders`."""
+    try:
+        link = stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:  # missing, or a folder on the way that is not one: realpath says where it points
+        link = True
+    folder, name = os.path.split(path)
+    if link or name in ("", ".", ".."):  # the folder part may hold `..` too: realpath resolves it after its links
+        return os.path.realpath(path)
+    real = folders.get(folder)
+    if real is None:
+        real = folders[folder] = os.path.realpath(folder)
+    return os.path.join(real, name)
+
+
+def read_bytes(path: Path, max_bytes: int, within: Path | None = None, folders: dict[str, str] | None = None) -> bytes:
     """At most `max_bytes` of a regular file, or Refused; the size is checked before reading.
 
     `within` defaults to the nearest enclosing data/ folder (none: no symlink check). The file
@@ -53,7 +80,7 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
     size are taken from the open descriptor, so a swap after the check changes nothing. At
     most max_bytes + 1 bytes are read even if the file grows meanwhile.
     """
-    fd = _open_regular(Path(path), max_bytes, within)
+    fd = _open_regular(Path(path), max_bytes, within, folders)
     try:
         with os.fdopen(fd, "rb", closefd=False) as handle:
             raw = handle.read(max_bytes + 1)
@@ -64,12 +91,12 @@ def read_bytes(path: Path, max_bytes: int, within: Path | None = None) -> bytes:
     return raw
 
 
-def _open_regular(path: Path, max_bytes: int, within: Path | None) -> int:
+def _open_regular(path: Path, max_bytes: int, within: Path | None, folders: dict[str, str] | None = None) -> int:
     """An open descriptor of `path` once it is inside `within`, a regular file and no larger than
     max_bytes (checked on the descriptor); closed again when it is refused."""
     within = within if within is not None else data_dir(path)
     if within is not None:
-        check_inside(path, within)
+        check_inside(path, within, folders)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
         fd = os.open(path, flags)

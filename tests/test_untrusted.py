@@ -281,3 +281,25 @@ def test_canonical_dump_round_trips_unicode_line_breaks(value: str) -> None:
     text = yamlio.dump({"title": value})
     assert yamlio.parse(text, Path("x.yaml")).data["title"] == value
     assert yamlio.dump(yamlio.parse(text, Path("x.yaml")).data) == text
+
+
+def test_check_inside_with_a_table_of_folders_refuses_what_it_refuses_without(tmp_path: Path) -> None:
+    """The scan's table of resolved folders (kb/untrusted.py check_inside): a file link, a link in a folder
+    part and a `..` after a folder link still resolve in full, so each that leaves the root is refused."""
+    from kb import untrusted
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "pkg").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (outside / "secret.py").write_text("x = 1\n")
+    (root / "pkg" / "ok.py").write_text("x = 1\n")
+    (root / "pkg" / "out.py").symlink_to(outside / "secret.py")
+    (root / "away").symlink_to(outside / "deep")
+    folders: dict[str, str] = {}
+    for _ in range(2):  # the second time from the table
+        untrusted.check_inside(root / "pkg" / "ok.py", root, folders)
+        for bad in (root / "pkg" / "out.py", root / "away" / "x.py", Path(f"{root}/away/../secret.py")):
+            with pytest.raises(untrusted.Refused):
+                untrusted.check_inside(bad, root, folders)
+            with pytest.raises(untrusted.Refused):
+                untrusted.check_inside(bad, root)

@@ -13,7 +13,7 @@ tests/test_query_caches.py finds. A memo is a plain module-level dict in the mod
 uses it, so a lookup costs what a global dict costs.
 """
 
-from kb.entries import STATIC_KEY, Packed
+from kb.entries import STATIC_KEY, JsonPacked, Packed
 
 LIMIT = 8192  # entries a memo keyed by caller input may hold (op names, versions, calls)
 _MEMOS: list[dict] = []
@@ -88,7 +88,7 @@ def scan_index() -> dict:
             with _no_gc():
                 from kb._details import DETAILS
 
-            found = loaded["scan"] = join_index(light(), DETAILS)
+            found = loaded["scan"] = join_index(light(), DETAILS, lazy=True)
     return found
 
 
@@ -181,19 +181,21 @@ def split_seen(details: dict) -> tuple[dict, dict]:
             {name: value for name, value in details.items() if name in SEEN_KEYS})
 
 
-def join_index(core: dict, details: dict) -> dict:
+def join_index(core: dict, details: dict, lazy: bool = False) -> dict:
     """The whole index from its two parts, equal to what kb/compile.py built, key order included;
-    without SEEN_KEYS in `details`, the index less those tables (scan_index)."""
+    without SEEN_KEYS in `details`, the index less those tables (scan_index). `lazy`: the tables of
+    kb/_details.py that are JsonPacked stay so (a scan decodes the few records it reports on)."""
     more = details["sources"]
     fields = details["source_fields"]
     sources = {
         sid: {f: source[f] if f in source else more[sid][f] for f in fields if f in source or f in more.get(sid, ())}
         for sid, source in core["sources"].items()
     }
-    return {name: sources if name == "sources" else _plain(core[name]) if name in core else details[name]
+    return {name: sources if name == "sources" else _plain(core[name]) if name in core
+            else details[name] if lazy else _plain(details[name])
             for name in details["keys"] if name in core or name in details}
 
 
 def _plain(value: object) -> object:
     """A table of kb/_index.py as the plain dict kb/compile.py built (kb/entries.py Packed)."""
-    return dict(value.items()) if isinstance(value, Packed) else value
+    return dict(value.items()) if isinstance(value, (Packed, JsonPacked)) else value

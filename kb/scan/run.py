@@ -109,6 +109,9 @@ def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict
 
 
 _SHARED: tuple = ()
+# The resolved path of each folder a file was read from (untrusted.check_inside): one scan's, emptied when
+# it starts and ends, so that a folder is resolved once per scan rather than once per file in it.
+_FOLDERS: dict[str, str] = {}
 
 
 def _init(shared: tuple, worker: bool = True) -> None:
@@ -140,7 +143,7 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
     wanted, methods, code_rules = _SHARED
     path = found.path
     try:
-        unit = sources.read(path, found.root)
+        unit = sources.read(path, found.root, _FOLDERS)
     except sources.SourceError as exc:
         return path, (), None, [FileError(path, 1, 1, str(exc))], {}
     except (ValueError, RecursionError, MemoryError) as exc:  # one file, never the whole scan (docs/security.md)
@@ -292,12 +295,14 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     for a bad lockfile; a file that cannot be parsed is a FileError in the report."""
     idx = index()
     files = sources.discover(paths, exclude)
+    _FOLDERS.clear()
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
     code_rules = rules.code_rules(idx)
     results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), code_rules)
     _init((wanted, methods, code_rules), worker=False)
     results, graph = _subclasses_across_files(results, files)
+    _FOLDERS.clear()
 
     errors: list[FileError] = []
     used: set[str] = set()

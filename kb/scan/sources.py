@@ -137,15 +137,16 @@ def _excluded(path: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatch(posix, p) or fnmatch.fnmatch(os.path.basename(path), p) for p in patterns)
 
 
-def read(path: str, root: str = os.sep) -> Unit:
+def read(path: str, root: str = os.sep, folders: dict[str, str] | None = None) -> Unit:
     """The file as a Unit; raises SourceError saying what is wrong with it.
 
     Through kb.untrusted: a regular file only (a FIFO, a device or a folder named *.py is
     refused, never opened blocking), at most MAX_BYTES, and a symlink must resolve inside
     `root`. A notebook's JSON goes through kb.jsonio (bounded depth, size and numbers).
+    `folders`: one scan's table of resolved folders (untrusted.check_inside).
     """
     try:
-        raw = untrusted.read_bytes(Path(path), MAX_BYTES, Path(root))
+        raw = untrusted.read_bytes(Path(path), MAX_BYTES, Path(root), folders)
     except untrusted.Refused as exc:
         raise SourceError(exc.message) from None
     except OSError as exc:
