@@ -6,12 +6,10 @@ from __future__ import annotations
 import ast
 import gc
 import os
-import re
-import sys
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import keras2, kerasbackend, lookup, pins, recipe, resolve, rules, scope, sources, switches, unreached
+from kb.scan import keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -337,13 +335,13 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # whoever imports it here (so a scan of the file alone answers it with the same records): only the
     # calls in such a script itself lose the records of the backward pass. A module of a package (its
     # folder has __init__.py) is a library even with a __main__ smoke test.
-    cpu_why = _on_cpu(runs, reach, modules)
-    hidden_why = _gpu_hidden(runs, reach, modules)
+    cpu_why = placement.on_cpu(runs, reach, modules)
+    hidden_why = placement.gpu_hidden(runs, reach, modules)
     # a library's users may call its functions without the argument (deepmind/jraph's models): scripts only
-    unused_defaults = _defaults_passed(modules) if unreached.script_repository(roots, modules) else {}
+    unused_defaults = placement.defaults_passed(modules) if unreached.script_repository(roots, modules) else {}
     dead = unreached.unreached(roots, files, modules, runs, reach)
     quiet = _quiet_elsewhere(modules)
-    trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or _in_package(r.entry)
+    trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
     found: dict[tuple, lookup.Finding] = {}
@@ -381,7 +379,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
                     finding = _on_tensorflow(finding, call.op, backend)
                 if dead_why and not finding.note:
                     finding = finding._replace(note=dead_why)
-                if path in cpu_why and not finding.note and framework in _DEFAULT_CPU \
+                if path in cpu_why and not finding.note and framework in placement.DEFAULT_CPU \
                         and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=cpu_why[path])
                 default = unused_defaults.get((path, call.line, call.col))
@@ -473,131 +471,6 @@ def _quiet_elsewhere(modules: dict[str, resolve.Module]) -> dict[str, list[tuple
             if not used.get(name, set()) - {path}:
                 out.setdefault(path, []).append((first, last))
     return out
-
-
-# Frameworks that keep a tensor on the CPU unless the program places it on a GPU.
-_DEFAULT_CPU = frozenset({"pytorch", "torchvision"})
-
-
-def _on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
-            modules: dict[str, resolve.Module]) -> dict[str, str]:
-    """Path -> why it runs on the CPU, for each file that only whole programs run (a notebook, or outside a
-    package's folder a `__main__` block or a script whose module level trains) none of whose files may place
-    anything on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a
-    record of the GPU alone is a note there. A file no such program runs (a library module, a package
-    module's `__main__` smoke test, a file named alone with no entry point) keeps the GPU's answer."""
-    on_cpu = []
-    for r in runs:
-        layout = modules[r.entry].layout
-        whole = r.entry.endswith(".ipynb") or (not _in_package(r.entry) and (
-            layout.main or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)))
-        on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
-    out = {}
-    for path, ids in reach.items():
-        if ids and all(on_cpu[k] for k in ids):
-            entry = runs[ids[0]].entry
-            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
-            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) never places "
-                         "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
-                         "files it imports): PyTorch runs it on the CPU")
-    return out
-
-
-def _defaults_passed(modules: dict[str, resolve.Module]) -> dict[tuple[str, int, int], str]:
-    """(path, line, col) -> why, for each recorded op named as a parameter's default (`noise_fn=tf.random_normal`)
-    that never runs: every call of the function (or method) by its name anywhere in the code base passes the
-    parameter, by keyword or position, and the name is used nowhere else (passed as a value, by *args or
-    **kwargs, in a notebook), so the default is never taken (RULES C2.7)."""
-    wanted = {(path, d) for path, module in modules.items() for d in module.defaults}
-    if not wanted:
-        return {}
-    names = {d[2] for _, d in wanted}
-    uses: dict[str, list[ast.AST | None]] = {name: [] for name in names}  # None: a use that may take the default
-    for path in modules:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            text = ""
-        present = [name for name in names if name in text]
-        if not present:
-            continue
-        try:
-            tree = ast.parse(text) if not path.endswith(".ipynb") else None
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
-        if tree is None:
-            for name in present:
-                uses[name].append(None)
-            continue
-        funcs = set()
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                func = node.func
-                callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-                if callee is not None and callee in uses:
-                    uses[callee].append(node)
-                    funcs.add(id(func))
-            elif isinstance(node, ast.Name) and node.id in uses and id(node) not in funcs:
-                uses[node.id].append(None)
-            elif isinstance(node, ast.Attribute) and node.attr in uses and id(node) not in funcs:
-                uses[node.attr].append(None)
-    out = {}
-    for path, (line, col, name, param, position) in wanted:
-        calls = uses[name]
-        if calls and all(isinstance(c, ast.Call) and _passes(c, param, position) for c in calls):
-            out[(path, line, col)] = (f"the default of {name}'s parameter {param}, never taken: each of the "
-                                      f"{len(calls)} calls of {name} in the code base passes {param}")
-    return out
-
-
-def _passes(call: ast.Call, param: str, index: int) -> bool:
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return False
-    return any(k.arg == param for k in call.keywords) or 0 <= index < len(call.args)
-
-
-_HIDDEN = frozenset({"", "-1"})  # CUDA_VISIBLE_DEVICES values that leave the process no GPU
-_IMPORT = re.compile(r"(?:import|from)[ \t]+([A-Za-z_][A-Za-z0-9_]*)|from[ \t]+\.")
-
-
-def _hides_gpu(entry: str, module: resolve.Module) -> bool:
-    """The entry sets CUDA_VISIBLE_DEVICES to "" (or "-1") unconditionally at module level before it imports
-    anything but the standard library (so before any framework is loaded): its process sees no GPU."""
-    sets = [s.line for s in module.settings if s.kind == "env" and s.name == "CUDA_VISIBLE_DEVICES"
-            and s.value in _HIDDEN and s.condition is None and s.scope is None and s.col == 1]
-    if not sets:
-        return False
-    try:
-        with open(entry, encoding="utf-8", errors="replace") as f:
-            lines = f.read().split("\n")[:sets[0] - 1]
-    except OSError:
-        return False
-    for line in lines:
-        found = _IMPORT.match(line)
-        if found is not None and (found.group(1) is None or found.group(1) not in sys.stdlib_module_names):
-            return False  # a framework, or a module of the code base, may be loaded before the GPU is hidden
-    return True
-
-
-def _gpu_hidden(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
-                modules: dict[str, resolve.Module]) -> dict[str, str]:
-    """Path -> why it runs on the CPU, for each file that only programs hiding the GPU run (gae/train.py:
-    `os.environ["CUDA_VISIBLE_DEVICES"] = ""` above `import tensorflow`): any framework then runs every op of
-    it on the CPU, and a record of the GPU alone is a note there."""
-    hidden = [_hides_gpu(r.entry, modules[r.entry]) for r in runs]
-    out = {}
-    for path, ids in reach.items():
-        if ids and all(hidden[k] for k in ids):
-            entry = runs[ids[0]].entry
-            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
-            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) hides the GPU "
-                         "(CUDA_VISIBLE_DEVICES set empty before the framework is imported): it runs on the CPU")
-    return out
-
-
-def _in_package(path: str) -> bool:
-    return os.path.isfile(os.path.join(os.path.dirname(path) or ".", "__init__.py"))
 
 
 def _combined(runs: list[scope.Run], per_run: list[dict[str, switches.Applied]],

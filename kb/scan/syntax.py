@@ -366,3 +366,13 @@ def hands_on(node: ast.AST, attr: str, made: ast.AST) -> bool:
     else:
         return False
     return any(self_attribute(a, attr) for a in parts)
+
+
+def parameter_defaults(args: ast.arguments, method: bool) -> list[tuple[str, ast.expr, int]]:
+    """(parameter, its default, its position in a call or -1 for keyword-only) for each parameter with a
+    default; a method's first parameter (`self`, `cls`) is not counted, since its callers do not pass it."""
+    positional = [*args.posonlyargs, *args.args]
+    shift = 1 if method and positional and positional[0].arg in ("self", "cls") else 0
+    out = [(a.arg, d, positional.index(a) - shift)
+           for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)]
+    return out + [(a.arg, d, -1) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]

@@ -23,7 +23,7 @@ from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import (
-    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, public_name, reshaped_ndim,
+    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
 )
 
 # Annotations that say an argument is a framework tensor.
@@ -149,17 +149,12 @@ class Visitor(Context, ast.NodeVisitor):
         cls = isinstance(node, ast.ClassDef)
         self._decorated(node)
         if not isinstance(node, ast.ClassDef):
-            positional = [*node.args.posonlyargs, *node.args.args]
-            shift = 1 if self.scope and self.class_nodes and self.scope[-1] == self.class_nodes[-1].name and positional \
-                and positional[0].arg in ("self", "cls") else 0  # a method: its callers pass no `self`
-            paired = [*zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults),
-                      *zip(node.args.kwonlyargs, node.args.kw_defaults)]
-            for arg, default in paired:
-                if default is not None and self._hit(default):
+            method = bool(self.scope and self.class_nodes and self.scope[-1] == self.class_nodes[-1].name)
+            for arg, default, index in parameter_defaults(node.args, method):
+                if self._hit(default):
                     before = len(self.calls)
                     self._reference(default)  # `reducer=tf.math.unsorted_segment_sum`, in the enclosing scope
-                    index = positional.index(arg) - shift if arg in positional else -1
-                    self.defaults += [(c.line, c.col, node.name, arg.arg, index) for c in self.calls[before:]]
+                    self.defaults += [(c.line, c.col, node.name, arg, index) for c in self.calls[before:]]
         quiet = not cls and any(self._no_grad(d) for d in node.decorator_list)
         self.no_grad += quiet
         if isinstance(node, ast.ClassDef):

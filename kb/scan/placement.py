@@ -1,0 +1,137 @@
+"""Whether a call runs at all, and where: files only CPU programs run (a PyTorch program that places nothing
+on a GPU, a program that hides the GPU before any framework loads), and random defaults no caller takes.
+Split from kb/scan/run.py, which applies the answers to findings."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+
+from kb.scan import resolve, scope
+
+
+# Frameworks that keep a tensor on the CPU unless the program places it on a GPU.
+DEFAULT_CPU = frozenset({"pytorch", "torchvision"})
+
+
+def on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+            modules: dict[str, resolve.Module]) -> dict[str, str]:
+    """Path -> why it runs on the CPU, for each file that only whole programs run (a notebook, or outside a
+    package's folder a `__main__` block or a script whose module level trains) none of whose files may place
+    anything on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a
+    record of the GPU alone is a note there. A file no such program runs (a library module, a package
+    module's `__main__` smoke test, a file named alone with no entry point) keeps the GPU's answer."""
+    on_cpu = []
+    for r in runs:
+        layout = modules[r.entry].layout
+        whole = r.entry.endswith(".ipynb") or (not in_package(r.entry) and (
+            layout.main or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)))
+        on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
+    out = {}
+    for path, ids in reach.items():
+        if ids and all(on_cpu[k] for k in ids):
+            entry = runs[ids[0]].entry
+            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
+            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) never places "
+                         "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
+                         "files it imports): PyTorch runs it on the CPU")
+    return out
+
+
+def defaults_passed(modules: dict[str, resolve.Module]) -> dict[tuple[str, int, int], str]:
+    """(path, line, col) -> why, for each recorded op named as a parameter's default (`noise_fn=tf.random_normal`)
+    that never runs: every call of the function (or method) by its name anywhere in the code base passes the
+    parameter, by keyword or position, and the name is used nowhere else (passed as a value, by *args or
+    **kwargs, in a notebook), so the default is never taken (RULES C2.7)."""
+    wanted = {(path, d) for path, module in modules.items() for d in module.defaults}
+    if not wanted:
+        return {}
+    names = {d[2] for _, d in wanted}
+    uses: dict[str, list[ast.AST | None]] = {name: [] for name in names}  # None: a use that may take the default
+    for path in modules:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        present = [name for name in names if name in text]
+        if not present:
+            continue
+        try:
+            tree = ast.parse(text) if not path.endswith(".ipynb") else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        if tree is None:
+            for name in present:
+                uses[name].append(None)
+            continue
+        funcs = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if callee is not None and callee in uses:
+                    uses[callee].append(node)
+                    funcs.add(id(func))
+            elif isinstance(node, ast.Name) and node.id in uses and id(node) not in funcs:
+                uses[node.id].append(None)
+            elif isinstance(node, ast.Attribute) and node.attr in uses and id(node) not in funcs:
+                uses[node.attr].append(None)
+    out = {}
+    for path, (line, col, name, param, position) in wanted:
+        calls = uses[name]
+        if calls and all(isinstance(c, ast.Call) and _passes(c, param, position) for c in calls):
+            out[(path, line, col)] = (f"the default of {name}'s parameter {param}, never taken: each of the "
+                                      f"{len(calls)} calls of {name} in the code base passes {param}")
+    return out
+
+
+def _passes(call: ast.Call, param: str, index: int) -> bool:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    return any(k.arg == param for k in call.keywords) or 0 <= index < len(call.args)
+
+
+_HIDDEN = frozenset({"", "-1"})  # CUDA_VISIBLE_DEVICES values that leave the process no GPU
+_IMPORT = re.compile(r"(?:import|from)[ \t]+([A-Za-z_][A-Za-z0-9_]*)|from[ \t]+\.")
+
+
+def _hides_gpu(entry: str, module: resolve.Module) -> bool:
+    """The entry sets CUDA_VISIBLE_DEVICES to "" (or "-1") unconditionally at module level before it imports
+    anything but the standard library (so before any framework is loaded): its process sees no GPU."""
+    sets = [s.line for s in module.settings if s.kind == "env" and s.name == "CUDA_VISIBLE_DEVICES"
+            and s.value in _HIDDEN and s.condition is None and s.scope is None and s.col == 1]
+    if not sets:
+        return False
+    try:
+        with open(entry, encoding="utf-8", errors="replace") as f:
+            lines = f.read().split("\n")[:sets[0] - 1]
+    except OSError:
+        return False
+    for line in lines:
+        found = _IMPORT.match(line)
+        if found is not None and (found.group(1) is None or found.group(1) not in sys.stdlib_module_names):
+            return False  # a framework, or a module of the code base, may be loaded before the GPU is hidden
+    return True
+
+
+def gpu_hidden(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+                modules: dict[str, resolve.Module]) -> dict[str, str]:
+    """Path -> why it runs on the CPU, for each file that only programs hiding the GPU run (gae/train.py:
+    `os.environ["CUDA_VISIBLE_DEVICES"] = ""` above `import tensorflow`): any framework then runs every op of
+    it on the CPU, and a record of the GPU alone is a note there."""
+    hidden = [_hides_gpu(r.entry, modules[r.entry]) for r in runs]
+    out = {}
+    for path, ids in reach.items():
+        if ids and all(hidden[k] for k in ids):
+            entry = runs[ids[0]].entry
+            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
+            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) hides the GPU "
+                         "(CUDA_VISIBLE_DEVICES set empty before the framework is imported): it runs on the CPU")
+    return out
+
+
+def in_package(path: str) -> bool:
+    return os.path.isfile(os.path.join(os.path.dirname(path) or ".", "__init__.py"))
