@@ -29,14 +29,17 @@ def on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
         whole = r.entry.endswith(".ipynb") or (not in_package(r.entry) and (
             layout.main or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)))
         on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
+    return _only_in(runs, reach, on_cpu, "never places anything on a GPU (no .cuda(), .to(device), device=, "
+                    "DataParallel or trainer in it or the files it imports): PyTorch runs it on the CPU")
+
+
+def _only_in(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], flagged: list[bool], what: str) -> dict[str, str]:
+    """Path -> why, for each file that only flagged programs run: `what` says what those programs do."""
     out = {}
     for path, ids in reach.items():
-        if ids and all(on_cpu[k] for k in ids):
-            entry = runs[ids[0]].entry
+        if ids and all(flagged[k] for k in ids):
             more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
-            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) never places "
-                         "anything on a GPU (no .cuda(), .to(device), device=, DataParallel or trainer in it or the "
-                         "files it imports): PyTorch runs it on the CPU")
+            out[path] = f"a record of the GPU, but the program that runs this file ({runs[ids[0]].entry}{more}) {what}"
     return out
 
 
@@ -123,14 +126,8 @@ def gpu_hidden(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
     `os.environ["CUDA_VISIBLE_DEVICES"] = ""` above `import tensorflow`): any framework then runs every op of
     it on the CPU, and a record of the GPU alone is a note there."""
     hidden = [_hides_gpu(r.entry, modules[r.entry]) for r in runs]
-    out = {}
-    for path, ids in reach.items():
-        if ids and all(hidden[k] for k in ids):
-            entry = runs[ids[0]].entry
-            more = f" (and {len(ids) - 1} more programs)" if len(ids) > 1 else ""
-            out[path] = (f"a record of the GPU, but the program that runs this file ({entry}{more}) hides the GPU "
-                         "(CUDA_VISIBLE_DEVICES set empty before the framework is imported): it runs on the CPU")
-    return out
+    return _only_in(runs, reach, hidden, "hides the GPU (CUDA_VISIBLE_DEVICES set empty before the framework is "
+                    "imported): it runs on the CPU")
 
 
 def in_package(path: str) -> bool:
