@@ -70,13 +70,9 @@ def range_fields(entry: tuple) -> dict:
     return dict(zip(RANGE_FIELDS, entry))
 
 
-class Packed(_Mapping):
-    """A read-only mapping whose values are held as marshal bytes and decoded on first read.
-
-    >>> table = Packed.of({"a": {"id": "a", "ops": ("x",)}, "b": {"id": "b", "ops": ()}})
-    >>> table["a"]["ops"], "b" in table, list(table), table == {"a": {"id": "a", "ops": ("x",)}, "b": {"id": "b", "ops": ()}}
-    (('x',), True, ['a', 'b'], True)
-    """
+class _Lazy(_Mapping):
+    """A read-only mapping whose values are held encoded (one literal per key in a generated module) and
+    decoded on first read; a subclass says how (`_decode`)."""
 
     __slots__ = ("_blobs", "_decoded")
 
@@ -84,21 +80,18 @@ class Packed(_Mapping):
         self._blobs = blobs
         self._decoded: dict = {}
 
-    @classmethod
-    def of(cls, values: dict) -> "Packed":
-        """Pack plain data (marshal format 2: the same bytes for equal values, whatever objects
-        they share, so `kb build --check` compares like with like)."""
-        return cls({key: _dumps(value, 2) for key, value in values.items()})
+    def _decode(self, blob):
+        raise NotImplementedError
 
     def literal(self) -> str:
         """The Python expression that rebuilds this mapping (kb/generated.py writes it)."""
         lines = "".join(f"    {key!r}: {blob!r},\n" for key, blob in self._blobs.items())
-        return "Packed({\n" + lines + "})"
+        return type(self).__name__ + "({\n" + lines + "})"
 
     def __getitem__(self, key):
         found = self._decoded.get(key)
         if found is None:
-            found = self._decoded[key] = _loads(self._blobs[key])
+            found = self._decoded[key] = self._decode(self._blobs[key])
         return found
 
     def __contains__(self, key: object) -> bool:
@@ -111,25 +104,41 @@ class Packed(_Mapping):
         return len(self._blobs)
 
     def __repr__(self) -> str:
-        return f"Packed({dict(self.items())!r})"
+        return f"{type(self).__name__}({dict(self.items())!r})"
 
 
-class JsonPacked(_Mapping):
-    """A read-only mapping whose values are held as compact JSON text and decoded on first read, every
-    JSON array as a tuple (the index holds no lists). kb/_details.py's `runs`: as a Python literal its
-    4.5 MB took a second to compile in every scan without a bytecode cache; as one string per record it
-    compiles in a tenth of that, and a scan decodes only the records whose findings it reports.
+class Packed(_Lazy):
+    """Values held as marshal bytes.
+
+    >>> table = Packed.of({"a": {"id": "a", "ops": ("x",)}, "b": {"id": "b", "ops": ()}})
+    >>> table["a"]["ops"], "b" in table, list(table), table == {"a": {"id": "a", "ops": ("x",)}, "b": {"id": "b", "ops": ()}}
+    (('x',), True, ['a', 'b'], True)
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, values: dict) -> "Packed":
+        """Pack plain data (marshal format 2: the same bytes for equal values, whatever objects
+        they share, so `kb build --check` compares like with like)."""
+        return cls({key: _dumps(value, 2) for key, value in values.items()})
+
+    def _decode(self, blob):
+        return _loads(blob)
+
+
+class JsonPacked(_Lazy):
+    """Values held as compact JSON text, every JSON array read back as a tuple (the index holds no lists).
+    kb/_details.py's `runs`: as a Python literal its 4.5 MB took a second to compile in every scan without a
+    bytecode cache; as one string per record it compiles in a tenth of that, and a scan decodes only the
+    records whose findings it reports.
 
     >>> table = JsonPacked.of({"a": ({"id": "a", "n": 1.5, "ok": True},), "b": ()})
     >>> table["a"], "b" in table, list(table), table == {"a": ({"id": "a", "n": 1.5, "ok": True},), "b": ()}
     (({'id': 'a', 'n': 1.5, 'ok': True},), True, ['a', 'b'], True)
     """
 
-    __slots__ = ("_texts", "_decoded")
-
-    def __init__(self, texts: dict) -> None:
-        self._texts = texts
-        self._decoded: dict = {}
+    __slots__ = ()
 
     @classmethod
     def of(cls, values: dict) -> "JsonPacked":
@@ -143,30 +152,10 @@ class JsonPacked(_Mapping):
                 raise ValueError(f"{key!r}: not plain JSON data with tuples for arrays")
         return cls(texts)
 
-    def literal(self) -> str:
-        """The Python expression that rebuilds this mapping (kb/generated.py writes it)."""
-        lines = "".join(f"    {key!r}: {text!r},\n" for key, text in self._texts.items())
-        return "JsonPacked({\n" + lines + "})"
+    def _decode(self, blob):
+        import json
 
-    def __getitem__(self, key):
-        found = self._decoded.get(key)
-        if found is None:
-            import json
-
-            found = self._decoded[key] = _tuples(json.loads(self._texts[key]))
-        return found
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._texts
-
-    def __iter__(self):
-        return iter(self._texts)
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    def __repr__(self) -> str:
-        return f"JsonPacked({dict(self.items())!r})"
+        return _tuples(json.loads(blob))
 
 
 def _tuples(value):
