@@ -15,6 +15,10 @@ ops() {  # one --sweep-op=UNIT per line of a file (the unit names hold '|', neve
   awk -v half="${2:-}" 'half == "" || NR % 2 == half {print "--sweep-op=" $0}' "$1"
 }
 
+devices() {  # the GPU and the versions that ran (the log's first lines)
+  nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
+}
+
 budget() {  # the --sweep-budget of a sweep whose units may each run $1 seconds: its last unit ends by B + 70
   local v=$(( B + 70 - $1 )); [ "$v" -lt 60 ] && v=60; echo "$v"
 }

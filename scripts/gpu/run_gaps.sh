@@ -27,7 +27,7 @@
 T=${T:-60}
 B=${B:-240}
 . "$(dirname "$0")/common.sh"
-nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
+devices  # common.sh: the GPU and the torch and jax versions
 SPECS="pytorch-eager:int,bool,complex pytorch-eager:float16,float64,bfloat16 jax:float16,float64 jax-branches"
 unit_lists $SPECS  # common.sh: one list per spec
 JB="$L/units-jax-branches-jax-branches.txt"

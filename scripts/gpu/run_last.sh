@@ -25,7 +25,7 @@
 T=${T:-90}
 B=${B:-230}
 . "$(dirname "$0")/common.sh"
-nvidia-smi -L 2>/dev/null; $PY -c "import torch, jax; print('torch', torch.__version__, 'jax', jax.__version__)"
+devices  # common.sh: the GPU and the torch and jax versions
 SPECS="pytorch-eager:errors,complex jax:float16,bfloat16,float64,backward jax-branches"
 unit_lists $SPECS  # common.sh: one list per spec
 LOGS="$L/branches.log"
