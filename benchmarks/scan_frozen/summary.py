@@ -30,7 +30,13 @@ def framework(repo_framework: str, entry: dict) -> str:
             return label
     if "+" in repo_framework:  # a repository with a PyTorch and a TensorFlow folder
         return "TensorFlow" if entry["path"].startswith("tf/") else "PyTorch"
-    return {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}[repo_framework]
+    names = {"pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
+    listed = [name.strip() for name in repo_framework.split(",")]
+    if len(listed) > 1:  # a repository with a folder per framework (big_transfer's bit_pytorch, bit_tf2, bit_jax)
+        for name in listed:
+            if {"pytorch": "pytorch", "tensorflow": "tf", "jax": "jax"}[name] in entry["path"].lower():
+                return names[name]
+    return names[listed[0]]
 
 
 def main(argv: list[str] | None = None) -> int:
