@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import gc
 import os
+import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
@@ -117,6 +118,15 @@ def _init(shared: tuple, worker: bool = True) -> None:
     _SHARED = shared
     if worker:  # a worker process only parses and walks: no reference cycles to collect (see _serial)
         gc.disable()
+        quiet_parsing()
+
+
+def quiet_parsing() -> None:
+    """Python warns while it compiles a user's code (an invalid escape such as `"\\["`: a SyntaxWarning since
+    3.12, a DeprecationWarning before): that is the user's code's matter, not the scan's, and printed it buries
+    the report under lines the user did not ask for. Only those compile warnings are silenced."""
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
+    warnings.filterwarnings("ignore", message=r"invalid (?:octal )?escape sequence", category=DeprecationWarning)
 
 
 def _serial(files: list[sources.Found]) -> list[tuple]:
@@ -291,6 +301,13 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
          device: str = "gpu", exclude: tuple[str, ...] = (), jobs: int | None = None) -> Report:
     """Scan files and folders. Raises FileNotFoundError for a missing path and pins.PinError
     for a bad lockfile; a file that cannot be parsed is a FileError in the report."""
+    with warnings.catch_warnings():  # the caller's own warning filters come back as they were
+        quiet_parsing()
+        return _scan(paths, given=given, lockfile=lockfile, device=device, exclude=exclude, jobs=jobs)
+
+
+def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str | None,
+          device: str, exclude: tuple[str, ...], jobs: int | None) -> Report:
     idx = index()
     files = sources.discover(paths, exclude)
     _FOLDERS.clear()
