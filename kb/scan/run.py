@@ -337,8 +337,10 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = placement.on_cpu(runs, reach, modules)
     hidden_why = placement.gpu_hidden(runs, reach, modules)
-    # a library's users may call its functions without the argument (deepmind/jraph's models): scripts only
-    unused_defaults = placement.defaults_passed(modules) if unreached.script_repository(roots, modules) else {}
+    # a library's users may call its functions without the argument (deepmind/jraph's models): the files no
+    # installable package holds only (a script repository's, or a package's tools/ and script folders)
+    scripts = unreached.script_files(roots, modules)
+    unused_defaults = {k: v for k, v in placement.defaults_passed(modules).items() if k[0] in scripts} if scripts else {}
     dead = unreached.unreached(roots, files, modules, runs, reach)
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)

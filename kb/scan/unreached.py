@@ -1,8 +1,9 @@
 """Code that no entry point of a script repository runs (RULES L1-1, R4 of the frozen corpora).
 
 A repository that ships no installable package (no setup.py, setup.cfg or pyproject.toml where it is
-scanned) runs only as far as its scripts reach: its entry points (kb/scan/scope.py) and what they import.
-There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
+scanned) runs only as far as its scripts reach: its entry points (kb/scan/scope.py) and what they import;
+so does the code a repository's package does not hold (its `tools/` and script folders: the packages a
+packaging file names, kb/scan/packaging.py). There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
 code), a class that no code names outside its own body (nothing builds it), a function that nothing names
 outside its own body, and a method of a class without bases that no code names as an attribute (or a
 string), never run: a record there is a note saying why. A library package keeps every finding (its users
@@ -18,9 +19,8 @@ import ast
 import os
 import re
 
-from kb.scan import scope, sources
+from kb.scan import packaging, scope, sources
 
-PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 MAX_FILES = 5000  # a larger code base is read once only: its findings keep the answer of reachable code
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
@@ -50,20 +50,22 @@ def _looked_up(graph: scope.Graph, modules: dict, texts: dict[str, str]) -> set[
 
 
 def script_repository(roots: list[str], modules: dict) -> bool:
-    """Whether the scan is of folders none of which ships an installable package, or lies in one (a
-    packaging file in it or a folder above it, up to its repository's top)."""
-    if not roots or any(os.path.basename(p) == "setup.py" for p in modules):
+    """Whether no scanned file lies in an installable package (kb/scan/packaging.py): the code base runs
+    only as far as its scripts reach."""
+    if not roots:
         return False
-    for root in roots:
-        folder = os.path.abspath(root)
-        while True:  # the folder and those above it, up to its repository's top: a subfolder of a package
-            if any(os.path.isfile(os.path.join(folder, name)) for name in PACKAGING):
-                return False
-            parent = os.path.dirname(folder)
-            if parent == folder or os.path.exists(os.path.join(folder, ".git")):
-                break
-            folder = parent
-    return True
+    held = packaging.held(roots, modules)
+    return held is not None and not held
+
+
+def script_files(roots: list[str], modules: dict) -> set[str]:
+    """The scanned files no installable package holds (kb/scan/packaging.py): a script repository's code,
+    or a packaged repository's tools and scripts outside its package; none for a single file, or where a
+    packaging file's scope cannot be read."""
+    if not roots:
+        return set()
+    held = packaging.held(roots, modules)
+    return set() if held is None else set(modules) - held
 
 
 def _test_file(path: str) -> bool:
@@ -121,9 +123,13 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
               reach: dict[str, tuple[int, ...]]) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
     {} elsewhere (a package, a single file, a scan with no entry point)."""
-    if len(modules) > MAX_FILES or not script_repository(roots, modules) \
-            or not any(r.why != scope.FALLBACK for r in runs):
+    if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
         return {}
+    scripts = script_files(roots, modules)
+    if not scripts:
+        return {}
+    ships = "the code base ships no package" if len(scripts) == len(modules) else \
+        "no installable package of the code base holds this file"
     out: dict[str, list[tuple[int, int, str]]] = {}
     by_path = {f.path: f for f in files}
     texts: dict[str, str] = {}
@@ -143,14 +149,14 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
     tops = {os.path.normpath(root) for root in roots}
     with_calls = []
     for path, module in modules.items():
-        if _test_file(path) or path in starred or path in looked_up:
+        if path not in scripts or _test_file(path) or path in starred or path in looked_up:
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
         ids = reach.get(path, ())
         if ids and all(runs[k].why == scope.FALLBACK for k in ids):
             if imports_by_name or os.path.dirname(path) in tops or not os.path.dirname(path):
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
-            out[path] = [(1, 10 ** 9, "no entry point of this code base runs this file (nothing imports it, it has "
-                                      "no __main__ block or module-level code, and the code base ships no package)")]
+            out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
+                                      f"no __main__ block or module-level code, and {ships})")]
         elif module.calls and not path.endswith(".ipynb"):
             with_calls.append(path)
     words = {path: frozenset(_WORD.findall(text)) for path, text in texts.items()}
@@ -176,7 +182,7 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
                 why = (f"nothing in this code base builds {name} (its name appears nowhere outside it)" if kind == "class"
                        else f"nothing in this code base calls {name} (its name appears nowhere outside it)")
             if not used:
-                out.setdefault(path, []).append((first, last, why + ", and the code base ships no package"))
+                out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
 
 

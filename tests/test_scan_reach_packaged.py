@@ -1,0 +1,78 @@
+"""Code no program runs in a repository that ships a package (the fifth frozen corpus's borisdayma/dalle-mini,
+jaywalnut310/vits, hojonathanho/diffusion and salesforce/awd-lstm-lm): the fixtures under
+tests/fixtures/reach/ are the shapes of their code, copied to a temporary folder (the kb checkout around the
+fixtures is itself a package) and scanned whole."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import Report, scan
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reach"
+
+
+def _scan(tmp_path: Path, name: str) -> tuple[Report, Path]:
+    where = tmp_path / name
+    shutil.copytree(FIXTURES / name, where)
+    return scan([str(where)], given=pins.parse_versions("torch=2.11")), where
+
+
+def _lines(report: Report, where: Path) -> tuple[list[tuple[str, int]], dict[tuple[str, int], str]]:
+    kept = sorted({(Path(f.path).relative_to(where).as_posix(), f.line) for f in report.findings})
+    notes = {(Path(f.path).relative_to(where).as_posix(), f.line): f.note or "" for f in report.notes}
+    return kept, notes
+
+
+def test_a_script_folder_outside_the_installable_package_runs_only_as_far_as_its_scripts_reach(tmp_path):
+    """dalle-mini's setup.cfg installs `packages = find:` under `src/` only: `tools/train/` is a script folder
+    (RULES F3-1), so a function there that nothing calls never runs (a note), while the package's own
+    helper nothing calls keeps its finding (its users may call it)."""
+    report, where = _scan(tmp_path, "packaged")
+    kept, notes = _lines(report, where)
+    assert kept == [("src/pkg/model.py", 7), ("src/pkg/model.py", 11), ("tools/train/matrices.py", 5)], kept
+    assert "nothing in this code base calls unused" in notes[("tools/train/matrices.py", 9)]
+    assert "no installable package of the code base holds this file" in notes[("tools/train/matrices.py", 9)]
+
+
+def test_a_setup_py_that_only_builds_an_extension_ships_no_package(tmp_path):
+    """vits' monotonic_align/setup.py builds a Cython extension for its own folder and installs no Python
+    package: the repository is still a script repository, and a class nothing builds never runs (L1-1)."""
+    report, where = _scan(tmp_path, "extension")
+    kept, notes = _lines(report, where)
+    assert kept == [("modules.py", 13)], kept
+    assert "nothing in this code base builds ConvReluNorm" in notes[("modules.py", 7)]
+
+
+def test_the_files_a_packaging_file_installs(tmp_path):
+    """setup.py's find_packages with exclude and py_modules, pyproject's packages.find, a literal package list
+    (its subfolders held too); a setup.py that computes its arguments, or relies on automatic discovery, is
+    not read: every file counts as held (None), as before scopes were read."""
+    from kb.scan import packaging
+
+    files = ["lib/__init__.py", "lib/core.py", "lib/sub/__init__.py", "lib/sub/x.py", "lib/tests/__init__.py",
+             "lib/tests/t.py", "tools/run.py", "single.py", "other.py"]
+
+    def held(packaging_files: dict[str, str]) -> set[str] | None:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for name in [*files, *packaging_files]:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(packaging_files.get(name, ""), encoding="utf-8")
+        (root / ".git").mkdir()
+        out = packaging.held([str(root)], [str(root / f) for f in files])
+        return None if out is None else {Path(p).relative_to(root).as_posix() for p in out}
+
+    assert held({"setup.py": "from setuptools import setup, find_packages\n"
+                             "setup(packages=find_packages(exclude=['*.tests']), py_modules=['single'])\n"}) \
+        == {"lib/__init__.py", "lib/core.py", "lib/sub/__init__.py", "lib/sub/x.py", "single.py"}
+    assert held({"pyproject.toml": "[project]\nname='x'\n[tool.setuptools.packages.find]\ninclude=['lib']\n"}) \
+        == {"lib/__init__.py", "lib/core.py"}
+    assert held({"setup.py": "from setuptools import setup\nsetup(packages=['lib'])\n"}) \
+        == {"lib/__init__.py", "lib/core.py", "lib/sub/__init__.py", "lib/sub/x.py", "lib/tests/__init__.py",
+            "lib/tests/t.py"}
+    assert held({"pyproject.toml": "[tool.black]\nline-length = 100\n"}) == set()
+    assert held({"setup.py": "from setuptools import setup\nsetup(**config)\n"}) is None
+    assert held({"setup.py": "from setuptools import setup\nsetup(name='x')\n"}) is None
+    assert held({"pyproject.toml": "[project]\nname='x'\n"}) is None
