@@ -76,3 +76,15 @@ def test_the_files_a_packaging_file_installs(tmp_path):
     assert held({"setup.py": "from setuptools import setup\nsetup(**config)\n"}) is None
     assert held({"setup.py": "from setuptools import setup\nsetup(name='x')\n"}) is None
     assert held({"pyproject.toml": "[project]\nname='x'\n"}) is None
+
+
+def test_a_method_nothing_calls_of_a_class_whose_ancestors_are_all_the_code_bases_own(tmp_path):
+    """hojonathanho/diffusion's `Model(tpu_utils.Model)`: its base is a class of the code base, which calls
+    only `train_fn` and `samples_fn`; `interpolate_fn`, named nowhere, never runs (L1-1). A class with a
+    framework base (a Keras layer) keeps a method nothing names: the framework may call it as a hook."""
+    where = tmp_path / "ownbase"
+    shutil.copytree(FIXTURES / "ownbase", where)
+    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20"))
+    kept, notes = _lines(report, where)
+    assert kept == [("scripts/run_cifar.py", 8), ("scripts/run_cifar.py", 11), ("scripts/run_cifar.py", 19)], kept
+    assert "nothing in this code base calls Model.interpolate_fn" in notes[("scripts/run_cifar.py", 14)]

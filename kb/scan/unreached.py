@@ -16,8 +16,10 @@ hook), so those keep theirs too.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
+from collections.abc import Callable
 
 from kb.scan import packaging, scope, sources
 
@@ -75,10 +77,70 @@ def _test_file(path: str) -> bool:
         or any(p in ("test", "tests", "testing") for p in parts[:-1])
 
 
-def _spans(tree: ast.Module) -> list[tuple[str, str, int, int, bool, str | None]]:
+class _Ancestry:
+    """Whether every ancestor of a class is a class of the code base itself (its bases, as written, resolve
+    through the file's imports to module-level classes of scanned files, up to `object`): then no framework
+    base can call the class's methods as hooks, and a method nothing names never runs."""
+
+    def __init__(self, graph: scope.Graph, modules: dict, texts: dict[str, str]) -> None:
+        self.graph, self.modules, self.texts = graph, modules, texts
+        self.classes: dict[str, dict[str, ast.ClassDef]] = {}
+        self.memo: dict[tuple[str, str, int], bool] = {}
+
+    def _classes(self, path: str) -> dict[str, ast.ClassDef]:
+        if path not in self.classes:
+            self.classes[path] = {}
+            if not path.endswith(".ipynb") and path in self.texts:
+                try:
+                    tree = ast.parse(self.texts[path])
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return {}
+                self.classes[path] = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        return self.classes[path]
+
+    def _base(self, path: str, node: ast.expr) -> tuple[str, str] | None:
+        """(file, class name) of a base as written, where it is a module-level class of a scanned file."""
+        if isinstance(node, ast.Name) and node.id in self._classes(path):
+            return path, node.id
+        head, name = (node.id, None) if isinstance(node, ast.Name) else \
+            (node.value.id, node.attr) if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            else (None, None)
+        for local, module, level, attr in self.modules[path].layout.bindings if head else ():
+            if local != head:
+                continue
+            if name is None and attr:  # `from m import Base`
+                target, cls = self.graph.resolve(path, module, level) if module else None, attr
+            elif name is not None:  # `import m as x` / `from pkg import m as x`, then `x.Base`
+                target, cls = self.graph.resolve(path, f"{module}.{attr}" if attr and module else attr or module,
+                                                 level), name
+            else:
+                return None
+            return (target, cls) if target is not None and cls in self._classes(target) else None
+        return None
+
+    def own(self, path: str, node: ast.ClassDef) -> bool:
+        key = (path, node.name, node.lineno)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = False  # a cycle (or a class met again while it is read) is not known to be own
+        if node.keywords:  # a metaclass may call anything
+            return False
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id == "object":
+                continue
+            found = self._base(path, base)
+            if found is None or not self.own(found[0], self._classes(found[0])[found[1]]):
+                return False
+        self.memo[key] = True
+        return True
+
+
+def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: False) \
+        -> list[tuple[str, str, int, int, bool, str | None]]:
     """(kind, name, first line, last line, kept, owner class) of each class and function, outermost first:
     kind "class", "function" (module level or nested in a function) or "method"; kept: decorated (a table
-    may call it), or a method of a class with bases (the base may call it: a framework's hook)."""
+    may call it), or a method of a class with a base outside the code base (the base may call it: a
+    framework's hook); `own(class)`: every ancestor of the class is a class of the code base."""
     out: list[tuple[str, str, int, int, bool, str | None]] = []
 
     def visit(body: list[ast.stmt], owner: ast.ClassDef | None) -> None:
@@ -89,7 +151,8 @@ def _spans(tree: ast.Module) -> list[tuple[str, str, int, int, bool, str | None]
                 visit(node.body, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kind = "method" if owner is not None else "function"
-                based = bool(node.decorator_list) or (owner is not None and bool(owner.bases or owner.keywords))
+                based = bool(node.decorator_list) or (owner is not None and bool(owner.bases or owner.keywords)
+                                                      and not own(owner))
                 out.append((kind, node.name, node.lineno, node.end_lineno or node.lineno, based,
                             owner.name if owner is not None else None))
                 visit(node.body, None)
@@ -167,11 +230,12 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
             trees[path] = ast.parse(texts[path])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
+    ancestry = _Ancestry(graph, modules, texts)
     for path, tree in trees.items():
         refs = _references(tree)
         others = set().union(*(w for p, w in words.items() if p != path))
         other_attributes = set().union(*(w for p, w in attributes.items() if p != path))
-        for kind, name, first, last, based, owner in _spans(tree):
+        for kind, name, first, last, based, owner in _spans(tree, functools.partial(ancestry.own, path)):
             if name.startswith("__") or based:
                 continue
             if kind == "method":
