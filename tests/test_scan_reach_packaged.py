@@ -88,3 +88,16 @@ def test_a_method_nothing_calls_of_a_class_whose_ancestors_are_all_the_code_base
     kept, notes = _lines(report, where)
     assert kept == [("scripts/run_cifar.py", 8), ("scripts/run_cifar.py", 11), ("scripts/run_cifar.py", 19)], kept
     assert "nothing in this code base calls Model.interpolate_fn" in notes[("scripts/run_cifar.py", 14)]
+
+
+def test_a_jitted_helper_nothing_runs_and_the_helpers_only_it_calls(tmp_path):
+    """dalle-mini's symmetric_matrices.py: `@functools.partial(jax.jit, ...)` and `@jax.jit` wrap a function
+    without registering it (a decorator that may put it in a table still keeps it), the decorator's line is
+    the function's site, and a helper named only by a helper nothing runs never runs either."""
+    where = tmp_path / "decorated"
+    shutil.copytree(FIXTURES / "decorated", where)
+    report = scan([str(where)], given=pins.parse_versions("jax=0.8"))
+    kept, notes = _lines(report, where)
+    assert kept == [("helpers.py", 17), ("helpers.py", 19), ("helpers.py", 32)], kept
+    assert "calls product (its name appears only in code nothing runs)" in notes[("helpers.py", 7)]
+    assert "calls product_concat (its name appears nowhere outside it)" in notes[("helpers.py", 12)]

@@ -135,6 +135,32 @@ class _Ancestry:
         return True
 
 
+# Decorators that wrap a function without registering it anywhere (a compiler, a cache, a gradient mode, a
+# descriptor): the function still runs only where something names it. Others may put it in a table.
+TRANSPARENT = frozenset({"jit", "pmap", "vmap", "xmap", "pjit", "checkpoint", "remat", "custom_vjp", "custom_jvp",
+                         "named_call", "compile", "script", "no_grad", "inference_mode", "enable_grad", "lru_cache",
+                         "cache", "wraps", "staticmethod", "classmethod", "property", "cached_property",
+                         "abstractmethod", "dataclass"})
+TRANSPARENT_DOTTED = frozenset({"tf.function", "tensorflow.function"})
+
+
+def _transparent(node: ast.expr) -> bool:
+    """Whether a decorator is one of TRANSPARENT (`@jax.jit`, `@torch.no_grad()`, `@tf.function`, and
+    `@functools.partial(jax.jit, ...)` of one)."""
+    if isinstance(node, ast.Call):
+        name = ast.unparse(node.func)
+        if name.rpartition(".")[2] == "partial" and node.args:
+            return _transparent(node.args[0])
+        node = node.func
+    name = ast.unparse(node)
+    return name.rpartition(".")[2] in TRANSPARENT or name in TRANSPARENT_DOTTED
+
+
+def _first(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
+    """The first line of a definition, its decorators included (`@jax.jit` is a site of the function)."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
 def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: False) \
         -> list[tuple[str, str, int, int, bool, str | None]]:
     """(kind, name, first line, last line, kept, owner class) of each class and function, outermost first:
@@ -146,14 +172,14 @@ def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: 
     def visit(body: list[ast.stmt], owner: ast.ClassDef | None) -> None:
         for node in body:
             if isinstance(node, ast.ClassDef):
-                out.append(("class", node.name, node.lineno, node.end_lineno or node.lineno,
-                            bool(node.decorator_list), None))
+                out.append(("class", node.name, _first(node), node.end_lineno or node.lineno,
+                            not all(_transparent(d) for d in node.decorator_list), None))
                 visit(node.body, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kind = "method" if owner is not None else "function"
-                based = bool(node.decorator_list) or (owner is not None and bool(owner.bases or owner.keywords)
-                                                      and not own(owner))
-                out.append((kind, node.name, node.lineno, node.end_lineno or node.lineno, based,
+                based = not all(_transparent(d) for d in node.decorator_list) \
+                    or (owner is not None and bool(owner.bases or owner.keywords) and not own(owner))
+                out.append((kind, node.name, _first(node), node.end_lineno or node.lineno, based,
                             owner.name if owner is not None else None))
                 visit(node.body, None)
             else:
@@ -235,18 +261,31 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
         refs = _references(tree)
         others = set().union(*(w for p, w in words.items() if p != path))
         other_attributes = set().union(*(w for p, w in attributes.items() if p != path))
-        for kind, name, first, last, based, owner in _spans(tree, functools.partial(ancestry.own, path)):
-            if name.startswith("__") or based:
-                continue
-            if kind == "method":
-                used = any(n == name and attr for n, _, attr in refs) or name in other_attributes
-                why = f"nothing in this code base calls {owner}.{name} (no .{name} anywhere)"
-            else:
-                used = name in others or any(n == name and not first <= line <= last for n, line, _ in refs)
-                why = (f"nothing in this code base builds {name} (its name appears nowhere outside it)" if kind == "class"
-                       else f"nothing in this code base calls {name} (its name appears nowhere outside it)")
-            if not used:
-                out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
+        spans = [span for span in _spans(tree, functools.partial(ancestry.own, path))
+                 if not span[1].startswith("__") and not span[4]]
+        dead: list[tuple[int, int]] = []
+        changed = True
+        while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers
+            changed = False
+            live = [(n, line, attr) for n, line, attr in refs if not any(a <= line <= b for a, b in dead)]
+            for kind, name, first, last, _, owner in spans:
+                if (first, last) in dead:
+                    continue
+                if kind == "method":
+                    used = any(n == name and attr for n, _, attr in live) or name in other_attributes
+                else:
+                    used = name in others or any(n == name and not first <= line <= last for n, line, _ in live)
+                if not used:
+                    dead.append((first, last))
+                    changed = True
+                    why = (f"nothing in this code base calls {owner}.{name} (no .{name} anywhere)" if kind == "method"
+                           else f"nothing in this code base builds {name} (its name appears nowhere outside it)"
+                           if kind == "class" else
+                           f"nothing in this code base calls {name} (its name appears nowhere outside it)")
+                    if any(n == name and not first <= line <= last for n, line, _ in refs):  # named by dead code
+                        why = why.replace("its name appears nowhere outside it", "its name appears only in code "
+                                          "nothing runs").replace("anywhere)", "anywhere that runs)")
+                    out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
 
 
