@@ -101,3 +101,18 @@ def test_a_jitted_helper_nothing_runs_and_the_helpers_only_it_calls(tmp_path):
     assert kept == [("helpers.py", 17), ("helpers.py", 19), ("helpers.py", 32)], kept
     assert "calls product (its name appears only in code nothing runs)" in notes[("helpers.py", 7)]
     assert "calls product_concat (its name appears nowhere outside it)" in notes[("helpers.py", 12)]
+
+
+def test_a_module_built_and_never_called_runs_no_kernel(tmp_path):
+    """salesforce/awd-lstm-lm (RULES F4-1): `self.encoder = nn.Embedding(...)` whose weight only a helper's
+    `F.embedding` reads (the helper's parameter is only read, never called) in a class whose forward is in
+    view, and a local `criterion = nn.CrossEntropyLoss()` that its function never uses, run no kernel: notes.
+    A module the forward calls (`self.lookup(words)`) and a criterion a script calls keep their findings, and
+    so does the functional call that reads the weight."""
+    where = tmp_path / "holder"
+    shutil.copytree(FIXTURES / "holder", where)
+    report = scan([str(where)], given=pins.parse_versions("torch=2.11"))
+    kept, notes = _lines(report, where)
+    assert kept == [("embed_regularize.py", 5), ("embed_regularize.py", 7), ("main.py", 7), ("model.py", 10)], kept
+    assert "the Embedding built here as self.encoder is never called" in notes[("model.py", 9)]
+    assert "the CrossEntropyLoss built here as criterion is never used" in notes[("pointer.py", 8)]
