@@ -116,3 +116,15 @@ def test_a_module_built_and_never_called_runs_no_kernel(tmp_path):
     assert kept == [("embed_regularize.py", 5), ("embed_regularize.py", 7), ("main.py", 7), ("model.py", 10)], kept
     assert "the Embedding built here as self.encoder is never called" in notes[("model.py", 9)]
     assert "the CrossEntropyLoss built here as criterion is never used" in notes[("pointer.py", 8)]
+
+
+def test_a_name_in_prose_is_no_use_and_dead_code_keeps_nothing_alive_across_files(tmp_path):
+    """williamleif/GraphSAGE (the fourth corpus): `MLP` appears elsewhere only in docstrings and comments
+    ("pooling over MLP functions"), so nothing builds it; the metric only MLP.loss calls, in another file,
+    never runs either. A name in code (or in a string with no space: a table's key) still counts."""
+    where = tmp_path / "prose"
+    shutil.copytree(FIXTURES / "prose", where)
+    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20"))
+    kept, notes = _lines(report, where)
+    assert kept == [("metrics.py", 9)], kept
+    assert "calls masked_xent (its name appears only in code nothing runs)" in notes[("metrics.py", 5)]

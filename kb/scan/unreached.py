@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import os
 import re
+import tokenize
 from collections.abc import Callable
 
 from kb.scan import packaging, scope, sources
@@ -192,19 +194,25 @@ def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: 
     return out
 
 
-def _references(tree: ast.Module) -> list[tuple[str, int, bool]]:
-    """(name, line, as an attribute or string) of every name the code uses: loads, attributes, imported
-    names, string constants that are identifiers."""
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            out.append((node.id, node.lineno, False))
-        elif isinstance(node, ast.Attribute):
-            out.append((node.attr, node.lineno, True))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            out.append((node.value, node.lineno, True))
-        elif isinstance(node, (ast.ImportFrom, ast.Import)):
-            out.extend((alias.name.rpartition(".")[2], node.lineno, False) for alias in node.names)
+def _names(text: str) -> list[tuple[str, int, bool]]:
+    """(name, line, as an attribute or string) of every name the code uses: its name tokens (`.name` an
+    attribute) and the identifiers of its string literals with no space in them (a name looked up by a
+    table, a dotted path); not comments, not prose (docstrings, messages). Where the text does not
+    tokenize (a notebook's magics), every word of it, on line 0 (it always runs)."""
+    out: list[tuple[str, int, bool]] = []
+    try:
+        previous = ""
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME:
+                out.append((token.string, token.start[0], previous == "."))
+            elif token.type == tokenize.STRING and not any(c.isspace() for c in token.string):
+                out.extend((word, token.start[0], True) for word in _WORD.findall(token.string))
+            if token.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = token.string
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
+        words = set(_WORD.findall(text))
+        attributes = {a or b for a, b in _ATTRIBUTE.findall(text)}
+        return [(w, 0, w in attributes) for w in words]
     return out
 
 
@@ -236,8 +244,8 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
     looked_up = _looked_up(graph, modules, texts)
     imports_by_name = any(_DYNAMIC_IMPORT.search(text) for text in texts.values())
     tops = {os.path.normpath(root) for root in roots}
-    with_calls = []
-    for path, module in modules.items():
+    spanned: list[str] = []
+    for path in modules:
         if path not in scripts or _test_file(path) or path in starred or path in looked_up:
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
         ids = reach.get(path, ())
@@ -246,46 +254,47 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
                                       f"no __main__ block or module-level code, and {ships})")]
-        elif module.calls and not path.endswith(".ipynb"):
-            with_calls.append(path)
-    words = {path: frozenset(_WORD.findall(text)) for path, text in texts.items()}
-    attributes = {path: frozenset(a or b for a, b in _ATTRIBUTE.findall(text)) for path, text in texts.items()}
+        elif not path.endswith(".ipynb"):  # its spans: with calls of the KB, or naming code that has some
+            spanned.append(path)
     trees: dict[str, ast.Module] = {}
-    for path in with_calls:
+    for path in spanned:
         try:
             trees[path] = ast.parse(texts[path])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
     ancestry = _Ancestry(graph, modules, texts)
-    for path, tree in trees.items():
-        refs = _references(tree)
-        others = set().union(*(w for p, w in words.items() if p != path))
-        other_attributes = set().union(*(w for p, w in attributes.items() if p != path))
-        spans = [span for span in _spans(tree, functools.partial(ancestry.own, path))
-                 if not span[1].startswith("__") and not span[4]]
-        dead: list[tuple[int, int]] = []
-        changed = True
-        while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers
-            changed = False
-            live = [(n, line, attr) for n, line, attr in refs if not any(a <= line <= b for a, b in dead)]
-            for kind, name, first, last, _, owner in spans:
-                if (first, last) in dead:
-                    continue
-                if kind == "method":
-                    used = any(n == name and attr for n, _, attr in live) or name in other_attributes
-                else:
-                    used = name in others or any(n == name and not first <= line <= last for n, line, _ in live)
-                if not used:
-                    dead.append((first, last))
-                    changed = True
-                    why = (f"nothing in this code base calls {owner}.{name} (no .{name} anywhere)" if kind == "method"
-                           else f"nothing in this code base builds {name} (its name appears nowhere outside it)"
-                           if kind == "class" else
-                           f"nothing in this code base calls {name} (its name appears nowhere outside it)")
-                    if any(n == name and not first <= line <= last for n, line, _ in refs):  # named by dead code
-                        why = why.replace("its name appears nowhere outside it", "its name appears only in code "
-                                          "nothing runs").replace("anywhere)", "anywhere that runs)")
-                    out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
+    by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
+    for path, text in texts.items():
+        for name, line, attr in _names(text):
+            by_name.setdefault(name, []).append((path, line, attr))
+    dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
+    spans = [(path, span) for path, tree in trees.items()
+             for span in _spans(tree, functools.partial(ancestry.own, path)) if not span[1].startswith("__") and not span[4]]
+
+    def live(path: str, line: int) -> bool:
+        return not any(a <= line <= b for a, b in dead.get(path, ()))
+
+    changed = True
+    while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
+        changed = False
+        for path, (kind, name, first, last, _, owner) in spans:
+            if (first, last) in dead.get(path, ()):
+                continue
+            refs = by_name.get(name, ())
+            if kind == "method":
+                used = any(attr and live(p, line) for p, line, attr in refs)
+            else:
+                used = any(live(p, line) and not (p == path and first <= line <= last) for p, line, _ in refs)
+            if used:
+                continue
+            dead.setdefault(path, []).append((first, last))
+            changed = True
+            named = any(not (p == path and first <= line <= last) and (attr or kind != "method") for p, line, attr in refs)
+            why = (f"nothing in this code base calls {owner}.{name} (no .{name} anywhere"
+                   f"{' that runs' if named else ''})" if kind == "method" else
+                   f"nothing in this code base {'builds' if kind == 'class' else 'calls'} {name} (its name appears "
+                   f"{'only in code nothing runs' if named else 'nowhere outside it'})")
+            out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
 
 
