@@ -106,16 +106,18 @@ def test_a_jitted_helper_nothing_runs_and_the_helpers_only_it_calls(tmp_path):
 def test_a_module_built_and_never_called_runs_no_kernel(tmp_path):
     """salesforce/awd-lstm-lm (RULES F4-1): `self.encoder = nn.Embedding(...)` whose weight only a helper's
     `F.embedding` reads (the helper's parameter is only read, never called) in a class whose forward is in
-    view, and a local `criterion = nn.CrossEntropyLoss()` that its function never uses, run no kernel: notes.
-    A module the forward calls (`self.lookup(words)`) and a criterion a script calls keep their findings, and
-    so does the functional call that reads the weight."""
+    view, a local `loss_fn = nn.CrossEntropyLoss()` that its function never uses, and a module-level
+    `criterion` of a program that parses its command line and that nothing imports (pointer.py), run no
+    kernel: notes. A module the forward calls (`self.lookup(words)`) and a criterion a script calls keep their
+    findings, and so does the functional call that reads the weight."""
     where = tmp_path / "holder"
     shutil.copytree(FIXTURES / "holder", where)
     report = scan([str(where)], given=pins.parse_versions("torch=2.11"))
     kept, notes = _lines(report, where)
-    assert kept == [("embed_regularize.py", 5), ("embed_regularize.py", 7), ("main.py", 7), ("model.py", 10)], kept
+    assert kept == [("embed_regularize.py", 5), ("embed_regularize.py", 7), ("main.py", 10), ("model.py", 10)], kept
     assert "the Embedding built here as self.encoder is never called" in notes[("model.py", 9)]
-    assert "the CrossEntropyLoss built here as criterion is never used" in notes[("pointer.py", 8)]
+    assert "the CrossEntropyLoss built here as criterion is never used" in notes[("pointer.py", 11)]
+    assert "the CrossEntropyLoss built here as loss_fn is never used" in notes[("pointer.py", 15)]
 
 
 def test_a_name_in_prose_is_no_use_and_dead_code_keeps_nothing_alive_across_files(tmp_path):

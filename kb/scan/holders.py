@@ -6,7 +6,9 @@ A module constructed into an attribute (`self.encoder = nn.Embedding(...)`, in a
 reads its attributes (`self.encoder.weight`, handed to `F.embedding` by a helper: that functional call is
 its own site) and never calls it, passes it on, returns it, stores it elsewhere or puts it in a
 container, the construction runs no kernel of the op: its records are a note saying why. A module-level
-name is not judged: another module, or a program the scan does not see, may import it.
+name is judged only in a program that reads its command line at module level and that no scanned file
+imports (awd-lstm-lm's pointer.py): elsewhere another module, or a program the scan does not see, may
+import it.
 
 What counts as a use, conservatively: a call of it; the attribute or name anywhere but as the receiver of
 an attribute read (`x.weight`), except as an argument of a function of the code base whose parameter is
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import sources
+from kb.scan import scope, sources
 
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
 RUNS = frozenset({"forward", "__call__", "call"})  # the methods a module runs by: the class's own run path
@@ -49,6 +51,23 @@ def _enclosing(node: ast.AST, parents: dict[int, ast.AST], kinds: tuple[type, ..
     while parent is not None and not isinstance(parent, kinds):
         parent = parents.get(id(parent))
     return parent
+
+
+def _program(tree: ast.Module) -> bool:
+    """Whether the file's module-level code reads its command line (`parser.parse_args()`, `sys.argv`,
+    `fire.Fire`, absl's `app.run`): a program, which no other code imports (importing it would parse the
+    importer's command line), so its module-level names are its own."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Attribute) and (inner.attr in ("parse_args", "parse_known_args", "Fire")
+                                                      or (inner.attr == "argv" and isinstance(inner.value, ast.Name)
+                                                          and inner.value.id == "sys")):
+                return True
+            if isinstance(inner, ast.Call) and ast.unparse(inner.func) in ("app.run", "absl.app.run"):
+                return True
+    return False
 
 
 class _Passed:
@@ -118,6 +137,8 @@ def idle(files: list[sources.Found], modules: dict) -> dict[tuple[str, int, int]
             if path in wanted:
                 wanted.pop(path)
     passed = _Passed(trees)
+    graph = scope.Graph(modules)
+    imported = {target for p in modules for target in graph.imports(p)}
     parents: dict[str, dict[int, ast.AST]] = {}
 
     def parents_in(path: str) -> dict[int, ast.AST]:
@@ -136,7 +157,7 @@ def idle(files: list[sources.Found], modules: dict) -> dict[tuple[str, int, int]
             op = sites.get((node.value.lineno, node.value.col_offset + 1))  # the scan counts columns from 1
             target = node.targets[0]
             function = _enclosing(node, parents_in(path), (ast.FunctionDef, ast.AsyncFunctionDef))
-            if op is None or function is None:
+            if op is None or (function is None and (path in imported or not _program(tree))):
                 continue  # a module-level name may be imported, or used by a program the scan cannot see
             owner = parents_in(path).get(id(function))
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
@@ -150,7 +171,7 @@ def idle(files: list[sources.Found], modules: dict) -> dict[tuple[str, int, int]
                 strings = any(isinstance(n, ast.Constant) and n.value == name for t in trees.values() for n in ast.walk(t))
             elif isinstance(target, ast.Name):
                 name, shown = target.id, target.id
-                inside = list(ast.walk(function))
+                inside = list(ast.walk(function if function is not None else tree))
                 uses = [(path, n) for n in inside if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
                 strings = any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in inside) or any(
                     isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("locals", "vars")
