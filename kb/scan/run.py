@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
+from kb.scan import holders, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -354,9 +354,12 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     # folder has __init__.py) is a library even with a __main__ smoke test.
     cpu_why = placement.on_cpu(runs, reach, modules)
     hidden_why = placement.gpu_hidden(runs, reach, modules)
-    # a library's users may call its functions without the argument (deepmind/jraph's models): scripts only
-    unused_defaults = placement.defaults_passed(modules) if unreached.script_repository(roots, modules) else {}
+    # a library's users may call its functions without the argument (deepmind/jraph's models): the files no
+    # installable package holds only (a script repository's, or a package's tools/ and script folders)
+    scripts = unreached.script_files(roots, modules)
+    unused_defaults = {k: v for k, v in placement.defaults_passed(modules).items() if k[0] in scripts} if scripts else {}
     dead = unreached.unreached(roots, files, modules, runs, reach)
+    idle = holders.idle(files, modules)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
@@ -399,6 +402,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                 if path in cpu_why and not finding.note and framework in placement.DEFAULT_CPU \
                         and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=cpu_why[path])
+                never_called = idle.get((path, call.line, call.col))
+                if never_called is not None and not finding.note:
+                    finding = finding._replace(note=never_called)
                 default = unused_defaults.get((path, call.line, call.col))
                 if default is not None and not finding.note:
                     finding = finding._replace(note=default)

@@ -1,8 +1,9 @@
 """Code that no entry point of a script repository runs (RULES L1-1, R4 of the frozen corpora).
 
 A repository that ships no installable package (no setup.py, setup.cfg or pyproject.toml where it is
-scanned) runs only as far as its scripts reach: its entry points (kb/scan/scope.py) and what they import.
-There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
+scanned) runs only as far as its scripts reach: its entry points (kb/scan/scope.py) and what they import;
+so does the code a repository's package does not hold (its `tools/` and script folders: the packages a
+packaging file names, kb/scan/packaging.py). There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
 code), a class that no code names outside its own body (nothing builds it), a function that nothing names
 outside its own body, and a method of a class without bases that no code names as an attribute (or a
 string), never run: a record there is a note saying why. A library package keeps every finding (its users
@@ -15,12 +16,15 @@ hook), so those keep theirs too.
 from __future__ import annotations
 
 import ast
+import functools
+import io
 import os
 import re
+import tokenize
+from collections.abc import Callable
 
-from kb.scan import scope, sources
+from kb.scan import packaging, scope, sources
 
-PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 MAX_FILES = 5000  # a larger code base is read once only: its findings keep the answer of reachable code
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']")
@@ -50,20 +54,22 @@ def _looked_up(graph: scope.Graph, modules: dict, texts: dict[str, str]) -> set[
 
 
 def script_repository(roots: list[str], modules: dict) -> bool:
-    """Whether the scan is of folders none of which ships an installable package, or lies in one (a
-    packaging file in it or a folder above it, up to its repository's top)."""
-    if not roots or any(os.path.basename(p) == "setup.py" for p in modules):
+    """Whether no scanned file lies in an installable package (kb/scan/packaging.py): the code base runs
+    only as far as its scripts reach."""
+    if not roots:
         return False
-    for root in roots:
-        folder = os.path.abspath(root)
-        while True:  # the folder and those above it, up to its repository's top: a subfolder of a package
-            if any(os.path.isfile(os.path.join(folder, name)) for name in PACKAGING):
-                return False
-            parent = os.path.dirname(folder)
-            if parent == folder or os.path.exists(os.path.join(folder, ".git")):
-                break
-            folder = parent
-    return True
+    held = packaging.held(roots, modules)
+    return held is not None and not held
+
+
+def script_files(roots: list[str], modules: dict) -> set[str]:
+    """The scanned files no installable package holds (kb/scan/packaging.py): a script repository's code,
+    or a packaged repository's tools and scripts outside its package; none for a single file, or where a
+    packaging file's scope cannot be read."""
+    if not roots:
+        return set()
+    held = packaging.held(roots, modules)
+    return set() if held is None else set(modules) - held
 
 
 def _test_file(path: str) -> bool:
@@ -73,22 +79,109 @@ def _test_file(path: str) -> bool:
         or any(p in ("test", "tests", "testing") for p in parts[:-1])
 
 
-def _spans(tree: ast.Module) -> list[tuple[str, str, int, int, bool, str | None]]:
+class _Ancestry:
+    """Whether every ancestor of a class is a class of the code base itself (its bases, as written, resolve
+    through the file's imports to module-level classes of scanned files, up to `object`): then no framework
+    base can call the class's methods as hooks, and a method nothing names never runs."""
+
+    def __init__(self, graph: scope.Graph, modules: dict, texts: dict[str, str]) -> None:
+        self.graph, self.modules, self.texts = graph, modules, texts
+        self.classes: dict[str, dict[str, ast.ClassDef]] = {}
+        self.memo: dict[tuple[str, str, int], bool] = {}
+
+    def _classes(self, path: str) -> dict[str, ast.ClassDef]:
+        if path not in self.classes:
+            self.classes[path] = {}
+            if not path.endswith(".ipynb") and path in self.texts:
+                try:
+                    tree = ast.parse(self.texts[path])
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return {}
+                self.classes[path] = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        return self.classes[path]
+
+    def _base(self, path: str, node: ast.expr) -> tuple[str, str] | None:
+        """(file, class name) of a base as written, where it is a module-level class of a scanned file."""
+        if isinstance(node, ast.Name) and node.id in self._classes(path):
+            return path, node.id
+        head, name = (node.id, None) if isinstance(node, ast.Name) else \
+            (node.value.id, node.attr) if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            else (None, None)
+        for local, module, level, attr in self.modules[path].layout.bindings if head else ():
+            if local != head:
+                continue
+            if name is None and attr:  # `from m import Base`
+                target, cls = self.graph.resolve(path, module, level) if module else None, attr
+            elif name is not None:  # `import m as x` / `from pkg import m as x`, then `x.Base`
+                target, cls = self.graph.resolve(path, f"{module}.{attr}" if attr and module else attr or module,
+                                                 level), name
+            else:
+                return None
+            return (target, cls) if target is not None and cls in self._classes(target) else None
+        return None
+
+    def own(self, path: str, node: ast.ClassDef) -> bool:
+        key = (path, node.name, node.lineno)
+        if key in self.memo:
+            return self.memo[key]
+        self.memo[key] = False  # a cycle (or a class met again while it is read) is not known to be own
+        if node.keywords:  # a metaclass may call anything
+            return False
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id == "object":
+                continue
+            found = self._base(path, base)
+            if found is None or not self.own(found[0], self._classes(found[0])[found[1]]):
+                return False
+        self.memo[key] = True
+        return True
+
+
+# Decorators that wrap a function without registering it anywhere (a compiler, a cache, a gradient mode, a
+# descriptor): the function still runs only where something names it. Others may put it in a table.
+TRANSPARENT = frozenset({"jit", "pmap", "vmap", "xmap", "pjit", "checkpoint", "remat", "custom_vjp", "custom_jvp",
+                         "named_call", "compile", "script", "no_grad", "inference_mode", "enable_grad", "lru_cache",
+                         "cache", "wraps", "staticmethod", "classmethod", "property", "cached_property",
+                         "abstractmethod", "dataclass"})
+TRANSPARENT_DOTTED = frozenset({"tf.function", "tensorflow.function"})
+
+
+def _transparent(node: ast.expr) -> bool:
+    """Whether a decorator is one of TRANSPARENT (`@jax.jit`, `@torch.no_grad()`, `@tf.function`, and
+    `@functools.partial(jax.jit, ...)` of one)."""
+    if isinstance(node, ast.Call):
+        name = ast.unparse(node.func)
+        if name.rpartition(".")[2] == "partial" and node.args:
+            return _transparent(node.args[0])
+        node = node.func
+    name = ast.unparse(node)
+    return name.rpartition(".")[2] in TRANSPARENT or name in TRANSPARENT_DOTTED
+
+
+def _first(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
+    """The first line of a definition, its decorators included (`@jax.jit` is a site of the function)."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: False) \
+        -> list[tuple[str, str, int, int, bool, str | None]]:
     """(kind, name, first line, last line, kept, owner class) of each class and function, outermost first:
     kind "class", "function" (module level or nested in a function) or "method"; kept: decorated (a table
-    may call it), or a method of a class with bases (the base may call it: a framework's hook)."""
+    may call it), or a method of a class with a base outside the code base (the base may call it: a
+    framework's hook); `own(class)`: every ancestor of the class is a class of the code base."""
     out: list[tuple[str, str, int, int, bool, str | None]] = []
 
     def visit(body: list[ast.stmt], owner: ast.ClassDef | None) -> None:
         for node in body:
             if isinstance(node, ast.ClassDef):
-                out.append(("class", node.name, node.lineno, node.end_lineno or node.lineno,
-                            bool(node.decorator_list), None))
+                out.append(("class", node.name, _first(node), node.end_lineno or node.lineno,
+                            not all(_transparent(d) for d in node.decorator_list), None))
                 visit(node.body, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 kind = "method" if owner is not None else "function"
-                based = bool(node.decorator_list) or (owner is not None and bool(owner.bases or owner.keywords))
-                out.append((kind, node.name, node.lineno, node.end_lineno or node.lineno, based,
+                based = not all(_transparent(d) for d in node.decorator_list) \
+                    or (owner is not None and bool(owner.bases or owner.keywords) and not own(owner))
+                out.append((kind, node.name, _first(node), node.end_lineno or node.lineno, based,
                             owner.name if owner is not None else None))
                 visit(node.body, None)
             else:
@@ -101,19 +194,25 @@ def _spans(tree: ast.Module) -> list[tuple[str, str, int, int, bool, str | None]
     return out
 
 
-def _references(tree: ast.Module) -> list[tuple[str, int, bool]]:
-    """(name, line, as an attribute or string) of every name the code uses: loads, attributes, imported
-    names, string constants that are identifiers."""
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            out.append((node.id, node.lineno, False))
-        elif isinstance(node, ast.Attribute):
-            out.append((node.attr, node.lineno, True))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-            out.append((node.value, node.lineno, True))
-        elif isinstance(node, (ast.ImportFrom, ast.Import)):
-            out.extend((alias.name.rpartition(".")[2], node.lineno, False) for alias in node.names)
+def _names(text: str) -> list[tuple[str, int, bool]]:
+    """(name, line, as an attribute or string) of every name the code uses: its name tokens (`.name` an
+    attribute) and the identifiers of its string literals with no space in them (a name looked up by a
+    table, a dotted path); not comments, not prose (docstrings, messages). Where the text does not
+    tokenize (a notebook's magics), every word of it, on line 0 (it always runs)."""
+    out: list[tuple[str, int, bool]] = []
+    try:
+        previous = ""
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.NAME:
+                out.append((token.string, token.start[0], previous == "."))
+            elif token.type == tokenize.STRING and not any(c.isspace() for c in token.string):
+                out.extend((word, token.start[0], True) for word in _WORD.findall(token.string))
+            if token.type not in (tokenize.NL, tokenize.COMMENT):
+                previous = token.string
+    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
+        words = set(_WORD.findall(text))
+        attributes = {a or b for a, b in _ATTRIBUTE.findall(text)}
+        return [(w, 0, w in attributes) for w in words]
     return out
 
 
@@ -121,9 +220,13 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
               reach: dict[str, tuple[int, ...]]) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
     {} elsewhere (a package, a single file, a scan with no entry point)."""
-    if len(modules) > MAX_FILES or not script_repository(roots, modules) \
-            or not any(r.why != scope.FALLBACK for r in runs):
+    if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
         return {}
+    scripts = script_files(roots, modules)
+    if not scripts:
+        return {}
+    ships = "the code base ships no package" if len(scripts) == len(modules) else \
+        "no installable package of the code base holds this file"
     out: dict[str, list[tuple[int, int, str]]] = {}
     by_path = {f.path: f for f in files}
     texts: dict[str, str] = {}
@@ -141,42 +244,57 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
     looked_up = _looked_up(graph, modules, texts)
     imports_by_name = any(_DYNAMIC_IMPORT.search(text) for text in texts.values())
     tops = {os.path.normpath(root) for root in roots}
-    with_calls = []
-    for path, module in modules.items():
-        if _test_file(path) or path in starred or path in looked_up:
+    spanned: list[str] = []
+    for path in modules:
+        if path not in scripts or _test_file(path) or path in starred or path in looked_up:
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
         ids = reach.get(path, ())
         if ids and all(runs[k].why == scope.FALLBACK for k in ids):
             if imports_by_name or os.path.dirname(path) in tops or not os.path.dirname(path):
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
-            out[path] = [(1, 10 ** 9, "no entry point of this code base runs this file (nothing imports it, it has "
-                                      "no __main__ block or module-level code, and the code base ships no package)")]
-        elif module.calls and not path.endswith(".ipynb"):
-            with_calls.append(path)
-    words = {path: frozenset(_WORD.findall(text)) for path, text in texts.items()}
-    attributes = {path: frozenset(a or b for a, b in _ATTRIBUTE.findall(text)) for path, text in texts.items()}
+            out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
+                                      f"no __main__ block or module-level code, and {ships})")]
+        elif not path.endswith(".ipynb"):  # its spans: with calls of the KB, or naming code that has some
+            spanned.append(path)
     trees: dict[str, ast.Module] = {}
-    for path in with_calls:
+    for path in spanned:
         try:
             trees[path] = ast.parse(texts[path])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
-    for path, tree in trees.items():
-        refs = _references(tree)
-        others = set().union(*(w for p, w in words.items() if p != path))
-        other_attributes = set().union(*(w for p, w in attributes.items() if p != path))
-        for kind, name, first, last, based, owner in _spans(tree):
-            if name.startswith("__") or based:
+    ancestry = _Ancestry(graph, modules, texts)
+    by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
+    for path, text in texts.items():
+        for name, line, attr in _names(text):
+            by_name.setdefault(name, []).append((path, line, attr))
+    dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
+    spans = [(path, span) for path, tree in trees.items()
+             for span in _spans(tree, functools.partial(ancestry.own, path)) if not span[1].startswith("__") and not span[4]]
+
+    def live(path: str, line: int) -> bool:
+        return not any(a <= line <= b for a, b in dead.get(path, ()))
+
+    changed = True
+    while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
+        changed = False
+        for path, (kind, name, first, last, _, owner) in spans:
+            if (first, last) in dead.get(path, ()):
                 continue
+            refs = by_name.get(name, ())
             if kind == "method":
-                used = any(n == name and attr for n, _, attr in refs) or name in other_attributes
-                why = f"nothing in this code base calls {owner}.{name} (no .{name} anywhere)"
+                used = any(attr and live(p, line) for p, line, attr in refs)
             else:
-                used = name in others or any(n == name and not first <= line <= last for n, line, _ in refs)
-                why = (f"nothing in this code base builds {name} (its name appears nowhere outside it)" if kind == "class"
-                       else f"nothing in this code base calls {name} (its name appears nowhere outside it)")
-            if not used:
-                out.setdefault(path, []).append((first, last, why + ", and the code base ships no package"))
+                used = any(live(p, line) and not (p == path and first <= line <= last) for p, line, _ in refs)
+            if used:
+                continue
+            dead.setdefault(path, []).append((first, last))
+            changed = True
+            named = any(not (p == path and first <= line <= last) and (attr or kind != "method") for p, line, attr in refs)
+            why = (f"nothing in this code base calls {owner}.{name} (no .{name} anywhere"
+                   f"{' that runs' if named else ''})" if kind == "method" else
+                   f"nothing in this code base {'builds' if kind == 'class' else 'calls'} {name} (its name appears "
+                   f"{'only in code nothing runs' if named else 'nowhere outside it'})")
+            out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
 
 

@@ -1,0 +1,132 @@
+"""Code no program runs in a repository that ships a package (the fifth frozen corpus's borisdayma/dalle-mini,
+jaywalnut310/vits, hojonathanho/diffusion and salesforce/awd-lstm-lm): the fixtures under
+tests/fixtures/reach/ are the shapes of their code, copied to a temporary folder (the kb checkout around the
+fixtures is itself a package) and scanned whole."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import Report, scan
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reach"
+
+
+def _scan(tmp_path: Path, name: str) -> tuple[Report, Path]:
+    where = tmp_path / name
+    shutil.copytree(FIXTURES / name, where)
+    return scan([str(where)], given=pins.parse_versions("torch=2.11")), where
+
+
+def _lines(report: Report, where: Path) -> tuple[list[tuple[str, int]], dict[tuple[str, int], str]]:
+    kept = sorted({(Path(f.path).relative_to(where).as_posix(), f.line) for f in report.findings})
+    notes = {(Path(f.path).relative_to(where).as_posix(), f.line): f.note or "" for f in report.notes}
+    return kept, notes
+
+
+def test_a_script_folder_outside_the_installable_package_runs_only_as_far_as_its_scripts_reach(tmp_path):
+    """dalle-mini's setup.cfg installs `packages = find:` under `src/` only: `tools/train/` is a script folder
+    (RULES F3-1), so a function there that nothing calls never runs (a note), while the package's own
+    helper nothing calls keeps its finding (its users may call it)."""
+    report, where = _scan(tmp_path, "packaged")
+    kept, notes = _lines(report, where)
+    assert kept == [("src/pkg/model.py", 7), ("src/pkg/model.py", 11), ("tools/train/matrices.py", 5)], kept
+    assert "nothing in this code base calls unused" in notes[("tools/train/matrices.py", 9)]
+    assert "no installable package of the code base holds this file" in notes[("tools/train/matrices.py", 9)]
+
+
+def test_a_setup_py_that_only_builds_an_extension_ships_no_package(tmp_path):
+    """vits' monotonic_align/setup.py builds a Cython extension for its own folder and installs no Python
+    package: the repository is still a script repository, and a class nothing builds never runs (L1-1)."""
+    report, where = _scan(tmp_path, "extension")
+    kept, notes = _lines(report, where)
+    assert kept == [("modules.py", 13)], kept
+    assert "nothing in this code base builds ConvReluNorm" in notes[("modules.py", 7)]
+
+
+def test_the_files_a_packaging_file_installs(tmp_path):
+    """setup.py's find_packages with exclude and py_modules, pyproject's packages.find, a literal package list
+    (its subfolders held too); a setup.py that computes its arguments, or relies on automatic discovery, is
+    not read: every file counts as held (None), as before scopes were read."""
+    from kb.scan import packaging
+
+    files = ["lib/__init__.py", "lib/core.py", "lib/sub/__init__.py", "lib/sub/x.py", "lib/tests/__init__.py",
+             "lib/tests/t.py", "tools/run.py", "single.py", "other.py"]
+
+    def held(packaging_files: dict[str, str]) -> set[str] | None:
+        root = tmp_path / str(len(list(tmp_path.iterdir())))
+        for name in [*files, *packaging_files]:
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(packaging_files.get(name, ""), encoding="utf-8")
+        (root / ".git").mkdir()
+        out = packaging.held([str(root)], [str(root / f) for f in files])
+        return None if out is None else {Path(p).relative_to(root).as_posix() for p in out}
+
+    assert held({"setup.py": "from setuptools import setup, find_packages\n"
+                             "setup(packages=find_packages(exclude=['*.tests']), py_modules=['single'])\n"}) \
+        == {"lib/__init__.py", "lib/core.py", "lib/sub/__init__.py", "lib/sub/x.py", "single.py"}
+    assert held({"pyproject.toml": "[project]\nname='x'\n[tool.setuptools.packages.find]\ninclude=['lib']\n"}) \
+        == {"lib/__init__.py", "lib/core.py"}
+    assert held({"setup.py": "from setuptools import setup\nsetup(packages=['lib'])\n"}) \
+        == {"lib/__init__.py", "lib/core.py", "lib/sub/__init__.py", "lib/sub/x.py", "lib/tests/__init__.py",
+            "lib/tests/t.py"}
+    assert held({"pyproject.toml": "[tool.black]\nline-length = 100\n"}) == set()
+    assert held({"setup.py": "from setuptools import setup\nsetup(**config)\n"}) is None
+    assert held({"setup.py": "from setuptools import setup\nsetup(name='x')\n"}) is None
+    assert held({"pyproject.toml": "[project]\nname='x'\n"}) is None
+
+
+def test_a_method_nothing_calls_of_a_class_whose_ancestors_are_all_the_code_bases_own(tmp_path):
+    """hojonathanho/diffusion's `Model(tpu_utils.Model)`: its base is a class of the code base, which calls
+    only `train_fn` and `samples_fn`; `interpolate_fn`, named nowhere, never runs (L1-1). A class with a
+    framework base (a Keras layer) keeps a method nothing names: the framework may call it as a hook."""
+    where = tmp_path / "ownbase"
+    shutil.copytree(FIXTURES / "ownbase", where)
+    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20"))
+    kept, notes = _lines(report, where)
+    assert kept == [("scripts/run_cifar.py", 8), ("scripts/run_cifar.py", 11), ("scripts/run_cifar.py", 19)], kept
+    assert "nothing in this code base calls Model.interpolate_fn" in notes[("scripts/run_cifar.py", 14)]
+
+
+def test_a_jitted_helper_nothing_runs_and_the_helpers_only_it_calls(tmp_path):
+    """dalle-mini's symmetric_matrices.py: `@functools.partial(jax.jit, ...)` and `@jax.jit` wrap a function
+    without registering it (a decorator that may put it in a table still keeps it), the decorator's line is
+    the function's site, and a helper named only by a helper nothing runs never runs either."""
+    where = tmp_path / "decorated"
+    shutil.copytree(FIXTURES / "decorated", where)
+    report = scan([str(where)], given=pins.parse_versions("jax=0.8"))
+    kept, notes = _lines(report, where)
+    assert kept == [("helpers.py", 17), ("helpers.py", 19), ("helpers.py", 32)], kept
+    assert "calls product (its name appears only in code nothing runs)" in notes[("helpers.py", 7)]
+    assert "calls product_concat (its name appears nowhere outside it)" in notes[("helpers.py", 12)]
+
+
+def test_a_module_built_and_never_called_runs_no_kernel(tmp_path):
+    """salesforce/awd-lstm-lm (RULES F4-1): `self.encoder = nn.Embedding(...)` whose weight only a helper's
+    `F.embedding` reads (the helper's parameter is only read, never called) in a class whose forward is in
+    view, a local `loss_fn = nn.CrossEntropyLoss()` that its function never uses, and a module-level
+    `criterion` of a program that parses its command line and that nothing imports (pointer.py), run no
+    kernel: notes. A module the forward calls (`self.lookup(words)`) and a criterion a script calls keep their
+    findings, and so does the functional call that reads the weight."""
+    where = tmp_path / "holder"
+    shutil.copytree(FIXTURES / "holder", where)
+    report = scan([str(where)], given=pins.parse_versions("torch=2.11"))
+    kept, notes = _lines(report, where)
+    assert kept == [("embed_regularize.py", 5), ("embed_regularize.py", 7), ("main.py", 10), ("model.py", 10)], kept
+    assert "the Embedding built here as self.encoder is never called" in notes[("model.py", 9)]
+    assert "the CrossEntropyLoss built here as criterion is never used" in notes[("pointer.py", 11)]
+    assert "the CrossEntropyLoss built here as loss_fn is never used" in notes[("pointer.py", 15)]
+
+
+def test_a_name_in_prose_is_no_use_and_dead_code_keeps_nothing_alive_across_files(tmp_path):
+    """williamleif/GraphSAGE (the fourth corpus): `MLP` appears elsewhere only in docstrings and comments
+    ("pooling over MLP functions"), so nothing builds it; the metric only MLP.loss calls, in another file,
+    never runs either. A name in code (or in a string with no space: a table's key) still counts."""
+    where = tmp_path / "prose"
+    shutil.copytree(FIXTURES / "prose", where)
+    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20"))
+    kept, notes = _lines(report, where)
+    assert kept == [("metrics.py", 9)], kept
+    assert "calls masked_xent (its name appears only in code nothing runs)" in notes[("metrics.py", 5)]
