@@ -91,15 +91,20 @@ class Context:
     # --- names and text ------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
         """The KB's name of a dotted expression through the module's imports (None: not imported)."""
+        name = self.written(node)
+        if name is None:
+            return None
+        return name if name in self.wanted else public_name(name, self.wanted)
+
+    def written(self, node: ast.AST) -> str | None:
+        """A dotted expression's name as the imports spell it (`tf.compat.v1.gather` under
+        `import tensorflow.compat.v1 as tf`), before the KB's name replaces it (None: not imported)."""
         plain = called(node)
         if plain is None:
             return None
         head, dot, rest = plain.partition(".")
         base = self.aliases.get(head)
-        if base is None:
-            return None
-        name = base + dot + rest
-        return name if name in self.wanted else public_name(name, self.wanted)
+        return None if base is None else base + dot + rest
 
     def text(self, node: ast.AST, limit: int = 60) -> str:
         """The node's source text (sliced from the line: ast.unparse costs more than the parse)."""

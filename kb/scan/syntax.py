@@ -15,6 +15,7 @@ import re
 from typing import NamedTuple, TypeGuard
 
 from kb.query.state import memo
+from kb.scan import tfcompat
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -191,7 +192,8 @@ _DEFINED_IN = (
 def public_name(name: str, wanted: frozenset[str]) -> str:
     """The KB's name for a name spelled through the submodule that defines it:
     `torch.utils.data.dataloader.DataLoader` is `torch.utils.data.DataLoader`,
-    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`."""
+    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`, and TensorFlow's `tf.compat.v1.gather` is `tf.gather`
+    (kb/scan/tfcompat.py)."""
     key = (name, id(wanted))
     found = _PUBLIC.get(key)
     if found is not None:
@@ -202,6 +204,8 @@ def public_name(name: str, wanted: frozenset[str]) -> str:
         if n and candidate in wanted:
             found = candidate
             break
+    else:
+        found = tfcompat.tf2_name(name, wanted) or name  # `tf.compat.v1.gather` is `tf.gather`
     if len(_PUBLIC) < 65536:
         _PUBLIC[key] = found
     return found

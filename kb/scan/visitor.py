@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, rank, resolvers
+from kb.scan import environ, rank, resolvers, tfcompat
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS
@@ -563,6 +563,9 @@ class Visitor(Context, ast.NodeVisitor):
                 break
             args.append(self._argument(a))
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg)
+        v1 = tfcompat.v1_parameters(self.written(node.func) or "") if op.startswith("tf.") and not method else None
+        if v1 is not None and not star:  # TF 1's endpoint of the op: its arguments read by TF 1's signature
+            args, kwargs = tfcompat.as_tf2(v1, args, kwargs)
         extra: tuple = facts
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)

@@ -1,0 +1,48 @@
+"""TensorFlow 1 names kept under `tf.compat.v1`, read as the TF 2 op they are.
+
+`import tensorflow.compat.v1 as tf` keeps TF 1 code running on TF 2: every `tf.X` of such a file is
+`tf.compat.v1.X`, which no record lists. TensorFlow itself says which of those are the op `tf.X`
+(kb/scan/tfcompat_names.py, generated from the installed TensorFlow): the same object, or TF 1's
+endpoint of the same kernel with TF 1's parameters. Only those are read as `tf.X`; a `tf.compat.v1`
+name that is neither (a TF 1-only op) keeps its own name, which a record may list as an alias.
+"""
+
+from __future__ import annotations
+
+from kb.scan.tfcompat_names import SAME, V1
+
+PREFIX = "tf.compat.v1."
+# TF 1 parameter names of the same argument under TF 2's name (TF 1's own deprecation aliases).
+RENAMED = {"filter": "filters", "value": "input", "dim": "axis", "keep_dims": "keepdims", "reduction_indices": "axis"}
+
+
+def tf2_name(name: str, wanted: frozenset[str]) -> str | None:
+    """`tf.X` for `tf.compat.v1.X` when TensorFlow makes it the op `tf.X` and a record lists `tf.X`."""
+    if not name.startswith(PREFIX):
+        return None
+    tail = name[len(PREFIX):]
+    if (tail in SAME or tail in V1) and "tf." + tail in wanted:
+        return "tf." + tail
+    return None
+
+
+def v1_parameters(name: str) -> tuple[str, ...] | None:
+    """TF 1's positional parameters of `tf.compat.v1.X` where they differ from the TF 2 op's (None: the
+    same object, so TF 2's signature reads the call)."""
+    return V1.get(name[len(PREFIX):]) if name.startswith(PREFIX) else None
+
+
+def as_tf2(params: tuple[str, ...], args: list[object], kwargs: tuple[tuple[str, object], ...]) -> tuple[list[object], tuple[tuple[str, object], ...]]:
+    """A TF 1 call's arguments as keywords of the TF 2 op: positional ones named by TF 1's signature, TF 1
+    names renamed, and `keep_prob` (TF 1 dropout) turned into the `rate` it stands for when it is a number."""
+    named = [*zip(params, args), *kwargs]
+    out: list[tuple[str, object]] = []
+    for key, value in named:
+        if key == "keep_prob":
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out.append(("rate", 1 - value))
+            else:
+                out.append(("keep_prob", value))  # not a parameter of TF 2's op: unknown, so nothing is ruled out
+            continue
+        out.append((RENAMED.get(key, key), value))
+    return [], tuple(out)
