@@ -220,11 +220,14 @@ COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For
 
 def aliases_of(tree: ast.Module) -> dict[str, str]:
     """Local name -> canonical dotted name, from every import statement in the module
-    (statements only: an import is never inside an expression)."""
+    (statements only: an import is never inside an expression). A name imported twice takes its
+    later import, as Python binds it (`from keras.layers.core import Dense` then `from keras.layers
+    import Dense`: the second); except that an import in a `try` body wins over its `except`
+    fallback, and an `if` body over its `else`, the branch the code is written for."""
     found: dict[str, str] = {}
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        node = stack.pop()
+    pending: list[ast.stmt] = list(reversed(tree.body))  # a stack: popped in source order
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -238,12 +241,15 @@ def aliases_of(tree: ast.Module) -> dict[str, str]:
                     if alias.name != "*":
                         found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
         elif type(node) in COMPOUND:
-            for field in ("body", "orelse", "finalbody"):
-                stack.extend(getattr(node, field, ()))
-            for handler in getattr(node, "handlers", ()):
-                stack.extend(handler.body)
+            # the order in which the parts are read: a later part's import wins
+            parts: list[ast.stmt] = [h for handler in getattr(node, "handlers", ()) for h in handler.body]
+            if isinstance(node, ast.If):
+                parts = [*node.orelse, *node.body]
+            else:
+                parts += [*getattr(node, "body", ()), *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
             for case in getattr(node, "cases", ()):
-                stack.extend(case.body)
+                parts.extend(case.body)
+            pending.extend(reversed(parts))
     return found
 
 
