@@ -53,3 +53,66 @@ def test_tf_compat_v1_table_covers_every_recorded_tf_op():
                and "tf.compat.v1." + n[3:] in api and not n.rpartition(".")[0].rpartition(".")[2][:1].isupper()
                and n[3:] not in tfcompat_names.SAME and n[3:] not in tfcompat_names.V1]
     assert not missing, missing
+
+
+def test_a_name_imported_twice_takes_its_later_import(tmp_path):
+    """hexiangnan/neural_collaborative_filtering (5 misses): `from keras.layers.core import Dense` then
+    `from keras.layers import ..., Dense` binds Dense to the second import, as Python does; the scan kept the
+    first (a Keras 1 module no record names) and lost every Dense. A `try` import still wins over its `except`
+    fallback, the module the code is written for."""
+    found = _scan(tmp_path, {"m.py": """\
+        import keras
+        from keras.layers.core import Dense, Lambda
+        from keras.layers import Embedding, Input, Dense
+        from keras.models import Model
+        try:
+            from keras.layers import Conv2D
+        except ImportError:
+            from mylib import Conv2D
+        def get_model():
+            x = Input(shape=(1,))
+            e = Embedding(input_dim=10, output_dim=4, init='uniform')(x)
+            y = Dense(1, activation='sigmoid', init='lecun_uniform', name='prediction')(Conv2D(4, 3)(e))
+            m = Model(x, y)
+            m.fit([1], [1])
+            return m
+        """}, "tensorflow=2.20")
+    got = {(f.line, f.op, f.record) for f in found}
+    assert (12, "keras.layers.Dense", "keras.unseeded-random") in got, found
+    assert (12, "keras.layers.Conv2D", "keras.unseeded-random") in got, found
+
+
+def test_a_star_import_of_a_scanned_module_brings_its_framework_imports(tmp_path):
+    """shenweichen/DeepCTR-Torch (2 misses): models/onn.py has no import of torch: `from .basemodel import *`
+    binds basemodel.py's `nn` (its `import torch.nn as nn`), as Python's star import binds every public name
+    of the module, imported modules included; its `nn.Embedding(..., sparse=sparse)` went unseen. The file's
+    own binding of a name still wins, and a private name (`_F`) stays behind."""
+    found = _scan(tmp_path, {"pkg/__init__.py": "from .onn import ONN\n", "pkg/basemodel.py": """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as _F
+        from .inputs import *
+        class BaseModel(nn.Module):
+            pass
+        """, "pkg/inputs.py": """\
+        import torch.nn.functional as F
+        """, "pkg/onn.py": """\
+        from .basemodel import *
+        class Interac(nn.Module):
+            def __init__(self, n, size, sparse=False):
+                super(Interac, self).__init__()
+                self.emb1 = nn.Embedding(n, size, sparse=sparse)
+            def forward(self, x):
+                return self.emb1(x) + F.embedding(x, self.emb1.weight) + _F.embedding(x, self.emb1.weight)
+        class ONN(BaseModel):
+            def __init__(self, n):
+                super(ONN, self).__init__()
+                self.d = Interac(n, 4, sparse=False)
+            def forward(self, x):
+                return self.d(x)
+        """}, "torch=2.11")
+    got = {(Path(f.path).name, f.line, f.record) for f in found}
+    assert ("onn.py", 5, "torch.embedding-backward") in got, found
+    assert ("onn.py", 7, "torch.embedding-backward") in got, found  # F from inputs.py, through basemodel's star
+    assert sorted(f.text for f in found if Path(f.path).name == "onn.py" and f.line == 7) == [
+        "F.embedding(...)"], found
