@@ -116,3 +116,38 @@ def test_a_star_import_of_a_scanned_module_brings_its_framework_imports(tmp_path
     assert ("onn.py", 7, "torch.embedding-backward") in got, found  # F from inputs.py, through basemodel's star
     assert sorted(f.text for f in found if Path(f.path).name == "onn.py" and f.line == 7) == [
         "F.embedding(...)"], found
+
+
+def test_a_module_level_loss_takes_the_rank_of_its_calls_in_the_file_functions(tmp_path):
+    """salesforce/awd-lstm-lm finetune.py (and pytorch/examples word_language_model): `criterion =
+    nn.CrossEntropyLoss()` at module level, called in `evaluate()` and `train()` on `output.view(-1, ntokens)`,
+    2-D logits: the 2-D path of the loss runs no atomics (not reported). A function that binds its own
+    `criterion` does not speak for the module's; a module's loss called on a 4-D map keeps its finding."""
+    found = _scan(tmp_path, {"finetune.py": """\
+        import torch
+        import torch.nn as nn
+        ntokens = 10
+        criterion = nn.CrossEntropyLoss()
+        def evaluate(model, data, targets):
+            output, hidden = model(data)
+            output_flat = output.view(-1, ntokens)
+            return criterion(output_flat, targets)
+        def train(model, data, targets):
+            output, hidden = model(data)
+            loss = criterion(output.view(-1, ntokens), targets)
+            loss.backward()
+        def other(criterion, x, y):
+            return criterion(x, y)
+        """, "seg.py": """\
+        import torch
+        import torch.nn as nn
+        criterion = nn.NLLLoss()
+        def train(x, y):
+            loss = criterion(x.view(2, 3, 4, 4), y)
+            loss.backward()
+        def evaluate(x, y):
+            return criterion(x.view(-1, 3), y)
+        """}, "torch=2.11")
+    got = {(Path(f.path).name, f.line, f.record) for f in found}
+    assert not any(name == "finetune.py" for name, _, _ in got), found
+    assert ("seg.py", 3, "torch.nll-loss") in got, found
