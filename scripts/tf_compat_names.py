@@ -14,7 +14,8 @@ For every function or class `tf.X` of the API inventory (data/api/tensorflow.txt
   (`tf.compat.v1.nn.dropout` takes `keep_prob`, `tf.compat.v1.gather` puts `name` before `axis`), with
   its positional parameters, so that a call's positional arguments are read by TF 1's signature.
 
-Methods are left out: the scanner matches a method by its last name whatever its class is spelled.
+Methods are left out: the scanner matches a method by its last name whatever its class is spelled. A TF 1
+endpoint that runs another kernel than TF 2's op (OTHER_KERNEL) is neither: it keeps its own name.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 ROOT = Path(__file__).resolve().parent.parent
+# TF 1 endpoints of a TF 2 name that run another op than TF 2's, read in TensorFlow's source.
+OTHER_KERNEL = {
+    "nn.ctc_loss": "TF 1's ctc_loss runs the CTCLoss op (a CPU kernel); TF 2's runs CTCLossV2 (cuDNN) or its own dense loss",
+}
 OUT = ROOT / "kb" / "scan" / "tfcompat_names.py"
 
 
@@ -68,6 +73,8 @@ def main() -> int:
         if new is old:
             same.append(tail)
             continue
+        if tail in OTHER_KERNEL:
+            continue
         params = _positional(old)
         if params is not None:
             v1[tail] = params
@@ -78,6 +85,9 @@ def main() -> int:
     lines += [f"    {t!r}," for t in same]
     lines += ["})", "", "V1: dict[str, tuple[str, ...]] = {"]
     lines += [f"    {t!r}: {p!r}," for t, p in sorted(v1.items())]
+    lines += ["}", "", "# TF 1 endpoints that run another op than TF 2's (scripts/tf_compat_names.py): their own names",
+              "OTHER_KERNEL: dict[str, str] = {"]
+    lines += [f"    {t!r}: {why!r}," for t, why in sorted(OTHER_KERNEL.items())]
     lines += ["}", ""]
     OUT.write_text("\n".join(lines), encoding="utf-8")
     print(f"{OUT.relative_to(ROOT)}: {len(same)} same, {len(v1)} TF 1 endpoints")

@@ -18,7 +18,8 @@ def test_tf_compat_v1_names_are_the_tf2_ops_tensorflow_makes_them(tmp_path):
     `tf.compat.v1.nn.dropout`, TF 1's endpoint of `tf.nn.dropout`, and `tf.image.random_flip_left_right` the
     very object `tf.image.random_flip_left_right`: both are the TF 2 ops (TensorFlow's own API says so,
     kb/scan/tfcompat_names.py). TF 1's positional arguments are read by TF 1's signature (`keep_prob`, not
-    `rate`); a TF 1-only name keeps its own (a record's alias)."""
+    `rate`), and TF 1's `ResizeMethod` as TF 2's; a TF 1-only name keeps its own (a record's alias), and a TF 1
+    endpoint that runs another kernel (`tf.compat.v1.nn.ctc_loss`, mozilla/DeepSpeech) is not the TF 2 op."""
     found = _scan(tmp_path, {"m.py": """\
         import tensorflow.compat.v1 as tf
         def f(x, w, ids):
@@ -27,9 +28,13 @@ def test_tf_compat_v1_names_are_the_tf2_ops_tensorflow_makes_them(tmp_path):
             g = tf.gather(w, ids)
             s = tf.math.unsorted_segment_sum(w, ids, 3)
             r = tf.random_uniform([3])
-            return y, z, g, s, r
+            c = tf.nn.ctc_loss(ids, x, w)
+            u = tf.image.resize(x, size=[8, 8], method=tf.image.ResizeMethod.NEAREST_NEIGHBOR, align_corners=True)
+            return y, z, g, s, r, c, u
         """}, "tensorflow=2.20")
     got = {(f.line, f.op, f.record) for f in found}
+    assert not [f for f in found if f.line == 8], found  # TF 1's ctc_loss runs the CPU CTCLoss op, not TF 2's
+    assert {f.record for f in found if f.line == 9} == {"tf.resize-nearest-backprop"}, found  # TF 1's enum
     assert {(3, "tf.nn.dropout", "tf.random-seeds"), (4, "tf.image.random_flip_left_right", "tf.random-seeds"),
             (5, "tf.gather", "tf.gather-backprop"), (6, "tf.math.unsorted_segment_sum", "tf.unsorted-segment-sum"),
             (7, "tf.compat.v1.random_uniform", "tf.random-seeds")} <= got, found
@@ -51,7 +56,8 @@ def test_tf_compat_v1_table_covers_every_recorded_tf_op():
         api = {line.strip() for line in handle}
     missing = [n for n in sorted(wanted) if n in api and not n.startswith(("tf.compat.", "tf.raw_ops."))
                and "tf.compat.v1." + n[3:] in api and not n.rpartition(".")[0].rpartition(".")[2][:1].isupper()
-               and n[3:] not in tfcompat_names.SAME and n[3:] not in tfcompat_names.V1]
+               and n[3:] not in tfcompat_names.SAME and n[3:] not in tfcompat_names.V1
+               and n[3:] not in tfcompat_names.OTHER_KERNEL]
     assert not missing, missing
 
 

@@ -27,6 +27,10 @@ CANONICAL = (
 STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
     ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
     ("LANCZOS3", "lanczos3"), ("LANCZOS5", "lanczos5"), ("GAUSSIAN", "gaussian"), ("MITCHELLCUBIC", "mitchellcubic"))}
+# TF 1's tf.compat.v1.image.ResizeMethod (numbers that TF 1's resize maps to the same kernels): the TF 2 method
+# its call is read as (kb/scan/tfcompat.py)
+STRING_ENUMS.update({f"tf.compat.v1.image.ResizeMethod.{k}": v for k, v in (
+    ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"))})
 
 
 class Unknown(NamedTuple):

@@ -2798,7 +2798,6 @@ V1: dict[str, tuple[str, ...]] = {
     'nn.convolution': ('input', 'filter', 'padding', 'strides', 'dilation_rate', 'name', 'data_format', 'filters', 'dilations'),
     'nn.crelu': ('features', 'name', 'axis'),
     'nn.ctc_beam_search_decoder': ('inputs', 'sequence_length', 'beam_width', 'top_paths', 'merge_repeated'),
-    'nn.ctc_loss': ('labels', 'inputs', 'sequence_length', 'preprocess_collapse_repeated', 'ctc_merge_repeated', 'ignore_longer_outputs_than_inputs', 'time_major', 'logits'),
     'nn.depth_to_space': ('input', 'block_size', 'name', 'data_format'),
     'nn.depthwise_conv2d': ('input', 'filter', 'strides', 'padding', 'rate', 'name', 'data_format', 'dilations'),
     'nn.dilation2d': ('input', 'filter', 'strides', 'rates', 'padding', 'name', 'filters', 'dilations'),
@@ -2895,4 +2894,9 @@ V1: dict[str, tuple[str, ...]] = {
     'zeros_initializer.from_config': ('config',),
     'zeros_initializer.get_config': ('self',),
     'zeros_like': ('tensor', 'dtype', 'name', 'optimize'),
+}
+
+# TF 1 endpoints that run another op than TF 2's (scripts/tf_compat_names.py): their own names
+OTHER_KERNEL: dict[str, str] = {
+    'nn.ctc_loss': "TF 1's ctc_loss runs the CTCLoss op (a CPU kernel); TF 2's runs CTCLossV2 (cuDNN) or its own dense loss",
 }
