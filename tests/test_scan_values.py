@@ -157,3 +157,65 @@ def test_a_module_level_loss_takes_the_rank_of_its_calls_in_the_file_functions(t
     got = {(Path(f.path).name, f.line, f.record) for f in found}
     assert not any(name == "finetune.py" for name, _, _ in got), found
     assert ("seg.py", 3, "torch.nll-loss") in got, found
+
+
+def test_a_loader_that_does_not_shuffle_a_dataset_that_draws_nothing_has_no_randomness(tmp_path):
+    """jaywalnut310/vits (3 false alarms, RULES R3) and pytorch/examples vae: an eval loader with `shuffle=False`
+    and no sampler, over a dataset class whose `__getitem__` (and the methods and functions it runs) draws no
+    random number (its `__init__` may shuffle with a fixed seed: the main process does that once), or over a
+    torchvision dataset with `ToTensor()` only: its workers have nothing random to seed. A dataset that calls a
+    transform it was given, or draws in `__getitem__`, or a loader that shuffles, keeps its finding."""
+    found = _scan(tmp_path, {"data_utils.py": """\
+        import random
+        import torch
+        from utils import load_wav
+        class TextAudioLoader(torch.utils.data.Dataset):
+            def __init__(self, paths):
+                self.paths = load_list(paths)
+                random.seed(1234)
+                random.shuffle(self.paths)
+            def get_audio(self, filename):
+                audio = load_wav(filename)
+                return torch.load(filename + ".spec.pt") if audio is None else audio / 32768.0
+            def __getitem__(self, index):
+                return self.get_audio(self.paths[index])
+            def __len__(self):
+                return len(self.paths)
+        class Augmented(torch.utils.data.Dataset):
+            def __init__(self, paths, transform):
+                self.paths = load_list(paths)
+                self.transform = transform
+            def __getitem__(self, index):
+                return self.transform(self.paths[index])
+        class Cropped(torch.utils.data.Dataset):
+            def __getitem__(self, index):
+                start = torch.randint(0, 10, (1,))
+                return start
+        def load_list(path):
+            return open(path).read().split()
+        """, "utils.py": """\
+        def load_wav(path):
+            return None
+        """, "train.py": """\
+        import torch
+        from torch.utils.data import DataLoader
+        from torchvision import datasets, transforms
+        from data_utils import TextAudioLoader, Augmented, Cropped
+        def run():
+            eval_dataset = TextAudioLoader("val.txt")
+            eval_loader = DataLoader(eval_dataset, num_workers=8, shuffle=False, batch_size=4)
+            kwargs = {'num_workers': 1, 'pin_memory': True}
+            test_loader = torch.utils.data.DataLoader(
+                datasets.MNIST('../data', train=False, transform=transforms.ToTensor()),
+                batch_size=4, shuffle=False, **kwargs)
+            a = DataLoader(Augmented("x", lambda p: p), num_workers=8, shuffle=False)
+            b = DataLoader(Cropped(), num_workers=8, shuffle=False)
+            c = DataLoader(eval_dataset, num_workers=8, shuffle=True)
+            d = DataLoader(datasets.MNIST('../data', transform=transforms.RandomCrop(20)), num_workers=2)
+            kw = {'num_workers': 2}
+            kw.update({'shuffle': True})
+            e = DataLoader(eval_dataset, **kw)
+            return eval_loader, test_loader, a, b, c, d, e
+        """}, "torch=2.11")
+    lines = sorted(f.line for f in found if Path(f.path).name == "train.py" and f.record == "torch.data-loader-workers")
+    assert lines == [12, 13, 14, 15, 18], found

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import gradient
+from kb.scan import datasets, gradient
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -70,6 +70,17 @@ def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data:
     if mapped is not None and not ctx.may_draw_randomness(mapped):
         return "the mapped function draws no random numbers"
     return None
+
+
+@resolver("dataset-draws-no-random", "rule")
+def dataset_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A DataLoader that does not shuffle (no `shuffle=True`, no sampler) over a dataset that visibly draws no
+    random numbers (kb/scan/datasets.py: a dataset class of the code base whose `__getitem__`, and what it
+    runs, draws none and calls no transform it was given; a torchvision dataset with deterministic transforms)
+    and a collate function that draws none: its workers have no randomness to seed."""
+    if not op.endswith(".DataLoader"):
+        return None
+    return datasets.draws_no_random(ctx, node)
 
 
 @resolver("seed-set-by-this-call", "rule")
