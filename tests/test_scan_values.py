@@ -219,3 +219,20 @@ def test_a_loader_that_does_not_shuffle_a_dataset_that_draws_nothing_has_no_rand
         """}, "torch=2.11")
     lines = sorted(f.line for f in found if Path(f.path).name == "train.py" and f.record == "torch.data-loader-workers")
     assert lines == [12, 13, 14, 15, 18], found
+
+
+def test_a_histogram_without_weights_counts_ones(tmp_path):
+    """borisdayma/dalle-mini (2 false alarms, RULES R3): `jnp.histogram(x, bins=...)` without `weights` adds
+    ones into its bins (jax's histogram: `weights = ones_like(a)`), counts exact in any order; with weights, by
+    keyword or position, the scatter-add of floats stays a finding."""
+    found = _scan(tmp_path, {"m.py": """\
+        import jax
+        import jax.numpy as jnp
+        def stats(x, w):
+            a, _ = jnp.histogram(x, bins=10)
+            b, _ = jnp.histogram(x, bins=10, weights=w)
+            c, _ = jnp.histogram(x, 10, None, w)
+            return a, b, c
+        print(jax.jit(stats)(jnp.ones(3), jnp.ones(3)))
+        """}, "jax=0.8")
+    assert sorted(f.line for f in found if f.record == "jax.scatter-add") == [5, 6], found
