@@ -426,7 +426,8 @@ class OpVersions(_Model):
 
 
 SCAN_RESOLVERS = (
-    "boolean-mask-count", "constant-initializers", "dataset-draws-no-random", "mapped-function-draws-no-random",
+    "boolean-mask-count", "constant-initializers", "dataset-draws-no-random", "dense-input",
+    "mapped-function-draws-no-random",
     "module-never-called",
     "module-seeded", "one-index-per-row", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "written-before-read",

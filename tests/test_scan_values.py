@@ -236,3 +236,24 @@ def test_a_histogram_without_weights_counts_ones(tmp_path):
         print(jax.jit(stats)(jnp.ones(3), jnp.ones(3)))
         """}, "jax=0.8")
     assert sorted(f.line for f in found if f.record == "jax.scatter-add") == [5, 6], found
+
+
+def test_convert_to_tensor_of_a_dense_value_has_no_indexed_slices(tmp_path):
+    """hojonathanho/diffusion (3 false alarms): `tf.convert_to_tensor` of a NumPy value (drawn from a
+    `np.random.RandomState`, also through `a, b = rng.randn(...), rng.rand(...)`) or of a Python number is dense:
+    no tf.IndexedSlices to reduce. A value the code does not show (gradients) keeps its finding."""
+    found = _scan(tmp_path, {"m.py": """\
+        import numpy as np
+        import tensorflow as tf
+        def f(grads, x):
+            rand = np.random.RandomState(1234)
+            logits = rand.randn(64, 10)
+            a1, a2 = rand.randn(4, 2), rand.rand(4, 2)
+            b = tf.convert_to_tensor(logits)
+            c = tf.convert_to_tensor(a1) + tf.convert_to_tensor(a2)
+            d = tf.convert_to_tensor(np.zeros(3))
+            e = tf.convert_to_tensor(3.0)
+            g = tf.convert_to_tensor(grads)
+            return b, c, d, e, g
+        """}, "tensorflow=2.20")
+    assert [f.line for f in found if f.record == "tf.convert-to-tensor-indexed-slices"] == [11], found

@@ -277,6 +277,8 @@ class Context:
             if isinstance(node.func, ast.Attribute):
                 if node.func.attr in _TO_HOST:
                     return "numpy"  # x.numpy(), x.tolist(), x.item(): no longer a framework tensor
+                if self.kind_of(node.func.value) == "numpy":
+                    return "numpy"  # rng.randn(...), arr.sum(): a NumPy generator's or array's method gives NumPy values
                 if node.func.attr in _TENSOR_KEEPING:
                     kind = self.kind_of(node.func.value)
                     return kind if kind in ("torch.Tensor", "numpy") else None

@@ -83,6 +83,21 @@ def dataset_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST
     return datasets.draws_no_random(ctx, node)
 
 
+@resolver("dense-input", "rule")
+def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a
+    NumPy value (made by `np.*`, a NumPy generator's draw, or a name only so assigned): no tf.IndexedSlices to
+    reduce with a segment sum."""
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "value"), None)
+    if value is None:
+        return None
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, str, bool)):
+        return "the value is a Python literal, not a tf.IndexedSlices"
+    if ctx.kind_of(value) in ("numpy", "python"):
+        return "the value is a NumPy or Python value, not a tf.IndexedSlices"
+    return None
+
+
 @resolver("seed-set-by-this-call", "rule")
 def seed_set_by_this_call(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.random.set_seed(seed)` itself, with a seed that is not a literal `None`: it is the seeding, not an

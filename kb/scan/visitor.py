@@ -136,13 +136,17 @@ class Visitor(Context, ast.NodeVisitor):
             elif self._hit(node):
                 self.visit(node)
             elif isinstance(node, ast.Assign):  # a name rebound: to another library's object (np.zeros), or to anything else
-                other = self.kind_of(node.value) if isinstance(node.value, ast.Call) else None
                 for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        if other is not None:
-                            self.typed[-1][target.id] = other
-                        else:
-                            self.typed[-1].pop(target.id, None)
+                    pairs = list(zip(target.elts, node.value.elts)) if isinstance(target, (ast.Tuple, ast.List)) \
+                        and isinstance(node.value, (ast.Tuple, ast.List)) and len(target.elts) == len(node.value.elts) \
+                        else [(target, node.value)]
+                    for one, made in pairs:
+                        if isinstance(one, ast.Name):
+                            other = self.kind_of(made) if isinstance(made, ast.Call) else None
+                            if other is not None:
+                                self.typed[-1][one.id] = other
+                            else:
+                                self.typed[-1].pop(one.id, None)
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
@@ -390,6 +394,11 @@ class Visitor(Context, ast.NodeVisitor):
                 self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(ruled))
 
     def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):  # a, b = x, y: each name takes its own value's kind
+            for one, made in zip(target.elts, value.elts):
+                self._assigned(one, made, self.kind_of(made), node)
+            return
         if isinstance(target, ast.Name):
             if kind is not None:
                 self.typed[-1][target.id] = kind
