@@ -257,3 +257,27 @@ def test_convert_to_tensor_of_a_dense_value_has_no_indexed_slices(tmp_path):
             return b, c, d, e, g
         """}, "tensorflow=2.20")
     assert [f.line for f in found if f.record == "tf.convert-to-tensor-indexed-slices"] == [11], found
+
+
+def test_memory_filled_whole_by_the_next_in_place_write_is_not_read_uninitialised(tmp_path):
+    """kuangliu/pytorch-cifar efficientnet and salesforce/awd-lstm-lm (2 false alarms): `mask = torch.empty(...)`
+    then `mask.bernoulli_(p)` as the next statement, and `w.new().resize_((n, 1)).bernoulli_(p)`: every element
+    is written before it is read. An in-place op that reads its tensor first (`add_`) writes nothing whole, and
+    a read before the fill keeps the finding."""
+    found = _scan(tmp_path, {"m.py": """\
+        import torch
+        def drop_connect(x, drop_ratio):
+            mask = torch.empty([x.shape[0], 1, 1, 1], dtype=x.dtype, device=x.device)
+            mask.bernoulli_(1.0 - drop_ratio)
+            return x * mask
+        def embedded_dropout(weight, dropout=0.1):
+            return weight.new().resize_((weight.size(0), 1)).bernoulli_(1 - dropout) / (1 - dropout)
+        def added(n):
+            return torch.empty(n).add_(1)
+        def read_first(n):
+            buf = torch.empty(n)
+            print(buf.sum())
+            buf.zero_()
+            return buf
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [9, 11], found

@@ -147,6 +147,9 @@ def boolean_mask_count(ctx: Context, op: str, node: ast.Call, data: ast.AST | No
 
 _EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted",
                     "torch.Tensor.new_empty"})
+# In-place methods that write every element of their tensor without reading it (add_, mul_ read it first).
+WHOLE_WRITES = frozenset({"normal_", "uniform_", "bernoulli_", "fill_", "zero_", "copy_", "random_", "exponential_",
+                          "geometric_", "cauchy_", "log_normal_"})
 # torch.distributed collectives -> (position, keyword) of the argument they write whole (their output).
 _FILLS = {f"torch.distributed.{name}": where for name, where in (
     ("all_gather", (0, "tensor_list")), ("all_gather_into_tensor", (0, "output_tensor")),
@@ -158,22 +161,47 @@ _VIEWS = frozenset({"split", "chunk", "unbind", "view", "reshape", "narrow", "te
 
 @resolver("written-before-read", "rule")
 def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
-    """`torch.empty(...)` visibly written before it is read: filled in place at once
-    (`torch.empty(n).normal_()`), made into an `nn.Parameter` in a class that initialises its
+    """`torch.empty(...)` (or `resize_`) visibly written before it is read: filled in place at once by a method
+    that writes every element (`torch.empty(n).normal_()`, `x.new().resize_(n, 1).bernoulli_(p)`, or `mask.bernoulli_(p)`
+    as the next statement), made into an `nn.Parameter` in a class that initialises its
     parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
     as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
     then `for i in range(n):` writing `buf[i] = ...` before any read of it)."""
-    if op not in _EMPTY:
+    if op not in _EMPTY and op != "torch.Tensor.resize_":
         return None
     if id(node) in ctx.initialised:
         return "the memory is written before it is read"
+    if ctx.fn_nodes and _filled_next(node, ctx.fn_nodes[-1]):
+        return "the statement right after it fills the whole tensor in place before it is read"
+    if op == "torch.Tensor.resize_":
+        return None
     if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
         return "a torch.distributed collective writes the whole buffer before it is read"
     if ctx.fn_nodes and _filled_by_loop(node, ctx.fn_nodes[-1]):
         return "the loop right after it writes every row before the buffer is read"
     return None
+
+
+def _filled_next(node: ast.Call, fn: ast.AST) -> bool:
+    """`mask = torch.empty(...)` whose very next statement fills it whole in place (`mask.bernoulli_(p)`,
+    `buf.zero_()`, `out.copy_(src)`): nothing reads it before every element is written."""
+    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+        if not isinstance(block, list):
+            continue
+        for k, stmt in enumerate(block[:-1]):
+            if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
+                    and isinstance(stmt.targets[0], ast.Name)):
+                continue
+            after = block[k + 1]
+            call = after.value if isinstance(after, ast.Expr) else None
+            return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) \
+                and call.func.value.id == stmt.targets[0].id \
+                and not any(isinstance(n, ast.Name) and n.id == stmt.targets[0].id
+                            for a in (*call.args, *(kw.value for kw in call.keywords)) for n in ast.walk(a))
+    return False
 
 
 def _filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:

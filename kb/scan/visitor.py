@@ -422,7 +422,7 @@ class Visitor(Context, ast.NodeVisitor):
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Call):
+        if isinstance(func, ast.Attribute) and func.attr in resolvers.WHOLE_WRITES and isinstance(func.value, ast.Call):
             self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
         self.generic_visit(node)
         name = self.dotted(func)
