@@ -281,3 +281,31 @@ def test_memory_filled_whole_by_the_next_in_place_write_is_not_read_uninitialise
             return buf
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [9, 11], found
+
+
+def test_accumulating_ones_counts_exactly(tmp_path):
+    """deepmind/jraph (3 false alarms) and deepmind/graph_nets (1): `jax.ops.segment_sum(jnp.ones_like(data),
+    ids, n)` and `tf.scatter_nd(indices=..., updates=tf.ones_like(idx), ...)` add ones: counts, exact in any
+    order (RULES R3). Float data, and a name that is not only ones, keep their findings."""
+    found = _scan(tmp_path, {"j.py": """\
+        import jax
+        import jax.numpy as jnp
+        def segment_mean(data, segment_ids, num_segments):
+            nominator = jax.ops.segment_sum(data, segment_ids, num_segments)
+            denominator = jax.ops.segment_sum(jnp.ones_like(data), segment_ids, num_segments)
+            count_edges = lambda x: jax.ops.segment_sum(jnp.ones_like(x), x, num_segments)
+            ones = jnp.ones((3,))
+            also = jax.ops.segment_sum(ones, segment_ids, num_segments)
+            return nominator / denominator, count_edges(segment_ids), also
+        print(jax.jit(segment_mean)(jnp.ones(3), jnp.zeros(3, int), 2))
+        """, "t.py": """\
+        import tensorflow as tf
+        def split(repeats, x, ids):
+            scatter_indices = tf.cumsum(repeats, exclusive=True)
+            block = tf.scatter_nd(indices=tf.expand_dims(scatter_indices, axis=1),
+                                  updates=tf.ones_like(scatter_indices), shape=[10])
+            return block, tf.math.unsorted_segment_sum(x, ids, 3), tf.math.unsorted_segment_sum(tf.ones_like(x), ids, 3)
+        """}, "tensorflow=2.20,jax=0.8")
+    got = sorted((Path(f.path).name, f.line) for f in found if f.record in (
+        "jax.segment-reductions", "tf.scatter-nd", "tf.unsorted-segment-sum"))
+    assert got == [("j.py", 4), ("t.py", 6)], found

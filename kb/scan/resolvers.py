@@ -83,6 +83,51 @@ def dataset_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST
     return datasets.draws_no_random(ctx, node)
 
 
+# Where an accumulating op takes the values it adds, by the op's last name (aliases and TF 1 names alike):
+# (keyword, position in a function call, position in a method call).
+_ACCUMULATED = {
+    "segment_sum": ("data", 0, 0), "segment_prod": ("data", 0, 0), "unsorted_segment_sum": ("data", 0, 0),
+    "scatter_nd": ("updates", 1, 1), "index_add": ("source", 3, 2), "index_add_": ("source", 3, 2),
+    "scatter_add": ("src", 3, 2), "scatter_add_": ("src", 3, 2),
+}
+_ONES = frozenset({"ones_like", "ones"})
+_ONES_OWNERS = frozenset({"torch", "jax.numpy", "tf", "numpy"})
+
+
+@resolver("counts-of-ones", "rule")
+def counts_of_ones(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A segment sum, `scatter_nd`, `index_add` or `scatter_add` whose added values are ones (`ones_like(x)`,
+    `ones(...)`, a boolean mask cast to numbers, or a name only so assigned in the function): it counts, and
+    counts (below 2**24 even in float32) are exact in any order of addition."""
+    where = _ACCUMULATED.get(op.rpartition(".")[2])
+    if where is not None:
+        keyword, function_at, method_at = where
+        at = method_at if isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None else function_at
+        values = next((k.value for k in node.keywords if k.arg == keyword), None)
+        if values is None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
+            values = node.args[at]
+        fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+        if values is not None and _ones(ctx, values, fn, 3):
+            return "the added values are ones: counts, exact in any order"
+    return None
+
+
+def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) -> bool:
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Call):
+        name = ctx.dotted(node.func) or ""
+        owner, _, last = name.rpartition(".")
+        if last in _ONES and owner in _ONES_OWNERS:
+            return True
+    if fn is not None and ctx.is_mask(node, fn):
+        return True
+    if isinstance(node, ast.Name) and fn is not None:
+        values = ctx.assigned_in(fn).get(node.id, [])
+        return bool(values) and all(_ones(ctx, v, fn, depth - 1) for v in values)
+    return False
+
+
 @resolver("dense-input", "rule")
 def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a
