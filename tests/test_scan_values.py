@@ -309,3 +309,28 @@ def test_accumulating_ones_counts_exactly(tmp_path):
     got = sorted((Path(f.path).name, f.line) for f in found if f.record in (
         "jax.segment-reductions", "tf.scatter-nd", "tf.unsorted-segment-sum"))
     assert got == [("j.py", 4), ("t.py", 6)], found
+
+
+def test_a_seed_that_is_a_number_by_construction_seeds_the_op(tmp_path):
+    """shenweichen/DeepCTR (3 false alarms): `Dropout(rate, seed=self.seed)` where the layer's `__init__` sets
+    `self.seed = seed` from `seed=1024`, and `seed=self.seed + i` (arithmetic: None would raise): the op has its
+    own seed. An attribute that may be None (`seed=None`) keeps the finding."""
+    found = _scan(tmp_path, {"layers.py": """\
+        import tensorflow as tf
+        from tensorflow.keras.layers import Dropout, Layer
+        class DNN(Layer):
+            def __init__(self, rate=0.5, seed=1024, **kwargs):
+                self.rate = rate
+                self.seed = seed
+                super(DNN, self).__init__(**kwargs)
+            def build(self, input_shape):
+                self.dropout_layers = [Dropout(self.rate, seed=self.seed + i) for i in range(3)]
+                self.dropout = Dropout(self.rate, seed=self.seed)
+        class Open(Layer):
+            def __init__(self, rate=0.5, seed=None, **kwargs):
+                self.seed = seed
+                super(Open, self).__init__(**kwargs)
+            def build(self, input_shape):
+                self.dropout = Dropout(0.5, seed=self.seed)
+        """}, "tensorflow=2.20")
+    assert [f.line for f in found if f.record in ("tf.random-seeds", "keras.unseeded-random")] == [16], found

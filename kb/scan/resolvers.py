@@ -163,10 +163,16 @@ def module_seeded(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -
 @resolver("seed-argument-is-int", "rule")
 def seed_argument_is_int(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`seed=x` where x is a parameter of the enclosing function annotated `int` (not Optional) or one
-    the function asserts `is not None`: the op has its own seed, so its sequence is fixed."""
-    if not op.startswith("tf."):
+    the function asserts `is not None`, arithmetic on a number (`self.seed + i`: None would raise), or an
+    attribute every assignment of which in the class is an int or a parameter with an int default
+    (`self.seed = seed`, `seed=1024`): the op (or Keras layer) has its own seed, so its sequence is fixed."""
+    if not op.startswith(("tf.", "keras.")):
         return None
     given = next((k.value for k in node.keywords if k.arg == "seed"), None)
+    if isinstance(given, ast.BinOp) and isinstance(given.op, (ast.Add, ast.Sub, ast.Mult, ast.Mod, ast.FloorDiv)):
+        return "the op's seed is arithmetic on numbers: a number, never None"
+    if self_attribute(given) and ctx.class_nodes and _int_attribute(ctx, ctx.class_nodes[-1], given.attr):
+        return "the op's seed is an attribute the class sets to an int"
     if not isinstance(given, ast.Name) or not ctx.fn_nodes:
         return None
     fn = ctx.fn_nodes[-1]
@@ -179,6 +185,19 @@ def seed_argument_is_int(ctx: Context, op: str, node: ast.Call, data: ast.AST | 
            for n in ast.walk(fn)):
         return "the op's seed is an int the function is given"
     return None
+
+
+def _int_attribute(ctx: Context, cls: ast.ClassDef, attr: str) -> bool:
+    """Every `self.<attr> = v` of the class is an int literal, or a parameter of its method whose default is one."""
+    made = ctx.self_assignments(cls).get(attr, [])
+    if not made:
+        return False
+    for value, defaults in made:
+        if isinstance(value, ast.Name) and value.id in defaults:
+            value = defaults[value.id]
+        if not (isinstance(value, ast.Constant) and type(value.value) is int):
+            return False
+    return True
 
 
 @resolver("boolean-mask-count", "rule")
