@@ -334,3 +334,20 @@ def test_a_seed_that_is_a_number_by_construction_seeds_the_op(tmp_path):
                 self.dropout = Dropout(0.5, seed=self.seed)
         """}, "tensorflow=2.20")
     assert [f.line for f in found if f.record in ("tf.random-seeds", "keras.unseeded-random")] == [16], found
+
+
+def test_a_tf_dropout_of_rate_zero_draws_nothing(tmp_path):
+    """tkipf/gae (RULES F2-3): a TensorFlow dropout whose rate is the Python number 0 (`rate=0.`, or TF 1's
+    `keep_prob=1.0` / `1 - 0.` through tf.compat.v1) returns its input without a random op. A rate the code
+    does not fix keeps the finding."""
+    found = _scan(tmp_path, {"m.py": """\
+        import tensorflow as tf
+        def f(x, p):
+            a = tf.nn.dropout(x, rate=0.0)
+            b = tf.nn.dropout(x, 0.)
+            c = tf.compat.v1.nn.dropout(x, keep_prob=1.0)
+            d = tf.compat.v1.nn.dropout(x, 1 - 0.)
+            e = tf.compat.v1.nn.dropout(x, 1 - p)
+            return a, b, c, d, e
+        """}, "tensorflow=2.20")
+    assert [f.line for f in found if f.record == "tf.random-seeds"] == [7], found

@@ -9,6 +9,9 @@ name that is neither (a TF 1-only op) keeps its own name, which a record may lis
 
 from __future__ import annotations
 
+import ast
+import operator
+
 from kb.scan.tfcompat_names import SAME, V1
 
 PREFIX = "tf.compat.v1."
@@ -46,3 +49,24 @@ def as_tf2(params: tuple[str, ...], args: list[object], kwargs: tuple[tuple[str,
             continue
         out.append((RENAMED.get(key, key), value))
     return [], tuple(out)
+
+
+_ARITHMETIC = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def number(node: ast.AST, depth: int = 4) -> int | float | None:
+    """The value of a number written as arithmetic on number literals (`1 - 0.`, `-0.5`), else None: TF 1
+    code writes `keep_prob` so (`tf.nn.dropout(x, 1 - self.dropout)` once the default is read in)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if depth <= 0:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = number(node.operand, depth - 1)
+        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = number(node.left, depth - 1), number(node.right, depth - 1)
+        if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
+            return None
+        return _ARITHMETIC[type(node.op)](left, right)
+    return None

@@ -574,6 +574,10 @@ class Visitor(Context, ast.NodeVisitor):
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg)
         v1 = tfcompat.v1_parameters(self.written(node.func) or "") if op.startswith("tf.") and not method else None
         if v1 is not None and not star:  # TF 1's endpoint of the op: its arguments read by TF 1's signature
+            numbers = [tfcompat.number(a) for a in node.args]  # `1 - 0.`: a number, for keep_prob's rate
+            args = [a if n is None else n for n, a in zip(numbers, args)]
+            kwargs = tuple((name, v if n is None else n) for k, (name, v) in zip([k for k in node.keywords if k.arg], kwargs)
+                           for n in (tfcompat.number(k.value),))
             args, kwargs = tfcompat.as_tf2(v1, args, kwargs)
         extra: tuple = facts
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
