@@ -15,7 +15,8 @@ import builtins
 
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
-    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, plain_literal, public_name, self_attribute,
+    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
+    self_attribute,
     statements_in, text_of,
 )
 
@@ -248,6 +249,19 @@ class Context:
                     or value.id in self.assigned_in(caller) or not self.python_random(caller, value.id, depth - 1):
                 return False
         return True
+
+    def retype(self, target: ast.AST, value: ast.AST, kind: str | None) -> None:
+        """`name = value` rebinds the name's kind (`kind`, the value's); `a, b = x, y` gives each name its own
+        value's kind (a call's only, where `kind` is None for a value that is not a call)."""
+        pairs = paired(target, value)
+        for one, made in pairs:
+            if isinstance(one, ast.Name):
+                found = kind if len(pairs) == 1 and one is target else (
+                    self.kind_of(made) if kind is not None or isinstance(made, ast.Call) else None)
+                if found is not None:
+                    self.typed[-1][one.id] = found
+                else:
+                    self.typed[-1].pop(one.id, None)
 
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""

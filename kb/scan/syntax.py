@@ -362,6 +362,16 @@ def constant_value(node: ast.Call) -> bool:
     return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
 
 
+def paired(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """`a, b = x, y`: each name with its own value; `a, b = f()`: each name with a `None` stand-in (what each
+    takes is not visible); any other assignment: the target with the whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
+            return list(zip(target.elts, value.elts))
+        return [(one, ast.Constant(None)) for one in target.elts if isinstance(one, ast.Name)]
+    return [(target, value)]
+
+
 def self_attribute(node: ast.AST | None, attr: str | None = None) -> TypeGuard[ast.Attribute]:
     """`self.<attr>` (any attribute when `attr` is None)."""
     return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"

@@ -35,9 +35,17 @@ def v1_parameters(name: str) -> tuple[str, ...] | None:
     return V1.get(name[len(PREFIX):]) if name.startswith(PREFIX) else None
 
 
-def as_tf2(params: tuple[str, ...], args: list[object], kwargs: tuple[tuple[str, object], ...]) -> tuple[list[object], tuple[tuple[str, object], ...]]:
-    """A TF 1 call's arguments as keywords of the TF 2 op: positional ones named by TF 1's signature, TF 1
-    names renamed, and `keep_prob` (TF 1 dropout) turned into the `rate` it stands for when it is a number."""
+def as_tf2(written: str, node: ast.Call, args: list[object],
+           kwargs: tuple[tuple[str, object], ...]) -> tuple[list[object], tuple[tuple[str, object], ...]]:
+    """A call's arguments as the TF 2 op reads them. For TF 1's endpoint `written` (`tf.compat.v1.nn.dropout`),
+    keywords: positional ones named by TF 1's signature, TF 1 names renamed, numbers written as arithmetic
+    (`1 - 0.`) read, and `keep_prob` turned into the `rate` it stands for when it is a number. Else unchanged."""
+    params = v1_parameters(written)
+    if params is None:
+        return args, kwargs
+    args = [a if n is None else n for n, a in zip((number(a) for a in node.args), args)]
+    kwargs = tuple((name, v if n is None else n) for k, (name, v) in zip([k for k in node.keywords if k.arg], kwargs)
+                   for n in (number(k.value),))
     named = [*zip(params, args), *kwargs]
     out: list[tuple[str, object]] = []
     for key, value in named:

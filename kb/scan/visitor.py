@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, rank, resolvers, tfcompat
+from kb.scan import environ, rank, resolvers, tfcompat, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS
@@ -137,16 +137,7 @@ class Visitor(Context, ast.NodeVisitor):
                 self.visit(node)
             elif isinstance(node, ast.Assign):  # a name rebound: to another library's object (np.zeros), or to anything else
                 for target in node.targets:
-                    pairs = list(zip(target.elts, node.value.elts)) if isinstance(target, (ast.Tuple, ast.List)) \
-                        and isinstance(node.value, (ast.Tuple, ast.List)) and len(target.elts) == len(node.value.elts) \
-                        else [(target, node.value)]
-                    for one, made in pairs:
-                        if isinstance(one, ast.Name):
-                            other = self.kind_of(made) if isinstance(made, ast.Call) else None
-                            if other is not None:
-                                self.typed[-1][one.id] = other
-                            else:
-                                self.typed[-1].pop(one.id, None)
+                    self.retype(target, node.value, self.kind_of(node.value) if isinstance(node.value, ast.Call) else None)
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
@@ -394,16 +385,8 @@ class Visitor(Context, ast.NodeVisitor):
                 self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(ruled))
 
     def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
-        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
-                and len(target.elts) == len(value.elts):  # a, b = x, y: each name takes its own value's kind
-            for one, made in zip(target.elts, value.elts):
-                self._assigned(one, made, self.kind_of(made), node)
-            return
-        if isinstance(target, ast.Name):
-            if kind is not None:
-                self.typed[-1][target.id] = kind
-            else:
-                self.typed[-1].pop(target.id, None)
+        if isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+            self.retype(target, value, kind)
             return
         env = environ.environ_key(self, target)
         if env is not None:
@@ -422,7 +405,7 @@ class Visitor(Context, ast.NodeVisitor):
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr in resolvers.WHOLE_WRITES and isinstance(func.value, ast.Call):
+        if isinstance(func, ast.Attribute) and func.attr in values.WHOLE_WRITES and isinstance(func.value, ast.Call):
             self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
         self.generic_visit(node)
         name = self.dotted(func)
@@ -572,13 +555,8 @@ class Visitor(Context, ast.NodeVisitor):
                 break
             args.append(self._argument(a))
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg)
-        v1 = tfcompat.v1_parameters(self.written(node.func) or "") if op.startswith("tf.") and not method else None
-        if v1 is not None and not star:  # TF 1's endpoint of the op: its arguments read by TF 1's signature
-            numbers = [tfcompat.number(a) for a in node.args]  # `1 - 0.`: a number, for keep_prob's rate
-            args = [a if n is None else n for n, a in zip(numbers, args)]
-            kwargs = tuple((name, v if n is None else n) for k, (name, v) in zip([k for k in node.keywords if k.arg], kwargs)
-                           for n in (tfcompat.number(k.value),))
-            args, kwargs = tfcompat.as_tf2(v1, args, kwargs)
+        if op.startswith("tf.") and not method and not star:  # TF 1's endpoint of the op: read by TF 1's signature
+            args, kwargs = tfcompat.as_tf2(self.written(node.func) or "", node, args, kwargs)
         extra: tuple = facts
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)
