@@ -15,7 +15,8 @@ import builtins
 
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
-    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, plain_literal, public_name, self_attribute,
+    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
+    self_attribute,
     statements_in, text_of,
 )
 
@@ -91,15 +92,20 @@ class Context:
     # --- names and text ------------------------------------------------------------------
     def dotted(self, node: ast.AST) -> str | None:
         """The KB's name of a dotted expression through the module's imports (None: not imported)."""
+        name = self.written(node)
+        if name is None:
+            return None
+        return name if name in self.wanted else public_name(name, self.wanted)
+
+    def written(self, node: ast.AST) -> str | None:
+        """A dotted expression's name as the imports spell it (`tf.compat.v1.gather` under
+        `import tensorflow.compat.v1 as tf`), before the KB's name replaces it (None: not imported)."""
         plain = called(node)
         if plain is None:
             return None
         head, dot, rest = plain.partition(".")
         base = self.aliases.get(head)
-        if base is None:
-            return None
-        name = base + dot + rest
-        return name if name in self.wanted else public_name(name, self.wanted)
+        return None if base is None else base + dot + rest
 
     def text(self, node: ast.AST, limit: int = 60) -> str:
         """The node's source text (sliced from the line: ast.unparse costs more than the parse)."""
@@ -244,6 +250,19 @@ class Context:
                 return False
         return True
 
+    def retype(self, target: ast.AST, value: ast.AST, kind: str | None) -> None:
+        """`name = value` rebinds the name's kind (`kind`, the value's); `a, b = x, y` gives each name its own
+        value's kind (a call's only, where `kind` is None for a value that is not a call)."""
+        pairs = paired(target, value)
+        for one, made in pairs:
+            if isinstance(one, ast.Name):
+                found = kind if len(pairs) == 1 and one is target else (
+                    self.kind_of(made) if kind is not None or isinstance(made, ast.Call) else None)
+                if found is not None:
+                    self.typed[-1][one.id] = found
+                else:
+                    self.typed[-1].pop(one.id, None)
+
     def kind_of(self, node: ast.AST) -> str | None:
         """'torch.Tensor' or 'tf.keras.Model' when the expression visibly is one."""
         if isinstance(node, ast.Name):
@@ -272,6 +291,8 @@ class Context:
             if isinstance(node.func, ast.Attribute):
                 if node.func.attr in _TO_HOST:
                     return "numpy"  # x.numpy(), x.tolist(), x.item(): no longer a framework tensor
+                if self.kind_of(node.func.value) == "numpy":
+                    return "numpy"  # rng.randn(...), arr.sum(): a NumPy generator's or array's method gives NumPy values
                 if node.func.attr in _TENSOR_KEEPING:
                     kind = self.kind_of(node.func.value)
                     return kind if kind in ("torch.Tensor", "numpy") else None

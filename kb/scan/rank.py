@@ -224,13 +224,17 @@ def facts(shown: Rank) -> tuple[tuple[str, object], ...]:
 
 def at_uses(ctx: Context, target: ast.AST) -> Rank:
     """The rank of the first argument wherever a module made here is called: `criterion(out, y)` in the
-    same function, or `self.criterion(out, y)` in the class's methods; unknown unless every call agrees."""
+    same function, `self.criterion(out, y)` in the class's methods, or, for a module made at module level,
+    in the module and every function of the file that does not bind the name itself; unknown unless every
+    call agrees."""
     uses: list[tuple[ast.Call, _Place]] = []
     cls = ctx.class_nodes[-1] if ctx.class_nodes else None
     if isinstance(target, ast.Name) and ctx.fn_nodes:
         fn = ctx.fn_nodes[-1]
         uses = [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
                 if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == target.id]
+    elif isinstance(target, ast.Name) and cls is None:
+        uses = _module_uses(ctx, target.id)
     elif self_attribute(target) and cls is not None:
         for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             uses += [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
@@ -239,3 +243,26 @@ def at_uses(ctx: Context, target: ast.AST) -> Rank:
         return UNKNOWN
     found = {_rank(ctx, c.args[0], place, _DEPTH) for c, place in uses}
     return found.pop() if len(found) == 1 else UNKNOWN
+
+
+def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
+    """The calls of a module-level name, each read where it is: at module level, and in each function of
+    the file that neither takes nor assigns a name of its own so called (there the name is the global)."""
+    uses: list[tuple[ast.Call, _Place]] = []
+    if ctx.tree is None:
+        return uses
+    stack: list[tuple[ast.AST, ast.AST]] = [(ctx.tree, ctx.tree)]  # (node, the function or module it is read in)
+    while stack:
+        node, fn = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                params = {a.arg for a in (*child.args.posonlyargs, *child.args.args, *child.args.kwonlyargs,
+                                          *(x for x in (child.args.vararg, child.args.kwarg) if x))}
+                if name in params or (not isinstance(child, ast.Lambda) and name in ctx.assigned_in(child)):
+                    continue  # its own binding of the name: not the module's object
+                stack.append((child, child if not isinstance(child, ast.Lambda) else fn))
+                continue
+            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == name:
+                uses.append((child, _Place(fn, None, child.lineno)))
+            stack.append((child, fn))
+    return uses

@@ -89,19 +89,26 @@ def _own_signatures(classes: list[ast.ClassDef], resolved: dict[str, str], given
 
 def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
             watched: frozenset[str], rules: CodeRules | None = None,
-            imported: dict[str, tuple[str, bool]] | None = None) -> Module:
+            imported: dict[str, tuple[str, bool]] | None = None, starred: dict[str, str] | None = None) -> Module:
     """The module's calls of `wanted` names (and `methods`), and its calls of / assignments to
     `watched` names and its environment settings; raises SyntaxError for unparseable text.
     `rules`: the code rules (kb/scan/resolvers.py) each op's records name (default: the index's).
     `imported`: names this module imports that are another file's subclasses of a KB class
-    (local name -> (the KB name, the subclass's signature is its own)), as kb/scan/run.py finds them."""
+    (local name -> (the KB name, the subclass's signature is its own)), as kb/scan/run.py finds them.
+    `starred`: local name -> dotted name, the imports of the scanned modules this one star-imports (its
+    own bindings win)."""
     tree = ast.parse(text, filename=filename)
     found = survey(tree, text)
-    if not imported and not any(marker in text for marker in MARKERS):
+    if not imported and not starred and not any(marker in text for marker in MARKERS):
         return Module((), (), found.layout, _classes(found.classes, {}))
     aliases = aliases_of(tree)
     for name, (op, _) in (imported or {}).items():
         aliases[name] = op
+    if starred:
+        bound = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        for name, dotted in starred.items():
+            if name not in bound:
+                aliases.setdefault(name, dotted)
     if "import *" in text:
         bound = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
         for name, op in star_aliases(tree, wanted).items():

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import gradient
+from kb.scan import datasets, gradient, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -72,6 +72,40 @@ def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data:
     return None
 
 
+@resolver("dataset-draws-no-random", "rule")
+def dataset_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A DataLoader that does not shuffle (no `shuffle=True`, no sampler) over a dataset that visibly draws no
+    random numbers (kb/scan/datasets.py: a dataset class of the code base whose `__getitem__`, and what it
+    runs, draws none and calls no transform it was given; a torchvision dataset with deterministic transforms)
+    and a collate function that draws none: its workers have no randomness to seed."""
+    if not op.endswith(".DataLoader"):
+        return None
+    return datasets.draws_no_random(ctx, node)
+
+
+@resolver("counts-of-ones", "rule")
+def counts_of_ones(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A segment sum, `scatter_nd`, `index_add` or `scatter_add` whose added values are ones (`ones_like(x)`,
+    `ones(...)`, a boolean mask cast to numbers, or a name only so assigned in the function): it counts, and
+    counts (below 2**24 even in float32) are exact in any order of addition."""
+    return "the added values are ones: counts, exact in any order" if values.adds_ones(ctx, op, node) else None
+
+
+@resolver("dense-input", "rule")
+def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a
+    NumPy value (made by `np.*`, a NumPy generator's draw, or a name only so assigned): no tf.IndexedSlices to
+    reduce with a segment sum."""
+    value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "value"), None)
+    if value is None:
+        return None
+    if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, str, bool)):
+        return "the value is a Python literal, not a tf.IndexedSlices"
+    if ctx.kind_of(value) in ("numpy", "python"):
+        return "the value is a NumPy or Python value, not a tf.IndexedSlices"
+    return None
+
+
 @resolver("seed-set-by-this-call", "rule")
 def seed_set_by_this_call(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.random.set_seed(seed)` itself, with a seed that is not a literal `None`: it is the seeding, not an
@@ -92,10 +126,16 @@ def module_seeded(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -
 @resolver("seed-argument-is-int", "rule")
 def seed_argument_is_int(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`seed=x` where x is a parameter of the enclosing function annotated `int` (not Optional) or one
-    the function asserts `is not None`: the op has its own seed, so its sequence is fixed."""
-    if not op.startswith("tf."):
+    the function asserts `is not None`, arithmetic on a number (`self.seed + i`: None would raise), or an
+    attribute every assignment of which in the class is an int or a parameter with an int default
+    (`self.seed = seed`, `seed=1024`): the op (or Keras layer) has its own seed, so its sequence is fixed."""
+    if not op.startswith(("tf.", "keras.")):
         return None
     given = next((k.value for k in node.keywords if k.arg == "seed"), None)
+    if isinstance(given, ast.BinOp) and isinstance(given.op, (ast.Add, ast.Sub, ast.Mult, ast.Mod, ast.FloorDiv)):
+        return "the op's seed is arithmetic on numbers: a number, never None"
+    if self_attribute(given) and ctx.class_nodes and values.int_attribute(ctx, ctx.class_nodes[-1], given.attr):
+        return "the op's seed is an attribute the class sets to an int"
     if not isinstance(given, ast.Name) or not ctx.fn_nodes:
         return None
     fn = ctx.fn_nodes[-1]
@@ -132,57 +172,27 @@ _VIEWS = frozenset({"split", "chunk", "unbind", "view", "reshape", "narrow", "te
 
 @resolver("written-before-read", "rule")
 def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
-    """`torch.empty(...)` visibly written before it is read: filled in place at once
-    (`torch.empty(n).normal_()`), made into an `nn.Parameter` in a class that initialises its
+    """`torch.empty(...)` (or `resize_`) visibly written before it is read: filled in place at once by a method
+    that writes every element (`torch.empty(n).normal_()`, `x.new().resize_(n, 1).bernoulli_(p)`, or `mask.bernoulli_(p)`
+    as the next statement), made into an `nn.Parameter` in a class that initialises its
     parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
     as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
     then `for i in range(n):` writing `buf[i] = ...` before any read of it)."""
-    if op not in _EMPTY:
+    if op not in _EMPTY and op != "torch.Tensor.resize_":
         return None
     if id(node) in ctx.initialised:
         return "the memory is written before it is read"
+    if ctx.fn_nodes and values.filled_next(node, ctx.fn_nodes[-1]):
+        return "the statement right after it fills the whole tensor in place before it is read"
+    if op == "torch.Tensor.resize_":
+        return None
     if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
         return "a torch.distributed collective writes the whole buffer before it is read"
-    if ctx.fn_nodes and _filled_by_loop(node, ctx.fn_nodes[-1]):
+    if ctx.fn_nodes and values.filled_by_loop(node, ctx.fn_nodes[-1]):
         return "the loop right after it writes every row before the buffer is read"
     return None
-
-
-def _filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
-    """`buf = torch.empty([n, ...])` followed at once by `for i in range(n):` whose body writes `buf[i] = ...`
-    as a statement of its own, with no `break` or `continue` and no read of `buf` before that write: every
-    row is written before the buffer is read."""
-    first = node.args[0] if node.args else None
-    if isinstance(first, (ast.List, ast.Tuple)):
-        first = first.elts[0] if first.elts else None
-    if first is None or isinstance(first, ast.Starred):
-        return False
-    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
-        if not isinstance(block, list):
-            continue
-        for k, stmt in enumerate(block[:-1]):
-            if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)):
-                continue
-            name, loop = stmt.targets[0].id, block[k + 1]
-            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and not loop.orelse
-                    and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-                    and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
-                    and ast.dump(loop.iter.args[0]) == ast.dump(first)):
-                return False
-            if any(isinstance(sub, (ast.Break, ast.Continue)) for sub in ast.walk(loop)):
-                return False
-            for inner in loop.body:
-                target = inner.targets[0] if isinstance(inner, ast.Assign) and len(inner.targets) == 1 else None
-                if isinstance(inner, ast.Assign) and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
-                        and target.value.id == name and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
-                    return not any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner.value))
-                if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
-                    return False
-            return False
-    return False
 
 
 def _buffer_name(fn: ast.AST, node: ast.Call) -> tuple[str, int] | None:

@@ -142,9 +142,11 @@ def _serial(files: list[sources.Found]) -> list[tuple]:
             gc.enable()
 
 
-def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = None) -> tuple:
+def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = None,
+         starred: dict[str, str] | None = None) -> tuple:
     """(path, unit cells, Module | None, [FileError], suppressions) for one file; runs in a worker.
-    `imported`: the other files' subclasses of KB classes it imports (resolve.analyse).
+    `imported`: the other files' subclasses of KB classes it imports; `starred`: the imports a
+    `from module import *` of a scanned file brings in (resolve.analyse).
 
     A notebook cell that does not parse is reported and blanked, and the other cells are
     scanned, as Jupyter runs the cells that work."""
@@ -160,7 +162,7 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
     text = unit.text
     for attempt in range(2):
         try:
-            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules, imported)
+            module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules, imported, starred)
         except (SyntaxError, UnicodeEncodeError) as exc:
             if attempt or not unit.cells:
                 lineno, offset, message = _where(exc)
@@ -256,14 +258,16 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
     """A class of the code base whose base is, directly or through other such classes in any of its
     files, a KB class (`class ScaledEmbedding(nn.Embedding)` in layers.py): the files that import it are
     read again with its name standing for the KB class, so constructing it is constructing the KB
-    class (its arguments unknown where a class of the chain defines `__init__`). Also the import graph
+    class (its arguments unknown where a class of the chain defines `__init__`); a file that star-imports a
+    scanned module is read again with that module's imports (_starred). Also the import graph
     it built (None if it built none), which scope.runs reuses: a file read again keeps its Layout."""
     modules = {path: module for path, _, module, _, _ in results if module is not None}
     known = {(path, name): (op, own) for path, m in modules.items() for name, _, op, own in m.classes if op}
-    if not known:
+    stars = any("*" in names for m in modules.values() for _, _, names in m.layout.imports)
+    if not known and not stars:
         return results, None
     graph = scope.Graph(modules)
-    grown = True
+    grown = bool(known)
     while grown:
         grown = False
         for path, module in modules.items():
@@ -284,9 +288,31 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
                 where = graph.resolve(path, source, level)
                 if where is not None and where != path and (where, attr) in known:
                     imported[local] = known[(where, attr)]
-        if imported:
-            out[k] = _one(by_path[path], imported)
+        starred = _starred(graph, path, {path}) if stars else {}
+        if imported or starred:
+            out[k] = _one(by_path[path], imported, starred)
     return out, graph
+
+
+def _starred(graph: scope.Graph, path: str, seen: set[str]) -> dict[str, str]:
+    """The framework names a file's `from module import *` of scanned files binds: each such module's own
+    imports (`import torch.nn as nn` in basemodel.py makes `nn` of `from .basemodel import *` torch.nn), and
+    those of the modules it star-imports in turn. Python's star import binds every public module-level name,
+    imported modules included; names with a leading underscore stay behind."""
+    found: dict[str, str] = {}
+    for module, level, names in graph.modules[path].layout.imports:
+        if "*" not in names:
+            continue
+        where = graph.resolve(path, module, level)
+        if where is None or where in seen:
+            continue
+        seen.add(where)
+        for local, source, source_level, attr in graph.modules[where].layout.bindings:
+            if not source_level and not local.startswith("_"):
+                found.setdefault(local, resolve.canonical(f"{source}.{attr}" if attr is not None else source))
+        for local, name in _starred(graph, where, seen).items():
+            found.setdefault(local, name)
+    return found
 
 
 def _silenced(table: dict, call: resolve.Call, record: str) -> bool:

@@ -15,6 +15,7 @@ import re
 from typing import NamedTuple, TypeGuard
 
 from kb.query.state import memo
+from kb.scan import tfcompat
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -26,6 +27,10 @@ CANONICAL = (
 STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
     ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"),
     ("LANCZOS3", "lanczos3"), ("LANCZOS5", "lanczos5"), ("GAUSSIAN", "gaussian"), ("MITCHELLCUBIC", "mitchellcubic"))}
+# TF 1's tf.compat.v1.image.ResizeMethod (numbers that TF 1's resize maps to the same kernels): the TF 2 method
+# its call is read as (kb/scan/tfcompat.py)
+STRING_ENUMS.update({f"tf.compat.v1.image.ResizeMethod.{k}": v for k, v in (
+    ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"))})
 
 
 class Unknown(NamedTuple):
@@ -191,7 +196,8 @@ _DEFINED_IN = (
 def public_name(name: str, wanted: frozenset[str]) -> str:
     """The KB's name for a name spelled through the submodule that defines it:
     `torch.utils.data.dataloader.DataLoader` is `torch.utils.data.DataLoader`,
-    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`."""
+    `torch.nn.modules.conv.Conv2d` is `torch.nn.Conv2d`, and TensorFlow's `tf.compat.v1.gather` is `tf.gather`
+    (kb/scan/tfcompat.py)."""
     key = (name, id(wanted))
     found = _PUBLIC.get(key)
     if found is not None:
@@ -202,6 +208,8 @@ def public_name(name: str, wanted: frozenset[str]) -> str:
         if n and candidate in wanted:
             found = candidate
             break
+    else:
+        found = tfcompat.tf2_name(name, wanted) or name  # `tf.compat.v1.gather` is `tf.gather`
     if len(_PUBLIC) < 65536:
         _PUBLIC[key] = found
     return found
@@ -216,11 +224,14 @@ COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For
 
 def aliases_of(tree: ast.Module) -> dict[str, str]:
     """Local name -> canonical dotted name, from every import statement in the module
-    (statements only: an import is never inside an expression)."""
+    (statements only: an import is never inside an expression). A name imported twice takes its
+    later import, as Python binds it (`from keras.layers.core import Dense` then `from keras.layers
+    import Dense`: the second); except that an import in a `try` body wins over its `except`
+    fallback, and an `if` body over its `else`, the branch the code is written for."""
     found: dict[str, str] = {}
-    stack: list[ast.stmt] = list(tree.body)
-    while stack:
-        node = stack.pop()
+    pending: list[ast.stmt] = list(reversed(tree.body))  # a stack: popped in source order
+    while pending:
+        node = pending.pop()
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -234,12 +245,15 @@ def aliases_of(tree: ast.Module) -> dict[str, str]:
                     if alias.name != "*":
                         found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
         elif type(node) in COMPOUND:
-            for field in ("body", "orelse", "finalbody"):
-                stack.extend(getattr(node, field, ()))
-            for handler in getattr(node, "handlers", ()):
-                stack.extend(handler.body)
+            # the order in which the parts are read: a later part's import wins
+            parts: list[ast.stmt] = [h for handler in getattr(node, "handlers", ()) for h in handler.body]
+            if isinstance(node, ast.If):
+                parts = [*node.orelse, *node.body]
+            else:
+                parts += [*getattr(node, "body", ()), *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
             for case in getattr(node, "cases", ()):
-                stack.extend(case.body)
+                parts.extend(case.body)
+            pending.extend(reversed(parts))
     return found
 
 
@@ -346,6 +360,16 @@ def constant_value(node: ast.Call) -> bool:
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
         value = value.operand
     return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
+
+
+def paired(target: ast.AST, value: ast.AST) -> list[tuple[ast.AST, ast.AST]]:
+    """`a, b = x, y`: each name with its own value; `a, b = f()`: each name with a `None` stand-in (what each
+    takes is not visible); any other assignment: the target with the whole value."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        if isinstance(value, (ast.Tuple, ast.List)) and len(target.elts) == len(value.elts):
+            return list(zip(target.elts, value.elts))
+        return [(one, ast.Constant(None)) for one in target.elts if isinstance(one, ast.Name)]
+    return [(target, value)]
 
 
 def self_attribute(node: ast.AST | None, attr: str | None = None) -> TypeGuard[ast.Attribute]:

@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, rank, resolvers
+from kb.scan import environ, rank, resolvers, tfcompat, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS
@@ -136,13 +136,8 @@ class Visitor(Context, ast.NodeVisitor):
             elif self._hit(node):
                 self.visit(node)
             elif isinstance(node, ast.Assign):  # a name rebound: to another library's object (np.zeros), or to anything else
-                other = self.kind_of(node.value) if isinstance(node.value, ast.Call) else None
                 for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        if other is not None:
-                            self.typed[-1][target.id] = other
-                        else:
-                            self.typed[-1].pop(target.id, None)
+                    self.retype(target, node.value, self.kind_of(node.value) if isinstance(node.value, ast.Call) else None)
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
@@ -390,11 +385,8 @@ class Visitor(Context, ast.NodeVisitor):
                 self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(ruled))
 
     def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
-        if isinstance(target, ast.Name):
-            if kind is not None:
-                self.typed[-1][target.id] = kind
-            else:
-                self.typed[-1].pop(target.id, None)
+        if isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+            self.retype(target, value, kind)
             return
         env = environ.environ_key(self, target)
         if env is not None:
@@ -413,7 +405,7 @@ class Visitor(Context, ast.NodeVisitor):
     # --- calls ---------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and isinstance(func.value, ast.Call):
+        if isinstance(func, ast.Attribute) and func.attr in values.WHOLE_WRITES and isinstance(func.value, ast.Call):
             self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
         self.generic_visit(node)
         name = self.dotted(func)
@@ -563,6 +555,8 @@ class Visitor(Context, ast.NodeVisitor):
                 break
             args.append(self._argument(a))
         kwargs = tuple((k.arg, self._argument(k.value)) for k in node.keywords if k.arg)
+        if op.startswith("tf.") and not method and not star:  # TF 1's endpoint of the op: read by TF 1's signature
+            args, kwargs = tfcompat.as_tf2(self.written(node.func) or "", node, args, kwargs)
         extra: tuple = facts
         if self.backends and self.backends[-1] and op.endswith(".scaled_dot_product_attention"):
             extra = (("backend", self.backends[-1]),)

@@ -1,0 +1,300 @@
+"""Whether a PyTorch `DataLoader` that does not shuffle reads a dataset that draws random numbers.
+
+`torch.data-loader-workers` needs randomness in the worker processes: shuffling, or random augmentation in
+the dataset (its `__getitem__` or the collate function). A loader without `shuffle=True` and without a
+sampler is listed as possible, depending on the dataset. This module reads the dataset where the code shows
+it, and answers "draws none" only when it can read all of it:
+
+- a dataset class of the code base (this file, or a module of the code base it imports it from): its
+  `__getitem__` (or `__iter__`) and the methods and module functions that reaches, with no random draw
+  (a name or attribute with `rand` in it: `random.random`, `np.random`, `torch.randint`; `shuffle`,
+  `choice`, `sample`, `uniform`, `normal`, `bernoulli`, `dropout`, `permutation`), no call of a stored
+  callable (`self.transform(x)`: whatever the caller passed), no function of another library named like
+  an augmentation (`augment`, `transform`, `noise`, `jitter`, `crop`, `flip`, `mask`, `mix`...), and no
+  base class other than torch's `Dataset` / `IterableDataset` / `object` that it cannot read;
+- a torchvision dataset whose transforms are deterministic torchvision transforms (`ToTensor`,
+  `Normalize`, `Resize`, `CenterCrop`, `Compose` of such) or none.
+Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is
+not read: the loader stays possible.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+from kb.scan.prepare import local_module
+from kb.scan.syntax import NOT_LITERAL, plain_literal
+
+_RANDOM = frozenset({"shuffle", "choice", "choices", "sample", "uniform", "normal", "bernoulli", "multinomial",
+                     "poisson", "dropout", "Dropout", "permutation", "exponential_", "geometric_", "cauchy_",
+                     "log_normal_", "normal_", "uniform_", "bernoulli_", "random_"})
+_AUGMENT_WORDS = ("augment", "transform", "noise", "jitter", "perturb", "crop", "flip", "distort", "mix", "cutout",
+                  "erase", "mask", "rotate", "warp", "spec_aug")
+_DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
+_ENTRIES = ("__getitem__", "__getitems__", "__iter__", "__next__")
+_TV_DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (
+    "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
+    "ConvertImageDtype", "Compose")) | frozenset(f"torchvision.transforms.v2.{n}" for n in (
+        "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
+        "ToImage", "ToDtype", "Compose"))
+_TV_TRANSFORM_ARGS = frozenset({"transform", "target_transform", "transforms"})
+_DEPTH = 6
+
+
+def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
+    """Why a DataLoader call that does not shuffle reads no randomness in its workers (None: it may)."""
+    shuffle = _given(node, "shuffle", 2)
+    if (shuffle is not None and plain_literal(shuffle) not in (False, None)) or not _none(_given(node, "sampler", 3)) \
+            or not _none(_given(node, "batch_sampler", 4)) or not _plain_star(ctx, node):
+        return None
+    collate = _given(node, "collate_fn", 6)
+    if collate is not None and not _none(collate) and _collate_may_draw(ctx, collate):
+        return None
+    made = _made(ctx, _given(node, "dataset", 0))
+    if made is None:
+        return None
+    name = ctx.dotted(made.func)
+    if name is not None and name.startswith("torchvision.datasets."):
+        if all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
+                and not any(k.arg is None for k in made.keywords) \
+                and all(plain_literal(a) is not NOT_LITERAL for a in made.args[1:]):
+            return "the loader does not shuffle and its torchvision dataset's transforms are deterministic"
+        return None
+    found = _class_of(ctx, made.func)
+    if found is None:
+        return None
+    cls, defs, foreign = found
+    if _reads_random(ctx, cls, defs, foreign):
+        return None
+    return f"the loader does not shuffle and {cls.name}.__getitem__ draws no random numbers"
+
+
+def _collate_may_draw(ctx: Context, collate: ast.expr) -> bool:
+    """A collate function: an instance of a class of the code base (its `__call__` is read as a dataset's
+    `__getitem__` is), else a function the module can read (Context.may_draw_randomness)."""
+    made = _made(ctx, collate)
+    found = _class_of(ctx, made.func) if made is not None else None
+    if found is not None:
+        return _reads_random(ctx, *found, entries=("__call__",))
+    return ctx.may_draw_randomness(collate)
+
+
+def _given(node: ast.Call, name: str, position: int) -> ast.expr | None:
+    """The argument a parameter is given, by keyword or position (None: not given)."""
+    value = next((k.value for k in node.keywords if k.arg == name), None)
+    if value is None and len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+        value = node.args[position]
+    return value
+
+
+def _none(node: ast.AST | None) -> bool:
+    return node is None or (isinstance(node, ast.Constant) and node.value is None)
+
+
+def _plain_star(ctx: Context, node: ast.Call) -> bool:
+    """No `*args`, and every `**kwargs` is a name only ever assigned dict literals (or a choice of two) that
+    give no sampler, shuffle or collate function."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return False
+    for k in node.keywords:
+        if k.arg is not None:
+            continue
+        if not isinstance(k.value, ast.Name):
+            return False
+        values = _assigned(ctx, k.value.id)
+        if not values or _changed(ctx, k.value.id):
+            return False
+        for value in values:
+            options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+            for option in options:
+                if not isinstance(option, ast.Dict) or any(
+                        key is None or not isinstance(key, ast.Constant)
+                        or key.value in ("sampler", "batch_sampler", "shuffle", "collate_fn", "dataset")
+                        for key in option.keys):
+                    return False
+    return True
+
+
+def _changed(ctx: Context, name: str) -> bool:
+    """The name's dict is changed after it is made (`kwargs.update(...)`, `kwargs["shuffle"] = True`, `|=`)
+    somewhere in the enclosing function or module: its literal does not say what it holds."""
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    for sub in ast.walk(scope) if scope is not None else ():
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name) \
+                and sub.func.value.id == name:
+            return True
+        if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name) \
+                and sub.value.id == name:
+            return True
+        if isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name) and sub.target.id == name:
+            return True
+    return False
+
+
+def _assigned(ctx: Context, name: str) -> list[ast.expr]:
+    """The values `name = value` takes in the enclosing function, else at module level."""
+    fn = ctx.fn_nodes[-1] if ctx.fn_nodes else None
+    values = ctx.assigned_in(fn).get(name, []) if fn is not None else []
+    if not values and ctx.tree is not None:
+        values = ctx.assigned_in(ctx.tree).get(name, [])
+    return values
+
+
+def _made(ctx: Context, dataset: ast.AST | None) -> ast.Call | None:
+    """The construction the dataset is: a call, or a name every assignment of which is a call of one class."""
+    if isinstance(dataset, ast.Call):
+        return dataset
+    if isinstance(dataset, ast.Name):
+        values = _assigned(ctx, dataset.id)
+        calls = [v for v in values if isinstance(v, ast.Call)]
+        if calls and len(calls) == len(values) and len({ast.dump(c.func) for c in calls}) == 1:
+            return calls[0] if len(calls) == 1 else None
+    return None
+
+
+def _class_of(ctx: Context, func: ast.AST) -> tuple[ast.ClassDef, dict, bool] | None:
+    """The class a construction calls, with its module's top-level definitions and whether that module is
+    another file (whose imports are not read here): a class of this file, or one imported from a module
+    of the code base."""
+    if isinstance(func, ast.Name) and ctx.tree is not None:
+        here: dict = {n.name: n for n in ctx.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+        cls = here.get(func.id)
+        if isinstance(cls, ast.ClassDef):
+            return cls, here, False
+        dotted = ctx.aliases.get(func.id)
+        if dotted and "." in dotted:
+            module, _, name = dotted.rpartition(".")
+            found = local_module(ctx.filename, module)
+            if found is not None and isinstance(found.get(name), ast.ClassDef):
+                return found[name], found, True
+        return None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        found = local_module(ctx.filename, ctx.aliases.get(func.value.id, func.value.id))
+        if found is not None and isinstance(found.get(func.attr), ast.ClassDef):
+            return found[func.attr], found, True
+    return None
+
+
+def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: int = 4) -> dict[str, ast.AST] | None:
+    """The class's methods with those of its code-base bases (None: a base that cannot be read). In another
+    file, whose imports are not read here, a base spelt `Dataset` / `data.Dataset` is taken for torch's."""
+    methods: dict[str, ast.AST] = {}
+    for base in cls.bases:
+        written = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
+        if isinstance(base, ast.Name) and isinstance(defs.get(base.id), ast.ClassDef) and defs[base.id] is not cls:
+            inherited = _methods(ctx, defs[base.id], defs, foreign, depth - 1) if depth > 0 else None
+            if inherited is None:
+                return None
+            methods.update(inherited)
+        elif written == "object" or (not foreign and ctx.dotted(base) in _DATASET_BASES) \
+                or (foreign and written in ("Dataset", "IterableDataset")):
+            continue
+        else:
+            return None
+    for item in cls.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            methods[item.name] = item
+    return methods
+
+
+def _passed_in(methods: dict[str, ast.AST]) -> frozenset[str]:
+    """The attributes `__init__` sets to one of its parameters as given (`self.dataset = dataset`): objects
+    the caller chose, which the class cannot vouch for."""
+    init = methods.get("__init__")
+    if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)} - {"self"}
+    found = set()
+    for sub in ast.walk(init):
+        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
+            for target in sub.targets:
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+                    found.add(target.attr)
+    return frozenset(found)
+
+
+def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES) -> bool:
+    """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
+    cannot tell)."""
+    methods = _methods(ctx, cls, defs, foreign)
+    if methods is None:
+        return True
+    todo = [methods[name] for name in entries if name in methods]
+    if not todo:
+        return True
+    given = _passed_in(methods)
+    seen: set[int] = set()
+    while todo:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if len(seen) > 40:
+            return True  # too much to read: cannot tell
+        for sub in ast.walk(fn):
+            if isinstance(sub, ast.Attribute) and _random_word(sub.attr):
+                return True
+            if isinstance(sub, ast.Name) and _random_word(sub.id):
+                return True
+            if given and any(_own(part, given) for part in _used(sub)):
+                return True  # an object the caller passed in, indexed, called or handed on (a dataset it wraps)
+            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo):
+                return True
+    return False
+
+
+def _used(node: ast.AST) -> list[ast.AST]:
+    """The expressions a node reads an object through: what it indexes, iterates, calls a method of, or
+    hands to a call (a flag read in an `if` is none of these)."""
+    if isinstance(node, ast.Subscript):
+        return [node.value]
+    if isinstance(node, (ast.For, ast.comprehension)):
+        return [node.iter]
+    if isinstance(node, ast.Call):
+        owner = [node.func.value] if isinstance(node.func, ast.Attribute) else []
+        return [*owner, *node.args, *(k.value for k in node.keywords)]
+    return []
+
+
+def _own(node: ast.AST, given: frozenset[str]) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr in given and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+
+def _may_draw(callee: ast.AST, methods: dict[str, ast.AST], defs: dict, todo: list) -> bool:
+    """A call's function: a method or module function is read next (queued); a stored callable
+    (`self.transform`) or a function named like an augmentation may draw; another plain function does not."""
+    if isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
+        if callee.attr not in methods:
+            return True  # a stored callable (a transform the caller passed): cannot tell
+        todo.append(methods[callee.attr])
+        return False
+    if isinstance(callee, ast.Name) and isinstance(defs.get(callee.id), (ast.FunctionDef, ast.AsyncFunctionDef)):
+        todo.append(defs[callee.id])
+        return False
+    if not isinstance(callee, (ast.Attribute, ast.Name)):
+        return True  # a call of a call's result: cannot tell
+    last = callee.attr if isinstance(callee, ast.Attribute) else callee.id
+    return any(word in last.lower() for word in _AUGMENT_WORDS)
+
+
+def _random_word(name: str) -> bool:
+    return "rand" in name.lower() or name in _RANDOM
+
+
+def _deterministic_transform(ctx: Context, node: ast.AST, depth: int) -> bool:
+    """A torchvision transform that draws nothing: ToTensor, Normalize, Resize, ... or a Compose of such."""
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Constant) and node.value is None:
+        return True
+    if isinstance(node, ast.Name):
+        values = _assigned(ctx, node.id)
+        return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1)
+    if not isinstance(node, ast.Call) or ctx.dotted(node.func) not in _TV_DETERMINISTIC:
+        return False
+    if (ctx.dotted(node.func) or "").endswith(".Compose"):
+        steps = node.args[0] if node.args else None
+        return isinstance(steps, (ast.List, ast.Tuple)) and all(_deterministic_transform(ctx, s, depth - 1) for s in steps.elts)
+    return True
