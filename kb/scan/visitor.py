@@ -98,10 +98,23 @@ class Visitor(Context, ast.NodeVisitor):
         k = bisect_left(self.hits, first)  # the first hit at or after the node's first line
         return k < len(self.hits) and self.hits[k] <= (node.end_lineno or first)
 
+    def _scope_hit(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+        """A hit line anywhere from the scope's first decorator to its last line. A function or class
+        without one is not walked: every visit below it needs a hit, and what the walk of its body
+        changes besides (its own names' types, parameters and members) is pushed and popped with it."""
+        if self.hits is None:
+            return True
+        first = node.lineno
+        for decorator in node.decorator_list:
+            first = min(first, decorator.lineno)
+        k = bisect_left(self.hits, first)
+        return k < len(self.hits) and self.hits[k] <= (node.end_lineno or node.lineno)
+
     def statements(self, body: list[ast.stmt]) -> None:
         for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self._scope(node)
+                if self._scope_hit(node):
+                    self._scope(node)
             elif isinstance(node, ast.If):
                 if self._hit(node.test):
                     self.visit(node.test)
