@@ -27,3 +27,29 @@ def test_a_scope_is_walked_when_any_of_its_lines_holds_a_hit():
     assert (14, "torch.index_add") in found
     assert any(line == 24 and op.endswith("index_add_") for line, op in found)
     assert all(line < 33 for line, _ in found)
+
+
+def test_the_collector_is_paused_for_the_whole_scan_and_restored(monkeypatch):
+    """The later passes (here the switch scope) run with the cyclic collector paused, as the parsing does;
+    it runs again after the scan, and stays off after it if it was off before."""
+    import gc
+
+    from kb.scan import run, scope
+
+    seen = []
+    real = scope.runs
+
+    def runs(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scope, "runs", runs)
+    assert gc.isenabled()
+    run.scan([str(FIX / "scopes.py")])
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        run.scan([str(FIX / "scopes.py")])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
