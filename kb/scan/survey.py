@@ -142,49 +142,49 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     assigns: list[ast.Assign] = []
     has_main = False
 
-    def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
+    def statement(node: Any, sink: list[str], prefix: str, module_level: bool) -> None:  # Any: each branch reads its class's fields
         nonlocal has_main
         kind = type(node)
         role = _ROLES.get(kind, 0)
         if role == 0:  # a simple statement: its fields are expressions, walked as _expression_calls walks a node's
             _expression_calls(node, sink, calls)
             if kind is ast.Assign:
-                assigns.append(node)  # type: ignore[arg-type]
+                assigns.append(node)
         elif role == _IMPORT:
-            for alias in node.names:  # type: ignore[attr-defined]
+            for alias in node.names:
                 imports.append((alias.name, 0, ()))
                 if alias.asname:
                     bindings.append((alias.asname, alias.name, 0, None))
                 else:
                     bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
         elif role == _IMPORT_FROM:
-            imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))  # type: ignore[attr-defined]
-            for alias in node.names:  # type: ignore[attr-defined]
+            imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
+            for alias in node.names:
                 if alias.name != "*":
-                    bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))  # type: ignore[attr-defined]
+                    bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
         elif role == _FUNCTION:
-            defs.append(node)  # type: ignore[arg-type]
-            args = node.args  # type: ignore[attr-defined]
+            defs.append(node)
+            args = node.args
             for part in (*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)):
                 _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
             body: list[str] = []
-            name = node.name  # type: ignore[attr-defined]
+            name = node.name
             functions.append((prefix + name, body))
             inner = prefix + name + "."
-            for child in node.body:  # type: ignore[attr-defined]
+            for child in node.body:
                 statement(child, body, inner, False)
         elif role == _CLASS:
-            classes.append(node)  # type: ignore[arg-type]
-            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):  # type: ignore[attr-defined]
+            classes.append(node)
+            for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
                 _expression_calls(part, sink, calls)
-            inner = prefix + node.name + "."  # type: ignore[attr-defined]
-            for child in node.body:  # type: ignore[attr-defined]  # a class body runs where the class statement is
+            inner = prefix + node.name + "."
+            for child in node.body:  # a class body runs where the class statement is
                 statement(child, sink, inner, module_level)
-        elif role == _IF and module_level and not prefix and is_main(node.test):  # type: ignore[attr-defined]
+        elif role == _IF and module_level and not prefix and is_main(node.test):
             has_main = True
-            for child in node.body:  # type: ignore[attr-defined]
+            for child in node.body:
                 statement(child, in_main, prefix, True)
-            for child in node.orelse:  # type: ignore[attr-defined]
+            for child in node.orelse:
                 statement(child, sink, prefix, True)
         else:  # a compound statement: its bodies first, in field order, then its other fields' expressions
             bodies, others = _COMPOUND[kind]
@@ -197,7 +197,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
                         statement(piece, sink, prefix, module_level)
             expressions: list[ast.AST] = []
             for field in others:
-                value = getattr(node, field, None)
+                value: Any = getattr(node, field, None)
                 if type(value) is list:
                     expressions += [piece for piece in value if _WALKED[type(piece)]]
                 elif _WALKED[type(value)]:
