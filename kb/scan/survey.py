@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from typing import Any, NamedTuple
 
 from kb.query.state import memo
@@ -302,6 +303,16 @@ def method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) ->
     if found is None:
         found = _METHOD_NAMES[key] = tuple(m for m, ops in methods.items() if any(op.split(".")[0] in owners for op in ops))
     return found
+
+
+def scope_hit(hits: tuple[int, ...] | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """Whether a function or class has a hit line (hit_lines) from its first decorator to its last line.
+    The walk (kb/scan/visitor.py) skips one without: every visit below it needs a hit, and what its walk
+    changes besides (its own names' types, parameters and members) is pushed and popped with it."""
+    if hits is None:
+        return True
+    k = bisect_left(hits, min([node.lineno, *(d.lineno for d in node.decorator_list)]))
+    return k < len(hits) and hits[k] <= (node.end_lineno or node.lineno)
 
 
 _MATMUL = re.compile(r"[\w)\]][ \t]*@[ \t]*[\w(]")

@@ -21,7 +21,7 @@ from itertools import accumulate
 from kb.scan import environ, rank, resolvers
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
-from kb.scan.survey import FIELDS
+from kb.scan.survey import FIELDS, scope_hit
 from kb.scan.syntax import (
     TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
 )
@@ -98,23 +98,10 @@ class Visitor(Context, ast.NodeVisitor):
         k = bisect_left(self.hits, first)  # the first hit at or after the node's first line
         return k < len(self.hits) and self.hits[k] <= (node.end_lineno or first)
 
-    def _scope_hit(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
-        """A hit line anywhere from the scope's first decorator to its last line. A function or class
-        without one is not walked: every visit below it needs a hit, and what the walk of its body
-        changes besides (its own names' types, parameters and members) is pushed and popped with it."""
-        if self.hits is None:
-            return True
-        first = node.lineno
-        for decorator in node.decorator_list:
-            first = min(first, decorator.lineno)
-        k = bisect_left(self.hits, first)
-        return k < len(self.hits) and self.hits[k] <= (node.end_lineno or node.lineno)
-
     def statements(self, body: list[ast.stmt]) -> None:
         for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if self._scope_hit(node):
-                    self._scope(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and scope_hit(self.hits, node):
+                self._scope(node)  # one without a hit falls through: no case below visits it (survey.scope_hit)
             elif isinstance(node, ast.If):
                 if self._hit(node.test):
                     self.visit(node.test)
