@@ -304,9 +304,11 @@ class Graph:
         parts = node[1].rsplit(".", 2)
         keys = {parts[-1]} | ({parts[-2]} if parts[-1] == "__init__" and len(parts) > 1 else set())
         out: list[tuple[str, str | None]] = []
+        seen: set[tuple[str, str | None]] = set()  # what `out` holds (a list's `in` made this quadratic in the callers)
         for key in keys:
             for path, func, name in self._by_last.get(key, ()):
-                if node in self.targets(path, func, name) and (path, func) not in out:
+                if node in self.targets(path, func, name) and (path, func) not in seen:  # targets first: it memoizes
+                    seen.add((path, func))
                     out.append((path, func))
         return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from typing import Any, NamedTuple
 
 from kb.query.state import memo
@@ -49,6 +50,21 @@ class _Walked(dict[type, bool]):
 
 FIELDS = _Fields()
 _WALKED = _Walked()
+
+
+# How survey() treats each statement class (0, the default: a simple statement, whose fields hold only
+# expressions). One dictionary lookup per statement instead of a chain of isinstance checks.
+_IMPORT, _IMPORT_FROM, _FUNCTION, _CLASS, _IF, _OTHER = 1, 2, 3, 4, 5, 6
+_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # a statement's fields that hold statements
+_ROLES: dict[type, int] = {ast.Import: _IMPORT, ast.ImportFrom: _IMPORT_FROM, ast.FunctionDef: _FUNCTION,
+                           ast.AsyncFunctionDef: _FUNCTION, ast.ClassDef: _CLASS, ast.If: _IF}
+_COMPOUND: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # class -> (its body fields, its other fields)
+for _cls in ast.stmt.__subclasses__():
+    if any(f in _BODY_FIELDS for f in _cls._fields):
+        _ROLES.setdefault(_cls, _OTHER)
+        _COMPOUND[_cls] = (tuple(f for f in FIELDS[_cls] if f in _BODY_FIELDS),
+                           tuple(f for f in FIELDS[_cls] if f not in _BODY_FIELDS))
+_CLAUSES = frozenset({ast.ExceptHandler, ast.match_case})
 
 
 def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list[ast.Call]) -> None:
@@ -127,55 +143,66 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     assigns: list[ast.Assign] = []
     has_main = False
 
-    def statement(node: ast.stmt, sink: list[str], prefix: str, module_level: bool) -> None:
+    def statement(node: Any, sink: list[str], prefix: str, module_level: bool) -> None:  # Any: each branch reads its class's fields
         nonlocal has_main
         kind = type(node)
-        if isinstance(node, ast.Import):
+        role = _ROLES.get(kind, 0)
+        if role == 0:  # a simple statement: its fields are expressions, walked as _expression_calls walks a node's
+            _expression_calls(node, sink, calls)
+            if kind is ast.Assign:
+                assigns.append(node)
+        elif role == _IMPORT:
             for alias in node.names:
                 imports.append((alias.name, 0, ()))
                 if alias.asname:
                     bindings.append((alias.asname, alias.name, 0, None))
                 else:
                     bindings.append((alias.name.split(".")[0], alias.name.split(".")[0], 0, None))
-        elif isinstance(node, ast.ImportFrom):
+        elif role == _IMPORT_FROM:
             imports.append((node.module or "", node.level, tuple(a.name for a in node.names)))
             for alias in node.names:
                 if alias.name != "*":
                     bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        elif role == _FUNCTION:
             defs.append(node)
-            for part in (*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d)):
+            args = node.args
+            for part in (*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)):
                 _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
             body: list[str] = []
-            functions.append((prefix + node.name, body))
+            name = node.name
+            functions.append((prefix + name, body))
+            inner = prefix + name + "."
             for child in node.body:
-                statement(child, body, prefix + node.name + ".", False)
-        elif isinstance(node, ast.ClassDef):
+                statement(child, body, inner, False)
+        elif role == _CLASS:
             classes.append(node)
             for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
                 _expression_calls(part, sink, calls)
+            inner = prefix + node.name + "."
             for child in node.body:  # a class body runs where the class statement is
-                statement(child, sink, prefix + node.name + ".", module_level)
-        elif isinstance(node, ast.If) and module_level and not prefix and is_main(node.test):
+                statement(child, sink, inner, module_level)
+        elif role == _IF and module_level and not prefix and is_main(node.test):
             has_main = True
             for child in node.body:
                 statement(child, in_main, prefix, True)
             for child in node.orelse:
                 statement(child, sink, prefix, True)
-        else:
-            if isinstance(node, ast.Assign):
-                assigns.append(node)
-            expressions: list[ast.AST] = []
-            for field in FIELDS[kind]:
-                value = getattr(node, field, None)
-                for piece in (value if type(value) is list else (value,)):
-                    if isinstance(piece, ast.stmt):
+        else:  # a compound statement: its bodies first, in field order, then its other fields' expressions
+            bodies, others = _COMPOUND[kind]
+            for field in bodies:
+                for piece in getattr(node, field):
+                    if type(piece) in _CLAUSES:  # an except clause or a match case: only its body is walked
+                        for inner_node in piece.body:
+                            statement(inner_node, sink, prefix, module_level)
+                    else:
                         statement(piece, sink, prefix, module_level)
-                    elif isinstance(piece, (ast.ExceptHandler, ast.match_case)):  # ExceptHandler: excepthandler's one kind
-                        for inner in piece.body:
-                            statement(inner, sink, prefix, module_level)
-                    elif isinstance(piece, ast.AST) and not isinstance(piece, _LEAVES):
-                        expressions.append(piece)
+            expressions: list[ast.AST] = []
+            for field in others:
+                value: Any = getattr(node, field, None)
+                if type(value) is list:
+                    expressions += [piece for piece in value if _WALKED[type(piece)]]
+                elif _WALKED[type(value)]:
+                    expressions.append(value)
             if expressions:
                 _expression_calls(expressions, sink, calls)
 
@@ -276,6 +303,16 @@ def method_names(methods: dict[str, tuple[str, ...]], owners: frozenset[str]) ->
     if found is None:
         found = _METHOD_NAMES[key] = tuple(m for m, ops in methods.items() if any(op.split(".")[0] in owners for op in ops))
     return found
+
+
+def scope_hit(hits: tuple[int, ...] | None, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """Whether a function or class has a hit line (hit_lines) from its first decorator to its last line.
+    The walk (kb/scan/visitor.py) skips one without: every visit below it needs a hit, and what its walk
+    changes besides (its own names' types, parameters and members) is pushed and popped with it."""
+    if hits is None:
+        return True
+    k = bisect_left(hits, min([node.lineno, *(d.lineno for d in node.decorator_list)]))
+    return k < len(hits) and hits[k] <= (node.end_lineno or node.lineno)
 
 
 _MATMUL = re.compile(r"[\w)\]][ \t]*@[ \t]*[\w(]")

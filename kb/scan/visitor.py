@@ -21,7 +21,7 @@ from itertools import accumulate
 from kb.scan import environ, rank, resolvers, tfcompat, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
-from kb.scan.survey import FIELDS
+from kb.scan.survey import FIELDS, scope_hit
 from kb.scan.syntax import (
     TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
 )
@@ -100,8 +100,8 @@ class Visitor(Context, ast.NodeVisitor):
 
     def statements(self, body: list[ast.stmt]) -> None:
         for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self._scope(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and scope_hit(self.hits, node):
+                self._scope(node)  # one without a hit falls through: no case below visits it (survey.scope_hit)
             elif isinstance(node, ast.If):
                 if self._hit(node.test):
                     self.visit(node.test)
