@@ -106,7 +106,7 @@ class _Passed:
         return True
 
 
-def idle(files: list[sources.Found], modules: dict) -> dict[tuple[str, int, int], str]:
+def idle(modules: dict, texts: sources.Texts) -> dict[tuple[str, int, int], str]:
     """(path, line, col) -> why, for each construction of a PyTorch module (a call the scan resolved to a
     `torch.` class) that the code base never calls."""
     wanted = {path: {(c.line, c.col): c.op for c in m.calls
@@ -115,20 +115,16 @@ def idle(files: list[sources.Found], modules: dict) -> dict[tuple[str, int, int]
     wanted = {p: w for p, w in wanted.items() if w}
     if not wanted:
         return {}
-    by_path = {f.path: f for f in files}
-    texts: dict[str, str] = {}
+    read: dict[str, str] = {}
     for path in modules:
-        found = by_path.get(path)
-        if found is None:
+        text = texts.get(path)
+        if text is None:
             return {}
-        try:
-            texts[path] = sources.read(path, found.root).text
-        except (sources.SourceError, ValueError):
-            return {}
-    if any(walk in text for text in texts.values() for walk in WALKS):
+        read[path] = text
+    if any(walk in text for text in read.values() for walk in WALKS):
         return {}
     trees: dict[str, ast.Module] = {}
-    for path, text in texts.items():
+    for path, text in read.items():
         if path.endswith(".ipynb"):
             continue
         try:

@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from kb.scan import resolve, scope
+from kb.scan import resolve, scope, sources
 
 
 # Frameworks that keep a tensor on the CPU unless the program places it on a GPU.
@@ -43,22 +43,19 @@ def _only_in(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], flagged: 
     return out
 
 
-def defaults_passed(modules: dict[str, resolve.Module]) -> dict[tuple[str, int, int], str]:
+def defaults_passed(modules: dict[str, resolve.Module], texts: sources.Texts,
+                    only: set[str]) -> dict[tuple[str, int, int], str]:
     """(path, line, col) -> why, for each recorded op named as a parameter's default (`noise_fn=tf.random_normal`)
     that never runs: every call of the function (or method) by its name anywhere in the code base passes the
     parameter, by keyword or position, and the name is used nowhere else (passed as a value, by *args or
     **kwargs, in a notebook), so the default is never taken (RULES C2.7)."""
-    wanted = {(path, d) for path, module in modules.items() for d in module.defaults}
+    wanted = {(path, d) for path, module in modules.items() if path in only for d in module.defaults}
     if not wanted:
         return {}
     names = {d[2] for _, d in wanted}
     uses: dict[str, list[ast.AST | None]] = {name: [] for name in names}  # None: a use that may take the default
     for path in modules:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-        except OSError:
-            text = ""
+        text = texts.get(path) or ""
         present = [name for name in names if name in text]
         if not present:
             continue

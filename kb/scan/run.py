@@ -395,9 +395,10 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     # a library's users may call its functions without the argument (deepmind/jraph's models): the files no
     # installable package holds only (a script repository's, or a package's tools/ and script folders)
     scripts = unreached.script_files(roots, modules)
-    unused_defaults = {k: v for k, v in placement.defaults_passed(modules).items() if k[0] in scripts} if scripts else {}
-    dead = unreached.unreached(roots, files, modules, runs, reach)
-    idle = holders.idle(files, modules)  # modules built and never called: their construction runs no kernel
+    texts = sources.Texts(files, _FOLDERS)  # read once for the three passes below
+    unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
+    dead = unreached.unreached(roots, modules, runs, reach, texts)
+    idle = holders.idle(modules, texts)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]

@@ -159,6 +159,26 @@ def read(path: str, root: str = os.sep, folders: dict[str, str] | None = None) -
     return unit
 
 
+class Texts:
+    """Each scanned file's text, read once for all the passes that read files again after the workers parsed
+    them (code no entry point runs, modules never called, defaults never taken), through read(), bounded as
+    the first reading was; None for a file that is not scanned or cannot be read again."""
+
+    def __init__(self, files: list[Found], folders: dict[str, str] | None = None) -> None:
+        self._roots = {f.path: f.root for f in files}
+        self._folders = folders
+        self._texts: dict[str, str | None] = {}
+
+    def get(self, path: str) -> str | None:
+        if path not in self._texts:
+            root = self._roots.get(path)
+            try:
+                self._texts[path] = None if root is None else read(path, root, self._folders).text
+            except (SourceError, ValueError):
+                self._texts[path] = None
+        return self._texts[path]
+
+
 def lines_as_python_reads_them(text: str) -> str:
     """CR LF and a lone CR end a line, as Python's reader translates them before it tokenizes:
     a file saved with CR-only endings runs, and every line-based pass must see its lines."""

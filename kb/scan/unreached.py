@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import ast
 import functools
-import io
 import os
 import re
-import tokenize
 from collections.abc import Callable
 
 from kb.scan import packaging, scope, sources
@@ -34,13 +32,14 @@ _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-
 # through `__subclasses__`, `eval`), or that another file reads with `getattr(module, name)`: any of them may
 # run; and a code base that imports modules by a computed name may run any file.
 _LOOKUP = re.compile(r"globals\(\)|sys\.modules\[|__subclasses__|(?<![.\w])(?:eval|exec)\(")
+_LOOKUP_WORDS = ("globals()", "sys.modules[", "__subclasses__", "eval(", "exec(")  # a text without them needs no search
 _DYNAMIC_IMPORT = re.compile(r"importlib|__import__|import_module|runpy|(?<![.\w])exec\(")
 _GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*,")
 
 
 def _looked_up(graph: scope.Graph, modules: dict, texts: dict[str, str]) -> set[str]:
     """The files whose names the code base may look up by a computed name."""
-    out = {path for path, text in texts.items() if _LOOKUP.search(text)}
+    out = {path for path, text in texts.items() if any(word in text for word in _LOOKUP_WORDS) and _LOOKUP.search(text)}
     for path, text in texts.items():
         if "getattr(" not in text:
             continue
@@ -194,30 +193,45 @@ def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: 
     return out
 
 
-def _names(text: str) -> list[tuple[str, int, bool]]:
-    """(name, line, as an attribute or string) of every name the code uses: its name tokens (`.name` an
-    attribute) and the identifiers of its string literals with no space in them (a name looked up by a
-    table, a dotted path); not comments, not prose (docstrings, messages). Where the text does not
-    tokenize (a notebook's magics), every word of it, on line 0 (it always runs)."""
+# One pass over a file's text, in the order Python's tokenizer reads it: a comment, a string literal (its prefix,
+# quotes and body; a triple-quoted one across lines), a name (after a "." an attribute), a number.
+_Q3S = r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
+_Q3D = r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+_Q1S = r"'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'"
+_Q1D = r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"'
+# Groups: a line's end, a string literal with its prefix, the "." before a name, the name; a comment and a
+# number match with every group empty.
+_TOKENS = re.compile(rf"(\n)|#[^\r\n]*|((?<!\w)[rRbBuUfF]{{0,2}}(?:{_Q3S}|{_Q3D}|{_Q1S}|{_Q1D}))"
+                     r"|((?<!\.\.)\.\s*)?((?!\d)\w+)|\d[\w.]*", re.S)
+
+
+def _names(text: str, wanted: frozenset[str] | set[str]) -> list[tuple[str, int, bool]]:
+    """(name, line, as an attribute or string) of every use of a wanted name in the code: its names (`.name` an
+    attribute), the identifiers of its string literals with no space in them (a name looked up by a table, a
+    dotted path) and every identifier of an f-string (its expressions); not comments, not prose (docstrings,
+    messages). Read with one regular expression's list of matches rather than Python's tokenizer (a sixth of
+    the time on a large code base); a text that would not tokenize (a notebook's magics) is read the same way."""
     out: list[tuple[str, int, bool]] = []
-    try:
-        previous = ""
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.NAME:
-                out.append((token.string, token.start[0], previous == "."))
-            elif token.type == tokenize.STRING and not any(c.isspace() for c in token.string):
-                out.extend((word, token.start[0], True) for word in _WORD.findall(token.string))
-            if token.type not in (tokenize.NL, tokenize.COMMENT):
-                previous = token.string
-    except (tokenize.TokenError, SyntaxError, ValueError, RecursionError):
-        words = set(_WORD.findall(text))
-        attributes = {a or b for a, b in _ATTRIBUTE.findall(text)}
-        return [(w, 0, w in attributes) for w in words]
+    line = 1
+    for end, literal, dot, name in _TOKENS.findall(text):
+        if name:
+            if dot:
+                line += dot.count("\n")  # a "." at a line's end, inside brackets
+            if name in wanted:
+                out.append((name, line, bool(dot)))
+        elif end:
+            line += 1
+        elif literal:
+            if "f" in literal[:2].lower() or not any(c.isspace() for c in literal):
+                for word in _WORD.finditer(literal):
+                    if word.group() in wanted:
+                        out.append((word.group(), line + literal.count("\n", 0, word.start()), True))
+            line += literal.count("\n")
     return out
 
 
-def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs: list[scope.Run],
-              reach: dict[str, tuple[int, ...]]) -> dict[str, list[tuple[int, int, str]]]:
+def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+              texts: sources.Texts) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
     {} elsewhere (a package, a single file, a scan with no entry point)."""
     if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
@@ -228,21 +242,17 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
     ships = "the code base ships no package" if len(scripts) == len(modules) else \
         "no installable package of the code base holds this file"
     out: dict[str, list[tuple[int, int, str]]] = {}
-    by_path = {f.path: f for f in files}
-    texts: dict[str, str] = {}
+    read: dict[str, str] = {}
     for path in modules:
-        found = by_path.get(path)
-        if found is None:
-            return out
-        try:
-            texts[path] = sources.read(path, found.root).text
-        except (sources.SourceError, ValueError):
+        text = texts.get(path)
+        if text is None:
             return out  # a file not read again: its names unknown, so nothing is claimed unreached
+        read[path] = text
     graph = scope.Graph(modules)
     starred = {graph.resolve(path, module_name, level) for path, m in modules.items()
                for module_name, level, names in m.layout.imports if "*" in names}
-    looked_up = _looked_up(graph, modules, texts)
-    imports_by_name = any(_DYNAMIC_IMPORT.search(text) for text in texts.values())
+    looked_up = _looked_up(graph, modules, read)
+    imports_by_name = any(_DYNAMIC_IMPORT.search(text) for text in read.values())
     tops = {os.path.normpath(root) for root in roots}
     spanned: list[str] = []
     for path in modules:
@@ -259,17 +269,24 @@ def unreached(roots: list[str], files: list[sources.Found], modules: dict, runs:
     trees: dict[str, ast.Module] = {}
     for path in spanned:
         try:
-            trees[path] = ast.parse(texts[path])
+            trees[path] = ast.parse(read[path])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             pass
-    ancestry = _Ancestry(graph, modules, texts)
-    by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
-    for path, text in texts.items():
-        for name, line, attr in _names(text):
-            by_name.setdefault(name, []).append((path, line, attr))
+    ancestry = _Ancestry(graph, modules, read)
     dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
     spans = [(path, span) for path, tree in trees.items()
              for span in _spans(tree, functools.partial(ancestry.own, path)) if not span[1].startswith("__") and not span[4]]
+    wanted = {span[1] for _, span in spans}
+    # Who can name a function, class or method of a file no package holds: the files no package holds, the
+    # notebooks, and the files that import one of them (an installable package does not reach into its
+    # repository's scripts otherwise); the others' names are not read.
+    users = {path for path in modules if path in scripts or path.endswith(".ipynb")
+             or any(graph.resolve(path, module_name, level) in scripts
+                    for module_name, level, _ in modules[path].layout.imports)} if wanted else set()
+    by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
+    for path in users:
+        for name, line, attr in _names(read[path], wanted):
+            by_name.setdefault(name, []).append((path, line, attr))
 
     def live(path: str, line: int) -> bool:
         return not any(a <= line <= b for a, b in dead.get(path, ()))
