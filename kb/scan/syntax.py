@@ -20,7 +20,9 @@ from kb.scan import tfcompat
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
     ("horovod.tensorflow.keras", "hvd"), ("horovod.tensorflow", "hvd"), ("horovod.torch", "hvd"),
-    ("horovod.keras", "hvd"), ("tensorflow_addons", "tfa"), ("tensorflow", "tf"),
+    ("horovod.keras", "hvd"), ("tensorflow_addons", "tfa"),
+    ("tensorflow.compat.v2", "tf"),  # TF 2's own API under its compat name (`import tensorflow.compat.v2 as tf`)
+    ("tensorflow", "tf"),
     ("tf_keras", "tf.keras"),  # Keras 2 as a package (TensorFlow 2.16+ with TF_USE_LEGACY_KERAS=1): tf.keras's code
 )
 # Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
