@@ -8,6 +8,7 @@ module how the code shows it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from kb.scan.context import Context
 
@@ -72,21 +73,24 @@ def int_attribute(ctx: Context, cls: ast.ClassDef, attr: str) -> bool:
 def filled_next(node: ast.Call, fn: ast.AST) -> bool:
     """`mask = torch.empty(...)` whose very next statement fills it whole in place (`mask.bernoulli_(p)`,
     `buf.zero_()`, `out.copy_(src)`): nothing reads it before every element is written."""
+    for name, after in _assigned_then(node, fn):
+        call = after.value if isinstance(after, ast.Expr) else None
+        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+            and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
+            and not any(isinstance(n, ast.Name) and n.id == name
+                        for a in (*call.args, *(kw.value for kw in call.keywords)) for n in ast.walk(a))
+    return False
+
+
+def _assigned_then(node: ast.Call, fn: ast.AST) -> Iterator[tuple[str, ast.stmt]]:
+    """(name, the next statement) for `name = <node>` followed by a statement in the same block of `fn`."""
     for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
         if not isinstance(block, list):
             continue
         for k, stmt in enumerate(block[:-1]):
-            if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)):
-                continue
-            after = block[k + 1]
-            call = after.value if isinstance(after, ast.Expr) else None
-            return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) \
-                and call.func.value.id == stmt.targets[0].id \
-                and not any(isinstance(n, ast.Name) and n.id == stmt.targets[0].id
-                            for a in (*call.args, *(kw.value for kw in call.keywords)) for n in ast.walk(a))
-    return False
+            if isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1 \
+                    and isinstance(stmt.targets[0], ast.Name):
+                yield stmt.targets[0].id, block[k + 1]
 
 
 def filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
@@ -98,27 +102,20 @@ def filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
         first = first.elts[0] if first.elts else None
     if first is None or isinstance(first, ast.Starred):
         return False
-    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
-        if not isinstance(block, list):
-            continue
-        for k, stmt in enumerate(block[:-1]):
-            if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)):
-                continue
-            name, loop = stmt.targets[0].id, block[k + 1]
-            if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and not loop.orelse
-                    and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
-                    and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
-                    and ast.dump(loop.iter.args[0]) == ast.dump(first)):
-                return False
-            if any(isinstance(sub, (ast.Break, ast.Continue)) for sub in ast.walk(loop)):
-                return False
-            for inner in loop.body:
-                target = inner.targets[0] if isinstance(inner, ast.Assign) and len(inner.targets) == 1 else None
-                if isinstance(inner, ast.Assign) and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
-                        and target.value.id == name and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
-                    return not any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner.value))
-                if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
-                    return False
+    for name, loop in _assigned_then(node, fn):
+        if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name) and not loop.orelse
+                and isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name)
+                and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
+                and ast.dump(loop.iter.args[0]) == ast.dump(first)):
             return False
+        if any(isinstance(sub, (ast.Break, ast.Continue)) for sub in ast.walk(loop)):
+            return False
+        for inner in loop.body:
+            target = inner.targets[0] if isinstance(inner, ast.Assign) and len(inner.targets) == 1 else None
+            if isinstance(inner, ast.Assign) and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                    and target.value.id == name and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
+                return not any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner.value))
+            if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
+                return False
+        return False
     return False
