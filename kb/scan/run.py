@@ -132,18 +132,24 @@ def quiet_parsing() -> None:
 def _serial(files: list[sources.Found]) -> list[tuple]:
     """Every file in this process, with the cyclic garbage collector paused: parsing allocates millions
     of nodes, and each full collection would walk every object the scan keeps (a third of a large
-    repository's CPU time); syntax trees hold no cycles and are freed as soon as a file is done."""
+    repository's CPU time); syntax trees hold no cycles and are freed as soon as a file is done. The
+    texts read are kept (_READ) for the passes that read files again after it (sources.Texts): read
+    once, not twice (workers' texts stay in the workers, and those passes read them again)."""
     was = gc.isenabled()
     gc.disable()
+    _READ.clear()
     try:
-        return [_one(f) for f in files]
+        return [_one(f, keep=True) for f in files]
     finally:
         if was:
             gc.enable()
 
 
+_READ: dict[str, str] = {}  # path -> text, of the files this process read in this scan (_serial)
+
+
 def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = None,
-         starred: dict[str, str] | None = None) -> tuple:
+         starred: dict[str, str] | None = None, keep: bool = False) -> tuple:
     """(path, unit cells, Module | None, [FileError], suppressions) for one file; runs in a worker.
     `imported`: the other files' subclasses of KB classes it imports; `starred`: the imports a
     `from module import *` of a scanned file brings in (resolve.analyse).
@@ -160,6 +166,8 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
         return path, (), None, [FileError(path, 1, 1, f"cannot read: {type(exc).__name__}: {exc}")], {}
     errors: list[FileError] = []
     text = unit.text
+    if keep:
+        _READ[path] = text
     for attempt in range(2):
         try:
             module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules, imported, starred)
@@ -340,6 +348,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
             quiet_parsing()
             return _scan(paths, given=given, lockfile=lockfile, device=device, exclude=exclude, jobs=jobs)
     finally:
+        _READ.clear()  # the texts are the scan's, not the caller's memory
         if was:
             gc.enable()
 
@@ -349,6 +358,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     idx = index()
     files = sources.discover(paths, exclude)
     _FOLDERS.clear()
+    _READ.clear()
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
     code_rules = rules.code_rules(idx)
@@ -395,7 +405,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     # a library's users may call its functions without the argument (deepmind/jraph's models): the files no
     # installable package holds only (a script repository's, or a package's tools/ and script folders)
     scripts = unreached.script_files(roots, modules)
-    texts = sources.Texts(files, _FOLDERS)  # read once for the three passes below
+    texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     dead = unreached.unreached(roots, modules, runs, reach, texts)
     idle = holders.idle(modules, texts)  # modules built and never called: their construction runs no kernel

@@ -164,10 +164,11 @@ class Texts:
     them (code no entry point runs, modules never called, defaults never taken), through read(), bounded as
     the first reading was; None for a file that is not scanned or cannot be read again."""
 
-    def __init__(self, files: list[Found], folders: dict[str, str] | None = None) -> None:
+    def __init__(self, files: list[Found], folders: dict[str, str] | None = None,
+                 known: dict[str, str] | None = None) -> None:
         self._roots = {f.path: f.root for f in files}
         self._folders = folders
-        self._texts: dict[str, str | None] = {}
+        self._texts: dict[str, str | None] = dict(known or {})  # texts this process read already
 
     def get(self, path: str) -> str | None:
         if path not in self._texts:
