@@ -62,8 +62,12 @@ def _importable(files: frozenset[str]) -> dict[tuple[str, str], str]:
     for path in files:
         if path.endswith(".py"):
             _add_names(modules, path[:-3], path)
+            if not os.path.isabs(path):  # and from the folders above the working directory (Graph.resolve)
+                _add_names(modules, os.path.abspath(path)[:-3], path)
             if os.path.basename(path) == "__init__.py":
                 _add_names(packages, os.path.dirname(path), path)
+                if not os.path.isabs(path):
+                    _add_names(packages, os.path.dirname(os.path.abspath(path)), path)
     return {**packages, **modules}
 
 
@@ -99,8 +103,8 @@ class Graph:
         self._folders: dict[str, str] = {}
         self._parents: dict[str, str] = {}
         # every name a module can be imported by: each folder of a scanned path, each file's stem
-        self._names = frozenset(part[:-3] if part.endswith(".py") else part
-                                for path in self.files for part in path.replace(os.sep, "/").split("/"))
+        self._names = frozenset(part[:-3] if part.endswith(".py") else part for path in self.files
+                                for part in os.path.abspath(path).replace(os.sep, "/").split("/"))
         self._closures: dict[str, frozenset[str]] = {}
         self._by_last: dict[str, list[tuple[str, str | None, str]]] | None = None
         self._ancestors: dict[tuple[str, str], frozenset[tuple[str, str | None]]] = {}
@@ -131,7 +135,13 @@ class Graph:
                 found = self._module_file(base, dotted)
                 parent = self._parents.get(base)
                 if parent is None:
-                    parent = self._parents[base] = os.path.dirname(base)
+                    parent = os.path.dirname(base)
+                    if parent == base and not os.path.isabs(base):
+                        # a scan of "." names its files from the working directory, whose own name and the
+                        # folders above it are still package roots (`from examples.imagenet import dataset`
+                        # run from the repository above examples/): the same files as a scan of its full path
+                        parent = os.path.dirname(os.path.abspath(base or "."))
+                    self._parents[base] = parent
                 if found or parent == base:
                     break
                 base = parent
