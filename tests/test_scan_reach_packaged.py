@@ -15,13 +15,20 @@ from kb.scan.run import Report, scan
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "reach"
 
 
-def _scan(tmp_path: Path, name: str) -> tuple[Report, Path]:
+def _scan(tmp_path: Path, name: str, versions: str = "torch=2.11") -> tuple[Report, Path]:
     where = tmp_path / name
     shutil.copytree(FIXTURES / name, where)
-    return scan([str(where)], given=pins.parse_versions("torch=2.11")), where
+    return scan([str(where)], given=pins.parse_versions(versions)), where
 
 
-def _lines(report: Report, where: Path) -> tuple[list[tuple[str, int]], dict[tuple[str, int], str]]:
+Lines = tuple[list[tuple[str, int]], dict[tuple[str, int], str]]  # (path, line) kept; (path, line) -> note
+
+
+def _kept_and_notes(tmp_path: Path, name: str, versions: str) -> Lines:
+    return _lines(*_scan(tmp_path, name, versions))
+
+
+def _lines(report: Report, where: Path) -> Lines:
     kept = sorted({(Path(f.path).relative_to(where).as_posix(), f.line) for f in report.findings})
     notes = {(Path(f.path).relative_to(where).as_posix(), f.line): f.note or "" for f in report.notes}
     return kept, notes
@@ -83,10 +90,7 @@ def test_a_method_nothing_calls_of_a_class_whose_ancestors_are_all_the_code_base
     """hojonathanho/diffusion's `Model(tpu_utils.Model)`: its base is a class of the code base, which calls
     only `train_fn` and `samples_fn`; `interpolate_fn`, named nowhere, never runs (L1-1). A class with a
     framework base (a Keras layer) keeps a method nothing names: the framework may call it as a hook."""
-    where = tmp_path / "ownbase"
-    shutil.copytree(FIXTURES / "ownbase", where)
-    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20"))
-    kept, notes = _lines(report, where)
+    kept, notes = _kept_and_notes(tmp_path, "ownbase", "tensorflow=2.20")
     assert kept == [("scripts/run_cifar.py", 8), ("scripts/run_cifar.py", 11), ("scripts/run_cifar.py", 19)], kept
     assert "nothing in this code base calls Model.interpolate_fn" in notes[("scripts/run_cifar.py", 14)]
 
@@ -95,10 +99,7 @@ def test_a_jitted_helper_nothing_runs_and_the_helpers_only_it_calls(tmp_path):
     """dalle-mini's symmetric_matrices.py: `@functools.partial(jax.jit, ...)` and `@jax.jit` wrap a function
     without registering it (a decorator that may put it in a table still keeps it), the decorator's line is
     the function's site, and a helper named only by a helper nothing runs never runs either."""
-    where = tmp_path / "decorated"
-    shutil.copytree(FIXTURES / "decorated", where)
-    report = scan([str(where)], given=pins.parse_versions("jax=0.8"))
-    kept, notes = _lines(report, where)
+    kept, notes = _kept_and_notes(tmp_path, "decorated", "jax=0.8")
     assert kept == [("helpers.py", 17), ("helpers.py", 19), ("helpers.py", 32)], kept
     assert "calls product (its name appears only in code nothing runs)" in notes[("helpers.py", 7)]
     assert "calls product_concat (its name appears nowhere outside it)" in notes[("helpers.py", 12)]
@@ -111,10 +112,7 @@ def test_a_module_built_and_never_called_runs_no_kernel(tmp_path):
     `criterion` of a program that parses its command line and that nothing imports (pointer.py), run no
     kernel: notes. A module the forward calls (`self.lookup(words)`) and a criterion a script calls keep their
     findings, and so does the functional call that reads the weight."""
-    where = tmp_path / "holder"
-    shutil.copytree(FIXTURES / "holder", where)
-    report = scan([str(where)], given=pins.parse_versions("torch=2.11"))
-    kept, notes = _lines(report, where)
+    kept, notes = _kept_and_notes(tmp_path, "holder", "torch=2.11")
     assert kept == [("embed_regularize.py", 5), ("embed_regularize.py", 7), ("main.py", 10), ("model.py", 10)], kept
     assert "the Embedding built here as self.encoder is never called" in notes[("model.py", 9)]
     assert "the CrossEntropyLoss built here as criterion is never used" in notes[("pointer.py", 11)]
@@ -125,10 +123,7 @@ def test_a_name_in_prose_is_no_use_and_dead_code_keeps_nothing_alive_across_file
     """williamleif/GraphSAGE (the fourth corpus): `MLP` appears elsewhere only in docstrings and comments
     ("pooling over MLP functions"), so nothing builds it; the metric only MLP.loss calls, in another file,
     never runs either. A name in code (or in a string with no space: a table's key) still counts."""
-    where = tmp_path / "prose"
-    shutil.copytree(FIXTURES / "prose", where)
-    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20"))
-    kept, notes = _lines(report, where)
+    kept, notes = _kept_and_notes(tmp_path, "prose", "tensorflow=2.20")
     assert kept == [("metrics.py", 9)], kept
     assert "calls masked_xent (its name appears only in code nothing runs)" in notes[("metrics.py", 5)]
 
