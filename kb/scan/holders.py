@@ -106,7 +106,7 @@ class _Passed:
         return True
 
 
-def idle(modules: dict, texts: sources.Texts) -> dict[tuple[str, int, int], str]:
+def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[str, int, int], str]:
     """(path, line, col) -> why, for each construction of a PyTorch module (a call the scan resolved to a
     `torch.` class) that the code base never calls."""
     wanted = {path: {(c.line, c.col): c.op for c in m.calls
@@ -115,12 +115,9 @@ def idle(modules: dict, texts: sources.Texts) -> dict[tuple[str, int, int], str]
     wanted = {p: w for p, w in wanted.items() if w}
     if not wanted:
         return {}
-    read: dict[str, str] = {}
-    for path in modules:
-        text = texts.get(path)
-        if text is None:
-            return {}
-        read[path] = text
+    read = texts.every(modules)
+    if read is None:
+        return {}
     if any(walk in text for text in read.values() for walk in WALKS):
         return {}
     trees: dict[str, ast.Module] = {}
@@ -133,7 +130,6 @@ def idle(modules: dict, texts: sources.Texts) -> dict[tuple[str, int, int], str]
             if path in wanted:
                 wanted.pop(path)
     passed = _Passed(trees)
-    graph = scope.Graph(modules)
     imported = {target for p in modules for target in graph.imports(p)}
     parents: dict[str, dict[int, ast.AST]] = {}
 

@@ -384,6 +384,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     solutions = idx["solutions"]
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     roots = [os.path.normpath(p) for p in paths if os.path.isdir(p)]
+    if graph is None or graph.files != frozenset(modules):
+        graph = scope.Graph(modules)  # one import graph for the scope, unreached code and modules never called
     runs, reach = scope.runs(modules, named, roots, graph)
     per_run = [switches.applied([*r.holds, *((p, _condition(s)) for p, s in r.unreached)], used) for r in runs]
     coverage_of: dict[tuple[int, ...], Coverage] = {}
@@ -407,8 +409,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     scripts = unreached.script_files(roots, modules)
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
-    dead = unreached.unreached(roots, modules, runs, reach, texts)
-    idle = holders.idle(modules, texts)  # modules built and never called: their construction runs no kernel
+    dead = unreached.unreached(roots, modules, runs, reach, texts, graph)
+    idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]

@@ -16,6 +16,7 @@ import os
 import stat
 import tokenize
 from pathlib import Path
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from kb import jsonio, untrusted
@@ -178,6 +179,16 @@ class Texts:
             except (SourceError, ValueError):
                 self._texts[path] = None
         return self._texts[path]
+
+    def every(self, paths: Iterable[str]) -> dict[str, str] | None:
+        """Each path's text, or None if any cannot be read: a pass that must see every file claims nothing then."""
+        out: dict[str, str] = {}
+        for path in paths:
+            text = self.get(path)
+            if text is None:
+                return None
+            out[path] = text
+        return out
 
 
 def lines_as_python_reads_them(text: str) -> str:

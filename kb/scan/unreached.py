@@ -231,7 +231,7 @@ def _names(text: str, wanted: frozenset[str] | set[str]) -> list[tuple[str, int,
 
 
 def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
-              texts: sources.Texts) -> dict[str, list[tuple[int, int, str]]]:
+              texts: sources.Texts, graph: scope.Graph) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
     {} elsewhere (a package, a single file, a scan with no entry point)."""
     if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
@@ -242,13 +242,9 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     ships = "the code base ships no package" if len(scripts) == len(modules) else \
         "no installable package of the code base holds this file"
     out: dict[str, list[tuple[int, int, str]]] = {}
-    read: dict[str, str] = {}
-    for path in modules:
-        text = texts.get(path)
-        if text is None:
-            return out  # a file not read again: its names unknown, so nothing is claimed unreached
-        read[path] = text
-    graph = scope.Graph(modules)
+    read = texts.every(modules)
+    if read is None:
+        return out  # a file not read again: its names unknown, so nothing is claimed unreached
     starred = {graph.resolve(path, module_name, level) for path, m in modules.items()
                for module_name, level, names in m.layout.imports if "*" in names}
     looked_up = _looked_up(graph, modules, read)
