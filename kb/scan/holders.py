@@ -138,6 +138,19 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
             parents[path] = _parents(trees[path])
         return parents[path]
 
+    attribute_loads: dict[str, list[tuple[str, ast.Attribute]]] = {}  # `.name` read anywhere, and string literals:
+    strings_used: set[object] = set()  # one walk of every tree for all the self.x sites, not two per site
+
+    def index() -> None:
+        if attribute_loads or strings_used:
+            return
+        for p, t in trees.items():
+            for n in ast.walk(t):
+                if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
+                    attribute_loads.setdefault(n.attr, []).append((p, n))
+                elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    strings_used.add(n.value)
+
     out: dict[tuple[str, int, int], str] = {}
     for path, sites in wanted.items():
         tree = trees.get(path)
@@ -157,10 +170,9 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
                                                                and n.name in RUNS for n in owner.body)):
                     continue  # no forward to read: how the class runs is not in view
                 name, shown = target.attr, f"self.{target.attr}"
-                uses: list[tuple[str, ast.expr]] = [(p, n) for p, t in trees.items() for n in ast.walk(t)
-                                                    if isinstance(n, ast.Attribute) and n.attr == name
-                                                    and n is not target and isinstance(n.ctx, ast.Load)]
-                strings = any(isinstance(n, ast.Constant) and n.value == name for t in trees.values() for n in ast.walk(t))
+                index()
+                uses: list[tuple[str, ast.expr]] = [(p, n) for p, n in attribute_loads.get(name, ()) if n is not target]
+                strings = name in strings_used
             elif isinstance(target, ast.Name):
                 name, shown = target.id, target.id
                 inside = list(ast.walk(function if function is not None else tree))
