@@ -15,6 +15,35 @@ from kb.query.state import memo
 from kb.scan.syntax import Function, Layout, called, is_main
 
 
+# Decorators that wrap a function without registering it anywhere (a compiler, a cache, a gradient mode, a
+# descriptor): the function still runs only where something names it. Others may put it in a table.
+TRANSPARENT = frozenset({"jit", "pmap", "vmap", "xmap", "pjit", "checkpoint", "remat", "custom_vjp", "custom_jvp",
+                         "named_call", "compile", "script", "no_grad", "inference_mode", "enable_grad", "lru_cache",
+                         "cache", "wraps", "staticmethod", "classmethod", "property", "cached_property",
+                         "abstractmethod", "dataclass"})
+TRANSPARENT_DOTTED = frozenset({"tf.function", "tensorflow.function"})
+
+
+def transparent(node: ast.expr) -> bool:
+    """Whether a decorator is one of TRANSPARENT (`@jax.jit`, `@torch.no_grad()`, `@tf.function`, and
+    `@functools.partial(jax.jit, ...)` of one)."""
+    if isinstance(node, ast.Call):
+        name = called(node.func) or ast.unparse(node.func)
+        if name.rpartition(".")[2] == "partial" and node.args:
+            return transparent(node.args[0])
+        node = node.func
+    name = called(node) or ast.unparse(node)
+    return name.rpartition(".")[2] in TRANSPARENT or name in TRANSPARENT_DOTTED
+
+
+def _base_as_written(node: ast.expr) -> tuple[str, ...]:
+    if type(node) is ast.Name:
+        return (node.id,)
+    if type(node) is ast.Attribute and type(node.value) is ast.Name:
+        return (node.value.id, node.attr)
+    return ()
+
+
 class Survey(NamedTuple):
     """One pass over a module: its Layout, and the nodes later steps look at."""
 
@@ -141,9 +170,11 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     calls: list[ast.Call] = []
     defs: list[Function] = []
     assigns: list[ast.Assign] = []
+    spans: list[tuple[str, str, int, int, bool, str | None, int, bool]] = []
+    class_bases: list[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]] = []
     has_main = False
 
-    def statement(node: Any, sink: list[str], prefix: str, module_level: bool) -> None:  # Any: each branch reads its class's fields
+    def statement(node: Any, sink: list[str], prefix: str, module_level: bool, owner: Any) -> None:  # Any: each branch reads its class's fields
         nonlocal has_main
         kind = type(node)
         role = _ROLES.get(kind, 0)
@@ -165,6 +196,15 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
                     bindings.append((alias.asname or alias.name, node.module or "", node.level, alias.name))
         elif role == _FUNCTION:
             defs.append(node)
+            decorators = node.decorator_list
+            first = min([node.lineno, *(d.lineno for d in decorators)]) if decorators else node.lineno
+            if owner is None:
+                spans.append(("function", node.name, first, node.end_lineno or node.lineno,
+                              not all(map(transparent, decorators)), None, 0, False))
+            else:
+                spans.append(("method", node.name, first, node.end_lineno or node.lineno,
+                              not all(map(transparent, decorators)), owner.name, owner.lineno,
+                              bool(owner.bases or owner.keywords)))
             args = node.args
             for part in (*node.decorator_list, *args.defaults, *(d for d in args.kw_defaults if d)):
                 _expression_calls(part, sink, calls)  # decorators and defaults run where the def is
@@ -173,29 +213,35 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
             functions.append((prefix + name, body))
             inner = prefix + name + "."
             for child in node.body:
-                statement(child, body, inner, False)
+                statement(child, body, inner, False, None)
         elif role == _CLASS:
             classes.append(node)
+            decorators = node.decorator_list
+            spans.append(("class", node.name,
+                          min([node.lineno, *(d.lineno for d in decorators)]) if decorators else node.lineno,
+                          node.end_lineno or node.lineno, not all(map(transparent, decorators)), None, 0, False))
+            class_bases.append((node.name, node.lineno, bool(node.keywords),
+                                tuple(_base_as_written(b) for b in node.bases), node is top_node))
             for part in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
                 _expression_calls(part, sink, calls)
             inner = prefix + node.name + "."
             for child in node.body:  # a class body runs where the class statement is
-                statement(child, sink, inner, module_level)
+                statement(child, sink, inner, module_level, node)
         elif role == _IF and module_level and not prefix and is_main(node.test):
             has_main = True
             for child in node.body:
-                statement(child, in_main, prefix, True)
+                statement(child, in_main, prefix, True, owner)
             for child in node.orelse:
-                statement(child, sink, prefix, True)
+                statement(child, sink, prefix, True, owner)
         else:  # a compound statement: its bodies first, in field order, then its other fields' expressions
             bodies, others = _COMPOUND[kind]
             for field in bodies:
                 for piece in getattr(node, field):
                     if type(piece) in _CLAUSES:  # an except clause or a match case: only its body is walked
                         for inner_node in piece.body:
-                            statement(inner_node, sink, prefix, module_level)
+                            statement(inner_node, sink, prefix, module_level, owner)
                     else:
-                        statement(piece, sink, prefix, module_level)
+                        statement(piece, sink, prefix, module_level, owner)
             expressions: list[ast.AST] = []
             for field in others:
                 value: Any = getattr(node, field, None)
@@ -206,15 +252,17 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
             if expressions:
                 _expression_calls(expressions, sink, calls)
 
+    top_node = None  # the module-level statement being read: a class directly in the module's body is module level
     for node in tree.body:
-        statement(node, top, "", True)
+        top_node = node
+        statement(node, top, "", True, None)
     statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
     # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
     backward = trains(text)
     top_trains = backward and bool(text) and _top_trains(tree, text)
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
                    tuple((name, tuple(body)) for name, body in functions), backward,
-                   may_use_gpu(text, calls, imports), top_trains)
+                   may_use_gpu(text, calls, imports), top_trains, tuple(spans), tuple(class_bases))
     return Survey(found, classes, calls, defs, assigns)
 
 

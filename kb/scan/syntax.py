@@ -93,6 +93,13 @@ class Layout(NamedTuple):
     backward: bool = True  # the text can run a backward pass (.backward(), autograd.grad, jax.grad, fit, a trainer)
     gpu: bool = True  # the text may place a tensor or model on a GPU (kb/scan/survey.py, may_use_gpu)
     top_trains: bool = False  # its module-level code (outside functions, classes and __main__) can run a backward pass
+    # (kind "class" / "function" / "method", name, first line with its decorators, last line, decorated by something
+    # that may register it, owner class's name or None, owner's line, owner has bases or keywords): each class and
+    # function, outermost first, for the pass that finds code nothing runs (kb/scan/unreached.py)
+    spans: tuple[tuple[str, str, int, int, bool, str | None, int, bool], ...] = ()
+    # (name, line, has keywords (a metaclass), bases as written: (name,), (module alias, name) or () for any other
+    # expression, module level): each class, for whether all its ancestors are the code base's own
+    class_bases: tuple[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool], ...] = ()
 
 
 class Module(NamedTuple):

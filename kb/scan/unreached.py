@@ -15,13 +15,15 @@ hook), so those keep theirs too.
 
 from __future__ import annotations
 
-import ast
 import functools
 import os
 import re
 from collections.abc import Callable
 
 from kb.scan import packaging, scope, sources
+from kb.scan.syntax import Layout
+
+ClassBases = tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]  # Layout.class_bases: one class
 
 MAX_FILES = 5000  # a larger code base is read once only: its findings keep the answer of reachable code
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -81,31 +83,29 @@ def _test_file(path: str) -> bool:
 class _Ancestry:
     """Whether every ancestor of a class is a class of the code base itself (its bases, as written, resolve
     through the file's imports to module-level classes of scanned files, up to `object`): then no framework
-    base can call the class's methods as hooks, and a method nothing names never runs."""
+    base can call the class's methods as hooks, and a method nothing names never runs. Read from each file's
+    Layout (the survey of the first pass), not from its text parsed again."""
 
-    def __init__(self, graph: scope.Graph, modules: dict, texts: dict[str, str]) -> None:
-        self.graph, self.modules, self.texts = graph, modules, texts
-        self.classes: dict[str, dict[str, ast.ClassDef]] = {}
+    def __init__(self, graph: scope.Graph, modules: dict) -> None:
+        self.graph, self.modules = graph, modules
+        self.classes: dict[str, dict[str, ClassBases]] = {}
+        self.every: dict[tuple[str, str, int], ClassBases] = {}
         self.memo: dict[tuple[str, str, int], bool] = {}
 
-    def _classes(self, path: str) -> dict[str, ast.ClassDef]:
+    def _classes(self, path: str) -> dict[str, ClassBases]:
         if path not in self.classes:
-            self.classes[path] = {}
-            if not path.endswith(".ipynb") and path in self.texts:
-                try:
-                    tree = ast.parse(self.texts[path])
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    return {}
-                self.classes[path] = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+            found = self.modules[path].layout.class_bases if path in self.modules and not path.endswith(".ipynb") \
+                else ()
+            self.classes[path] = {c[0]: c for c in found if c[4]}
+            for c in found:
+                self.every.setdefault((path, c[0], c[1]), c)
         return self.classes[path]
 
-    def _base(self, path: str, node: ast.expr) -> tuple[str, str] | None:
+    def _base(self, path: str, base: tuple[str, ...]) -> tuple[str, str] | None:
         """(file, class name) of a base as written, where it is a module-level class of a scanned file."""
-        if isinstance(node, ast.Name) and node.id in self._classes(path):
-            return path, node.id
-        head, name = (node.id, None) if isinstance(node, ast.Name) else \
-            (node.value.id, node.attr) if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-            else (None, None)
+        if len(base) == 1 and base[0] in self._classes(path):
+            return path, base[0]
+        head, name = (base[0], None) if len(base) == 1 else (base[0], base[1]) if base else (None, None)
         for local, module, level, attr in self.modules[path].layout.bindings if head else ():
             if local != head:
                 continue
@@ -119,78 +119,35 @@ class _Ancestry:
             return (target, cls) if target is not None and cls in self._classes(target) else None
         return None
 
-    def own(self, path: str, node: ast.ClassDef) -> bool:
-        key = (path, node.name, node.lineno)
+    def own(self, path: str, name: str, line: int) -> bool:
+        key = (path, name, line)
         if key in self.memo:
             return self.memo[key]
         self.memo[key] = False  # a cycle (or a class met again while it is read) is not known to be own
-        if node.keywords:  # a metaclass may call anything
+        self._classes(path)
+        found = self.every.get(key)
+        if found is None or found[2]:  # a metaclass may call anything
             return False
-        for base in node.bases:
-            if isinstance(base, ast.Name) and base.id == "object":
+        for base in found[3]:
+            if base == ("object",):
                 continue
-            found = self._base(path, base)
-            if found is None or not self.own(found[0], self._classes(found[0])[found[1]]):
+            where = self._base(path, base)
+            if where is None:
+                return False
+            target = self._classes(where[0])[where[1]]
+            if not self.own(where[0], target[0], target[1]):
                 return False
         self.memo[key] = True
         return True
 
 
-# Decorators that wrap a function without registering it anywhere (a compiler, a cache, a gradient mode, a
-# descriptor): the function still runs only where something names it. Others may put it in a table.
-TRANSPARENT = frozenset({"jit", "pmap", "vmap", "xmap", "pjit", "checkpoint", "remat", "custom_vjp", "custom_jvp",
-                         "named_call", "compile", "script", "no_grad", "inference_mode", "enable_grad", "lru_cache",
-                         "cache", "wraps", "staticmethod", "classmethod", "property", "cached_property",
-                         "abstractmethod", "dataclass"})
-TRANSPARENT_DOTTED = frozenset({"tf.function", "tensorflow.function"})
-
-
-def _transparent(node: ast.expr) -> bool:
-    """Whether a decorator is one of TRANSPARENT (`@jax.jit`, `@torch.no_grad()`, `@tf.function`, and
-    `@functools.partial(jax.jit, ...)` of one)."""
-    if isinstance(node, ast.Call):
-        name = ast.unparse(node.func)
-        if name.rpartition(".")[2] == "partial" and node.args:
-            return _transparent(node.args[0])
-        node = node.func
-    name = ast.unparse(node)
-    return name.rpartition(".")[2] in TRANSPARENT or name in TRANSPARENT_DOTTED
-
-
-def _first(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
-    """The first line of a definition, its decorators included (`@jax.jit` is a site of the function)."""
-    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
-
-
-def _spans(tree: ast.Module, own: Callable[[ast.ClassDef], bool] = lambda node: False) \
-        -> list[tuple[str, str, int, int, bool, str | None]]:
+def _spans(layout: Layout, own: Callable[[str, int], bool]) -> list[tuple[str, str, int, int, bool, str | None]]:
     """(kind, name, first line, last line, kept, owner class) of each class and function, outermost first:
     kind "class", "function" (module level or nested in a function) or "method"; kept: decorated (a table
     may call it), or a method of a class with a base outside the code base (the base may call it: a
-    framework's hook); `own(class)`: every ancestor of the class is a class of the code base."""
-    out: list[tuple[str, str, int, int, bool, str | None]] = []
-
-    def visit(body: list[ast.stmt], owner: ast.ClassDef | None) -> None:
-        for node in body:
-            if isinstance(node, ast.ClassDef):
-                out.append(("class", node.name, _first(node), node.end_lineno or node.lineno,
-                            not all(_transparent(d) for d in node.decorator_list), None))
-                visit(node.body, node)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                kind = "method" if owner is not None else "function"
-                based = not all(_transparent(d) for d in node.decorator_list) \
-                    or (owner is not None and bool(owner.bases or owner.keywords) and not own(owner))
-                out.append((kind, node.name, _first(node), node.end_lineno or node.lineno, based,
-                            owner.name if owner is not None else None))
-                visit(node.body, None)
-            else:
-                for field in ("body", "orelse", "finalbody", "handlers"):
-                    inner = getattr(node, field, None)
-                    if isinstance(inner, list):
-                        visit([n for n in inner if isinstance(n, ast.stmt)]
-                              + [s for h in inner if isinstance(h, ast.ExceptHandler) for s in h.body], owner)
-    visit(tree.body, None)
-    return out
+    framework's hook); `own(class name, line)`: every ancestor of the class is a class of the code base."""
+    return [(kind, name, first, last, decorated or (based and owner is not None and not own(owner, owner_line)), owner)
+            for kind, name, first, last, decorated, owner, owner_line, based in layout.spans]
 
 
 # One pass over a file's text, in the order Python's tokenizer reads it: a comment, a string literal (its prefix,
@@ -262,16 +219,11 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                                       f"no __main__ block or module-level code, and {ships})")]
         elif not path.endswith(".ipynb"):  # its spans: with calls of the KB, or naming code that has some
             spanned.append(path)
-    trees: dict[str, ast.Module] = {}
-    for path in spanned:
-        try:
-            trees[path] = ast.parse(read[path])
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            pass
-    ancestry = _Ancestry(graph, modules, read)
+    ancestry = _Ancestry(graph, modules)
     dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
-    spans = [(path, span) for path, tree in trees.items()
-             for span in _spans(tree, functools.partial(ancestry.own, path)) if not span[1].startswith("__") and not span[4]]
+    spans = [(path, span) for path in spanned
+             for span in _spans(modules[path].layout, functools.partial(ancestry.own, path))
+             if not span[1].startswith("__") and not span[4]]
     wanted = {span[1] for _, span in spans}
     # Who can name a function, class or method of a file no package holds: the files no package holds, the
     # notebooks, and the files that import one of them (an installable package does not reach into its
