@@ -355,15 +355,16 @@ class Visitor(Context, ast.NodeVisitor):
     def _used_rank(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
         on, where every call of it in the function (or the class) shows the same one."""
-        name = self.dotted(value.func)
-        if name not in self.shape_ops:
+        made = rank.constructed(value)  # `nn.CrossEntropyLoss().to(device)`: the module's own construction
+        name = self.dotted(made.func) if made is not None else None
+        if made is None or name not in self.shape_ops:
             return
-        shown = rank.at_uses(self, target)
+        shown = rank.at_uses(self, target, name)
         if shown == rank.UNKNOWN:
             return
         for k in range(first, len(self.calls)):
             call = self.calls[k]
-            if call.op == name and call.line == value.lineno:
+            if call.op == name and call.line == made.lineno:
                 self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
 
     def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
