@@ -212,6 +212,10 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
                         and (value.args or value.keywords):
                     bind(target.elts[0], value.func.value)
                     bind(target.elts[1], None)
+                elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call) \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    for k, element in enumerate(target.elts):  # x, y = load(): item k of what the call returns
+                        bind(element, ast.Subscript(value=value, slice=ast.Constant(k)))
                 else:
                     bind(target, value)
         elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
@@ -238,3 +242,70 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
             for alias in sub.names:
                 found.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
     return found
+
+
+# What returns a dense tensor, never a tf.IndexedSlices.
+_DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tensor"})
+
+
+def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 6,
+                seen: frozenset[str] = frozenset()) -> bool:
+    """The value is visibly a Python or NumPy value, never a tf.IndexedSlices: a literal, a list, tuple or
+    dict, what `np.*` makes, a tensor `tf.convert_to_tensor` made (`X = tf.convert_to_tensor(X)`), an item of one, what a function of the file returns (`x, y = load()` takes item
+    k of every `return` of `load`), a name every binding of which in the function is one, or a flag: a
+    parameter whose default is a bool literal and which the function tests as a Python condition
+    (`if is_training:`)."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, ast.Constant) or isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp,
+                                                          ast.SetComp, ast.JoinedStr)):
+        return True
+    if isinstance(node, ast.Subscript):
+        made = node.value
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int and made.func.id in ctx.defs:
+            callee = ctx.defs[made.func.id]
+            returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+            k = node.slice.value
+            return bool(returns) and all(isinstance(r, ast.Tuple) and len(r.elts) > k
+                                         and dense_value(ctx, r.elts[k], callee, depth - 1) for r in returns)
+        return dense_value(ctx, made, fn, depth - 1, seen)
+    if isinstance(node, ast.Call):
+        name = ctx.dotted(node.func)
+        if name is not None:
+            return name.split(".")[0] == "numpy" or name in _DENSE_MAKERS
+        if isinstance(node.func, ast.Name) and node.func.id in ctx.defs:
+            callee = ctx.defs[node.func.id]
+            returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+            return bool(returns) and all(dense_value(ctx, r, callee, depth - 1) for r in returns)
+        return False
+    if isinstance(node, ast.Name) and fn is not None:
+        if node.id in seen:
+            return False
+        if _flag(fn, node.id):
+            return True
+        bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)]
+        return bool(bound) and all(b is not None and dense_value(ctx, b, fn, depth - 1, seen | {node.id}) for b in bound)
+    return False
+
+
+def _flag(fn: ast.AST, name: str) -> bool:
+    """`name` is a parameter of `fn` whose default is a bool literal, never rebound in `fn`, and tested there
+    as a Python condition (`if name:`, `while not name:`, `a if name else b`): a Python flag."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(fn.args.defaults):]], fn.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
+    default = defaults.get(name)
+    if not (isinstance(default, ast.Constant) and isinstance(default.value, bool)):
+        return False
+    if _bindings(fn).get(name) != [None]:
+        return False  # rebound in the function: not only what callers pass
+    for sub in ast.walk(fn):
+        test = sub.test if isinstance(sub, (ast.If, ast.While, ast.IfExp)) else None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Name) and test.id == name:
+            return True
+    return False
