@@ -322,3 +322,27 @@ def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
                 uses.append((child, _Place(fn, None, child.lineno)))
             stack.append((child, fn))
     return uses
+
+
+# The interpolation modes each number of spatial dimensions accepts (F.interpolate raises for the others:
+# "linear" needs a 3-D input, "bilinear" and "bicubic" 4-D, "trilinear" 5-D).
+_MODES = {1: ("nearest", "nearest-exact", "area", "linear"), 2: ("nearest", "nearest-exact", "area", "bilinear", "bicubic"),
+          3: ("nearest", "nearest-exact", "area", "trilinear")}
+
+
+def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:
+    """The modes an `F.interpolate` call can run with, by the spatial rank it shows: as many sizes as
+    `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2), or its input's rank less 2. None: not shown."""
+    if ctx.dotted(node.func) not in _INTERPOLATE:
+        return None
+    given = {k.arg: k.value for k in node.keywords if k.arg}
+    given.update(dict(zip(("input", "size", "scale_factor"), node.args)))
+    spatial = None
+    for key in ("size", "scale_factor"):
+        value = given.get(key)
+        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            spatial = len(value.elts)
+    if spatial is None:
+        shown = of(ctx, given.get("input"))
+        spatial = shown.exact - 2 if shown.exact is not None else None
+    return _MODES.get(spatial) if spatial is not None else None

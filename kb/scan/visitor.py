@@ -23,7 +23,7 @@ from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
 from kb.scan.syntax import (
-    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
+    ONE_OF, TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
 )
 
 # Annotations that say an argument is a framework tensor.
@@ -569,6 +569,9 @@ class Visitor(Context, ast.NodeVisitor):
         else:
             shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
         extra += rank.facts(shown)
+        mode = next((k.value for k in node.keywords if k.arg == "mode"), node.args[3] if len(node.args) > 3 else None)
+        if mode is not None and isinstance(self.literal(mode), Unknown) and (modes := rank.interpolate_modes(self, node)):
+            extra += (("mode", (ONE_OF, *modes)),)  # a mode the input's rank rejects would raise, not run
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         quiet = self.no_grad > 0
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
