@@ -127,12 +127,12 @@ def filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
 SCANS = frozenset(f"torch.{owner}{name}" for owner in ("", "Tensor.")
                   for name in ("cumprod", "cumsum", "logcumsumexp", "cummax", "cummin"))
 # Functions and methods whose result is a real floating tensor whatever their input (softmax of a complex
-# tensor raises; a cast names its dtype).
+# tensor raises; a cast names its dtype; torch.rand/randn make float32 unless given a dtype, which is read as
+# unknown; sigmoid is left out: it takes complex inputs). `torch.rand_like` keeps its input's dtype: left out too.
 _FLOAT_FUNCTIONS = frozenset({
-    "torch.softmax", "torch.log_softmax", "torch.sigmoid", "torch.rand", "torch.randn", "torch.rand_like",
-    "torch.randn_like", "torch.nn.functional.softmax", "torch.nn.functional.log_softmax",
-    "torch.nn.functional.sigmoid", "torch.special.softmax", "torch.special.log_softmax", "torch.special.expit"})
-_FLOAT_METHODS = frozenset({"softmax", "log_softmax", "sigmoid", "float", "double", "half", "bfloat16"})
+    "torch.softmax", "torch.log_softmax", "torch.rand", "torch.randn", "torch.nn.functional.softmax",
+    "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax"})
+_FLOAT_METHODS = frozenset({"softmax", "log_softmax", "float", "double", "half", "bfloat16"})
 # Methods that return their receiver's dtype (views, copies, moves that name no dtype).
 _SAME_DTYPE = frozenset({"contiguous", "clone", "detach", "view", "reshape", "squeeze", "unsqueeze", "flatten",
                          "permute", "transpose", "cuda", "cpu", "narrow", "flip", "t", "expand", "repeat"})
@@ -142,7 +142,7 @@ _VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median",
 
 def real_float(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
                seen: frozenset[str] = frozenset()) -> bool:
-    """The tensor is visibly real floating point, not complex: made by softmax, sigmoid, `torch.rand*`, a
+    """The tensor is visibly real floating point, not complex: made by softmax, `torch.rand`/`randn`, a
     cast (`.float()`), or views, items and the values of `max(dim)` / `sort` / `topk` of such a tensor, or a
     name every binding of which in the function (assignments, the unpacked values of `x.max(dim=...)`, a loop
     over such a tensor or over `zip` of such tensors) so made; `p = p[:n]` leaves it to p's other bindings."""
@@ -165,9 +165,16 @@ def real_float(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: in
     if isinstance(node.func, ast.Attribute):
         if node.func.attr in _FLOAT_METHODS:
             return True
-        if node.func.attr in _SAME_DTYPE:
+        if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
             return real_float(ctx, node.func.value, fn, depth - 1, seen)
     return False
+
+
+def _names_dtype(node: ast.Call) -> bool:
+    """`x.view(torch.complex64)`: a view that reinterprets the memory as the dtype it names (an attribute
+    argument, or a `dtype=` keyword)."""
+    return node.func.attr == "view" and any(isinstance(a, ast.Attribute) for a in node.args) \
+        if isinstance(node.func, ast.Attribute) else False
 
 
 def _itself(value: ast.expr | None, name: str) -> bool:
