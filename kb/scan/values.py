@@ -256,16 +256,17 @@ _DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tens
 
 
 def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 6,
-                seen: frozenset[str] = frozenset()) -> bool:
+                seen: frozenset[str] = frozenset(), item: bool = False) -> bool:
     """The value is visibly a Python or NumPy value, never a tf.IndexedSlices: a literal, a list, tuple or
-    dict, what `np.*` makes, a tensor `tf.convert_to_tensor` made (`X = tf.convert_to_tensor(X)`), an item of one, what a function of the file returns (`x, y = load()` takes item
-    k of every `return` of `load`), a name every binding of which in the function is one, or a flag: a
-    parameter whose default is a bool literal and which the function tests as a Python condition
-    (`if is_training:`)."""
+    dict, what `np.*` makes, a tensor `tf.convert_to_tensor` made (`X = tf.convert_to_tensor(X)`), an item
+    of such an array or tensor (not of a list: its items may be anything), what a function of the file
+    returns (`x, y = load()` takes item k of every `return` of `load`), a name every binding of which in the
+    function is one, or a flag: a parameter whose default is a bool literal and which the function tests as
+    a Python condition (`if is_training:`). `item`: the value is indexed, so only arrays and tensors count."""
     if node is None or depth <= 0:
         return False
-    if isinstance(node, ast.Constant) or isinstance(node, (ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp,
-                                                          ast.SetComp, ast.JoinedStr)):
+    if not item and (isinstance(node, ast.Constant) or isinstance(node, (
+            ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.SetComp, ast.JoinedStr))):
         return True
     if isinstance(node, ast.Subscript):
         made = node.value
@@ -275,8 +276,8 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
             returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
             k = node.slice.value
             return bool(returns) and all(isinstance(r, ast.Tuple) and len(r.elts) > k
-                                         and dense_value(ctx, r.elts[k], callee, depth - 1) for r in returns)
-        return dense_value(ctx, made, fn, depth - 1, seen)
+                                         and dense_value(ctx, r.elts[k], callee, depth - 1, item=item) for r in returns)
+        return dense_value(ctx, made, fn, depth - 1, seen, item=True)
     if isinstance(node, ast.Call):
         name = ctx.dotted(node.func)
         if name is not None:
@@ -284,15 +285,16 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
         if isinstance(node.func, ast.Name) and node.func.id in ctx.defs:
             callee = ctx.defs[node.func.id]
             returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
-            return bool(returns) and all(dense_value(ctx, r, callee, depth - 1) for r in returns)
+            return bool(returns) and all(dense_value(ctx, r, callee, depth - 1, item=item) for r in returns)
         return False
     if isinstance(node, ast.Name) and fn is not None:
         if node.id in seen:
             return False
-        if _flag(fn, node.id):
+        if not item and _flag(fn, node.id):
             return True
         bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)]
-        return bool(bound) and all(b is not None and dense_value(ctx, b, fn, depth - 1, seen | {node.id}) for b in bound)
+        return bool(bound) and all(b is not None and dense_value(ctx, b, fn, depth - 1, seen | {node.id}, item)
+                                   for b in bound)
     return False
 
 
