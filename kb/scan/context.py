@@ -407,7 +407,9 @@ class Context:
     def made_on_host(self, node: ast.AST, ctx: ast.AST, depth: int, seen: set) -> str | None:
         """'host' when the expression is visibly a tensor made on the CPU (a torch factory called without
         `device=`, arithmetic on such tensors, a function of this module that returns one); 'scalar' for a
-        Python number (a literal, `math.pi`, a parameter of the function); None when it may be anything else."""
+        Python number (a literal, `math.pi`, a parameter of the function); None when it may be anything else.
+        In a module's `__init__`, `self.x` is what `__init__` assigns or registers as that buffer: the
+        constructor runs before the program moves the module to a device (unless it moves itself there)."""
         if depth <= 0:
             return None
         memo = (id(node), id(ctx))
@@ -429,6 +431,13 @@ class Context:
             return None if None in kinds else ("host" if "host" in kinds else "scalar")
         if isinstance(node, ast.Subscript):
             return self.made_on_host(node.value, ctx, depth - 1, seen)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+                and isinstance(ctx, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.name == "__init__":
+            if (id(ctx), "self." + node.attr) in seen:
+                return None
+            made = _init_values(ctx, node.attr)
+            kinds = [self.made_on_host(v, ctx, depth - 1, seen | {(id(ctx), "self." + node.attr)}) for v in made]
+            return "host" if made and all(k == "host" for k in kinds) else None
         if isinstance(node, ast.Name):
             if (id(ctx), node.id) in seen:
                 return "scalar"  # x = x / x[0]: what x is comes from its other assignments
@@ -518,3 +527,27 @@ class Context:
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
                     return True  # a function from elsewhere: cannot tell
         return False
+
+
+_MOVES = frozenset({"to", "cuda", "to_empty"})
+
+
+def _init_values(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> list[ast.expr]:
+    """What a module's `__init__` puts in `self.<attr>`: `self.<attr> = v` and `self.register_buffer("<attr>", v)`;
+    nothing when `__init__` moves the module itself (`self.to(device)`, `self.cuda()`), so its buffers may not
+    stay on the host."""
+    made: list[ast.expr] = []
+    for sub in ast.walk(init):
+        if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                                               and t.value.id == "self" for t in sub.targets):
+            made.append(sub.value)
+        if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)):
+            continue
+        owner = sub.func.value
+        if sub.func.attr in _MOVES and ((isinstance(owner, ast.Name) and owner.id == "self") or (
+                isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super")):
+            return []
+        if sub.func.attr == "register_buffer" and isinstance(owner, ast.Name) and owner.id == "self" and len(sub.args) >= 2 \
+                and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == attr:
+            made.append(sub.args[1])
+    return made

@@ -19,7 +19,7 @@ from kb.calls import KINDS as DTYPE_KINDS, value_holds
 from kb.query.state import memo
 from kb.scan import switches
 from kb.scan.rules import NONE, Rules, applies_to
-from kb.scan.syntax import Call, Unknown
+from kb.scan.syntax import ONE_OF, Call, Unknown
 
 LEVELS = {"note": 0, "possible": 1, "nondeterministic": 2, "raises": 3}
 
@@ -276,15 +276,21 @@ _CANDIDATES: dict[tuple, list] = memo()
 
 def _contradicted(when: Iterable[object] | None, facts: dict) -> bool:
     """True when every alternative of a record's condition has a key whose value the call
-    states and the alternative does not accept (input.ndim=2 against input.ndim: [3, 4, 5, 6])."""
+    states and the alternative does not accept (input.ndim=2 against input.ndim: [3, 4, 5, 6]), or whose
+    possible values the call lists (`(ONE_OF, "nearest", "bilinear", ...)`) none of which it accepts."""
     alternatives = [w for w in (when or ()) if isinstance(w, dict)]
     if not alternatives:
         return False
     for alternative in alternatives:
         dead = False
         for key, values in alternative.items():
-            if key in facts and not isinstance(facts[key], tuple):
-                if value_holds(facts[key], tuple(values or ())) is False:  # as a query matches (given, exact dtypes)
+            fact = facts.get(key)
+            if isinstance(fact, tuple) and fact[:1] == (ONE_OF,) \
+                    and all(value_holds(v, tuple(values or ())) is False for v in fact[1:]):
+                dead = True  # the values the code leaves the parameter (kb/scan/rank.py's modes) are none of these
+                break
+            if key in facts and not isinstance(fact, tuple):
+                if value_holds(fact, tuple(values or ())) is False:  # as a query matches (given, exact dtypes)
                     dead = True
                     break
         if not dead:

@@ -12,7 +12,13 @@ Read, within bounds (depth-limited, the file only, plus classes of the same file
   Conv3d 5, a Linear or an activation keeps the rank, Flatten makes 2, an nn.Sequential applies its
   layers in order; an instance of a class of the file (`model(x)`, `self.net(x)`, a function's
   parameter that every call in the file passes such an instance) gives what its `forward` returns;
+  a torchvision classifier (`models.resnet50()`) gives its (N, classes) logits (2), and a data-parallel
+  wrapper (`DistributedDataParallel(model)`) what the module it wraps gives;
 - a name every assignment of which in the function gives the same rank.
+
+A loss module's rank is read where it is used (`at_uses`): its calls in the function, and the calls of
+the parameter it is handed to in the file's functions; a call with more arguments than the module takes
+(`criterion(preds, target, sizes, lengths)` where the name may also hold a CTC loss) is not its call.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import ast
 from typing import NamedTuple
 
 from kb.scan.context import Context
+from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
 
 
@@ -46,6 +53,20 @@ _KEEP_MODULES = frozenset(f"torch.nn.{n}" for n in (
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm2d", "LogSoftmax", "Softmax",
     "Identity", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
     "MaxPool2d", "AvgPool2d", "ReLU6", "Hardtanh", "Mish", "ReflectionPad2d", "ZeroPad2d"))
+
+# Wrappers whose call runs the module they wrap (its first argument) and returns what it returns.
+_WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
+                       "torch.nn.parallel.DataParallel"})
+# torchvision's models that return something else than (N, classes) logits (boxes, masks, flows).
+_NOT_CLASSIFIERS = (".detection.", ".segmentation.", ".optical_flow.")
+# How many arguments a loss module's forward takes (input, target): a call with more is another module's.
+_ARITY = {"torch.nn.NLLLoss": 2, "torch.nn.CrossEntropyLoss": 2}
+
+
+def _classifier(name: str | None) -> bool:
+    """A torchvision classification model or builder (`torchvision.models.resnet50`): its forward returns
+    (N, classes) logits."""
+    return name is not None and name in _TORCHVISION and not any(part in name for part in _NOT_CLASSIFIERS)
 
 
 class _Place(NamedTuple):
@@ -162,6 +183,11 @@ def _instance(ctx: Context, func: ast.Name, place: _Place) -> ast.Call | None:
     return _unwrap(values[0])
 
 
+def constructed(node: ast.AST) -> ast.Call | None:
+    """The call that made a module, under the moves and modes chained on it (`nn.CrossEntropyLoss().cuda(gpu)`)."""
+    return _unwrap(node)
+
+
 def _unwrap(node: ast.AST) -> ast.Call | None:
     """`Net(...).to(device)` / `.cuda()` / `.eval()`: the `Net(...)` call."""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
@@ -176,6 +202,11 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, 
     name = ctx.dotted(made.func)
     if name in _CONV:
         return Rank(_CONV[name])
+    if _classifier(name):
+        return Rank(2)
+    if name in _WRAPPERS and made.args and isinstance(made.args[0], ast.Name) and depth > 0:
+        inner = _instance(ctx, made.args[0], place._replace(line=made.lineno))
+        return _module(ctx, inner, first, place, depth - 1) if inner is not made else UNKNOWN
     if name in _KEEP_MODULES:
         return _rank(ctx, first, place, depth - 1)
     if name in ("torch.nn.Flatten",):
@@ -222,27 +253,52 @@ def facts(shown: Rank) -> tuple[tuple[str, object], ...]:
     return ()
 
 
-def at_uses(ctx: Context, target: ast.AST) -> Rank:
+def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> Rank:
     """The rank of the first argument wherever a module made here is called: `criterion(out, y)` in the
-    same function, `self.criterion(out, y)` in the class's methods, or, for a module made at module level,
-    in the module and every function of the file that does not bind the name itself; unknown unless every
-    call agrees."""
+    same function (and in the functions of the file it is handed to, as their parameter),
+    `self.criterion(out, y)` in the class's methods, or, for a module made at module level, in the module
+    and every function of the file that does not bind the name itself; unknown unless every call agrees.
+    A call with more arguments than the module `op` takes is left out: the name then holds another module
+    (a CTC loss in the other branch), since this one would raise."""
     uses: list[tuple[ast.Call, _Place]] = []
     cls = ctx.class_nodes[-1] if ctx.class_nodes else None
     if isinstance(target, ast.Name) and ctx.fn_nodes:
-        fn = ctx.fn_nodes[-1]
-        uses = [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
-                if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == target.id]
+        uses = _function_uses(ctx, ctx.fn_nodes[-1], cls, target.id, 3)
     elif isinstance(target, ast.Name) and cls is None:
         uses = _module_uses(ctx, target.id)
     elif self_attribute(target) and cls is not None:
         for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
             uses += [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
                      if isinstance(c, ast.Call) and self_attribute(c.func, target.attr)]
+    most = _ARITY.get(op or "")
+    if most is not None:
+        uses = [(c, place) for c, place in uses if len(c.args) + len(c.keywords) <= most]
     if not uses or any(not c.args for c, _ in uses):
         return UNKNOWN
     found = {_rank(ctx, c.args[0], place, _DEPTH) for c, place in uses}
     return found.pop() if len(found) == 1 else UNKNOWN
+
+
+def _function_uses(ctx: Context, fn: ast.AST, cls: ast.ClassDef | None, name: str,
+                   depth: int) -> list[tuple[ast.Call, _Place]]:
+    """The calls of `name` in `fn`, and, where `fn` hands the name to a module-level function of the file
+    (`validation(model, criterion, ...)`), the calls of that function's parameter, followed `depth` deep."""
+    uses: list[tuple[ast.Call, _Place]] = []
+    for c in ast.walk(fn):
+        if not isinstance(c, ast.Call) or not isinstance(c.func, ast.Name):
+            continue
+        if c.func.id == name:
+            uses.append((c, _Place(fn, cls, c.lineno)))
+            continue
+        callee = ctx.defs.get(c.func.id)
+        if depth <= 0 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is fn:
+            continue
+        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        handed = [params[k] for k, a in enumerate(c.args[:len(params)]) if isinstance(a, ast.Name) and a.id == name]
+        handed += [k.arg for k in c.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
+        for param in handed:
+            uses += _function_uses(ctx, callee, None, param, depth - 1)
+    return uses
 
 
 def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
@@ -266,3 +322,27 @@ def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
                 uses.append((child, _Place(fn, None, child.lineno)))
             stack.append((child, fn))
     return uses
+
+
+# The interpolation modes each number of spatial dimensions accepts (F.interpolate raises for the others:
+# "linear" needs a 3-D input, "bilinear" and "bicubic" 4-D, "trilinear" 5-D).
+_MODES = {1: ("nearest", "nearest-exact", "area", "linear"), 2: ("nearest", "nearest-exact", "area", "bilinear", "bicubic"),
+          3: ("nearest", "nearest-exact", "area", "trilinear")}
+
+
+def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:
+    """The modes an `F.interpolate` call can run with, by the spatial rank it shows: as many sizes as
+    `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2), or its input's rank less 2. None: not shown."""
+    if ctx.dotted(node.func) not in _INTERPOLATE:
+        return None
+    given = {k.arg: k.value for k in node.keywords if k.arg}
+    given.update(dict(zip(("input", "size", "scale_factor"), node.args)))
+    spatial = None
+    for key in ("size", "scale_factor"):
+        value = given.get(key)
+        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
+            spatial = len(value.elts)
+    if spatial is None:
+        shown = of(ctx, given.get("input"))
+        spatial = shown.exact - 2 if shown.exact is not None else None
+    return _MODES.get(spatial) if spatial is not None else None

@@ -95,7 +95,10 @@ def counts_of_ones(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
 def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a
     NumPy value (made by `np.*`, a NumPy generator's draw, or a name only so assigned): no tf.IndexedSlices to
-    reduce with a segment sum."""
+    reduce with a segment sum.
+
+    Followed through the function (kb/scan/values.py, dense_value): what a function of the file returns
+    (`X, Y = load_train_data()`), and a bool flag the function takes and tests (`if is_training:`)."""
     value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "value"), None)
     if value is None:
         return None
@@ -103,6 +106,8 @@ def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
         return "the value is a Python literal, not a tf.IndexedSlices"
     if ctx.kind_of(value) in ("numpy", "python"):
         return "the value is a NumPy or Python value, not a tf.IndexedSlices"
+    if ctx.fn_nodes and values.dense_value(ctx, value, ctx.fn_nodes[-1]):
+        return "the value is a NumPy or Python value (followed through the function), not a tf.IndexedSlices"
     return None
 
 

@@ -35,6 +35,11 @@ STRING_ENUMS.update({f"tf.compat.v1.image.ResizeMethod.{k}": v for k, v in (
     ("BILINEAR", "bilinear"), ("NEAREST_NEIGHBOR", "nearest"), ("BICUBIC", "bicubic"), ("AREA", "area"))})
 
 
+# The first item of a call fact that lists the values an unknown parameter may still take, as the code
+# around the call shows them (`("mode", (ONE_OF, "nearest", "bilinear"))`: kb/scan/rank.py, kb/scan/lookup.py).
+ONE_OF = "one of"
+
+
 class Unknown(NamedTuple):
     """An argument the scanner cannot read as a plain literal, with the source text it has
     (and, for an f-string, the literal text it starts with)."""

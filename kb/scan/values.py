@@ -1,5 +1,6 @@
 """What values the code shows at a call, for the code rules (kb/scan/resolvers.py): memory an in-place op
-fills whole before it is read, accumulated values that are ones (counts), a seed attribute that is an int.
+fills whole before it is read, accumulated values that are ones (counts), a seed attribute that is an int;
+and, for the walk (kb/scan/visitor.py), a tensor that is visibly real floating point (`real_float`).
 
 Kept apart from the rules' table so that each reads in a few lines: the rule says what it concludes, this
 module how the code shows it.
@@ -11,6 +12,7 @@ import ast
 from collections.abc import Iterator
 
 from kb.scan.context import Context
+from kb.scan.syntax import statements_in
 
 # In-place methods that write every element of their tensor without reading it (add_, mul_ read it first).
 WHOLE_WRITES = frozenset({"normal_", "uniform_", "bernoulli_", "fill_", "zero_", "copy_", "random_", "exponential_",
@@ -118,4 +120,201 @@ def filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
             if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
                 return False
         return False
+    return False
+
+
+# The scans whose records ask the input's dtype kind (`input.dtype`): cumulative ops, functions and methods.
+SCANS = frozenset(f"torch.{owner}{name}" for owner in ("", "Tensor.")
+                  for name in ("cumprod", "cumsum", "logcumsumexp", "cummax", "cummin"))
+# Functions and methods whose result is a real floating tensor whatever their input (softmax of a complex
+# tensor raises; a cast names its dtype; torch.rand/randn make float32 unless given a dtype, which is read as
+# unknown; sigmoid is left out: it takes complex inputs). `torch.rand_like` keeps its input's dtype: left out too.
+_FLOAT_FUNCTIONS = frozenset({
+    "torch.softmax", "torch.log_softmax", "torch.rand", "torch.randn", "torch.nn.functional.softmax",
+    "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax"})
+_FLOAT_METHODS = frozenset({"softmax", "log_softmax", "float", "double", "half", "bfloat16"})
+# Methods that return their receiver's dtype (views, copies, moves that name no dtype).
+_SAME_DTYPE = frozenset({"contiguous", "clone", "detach", "view", "reshape", "squeeze", "unsqueeze", "flatten",
+                         "permute", "transpose", "cuda", "cpu", "narrow", "flip", "t", "expand", "repeat"})
+# Methods that, given a dimension, return (values, indices): the values keep the receiver's dtype.
+_VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
+
+
+def real_float(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
+               seen: frozenset[str] = frozenset()) -> bool:
+    """The tensor is visibly real floating point, not complex: made by softmax, `torch.rand`/`randn`, a
+    cast (`.float()`), or views, items and the values of `max(dim)` / `sort` / `topk` of such a tensor, or a
+    name every binding of which in the function (assignments, the unpacked values of `x.max(dim=...)`, a loop
+    over such a tensor or over `zip` of such tensors) so made; `p = p[:n]` leaves it to p's other bindings."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, ast.Subscript):
+        return real_float(ctx, node.value, fn, depth - 1, seen)
+    if isinstance(node, ast.Name):
+        if node.id in seen:
+            return False  # a = b; b = a: nothing made either
+        bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)] if fn is not None else []
+        return bool(bound) and all(b is not None and real_float(ctx, b, fn, depth - 1, seen | {node.id}) for b in bound)
+    if not isinstance(node, ast.Call):
+        return False
+    if any(k.arg == "dtype" for k in node.keywords):
+        return False
+    name = ctx.dotted(node.func)
+    if name is not None:
+        return name in _FLOAT_FUNCTIONS
+    if isinstance(node.func, ast.Attribute):
+        if node.func.attr in _FLOAT_METHODS:
+            return True
+        if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
+            return real_float(ctx, node.func.value, fn, depth - 1, seen)
+    return False
+
+
+def _names_dtype(node: ast.Call) -> bool:
+    """`x.view(torch.complex64)`: a view that reinterprets the memory as the dtype it names (an attribute
+    argument, or a `dtype=` keyword)."""
+    return node.func.attr == "view" and any(isinstance(a, ast.Attribute) for a in node.args) \
+        if isinstance(node.func, ast.Attribute) else False
+
+
+def _itself(value: ast.expr | None, name: str) -> bool:
+    """`name[...]` or a same-dtype method of `name` (`p = p[:n]`, `x = x.view(-1)`): a binding that keeps
+    the dtype the name already had."""
+    while value is not None:
+        if isinstance(value, ast.Name):
+            return value.id == name
+        if isinstance(value, ast.Subscript):
+            value = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SAME_DTYPE \
+                and not any(k.arg == "dtype" for k in value.keywords):
+            value = value.func.value
+        else:
+            return False
+    return False
+
+
+def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
+    """Name -> what each of its bindings in `fn` holds, as an expression of the same dtype (None: unknown):
+    `x = v` gives v; `v, i = t.max(dim)` gives t for v; `for p in t` and `for a, p in zip(s, t)` give t."""
+    found: dict[str, list[ast.expr | None]] = {}
+    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, *(a for a in (fn.args.vararg, fn.args.kwarg) if a)):
+            found[arg.arg] = [None]  # a parameter: what callers pass
+
+    def bind(target: ast.AST, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            found.setdefault(target.id, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                bind(element, None)
+        elif isinstance(target, ast.Starred):
+            bind(target.value, None)
+
+    for stmt in statements_in(fn):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                value = stmt.value
+                if isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2 and isinstance(value, ast.Call) \
+                        and isinstance(value.func, ast.Attribute) and value.func.attr in _VALUES_INDICES \
+                        and (value.args or value.keywords):
+                    bind(target.elts[0], value.func.value)
+                    bind(target.elts[1], None)
+                elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, ast.Call) \
+                        and not any(isinstance(e, ast.Starred) for e in target.elts):
+                    for k, element in enumerate(target.elts):  # x, y = load(): item k of what the call returns
+                        bind(element, ast.Subscript(value=value, slice=ast.Constant(k)))
+                else:
+                    bind(target, value)
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            bind(stmt.target, stmt.value if isinstance(stmt, ast.AnnAssign) else None)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            loop = stmt.iter
+            if isinstance(stmt.target, ast.Tuple) and isinstance(loop, ast.Call) and isinstance(loop.func, ast.Name) \
+                    and loop.func.id == "zip" and not loop.keywords and len(loop.args) == len(stmt.target.elts) \
+                    and not any(isinstance(a, ast.Starred) for a in loop.args):
+                for element, source in zip(stmt.target.elts, loop.args):
+                    bind(element, ast.Subscript(value=source, slice=ast.Constant(0)) if isinstance(element, ast.Name) else None)
+            else:
+                bind(stmt.target, ast.Subscript(value=loop, slice=ast.Constant(0)) if isinstance(stmt.target, ast.Name) else None)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    bind(item.optional_vars, None)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(stmt.name, []).append(None)
+    for sub in ast.walk(fn):
+        if isinstance(sub, ast.NamedExpr):
+            bind(sub.target, sub.value)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+            for alias in sub.names:
+                found.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+    return found
+
+
+# What returns a dense tensor, never a tf.IndexedSlices.
+_DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tensor"})
+
+
+def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 6,
+                seen: frozenset[str] = frozenset(), item: bool = False) -> bool:
+    """The value is visibly a Python or NumPy value, never a tf.IndexedSlices: a literal, a list, tuple or
+    dict, what `np.*` makes, a tensor `tf.convert_to_tensor` made (`X = tf.convert_to_tensor(X)`), an item
+    of such an array or tensor (not of a list: its items may be anything), what a function of the file
+    returns (`x, y = load()` takes item k of every `return` of `load`), a name every binding of which in the
+    function is one, or a flag: a parameter whose default is a bool literal and which the function tests as
+    a Python condition (`if is_training:`). `item`: the value is indexed, so only arrays and tensors count."""
+    if node is None or depth <= 0:
+        return False
+    if not item and (isinstance(node, ast.Constant) or isinstance(node, (
+            ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.SetComp, ast.JoinedStr))):
+        return True
+    if isinstance(node, ast.Subscript):
+        made = node.value
+        if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and isinstance(node.slice, ast.Constant) \
+                and type(node.slice.value) is int and made.func.id in ctx.defs:
+            callee = ctx.defs[made.func.id]
+            returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+            k = node.slice.value
+            return bool(returns) and all(isinstance(r, ast.Tuple) and len(r.elts) > k
+                                         and dense_value(ctx, r.elts[k], callee, depth - 1, item=item) for r in returns)
+        return dense_value(ctx, made, fn, depth - 1, seen, item=True)
+    if isinstance(node, ast.Call):
+        name = ctx.dotted(node.func)
+        if name is not None:
+            return name.split(".")[0] == "numpy" or name in _DENSE_MAKERS
+        if isinstance(node.func, ast.Name) and node.func.id in ctx.defs:
+            callee = ctx.defs[node.func.id]
+            returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+            return bool(returns) and all(dense_value(ctx, r, callee, depth - 1, item=item) for r in returns)
+        return False
+    if isinstance(node, ast.Name) and fn is not None:
+        if node.id in seen:
+            return False
+        if not item and _flag(fn, node.id):
+            return True
+        bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)]
+        return bool(bound) and all(b is not None and dense_value(ctx, b, fn, depth - 1, seen | {node.id}, item)
+                                   for b in bound)
+    return False
+
+
+def _flag(fn: ast.AST, name: str) -> bool:
+    """`name` is a parameter of `fn` whose default is a bool literal, never rebound in `fn`, and tested there
+    as a Python condition (`if name:`, `while not name:`, `a if name else b`): a Python flag."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    positional = [*fn.args.posonlyargs, *fn.args.args]
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(fn.args.defaults):]], fn.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
+    default = defaults.get(name)
+    if not (isinstance(default, ast.Constant) and isinstance(default.value, bool)):
+        return False
+    if _bindings(fn).get(name) != [None]:
+        return False  # rebound in the function: not only what callers pass
+    for sub in ast.walk(fn):
+        test = sub.test if isinstance(sub, (ast.If, ast.While, ast.IfExp)) else None
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Name) and test.id == name:
+            return True
     return False

@@ -23,7 +23,7 @@ from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
 from kb.scan.syntax import (
-    TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
+    ONE_OF, TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
 )
 
 # Annotations that say an argument is a framework tensor.
@@ -355,15 +355,16 @@ class Visitor(Context, ast.NodeVisitor):
     def _used_rank(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
         on, where every call of it in the function (or the class) shows the same one."""
-        name = self.dotted(value.func)
-        if name not in self.shape_ops:
+        made = rank.constructed(value)  # `nn.CrossEntropyLoss().to(device)`: the module's own construction
+        name = self.dotted(made.func) if made is not None else None
+        if made is None or name not in self.shape_ops:
             return
-        shown = rank.at_uses(self, target)
+        shown = rank.at_uses(self, target, name)
         if shown == rank.UNKNOWN:
             return
         for k in range(first, len(self.calls)):
             call = self.calls[k]
-            if call.op == name and call.line == value.lineno:
+            if call.op == name and call.line == made.lineno:
                 self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
 
     def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
@@ -568,6 +569,9 @@ class Visitor(Context, ast.NodeVisitor):
         else:
             shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
         extra += rank.facts(shown)
+        mode = next((k.value for k in node.keywords if k.arg == "mode"), node.args[3] if len(node.args) > 3 else None)
+        if mode is not None and isinstance(self.literal(mode), Unknown) and (modes := rank.interpolate_modes(self, node)):
+            extra += (("mode", (ONE_OF, *modes)),)  # a mode the input's rank rejects would raise, not run
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         quiet = self.no_grad > 0
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
@@ -579,6 +583,8 @@ class Visitor(Context, ast.NodeVisitor):
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
+        if op in values.SCANS and values.real_float(self, data, self.fn_nodes[-1] if self.fn_nodes else self.tree):
+            extra += (("input.dtype", "float"),)  # softmax probabilities, a cast: a real input, never complex
         ruled: tuple = ()
         for rule in self.by_op.get(op, ()):
             entry = resolvers.TABLE[rule]
