@@ -23,3 +23,13 @@ def test_a_nested_function_handed_to_a_data_pipeline_runs_with_no_gradient(tmp_p
     found = _scan(tmp_path, "pipeline", "tensorflow=2.20")
     assert sorted((f.line, f.record) for f in found if f.record == "tf.resize-bilinear-backprop") == [
         (23, "tf.resize-bilinear-backprop")], found
+
+
+def test_a_gather_from_a_registered_buffer_in_the_function_form(tmp_path):
+    """w86763777/pytorch-ddpm's `extract`: `torch.gather(v, index=t, dim=0)`, where every call passes a
+    registered buffer (the noise schedule) for `v`. No gradient flows into a buffer, so the gather's
+    backward (its atomic scatter into the gathered-from tensor) never runs; the method form `v.gather(...)`
+    was already read so. A gather from a parameter (`pick(self.weights, t)`) keeps the record."""
+    found = _scan(tmp_path, "buffers", "torch=2.11")
+    assert sorted((f.line, f.record) for f in found if f.record == "torch.gather-backward") == [
+        (14, "torch.gather-backward")], found

@@ -487,3 +487,20 @@ def _function_scopes(tree: ast.Module) -> dict[int, dict[str, list[ast.FunctionD
             for case in getattr(item, "cases", ()):
                 stack.extend(case.body)
     return out
+
+
+def reads_a_buffer(ctx: Context, node: ast.Call, op: str, buffers: frozenset[str]) -> bool:
+    """The function form of an op (`torch.gather(v, index=t, dim=0)`) whose input is a parameter that every
+    call of the enclosing function passes a registered buffer (`buffers`: kb/scan/prepare.py), and whose
+    other arguments, the op's indices aside, visibly need no gradient: no gradient flows into a buffer, so
+    the backward into the input (a gather's atomic scatter into the gathered-from tensor) never runs, as for
+    the method form `v.gather(...)`."""
+    first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "input"), None)
+    if not (isinstance(first, ast.Name) and first.id in buffers) or not ctx.fn_nodes:
+        return False
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return False
+    name = ctx.index_param.get(op)
+    index = ctx.argument(op, node, name) if name else None
+    rest = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not first and p is not index]
+    return all(grad_free(ctx, p, ctx.fn_nodes[-1]) for p in rest)
