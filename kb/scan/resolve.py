@@ -132,7 +132,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor.bound = literal_parameters(found.calls, visitor.defs)
     visitor.all_calls = found.calls
     if "register_buffer" in text:
-        visitor.buffer_params = buffer_parameters(found, visitor.defs)
+        visitor.buffer_params = buffer_parameters(found, visitor.defs, aliases)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
         for node in found.functions:
             visitor.defs.setdefault(node.name, node)
