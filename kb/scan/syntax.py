@@ -63,6 +63,7 @@ class Call(NamedTuple):
     why: str | None = None  # for a method that is not certain: what the receiver is not visibly
     compiled: bool = False  # inside a function or module compiled with torch.compile (Inductor's kernels run)
     ruled_out: tuple[tuple[str, str], ...] = ()  # (resolver, why): code rules (kb/scan/resolvers.py) that hold here
+    never_runs: str | None = None  # why the code around it never runs (`if False:`): its findings are notes
 
 
 class Setting(NamedTuple):
