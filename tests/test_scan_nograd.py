@@ -49,3 +49,13 @@ def test_a_branch_behind_a_constant_false_test_never_runs(tmp_path):
     notes = sorted((f.line, f.note) for f in result.notes if f.record == "tf.random-seeds")
     assert [line for line, _ in notes] == [9, 14, 16], notes
     assert all("never runs" in note for _, note in notes)
+
+
+def test_a_module_built_and_used_only_under_no_grad(tmp_path):
+    """clovaai/deep-text-recognition-benchmark's test(): `criterion = torch.nn.CTCLoss(...)`, then used only
+    inside `with torch.no_grad():` (handed to the validation loop there): whatever runs it runs with no
+    gradient recorded, so its backward never runs. The training function's criterion, also called outside
+    the block, keeps the record."""
+    found = _scan(tmp_path, "criterion", "torch=2.11")
+    assert sorted((f.line, f.record) for f in found if f.record == "torch.ctc-loss-backward") == [
+        (21, "torch.ctc-loss-backward")], found

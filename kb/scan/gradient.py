@@ -504,3 +504,40 @@ def reads_a_buffer(ctx: Context, node: ast.Call, op: str, buffers: frozenset[str
     index = ctx.argument(op, node, name) if name else None
     rest = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not first and p is not index]
     return all(grad_free(ctx, p, ctx.fn_nodes[-1]) for p in rest)
+
+
+def used_only_without_grad(ctx: Context, node: ast.Call, no_grad: Callable[[ast.expr], bool]) -> bool:
+    """The construction of a module (`criterion = torch.nn.CTCLoss(...).cuda()`) bound to a name of its
+    function (or of the module) that is bound nowhere else and read only inside `with torch.no_grad():` blocks
+    of that same scope (to call it, or to hand it to what those blocks call): torch records no gradient while
+    the block runs, so the module's backward never runs. A read in a nested function or lambda, or outside
+    such a block, may run it where a gradient is recorded."""
+    scope: ast.AST | None = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if scope is None:
+        return False
+    name = None
+    for stmt in statements_in(scope):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MODULE_USES:
+                value = value.func.value
+            if value is node:
+                name = stmt.targets[0].id
+    if name is None or len(_bindings(ctx, scope).get(name, [])) != 1:
+        return False
+    reads = 0
+    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in ast.iter_child_nodes(scope)]
+    while stack:
+        item, quiet = stack.pop()
+        if isinstance(item, ast.Name) and item.id == name and isinstance(item.ctx, ast.Load):
+            if not quiet:
+                return False
+            reads += 1
+        elif isinstance(item, (ast.With, ast.AsyncWith)):
+            inner = quiet or any(no_grad(w.context_expr) for w in item.items)
+            stack += [(w, quiet) for w in item.items] + [(s, inner) for s in item.body]
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack += [(child, False) for child in ast.iter_child_nodes(item)]  # runs where it is called
+        else:
+            stack += [(child, quiet) for child in ast.iter_child_nodes(item)]
+    return reads > 0

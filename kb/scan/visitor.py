@@ -593,6 +593,9 @@ class Visitor(Context, ast.NodeVisitor):
             quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
         elif not method and self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]):
             quiet = True  # torch.gather(v, ...) with v a registered buffer at every call: as v.gather(...)
+        elif not method and op in self.backward_ops and op.rsplit(".", 1)[-1][:1].isupper() \
+                and gradient.used_only_without_grad(self, node, self._no_grad):
+            quiet = True  # a module built here and used only under torch.no_grad(): its backward never runs
         if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
                 and resolvers.no_input_requires_grad(self, node, op):
             quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
