@@ -218,11 +218,16 @@ def _of_buffers(value: ast.expr, buffers: frozenset[str], method: ast.AST | None
         parts += [*value.args, *(k.value for k in value.keywords)]
     elif isinstance(value, ast.Name) and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
         stores = [n for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store)]
-        bound = [a.value for a in ast.walk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
-                 and isinstance(a.targets[0], ast.Name) and a.targets[0].id == value.id]
-        if not bound or len(bound) != len(stores):
+        assigns = [a for a in ast.walk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                   and isinstance(a.targets[0], ast.Name) and a.targets[0].id == value.id]
+        if not assigns or len(assigns) != len(stores):
             return False  # a parameter, a loop or `with` target, a tuple or augmented assignment: not read here
-        parts = list(bound)
+        loops = [n for n in ast.walk(method) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        # `x = extract(x, t, ...)` outside a loop: the read is of x's earlier binding, not of this one
+        parts = [a.value for a in assigns if not (any(n is value for n in ast.walk(a.value))
+                                                  and not any(_within(a.value, loop) for loop in loops))]
+        if not parts:
+            return False
     else:
         return False
     return all(p is not None and _of_buffers(p, buffers, method, aliases, depth - 1) for p in parts)
