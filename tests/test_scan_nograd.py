@@ -58,4 +58,4 @@ def test_a_module_built_and_used_only_under_no_grad(tmp_path):
     the block, keeps the record."""
     found = _scan(tmp_path, "criterion", "torch=2.11")
     assert sorted((f.line, f.record) for f in found if f.record == "torch.ctc-loss-backward") == [
-        (21, "torch.ctc-loss-backward")], found
+        (24, "torch.ctc-loss-backward")], found

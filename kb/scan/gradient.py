@@ -508,7 +508,8 @@ def reads_a_buffer(ctx: Context, node: ast.Call, op: str, buffers: frozenset[str
 
 def used_only_without_grad(ctx: Context, node: ast.Call, no_grad: Callable[[ast.expr], bool]) -> bool:
     """The construction of a module (`criterion = torch.nn.CTCLoss(...).cuda()`) bound to a name of its
-    function (or of the module) that is bound nowhere else and read only inside `with torch.no_grad():` blocks
+    function (or of the module; any other binding of it aside, `if ...: criterion = A() else: criterion = B()`)
+    that is read only inside `with torch.no_grad():` blocks
     of that same scope (to call it, or to hand it to what those blocks call): torch records no gradient while
     the block runs, so the module's backward never runs. A read in a nested function or lambda, or outside
     such a block, may run it where a gradient is recorded."""
@@ -523,8 +524,8 @@ def used_only_without_grad(ctx: Context, node: ast.Call, no_grad: Callable[[ast.
                 value = value.func.value
             if value is node:
                 name = stmt.targets[0].id
-    if name is None or len(_bindings(ctx, scope).get(name, [])) != 1:
-        return False
+    if name is None or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
+        return False  # what else the name is bound to matters not: every read of it is checked below
     reads = 0
     stack: list[tuple[ast.AST, bool]] = [(child, False) for child in ast.iter_child_nodes(scope)]
     while stack:
