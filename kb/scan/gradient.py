@@ -506,7 +506,7 @@ def reads_a_buffer(ctx: Context, node: ast.Call, op: str, buffers: frozenset[str
     return all(grad_free(ctx, p, ctx.fn_nodes[-1]) for p in rest)
 
 
-def used_only_without_grad(ctx: Context, node: ast.Call, no_grad: Callable[[ast.expr], bool]) -> bool:
+def used_only_without_grad(ctx: Context, node: ast.Call, op: str, no_grad: Callable[[ast.expr], bool]) -> bool:
     """The construction of a module (`criterion = torch.nn.CTCLoss(...).cuda()`) bound to a name of its
     function (or of the module; any other binding of it aside, `if ...: criterion = A() else: criterion = B()`)
     that is read only inside `with torch.no_grad():` blocks
@@ -514,8 +514,8 @@ def used_only_without_grad(ctx: Context, node: ast.Call, no_grad: Callable[[ast.
     the block runs, so the module's backward never runs. A read in a nested function or lambda, or outside
     such a block, may run it where a gradient is recorded."""
     scope: ast.AST | None = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
-    if scope is None:
-        return False
+    if scope is None or not op.rsplit(".", 1)[-1][:1].isupper():
+        return False  # a function's call, not a module's construction
     name = None
     for stmt in statements_in(scope):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

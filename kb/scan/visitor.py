@@ -79,7 +79,6 @@ class Visitor(Context, ast.NodeVisitor):
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
         self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
         self.no_grad = 0  # enclosing no-grad contexts and decorated functions
-        self.never_runs: str | None = None  # inside a branch a constant test never takes: why (_branch)
         self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles
         self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
         self.functions = 0  # how many enclosing scopes are functions
@@ -110,19 +109,16 @@ class Visitor(Context, ast.NodeVisitor):
                 if not main:
                     self.conditions.append(node.test)
                 self.main = self.main or main
-                self._branch(node.body, node.test, False)
+                self.statements(node.body)
                 self.main = self.main and not main
-                self._branch(node.orelse, node.test, True)
+                self.statements(node.orelse)
                 if not main:
                     self.conditions.pop()
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
                 header = node.test if isinstance(node, ast.While) else node.iter
                 if self._hit(header):
                     self.visit(header)
-                if isinstance(node, ast.While):
-                    self._branch(node.body, node.test, False, "while")
-                else:
-                    self.statements(node.body)
+                self.statements(node.body)
                 self.statements(node.orelse)
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self._with(node)
@@ -194,20 +190,6 @@ class Visitor(Context, ast.NodeVisitor):
         self.statements(node.body)
         self.no_grad -= quiet
         del self.backends[len(self.backends) - pushed:]
-
-    def _branch(self, body: list[ast.stmt], test: ast.expr, otherwise: bool, keyword: str = "if") -> None:
-        """The body of an `if`/`while` (`otherwise`: the `else:` of an `if`) whose test is a constant that never
-        takes it (`if False:`, `while 0:`, the `else:` of `if True:`): CPython does not compile it, so no call in
-        it runs, and the calls found there say why (their findings are notes)."""
-        dead = isinstance(test, ast.Constant) and test.value is not Ellipsis and bool(test.value) is otherwise
-        if not dead or self.never_runs is not None:
-            self.statements(body)
-            return
-        head = f"{keyword} {self.text(test, 20)}:"
-        self.never_runs = f"it is inside the `else:` of `{head}`, which never runs" if otherwise \
-            else f"it is inside `{head}`, whose body never runs"
-        self.statements(body)
-        self.never_runs = None
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.expr | ast.stmt) -> None:
         scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
@@ -591,11 +573,9 @@ class Visitor(Context, ast.NodeVisitor):
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id in self.buffers[-1]:
             quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
-        elif not method and self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]):
-            quiet = True  # torch.gather(v, ...) with v a registered buffer at every call: as v.gather(...)
-        elif not method and op in self.backward_ops and op.rsplit(".", 1)[-1][:1].isupper() \
-                and gradient.used_only_without_grad(self, node, self._no_grad):
-            quiet = True  # a module built here and used only under torch.no_grad(): its backward never runs
+        elif not method and (self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]) or op in
+                             self.backward_ops and gradient.used_only_without_grad(self, node, op, self._no_grad)):
+            quiet = True  # torch.gather(v, ...) of a buffer v, as v.gather(...); a module used only under no_grad
         if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
                 and resolvers.no_input_requires_grad(self, node, op):
             quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
@@ -614,4 +594,4 @@ class Visitor(Context, ast.NodeVisitor):
             why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None
         self.calls.append(Call(op, node.lineno, node.col_offset + 1, node.end_lineno or node.lineno,
                                self.text(node.func, 60) + "(...)", tuple(args), kwargs, star, certain, method, extra,
-                               quiet, why, compiled, ruled, self.never_runs))
+                               quiet, why, compiled, ruled))
