@@ -365,61 +365,180 @@ _PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interle
 
 def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
                     dotted: Callable[[ast.AST], str | None]) -> tuple[tuple[str, int, int, str], ...]:
-    """(name, first line, last line, why) of each module-level function of the file every use of which in the
-    file runs it where no gradient is recorded: a call inside `with torch.no_grad():` (or a function decorated
-    so), or the function handed to a data pipeline's `.map(...)` (not `jax.lax.map`). Whether another file
-    uses it is for kb/scan/run.py to tell."""
-    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    if not functions:
+    """(name, first line, last line, why) of each function of the file, module-level or nested in another
+    function, every use of which in the scope that names it runs it where no gradient is recorded: a call
+    inside `with torch.no_grad():` (or a function decorated so), the function handed to a data pipeline's
+    `.map(...)` (not `jax.lax.map`), or a call from a function that itself runs only so (what a mapped
+    function calls runs in the pipeline too). A nested function is as often the mapped one as a module-level
+    one (`def _pp(data): ...` inside `get_data`, then `data.map(_pp)`); a name resolves to the def of the
+    innermost enclosing function that defines it, as Python does. Whether another file uses it is for
+    kb/scan/run.py to tell."""
+    scopes = _function_scopes(tree)
+    if not any(scopes.values()):
         return ()
-    uses: dict[str, list[str | None]] = {}  # name -> per use: why it records no gradient there (None: it may)
+    # (scope, name) -> per use: why it records no gradient there (None: it may), and the function whose body
+    # makes the call (its own quiet makes the call quiet)
+    uses: dict[tuple[int, str], list[tuple[str | None, tuple[int, str] | None]]] = {}
     handled: set[int] = set()
+
+    def resolve(name: str, chain: tuple) -> tuple[int, str] | None:
+        for scope in reversed(chain):
+            if name in scopes.get(id(scope), {}):
+                return (id(scope), name)
+        return (id(tree), name) if name in scopes[id(tree)] else None
+
     # Every node in the order of a recursive walk (iteratively, each class's node fields read from one
     # table, constants and operators never pushed): this walk covers the whole of every file that names
-    # no_grad or a pipeline stage.
-    stack: list[tuple[Any, bool]] = [(tree, False)]
+    # no_grad or a pipeline stage. `chain`: the enclosing functions, outermost first; `owner`: the def
+    # (scope, name) whose body holds the node, if it is one of `scopes`.
+    stack: list[tuple[Any, bool, tuple, tuple[int, str] | None]] = [(tree, False, (), None)]
     pop, fields, holds = stack.pop, FIELDS, _HOLDS
     while stack:
-        node, quiet = pop()
+        node, quiet, chain, owner = pop()
         kind = type(node)
         if kind is ast.Name:
-            if node.id in functions and id(node) not in handled:
-                uses.setdefault(node.id, []).append(None)  # handed on as a value: it may run anywhere
+            key = resolve(node.id, chain)
+            if key is not None and id(node) not in handled:
+                uses.setdefault(key, []).append((None, None))  # handed on as a value: it may run anywhere
             continue
         if kind is ast.With or kind is ast.AsyncWith:
             inner = quiet or any(no_grad(item.context_expr) for item in node.items)
-            children = [(item.context_expr, quiet) for item in node.items]
-            children += [(statement, inner) for statement in node.body]
+            children = [(item.context_expr, quiet, chain, owner) for item in node.items]
+            children += [(statement, inner, chain, owner) for statement in node.body]
             stack += reversed(children)
             continue
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
             inner = quiet or any(no_grad(d) for d in node.decorator_list)
             body = {id(part) for part in node.body}
-            stack += reversed([(part, inner if id(part) in body else quiet) for part in ast.iter_child_nodes(node)])
+            mine = resolve(node.name, chain)
+            me = mine if mine is not None and node in scopes[mine[0]].get(node.name, ()) else None
+            stack += reversed([(part, inner, chain + (node,), me) if id(part) in body else (part, quiet, chain, owner)
+                               for part in ast.iter_child_nodes(node)])
             continue
+        if kind is ast.Lambda or kind is ast.ClassDef:
+            owner = None  # a lambda or a class body runs where it is called, not where its def's body runs
         if kind is ast.Call:
             func = node.func
-            if isinstance(func, ast.Name) and func.id in functions:
-                uses.setdefault(func.id, []).append("it is called only under torch.no_grad()" if quiet else None)
+            key = resolve(func.id, chain) if isinstance(func, ast.Name) else None
+            if key is not None:
+                uses.setdefault(key, []).append(("it is called only under torch.no_grad()" if quiet else None, owner))
                 handled.add(id(func))
             elif isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and node.args \
-                    and isinstance(node.args[0], ast.Name) and node.args[0].id in functions \
+                    and isinstance(node.args[0], ast.Name) and resolve(node.args[0].id, chain) is not None \
                     and not (dotted(func) or "").startswith("jax."):
-                uses.setdefault(node.args[0].id, []).append("it runs only as a data pipeline's .map() function")
+                mapped = resolve(node.args[0].id, chain)
+                assert mapped is not None
+                uses.setdefault(mapped, []).append(("it runs only as a data pipeline's .map() function", None))
                 handled.add(id(node.args[0]))
-        children_of: list[tuple[Any, bool]] = []
+        children_of: list[tuple[Any, bool, tuple, tuple[int, str] | None]] = []
         for field in fields[kind]:
             value = getattr(node, field, None)
             if type(value) is list:
-                children_of += [(child, quiet) for child in value if holds[type(child)]]
+                children_of += [(child, quiet, chain, owner) for child in value if holds[type(child)]]
             elif holds[type(value)]:
-                children_of.append((value, quiet))
+                children_of.append((value, quiet, chain, owner))
         stack += reversed(children_of)
 
+    # A call from a quiet function is quiet: repeat until nothing changes (a function that calls itself
+    # counts by its other uses).
+    why_of: dict[tuple[int, str], str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for key, found in uses.items():
+            if key in why_of:
+                continue
+            reasons = [why or ("" if by == key else why_of.get(by) if by is not None else None) for why, by in found]
+            if reasons and all(r is not None for r in reasons) and any(reasons) \
+                    and not any(d.decorator_list for d in scopes[key[0]][key[1]]):
+                why_of[key] = sorted(r for r in reasons if r)[0]
+                changed = True
     out: list[tuple[str, int, int, str]] = []
-    for name, whys in uses.items():
-        reasons = sorted({why for why in whys if why})
-        if whys and all(whys) and not functions[name].decorator_list:
-            fn = functions[name]
-            out.append((name, fn.lineno, fn.end_lineno or fn.lineno, reasons[0]))
+    for (scope, name), why in why_of.items():
+        for fn in scopes[scope][name]:
+            out.append((name, fn.lineno, fn.end_lineno or fn.lineno, why))
     return tuple(out)
+
+
+def _function_scopes(tree: ast.Module) -> dict[int, dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]]:
+    """id(module or function) -> name -> the functions def'd by that name directly in its body (in its
+    compound statements, not in a nested function's or a class's body): what a bare name in it may call."""
+    out: dict[int, dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
+    todo: list[ast.AST] = [tree]
+    while todo:
+        scope = todo.pop()
+        defs = out.setdefault(id(scope), {})
+        stack = list(getattr(scope, "body", ()))
+        while stack:
+            item = stack.pop()
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defs.setdefault(item.name, []).append(item)
+                todo.append(item)
+                continue
+            if isinstance(item, ast.ClassDef):
+                todo.extend(n for n in item.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))  # methods
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                children = getattr(item, field, None)
+                if children and type(children) is list:
+                    stack.extend(children)
+            for handler in getattr(item, "handlers", ()):
+                stack.extend(handler.body)
+            for case in getattr(item, "cases", ()):
+                stack.extend(case.body)
+    return out
+
+
+def reads_a_buffer(ctx: Context, node: ast.Call, op: str, buffers: frozenset[str]) -> bool:
+    """The function form of an op (`torch.gather(v, index=t, dim=0)`) whose input is a parameter that every
+    call of the enclosing function passes a registered buffer (`buffers`: kb/scan/prepare.py), and whose
+    other arguments, the op's indices aside, visibly need no gradient: no gradient flows into a buffer, so
+    the backward into the input (a gather's atomic scatter into the gathered-from tensor) never runs, as for
+    the method form `v.gather(...)`."""
+    first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "input"), None)
+    if not (isinstance(first, ast.Name) and first.id in buffers) or not ctx.fn_nodes:
+        return False
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return False
+    name = ctx.index_param.get(op)
+    index = ctx.argument(op, node, name) if name else None
+    rest = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not first and p is not index]
+    return all(grad_free(ctx, p, ctx.fn_nodes[-1]) for p in rest)
+
+
+def used_only_without_grad(ctx: Context, node: ast.Call, op: str, no_grad: Callable[[ast.expr], bool]) -> bool:
+    """The construction of a module (`criterion = torch.nn.CTCLoss(...).cuda()`) bound to a name of its
+    function (or of the module; any other binding of it aside, `if ...: criterion = A() else: criterion = B()`)
+    that is read only inside `with torch.no_grad():` blocks
+    of that same scope (to call it, or to hand it to what those blocks call): torch records no gradient while
+    the block runs, so the module's backward never runs. A read in a nested function or lambda, or outside
+    such a block, may run it where a gradient is recorded."""
+    scope: ast.AST | None = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if scope is None or not op.rsplit(".", 1)[-1][:1].isupper():
+        return False  # a function's call, not a module's construction
+    name = None
+    for stmt in statements_in(scope):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MODULE_USES:
+                value = value.func.value
+            if value is node:
+                name = stmt.targets[0].id
+    if name is None or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
+        return False  # what else the name is bound to matters not: every read of it is checked below
+    reads = 0
+    stack: list[tuple[ast.AST, bool]] = [(child, False) for child in ast.iter_child_nodes(scope)]
+    while stack:
+        item, quiet = stack.pop()
+        if isinstance(item, ast.Name) and item.id == name and isinstance(item.ctx, ast.Load):
+            if not quiet:
+                return False
+            reads += 1
+        elif isinstance(item, (ast.With, ast.AsyncWith)):
+            inner = quiet or any(no_grad(w.context_expr) for w in item.items)
+            stack += [(w, quiet) for w in item.items] + [(s, inner) for s in item.body]
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack += [(child, False) for child in ast.iter_child_nodes(item)]  # runs where it is called
+        else:
+            stack += [(child, quiet) for child in ast.iter_child_nodes(item)]
+    return reads > 0

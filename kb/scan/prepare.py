@@ -141,10 +141,13 @@ def _registered_buffers(calls: list[ast.Call]) -> frozenset[str]:
                           or (isinstance(sub.func, ast.Name) and sub.func.id == "register_buffer")))
 
 
-def buffer_parameters(found: Survey, defs: dict[str, Function]) -> dict[str, frozenset[str]]:
+def buffer_parameters(found: Survey, defs: dict[str, Function],
+                      aliases: dict[str, str] | None = None) -> dict[str, frozenset[str]]:
     """Module-level function -> its positional parameters that every call of it in this module passes
-    a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`): buffers do
-    not require grad, so no backward runs into them. A call from outside a class, with *args, or
+    a registered buffer of the calling class (`extract(self.alphas_cumprod, t, x.shape)`), or what torch
+    functions, tensor methods and arithmetic make of buffers and constants (`1. / self.coef1`,
+    `torch.log(torch.cat([self.var[1:2], self.betas[1:]]))`, through a local name: `_of_buffers`): buffers
+    do not require grad, so no backward runs into them. A call from outside a class, with *args, or
     passing anything else for a parameter rules that parameter out; calls from other modules are not
     seen (a function called nowhere here gets nothing). Read from the Survey's calls and classes."""
     if not defs:
@@ -158,6 +161,8 @@ def buffer_parameters(found: Survey, defs: dict[str, Function]) -> dict[str, fro
             if not (isinstance(sub.func, ast.Name) and sub.func.id in defs):
                 continue
             inside.add(id(sub))
+            method = next((m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+                           and _within(sub, m)), None)
             fn = defs[sub.func.id]
             names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
             verdict = seen.setdefault(sub.func.id, {n: True for n in names})
@@ -166,12 +171,66 @@ def buffer_parameters(found: Survey, defs: dict[str, Function]) -> dict[str, fro
             given.update({k.arg: k.value for k in sub.keywords if k.arg})
             for n in names:
                 value = given.get(n)
-                verdict[n] = verdict[n] and not starred and isinstance(value, ast.Attribute) \
-                    and isinstance(value.value, ast.Name) and value.value.id == "self" and value.attr in buffers
+                verdict[n] = verdict[n] and not starred and value is not None \
+                    and _of_buffers(value, buffers, method, aliases or {}, 8)
     for sub in found.calls:  # a call from module level or a plain function: nothing known there
         if isinstance(sub.func, ast.Name) and sub.func.id in seen and id(sub) not in inside:
             seen[sub.func.id] = {n: False for n in seen[sub.func.id]}
     return {name: frozenset(n for n, ok in v.items() if ok) for name, v in seen.items() if any(v.values())}
+
+
+def _of_buffers(value: ast.expr, buffers: frozenset[str], method: ast.AST | None, aliases: dict[str, str],
+                depth: int) -> bool:
+    """Whether `value`, in `method`, is made of registered buffers (`self.X`) and constants only: through
+    arithmetic, slices, literal lists, tuples and dicts (`{...}[key]`), torch functions and tensor methods
+    (none of which makes a gradient of such inputs unless asked with `requires_grad`), and a local name every
+    binding of which (plain assignments only) is such a value."""
+    if depth <= 0:
+        return False
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Attribute):
+        return isinstance(value.value, ast.Name) and value.value.id == "self" and value.attr in buffers
+    parts: list[ast.expr | None]
+    if isinstance(value, ast.BinOp):
+        parts = [value.left, value.right]
+    elif isinstance(value, ast.UnaryOp):
+        parts = [value.operand]
+    elif isinstance(value, ast.Subscript):
+        parts = [value.value]  # an index picks elements: it carries no gradient into them
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        parts = list(value.elts)
+    elif isinstance(value, ast.Dict):
+        parts = list(value.values)
+    elif isinstance(value, ast.Call):
+        if any(k.arg in (None, "requires_grad") for k in value.keywords) \
+                or any(isinstance(a, ast.Starred) for a in value.args):
+            return False
+        func = value.func
+        name = dotted_name(func, aliases)
+        if name is not None and name.startswith("torch.") and name.rsplit(".", 1)[-1][:1].islower() \
+                and name not in ("torch.nn.Parameter", "torch.autograd.Variable"):
+            parts = []
+        elif isinstance(func, ast.Attribute) and not func.attr.endswith("_") and not func.attr.startswith("_"):
+            parts = [func.value]  # a tensor method of such a tensor
+        else:
+            return False
+        parts += [*value.args, *(k.value for k in value.keywords)]
+    elif isinstance(value, ast.Name) and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        stores = [n for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store)]
+        assigns = [a for a in ast.walk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
+                   and isinstance(a.targets[0], ast.Name) and a.targets[0].id == value.id]
+        if not assigns or len(assigns) != len(stores):
+            return False  # a parameter, a loop or `with` target, a tuple or augmented assignment: not read here
+        loops = [n for n in ast.walk(method) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        # `x = extract(x, t, ...)` outside a loop: the read is of x's earlier binding, not of this one
+        parts = [a.value for a in assigns if not (any(n is value for n in ast.walk(a.value))
+                                                  and not any(_within(a.value, loop) for loop in loops))]
+        if not parts:
+            return False
+    else:
+        return False
+    return all(p is not None and _of_buffers(p, buffers, method, aliases, depth - 1) for p in parts)
 
 
 def literal_parameters(all_calls: list, defs: dict[str, Function]) -> dict[str, dict[str, object]]:

@@ -18,7 +18,8 @@ from kb.scan.prepare import (
 )
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
-    Call, Layout, Module, Setting, Unknown, aliases_of, called, canonical, literal, public_name, star_aliases,
+    Call, Layout, Module, Setting, Unknown, aliases_of, called, canonical, literal, never_taken, public_name,
+    star_aliases,
 )
 from kb.scan.visitor import Visitor
 
@@ -132,7 +133,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     visitor.bound = literal_parameters(found.calls, visitor.defs)
     visitor.all_calls = found.calls
     if "register_buffer" in text:
-        visitor.buffer_params = buffer_parameters(found, visitor.defs)
+        visitor.buffer_params = buffer_parameters(found, visitor.defs, aliases)
     if ".map(" in text or ".interleave(" in text:  # nested functions too, for the mapped functions of tf.data
         for node in found.functions:
             visitor.defs.setdefault(node.name, node)
@@ -142,6 +143,9 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     calls = visitor.calls
     if own:  # a subclass that takes its own arguments: what they mean for the KB class is unknown
         calls = [c._replace(args=(), kwargs=(), star=True) if c.text.split("(", 1)[0] in own else c for c in calls]
+    dead = never_taken(tree, text) if calls else ()
+    if dead:  # a block a constant test never takes: its calls never run
+        calls = [c._replace(never_runs=next((why for a, b, why in dead if a <= c.line <= b), None)) for c in calls]
     quiet: tuple = ()
     if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(")):
         try:

@@ -432,7 +432,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
             pin = chosen.get(framework)
             if pin is None:
                 continue
-            dead_why = unreached.why(dead, path, call.line) if dead else None
+            dead_why = call.never_runs or (unreached.why(dead, path, call.line) if dead else None)
             if not call.no_grad and path in quiet and any(first <= call.line <= last for first, last in quiet[path]):
                 call = call._replace(no_grad=True)  # its function runs only where no gradient is recorded
             if lookup.no_known_source(call.op, framework, pin.version, device):

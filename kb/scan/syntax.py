@@ -68,6 +68,7 @@ class Call(NamedTuple):
     why: str | None = None  # for a method that is not certain: what the receiver is not visibly
     compiled: bool = False  # inside a function or module compiled with torch.compile (Inductor's kernels run)
     ruled_out: tuple[tuple[str, str], ...] = ()  # (resolver, why): code rules (kb/scan/resolvers.py) that hold here
+    never_runs: str | None = None  # why the code around it never runs (`if False:`): its findings are notes
 
 
 class Setting(NamedTuple):
@@ -414,3 +415,28 @@ def parameter_defaults(args: ast.arguments, method: bool) -> list[tuple[str, ast
     out = [(a.arg, d, positional.index(a) - shift)
            for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)]
     return out + [(a.arg, d, -1) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+
+
+# `if False:`, `while 0:`, `if True:` ... `else:`: a text without such a test needs no walk of its tree
+_CONSTANT_TEST = re.compile(r"(?:\bif|\bwhile)[ (]+(?:False|True|None|\d+)[ )]*:")
+
+
+def never_taken(tree: ast.Module, text: str) -> tuple[tuple[int, int, str], ...]:
+    """(first line, last line, why) of each block a constant test never takes: the body of `if False:` (or `if 0:`,
+    `while None:`), the `else:` of `if True:` (or `if 1:`). CPython does not even compile such a block, so no call
+    in it runs: its findings are notes that say so (google-research/vdm's `if False:` around an augmentation)."""
+    if not _CONSTANT_TEST.search(text):
+        return ()
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.If, ast.While)) or not isinstance(node.test, ast.Constant) \
+                or node.test.value is Ellipsis:
+            continue
+        head = f"{'if' if isinstance(node, ast.If) else 'while'} {node.test.value!r}:"
+        if not node.test.value:
+            out.append((node.body[0].lineno, node.body[-1].end_lineno or node.lineno,
+                        f"it is inside `{head}`, whose body never runs"))
+        elif node.orelse and isinstance(node, ast.If):
+            out.append((node.orelse[0].lineno, node.orelse[-1].end_lineno or node.lineno,
+                        f"it is inside the `else:` of `{head}`, which never runs"))
+    return tuple(out)

@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, rank, resolvers, tfcompat, values
+from kb.scan import environ, gradient, rank, resolvers, tfcompat, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -577,6 +577,9 @@ class Visitor(Context, ast.NodeVisitor):
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                 and node.func.value.id in self.buffers[-1]:
             quiet = True  # every call of this function passes a registered buffer here: no gradient flows into it
+        elif not method and (self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]) or op in
+                             self.backward_ops and gradient.used_only_without_grad(self, node, op, self._no_grad)):
+            quiet = True  # torch.gather(v, ...) of a buffer v, as v.gather(...); a module used only under no_grad
         if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
                 and resolvers.no_input_requires_grad(self, node, op):
             quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
