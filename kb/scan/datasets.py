@@ -21,6 +21,7 @@ not read: the loader stays possible.
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 from kb.scan.context import Context
 from kb.scan.prepare import local_module
@@ -39,8 +40,10 @@ _TV_DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (
     "ConvertImageDtype", "Compose")) | frozenset(f"torchvision.transforms.v2.{n}" for n in (
         "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
         "ToImage", "ToDtype", "Compose"))
+_TV_NAMES = frozenset(n.rsplit(".", 1)[-1] for n in _TV_DETERMINISTIC)
 _TV_TRANSFORM_ARGS = frozenset({"transform", "target_transform", "transforms"})
 _DEPTH = 6
+_FOLLOW = 12  # names, calls and returns followed from a loader's dataset to the constructions it may be
 
 
 def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
@@ -52,23 +55,249 @@ def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
     collate = _given(node, "collate_fn", 6)
     if collate is not None and not _none(collate) and _collate_may_draw(ctx, collate):
         return None
-    made = _made(ctx, _given(node, "dataset", 0))
-    if made is None:
+    here = _top_level(ctx)
+    reasons = _quiet(ctx, _given(node, "dataset", 0), _Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, here, False),
+                     None, _FOLLOW)
+    if not reasons:
         return None
-    name = ctx.dotted(made.func)
-    if name is not None and name.startswith("torchvision.datasets."):
-        if all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
-                and not any(k.arg is None for k in made.keywords) \
-                and all(plain_literal(a) is not NOT_LITERAL for a in made.args[1:]):
-            return "the loader does not shuffle and its torchvision dataset's transforms are deterministic"
+    return "the loader does not shuffle and " + "; ".join(dict.fromkeys(reasons))
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where an expression is read: the function (or module) it is in, its module's top-level definitions,
+    and whether that module is another file than the scanned one (whose imports are not read here)."""
+    scope: ast.AST | None
+    defs: dict
+    foreign: bool
+
+
+def _top_level(ctx: Context) -> dict:
+    return {n.name: n for n in (ctx.tree.body if ctx.tree is not None else ())
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+def _quiet(ctx: Context, expr: ast.AST | None, where: _Where, index: int | None, depth: int) -> list[str] | None:
+    """Why the dataset `expr` draws no random numbers, one reason per construction it may be (None: it may,
+    or it cannot be read). Followed: a name through every value it is assigned (in each branch, appended to
+    a list, unpacked from a tuple: `index` is the position taken) and, for a parameter, every caller's
+    argument; a factory function of the code base through its returns; `ConcatDataset` / `Subset` through
+    the datasets they hold; a class of the code base by its `__getitem__`; a torchvision dataset by its
+    transforms."""
+    if depth <= 0 or expr is None:
         return None
-    found = _class_of(ctx, made.func)
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        if index is not None:
+            return _quiet(ctx, expr.elts[index], where, None, depth - 1) if index < len(expr.elts) else None
+        return _all(ctx, [(e, where, None) for e in expr.elts], depth)
+    if isinstance(expr, ast.Name):
+        values = _values(ctx, where, expr.id)
+        if values is None or (index is not None and any(i is not None for _, _, i in values)):
+            return None  # not shown, or an element of an element: not read
+        return _all(ctx, [(v, w, i if index is None else index) for v, w, i in values], depth)
+    if isinstance(expr, ast.IfExp):
+        return _all(ctx, [(expr.body, where, index), (expr.orelse, where, index)], depth)
+    if not isinstance(expr, ast.Call):
+        return None
+    dotted = None if where.foreign else ctx.dotted(expr.func)
+    last = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
+    if dotted is not None and dotted.startswith("torchvision.datasets."):
+        return ["its torchvision dataset's transforms are deterministic"] \
+            if index is None and _torchvision_quiet(ctx, expr, dotted) else None
+    if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
+        held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
+        return _quiet(ctx, held, where, None, depth - 1)
+    found = _definition(ctx, expr.func, where)
     if found is None:
         return None
-    cls, defs, foreign = found
-    if _reads_random(ctx, cls, defs, foreign):
+    node, defs, foreign = found
+    if isinstance(node, ast.ClassDef):
+        if index is not None or _reads_random(ctx, node, defs, foreign):
+            return None
+        return [f"{node.name}.__getitem__ draws no random numbers"]
+    returns = _returns(node)
+    if not returns:
         return None
-    return f"the loader does not shuffle and {cls.name}.__getitem__ draws no random numbers"
+    inner = _Where(node, defs, foreign)
+    return _all(ctx, [(r, inner, index) for r in returns], depth)
+
+
+def _all(ctx: Context, parts: list[tuple[ast.AST, _Where, int | None]], depth: int) -> list[str] | None:
+    reasons: list[str] = []
+    for expr, where, index in parts:
+        found = _quiet(ctx, expr, where, index, depth - 1)
+        if found is None:
+            return None
+        reasons += found
+    return reasons
+
+
+_HOLDERS = frozenset({"ConcatDataset", "Subset"})
+
+
+def _definition(ctx: Context, func: ast.AST, where: _Where) -> tuple[ast.AST, dict, bool] | None:
+    """The class or function of the code base a call calls, with its module's top-level definitions and
+    whether that module is another file: one of the module the call is in, or (in the scanned file, whose
+    imports are read) one imported from a module of the code base."""
+    if isinstance(func, ast.Name) and isinstance(where.defs.get(func.id), (ast.ClassDef, ast.FunctionDef)):
+        return where.defs[func.id], where.defs, where.foreign
+    if where.foreign:
+        return None
+    if isinstance(func, ast.Name):
+        dotted = ctx.aliases.get(func.id)
+        if dotted and "." in dotted:
+            module, _, name = dotted.rpartition(".")
+            found = local_module(ctx.filename, module)
+            if found is not None and isinstance(found.get(name), (ast.ClassDef, ast.FunctionDef)):
+                return found[name], found, True
+        return None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        found = local_module(ctx.filename, ctx.aliases.get(func.value.id, func.value.id))
+        if found is not None and isinstance(found.get(func.attr), (ast.ClassDef, ast.FunctionDef)):
+            return found[func.attr], found, True
+    return None
+
+
+def _own_statements(scope: ast.AST) -> list[ast.stmt]:
+    """The statements of a function or module, not those of the functions and classes it defines."""
+    out: list[ast.stmt] = []
+    stack = list(getattr(scope, "body", ()))
+    while stack:
+        item = stack.pop()
+        out.append(item)
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            children = getattr(item, field, None)
+            if children and type(children) is list:
+                stack.extend(children)
+        for handler in getattr(item, "handlers", ()):
+            stack.extend(handler.body)
+    return out
+
+
+def _returns(fn: ast.AST) -> list[ast.expr]:
+    """What a function returns (every `return` has a value, else nothing is known)."""
+    found = [s for s in _own_statements(fn) if isinstance(s, ast.Return)]
+    return [s.value for s in found if s.value is not None] if all(s.value is not None for s in found) else []
+
+
+def _values(ctx: Context, where: _Where, name: str) -> list[tuple[ast.AST, _Where, int | None]] | None:
+    """Every value a name may hold where it is read: its assignments in the function (`a, b = f()` gives
+    f() at position 1 for b; `items.append(x)` adds x to a list), else the module's (in the scanned file),
+    else, for a parameter of a function of the scanned file, the argument each caller gives. None: a value
+    it may take is not shown (a loop variable, `+=`, a parameter without callers)."""
+    scope = where.scope
+    if scope is None:
+        return None
+    found: list[tuple[ast.AST, _Where, int | None]] = []
+    for stmt in _own_statements(scope):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    found.append((stmt.value, where, None))
+                elif isinstance(target, (ast.Tuple, ast.List)):
+                    for i, elt in enumerate(target.elts):
+                        if isinstance(elt, ast.Starred) and _binds(elt, name):
+                            return None
+                        if isinstance(elt, ast.Name) and elt.id == name:
+                            found.append((stmt.value, where, i))
+                        elif _binds(elt, name):
+                            return None
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            targets = [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) \
+                else [i.optional_vars for i in stmt.items if i.optional_vars is not None]
+            if any(_binds(t, name) for t in targets):
+                if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                    found.append((stmt.value, where, None))
+                else:
+                    return None
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
+                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == name:
+            call = stmt.value
+            method = stmt.value.func.attr
+            if method in ("append", "extend") and len(call.args) == 1:
+                found.append((call.args[0], where, None))
+            else:
+                return None  # changed by a method the scan does not read
+    if found:
+        return found
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        params = [a.arg for a in (*scope.args.posonlyargs, *scope.args.args)]
+        if name in params or name in [a.arg for a in scope.args.kwonlyargs]:
+            return _arguments(ctx, where, scope, name)
+        if not where.foreign and ctx.tree is not None:
+            return _values(ctx, _Where(ctx.tree, where.defs, False), name)
+    return None
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+
+
+def _arguments(ctx: Context, where: _Where, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+               name: str) -> list[tuple[ast.AST, _Where, int | None]] | None:
+    """The argument every call of a module-level function of the scanned file gives a parameter (its
+    default where a call leaves it out). None: the function is another file's, a method, passed around
+    rather than called, never called here, or called with `*args` / `**kwargs`."""
+    if where.foreign or ctx.tree is None or where.defs.get(fn.name) is not fn:
+        return None
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    defaults = dict(zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
+    found: list[tuple[ast.AST, _Where, int | None]] = []
+    scopes = [ctx.tree, *(n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    for scope in scopes:
+        for stmt in _own_statements(scope):
+            for sub in _expressions(stmt):
+                if isinstance(sub, ast.Name) and sub.id == fn.name and not _called(sub, stmt):
+                    return None  # handed on (a callback): its callers are not read here
+                if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == fn.name):
+                    continue
+                if any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords):
+                    return None
+                given = next((k.value for k in sub.keywords if k.arg == name), None)
+                if given is None and name in positional and positional.index(name) < len(sub.args):
+                    given = sub.args[positional.index(name)]
+                if given is None:
+                    if name not in defaults:
+                        return None
+                    found.append((defaults[name], _Where(ctx.tree, where.defs, False), None))
+                else:
+                    found.append((given, _Where(scope, where.defs, False), None))
+    return found or None
+
+
+def _expressions(stmt: ast.stmt) -> list[ast.AST]:
+    """The nodes of a statement's own expressions (not of the statements nested in it)."""
+    out: list[ast.AST] = []
+    for field, value in ast.iter_fields(stmt):
+        if field in ("body", "orelse", "finalbody", "handlers"):
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.AST):
+                out.extend(ast.walk(item))
+    return out
+
+
+def _called(name: ast.Name, stmt: ast.stmt) -> bool:
+    """The name is the function of a call in the statement (not a value handed on)."""
+    return any(isinstance(sub, ast.Call) and sub.func is name for sub in _expressions(stmt)) \
+        or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+
+
+def _torchvision_quiet(ctx: Context, made: ast.Call, name: str) -> bool:
+    """A torchvision dataset whose transforms (by keyword, or by position for `ImageFolder` /
+    `DatasetFolder`, whose second and third parameters are the transforms) are deterministic."""
+    positional = made.args[1:3] if name.rsplit(".", 1)[-1] in _TV_FOLDERS else []
+    rest = made.args[1 + len(positional):]
+    return all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
+        and all(_deterministic_transform(ctx, a, _DEPTH) for a in positional) \
+        and not any(k.arg is None for k in made.keywords) \
+        and all(plain_literal(a) is not NOT_LITERAL for a in rest)
+
+
+_TV_FOLDERS = frozenset({"ImageFolder", "DatasetFolder"})
 
 
 def _collate_may_draw(ctx: Context, collate: ast.expr) -> bool:
@@ -94,8 +323,8 @@ def _none(node: ast.AST | None) -> bool:
 
 
 def _plain_star(ctx: Context, node: ast.Call) -> bool:
-    """No `*args`, and every `**kwargs` is a name only ever assigned dict literals (or a choice of two) that
-    give no sampler, shuffle or collate function."""
+    """No `*args`, and every `**kwargs` is a name only ever assigned dict literals or `dict(key=value, ...)`
+    calls (or a choice of two) that give no sampler, shuffle or collate function."""
     if any(isinstance(a, ast.Starred) for a in node.args):
         return False
     for k in node.keywords:
@@ -109,6 +338,10 @@ def _plain_star(ctx: Context, node: ast.Call) -> bool:
         for value in values:
             options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
             for option in options:
+                if isinstance(option, ast.Call) and isinstance(option.func, ast.Name) and option.func.id == "dict" \
+                        and not option.args:
+                    option = ast.Dict(keys=[ast.Constant(k.arg) if k.arg else None for k in option.keywords],
+                                      values=[k.value for k in option.keywords])
                 if not isinstance(option, ast.Dict) or any(
                         key is None or not isinstance(key, ast.Constant)
                         or key.value in ("sampler", "batch_sampler", "shuffle", "collate_fn", "dataset")
@@ -215,7 +448,8 @@ def _passed_in(methods: dict[str, ast.AST]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES) -> bool:
+def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
+                  depth: int = 3) -> bool:
     """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
     cannot tell)."""
     methods = _methods(ctx, cls, defs, foreign)
@@ -240,9 +474,59 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
                 return True
             if given and any(_own(part, given) for part in _used(sub)):
                 return True  # an object the caller passed in, indexed, called or handed on (a dataset it wraps)
-            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo):
+            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo) \
+                    and not _quiet_callable(ctx, sub.func, fn, methods, defs, foreign, depth):
                 return True
     return False
+
+
+def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[str, ast.AST], defs: dict, foreign: bool,
+                    depth: int) -> bool:
+    """A callable object the class made itself that draws nothing: a name the function, or an attribute
+    (`self.to_tensor`) the class's methods, only ever assign an instance of a class of the module whose
+    `__call__` draws nothing (read as `__getitem__` is), or a deterministic torchvision transform
+    (`ToTensor()`, `Normalize(...)`; in another file, whose imports are not read, by its name)."""
+    if depth <= 0:
+        return False
+    if isinstance(callee, ast.Name):
+        values = [s.value for s in _own_statements(fn) if isinstance(s, ast.Assign)
+                  and any(_binds(t, callee.id) for t in s.targets)]
+        if any(not (len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)) for s in _own_statements(fn)
+               if isinstance(s, ast.Assign) and any(_binds(t, callee.id) for t in s.targets)):
+            return False
+    elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
+        values = []
+        for method in methods.values():
+            for s in ast.walk(method):
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign, ast.AnnAssign)) else []
+                for t in targets:
+                    if any(isinstance(n, ast.Attribute) and n.attr == callee.attr and isinstance(n.value, ast.Name)
+                           and n.value.id == "self" for n in ast.walk(t)):
+                        if not (isinstance(s, ast.Assign) and t is s.targets[0] and len(s.targets) == 1 and t is not None
+                                and isinstance(t, ast.Attribute)):
+                            return False
+                        values.append(s.value)
+    else:
+        return False
+    if not values:
+        return False
+    for value in values:
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name) and isinstance(defs.get(func.id), ast.ClassDef):
+            if _reads_random(ctx, defs[func.id], defs, foreign, ("__call__",), depth - 1):
+                return False
+        elif not (_deterministic_transform(ctx, value, _DEPTH) if not foreign else _deterministic_name(value)):
+            return False
+    return True
+
+
+def _deterministic_name(value: ast.Call) -> bool:
+    """A call of a torchvision transform that draws nothing, known by its name alone (`transforms.ToTensor()`)."""
+    func = value.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last in _TV_NAMES and last != "Compose"
 
 
 def _used(node: ast.AST) -> list[ast.AST]:

@@ -1,0 +1,36 @@
+"""Causes of data-pipeline and TensorFlow 1 false alarms and misses of the sixth frozen corpus
+(benchmarks/scan_frozen6/), fixed after its measure: tuned on it, so not a measure of it. Each fixture is a
+folder of tests/fixtures/scanflow/, scanned as a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import scan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scanflow"
+
+
+def _scan(tmp_path: Path, name: str, versions: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    return [f for f in scan([str(root)], given=pins.parse_versions(versions)).findings if not f.note]
+
+
+def _lines(found: list, record: str, file: str) -> list[int]:
+    return sorted(f.line for f in found if f.record == record and Path(f.path).name == file)
+
+
+def test_loaders_read_datasets_through_modules_factories_and_callers(tmp_path):
+    """clovaai/deep-text-recognition-benchmark, facebookresearch/barlowtwins, google-research/big_transfer (6
+    false alarms, RULES R3): a loader that shuffles nothing over a dataset that draws nothing was reported
+    because the scan could not see the dataset when a factory of another module made it (`ds, log =
+    folders(root)`: a ConcatDataset of a list appended in a loop), when it came through a parameter, when it
+    was assigned in several branches, when a torchvision ImageFolder took its transforms by position, when
+    the loader's keywords came as `**dict(...)`, or when the collate function called a transform object it
+    made itself (`transform = PadNormalize(...)`, `self.to_tensor = transforms.ToTensor()`). Loaders over a
+    dataset or collate function that does draw stay findings."""
+    found = _scan(tmp_path, "loaders", "torch=2.11")
+    assert _lines(found, "torch.data-loader-workers", "evaluate.py") == [12, 13, 27, 32], found
