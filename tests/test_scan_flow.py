@@ -27,10 +27,20 @@ def test_loaders_read_datasets_through_modules_factories_and_callers(tmp_path):
     """clovaai/deep-text-recognition-benchmark, facebookresearch/barlowtwins, google-research/big_transfer (6
     false alarms, RULES R3): a loader that shuffles nothing over a dataset that draws nothing was reported
     because the scan could not see the dataset when a factory of another module made it (`ds, log =
-    folders(root)`: a ConcatDataset of a list appended in a loop), when it came through a parameter, when it
-    was assigned in several branches, when a torchvision ImageFolder took its transforms by position, when
-    the loader's keywords came as `**dict(...)`, or when the collate function called a transform object it
-    made itself (`transform = PadNormalize(...)`, `self.to_tensor = transforms.ToTensor()`). Loaders over a
-    dataset or collate function that does draw stay findings."""
+    folders(root)`: a ConcatDataset of a list appended in a loop; also into a loop's variable), when it came
+    through a parameter, when it was assigned in several branches, when a torchvision ImageFolder took its
+    transforms by position, when the loader's keywords came as `**dict(...)`, or when the collate function
+    called a transform object it made itself (`transform = PadNormalize((1, size, size))`, whose size is
+    plain data; `self.to_tensor = transforms.ToTensor()`). Loaders over a dataset or collate function that
+    does draw stay findings."""
     found = _scan(tmp_path, "loaders", "torch=2.11")
-    assert _lines(found, "torch.data-loader-workers", "evaluate.py") == [12, 13, 27, 32], found
+    assert _lines(found, "torch.data-loader-workers", "evaluate.py") == [12, 13, 27, 32, 46], found
+
+
+def test_fit_on_tf_data_runs_no_keras_worker(tmp_path):
+    """google-research/big_transfer (2 false alarms, RULES R3): `Model.fit` of datasets a tf.data pipeline makes
+    (in another module, then `.map`ped) was reported for tf.data-loader-parallelism's worker condition, which
+    holds only for Python generators and Sequences (Keras's `workers`, a PyDataset's workers); tf.data
+    iterates its own datasets. A generator, as training or validation data, stays a finding."""
+    found = _scan(tmp_path, "fit", "tensorflow=2.20")
+    assert _lines(found, "tf.data-loader-parallelism", "train.py") == [18, 20], found

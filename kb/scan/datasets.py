@@ -55,12 +55,50 @@ def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
     collate = _given(node, "collate_fn", 6)
     if collate is not None and not _none(collate) and _collate_may_draw(ctx, collate):
         return None
-    here = _top_level(ctx)
-    reasons = _quiet(ctx, _given(node, "dataset", 0), _Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, here, False),
-                     None, _FOLLOW)
+    where = _Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, _top_level(ctx), False)
+    dataset = _given(node, "dataset", 0)
+    latest = _latest(where.scope, node, dataset.id) if isinstance(dataset, ast.Name) else None
+    reasons = _quiet(ctx, latest[0], where, latest[1], _FOLLOW) if latest is not None \
+        else _quiet(ctx, dataset, where, None, _FOLLOW)
     if not reasons:
         return None
     return "the loader does not shuffle and " + "; ".join(dict.fromkeys(reasons))
+
+
+def _latest(scope: ast.AST | None, node: ast.AST, name: str) -> tuple[ast.expr, int | None] | None:
+    """The value a name holds at `node` when the statement just before it in the same block that binds the
+    name is a plain assignment (`for d in names: d, log = make(d); DataLoader(d)`: the loop's value is
+    replaced), with the position it takes in a tuple target. None: no such statement."""
+    line = getattr(node, "lineno", None)
+    if scope is None or line is None:
+        return None
+    best: tuple[int, list[ast.stmt], int] | None = None
+    for sub in ast.walk(scope):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(sub, field, None)
+            if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
+                continue
+            for i, stmt in enumerate(block):
+                end = getattr(stmt, "end_lineno", stmt.lineno)
+                if stmt.lineno <= line <= end and (best is None or end - stmt.lineno < best[0]):
+                    best = (end - stmt.lineno, block, i)
+    if best is None:
+        return None
+    _, block, i = best
+    for stmt in reversed(block[:i]):
+        if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(stmt)):
+            continue
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and not any(
+                isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in ast.walk(stmt.value)):
+            target = stmt.targets[0]
+            if isinstance(target, ast.Name) and target.id == name:
+                return stmt.value, None
+            if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+                names = [e.id for e in target.elts if isinstance(e, ast.Name)]
+                if names.count(name) == 1:
+                    return stmt.value, names.index(name)
+        return None
+    return None
 
 
 @dataclass(frozen=True)
@@ -432,13 +470,20 @@ def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: 
     return methods
 
 
-def _passed_in(methods: dict[str, ast.AST]) -> frozenset[str]:
+def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> frozenset[str]:
     """The attributes `__init__` sets to one of its parameters as given (`self.dataset = dataset`): objects
-    the caller chose, which the class cannot vouch for."""
+    the caller chose, which the class cannot vouch for. Where the one construction is known (`made`: a
+    transform object a collate function makes itself), a parameter it leaves at its default, or gives plain
+    data (a number, a string, arithmetic, a tuple of such or of names: a size), is the class's own."""
     init = methods.get("__init__")
     if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)} - {"self"}
+    if made is not None and not any(isinstance(a, ast.Starred) for a in made.args) \
+            and not any(k.arg is None for k in made.keywords):
+        positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+        given = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
+        params = {p for p in params if p in given and not _plain_data(given[p])}
     found = set()
     for sub in ast.walk(init):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
@@ -448,8 +493,15 @@ def _passed_in(methods: dict[str, ast.AST]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _plain_data(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.UnaryOp)):
+        return True
+    return isinstance(node, (ast.Tuple, ast.List)) and all(
+        _plain_data(e) or isinstance(e, (ast.Name, ast.Attribute)) for e in node.elts)
+
+
 def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
-                  depth: int = 3) -> bool:
+                  depth: int = 3, made: ast.Call | None = None) -> bool:
     """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
     cannot tell)."""
     methods = _methods(ctx, cls, defs, foreign)
@@ -458,7 +510,7 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
     todo = [methods[name] for name in entries if name in methods]
     if not todo:
         return True
-    given = _passed_in(methods)
+    given = _passed_in(methods, made)
     seen: set[int] = set()
     while todo:
         fn = todo.pop()
@@ -515,7 +567,7 @@ def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[st
             return False
         func = value.func
         if isinstance(func, ast.Name) and isinstance(defs.get(func.id), ast.ClassDef):
-            if _reads_random(ctx, defs[func.id], defs, foreign, ("__call__",), depth - 1):
+            if _reads_random(ctx, defs[func.id], defs, foreign, ("__call__",), depth - 1, value):
                 return False
         elif not (_deterministic_transform(ctx, value, _DEPTH) if not foreign else _deterministic_name(value)):
             return False
