@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, values
+from kb.scan import datasets, gradient, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -70,6 +70,20 @@ def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data:
     if mapped is not None and not ctx.may_draw_randomness(mapped):
         return "the mapped function draws no random numbers"
     return None
+
+
+@resolver("fit-reads-tf-data", "rule")
+def fit_reads_tf_data(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`Model.fit` whose training data (and validation data, if given) is visibly a `tf.data` dataset
+    (kb/scan/tfdata.py): Keras's `workers` and a `PyDataset`'s workers run only Python generators and
+    Sequences; tf.data iterates its own dataset, whose parallel `map`s are sites of their own."""
+    if not op.endswith(".fit") or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    x = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "x"), None)
+    validation = node.args[7] if len(node.args) > 7 else next((k.value for k in node.keywords if k.arg == "validation_data"), None)
+    if not tfdata.is_dataset(ctx, x) or (validation is not None and not tfdata.is_dataset(ctx, validation)):
+        return None
+    return "fit reads tf.data datasets, which no Keras worker runs"
 
 
 @resolver("dataset-draws-no-random", "rule")

@@ -1,0 +1,99 @@
+"""Whether an expression is visibly a `tf.data` dataset, for `Model.fit` (tf.data-loader-parallelism).
+
+Keras runs `fit`'s `workers` threads or processes (Keras 2) and a `PyDataset`'s workers (Keras 3) only over
+Python-side data: a generator, a `keras.utils.Sequence` / `PyDataset`. A `tf.data.Dataset` given to `fit` is
+iterated by tf.data itself (Keras's TFDatasetAdapter): the record's condition, a stateful Python loader
+replicated into parallel workers, cannot hold for it, and its own parallel `map`s are sites of their own.
+
+A dataset is read where the code shows it: a `tf.data.*` or `tensorflow_datasets` call; a call of a method
+only a tf.data dataset (or a tfds builder's `as_dataset`, a strategy's `experimental_distribute_dataset`)
+has, whose result is again one (`ds.map(f).batch(32).prefetch(1)`: a generator or a Sequence has none of
+these); a name every assignment of which (in the function, else the module) is one; a call of a function of
+the code base (this file or a module it imports) every `return` of which is one.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+from kb.scan.prepare import local_module
+
+_METHODS = frozenset({"map", "batch", "padded_batch", "ragged_batch", "prefetch", "shuffle", "repeat", "cache", "take",
+                      "skip", "unbatch", "with_options", "interleave", "flat_map", "shard", "rebatch", "zip",
+                      "concatenate", "as_dataset", "experimental_distribute_dataset",
+                      "distribute_datasets_from_function", "bucket_by_sequence_length"})
+_MAKERS = ("tf.data.", "tensorflow.data.", "tensorflow_datasets.", "tfds.")
+_DEPTH = 6
+
+
+def is_dataset(ctx: Context, node: ast.AST | None, scope: ast.AST | None = None, defs: dict | None = None,
+               depth: int = _DEPTH) -> bool:
+    """The expression is visibly a tf.data dataset (False: it may be anything else, or cannot be read)."""
+    if node is None or depth <= 0:
+        return False
+    foreign = defs is not None  # another module of the code base: its imports are not read
+    if isinstance(node, ast.Call):
+        func = node.func
+        written = ctx.written(func) if not foreign else ast.unparse(func)
+        if written is not None and written.startswith(_MAKERS):
+            return True
+        if isinstance(func, ast.Attribute) and func.attr in _METHODS and not _module(ctx, func.value, foreign):
+            return True
+        found = _function(ctx, func, defs)
+        if found is None:
+            return False
+        fn, fn_defs = found
+        returns = [s for s in ast.walk(fn) if isinstance(s, ast.Return)]
+        return bool(returns) and all(is_dataset(ctx, r.value, fn, fn_defs if fn_defs is not None else defs, depth - 1)
+                                     for r in returns)
+    if isinstance(node, ast.Name):
+        values = _assigned(ctx, scope, node.id)
+        if not values and not foreign and ctx.tree is not None and scope is not ctx.tree:
+            values = _assigned(ctx, ctx.tree, node.id)
+        return bool(values) and all(is_dataset(ctx, v, scope, defs, depth - 1) for v in values)
+    return False
+
+
+def _module(ctx: Context, node: ast.AST, foreign: bool) -> bool:
+    """The receiver is an imported module or a name from one (`np.random.shuffle`, `tf.map_fn`): a function
+    of a library, not a dataset's method."""
+    if foreign:
+        return isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node).split(".")[0] in ("np", "numpy", "tf", "random", "torch", "jnp", "jax")
+    return ctx.written(node) is not None
+
+
+def _function(ctx: Context, func: ast.AST, defs: dict | None) -> tuple[ast.AST, dict | None] | None:
+    """A function of the code base a call calls (with its module's definitions when that is another file)."""
+    here = defs if defs is not None else {n.name: n for n in (ctx.tree.body if ctx.tree is not None else ())
+                                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if isinstance(func, ast.Name) and isinstance(here.get(func.id), (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return here[func.id], defs
+    if defs is not None:
+        return None
+    if isinstance(func, ast.Name) and "." in ctx.aliases.get(func.id, ""):
+        module, _, name = ctx.aliases[func.id].rpartition(".")
+        found = local_module(ctx.filename, module)
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        name, found = func.attr, local_module(ctx.filename, ctx.aliases.get(func.value.id, func.value.id))
+    else:
+        return None
+    if found is not None and isinstance(found.get(name), (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return found[name], found
+    return None
+
+
+def _assigned(ctx: Context, scope: ast.AST | None, name: str) -> list[ast.expr]:
+    if scope is None:
+        scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if scope is None:
+        return []
+    values: list[ast.expr] = []
+    for sub in ast.walk(scope):
+        if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in sub.targets):
+            values.append(sub.value)
+        elif isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)) and any(
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(sub)
+                if not isinstance(sub, ast.Assign) or n not in sub.targets):
+            return []  # bound another way (unpacked, a loop variable, +=): not read
+    return values
