@@ -44,3 +44,12 @@ def test_fit_on_tf_data_runs_no_keras_worker(tmp_path):
     iterates its own datasets. A generator, as training or validation data, stays a finding."""
     found = _scan(tmp_path, "fit", "tensorflow=2.20")
     assert _lines(found, "tf.data-loader-parallelism", "train.py") == [18, 20], found
+
+
+def test_options_that_turn_ordering_off_reach_the_parallel_map(tmp_path):
+    """google-deepmind/dm-haiku (1 miss, RULES X4-2): a parallel `map` without a `deterministic` argument in a
+    pipeline whose `tf.data.Options` set `experimental_deterministic = False` (applied with `with_options`)
+    may yield out of order, as `deterministic=False` does; the scan read only the argument. A map that says
+    `deterministic=True`, and one whose options leave ordering on, stay silent."""
+    found = _scan(tmp_path, "options", "tensorflow=2.20")
+    assert _lines(found, "tf.data-deterministic-false", "dataset.py") == [17], found

@@ -97,3 +97,41 @@ def _assigned(ctx: Context, scope: ast.AST | None, name: str) -> list[ast.expr]:
                 if not isinstance(sub, ast.Assign) or n not in sub.targets):
             return []  # bound another way (unpacked, a loop variable, +=): not read
     return values
+
+
+_STAGES = {"tf.data.Dataset.map": (1, 2), "tf.data.Dataset.interleave": (3, 4)}  # num_parallel_calls, deterministic
+_ORDER_OPTIONS = frozenset({"experimental_deterministic", "deterministic"})
+
+
+def options_facts(ctx: Context, op: str, node: ast.Call) -> tuple:
+    """`(("deterministic", False),)` for a parallel map or interleave that gives no `deterministic` argument
+    in a function (or module) that applies, with `with_options`, a `tf.data.Options` whose
+    `experimental_deterministic` / `deterministic` it sets to False: the argument's default None takes the
+    options' value (Dataset.map's docstring), so the stage may yield out of order as `deterministic=False`
+    does. Options apply to the whole pipeline, wherever `with_options` stands in it."""
+    positions = _STAGES.get(op)
+    if positions is None or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return ()
+    parallel, ordered = positions
+    if any(k.arg == "deterministic" for k in node.keywords) or len(node.args) > ordered:
+        return ()
+    calls = next((k.value for k in node.keywords if k.arg == "num_parallel_calls"), None)
+    if calls is None and len(node.args) > parallel:
+        calls = node.args[parallel]
+    if calls is None or (isinstance(calls, ast.Constant) and calls.value in (None, 1)):
+        return ()
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if scope is None:
+        return ()
+    unordered = applied = False
+    for sub in ast.walk(scope):
+        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Constant) and sub.value.value is False \
+                and any(isinstance(t, ast.Attribute) and t.attr in _ORDER_OPTIONS for t in sub.targets):
+            unordered = True
+        elif isinstance(sub, ast.Call) and (ctx.written(sub.func) or "").endswith("data.Options") \
+                and any(k.arg in _ORDER_OPTIONS and isinstance(k.value, ast.Constant) and k.value.value is False
+                        for k in sub.keywords):
+            unordered = True
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "with_options":
+            applied = True
+    return (("deterministic", False),) if unordered and applied else ()

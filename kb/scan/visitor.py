@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, rank, resolvers, tfcompat, values
+from kb.scan import environ, rank, resolvers, tfcompat, tfdata, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -533,10 +533,11 @@ class Visitor(Context, ast.NodeVisitor):
         kind = self.kind_of(func.value)
         for op in ops:
             owner = op.rsplit(".", 1)[0]
+            stated = tfdata.options_facts(self, op, node)  # deterministic=False that the dataset's Options set
             if kind is None:
-                self._record(op, node, certain=False, method=True)
+                self._record(op, node, certain=False, method=True, facts=stated)
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
-                self._record(op, node, certain=True, method=True)
+                self._record(op, node, certain=True, method=True, facts=stated)
 
     def _argument(self, node: ast.AST) -> object:
         """A call's argument: its literal, or Unknown, marked as a tensor when it visibly is one."""
