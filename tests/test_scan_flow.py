@@ -39,9 +39,10 @@ def test_loaders_read_datasets_through_modules_factories_and_callers(tmp_path):
 
 def test_fit_on_tf_data_runs_no_keras_worker(tmp_path):
     """google-research/big_transfer (2 false alarms, RULES R3): `Model.fit` of datasets a tf.data pipeline makes
-    (in another module, then `.map`ped) was reported for tf.data-loader-parallelism's worker condition, which
-    holds only for Python generators and Sequences (Keras's `workers`, a PyDataset's workers); tf.data
-    iterates its own datasets. A generator, as training or validation data, stays a finding."""
+    (in another module, then `.map`ped; a function returning one whose mapped functions, defined inside it,
+    return dicts) was reported for tf.data-loader-parallelism's worker condition, which holds only for Python
+    generators and Sequences (Keras's `workers`, a PyDataset's workers); tf.data iterates its own datasets.
+    A generator, as training or validation data, stays a finding."""
     found = _scan(tmp_path, "fit", "tensorflow=2.20")
     assert _lines(found, "tf.data-loader-parallelism", "train.py") == [18, 20], found
 

@@ -44,7 +44,7 @@ def is_dataset(ctx: Context, node: ast.AST | None, scope: ast.AST | None = None,
         if found is None:
             return False
         fn, fn_defs = found
-        returns = [s for s in ast.walk(fn) if isinstance(s, ast.Return)]
+        returns = [s for s in _walk_own(fn) if isinstance(s, ast.Return)]
         return bool(returns) and all(is_dataset(ctx, r.value, fn, fn_defs if fn_defs is not None else defs, depth - 1)
                                      for r in returns)
     if isinstance(node, ast.Name):
@@ -53,6 +53,18 @@ def is_dataset(ctx: Context, node: ast.AST | None, scope: ast.AST | None = None,
             values = _assigned(ctx, ctx.tree, node.id)
         return bool(values) and all(is_dataset(ctx, v, scope, defs, depth - 1) for v in values)
     return False
+
+
+def _walk_own(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function, not those of the functions and classes it defines (their returns are theirs)."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        sub = stack.pop()
+        out.append(sub)
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
+    return out
 
 
 def _module(ctx: Context, node: ast.AST, foreign: bool) -> bool:
