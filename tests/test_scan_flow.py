@@ -63,3 +63,14 @@ def test_a_distributions_sample_is_a_random_draw_in_a_mapped_function(tmp_path):
     nothing stays ruled out."""
     found = _scan(tmp_path, "mixup", "tensorflow=2.20")
     assert _lines(found, "tf.data-loader-parallelism", "input_pipeline.py") == [21], found
+
+
+def test_a_seed_the_program_draws_unseeded_is_no_seeding_fix(tmp_path):
+    """affinelayer/pix2pix-tensorflow (3 misses, RULES X2-2): `tf.set_random_seed(a.seed)` counted as the
+    seeding fix, but when `--seed` is not given the program sets `a.seed = random.randint(...)`, a value that
+    differs from run to run; the random flip and dropout it made silent are findings. The same program with
+    a fixed seed stays silent."""
+    drawn = _scan(tmp_path, "seed_drawn", "tensorflow=2.20")
+    assert _lines(drawn, "tf.random-seeds", "train.py") == [14, 15], drawn
+    fixed = _scan(tmp_path, "seed_fixed", "tensorflow=2.20")
+    assert _lines(fixed, "tf.random-seeds", "train.py") == [], fixed
