@@ -74,3 +74,12 @@ def test_a_seed_the_program_draws_unseeded_is_no_seeding_fix(tmp_path):
     assert _lines(drawn, "tf.random-seeds", "train.py") == [14, 15], drawn
     fixed = _scan(tmp_path, "seed_fixed", "tensorflow=2.20")
     assert _lines(fixed, "tf.random-seeds", "train.py") == [], fixed
+
+
+def test_a_subclass_built_through_its_modules_name(tmp_path):
+    """r9y9/wavenet_vocoder (1 miss, RULES C2.3/W1): `from pkg import conv` then `conv.Conv1d(...)` in a helper
+    function builds the code base's subclass of `nn.Conv1d`; the scan knew such subclasses only when imported
+    by their own name (`from pkg.conv import Conv1d`), so every dilated convolution the helper builds was
+    silent."""
+    found = _scan(tmp_path, "modattr", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "modules.py") == [8], found

@@ -106,6 +106,8 @@ class Context:
         plain = called(node)
         if plain is None:
             return None
+        if plain in self.aliases and "." in plain:
+            return self.aliases[plain]  # another file's subclass of a KB class, through its module (conv.Conv1d)
         head, dot, rest = plain.partition(".")
         base = self.aliases.get(head)
         return None if base is None else base + dot + rest
