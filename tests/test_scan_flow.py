@@ -60,7 +60,7 @@ def test_a_distributions_sample_is_a_random_draw_in_a_mapped_function(tmp_path):
     """google-research/big_transfer (1 miss, RULES R3): a parallel `map` of a mixup whose weight is
     `tfp.distributions.Beta(a, a).sample([])` draws random numbers, but the rule that reads the mapped
     function for random draws knew no distribution's `sample`: it ruled the stage out. A map that draws
-    nothing stays ruled out."""
+    nothing stays ruled out, also when its element is named `sample` (dm-haiku's mnist_gan `_preprocess`)."""
     found = _scan(tmp_path, "mixup", "tensorflow=2.20")
     assert _lines(found, "tf.data-loader-parallelism", "input_pipeline.py") == [21], found
 
