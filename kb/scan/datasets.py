@@ -21,8 +21,8 @@ not read: the loader stays possible.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
+from kb.scan import follow
 from kb.scan.context import Context
 from kb.scan.prepare import local_module
 from kb.scan.syntax import NOT_LITERAL, plain_literal
@@ -55,9 +55,9 @@ def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
     collate = _given(node, "collate_fn", 6)
     if collate is not None and not _none(collate) and _collate_may_draw(ctx, collate):
         return None
-    where = _Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, _top_level(ctx), False)
+    where = follow.Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, follow.top_level(ctx), False)
     dataset = _given(node, "dataset", 0)
-    latest = _latest(where.scope, node, dataset.id) if isinstance(dataset, ast.Name) else None
+    latest = follow.latest(where.scope, node, dataset.id) if isinstance(dataset, ast.Name) else None
     reasons = _quiet(ctx, latest[0], where, latest[1], _FOLLOW) if latest is not None \
         else _quiet(ctx, dataset, where, None, _FOLLOW)
     if not reasons:
@@ -65,57 +65,7 @@ def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
     return "the loader does not shuffle and " + "; ".join(dict.fromkeys(reasons))
 
 
-def _latest(scope: ast.AST | None, node: ast.AST, name: str) -> tuple[ast.expr, int | None] | None:
-    """The value a name holds at `node` when the statement just before it in the same block that binds the
-    name is a plain assignment (`for d in names: d, log = make(d); DataLoader(d)`: the loop's value is
-    replaced), with the position it takes in a tuple target. None: no such statement."""
-    line = getattr(node, "lineno", None)
-    if scope is None or line is None:
-        return None
-    best: tuple[int, list[ast.stmt], int] | None = None
-    for sub in ast.walk(scope):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(sub, field, None)
-            if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
-                continue
-            for i, stmt in enumerate(block):
-                end = getattr(stmt, "end_lineno", stmt.lineno)
-                if stmt.lineno <= line <= end and (best is None or end - stmt.lineno < best[0]):
-                    best = (end - stmt.lineno, block, i)
-    if best is None:
-        return None
-    _, block, i = best
-    for stmt in reversed(block[:i]):
-        if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(stmt)):
-            continue
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and not any(
-                isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in ast.walk(stmt.value)):
-            target = stmt.targets[0]
-            if isinstance(target, ast.Name) and target.id == name:
-                return stmt.value, None
-            if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
-                names = [e.id for e in target.elts if isinstance(e, ast.Name)]
-                if names.count(name) == 1:
-                    return stmt.value, names.index(name)
-        return None
-    return None
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Where an expression is read: the function (or module) it is in, its module's top-level definitions,
-    and whether that module is another file than the scanned one (whose imports are not read here)."""
-    scope: ast.AST | None
-    defs: dict
-    foreign: bool
-
-
-def _top_level(ctx: Context) -> dict:
-    return {n.name: n for n in (ctx.tree.body if ctx.tree is not None else ())
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-
-
-def _quiet(ctx: Context, expr: ast.AST | None, where: _Where, index: int | None, depth: int) -> list[str] | None:
+def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int | None, depth: int) -> list[str] | None:
     """Why the dataset `expr` draws no random numbers, one reason per construction it may be (None: it may,
     or it cannot be read). Followed: a name through every value it is assigned (in each branch, appended to
     a list, unpacked from a tuple: `index` is the position taken) and, for a parameter, every caller's
@@ -129,7 +79,7 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: _Where, index: int | None,
             return _quiet(ctx, expr.elts[index], where, None, depth - 1) if index < len(expr.elts) else None
         return _all(ctx, [(e, where, None) for e in expr.elts], depth)
     if isinstance(expr, ast.Name):
-        values = _values(ctx, where, expr.id)
+        values = follow.values_of(ctx, where, expr.id)
         if values is None or (index is not None and any(i is not None for _, _, i in values)):
             return None  # not shown, or an element of an element: not read
         return _all(ctx, [(v, w, i if index is None else index) for v, w, i in values], depth)
@@ -153,14 +103,14 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: _Where, index: int | None,
         if index is not None or _reads_random(ctx, node, defs, foreign):
             return None
         return [f"{node.name}.__getitem__ draws no random numbers"]
-    returns = _returns(node)
+    returns = follow.returns(node)
     if not returns:
         return None
-    inner = _Where(node, defs, foreign)
+    inner = follow.Where(node, defs, foreign)
     return _all(ctx, [(r, inner, index) for r in returns], depth)
 
 
-def _all(ctx: Context, parts: list[tuple[ast.AST, _Where, int | None]], depth: int) -> list[str] | None:
+def _all(ctx: Context, parts: list[tuple[ast.AST, follow.Where, int | None]], depth: int) -> list[str] | None:
     reasons: list[str] = []
     for expr, where, index in parts:
         found = _quiet(ctx, expr, where, index, depth - 1)
@@ -173,7 +123,7 @@ def _all(ctx: Context, parts: list[tuple[ast.AST, _Where, int | None]], depth: i
 _HOLDERS = frozenset({"ConcatDataset", "Subset"})
 
 
-def _definition(ctx: Context, func: ast.AST, where: _Where) -> tuple[ast.AST, dict, bool] | None:
+def _definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.AST, dict, bool] | None:
     """The class or function of the code base a call calls, with its module's top-level definitions and
     whether that module is another file: one of the module the call is in, or (in the scanned file, whose
     imports are read) one imported from a module of the code base."""
@@ -194,134 +144,6 @@ def _definition(ctx: Context, func: ast.AST, where: _Where) -> tuple[ast.AST, di
         if found is not None and isinstance(found.get(func.attr), (ast.ClassDef, ast.FunctionDef)):
             return found[func.attr], found, True
     return None
-
-
-def _own_statements(scope: ast.AST) -> list[ast.stmt]:
-    """The statements of a function or module, not those of the functions and classes it defines."""
-    out: list[ast.stmt] = []
-    stack = list(getattr(scope, "body", ()))
-    while stack:
-        item = stack.pop()
-        out.append(item)
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            children = getattr(item, field, None)
-            if children and type(children) is list:
-                stack.extend(children)
-        for handler in getattr(item, "handlers", ()):
-            stack.extend(handler.body)
-    return out
-
-
-def _returns(fn: ast.AST) -> list[ast.expr]:
-    """What a function returns (every `return` has a value, else nothing is known)."""
-    found = [s for s in _own_statements(fn) if isinstance(s, ast.Return)]
-    return [s.value for s in found if s.value is not None] if all(s.value is not None for s in found) else []
-
-
-def _values(ctx: Context, where: _Where, name: str) -> list[tuple[ast.AST, _Where, int | None]] | None:
-    """Every value a name may hold where it is read: its assignments in the function (`a, b = f()` gives
-    f() at position 1 for b; `items.append(x)` adds x to a list), else the module's (in the scanned file),
-    else, for a parameter of a function of the scanned file, the argument each caller gives. None: a value
-    it may take is not shown (a loop variable, `+=`, a parameter without callers)."""
-    scope = where.scope
-    if scope is None:
-        return None
-    found: list[tuple[ast.AST, _Where, int | None]] = []
-    for stmt in _own_statements(scope):
-        if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
-                if isinstance(target, ast.Name) and target.id == name:
-                    found.append((stmt.value, where, None))
-                elif isinstance(target, (ast.Tuple, ast.List)):
-                    for i, elt in enumerate(target.elts):
-                        if isinstance(elt, ast.Starred) and _binds(elt, name):
-                            return None
-                        if isinstance(elt, ast.Name) and elt.id == name:
-                            found.append((stmt.value, where, i))
-                        elif _binds(elt, name):
-                            return None
-        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            targets = [stmt.target] if isinstance(stmt, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)) \
-                else [i.optional_vars for i in stmt.items if i.optional_vars is not None]
-            if any(_binds(t, name) for t in targets):
-                if isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-                    found.append((stmt.value, where, None))
-                else:
-                    return None
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) \
-                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == name:
-            call = stmt.value
-            method = stmt.value.func.attr
-            if method in ("append", "extend") and len(call.args) == 1:
-                found.append((call.args[0], where, None))
-            else:
-                return None  # changed by a method the scan does not read
-    if found:
-        return found
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        params = [a.arg for a in (*scope.args.posonlyargs, *scope.args.args)]
-        if name in params or name in [a.arg for a in scope.args.kwonlyargs]:
-            return _arguments(ctx, where, scope, name)
-        if not where.foreign and ctx.tree is not None:
-            return _values(ctx, _Where(ctx.tree, where.defs, False), name)
-    return None
-
-
-def _binds(target: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
-
-
-def _arguments(ctx: Context, where: _Where, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-               name: str) -> list[tuple[ast.AST, _Where, int | None]] | None:
-    """The argument every call of a module-level function of the scanned file gives a parameter (its
-    default where a call leaves it out). None: the function is another file's, a method, passed around
-    rather than called, never called here, or called with `*args` / `**kwargs`."""
-    if where.foreign or ctx.tree is None or where.defs.get(fn.name) is not fn:
-        return None
-    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
-    defaults = dict(zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults))
-    defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
-    found: list[tuple[ast.AST, _Where, int | None]] = []
-    scopes = [ctx.tree, *(n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
-    for scope in scopes:
-        for stmt in _own_statements(scope):
-            for sub in _expressions(stmt):
-                if isinstance(sub, ast.Name) and sub.id == fn.name and not _called(sub, stmt):
-                    return None  # handed on (a callback): its callers are not read here
-                if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == fn.name):
-                    continue
-                if any(isinstance(a, ast.Starred) for a in sub.args) or any(k.arg is None for k in sub.keywords):
-                    return None
-                given = next((k.value for k in sub.keywords if k.arg == name), None)
-                if given is None and name in positional and positional.index(name) < len(sub.args):
-                    given = sub.args[positional.index(name)]
-                if given is None:
-                    if name not in defaults:
-                        return None
-                    found.append((defaults[name], _Where(ctx.tree, where.defs, False), None))
-                else:
-                    found.append((given, _Where(scope, where.defs, False), None))
-    return found or None
-
-
-def _expressions(stmt: ast.stmt) -> list[ast.AST]:
-    """The nodes of a statement's own expressions (not of the statements nested in it)."""
-    out: list[ast.AST] = []
-    for field, value in ast.iter_fields(stmt):
-        if field in ("body", "orelse", "finalbody", "handlers"):
-            continue
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, ast.AST):
-                out.extend(ast.walk(item))
-    return out
-
-
-def _called(name: ast.Name, stmt: ast.stmt) -> bool:
-    """The name is the function of a call in the statement (not a value handed on)."""
-    return any(isinstance(sub, ast.Call) and sub.func is name for sub in _expressions(stmt)) \
-        or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
 
 
 def _torchvision_quiet(ctx: Context, made: ast.Call, name: str) -> bool:
@@ -541,10 +363,10 @@ def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[st
     if depth <= 0:
         return False
     if isinstance(callee, ast.Name):
-        values = [s.value for s in _own_statements(fn) if isinstance(s, ast.Assign)
-                  and any(_binds(t, callee.id) for t in s.targets)]
-        if any(not (len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)) for s in _own_statements(fn)
-               if isinstance(s, ast.Assign) and any(_binds(t, callee.id) for t in s.targets)):
+        values = [s.value for s in follow.own_statements(fn) if isinstance(s, ast.Assign)
+                  and any(follow.binds(t, callee.id) for t in s.targets)]
+        if any(not (len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)) for s in follow.own_statements(fn)
+               if isinstance(s, ast.Assign) and any(follow.binds(t, callee.id) for t in s.targets)):
             return False
     elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
         values = []
