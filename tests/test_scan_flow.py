@@ -83,3 +83,12 @@ def test_a_subclass_built_through_its_modules_name(tmp_path):
     silent."""
     found = _scan(tmp_path, "modattr", "torch=2.11")
     assert _lines(found, "torch.cudnn-convolution", "modules.py") == [8], found
+
+
+def test_fit_on_arrays_in_memory_runs_no_keras_worker(tmp_path):
+    """shenweichen/DeepCTR (8 false alarms of the second corpus, RULES R3): `Model.fit` of a dict of NumPy
+    columns (a comprehension, returned by a function of the file and unpacked) or of NumPy arrays, with
+    validation arrays in a tuple, runs no Python generator or Sequence: Keras slices the arrays itself, and
+    no worker of `fit` or of a PyDataset runs. Generators stay findings (the fixture's lines 18 and 20)."""
+    found = _scan(tmp_path, "fit", "tensorflow=2.20")
+    assert not {31, 32} & set(_lines(found, "tf.data-loader-parallelism", "train.py")), found

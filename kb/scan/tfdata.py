@@ -1,4 +1,5 @@
-"""Whether an expression is visibly a `tf.data` dataset, for `Model.fit` (tf.data-loader-parallelism).
+"""Whether an expression is visibly a `tf.data` dataset, or arrays held in memory, for `Model.fit`
+(tf.data-loader-parallelism).
 
 Keras runs `fit`'s `workers` threads or processes (Keras 2) and a `PyDataset`'s workers (Keras 3) only over
 Python-side data: a generator, a `keras.utils.Sequence` / `PyDataset`. A `tf.data.Dataset` given to `fit` is
@@ -9,13 +10,16 @@ A dataset is read where the code shows it: a `tf.data.*` or `tensorflow_datasets
 only a tf.data dataset (or a tfds builder's `as_dataset`, a strategy's `experimental_distribute_dataset`)
 has, whose result is again one (`ds.map(f).batch(32).prefetch(1)`: a generator or a Sequence has none of
 these); a name every assignment of which (in the function, else the module) is one; a call of a function of
-the code base (this file or a module it imports) every `return` of which is one.
+the code base (this file or a module it imports) every `return` of which is one. Arrays in memory (a dict,
+list or tuple display or comprehension, a NumPy or pandas call, a column's `.values`) are no generator or
+Sequence either: Keras slices them itself.
 """
 
 from __future__ import annotations
 
 import ast
 
+from kb.scan import follow
 from kb.scan.context import Context
 from kb.scan.prepare import local_module
 
@@ -147,3 +151,41 @@ def options_facts(ctx: Context, op: str, node: ast.Call) -> tuple:
         elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "with_options":
             applied = True
     return (("deterministic", False),) if unordered and applied else ()
+
+
+_ARRAY_METHODS = frozenset({"to_numpy", "numpy", "astype", "reshape", "copy"})
+
+
+def in_memory(ctx: Context, node: ast.AST | None, where: follow.Where | None = None, index: int | None = None,
+              depth: int = _DEPTH) -> bool:
+    """The expression is visibly arrays held in memory: a dict, list or tuple display or comprehension, a
+    NumPy or pandas call, a column's `.values` / `.to_numpy()`, or a name every value of which is one (through
+    kb/scan/follow.py: `x, y = make_xy()` takes position 0 of what a function of the file returns)."""
+    if node is None or depth <= 0:
+        return False
+    if where is None:
+        where = follow.Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, follow.top_level(ctx), False)
+    if isinstance(node, ast.Name):
+        values = follow.values_of(ctx, where, node.id)
+        if not values or (index is not None and any(i is not None for _, _, i in values)):
+            return False
+        return all(in_memory(ctx, v, w, i if index is None else index, depth - 1) for v, w, i in values)
+    if index is not None:
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return index < len(node.elts) and in_memory(ctx, node.elts[index], where, None, depth - 1)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not where.foreign \
+                and isinstance(where.defs.get(node.func.id), (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = where.defs[node.func.id]
+            returns = follow.returns(fn)
+            return bool(returns) and all(in_memory(ctx, r, follow.Where(fn, where.defs, False), index, depth - 1)
+                                         for r in returns)
+        return False
+    if isinstance(node, (ast.Dict, ast.DictComp, ast.List, ast.ListComp, ast.Tuple)):
+        return True
+    if isinstance(node, ast.Attribute) and node.attr == "values":
+        return True
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _ARRAY_METHODS:
+            return True
+        return (ctx.written(node.func) or "").startswith(("numpy.", "pandas."))
+    return False
