@@ -427,7 +427,7 @@ class OpVersions(_Model):
 
 SCAN_RESOLVERS = (
     "boolean-mask-count", "constant-initializers", "counts-of-ones", "dataset-draws-no-random", "dense-input",
-    "mapped-function-draws-no-random",
+    "fit-reads-tf-data", "mapped-function-draws-no-random",
     "module-never-called",
     "module-seeded", "one-index-per-row", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "written-before-read",

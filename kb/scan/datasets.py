@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan import follow
 from kb.scan.context import Context
 from kb.scan.prepare import local_module
 from kb.scan.syntax import NOT_LITERAL, plain_literal
@@ -39,8 +40,10 @@ _TV_DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (
     "ConvertImageDtype", "Compose")) | frozenset(f"torchvision.transforms.v2.{n}" for n in (
         "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
         "ToImage", "ToDtype", "Compose"))
+_TV_NAMES = frozenset(n.rsplit(".", 1)[-1] for n in _TV_DETERMINISTIC)
 _TV_TRANSFORM_ARGS = frozenset({"transform", "target_transform", "transforms"})
 _DEPTH = 6
+_FOLLOW = 12  # names, calls and returns followed from a loader's dataset to the constructions it may be
 
 
 def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
@@ -52,23 +55,109 @@ def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
     collate = _given(node, "collate_fn", 6)
     if collate is not None and not _none(collate) and _collate_may_draw(ctx, collate):
         return None
-    made = _made(ctx, _given(node, "dataset", 0))
-    if made is None:
+    where = follow.Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, follow.top_level(ctx), False)
+    dataset = _given(node, "dataset", 0)
+    latest = follow.latest(where.scope, node, dataset.id) if isinstance(dataset, ast.Name) else None
+    reasons = _quiet(ctx, latest[0], where, latest[1], _FOLLOW) if latest is not None \
+        else _quiet(ctx, dataset, where, None, _FOLLOW)
+    if not reasons:
         return None
-    name = ctx.dotted(made.func)
-    if name is not None and name.startswith("torchvision.datasets."):
-        if all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
-                and not any(k.arg is None for k in made.keywords) \
-                and all(plain_literal(a) is not NOT_LITERAL for a in made.args[1:]):
-            return "the loader does not shuffle and its torchvision dataset's transforms are deterministic"
+    return "the loader does not shuffle and " + "; ".join(dict.fromkeys(reasons))
+
+
+def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int | None, depth: int) -> list[str] | None:
+    """Why the dataset `expr` draws no random numbers, one reason per construction it may be (None: it may,
+    or it cannot be read). Followed: a name through every value it is assigned (in each branch, appended to
+    a list, unpacked from a tuple: `index` is the position taken) and, for a parameter, every caller's
+    argument; a factory function of the code base through its returns; `ConcatDataset` / `Subset` through
+    the datasets they hold; a class of the code base by its `__getitem__`; a torchvision dataset by its
+    transforms."""
+    if depth <= 0 or expr is None:
         return None
-    found = _class_of(ctx, made.func)
+    if isinstance(expr, (ast.List, ast.Tuple)):
+        if index is not None:
+            return _quiet(ctx, expr.elts[index], where, None, depth - 1) if index < len(expr.elts) else None
+        return _all(ctx, [(e, where, None) for e in expr.elts], depth)
+    if isinstance(expr, ast.Name):
+        values = follow.values_of(ctx, where, expr.id)
+        if values is None or (index is not None and any(i is not None for _, _, i in values)):
+            return None  # not shown, or an element of an element: not read
+        return _all(ctx, [(v, w, i if index is None else index) for v, w, i in values], depth)
+    if isinstance(expr, ast.IfExp):
+        return _all(ctx, [(expr.body, where, index), (expr.orelse, where, index)], depth)
+    if not isinstance(expr, ast.Call):
+        return None
+    dotted = None if where.foreign else ctx.dotted(expr.func)
+    last = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
+    if dotted is not None and dotted.startswith("torchvision.datasets."):
+        return ["its torchvision dataset's transforms are deterministic"] \
+            if index is None and _torchvision_quiet(ctx, expr, dotted) else None
+    if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
+        held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
+        return _quiet(ctx, held, where, None, depth - 1)
+    found = _definition(ctx, expr.func, where)
     if found is None:
         return None
-    cls, defs, foreign = found
-    if _reads_random(ctx, cls, defs, foreign):
+    node, defs, foreign = found
+    if isinstance(node, ast.ClassDef):
+        if index is not None or _reads_random(ctx, node, defs, foreign):
+            return None
+        return [f"{node.name}.__getitem__ draws no random numbers"]
+    returns = follow.returns(node)
+    if not returns:
         return None
-    return f"the loader does not shuffle and {cls.name}.__getitem__ draws no random numbers"
+    inner = follow.Where(node, defs, foreign)
+    return _all(ctx, [(r, inner, index) for r in returns], depth)
+
+
+def _all(ctx: Context, parts: list[tuple[ast.AST, follow.Where, int | None]], depth: int) -> list[str] | None:
+    reasons: list[str] = []
+    for expr, where, index in parts:
+        found = _quiet(ctx, expr, where, index, depth - 1)
+        if found is None:
+            return None
+        reasons += found
+    return reasons
+
+
+_HOLDERS = frozenset({"ConcatDataset", "Subset"})
+
+
+def _definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.AST, dict, bool] | None:
+    """The class or function of the code base a call calls, with its module's top-level definitions and
+    whether that module is another file: one of the module the call is in, or (in the scanned file, whose
+    imports are read) one imported from a module of the code base."""
+    if isinstance(func, ast.Name) and isinstance(where.defs.get(func.id), (ast.ClassDef, ast.FunctionDef)):
+        return where.defs[func.id], where.defs, where.foreign
+    if where.foreign:
+        return None
+    if isinstance(func, ast.Name):
+        dotted = ctx.aliases.get(func.id)
+        if dotted and "." in dotted:
+            module, _, name = dotted.rpartition(".")
+            found = local_module(ctx.filename, module)
+            if found is not None and isinstance(found.get(name), (ast.ClassDef, ast.FunctionDef)):
+                return found[name], found, True
+        return None
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        found = local_module(ctx.filename, ctx.aliases.get(func.value.id, func.value.id))
+        if found is not None and isinstance(found.get(func.attr), (ast.ClassDef, ast.FunctionDef)):
+            return found[func.attr], found, True
+    return None
+
+
+def _torchvision_quiet(ctx: Context, made: ast.Call, name: str) -> bool:
+    """A torchvision dataset whose transforms (by keyword, or by position for `ImageFolder` /
+    `DatasetFolder`, whose second and third parameters are the transforms) are deterministic."""
+    positional = made.args[1:3] if name.rsplit(".", 1)[-1] in _TV_FOLDERS else []
+    rest = made.args[1 + len(positional):]
+    return all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
+        and all(_deterministic_transform(ctx, a, _DEPTH) for a in positional) \
+        and not any(k.arg is None for k in made.keywords) \
+        and all(plain_literal(a) is not NOT_LITERAL for a in rest)
+
+
+_TV_FOLDERS = frozenset({"ImageFolder", "DatasetFolder"})
 
 
 def _collate_may_draw(ctx: Context, collate: ast.expr) -> bool:
@@ -94,8 +183,8 @@ def _none(node: ast.AST | None) -> bool:
 
 
 def _plain_star(ctx: Context, node: ast.Call) -> bool:
-    """No `*args`, and every `**kwargs` is a name only ever assigned dict literals (or a choice of two) that
-    give no sampler, shuffle or collate function."""
+    """No `*args`, and every `**kwargs` is a name only ever assigned dict literals or `dict(key=value, ...)`
+    calls (or a choice of two) that give no sampler, shuffle or collate function."""
     if any(isinstance(a, ast.Starred) for a in node.args):
         return False
     for k in node.keywords:
@@ -109,6 +198,10 @@ def _plain_star(ctx: Context, node: ast.Call) -> bool:
         for value in values:
             options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
             for option in options:
+                if isinstance(option, ast.Call) and isinstance(option.func, ast.Name) and option.func.id == "dict" \
+                        and not option.args:
+                    option = ast.Dict(keys=[ast.Constant(k.arg) if k.arg else None for k in option.keywords],
+                                      values=[k.value for k in option.keywords])
                 if not isinstance(option, ast.Dict) or any(
                         key is None or not isinstance(key, ast.Constant)
                         or key.value in ("sampler", "batch_sampler", "shuffle", "collate_fn", "dataset")
@@ -199,13 +292,20 @@ def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: 
     return methods
 
 
-def _passed_in(methods: dict[str, ast.AST]) -> frozenset[str]:
+def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> frozenset[str]:
     """The attributes `__init__` sets to one of its parameters as given (`self.dataset = dataset`): objects
-    the caller chose, which the class cannot vouch for."""
+    the caller chose, which the class cannot vouch for. Where the one construction is known (`made`: a
+    transform object a collate function makes itself), a parameter it leaves at its default, or gives plain
+    data (a number, a string, arithmetic, a tuple of such or of names: a size), is the class's own."""
     init = methods.get("__init__")
     if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
     params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)} - {"self"}
+    if made is not None and not any(isinstance(a, ast.Starred) for a in made.args) \
+            and not any(k.arg is None for k in made.keywords):
+        positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+        given = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
+        params = {p for p in params if p in given and not _plain_data(given[p])}
     found = set()
     for sub in ast.walk(init):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
@@ -215,7 +315,15 @@ def _passed_in(methods: dict[str, ast.AST]) -> frozenset[str]:
     return frozenset(found)
 
 
-def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES) -> bool:
+def _plain_data(node: ast.AST) -> bool:
+    if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.UnaryOp)):
+        return True
+    return isinstance(node, (ast.Tuple, ast.List)) and all(
+        _plain_data(e) or isinstance(e, (ast.Name, ast.Attribute)) for e in node.elts)
+
+
+def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
+                  depth: int = 3, made: ast.Call | None = None) -> bool:
     """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
     cannot tell)."""
     methods = _methods(ctx, cls, defs, foreign)
@@ -224,7 +332,7 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
     todo = [methods[name] for name in entries if name in methods]
     if not todo:
         return True
-    given = _passed_in(methods)
+    given = _passed_in(methods, made)
     seen: set[int] = set()
     while todo:
         fn = todo.pop()
@@ -240,9 +348,59 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
                 return True
             if given and any(_own(part, given) for part in _used(sub)):
                 return True  # an object the caller passed in, indexed, called or handed on (a dataset it wraps)
-            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo):
+            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo) \
+                    and not _quiet_callable(ctx, sub.func, fn, methods, defs, foreign, depth):
                 return True
     return False
+
+
+def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[str, ast.AST], defs: dict, foreign: bool,
+                    depth: int) -> bool:
+    """A callable object the class made itself that draws nothing: a name the function, or an attribute
+    (`self.to_tensor`) the class's methods, only ever assign an instance of a class of the module whose
+    `__call__` draws nothing (read as `__getitem__` is), or a deterministic torchvision transform
+    (`ToTensor()`, `Normalize(...)`; in another file, whose imports are not read, by its name)."""
+    if depth <= 0:
+        return False
+    if isinstance(callee, ast.Name):
+        values = [s.value for s in follow.own_statements(fn) if isinstance(s, ast.Assign)
+                  and any(follow.binds(t, callee.id) for t in s.targets)]
+        if any(not (len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)) for s in follow.own_statements(fn)
+               if isinstance(s, ast.Assign) and any(follow.binds(t, callee.id) for t in s.targets)):
+            return False
+    elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
+        values = []
+        for method in methods.values():
+            for s in ast.walk(method):
+                targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign, ast.AnnAssign)) else []
+                for t in targets:
+                    if any(isinstance(n, ast.Attribute) and n.attr == callee.attr and isinstance(n.value, ast.Name)
+                           and n.value.id == "self" for n in ast.walk(t)):
+                        if not (isinstance(s, ast.Assign) and t is s.targets[0] and len(s.targets) == 1 and t is not None
+                                and isinstance(t, ast.Attribute)):
+                            return False
+                        values.append(s.value)
+    else:
+        return False
+    if not values:
+        return False
+    for value in values:
+        if not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if isinstance(func, ast.Name) and isinstance(defs.get(func.id), ast.ClassDef):
+            if _reads_random(ctx, defs[func.id], defs, foreign, ("__call__",), depth - 1, value):
+                return False
+        elif not (_deterministic_transform(ctx, value, _DEPTH) if not foreign else _deterministic_name(value)):
+            return False
+    return True
+
+
+def _deterministic_name(value: ast.Call) -> bool:
+    """A call of a torchvision transform that draws nothing, known by its name alone (`transforms.ToTensor()`)."""
+    func = value.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last in _TV_NAMES and last != "Compose"
 
 
 def _used(node: ast.AST) -> list[ast.AST]:

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, values
+from kb.scan import datasets, gradient, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -70,6 +70,25 @@ def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data:
     if mapped is not None and not ctx.may_draw_randomness(mapped):
         return "the mapped function draws no random numbers"
     return None
+
+
+@resolver("fit-reads-tf-data", "rule")
+def fit_reads_tf_data(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`Model.fit` whose training data (and validation data, if given) is visibly a `tf.data` dataset or arrays
+    held in memory (kb/scan/tfdata.py): Keras's `workers` and a `PyDataset`'s workers run only Python
+    generators and Sequences; tf.data iterates its own dataset, whose parallel `map`s are sites of their own,
+    and Keras slices arrays itself."""
+    if not op.endswith(".fit") or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    x = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "x"), None)
+    validation = node.args[7] if len(node.args) > 7 else next((k.value for k in node.keywords if k.arg == "validation_data"), None)
+    if not _fed(ctx, x) or (validation is not None and not _fed(ctx, validation)):
+        return None
+    return "fit reads tf.data datasets or arrays in memory, which no Keras worker runs"
+
+
+def _fed(ctx: Context, data: ast.AST | None) -> bool:
+    return tfdata.is_dataset(ctx, data) or tfdata.in_memory(ctx, data)
 
 
 @resolver("dataset-draws-no-random", "rule")

@@ -286,6 +286,9 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
                         known[(path, name)] = (hit[0], own or hit[1])
                         grown = True
     by_path = {f.path: f for f in files}
+    by_file: dict[str, list[tuple[str, tuple[str, bool]]]] = {}
+    for (where, name), value in known.items():
+        by_file.setdefault(where, []).append((name, value))
     out = list(results)
     for k, (path, _, module, _, _) in enumerate(results):
         if module is None:
@@ -296,6 +299,13 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
                 where = graph.resolve(path, source, level)
                 if where is not None and where != path and (where, attr) in known:
                     imported[local] = known[(where, attr)]
+            # a module of the code base bound to a name (`from pkg import conv`, `import pkg.conv as conv`): its
+            # subclasses are spelt `conv.Conv1d` here
+            named = f"{source}.{attr}" if source and attr else (attr or source)
+            where = graph.resolve(path, named, level) if named else None
+            if where is not None and where != path:
+                for name, value in by_file.get(where, ()):
+                    imported[f"{local}.{name}"] = value
         starred = _starred(graph, path, {path}) if stars else {}
         if imported or starred:
             out[k] = _one(by_path[path], imported, starred)

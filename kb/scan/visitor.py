@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, gradient, rank, resolvers, tfcompat, values
+from kb.scan import environ, gradient, rank, resolvers, seeds, tfcompat, tfdata, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -440,8 +440,12 @@ class Visitor(Context, ast.NodeVisitor):
             elif name not in self.watched:
                 return
             # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
-            self.setting("call", name, self.literal(node.args[0]) if node.args else None,
-                         tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg), node)
+            kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
+            first: object = self.literal(node.args[0]) if node.args else None
+            if name.endswith(("set_seed", "set_random_seed")) and seeds.drawn(
+                    self, node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)):
+                first, kwargs = None, tuple(kw for kw in kwargs if kw[0] != "seed")  # a seed drawn unseeded: none
+            self.setting("call", name, first, kwargs, node)
             return
         if isinstance(func, ast.Attribute):
             self._method(func, node)
@@ -534,10 +538,11 @@ class Visitor(Context, ast.NodeVisitor):
         kind = self.kind_of(func.value)
         for op in ops:
             owner = op.rsplit(".", 1)[0]
+            stated = tfdata.options_facts(self, op, node)  # deterministic=False that the dataset's Options set
             if kind is None:
-                self._record(op, node, certain=False, method=True)
+                self._record(op, node, certain=False, method=True, facts=stated)
             elif kind == owner or (kind == "torch.Tensor" and owner == "torch.Tensor"):
-                self._record(op, node, certain=True, method=True)
+                self._record(op, node, certain=True, method=True, facts=stated)
 
     def _argument(self, node: ast.AST) -> object:
         """A call's argument: its literal, or Unknown, marked as a tensor when it visibly is one."""

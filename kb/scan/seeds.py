@@ -1,0 +1,47 @@
+"""Whether a seed the code passes to a seeding call is one the program draws itself, unseeded (RULES X2-2).
+
+`tf.random.set_seed(a.seed)` fixes TensorFlow's sequences only when `a.seed` is a fixed value. A program that,
+when an option is left unset, fills the seed in with a draw of its own (`if a.seed is None: a.seed =
+random.randint(0, 2**31 - 1)`, `seed = args.seed or np.random.randint(1 << 30)`, `int(time.time())`) runs
+with a different seed every time in those runs: the call is not the seeding fix there. Read where the code
+shows it: an attribute (`a.seed`, spelt the same) that some assignment of the module, or a name that the
+enclosing function or the module's top level, sets to an expression calling Python's or NumPy's global
+generator, `secrets`, `os.urandom` or the clock.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+
+_DRAWS = ("random.", "numpy.random.", "secrets.")
+_CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "os.urandom", "os.getpid", "uuid.uuid4"})
+
+
+def drawn(ctx: Context, node: ast.AST | None) -> bool:
+    """The seed expression (a name or attribute) is somewhere in the module assigned an unseeded draw."""
+    if not isinstance(node, (ast.Name, ast.Attribute)) or ctx.tree is None:
+        return False
+    spelt = ast.dump(node, annotate_fields=False).replace("Load()", "").replace("Store()", "")
+    where: list[ast.AST] = [ctx.tree]
+    if isinstance(node, ast.Name):  # a plain name: the enclosing function's, or the module's own statements
+        where = [ctx.fn_nodes[-1]] if ctx.fn_nodes else []
+        where += [s for s in ctx.tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    for sub in (n for w in where for n in ast.walk(w)):
+        if not isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or sub.value is None:
+            continue
+        targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+        if any(ast.dump(t, annotate_fields=False).replace("Load()", "").replace("Store()", "") == spelt for t in targets) \
+                and _draws(ctx, sub.value):
+            return True
+    return False
+
+
+def _draws(ctx: Context, value: ast.AST) -> bool:
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Call):
+            written = ctx.written(sub.func) or ""
+            if written.startswith(_DRAWS) or written in _CLOCKS:
+                return True
+    return False

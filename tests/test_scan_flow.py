@@ -1,0 +1,94 @@
+"""Causes of data-pipeline and TensorFlow 1 false alarms and misses of the sixth frozen corpus
+(benchmarks/scan_frozen6/), fixed after its measure: tuned on it, so not a measure of it. Each fixture is a
+folder of tests/fixtures/scanflow/, scanned as a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import scan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scanflow"
+
+
+def _scan(tmp_path: Path, name: str, versions: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    return [f for f in scan([str(root)], given=pins.parse_versions(versions)).findings if not f.note]
+
+
+def _lines(found: list, record: str, file: str) -> list[int]:
+    return sorted(f.line for f in found if f.record == record and Path(f.path).name == file)
+
+
+def test_loaders_read_datasets_through_modules_factories_and_callers(tmp_path):
+    """clovaai/deep-text-recognition-benchmark, facebookresearch/barlowtwins, google-research/big_transfer (6
+    false alarms, RULES R3): a loader that shuffles nothing over a dataset that draws nothing was reported
+    because the scan could not see the dataset when a factory of another module made it (`ds, log =
+    folders(root)`: a ConcatDataset of a list appended in a loop; also into a loop's variable), when it came
+    through a parameter, when it was assigned in several branches, when a torchvision ImageFolder took its
+    transforms by position, when the loader's keywords came as `**dict(...)`, or when the collate function
+    called a transform object it made itself (`transform = PadNormalize((1, size, size))`, whose size is
+    plain data; `self.to_tensor = transforms.ToTensor()`). Loaders over a dataset or collate function that
+    does draw stay findings."""
+    found = _scan(tmp_path, "loaders", "torch=2.11")
+    assert _lines(found, "torch.data-loader-workers", "evaluate.py") == [12, 13, 27, 32, 46], found
+
+
+def test_fit_on_tf_data_runs_no_keras_worker(tmp_path):
+    """google-research/big_transfer (2 false alarms, RULES R3): `Model.fit` of datasets a tf.data pipeline makes
+    (in another module, then `.map`ped; a function returning one whose mapped functions, defined inside it,
+    return dicts) was reported for tf.data-loader-parallelism's worker condition, which holds only for Python
+    generators and Sequences (Keras's `workers`, a PyDataset's workers); tf.data iterates its own datasets.
+    A generator, as training or validation data, stays a finding."""
+    found = _scan(tmp_path, "fit", "tensorflow=2.20")
+    assert _lines(found, "tf.data-loader-parallelism", "train.py") == [18, 20], found
+
+
+def test_options_that_turn_ordering_off_reach_the_parallel_map(tmp_path):
+    """google-deepmind/dm-haiku (1 miss, RULES X4-2): a parallel `map` without a `deterministic` argument in a
+    pipeline whose `tf.data.Options` set `experimental_deterministic = False` (applied with `with_options`)
+    may yield out of order, as `deterministic=False` does; the scan read only the argument. A map that says
+    `deterministic=True`, and one whose options leave ordering on, stay silent."""
+    found = _scan(tmp_path, "options", "tensorflow=2.20")
+    assert _lines(found, "tf.data-deterministic-false", "dataset.py") == [17], found
+
+
+def test_a_distributions_sample_is_a_random_draw_in_a_mapped_function(tmp_path):
+    """google-research/big_transfer (1 miss, RULES R3): a parallel `map` of a mixup whose weight is
+    `tfp.distributions.Beta(a, a).sample([])` draws random numbers, but the rule that reads the mapped
+    function for random draws knew no distribution's `sample`: it ruled the stage out. A map that draws
+    nothing stays ruled out, also when its element is named `sample` (dm-haiku's mnist_gan `_preprocess`)."""
+    found = _scan(tmp_path, "mixup", "tensorflow=2.20")
+    assert _lines(found, "tf.data-loader-parallelism", "input_pipeline.py") == [21], found
+
+
+def test_a_seed_the_program_draws_unseeded_is_no_seeding_fix(tmp_path):
+    """affinelayer/pix2pix-tensorflow (3 misses, RULES X2-2): `tf.set_random_seed(a.seed)` counted as the
+    seeding fix, but when `--seed` is not given the program sets `a.seed = random.randint(...)`, a value that
+    differs from run to run; the random flip and dropout it made silent are findings. The same program with
+    a fixed seed stays silent."""
+    drawn = _scan(tmp_path, "seed_drawn", "tensorflow=2.20")
+    assert _lines(drawn, "tf.random-seeds", "train.py") == [14, 15], drawn
+    fixed = _scan(tmp_path, "seed_fixed", "tensorflow=2.20")
+    assert _lines(fixed, "tf.random-seeds", "train.py") == [], fixed
+
+
+def test_a_subclass_built_through_its_modules_name(tmp_path):
+    """r9y9/wavenet_vocoder (1 miss, RULES C2.3/W1): `from pkg import conv` then `conv.Conv1d(...)` in a helper
+    function builds the code base's subclass of `nn.Conv1d`; the scan knew such subclasses only when imported
+    by their own name (`from pkg.conv import Conv1d`), so every dilated convolution the helper builds was
+    silent."""
+    found = _scan(tmp_path, "modattr", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "modules.py") == [8], found
+
+
+def test_fit_on_arrays_in_memory_runs_no_keras_worker(tmp_path):
+    """shenweichen/DeepCTR (8 false alarms of the second corpus, RULES R3): `Model.fit` of a dict of NumPy
+    columns (a comprehension, returned by a function of the file and unpacked) or of NumPy arrays, with
+    validation arrays in a tuple, runs no Python generator or Sequence: Keras slices the arrays itself, and
+    no worker of `fit` or of a PyDataset runs. Generators stay findings (the fixture's lines 18 and 20)."""
+    found = _scan(tmp_path, "fit", "tensorflow=2.20")
+    assert not {31, 32} & set(_lines(found, "tf.data-loader-parallelism", "train.py")), found
