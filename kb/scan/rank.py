@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
-from kb.scan.syntax import least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
+from kb.scan.syntax import ONE_OF, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
 
 
 class Rank(NamedTuple):
@@ -328,6 +328,16 @@ def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
 # "linear" needs a 3-D input, "bilinear" and "bicubic" 4-D, "trilinear" 5-D).
 _MODES = {1: ("nearest", "nearest-exact", "area", "linear"), 2: ("nearest", "nearest-exact", "area", "bilinear", "bicubic"),
           3: ("nearest", "nearest-exact", "area", "trilinear")}
+
+
+def mode_facts(ctx: Context, node: ast.Call) -> tuple[tuple[str, object], ...]:
+    """(("mode", (ONE_OF, modes...)),) for an interpolation whose mode the code leaves open and whose rank shows
+    which modes can run (interpolate_modes): a record of another mode would raise, not run; () otherwise."""
+    mode = next((k.value for k in node.keywords if k.arg == "mode"), node.args[3] if len(node.args) > 3 else None)
+    if mode is None or not isinstance(ctx.literal(mode), Unknown):
+        return ()
+    modes = interpolate_modes(ctx, node)
+    return (("mode", (ONE_OF, *modes)),) if modes else ()
 
 
 def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:

@@ -45,3 +45,14 @@ def _draws(ctx: Context, value: ast.AST) -> bool:
             if written.startswith(_DRAWS) or written in _CLOCKS:
                 return True
     return False
+
+
+def arguments(ctx: Context, name: str, node: ast.Call) -> tuple[object, tuple[tuple[str, object], ...]]:
+    """(first argument, keywords) of a watched call as a setting reads them; a `set_seed` / `set_random_seed`
+    whose seed the module draws unseeded (drawn) sets no seed: its seed reads as None."""
+    kwargs = tuple((k.arg, ctx.literal(k.value)) for k in node.keywords if k.arg)
+    first: object = ctx.literal(node.args[0]) if node.args else None
+    if name.endswith(("set_seed", "set_random_seed")) and drawn(
+            ctx, node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)):
+        first, kwargs = None, tuple(kw for kw in kwargs if kw[0] != "seed")
+    return first, kwargs

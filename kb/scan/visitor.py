@@ -22,9 +22,8 @@ from kb.scan import environ, gradient, rank, resolvers, seeds, tfcompat, tfdata,
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
-from kb.scan.syntax import (
-    ONE_OF, TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name, reshaped_ndim,
-)
+from kb.scan.syntax import TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name
+from kb.scan.syntax import reshaped_ndim
 
 # Annotations that say an argument is a framework tensor.
 _TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
@@ -440,12 +439,7 @@ class Visitor(Context, ast.NodeVisitor):
             elif name not in self.watched:
                 return
             # A call that a fix is made of (torch.use_deterministic_algorithms(True)).
-            kwargs = tuple((k.arg, self.literal(k.value)) for k in node.keywords if k.arg)
-            first: object = self.literal(node.args[0]) if node.args else None
-            if name.endswith(("set_seed", "set_random_seed")) and seeds.drawn(
-                    self, node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "seed"), None)):
-                first, kwargs = None, tuple(kw for kw in kwargs if kw[0] != "seed")  # a seed drawn unseeded: none
-            self.setting("call", name, first, kwargs, node)
+            self.setting("call", name, *seeds.arguments(self, name, node), node)
             return
         if isinstance(func, ast.Attribute):
             self._method(func, node)
@@ -574,9 +568,7 @@ class Visitor(Context, ast.NodeVisitor):
         else:
             shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
         extra += rank.facts(shown)
-        mode = next((k.value for k in node.keywords if k.arg == "mode"), node.args[3] if len(node.args) > 3 else None)
-        if mode is not None and isinstance(self.literal(mode), Unknown) and (modes := rank.interpolate_modes(self, node)):
-            extra += (("mode", (ONE_OF, *modes)),)  # a mode the input's rank rejects would raise, not run
+        extra += rank.mode_facts(self, node)  # a mode the input's rank rejects would raise, not run
         compiled = bool(self.compiled) and any(part in self.compiled for part in self.scope)
         quiet = self.no_grad > 0
         if method and self.buffers and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
