@@ -53,6 +53,40 @@ def local_module(filename: str, dotted: str) -> dict | None:
     return None
 
 
+_LOCAL_TREES: dict[str, ast.Module | None] = {}
+
+
+def local_tree(filename: str, dotted: str) -> tuple[str, ast.Module] | None:
+    """The path and tree of the module `dotted` of the same code base (a file `a/b.py` or a package's
+    `a/b/__init__.py`, next to `filename` or under one of its parent folders), found and opened as
+    local_module opens its files; None when no such file is there or it cannot be read."""
+    if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
+        return None
+    folder = os.path.dirname(os.path.abspath(filename))
+    for _ in range(4):
+        for path in (os.path.join(folder, *dotted.split(".")) + ".py",
+                     os.path.join(folder, *dotted.split("."), "__init__.py")):
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
+                return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
+            if path not in _LOCAL_TREES:
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        _LOCAL_TREES[path] = ast.parse(handle.read(), filename=path)
+                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+                    _LOCAL_TREES[path] = None
+            tree = _LOCAL_TREES[path]
+            return (path, tree) if tree is not None else None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
+
+
 def subclasses(classes: list, aliases: dict[str, str], wanted: frozenset[str]) -> dict[str, str]:
     """Classes of the module that subclass a KB-known class (`class MyConv(nn.Conv1d)`): their
     calls are that class's calls (name -> the KB name)."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
+from kb.scan import modelclass
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import ONE_OF, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
@@ -34,6 +35,9 @@ from kb.scan.syntax import ONE_OF, Unknown, least_ndim, plain_literal, reshaped_
 class Rank(NamedTuple):
     exact: int | None = None
     at_least: int | None = None
+    # the last dimension holds a Linear layer's outputs (a classifier's classes), through the shape-keeping
+    # steps after it: a loss that reads classes at dim 1 on it is on the (N, C) form (`classes_at_1`)
+    last: bool = False
 
 
 UNKNOWN = Rank()
@@ -53,6 +57,16 @@ _KEEP_MODULES = frozenset(f"torch.nn.{n}" for n in (
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "InstanceNorm2d", "LogSoftmax", "Softmax",
     "Identity", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
     "MaxPool2d", "AvgPool2d", "ReLU6", "Hardtanh", "Mish", "ReflectionPad2d", "ZeroPad2d"))
+
+# Layers whose output's last dimension is their features; the shape-keeping modules that move no dimension.
+_LINEAR = frozenset({"torch.nn.Linear", "torch.nn.LazyLinear", "torch.nn.Bilinear"})
+_MOVES_LAST = ("Pool", "Upsampl", "Pad", "BatchNorm2d", "BatchNorm3d", "InstanceNorm2d", "GroupNorm", "Dropout2d")
+# Losses that read the classes at dim 1: on a tensor whose classes are last, only the (N, C) form fits.
+_CLASSES_AT_1 = frozenset({"torch.nn.NLLLoss", "torch.nn.CrossEntropyLoss", "torch.nn.functional.nll_loss",
+                           "torch.nn.functional.cross_entropy"})
+# 2-D matrix products: their result is 2-D whatever feeds them.
+_MATRIX = frozenset({"torch.mm", "torch.spmm", "torch.sparse.mm", "torch.addmm"})
+_EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
 
 # Wrappers whose call runs the module they wrap (its first argument) and returns what it returns.
 _WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
@@ -78,13 +92,22 @@ class _Place(NamedTuple):
     line: int = 1 << 30
 
 
-def of(ctx: Context, node: ast.AST | None) -> Rank:
-    """The rank the code shows for `node`, read where the walk is now."""
+def of(ctx: Context, node: ast.AST | None, op: str | None = None) -> Rank:
+    """The rank the code shows for `node`, read where the walk is now, as the input of `op`."""
     if node is None:
         return UNKNOWN
     place = _Place(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, ctx.class_nodes[-1] if ctx.class_nodes else None,
                    getattr(node, "lineno", 1 << 30))
-    return _rank(ctx, node, place, _DEPTH)
+    return classes_at_1(_rank(ctx, node, place, _DEPTH), op)
+
+
+def classes_at_1(shown: Rank, op: str | None) -> Rank:
+    """A loss that reads the classes at dim 1 (NLL, cross-entropy) called on a tensor whose last dimension is a
+    Linear layer's outputs: classes last and at dim 1 is the (N, C) form (2-D); an (N, T, C) input would read
+    T as the classes and raise on its target's shape, so a spatial form never runs there."""
+    if op in _CLASSES_AT_1 and shown.last and shown.exact is None and (shown.at_least or 0) <= 2:
+        return Rank(2)
+    return shown._replace(last=False)
 
 
 def _rank(ctx: Context, node: ast.AST, place: _Place, depth: int) -> Rank:
@@ -105,9 +128,35 @@ def _rank(ctx: Context, node: ast.AST, place: _Place, depth: int) -> Rank:
         if numbers[1] or left == right:
             return left
         return right if numbers[0] else UNKNOWN
+    if isinstance(node, ast.Subscript):
+        return _indexed(_rank(ctx, node.value, place, depth - 1), node.slice)
     if not isinstance(node, ast.Call):
         return UNKNOWN
     return _call(ctx, node, place, depth)
+
+
+def _indexed(base: Rank, index: ast.AST) -> Rank:
+    """`x[..., 0, 0]` / `x[:, -1]`: of a known rank, less one per integer, plus one per None; `x[idx]` with
+    one index array (a mask, a list of rows) keeps the last dimension (its classes) and, of a 2-D tensor,
+    gives at most 2 dimensions."""
+    parts = index.elts if isinstance(index, ast.Tuple) else [index]
+    plain = [p for p in parts if isinstance(p, ast.Slice) or _integer(p) or
+             (isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis))]
+    if len(plain) == len(parts):
+        if base.exact is None:
+            return UNKNOWN
+        ints = sum(1 for p in parts if _integer(p))
+        nones = sum(1 for p in parts if isinstance(p, ast.Constant) and p.value is None)
+        return Rank(base.exact - ints + nones) if len(parts) - nones <= base.exact else UNKNOWN
+    if len(parts) == 1 and isinstance(index, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+        return Rank(2 if base.exact == 2 else None, None, base.last)
+    return UNKNOWN
+
+
+def _integer(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
@@ -120,6 +169,12 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
         if spatial is not None:
             return Rank(spatial + 2)
         return _rank(ctx, first, place, depth - 1) if first is not None else UNKNOWN
+    if name in _MATRIX:
+        return Rank(2)
+    if name == "torch.nn.functional.linear" and first is not None:
+        return _rank(ctx, first, place, depth - 1)._replace(last=True)
+    if ctx.written(func) in _EINOPS and len(node.args) > 1:
+        return _pattern(node.args[1])
     if name in ("torch.flatten",) and first is not None:
         start = plain_literal(node.args[1]) if len(node.args) > 1 else 0
         return Rank(start + 1) if isinstance(start, int) and start >= 0 else UNKNOWN
@@ -139,6 +194,25 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
     if isinstance(func, ast.Call) and first is not None:  # Net()(x)
         return _module(ctx, _unwrap(func), first, place, depth)
     return UNKNOWN
+
+
+def _pattern(node: ast.AST) -> Rank:
+    """An einops pattern's output rank: the axes (or parenthesised groups) right of `->`."""
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or node.value.count("->") != 1:
+        return UNKNOWN
+    out = node.value.split("->")[1]
+    if "..." in out or out.count("(") != out.count(")"):
+        return UNKNOWN
+    axes, level = 0, 0
+    for token in out.replace("(", " ( ").replace(")", " ) ").split():
+        if token == "(":
+            axes += level == 0
+            level += 1
+        elif token == ")":
+            level -= 1
+        elif level == 0:
+            axes += 1
+    return Rank(axes)
 
 
 def _last(ctx: Context, place: _Place, name: str) -> ast.expr | None:
@@ -169,18 +243,49 @@ def _made(ctx: Context, cls: ast.ClassDef, attr: str) -> ast.Call | None:
     return made[0] if len(made) == 1 and isinstance(made[0], ast.Call) else None
 
 
-def _instance(ctx: Context, func: ast.Name, place: _Place) -> ast.Call | None:
+def _instance(ctx: Context, func: ast.Name, place: _Place, depth: int = 3) -> ast.Call | None:
     """What a called name holds: `model = Net()` (or `Net().to(device)`) in the function, or a parameter
-    that every call of the function in this file passes such an instance."""
+    that every call of the function in this file passes such an instance (the caller's own parameter
+    followed to its callers in turn, `depth` deep: `train(model)` handing it to `train_epoch(model)`)."""
     value = _last(ctx, place, func.id)
     values = [value] if value is not None else []
     if not values and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         values = ctx.passed(place.fn, func.id)
-    instances = {_unwrap(v) for v in values}
+        if not values and func.id not in _parameters(place.fn):  # the module's global (`net = Net()` above)
+            value = _last(ctx, _Place(ctx.tree, None), func.id)
+            values = [value] if value is not None else []
+    instances = []
+    for v in values:
+        base = _moved(v)  # `net = net.to(device)`: what the name held before
+        if isinstance(base, ast.Name) and depth > 0:
+            instances.append(_instance(ctx, base, _around(ctx, place, v.lineno), depth - 1))
+        else:
+            instances.append(_unwrap(v))
     made = {ctx.dotted(m.func) or ast.dump(m.func) for m in instances if m is not None} if None not in instances else set()
     if len(made) != 1 or not values:
         return None
-    return _unwrap(values[0])
+    return instances[0]
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = fn.args
+    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(x for x in (args.vararg, args.kwarg) if x))}
+
+
+def _moved(node: ast.AST) -> ast.AST:
+    """`x.to(device)` / `.cuda()` / `.eval()`: x."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
+        node = node.func.value
+    return node
+
+
+def _around(ctx: Context, place: _Place, line: int) -> _Place:
+    """The place of a line: in the place's function where it holds the line, else in the module-level
+    function of the file around it, else at the module level."""
+    fn = place.fn
+    if fn is None or not getattr(fn, "lineno", 0) <= line <= (getattr(fn, "end_lineno", None) or 1 << 30):
+        fn = next((d for d in ctx.defs.values() if d.lineno <= line <= (d.end_lineno or d.lineno)), ctx.tree)
+    return _Place(fn, place.cls, line)
 
 
 def constructed(node: ast.AST) -> ast.Call | None:
@@ -205,10 +310,14 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, 
     if _classifier(name):
         return Rank(2)
     if name in _WRAPPERS and made.args and isinstance(made.args[0], ast.Name) and depth > 0:
-        inner = _instance(ctx, made.args[0], place._replace(line=made.lineno))
+        inner = _instance(ctx, made.args[0], _around(ctx, place, made.lineno))
         return _module(ctx, inner, first, place, depth - 1) if inner is not made else UNKNOWN
+    if name in _LINEAR:
+        return _rank(ctx, first, place, depth - 1)._replace(last=True)
     if name in _KEEP_MODULES:
-        return _rank(ctx, first, place, depth - 1)
+        return _kept(name, _rank(ctx, first, place, depth - 1))
+    if _dynamic_classifier(ctx, made.func):
+        return Rank(2)
     if name in ("torch.nn.Flatten",):
         return Rank(2) if not made.args and not made.keywords else UNKNOWN
     if name == "torch.nn.Sequential":
@@ -218,7 +327,25 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, 
         return rank
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
         return _forward(ctx, ctx.class_defs()[made.func.id], depth)
-    return UNKNOWN
+    found = modelclass.defined(ctx, made.func)
+    return _forward(found[0], found[1], depth) if found is not None else UNKNOWN
+
+
+def _kept(name: str, rank: Rank) -> Rank:
+    """A shape-keeping module's output: its input's rank; its last dimension still the Linear's outputs
+    unless the module works over spatial dimensions (a pool, a pad, a 2-D norm)."""
+    return rank._replace(last=False) if any(part in name for part in _MOVES_LAST) else rank
+
+
+def _dynamic_classifier(ctx: Context, func: ast.AST) -> bool:
+    """`models.__dict__[args.arch]()` / `getattr(models, arch)()` of `torchvision.models`: a model chosen by
+    name among those of the package's top level, every one of which is a classifier (detection and
+    segmentation models live in its subpackages)."""
+    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__":
+        return ctx.written(func.value.value) == "torchvision.models"
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and func.args:
+        return ctx.written(func.args[0]) == "torchvision.models"
+    return False
 
 
 def _layer(ctx: Context, layer: ast.AST, rank: Rank) -> Rank:
@@ -227,8 +354,10 @@ def _layer(ctx: Context, layer: ast.AST, rank: Rank) -> Rank:
     name = ctx.dotted(layer.func)
     if name in _CONV:
         return Rank(_CONV[name])
+    if name in _LINEAR:
+        return rank._replace(last=True)
     if name in _KEEP_MODULES:
-        return rank
+        return _kept(name, rank)
     if name == "torch.nn.Flatten" and not layer.args and not layer.keywords:
         return Rank(2)
     return UNKNOWN
@@ -275,7 +404,7 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> Rank:
         uses = [(c, place) for c, place in uses if len(c.args) + len(c.keywords) <= most]
     if not uses or any(not c.args for c, _ in uses):
         return UNKNOWN
-    found = {_rank(ctx, c.args[0], place, _DEPTH) for c, place in uses}
+    found = {classes_at_1(_rank(ctx, c.args[0], place, _DEPTH), op) for c, place in uses}
     return found.pop() if len(found) == 1 else UNKNOWN
 
 

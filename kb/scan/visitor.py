@@ -564,7 +564,7 @@ class Visitor(Context, ast.NodeVisitor):
         if op in self.shape_ops and op.rsplit(".", 1)[-1][:1].isupper():
             shown = rank.UNKNOWN  # a module's constructor: its input is seen where it is called (_used_rank)
         elif op in self.shape_ops:
-            shown = rank.of(self, first)  # followed through names, modules and the classes of the file
+            shown = rank.of(self, first, op)  # followed through names, modules and the classes of the code base
         else:
             shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
         extra += rank.facts(shown)

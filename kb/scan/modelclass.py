@@ -1,0 +1,97 @@
+"""The class a construction calls where it is defined in another file of the code base, with a Context
+to read that file in (its own imports), for the rank a model's `forward` returns (kb/scan/rank.py).
+
+A training script rarely defines its network: `from models import ResNet18` / `from models import *`
+(a package whose `__init__.py` re-exports `from .resnet import *`), `import model as M; M.Net()`, or
+`from vit_pytorch.vit import ViT`. The file is found and read with `ast` only, never imported
+(kb/scan/prepare.py's local_tree), as far as a few re-exports.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from kb.scan.context import Context
+from kb.scan.prepare import local_tree
+from kb.scan.syntax import aliases_of
+
+_DEPTH = 4  # re-exports followed (`models/__init__.py`'s `from .resnet import *`)
+_READERS: dict[tuple[str, frozenset[str]], Context] = {}
+
+
+def defined(ctx: Context, func: ast.AST) -> tuple[Context, ast.ClassDef] | None:
+    """The class `func` names (`Net`, `models.Net`) where it is not a class of this file, with a Context of
+    the file that defines it; None when no file of the code base visibly defines it."""
+    if ctx.tree is None or not ctx.filename:
+        return None
+    if isinstance(func, ast.Name):
+        found = _imported(ctx.filename, ctx.tree, func.id, _DEPTH)
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module = _module_of(ctx.tree, func.value.id)
+        tree = local_tree(ctx.filename, module) if module else None
+        found = _in_module(tree[0], tree[1], func.attr, _DEPTH) if tree is not None else None
+    else:
+        return None
+    if found is None:
+        return None
+    path, tree_, cls = found
+    return reader(ctx, path, tree_), cls
+
+
+def reader(ctx: Context, path: str, tree: ast.Module) -> Context:
+    """A Context of another file of the code base: its own imports name what its code calls."""
+    key = (path, ctx.wanted)
+    found = _READERS.get(key)
+    if found is None:
+        found = Context(aliases_of(tree), ctx.wanted)
+        found.tree, found.filename = tree, path
+        found.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        _READERS[key] = found
+    return found
+
+
+def _module_of(tree: ast.Module, local: str) -> str | None:
+    """The dotted module a plain `import a.b as local` (or `import local`) binds to `local`."""
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if (alias.asname or alias.name) == local:
+                    return alias.name
+    return None
+
+
+def _imported(filename: str, tree: ast.Module, name: str, depth: int) -> tuple[str, ast.Module, ast.ClassDef] | None:
+    """The class `name` that a module-level `from X import name` (or `from X import *`) of the file brings in."""
+    if depth <= 0:
+        return None
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or node.module is None:
+            continue
+        for alias in node.names:
+            if alias.name == "*" or (alias.asname or alias.name) == name:
+                source = _relative(filename, node.module, node.level)
+                if source is None:
+                    continue
+                found = _in_module(source[0], source[1], name if alias.name == "*" else alias.name, depth - 1)
+                if found is not None:
+                    return found
+    return None
+
+
+def _in_module(path: str, tree: ast.Module, name: str, depth: int) -> tuple[str, ast.Module, ast.ClassDef] | None:
+    """The class `name` of a module: defined at its top level, or re-exported by its own imports."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return path, tree, node
+    return _imported(path, tree, name, depth)
+
+
+def _relative(filename: str, module: str, level: int) -> tuple[str, ast.Module] | None:
+    """The file `from <level dots><module> import ...` in `filename` reads."""
+    if not level:
+        return local_tree(filename, module)
+    base = os.path.dirname(os.path.abspath(filename))
+    for _ in range(level - 1):
+        base = os.path.dirname(base)
+    return local_tree(os.path.join(base, "__here__.py"), module)
