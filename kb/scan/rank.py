@@ -121,18 +121,33 @@ def _rank(ctx: Context, node: ast.AST, place: _Place, depth: int) -> Rank:
         return Rank(None, least)
     if isinstance(node, ast.Name):
         value = _last(ctx, place, node.id)
+        if value is None and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                place.fn in ctx.defs.values() and node.id in _parameters(place.fn):
+            return _passed(ctx, place.fn, node.id, place, depth)
         return _rank(ctx, value, place._replace(line=value.lineno), depth - 1) if value is not None else UNKNOWN
     if isinstance(node, ast.BinOp):
         left, right = _rank(ctx, node.left, place, depth - 1), _rank(ctx, node.right, place, depth - 1)
         numbers = [isinstance(side, ast.Constant) for side in (node.left, node.right)]
         if numbers[1] or left == right:
             return left
+        if left.exact is not None and right.exact is not None:  # broadcasting: the larger rank
+            return max(left, right, key=lambda r: r.exact or 0)._replace(last=left.last and right.last)
         return right if numbers[0] else UNKNOWN
+    if self_attribute(node) and place.cls is not None:
+        return _parameter(ctx, place.cls, node.attr)
     if isinstance(node, ast.Subscript):
         return _indexed(_rank(ctx, node.value, place, depth - 1), node.slice)
     if not isinstance(node, ast.Call):
         return UNKNOWN
     return _call(ctx, node, place, depth)
+
+
+def _passed(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, place: _Place, depth: int) -> Rank:
+    """A parameter of a module-level function: the rank of what every call of it in the file passes
+    (`cal_loss(pred, ...)` called on `pred = model(src)`), read where each call is; unknown unless all agree."""
+    found = {_rank(ctx, v, _around(ctx, place._replace(fn=None, cls=None), v.lineno), depth - 1)
+             for v in ctx.passed(fn, param)}
+    return found.pop() if len(found) == 1 else UNKNOWN
 
 
 def _indexed(base: Rank, index: ast.AST) -> Rank:
@@ -213,6 +228,24 @@ def _pattern(node: ast.AST) -> Rank:
         elif level == 0:
             axes += 1
     return Rank(axes)
+
+
+_PARAMETERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+_FACTORIES = frozenset(f"torch.{n}" for n in ("Tensor", "FloatTensor", "zeros", "ones", "empty", "randn", "rand"))
+
+
+def _parameter(ctx: Context, cls: ast.ClassDef, attr: str) -> Rank:
+    """`self.bias`, where every `self.bias = ...` of the class other than None is `nn.Parameter(torch.zeros(n))`
+    of one size: 1-D (the bias a layer adds to its (N, out) product)."""
+    made = [value for value, _ in ctx.self_assignments(cls).get(attr, ())
+            if not (isinstance(value, ast.Constant) and value.value is None)]
+    for value in made:
+        inner = value.args[0] if isinstance(value, ast.Call) and ctx.dotted(value.func) in _PARAMETERS and value.args \
+            else None
+        if not (isinstance(inner, ast.Call) and ctx.dotted(inner.func) in _FACTORIES and len(inner.args) == 1
+                and not inner.keywords and not isinstance(inner.args[0], (ast.Tuple, ast.List, ast.Starred))):
+            return UNKNOWN
+    return Rank(1) if made else UNKNOWN
 
 
 def _last(ctx: Context, place: _Place, name: str) -> ast.expr | None:
@@ -419,15 +452,20 @@ def _function_uses(ctx: Context, fn: ast.AST, cls: ast.ClassDef | None, name: st
         if c.func.id == name:
             uses.append((c, _Place(fn, cls, c.lineno)))
             continue
-        callee = ctx.defs.get(c.func.id)
-        if depth <= 0 or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)) or callee is fn:
-            continue
-        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
-        handed = [params[k] for k, a in enumerate(c.args[:len(params)]) if isinstance(a, ast.Name) and a.id == name]
-        handed += [k.arg for k in c.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
-        for param in handed:
-            uses += _function_uses(ctx, callee, None, param, depth - 1)
+        if depth > 0 and ctx.defs.get(c.func.id) is not fn:
+            uses += _handed(ctx, c, name, depth)
     return uses
+
+
+def _handed(ctx: Context, c: ast.Call, name: str, depth: int) -> list[tuple[ast.Call, _Place]]:
+    """Where the call `c` hands `name` to a module-level function of the file, the calls of that parameter."""
+    callee = ctx.defs.get(c.func.id) if isinstance(c.func, ast.Name) else None
+    if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+    handed = [params[k] for k, a in enumerate(c.args[:len(params)]) if isinstance(a, ast.Name) and a.id == name]
+    handed += [k.arg for k in c.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
+    return [use for param in handed for use in _function_uses(ctx, callee, None, param, depth - 1)]
 
 
 def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
@@ -449,6 +487,8 @@ def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
                 continue
             if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == name:
                 uses.append((child, _Place(fn, None, child.lineno)))
+            elif isinstance(child, ast.Call) and fn is ctx.tree:  # `train(model, criterion)` in the main block
+                uses += _handed(ctx, child, name, 3)
             stack.append((child, fn))
     return uses
 
