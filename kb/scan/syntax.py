@@ -12,10 +12,13 @@ from __future__ import annotations
 import ast
 import math
 import re
-from typing import NamedTuple, TypeGuard
+from typing import TYPE_CHECKING, NamedTuple, TypeGuard
 
 from kb.query.state import memo
 from kb.scan import tfcompat
+
+if TYPE_CHECKING:
+    from kb.scan.hostcode import Graph
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -121,6 +124,9 @@ class Module(NamedTuple):
     # (line, col, function, parameter, positional index or -1): a recorded op named as a parameter's default
     # (kb/scan/run.py: not run when every call of the function in the code base passes the parameter)
     defaults: tuple[tuple[int, int, str, str, int], ...] = ()
+    # its functions and methods with who calls them (kb/scan/hostcode.py): run.py finds those only data-loading
+    # code or no_grad code runs, across files
+    host: Graph | None = None
 
 
 def canonical(dotted: str) -> str:

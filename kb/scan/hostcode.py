@@ -1,0 +1,216 @@
+"""Code that runs only where no gradient is taken, across files: a torch `Dataset`'s `__getitem__` (or
+`__iter__`) and a DataLoader's `collate_fn` run in the data loader on the host, a data pipeline's `.map(...)`
+function runs in the pipeline, and a call under `torch.no_grad()` records nothing. What only such code
+calls, in its own file or in another one (`spectrogram_torch` of mel_processing.py, called only from a
+Dataset's `get_audio`), runs there too: records of the backward pass (or of the GPU's kernels) do not apply.
+kb/scan/gradient.py's quiet_functions answers nested functions within one file; this module follows
+module-level functions and methods through the whole code base, by name (a name any file uses otherwise,
+as a value or an unresolved call at module level, keeps its function loud)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import NamedTuple
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kb.scan.syntax import Module
+
+_DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
+_ROOTS = frozenset({"__getitem__", "__iter__"})  # what a DataLoader runs of a Dataset, in its workers or loop
+# methods a framework or Python calls without naming them: their uses are never all visible
+_IMPLICIT = frozenset({"forward", "call", "__call__", "build", "step"})
+_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
+_NO_GRAD = "it is called only under torch.no_grad()"
+_ITEM = "it runs only in a torch Dataset's item loading, in the data loader on the host, where no gradient is taken"
+_COLLATE = "it runs only as a DataLoader's collate_fn, on the host, where no gradient is taken"
+_MAPPED = "it runs only as a data pipeline's .map() function, where no gradient is taken"
+
+
+class Graph(NamedTuple):
+    """One file's functions and who calls them, for the code base's fixed point (settle)."""
+
+    # (name, first line, last line, places tensors on a GPU itself): its module-level functions and the
+    # methods of its module-level classes
+    defs: tuple[tuple[str, int, int, bool], ...] = ()
+    # per def: (why the use records no gradient or None, index of the def whose body makes it or -1)
+    uses: tuple[tuple[tuple[str | None, int], ...], ...] = ()
+    # (name, why or None, index of the calling def or -1): its calls of names it does not define (imported
+    # functions, other objects' methods)
+    calls: tuple[tuple[str, str | None, int], ...] = ()
+    mentions: frozenset[str] = frozenset()  # names it uses in any other way (a value, an attribute)
+
+
+def _places_on_gpu(fn: ast.AST) -> bool:
+    """The function moves tensors to a GPU itself (`.cuda()`, a `device`, "cuda"): not host code."""
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and (node.attr == "cuda" or "device" in node.attr):
+            return True
+        if isinstance(node, ast.Name) and "device" in node.id:
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda"):
+            return True
+        if isinstance(node, ast.keyword) and node.arg == "device":
+            return True
+    return False
+
+
+def build(tree: ast.Module, no_grad: Callable[[ast.expr], bool], dotted: Callable[[ast.AST], str | None]) -> Graph:
+    """The file's Graph: every use of each module-level function (a call by its name) and each method of a
+    module-level class (a call `self.m(...)`; any other `x.m(...)` is a call of a name it does not define),
+    with why it records no gradient, if it does not."""
+    defs: list[tuple[str, int, int, bool]] = []
+    index: dict[int, int] = {}
+    top: dict[str, list[int]] = {}
+    methods: dict[str, list[int]] = {}
+    datasets: set[str] = set()
+    classes = [c for c in tree.body if isinstance(c, ast.ClassDef)]
+    grew = True
+    while grew:  # a class of the file that subclasses a torch Dataset, directly or through the file's classes
+        grew = False
+        for cls in classes:
+            if cls.name not in datasets and any(dotted(b) in _DATASET_BASES or (isinstance(b, ast.Name) and b.id in datasets)
+                                                for b in cls.bases):
+                datasets.add(cls.name)
+                grew = True
+    uses: list[list[tuple[str | None, int]]] = []
+
+    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, into: dict[str, list[int]]) -> int:
+        first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        index[id(fn)] = len(defs)
+        into.setdefault(fn.name, []).append(len(defs))
+        defs.append((fn.name, first, fn.end_lineno or fn.lineno, _places_on_gpu(fn)))
+        opaque = bool(fn.decorator_list) and not all(no_grad(d) for d in fn.decorator_list)
+        implicit = method and (fn.name in _IMPLICIT or (fn.name.startswith("__") and fn.name not in _ROOTS))
+        uses.append([(None, -1)] if opaque or implicit else [])
+        return len(defs) - 1
+
+    for item in tree.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            add(item, False, top)
+        elif isinstance(item, ast.ClassDef):
+            for fn in item.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    k = add(fn, True, methods)
+                    if fn.name in _ROOTS and item.name in datasets:
+                        uses[k].append((_ITEM, -1))
+    calls: list[tuple[str, str | None, int]] = []
+    mentions: set[str] = set()
+    handled: set[int] = set()
+
+    def targets(func: ast.expr) -> list[int] | None:
+        """The defs a call of `func` (or a function handed on as `func`) runs: None for a name not defined here."""
+        if isinstance(func, ast.Name):
+            return top.get(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            return methods.get(func.attr)
+        return None
+
+    def handed(value: ast.expr, why: str) -> None:
+        """A function handed to what runs it only where no gradient is taken (`.map(fn)`, `collate_fn=fn`)."""
+        found = targets(value)
+        if found is not None:
+            for k in found:
+                uses[k].append((why, -1))
+        elif isinstance(value, (ast.Name, ast.Attribute)) and isinstance(getattr(value, "ctx", None), ast.Load):
+            calls.append((_name(value), why, -1))  # another file's function
+        else:
+            return
+        handled.add(id(value))
+
+    stack: list[tuple[ast.AST, str | None, int]] = [(tree, None, -1)]
+    while stack:
+        node, why, owner = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            me = index.get(id(node), owner)  # a nested function's calls are its enclosing def's
+            inner = _NO_GRAD if any(no_grad(d) for d in node.decorator_list) else None
+            stack += [(d, why, owner) for d in (*node.decorator_list, *node.args.defaults,
+                                                *(d for d in node.args.kw_defaults if d is not None))]
+            stack += [(s, inner, me) for s in node.body]
+            continue
+        if isinstance(node, ast.Lambda):
+            stack.append((node.body, None, owner))  # runs where it is called
+            continue
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            inner = why or (_NO_GRAD if any(no_grad(i.context_expr) for i in node.items) else None)
+            stack += [(i, why, owner) for i in node.items] + [(s, inner, owner) for s in node.body]
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            found = targets(func)
+            if found is not None:
+                for k in found:
+                    uses[k].append((why, owner))
+                handled.add(id(func))
+            elif isinstance(func, (ast.Name, ast.Attribute)):
+                calls.append((_name(func), why, owner))
+                handled.add(id(func))
+            if isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and node.args \
+                    and not (dotted(func) or "").startswith("jax."):
+                handed(node.args[0], _MAPPED)
+            for kw in node.keywords:
+                if kw.arg == "collate_fn":
+                    handed(kw.value, _COLLATE)
+        elif isinstance(node, ast.Name):
+            if id(node) not in handled and isinstance(node.ctx, ast.Load):
+                for k in top.get(node.id, ()):
+                    uses[k].append((None, -1))  # handed on as a value: it may run anywhere
+                mentions.add(node.id)
+            continue
+        elif isinstance(node, ast.Attribute) and id(node) not in handled and isinstance(node.ctx, ast.Load):
+            for k in methods.get(node.attr, ()):
+                uses[k].append((None, -1))
+            mentions.add(node.attr)
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue  # self.m(...) of the file's own method: counted above
+        stack += [(child, why, owner) for child in ast.iter_child_nodes(node)]
+    return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions))
+
+
+def _name(func: ast.Name | ast.Attribute) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr
+
+
+def settle(modules: dict[str, Module]) -> dict[str, list[tuple[int, int]]]:
+    """Path -> (first, last line) of each function or method that runs only where no gradient is taken: every
+    use of it, in its file and (by its name) in every other file, is such a root or a call made under
+    torch.no_grad() or from a function that itself runs only so, and at least one is. A file read without a
+    Graph counts every name it calls or imports as a use that may record a gradient."""
+    loud: set[str] = set()
+    outside: dict[str, list[tuple[str, str | None, int]]] = {}
+    for path, module in modules.items():
+        graph = module.host
+        rename = {b[0]: b[3] for b in module.layout.bindings if b[3] is not None and b[0] != b[3]}
+        if graph is None:
+            layout = module.layout
+            loud.update(b[3] or b[0] for b in layout.bindings)
+            loud.update(c.rpartition(".")[2] for c in (*layout.top, *layout.in_main, *(n for _, ns in layout.functions for n in ns)))
+            continue
+        loud.update(rename.get(name, name) for name in graph.mentions)
+        for name, why, by in graph.calls:
+            outside.setdefault(rename.get(name, name), []).append((path, why, by))
+    why_of: dict[tuple[str, int], str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for path, module in modules.items():
+            graph = module.host
+            if graph is None:
+                continue
+            for k, (name, _, _, gpu) in enumerate(graph.defs):
+                if (path, k) in why_of or gpu or name in loud:
+                    continue
+                found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
+                reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
+                           for where, why, by in found]
+                if reasons and all(r is not None for r in reasons) and any(reasons):
+                    why_of[(path, k)] = sorted(r for r in reasons if r)[0]
+                    changed = True
+    out: dict[str, list[tuple[int, int]]] = {}
+    for (path, k) in why_of:
+        _, first, last, _ = modules[path].host.defs[k]  # type: ignore[union-attr]
+        out.setdefault(path, []).append((first, last))
+    return out
