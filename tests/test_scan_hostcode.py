@@ -7,6 +7,9 @@ from pathlib import Path
 
 from scan_files import scan_files
 
+from kb.scan import pins
+from kb.scan.run import scan
+
 FIXTURES = Path(__file__).parent / "fixtures" / "scan" / "hostcode"
 
 
@@ -25,3 +28,32 @@ def test_functions_reached_only_from_a_dataset_item_in_other_files(tmp_path):
     found = _scan(tmp_path, "dataset", "torch=2.11")
     assert sorted((f.path.rsplit("/", 1)[-1], f.line) for f in found if f.record == "torch.gather-backward") == [
         ("mel.py", 9), ("mel.py", 13)], found
+
+
+def _scanned(tmp_path: Path, case: str, versions: str):
+    _scan(tmp_path, case, versions)
+    return scan([str(tmp_path)], given=pins.parse_versions(versions))
+
+
+def test_a_program_that_trains_only_on_tpu_cores(tmp_path):
+    """hojonathanho/diffusion: run_training builds a `TPUEstimator(use_tpu=True)` whose RunConfig names a
+    `TPUClusterResolver`, and no file of the program names a GPU: the model's ops run on TPU cores, so the
+    records of the GPU alone (the conv's cuDNN records) are notes that say so; a record of any device (the
+    unseeded `tf.random.normal`) stays a finding."""
+    result = _scanned(tmp_path, "tpu", "tensorflow=2.20")
+    assert not [f for f in result.findings if f.record.startswith("tf.cudnn")], result.findings
+    assert [f.record for f in result.findings if f.record == "tf.random-seeds"], result.findings
+    notes = [f.note for f in result.notes if f.record.startswith("tf.cudnn")]
+    assert notes and all("TPU" in note for note in notes), notes
+
+
+def test_a_program_that_hides_the_gpus_from_tensorflow(tmp_path):
+    """google-research/vision_transformer's main.py: `tf.config.experimental.set_visible_devices([], 'GPU')` at
+    the start of main() (TensorFlow raises if it comes after the GPUs are in use): the TensorFlow ops of the
+    files only that program runs run on the CPU, so a record of the GPU alone is a note there; the file
+    another program also runs keeps it."""
+    result = _scanned(tmp_path, "hidden", "tensorflow=2.20")
+    found = sorted((f.path.rsplit("/", 1)[-1], f.line) for f in result.findings if f.record == "tf.gather-backprop")
+    assert found == [("ops.py", 5)], result.findings
+    notes = [f.note for f in result.notes if f.record == "tf.gather-backprop"]
+    assert len(notes) == 1 and "hides every GPU from TensorFlow" in notes[0], notes

@@ -419,6 +419,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     scripts = unreached.script_files(roots, modules)
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
+    tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph)
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
@@ -473,6 +474,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                     finding = finding._replace(note=default)
                 if path in hidden_why and not finding.note and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=hidden_why[path])
+                if path in tf_why and not finding.note and frameworks.get(finding.record) in placement.TENSORFLOW \
+                        and idx["sources"].get(finding.record, {}).get("device") == "gpu":
+                    finding = finding._replace(note=tf_why[path])
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
