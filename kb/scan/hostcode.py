@@ -33,28 +33,36 @@ _MAPPED = "it runs only as a data pipeline's .map() function, where no gradient 
 class Graph(NamedTuple):
     """One file's functions and who calls them, for the code base's fixed point (settle)."""
 
-    # (name, first line, last line, places tensors on a GPU itself): its module-level functions and the
-    # methods of its module-level classes
-    defs: tuple[tuple[str, int, int, bool], ...] = ()
+    # (name, first line, last line, a method, places tensors on a GPU itself): its module-level functions and
+    # the methods of its module-level classes
+    defs: tuple[tuple[str, int, int, bool, bool], ...] = ()
     # per def: (why the use records no gradient or None, index of the def whose body makes it or -1)
     uses: tuple[tuple[tuple[str | None, int], ...], ...] = ()
     # (name, why or None, index of the calling def or -1): its calls of names it does not define (imported
     # functions, other objects' methods)
     calls: tuple[tuple[str, str | None, int], ...] = ()
-    mentions: frozenset[str] = frozenset()  # names it uses in any other way (a value, an attribute)
+    mentions: frozenset[str] = frozenset()  # names it uses in any other way (as a value)
+    attributes: frozenset[str] = frozenset()  # attributes it reads in any other way (`x.m` handed on, a flag `cfg.m`)
+    qualified: frozenset[str] = frozenset()  # "x.m" of each such read of a name's attribute (`module.fn` handed on)
 
 
-def _places_on_gpu(fn: ast.AST) -> bool:
-    """The function moves tensors to a GPU itself (`.cuda()`, a `device`, "cuda"): not host code."""
+def _places_on_gpu(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The function moves tensors to a GPU itself (`.cuda()`, "cuda", `.to(device)` or `device=` with a device
+    of the program's, not its input's own `x.device`): not host code."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
     for node in ast.walk(fn):
-        if isinstance(node, ast.Attribute) and (node.attr == "cuda" or "device" in node.attr):
-            return True
-        if isinstance(node, ast.Name) and "device" in node.id:
-            return True
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda"):
             return True
-        if isinstance(node, ast.keyword) and node.arg == "device":
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda":
             return True
+        places = node.args if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "to" else [node.value] if isinstance(node, ast.keyword) and node.arg == "device" else []
+        for where in places:
+            own = isinstance(where, ast.Attribute) and where.attr == "device" and isinstance(where.value, ast.Name) \
+                and where.value.id in params  # device=y.device: wherever its input is
+            named = (isinstance(where, ast.Name) and "device" in where.id) or (isinstance(where, ast.Attribute) and "device" in where.attr)
+            if named and not own:
+                return True
     return False
 
 
@@ -62,7 +70,7 @@ def build(tree: ast.Module, no_grad: Callable[[ast.expr], bool], dotted: Callabl
     """The file's Graph: every use of each module-level function (a call by its name) and each method of a
     module-level class (a call `self.m(...)`; any other `x.m(...)` is a call of a name it does not define),
     with why it records no gradient, if it does not."""
-    defs: list[tuple[str, int, int, bool]] = []
+    defs: list[tuple[str, int, int, bool, bool]] = []
     index: dict[int, int] = {}
     top: dict[str, list[int]] = {}
     methods: dict[str, list[int]] = {}
@@ -82,7 +90,7 @@ def build(tree: ast.Module, no_grad: Callable[[ast.expr], bool], dotted: Callabl
         first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
         index[id(fn)] = len(defs)
         into.setdefault(fn.name, []).append(len(defs))
-        defs.append((fn.name, first, fn.end_lineno or fn.lineno, _places_on_gpu(fn)))
+        defs.append((fn.name, first, fn.end_lineno or fn.lineno, method, _places_on_gpu(fn)))
         opaque = bool(fn.decorator_list) and not all(no_grad(d) for d in fn.decorator_list)
         implicit = method and (fn.name in _IMPLICIT or (fn.name.startswith("__") and fn.name not in _ROOTS))
         uses.append([(None, -1)] if opaque or implicit else [])
@@ -99,6 +107,8 @@ def build(tree: ast.Module, no_grad: Callable[[ast.expr], bool], dotted: Callabl
                         uses[k].append((_ITEM, -1))
     calls: list[tuple[str, str | None, int]] = []
     mentions: set[str] = set()
+    attributes: set[str] = set()
+    qualified: set[str] = set()
     handled: set[int] = set()
 
     def targets(func: ast.expr) -> list[int] | None:
@@ -163,11 +173,14 @@ def build(tree: ast.Module, no_grad: Callable[[ast.expr], bool], dotted: Callabl
         elif isinstance(node, ast.Attribute) and id(node) not in handled and isinstance(node.ctx, ast.Load):
             for k in methods.get(node.attr, ()):
                 uses[k].append((None, -1))
-            mentions.add(node.attr)
+            attributes.add(node.attr)
+            if isinstance(node.value, ast.Name):
+                qualified.add(f"{node.value.id}.{node.attr}")
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
             continue  # self.m(...) of the file's own method: counted above
         stack += [(child, why, owner) for child in ast.iter_child_nodes(node)]
-    return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions))
+    return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
+                 frozenset(qualified))
 
 
 def _name(func: ast.Name | ast.Attribute) -> str:
@@ -179,7 +192,8 @@ def settle(modules: dict[str, Module]) -> dict[str, list[tuple[int, int]]]:
     use of it, in its file and (by its name) in every other file, is such a root or a call made under
     torch.no_grad() or from a function that itself runs only so, and at least one is. A file read without a
     Graph counts every name it calls or imports as a use that may record a gradient."""
-    loud: set[str] = set()
+    loud: set[str] = set()  # names used as a value somewhere: a function or method of that name may run anywhere
+    read: set[str] = set()  # attributes read somewhere other than to call them: a method of that name may too
     outside: dict[str, list[tuple[str, str | None, int]]] = {}
     for path, module in modules.items():
         graph = module.host
@@ -190,6 +204,9 @@ def settle(modules: dict[str, Module]) -> dict[str, list[tuple[int, int]]]:
             loud.update(c.rpartition(".")[2] for c in (*layout.top, *layout.in_main, *(n for _, ns in layout.functions for n in ns)))
             continue
         loud.update(rename.get(name, name) for name in graph.mentions)
+        imported = {b[0] for b in module.layout.bindings}
+        loud.update(attr for base, _, attr in (q.partition(".") for q in graph.qualified) if base in imported)
+        read.update(graph.attributes)
         for name, why, by in graph.calls:
             outside.setdefault(rename.get(name, name), []).append((path, why, by))
     why_of: dict[tuple[str, int], str] = {}
@@ -200,8 +217,8 @@ def settle(modules: dict[str, Module]) -> dict[str, list[tuple[int, int]]]:
             graph = module.host
             if graph is None:
                 continue
-            for k, (name, _, _, gpu) in enumerate(graph.defs):
-                if (path, k) in why_of or gpu or name in loud:
+            for k, (name, _, _, method, gpu) in enumerate(graph.defs):
+                if (path, k) in why_of or gpu or name in loud or (method and name in read):
                     continue
                 found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
                 reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
@@ -211,6 +228,6 @@ def settle(modules: dict[str, Module]) -> dict[str, list[tuple[int, int]]]:
                     changed = True
     out: dict[str, list[tuple[int, int]]] = {}
     for (path, k) in why_of:
-        _, first, last, _ = modules[path].host.defs[k]  # type: ignore[union-attr]
+        _, first, last, _, _ = modules[path].host.defs[k]  # type: ignore[union-attr]
         out.setdefault(path, []).append((first, last))
     return out
