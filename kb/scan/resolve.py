@@ -152,10 +152,12 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
             quiet = ()
-    try:
-        host: hostcode.Graph | None = hostcode.build(tree, visitor._no_grad, visitor.dotted)
-    except RecursionError:
-        host = None
+    host: hostcode.Graph | None = None
+    if any(word in text for word in hostcode.ROOT_WORDS):  # other files' Graphs are read as kb/scan/run.py needs them
+        try:
+            host = hostcode.build(tree, visitor.lines, visitor._no_grad, visitor.dotted)
+        except RecursionError:
+            host = None
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
                   tuple(visitor.defaults), host)
 

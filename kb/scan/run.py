@@ -423,7 +423,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph)
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
-    for path, spans in hostcode.settle(modules).items():  # data-loading and no_grad code, followed across files
+    for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
         quiet.setdefault(path, []).extend(spans)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
