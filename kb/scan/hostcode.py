@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any
 
 from kb.scan.survey import FIELDS
-
-if TYPE_CHECKING:
-    from kb.scan.syntax import Module
+from kb.scan.syntax import Graph, Module
 
 _DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
                             "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
@@ -43,22 +41,6 @@ _NO_GRAD = "it is called only under torch.no_grad()"
 _ITEM = "it runs only in a torch Dataset's item loading, in the data loader on the host, where no gradient is taken"
 _COLLATE = "it runs only as a DataLoader's collate_fn, on the host, where no gradient is taken"
 _MAPPED = "it runs only as a data pipeline's .map() function, where no gradient is taken"
-
-
-class Graph(NamedTuple):
-    """One file's functions and who calls them, for the code base's fixed point (settle)."""
-
-    # (name, first line, last line, a method, places tensors on a GPU itself): its module-level functions and
-    # the methods of its module-level classes
-    defs: tuple[tuple[str, int, int, bool, bool], ...] = ()
-    # per def: (why the use records no gradient or None, index of the def whose body makes it or -1)
-    uses: tuple[tuple[tuple[str | None, int], ...], ...] = ()
-    # (name, why or None, index of the calling def or -1): its calls of names it does not define (imported
-    # functions, other objects' methods)
-    calls: tuple[tuple[str, str | None, int], ...] = ()
-    mentions: frozenset[str] = frozenset()  # names it uses in any other way (as a value)
-    attributes: frozenset[str] = frozenset()  # attributes it reads in any other way (`x.m` handed on, a flag `cfg.m`)
-    qualified: frozenset[str] = frozenset()  # "x.m" of each such read of a name's attribute (`module.fn` handed on)
 
 
 def _places_on_gpu(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

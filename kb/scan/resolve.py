@@ -152,7 +152,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
             quiet = ()
-    host: hostcode.Graph | None = None
+    host = None
     if any(word in text for word in hostcode.ROOT_WORDS):  # other files' Graphs are read as kb/scan/run.py needs them
         try:
             host = hostcode.build(tree, visitor.lines, visitor._no_grad, visitor.dotted)

@@ -12,13 +12,10 @@ from __future__ import annotations
 import ast
 import math
 import re
-from typing import TYPE_CHECKING, NamedTuple, TypeGuard
+from typing import NamedTuple, TypeGuard
 
 from kb.query.state import memo
 from kb.scan import tfcompat
-
-if TYPE_CHECKING:
-    from kb.scan.hostcode import Graph
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -109,6 +106,22 @@ class Layout(NamedTuple):
     # (name, line, has keywords (a metaclass), bases as written: (name,), (module alias, name) or () for any other
     # expression, module level): each class, for whether all its ancestors are the code base's own
     class_bases: tuple[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool], ...] = ()
+
+
+class Graph(NamedTuple):
+    """One file's functions and who calls them (kb/scan/hostcode.py, build), for the code base's fixed point (settle)."""
+
+    # (name, first line, last line, a method, places tensors on a GPU itself): its module-level functions and
+    # the methods of its module-level classes
+    defs: tuple[tuple[str, int, int, bool, bool], ...] = ()
+    # per def: (why the use records no gradient or None, index of the def whose body makes it or -1)
+    uses: tuple[tuple[tuple[str | None, int], ...], ...] = ()
+    # (name, why or None, index of the calling def or -1): its calls of names it does not define (imported
+    # functions, other objects' methods)
+    calls: tuple[tuple[str, str | None, int], ...] = ()
+    mentions: frozenset[str] = frozenset()  # names it uses in any other way (as a value)
+    attributes: frozenset[str] = frozenset()  # attributes it reads in any other way (`x.m` handed on, a flag `cfg.m`)
+    qualified: frozenset[str] = frozenset()  # "x.m" of each such read of a name's attribute (`module.fn` handed on)
 
 
 class Module(NamedTuple):
