@@ -129,3 +129,60 @@ def gpu_hidden(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
 
 def in_package(path: str) -> bool:
     return os.path.isfile(os.path.join(os.path.dirname(path) or ".", "__init__.py"))
+
+
+# Frameworks whose ops a TPU placement or TensorFlow's own device list moves off the GPU.
+TENSORFLOW = frozenset({"tensorflow", "keras"})
+_TPU_PLACED = re.compile(r"TPUStrategy\s*\(|use_tpu\s*=\s*True")
+_GPU_PATH = re.compile(r"gpu|cuda", re.IGNORECASE)
+
+
+def tf_off_gpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], texts: sources.Texts) -> dict[str, str]:
+    """Path -> why TensorFlow runs it off the GPU, for each file that only such programs run: a program one of
+    whose files places the model on TPU cores explicitly (a `TPUClusterResolver` with a `TPUStrategy(...)` or a
+    `TPUEstimator(use_tpu=True)`) and none of whose files names a GPU at all (no GPU path to take), or one whose
+    entry hides every GPU from TensorFlow (`tf.config.set_visible_devices([], "GPU")`, unconditionally in its
+    module or in one of its functions: TensorFlow raises if the GPUs were already in use, so a program that
+    goes on runs its TensorFlow ops on the CPU). Records of the GPU alone do not apply to its TensorFlow ops."""
+    tpu: dict[str, bool] = {}
+    named_gpu: dict[str, bool] = {}
+    on_tpu, hidden = [], []
+    for r in runs:
+        for path in r.files:
+            if path not in tpu:
+                text = texts.get(path)
+                tpu[path] = text is not None and "TPUClusterResolver" in text and _TPU_PLACED.search(text) is not None
+                named_gpu[path] = text is None or _GPU_PATH.search(text) is not None
+        on_tpu.append(any(tpu[p] for p in r.files) and not any(named_gpu[p] for p in r.files))
+        hidden.append(_hides_gpu_from_tf(texts.get(r.entry)))
+    out = _only_in(runs, reach, hidden, "hides every GPU from TensorFlow (tf.config.set_visible_devices([], \"GPU\")): "
+                   "TensorFlow runs it on the CPU")
+    for path, why in _only_in(runs, reach, on_tpu, "places its model on TPU cores (a TPUClusterResolver with a "
+                              "TPUStrategy or TPUEstimator(use_tpu=True)) and names no GPU: TensorFlow runs it on "
+                              "the TPU").items():
+        out.setdefault(path, why)
+    return out
+
+
+def _hides_gpu_from_tf(text: str | None) -> bool:
+    """The text calls `*.set_visible_devices([], "GPU")` as a statement of its module, of its `__main__` block or
+    of one of its module-level functions (not under a test or in a loop)."""
+    if not text or "set_visible_devices" not in text:
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            or (isinstance(n, ast.If) and "__main__" in ast.dump(n.test))]
+    for stmt in (s for body in bodies for s in body):
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) \
+                or call.func.attr != "set_visible_devices":
+            continue
+        devices = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "devices"), None)
+        kind = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "device_type"), None)
+        if isinstance(devices, (ast.List, ast.Tuple)) and not devices.elts \
+                and isinstance(kind, ast.Constant) and str(kind.value).upper() == "GPU":
+            return True
+    return False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import gradient
+from kb.scan import gradient, hostcode
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
     buffer_parameters, compiled_scopes, literal_parameters, subclasses, tf_global_seed, value_aliases,
@@ -152,8 +152,14 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
             quiet = ()
+    host = None
+    if any(word in text for word in hostcode.ROOT_WORDS):  # other files' Graphs are read as kb/scan/run.py needs them
+        try:
+            host = hostcode.build(tree, visitor.lines, visitor._no_grad, visitor.dotted)
+        except RecursionError:
+            host = None
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
-                  tuple(visitor.defaults))
+                  tuple(visitor.defaults), host)
 
 
 __all__ = ["Call", "Layout", "METHOD_OWNERS", "Module", "Setting", "Survey", "Unknown", "aliases_of", "analyse",

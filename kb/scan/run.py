@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import holders, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
+from kb.scan import holders, hostcode, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -419,9 +419,12 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     scripts = unreached.script_files(roots, modules)
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
+    tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph)
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
+    for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
+        quiet.setdefault(path, []).extend(spans)
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
@@ -471,6 +474,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                     finding = finding._replace(note=default)
                 if path in hidden_why and not finding.note and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=hidden_why[path])
+                if path in tf_why and not finding.note and frameworks.get(finding.record) in placement.TENSORFLOW \
+                        and idx["sources"].get(finding.record, {}).get("device") == "gpu":
+                    finding = finding._replace(note=tf_why[path])
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):

@@ -108,6 +108,22 @@ class Layout(NamedTuple):
     class_bases: tuple[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool], ...] = ()
 
 
+class Graph(NamedTuple):
+    """One file's functions and who calls them (kb/scan/hostcode.py, build), for the code base's fixed point (settle)."""
+
+    # (name, first line, last line, a method, places tensors on a GPU itself): its module-level functions and
+    # the methods of its module-level classes
+    defs: tuple[tuple[str, int, int, bool, bool], ...] = ()
+    # per def: (why the use records no gradient or None, index of the def whose body makes it or -1)
+    uses: tuple[tuple[tuple[str | None, int], ...], ...] = ()
+    # (name, why or None, index of the calling def or -1): its calls of names it does not define (imported
+    # functions, other objects' methods)
+    calls: tuple[tuple[str, str | None, int], ...] = ()
+    mentions: frozenset[str] = frozenset()  # names it uses in any other way (as a value)
+    attributes: frozenset[str] = frozenset()  # attributes it reads in any other way (`x.m` handed on, a flag `cfg.m`)
+    qualified: frozenset[str] = frozenset()  # "x.m" of each such read of a name's attribute (`module.fn` handed on)
+
+
 class Module(NamedTuple):
     calls: tuple[Call, ...]
     settings: tuple[Setting, ...]
@@ -121,6 +137,9 @@ class Module(NamedTuple):
     # (line, col, function, parameter, positional index or -1): a recorded op named as a parameter's default
     # (kb/scan/run.py: not run when every call of the function in the code base passes the parameter)
     defaults: tuple[tuple[int, int, str, str, int], ...] = ()
+    # its functions and methods with who calls them (kb/scan/hostcode.py): run.py finds those only data-loading
+    # code or no_grad code runs, across files
+    host: Graph | None = None
 
 
 def canonical(dotted: str) -> str:

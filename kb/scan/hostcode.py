@@ -1,0 +1,274 @@
+"""Code that runs only where no gradient is taken, across files: a torch `Dataset`'s `__getitem__` (or
+`__iter__`) and a DataLoader's `collate_fn` run in the data loader on the host, a data pipeline's `.map(...)`
+function runs in the pipeline, and a call under `torch.no_grad()` records nothing. What only such code
+calls, in its own file or in another one (`spectrogram_torch` of mel_processing.py, called only from a
+Dataset's `get_audio`), runs there too: records of the backward pass (or of the GPU's kernels) do not apply.
+kb/scan/gradient.py's quiet_functions answers nested functions within one file; this module follows
+module-level functions and methods through the whole code base, by name (a name any file uses otherwise,
+as a value or an unresolved call at module level, keeps its function loud)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from kb.scan.survey import FIELDS
+from kb.scan.syntax import Graph, Module
+
+_DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
+                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
+_ROOTS = frozenset({"__getitem__", "__iter__"})  # what a DataLoader runs of a Dataset, in its workers or loop
+# methods a framework or Python calls without naming them: their uses are never all visible
+_IMPLICIT = frozenset({"forward", "call", "__call__", "build", "step"})
+_LEAVES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
+
+
+class _Holds(dict[type, bool]):
+    """Type of a value -> whether it is a node that may hold a name or a call (read once per type)."""
+
+    def __missing__(self, cls: type) -> bool:
+        found = self[cls] = issubclass(cls, ast.AST) and not issubclass(cls, _LEAVES)
+        return found
+
+
+_HOLDS = _Holds()
+_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
+# words without which a file has no root of code that takes no gradient (no_grad, a Dataset, a pipeline's map)
+ROOT_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "Dataset", "collate_fn", ".map(", ".interleave(",
+              ".flat_map(", "__getitem__", "__iter__")
+_NO_GRAD = "it is called only under torch.no_grad()"
+_ITEM = "it runs only in a torch Dataset's item loading, in the data loader on the host, where no gradient is taken"
+_COLLATE = "it runs only as a DataLoader's collate_fn, on the host, where no gradient is taken"
+_MAPPED = "it runs only as a data pipeline's .map() function, where no gradient is taken"
+
+
+def _places_on_gpu(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """The function moves tensors to a GPU itself (`.cuda()`, "cuda", `.to(device)` or `device=` with a device
+    of the program's, not its input's own `x.device`): not host code."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)} - {"self", "cls"}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("cuda"):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda":
+            return True
+        places = node.args if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "to" else [node.value] if isinstance(node, ast.keyword) and node.arg == "device" else []
+        for where in places:
+            own = isinstance(where, ast.Attribute) and where.attr == "device" and isinstance(where.value, ast.Name) \
+                and where.value.id in params  # device=y.device: wherever its input is
+            named = (isinstance(where, ast.Name) and "device" in where.id) or (isinstance(where, ast.Attribute) and "device" in where.attr)
+            if named and not own:
+                return True
+    return False
+
+
+def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool],
+          dotted: Callable[[ast.AST], str | None]) -> Graph:
+    """The file's Graph: every use of each module-level function (a call by its name) and each method of a
+    module-level class (a call `self.m(...)`; any other `x.m(...)` is a call of a name it does not define),
+    with why it records no gradient, if it does not. `lines`: the file's text, by line (a def whose lines
+    name no "cuda" or "device" is not read for a GPU placement)."""
+    defs: list[tuple[str, int, int, bool, bool]] = []
+    index: dict[int, int] = {}
+    top: dict[str, list[int]] = {}
+    methods: dict[str, list[int]] = {}
+    datasets: set[str] = set()
+    classes = [c for c in tree.body if isinstance(c, ast.ClassDef)]
+    grew = True
+    while grew:  # a class of the file that subclasses a torch Dataset, directly or through the file's classes
+        grew = False
+        for cls in classes:
+            if cls.name not in datasets and any(dotted(b) in _DATASET_BASES or (isinstance(b, ast.Name) and b.id in datasets)
+                                                for b in cls.bases):
+                datasets.add(cls.name)
+                grew = True
+    uses: list[list[tuple[str | None, int]]] = []
+
+    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, into: dict[str, list[int]]) -> int:
+        first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
+        index[id(fn)] = len(defs)
+        into.setdefault(fn.name, []).append(len(defs))
+        last = fn.end_lineno or fn.lineno
+        text = "\n".join(lines[first - 1:last])
+        defs.append((fn.name, first, last, method, ("cuda" in text or "device" in text) and _places_on_gpu(fn)))
+        opaque = bool(fn.decorator_list) and not all(no_grad(d) for d in fn.decorator_list)
+        implicit = method and (fn.name in _IMPLICIT or (fn.name.startswith("__") and fn.name not in _ROOTS))
+        uses.append([(None, -1)] if opaque or implicit else [])
+        return len(defs) - 1
+
+    for item in tree.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            add(item, False, top)
+        elif isinstance(item, ast.ClassDef):
+            for fn in item.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    k = add(fn, True, methods)
+                    if fn.name in _ROOTS and item.name in datasets:
+                        uses[k].append((_ITEM, -1))
+    calls: list[tuple[str, str | None, int]] = []
+    mentions: set[str] = set()
+    attributes: set[str] = set()
+    qualified: set[str] = set()
+    handled: set[int] = set()
+
+    def targets(func: ast.expr) -> list[int] | None:
+        """The defs a call of `func` (or a function handed on as `func`) runs: None for a name not defined here."""
+        if isinstance(func, ast.Name):
+            return top.get(func.id)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
+            return methods.get(func.attr)
+        return None
+
+    def handed(value: ast.expr, why: str) -> None:
+        """A function handed to what runs it only where no gradient is taken (`.map(fn)`, `collate_fn=fn`)."""
+        found = targets(value)
+        if found is not None:
+            for k in found:
+                uses[k].append((why, -1))
+        elif isinstance(value, (ast.Name, ast.Attribute)) and isinstance(getattr(value, "ctx", None), ast.Load):
+            calls.append((_name(value), why, -1))  # another file's function
+        else:
+            return
+        handled.add(id(value))
+
+    stack: list[tuple[Any, str | None, int]] = [(tree, None, -1)]  # Any: each branch reads its class's fields
+    pop, push, fields, holds = stack.pop, stack.append, FIELDS, _HOLDS
+    while stack:
+        node, why, owner = pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if id(node) not in handled and type(node.ctx) is ast.Load:
+                for k in top.get(node.id, ()):
+                    uses[k].append((None, -1))  # handed on as a value: it may run anywhere
+                mentions.add(node.id)
+            continue
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            me = index.get(id(node), owner)  # a nested function's calls are its enclosing def's
+            inner = _NO_GRAD if any(no_grad(d) for d in node.decorator_list) else None
+            stack += [(d, why, owner) for d in (*node.decorator_list, *node.args.defaults,
+                                                *(d for d in node.args.kw_defaults if d is not None))]
+            stack += [(s, inner, me) for s in node.body]
+            continue
+        if kind is ast.Lambda:
+            push((node.body, None, owner))  # runs where it is called
+            continue
+        if kind is ast.With or kind is ast.AsyncWith:
+            inner = why or (_NO_GRAD if any(no_grad(i.context_expr) for i in node.items) else None)
+            stack += [(i, why, owner) for i in node.items] + [(s, inner, owner) for s in node.body]
+            continue
+        if kind is ast.Call:
+            func = node.func
+            found = targets(func)
+            if found is not None:
+                for k in found:
+                    uses[k].append((why, owner))
+                handled.add(id(func))
+            elif type(func) is ast.Name or type(func) is ast.Attribute:
+                calls.append((_name(func), why, owner))
+                handled.add(id(func))
+            if type(func) is ast.Attribute and func.attr in _PIPELINE_STAGES and node.args \
+                    and not (dotted(func) or "").startswith("jax."):
+                handed(node.args[0], _MAPPED)
+            for kw in node.keywords:
+                if kw.arg == "collate_fn":
+                    handed(kw.value, _COLLATE)
+        elif kind is ast.Attribute:
+            if id(node) not in handled and type(node.ctx) is ast.Load:
+                for k in methods.get(node.attr, ()):
+                    uses[k].append((None, -1))
+                attributes.add(node.attr)
+                if type(node.value) is ast.Name:
+                    qualified.add(f"{node.value.id}.{node.attr}")
+            elif type(node.value) is ast.Name and node.value.id in ("self", "cls"):
+                continue  # self.m(...) of the file's own method: counted above
+        for field in fields[kind]:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                stack += [(child, why, owner) for child in value if holds[type(child)]]
+            elif holds[type(value)]:
+                push((value, why, owner))
+    return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
+                 frozenset(qualified))
+
+
+def _name(func: ast.Name | ast.Attribute) -> str:
+    return func.id if isinstance(func, ast.Name) else func.attr
+
+
+def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> dict[str, list[tuple[int, int]]]:
+    """Path -> (first, last line) of each function or method that runs only where no gradient is taken: every
+    use of it, in its file and (by its name) in every other file, is such a root or a call made under
+    torch.no_grad() or from a function that itself runs only so, and at least one is. The files with a root
+    have their Graph from the scan (kb/scan/resolve.py); a file that defines a name such code calls is read
+    here (`text_of`), as often as the chain grows; any other file counts every name it calls or imports as a
+    use that may record a gradient."""
+    graphs = {path: m.host for path, m in modules.items() if m.host is not None}
+    tried: set[str] = set(graphs)
+    while True:
+        loud, read, outside = _uses(modules, graphs)
+        why_of = _quiet(graphs, loud, read, outside)
+        wanted = {name for name, found in outside.items()
+                  if any(why is not None or (where, by) in why_of for where, why, by in found)}
+        more = [path for path, m in modules.items() if path not in tried and not path.endswith(".ipynb")
+                and any(span[1] in wanted for span in m.layout.spans)]
+        if not more:
+            break
+        for path in more:  # files the quiet code calls into: their Graphs, as the scan would have made them
+            tried.add(path)
+            text = text_of(path)
+            try:
+                tree = ast.parse(text) if text is not None else None
+                if tree is not None and text is not None:
+                    graphs[path] = build(tree, text.split("\n"), lambda _: False, lambda _: None)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+    out: dict[str, list[tuple[int, int]]] = {}
+    for (path, k) in why_of:
+        _, first, last, _, _ = graphs[path].defs[k]
+        out.setdefault(path, []).append((first, last))
+    return out
+
+
+def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str],
+           outside: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
+    """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point."""
+    why_of: dict[tuple[str, int], str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for path, graph in graphs.items():
+            for k, (name, _, _, method, gpu) in enumerate(graph.defs):
+                if (path, k) in why_of or gpu or name in loud or (method and name in read):
+                    continue
+                found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
+                reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
+                           for where, why, by in found]
+                if reasons and all(r is not None for r in reasons) and any(reasons):
+                    why_of[(path, k)] = sorted(r for r in reasons if r)[0]
+                    changed = True
+    return why_of
+
+
+def _uses(modules: dict[str, Module], graphs: dict[str, Graph]) \
+        -> tuple[set[str], set[str], dict[str, list[tuple[str, str | None, int]]]]:
+    """The names some file uses as a value (or, without a Graph, calls or imports at all), the attributes some
+    file reads other than to call them, and name -> (path, why, calling def) of every call by that name."""
+    loud: set[str] = set()
+    read: set[str] = set()
+    outside: dict[str, list[tuple[str, str | None, int]]] = {}
+    for path, module in modules.items():
+        graph = graphs.get(path)
+        layout = module.layout
+        if graph is None:
+            loud.update(b[3] or b[0] for b in layout.bindings)
+            loud.update(c.rpartition(".")[2] for c in (*layout.top, *layout.in_main, *(n for _, ns in layout.functions for n in ns)))
+            continue
+        rename = {b[0]: b[3] for b in layout.bindings if b[3] is not None and b[0] != b[3]}
+        loud.update(rename.get(name, name) for name in graph.mentions)
+        imported = {b[0] for b in layout.bindings}
+        loud.update(attr for base, _, attr in (q.partition(".") for q in graph.qualified) if base in imported)
+        read.update(graph.attributes)
+        for name, why, by in graph.calls:
+            outside.setdefault(rename.get(name, name), []).append((path, why, by))
+    return loud, read, outside
