@@ -145,8 +145,9 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
         if isinstance(node, ast.ClassDef):
             init = next((s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                          and s.name == "__init__"), None)
-            if init is None or init.decorator_list or node.keywords:
-                continue
+            if init is None or init.decorator_list or node.keywords or any(
+                    isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node)):
+                continue  # `cls(...)`, `type(self)(...)`: constructions its own methods make, not by its name
             out[(path, node.name)] = Target(path, node.name, node, *_signature(init, 1))
         else:
             out[(path, node.name)] = Target(path, node.name, node, *_signature(node, 0))
@@ -158,19 +159,21 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
     that does not parse) has none."""
-    names = {name for _, name in targets}
     defining = {path for path, _ in targets}
     calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
     blocked: set[tuple[str, str]] = set()
     for path, module in modules.items():
-        text = texts.get(path) or ""
-        present = [n for n in names if n in text]
-        if not present:
-            continue
-        tree = trees[path] if path in trees else _parse(text) if not path.endswith(".ipynb") else None
         mine, aliases = _bindings(path, module, graph, targets, defining)
+        if not mine and not aliases:
+            continue  # it names no target: it neither calls one nor hands one on (read from its imports alone)
+        text = texts.get(path) or ""
+        named = {key for local, key in mine.items() if local in text}
+        named.update(key for key in targets if key[0] in aliases.values() and key[1] in text)
+        if not named:
+            continue
+        tree = trees[path] if path in trees else _parse(text)
         if tree is None:
-            blocked.update(k for k in targets if k[1] in present)
+            blocked.update(named)
             continue
         funcs: set[int] = set()
         allowed: set[int] = set()
@@ -211,6 +214,9 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph, targets: di
         where = graph.resolve(path, source, level) if source or level else None
         if attr is not None and where is not None and (where, attr) in targets:
             mine[local] = (where, attr)
+        elif attr is not None and where is None and source:  # `from misc import f` found no file from here: a
+            stem = source.rsplit(".", 1)[-1]  # sys.path set at run time may still make it the target's file
+            mine.update((local, key) for key in targets if key[1] == attr and _stem(key[0]) == stem)
         named = f"{source}.{attr}" if source and attr else (attr or source)
         whole = graph.resolve(path, named, level) if named else None
         if whole in defining:
@@ -220,6 +226,18 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph, targets: di
         if where is not None:
             mine.update({name: (p, name) for p, name in targets if p == where and not name.startswith("_")})
     return mine, aliases
+
+
+def _self_made(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id == "cls"
+    if isinstance(func, ast.Attribute):
+        return func.attr == "__class__"
+    return isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type"
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 def _passed(target: Target, seen: list[tuple[str, ast.Call]]) -> dict[str, tuple[tuple, str]]:
