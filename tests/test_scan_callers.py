@@ -55,3 +55,15 @@ def test_a_constructors_parameter_is_what_every_construction_passes(tmp_path):
     packaged = _scan(tmp_path, "packaged")
     assert any("max" in r for r in _records(packaged, "layers.py", 15)), packaged
     assert _records(packaged, "layers.py", 27), packaged
+
+
+def test_a_branch_no_callers_value_takes_never_runs(tmp_path):
+    """vdm's utils.dist(fn, accumulate) reaches jax.lax.pmean only under `elif accumulate == 'mean'`, and its
+    only caller passes accumulate='concat' (through `import vdm.utils as utils`, a name the checkout's folder
+    does not carry); dalle-mini's shampoo runs its LOBPCG branch only under `if lobpcg_topk_precondition > 0`,
+    left at 0 by its only caller. Both were reported (RULES R4, F3-1): each is now a note that says why."""
+    found = _scan(tmp_path, "branches")
+    assert not _records(found, "utils.py", 9) and not _records(found, "utils.py", 13), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "utils.py" and f.note}
+    assert "accumulate as 'concat'" in notes.get(9, ""), notes
+    assert "topk as 0" in notes.get(13, ""), notes

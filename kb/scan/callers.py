@@ -219,6 +219,8 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph, targets: di
             mine.update((local, key) for key in targets if key[1] == attr and _stem(key[0]) == stem)
         named = f"{source}.{attr}" if source and attr else (attr or source)
         whole = graph.resolve(path, named, level) if named else None
+        if whole is None and named:  # `import vdm.utils as utils` where the checkout's folder is not named vdm
+            whole = next((p for p in sorted(defining) if _stem(p) == named.rsplit(".", 1)[-1]), None)
         if whole in defining:
             aliases[local] = whole
     for source, level, imported in module.layout.imports:
@@ -329,13 +331,16 @@ def _dead(node: ast.If, names: dict[tuple[str, str], str], known: dict[str, tupl
     subject, op, other = test, None, None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         subject, op, other = test.left, test.ops[0], plain_literal(test.comparators[0])
-        if other is NOT_LITERAL or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        if other is NOT_LITERAL or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, *_ORDER)):
             return []
     param = _read(subject, names, node.lineno, target)
     if param is None:
         return []
     values, why = known[param]
-    taken = {_holds(op, v, other) != negate for v in values}
+    held = {_holds(op, v, other) for v in values}
+    if None in held:
+        return []
+    taken = {h != negate for h in held}
     text = ast.unparse(node.test)
     if taken == {False}:
         branch = node.body
@@ -348,10 +353,20 @@ def _dead(node: ast.If, names: dict[tuple[str, str], str], known: dict[str, tupl
              f"{which} of `if {text}` (line {node.lineno}) never runs: {why}")]
 
 
-def _holds(op: ast.cmpop | None, value: object, other: object) -> bool:
-    """`value <op> other` (None: the value's truth), with True never equal to 1."""
+_ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+
+
+def _holds(op: ast.cmpop | None, value: object, other: object) -> bool | None:
+    """`value <op> other` (None: the value's truth), with True never equal to 1; None where it cannot be told
+    (an order between other than numbers)."""
     if op is None:
         return bool(value)
+    if isinstance(op, _ORDER):
+        if not isinstance(value, (int, float)) or not isinstance(other, (int, float)) \
+                or isinstance(value, bool) or isinstance(other, bool):
+            return None
+        a, b = float(value), float(other)
+        return a > b if isinstance(op, ast.Gt) else a >= b if isinstance(op, ast.GtE) else a < b if isinstance(op, ast.Lt) else a <= b
     same = value == other and isinstance(value, bool) == isinstance(other, bool)
     if isinstance(op, (ast.Is, ast.IsNot)):
         same = value is None and other is None or (same and isinstance(value, bool))
