@@ -61,9 +61,12 @@ def test_a_branch_no_callers_value_takes_never_runs(tmp_path):
     """vdm's utils.dist(fn, accumulate) reaches jax.lax.pmean only under `elif accumulate == 'mean'`, and its
     only caller passes accumulate='concat' (through `import vdm.utils as utils`, a name the checkout's folder
     does not carry); dalle-mini's shampoo runs its LOBPCG branch only under `if lobpcg_topk_precondition > 0`,
-    left at 0 by its only caller. Both were reported (RULES R4, F3-1): each is now a note that says why."""
+    left at 0 by its only caller. Both were reported (RULES R4, F3-1): each is now a note that says why. So is
+    a branch on a parameter its only caller passes on from a parameter of its own (improved-diffusion's
+    `avg_pool_nd(dims, ...)` under `dims == 3`, reached from a class whose dims is left at 2)."""
     found = _scan(tmp_path, "branches")
     assert not _records(found, "utils.py", 9) and not _records(found, "utils.py", 13), found
     notes = {f.line: f.note for f in found if Path(f.path).name == "utils.py" and f.note}
     assert "accumulate as 'concat'" in notes.get(9, ""), notes
     assert "topk as 0" in notes.get(13, ""), notes
+    assert not _records(found, "utils.py", 20) and "dims as 2" in notes.get(20, ""), notes

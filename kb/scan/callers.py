@@ -17,12 +17,14 @@ import itertools
 import math
 import os
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from kb.scan import resolve, scope, sources
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
+_ROUNDS = 4  # how far a parameter passed on is followed: a caller's, its caller's, ...
 _COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
 
 
@@ -130,8 +132,15 @@ def _signature(fn: _Def, skip: int) -> tuple[tuple[str, ...], tuple[str, ...], d
 
 
 def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str], Target]:
-    """The module-level functions and classes (with their own `__init__`) that hold a recorded call."""
+    """The module-level functions and classes (with their own `__init__`) that hold a recorded call, and those
+    of the file that call them (which may pass a parameter of their own on)."""
     lines = [c.line for c in calls]
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
+    callees = {n.name: {c.func.id for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+               for n in defs}
+    for _ in range(_ROUNDS):
+        keep |= {name for name, called in callees.items() if called & keep}
     count: dict[str, int] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -140,7 +149,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or count[node.name] > 1:
             continue  # defined twice: which one a call reaches depends on the order
-        if node.decorator_list or not any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines):
+        if node.decorator_list or node.name not in keep:
             continue  # a decorator may wrap it (its calls then reach another signature)
         if isinstance(node, ast.ClassDef):
             init = next((s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
@@ -159,11 +168,11 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
     that does not parse) has none."""
-    defining = {path for path, _ in targets}
+    index = _Index.of(targets)
     calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
     blocked: set[tuple[str, str]] = set()
     for path, module in modules.items():
-        mine, aliases = _bindings(path, module, graph, targets, defining)
+        mine, aliases = _bindings(path, module, graph, index)
         if not mine and not aliases:
             continue  # it names no target: it neither calls one nor hands one on (read from its imports alone)
         text = texts.get(path) or ""
@@ -195,38 +204,64 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
                     and node.value.id in aliases and (aliases[node.value.id], node.attr) in targets:
                 blocked.add((aliases[node.value.id], node.attr))
     out: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
-    for key, seen in calls.items():
-        if key in blocked or not seen:
-            continue
-        known = _passed(targets[key], seen)
-        if known:
-            out[key] = known
+    for _ in range(_ROUNDS):  # a caller's own parameter passed on (`f(k=k)`) holds what its callers pass
+        names = {key: _names(targets[key], known, texts, modules) for key, known in out.items()}
+
+        def relay(path: str, line: int, node: ast.expr) -> tuple | None:
+            key = next((k for k in names if k[0] == path and targets[k].node.lineno <= line
+                        <= (targets[k].node.end_lineno or line)), None)
+            param = _read(node, names[key], line, targets[key]) if key is not None else None
+            return out[key][param][0] if key is not None and param is not None else None
+
+        grown = {key: found for key, seen in calls.items() if key not in blocked and seen
+                 and (found := _passed(targets[key], seen, relay))}
+        if grown == out:
+            break
+        out = grown
     return out
 
 
-def _bindings(path: str, module: resolve.Module, graph: scope.Graph, targets: dict[tuple[str, str], Target],
-              defining: set[str]) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+class _Index(NamedTuple):
+    """The targets by file, and the defining files by stem: built once, asked for each file's bindings."""
+
+    by_path: dict[str, list[str]]
+    by_stem: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, targets: dict[tuple[str, str], Target]) -> _Index:
+        by_path: dict[str, list[str]] = {}
+        for p, name in targets:
+            by_path.setdefault(p, []).append(name)
+        by_stem: dict[str, list[str]] = {}
+        for p in sorted(by_path):
+            by_stem.setdefault(_stem(p), []).append(p)
+        return cls(by_path, by_stem)
+
+
+def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
+              index: _Index) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
     """In `path`: local name -> the target it names (its own, imported, star-imported), and local name -> a
     defining file it names as a module (`from util import misc`)."""
-    mine = {name: (p, name) for p, name in targets if p == path}
+    mine = {name: (path, name) for name in index.by_path.get(path, ())}
     aliases: dict[str, str] = {}
     for local, source, level, attr in module.layout.bindings:
         where = graph.resolve(path, source, level) if source or level else None
-        if attr is not None and where is not None and (where, attr) in targets:
+        if attr is not None and where is not None and attr in index.by_path.get(where, ()):
             mine[local] = (where, attr)
         elif attr is not None and where is None and source:  # `from misc import f` found no file from here: a
-            stem = source.rsplit(".", 1)[-1]  # sys.path set at run time may still make it the target's file
-            mine.update((local, key) for key in targets if key[1] == attr and _stem(key[0]) == stem)
+            for p in index.by_stem.get(source.rsplit(".", 1)[-1], ()):  # sys.path set at run time may make it one
+                if attr in index.by_path[p]:
+                    mine[local] = (p, attr)
         named = f"{source}.{attr}" if source and attr else (attr or source)
         whole = graph.resolve(path, named, level) if named else None
         if whole is None and named:  # `import vdm.utils as utils` where the checkout's folder is not named vdm
-            whole = next((p for p in sorted(defining) if _stem(p) == named.rsplit(".", 1)[-1]), None)
-        if whole in defining:
+            whole = next(iter(index.by_stem.get(named.rsplit(".", 1)[-1], ())), None)
+        if whole in index.by_path:
             aliases[local] = whole
     for source, level, imported in module.layout.imports:
         where = graph.resolve(path, source, level) if "*" in imported else None
         if where is not None:
-            mine.update({name: (p, name) for p, name in targets if p == where and not name.startswith("_")})
+            mine.update({name: (where, name) for name in index.by_path.get(where, ()) if not name.startswith("_")})
     return mine, aliases
 
 
@@ -242,10 +277,13 @@ def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def _passed(target: Target, seen: list[tuple[str, ast.Call]]) -> dict[str, tuple[tuple, str]]:
+def _passed(target: Target, seen: list[tuple[str, ast.Call]],
+            relay: Callable[[str, int, ast.expr], tuple | None]) -> dict[str, tuple[tuple, str]]:
+    """Parameter -> (the values every call gives it, why): a literal, the literal default, or a parameter of
+    the calling target whose values are known (`relay`)."""
     values: dict[str, list] = {}
     every = [*target.params, *target.keywords]
-    for _, call in seen:
+    for path, call in seen:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return {}
         given = dict(zip(target.params, call.args))
@@ -253,10 +291,12 @@ def _passed(target: Target, seen: list[tuple[str, ast.Call]]) -> dict[str, tuple
         for param in every:
             node = given.get(param, target.defaults.get(param))
             value = plain_literal(node) if node is not None else NOT_LITERAL
-            if value is NOT_LITERAL:
-                values[param] = [NOT_LITERAL]
-            elif NOT_LITERAL not in values.get(param, ()) and (type(value), value) not in values.setdefault(param, []):
-                values[param].append((type(value), value))
+            passed_on = relay(path, call.lineno, given[param]) if value is NOT_LITERAL and param in given else None
+            for one in passed_on if passed_on is not None else (value,):
+                if one is NOT_LITERAL:
+                    values[param] = [NOT_LITERAL]
+                elif NOT_LITERAL not in values.get(param, ()) and (type(one), one) not in values.setdefault(param, []):
+                    values[param].append((type(one), one))
     out = {}
     places = sorted({f"{os.path.basename(p)}:{c.lineno}" for p, c in seen})
     where = ", ".join(places) if len(places) <= 2 else f"{len(seen)} calls in {len({p for p, _ in seen})} files"
@@ -265,7 +305,7 @@ def _passed(target: Target, seen: list[tuple[str, ast.Call]]) -> dict[str, tuple
             shown = " or ".join(repr(v) for _, v in found)
             out[param] = (tuple(v for _, v in found),
                           f"every call of {target.name} in the code base ({where}) passes {param} as {shown} "
-                          f"(or leaves it at that default)")
+                          f"(or leaves it at that default, or passes on a parameter of its own that its callers give so)")
     return out
 
 
