@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import holders, hostcode, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
+from kb.scan import callers, holders, hostcode, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -420,6 +420,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
+    by_callers = callers.passed(modules, texts, scripts, graph) if scripts else callers.NONE  # what every caller passes
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph)
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
@@ -441,11 +442,13 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
             cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
         codes, where, maybe = cover.codes, cover.where, cover.maybe
         backward = not ids or any(trains[k] or runs[k].entry != path for k in ids)
-        for call, framework, on_tf in _answered_as(module.calls, framework_of, idx["names"], backend):
+        calls = [one for c in module.calls for one in by_callers.narrow(path, c)]  # once per value callers pass
+        for call, framework, on_tf in _answered_as(calls, framework_of, idx["names"], backend):
             pin = chosen.get(framework)
             if pin is None:
                 continue
-            dead_why = call.never_runs or (unreached.why(dead, path, call.line) if dead else None)
+            dead_why = call.never_runs or (unreached.why(dead, path, call.line) if dead else None) \
+                or by_callers.never_runs(path, call.line)
             if not call.no_grad and path in quiet and any(first <= call.line <= last for first, last in quiet[path]):
                 call = call._replace(no_grad=True)  # its function runs only where no gradient is recorded
             if lookup.no_known_source(call.op, framework, pin.version, device):

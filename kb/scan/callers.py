@@ -1,0 +1,413 @@
+"""The values every caller passes: a module-level function's or class constructor's parameter whose every
+call in the code base, across files through the imports, passes a literal (or leaves it at a literal
+default) holds one of those values only. Then a recorded call whose argument is that parameter (or
+`self.<attr>` the constructor sets from it) is asked once with each of those values, and a statement under
+`if param == LIT` / `if param:` / `if not param` that no value takes never runs.
+
+Only where every call is visible: no call passes *args or **kwargs, the function or class is named nowhere
+else (handed on as a value, subclassed, in a notebook), and it is in no installable package (a library's
+users may pass anything: RULES L4-3, kb/scan/packaging.py; the caller gives the script files). Read with
+`ast` from the texts kb/scan/run.py keeps, after the first pass (the import graph of kb/scan/scope.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import math
+import os
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from kb.scan import resolve, scope, sources
+from kb.scan.syntax import NOT_LITERAL, plain_literal
+
+_Def = ast.FunctionDef | ast.AsyncFunctionDef
+_ROUNDS = 4  # how far a parameter passed on is followed: a caller's, its caller's, ...
+_COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
+
+
+class Target(NamedTuple):
+    """A module-level function or class of one file: its parameters (after `self` for a class) and defaults."""
+
+    path: str
+    name: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+    params: tuple[str, ...]  # positional, in order
+    keywords: tuple[str, ...]  # keyword-only
+    defaults: dict[str, ast.expr]
+
+
+class Passed(NamedTuple):
+    """What kb/scan/run.py applies: per (path, line, col) of a recorded call, the argument (position or
+    keyword) -> the values its parameter takes and why; per path, (first, last, why) of never-run blocks."""
+
+    args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]]
+    dead: dict[str, list[tuple[int, int, str]]]
+
+    def narrow(self, path: str, call: resolve.Call) -> list[resolve.Call]:
+        """The call once per combination of the values its arguments that are parameters of known values take
+        (each read as that literal, so each asks the records exactly); the call itself where none is, or where
+        the combinations are more than _COMBINATIONS."""
+        given = self.args.get((path, call.line, call.col))
+        if not given:
+            return [call]
+        places: list[tuple[int | str, tuple]] = []
+        for key, (values, _) in given.items():
+            if isinstance(key, int) and key < len(call.args) and isinstance(call.args[key], resolve.Unknown) \
+                    or any(name == key and isinstance(v, resolve.Unknown) for name, v in call.kwargs):
+                places.append((key, values))
+        if not places or math.prod(len(v) for _, v in places) > _COMBINATIONS:
+            return [call]
+        out = []
+        for chosen in itertools.product(*(v for _, v in places)):
+            args, kwargs = list(call.args), list(call.kwargs)
+            for (key, _), value in zip(places, chosen):
+                if isinstance(key, int):
+                    args[key] = value
+                kwargs = [(name, value if name == key else v) for name, v in kwargs]
+            out.append(call._replace(args=tuple(args), kwargs=tuple(kwargs)))
+        return out
+
+    def never_runs(self, path: str, line: int) -> str | None:
+        return next((why for first, last, why in self.dead.get(path, ()) if first <= line <= last), None)
+
+
+NONE = Passed({}, {})
+
+
+def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph) -> Passed:
+    """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them."""
+    trees: dict[str, ast.Module | None] = {}
+    targets: dict[tuple[str, str], Target] = {}
+    for path in sorted(only):
+        module = modules.get(path)
+        if module is None or not module.calls or path.endswith(".ipynb"):
+            continue
+        tree = _parse(texts.get(path))
+        trees[path] = tree
+        if tree is not None:
+            targets.update(_targets(path, tree, module.calls))
+    if not targets:
+        return NONE
+    values = _values(targets, modules, texts, trees, graph)
+    args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]] = {}
+    dead: dict[str, list[tuple[int, int, str]]] = {}
+    for key, known in values.items():
+        target = targets[key]
+        tree = trees[target.path]
+        assert tree is not None
+        names = _names(target, known, texts, modules)
+        if not names:
+            continue
+        recorded = {(c.line, c.col) for c in modules[target.path].calls}
+        for node in ast.walk(target.node):
+            if isinstance(node, ast.Call) and (node.lineno, node.col_offset + 1) in recorded:
+                given: list[tuple[int | str, ast.expr]] = [*enumerate(node.args)]
+                given += [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
+                for k, arg in given:
+                    param = _read(arg, names, node.lineno, target)
+                    if param is not None:
+                        args.setdefault((target.path, node.lineno, node.col_offset + 1), {})[k] = known[param]
+            elif isinstance(node, ast.If):
+                dead.setdefault(target.path, []).extend(_dead(node, names, known, target))
+    return Passed(args, {p: d for p, d in dead.items() if d})
+
+
+def _parse(text: str | None) -> ast.Module | None:
+    try:
+        return ast.parse(text) if text is not None else None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _signature(fn: _Def, skip: int) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, ast.expr]]:
+    args = fn.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)][skip:]
+    defaults = dict(zip([a.arg for a in (*args.posonlyargs, *args.args)][-len(args.defaults):], args.defaults)) \
+        if args.defaults else {}
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return tuple(positional), tuple(a.arg for a in args.kwonlyargs), defaults
+
+
+def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str], Target]:
+    """The module-level functions and classes (with their own `__init__`) that hold a recorded call, and those
+    of the file that call them (which may pass a parameter of their own on)."""
+    lines = [c.line for c in calls]
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
+    callees = {n.name: {c.func.id for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+               for n in defs}
+    for _ in range(_ROUNDS):
+        keep |= {name for name, called in callees.items() if called & keep}
+    count: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            count[node.name] = count.get(node.name, 0) + 1
+    out = {}
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or count[node.name] > 1:
+            continue  # defined twice: which one a call reaches depends on the order
+        if node.decorator_list or node.name not in keep:
+            continue  # a decorator may wrap it (its calls then reach another signature)
+        if isinstance(node, ast.ClassDef):
+            init = next((s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         and s.name == "__init__"), None)
+            if init is None or init.decorator_list or node.keywords or any(
+                    isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node)):
+                continue  # `cls(...)`, `type(self)(...)`: constructions its own methods make, not by its name
+            out[(path, node.name)] = Target(path, node.name, node, *_signature(init, 1))
+        else:
+            out[(path, node.name)] = Target(path, node.name, node, *_signature(node, 0))
+    return out
+
+
+def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
+            trees: dict[str, ast.Module | None], graph: scope.Graph) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+    """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
+    literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
+    that does not parse) has none."""
+    index = _Index.of(targets)
+    calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
+    blocked: set[tuple[str, str]] = set()
+    for path, module in modules.items():
+        mine, aliases = _bindings(path, module, graph, index)
+        if not mine and not aliases:
+            continue  # it names no target: it neither calls one nor hands one on (read from its imports alone)
+        text = texts.get(path) or ""
+        named = {key for local, key in mine.items() if local in text}
+        named.update(key for key in targets if key[0] in aliases.values() and key[1] in text)
+        if not named:
+            continue
+        tree = trees[path] if path in trees else _parse(text)
+        if tree is None:
+            blocked.update(named)
+            continue
+        funcs: set[int] = set()
+        allowed: set[int] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                func = node.func
+                key = mine.get(func.id) if isinstance(func, ast.Name) else None
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in aliases:
+                    key = (aliases[func.value.id], func.attr)
+                    funcs.add(id(func.value))
+                if key in calls:
+                    calls[key].append((path, node))
+                    funcs.add(id(func))
+                if isinstance(func, ast.Name) and func.id in ("super", "isinstance", "issubclass"):
+                    allowed.update(id(a) for a in node.args)  # super(Cls, self), isinstance(x, Cls): no call of it
+            elif isinstance(node, ast.Name) and id(node) not in funcs and id(node) not in allowed and node.id in mine:
+                blocked.add(mine[node.id])  # handed on as a value, subclassed, rebound
+            elif isinstance(node, ast.Attribute) and id(node) not in funcs and isinstance(node.value, ast.Name) \
+                    and node.value.id in aliases and (aliases[node.value.id], node.attr) in targets:
+                blocked.add((aliases[node.value.id], node.attr))
+    out: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
+    for _ in range(_ROUNDS):  # a caller's own parameter passed on (`f(k=k)`) holds what its callers pass
+        names = {key: _names(targets[key], known, texts, modules) for key, known in out.items()}
+
+        def relay(path: str, line: int, node: ast.expr) -> tuple | None:
+            key = next((k for k in names if k[0] == path and targets[k].node.lineno <= line
+                        <= (targets[k].node.end_lineno or line)), None)
+            param = _read(node, names[key], line, targets[key]) if key is not None else None
+            return out[key][param][0] if key is not None and param is not None else None
+
+        grown = {key: found for key, seen in calls.items() if key not in blocked and seen
+                 and (found := _passed(targets[key], seen, relay))}
+        if grown == out:
+            break
+        out = grown
+    return out
+
+
+class _Index(NamedTuple):
+    """The targets by file, and the defining files by stem: built once, asked for each file's bindings."""
+
+    by_path: dict[str, list[str]]
+    by_stem: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, targets: dict[tuple[str, str], Target]) -> _Index:
+        by_path: dict[str, list[str]] = {}
+        for p, name in targets:
+            by_path.setdefault(p, []).append(name)
+        by_stem: dict[str, list[str]] = {}
+        for p in sorted(by_path):
+            by_stem.setdefault(_stem(p), []).append(p)
+        return cls(by_path, by_stem)
+
+
+def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
+              index: _Index) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """In `path`: local name -> the target it names (its own, imported, star-imported), and local name -> a
+    defining file it names as a module (`from util import misc`)."""
+    mine = {name: (path, name) for name in index.by_path.get(path, ())}
+    aliases: dict[str, str] = {}
+    for local, source, level, attr in module.layout.bindings:
+        where = graph.resolve(path, source, level) if source or level else None
+        if attr is not None and where is not None and attr in index.by_path.get(where, ()):
+            mine[local] = (where, attr)
+        elif attr is not None and where is None and source:  # `from misc import f` found no file from here: a
+            for p in index.by_stem.get(source.rsplit(".", 1)[-1], ()):  # sys.path set at run time may make it one
+                if attr in index.by_path[p]:
+                    mine[local] = (p, attr)
+        named = f"{source}.{attr}" if source and attr else (attr or source)
+        whole = graph.resolve(path, named, level) if named else None
+        if whole is None and named:  # `import vdm.utils as utils` where the checkout's folder is not named vdm
+            whole = next(iter(index.by_stem.get(named.rsplit(".", 1)[-1], ())), None)
+        if whole in index.by_path:
+            aliases[local] = whole
+    for source, level, imported in module.layout.imports:
+        where = graph.resolve(path, source, level) if "*" in imported else None
+        if where is not None:
+            mine.update({name: (where, name) for name in index.by_path.get(where, ()) if not name.startswith("_")})
+    return mine, aliases
+
+
+def _self_made(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id == "cls"
+    if isinstance(func, ast.Attribute):
+        return func.attr == "__class__"
+    return isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "type"
+
+
+def _stem(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
+def _passed(target: Target, seen: list[tuple[str, ast.Call]],
+            relay: Callable[[str, int, ast.expr], tuple | None]) -> dict[str, tuple[tuple, str]]:
+    """Parameter -> (the values every call gives it, why): a literal, the literal default, or a parameter of
+    the calling target whose values are known (`relay`)."""
+    values: dict[str, list] = {}
+    every = [*target.params, *target.keywords]
+    for path, call in seen:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return {}
+        given = dict(zip(target.params, call.args))
+        given.update({k.arg: k.value for k in call.keywords if k.arg})
+        for param in every:
+            node = given.get(param, target.defaults.get(param))
+            value = plain_literal(node) if node is not None else NOT_LITERAL
+            passed_on = relay(path, call.lineno, given[param]) if value is NOT_LITERAL and param in given else None
+            for one in passed_on if passed_on is not None else (value,):
+                if one is NOT_LITERAL:
+                    values[param] = [NOT_LITERAL]
+                elif NOT_LITERAL not in values.get(param, ()) and (type(one), one) not in values.setdefault(param, []):
+                    values[param].append((type(one), one))
+    out = {}
+    places = sorted({f"{os.path.basename(p)}:{c.lineno}" for p, c in seen})
+    where = ", ".join(places) if len(places) <= 2 else f"{len(seen)} calls in {len({p for p, _ in seen})} files"
+    for param, found in values.items():
+        if found and NOT_LITERAL not in found:
+            shown = " or ".join(repr(v) for _, v in found)
+            out[param] = (tuple(v for _, v in found),
+                          f"every call of {target.name} in the code base ({where}) passes {param} as {shown} "
+                          f"(or leaves it at that default, or passes on a parameter of its own that its callers give so)")
+    return out
+
+
+def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.Texts,
+           modules: dict[str, resolve.Module]) -> dict[tuple[str, str], str]:
+    """("name", param) for each parameter of known values read as itself in a function (never rebound in it);
+    ("self", attr) -> param for a class's `self.<attr> = param`, set once in `__init__` and nowhere else in
+    the code base."""
+    out: dict[tuple[str, str], str] = {}
+    node = target.node
+    fn = node if not isinstance(node, ast.ClassDef) else next(
+        s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__")
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    stored.update(a.arg for inner in ast.walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                  for a in ast.walk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
+    for param in known:
+        if param not in stored:
+            out[("name", param)] = param
+    if isinstance(node, ast.ClassDef):
+        for stmt in fn.body:  # top level of __init__: run on every construction
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name) \
+                    and stmt.value.id in known and stmt.value.id not in stored:
+                attr = stmt.targets[0]
+                if isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name) and attr.value.id == "self" \
+                        and _set_once(attr.attr, texts, modules):
+                    out[("self", attr.attr)] = stmt.value.id
+    return out
+
+
+def _set_once(attr: str, texts: sources.Texts, modules: dict[str, resolve.Module]) -> bool:
+    """`.<attr> =` (or `setattr`) appears once in the code base: only the constructor sets it."""
+    pattern = re.compile(rf"\.{re.escape(attr)}\s*(?:[-+*/|&]?=(?!=)|,[^=\n()]*=[^=])")
+    count = 0
+    for path in modules:
+        text = texts.get(path) or ""
+        if attr in text:
+            count += len(pattern.findall(text)) + (2 if "setattr(" in text and repr(attr) in text else 0)
+            if count > 1:
+                return False
+    return count == 1
+
+
+def _read(arg: ast.expr, names: dict[tuple[str, str], str], line: int, target: Target) -> str | None:
+    """The parameter an argument is: the name itself (inside the function or `__init__`), or `self.<attr>`."""
+    if isinstance(arg, ast.Name):
+        if isinstance(target.node, ast.ClassDef):
+            init = next(s for s in target.node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and s.name == "__init__")
+            if not (init.lineno <= line <= (init.end_lineno or init.lineno)):
+                return None
+        return names.get(("name", arg.id))
+    if isinstance(arg, ast.Attribute) and isinstance(arg.value, ast.Name) and arg.value.id == "self":
+        return names.get(("self", arg.attr))
+    return None
+
+
+def _dead(node: ast.If, names: dict[tuple[str, str], str], known: dict[str, tuple[tuple, str]],
+          target: Target) -> list[tuple[int, int, str]]:
+    """(first, last, why) of the branch of an `if` on a parameter that no value of it takes."""
+    test, negate = node.test, False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negate = test.operand, not negate
+    subject, op, other = test, None, None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        subject, op, other = test.left, test.ops[0], plain_literal(test.comparators[0])
+        if other is NOT_LITERAL or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, *_ORDER)):
+            return []
+    param = _read(subject, names, node.lineno, target)
+    if param is None:
+        return []
+    values, why = known[param]
+    held = {_holds(op, v, other) for v in values}
+    if None in held:
+        return []
+    taken = {h != negate for h in held}
+    text = ast.unparse(node.test)
+    if taken == {False}:
+        branch = node.body
+    elif taken == {True} and node.orelse:
+        branch = node.orelse
+    else:
+        return []
+    which = "this branch" if branch is node.body else "the else branch"
+    return [(branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno,
+             f"{which} of `if {text}` (line {node.lineno}) never runs: {why}")]
+
+
+_ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+
+
+def _holds(op: ast.cmpop | None, value: object, other: object) -> bool | None:
+    """`value <op> other` (None: the value's truth), with True never equal to 1; None where it cannot be told
+    (an order between other than numbers)."""
+    if op is None:
+        return bool(value)
+    if isinstance(op, _ORDER):
+        if not isinstance(value, (int, float)) or not isinstance(other, (int, float)) \
+                or isinstance(value, bool) or isinstance(other, bool):
+            return None
+        a, b = float(value), float(other)
+        return a > b if isinstance(op, ast.Gt) else a >= b if isinstance(op, ast.GtE) else a < b if isinstance(op, ast.Lt) else a <= b
+    same = value == other and isinstance(value, bool) == isinstance(other, bool)
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        same = value is None and other is None or (same and isinstance(value, bool))
+    return same if isinstance(op, (ast.Eq, ast.Is)) else not same

@@ -1,0 +1,72 @@
+"""The values every caller passes (kb/scan/callers.py): a parameter of a function or class of the code base
+whose every call, across files, passes a literal holds one of those values only. Causes of the tuning
+corpora's false alarms (facebookresearch/detr's interpolate wrapper, facebookresearch/dlrm's QREmbeddingBag,
+ermongroup/ddim's ResnetBlock); each fixture is a folder of tests/fixtures/scancallers/, scanned as a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import scan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scancallers"
+
+
+def _scan(tmp_path: Path, name: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    report = scan([str(root)], given=pins.parse_versions("torch=2.11"))
+    return [*report.findings, *report.notes]
+
+
+def _records(found: list, file: str, line: int) -> set[str]:
+    return {f.record for f in found if Path(f.path).name == file and f.line == line and not f.note}
+
+
+def test_a_wrappers_mode_is_what_its_callers_pass(tmp_path):
+    """detr's util/misc.py `interpolate(input, size, scale_factor, mode="nearest")` hands `mode` on to
+    F.interpolate; every caller, in other files, passes "nearest" or "bilinear". The scan asked for the call
+    with mode unknown and reported the bicubic, linear, trilinear, area and antialias records (5 false alarms,
+    RULES R2); it now asks with those two modes: the bilinear record stays. A wrapper handed on as a value
+    (`self.up = resize`) keeps every mode's record: its callers are not all seen."""
+    found = _scan(tmp_path, "wrapper")
+    wrapped = _records(found, "misc.py", 7)
+    assert any("bilinear" in r for r in wrapped), wrapped
+    assert not wrapped & {"torch.interpolate-bicubic-backward", "torch.interpolate-linear-backward",
+                          "torch.interpolate-trilinear-backward", "torch.interpolate-bilinear-antialias-backward",
+                          "torch.adaptive-avg-pool-backward"}, wrapped
+    assert any("bicubic" in r for r in _records(found, "misc.py", 13)), found
+
+
+def test_a_constructors_parameter_is_what_every_construction_passes(tmp_path):
+    """dlrm's QREmbeddingBag reads `mode=self.mode`, set from the constructor's parameter, and the code base's
+    only construction passes mode="sum": the max-mode record of embedding_bag was reported (RULES R4). ddim's
+    ResnetBlock builds its 3x3 shortcut under `if self.use_conv_shortcut:`, and no construction passes
+    conv_shortcut=True: that convolution never runs (a note that says why). Both stay findings when the
+    classes are an installable package's (a library's users may pass anything: RULES L4-3)."""
+    found = _scan(tmp_path, "constructor")
+    assert not any("max" in r for r in _records(found, "layers.py", 15)), found
+    assert not _records(found, "layers.py", 27), found
+    notes = [f.note for f in found if Path(f.path).name == "layers.py" and f.line == 27 and f.note]
+    assert notes and "conv_shortcut as False" in notes[0], notes
+    assert _records(found, "layers.py", 25), "the 1x1 convolution every block builds stays a finding"
+    packaged = _scan(tmp_path, "packaged")
+    assert any("max" in r for r in _records(packaged, "layers.py", 15)), packaged
+    assert _records(packaged, "layers.py", 27), packaged
+
+
+def test_a_branch_no_callers_value_takes_never_runs(tmp_path):
+    """vdm's utils.dist(fn, accumulate) reaches jax.lax.pmean only under `elif accumulate == 'mean'`, and its
+    only caller passes accumulate='concat' (through `import vdm.utils as utils`, a name the checkout's folder
+    does not carry); dalle-mini's shampoo runs its LOBPCG branch only under `if lobpcg_topk_precondition > 0`,
+    left at 0 by its only caller. Both were reported (RULES R4, F3-1): each is now a note that says why. So is
+    a branch on a parameter its only caller passes on from a parameter of its own (improved-diffusion's
+    `avg_pool_nd(dims, ...)` under `dims == 3`, reached from a class whose dims is left at 2)."""
+    found = _scan(tmp_path, "branches")
+    assert not _records(found, "utils.py", 9) and not _records(found, "utils.py", 13), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "utils.py" and f.note}
+    assert "accumulate as 'concat'" in notes.get(9, ""), notes
+    assert "topk as 0" in notes.get(13, ""), notes
+    assert not _records(found, "utils.py", 20) and "dims as 2" in notes.get(20, ""), notes
