@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from kb.scan import receivers
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
@@ -274,7 +275,7 @@ class Context:
             for scope in reversed(self.typed):
                 if node.id in scope:
                     return scope[node.id]
-            return None
+            return receivers.kind(self, node)  # `self` of a class of the code base with no framework base
         if isinstance(node, ast.Call):
             name = self.dotted(node.func)
             if name is not None:
@@ -292,7 +293,7 @@ class Context:
                     return "torch.Tensor"
                 if parts[0] in NOT_FRAMEWORK and len(parts) == 2 and parts[1][:1].islower():
                     return parts[0]  # np.zeros(...), pd.read_csv(...): another library's object
-                return None
+                return receivers.kind(self, node)  # multiprocessing.Pool(...), a code-base class's instance
             if isinstance(node.func, ast.Attribute):
                 if node.func.attr in _TO_HOST:
                     return "numpy"  # x.numpy(), x.tolist(), x.item(): no longer a framework tensor
@@ -309,7 +310,7 @@ class Context:
             return "python"  # a list, dict or string: not a framework object
         if self_attribute(node) and self.members and node.attr in self.members[-1]:
             return "torch.Tensor"  # a module's parameter or buffer
-        return None
+        return receivers.kind(self, node) if isinstance(node, ast.Call) else None  # super(), LocalClass(...)
 
     # --- data flow within a function ---------------------------------------------------------
     def assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:

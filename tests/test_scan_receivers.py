@@ -1,0 +1,41 @@
+"""Causes of false alarms of the tuning corpora where a method was matched by its name alone (look-alike
+methods, RULES C3), where indices are unique, and where a data loader shuffles nothing (RULES R3): fixed after
+their measures, so not a measure of them. Each fixture is a folder of tests/fixtures/scanrecv/, scanned as a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import scan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scanrecv"
+
+
+def _scan(tmp_path: Path, name: str, versions: str, file: str | None = None) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    target = root / file if file else root
+    return [f for f in scan([str(target)], given=pins.parse_versions(versions)).findings if not f.note]
+
+
+def _lines(found: list, record: str, file: str) -> list[int]:
+    return sorted(f.line for f in found if f.record == record and Path(f.path).name == file)
+
+
+def test_a_method_of_a_receiver_visibly_not_the_frameworks_is_no_site(tmp_path):
+    """kimiyoung/transformer-xl, deepmind/graph_nets, ChenglongChen/tensorflow-DeepFM (6 false alarms, RULES
+    C3): `self.scatter` / `self.gather` / `super().scatter` in a DataParallel subclass were read as
+    Tensor.scatter / gather, a multiprocessing `Pool(...).map` and a namedtuple class's `.map` as tf.data's map,
+    and the `.fit` of the code base's own scikit-learn estimator (a class of another module) as Keras fit. A
+    receiver whose type is visibly no framework object (`self` or `super()` of a class whose bases are plain
+    Python, another library's or a torch module's; an instance of such a class of the code base; an object of
+    Python's standard library) makes no site; receivers of unknown type stay possible findings."""
+    versions = "torch=2.11,tensorflow=2.20"
+    found = _scan(tmp_path, "lookalike", versions)
+    assert _lines(found, "torch.scatter-src-tensor", "parallel.py") == [23], found
+    assert _lines(found, "torch.gather-backward", "parallel.py") == [19], found
+    assert _lines(found, "tf.data-loader-parallelism", "main.py") == [10], found
+    pool = _scan(tmp_path / "file", "lookalike", versions, "pool.py")
+    assert _lines(pool, "tf.data-loader-parallelism", "pool.py") == [17], pool
