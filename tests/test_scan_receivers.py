@@ -39,3 +39,15 @@ def test_a_method_of_a_receiver_visibly_not_the_frameworks_is_no_site(tmp_path):
     assert _lines(found, "tf.data-loader-parallelism", "main.py") == [10], found
     pool = _scan(tmp_path / "file", "lookalike", versions, "pool.py")
     assert _lines(pool, "tf.data-loader-parallelism", "pool.py") == [17], pool
+
+
+def test_a_tensor_methods_receiver_and_a_partials_call_are_read_for_a_gradient(tmp_path):
+    """lucidrains/vit-pytorch (2 false alarms, RULES R3): `torch.arange(n).repeat_interleave(k)` and
+    `torch.repeat_interleave(arange(len(images)), counts)` with `arange = partial(torch.arange, device=d)`
+    repeat integer index tensors, which carry no gradient. The scan read no tensor method's receiver (only a
+    functional call's arguments), called the parameter a factory copies or is shaped by a possible source of
+    one, read no `functools.partial` binding, and took `len(x)` for as needy as `x`. Now a method's receiver is
+    its input; torch factories make new leaves; integer parameters (`repeats`, `dim`) carry none; a partial's
+    call is its function's call. A receiver or input that may require a gradient stays a finding."""
+    found = _scan(tmp_path, "gradfree", "torch=2.11")
+    assert _lines(found, "torch.repeat-interleave-backward", "posemb.py") == [14, 27], found

@@ -32,6 +32,13 @@ _GRAD_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", 
                             "argsort"})
 _GRAD_FREE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "list", "tuple", "range", "enumerate", "zip",
                                  "min", "max", "abs", "round", "sum"})
+# builtins whose result is a Python number, string or range whatever their argument (`len(images)`, `int(t)`)
+_NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "range"})
+# torch factories: a new leaf tensor, which requires no gradient unless `requires_grad=True` is passed (checked
+# first), whatever the arguments it copies or is shaped by (`torch.arange(n)`, `torch.zeros_like(x)`)
+_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "linspace", "logspace", "eye",
+    "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"))
 _SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 _MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
                           "named_parameters", "buffers", "named_buffers", "modules", "children", "state_dict",
@@ -86,12 +93,19 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         if name in _GRAD_MAKERS:
             return False
         last = name.rsplit(".", 1)[-1]
+        if name in _FACTORIES:
+            return True  # a new leaf tensor (requires_grad=True was ruled out above)
         if name.startswith("torch.") and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
             return _args_grad_free(ctx, node, fn, depth, seen)  # a torch function of values that need no gradient
         return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor
     if isinstance(func, ast.Name):
+        if func.id in _NUMBER_BUILTINS and func.id not in ctx.aliases and func.id not in ctx.defs:
+            return True  # len(x), int(t): a Python value, whatever its argument
         if func.id in _GRAD_FREE_BUILTINS:
             return _args_grad_free(ctx, node, fn, depth, seen)
+        wrapped = _partial_call(ctx, func.id, node, fn)
+        if wrapped is not None:
+            return _call_grad_free(ctx, wrapped, fn, depth - 1, seen)  # arange = partial(torch.arange, device=d)
         target = ctx.defs.get(func.id)
         if target is None or func.id in ctx.aliases or not _top_level(ctx, target):
             return False  # a class of the file (a module), or a function not read here
@@ -106,6 +120,17 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
             return False
         return func.attr in _PLACING or _args_grad_free(ctx, node, fn, depth, seen)
     return False
+
+
+def _partial_call(ctx: Context, name: str, node: ast.Call, fn: ast.AST) -> ast.Call | None:
+    """`name(...)` where `name` is only ever bound in `fn` to `functools.partial(f, *a, **k)`: the call
+    `f(*a, ..., **k, ...)` it makes, so that what `f` makes is read as if called directly."""
+    bound = ctx.assigned_in(fn).get(name, []) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    if len(bound) != 1 or not isinstance(bound[0], ast.Call) or ctx.dotted(bound[0].func) != "functools.partial" \
+            or not bound[0].args or any(isinstance(a, ast.Starred) for a in bound[0].args):
+        return None
+    made = bound[0]
+    return ast.Call(func=made.args[0], args=[*made.args[1:], *node.args], keywords=[*made.keywords, *node.keywords])
 
 
 def _attribute_grad_free(ctx: Context, cls: ast.ClassDef, attr: str, depth: int, seen: frozenset) -> bool:

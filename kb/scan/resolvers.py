@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, tfdata, values
+from kb.scan import datasets, gradient, lookup, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -570,9 +570,29 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
         and ctx.made_on_host(data, ctx.fn_nodes[-1], 24, set()) == "host"
 
 
+# torch parameters that take integers (or integer tensors), which never require a gradient
+_INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index"})
+
+
+def _integer_arguments(op: str, node: ast.Call, method: bool) -> set[int]:
+    """ids of the arguments the op's signature binds to an integer parameter (`repeats`, `dim`)."""
+    found = {id(k.value) for k in node.keywords if k.arg in _INTEGER_PARAMS}
+    sig = lookup.signature(op, "pytorch") if op.startswith("torch.") else None
+    names = [n for n, _ in sig or ()]
+    if method and names and names[0] in ("input", "self"):
+        names = names[1:]  # the receiver, listed first for some Tensor methods
+    for position, arg in enumerate(node.args[:len(names)]):
+        if isinstance(arg, ast.Starred):
+            break
+        if names[position] in _INTEGER_PARAMS:
+            found.add(id(arg))
+    return found
+
+
 @resolver("no-input-requires-grad", "fact")
 def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) -> bool:
-    """A functional call none of whose arguments requires a gradient, followed through the file: made by
+    """A functional call none of whose arguments requires a gradient (a tensor method: nor its receiver,
+    `torch.arange(n).repeat_interleave(k)`), followed through the file: made by
     torch factories (`torch.rand`, `torch.zeros(..., device=...)`), NumPy or Python, and what torch
     functions and tensor methods make of those (`x[idx].to(device)`, `F.interpolate(hr, ...)`), through every
     binding of a name in the function and in-place writes that write only such values, the arguments every
@@ -589,9 +609,12 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
         return False
     fn = ctx.fn_nodes[-1]
+    method = bool(op) and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute)
     name = ctx.index_param.get(op) if op else None
     index = ctx.argument(op, node, name) if op and name else None
-    parts = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not index]
-    return bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args) \
+    integers = _integer_arguments(op, node, method) if op else set()
+    receiver = [node.func.value] if method and isinstance(node.func, ast.Attribute) else []  # a method's input
+    parts = [p for p in (*receiver, *node.args, *(k.value for k in node.keywords)) if p is not index and id(p) not in integers]
+    return bool(node.args or receiver) and not any(isinstance(a, ast.Starred) for a in node.args) \
         and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
 

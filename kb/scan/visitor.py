@@ -577,9 +577,9 @@ class Visitor(Context, ast.NodeVisitor):
         elif not method and (self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]) or op in
                              self.backward_ops and gradient.used_only_without_grad(self, node, op, self._no_grad)):
             quiet = True  # torch.gather(v, ...) of a buffer v, as v.gather(...); a module used only under no_grad
-        if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
+        if not quiet and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
                 and resolvers.no_input_requires_grad(self, node, op):
-            quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
+            quiet = True  # no argument (nor a method's receiver) requires a gradient: no backward pass runs through it
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
