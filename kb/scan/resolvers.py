@@ -609,7 +609,7 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
         return False
     fn = ctx.fn_nodes[-1]
-    method = bool(op) and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute)
+    method = op is not None and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute)
     name = ctx.index_param.get(op) if op else None
     index = ctx.argument(op, node, name) if op and name else None
     integers = _integer_arguments(op, node, method) if op else set()
