@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import kb
 from kb.scan.context import Context
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
@@ -39,6 +40,8 @@ _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "range"})
 _FACTORIES = frozenset(f"torch.{n}" for n in (
     "arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "linspace", "logspace", "eye",
     "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"))
+# torch parameters that take integers (or integer tensors), which never require a gradient
+_INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index"})
 _SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 _MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
                           "named_parameters", "buffers", "named_buffers", "modules", "children", "state_dict",
@@ -77,6 +80,34 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
     if isinstance(node, ast.Call):
         return _call_grad_free(ctx, node, fn, depth, seen)
     return False
+
+
+_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _parameter_names(op: str) -> tuple[str, ...]:
+    """The op's parameters in order, as kb.parameters gives them (empty: not known); memoized."""
+    if op not in _NAMES:
+        try:
+            params = kb.parameters(op, framework="pytorch")
+        except (LookupError, ValueError, KeyError):
+            params = None
+        _NAMES[op] = tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params or ())
+    return _NAMES[op]
+
+
+def integer_arguments(op: str, node: ast.Call, method: bool) -> set[int]:
+    """ids of the arguments the op's signature binds to an integer parameter (`repeats`, `dim`)."""
+    found = {id(k.value) for k in node.keywords if k.arg in _INTEGER_PARAMS}
+    names = list(_parameter_names(op)) if op.startswith("torch.") else []
+    if method and names and names[0] in ("input", "self"):
+        names = names[1:]  # the receiver, listed first for some Tensor methods
+    for position, arg in enumerate(node.args[:len(names)]):
+        if isinstance(arg, ast.Starred):
+            break
+        if names[position] in _INTEGER_PARAMS:
+            found.add(id(arg))
+    return found
 
 
 def _args_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset) -> bool:

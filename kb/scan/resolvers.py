@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, lookup, tfdata, values
+from kb.scan import datasets, gradient, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -570,25 +570,6 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
         and ctx.made_on_host(data, ctx.fn_nodes[-1], 24, set()) == "host"
 
 
-# torch parameters that take integers (or integer tensors), which never require a gradient
-_INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index"})
-
-
-def _integer_arguments(op: str, node: ast.Call, method: bool) -> set[int]:
-    """ids of the arguments the op's signature binds to an integer parameter (`repeats`, `dim`)."""
-    found = {id(k.value) for k in node.keywords if k.arg in _INTEGER_PARAMS}
-    sig = lookup.signature(op, "pytorch") if op.startswith("torch.") else None
-    names = [n for n, _ in sig or ()]
-    if method and names and names[0] in ("input", "self"):
-        names = names[1:]  # the receiver, listed first for some Tensor methods
-    for position, arg in enumerate(node.args[:len(names)]):
-        if isinstance(arg, ast.Starred):
-            break
-        if names[position] in _INTEGER_PARAMS:
-            found.add(id(arg))
-    return found
-
-
 @resolver("no-input-requires-grad", "fact")
 def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) -> bool:
     """A functional call none of whose arguments requires a gradient (a tensor method: nor its receiver,
@@ -602,18 +583,17 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     apply (the data augmentation of a batch, the bicubic upsampling of the low-resolution input). Not
     applied in a file that names `requires_grad`; a module's output, a parameter, or anything not read here
     may require one. In-place writes inside another function a tensor is handed to are not followed. The
-    indices of an op whose record names them (`scan.unique_index`: index_select's `index`) are integers,
-    which never require a gradient, and are not read."""
+    indices of an op whose record names them (`scan.unique_index`: index_select's `index`) and the arguments
+    of integer parameters (`repeats`, `dim`) never require a gradient, and are not read."""
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
     if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
         return False
     fn = ctx.fn_nodes[-1]
     method = op is not None and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute)
-    name = ctx.index_param.get(op) if op else None
-    index = ctx.argument(op, node, name) if op and name else None
-    integers = _integer_arguments(op, node, method) if op else set()
     receiver = [node.func.value] if method and isinstance(node.func, ast.Attribute) else []  # a method's input
+    index = ctx.argument(op, node, ctx.index_param[op]) if op and op in ctx.index_param else None
+    integers = gradient.integer_arguments(op, node, method) if op else set()
     parts = [p for p in (*receiver, *node.args, *(k.value for k in node.keywords)) if p is not index and id(p) not in integers]
     return bool(node.args or receiver) and not any(isinstance(a, ast.Starred) for a in node.args) \
         and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
