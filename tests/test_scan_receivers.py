@@ -51,3 +51,15 @@ def test_a_tensor_methods_receiver_and_a_partials_call_are_read_for_a_gradient(t
     call is its function's call. A receiver or input that may require a gradient stays a finding."""
     found = _scan(tmp_path, "gradfree", "torch=2.11")
     assert _lines(found, "torch.repeat-interleave-backward", "posemb.py") == [14, 27], found
+
+
+def test_a_position_embedding_a_module_dict_holds_is_a_unique_lookup(tmp_path):
+    """karpathy/minGPT, karpathy/nanoGPT (2 false alarms, RULES R3): `wpe = nn.Embedding(...)` inside
+    `self.transformer = nn.ModuleDict(dict(...))`, called only as `self.transformer.wpe(pos)` with `pos =
+    torch.arange(...)` (`.unsqueeze(0)` in minGPT), was reported: the unique-position-lookup rule read only
+    `self.X = nn.Embedding(...)` called as `self.X(torch.arange(...))`. Now each module a ModuleDict holds is
+    read by its path (`self.a.X`, `self.a["X"]`) and the indices may be any that never repeat; a ModuleDict's
+    rule applies to its own construction only (two on one line are told apart by column). Embeddings called on
+    token ids, or whose container is handed on, stay findings."""
+    found = _scan(tmp_path, "positions", "torch=2.11")
+    assert _lines(found, "torch.embedding-backward", "model.py") == [9, 13, 27], found

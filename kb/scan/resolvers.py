@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, tfdata, values
+from kb.scan import datasets, gradient, members, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -389,12 +389,12 @@ def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST |
 
 # --- rules at `self.X = <module>(...)` -------------------------------------------------------------
 def _module_class(ctx: Context, target: ast.AST, op: str) -> tuple[ast.ClassDef, bool, str] | None:
-    """(the enclosing class, whether it has its own `forward`, X), for `self.X = <a module class>(...)`."""
-    if not self_attribute(target) or not ctx.class_nodes or not op.rsplit(".", 1)[-1][:1].isupper():
+    """(the enclosing class, whether it has its own `forward`, X) for `self.X = M(...)` (X "a.b": held in self.a)."""
+    if (where := members.path(target)) is None or not ctx.class_nodes or not op.rsplit(".", 1)[-1][:1].isupper():
         return None
     cls = ctx.class_nodes[-1]
     forward = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward" for item in cls.body)
-    return cls, forward, target.attr
+    return cls, forward, where
 
 
 @resolver("module-never-called", "module")
@@ -420,22 +420,22 @@ def module_never_called(ctx: Context, target: ast.AST, value: ast.Call, op: str)
 
 @resolver("unique-position-lookup", "module")
 def unique_position_lookup(ctx: Context, target: ast.AST, value: ast.Call, op: str) -> str | None:
-    """`self.X = nn.Embedding(...)` whose every call in its class is `self.X(torch.arange(...))` (a position
-    lookup, directly or through a name only ever assigned an arange), and that is never handed on: the
-    indices never repeat, so the atomic backward adds each row once and nothing accumulates out of order."""
+    """`self.X = nn.Embedding(...)` (or `self.a.X`, one a ModuleDict holds) whose every call in its class is on
+    indices that never repeat (`torch.arange(t).unsqueeze(0)`, a position lookup, directly or through a name only
+    ever so assigned), and that is never handed on: the atomic backward adds each row once, nothing accumulates."""
     found = _module_class(ctx, target, op)
     if found is None or not found[1]:
         return None
     cls, attr, calls = found[0], found[2], 0
     for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for sub in ast.walk(fn):
-            if hands_on(sub, attr, value):
+            if members.handed_on(sub, attr, value):
                 return None
-            if isinstance(sub, ast.Call) and self_attribute(sub.func, attr):
-                if len(sub.args) != 1 or sub.keywords or not ctx.is_arange(sub.args[0], fn):
+            if isinstance(sub, ast.Call) and members.path(sub.func) == attr:
+                if len(sub.args) != 1 or sub.keywords or not ctx.is_unique(sub.args[0], fn):  # arange(t).unsqueeze(0)
                     return None
                 calls += 1
-    return f"self.{attr} is only called with torch.arange indices: unique, so nothing accumulates" if calls else None
+    return f"self.{attr} is only called with indices that never repeat (torch.arange): nothing accumulates" if calls else None
 
 
 # --- spellings and facts (not named by records) ----------------------------------------------------
