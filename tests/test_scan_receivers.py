@@ -63,3 +63,21 @@ def test_a_position_embedding_a_module_dict_holds_is_a_unique_lookup(tmp_path):
     token ids, or whose container is handed on, stay findings."""
     found = _scan(tmp_path, "positions", "torch=2.11")
     assert _lines(found, "torch.embedding-backward", "model.py") == [9, 13, 27], found
+
+
+def test_loaders_that_shuffle_nothing_are_read_through_samplers_collates_and_flags(tmp_path):
+    """pytorch/examples, facebookresearch/dlrm, SeanNaren/deepspeech.pytorch, milesial/Pytorch-UNet (7 false
+    alarms, RULES R3): loaders that shuffle nothing over datasets that draw nothing were reported because the
+    scan took any sampler for a shuffling one (`DistributedSampler(ds, shuffle=False)`, `SequentialSampler`, a
+    `BatchSampler` of such, through a name set in branches), read no collate function chosen among the module's
+    functions (nor one calling a function defined inside it), read no `FakeData` transforms by position (it
+    seeds each image by its index), no `loader.dataset` (the loader's own dataset, through a parameter), no
+    `random_split` (Subsets of the dataset), and no branch a construction turns off (`if self.split:` of a
+    dataset made with split=False; `if self.aug and ...` with the augmentation left at None, through the base
+    `__init__` the class calls), and took a local variable named `sample` for a random draw. Loaders with a
+    shuffling sampler, a collate function that may draw, or a dataset made with the random branch on stay."""
+    found = _scan(tmp_path, "loaders", "torch=2.11")
+    record = "torch.data-loader-workers"
+    assert _lines(found, record, "samplers.py") == [18], found
+    assert _lines(found, record, "collate.py") == [40], found
+    assert _lines(found, record, "flagged.py") == [70, 72, 77], found

@@ -520,6 +520,7 @@ class Context:
             return True
         if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
             body, defs = body
+        inner = {n.name for n in ast.walk(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not body}
         for sub in ast.walk(body):
             if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
                 return True
@@ -532,8 +533,9 @@ class Context:
                 if isinstance(callee, ast.Name) and callee.id in defs and defs[callee.id] is not body:
                     if depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs):
                         return True
-                elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
-                    return True  # a function from elsewhere: cannot tell
+                elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and callee.id not in inner \
+                        and self.dotted(callee) is None:
+                    return True  # a function from elsewhere (not one defined inside, read in this walk): cannot tell
         return False
 
 
