@@ -74,10 +74,12 @@ def test_loaders_that_shuffle_nothing_are_read_through_samplers_collates_and_fla
     seeds each image by its index), no `loader.dataset` (the loader's own dataset, through a parameter), no
     `random_split` (Subsets of the dataset), and no branch a construction turns off (`if self.split:` of a
     dataset made with split=False; `if self.aug and ...` with the augmentation left at None, through the base
-    `__init__` the class calls), and took a local variable named `sample` for a random draw. Loaders with a
-    shuffling sampler, a collate function that may draw, or a dataset made with the random branch on stay."""
+    `__init__` the class calls), took a local variable named `sample` for a random draw, and took every
+    argument the dataset keeps (`self.scale = scale`, handed to its own method) for an object it may wrap, even
+    a path or a parameter annotated `float`. Loaders with a shuffling sampler, a collate function that may
+    draw, a dataset made with the random branch on, or an argument not visibly plain data stay."""
     found = _scan(tmp_path, "loaders", "torch=2.11")
     record = "torch.data-loader-workers"
     assert _lines(found, record, "samplers.py") == [18], found
     assert _lines(found, record, "collate.py") == [40], found
-    assert _lines(found, record, "flagged.py") == [70, 72, 77], found
+    assert _lines(found, record, "flagged.py") == [71, 73, 78, 105], found

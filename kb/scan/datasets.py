@@ -21,6 +21,7 @@ not read: the loader stays possible.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from kb.scan import flags, follow
 from kb.scan.context import Context
@@ -106,7 +107,7 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return None
     node, defs, foreign = found
     if isinstance(node, ast.ClassDef):
-        if index is not None or _reads_random(ctx, node, defs, foreign, built=expr):
+        if index is not None or _reads_random(ctx, node, defs, foreign, built=expr, where=where):
             return None
         return [f"{node.name}.__getitem__ draws no random numbers"]
     returns = follow.returns(node)
@@ -359,11 +360,13 @@ def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: 
     return methods
 
 
-def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> frozenset[str]:
+def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None,
+               plain: Callable[[ast.AST], bool] | None = None) -> frozenset[str]:
     """The attributes `__init__` sets to one of its parameters as given (`self.dataset = dataset`): objects
     the caller chose, which the class cannot vouch for. Where the one construction is known (`made`: a
     transform object a collate function makes itself), a parameter it leaves at its default, or gives plain
-    data (a number, a string, arithmetic, a tuple of such or of names: a size), is the class's own."""
+    data (a number, a string, arithmetic, a tuple of such or of names: a size; `plain`: a name that visibly
+    holds such), is the class's own."""
     init = methods.get("__init__")
     if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
@@ -372,7 +375,7 @@ def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> fro
             and not any(k.arg is None for k in made.keywords):
         positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
         given = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
-        params = {p for p in params if p in given and not _plain_data(given[p])}
+        params = {p for p in params if p in given and not _plain_data(given[p]) and not (plain and plain(given[p]))}
     found = set()
     for sub in ast.walk(init):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
@@ -380,6 +383,32 @@ def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> fro
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                     found.add(target.attr)
     return frozenset(found)
+
+
+_PLAIN_MAKERS = frozenset({"pathlib.Path", "os.path.join", "os.path.expanduser", "os.path.abspath"})
+_PLAIN_TYPES = frozenset({"int", "float", "str", "bool", "Path"})
+
+
+def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int) -> bool:
+    """An argument that visibly holds plain data, no object that could be a dataset: a literal, a path made of
+    such, a parameter annotated `int` / `float` / `str` / `bool` / `Path`, or a name every value of which is one
+    (`dir_img = Path("./data/imgs/")`; `img_scale: float = 0.5`)."""
+    if _plain_data(node):
+        return True
+    if depth <= 0 or where.foreign:
+        return False
+    if isinstance(node, ast.Call):
+        return ctx.dotted(node.func) in _PLAIN_MAKERS and not node.keywords \
+            and all(_plain_argument(ctx, a, where, depth - 1) for a in node.args)
+    if not isinstance(node, ast.Name):
+        return False
+    scope = where.scope
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for arg in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs):
+            if arg.arg == node.id:
+                return isinstance(arg.annotation, ast.Name) and arg.annotation.id in _PLAIN_TYPES
+    values = follow.values_of(ctx, where, node.id)
+    return bool(values) and all(i is None and _plain_argument(ctx, v, w, depth - 1) for v, w, i in values or ())
 
 
 def _plain_data(node: ast.AST) -> bool:
@@ -390,7 +419,8 @@ def _plain_data(node: ast.AST) -> bool:
 
 
 def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
-                  depth: int = 3, made: ast.Call | None = None, built: ast.Call | None = None) -> bool:
+                  depth: int = 3, made: ast.Call | None = None, built: ast.Call | None = None,
+                  where: follow.Where | None = None) -> bool:
     """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
     cannot tell); `built`, the dataset's construction, rules out the branches its arguments turn off
     (kb/scan/flags.py: `if self.split:` of a dataset made with split=False)."""
@@ -400,7 +430,9 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
     todo = [methods[name] for name in entries if name in methods]
     if not todo:
         return True
-    given = _passed_in(methods, made)
+    at = where
+    given = _passed_in(methods, made) if built is None or at is None \
+        else _passed_in(methods, built, lambda value: _plain_argument(ctx, value, at, _DEPTH))  # as `where` reads it
     fixed = flags.fixed(cls, methods, defs, made or built)
     seen: set[int] = set()
     while todo:
