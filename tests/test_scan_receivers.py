@@ -49,8 +49,10 @@ def test_a_tensor_methods_receiver_and_a_partials_call_are_read_for_a_gradient(t
     one, read no `functools.partial` binding, and took `len(x)` for as needy as `x`. Now a method's receiver is
     its input; torch factories make new leaves; integer parameters (`repeats`, `dim`) carry none; a partial's
     call is its function's call. A receiver or input that may require a gradient stays a finding."""
-    found = _scan(tmp_path, "gradfree", "torch=2.11")
+    found = _scan(tmp_path, "gradfree", "torch=2.11,tensorflow=2.20")
     assert _lines(found, "torch.repeat-interleave-backward", "posemb.py") == [14, 27], found
+    # another class's method (tkipf/gcn's `self.optimizer.minimize(self.loss)`) is not read so: it stays
+    assert _lines(found, "tf.gradient-gating", "optimizer.py") == [11], found
 
 
 def test_a_position_embedding_a_module_dict_holds_is_a_unique_lookup(tmp_path):

@@ -587,13 +587,13 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     of integer parameters (`repeats`, `dim`) never require a gradient, and are not read."""
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
-    if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
-        return False
+    if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None \
+            or (op is not None and op.rsplit(".", 2)[-2][:1].isupper() and not op.startswith("torch.Tensor.")):
+        return False  # (or another class's method, an optimizer's minimize: its inputs are not read here)
     fn = ctx.fn_nodes[-1]
-    method = op is not None and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute)
-    receiver = [node.func.value] if method and isinstance(node.func, ast.Attribute) else []  # a method's input
+    receiver = [node.func.value] if op and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute) else []  # its input
     index = ctx.argument(op, node, ctx.index_param[op]) if op and op in ctx.index_param else None
-    integers = gradient.integer_arguments(op, node, method) if op else set()
+    integers = gradient.integer_arguments(op, node, bool(receiver)) if op else set()
     parts = [p for p in (*receiver, *node.args, *(k.value for k in node.keywords)) if p is not index and id(p) not in integers]
     return bool(node.args or receiver) and not any(isinstance(a, ast.Starred) for a in node.args) \
         and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
