@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import ast
 import sys
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kb.scan.prepare import local_imports, local_module
 from kb.scan.syntax import NOT_FRAMEWORK
 
-if TYPE_CHECKING:
-    from kb.scan.context import Context
+
+class Context(Protocol):
+    """What is read of kb.scan.context.Context (which calls this module, so does not import it here)."""
+    class_nodes: list[ast.ClassDef]
+    fn_nodes: list
+    classes: dict[str, ast.ClassDef]
+    aliases: dict[str, str]
+    filename: str
+
+    def dotted(self, node: ast.AST) -> str | None: ...
 
 # Libraries whose classes are no framework's tensor, dataset, model or optimizer: Python's own, and the
 # data libraries the scan already reads as another library's objects.
