@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from kb.scan import receivers
 from kb.scan.prepare import local_module
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
@@ -274,7 +275,7 @@ class Context:
             for scope in reversed(self.typed):
                 if node.id in scope:
                     return scope[node.id]
-            return None
+            return receivers.kind(self, node)  # `self` of a class of the code base with no framework base
         if isinstance(node, ast.Call):
             name = self.dotted(node.func)
             if name is not None:
@@ -292,7 +293,7 @@ class Context:
                     return "torch.Tensor"
                 if parts[0] in NOT_FRAMEWORK and len(parts) == 2 and parts[1][:1].islower():
                     return parts[0]  # np.zeros(...), pd.read_csv(...): another library's object
-                return None
+                return receivers.kind(self, node)  # multiprocessing.Pool(...), a code-base class's instance
             if isinstance(node.func, ast.Attribute):
                 if node.func.attr in _TO_HOST:
                     return "numpy"  # x.numpy(), x.tolist(), x.item(): no longer a framework tensor
@@ -309,7 +310,7 @@ class Context:
             return "python"  # a list, dict or string: not a framework object
         if self_attribute(node) and self.members and node.attr in self.members[-1]:
             return "torch.Tensor"  # a module's parameter or buffer
-        return None
+        return receivers.kind(self, node) if isinstance(node, ast.Call) else None  # super(), LocalClass(...)
 
     # --- data flow within a function ---------------------------------------------------------
     def assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:
@@ -519,6 +520,7 @@ class Context:
             return True
         if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
             body, defs = body
+        inner = {n.name for n in ast.walk(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not body}
         for sub in ast.walk(body):
             if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
                 return True
@@ -531,8 +533,9 @@ class Context:
                 if isinstance(callee, ast.Name) and callee.id in defs and defs[callee.id] is not body:
                     if depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs):
                         return True
-                elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and self.dotted(callee) is None:
-                    return True  # a function from elsewhere: cannot tell
+                elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and callee.id not in inner \
+                        and self.dotted(callee) is None:
+                    return True  # a function from elsewhere (not one defined inside, read in this walk): cannot tell
         return False
 
 

@@ -21,8 +21,9 @@ not read: the loader stays possible.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
-from kb.scan import follow
+from kb.scan import flags, follow
 from kb.scan.context import Context
 from kb.scan.prepare import local_module
 from kb.scan.syntax import NOT_LITERAL, plain_literal
@@ -49,13 +50,14 @@ _FOLLOW = 12  # names, calls and returns followed from a loader's dataset to the
 def draws_no_random(ctx: Context, node: ast.Call) -> str | None:
     """Why a DataLoader call that does not shuffle reads no randomness in its workers (None: it may)."""
     shuffle = _given(node, "shuffle", 2)
-    if (shuffle is not None and plain_literal(shuffle) not in (False, None)) or not _none(_given(node, "sampler", 3)) \
-            or not _none(_given(node, "batch_sampler", 4)) or not _plain_star(ctx, node):
+    where = follow.Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, follow.top_level(ctx), False)
+    if (shuffle is not None and plain_literal(shuffle) not in (False, None)) \
+            or not _in_order(ctx, _given(node, "sampler", 3), where, _DEPTH) \
+            or not _in_order(ctx, _given(node, "batch_sampler", 4), where, _DEPTH) or not _plain_star(ctx, node):
         return None
     collate = _given(node, "collate_fn", 6)
     if collate is not None and not _none(collate) and _collate_may_draw(ctx, collate):
         return None
-    where = follow.Where(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, follow.top_level(ctx), False)
     dataset = _given(node, "dataset", 0)
     latest = follow.latest(where.scope, node, dataset.id) if isinstance(dataset, ast.Name) else None
     reasons = _quiet(ctx, latest[0], where, latest[1], _FOLLOW) if latest is not None \
@@ -85,6 +87,9 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return _all(ctx, [(v, w, i if index is None else index) for v, w, i in values], depth)
     if isinstance(expr, ast.IfExp):
         return _all(ctx, [(expr.body, where, index), (expr.orelse, where, index)], depth)
+    if isinstance(expr, ast.Attribute) and expr.attr == "dataset" and isinstance(expr.value, ast.Name) and index is None:
+        made = _loaders(ctx, where, expr.value.id, depth)  # `loader.dataset`: the dataset the loader was made with
+        return None if made is None else _all(ctx, made, depth)
     if not isinstance(expr, ast.Call):
         return None
     dotted = None if where.foreign else ctx.dotted(expr.func)
@@ -95,12 +100,14 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
     if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
         held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
         return _quiet(ctx, held, where, None, depth - 1)
+    if last == "random_split" and (dotted is None or dotted.startswith("torch.utils.data.")):
+        return _quiet(ctx, _given(expr, "dataset", 0), where, None, depth - 1)  # each part a Subset of the dataset
     found = _definition(ctx, expr.func, where)
     if found is None:
         return None
     node, defs, foreign = found
     if isinstance(node, ast.ClassDef):
-        if index is not None or _reads_random(ctx, node, defs, foreign):
+        if index is not None or _reads_random(ctx, node, defs, foreign, built=expr, where=where):
             return None
         return [f"{node.name}.__getitem__ draws no random numbers"]
     returns = follow.returns(node)
@@ -108,6 +115,31 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return None
     inner = follow.Where(node, defs, foreign)
     return _all(ctx, [(r, inner, index) for r in returns], depth)
+
+
+def _loaders(ctx: Context, where: follow.Where, name: str, depth: int) -> list[tuple[ast.AST, follow.Where, int | None]] | None:
+    """The dataset each DataLoader a name may hold was made with (through names and parameters; None: a value
+    that is not visibly a DataLoader)."""
+    values = follow.values_of(ctx, where, name) if depth > 0 else None
+    if not values:
+        return None
+    out: list[tuple[ast.AST, follow.Where, int | None]] = []
+    for value, at, position in values:
+        if position is not None or at.foreign:
+            return None
+        if isinstance(value, ast.Name):
+            more = _loaders(ctx, at, value.id, depth - 1)
+            if more is None:
+                return None
+            out += more
+            continue
+        if not isinstance(value, ast.Call) or not (ctx.dotted(value.func) or "").endswith(".DataLoader"):
+            return None
+        dataset = _given(value, "dataset", 0)
+        if dataset is None:
+            return None
+        out.append((dataset, at, None))
+    return out
 
 
 def _all(ctx: Context, parts: list[tuple[ast.AST, follow.Where, int | None]], depth: int) -> list[str] | None:
@@ -148,21 +180,57 @@ def _definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.A
 
 def _torchvision_quiet(ctx: Context, made: ast.Call, name: str) -> bool:
     """A torchvision dataset whose transforms (by keyword, or by position for `ImageFolder` /
-    `DatasetFolder`, whose second and third parameters are the transforms) are deterministic."""
-    positional = made.args[1:3] if name.rsplit(".", 1)[-1] in _TV_FOLDERS else []
-    rest = made.args[1 + len(positional):]
+    `DatasetFolder`, whose second and third parameters are the transforms, and `FakeData`, whose fourth and
+    fifth are: it draws each image from a generator seeded by the index) are deterministic."""
+    start = _TV_TRANSFORM_AT.get(name.rsplit(".", 1)[-1])
+    positional = made.args[start:start + 2] if start is not None else []
+    rest = made.args[start + 2:] if start is not None else made.args[1:]
     return all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
         and all(_deterministic_transform(ctx, a, _DEPTH) for a in positional) \
         and not any(k.arg is None for k in made.keywords) \
         and all(plain_literal(a) is not NOT_LITERAL for a in rest)
 
 
-_TV_FOLDERS = frozenset({"ImageFolder", "DatasetFolder"})
+_TV_TRANSFORM_AT = {"ImageFolder": 1, "DatasetFolder": 1, "FakeData": 3}  # the position of `transform`
+
+
+_ORDERED = frozenset({"SequentialSampler"})  # samplers that never shuffle
+_MAY_ORDER = frozenset({"DistributedSampler"})  # samplers that shuffle unless shuffle=False (their 4th parameter)
+_BATCHING = frozenset({"BatchSampler"})  # batches of the sampler it is given (its first parameter)
+
+
+def _in_order(ctx: Context, sampler: ast.AST | None, where: follow.Where, depth: int) -> bool:
+    """The sampler visits the dataset in a fixed order: none, torch's `SequentialSampler`, a
+    `DistributedSampler(..., shuffle=False)`, a `BatchSampler` of such, or a name every value of which is one
+    (`sampler_val = DistributedSampler(ds, shuffle=False) if distributed else SequentialSampler(ds)`)."""
+    if _none(sampler):
+        return True
+    if depth <= 0:
+        return False
+    if isinstance(sampler, ast.Name):
+        values = follow.values_of(ctx, where, sampler.id)
+        return values is not None and all(i is None and _in_order(ctx, v, w, depth - 1) for v, w, i in values)
+    if isinstance(sampler, ast.IfExp):
+        return _in_order(ctx, sampler.body, where, depth - 1) and _in_order(ctx, sampler.orelse, where, depth - 1)
+    if not isinstance(sampler, ast.Call) or where.foreign or not (ctx.dotted(sampler.func) or "").startswith("torch.utils.data."):
+        return False
+    last = (ctx.dotted(sampler.func) or "").rsplit(".", 1)[-1]
+    if last in _ORDERED:
+        return True
+    if last in _MAY_ORDER:
+        shuffle = _given(sampler, "shuffle", 3)
+        return shuffle is not None and plain_literal(shuffle) is False
+    return last in _BATCHING and _in_order(ctx, _given(sampler, "sampler", 0), where, depth - 1) \
+        and _given(sampler, "sampler", 0) is not None
 
 
 def _collate_may_draw(ctx: Context, collate: ast.expr) -> bool:
     """A collate function: an instance of a class of the code base (its `__call__` is read as a dataset's
-    `__getitem__` is), else a function the module can read (Context.may_draw_randomness)."""
+    `__getitem__` is), else a function the module can read (Context.may_draw_randomness), or a name only ever
+    assigned such functions (`collate = collate_offset if ... else collate_length`, or in branches)."""
+    chosen = _assigned(ctx, collate.id) if isinstance(collate, ast.Name) and collate.id not in ctx.defs else []
+    if chosen and all(isinstance(c, ast.Name) and c.id in ctx.defs for c in chosen):
+        return any(ctx.may_draw_randomness(c) for c in chosen)
     made = _made(ctx, collate)
     found = _class_of(ctx, made.func) if made is not None else None
     if found is not None:
@@ -292,11 +360,13 @@ def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: 
     return methods
 
 
-def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> frozenset[str]:
+def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None,
+               plain: Callable[[ast.AST], bool] | None = None) -> frozenset[str]:
     """The attributes `__init__` sets to one of its parameters as given (`self.dataset = dataset`): objects
     the caller chose, which the class cannot vouch for. Where the one construction is known (`made`: a
     transform object a collate function makes itself), a parameter it leaves at its default, or gives plain
-    data (a number, a string, arithmetic, a tuple of such or of names: a size), is the class's own."""
+    data (a number, a string, arithmetic, a tuple of such or of names: a size; `plain`: a name that visibly
+    holds such), is the class's own."""
     init = methods.get("__init__")
     if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
@@ -305,7 +375,7 @@ def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> fro
             and not any(k.arg is None for k in made.keywords):
         positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
         given = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
-        params = {p for p in params if p in given and not _plain_data(given[p])}
+        params = {p for p in params if p in given and not _plain_data(given[p]) and not (plain and plain(given[p]))}
     found = set()
     for sub in ast.walk(init):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
@@ -313,6 +383,32 @@ def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None) -> fro
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
                     found.add(target.attr)
     return frozenset(found)
+
+
+_PLAIN_MAKERS = frozenset({"pathlib.Path", "os.path.join", "os.path.expanduser", "os.path.abspath"})
+_PLAIN_TYPES = frozenset({"int", "float", "str", "bool", "Path"})
+
+
+def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int) -> bool:
+    """An argument that visibly holds plain data, no object that could be a dataset: a literal, a path made of
+    such, a parameter annotated `int` / `float` / `str` / `bool` / `Path`, or a name every value of which is one
+    (`dir_img = Path("./data/imgs/")`; `img_scale: float = 0.5`)."""
+    if _plain_data(node):
+        return True
+    if depth <= 0 or where.foreign:
+        return False
+    if isinstance(node, ast.Call):
+        return ctx.dotted(node.func) in _PLAIN_MAKERS and not node.keywords \
+            and all(_plain_argument(ctx, a, where, depth - 1) for a in node.args)
+    if not isinstance(node, ast.Name):
+        return False
+    scope = where.scope
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        for arg in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs):
+            if arg.arg == node.id:
+                return isinstance(arg.annotation, ast.Name) and arg.annotation.id in _PLAIN_TYPES
+    values = follow.values_of(ctx, where, node.id)
+    return bool(values) and all(i is None and _plain_argument(ctx, v, w, depth - 1) for v, w, i in values or ())
 
 
 def _plain_data(node: ast.AST) -> bool:
@@ -323,16 +419,21 @@ def _plain_data(node: ast.AST) -> bool:
 
 
 def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
-                  depth: int = 3, made: ast.Call | None = None) -> bool:
+                  depth: int = 3, made: ast.Call | None = None, built: ast.Call | None = None,
+                  where: follow.Where | None = None) -> bool:
     """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
-    cannot tell)."""
+    cannot tell); `built`, the dataset's construction, rules out the branches its arguments turn off
+    (kb/scan/flags.py: `if self.split:` of a dataset made with split=False)."""
     methods = _methods(ctx, cls, defs, foreign)
     if methods is None:
         return True
     todo = [methods[name] for name in entries if name in methods]
     if not todo:
         return True
-    given = _passed_in(methods, made)
+    at = where
+    given = _passed_in(methods, made) if built is None or at is None \
+        else _passed_in(methods, built, lambda value: _plain_argument(ctx, value, at, _DEPTH))  # as `where` reads it
+    fixed = flags.fixed(cls, methods, defs, made or built)
     seen: set[int] = set()
     while todo:
         fn = todo.pop()
@@ -341,17 +442,24 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
         seen.add(id(fn))
         if len(seen) > 40:
             return True  # too much to read: cannot tell
-        for sub in ast.walk(fn):
+        for sub in flags.live(fn, fixed):
             if isinstance(sub, ast.Attribute) and _random_word(sub.attr):
                 return True
-            if isinstance(sub, ast.Name) and _random_word(sub.id):
-                return True
+            if isinstance(sub, ast.Name) and _random_word(sub.id) and sub.id not in _locals(fn):
+                return True  # a function named so (`sample(items, k)`); a local `sample = self.ids[i]` is data
             if given and any(_own(part, given) for part in _used(sub)):
                 return True  # an object the caller passed in, indexed, called or handed on (a dataset it wraps)
             if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo) \
                     and not _quiet_callable(ctx, sub.func, fn, methods, defs, foreign, depth):
                 return True
     return False
+
+
+def _locals(fn: ast.AST) -> frozenset[str]:
+    """The names a function binds itself (its parameters and assignment targets): variables, not draws."""
+    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+        else set()
+    return frozenset(params | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
 
 
 def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[str, ast.AST], defs: dict, foreign: bool,

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import kb
 from kb.scan.context import Context
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
@@ -32,6 +33,15 @@ _GRAD_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", 
                             "argsort"})
 _GRAD_FREE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "list", "tuple", "range", "enumerate", "zip",
                                  "min", "max", "abs", "round", "sum"})
+# builtins whose result is a Python number, string or range whatever their argument (`len(images)`, `int(t)`)
+_NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "range"})
+# torch factories: a new leaf tensor, which requires no gradient unless `requires_grad=True` is passed (checked
+# first), whatever the arguments it copies or is shaped by (`torch.arange(n)`, `torch.zeros_like(x)`)
+_FACTORIES = frozenset(f"torch.{n}" for n in (
+    "arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "linspace", "logspace", "eye",
+    "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"))
+# torch parameters that take integers (or integer tensors), which never require a gradient
+_INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index"})
 _SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 _MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
                           "named_parameters", "buffers", "named_buffers", "modules", "children", "state_dict",
@@ -72,6 +82,34 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
     return False
 
 
+_NAMES: dict[str, tuple[str, ...]] = {}
+
+
+def _parameter_names(op: str) -> tuple[str, ...]:
+    """The op's parameters in order, as kb.parameters gives them (empty: not known); memoized."""
+    if op not in _NAMES:
+        try:
+            params = kb.parameters(op, framework="pytorch")
+        except (LookupError, ValueError, KeyError):
+            params = None
+        _NAMES[op] = tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params or ())
+    return _NAMES[op]
+
+
+def integer_arguments(op: str, node: ast.Call, method: bool) -> set[int]:
+    """ids of the arguments the op's signature binds to an integer parameter (`repeats`, `dim`)."""
+    found = {id(k.value) for k in node.keywords if k.arg in _INTEGER_PARAMS}
+    names = list(_parameter_names(op)) if op.startswith("torch.") else []
+    if method and names and names[0] in ("input", "self"):
+        names = names[1:]  # the receiver, listed first for some Tensor methods
+    for position, arg in enumerate(node.args[:len(names)]):
+        if isinstance(arg, ast.Starred):
+            break
+        if names[position] in _INTEGER_PARAMS:
+            found.add(id(arg))
+    return found
+
+
 def _args_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset) -> bool:
     return all(not isinstance(a, ast.Starred) and grad_free(ctx, a, fn, depth - 1, seen) for a in node.args) \
         and all(k.arg is not None and grad_free(ctx, k.value, fn, depth - 1, seen) for k in node.keywords)
@@ -86,12 +124,19 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         if name in _GRAD_MAKERS:
             return False
         last = name.rsplit(".", 1)[-1]
+        if name in _FACTORIES:
+            return True  # a new leaf tensor (requires_grad=True was ruled out above)
         if name.startswith("torch.") and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
             return _args_grad_free(ctx, node, fn, depth, seen)  # a torch function of values that need no gradient
         return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor
     if isinstance(func, ast.Name):
+        if func.id in _NUMBER_BUILTINS and func.id not in ctx.aliases and func.id not in ctx.defs:
+            return True  # len(x), int(t): a Python value, whatever its argument
         if func.id in _GRAD_FREE_BUILTINS:
             return _args_grad_free(ctx, node, fn, depth, seen)
+        wrapped = _partial_call(ctx, func.id, node, fn)
+        if wrapped is not None:
+            return _call_grad_free(ctx, wrapped, fn, depth - 1, seen)  # arange = partial(torch.arange, device=d)
         target = ctx.defs.get(func.id)
         if target is None or func.id in ctx.aliases or not _top_level(ctx, target):
             return False  # a class of the file (a module), or a function not read here
@@ -106,6 +151,17 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
             return False
         return func.attr in _PLACING or _args_grad_free(ctx, node, fn, depth, seen)
     return False
+
+
+def _partial_call(ctx: Context, name: str, node: ast.Call, fn: ast.AST) -> ast.Call | None:
+    """`name(...)` where `name` is only ever bound in `fn` to `functools.partial(f, *a, **k)`: the call
+    `f(*a, ..., **k, ...)` it makes, so that what `f` makes is read as if called directly."""
+    bound = ctx.assigned_in(fn).get(name, []) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    if len(bound) != 1 or not isinstance(bound[0], ast.Call) or ctx.dotted(bound[0].func) != "functools.partial" \
+            or not bound[0].args or any(isinstance(a, ast.Starred) for a in bound[0].args):
+        return None
+    made = bound[0]
+    return ast.Call(func=made.args[0], args=[*made.args[1:], *node.args], keywords=[*made.keywords, *node.keywords])
 
 
 def _attribute_grad_free(ctx: Context, cls: ast.ClassDef, attr: str, depth: int, seen: frozenset) -> bool:

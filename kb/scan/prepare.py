@@ -18,6 +18,7 @@ from kb.scan.survey import Survey
 from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, plain_literal, public_name
 
 _LOCAL_MODULES: dict[str, dict | None] = {}
+_LOCAL_IMPORTS: dict[str, dict[str, str]] = {}  # path -> its absolute imports (local_imports)
 
 
 def local_module(filename: str, dotted: str) -> dict | None:
@@ -25,6 +26,45 @@ def local_module(filename: str, dotted: str) -> dict | None:
     (next to `filename`, or under one of its parent folders), or None when no such file is there. Read
     with `ast` only, never imported; memoized per path. The tree is untrusted: only a regular file
     (not a symlink, FIFO or device) of at most kb.scan.sources.MAX_BYTES is opened."""
+    path = _module_path(filename, dotted)
+    if path is None:
+        return None
+    if path not in _LOCAL_MODULES:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                tree = ast.parse(handle.read(), filename=path)
+            _LOCAL_MODULES[path] = {n.name: n for n in tree.body
+                                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+            _LOCAL_IMPORTS[path] = _imports_of(tree)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+            _LOCAL_MODULES[path] = None
+    return _LOCAL_MODULES[path]
+
+
+def local_imports(filename: str, dotted: str) -> dict[str, str]:
+    """The absolute imports of the module `dotted` of the same code base (local name -> the dotted name it
+    stands for), so that a base class spelt in that file can be named; empty when it cannot be read."""
+    path = _module_path(filename, dotted)
+    if path is None or local_module(filename, dotted) is None:
+        return {}
+    return _LOCAL_IMPORTS.get(path, {})
+
+
+def _imports_of(tree: ast.Module) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return found
+
+
+def _module_path(filename: str, dotted: str) -> str | None:
+    """The file of the module `dotted` next to `filename` or under one of its parent folders: a regular
+    file small enough to read (None: none there, or a link, FIFO or device, never opened)."""
     if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
         return None
     folder = os.path.dirname(os.path.abspath(filename))
@@ -37,15 +77,7 @@ def local_module(filename: str, dotted: str) -> dict | None:
         if info is not None:
             if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
                 return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
-            if path not in _LOCAL_MODULES:
-                try:
-                    with open(path, encoding="utf-8") as handle:
-                        tree = ast.parse(handle.read(), filename=path)
-                    _LOCAL_MODULES[path] = {n.name: n for n in tree.body
-                                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
-                    _LOCAL_MODULES[path] = None
-            return _LOCAL_MODULES[path]
+            return path
         parent = os.path.dirname(folder)
         if parent == folder:
             break

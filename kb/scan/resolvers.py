@@ -21,7 +21,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, tfdata, values
+from kb.scan import datasets, gradient, members, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -389,12 +389,12 @@ def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST |
 
 # --- rules at `self.X = <module>(...)` -------------------------------------------------------------
 def _module_class(ctx: Context, target: ast.AST, op: str) -> tuple[ast.ClassDef, bool, str] | None:
-    """(the enclosing class, whether it has its own `forward`, X), for `self.X = <a module class>(...)`."""
-    if not self_attribute(target) or not ctx.class_nodes or not op.rsplit(".", 1)[-1][:1].isupper():
+    """(the enclosing class, whether it has its own `forward`, X) for `self.X = M(...)` (X "a.b": held in self.a)."""
+    if (where := members.path(target)) is None or not ctx.class_nodes or not op.rsplit(".", 1)[-1][:1].isupper():
         return None
     cls = ctx.class_nodes[-1]
     forward = any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "forward" for item in cls.body)
-    return cls, forward, target.attr
+    return cls, forward, where
 
 
 @resolver("module-never-called", "module")
@@ -420,22 +420,22 @@ def module_never_called(ctx: Context, target: ast.AST, value: ast.Call, op: str)
 
 @resolver("unique-position-lookup", "module")
 def unique_position_lookup(ctx: Context, target: ast.AST, value: ast.Call, op: str) -> str | None:
-    """`self.X = nn.Embedding(...)` whose every call in its class is `self.X(torch.arange(...))` (a position
-    lookup, directly or through a name only ever assigned an arange), and that is never handed on: the
-    indices never repeat, so the atomic backward adds each row once and nothing accumulates out of order."""
+    """`self.X = nn.Embedding(...)` (or `self.a.X`, one a ModuleDict holds) whose every call in its class is on
+    indices that never repeat (`torch.arange(t).unsqueeze(0)`, a position lookup, directly or through a name only
+    ever so assigned), and that is never handed on: the atomic backward adds each row once, nothing accumulates."""
     found = _module_class(ctx, target, op)
     if found is None or not found[1]:
         return None
     cls, attr, calls = found[0], found[2], 0
     for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         for sub in ast.walk(fn):
-            if hands_on(sub, attr, value):
+            if members.handed_on(sub, attr, value):
                 return None
-            if isinstance(sub, ast.Call) and self_attribute(sub.func, attr):
-                if len(sub.args) != 1 or sub.keywords or not ctx.is_arange(sub.args[0], fn):
+            if isinstance(sub, ast.Call) and members.path(sub.func) == attr:
+                if len(sub.args) != 1 or sub.keywords or not ctx.is_unique(sub.args[0], fn):  # arange(t).unsqueeze(0)
                     return None
                 calls += 1
-    return f"self.{attr} is only called with torch.arange indices: unique, so nothing accumulates" if calls else None
+    return f"self.{attr} is only called with indices that never repeat (torch.arange): nothing accumulates" if calls else None
 
 
 # --- spellings and facts (not named by records) ----------------------------------------------------
@@ -572,7 +572,8 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
 
 @resolver("no-input-requires-grad", "fact")
 def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) -> bool:
-    """A functional call none of whose arguments requires a gradient, followed through the file: made by
+    """A functional call none of whose arguments requires a gradient (a tensor method: nor its receiver,
+    `torch.arange(n).repeat_interleave(k)`), followed through the file: made by
     torch factories (`torch.rand`, `torch.zeros(..., device=...)`), NumPy or Python, and what torch
     functions and tensor methods make of those (`x[idx].to(device)`, `F.interpolate(hr, ...)`), through every
     binding of a name in the function and in-place writes that write only such values, the arguments every
@@ -582,16 +583,18 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     apply (the data augmentation of a batch, the bicubic upsampling of the low-resolution input). Not
     applied in a file that names `requires_grad`; a module's output, a parameter, or anything not read here
     may require one. In-place writes inside another function a tensor is handed to are not followed. The
-    indices of an op whose record names them (`scan.unique_index`: index_select's `index`) are integers,
-    which never require a gradient, and are not read."""
+    indices of an op whose record names them (`scan.unique_index`: index_select's `index`) and the arguments
+    of integer parameters (`repeats`, `dim`) never require a gradient, and are not read."""
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
-    if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None:
-        return False
+    if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None \
+            or (op is not None and op.rsplit(".", 2)[-2][:1].isupper() and not op.startswith("torch.Tensor.")):
+        return False  # (or another class's method, an optimizer's minimize: its inputs are not read here)
     fn = ctx.fn_nodes[-1]
-    name = ctx.index_param.get(op) if op else None
-    index = ctx.argument(op, node, name) if op and name else None
-    parts = [p for p in (*node.args, *(k.value for k in node.keywords)) if p is not index]
-    return bool(node.args) and not any(isinstance(a, ast.Starred) for a in node.args) \
+    receiver = [node.func.value] if op and op.startswith("torch.Tensor.") and isinstance(node.func, ast.Attribute) else []  # its input
+    index = ctx.argument(op, node, ctx.index_param[op]) if op and op in ctx.index_param else None
+    integers = gradient.integer_arguments(op, node, bool(receiver)) if op else set()
+    parts = [p for p in (*receiver, *node.args, *(k.value for k in node.keywords)) if p is not index and id(p) not in integers]
+    return bool(node.args or receiver) and not any(isinstance(a, ast.Starred) for a in node.args) \
         and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
 

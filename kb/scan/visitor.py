@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, gradient, rank, resolvers, seeds, tfcompat, tfdata, values
+from kb.scan import environ, gradient, members, rank, resolvers, seeds, tfcompat, tfdata, values
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -333,8 +333,8 @@ class Visitor(Context, ast.NodeVisitor):
         target = node.targets[0]
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
             self._reference(node.value)
-        if len(self.calls) > before and isinstance(node.value, ast.Call) and len(node.targets) == 1:
-            self._module_rules(node.targets[0], node.value, before)
+        for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
+            self._module_rules(held, made, before)
         kind = self.kind_of(node.value)
         for target in node.targets:
             self._assigned(target, node.value, kind, node)
@@ -381,7 +381,7 @@ class Visitor(Context, ast.NodeVisitor):
             return
         for k in range(first, len(self.calls)):
             call = self.calls[k]
-            if call.op == name and call.line == value.lineno:
+            if call.op == name and (call.line, call.col) == (value.lineno, value.col_offset + 1):
                 self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(ruled))
 
     def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
@@ -577,9 +577,9 @@ class Visitor(Context, ast.NodeVisitor):
         elif not method and (self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]) or op in
                              self.backward_ops and gradient.used_only_without_grad(self, node, op, self._no_grad)):
             quiet = True  # torch.gather(v, ...) of a buffer v, as v.gather(...); a module used only under no_grad
-        if not quiet and not method and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
+        if not quiet and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
                 and resolvers.no_input_requires_grad(self, node, op):
-            quiet = True  # no argument of the call requires a gradient: no backward pass runs through it
+            quiet = True  # no argument (nor a method's receiver) requires a gradient: no backward pass runs through it
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
