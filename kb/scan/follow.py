@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from kb.scan.context import Context
+from kb.scan.syntax import inner_statements
 
 
 def latest(scope: ast.AST | None, node: ast.AST, name: str) -> tuple[ast.expr, int | None] | None:
@@ -76,14 +77,8 @@ def own_statements(scope: ast.AST) -> list[ast.stmt]:
     while stack:
         item = stack.pop()
         out.append(item)
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody"):
-            children = getattr(item, field, None)
-            if children and type(children) is list:
-                stack.extend(children)
-        for handler in getattr(item, "handlers", ()):
-            stack.extend(handler.body)
+        if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(inner_statements(item))
     return out
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import kb
 from kb.scan.context import Context
 from kb.scan.survey import FIELDS
-from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
+from kb.scan.syntax import NOT_FRAMEWORK, inner_statements, literal, self_attribute, statements_in
 
 # What decides whether a call's input requires a gradient (grad_free): torch calls that make one
 # whatever their arguments, the torch classes whose result needs none when their arguments need none,
@@ -534,14 +534,7 @@ def _function_scopes(tree: ast.Module) -> dict[int, dict[str, list[ast.FunctionD
             if isinstance(item, ast.ClassDef):
                 todo.extend(n for n in item.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))  # methods
                 continue
-            for field in ("body", "orelse", "finalbody"):
-                children = getattr(item, field, None)
-                if children and type(children) is list:
-                    stack.extend(children)
-            for handler in getattr(item, "handlers", ()):
-                stack.extend(handler.body)
-            for case in getattr(item, "cases", ()):
-                stack.extend(case.body)
+            stack.extend(inner_statements(item))
     return out
 
 

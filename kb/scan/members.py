@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.syntax import handed_parts
+
 _DICTS = frozenset({"ModuleDict"})  # containers whose modules are reached by their key
 
 
@@ -52,15 +54,7 @@ def path(node: ast.AST | None) -> str | None:
 def handed_on(node: ast.AST, where: str, made: ast.AST) -> bool:
     """The module at `where` ("a.b"), or a container holding it (`self.a`), handed on as an object
     (`f(self.a)`, `[self.a.b]`, `return self.a`, `y = self.a.b`; not the assignment `made` that creates it)."""
-    if isinstance(node, ast.Call):
-        parts = [*node.args, *(k.value for k in node.keywords)]
-    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        parts = list(node.elts)
-    elif isinstance(node, (ast.Return, ast.Assign)) and node.value is not None and node.value is not made:
-        parts = [node.value]
-    else:
-        return False
-    for part in parts:
+    for part in handed_parts(node, made):
         found = path(part)
         if found is not None and (where == found or where.startswith(found + ".")):
             return True

@@ -316,14 +316,22 @@ def statements_in(node: ast.AST) -> list[ast.stmt]:
     while stack:
         item = stack.pop()
         out.append(item)
-        for field in ("body", "orelse", "finalbody"):
-            children = getattr(item, field, None)
-            if children and type(children) is list:
-                stack.extend(children)
-        for handler in getattr(item, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(item, "cases", ()):
-            stack.extend(case.body)
+        stack.extend(inner_statements(item))
+    return out
+
+
+def inner_statements(item: ast.AST) -> list[ast.stmt]:
+    """The statements directly in a compound statement's bodies: `body`, `orelse`, `finalbody`, and the bodies
+    of its `except` clauses and `match` cases (one place for every walk of statements without expressions)."""
+    out: list[ast.stmt] = []
+    for field in ("body", "orelse", "finalbody"):
+        children = getattr(item, field, None)
+        if children and type(children) is list:
+            out.extend(children)
+    for handler in getattr(item, "handlers", ()):
+        out.extend(handler.body)
+    for case in getattr(item, "cases", ()):
+        out.extend(case.body)
     return out
 
 
@@ -415,15 +423,19 @@ def self_attribute(node: ast.AST | None, attr: str | None = None) -> TypeGuard[a
 def hands_on(node: ast.AST, attr: str, made: ast.AST) -> bool:
     """`self.<attr>` handed on as an object (`f(self.X)`, `[self.X]`, `return self.X`, `y = self.X`, but not
     the assignment `made` that creates it): it may be called there, with anything."""
+    return any(self_attribute(a, attr) for a in handed_parts(node, made))
+
+
+def handed_parts(node: ast.AST, made: ast.AST) -> list[ast.expr]:
+    """What a node hands on as objects: a call's arguments, a display's items, what a `return` or an assignment
+    (other than `made`, the one that creates the object) gives; [] for any other node."""
     if isinstance(node, ast.Call):
-        parts = [*node.args, *(k.value for k in node.keywords)]
-    elif isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        parts = list(node.elts)
-    elif isinstance(node, (ast.Return, ast.Assign)) and node.value is not None and node.value is not made:
-        parts = [node.value]
-    else:
-        return False
-    return any(self_attribute(a, attr) for a in parts)
+        return [*node.args, *(k.value for k in node.keywords)]
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return list(node.elts)
+    if isinstance(node, (ast.Return, ast.Assign)) and node.value is not None and node.value is not made:
+        return [node.value]
+    return []
 
 
 def parameter_defaults(args: ast.arguments, method: bool) -> list[tuple[str, ast.expr, int]]:
