@@ -382,14 +382,7 @@ def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
     calls: list[ast.Call] = []
     for instance in made:
         where = _caller_of(ctx, instance)
-        kept = None
-        for stmt in statements_in(where):
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                value = stmt.value
-                while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MODULE_USES:
-                    value = value.func.value
-                if value is instance:
-                    kept = stmt.targets[0].id
+        kept = _kept_as(where, instance)
         if kept is None or len([v for v in _bindings(ctx, where).get(kept, [])]) != 1:
             return None
         parents = {id(child): parent for parent in ast.walk(where) for child in ast.iter_child_nodes(parent)}
@@ -555,6 +548,20 @@ def reads_a_buffer(ctx: Context, node: ast.Call, op: str, buffers: frozenset[str
     return all(grad_free(ctx, p, ctx.fn_nodes[-1]) for p in rest)
 
 
+def _kept_as(scope: ast.AST, made: ast.AST) -> str | None:
+    """The plain name a construction is assigned to in `scope` (through `.to(device)` / `.cuda()` and the
+    other module uses of _MODULE_USES on it), the last such assignment; None if it is not kept so."""
+    name = None
+    for stmt in statements_in(scope):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            value = stmt.value
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MODULE_USES:
+                value = value.func.value
+            if value is made:
+                name = stmt.targets[0].id
+    return name
+
+
 def used_only_without_grad(ctx: Context, node: ast.Call, op: str, no_grad: Callable[[ast.expr], bool]) -> bool:
     """The construction of a module (`criterion = torch.nn.CTCLoss(...).cuda()`) bound to a name of its
     function (or of the module; any other binding of it aside, `if ...: criterion = A() else: criterion = B()`)
@@ -565,14 +572,7 @@ def used_only_without_grad(ctx: Context, node: ast.Call, op: str, no_grad: Calla
     scope: ast.AST | None = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if scope is None or not op.rsplit(".", 1)[-1][:1].isupper():
         return False  # a function's call, not a module's construction
-    name = None
-    for stmt in statements_in(scope):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            value = stmt.value
-            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MODULE_USES:
-                value = value.func.value
-            if value is node:
-                name = stmt.targets[0].id
+    name = _kept_as(scope, node)
     if name is None or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
         return False  # what else the name is bound to matters not: every read of it is checked below
     reads = 0

@@ -30,14 +30,13 @@ def local_module(filename: str, dotted: str) -> dict | None:
     if path is None:
         return None
     if path not in _LOCAL_MODULES:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                tree = ast.parse(handle.read(), filename=path)
+        tree = _parsed(path)
+        if tree is None:
+            _LOCAL_MODULES[path] = None
+        else:
             _LOCAL_MODULES[path] = {n.name: n for n in tree.body
                                     if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
             _LOCAL_IMPORTS[path] = _imports_of(tree)
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
-            _LOCAL_MODULES[path] = None
     return _LOCAL_MODULES[path]
 
 
@@ -88,6 +87,18 @@ def _module_path(filename: str, dotted: str) -> str | None:
 _LOCAL_TREES: dict[str, ast.Module | None] = {}
 
 
+def _parsed(path: str) -> ast.Module | None:
+    """The tree of a file of the code base that local_module or local_tree found (a regular file small enough
+    to read), parsed once for both; None when it cannot be read or parsed."""
+    if path not in _LOCAL_TREES:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                _LOCAL_TREES[path] = ast.parse(handle.read(), filename=path)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+            _LOCAL_TREES[path] = None
+    return _LOCAL_TREES[path]
+
+
 def local_tree(filename: str, dotted: str) -> tuple[str, ast.Module] | None:
     """The path and tree of the module `dotted` of the same code base (a file `a/b.py` or a package's
     `a/b/__init__.py`, next to `filename` or under one of its parent folders), found and opened as
@@ -104,13 +115,7 @@ def local_tree(filename: str, dotted: str) -> tuple[str, ast.Module] | None:
                 continue
             if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
                 return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
-            if path not in _LOCAL_TREES:
-                try:
-                    with open(path, encoding="utf-8") as handle:
-                        _LOCAL_TREES[path] = ast.parse(handle.read(), filename=path)
-                except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
-                    _LOCAL_TREES[path] = None
-            tree = _LOCAL_TREES[path]
+            tree = _parsed(path)
             return (path, tree) if tree is not None else None
         parent = os.path.dirname(folder)
         if parent == folder:
