@@ -28,3 +28,21 @@ def test_tf1_multinomial_is_the_categorical_sampler(tmp_path):
         """})
     assert [(f.line, f.record, f.level) for f in found] == [
         (3, "tf.random-seeds", "nondeterministic"), (5, "tf.random-seeds", "nondeterministic")], found
+
+
+def test_an_op_taken_from_tensorflows_private_module_is_the_public_op(tmp_path):
+    """openai/glow's memory_saving_gradients.py: `from tensorflow.python.ops import gradients as
+    tf_gradients_lib; tf_gradients = tf_gradients_lib.gradients` names the function TensorFlow exports as
+    `tf.compat.v1.gradients` (RULES Y4-1), a site of `tf.gradients` named as a value; so is a call through
+    the module that defines it. TensorFlow's own table says which private name is which op."""
+    found = _scan(tmp_path, {"grads.py": """\
+        import tensorflow as tf
+        from tensorflow.python.ops import gradients as tf_gradients_lib
+        from tensorflow.python.ops import gradients_impl
+        tf_gradients = tf_gradients_lib.gradients
+        def grads(loss, params):
+            a = gradients_impl.gradients(loss, params)
+            b = gradients_impl.gradients(loss, params, gate_gradients=True)
+            return a, b
+        """})
+    assert [(f.line, f.record) for f in found] == [(4, "tf.gradient-gating"), (6, "tf.gradient-gating")], found
