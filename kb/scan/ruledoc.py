@@ -6,7 +6,7 @@ to its rule help, so neither can drift from what the scanner does.
 
 from __future__ import annotations
 
-from kb.scan import resolvers
+from kb.scan import pooling, resolvers  # noqa: F401 (pooling registers its code rule in resolvers.TABLE)
 from kb.scan.rules import Rules, of
 
 BEGIN = "<!-- BEGIN GENERATED SCAN RULES (kb build, from the records' scan: blocks and kb/scan/resolvers.py) -->"

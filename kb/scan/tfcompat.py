@@ -5,6 +5,10 @@
 (kb/scan/tfcompat_names.py, generated from the installed TensorFlow): the same object, or TF 1's
 endpoint of the same kernel with TF 1's parameters. Only those are read as `tf.X`; a `tf.compat.v1`
 name that is neither (a TF 1-only op) keeps its own name, which a record may list as an alias.
+
+Code that wants TensorFlow's original function imports it from the private module that defines or
+re-exports it (`from tensorflow.python.ops import gradients as lib; lib.gradients`): the same object as a
+public op, which TensorFlow also says (kb/scan/tfprivate_names.py), so it is read as that op (RULES Y4-1).
 """
 
 from __future__ import annotations
@@ -13,14 +17,26 @@ import ast
 import operator
 
 from kb.scan.tfcompat_names import SAME, V1
+from kb.scan.tfprivate_names import PRIVATE
 
 PREFIX = "tf.compat.v1."
 # TF 1 parameter names of the same argument under TF 2's name (TF 1's own deprecation aliases).
 RENAMED = {"filter": "filters", "value": "input", "dim": "axis", "keep_dims": "keepdims", "reduction_indices": "axis"}
 
 
+def exported(name: str) -> str:
+    """The public name of a function spelled through TensorFlow's implementation modules
+    (`tf.python.ops.gradients.gradients` is `tf.compat.v1.gradients`); any other name as it is."""
+    return PRIVATE.get(name, name) if name.startswith("tf.python.") else name
+
+
 def tf2_name(name: str, wanted: frozenset[str]) -> str | None:
-    """`tf.X` for `tf.compat.v1.X` when TensorFlow makes it the op `tf.X` and a record lists `tf.X`."""
+    """`tf.X` for `tf.compat.v1.X` when TensorFlow makes it the op `tf.X` and a record lists `tf.X`; the
+    public name a record lists for a private spelling of it."""
+    public = exported(name)
+    if public != name and (public in wanted or not public.startswith(PREFIX)):
+        return public if public in wanted else None
+    name = public
     if not name.startswith(PREFIX):
         return None
     tail = name[len(PREFIX):]
@@ -32,6 +48,7 @@ def tf2_name(name: str, wanted: frozenset[str]) -> str | None:
 def v1_parameters(name: str) -> tuple[str, ...] | None:
     """TF 1's positional parameters of `tf.compat.v1.X` where they differ from the TF 2 op's (None: the
     same object, so TF 2's signature reads the call)."""
+    name = exported(name)
     return V1.get(name[len(PREFIX):]) if name.startswith(PREFIX) else None
 
 

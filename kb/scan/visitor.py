@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, gradient, members, rank, resolvers, seeds, tfcompat, tfdata, values
+from kb.scan import environ, gradient, members, pooling, rank, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit

@@ -1,0 +1,81 @@
+"""Max-pools whose windows tile their input: the code rule `windows-do-not-overlap`.
+
+A max-pool's backward pass adds each output's gradient into the one input its window's maximum came
+from. The CUDA and cuDNN kernels do that with atomic adds, and the records of them (cuDNN's max-pool
+backprop in TensorFlow, PyTorch's max_pool3d backward) say the order of those adds varies only where
+windows overlap (a stride smaller than the window). A stride at least the window's, in every dimension,
+leaves every input inside at most one window, so it receives at most one gradient and there is no sum
+whose order could vary. Padding (TensorFlow's "SAME", PyTorch's `padding=`, `ceil_mode`) only moves or
+cuts windows at the borders, it never makes two of them share an input; a PyTorch dilation above 1
+spreads a window out, so two can interleave, and is not ruled out.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+from kb.scan.resolvers import resolver
+from kb.scan.syntax import Unknown
+
+# (window, stride, dilation) positions: functions take the input first, layer classes do not
+_FUNCTION = (1, 2, 4)
+_LAYER = (0, 1, 3)
+_WINDOW = ("ksize", "pool_size", "kernel_size")
+_STRIDE = ("strides", "stride")
+_DEFAULT_POOL = {"1D": (2,), "2D": (2, 2), "3D": (2, 2, 2)}  # Keras's pool_size when not given
+
+
+def _given(node: ast.Call, names: tuple[str, ...], position: int) -> ast.AST | None:
+    found = next((k.value for k in node.keywords if k.arg in names), None)
+    if found is None and position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
+        found = node.args[position]
+    return found
+
+
+def _sizes(value: object) -> tuple[int, ...] | None:
+    """A literal window or stride as a tuple of ints (`2` as `(2,)`), None when it is not one."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,)
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return tuple(value)
+    return None
+
+
+def _tiles(window: tuple[int, ...], stride: tuple[int, ...]) -> bool:
+    """Every stride at least its window (one number for all dimensions on either side)."""
+    if len(window) == 1 or len(stride) == 1:
+        return all(s >= w for w in window for s in stride)
+    return len(window) == len(stride) and all(s >= w for w, s in zip(window, stride))
+
+
+@resolver("windows-do-not-overlap", "rule")
+def windows_do_not_overlap(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A max-pool whose literal stride is at least its window in every dimension (`MaxPooling2D((4, 4))`,
+    whose `strides` default to `pool_size`; `tf.nn.max_pool2d(x, ksize=2, strides=2, padding="VALID")`;
+    `nn.MaxPool3d(2)`, whose `stride` defaults to `kernel_size`), with no dilation: the windows tile the
+    input, so each input receives at most one gradient and the backward pass adds nothing in a varying
+    order. Padding never makes such windows overlap."""
+    name = op.rsplit(".", 1)[-1]
+    layer = name[:1].isupper()
+    at_window, at_stride, at_dilation = _LAYER if layer else _FUNCTION
+    dilation = _given(node, ("dilation", "dilation_rate"), at_dilation) if op.startswith("torch.") else None
+    if dilation is not None and _sizes(ctx.literal(dilation)) not in ((1,), (1, 1), (1, 1, 1)):
+        return None
+    window_node = _given(node, _WINDOW, at_window)
+    if window_node is None and layer and not op.startswith("torch."):
+        window: object = _DEFAULT_POOL.get(name[-2:].upper())
+    else:
+        window = ctx.literal(window_node) if window_node is not None else None
+    stride_node = _given(node, _STRIDE, at_stride)
+    stride = ctx.literal(stride_node) if stride_node is not None else None
+    if stride is None or stride == () or stride == []:  # Keras's and PyTorch's default: the window
+        if not (layer or op.startswith("torch.")):
+            return None  # TensorFlow's own functions need strides
+        stride = window
+    if isinstance(window, Unknown) or isinstance(stride, Unknown):
+        return None
+    w, s = _sizes(window), _sizes(stride)
+    if w is None or s is None or not _tiles(w, s):
+        return None
+    return "the stride is at least the pooling window, so the windows do not overlap and each input gets at most one gradient"
