@@ -83,8 +83,8 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
     targets: dict[tuple[str, str], Target] = {}
     for path in sorted(only):
         module = modules.get(path)
-        if module is None or not module.calls or path.endswith(".ipynb"):
-            continue
+        if module is None or not module.calls:
+            continue  # a notebook's cells are one program: its later cells call what an earlier one defines
         tree = _parse(texts.get(path))
         trees[path] = tree
         if tree is not None:

@@ -207,9 +207,12 @@ def _names(text: str, wanted: frozenset[str] | set[str]) -> list[tuple[str, int,
 
 
 def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
-              texts: sources.Texts, graph: scope.Graph) -> dict[str, list[tuple[int, int, str]]]:
+              texts: sources.Texts, graph: scope.Graph,
+              never: dict[str, list[tuple[int, int, str]]] | None = None) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
-    {} elsewhere (a package, a single file, a scan with no entry point)."""
+    {} elsewhere (a package, a single file, a scan with no entry point). `never`: path -> (first, last, why)
+    of branches known never to run for other reasons (no value the callers pass takes them: kb/scan/callers.py):
+    a name used only there is no use either (their own notes are the caller's to give)."""
     if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
         return {}
     scripts = script_files(roots, modules)
@@ -236,10 +239,12 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
                                       f"no __main__ block or module-level code, and {ships})")]
-        elif not path.endswith(".ipynb"):  # its spans: with calls of the KB, or naming code that has some
+        else:  # its spans (a notebook's too: its cells are one program): with calls of the KB, or naming code that has some
             spanned.append(path)
     ancestry = _Ancestry(graph, modules)
     dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
+    for path, branches in (never or {}).items():  # branches no caller's value takes
+        dead.setdefault(path, []).extend((first, last) for first, last, _ in branches)
     spans = [(path, span) for path in spanned
              for span in _spans(modules[path].layout, functools.partial(ancestry.own, path))
              if not span[1].startswith("__") and not span[4]]
@@ -258,6 +263,9 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     def live(path: str, line: int) -> bool:
         return not any(a <= line <= b for a, b in dead.get(path, ()))
 
+    # Nothing imports a notebook: its names are used by its own cells only (unless a notebook runs another one)
+    alone = not any(_runs_notebooks(read[p]) for p in modules if p.endswith(".ipynb"))
+
     changed = True
     while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
         changed = False
@@ -265,6 +273,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
             if (first, last) in dead.get(path, ()):
                 continue
             refs = by_name.get(name, ())
+            if alone and path.endswith(".ipynb"):
+                refs = [ref for ref in refs if ref[0] == path]
             if kind == "method":
                 used = any(attr and live(p, line) for p, line, attr in refs)
             else:
@@ -280,6 +290,11 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                    f"{'only in code nothing runs' if named else 'nowhere outside it'})")
             out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
+
+
+def _runs_notebooks(text: str) -> bool:
+    """`%run other.ipynb` (as IPython rewrites it, or as written) or an import hook for notebooks."""
+    return "%run" in text or "run_line_magic('run'" in text or "import_ipynb" in text
 
 
 def why(spans: dict[str, list[tuple[int, int, str]]], path: str, line: int) -> str | None:
