@@ -104,3 +104,14 @@ def test_a_notebooks_cells_are_one_program_for_the_values_passed(tmp_path):
     assert not _cell_records(found, "distill.ipynb", 2), found
     assert _cell_records(found, "distill.ipynb", 8), "the flip runs in training whatever distort is"
     assert _cell_records(found, "train.ipynb", 2) and _cell_records(found, "train.ipynb", 8), found
+
+
+def test_a_partial_of_a_function_is_a_call_with_the_arguments_it_binds(tmp_path):
+    """simclr's `functools.partial(color_jitter, strength=strength, impl=impl)` named color_jitter as a value,
+    so its `impl` (and that of the functions it calls) was unknown and the `impl == 'simclrv1'` branch of
+    random_brightness a finding (RULES L1-1: every caller keeps impl='simclrv2'). A partial now counts as a
+    call passing what it binds; a parameter it leaves open (`contrast`'s `upper`, given later) stays unknown."""
+    found = _scan_tf(tmp_path, "partial")
+    assert not _records(found, "augment.py", 11), found
+    assert _records(found, "augment.py", 8), "the v2 draw runs"
+    assert _records(found, "augment.py", 17), "upper is given where the partial is called: unknown"

@@ -137,7 +137,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
-    callees = {n.name: {c.func.id for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    callees = {n.name: {c.func.id for c in map(_partial_or_call, ast.walk(n)) if c is not None and isinstance(c.func, ast.Name)}
                for n in defs}
     for _ in range(_ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
@@ -171,6 +171,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
     index = _Index.of(targets)
     calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
     blocked: set[tuple[str, str]] = set()
+    partials: set[int] = set()  # the calls that are a partial's binding: what they leave out is given later
     for path, module in modules.items():
         mine, aliases = _bindings(path, module, graph, index)
         if not mine and not aliases:
@@ -188,6 +189,10 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
         allowed: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
+                bound = _partial(node)
+                if bound is not None:  # `functools.partial(f, k=v)`: a call of f passing k, its other parameters open
+                    node = bound
+                    partials.add(id(bound))
                 func = node.func
                 key = mine.get(func.id) if isinstance(func, ast.Name) else None
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in aliases:
@@ -214,7 +219,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             return out[key][param][0] if key is not None and param is not None else None
 
         grown = {key: found for key, seen in calls.items() if key not in blocked and seen
-                 and (found := _passed(targets[key], seen, relay))}
+                 and (found := _passed(targets[key], seen, relay, partials))}
         if grown == out:
             break
         out = grown
@@ -265,6 +270,20 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
     return mine, aliases
 
 
+def _partial(call: ast.Call) -> ast.Call | None:
+    """`functools.partial(f, *args, **kw)` (or `partial(...)`) as the call of f it binds, else None."""
+    func = call.func
+    named = func.id if isinstance(func, ast.Name) else func.attr \
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "functools" else None
+    if named != "partial" or not call.args or isinstance(call.args[0], ast.Starred):
+        return None
+    return ast.Call(call.args[0], call.args[1:], call.keywords, lineno=call.lineno, col_offset=call.col_offset)
+
+
+def _partial_or_call(node: ast.AST) -> ast.Call | None:
+    return (_partial(node) or node) if isinstance(node, ast.Call) else None
+
+
 def _self_made(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
         return func.id == "cls"
@@ -277,10 +296,11 @@ def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def _passed(target: Target, seen: list[tuple[str, ast.Call]],
-            relay: Callable[[str, int, ast.expr], tuple | None]) -> dict[str, tuple[tuple, str]]:
+def _passed(target: Target, seen: list[tuple[str, ast.Call]], relay: Callable[[str, int, ast.expr], tuple | None],
+            partials: set[int] = frozenset()) -> dict[str, tuple[tuple, str]]:  # type: ignore[assignment]
     """Parameter -> (the values every call gives it, why): a literal, the literal default, or a parameter of
-    the calling target whose values are known (`relay`)."""
+    the calling target whose values are known (`relay`). A call in `partials` is a partial's binding: a
+    parameter it does not bind is given where the partial is called, unknown here."""
     values: dict[str, list] = {}
     every = [*target.params, *target.keywords]
     for path, call in seen:
@@ -289,7 +309,7 @@ def _passed(target: Target, seen: list[tuple[str, ast.Call]],
         given = dict(zip(target.params, call.args))
         given.update({k.arg: k.value for k in call.keywords if k.arg})
         for param in every:
-            node = given.get(param, target.defaults.get(param))
+            node = given.get(param, target.defaults.get(param) if id(call) not in partials else None)
             value = plain_literal(node) if node is not None else NOT_LITERAL
             passed_on = relay(path, call.lineno, given[param]) if value is NOT_LITERAL and param in given else None
             for one in passed_on if passed_on is not None else (value,):
