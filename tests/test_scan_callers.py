@@ -115,3 +115,12 @@ def test_a_partial_of_a_function_is_a_call_with_the_arguments_it_binds(tmp_path)
     assert not _records(found, "augment.py", 11), found
     assert _records(found, "augment.py", 8), "the v2 draw runs"
     assert _records(found, "augment.py", 17), "upper is given where the partial is called: unknown"
+
+
+def test_a_parameter_passed_on_six_calls_deep_keeps_its_callers_values(tmp_path):
+    """simclr hands `impl` from preprocess_image down six functions to random_brightness (through a partial):
+    the values were followed four calls deep only, so the `impl == 'simclrv1'` branch stayed a finding."""
+    found = _scan_tf(tmp_path, "deep")
+    assert not _records(found, "chain.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "chain.py" and f.line == 6 and f.note]
+    assert notes and "impl as 'v2'" in notes[0], notes

@@ -24,7 +24,7 @@ from kb.scan import resolve, scope, sources
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
-_ROUNDS = 4  # how far a parameter passed on is followed: a caller's, its caller's, ...
+_ROUNDS = 8  # how far a parameter passed on is followed: a caller's, its caller's, ... (simclr: six calls deep)
 _COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
 
 
