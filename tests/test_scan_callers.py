@@ -124,3 +124,15 @@ def test_a_parameter_passed_on_six_calls_deep_keeps_its_callers_values(tmp_path)
     assert not _records(found, "chain.py", 6), found
     notes = [f.note for f in found if Path(f.path).name == "chain.py" and f.line == 6 and f.note]
     assert notes and "impl as 'v2'" in notes[0], notes
+
+
+def test_a_draw_only_compared_with_a_bound_it_never_crosses_reaches_no_result(tmp_path):
+    """simclr's `random_apply(func, p, x)` draws `tf.random.uniform([], 0, 1)` only to test `< p`, and in the
+    distillation colabs every call that runs passes p=1.0 (the p=0.8 calls are under `if color_distort:`, which
+    no caller takes): the test is always true, the draw reaches no result (RULES Y1-2). A call in code that never
+    runs passed its value before; where a running call passes p=0.8 the draw stays a finding."""
+    found = _scan_tf(tmp_path, "threshold")
+    assert not _records(found, "augment.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "augment.py" and f.line == 6 and f.note]
+    assert notes and "1.0" in notes[0], notes
+    assert _records(_scan_tf(tmp_path, "threshold_open"), "augment.py", 6)

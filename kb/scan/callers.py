@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import resolve, scope, sources
+from kb.scan import resolve, scope, sources, thresholds
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -77,8 +77,11 @@ class Passed(NamedTuple):
 NONE = Passed({}, {})
 
 
-def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph) -> Passed:
-    """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them."""
+def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph,
+           never: dict[str, list[tuple[int, int, str]]] | None = None) -> Passed:
+    """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them.
+    `never`: path -> (first, last, why) of code that never runs (kb/scan/unreached.py): a call there passes
+    nothing."""
     trees: dict[str, ast.Module | None] = {}
     targets: dict[tuple[str, str], Target] = {}
     for path in sorted(only):
@@ -91,7 +94,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
             targets.update(_targets(path, tree, module.calls))
     if not targets:
         return NONE
-    values = _values(targets, modules, texts, trees, graph)
+    values = _values(targets, modules, texts, trees, graph, never or {})
     args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]] = {}
     dead: dict[str, list[tuple[int, int, str]]] = {}
     for key, known in values.items():
@@ -112,7 +115,17 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
                         args.setdefault((target.path, node.lineno, node.col_offset + 1), {})[k] = known[param]
             elif isinstance(node, ast.If):
                 dead.setdefault(target.path, []).extend(_dead(node, names, known, target))
+        for draw, why in thresholds.constant_draws(target.node, lambda arg: _known(arg, names, target, known)):
+            if (draw.lineno, draw.col_offset + 1) in recorded:  # a note on the draw's line: its value reaches nothing
+                dead.setdefault(target.path, []).append((draw.lineno, draw.lineno, why))
     return Passed(args, {p: d for p, d in dead.items() if d})
+
+
+def _known(arg: ast.expr, names: dict[tuple[str, str], str], target: Target,
+           known: dict[str, tuple[tuple, str]]) -> tuple[tuple, str] | None:
+    """The values a parameter read as `arg` takes and why, else None."""
+    param = _read(arg, names, getattr(arg, "lineno", target.node.lineno), target)
+    return known[param] if param is not None else None
 
 
 def _parse(text: str | None) -> ast.Module | None:
@@ -164,7 +177,8 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
 
 
 def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
-            trees: dict[str, ast.Module | None], graph: scope.Graph) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+            trees: dict[str, ast.Module | None], graph: scope.Graph,
+            never: dict[str, list[tuple[int, int, str]]]) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
     that does not parse) has none."""
@@ -199,7 +213,8 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
                     key = (aliases[func.value.id], func.attr)
                     funcs.add(id(func.value))
                 if key in calls:
-                    calls[key].append((path, node))
+                    if not any(first <= node.lineno <= last for first, last, _ in never.get(path, ())):
+                        calls[key].append((path, node))  # a call in code that never runs passes nothing
                     funcs.add(id(func))
                 if isinstance(func, ast.Name) and func.id in ("super", "isinstance", "issubclass"):
                     allowed.update(id(a) for a in node.args)  # super(Cls, self), isinstance(x, Cls): no call of it
