@@ -15,6 +15,7 @@ hook), so those keep theirs too.
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -248,6 +249,14 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     spans = [(path, span) for path in spanned
              for span in _spans(modules[path].layout, functools.partial(ancestry.own, path))
              if not span[1].startswith("__") and not span[4]]
+    for path in (p for p in spanned if not p.endswith(".ipynb")):  # a function defined again below (a notebook's cells may run in any order)
+        names = [name for kind, name, *_ in modules[path].layout.spans if kind == "function"]
+        if len(names) != len(set(names)) and (tree := _tree(read[path])) is not None:
+            for first, last, name, again in _shadowed(tree):
+                dead.setdefault(path, []).append((first, last))
+                out.setdefault(path, []).append((first, last, f"{name} is defined again at line {again} with only "
+                                                 f"definitions between: that binding replaces this one before "
+                                                 f"any code can call it"))
     wanted = {span[1] for _, span in spans}
     # Who can name a function, class or method of a file no package holds: the files no package holds, the
     # notebooks, and the files that import one of them (an installable package does not reach into its
@@ -290,6 +299,35 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                    f"{'only in code nothing runs' if named else 'nowhere outside it'})")
             out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
+
+
+def _shadowed(tree: ast.Module) -> list[tuple[int, int, str, int]]:
+    """(first, last, name, line of the later one) of each module-level function defined again further down
+    with only definitions, imports and constants between: the later binding replaces it before any code could
+    call it (a decorator, a class body, a default or any other statement between may run it, so none is)."""
+    out = []
+    body = tree.body
+    for i, node in enumerate(body):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+            continue
+        for later in body[i + 1:]:
+            if isinstance(later, (ast.FunctionDef, ast.AsyncFunctionDef)) and not later.decorator_list:
+                if later.name == node.name:
+                    out.append((node.lineno, node.end_lineno or node.lineno, node.name, later.lineno))
+                    break
+                if any(isinstance(n, ast.Name) and n.id == node.name for n in ast.walk(later.args)):
+                    break  # a default that names it is evaluated now
+            elif not isinstance(later, (ast.Import, ast.ImportFrom)) and not (
+                    isinstance(later, (ast.Expr, ast.Assign)) and isinstance(later.value, ast.Constant)):
+                break
+    return out
+
+
+def _tree(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _runs_notebooks(text: str) -> bool:
