@@ -70,3 +70,69 @@ def test_a_branch_no_callers_value_takes_never_runs(tmp_path):
     assert "accumulate as 'concat'" in notes.get(9, ""), notes
     assert "topk as 0" in notes.get(13, ""), notes
     assert not _records(found, "utils.py", 20) and "dims as 2" in notes.get(20, ""), notes
+
+
+def _scan_tf(tmp_path: Path, name: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    report = scan([str(root)], given=pins.parse_versions("tensorflow=2.20"))
+    return [*report.findings, *report.notes]
+
+
+def _cell_records(found: list, file: str, line: int) -> set[str]:
+    return {f.record for f in found if Path(f.path).name.split("#")[0] == file and f.line == line and not f.note}
+
+
+def test_helpers_reached_only_through_a_branch_no_caller_takes_never_run(tmp_path):
+    """google-research/simclr's preprocessing: `prepare(image, training=False, distort=True)` runs
+    `train_view(image, distort)` only under `if training:`, and the script calls it only with training=False.
+    The `if` was a note, but the draws of the helpers it alone calls (`jitter`, the random flip) stayed findings:
+    a function named only in code that never runs never runs itself (RULES R4, L1-1)."""
+    found = _scan_tf(tmp_path, "helpers")
+    assert not _records(found, "evaluate.py", 6) and not _records(found, "evaluate.py", 12), found
+    notes = [f.note for f in found if Path(f.path).name == "evaluate.py" and f.line == 12 and f.note]
+    assert notes and "train_view" in notes[0], notes
+
+
+def test_a_notebooks_cells_are_one_program_for_the_values_passed(tmp_path):
+    """simclr's colabs define the preprocessing module in one cell and call it in a later one, only with
+    `training=False` (evaluate.ipynb), or with `training=True, distort=False` (distill.ipynb): the draws of the
+    turned-off branches never run there. A notebook's calls were never read as the callers (RULES R4). Where a
+    cell passes the function on as a value (`ds.map(prepare)`, train.ipynb), every draw stays a finding."""
+    found = _scan_tf(tmp_path, "notebook")
+    assert not _cell_records(found, "evaluate.ipynb", 2) and not _cell_records(found, "evaluate.ipynb", 8), found
+    assert not _cell_records(found, "distill.ipynb", 2), found
+    assert _cell_records(found, "distill.ipynb", 8), "the flip runs in training whatever distort is"
+    assert _cell_records(found, "train.ipynb", 2) and _cell_records(found, "train.ipynb", 8), found
+
+
+def test_a_partial_of_a_function_is_a_call_with_the_arguments_it_binds(tmp_path):
+    """simclr's `functools.partial(color_jitter, strength=strength, impl=impl)` named color_jitter as a value,
+    so its `impl` (and that of the functions it calls) was unknown and the `impl == 'simclrv1'` branch of
+    random_brightness a finding (RULES L1-1: every caller keeps impl='simclrv2'). A partial now counts as a
+    call passing what it binds; a parameter it leaves open (`contrast`'s `upper`, given later) stays unknown."""
+    found = _scan_tf(tmp_path, "partial")
+    assert not _records(found, "augment.py", 11), found
+    assert _records(found, "augment.py", 8), "the v2 draw runs"
+    assert _records(found, "augment.py", 17), "upper is given where the partial is called: unknown"
+
+
+def test_a_parameter_passed_on_six_calls_deep_keeps_its_callers_values(tmp_path):
+    """simclr hands `impl` from preprocess_image down six functions to random_brightness (through a partial):
+    the values were followed four calls deep only, so the `impl == 'simclrv1'` branch stayed a finding."""
+    found = _scan_tf(tmp_path, "deep")
+    assert not _records(found, "chain.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "chain.py" and f.line == 6 and f.note]
+    assert notes and "impl as 'v2'" in notes[0], notes
+
+
+def test_a_draw_only_compared_with_a_bound_it_never_crosses_reaches_no_result(tmp_path):
+    """simclr's `random_apply(func, p, x)` draws `tf.random.uniform([], 0, 1)` only to test `< p`, and in the
+    distillation colabs every call that runs passes p=1.0 (the p=0.8 calls are under `if color_distort:`, which
+    no caller takes): the test is always true, the draw reaches no result (RULES Y1-2). A call in code that never
+    runs passed its value before; where a running call passes p=0.8 the draw stays a finding."""
+    found = _scan_tf(tmp_path, "threshold")
+    assert not _records(found, "augment.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "augment.py" and f.line == 6 and f.note]
+    assert notes and "1.0" in notes[0], notes
+    assert _records(_scan_tf(tmp_path, "threshold_open"), "augment.py", 6)

@@ -170,3 +170,12 @@ def test_names_are_read_as_pythons_tokenizer_reads_them():
     assert set(got) - f_string == set(expected), (sorted(set(got) ^ set(expected)))
     assert f_string <= set(got)
     assert not [n for n in got if n[1] in (1, 11)]  # prose: the docstring and the multi-line string
+
+
+def test_a_function_defined_again_below_never_runs(tmp_path):
+    """openai/glow's optim.py defines `adam` twice, with only other functions' definitions between: the second
+    binding replaces the first before anything can call it, so the first never runs (a note), while both
+    `adamax` and the second `adam` keep their findings (RULES R4)."""
+    kept, notes = _kept_and_notes(tmp_path, "shadowed", "tensorflow=2.20")
+    assert ("optim.py", 5) not in kept and ("optim.py", 10) in kept and ("optim.py", 15) in kept, kept
+    assert "defined again" in notes[("optim.py", 5)], notes

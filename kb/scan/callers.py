@@ -2,7 +2,9 @@
 call in the code base, across files through the imports, passes a literal (or leaves it at a literal
 default) holds one of those values only. Then a recorded call whose argument is that parameter (or
 `self.<attr>` the constructor sets from it) is asked once with each of those values, and a statement under
-`if param == LIT` / `if param:` / `if not param` that no value takes never runs.
+`if param == LIT` / `if param:` / `if not param` that no value takes never runs; a draw only compared with a
+parameter whose every value is at or above the top of its range reaches no result. A notebook's cells are one
+program; `functools.partial(f, k=v)` is a call of f that binds k; a call in code that never runs passes nothing.
 
 Only where every call is visible: no call passes *args or **kwargs, the function or class is named nowhere
 else (handed on as a value, subclassed, in a notebook), and it is in no installable package (a library's
@@ -24,7 +26,7 @@ from kb.scan import resolve, scope, sources
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
-_ROUNDS = 4  # how far a parameter passed on is followed: a caller's, its caller's, ...
+_ROUNDS = 8  # how far a parameter passed on is followed: a caller's, its caller's, ... (simclr: six calls deep)
 _COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
 
 
@@ -77,21 +79,24 @@ class Passed(NamedTuple):
 NONE = Passed({}, {})
 
 
-def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph) -> Passed:
-    """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them."""
+def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph,
+           never: dict[str, list[tuple[int, int, str]]] | None = None) -> Passed:
+    """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them.
+    `never`: path -> (first, last, why) of code that never runs (kb/scan/unreached.py): a call there passes
+    nothing."""
     trees: dict[str, ast.Module | None] = {}
     targets: dict[tuple[str, str], Target] = {}
     for path in sorted(only):
         module = modules.get(path)
-        if module is None or not module.calls or path.endswith(".ipynb"):
-            continue
+        if module is None or not module.calls:
+            continue  # a notebook's cells are one program: its later cells call what an earlier one defines
         tree = _parse(texts.get(path))
         trees[path] = tree
         if tree is not None:
             targets.update(_targets(path, tree, module.calls))
     if not targets:
         return NONE
-    values = _values(targets, modules, texts, trees, graph)
+    values = _values(targets, modules, texts, trees, graph, never or {})
     args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]] = {}
     dead: dict[str, list[tuple[int, int, str]]] = {}
     for key, known in values.items():
@@ -112,7 +117,17 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
                         args.setdefault((target.path, node.lineno, node.col_offset + 1), {})[k] = known[param]
             elif isinstance(node, ast.If):
                 dead.setdefault(target.path, []).extend(_dead(node, names, known, target))
+        for draw, why in _constant_draws(target.node, lambda arg: _known(arg, names, target, known)):
+            if (draw.lineno, draw.col_offset + 1) in recorded:  # a note on the draw's line: its value reaches nothing
+                dead.setdefault(target.path, []).append((draw.lineno, draw.lineno, why))
     return Passed(args, {p: d for p, d in dead.items() if d})
+
+
+def _known(arg: ast.expr, names: dict[tuple[str, str], str], target: Target,
+           known: dict[str, tuple[tuple, str]]) -> tuple[tuple, str] | None:
+    """The values a parameter read as `arg` takes and why, else None."""
+    param = _read(arg, names, getattr(arg, "lineno", target.node.lineno), target)
+    return known[param] if param is not None else None
 
 
 def _parse(text: str | None) -> ast.Module | None:
@@ -137,7 +152,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
-    callees = {n.name: {c.func.id for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    callees = {n.name: {c.func.id for c in map(_partial_or_call, ast.walk(n)) if c is not None and isinstance(c.func, ast.Name)}
                for n in defs}
     for _ in range(_ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
@@ -164,13 +179,15 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
 
 
 def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
-            trees: dict[str, ast.Module | None], graph: scope.Graph) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+            trees: dict[str, ast.Module | None], graph: scope.Graph,
+            never: dict[str, list[tuple[int, int, str]]]) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
     that does not parse) has none."""
     index = _Index.of(targets)
     calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
     blocked: set[tuple[str, str]] = set()
+    partials: set[int] = set()  # the calls that are a partial's binding: what they leave out is given later
     for path, module in modules.items():
         mine, aliases = _bindings(path, module, graph, index)
         if not mine and not aliases:
@@ -188,13 +205,18 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
         allowed: set[int] = set()
         for node in ast.walk(tree):
             if isinstance(node, ast.Call):
+                bound = _partial(node)
+                if bound is not None:  # `functools.partial(f, k=v)`: a call of f passing k, its other parameters open
+                    node = bound
+                    partials.add(id(bound))
                 func = node.func
                 key = mine.get(func.id) if isinstance(func, ast.Name) else None
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in aliases:
                     key = (aliases[func.value.id], func.attr)
                     funcs.add(id(func.value))
                 if key in calls:
-                    calls[key].append((path, node))
+                    if not any(first <= node.lineno <= last for first, last, _ in never.get(path, ())):
+                        calls[key].append((path, node))  # a call in code that never runs passes nothing
                     funcs.add(id(func))
                 if isinstance(func, ast.Name) and func.id in ("super", "isinstance", "issubclass"):
                     allowed.update(id(a) for a in node.args)  # super(Cls, self), isinstance(x, Cls): no call of it
@@ -214,7 +236,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             return out[key][param][0] if key is not None and param is not None else None
 
         grown = {key: found for key, seen in calls.items() if key not in blocked and seen
-                 and (found := _passed(targets[key], seen, relay))}
+                 and (found := _passed(targets[key], seen, relay, partials))}
         if grown == out:
             break
         out = grown
@@ -265,6 +287,20 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
     return mine, aliases
 
 
+def _partial(call: ast.Call) -> ast.Call | None:
+    """`functools.partial(f, *args, **kw)` (or `partial(...)`) as the call of f it binds, else None."""
+    func = call.func
+    named = func.id if isinstance(func, ast.Name) else func.attr \
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "functools" else None
+    if named != "partial" or not call.args or isinstance(call.args[0], ast.Starred):
+        return None
+    return ast.Call(call.args[0], call.args[1:], call.keywords, lineno=call.lineno, col_offset=call.col_offset)
+
+
+def _partial_or_call(node: ast.AST) -> ast.Call | None:
+    return (_partial(node) or node) if isinstance(node, ast.Call) else None
+
+
 def _self_made(func: ast.expr) -> bool:
     if isinstance(func, ast.Name):
         return func.id == "cls"
@@ -277,10 +313,11 @@ def _stem(path: str) -> str:
     return os.path.splitext(os.path.basename(path))[0]
 
 
-def _passed(target: Target, seen: list[tuple[str, ast.Call]],
-            relay: Callable[[str, int, ast.expr], tuple | None]) -> dict[str, tuple[tuple, str]]:
+def _passed(target: Target, seen: list[tuple[str, ast.Call]], relay: Callable[[str, int, ast.expr], tuple | None],
+            partials: set[int] = frozenset()) -> dict[str, tuple[tuple, str]]:  # type: ignore[assignment]
     """Parameter -> (the values every call gives it, why): a literal, the literal default, or a parameter of
-    the calling target whose values are known (`relay`)."""
+    the calling target whose values are known (`relay`). A call in `partials` is a partial's binding: a
+    parameter it does not bind is given where the partial is called, unknown here."""
     values: dict[str, list] = {}
     every = [*target.params, *target.keywords]
     for path, call in seen:
@@ -289,7 +326,7 @@ def _passed(target: Target, seen: list[tuple[str, ast.Call]],
         given = dict(zip(target.params, call.args))
         given.update({k.arg: k.value for k in call.keywords if k.arg})
         for param in every:
-            node = given.get(param, target.defaults.get(param))
+            node = given.get(param, target.defaults.get(param) if id(call) not in partials else None)
             value = plain_literal(node) if node is not None else NOT_LITERAL
             passed_on = relay(path, call.lineno, given[param]) if value is NOT_LITERAL and param in given else None
             for one in passed_on if passed_on is not None else (value,):
@@ -411,3 +448,84 @@ def _holds(op: ast.cmpop | None, value: object, other: object) -> bool | None:
     if isinstance(op, (ast.Is, ast.IsNot)):
         same = value is None and other is None or (same and isinstance(value, bool))
     return same if isinstance(op, (ast.Eq, ast.Is)) else not same
+
+
+_UNIFORM = frozenset({"uniform", "random_uniform"})
+_UNIT = frozenset({"rand", "random"})  # numpy.random.rand(), random.random(): [0, 1)
+_FUNCTIONS = {"less": ast.Lt, "less_equal": ast.LtE, "greater": ast.Gt, "greater_equal": ast.GtE}
+_CASTS = frozenset({"cast", "float", "float32", "convert_to_tensor", "constant"})
+
+
+_Known = Callable[[ast.expr], "tuple[tuple, str] | None"]
+
+
+def _constant_draws(fn: ast.AST, bound_values: _Known) -> list[tuple[ast.Call, str]]:
+    """(draw, why) for each draw in `fn` compared with a bound it never reaches (RULES Y1-2): `tf.less(
+    tf.random.uniform([], 0, 1), p)` where p holds 1.0 at every call is always true, so the drawn number reaches
+    no result. Only a draw of known range (`uniform` / `random_uniform` with literal or default bounds, `rand()`,
+    `random()`) compared by `<`, `<=`, `>`, `>=` or `less`, `less_equal`, `greater`, `greater_equal` with a bound
+    at or above its top; `bound_values(expr)`: the values a bound that is not a literal takes and why, or None."""
+    out = []
+    for node in ast.walk(fn):
+        pair = _comparison(node)
+        if pair is None:
+            continue
+        draw, op, bound = pair
+        top = _top(draw)
+        if top is None:
+            continue
+        found = _bound(bound, bound_values)
+        if found is None:
+            continue
+        values, because = found
+        if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= top for v in values):
+            continue
+        shown = " or ".join(repr(v) for v in values)
+        truth = "true" if op in (ast.Lt, ast.LtE) else "false"
+        out.append((draw, f"the number drawn here is only compared with {ast.unparse(bound)} ({shown}), at or above "
+                          f"the top of its range ({top!r}): the comparison is always {truth}, so the draw reaches no "
+                          f"result{': ' + because if because else ''}"))
+    return out
+
+
+def _comparison(node: ast.AST) -> tuple[ast.Call, type, ast.expr] | None:
+    """(the draw, the operator as `draw <op> bound`, the bound) of `draw < bound` or `less(draw, bound)`."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Call) \
+            and type(node.ops[0]) in _FUNCTIONS.values():
+        return node.left, type(node.ops[0]), node.comparators[0]
+    if isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords and isinstance(node.args[0], ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name in _FUNCTIONS:
+            return node.args[0], _FUNCTIONS[name], node.args[1]
+    return None
+
+
+def _top(draw: ast.Call) -> float | None:
+    """The top of a draw's range ([minval, maxval)), where the call says it in literals."""
+    func = draw.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name in _UNIT and not draw.args and not draw.keywords:
+        return 1.0
+    if name not in _UNIFORM or len(draw.args) > 3:
+        return None
+    given = dict(zip(("shape", "minval", "maxval"), draw.args))
+    given.update({k.arg: k.value for k in draw.keywords if k.arg in ("minval", "maxval")})
+    low = plain_literal(given["minval"]) if "minval" in given else 0
+    high = plain_literal(given["maxval"]) if "maxval" in given else 1
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)) or isinstance(low, bool) \
+            or isinstance(high, bool) or high <= low:
+        return None
+    return float(high)
+
+
+def _bound(node: ast.expr, bound_values: _Known) -> tuple[tuple, str] | None:
+    """The values of the bound: a literal, or what `bound_values` says, through `tf.cast(x, ...)` / `float(x)`."""
+    while isinstance(node, ast.Call) and node.args and not isinstance(node.args[0], ast.Starred):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        if name not in _CASTS:
+            return None
+        node = node.args[0]
+    value = plain_literal(node)
+    return ((value,), "") if value is not NOT_LITERAL else bound_values(node)

@@ -421,7 +421,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
     by_callers = callers.passed(modules, texts, scripts, graph) if scripts else callers.NONE  # what every caller passes
-    dead = unreached.unreached(roots, modules, runs, reach, texts, graph)
+    dead = unreached.unreached(roots, modules, runs, reach, texts, graph, by_callers.dead)
+    if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead)) != by_callers:
+        by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files

@@ -15,6 +15,7 @@ hook), so those keep theirs too.
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 import re
@@ -207,9 +208,12 @@ def _names(text: str, wanted: frozenset[str] | set[str]) -> list[tuple[str, int,
 
 
 def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
-              texts: sources.Texts, graph: scope.Graph) -> dict[str, list[tuple[int, int, str]]]:
+              texts: sources.Texts, graph: scope.Graph,
+              never: dict[str, list[tuple[int, int, str]]] | None = None) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
-    {} elsewhere (a package, a single file, a scan with no entry point)."""
+    {} elsewhere (a package, a single file, a scan with no entry point). `never`: path -> (first, last, why)
+    of branches known never to run for other reasons (no value the callers pass takes them: kb/scan/callers.py):
+    a name used only there is no use either (their own notes are the caller's to give)."""
     if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
         return {}
     scripts = script_files(roots, modules)
@@ -236,13 +240,23 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
                                       f"no __main__ block or module-level code, and {ships})")]
-        elif not path.endswith(".ipynb"):  # its spans: with calls of the KB, or naming code that has some
+        else:  # its spans (a notebook's too: its cells are one program): with calls of the KB, or naming code that has some
             spanned.append(path)
     ancestry = _Ancestry(graph, modules)
     dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
+    for path, branches in (never or {}).items():  # branches no caller's value takes
+        dead.setdefault(path, []).extend((first, last) for first, last, _ in branches)
     spans = [(path, span) for path in spanned
              for span in _spans(modules[path].layout, functools.partial(ancestry.own, path))
              if not span[1].startswith("__") and not span[4]]
+    for path in (p for p in spanned if not p.endswith(".ipynb")):  # a function defined again below (a notebook's cells may run in any order)
+        names = [name for kind, name, *_ in modules[path].layout.spans if kind == "function"]
+        if len(names) != len(set(names)) and (tree := _tree(read[path])) is not None:
+            for first, last, name, again in _shadowed(tree):
+                dead.setdefault(path, []).append((first, last))
+                out.setdefault(path, []).append((first, last, f"{name} is defined again at line {again} with only "
+                                                 f"definitions between: that binding replaces this one before "
+                                                 f"any code can call it"))
     wanted = {span[1] for _, span in spans}
     # Who can name a function, class or method of a file no package holds: the files no package holds, the
     # notebooks, and the files that import one of them (an installable package does not reach into its
@@ -258,6 +272,9 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     def live(path: str, line: int) -> bool:
         return not any(a <= line <= b for a, b in dead.get(path, ()))
 
+    # Nothing imports a notebook: its names are used by its own cells only (unless a notebook runs another one)
+    alone = not any(_runs_notebooks(read[p]) for p in modules if p.endswith(".ipynb"))
+
     changed = True
     while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
         changed = False
@@ -265,6 +282,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
             if (first, last) in dead.get(path, ()):
                 continue
             refs = by_name.get(name, ())
+            if alone and path.endswith(".ipynb"):
+                refs = [ref for ref in refs if ref[0] == path]
             if kind == "method":
                 used = any(attr and live(p, line) for p, line, attr in refs)
             else:
@@ -280,6 +299,40 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                    f"{'only in code nothing runs' if named else 'nowhere outside it'})")
             out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
+
+
+def _shadowed(tree: ast.Module) -> list[tuple[int, int, str, int]]:
+    """(first, last, name, line of the later one) of each module-level function defined again further down
+    with only definitions, imports and constants between: the later binding replaces it before any code could
+    call it (a decorator, a class body, a default or any other statement between may run it, so none is)."""
+    out = []
+    body = tree.body
+    for i, node in enumerate(body):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.decorator_list:
+            continue
+        for later in body[i + 1:]:
+            if isinstance(later, (ast.FunctionDef, ast.AsyncFunctionDef)) and not later.decorator_list:
+                if later.name == node.name:
+                    out.append((node.lineno, node.end_lineno or node.lineno, node.name, later.lineno))
+                    break
+                if any(isinstance(n, ast.Name) and n.id == node.name for n in ast.walk(later.args)):
+                    break  # a default that names it is evaluated now
+            elif not isinstance(later, (ast.Import, ast.ImportFrom)) and not (
+                    isinstance(later, (ast.Expr, ast.Assign)) and isinstance(later.value, ast.Constant)):
+                break
+    return out
+
+
+def _tree(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _runs_notebooks(text: str) -> bool:
+    """`%run other.ipynb` (as IPython rewrites it, or as written) or an import hook for notebooks."""
+    return "%run" in text or "run_line_magic('run'" in text or "import_ipynb" in text
 
 
 def why(spans: dict[str, list[tuple[int, int, str]]], path: str, line: int) -> str | None:
