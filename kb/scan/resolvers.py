@@ -185,6 +185,7 @@ def boolean_mask_count(ctx: Context, op: str, node: ast.Call, data: ast.AST | No
 
 _EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted",
                     "torch.Tensor.new_empty"})
+_SIZED = frozenset({"torch.empty", "torch.Tensor.new_empty"})  # their sizes are their arguments (not `empty_like`'s)
 # torch.distributed collectives -> (position, keyword) of the argument they write whole (their output).
 _FILLS = {f"torch.distributed.{name}": where for name, where in (
     ("all_gather", (0, "tensor_list")), ("all_gather_into_tensor", (0, "output_tensor")),
@@ -203,7 +204,8 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
     as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
-    then `for i in range(n):` writing `buf[i] = ...` before any read of it)."""
+    then `for i in range(n):` writing `buf[i] = ...` before any read of it); or made with a literal size
+    of zero (`torch.empty(0)`, `x.new_empty(0)`), which has no element to read."""
     if op not in _EMPTY and op != "torch.Tensor.resize_":
         return None
     if id(node) in ctx.initialised:
@@ -212,6 +214,8 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
         return "the statement right after it fills the whole tensor in place before it is read"
     if op == "torch.Tensor.resize_":
         return None
+    if op in _SIZED and values.no_elements(node):
+        return "a size is zero: the tensor has no element, so no uninitialised value is read"
     if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
         return "a torch.distributed collective writes the whole buffer before it is read"
     if ctx.fn_nodes and values.filled_by_loop(node, ctx.fn_nodes[-1]):

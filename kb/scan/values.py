@@ -72,6 +72,20 @@ def int_attribute(ctx: Context, cls: ast.ClassDef, attr: str) -> bool:
     return True
 
 
+def no_elements(node: ast.Call) -> bool:
+    """`torch.empty(0)`, `x.new_empty(0)`, `torch.empty((0, 4))`, `torch.empty(8, 0)`, `size=(0,)`: a size
+    that is a literal zero makes a tensor of no elements, with no uninitialised value for anything to read
+    (a placeholder: an unused bias, an empty memory). Only literal sizes count: `torch.empty(n)` may be
+    anything."""
+    sizes: list[ast.expr] = list(node.args)
+    given = next((k.value for k in node.keywords if k.arg == "size"), None)
+    if given is not None:
+        sizes = [given]
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = list(sizes[0].elts)
+    return any(isinstance(s, ast.Constant) and type(s.value) is int and s.value == 0 for s in sizes)
+
+
 def filled_next(node: ast.Call, fn: ast.AST) -> bool:
     """`mask = torch.empty(...)` whose very next statement fills it whole in place (`mask.bernoulli_(p)`,
     `buf.zero_()`, `out.copy_(src)`): nothing reads it before every element is written."""
