@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kb.scan import datasets, gradient, members, tfdata, values
+from kb.scan import mapped as _mapped
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -63,11 +64,19 @@ _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"
 def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """A `tf.data` map or interleave whose function (a lambda, a function or class of the file and what
     it calls there, a `functools.partial` of one, or one from another module of the code base) visibly
-    draws no random numbers: the order the parallel calls finish in changes nothing."""
+    draws no random numbers: the order the parallel calls finish in changes nothing.
+
+    A function defined inside the enclosing function (once per branch, say) is the definition bound at
+    the call, and one a function of the file returns (`parse = make_parser(size)`) is what that function
+    defines (kb/scan/mapped.py); a binding that cannot be read keeps the finding."""
     if op not in _TF_DATA_STAGES:
         return None
     mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
-    if mapped is not None and not ctx.may_draw_randomness(mapped):
+    if mapped is None:
+        return None
+    bound = _mapped.definitions(ctx, mapped)  # the definitions bound at the call, when a function binds the name
+    if bound is None and not ctx.may_draw_randomness(mapped) or bound and not any(
+            d is None or ctx.may_draw_randomness(d) for d in bound):
         return "the mapped function draws no random numbers"
     return None
 
