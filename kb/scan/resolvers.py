@@ -139,6 +139,19 @@ def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
     return None
 
 
+@resolver("single-operand", "rule")
+def single_operand(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """An einsum of one operand (`jnp.einsum("b...->b", x)`, a sum; `"bhwc->bchw"`, a transposition): it
+    contracts nothing with anything, so it runs no GEMM, convolution or attention library kernel for XLA
+    to choose by timing. Operands unpacked from a list (`*xs`) are not counted: their number is unknown."""
+    if not op.endswith(".einsum") or any(isinstance(a, ast.Starred) for a in node.args) \
+            or any(k.arg in (None, "operands") for k in node.keywords):
+        return None
+    if len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return "an einsum of one operand (a sum or a transposition) multiplies nothing: no GEMM kernel runs"
+    return None
+
+
 @resolver("seed-set-by-this-call", "rule")
 def seed_set_by_this_call(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.random.set_seed(seed)` itself, with a seed that is not a literal `None`: it is the seeding, not an
