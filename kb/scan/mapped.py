@@ -7,9 +7,9 @@ or takes it from a function of the file that returns one it defines (`parse = ma
 alone the first definition in the file would stand for every one; Python runs the one bound last on the
 way to the call. So the definitions read are those that may be bound at the call: in the innermost
 enclosing function that binds the name, the last definition in a block that holds the call, and any made
-after it in blocks that may or may not have run (an `if` beside the call). A binding that is not read here
-(an assignment of something else, a parameter, a loop variable) is unknown: the caller then keeps the
-finding.
+after it in blocks that may or may not have run (an `if` beside the call). A parameter, a loop variable or a
+name bound only after the call is unknown (the caller keeps the finding); an assignment of another value
+(a `functools.partial`, a class instance) is left to the caller's reading of the whole file.
 """
 
 from __future__ import annotations
@@ -31,13 +31,12 @@ def definitions(ctx: Context, func: ast.AST, depth: int = 3) -> Found | None:
     if isinstance(func, ast.Lambda):
         return [func]
     if isinstance(func, ast.Call):
-        return _made_by(ctx, func, depth)
+        return _made_by(ctx, func, depth) if _factory(ctx, func) is not None else None
     if not isinstance(func, ast.Name):
         return None
     for fn in reversed(ctx.fn_nodes):
-        found = _bound_at(ctx, fn, func.id, func.lineno, depth)
-        if found is not None:
-            return found
+        if _bindings(fn, func.id):  # the innermost function that binds the name holds what it is
+            return _bound_at(ctx, fn, func.id, func.lineno, depth)
     return None
 
 
@@ -63,27 +62,26 @@ def _bound_at(ctx: Context, fn: ast.AST, name: str, line: int, depth: int) -> Fo
     for stmt, _ in reaching:
         if isinstance(stmt, _DEFS):
             out.append(stmt)
-        elif isinstance(stmt, ast.Assign) and depth > 0:
-            out.extend(_value(ctx, stmt.value, depth - 1))
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Lambda):
+            out.append(stmt.value)
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) and _factory(ctx, stmt.value) is not None:
+            out.extend(_made_by(ctx, stmt.value, depth - 1))
         else:
-            out.append(None)
+            return None  # another value (a partial, a class instance): read as before, by the whole file
     return out
 
 
-def _value(ctx: Context, value: ast.expr, depth: int) -> Found:
-    if isinstance(value, ast.Lambda):
-        return [value]
-    if isinstance(value, ast.Call):
-        return _made_by(ctx, value, depth) or [None]
-    return [None]
+def _factory(ctx: Context, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level function of the file a call calls by its name (None: a class, an import, anything else)."""
+    name = call.func.id if isinstance(call.func, ast.Name) else None
+    return next((s for s in (ctx.tree.body if isinstance(ctx.tree, ast.Module) else [])
+                 if isinstance(s, _DEFS) and s.name == name), None)
 
 
 def _made_by(ctx: Context, call: ast.Call, depth: int) -> Found:
     """`make_parser(size)`: a module-level function of the file every `return` of which hands back a function
     it defines (or a lambda): those definitions."""
-    factory = call.func.id if isinstance(call.func, ast.Name) else None
-    made = next((s for s in (ctx.tree.body if isinstance(ctx.tree, ast.Module) else [])
-                 if isinstance(s, _DEFS) and s.name == factory), None)
+    made = _factory(ctx, call)
     if made is None or depth <= 0:
         return [None]
     returns = [r for r in _own(made) if isinstance(r, ast.Return)]

@@ -10,6 +10,10 @@ read code stays code, here, under a name, with a docstring that says what it rea
 - `fact`: a call fact the code around a call states (the attention backend a context pins).
 
 docs/scan.md lists the table (kb build renders it from the docstrings' first paragraphs).
+Why one module: it is the one table of named code rules that records name and docs/scan.md renders;
+each rule is a few lines that state its conclusion and call the module of its topic (values, datasets,
+gradient, tfdata, mapped), where the reading of the code lives.
+
 To add a rule: write the function here with `@resolver(name, kind)`, add its name to
 schema.SCAN_RESOLVERS if records name it, name it in the records' `scan.resolvers`, and put a
 fixture line with its `# expect:` under tests/fixtures/scanrules/.
@@ -21,8 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, members, tfdata, values
-from kb.scan import mapped as _mapped
+from kb.scan import datasets, gradient, mapped, members, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -64,19 +67,13 @@ _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"
 def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """A `tf.data` map or interleave whose function (a lambda, a function or class of the file and what
     it calls there, a `functools.partial` of one, or one from another module of the code base) visibly
-    draws no random numbers: the order the parallel calls finish in changes nothing.
-
-    A function defined inside the enclosing function (once per branch, say) is the definition bound at
-    the call, and one a function of the file returns (`parse = make_parser(size)`) is what that function
-    defines (kb/scan/mapped.py); a binding that cannot be read keeps the finding."""
+    draws no random numbers: the order the parallel calls finish in changes nothing. A name is the definition
+    bound at the call (kb/scan/mapped.py: the def in the call's branch, what `make_parser(size)` returns)."""
     if op not in _TF_DATA_STAGES:
         return None
-    mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
-    if mapped is None:
-        return None
-    bound = _mapped.definitions(ctx, mapped)  # the definitions bound at the call, when a function binds the name
-    if bound is None and not ctx.may_draw_randomness(mapped) or bound and not any(
-            d is None or ctx.may_draw_randomness(d) for d in bound):
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
+    bound = mapped.definitions(ctx, given) if given is not None else [None]  # bound at the call (None: not in a function)
+    if not any(d is None or ctx.may_draw_randomness(d) for d in (bound if bound is not None else [given])):
         return "the mapped function draws no random numbers"
     return None
 
@@ -141,15 +138,10 @@ def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
 
 @resolver("single-operand", "rule")
 def single_operand(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
-    """An einsum of one operand (`jnp.einsum("b...->b", x)`, a sum; `"bhwc->bchw"`, a transposition): it
-    contracts nothing with anything, so it runs no GEMM, convolution or attention library kernel for XLA
-    to choose by timing. Operands unpacked from a list (`*xs`) are not counted: their number is unknown."""
-    if not op.endswith(".einsum") or any(isinstance(a, ast.Starred) for a in node.args) \
-            or any(k.arg in (None, "operands") for k in node.keywords):
-        return None
-    if len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-        return "an einsum of one operand (a sum or a transposition) multiplies nothing: no GEMM kernel runs"
-    return None
+    """An einsum of one operand (`jnp.einsum("b...->b", x)`, a sum; `"bhwc->bchw"`, a transposition;
+    kb/scan/values.py, one_operand): it contracts nothing, so no GEMM, convolution or attention library
+    kernel runs for XLA to choose by timing."""
+    return "an einsum of one operand multiplies nothing: no GEMM kernel runs" if values.one_operand(op, node) else None
 
 
 @resolver("seed-set-by-this-call", "rule")
@@ -207,7 +199,6 @@ def boolean_mask_count(ctx: Context, op: str, node: ast.Call, data: ast.AST | No
 
 _EMPTY = frozenset({"torch.empty", "torch.empty_like", "torch.empty_strided", "torch.empty_permuted",
                     "torch.Tensor.new_empty"})
-_SIZED = frozenset({"torch.empty", "torch.Tensor.new_empty"})  # their sizes are their arguments (not `empty_like`'s)
 # torch.distributed collectives -> (position, keyword) of the argument they write whole (their output).
 _FILLS = {f"torch.distributed.{name}": where for name, where in (
     ("all_gather", (0, "tensor_list")), ("all_gather_into_tensor", (0, "output_tensor")),
@@ -236,7 +227,7 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
         return "the statement right after it fills the whole tensor in place before it is read"
     if op == "torch.Tensor.resize_":
         return None
-    if op in _SIZED and values.no_elements(node):
+    if values.no_elements(op, node):
         return "a size is zero: the tensor has no element, so no uninitialised value is read"
     if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
         return "a torch.distributed collective writes the whole buffer before it is read"
