@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, mapped, members, tfdata, values
+from kb.scan import constants, datasets, gradient, mapped, members, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -142,6 +142,17 @@ def single_operand(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     kb/scan/values.py, one_operand): it contracts nothing, so no GEMM, convolution or attention library
     kernel runs for XLA to choose by timing."""
     return "an einsum of one operand multiplies nothing: no GEMM kernel runs" if values.one_operand(op, node) else None
+
+
+@resolver("constant-filter", "rule")
+def constant_filter(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A `tf.nn` convolution whose filter is visibly built from no variable (kb/scan/constants.py: a blur
+    filter from a random sigma, `tf.constant(np.eye(n))`): no gradient flows to it, so no filter-gradient
+    kernel is built."""
+    given = next((k.value for k in node.keywords if k.arg in ("filter", "filters")), node.args[1] if len(node.args) > 1 else None)
+    fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    return "the filter is built from constants and random draws, no variable: it takes no gradient" \
+        if op.startswith("tf.nn.") and not any(isinstance(a, ast.Starred) for a in node.args[:2]) and constants.constant(ctx, given, fn) else None
 
 
 @resolver("seed-set-by-this-call", "rule")
