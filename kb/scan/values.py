@@ -198,6 +198,7 @@ _INT_CONSTRUCTORS = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.Sho
 _SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("ones", "zeros", "empty", "full", "ones_like", "zeros_like",
                                                    "full_like", "empty_like", "arange", "tensor", "as_tensor"))
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+_INT_KEEPING = frozenset({"torch.cumsum", "torch.cumprod"})
 
 
 def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn: ast.AST | None) -> tuple:
@@ -217,16 +218,17 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
             seen: frozenset[str] = frozenset()) -> bool:
     """The tensor is visibly of an integer dtype: a factory that names one (`torch.ones(n, dtype=torch.int32)`),
     `torch.tensor` of int literals, `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
-    a `torch.cat` / `torch.stack` of such tensors (integers promote to an integer), views and items of one,
-    or a name every binding of which in the function is one (`x[a:b] = v` writes into it, keeping its dtype)."""
+    a `torch.cat` / `torch.stack` of such tensors (integers promote to an integer), a `torch.cumsum` of one,
+    views and items of one, or a name every binding of which in the function is one (`x[a:b] = v` writes
+    into it, keeping its dtype; `x = torch.cumsum(x)` is one if x's other bindings are)."""
     if node is None or depth <= 0:
         return False
     if isinstance(node, ast.Subscript):
         return integer(ctx, node.value, fn, depth - 1, seen)
     if isinstance(node, ast.Name):
-        if node.id in seen or fn is None:
-            return False
-        bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)]
+        if node.id in seen:
+            return True  # `x = torch.cumsum(cat((head, x)))`: integer if x's other bindings are
+        bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)] if fn is not None else []
         return bool(bound) and all(b is not None and integer(ctx, b, fn, depth - 1, seen | {node.id}) for b in bound)
     if not isinstance(node, ast.Call):
         return False
@@ -235,6 +237,8 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
     if name is not None:
         if name in _INT_CONSTRUCTORS:
             return True
+        if name in _INT_KEEPING and dtype is None:  # a running sum of integers is an integer tensor
+            return bool(node.args) and integer(ctx, node.args[0], fn, depth - 1, seen)
         if name in _JOINS:
             parts = node.args[0] if node.args else None
             return dtype is None and isinstance(parts, (ast.List, ast.Tuple)) and bool(parts.elts) \
