@@ -483,8 +483,8 @@ class Context:
         """The definition a function expression runs: a lambda, a function of this module, a
         `functools.partial` of one, a class instance's methods, `self.method`, or a function or class
         of a module of the same code base ((definition, that module's definitions))."""
-        if isinstance(func, ast.Lambda):
-            return func
+        if isinstance(func, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+            return func  # a lambda, or a definition already found (kb/scan/mapped.py)
         if isinstance(func, ast.Name) and func.id in defs:
             return defs[func.id]
         if isinstance(func, ast.Name) and self.tree is not None:  # f = functools.partial(g, ...): g

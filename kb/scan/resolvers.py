@@ -10,6 +10,10 @@ read code stays code, here, under a name, with a docstring that says what it rea
 - `fact`: a call fact the code around a call states (the attention backend a context pins).
 
 docs/scan.md lists the table (kb build renders it from the docstrings' first paragraphs).
+Why one module: it is the one table of named code rules that records name and docs/scan.md renders;
+each rule is a few lines that state its conclusion and call the module of its topic (values, datasets,
+gradient, tfdata, mapped), where the reading of the code lives.
+
 To add a rule: write the function here with `@resolver(name, kind)`, add its name to
 schema.SCAN_RESOLVERS if records name it, name it in the records' `scan.resolvers`, and put a
 fixture line with its `# expect:` under tests/fixtures/scanrules/.
@@ -21,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import datasets, gradient, members, tfdata, values
+from kb.scan import constants, datasets, gradient, mapped, members, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -63,11 +67,13 @@ _TF_DATA_STAGES = frozenset({"tf.data.Dataset.map", "tf.data.Dataset.interleave"
 def mapped_function_draws_no_random(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """A `tf.data` map or interleave whose function (a lambda, a function or class of the file and what
     it calls there, a `functools.partial` of one, or one from another module of the code base) visibly
-    draws no random numbers: the order the parallel calls finish in changes nothing."""
+    draws no random numbers: the order the parallel calls finish in changes nothing. A name is the definition
+    bound at the call (kb/scan/mapped.py: the def in the call's branch, what `make_parser(size)` returns)."""
     if op not in _TF_DATA_STAGES:
         return None
-    mapped = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
-    if mapped is not None and not ctx.may_draw_randomness(mapped):
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "map_func"), None)
+    bound = mapped.definitions(ctx, given) if given is not None else [None]  # bound at the call (None: not in a function)
+    if not any(d is None or ctx.may_draw_randomness(d) for d in (bound if bound is not None else [given])):
         return "the mapped function draws no random numbers"
     return None
 
@@ -128,6 +134,25 @@ def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
     if ctx.fn_nodes and values.dense_value(ctx, value, ctx.fn_nodes[-1]):
         return "the value is a NumPy or Python value (followed through the function), not a tf.IndexedSlices"
     return None
+
+
+@resolver("single-operand", "rule")
+def single_operand(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """An einsum of one operand (`jnp.einsum("b...->b", x)`, a sum; `"bhwc->bchw"`, a transposition;
+    kb/scan/values.py, one_operand): it contracts nothing, so no GEMM, convolution or attention library
+    kernel runs for XLA to choose by timing."""
+    return "an einsum of one operand multiplies nothing: no GEMM kernel runs" if values.one_operand(op, node) else None
+
+
+@resolver("constant-filter", "rule")
+def constant_filter(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A `tf.nn` convolution whose filter is visibly built from no variable (kb/scan/constants.py: a blur
+    filter from a random sigma, `tf.constant(np.eye(n))`): no gradient flows to it, so no filter-gradient
+    kernel is built."""
+    given = next((k.value for k in node.keywords if k.arg in ("filter", "filters")), node.args[1] if len(node.args) > 1 else None)
+    fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    return "the filter is built from constants and random draws, no variable: it takes no gradient" \
+        if op.startswith("tf.nn.") and not any(isinstance(a, ast.Starred) for a in node.args[:2]) and constants.constant(ctx, given, fn) else None
 
 
 @resolver("seed-set-by-this-call", "rule")
@@ -203,7 +228,8 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
     as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
-    then `for i in range(n):` writing `buf[i] = ...` before any read of it)."""
+    then `for i in range(n):` writing `buf[i] = ...` before any read of it); or made with a literal size
+    of zero (`torch.empty(0)`, `x.new_empty(0)`), which has no element to read."""
     if op not in _EMPTY and op != "torch.Tensor.resize_":
         return None
     if id(node) in ctx.initialised:
@@ -212,6 +238,8 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
         return "the statement right after it fills the whole tensor in place before it is read"
     if op == "torch.Tensor.resize_":
         return None
+    if values.no_elements(op, node):
+        return "a size is zero: the tensor has no element, so no uninitialised value is read"
     if ctx.fn_nodes and _filled_by_collective(ctx, node, ctx.fn_nodes[-1]):
         return "a torch.distributed collective writes the whole buffer before it is read"
     if ctx.fn_nodes and values.filled_by_loop(node, ctx.fn_nodes[-1]):

@@ -72,6 +72,25 @@ def int_attribute(ctx: Context, cls: ast.ClassDef, attr: str) -> bool:
     return True
 
 
+_SIZED = frozenset({"torch.empty", "torch.Tensor.new_empty"})  # their sizes are their arguments (not `empty_like`'s)
+
+
+def no_elements(op: str, node: ast.Call) -> bool:
+    """`torch.empty(0)`, `x.new_empty(0)`, `torch.empty((0, 4))`, `torch.empty(8, 0)`, `size=(0,)`: a size
+    that is a literal zero makes a tensor of no elements, with no uninitialised value for anything to read
+    (a placeholder: an unused bias, an empty memory). Only literal sizes count: `torch.empty(n)` may be
+    anything."""
+    if op not in _SIZED:
+        return False
+    sizes: list[ast.expr] = list(node.args)
+    given = next((k.value for k in node.keywords if k.arg == "size"), None)
+    if given is not None:
+        sizes = [given]
+    if len(sizes) == 1 and isinstance(sizes[0], (ast.Tuple, ast.List)):
+        sizes = list(sizes[0].elts)
+    return any(isinstance(s, ast.Constant) and type(s.value) is int and s.value == 0 for s in sizes)
+
+
 def filled_next(node: ast.Call, fn: ast.AST) -> bool:
     """`mask = torch.empty(...)` whose very next statement fills it whole in place (`mask.bernoulli_(p)`,
     `buf.zero_()`, `out.copy_(src)`): nothing reads it before every element is written."""
@@ -168,6 +187,84 @@ def real_float(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: in
         if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
             return real_float(ctx, node.func.value, fn, depth - 1, seen)
     return False
+
+
+# Integer dtypes a factory may name (`dtype=torch.int32`), the casts to them, and the legacy constructors.
+_INT_DTYPES = frozenset(f"torch.{n}" for n in ("int8", "int16", "int32", "int64", "uint8", "long", "int", "short"))
+_INT_METHODS = frozenset({"long", "int", "short"})
+_INT_CONSTRUCTORS = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.ShortTensor", "torch.cuda.LongTensor",
+                               "torch.cuda.IntTensor"})
+# Factories whose result has the dtype their `dtype=` names (none named: a float, except torch.tensor/arange).
+_SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("ones", "zeros", "empty", "full", "ones_like", "zeros_like",
+                                                   "full_like", "empty_like", "arange", "tensor", "as_tensor"))
+_JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+_INT_KEEPING = frozenset({"torch.cumsum", "torch.cumprod"})
+
+
+def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn: ast.AST | None) -> tuple:
+    """The `input.dtype` call fact of a scan (`SCANS`) where the code shows its input's kind: real floating
+    point (`real_float`), or an integer tensor (`integer`) when the call names no `dtype=` to accumulate in
+    (`torch.cumsum(lengths, 0)` of int lengths adds integers: exact in any order); () when not shown."""
+    if op not in SCANS:
+        return ()
+    if real_float(ctx, data, fn):
+        return (("input.dtype", "float"),)  # softmax probabilities, a cast: a real input, never complex
+    if not any(k.arg == "dtype" for k in node.keywords) and integer(ctx, data, fn):
+        return (("input.dtype", "int"),)
+    return ()
+
+
+def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
+            seen: frozenset[str] = frozenset()) -> bool:
+    """The tensor is visibly of an integer dtype: a factory that names one (`torch.ones(n, dtype=torch.int32)`),
+    `torch.tensor` of int literals, `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
+    a `torch.cat` / `torch.stack` of such tensors (integers promote to an integer), a `torch.cumsum` of one,
+    views and items of one, or a name every binding of which in the function is one (`x[a:b] = v` writes
+    into it, keeping its dtype; `x = torch.cumsum(x)` is one if x's other bindings are)."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, ast.Subscript):
+        return integer(ctx, node.value, fn, depth - 1, seen)
+    if isinstance(node, ast.Name):
+        if node.id in seen:
+            return True  # `x = torch.cumsum(cat((head, x)))`: integer if x's other bindings are
+        bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)] if fn is not None else []
+        return bool(bound) and all(b is not None and integer(ctx, b, fn, depth - 1, seen | {node.id}) for b in bound)
+    if not isinstance(node, ast.Call):
+        return False
+    name = ctx.dotted(node.func)
+    dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    if name is not None:
+        if name in _INT_CONSTRUCTORS:
+            return True
+        if name in _INT_KEEPING and dtype is None:  # a running sum of integers is an integer tensor
+            return bool(node.args) and integer(ctx, node.args[0], fn, depth - 1, seen)
+        if name in _JOINS:
+            parts = node.args[0] if node.args else None
+            return dtype is None and isinstance(parts, (ast.List, ast.Tuple)) and bool(parts.elts) \
+                and all(integer(ctx, p, fn, depth - 1, seen) for p in parts.elts)
+        if name not in _SIZED_FACTORIES:
+            return False
+        if dtype is not None:
+            return ctx.dotted(dtype) in _INT_DTYPES
+        if name in ("torch.tensor", "torch.as_tensor"):
+            return bool(node.args) and _int_literals(node.args[0])
+        if name == "torch.arange":
+            return bool(node.args) and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args)
+        return False
+    if isinstance(node.func, ast.Attribute):
+        if node.func.attr in _INT_METHODS and not node.args and not node.keywords:
+            return True
+        if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
+            return integer(ctx, node.func.value, fn, depth - 1, seen)
+    return False
+
+
+def _int_literals(node: ast.AST) -> bool:
+    """A list or tuple display, nested or not, of int literals only (`[0]`, `[[1, 2], [3, 4]]`)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and all(_int_literals(e) for e in node.elts)
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 def _names_dtype(node: ast.Call) -> bool:
@@ -318,3 +415,12 @@ def _flag(fn: ast.AST, name: str) -> bool:
         if isinstance(test, ast.Name) and test.id == name:
             return True
     return False
+
+
+def one_operand(op: str, node: ast.Call) -> bool:
+    """An einsum given its subscripts (a string literal) and exactly one operand, no operands unpacked from a
+    list (`*xs`: their number is unknown) and none by keyword: a sum or a transposition of that operand."""
+    if not op.endswith(".einsum") or any(isinstance(a, ast.Starred) for a in node.args) \
+            or any(k.arg in (None, "operands") for k in node.keywords):
+        return False
+    return len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)

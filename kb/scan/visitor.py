@@ -583,8 +583,7 @@ class Visitor(Context, ast.NodeVisitor):
         data = node.func.value if method and isinstance(node.func, ast.Attribute) else first
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
-        if op in values.SCANS and values.real_float(self, data, self.fn_nodes[-1] if self.fn_nodes else self.tree):
-            extra += (("input.dtype", "float"),)  # softmax probabilities, a cast: a real input, never complex
+        extra += values.dtype_facts(self, op, data, node, self.fn_nodes[-1] if self.fn_nodes else self.tree)
         ruled: tuple = ()
         for rule in self.by_op.get(op, ()):
             entry = resolvers.TABLE[rule]
