@@ -167,7 +167,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
         handled.add(id(value))
 
     stack: list[tuple[Any, str | None, int]] = [(tree, None, -1)]  # Any: each branch reads its class's fields
-    pop, push, fields, holds = stack.pop, stack.append, FIELDS, _HOLDS
+    pop, push, fields, holds, Name, Load = stack.pop, stack.append, FIELDS, _HOLDS, ast.Name, ast.Load
     while stack:
         node, why, owner = pop()
         kind = type(node)
@@ -216,10 +216,22 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     qualified.add(f"{node.value.id}.{node.attr}")
             elif type(node.value) is ast.Name and node.value.id in ("self", "cls"):
                 continue  # self.m(...) of the file's own method: counted above
-        for field in fields[kind]:
+        for field in fields[kind]:  # a name is read here, not pushed: what handled holds of it is known already
             value = getattr(node, field, None)
             if type(value) is list:
-                stack += [(child, why, owner) for child in value if holds[type(child)]]
+                for child in value:
+                    if type(child) is Name:
+                        if type(child.ctx) is Load and id(child) not in handled:
+                            for k in top.get(child.id, ()):
+                                uses[k].append((None, -1))  # handed on as a value: it may run anywhere
+                            mentions.add(child.id)
+                    elif holds[type(child)]:
+                        push((child, why, owner))
+            elif type(value) is Name:
+                if type(value.ctx) is Load and id(value) not in handled:
+                    for k in top.get(value.id, ()):
+                        uses[k].append((None, -1))
+                    mentions.add(value.id)
             elif holds[type(value)]:
                 push((value, why, owner))
     return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
