@@ -282,19 +282,27 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str],
            outside: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
     """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point."""
     why_of: dict[tuple[str, int], str] = {}
+    # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
+    # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
+    candidates: list[tuple[str, int, list[tuple[str, str | None, int]]]] = []
+    for path, graph in graphs.items():
+        for k, (name, _, _, method, gpu) in enumerate(graph.defs):
+            if gpu or name in loud or (method and name in read):
+                continue
+            found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
+            if found and not any(why is None and by < 0 for _, why, by in found):
+                candidates.append((path, k, found))
     changed = True
     while changed:
         changed = False
-        for path, graph in graphs.items():
-            for k, (name, _, _, method, gpu) in enumerate(graph.defs):
-                if (path, k) in why_of or gpu or name in loud or (method and name in read):
-                    continue
-                found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
-                reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
-                           for where, why, by in found]
-                if reasons and all(r is not None for r in reasons) and any(reasons):
-                    why_of[(path, k)] = sorted(r for r in reasons if r)[0]
-                    changed = True
+        for path, k, found in candidates:
+            if (path, k) in why_of:
+                continue
+            reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
+                       for where, why, by in found]
+            if all(r is not None for r in reasons) and any(reasons):
+                why_of[(path, k)] = sorted(r for r in reasons if r)[0]
+                changed = True
     return why_of
 
 
