@@ -35,6 +35,10 @@ class _Holds(dict[type, bool]):
 
 
 _HOLDS = _Holds()
+_NAME, _DEF, _LAMBDA, _WITH, _CALL, _ATTRIBUTE = 1, 2, 3, 4, 5, 6
+# what build's walk does with each class of node (0, the default: walk its fields)
+_ROLES: dict[type, int] = {ast.Name: _NAME, ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.Lambda: _LAMBDA,
+                           ast.With: _WITH, ast.AsyncWith: _WITH, ast.Call: _CALL, ast.Attribute: _ATTRIBUTE}
 _PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
 # words without which a file has no root of code that takes no gradient (no_grad, a Dataset, a pipeline's map)
 ROOT_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "Dataset", "collate_fn", ".map(", ".interleave(",
@@ -167,55 +171,57 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
         handled.add(id(value))
 
     stack: list[tuple[Any, str | None, int]] = [(tree, None, -1)]  # Any: each branch reads its class's fields
-    pop, push, fields, holds, Name, Load = stack.pop, stack.append, FIELDS, _HOLDS, ast.Name, ast.Load
+    pop, push, fields, holds, Name, Load, roles = stack.pop, stack.append, FIELDS, _HOLDS, ast.Name, ast.Load, _ROLES
     while stack:
         node, why, owner = pop()
         kind = type(node)
-        if kind is ast.Name:
-            if id(node) not in handled and type(node.ctx) is ast.Load:
-                for k in top.get(node.id, ()):
-                    uses[k].append((None, -1))  # handed on as a value: it may run anywhere
-                mentions.add(node.id)
-            continue
-        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-            me = index.get(id(node), owner)  # a nested function's calls are its enclosing def's
-            inner = _NO_GRAD if any(no_grad(d) for d in node.decorator_list) else None
-            stack += [(d, why, owner) for d in (*node.decorator_list, *node.args.defaults,
-                                                *(d for d in node.args.kw_defaults if d is not None))]
-            stack += [(s, inner, me) for s in node.body]
-            continue
-        if kind is ast.Lambda:
-            push((node.body, None, owner))  # runs where it is called
-            continue
-        if kind is ast.With or kind is ast.AsyncWith:
-            inner = why or (_NO_GRAD if any(no_grad(i.context_expr) for i in node.items) else None)
-            stack += [(i, why, owner) for i in node.items] + [(s, inner, owner) for s in node.body]
-            continue
-        if kind is ast.Call:
-            func = node.func
-            found = targets(func)
-            if found is not None:
-                for k in found:
-                    uses[k].append((why, owner))
-                handled.add(id(func))
-            elif type(func) is ast.Name or type(func) is ast.Attribute:
-                calls.append((_name(func), why, owner))
-                handled.add(id(func))
-            if type(func) is ast.Attribute and func.attr in _PIPELINE_STAGES and node.args \
-                    and not (dotted(func) or "").startswith("jax."):
-                handed(node.args[0], _MAPPED)
-            for kw in node.keywords:
-                if kw.arg == "collate_fn":
-                    handed(kw.value, _COLLATE)
-        elif kind is ast.Attribute:
-            if id(node) not in handled and type(node.ctx) is ast.Load:
-                for k in methods.get(node.attr, ()):
-                    uses[k].append((None, -1))
-                attributes.add(node.attr)
-                if type(node.value) is ast.Name:
-                    qualified.add(f"{node.value.id}.{node.attr}")
-            elif type(node.value) is ast.Name and node.value.id in ("self", "cls"):
-                continue  # self.m(...) of the file's own method: counted above
+        role = roles.get(kind, 0)  # one lookup, not a chain of class tests, for the many nodes of no role
+        if role:
+            if role == _NAME:
+                if id(node) not in handled and type(node.ctx) is ast.Load:
+                    for k in top.get(node.id, ()):
+                        uses[k].append((None, -1))  # handed on as a value: it may run anywhere
+                    mentions.add(node.id)
+                continue
+            if role == _DEF:
+                me = index.get(id(node), owner)  # a nested function's calls are its enclosing def's
+                inner = _NO_GRAD if any(no_grad(d) for d in node.decorator_list) else None
+                stack += [(d, why, owner) for d in (*node.decorator_list, *node.args.defaults,
+                                                    *(d for d in node.args.kw_defaults if d is not None))]
+                stack += [(s, inner, me) for s in node.body]
+                continue
+            if role == _LAMBDA:
+                push((node.body, None, owner))  # runs where it is called
+                continue
+            if role == _WITH:
+                inner = why or (_NO_GRAD if any(no_grad(i.context_expr) for i in node.items) else None)
+                stack += [(i, why, owner) for i in node.items] + [(s, inner, owner) for s in node.body]
+                continue
+            if role == _CALL:
+                func = node.func
+                found = targets(func)
+                if found is not None:
+                    for k in found:
+                        uses[k].append((why, owner))
+                    handled.add(id(func))
+                elif type(func) is ast.Name or type(func) is ast.Attribute:
+                    calls.append((_name(func), why, owner))
+                    handled.add(id(func))
+                if type(func) is ast.Attribute and func.attr in _PIPELINE_STAGES and node.args \
+                        and not (dotted(func) or "").startswith("jax."):
+                    handed(node.args[0], _MAPPED)
+                for kw in node.keywords:
+                    if kw.arg == "collate_fn":
+                        handed(kw.value, _COLLATE)
+            elif role == _ATTRIBUTE:
+                if id(node) not in handled and type(node.ctx) is ast.Load:
+                    for k in methods.get(node.attr, ()):
+                        uses[k].append((None, -1))
+                    attributes.add(node.attr)
+                    if type(node.value) is ast.Name:
+                        qualified.add(f"{node.value.id}.{node.attr}")
+                elif type(node.value) is ast.Name and node.value.id in ("self", "cls"):
+                    continue  # self.m(...) of the file's own method: counted above
         for field in fields[kind]:  # a name is read here, not pushed: what handled holds of it is known already
             value = getattr(node, field, None)
             if type(value) is list:
