@@ -85,6 +85,7 @@ def _module_path(filename: str, dotted: str) -> str | None:
 
 
 _LOCAL_TREES: dict[str, ast.Module | None] = {}
+_LOCAL_TEXTS: dict[str, str] = {}  # path -> the text its tree in _LOCAL_TREES was parsed from
 
 
 def _parsed(path: str) -> ast.Module | None:
@@ -93,10 +94,22 @@ def _parsed(path: str) -> ast.Module | None:
     if path not in _LOCAL_TREES:
         try:
             with open(path, encoding="utf-8") as handle:
-                _LOCAL_TREES[path] = ast.parse(handle.read(), filename=path)
+                text = handle.read()
+            _LOCAL_TREES[path] = ast.parse(text, filename=path)
+            _LOCAL_TEXTS[path] = text
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
             _LOCAL_TREES[path] = None
     return _LOCAL_TREES[path]
+
+
+def parsed_before(path: str, text: str) -> ast.Module | None:
+    """The tree local_module or local_tree already made of the file at `path`, when it was parsed from exactly
+    `text` (the same text makes the same tree: nothing changes a tree once parsed), else None. The scan's own
+    reading of that file (kb/scan/resolve.py) and the cross-file pass that reads files again
+    (kb/scan/hostcode.py) then parse it once, not twice: a large code base imports hundreds of its own files."""
+    key = os.path.abspath(path)
+    tree = _LOCAL_TREES.get(key)
+    return tree if tree is not None and _LOCAL_TEXTS.get(key) == text else None
 
 
 def local_tree(filename: str, dotted: str) -> tuple[str, ast.Module] | None:

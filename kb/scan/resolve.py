@@ -14,7 +14,7 @@ import ast
 from kb.scan import gradient, hostcode
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
-    buffer_parameters, compiled_scopes, literal_parameters, subclasses, tf_global_seed, value_aliases,
+    buffer_parameters, compiled_scopes, literal_parameters, parsed_before, subclasses, tf_global_seed, value_aliases,
 )
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
@@ -98,7 +98,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     (local name -> (the KB name, the subclass's signature is its own)), as kb/scan/run.py finds them.
     `starred`: local name -> dotted name, the imports of the scanned modules this one star-imports (its
     own bindings win)."""
-    tree = ast.parse(text, filename=filename)
+    tree = parsed_before(filename, text) or ast.parse(text, filename=filename)  # once, if local_module read it
     found = survey(tree, text)
     if not imported and not starred and not any(marker in text for marker in MARKERS):
         return Module((), (), found.layout, _classes(found.classes, {}))
