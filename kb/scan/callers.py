@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kb.scan import resolve, scope, sources
+from kb.scan.nodes import walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -102,7 +103,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
         if not names:
             continue
         recorded = {(c.line, c.col) for c in modules[target.path].calls}
-        for node in ast.walk(target.node):
+        for node in walk(target.node):
             if isinstance(node, ast.Call) and (node.lineno, node.col_offset + 1) in recorded:
                 given: list[tuple[int | str, ast.expr]] = [*enumerate(node.args)]
                 given += [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
@@ -137,7 +138,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
-    callees = {n.name: {c.func.id for c in ast.walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
+    callees = {n.name: {c.func.id for c in walk(n) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)}
                for n in defs}
     for _ in range(_ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
@@ -186,7 +187,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             continue
         funcs: set[int] = set()
         allowed: set[int] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
                 key = mine.get(func.id) if isinstance(func, ast.Name) else None
@@ -318,8 +319,8 @@ def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.T
     node = target.node
     fn = node if not isinstance(node, ast.ClassDef) else next(
         s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__")
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-    stored.update(a.arg for inner in ast.walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    stored.update(a.arg for inner in walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                   for a in ast.walk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
     for param in known:
         if param not in stored:
