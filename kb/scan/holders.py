@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan import scope, sources
-from kb.scan.nodes import walk
+from kb.scan.nodes import statements, walk
 
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
 RUNS = frozenset({"forward", "__call__", "call"})  # the methods a module runs by: the class's own run path
@@ -78,7 +78,7 @@ class _Passed:
         self.functions: dict[str, list[ast.FunctionDef]] = {}
         self.methods: set[str] = set()
         for tree in trees.values():
-            for node in walk(tree):
+            for node in statements(tree):
                 if isinstance(node, ast.ClassDef):
                     self.methods |= {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
             for node in tree.body:
@@ -157,7 +157,7 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         tree = trees.get(path)
         if tree is None:
             continue
-        for node in walk(tree):
+        for node in statements(tree):  # an assignment is a statement
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
                 continue
             op = sites.get((node.value.lineno, node.value.col_offset + 1))  # the scan counts columns from 1

@@ -16,7 +16,7 @@ from typing import NamedTuple, TypeGuard
 
 from kb.query.state import memo
 from kb.scan import tfcompat
-from kb.scan.nodes import walk
+from kb.scan.nodes import statements
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -460,7 +460,7 @@ def never_taken(tree: ast.Module, text: str) -> tuple[tuple[int, int, str], ...]
     if not _CONSTANT_TEST.search(text):
         return ()
     out = []
-    for node in walk(tree):
+    for node in statements(tree):  # ast.walk's order, without the expressions
         if not isinstance(node, (ast.If, ast.While)) or not isinstance(node.test, ast.Constant) \
                 or node.test.value is Ellipsis:
             continue
