@@ -10,6 +10,7 @@ queue), each class's fields read once, less those that never hold a node (names,
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 # Fields that hold a name, a flag or a number, never a node (`Name.id`, `Attribute.attr`, `alias.asname`, ...).
 _NEVER_NODES = frozenset(("id", "attr", "arg", "name", "asname", "module", "conversion", "kind", "is_async",
@@ -42,7 +43,7 @@ def walk(node: ast.AST) -> list[ast.AST]:
     push, fields, is_node = out.append, _FIELDS, _IS_NODE
     for item in out:  # the list grows as it is read: breadth first, as ast.walk's queue
         for field in fields[type(item)]:
-            value = getattr(item, field, None)
+            value: Any = getattr(item, field, None)
             kind = type(value)
             if kind is list:
                 for child in value:
