@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kb.scan import resolve, scope, sources
+from kb.scan.nodes import walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -107,7 +108,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
         if not names:
             continue
         recorded = {(c.line, c.col) for c in modules[target.path].calls}
-        for node in ast.walk(target.node):
+        for node in walk(target.node):
             if isinstance(node, ast.Call) and (node.lineno, node.col_offset + 1) in recorded:
                 given: list[tuple[int | str, ast.expr]] = [*enumerate(node.args)]
                 given += [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
@@ -152,7 +153,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
-    callees = {n.name: {c.func.id for c in map(_partial_or_call, ast.walk(n)) if c is not None and isinstance(c.func, ast.Name)}
+    callees = {n.name: {c.func.id for c in map(_partial_or_call, walk(n)) if c is not None and isinstance(c.func, ast.Name)}
                for n in defs}
     for _ in range(_ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
@@ -203,7 +204,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             continue
         funcs: set[int] = set()
         allowed: set[int] = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call):
                 bound = _partial(node)
                 if bound is not None:  # `functools.partial(f, k=v)`: a call of f passing k, its other parameters open
@@ -355,8 +356,8 @@ def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.T
     node = target.node
     fn = node if not isinstance(node, ast.ClassDef) else next(
         s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__")
-    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-    stored.update(a.arg for inner in ast.walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+    stored.update(a.arg for inner in walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                   for a in ast.walk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
     for param in known:
         if param not in stored:

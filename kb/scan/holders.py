@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan import scope, sources
+from kb.scan.nodes import statements, walk
 
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
 RUNS = frozenset({"forward", "__call__", "call"})  # the methods a module runs by: the class's own run path
@@ -29,7 +30,7 @@ WALKS = ("children(", "_modules", "named_children", "named_modules(")
 
 
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:
-    return {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    return {id(child): node for node in walk(tree) for child in ast.iter_child_nodes(node)}
 
 
 def _read_only(node: ast.expr, parents: dict[int, ast.AST], passed: _Passed | None) -> bool:
@@ -77,7 +78,7 @@ class _Passed:
         self.functions: dict[str, list[ast.FunctionDef]] = {}
         self.methods: set[str] = set()
         for tree in trees.values():
-            for node in ast.walk(tree):
+            for node in statements(tree):
                 if isinstance(node, ast.ClassDef):
                     self.methods |= {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
             for node in tree.body:
@@ -145,7 +146,7 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         if attribute_loads or strings_used:
             return
         for p, t in trees.items():
-            for n in ast.walk(t):
+            for n in walk(t):
                 if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load):
                     attribute_loads.setdefault(n.attr, []).append((p, n))
                 elif isinstance(n, ast.Constant) and isinstance(n.value, str):
@@ -156,7 +157,7 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         tree = trees.get(path)
         if tree is None:
             continue
-        for node in ast.walk(tree):
+        for node in statements(tree):  # an assignment is a statement
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
                 continue
             op = sites.get((node.value.lineno, node.value.col_offset + 1))  # the scan counts columns from 1
@@ -175,7 +176,7 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
                 strings = name in strings_used
             elif isinstance(target, ast.Name):
                 name, shown = target.id, target.id
-                inside = list(ast.walk(function if function is not None else tree))
+                inside = walk(function if function is not None else tree)
                 uses = [(path, n) for n in inside if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
                 strings = any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in inside) or any(
                     isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("locals", "vars")

@@ -10,6 +10,7 @@ import re
 import sys
 
 from kb.scan import resolve, scope, sources
+from kb.scan.nodes import walk
 
 
 # Frameworks that keep a tensor on the CPU unless the program places it on a GPU.
@@ -68,7 +69,7 @@ def defaults_passed(modules: dict[str, resolve.Module], texts: sources.Texts,
                 uses[name].append(None)
             continue
         funcs = set()
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call):
                 func = node.func
                 callee = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

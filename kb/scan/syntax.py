@@ -12,10 +12,11 @@ from __future__ import annotations
 import ast
 import math
 import re
-from typing import NamedTuple, TypeGuard
+from typing import Any, NamedTuple, TypeGuard
 
 from kb.query.state import memo
 from kb.scan import tfcompat
+from kb.scan.nodes import statements
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -254,6 +255,7 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 """A function definition (a def or an async def)."""
 COMPOUND = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For, ast.AsyncFor, ast.While,
             ast.With, ast.AsyncWith, ast.Match, *TRY)
+_COMPOUND_TYPES = frozenset(COMPOUND)  # one hash lookup per statement, not a comparison with each class
 
 
 def aliases_of(tree: ast.Module) -> dict[str, str]:
@@ -264,21 +266,23 @@ def aliases_of(tree: ast.Module) -> dict[str, str]:
     fallback, and an `if` body over its `else`, the branch the code is written for."""
     found: dict[str, str] = {}
     pending: list[ast.stmt] = list(reversed(tree.body))  # a stack: popped in source order
+    pop, compound = pending.pop, _COMPOUND_TYPES
     while pending:
-        node = pending.pop()
-        if isinstance(node, ast.Import):
+        node: Any = pop()  # Any: each branch reads its class's fields
+        kind = type(node)  # no class derives from a statement class: `is` answers as isinstance would
+        if kind is ast.Import:
             for alias in node.names:
                 if alias.asname:
                     found[alias.asname] = canonical(alias.name)
                 else:  # `import tensorflow.compat.v1` binds `tensorflow`; canonical() maps it to tf
                     top = alias.name.split(".")[0]
                     found[top] = canonical(top)
-        elif isinstance(node, ast.ImportFrom):
+        elif kind is ast.ImportFrom:
             if node.module and not node.level:
                 for alias in node.names:
                     if alias.name != "*":
                         found[alias.asname or alias.name] = canonical(f"{node.module}.{alias.name}")
-        elif type(node) in COMPOUND:
+        elif kind in compound:
             # the order in which the parts are read: a later part's import wins
             parts: list[ast.stmt] = [h for handler in getattr(node, "handlers", ()) for h in handler.body]
             if isinstance(node, ast.If):
@@ -459,7 +463,7 @@ def never_taken(tree: ast.Module, text: str) -> tuple[tuple[int, int, str], ...]
     if not _CONSTANT_TEST.search(text):
         return ()
     out = []
-    for node in ast.walk(tree):
+    for node in statements(tree):  # ast.walk's order, without the expressions
         if not isinstance(node, (ast.If, ast.While)) or not isinstance(node.test, ast.Constant) \
                 or node.test.value is Ellipsis:
             continue

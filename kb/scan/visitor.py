@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, gradient, members, pooling, rank, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
+from kb.scan import environ, gradient, members, nodes, pooling, rank, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -233,7 +233,7 @@ class Visitor(Context, ast.NodeVisitor):
         first, last = node.lineno, node.end_lineno or node.lineno
         if self.lines and not self._makes_parameters(first, last):
             return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
-        walked = list(ast.walk(node))
+        walked = nodes.walk(node)
         initialises = any(
             (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
             or (isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").startswith("torch.nn.init."))
