@@ -170,3 +170,14 @@ def test_names_are_read_as_pythons_tokenizer_reads_them():
     assert set(got) - f_string == set(expected), (sorted(set(got) ^ set(expected)))
     assert f_string <= set(got)
     assert not [n for n in got if n[1] in (1, 11)]  # prose: the docstring and the multi-line string
+
+
+def test_a_method_nothing_calls_of_a_class_whose_only_framework_base_is_a_data_container(tmp_path):
+    """kvfrans/jax-diffusion-transformer's `TrainState(flax.struct.PyTreeNode)`: a PyTreeNode (like a NamedTuple
+    or abc.ABC) is a container that calls none of its subclass's methods, so `apply_loss_fn`, named nowhere, never
+    runs, whichever way the base is spelled; the methods the script calls keep their findings."""
+    report, where = _scan(tmp_path, "pytree", "jax=0.8")
+    kept, _ = _lines(report, where)
+    assert kept == [("train.py", 9), ("utils/state.py", 15), ("utils/state.py", 22)], kept
+    assert any("nothing in this code base calls State.apply_loss_fn" in (f.note or "") for f in report.notes
+               if f.line == 11), report.notes
