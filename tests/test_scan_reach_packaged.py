@@ -181,3 +181,17 @@ def test_a_method_nothing_calls_of_a_class_whose_only_framework_base_is_a_data_c
     assert kept == [("train.py", 9), ("utils/state.py", 15), ("utils/state.py", 22)], kept
     assert any("nothing in this code base calls State.apply_loss_fn" in (f.note or "") for f in report.notes
                if f.line == 11), report.notes
+
+
+def test_a_keras_layer_built_and_never_called_draws_no_weights(tmp_path):
+    """google-research/simclr's distillation colab (RULES F4-1, Y1-1 of the seventh frozen corpus): a Keras
+    layer built in a model's `__init__` that its `call` never calls is never built, so it draws no initial
+    weights; in a notebook's cells as in a script. The layer `call` runs keeps its finding."""
+    report, where = _scan(tmp_path, "kerasholder", "tensorflow=2.20")
+    kept, _ = _lines(report, where)
+    assert kept == [("distill.ipynb", 4), ("train.py", 7), ("train.py", 17)], kept
+    notes = {(Path(f.path).relative_to(where).as_posix(), f.line, f.note) for f in report.notes}
+    assert any(n[:2] == ("distill.ipynb", 5) and "the Dense built here as self.head is never used" in (n[2] or "")
+               for n in notes), notes
+    assert any(n[:2] == ("train.py", 8) and "the Dense built here as self.spare is never used" in (n[2] or "")
+               for n in notes), notes
