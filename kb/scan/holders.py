@@ -16,19 +16,29 @@ an attribute read (`x.weight`), except as an argument of a function of the code 
 itself only read that way; the attribute's name as a string (`getattr(self, "encoder")`); for a local
 name, a `global`/`nonlocal` declaration of it or a `locals()`/`vars()` call in its function. A code base that walks a module's children
 (`children()`, `_modules`, `named_children`) may call any of them: nothing is claimed there, nor for a Keras
-layer in a code base that walks a model's layers (`model.layers[...]`, `.submodules`).
+layer in a code base that walks a model's layers (`model.layers[...]`, `.submodules`; not a class's own
+`self.layers` list).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from kb.scan import scope, sources
 
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
 RUNS = frozenset({"forward", "__call__", "call"})  # the methods a module runs by: the class's own run path
 WALKS = ("children(", "_modules", "named_children", "named_modules(")
-KERAS_WALKS = (".layers[", ".layers)", ".layers:", ".layers,", ".submodules", "_flatten_layers")
+KERAS_WALKS = (".layers[", ".layers)", ".layers:", ".layers,")
+_OWN_LAYERS = re.compile(r"\.layers\s*=[^=]")  # `self.layers = []`: the class's own list, not Keras's tracking
+
+
+def _walks_layers(text: str) -> bool:
+    """Whether a file may walk a Keras model's tracked layers (`for layer in model.layers:`, `.submodules`), which
+    calls any layer held in an attribute; a file that assigns `.layers` itself walks its own list."""
+    return ".submodules" in text or "_flatten_layers" in text \
+        or any(walk in text for walk in KERAS_WALKS) and not _OWN_LAYERS.search(text)
 _KERAS_LAYERS = ("tf.keras.layers.", "keras.layers.")
 
 
@@ -131,7 +141,7 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         return {}
     if any(walk in text for text in read.values() for walk in WALKS):
         return {}
-    if any(walk in text for text in read.values() for walk in KERAS_WALKS):
+    if any(map(_walks_layers, read.values())):
         wanted = {p: {k: op for k, op in w.items() if _built(op, False)} for p, w in wanted.items()}
     trees: dict[str, ast.Module] = {}
     for path, text in read.items():
