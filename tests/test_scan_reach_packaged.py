@@ -187,10 +187,12 @@ def test_a_keras_layer_built_and_never_called_draws_no_weights(tmp_path):
     """google-research/simclr's distillation colab (RULES F4-1, Y1-1 of the seventh frozen corpus): a Keras
     layer built in a model's `__init__` that its `call` never calls is never built, so it draws no initial
     weights; in a notebook's cells as in a script. The layer `call` runs keeps its finding, and a class's own
-    `self.layers` list (simclr's resnet.py) is not Keras's walk of a model's layers."""
+    `self.layers` list (simclr's resnet.py) is not Keras's walk of a model's layers. Nothing imports a
+    notebook: another notebook's `self.head` (simclr's finetuning colab) is not a use of this one's."""
     report, where = _scan(tmp_path, "kerasholder", "tensorflow=2.20")
     kept, _ = _lines(report, where)
-    assert kept == [("blocks.py", 9), ("distill.ipynb", 4), ("train.py", 7), ("train.py", 17)], kept
+    assert kept == [("blocks.py", 9), ("distill.ipynb", 4), ("finetune.ipynb", 3), ("finetune.ipynb", 4),
+                    ("train.py", 7), ("train.py", 17)], kept
     notes = {(Path(f.path).relative_to(where).as_posix(), f.line, f.note) for f in report.notes}
     assert any(n[:2] == ("distill.ipynb", 5) and "the Dense built here as self.head is never used" in (n[2] or "")
                for n in notes), notes

@@ -194,7 +194,8 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
                     continue  # no forward to read: how the class runs is not in view
                 name, shown = target.attr, f"self.{target.attr}"
                 index()
-                uses: list[tuple[str, ast.expr]] = [(p, n) for p, n in attribute_loads.get(name, ()) if n is not target]
+                uses: list[tuple[str, ast.expr]] = [(p, n) for p, n in attribute_loads.get(name, ()) if n is not target
+                                                    and (p == path or not path.endswith(".ipynb"))]  # nothing imports a notebook
                 strings = name in strings_used
             elif isinstance(target, ast.Name):
                 name, shown = target.id, target.id
