@@ -59,3 +59,14 @@ def test_a_module_built_and_used_only_under_no_grad(tmp_path):
     found = _scan(tmp_path, "criterion", "torch=2.11")
     assert sorted((f.line, f.record) for f in found if f.record == "torch.ctc-loss-backward") == [
         (24, "torch.ctc-loss-backward")], found
+
+
+def test_a_nested_function_a_factory_returns_for_a_data_pipeline_runs_with_no_gradient(tmp_path):
+    """google-research/simclr's randbits colab: `get_process_fns` returns its nested `preprocess_train_fn` and
+    `preprocess_eval_fn`, the script unpacks them (`train_fn, eval_fn = get_process_fns(3)`) and hands those
+    names only to `Dataset.map`: they run in the tf.data pipeline, where no gradient is recorded, and so does
+    `crop_and_resize`, which only the mapped function calls. A returned function the code calls itself
+    (`augment(...)` under a GradientTape) keeps its record."""
+    found = _scan(tmp_path, "factory", "tensorflow=2.20")
+    assert sorted((f.line, f.record) for f in found if f.record == "tf.resize-bilinear-backprop") == [
+        (20, "tf.resize-bilinear-backprop")], found

@@ -179,3 +179,31 @@ def test_a_function_defined_again_below_never_runs(tmp_path):
     kept, notes = _kept_and_notes(tmp_path, "shadowed", "tensorflow=2.20")
     assert ("optim.py", 5) not in kept and ("optim.py", 10) in kept and ("optim.py", 15) in kept, kept
     assert "defined again" in notes[("optim.py", 5)], notes
+
+
+def test_a_method_nothing_calls_of_a_class_whose_only_framework_base_is_a_data_container(tmp_path):
+    """kvfrans/jax-diffusion-transformer's `TrainState(flax.struct.PyTreeNode)`: a PyTreeNode (like a NamedTuple
+    or abc.ABC) is a container that calls none of its subclass's methods, so `apply_loss_fn`, named nowhere, never
+    runs, whichever way the base is spelled; the methods the script calls keep their findings."""
+    report, where = _scan(tmp_path, "pytree", "jax=0.8")
+    kept, _ = _lines(report, where)
+    assert kept == [("train.py", 9), ("utils/state.py", 15), ("utils/state.py", 22)], kept
+    assert any("nothing in this code base calls State.apply_loss_fn" in (f.note or "") for f in report.notes
+               if f.line == 11), report.notes
+
+
+def test_a_keras_layer_built_and_never_called_draws_no_weights(tmp_path):
+    """google-research/simclr's distillation colab (RULES F4-1, Y1-1 of the seventh frozen corpus): a Keras
+    layer built in a model's `__init__` that its `call` never calls is never built, so it draws no initial
+    weights; in a notebook's cells as in a script. The layer `call` runs keeps its finding, and a class's own
+    `self.layers` list (simclr's resnet.py) is not Keras's walk of a model's layers. Nothing imports a
+    notebook: another notebook's `self.head` (simclr's finetuning colab) is not a use of this one's."""
+    report, where = _scan(tmp_path, "kerasholder", "tensorflow=2.20")
+    kept, _ = _lines(report, where)
+    assert kept == [("blocks.py", 9), ("distill.ipynb", 4), ("finetune.ipynb", 3), ("finetune.ipynb", 4),
+                    ("train.py", 7), ("train.py", 17)], kept
+    notes = {(Path(f.path).relative_to(where).as_posix(), f.line, f.note) for f in report.notes}
+    assert any(n[:2] == ("distill.ipynb", 5) and "the Dense built here as self.head is never used" in (n[2] or "")
+               for n in notes), notes
+    assert any(n[:2] == ("train.py", 8) and "the Dense built here as self.spare is never used" in (n[2] or "")
+               for n in notes), notes

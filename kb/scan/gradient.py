@@ -13,6 +13,7 @@ from typing import Any
 
 import kb
 from kb.scan.context import Context
+from kb.scan.factories import MAPPED, Factories
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, inner_statements, literal, self_attribute, statements_in
 
@@ -429,6 +430,7 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
     # makes the call (its own quiet makes the call quiet)
     uses: dict[tuple[int, str], list[tuple[str | None, tuple[int, str] | None]]] = {}
     handled: set[int] = set()
+    factories = Factories(_PIPELINE_STAGES, dotted)  # functions a factory returns for a pipeline's .map()
 
     def resolve(name: str, chain: tuple) -> tuple[int, str] | None:
         for scope in reversed(chain):
@@ -449,7 +451,10 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
             key = resolve(node.id, chain)
             if key is not None and id(node) not in handled:
                 uses.setdefault(key, []).append((None, None))  # handed on as a value: it may run anywhere
+            elif id(node) not in handled:
+                factories.variable(node)
             continue
+        factories.visit(node, chain, owner, resolve, handled)
         if kind is ast.With or kind is ast.AsyncWith:
             inner = quiet or any(no_grad(item.context_expr) for item in node.items)
             children = [(item.context_expr, quiet, chain, owner) for item in node.items]
@@ -477,7 +482,7 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
                     and not (dotted(func) or "").startswith("jax."):
                 mapped = resolve(node.args[0].id, chain)
                 assert mapped is not None
-                uses.setdefault(mapped, []).append(("it runs only as a data pipeline's .map() function", None))
+                uses.setdefault(mapped, []).append((MAPPED, None))
                 handled.add(id(node.args[0]))
         children_of: list[tuple[Any, bool, tuple, tuple[int, str] | None]] = []
         for field in fields[kind]:
@@ -488,6 +493,8 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
                 children_of.append((value, quiet, chain, owner))
         stack += reversed(children_of)
 
+    for key, why in factories.returns():
+        uses.setdefault(key, []).append((why, None))
     # A call from a quiet function is quiet: repeat until nothing changes (a function that calls itself
     # counts by its other uses).
     why_of: dict[tuple[int, str], str] = {}

@@ -1,4 +1,5 @@
-"""PyTorch modules the code builds but never calls (RULES F4-1 of the fifth frozen corpus).
+"""PyTorch modules and Keras layers the code builds but never calls (RULES F4-1 of the fifth frozen corpus,
+Y1-1 of the seventh: a Keras layer draws its weights when a call first builds it).
 
 A module constructed into an attribute (`self.encoder = nn.Embedding(...)`, in a class whose `forward`,
 `__call__` or `call` is in view: how it runs is known) or a function's local name
@@ -14,12 +15,15 @@ What counts as a use, conservatively: a call of it; the attribute or name anywhe
 an attribute read (`x.weight`), except as an argument of a function of the code base whose parameter is
 itself only read that way; the attribute's name as a string (`getattr(self, "encoder")`); for a local
 name, a `global`/`nonlocal` declaration of it or a `locals()`/`vars()` call in its function. A code base that walks a module's children
-(`children()`, `_modules`, `named_children`) may call any of them: nothing is claimed there.
+(`children()`, `_modules`, `named_children`) may call any of them: nothing is claimed there, nor for a Keras
+layer in a code base that walks a model's layers (`model.layers[...]`, `.submodules`; not a class's own
+`self.layers` list).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from kb.scan import scope, sources
 from kb.scan.nodes import statements, walk
@@ -27,6 +31,22 @@ from kb.scan.nodes import statements, walk
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
 RUNS = frozenset({"forward", "__call__", "call"})  # the methods a module runs by: the class's own run path
 WALKS = ("children(", "_modules", "named_children", "named_modules(")
+KERAS_WALKS = (".layers[", ".layers)", ".layers:", ".layers,")
+_OWN_LAYERS = re.compile(r"\.layers\s*=[^=]")  # `self.layers = []`: the class's own list, not Keras's tracking
+
+
+def _walks_layers(text: str) -> bool:
+    """Whether a file may walk a Keras model's tracked layers (`for layer in model.layers:`, `.submodules`), which
+    calls any layer held in an attribute; a file that assigns `.layers` itself walks its own list."""
+    return ".submodules" in text or "_flatten_layers" in text \
+        or any(walk in text for walk in KERAS_WALKS) and not _OWN_LAYERS.search(text)
+_KERAS_LAYERS = ("tf.keras.layers.", "keras.layers.")
+
+
+def _built(op: str, keras: bool) -> bool:
+    """Whether the op is a PyTorch module's or (where the code base walks no model's layers) a Keras layer's
+    constructor."""
+    return op.rpartition(".")[2][:1].isupper() and (op.startswith("torch.") or keras and op.startswith(_KERAS_LAYERS))
 
 
 def _parents(tree: ast.AST) -> dict[int, ast.AST]:
@@ -109,10 +129,11 @@ class _Passed:
 
 def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[str, int, int], str]:
     """(path, line, col) -> why, for each construction of a PyTorch module (a call the scan resolved to a
-    `torch.` class) that the code base never calls."""
-    wanted = {path: {(c.line, c.col): c.op for c in m.calls
-                     if c.op.startswith("torch.") and c.op.rpartition(".")[2][:1].isupper()}
-              for path, m in modules.items() if not path.endswith(".ipynb")}
+    `torch.` class), or of a Keras layer, that the code base never calls. A notebook's cells are one
+    module: what it builds is judged too (its PyTorch modules aside, as before)."""
+    wanted = {path: {(c.line, c.col): c.op for c in m.calls if _built(c.op, True)
+                     and not (path.endswith(".ipynb") and c.op.startswith("torch."))}
+              for path, m in modules.items()}
     wanted = {p: w for p, w in wanted.items() if w}
     if not wanted:
         return {}
@@ -121,9 +142,11 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         return {}
     if any(walk in text for text in read.values() for walk in WALKS):
         return {}
+    if any(map(_walks_layers, read.values())):
+        wanted = {p: {k: op for k, op in w.items() if _built(op, False)} for p, w in wanted.items()}
     trees: dict[str, ast.Module] = {}
     for path, text in read.items():
-        if path.endswith(".ipynb"):
+        if path.endswith(".ipynb") and path not in wanted:
             continue
         try:
             trees[path] = ast.parse(text)
@@ -172,7 +195,8 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
                     continue  # no forward to read: how the class runs is not in view
                 name, shown = target.attr, f"self.{target.attr}"
                 index()
-                uses: list[tuple[str, ast.expr]] = [(p, n) for p, n in attribute_loads.get(name, ()) if n is not target]
+                uses: list[tuple[str, ast.expr]] = [(p, n) for p, n in attribute_loads.get(name, ()) if n is not target
+                                                    and (p == path or not path.endswith(".ipynb"))]  # nothing imports a notebook
                 strings = name in strings_used
             elif isinstance(target, ast.Name):
                 name, shown = target.id, target.id
@@ -189,5 +213,6 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
             out[(path, node.value.lineno, node.value.col_offset + 1)] = (
                 f"{built} is never called: the code base only reads its attributes (its weight, which a functional "
                 f"call reads at a site of its own), so its construction runs no kernel of the op" if uses else
-                f"{built} is never used: its construction runs no kernel of the op")
+                f"{built} is never used: its construction runs no kernel of the op"
+                + ("" if op.startswith("torch.") else " (a Keras layer draws its weights when a call first builds it)"))
     return out

@@ -37,11 +37,12 @@ def transparent(node: ast.expr) -> bool:
 
 
 def _base_as_written(node: ast.expr) -> tuple[str, ...]:
-    if type(node) is ast.Name:
-        return (node.id,)
-    if type(node) is ast.Attribute and type(node.value) is ast.Name:
-        return (node.value.id, node.attr)
-    return ()
+    """The names of a class's base as written (`flax.struct.PyTreeNode`: three); () for any other expression."""
+    parts: list[str] = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)
+        node = node.value
+    return (node.id, *reversed(parts)) if type(node) is ast.Name else ()
 
 
 class Survey(NamedTuple):

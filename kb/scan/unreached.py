@@ -10,7 +10,8 @@ string), never run: a record there is a note saying why. A library package keeps
 run it); a test file is run by its test runner; a module at the top of the code base may be imported by its
 users' own scripts and notebooks; a module another file star-imports re-exports every public name; a decorated class or function may be registered and called
 by the decorator's table, and a class with bases may have its methods called by the base (a framework's
-hook), so those keep theirs too.
+hook), so those keep theirs too (not under a data container's base, a PyTreeNode or a NamedTuple, which
+calls none).
 """
 
 from __future__ import annotations
@@ -100,6 +101,13 @@ def _test_file(path: str) -> bool:
         or any(p in ("test", "tests", "testing") for p in parts[:-1])
 
 
+# Framework bases that are data containers or typing markers: they call none of a subclass's own methods (a
+# dataclass-like PyTreeNode's `replace` builds a copy; a NamedTuple, an ABC, a Generic or a Protocol runs no
+# method of its own), so a method nothing names under them never runs either.
+_HOOKLESS_BASES = frozenset({"abc.ABC", "typing.NamedTuple", "typing.Generic", "typing.Protocol",
+                             "flax.struct.PyTreeNode"})
+
+
 class _Ancestry:
     """Whether every ancestor of a class is a class of the code base itself (its bases, as written, resolve
     through the file's imports to module-level classes of scanned files, up to `object`): then no framework
@@ -121,8 +129,17 @@ class _Ancestry:
                 self.every.setdefault((path, c[0], c[1]), c)
         return self.classes[path]
 
+    def _hookless(self, path: str, base: tuple[str, ...]) -> bool:
+        """Whether a base as written names, through the file's imports, one of _HOOKLESS_BASES."""
+        for local, module, level, attr in self.modules[path].layout.bindings if base else ():
+            if local == base[0] and not level:
+                return ".".join((module, attr, *base[1:]) if attr else (module, *base[1:])) in _HOOKLESS_BASES
+        return False
+
     def _base(self, path: str, base: tuple[str, ...]) -> tuple[str, str] | None:
         """(file, class name) of a base as written, where it is a module-level class of a scanned file."""
+        if len(base) > 2:
+            return None  # `pkg.module.Base`: not read
         if len(base) == 1 and base[0] in self._classes(path):
             return path, base[0]
         head, name = (base[0], None) if len(base) == 1 else (base[0], base[1]) if base else (None, None)
@@ -149,7 +166,7 @@ class _Ancestry:
         if found is None or found[2]:  # a metaclass may call anything
             return False
         for base in found[3]:
-            if base == ("object",):
+            if base == ("object",) or self._hookless(path, base):
                 continue
             where = self._base(path, base)
             if where is None:
