@@ -207,3 +207,14 @@ def test_a_keras_layer_built_and_never_called_draws_no_weights(tmp_path):
                for n in notes), notes
     assert any(n[:2] == ("train.py", 8) and "the Dense built here as self.spare is never used" in (n[2] or "")
                for n in notes), notes
+
+
+def test_a_module_imported_by_a_dotted_name_string_runs_only_the_functions_some_string_or_code_names(tmp_path):
+    """NVlabs/stylegan's train.py picks its losses by `func_name='training.loss.D_logistic_simplegp'` strings that
+    dnnlib's call_func_by_name imports with importlib: a module-level function of training/loss.py that no string
+    and no code names never runs (a note). Where a string builds the name at run time (`"training.misc." + name`),
+    any function of that module may run: its findings stay."""
+    report, where = _scan(tmp_path, "by_name", "tensorflow=2.21")
+    kept, notes = _lines(report, where)
+    assert kept == [("training/loss.py", 5), ("training/misc.py", 5), ("training/misc.py", 9)], kept
+    assert "nothing in this code base calls G_unused" in notes[("training/loss.py", 9)]

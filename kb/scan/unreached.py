@@ -251,11 +251,12 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     imports_by_name = any(map(_imports_by_name, read.values()))
     tops = {os.path.normpath(root) for root in roots}
     spanned: list[str] = []
+    by_string = _imported_by_strings(read, {path: _dotted(path, tops) for path in modules}) if imports_by_name else set()
     for path in modules:
         if path not in scripts or _test_file(path) or path in starred or path in looked_up:
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
         ids = reach.get(path, ())
-        if ids and all(runs[k].why == scope.FALLBACK for k in ids):
+        if ids and all(runs[k].why == scope.FALLBACK for k in ids) and path not in by_string:
             if imports_by_name or os.path.dirname(path) in tops or not os.path.dirname(path):
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
@@ -319,6 +320,45 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                    f"{'only in code nothing runs' if named else 'nowhere outside it'})")
             out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
+
+
+def _dotted(path: str, tops: set[str]) -> str | None:
+    """The module name a package-qualified import gives a file below a scanned folder (`training/loss.py` is
+    `training.loss`); None for a file at the top, a package's __init__.py, or a folder that is no identifier."""
+    for top in tops:
+        rel = os.path.relpath(path, top)
+        parts = rel[:-3].split(os.sep) if rel.endswith(".py") else []
+        if len(parts) >= 2 and parts[-1] != "__init__" and all(p.isidentifier() for p in parts):
+            return ".".join(parts)
+    return None
+
+
+def _imported_by_strings(texts: dict[str, str], dotted: dict[str, str | None]) -> set[str]:
+    """The files a code base that imports modules by name (importlib) names only by whole dotted strings of one of
+    their functions or classes (`"training.loss.D_logistic_simplegp"`, dnnlib's call_func_by_name): the names its
+    strings and code hold say which of their definitions run. A file whose name a string holds otherwise (the
+    module alone, `"training.loss." + name`, an f-string) may run any of its definitions, so it is left out."""
+    wanted = {name: path for path, name in dotted.items() if name}
+    if not wanted:
+        return set()
+    whole: set[str] = set()
+    other: set[str] = set()
+    for text in texts.values():
+        if not any(name in text for name in wanted):
+            continue
+        for _, literal, _, _ in _TOKENS.findall(text):
+            if not literal or not any(name in literal for name in wanted):
+                continue
+            body = literal.lstrip("rRbBuUfF").strip("'\"")
+            head, _, last = body.rpartition(".")
+            for name in wanted:
+                if name not in body:
+                    continue
+                if head == name and last.isidentifier() and "f" not in literal[:2].lower():
+                    whole.add(name)
+                else:
+                    other.add(name)
+    return {wanted[name] for name in whole - other}
 
 
 def _shadowed(tree: ast.Module) -> list[tuple[int, int, str, int]]:
