@@ -349,7 +349,11 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
 
 
 # What returns a dense tensor, never a tf.IndexedSlices.
-_DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tensor"})
+# A placeholder is fed a dense value by the session (`feed_dict`), never a tf.IndexedSlices.
+_DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tensor", "tf.placeholder",
+                           "tf.compat.v1.placeholder", "tf.placeholder_with_default",
+                           "tf.compat.v1.placeholder_with_default"})
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
 def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 6,
@@ -365,6 +369,13 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
     if not item and (isinstance(node, ast.Constant) or isinstance(node, (
             ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.SetComp, ast.JoinedStr))):
         return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        # tf.IndexedSlices has no arithmetic operators: with a dense operand the result is dense (or an error)
+        return any(dense_value(ctx, side, fn, depth - 1, seen, item) for side in (node.left, node.right))
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+            and ctx.class_nodes and not item:
+        made = ctx.self_assignments(ctx.class_nodes[-1]).get(node.attr, [])
+        return bool(made) and all(dense_value(ctx, value, None, depth - 1, seen) for value, _ in made)
     if isinstance(node, ast.Subscript):
         made = node.value
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and isinstance(node.slice, ast.Constant) \
