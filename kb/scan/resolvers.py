@@ -320,10 +320,10 @@ def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if given is not None and ctx.is_unique(given, scope):
         return f"the {name} ({ctx.text(given, 30)}) never repeats: each element is written once"
-    dim = next((ctx.argument(op, node, n) for n in _DIM_NAMES if ctx.argument(op, node, n) is not None), None)
-    if given is not None and dim is not None and type(plain_literal(dim)) is int \
-            and _unique_repeated(ctx, given, plain_literal(dim), scope):
-        return f"the {name} ({ctx.text(given, 30)}) never repeats along dimension {plain_literal(dim)}: " \
+    dim_node = next((ctx.argument(op, node, n) for n in _DIM_NAMES if ctx.argument(op, node, n) is not None), None)
+    dim = plain_literal(dim_node) if dim_node is not None else None
+    if given is not None and type(dim) is int and _unique_repeated(ctx, given, dim, scope):
+        return f"the {name} ({ctx.text(given, 30)}) never repeats along dimension {dim}: " \
             "each element is read once per position of the other dimensions"
     return None
 
@@ -340,11 +340,11 @@ def _unique_repeated(ctx: Context, node: ast.AST, dim: int, scope: ast.AST | Non
     if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "unsqueeze"
             and len(inner.args) == 1 and not inner.keywords and type(plain_literal(inner.args[0])) is int):
         return False
-    ndim, new = len(node.args), plain_literal(inner.args[0])
-    new, dim = new % ndim if -ndim <= new < ndim else None, dim % ndim if -ndim <= dim < ndim else None
+    ndim, added = len(node.args), plain_literal(inner.args[0])
+    if type(added) is not int or not (-ndim <= added < ndim and -ndim <= dim < ndim) or added % ndim == dim % ndim:
+        return False
     kept = 1 if node.func.attr == "repeat" else -1  # what leaves a dimension as it is
-    if new is None or dim is None or new == dim \
-            or any(plain_literal(a) != kept for i, a in enumerate(node.args) if i != new):
+    if any(plain_literal(a) != kept for i, a in enumerate(node.args) if i != added % ndim):
         return False
     return ctx.is_unique(inner.func.value, scope)
 

@@ -388,8 +388,8 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
         return any(dense_value(ctx, side, fn, depth - 1, seen, item) for side in (node.left, node.right))
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
             and ctx.class_nodes and not item:
-        made = ctx.self_assignments(ctx.class_nodes[-1]).get(node.attr, [])
-        return bool(made) and all(dense_value(ctx, value, None, depth - 1, seen) for value, _ in made)
+        assigned = ctx.self_assignments(ctx.class_nodes[-1]).get(node.attr, [])
+        return bool(assigned) and all(dense_value(ctx, value, None, depth - 1, seen) for value, _ in assigned)
     if isinstance(node, ast.Subscript):
         made = node.value
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and isinstance(node.slice, ast.Constant) \
