@@ -431,6 +431,7 @@ SCAN_RESOLVERS = (
     "module-never-called",
     "module-seeded", "one-index-per-row", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "windows-do-not-overlap", "written-before-read", "single-operand", "constant-filter",
+    "window-sums",
 )
 """The code rules a record's `scan.resolvers` may name (`kb scan`): each is a small function of
 kb/scan/resolvers.py, registered under this name with a docstring saying what in the code rules the

@@ -374,7 +374,8 @@ class Context:
             items = [plain_literal(e) for e in node.elts]
             return bool(items) and all(type(v) is int for v in items) and len(set(items)) == len(items)
         if isinstance(node, ast.Subscript):
-            return isinstance(node.slice, ast.Slice) and self.is_unique(node.value, fn, depth - 1)
+            slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]  # `t[:, :k]` keeps rows' too
+            return all(isinstance(s, ast.Slice) for s in slices) and self.is_unique(node.value, fn, depth - 1)
         if isinstance(node, ast.Name):
             values = self.assigned_in(fn).get(node.id, []) if fn is not None else []
             return bool(values) and all(self.is_unique(v, fn, depth - 1) for v in values)

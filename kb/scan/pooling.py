@@ -79,3 +79,31 @@ def windows_do_not_overlap(ctx: Context, op: str, node: ast.Call, data: ast.AST 
     if w is None or s is None or not _tiles(w, s):
         return None
     return "the stride is at least the pooling window, so the windows do not overlap and each input gets at most one gradient"
+
+
+# What adds two values: a window reduced with it sums (sum or average pooling)
+_ADDS = frozenset({"jax.lax.add", "jax.numpy.add", "operator.add"})
+
+
+@resolver("window-sums", "rule")
+def window_sums(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`jax.lax.reduce_window` whose computation visibly adds (`jax.lax.add`, `jnp.add`, `operator.add`,
+    `lambda a, b: a + b`): sum or average pooling, whose gradient spreads each output's gradient over its
+    window (a padded convolution). Only a max or min window picks one input, the select-and-scatter its
+    gradient lowers to."""
+    if op != "jax.lax.reduce_window":
+        return None
+    given = ctx.argument(op, node, "computation")
+    if given is None:
+        return None
+    if ctx.dotted(given) in _ADDS or isinstance(given, ast.Lambda) and _adds(given):
+        return "the window is reduced with an addition (sum pooling): no select-and-scatter in its gradient"
+    return None
+
+
+def _adds(fn: ast.Lambda) -> bool:
+    """`lambda a, b: a + b` (either order): the lambda adds its two parameters."""
+    names = [a.arg for a in fn.args.args]
+    body = fn.body
+    return len(names) == 2 and not fn.args.vararg and isinstance(body, ast.BinOp) and isinstance(body.op, ast.Add) \
+        and isinstance(body.left, ast.Name) and isinstance(body.right, ast.Name) and {body.left.id, body.right.id} == set(names)

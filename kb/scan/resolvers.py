@@ -320,7 +320,33 @@ def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if given is not None and ctx.is_unique(given, scope):
         return f"the {name} ({ctx.text(given, 30)}) never repeats: each element is written once"
+    dim_node = next((ctx.argument(op, node, n) for n in _DIM_NAMES if ctx.argument(op, node, n) is not None), None)
+    dim = plain_literal(dim_node) if dim_node is not None else None
+    if given is not None and type(dim) is int and _unique_repeated(ctx, given, dim, scope):
+        return f"the {name} ({ctx.text(given, 30)}) never repeats along dimension {dim}: " \
+            "each element is read once per position of the other dimensions"
     return None
+
+
+def _unique_repeated(ctx: Context, node: ast.AST, dim: int, scope: ast.AST | None) -> bool:
+    """`t.unsqueeze(k).repeat(1, ..., n, ..., 1)` (or `.expand(-1, ..., n, ..., -1)`) of indices `t` that never
+    repeat (an `argsort`, kb/scan/context.py is_unique), copied only along the new dimension k, read along
+    another dimension `dim`: for each position along k the indices along `dim` are t's, which never repeat
+    (mae's `ids_keep.unsqueeze(-1).repeat(1, 1, D)` gathered along dim 1)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("repeat", "expand")
+            and node.args and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)):
+        return False
+    inner = node.func.value
+    if not (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and inner.func.attr == "unsqueeze"
+            and len(inner.args) == 1 and not inner.keywords and type(plain_literal(inner.args[0])) is int):
+        return False
+    ndim, added = len(node.args), plain_literal(inner.args[0])
+    if type(added) is not int or not (-ndim <= added < ndim and -ndim <= dim < ndim) or added % ndim == dim % ndim:
+        return False
+    kept = 1 if node.func.attr == "repeat" else -1  # what leaves a dimension as it is
+    if any(plain_literal(a) != kept for i, a in enumerate(node.args) if i != added % ndim):
+        return False
+    return ctx.is_unique(inner.func.value, scope)
 
 
 _INDEX_NAMES, _DIM_NAMES = ("index", "indices"), ("dim", "axis")

@@ -198,6 +198,12 @@ _INT_CONSTRUCTORS = frozenset({"torch.LongTensor", "torch.IntTensor", "torch.Sho
 _SIZED_FACTORIES = frozenset(f"torch.{n}" for n in ("ones", "zeros", "empty", "full", "ones_like", "zeros_like",
                                                    "full_like", "empty_like", "arange", "tensor", "as_tensor"))
 _JOINS = frozenset({"torch.cat", "torch.concat", "torch.concatenate", "torch.stack"})
+# TensorFlow: factories whose `dtype` (keyword or second argument) names an integer dtype, and the tensor
+# scatters, whose updates and result have their `tensor` argument's dtype (TensorFlow raises otherwise).
+_TF_INT_DTYPES = frozenset(f"tf.{n}" for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
+_TF_FACTORIES = frozenset({"tf.zeros", "tf.ones", "tf.constant", "tf.zeros_like", "tf.ones_like"})
+_TF_TENSOR_SCATTERS = frozenset(f"tf.{p}tensor_scatter_nd_{n}" for p in ("", "compat.v1.")
+                                for n in ("add", "sub", "update", "max", "min"))
 _INT_KEEPING = frozenset({"torch.cumsum", "torch.cumprod"})
 
 
@@ -205,6 +211,9 @@ def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn:
     """The `input.dtype` call fact of a scan (`SCANS`) where the code shows its input's kind: real floating
     point (`real_float`), or an integer tensor (`integer`) when the call names no `dtype=` to accumulate in
     (`torch.cumsum(lengths, 0)` of int lengths adds integers: exact in any order); () when not shown."""
+    if op in _TF_TENSOR_SCATTERS:
+        tensor = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tensor"), None)
+        return (("updates", "int"),) if integer(ctx, tensor, fn) else ()  # updates must have the tensor's dtype
     if op not in SCANS:
         return ()
     if real_float(ctx, data, fn):
@@ -237,6 +246,11 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
     if name is not None:
         if name in _INT_CONSTRUCTORS:
             return True
+        if name in _TF_FACTORIES:
+            given = dtype if dtype is not None else (node.args[1] if len(node.args) > 1 else None)
+            return given is not None and ctx.dotted(given) in _TF_INT_DTYPES
+        if name in _TF_TENSOR_SCATTERS:
+            return bool(node.args) and integer(ctx, node.args[0], fn, depth - 1, seen)
         if name in _INT_KEEPING and dtype is None:  # a running sum of integers is an integer tensor
             return bool(node.args) and integer(ctx, node.args[0], fn, depth - 1, seen)
         if name in _JOINS:
@@ -349,7 +363,11 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
 
 
 # What returns a dense tensor, never a tf.IndexedSlices.
-_DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tensor"})
+# A placeholder is fed a dense value by the session (`feed_dict`), never a tf.IndexedSlices.
+_DENSE_MAKERS = frozenset({"tf.convert_to_tensor", "tf.compat.v1.convert_to_tensor", "tf.placeholder",
+                           "tf.compat.v1.placeholder", "tf.placeholder_with_default",
+                           "tf.compat.v1.placeholder_with_default"})
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 
 
 def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 6,
@@ -365,6 +383,13 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
     if not item and (isinstance(node, ast.Constant) or isinstance(node, (
             ast.List, ast.Tuple, ast.Dict, ast.ListComp, ast.DictComp, ast.SetComp, ast.JoinedStr))):
         return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _ARITHMETIC):
+        # tf.IndexedSlices has no arithmetic operators: with a dense operand the result is dense (or an error)
+        return any(dense_value(ctx, side, fn, depth - 1, seen, item) for side in (node.left, node.right))
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+            and ctx.class_nodes and not item:
+        assigned = ctx.self_assignments(ctx.class_nodes[-1]).get(node.attr, [])
+        return bool(assigned) and all(dense_value(ctx, value, None, depth - 1, seen) for value, _ in assigned)
     if isinstance(node, ast.Subscript):
         made = node.value
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and isinstance(node.slice, ast.Constant) \
