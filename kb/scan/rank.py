@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import modelclass
+from kb.scan import modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import ONE_OF, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
@@ -110,8 +110,8 @@ def classes_at_1(shown: Rank, op: str | None) -> Rank:
     return shown._replace(last=False)
 
 
-def _rank(ctx: Context, node: ast.AST, place: _Place, depth: int) -> Rank:
-    if depth <= 0:
+def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank:
+    if depth <= 0 or node is None:
         return UNKNOWN
     exact = reshaped_ndim(node)
     if exact is not None:
@@ -204,7 +204,9 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
         if self_attribute(func) and place.cls is not None and first is not None:
             return _module(ctx, _made(ctx, place.cls, func.attr), first, place, depth)
         return UNKNOWN
-    if isinstance(func, ast.Name) and first is not None:
+    if isinstance(func, ast.Subscript) and self_attribute(func.value) and place.cls is not None and first is not None:
+        return _module(ctx, modulelist.element(ctx, place.cls, func.value.attr, func.slice), first, place, depth)
+    if isinstance(func, ast.Name):  # `model(x)`, or `model()` of a model that reads its own data
         return _module(ctx, _instance(ctx, func, place), first, place, depth)
     if isinstance(func, ast.Call) and first is not None:  # Net()(x)
         return _module(ctx, _unwrap(func), first, place, depth)
@@ -333,7 +335,7 @@ def _unwrap(node: ast.AST) -> ast.Call | None:
     return node if isinstance(node, ast.Call) else None
 
 
-def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, depth: int) -> Rank:
+def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _Place, depth: int) -> Rank:
     """The rank a module returns when called on `first`, from the call that made the module."""
     if made is None:
         return UNKNOWN
