@@ -339,6 +339,7 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _
     """The rank a module returns when called on `first`, from the call that made the module."""
     if made is None:
         return UNKNOWN
+    made = _aliased(ctx, made, place)
     name = ctx.dotted(made.func)
     if name in _CONV:
         return Rank(_CONV[name])
@@ -364,6 +365,20 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _
         return _forward(ctx, ctx.class_defs()[made.func.id], depth)
     found = modelclass.defined(ctx, made.func)
     return _forward(found[0], found[1], depth) if found is not None else UNKNOWN
+
+
+def _aliased(ctx: Context, made: ast.Call, place: _Place) -> ast.Call:
+    """`Net = GCNII; model = Net(...)`: the call as made by the class the name is bound to, where every
+    assignment of the name in the function around the call (else at module level) binds the same class name."""
+    if not isinstance(made.func, ast.Name) or made.func.id in ctx.class_defs() or ctx.dotted(made.func):
+        return made
+    around = _around(ctx, place, made.lineno).fn
+    values = (ctx.assigned_in(around).get(made.func.id) if around is not None else None) or \
+        (ctx.assigned_in(ctx.tree).get(made.func.id) if ctx.tree is not None else None) or []
+    bound = {ast.dump(v) for v in values}
+    if len(bound) != 1 or not isinstance(values[0], (ast.Name, ast.Attribute)):
+        return made
+    return ast.Call(values[0], made.args, made.keywords, lineno=made.lineno, col_offset=made.col_offset)
 
 
 def _kept(name: str, rank: Rank) -> Rank:
