@@ -322,6 +322,9 @@ class Context:
                       else ast.walk(ctx)):
                 if type(n) is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                     found.setdefault(n.targets[0].id, []).append(n.value)
+                elif type(n) is ast.Assign and len(n.targets) == 1:
+                    for name, value in _pairs(n.targets[0], n.value):  # `a, b = x, y`: a = x and b = y
+                        found.setdefault(name, []).append(value)
             self.assign_memo[id(ctx)] = found
         return found
 
@@ -562,3 +565,12 @@ def _init_values(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> lis
                 and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == attr:
             made.append(sub.args[1])
     return made
+
+
+def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """(name, value) of `a, b = x, y`: a tuple of names given a tuple (or list) of as many values, none
+    starred; [] for any other assignment."""
+    if not (isinstance(target, ast.Tuple) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)):
+        return []
+    return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]

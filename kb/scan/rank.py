@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import modelclass
+from kb.scan import modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import ONE_OF, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
@@ -110,8 +110,8 @@ def classes_at_1(shown: Rank, op: str | None) -> Rank:
     return shown._replace(last=False)
 
 
-def _rank(ctx: Context, node: ast.AST, place: _Place, depth: int) -> Rank:
-    if depth <= 0:
+def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank:
+    if depth <= 0 or node is None:
         return UNKNOWN
     exact = reshaped_ndim(node)
     if exact is not None:
@@ -204,7 +204,9 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
         if self_attribute(func) and place.cls is not None and first is not None:
             return _module(ctx, _made(ctx, place.cls, func.attr), first, place, depth)
         return UNKNOWN
-    if isinstance(func, ast.Name) and first is not None:
+    if isinstance(func, ast.Subscript) and self_attribute(func.value) and place.cls is not None and first is not None:
+        return _module(ctx, modulelist.element(ctx, place.cls, func.value.attr, func.slice), first, place, depth)
+    if isinstance(func, ast.Name):  # `model(x)`, or `model()` of a model that reads its own data
         return _module(ctx, _instance(ctx, func, place), first, place, depth)
     if isinstance(func, ast.Call) and first is not None:  # Net()(x)
         return _module(ctx, _unwrap(func), first, place, depth)
@@ -333,10 +335,11 @@ def _unwrap(node: ast.AST) -> ast.Call | None:
     return node if isinstance(node, ast.Call) else None
 
 
-def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, depth: int) -> Rank:
+def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _Place, depth: int) -> Rank:
     """The rank a module returns when called on `first`, from the call that made the module."""
     if made is None:
         return UNKNOWN
+    made = _aliased(ctx, made, place)
     name = ctx.dotted(made.func)
     if name in _CONV:
         return Rank(_CONV[name])
@@ -362,6 +365,20 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST, place: _Place, 
         return _forward(ctx, ctx.class_defs()[made.func.id], depth)
     found = modelclass.defined(ctx, made.func)
     return _forward(found[0], found[1], depth) if found is not None else UNKNOWN
+
+
+def _aliased(ctx: Context, made: ast.Call, place: _Place) -> ast.Call:
+    """`Net = GCNII; model = Net(...)`: the call as made by the class the name is bound to, where every
+    assignment of the name in the function around the call (else at module level) binds the same class name."""
+    if not isinstance(made.func, ast.Name) or made.func.id in ctx.class_defs() or ctx.dotted(made.func):
+        return made
+    around = _around(ctx, place, made.lineno).fn
+    values = (ctx.assigned_in(around).get(made.func.id) if around is not None else None) or \
+        (ctx.assigned_in(ctx.tree).get(made.func.id) if ctx.tree is not None else None) or []
+    bound = {ast.dump(v) for v in values}
+    if len(bound) != 1 or not isinstance(values[0], (ast.Name, ast.Attribute)):
+        return made
+    return ast.Call(values[0], made.args, made.keywords, lineno=made.lineno, col_offset=made.col_offset)
 
 
 def _kept(name: str, rank: Rank) -> Rank:
