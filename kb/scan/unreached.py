@@ -251,7 +251,11 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     imports_by_name = any(map(_imports_by_name, read.values()))
     tops = {os.path.normpath(root) for root in roots}
     spanned: list[str] = []
-    by_string = _imported_by_strings(read, {path: _dotted(path, tops) for path in modules}) if imports_by_name else set()
+    # only the files no entry point reaches can be run by a string alone: the others' names are not looked for
+    unrun = [path for path in modules if path in scripts and not _test_file(path) and path not in starred
+             and path not in looked_up and (ids := reach.get(path, ()))
+             and all(runs[k].why == scope.FALLBACK for k in ids)]
+    by_string = _imported_by_strings(read, {path: _dotted(path, tops) for path in unrun}) if imports_by_name else set()
     for path in modules:
         if path not in scripts or _test_file(path) or path in starred or path in looked_up:
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
