@@ -366,29 +366,31 @@ class Context:
             return bool(values) and all(isinstance(v, ast.Call) and self.dotted(v.func) == "torch.arange" for v in values)
         return False
 
-    def is_unique(self, node: ast.AST, fn: ast.AST | None, depth: int = 4) -> bool:
+    def is_unique(self, node: ast.AST, fn: ast.AST | None, depth: int = 4, rows: bool = False) -> bool:
         """Indices that never repeat: `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal
         list of distinct ints (also in `torch.tensor([...])`), the coordinates of a mask (`mask.nonzero()`,
         `torch.nonzero(mask)`, `tf.where(mask)`), what keeps them (`.to()`, `.view()`, a slice, `.flip()`,
-        `tf.cast`...), or a name every assignment in the function makes so."""
+        `tf.cast`...), or a name every assignment in the function makes so. `rows`: unique within each row is
+        enough (a gather along the last dimension), so a slice of rows (`t[:, :k]` of a row-wise `argsort`) keeps
+        it; an embedding or a scatter reads the whole tensor, where rows of permutations repeat each other."""
         if depth <= 0:
             return False
         if isinstance(node, (ast.List, ast.Tuple)):
             items = [plain_literal(e) for e in node.elts]
             return bool(items) and all(type(v) is int for v in items) and len(set(items)) == len(items)
         if isinstance(node, ast.Subscript):
-            slices = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]  # `t[:, :k]` keeps rows' too
-            return all(isinstance(s, ast.Slice) for s in slices) and self.is_unique(node.value, fn, depth - 1)
+            slices = node.slice.elts if rows and isinstance(node.slice, ast.Tuple) else [node.slice]
+            return all(isinstance(s, ast.Slice) for s in slices) and self.is_unique(node.value, fn, depth - 1, rows)
         if isinstance(node, ast.Name):
             values = self.assigned_in(fn).get(node.id, []) if fn is not None else []
-            return bool(values) and all(self.is_unique(v, fn, depth - 1) for v in values)
+            return bool(values) and all(self.is_unique(v, fn, depth - 1, rows) for v in values)
         if not isinstance(node, ast.Call):
             return False
         name = self.dotted(node.func)
         if name in _UNIQUE_MAKERS:
             return True
         if (name == "torch.tensor" or name in _UNIQUE_CASTS) and node.args:
-            return self.is_unique(node.args[0], fn, depth - 1)
+            return self.is_unique(node.args[0], fn, depth - 1, rows)
         if name in _NONZERO:
             return len(node.args) == 1 and not node.keywords
         if isinstance(node.func, ast.Attribute) and name is None:
@@ -399,7 +401,7 @@ class Context:
                 if node.func.attr in _FLATTENING and isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
                         and inner.func.attr == "nonzero":
                     return False
-                return self.is_unique(inner, fn, depth - 1)
+                return self.is_unique(inner, fn, depth - 1, rows)
         return False
 
     def argument(self, op: str, node: ast.Call, name: str) -> ast.AST | None:

@@ -346,7 +346,7 @@ def _unique_repeated(ctx: Context, node: ast.AST, dim: int, scope: ast.AST | Non
     kept = 1 if node.func.attr == "repeat" else -1  # what leaves a dimension as it is
     if any(plain_literal(a) != kept for i, a in enumerate(node.args) if i != added % ndim):
         return False
-    return ctx.is_unique(inner.func.value, scope)
+    return ctx.is_unique(inner.func.value, scope, rows=True)  # along `dim`, each row's indices: t[:, :k] keeps them
 
 
 _INDEX_NAMES, _DIM_NAMES = ("index", "indices"), ("dim", "axis")
