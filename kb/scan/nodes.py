@@ -55,14 +55,14 @@ def walk(node: ast.AST) -> list[ast.AST]:
 
 
 # A statement's fields that hold statements (or the `except` clauses and `match` cases that hold them).
-_BLOCK_FIELDS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 class _Blocks(dict[type, tuple[str, ...]]):
     """Node class -> its fields that hold statements, clauses or cases, in the class's field order."""
 
     def __missing__(self, cls: type) -> tuple[str, ...]:
-        found = self[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f in _BLOCK_FIELDS)
+        found = self[cls] = tuple(f for f in getattr(cls, "_fields", ()) if f in BLOCK_FIELDS)
         return found
 
 

@@ -12,6 +12,7 @@ from bisect import bisect_left
 from typing import Any, NamedTuple
 
 from kb.query.state import memo
+from kb.scan.nodes import BLOCK_FIELDS
 from kb.scan.syntax import Function, Layout, called, is_main
 
 
@@ -85,7 +86,7 @@ _WALKED = _Walked()
 # How survey() treats each statement class (0, the default: a simple statement, whose fields hold only
 # expressions). One dictionary lookup per statement instead of a chain of isinstance checks.
 _IMPORT, _IMPORT_FROM, _FUNCTION, _CLASS, _IF, _OTHER = 1, 2, 3, 4, 5, 6
-_BODY_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")  # a statement's fields that hold statements
+_BODY_FIELDS = BLOCK_FIELDS  # a statement's fields that hold statements (kb/scan/nodes.py)
 _ROLES: dict[type, int] = {ast.Import: _IMPORT, ast.ImportFrom: _IMPORT_FROM, ast.FunctionDef: _FUNCTION,
                            ast.AsyncFunctionDef: _FUNCTION, ast.ClassDef: _CLASS, ast.If: _IF}
 _COMPOUND: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # class -> (its body fields, its other fields)
