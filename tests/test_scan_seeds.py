@@ -36,3 +36,9 @@ def test_a_graph_reset_before_the_seed_keeps_it(tmp_path):
     """mozilla/DeepSpeech's order: `tf.reset_default_graph()` then `tf.set_random_seed(...)`, then the build:
     the seed is set on the fresh graph, and the dropout built after it follows it."""
     assert _sites(_scan(tmp_path, "reset_before"), "tf.random-seeds") == []
+
+
+def test_a_graph_reset_in_a_function_drops_the_module_seed(tmp_path):
+    """A seed set at module level and a `main()` that resets the default graph before it builds: the ops
+    main builds are on the new graph, without the seed (the module-seeded rule counted the seed too)."""
+    assert _sites(_scan(tmp_path, "reset_in_main"), "tf.random-seeds") == [("train.py", 7)]

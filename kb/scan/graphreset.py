@@ -6,7 +6,8 @@ earlier call, and differ from run to run (tf.compat.v1.reset_default_graph's doc
 seeds in an early cell and resets in the cell that builds the model (deepmind/graph_nets's demos) seeds
 nothing it trains. Read where the order shows it: a reset in the same scope as the seeding (the module's
 own statements, a notebook's cells in order, or one function's body; not a function defined inside it),
-after it. A reset before the seeding (`reset_default_graph(); set_random_seed(...)`) is the usual order
+after it; for a seeding at module level, also a reset in any function of the module (`main()` resetting
+before it builds). A reset before the seeding (`reset_default_graph(); set_random_seed(...)`) is the usual order
 and keeps the seed.
 """
 
@@ -45,11 +46,17 @@ def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
 
 
 def reset_after(tree: ast.Module | None, aliases: dict[str, str], line: int) -> int | None:
-    """The line of a `tf.reset_default_graph()` that runs after the seeding at `line`, in its scope (None: none)."""
+    """The line of a `tf.reset_default_graph()` that runs after the seeding at `line` (None: none): later in the
+    seeding's own scope or, for a seeding at module level, also in any function of the module (a function
+    runs when called, after the module's statements that precede the call)."""
     if tree is None:
         return None
-    found = [n.lineno for stmt in _scope(tree, line) for n in _own_nodes(stmt)
+    body = _scope(tree, line)
+    found = [n.lineno for stmt in body for n in _own_nodes(stmt)
              if isinstance(n, ast.Call) and n.lineno > line and dotted_name(n.func, aliases) in RESETS]
+    if body is tree.body:
+        found += [n.lineno for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for n in ast.walk(fn) if isinstance(n, ast.Call) and dotted_name(n.func, aliases) in RESETS]
     return min(found) if found else None
 
 
