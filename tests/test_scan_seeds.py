@@ -42,3 +42,11 @@ def test_a_graph_reset_in_a_function_drops_the_module_seed(tmp_path):
     """A seed set at module level and a `main()` that resets the default graph before it builds: the ops
     main builds are on the new graph, without the seed (the module-seeded rule counted the seed too)."""
     assert _sites(_scan(tmp_path, "reset_in_main"), "tf.random-seeds") == [("train.py", 7)]
+
+
+def test_absl_app_run_calls_the_main_it_is_given(tmp_path):
+    """mozilla/DeepSpeech's `absl.app.run(main)` (and `tf.compat.v1.app.run()`, which runs the `__main__`
+    module's `main`): the program calls main, so the seed main sets holds in its run. The scan said "main()
+    is called (this program does not call it)" and counted the seeding as conditional."""
+    assert _sites(_scan(tmp_path, "app_run"), "tf.random-seeds") == []
+    assert _sites(_scan(tmp_path, "app_run_tf"), "tf.random-seeds") == []
