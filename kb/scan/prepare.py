@@ -13,6 +13,7 @@ import ast
 import os
 import stat
 
+from kb.scan import graphreset
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
 from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, plain_literal, public_name
@@ -206,7 +207,8 @@ def tf_global_seed(tree: ast.Module, aliases: dict[str, str]) -> str:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args:
             name = dotted_name(stmt.value.func, aliases)
             value = plain_literal(stmt.value.args[0])
-            if name in TF_SET_SEED and isinstance(value, int) and not isinstance(value, bool):
+            if name in TF_SET_SEED and isinstance(value, int) and not isinstance(value, bool) \
+                    and graphreset.reset_after(tree, aliases, stmt.lineno) is None:  # a later reset drops it
                 return f"the module sets tf.random.set_seed({value}) at line {stmt.lineno}: ops without a seed follow it"
     return ""
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import gradient, hostcode
+from kb.scan import gradient, graphreset, hostcode
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
-    buffer_parameters, compiled_scopes, literal_parameters, parsed_before, subclasses, tf_global_seed, value_aliases,
+    TF_SET_SEED, buffer_parameters, compiled_scopes, literal_parameters, parsed_before, subclasses, tf_global_seed,
+    value_aliases,
 )
 from kb.scan.survey import MARKERS, Survey, hit_lines, layout, method_names, suppressions, survey
 from kb.scan.syntax import (
@@ -88,6 +89,17 @@ def _own_signatures(classes: list[ast.ClassDef], resolved: dict[str, str], given
     return frozenset(out) | given
 
 
+def _reset(tree: ast.Module, aliases: dict[str, str], setting: Setting) -> Setting:
+    """A TensorFlow graph seed that a later `tf.reset_default_graph()` of its scope drops holds only for the
+    ops built before the reset: conditional."""
+    if setting.kind != "call" or setting.name not in TF_SET_SEED:
+        return setting
+    dropped = graphreset.dropped_condition(tree, aliases, setting.line)
+    if dropped is None:
+        return setting
+    return setting._replace(condition=f"{setting.condition} and {dropped}" if setting.condition else dropped)
+
+
 def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str, tuple[str, ...]],
             watched: frozenset[str], rules: CodeRules | None = None,
             imported: dict[str, tuple[str, bool]] | None = None, starred: dict[str, str] | None = None) -> Module:
@@ -140,6 +152,8 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
         visitor.classes = {node.name: node for node in found.classes}
     visitor.hits = hit_lines(text, aliases, method_names(methods, owners), _roots(wanted, watched))
     visitor.statements(tree.body)
+    if "reset_default_graph" in text:  # a seed the graph loses before the ops are built (kb/scan/graphreset.py)
+        visitor.settings = [_reset(tree, aliases, s) for s in visitor.settings]
     calls = visitor.calls
     if own:  # a subclass that takes its own arguments: what they mean for the KB class is unknown
         calls = [c._replace(args=(), kwargs=(), star=True) if c.text.split("(", 1)[0] in own else c for c in calls]

@@ -98,6 +98,18 @@ for _cls in ast.stmt.__subclasses__():
 _CLAUSES = frozenset({ast.ExceptHandler, ast.match_case})
 
 
+def _app_main(call: ast.Call) -> list[str]:
+    """The function absl's `app.run(main)` (`tf.app.run`, `tf.compat.v1.app.run`) calls: the one it is given
+    (first argument or `main=`), or, given none, the `__main__` module's `main` (tf.app.run's default): the
+    program calls it, so what it sets holds in the program's run."""
+    given = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "main"), None)
+    if isinstance(given, ast.Name):
+        return [given.id]
+    if given is None and not call.keywords and called(call.func) not in ("app.run", "absl.app.run"):
+        return ["main"]  # TensorFlow's app.run (absl's requires main; a bare `app.run()` may be a web app's)
+    return []
+
+
 def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: list[ast.Call]) -> None:
     """Calls in an expression (iteratively: expressions can nest deeper than the stack). A loop over
     each class's fields, skipping leaves, is several times faster than ast.iter_child_nodes here, and
@@ -116,6 +128,8 @@ def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: lis
                 name = called(func)
                 if name is not None:
                     sink.append(name)
+                    if name.endswith("app.run"):
+                        sink.extend(_app_main(item))  # type: ignore[arg-type]
         for field in fields[cls]:
             value: Any = getattr(item, field, None)
             kind = type(value)

@@ -1,0 +1,69 @@
+"""Whether a TensorFlow 1 graph seed still holds when the ops are built: `tf.reset_default_graph()` drops it.
+
+`tf.set_random_seed(s)` in graph mode sets the seed of the current default graph. `tf.reset_default_graph()`
+replaces that graph with a new one, whose seed is unset: the ops built after the reset take no seed from the
+earlier call, and differ from run to run (tf.compat.v1.reset_default_graph's documentation). A notebook that
+seeds in an early cell and resets in the cell that builds the model (deepmind/graph_nets's demos) seeds
+nothing it trains. Read where the order shows it: a reset in the same scope as the seeding (the module's
+own statements, a notebook's cells in order, or one function's body; not a function defined inside it),
+after it; for a seeding at module level, also a reset in any function of the module (`main()` resetting
+before it builds). A reset before the seeding (`reset_default_graph(); set_random_seed(...)`) is the usual order
+and keeps the seed.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from kb.scan.syntax import dotted_name
+
+RESETS = frozenset({"tf.reset_default_graph", "tf.compat.v1.reset_default_graph"})
+
+
+def _scope(tree: ast.Module, line: int) -> list[ast.stmt]:
+    """The statements of the innermost function whose body holds `line` (the module's when none)."""
+    body: list[ast.stmt] = tree.body
+    while True:
+        inner = next((n for stmt in body for n in _own_nodes(stmt)
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                      and n.body[0].lineno <= line <= (n.end_lineno or n.lineno)), None)
+        if inner is None:
+            return body
+        body = inner.body
+
+
+def _own_nodes(stmt: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of a statement that run in its own scope, and the function definitions met (not walked into)."""
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Lambda):
+            continue
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def reset_after(tree: ast.Module | None, aliases: dict[str, str], line: int) -> int | None:
+    """The line of a `tf.reset_default_graph()` that runs after the seeding at `line` (None: none): later in the
+    seeding's own scope or, for a seeding at module level, also in any function of the module (a function
+    runs when called, after the module's statements that precede the call)."""
+    if tree is None:
+        return None
+    body = _scope(tree, line)
+    found = [n.lineno for stmt in body for n in _own_nodes(stmt)
+             if isinstance(n, ast.Call) and n.lineno > line and dotted_name(n.func, aliases) in RESETS]
+    if body is tree.body:
+        found += [n.lineno for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for n in ast.walk(fn) if isinstance(n, ast.Call) and dotted_name(n.func, aliases) in RESETS]
+    return min(found) if found else None
+
+
+def dropped_condition(tree: ast.Module | None, aliases: dict[str, str], line: int) -> str | None:
+    """The condition a seeding at `line` holds under when a reset follows it (None: no reset follows)."""
+    reset = reset_after(tree, aliases, line)
+    if reset is None:
+        return None
+    return (f"the ops are built before tf.reset_default_graph() at line {reset}, which makes a new default graph "
+            "without the seed")
