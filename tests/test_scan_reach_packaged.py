@@ -218,3 +218,40 @@ def test_a_module_imported_by_a_dotted_name_string_runs_only_the_functions_some_
     kept, notes = _lines(report, where)
     assert kept == [("training/loss.py", 5), ("training/misc.py", 5), ("training/misc.py", 9)], kept
     assert "nothing in this code base calls G_unused" in notes[("training/loss.py", 9)]
+
+
+def _backward_lines(tmp_path: Path, extra: dict[str, str]) -> Lines:
+    where = tmp_path / "inference_only"
+    shutil.copytree(FIXTURES / "inference_only", where)
+    for name, text in extra.items():
+        (where / name).write_text(textwrap.dedent(text))
+    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20,jax=0.8"))
+    backward = ("jax.gather-backward", "tf.gather-backprop")
+    kept = sorted({(Path(f.path).relative_to(where).as_posix(), f.line) for f in report.findings if f.record in backward})
+    notes = {(Path(f.path).relative_to(where).as_posix(), f.line): f.note or "" for f in report.notes
+             if f.record in backward}
+    return kept, notes
+
+
+def test_a_script_repository_in_which_no_code_differentiates_runs_no_backward_pass(tmp_path):
+    """maskgit (RULES Z4-1) and gpt-2 ship only sampling code: no file calls jax.grad, tf.gradients, an
+    optimizer or .backward(), so no program runs a backward pass and each framework's records of that pass
+    are notes; a training script anywhere in the code base, or an installable package that its users may
+    train (RULES R4, T7), keeps them."""
+    kept, notes = _backward_lines(tmp_path, {})
+    assert kept == [], kept
+    assert set(notes) == {("net/layers.py", 7), ("net/lm.py", 7)}, notes
+    assert all("no code in this code base differentiates" in why for why in notes.values()), notes
+    trained = {"train.py": """\
+        import jax
+        from net.layers import upsample
+        def loss(x):
+            return upsample(x).sum()
+        if __name__ == "__main__":
+            jax.grad(loss)(1.0)
+        """}
+    assert _backward_lines(tmp_path / "trained", trained)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    vjp = {"train.py": "import jax\nfrom net.layers import upsample\nout, pull = jax.vjp(upsample, 1.0)\n"}
+    assert _backward_lines(tmp_path / "vjp", vjp)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    packaged = {"setup.py": "import setuptools\nsetuptools.setup(name='net', packages=['net'])\n"}
+    assert _backward_lines(tmp_path / "packaged", packaged)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]

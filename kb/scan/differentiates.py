@@ -1,0 +1,36 @@
+"""Whether any code of the code base can differentiate (RULES R4's pass, T7 and Z4-1 of the frozen corpora).
+
+A record of the backward pass needs a program that differentiates through the op. A script repository
+(no installable package holds its files) runs only as far as its own entry points reach; if no scanned
+file can start a backward pass (kb/scan/survey.py's words: `.backward(`, `jax.grad`, `value_and_grad`,
+`tf.GradientTape`, `tf.gradients`, `.minimize(`, `fit(`, a trainer, an optimizer step ... and the
+transforms and optimizers below), none of its programs does, and the backward records of its files are
+notes: sampling, decoding and evaluation code only, in PyTorch, TensorFlow and JAX alike. A library package
+keeps them: its users may train its models with code of their own (R4), whatever it ships.
+"""
+
+from __future__ import annotations
+
+from kb.scan import sources
+from kb.scan.syntax import Layout
+
+# What else starts, or prepares, a backward pass: JAX's other transforms that differentiate, a custom
+# gradient (defined to be taken), and an optimizer library or class (its update takes a gradient).
+_MORE_WORDS = ("vjp(", "jvp(", "jacrev(", "jacfwd(", "linearize(", "hessian(", "custom_vjp", "custom_jvp",
+               "custom_gradient", "compute_gradients(", "apply_gradients", "optax.", "import optax", "optim.",
+               "torch.optim", "optimizers.", "Optimizer(")
+
+WHY = ("no code in this code base differentiates (no .backward(), jax.grad, value_and_grad, vjp, "
+       "tf.GradientTape, tf.gradients, optimizer or trainer in any scanned file) and no installable package "
+       "holds this file for its users to train: no program runs a backward pass through it")
+
+
+def never(layouts: dict[str, Layout], scripts: set[str], texts: sources.Texts) -> dict[str, str]:
+    """Path -> why, for each script file (`scripts`: the files no installable package holds) of a code base
+    none of whose files can differentiate; empty where any can, or where a file cannot be read again."""
+    if not scripts or any(layout.backward for layout in layouts.values()):
+        return {}
+    every = texts.every(layouts)
+    if every is None or any(word in text for text in every.values() for word in _MORE_WORDS):
+        return {}
+    return {path: WHY for path in scripts}
