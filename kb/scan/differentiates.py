@@ -6,10 +6,14 @@ file can start a backward pass (kb/scan/survey.py's words: `.backward(`, `jax.gr
 `tf.GradientTape`, `tf.gradients`, `.minimize(`, `fit(`, a trainer, an optimizer step ... and the
 transforms and optimizers below), none of its programs does, and the backward records of its files are
 notes: sampling, decoding and evaluation code only, in PyTorch, TensorFlow and JAX alike. A library package
-keeps them: its users may train its models with code of their own (R4), whatever it ships.
+keeps them: its users may train its models with code of their own (R4), whatever it ships; so does a module at
+the top of the code base, which users' own scripts and notebooks may import and train (as kb/scan/unreached.py
+keeps its findings).
 """
 
 from __future__ import annotations
+
+import os
 
 from kb.scan import sources
 from kb.scan.syntax import Layout
@@ -25,12 +29,14 @@ WHY = ("no code in this code base differentiates (no .backward(), jax.grad, valu
        "holds this file for its users to train: no program runs a backward pass through it")
 
 
-def never(layouts: dict[str, Layout], scripts: set[str], texts: sources.Texts) -> dict[str, str]:
-    """Path -> why, for each script file (`scripts`: the files no installable package holds) of a code base
-    none of whose files can differentiate; empty where any can, or where a file cannot be read again."""
+def never(layouts: dict[str, Layout], scripts: set[str], texts: sources.Texts, roots: list[str]) -> dict[str, str]:
+    """Path -> why, for each script file (`scripts`: the files no installable package holds) below the top of
+    the code base (`roots`: the folders scanned) none of whose files can differentiate; empty where any can,
+    or where a file cannot be read again."""
     if not scripts or any(layout.backward for layout in layouts.values()):
         return {}
     every = texts.every(layouts)
     if every is None or any(word in text for text in every.values() for word in _MORE_WORDS):
         return {}
-    return {path: WHY for path in scripts}
+    tops = {os.path.normpath(root) for root in roots}
+    return {path: WHY for path in scripts if os.path.dirname(path) and os.path.dirname(path) not in tops}
