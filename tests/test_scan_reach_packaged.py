@@ -255,3 +255,14 @@ def test_a_script_repository_in_which_no_code_differentiates_runs_no_backward_pa
     assert _backward_lines(tmp_path / "vjp", vjp)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
     packaged = {"setup.py": "import setuptools\nsetuptools.setup(name='net', packages=['net'])\n"}
     assert _backward_lines(tmp_path / "packaged", packaged)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+
+
+def test_a_jax_gather_from_a_table_built_from_constants_runs_no_backward(tmp_path):
+    """EasyLM's rotary table (RULES R4): made by jnp.arange and what jax.numpy makes of it, in the function
+    itself, so no gradient reaches it whatever the integer positions; a gather from a parameter, or from a
+    table filled with a value that may carry a gradient (`jnp.full(shape, scale)`), keeps its finding."""
+    where = FIXTURES / "constant_gather" / "rope.py"
+    report = scan([str(where)], given=pins.parse_versions("jax=0.8"))
+    lines = where.read_text().splitlines()
+    kept = sorted(f.line for f in report.findings if f.record == "jax.gather-backward")
+    assert kept == [n for n, line in enumerate(lines, 1) if line.endswith("# kept")], kept
