@@ -242,6 +242,15 @@ def test_a_script_repository_in_which_no_code_differentiates_runs_no_backward_pa
     assert kept == [], kept
     assert set(notes) == {("net/layers.py", 7), ("net/lm.py", 7)}, notes
     assert all("no code in this code base differentiates" in why for why in notes.values()), notes
+    dead_penalty = {"net/losses.py": """\
+        import jax
+        def squared(x):
+            return x * x
+        def penalty(f, x):
+            out, pull = jax.vjp(f, x)
+            return pull(out)
+        """, "sample.py": "from net.losses import squared\n" + (FIXTURES / "inference_only" / "sample.py").read_text()}
+    assert _backward_lines(tmp_path / "dead", dead_penalty)[0] == []  # a gradient helper nothing calls (maskgit's)
     trained = {"train.py": """\
         import jax
         from net.layers import upsample
