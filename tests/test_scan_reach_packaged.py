@@ -262,6 +262,8 @@ def test_a_script_repository_in_which_no_code_differentiates_runs_no_backward_pa
     assert _backward_lines(tmp_path / "trained", trained)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
     vjp = {"train.py": "import jax\nfrom net.layers import upsample\nout, pull = jax.vjp(upsample, 1.0)\n"}
     assert _backward_lines(tmp_path / "vjp", vjp)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    no_program = {"sample.py": "from net.layers import upsample\ndef main(x):\n    return upsample(x)\n"}
+    assert _backward_lines(tmp_path / "library", no_program)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
     packaged = {"setup.py": "import setuptools\nsetuptools.setup(name='net', packages=['net'])\n"}
     assert _backward_lines(tmp_path / "packaged", packaged)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
 

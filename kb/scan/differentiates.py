@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from kb.scan import sources
+from kb.scan import scope, sources
 from kb.scan.survey import trains
 from kb.scan.syntax import Layout
 
@@ -35,11 +35,13 @@ WHY = ("no code in this code base differentiates (no .backward(), jax.grad, valu
 
 
 def never(layouts: dict[str, Layout], scripts: set[str], texts: sources.Texts, roots: list[str],
-          dead: Spans) -> dict[str, str]:
+          dead: Spans, runs: list[scope.Run]) -> dict[str, str]:
     """Path -> why, for each script file (`scripts`: the files no installable package holds) below the top of
     the code base (`roots`: the folders scanned) none of whose files can differentiate; empty where any can,
-    or where a file cannot be read again. `dead`: the code no entry point runs, whose words do not count."""
-    if not scripts or any(layout.backward and path not in dead for path, layout in layouts.items()):
+    or where a file cannot be read again. `dead`: the code no entry point runs, whose words do not count. A
+    code base with no entry point (`runs` all found by the fallback) has no program: its users run it, so
+    nothing is claimed (as kb/scan/unreached.py claims nothing there)."""
+    if not scripts or all(r.why == scope.FALLBACK for r in runs) or any(layout.backward and path not in dead for path, layout in layouts.items()):
         return {}
     every = texts.every(layouts)
     if every is None:

@@ -425,7 +425,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
-    undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead)
+    undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
         quiet.setdefault(path, []).extend(spans)
