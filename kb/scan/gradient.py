@@ -75,7 +75,7 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
     if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.IfExp, ast.Tuple, ast.List)):
         parts = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand] if isinstance(node, ast.UnaryOp) \
             else [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values if isinstance(node, ast.BoolOp) \
-            else [e.value if isinstance(e, ast.Starred) else e for e in node.elts]  # (*x.shape, 1): its parts
+            else node.elts
         return all(grad_free(ctx, p, fn, depth - 1, seen) for p in parts)
     if isinstance(node, ast.Call):
         return _call_grad_free(ctx, node, fn, depth, seen)
