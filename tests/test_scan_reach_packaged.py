@@ -218,3 +218,62 @@ def test_a_module_imported_by_a_dotted_name_string_runs_only_the_functions_some_
     kept, notes = _lines(report, where)
     assert kept == [("training/loss.py", 5), ("training/misc.py", 5), ("training/misc.py", 9)], kept
     assert "nothing in this code base calls G_unused" in notes[("training/loss.py", 9)]
+
+
+def _backward_lines(tmp_path: Path, extra: dict[str, str]) -> Lines:
+    where = tmp_path / "inference_only"
+    shutil.copytree(FIXTURES / "inference_only", where)
+    for name, text in extra.items():
+        (where / name).write_text(textwrap.dedent(text))
+    report = scan([str(where)], given=pins.parse_versions("tensorflow=2.20,jax=0.8"))
+    backward = ("jax.gather-backward", "tf.gather-backprop")
+    kept = sorted({(Path(f.path).relative_to(where).as_posix(), f.line) for f in report.findings if f.record in backward})
+    notes = {(Path(f.path).relative_to(where).as_posix(), f.line): f.note or "" for f in report.notes
+             if f.record in backward}
+    return kept, notes
+
+
+def test_a_script_repository_in_which_no_code_differentiates_runs_no_backward_pass(tmp_path):
+    """maskgit (RULES Z4-1) and gpt-2 ship only sampling code: no file calls jax.grad, tf.gradients, an
+    optimizer or .backward(), so no program runs a backward pass and each framework's records of that pass
+    are notes; a training script anywhere in the code base, or an installable package that its users may
+    train (RULES R4, T7), keeps them."""
+    kept, notes = _backward_lines(tmp_path, {})
+    assert kept == [], kept
+    assert set(notes) == {("net/layers.py", 7), ("net/lm.py", 7)}, notes
+    assert all("no code in this code base differentiates" in why for why in notes.values()), notes
+    dead_penalty = {"net/losses.py": """\
+        import jax
+        def squared(x):
+            return x * x
+        def penalty(f, x):
+            out, pull = jax.vjp(f, x)
+            return pull(out)
+        """, "sample.py": "from net.losses import squared\n" + (FIXTURES / "inference_only" / "sample.py").read_text()}
+    assert _backward_lines(tmp_path / "dead", dead_penalty)[0] == []  # a gradient helper nothing calls (maskgit's)
+    trained = {"train.py": """\
+        import jax
+        from net.layers import upsample
+        def loss(x):
+            return upsample(x).sum()
+        if __name__ == "__main__":
+            jax.grad(loss)(1.0)
+        """}
+    assert _backward_lines(tmp_path / "trained", trained)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    vjp = {"train.py": "import jax\nfrom net.layers import upsample\nout, pull = jax.vjp(upsample, 1.0)\n"}
+    assert _backward_lines(tmp_path / "vjp", vjp)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    no_program = {"sample.py": "from net.layers import upsample\ndef main(x):\n    return upsample(x)\n"}
+    assert _backward_lines(tmp_path / "library", no_program)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    packaged = {"setup.py": "import setuptools\nsetuptools.setup(name='net', packages=['net'])\n"}
+    assert _backward_lines(tmp_path / "packaged", packaged)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+
+
+def test_a_jax_gather_from_a_table_built_from_constants_runs_no_backward(tmp_path):
+    """EasyLM's rotary table (RULES R4): made by jnp.arange and what jax.numpy makes of it, in the function
+    itself, so no gradient reaches it whatever the integer positions; a gather from a parameter, or from a
+    table filled with a value that may carry a gradient (`jnp.full(shape, scale)`), keeps its finding."""
+    where = FIXTURES / "constant_gather" / "rope.py"
+    report = scan([str(where)], given=pins.parse_versions("jax=0.8"))
+    lines = where.read_text().splitlines()
+    kept = sorted(f.line for f in report.findings if f.record == "jax.gather-backward")
+    assert kept == [n for n, line in enumerate(lines, 1) if line.endswith("# kept")], kept

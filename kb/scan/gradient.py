@@ -22,27 +22,26 @@ from kb.scan.syntax import NOT_FRAMEWORK, inner_statements, literal, self_attrib
 # methods whose arguments only place or shape the receiver, what makes a Python or NumPy value of a
 # tensor, builtins that keep their arguments' need, attributes that are no tensor, and what a module
 # instance may be asked for without running it.
-# libraries whose calls make no torch tensor: the scan's non-framework libraries, and math
-_NO_TENSOR = NOT_FRAMEWORK | {"math"}
+_NO_TENSOR = NOT_FRAMEWORK | {"math"}  # libraries whose calls make no tensor: the scan's non-framework ones, and math
 _GRAD_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.autograd.Variable"})
 _GRAD_FREE_CLASSES = frozenset({"torch.utils.data.DataLoader", "torch.utils.data.TensorDataset", "torch.Generator",
                                 "torch.device", "torch.Size"})
 _PLACING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "type",
                       "view", "reshape", "flatten", "squeeze", "unsqueeze", "permute", "transpose", "contiguous",
-                      "expand", "repeat", "flip", "size", "dim", "numel", "clone", "chunk", "split", "unbind"})
+                      "expand", "repeat", "flip", "size", "dim", "numel", "clone", "chunk", "split", "unbind", "astype"})
 _GRAD_DROPPING = frozenset({"detach", "item", "tolist", "numpy", "size", "dim", "numel", "nonzero", "argmax", "argmin",
                             "argsort"})
 _GRAD_FREE_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "list", "tuple", "range", "enumerate", "zip",
                                  "min", "max", "abs", "round", "sum"})
 # builtins whose result is a Python number, string or range whatever their argument (`len(images)`, `int(t)`)
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool", "str", "range"})
-# torch factories: a new leaf tensor, which requires no gradient unless `requires_grad=True` is passed (checked
-# first), whatever the arguments it copies or is shaped by (`torch.arange(n)`, `torch.zeros_like(x)`)
+# factories: a new torch leaf tensor, free of a gradient unless `requires_grad=True` is passed (checked first), whatever
+# the arguments it copies or is shaped by (`torch.arange(n)`); JAX's that no argument's gradient reaches (not jnp.full)
 _FACTORIES = frozenset(f"torch.{n}" for n in (
     "arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "linspace", "logspace", "eye",
-    "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"))
-# torch parameters that take integers (or integer tensors), which never require a gradient
-_INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index"})
+    "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like")) | {
+    f"jax.numpy.{n}" for n in ("arange", "zeros", "ones", "empty", "eye", "zeros_like", "ones_like", "empty_like")}
+_INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index", "indices"})  # integers: never a gradient
 _SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 _MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
                           "named_parameters", "buffers", "named_buffers", "modules", "children", "state_dict",
@@ -90,7 +89,7 @@ def _parameter_names(op: str) -> tuple[str, ...]:
     """The op's parameters in order, as kb.parameters gives them (empty: not known); memoized."""
     if op not in _NAMES:
         try:
-            params = kb.parameters(op, framework="pytorch")
+            params = kb.parameters(op, framework="jax" if op.startswith("jax.") else "pytorch")
         except (LookupError, ValueError, KeyError):
             params = None
         _NAMES[op] = tuple(p[0] if isinstance(p, (tuple, list)) else str(p) for p in params or ())
@@ -100,7 +99,7 @@ def _parameter_names(op: str) -> tuple[str, ...]:
 def integer_arguments(op: str, node: ast.Call, method: bool) -> set[int]:
     """ids of the arguments the op's signature binds to an integer parameter (`repeats`, `dim`)."""
     found = {id(k.value) for k in node.keywords if k.arg in _INTEGER_PARAMS}
-    names = list(_parameter_names(op)) if op.startswith("torch.") else []
+    names = list(_parameter_names(op)) if op.startswith(("torch.", "jax.numpy.")) else []
     if method and names and names[0] in ("input", "self"):
         names = names[1:]  # the receiver, listed first for some Tensor methods
     for position, arg in enumerate(node.args[:len(names)]):
@@ -111,9 +110,10 @@ def integer_arguments(op: str, node: ast.Call, method: bool) -> set[int]:
     return found
 
 
-def _args_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset) -> bool:
-    return all(not isinstance(a, ast.Starred) and grad_free(ctx, a, fn, depth - 1, seen) for a in node.args) \
-        and all(k.arg is not None and grad_free(ctx, k.value, fn, depth - 1, seen) for k in node.keywords)
+def _args_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset, op: str = "") -> bool:
+    ints = integer_arguments(op, node, False) if op else set()  # a gather's indices: what is gathered decides
+    return all(not isinstance(a, ast.Starred) and (id(a) in ints or grad_free(ctx, a, fn, depth - 1, seen)) for a in node.args) \
+        and all(k.arg is not None and (id(k.value) in ints or grad_free(ctx, k.value, fn, depth - 1, seen)) for k in node.keywords)
 
 
 def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen: frozenset) -> bool:
@@ -127,8 +127,8 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         last = name.rsplit(".", 1)[-1]
         if name in _FACTORIES:
             return True  # a new leaf tensor (requires_grad=True was ruled out above)
-        if name.startswith("torch.") and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
-            return _args_grad_free(ctx, node, fn, depth, seen)  # a torch function of values that need no gradient
+        if name.startswith(("torch.", "jax.numpy.")) and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
+            return _args_grad_free(ctx, node, fn, depth, seen, name)  # a function of values that need no gradient
         return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor
     if isinstance(func, ast.Name):
         if func.id in _NUMBER_BUILTINS and func.id not in ctx.aliases and func.id not in ctx.defs:

@@ -96,9 +96,36 @@ def window_sums(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
     given = ctx.argument(op, node, "computation")
     if given is None:
         return None
-    if ctx.dotted(given) in _ADDS or isinstance(given, ast.Lambda) and _adds(given):
+    if _addition(ctx, given):
         return "the window is reduced with an addition (sum pooling): no select-and-scatter in its gradient"
+    passed = _passed_reduction(ctx, given)
+    if passed and all(_addition(ctx, value) for value in passed):
+        return "every call of the function in this file passes an addition as the window's reduction (sum " \
+               "pooling): no select-and-scatter in its gradient"
     return None
+
+
+def _addition(ctx: Context, given: ast.AST) -> bool:
+    return ctx.dotted(given) in _ADDS or isinstance(given, ast.Lambda) and _adds(given)
+
+
+def _passed_reduction(ctx: Context, given: ast.AST) -> list[ast.expr]:
+    """A reduction that is a parameter of the enclosing module-level function (a `pool(inputs, init,
+    reduce_fn, ...)` helper) that the function never rebinds: what every call of it in the file passes
+    (empty when unknown: a call that leaves it out or passes *args, or no call)."""
+    fn, tree = ctx.fn_nodes[-1] if ctx.fn_nodes else None, ctx.tree
+    if not isinstance(given, ast.Name) or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or tree is None or fn not in tree.body or ctx.defs.get(fn.name) is not fn:
+        return []
+    args = fn.args
+    if given.id not in {a.arg for a in (*args.posonlyargs, *args.args)}:
+        return []
+    if any(isinstance(n, ast.Name) and n.id == given.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
+        return []  # rebound in the function
+    named = sum(isinstance(n, ast.Name) and n.id == fn.name for n in ast.walk(tree))
+    if named != sum(isinstance(c.func, ast.Name) and c.func.id == fn.name for c in ctx.all_calls):
+        return []  # handed on (`map(pool, ...)`, `partial(pool, ...)`): called where this file does not show
+    return ctx.passed(fn, given.id)
 
 
 def _adds(fn: ast.Lambda) -> bool:

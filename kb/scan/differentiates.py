@@ -1,0 +1,63 @@
+"""Whether any code of the code base can differentiate (RULES R4's pass, T7 and Z4-1 of the frozen corpora).
+
+A record of the backward pass needs a program that differentiates through the op. A script repository
+(no installable package holds its files) runs only as far as its own entry points reach; if no scanned
+file can start a backward pass (kb/scan/survey.py's words: `.backward(`, `jax.grad`, `value_and_grad`,
+`tf.GradientTape`, `tf.gradients`, `.minimize(`, `fit(`, a trainer, an optimizer step ... and the
+transforms and optimizers below) outside code no entry point runs (kb/scan/unreached.py: maskgit's gradient
+penalty helper, which nothing live calls), none of its programs does, and the backward records of its files are
+notes: sampling, decoding and evaluation code only, in PyTorch, TensorFlow and JAX alike. A library package
+keeps them: its users may train its models with code of their own (R4), whatever it ships; so does a module at
+the top of the code base, which users' own scripts and notebooks may import and train (as kb/scan/unreached.py
+keeps its findings).
+"""
+
+from __future__ import annotations
+
+import os
+
+from kb.scan import scope, sources
+from kb.scan.survey import trains
+from kb.scan.syntax import Layout
+
+Spans = dict[str, list[tuple[int, int, str]]]  # kb/scan/unreached.py's answer: path -> (first, last, why)
+
+# What else starts, or prepares, a backward pass: JAX's other transforms that differentiate, a custom
+# gradient (defined to be taken), and an optimizer library or class (its update takes a gradient).
+_MORE_WORDS = ("vjp(", "jvp(", "jacrev(", "jacfwd(", "linearize(", "hessian(", "custom_vjp", "custom_jvp",
+               "custom_gradient", "compute_gradients(", "apply_gradients", "optax.", "import optax", "optim.",
+               "torch.optim", "optimizers.", "Optimizer(")
+
+WHY = ("no code in this code base differentiates (no .backward(), jax.grad, value_and_grad, vjp, "
+       "tf.GradientTape, tf.gradients, optimizer or trainer in any scanned file, outside code no entry point runs) "
+       "and no installable package "
+       "holds this file for its users to train: no program runs a backward pass through it")
+
+
+def never(layouts: dict[str, Layout], scripts: set[str], texts: sources.Texts, roots: list[str],
+          dead: Spans, runs: list[scope.Run]) -> dict[str, str]:
+    """Path -> why, for each script file (`scripts`: the files no installable package holds) below the top of
+    the code base (`roots`: the folders scanned) none of whose files can differentiate; empty where any can,
+    or where a file cannot be read again. `dead`: the code no entry point runs, whose words do not count. A
+    code base with no entry point (`runs` all found by the fallback) has no program: its users run it, so
+    nothing is claimed (as kb/scan/unreached.py claims nothing there)."""
+    if not scripts or all(r.why == scope.FALLBACK for r in runs) or any(layout.backward and path not in dead for path, layout in layouts.items()):
+        return {}
+    every = texts.every(layouts)
+    if every is None:
+        return {}
+    for path, text in every.items():
+        live = _live(path, text, dead)
+        if (layouts[path].backward and trains(live)) or any(word in live for word in _MORE_WORDS):
+            return {}
+    tops = {os.path.normpath(root) for root in roots}
+    return {path: WHY for path in scripts if os.path.dirname(path) and os.path.dirname(path) not in tops}
+
+
+def _live(path: str, text: str, dead: Spans) -> str:
+    """The text's lines outside the code no entry point runs (a .py file's; a notebook's spans are its cells')."""
+    spans = dead.get(path) if path.endswith(".py") else None
+    if not spans:
+        return text
+    return "\n".join(line for n, line in enumerate(text.splitlines(), 1)
+                     if not any(first <= n <= last for first, last, _ in spans))
