@@ -95,3 +95,14 @@ def _relative(filename: str, module: str, level: int) -> tuple[str, ast.Module] 
     for _ in range(level - 1):
         base = os.path.dirname(base)
     return local_tree(os.path.join(base, "__here__.py"), module)
+
+
+def torchvision_by_name(ctx: Context, func: ast.AST) -> bool:
+    """`models.__dict__[args.arch]()` / `getattr(models, arch)()` of `torchvision.models`: a model chosen by
+    name among those of the package's top level, every one of which is a classifier (detection and
+    segmentation models live in its subpackages)."""
+    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__":
+        return ctx.written(func.value.value) == "torchvision.models"
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and func.args:
+        return ctx.written(func.args[0]) == "torchvision.models"
+    return False
