@@ -32,7 +32,8 @@ from typing import NamedTuple
 from kb.scan import modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
-from kb.scan.syntax import ONE_OF, Element, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in, unpacked
+from kb.scan.syntax import (ONE_OF, Element, Unknown, handed_back, least_ndim, plain_literal, reshaped_ndim,
+                            self_attribute, statements_in, unpacked)
 
 
 class Rank(NamedTuple):
@@ -167,11 +168,10 @@ def _element(ctx: Context, call: ast.expr, index: int, place: _Place, depth: int
         return UNKNOWN
     if ctx.dotted(call.func) in _PACKS:
         return (_data(ctx, call, place, depth) or UNKNOWN) if index == 0 else UNKNOWN
-    first = call.args[0] if call.args else None
-    if self_attribute(call.func) and place.cls is not None:
-        return _module(ctx, _made(ctx, place.cls, call.func.attr), first, place, depth, index)
+    if self_attribute(call.func) and place.cls is not None:  # (a forward is read whatever it is called on)
+        return _module(ctx, _made(ctx, place.cls, call.func.attr), None, place, depth, index)
     if isinstance(call.func, ast.Name):
-        return _module(ctx, _instance(ctx, call.func, place), first, place, depth, index)
+        return _module(ctx, _instance(ctx, call.func, place), None, place, depth, index)
     return UNKNOWN
 
 
@@ -361,7 +361,8 @@ def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _moved(node: ast.AST) -> ast.AST:
-    """`x.to(device)` / `.cuda()` / `.eval()`: x."""
+    """`x.to(device)` / `.cuda()` / `.eval()`: x; `model, opt = amp.initialize(model, opt)`: the model handed in."""
+    node = handed_back(node)
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
         node = node.func.value
     return node
@@ -421,8 +422,7 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _
     return _defined(ctx, made, depth)
 
 
-def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:
-    """What the `forward` of the code base's class a construction calls returns."""
+def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
     found = modelclass.defined(ctx, made.func)

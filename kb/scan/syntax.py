@@ -498,3 +498,12 @@ def unpacked(fn: ast.AST, name: str) -> list[ast.expr]:
                     element.value, element.index = n.value, k
                     out.append(element)
     return out
+
+
+def handed_back(node: ast.AST) -> ast.AST:
+    """`model, opt = accelerator.prepare(model, opt)` (amp.initialize, deepspeed.initialize): the name a call is
+    handed at the position of the value bound (the same model, prepared); else the node itself."""
+    if isinstance(node, Element) and isinstance(node.value, ast.Call) and node.index < len(node.value.args) \
+            and isinstance(node.value.args[node.index], ast.Name):
+        return node.value.args[node.index]
+    return node
