@@ -235,6 +235,22 @@ class Context:
         self.passed_memo[key] = out
         return out
 
+    def self_passed(self, cls: ast.ClassDef, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                    param: str) -> list[tuple[ast.expr, Function]]:
+        """What every `self.<fn>(...)` call in the class's methods passes for the method's `param`, with the
+        method of each call; empty when a call passes nothing for it (or *args) or there is no call."""
+        names = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+        names = names if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list) else names[1:]
+        out: list[tuple[ast.expr, Function]] = []
+        for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            for c in (c for c in ast.walk(method) if isinstance(c, ast.Call) and self_attribute(c.func, fn.name)):
+                given = dict(zip(names, c.args)) if not any(isinstance(a, ast.Starred) for a in c.args) else {}
+                given.update({k.arg: k.value for k in c.keywords if k.arg})
+                if param not in given:
+                    return []
+                out.append((given[param], method))
+        return out
+
     def python_random(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, depth: int = 4) -> bool:
         """Every call of the module-level function `fn` in this file passes a Python `random.Random(...)` for
         `param`: made in the caller, or the caller's own parameter of which the same holds (bert's `rng`)."""

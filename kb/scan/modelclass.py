@@ -31,12 +31,57 @@ def defined(ctx: Context, func: ast.AST) -> tuple[Context, ast.ClassDef] | None:
         module = _module_of(ctx.tree, func.value.id)
         tree = local_tree(ctx.filename, module) if module else None
         found = _in_module(tree[0], tree[1], func.attr, _DEPTH) if tree is not None else None
+    elif isinstance(func, ast.Subscript):
+        return _registered(ctx, func.value)
     else:
         return None
     if found is None:
         return None
     path, tree_, cls = found
     return reader(ctx, path, tree_), cls
+
+
+def _registered(ctx: Context, table: ast.expr) -> tuple[Context, ast.ClassDef] | None:
+    """The class every entry of a registry makes (`KNOWN_MODELS[name](...)` / `models.KNOWN_MODELS[...]`): a
+    module-level dict of this file or of an imported module of the code base, `{name: Net}`, `OrderedDict([(name,
+    lambda *a, **kw: Net(...)), ...])` or `dict(name=Net)`, each value the one class or a lambda that makes it."""
+    if isinstance(table, ast.Name) and ctx.tree is not None:
+        where: tuple[str, ast.Module] | None = (ctx.filename, ctx.tree)
+        name = table.id
+    elif isinstance(table, ast.Attribute) and isinstance(table.value, ast.Name) and ctx.tree is not None:
+        module = _module_of(ctx.tree, table.value.id)
+        where, name = local_tree(ctx.filename, module) if module else None, table.attr
+    else:
+        return None
+    if where is None:
+        return None
+    values = [n.value for n in where[1].body if isinstance(n, ast.Assign) and len(n.targets) == 1
+              and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    made = [v.body.func if isinstance(v, ast.Lambda) and isinstance(v.body, ast.Call) else v
+            for v in (_entries(values[0]) if len(values) == 1 else [])]
+    if not made or len({ast.dump(m) for m in made}) != 1:
+        return None
+    reading = ctx if where[0] == ctx.filename else reader(ctx, where[0], where[1])
+    if isinstance(made[0], ast.Name):
+        found = _in_module(where[0], where[1], made[0].id, _DEPTH)
+        return (reader(ctx, found[0], found[1]) if found[0] != ctx.filename else ctx, found[2]) if found else None
+    return defined(reading, made[0]) if isinstance(made[0], ast.Attribute) else None
+
+
+def _entries(table: ast.expr) -> list[ast.expr]:
+    """The values of a dict literal, of `dict(a=x)`, or of `OrderedDict([(key, value), ...])` ([]: other)."""
+    if isinstance(table, ast.Dict):
+        return [v for k, v in zip(table.keys, table.values) if k is not None]
+    if not (isinstance(table, ast.Call) and isinstance(table.func, (ast.Name, ast.Attribute))):
+        return []
+    called = table.func.id if isinstance(table.func, ast.Name) else table.func.attr
+    if called == "dict" and not table.args:
+        return [k.value for k in table.keywords if k.arg]
+    if called == "OrderedDict" and len(table.args) == 1 and isinstance(table.args[0], (ast.List, ast.Tuple)):
+        pairs = table.args[0].elts
+        return [p.elts[1] for p in pairs if isinstance(p, ast.Tuple) and len(p.elts) == 2] if all(
+            isinstance(p, ast.Tuple) and len(p.elts) == 2 for p in pairs) else []
+    return []
 
 
 def reader(ctx: Context, path: str, tree: ast.Module) -> Context:
@@ -95,3 +140,14 @@ def _relative(filename: str, module: str, level: int) -> tuple[str, ast.Module] 
     for _ in range(level - 1):
         base = os.path.dirname(base)
     return local_tree(os.path.join(base, "__here__.py"), module)
+
+
+def torchvision_by_name(ctx: Context, func: ast.AST) -> bool:
+    """`models.__dict__[args.arch]()` / `getattr(models, arch)()` of `torchvision.models`: a model chosen by
+    name among those of the package's top level, every one of which is a classifier (detection and
+    segmentation models live in its subpackages)."""
+    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__":
+        return ctx.written(func.value.value) == "torchvision.models"
+    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and func.args:
+        return ctx.written(func.args[0]) == "torchvision.models"
+    return False

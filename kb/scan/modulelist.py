@@ -86,3 +86,12 @@ def _position(index: ast.AST) -> int | None:
     if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
         index, sign = index.operand, -1
     return sign * index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
+
+
+def sequential(ctx: Context, args: list[ast.expr]) -> list[ast.expr]:
+    """An nn.Sequential's layers in order: its arguments, or the values of `OrderedDict([(name, layer), ...])`."""
+    only = args[0] if len(args) == 1 else None
+    if not (isinstance(only, ast.Call) and ctx.dotted(only.func) == "collections.OrderedDict" and len(only.args) == 1
+            and isinstance(only.args[0], (ast.List, ast.Tuple))):
+        return args
+    return [p.elts[1] if isinstance(p, ast.Tuple) and len(p.elts) == 2 else p for p in only.args[0].elts]

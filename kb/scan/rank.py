@@ -14,7 +14,10 @@ Read, within bounds (depth-limited, the file only, plus classes of the same file
   parameter that every call in the file passes such an instance) gives what its `forward` returns;
   a torchvision classifier (`models.resnet50()`) gives its (N, classes) logits (2), and a data-parallel
   wrapper (`DistributedDataParallel(model)`) what the module it wraps gives;
-- a name every assignment of which in the function gives the same rank.
+- a name every assignment of which in the function gives the same rank, or `a, b = f(x)`'s element of
+  the tuple every return of a model's `forward` gives; a method's parameter, what every `self.m(...)` passes;
+- a factory given its sizes one by one (`torch.zeros(n, t, v)`: 3); a PackedSequence's data, one less
+  than the padded tensor packed (`pack_padded_sequence(scores, lengths)`: (tokens, V) of (N, T, V)).
 
 A loss module's rank is read where it is used (`at_uses`): its calls in the function, and the calls of
 the parameter it is handed to in the file's functions; a call with more arguments than the module takes
@@ -29,7 +32,8 @@ from typing import NamedTuple
 from kb.scan import modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
-from kb.scan.syntax import ONE_OF, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute, statements_in
+from kb.scan.syntax import (ONE_OF, Element, Unknown, handed_back, least_ndim, plain_literal, reshaped_ndim,
+                            self_attribute, statements_in, unpacked)
 
 
 class Rank(NamedTuple):
@@ -66,6 +70,8 @@ _CLASSES_AT_1 = frozenset({"torch.nn.NLLLoss", "torch.nn.CrossEntropyLoss", "tor
                            "torch.nn.functional.cross_entropy"})
 # 2-D matrix products: their result is 2-D whatever feeds them.
 _MATRIX = frozenset({"torch.mm", "torch.spmm", "torch.sparse.mm", "torch.addmm"})
+_PACKS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
+_SIZED = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "randn", "rand"))  # sizes given one by one
 _EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
 
 # Wrappers whose call runs the module they wrap (its first argument) and returns what it returns.
@@ -124,7 +130,20 @@ def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank
         if value is None and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 place.fn in ctx.defs.values() and node.id in _parameters(place.fn):
             return _passed(ctx, place.fn, node.id, place, depth)
+        if value is None and place.cls is not None and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and place.fn in place.cls.body and node.id in _parameters(place.fn):
+            found = {_rank(ctx, v, _Place(m, place.cls, v.lineno), depth - 1)
+                     for v, m in ctx.self_passed(place.cls, place.fn, node.id)}
+            return found.pop() if len(found) == 1 else UNKNOWN  # a method's parameter: what every self.<m>() passes
         return _rank(ctx, value, place._replace(line=value.lineno), depth - 1) if value is not None else UNKNOWN
+    if isinstance(node, Element):
+        return _element(ctx, node.value, node.index, place, depth)
+    if isinstance(node, ast.Attribute) and node.attr == "data":  # a PackedSequence's data, else a tensor's own
+        packed = _data(ctx, node.value, place, depth)
+        return _rank(ctx, node.value, place, depth - 1) if packed is None else packed
+    if isinstance(node, ast.IfExp):  # `a if c else b`: the rank both branches give
+        body = _rank(ctx, node.body, place, depth - 1)
+        return body if body == _rank(ctx, node.orelse, place, depth - 1) else UNKNOWN
     if isinstance(node, ast.BinOp):
         left, right = _rank(ctx, node.left, place, depth - 1), _rank(ctx, node.right, place, depth - 1)
         numbers = [isinstance(side, ast.Constant) for side in (node.left, node.right)]
@@ -140,6 +159,33 @@ def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank
     if not isinstance(node, ast.Call):
         return UNKNOWN
     return _call(ctx, node, place, depth)
+
+
+def _element(ctx: Context, call: ast.expr, index: int, place: _Place, depth: int) -> Rank:
+    """The rank of the `index`-th value a call returns: a PackedSequence's data (its first field), or that
+    element of the tuple every return of a model's `forward` gives (`return logits, features`)."""
+    if not isinstance(call, ast.Call):
+        return UNKNOWN
+    if ctx.dotted(call.func) in _PACKS:
+        return (_data(ctx, call, place, depth) or UNKNOWN) if index == 0 else UNKNOWN
+    if self_attribute(call.func) and place.cls is not None:  # (a forward is read whatever it is called on)
+        return _module(ctx, _made(ctx, place.cls, call.func.attr), None, place, depth, index)
+    if isinstance(call.func, ast.Name):
+        return _module(ctx, _instance(ctx, call.func, place), None, place, depth, index)
+    return UNKNOWN
+
+
+def _data(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank | None:
+    """The data of the PackedSequence `node` is (or names): `pack_padded_sequence(x, ...)` merges x's batch and
+    time dimensions into one (a (N, T, V) score tensor packs to (tokens, V), 2-D). None: not a packed sequence."""
+    for _ in range(_DEPTH):
+        if isinstance(node, ast.Name):
+            node = _last(ctx, place, node.id)
+            place = place._replace(line=node.lineno) if node is not None else place
+    if not (isinstance(node, ast.Call) and ctx.dotted(node.func) in _PACKS):
+        return None
+    shown = _rank(ctx, node.args[0] if node.args else None, place, depth - 1)
+    return Rank(shown.exact - 1) if shown.exact is not None and shown.exact >= 2 else UNKNOWN
 
 
 def _passed(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, place: _Place, depth: int) -> Rank:
@@ -186,6 +232,10 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
         return _rank(ctx, first, place, depth - 1) if first is not None else UNKNOWN
     if name in _MATRIX:
         return Rank(2)
+    if name in _SIZED and node.args and not any(isinstance(a, ast.Starred) for a in node.args) and \
+            not any(k.arg in (None, "size", "out") for k in node.keywords):  # torch.zeros(n, t, v): one per size
+        sizes = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
+        return Rank(len(sizes)) if len(sizes) > 1 or sizes is not node.args or _integer(sizes[0]) else UNKNOWN
     if name == "torch.nn.functional.linear" and first is not None:
         return _rank(ctx, first, place, depth - 1)._replace(last=True)
     if ctx.written(func) in _EINOPS and len(node.args) > 1:
@@ -252,7 +302,7 @@ def _parameter(ctx: Context, cls: ast.ClassDef, attr: str) -> Rank:
 
 def _last(ctx: Context, place: _Place, name: str) -> ast.expr | None:
     """The value of the last `name = value` above the place's line in its function (None: none)."""
-    values = ctx.assigned_in(place.fn).get(name, []) if place.fn is not None else []
+    values = [*ctx.assigned_in(place.fn).get(name, []), *unpacked(place.fn, name)] if place.fn is not None else []
     above = [v for v in values if v.lineno < place.line]
     return max(above, key=lambda v: (v.lineno, v.col_offset)) if above else None
 
@@ -273,9 +323,12 @@ def _sizes(node: ast.AST | None) -> int | None:
 
 
 def _made(ctx: Context, cls: ast.ClassDef, attr: str) -> ast.Call | None:
-    """The one `self.<attr> = <call>` of the class (None: none, several, or not a call)."""
-    made = [value for value, _ in ctx.self_assignments(cls).get(attr, ())]
-    return made[0] if len(made) == 1 and isinstance(made[0], ast.Call) else None
+    """The call of `self.<attr> = <call>` of the class, under `.to(device)` (None: none, not a call, or
+    several that differ: a class of the code base made with other arguments in each branch is one class)."""
+    made = [_unwrap(value) if value is not None else None for value, _ in ctx.self_assignments(cls).get(attr, ())]
+    kinds = {None if m is None else ast.dump(m) if (ctx.dotted(m.func) or "").startswith("torch.") else
+             ctx.dotted(m.func) or ast.dump(m.func) for m in made}
+    return made[0] if len(kinds) == 1 and made[0] is not None else None
 
 
 def _instance(ctx: Context, func: ast.Name, place: _Place, depth: int = 3) -> ast.Call | None:
@@ -308,7 +361,8 @@ def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _moved(node: ast.AST) -> ast.AST:
-    """`x.to(device)` / `.cuda()` / `.eval()`: x."""
+    """`x.to(device)` / `.cuda()` / `.eval()`: x; `model, opt = amp.initialize(model, opt)`: the model handed in."""
+    node = handed_back(node)
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
         node = node.func.value
     return node
@@ -335,36 +389,44 @@ def _unwrap(node: ast.AST) -> ast.Call | None:
     return node if isinstance(node, ast.Call) else None
 
 
-def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _Place, depth: int) -> Rank:
-    """The rank a module returns when called on `first`, from the call that made the module."""
+def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _Place, depth: int,
+            element: int | None = None) -> Rank:
+    """The rank a module returns when called on `first`, from the call that made the module (of the
+    `element`-th value of the tuple it returns, where given: only a class's `forward` shows one)."""
     if made is None:
         return UNKNOWN
     made = _aliased(ctx, made, place)
     name = ctx.dotted(made.func)
+    if element is not None and name not in _WRAPPERS:
+        return _defined(ctx, made, depth, element)
     if name in _CONV:
         return Rank(_CONV[name])
     if _classifier(name):
         return Rank(2)
     if name in _WRAPPERS and made.args and isinstance(made.args[0], ast.Name) and depth > 0:
         inner = _instance(ctx, made.args[0], _around(ctx, place, made.lineno))
-        return _module(ctx, inner, first, place, depth - 1) if inner is not made else UNKNOWN
+        return _module(ctx, inner, first, place, depth - 1, element) if inner is not made else UNKNOWN
     if name in _LINEAR:
         return _rank(ctx, first, place, depth - 1)._replace(last=True)
     if name in _KEEP_MODULES:
         return _kept(name, _rank(ctx, first, place, depth - 1))
-    if _dynamic_classifier(ctx, made.func):
+    if modelclass.torchvision_by_name(ctx, made.func):
         return Rank(2)
     if name in ("torch.nn.Flatten",):
         return Rank(2) if not made.args and not made.keywords else UNKNOWN
     if name == "torch.nn.Sequential":
         rank = _rank(ctx, first, place, depth - 1)
-        for layer in made.args:
+        for layer in modulelist.sequential(ctx, made.args):
             rank = _layer(ctx, layer, rank)
         return rank
+    return _defined(ctx, made, depth)
+
+
+def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
-        return _forward(ctx, ctx.class_defs()[made.func.id], depth)
+        return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
     found = modelclass.defined(ctx, made.func)
-    return _forward(found[0], found[1], depth) if found is not None else UNKNOWN
+    return _forward(found[0], found[1], depth, element) if found is not None else UNKNOWN
 
 
 def _aliased(ctx: Context, made: ast.Call, place: _Place) -> ast.Call:
@@ -387,17 +449,6 @@ def _kept(name: str, rank: Rank) -> Rank:
     return rank._replace(last=False) if any(part in name for part in _MOVES_LAST) else rank
 
 
-def _dynamic_classifier(ctx: Context, func: ast.AST) -> bool:
-    """`models.__dict__[args.arch]()` / `getattr(models, arch)()` of `torchvision.models`: a model chosen by
-    name among those of the package's top level, every one of which is a classifier (detection and
-    segmentation models live in its subpackages)."""
-    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute) and func.value.attr == "__dict__":
-        return ctx.written(func.value.value) == "torchvision.models"
-    if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id == "getattr" and func.args:
-        return ctx.written(func.args[0]) == "torchvision.models"
-    return False
-
-
 def _layer(ctx: Context, layer: ast.AST, rank: Rank) -> Rank:
     if not isinstance(layer, ast.Call):
         return UNKNOWN
@@ -413,12 +464,17 @@ def _layer(ctx: Context, layer: ast.AST, rank: Rank) -> Rank:
     return UNKNOWN
 
 
-def _forward(ctx: Context, cls: ast.ClassDef, depth: int) -> Rank:
-    """What a module class of the file returns from `forward`: every return gives the same rank."""
+def _forward(ctx: Context, cls: ast.ClassDef, depth: int, element: int | None = None) -> Rank:
+    """What a module class of the file returns from `forward`: every return gives the same rank (of its
+    tuple's `element`-th value, where given: `return logits, features`)."""
     forward = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward"), None)
     if forward is None:
         return UNKNOWN
     returns = [n.value for n in statements_in(forward) if isinstance(n, ast.Return) and n.value is not None]
+    if element is not None:  # that value of the tuple every return gives
+        picked = [r.elts[element] for r in returns if isinstance(r, ast.Tuple) and element < len(r.elts)
+                  and not any(isinstance(e, ast.Starred) for e in r.elts)]
+        returns = picked if len(picked) == len(returns) else []
     found = {_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns}
     return found.pop() if len(found) == 1 else UNKNOWN
 

@@ -475,3 +475,35 @@ def never_taken(tree: ast.Module, text: str) -> tuple[tuple[int, int, str], ...]
             out.append((node.orelse[0].lineno, node.orelse[-1].end_lineno or node.lineno,
                         f"it is inside the `else:` of `{head}`, which never runs"))
     return tuple(out)
+
+
+class Element(ast.expr):
+    """The `index`-th value of the tuple `value` gives, as `a, b = value` binds it (`_, out = model(x)`)."""
+
+    _fields = ("value",)
+    value: ast.expr
+    index: int = 0
+
+
+def unpacked(fn: ast.AST, name: str) -> list[ast.expr]:
+    """The values `a, b = f(x)` binds to `name` in the function or module (each an Element of the call),
+    which `a, b = x, y` pairs (Context.assigned_in) leave out."""
+    out: list[ast.expr] = []
+    for n in statements_in(fn) if isinstance(fn, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) else ():
+        if type(n) is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Tuple) and \
+                isinstance(n.value, ast.Call) and not any(isinstance(t, ast.Starred) for t in n.targets[0].elts):
+            for k, t in enumerate(n.targets[0].elts):
+                if isinstance(t, ast.Name) and t.id == name:
+                    element = Element(lineno=n.value.lineno, col_offset=n.value.col_offset)
+                    element.value, element.index = n.value, k
+                    out.append(element)
+    return out
+
+
+def handed_back(node: ast.AST) -> ast.AST:
+    """`model, opt = accelerator.prepare(model, opt)` (amp.initialize, deepspeed.initialize): the name a call is
+    handed at the position of the value bound (the same model, prepared); else the node itself."""
+    if isinstance(node, Element) and isinstance(node.value, ast.Call) and node.index < len(node.value.args) \
+            and isinstance(node.value.args[node.index], ast.Name):
+        return node.value.args[node.index]
+    return node
