@@ -35,9 +35,9 @@ class _Holds(dict[type, bool]):
 
 
 _HOLDS = _Holds()
-_NAME, _DEF, _LAMBDA, _WITH, _CALL, _ATTRIBUTE = 1, 2, 3, 4, 5, 6
-# what build's walk does with each class of node (0, the default: walk its fields)
-_ROLES: dict[type, int] = {ast.Name: _NAME, ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.Lambda: _LAMBDA,
+_NAME, _DEF, _LAMBDA, _WITH, _CALL, _ATTRIBUTE, _CONTEXT = 1, 2, 3, 4, 5, 6, 7
+# what build's walk does with each class of node (0, the default: walk its fields; a tuple is a context)
+_ROLES: dict[type, int] = {tuple: _CONTEXT, ast.Name: _NAME, ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.Lambda: _LAMBDA,
                            ast.With: _WITH, ast.AsyncWith: _WITH, ast.Call: _CALL, ast.Attribute: _ATTRIBUTE}
 _PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
 # words without which a file has no root of code that takes no gradient (no_grad, a Dataset, a pipeline's map)
@@ -170,10 +170,15 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
             return
         handled.add(id(value))
 
-    stack: list[tuple[Any, str | None, int]] = [(tree, None, -1)]  # Any: each branch reads its class's fields
+    # The stack holds nodes and, between them, the context (why, owner) the nodes above it are read in: a
+    # context is pushed only where a def, a lambda or a with changes it (and again below their bodies, to
+    # restore it), not a (node, why, owner) tuple built and unpacked for every node.
+    stack: list[Any] = [tree]  # Any: each branch reads its class's fields
+    why: str | None = None
+    owner = -1
     pop, push, fields, holds, Name, Load, roles = stack.pop, stack.append, FIELDS, _HOLDS, ast.Name, ast.Load, _ROLES
     while stack:
-        node, why, owner = pop()
+        node = pop()
         kind = type(node)
         role = roles.get(kind, 0)  # one lookup, not a chain of class tests, for the many nodes of no role
         if role:
@@ -183,31 +188,45 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                         uses[k].append((None, -1))  # handed on as a value: it may run anywhere
                     mentions.add(node.id)
                 continue
+            if role == _CONTEXT:
+                why, owner = node
+                continue
             if role == _DEF:
                 me = index.get(id(node), owner)  # a nested function's calls are its enclosing def's
                 inner = _NO_GRAD if any(no_grad(d) for d in node.decorator_list) else None
-                stack += [(d, why, owner) for d in (*node.decorator_list, *node.args.defaults,
-                                                    *(d for d in node.args.kw_defaults if d is not None))]
-                stack += [(s, inner, me) for s in node.body]
+                stack += node.decorator_list
+                stack += node.args.defaults
+                stack += [d for d in node.args.kw_defaults if d is not None]
+                _within(stack, node.body, (why, owner), (inner, me))
                 continue
             if role == _LAMBDA:
-                push((node.body, None, owner))  # runs where it is called
+                _within(stack, [node.body], (why, owner), (None, owner))  # runs where it is called
                 continue
             if role == _WITH:
                 inner = why or (_NO_GRAD if any(no_grad(i.context_expr) for i in node.items) else None)
-                stack += [(i, why, owner) for i in node.items] + [(s, inner, owner) for s in node.body]
+                stack += node.items
+                _within(stack, node.body, (why, owner), (inner, owner))
                 continue
             if role == _CALL:
                 func = node.func
-                found = targets(func)
+                called = type(func)  # targets() and _name() inlined: this runs for every call of the file
+                if called is Name:
+                    found = top.get(func.id)
+                    if found is None:
+                        calls.append((func.id, why, owner))
+                elif called is ast.Attribute:
+                    target = func.value
+                    found = methods.get(func.attr) if type(target) is Name and target.id in ("self", "cls") else None
+                    if found is None:
+                        calls.append((func.attr, why, owner))
+                else:
+                    found = None
                 if found is not None:
                     for k in found:
                         uses[k].append((why, owner))
+                if called is Name or called is ast.Attribute:
                     handled.add(id(func))
-                elif type(func) is ast.Name or type(func) is ast.Attribute:
-                    calls.append((_name(func), why, owner))
-                    handled.add(id(func))
-                if type(func) is ast.Attribute and func.attr in _PIPELINE_STAGES and node.args \
+                if called is ast.Attribute and func.attr in _PIPELINE_STAGES and node.args \
                         and not (dotted(func) or "").startswith("jax."):
                     handed(node.args[0], _MAPPED)
                 for kw in node.keywords:
@@ -232,16 +251,27 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                                 uses[k].append((None, -1))  # handed on as a value: it may run anywhere
                             mentions.add(child.id)
                     elif holds[type(child)]:
-                        push((child, why, owner))
+                        push(child)
             elif type(value) is Name:
                 if type(value.ctx) is Load and id(value) not in handled:
                     for k in top.get(value.id, ()):
                         uses[k].append((None, -1))
                     mentions.add(value.id)
             elif holds[type(value)]:
-                push((value, why, owner))
+                push(value)
     return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
                  frozenset(qualified))
+
+
+def _within(stack: list[Any], nodes: list[Any], outer: tuple[str | None, int], inner: tuple[str | None, int]) -> None:
+    """Push `nodes` to be read in the context `inner`, then `outer` again for what lies below them on the stack
+    (build's walk pops a context before the nodes it governs); nothing more where the two are the same."""
+    if inner == outer:
+        stack += nodes
+    else:
+        stack.append(outer)
+        stack += nodes
+        stack.append(inner)
 
 
 def _name(func: ast.Name | ast.Attribute) -> str:
