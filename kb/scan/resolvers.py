@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, mapped, members, tfdata, values
+from kb.scan import constants, datasets, gradient, mapped, members, slices, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -123,7 +123,13 @@ def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
     reduce with a segment sum.
 
     Followed through the function (kb/scan/values.py, dense_value): what a function of the file returns
-    (`X, Y = load_train_data()`), and a bool flag the function takes and tests (`if is_training:`)."""
+    (`X, Y = load_train_data()`), and a bool flag the function takes and tests (`if is_training:`).
+
+    And any value that comes from no gradient (kb/scan/slices.py): a tf.IndexedSlices is made only by the
+    gradient APIs (`tf.gradients`, `tape.gradient`, `compute_gradients`, their `grads_and_vars`) or by
+    `tf.IndexedSlices(...)`, so a placeholder, `past_length + tf.range(n)`, a config's learning rate or a
+    parameter the file's calls pass such values for is dense. A value not visible (a parameter no call of the
+    file passes) is kept where it is named after gradients (`grads`, `slices`)."""
     value = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "value"), None)
     if value is None:
         return None
@@ -133,6 +139,9 @@ def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> 
         return "the value is a NumPy or Python value, not a tf.IndexedSlices"
     if ctx.fn_nodes and values.dense_value(ctx, value, ctx.fn_nodes[-1]):
         return "the value is a NumPy or Python value (followed through the function), not a tf.IndexedSlices"
+    if not slices.may_be_indexed_slices(ctx, value, ctx.fn_nodes[-1] if ctx.fn_nodes else None):
+        return "the value is traced to no gradient (tf.gradients, GradientTape.gradient, compute_gradients, " \
+            "tf.IndexedSlices) and no name calls it one, so it is taken as a dense tensor, not a tf.IndexedSlices"
     return None
 
 
