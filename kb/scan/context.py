@@ -310,7 +310,7 @@ class Context:
             return "python"  # a list, dict or string: not a framework object
         if self_attribute(node) and self.members and node.attr in self.members[-1]:
             return "torch.Tensor"  # a module's parameter or buffer
-        return receivers.kind(self, node) if isinstance(node, ast.Call) else None  # super(), LocalClass(...)
+        return receivers.kind(self, node) if isinstance(node, ast.Call) or self_attribute(node) else None  # super(), self.rng
 
     # --- data flow within a function ---------------------------------------------------------
     def assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:

@@ -1,0 +1,37 @@
+"""Causes of false alarms of the tuning corpora on input pipelines (RULES C3 look-alikes, R4 code that runs
+only in the input pipeline): fixed after their measures, so not a measure of them. Each fixture is a folder
+of tests/fixtures/scanpipe/, scanned as a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import scan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scanpipe"
+VERSIONS = "torch=2.11,tensorflow=2.20"
+
+
+def _scan(tmp_path: Path, name: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    return [f for f in scan([str(root)], given=pins.parse_versions(VERSIONS)).findings if not f.note]
+
+
+def _lines(found: list, record: str, file: str) -> list[int]:
+    return sorted(f.line for f in found if f.record == record and Path(f.path).name == file)
+
+
+def test_a_plain_librarys_instance_and_an_attribute_only_set_to_one_are_no_framework_object(tmp_path):
+    """NVlabs/stylegan, as-ideas/TransformerTTS (2 false alarms, RULES C3): `svm = sklearn.svm.LinearSVC()`
+    then `svm.fit(...)` was read as Keras fit, and `self._random.shuffle(samples)` with `self._random =
+    Random(seed)` set in `__init__` as tf.data's shuffle: only an instance of Python's own classes counted as
+    no framework object, and an attribute of `self` had no kind. Now an instance of any plain library's class
+    (Python's, NumPy's, scikit-learn's) is that library's, and `self.<attr>` has the kind of the one object the
+    class's methods assign it, when it writes it no other way. Unknown receivers (a parameter, what an
+    unknown function makes) stay."""
+    found = _scan(tmp_path, "libraries")
+    assert _lines(found, "tf.data-loader-parallelism", "svm.py") == [8], found
+    assert _lines(found, "tf.random-seeds", "samples.py") == [16], found
