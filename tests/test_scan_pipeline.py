@@ -35,3 +35,14 @@ def test_a_plain_librarys_instance_and_an_attribute_only_set_to_one_are_no_frame
     found = _scan(tmp_path, "libraries")
     assert _lines(found, "tf.data-loader-parallelism", "svm.py") == [8], found
     assert _lines(found, "tf.random-seeds", "samples.py") == [16], found
+
+
+def test_a_known_librarys_function_handed_to_a_map_draws_only_what_its_name_says(tmp_path):
+    """deepmind/graph_nets (2 false alarms): `graph.map(tf.stop_gradient, fields)` on a GraphsTuple parameter
+    (read, by its name, as a parallel tf.data map: the fields sit where num_parallel_calls would) was a
+    finding, since mapped-function-draws-no-random read only the code base's functions. A function of
+    TensorFlow, NumPy, JAX, torch or math named in full draws no random numbers unless a part of its name
+    says so (random, shuffle, dropout, sample, noise, a distribution): `tf.image.random_flip_left_right` and
+    an unknown function stay findings."""
+    found = _scan(tmp_path, "mapped")
+    assert _lines(found, "tf.data-loader-parallelism", "fields.py") == [13, 17], found

@@ -523,7 +523,7 @@ class Context:
         defs = self.defs if defs is None else defs
         body = self.body_of(func, defs)
         if body is None:
-            return True
+            return not _draws_nothing(self.dotted(func) if isinstance(func, (ast.Name, ast.Attribute)) else None)
         if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
             body, defs = body
         inner = {n.name for n in ast.walk(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not body}
@@ -543,6 +543,20 @@ class Context:
                         and self.dotted(callee) is None:
                     return True  # a function from elsewhere (not one defined inside, read in this walk): cannot tell
         return False
+
+
+# libraries whose functions, named in full, are known: a function of theirs handed on as a value
+# (`ds.map(tf.io.decode_png)`, `graph.map(tf.stop_gradient, fields)`) draws only what its name says
+_KNOWN_LIBRARIES = frozenset({"tf", "tensorflow", "numpy", "math", "jax", "torch"})
+_RANDOM_PARTS = ("random", "shuffle", "dropout", "sample", "noise", "uniform", "normal", "distribution")
+
+
+def _draws_nothing(name: str | None) -> bool:
+    """A function of a known library (`tf.stop_gradient`) no part of whose name names a random draw
+    (random, shuffle, dropout, sample, noise, a distribution): it draws no random numbers."""
+    if name is None or name.split(".")[0] not in _KNOWN_LIBRARIES:
+        return False
+    return not any(word in part.lower() for part in name.split(".") for word in _RANDOM_PARTS)
 
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})
