@@ -548,12 +548,13 @@ class Context:
 # libraries whose functions, named in full, are known: a function of theirs handed on as a value
 # (`ds.map(tf.io.decode_png)`, `graph.map(tf.stop_gradient, fields)`) draws only what its name says
 _KNOWN_LIBRARIES = frozenset({"tf", "tensorflow", "numpy", "math", "jax", "torch"})
-_RANDOM_PARTS = ("random", "shuffle", "dropout", "sample", "noise", "uniform", "normal", "distribution")
+_RANDOM_PARTS = ("rand", "shuffle", "dropout", "sample", "noise", "uniform", "normal", "distribution", "bernoulli",
+                 "multinomial", "poisson", "gamma", "categorical", "fractional")
 
 
 def _draws_nothing(name: str | None) -> bool:
     """A function of a known library (`tf.stop_gradient`) no part of whose name names a random draw
-    (random, shuffle, dropout, sample, noise, a distribution): it draws no random numbers."""
+    (rand, randn, random, shuffle, dropout, sample, noise, a distribution's name): it draws no random numbers."""
     if name is None or name.split(".")[0] not in _KNOWN_LIBRARIES:
         return False
     return not any(word in part.lower() for part in name.split(".") for word in _RANDOM_PARTS)
