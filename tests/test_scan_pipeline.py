@@ -46,3 +46,15 @@ def test_a_known_librarys_function_handed_to_a_map_draws_only_what_its_name_says
     an unknown function stay findings."""
     found = _scan(tmp_path, "mapped")
     assert _lines(found, "tf.data-loader-parallelism", "fields.py") == [13, 17], found
+
+
+def test_a_function_a_pipeline_stage_runs_through_a_partial_a_lambda_or_filter_takes_no_gradient(tmp_path):
+    """mozilla/DeepSpeech (feeding.py: `process_fn = partial(entry_to_features, ...)`, then
+    `dataset.map(process_fn, ...)`): a function handed to a tf.data stage runs in the input pipeline and is
+    never differentiated, but the scan followed only a function named bare in `.map(fn)`: the name in a
+    `functools.partial` counted as a value handed on to anywhere, a lambda's calls as made where the lambda
+    is called, and `filter` was no stage. Now `.map(partial(f, ...))`, `fn = partial(f, ...)` read only as a
+    stage's function, `.map(lambda x: f(x))` and `.filter(f)` run f in the pipeline: records of the backward
+    pass do not apply to it. A partial also returned to the caller (and called there) keeps its findings."""
+    found = _scan(tmp_path, "stages")
+    assert _lines(found, "tf.resize-bilinear-backprop", "pipeline.py") == [24], found
