@@ -58,3 +58,13 @@ def test_a_function_a_pipeline_stage_runs_through_a_partial_a_lambda_or_filter_t
     pass do not apply to it. A partial also returned to the caller (and called there) keeps its findings."""
     found = _scan(tmp_path, "stages")
     assert _lines(found, "tf.resize-bilinear-backprop", "pipeline.py") == [24], found
+
+
+def test_a_mapped_function_is_read_into_the_functions_its_folder_imports(tmp_path):
+    """mozilla/DeepSpeech (feeding.py's `dataset.map(process_fn, num_parallel_calls=AUTOTUNE)`): the mapped
+    function calls `apply_graph_augmentations`, imported with `from .augmentations import ...`, and the scan
+    took any call of a name it could not read for a random draw. Now a function imported from a module of the
+    same folder (`from .helpers import f`, `from helpers import f`) is read as the file's own are, to the same
+    depth: one that draws no random numbers leaves the map a note, one that draws keeps the finding."""
+    found = _scan(tmp_path, "sibling")
+    assert _lines(found, "tf.data-loader-parallelism", "loader.py") == [17], found

@@ -14,7 +14,7 @@ import ast
 import builtins
 
 from kb.scan import receivers
-from kb.scan.prepare import local_module
+from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
     self_attribute,
@@ -498,7 +498,7 @@ class Context:
                     and isinstance(n.targets[0], ast.Name) and n.targets[0].id == func.id]
             if len(made) == 1 and isinstance(made[0], ast.Call) and self.dotted(made[0].func) in _PARTIALS and made[0].args:
                 return self.body_of(made[0].args[0], defs)
-            return None
+            return sibling_function(self.tree, self.filename, func.id) if defs is self.defs else None  # from .m import f
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
             return self.classes[func.func.id]  # an instance of a class of this module: its methods
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
@@ -540,8 +540,8 @@ class Context:
                     if depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs):
                         return True
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and callee.id not in inner \
-                        and self.dotted(callee) is None:
-                    return True  # a function from elsewhere (not one defined inside, read in this walk): cannot tell
+                        and self.dotted(callee) is None and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
+                    return True  # a function from elsewhere (not one defined inside, nor one of its folder's): cannot tell
         return False
 
 
