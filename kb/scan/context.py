@@ -14,7 +14,7 @@ import ast
 import builtins
 
 from kb.scan import receivers
-from kb.scan.prepare import local_module
+from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
     self_attribute,
@@ -326,7 +326,7 @@ class Context:
             return "python"  # a list, dict or string: not a framework object
         if self_attribute(node) and self.members and node.attr in self.members[-1]:
             return "torch.Tensor"  # a module's parameter or buffer
-        return receivers.kind(self, node) if isinstance(node, ast.Call) else None  # super(), LocalClass(...)
+        return receivers.kind(self, node) if isinstance(node, ast.Call) or self_attribute(node) else None  # super(), self.rng
 
     # --- data flow within a function ---------------------------------------------------------
     def assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]:
@@ -514,7 +514,7 @@ class Context:
                     and isinstance(n.targets[0], ast.Name) and n.targets[0].id == func.id]
             if len(made) == 1 and isinstance(made[0], ast.Call) and self.dotted(made[0].func) in _PARTIALS and made[0].args:
                 return self.body_of(made[0].args[0], defs)
-            return None
+            return sibling_function(self.tree, self.filename, func.id) if defs is self.defs else None  # from .m import f
         if isinstance(func, ast.Call) and isinstance(func.func, ast.Name) and func.func.id in self.classes:
             return self.classes[func.func.id]  # an instance of a class of this module: its methods
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
@@ -539,7 +539,7 @@ class Context:
         defs = self.defs if defs is None else defs
         body = self.body_of(func, defs)
         if body is None:
-            return True
+            return not _draws_nothing(self.dotted(func) if isinstance(func, (ast.Name, ast.Attribute)) else None)
         if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
             body, defs = body
         inner = {n.name for n in ast.walk(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not body}
@@ -556,9 +556,24 @@ class Context:
                     if depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs):
                         return True
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and callee.id not in inner \
-                        and self.dotted(callee) is None:
-                    return True  # a function from elsewhere (not one defined inside, read in this walk): cannot tell
+                        and self.dotted(callee) is None and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
+                    return True  # a function from elsewhere (not one defined inside, nor one of its folder's): cannot tell
         return False
+
+
+# libraries whose functions, named in full, are known: a function of theirs handed on as a value
+# (`ds.map(tf.io.decode_png)`, `graph.map(tf.stop_gradient, fields)`) draws only what its name says
+_KNOWN_LIBRARIES = frozenset({"tf", "tensorflow", "numpy", "math", "jax", "torch"})
+_RANDOM_PARTS = ("rand", "shuffle", "dropout", "sample", "noise", "uniform", "normal", "distribution", "bernoulli",
+                 "multinomial", "poisson", "gamma", "categorical", "fractional")
+
+
+def _draws_nothing(name: str | None) -> bool:
+    """A function of a known library (`tf.stop_gradient`) no part of whose name names a random draw
+    (rand, randn, random, shuffle, dropout, sample, noise, a distribution's name): it draws no random numbers."""
+    if name is None or name.split(".")[0] not in _KNOWN_LIBRARIES:
+        return False
+    return not any(word in part.lower() for part in name.split(".") for word in _RANDOM_PARTS)
 
 
 _MOVES = frozenset({"to", "cuda", "to_empty"})

@@ -408,9 +408,9 @@ _NO_NAMES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpo
 _HOLDS = _Holds()
 
 
-# Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map,
-# a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
-_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
+# Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map/
+# filter, a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
+_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
 
 
 def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],

@@ -1,6 +1,8 @@
 """Code that runs only where no gradient is taken, across files: a torch `Dataset`'s `__getitem__` (or
 `__iter__`) and a DataLoader's `collate_fn` run in the data loader on the host, a data pipeline's `.map(...)`
-function runs in the pipeline, and a call under `torch.no_grad()` records nothing. What only such code
+(`interleave`, `flat_map`, `filter`) function runs in the pipeline (handed on itself, as a `functools.partial`
+of it, directly or through a name read only there, or called in a lambda handed on), and a call under
+`torch.no_grad()` records nothing. What only such code
 calls, in its own file or in another one (`spectrogram_torch` of mel_processing.py, called only from a
 Dataset's `get_audio`), runs there too: records of the backward pass (or of the GPU's kernels) do not apply.
 kb/scan/gradient.py's quiet_functions answers nested functions within one file; this module follows
@@ -39,10 +41,11 @@ _NAME, _DEF, _LAMBDA, _WITH, _CALL, _ATTRIBUTE, _CONTEXT = 1, 2, 3, 4, 5, 6, 7
 # what build's walk does with each class of node (0, the default: walk its fields; a tuple is a context)
 _ROLES: dict[type, int] = {tuple: _CONTEXT, ast.Name: _NAME, ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.Lambda: _LAMBDA,
                            ast.With: _WITH, ast.AsyncWith: _WITH, ast.Call: _CALL, ast.Attribute: _ATTRIBUTE}
-_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave"})
+_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
 # words without which a file has no root of code that takes no gradient (no_grad, a Dataset, a pipeline's map)
 ROOT_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "Dataset", "collate_fn", ".map(", ".interleave(",
-              ".flat_map(", "__getitem__", "__iter__")
+              ".flat_map(", ".filter(", "__getitem__", "__iter__")
+_PARTIALS = frozenset({"functools.partial"})
 _NO_GRAD = "it is called only under torch.no_grad()"
 _ITEM = "it runs only in a torch Dataset's item loading, in the data loader on the host, where no gradient is taken"
 _COLLATE = "it runs only as a DataLoader's collate_fn, on the host, where no gradient is taken"
@@ -145,6 +148,9 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     if fn.name in _ROOTS and item.name in datasets:
                         uses[k].append((_ITEM, -1))
     calls: list[tuple[str, str | None, int]] = []
+    # id(partial(f, ...)) -> its f, for partials only a stage runs (a file that never says partial has none)
+    mapped = _mapped_partials(tree, dotted) if any("partial" in line for line in lines) else {}
+    lambdas: dict[int, str] = {}  # id(a lambda handed to a stage or as collate_fn) -> why its body takes no gradient
     mentions: set[str] = set()
     attributes: set[str] = set()
     qualified: set[str] = set()
@@ -160,6 +166,15 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
 
     def handed(value: ast.expr, why: str) -> None:
         """A function handed to what runs it only where no gradient is taken (`.map(fn)`, `collate_fn=fn`)."""
+        if isinstance(value, ast.Call) and dotted(value.func) in _PARTIALS and value.args:
+            handed(value.args[0], why)  # .map(functools.partial(fn, size=8)): fn runs there
+            return
+        if isinstance(value, ast.Lambda):
+            lambdas[id(value)] = why  # .map(lambda x: fn(x, 8)): its body runs there
+            return
+        if isinstance(value, ast.Name) and id(value) in mapped:
+            handled.add(id(value))  # fn = functools.partial(...) read only here: its function is handed on below
+            return
         found = targets(value)
         if found is not None:
             for k in found:
@@ -200,7 +215,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 _within(stack, node.body, (why, owner), (inner, me))
                 continue
             if role == _LAMBDA:
-                _within(stack, [node.body], (why, owner), (None, owner))  # runs where it is called
+                _within(stack, [node.body], (why, owner), (lambdas.get(id(node)), owner))  # runs where it is called
                 continue
             if role == _WITH:
                 inner = why or (_NO_GRAD if any(no_grad(i.context_expr) for i in node.items) else None)
@@ -209,6 +224,8 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 continue
             if role == _CALL:
                 func = node.func
+                if id(node) in mapped:
+                    handed(mapped[id(node)], _MAPPED)  # fn = functools.partial(f, ...), then only .map(fn)
                 called = type(func)  # targets() and _name() inlined: this runs for every call of the file
                 if called is Name:
                     found = top.get(func.id)
@@ -272,6 +289,41 @@ def _within(stack: list[Any], nodes: list[Any], outer: tuple[str | None, int], i
         stack.append(outer)
         stack += nodes
         stack.append(inner)
+
+
+def _mapped_partials(tree: ast.Module, dotted: Callable[[ast.AST], str | None]) -> dict[int, ast.expr]:
+    """`fn = functools.partial(f, ...)`, the only binding of `fn` in the file, whose every read is the function
+    argument of a pipeline stage (`ds.map(fn)`): id(that partial) -> f, and id(each such read) -> f (the read
+    is no use of a function of its own). A name read in any other way, or bound twice, is left out."""
+    bound: dict[str, list[ast.AST]] = {}
+    reads: dict[str, list[ast.Name]] = {}
+    staged: set[int] = set()
+    other: set[str] = set()  # names bound otherwise: a parameter, a def, a class, an import
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, ast.alias):
+            other.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else bound).setdefault(node.id, []).append(node)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            bound.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PIPELINE_STAGES \
+                and node.args and isinstance(node.args[0], ast.Name):
+            staged.add(id(node.args[0]))
+    out: dict[int, ast.expr] = {}
+    for name, values in bound.items():
+        made = [v for v in values if not isinstance(v, ast.Name)]  # the Assign's value; its Store target aside
+        if name in other or len(made) != 1 or len(values) != 2 or not isinstance(made[0], ast.Call) or not made[0].args \
+                or dotted(made[0].func) not in _PARTIALS or not isinstance(made[0].args[0], (ast.Name, ast.Attribute)):
+            continue
+        read = reads.get(name, [])
+        if read and all(id(r) in staged for r in read):
+            out[id(made[0])] = made[0].args[0]
+            out.update((id(r), made[0].args[0]) for r in read)
+    return out
 
 
 def _name(func: ast.Name | ast.Attribute) -> str:

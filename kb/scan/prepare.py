@@ -50,6 +50,22 @@ def local_imports(filename: str, dotted: str) -> dict[str, str]:
     return _LOCAL_IMPORTS.get(path, {})
 
 
+def sibling_function(tree: ast.Module, filename: str, name: str) -> tuple[ast.AST, dict] | None:
+    """The function `name` stands for when the module imports it, at its top level, from a module in its own
+    folder (`from .augmentations import apply`, `from helpers import apply`): (its def, that module's
+    definitions); None for any other name (a module elsewhere in the package is not looked for)."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and "." not in node.module and node.level <= 1:
+            for alias in node.names:
+                path = _module_path(filename, node.module) if (alias.asname or alias.name) == name else None
+                if path is None or os.path.dirname(path) != os.path.dirname(os.path.abspath(filename)):
+                    continue
+                found = local_module(filename, node.module)
+                if found is not None and isinstance(found.get(alias.name), (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    return found[alias.name], found
+    return None
+
+
 def _imports_of(tree: ast.Module) -> dict[str, str]:
     found: dict[str, str] = {}
     for node in tree.body:

@@ -5,7 +5,8 @@ type cannot be seen the call is reported as possible. Some receivers are visibly
 method of theirs is no site: `self` (or `super()`) in a class of the code base whose bases are plain
 Python, another library's or a torch module's (a `DataParallel` subclass's `self.scatter` splits inputs
 across GPUs, not Tensor.scatter); an instance a class of the code base makes (a scikit-learn estimator's
-`.fit`, a namedtuple's `.map`); an object of Python's standard library (`multiprocessing.Pool(...).map`).
+`.fit`, a namedtuple's `.map`); an object of Python's standard library (`multiprocessing.Pool(...).map`) or
+of another plain library (`sklearn.svm.LinearSVC().fit`); an attribute of `self` the class only sets to one.
 `kind` answers for Context.kind_of with a kind that is no framework owner, or None (not known).
 """
 
@@ -16,7 +17,7 @@ import sys
 from typing import Protocol
 
 from kb.scan.prepare import local_imports, local_module
-from kb.scan.syntax import NOT_FRAMEWORK
+from kb.scan.syntax import NOT_FRAMEWORK, self_attribute
 
 
 class Context(Protocol):
@@ -28,6 +29,8 @@ class Context(Protocol):
     filename: str
 
     def dotted(self, node: ast.AST) -> str | None: ...
+
+    def self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]: ...
 
 # Libraries whose classes are no framework's tensor, dataset, model or optimizer: Python's own, and the
 # data libraries the scan already reads as another library's objects.
@@ -46,18 +49,35 @@ def kind(ctx: Context, node: ast.AST) -> str | None:
     or a torch module's class); None when it is not known."""
     if isinstance(node, ast.Name) and node.id == "self" and ctx.class_nodes and ctx.fn_nodes:
         return _class_kind(ctx, ctx.class_nodes[-1], _here(ctx), None, _DEPTH)
+    if self_attribute(node) and ctx.class_nodes and ctx.fn_nodes:
+        return _attribute_kind(ctx, ctx.class_nodes[-1], node.attr)
     if not isinstance(node, ast.Call):
         return None
     if isinstance(node.func, ast.Name) and node.func.id == "super" and ctx.class_nodes and ctx.fn_nodes:
         return _class_kind(ctx, ctx.class_nodes[-1], _here(ctx), None, _DEPTH)
     name = ctx.dotted(node.func)
-    if name is not None and name.split(".")[0] in sys.stdlib_module_names and name.rsplit(".", 1)[-1][:1].isupper():
-        return name.split(".")[0]  # an instance of Python's own class: multiprocessing.Pool(...), ThreadPoolExecutor(...)
+    if name is not None and name.split(".")[0] in _PLAIN and name.rsplit(".", 1)[-1][:1].isupper():
+        # an instance of Python's own class (multiprocessing.Pool(...), random.Random(seed)) or of a plain
+        # library's (sklearn.svm.LinearSVC()): its `.fit` / `.map` / `.shuffle` are that library's
+        return name.split(".")[0]
     found = _class_made(ctx, node.func)
     if found is None:
         return None
     cls, defs, imports = found
     return _class_kind(ctx, cls, defs, imports, _DEPTH)
+
+
+def _attribute_kind(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:
+    """The one kind of every object the class's methods assign to `self.<attr>` (`self._random =
+    random.Random(seed)`: its `.shuffle` is Python's), when each is a construction of this module's kind
+    (above) and the class writes the attribute no other way (an unpacking, `setattr`); None otherwise."""
+    assigned = ctx.self_assignments(cls).get(attr, [])
+    stores = [n for n in ast.walk(cls) if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)]
+    if not assigned or len(stores) != len(assigned) or any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" for n in ast.walk(cls)):
+        return None
+    kinds = {kind(ctx, value) if isinstance(value, ast.Call) else None for value, _ in assigned}
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _here(ctx: Context) -> dict:

@@ -161,7 +161,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     if dead:  # a block a constant test never takes: its calls never run
         calls = [c._replace(never_runs=next((why for a, b, why in dead if a <= c.line <= b), None)) for c in calls]
     quiet: tuple = ()
-    if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(")):
+    if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(", ".filter(")):
         try:
             quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
