@@ -16,9 +16,8 @@ import builtins
 from kb.scan import receivers
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
-    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, called, literal, paired, plain_literal, public_name,
-    self_attribute,
-    statements_in, text_of,
+    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, assigned_pairs, called, init_values, literal, paired,
+    plain_literal, public_name, self_attribute, statements_in, text_of,
 )
 
 # Calls whose result is a torch tensor / a Keras model, for "certain" method matches.
@@ -339,7 +338,7 @@ class Context:
                 if type(n) is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                     found.setdefault(n.targets[0].id, []).append(n.value)
                 elif type(n) is ast.Assign and len(n.targets) == 1:
-                    for name, value in _pairs(n.targets[0], n.value):  # `a, b = x, y`: a = x and b = y
+                    for name, value in assigned_pairs(n.targets[0], n.value):  # `a, b = x, y`: a = x and b = y
                         found.setdefault(name, []).append(value)
             self.assign_memo[id(ctx)] = found
         return found
@@ -463,7 +462,7 @@ class Context:
                 and isinstance(ctx, (ast.FunctionDef, ast.AsyncFunctionDef)) and ctx.name == "__init__":
             if (id(ctx), "self." + node.attr) in seen:
                 return None
-            made = _init_values(ctx, node.attr)
+            made = init_values(ctx, node.attr)
             kinds = [self.made_on_host(v, ctx, depth - 1, seen | {(id(ctx), "self." + node.attr)}) for v in made]
             return "host" if made and all(k == "host" for k in kinds) else None
         if isinstance(node, ast.Name):
@@ -574,36 +573,3 @@ def _draws_nothing(name: str | None) -> bool:
     if name is None or name.split(".")[0] not in _KNOWN_LIBRARIES:
         return False
     return not any(word in part.lower() for part in name.split(".") for word in _RANDOM_PARTS)
-
-
-_MOVES = frozenset({"to", "cuda", "to_empty"})
-
-
-def _init_values(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> list[ast.expr]:
-    """What a module's `__init__` puts in `self.<attr>`: `self.<attr> = v` and `self.register_buffer("<attr>", v)`;
-    nothing when `__init__` moves the module itself (`self.to(device)`, `self.cuda()`), so its buffers may not
-    stay on the host."""
-    made: list[ast.expr] = []
-    for sub in ast.walk(init):
-        if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
-                                               and t.value.id == "self" for t in sub.targets):
-            made.append(sub.value)
-        if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)):
-            continue
-        owner = sub.func.value
-        if sub.func.attr in _MOVES and ((isinstance(owner, ast.Name) and owner.id == "self") or (
-                isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super")):
-            return []
-        if sub.func.attr == "register_buffer" and isinstance(owner, ast.Name) and owner.id == "self" and len(sub.args) >= 2 \
-                and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == attr:
-            made.append(sub.args[1])
-    return made
-
-
-def _pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
-    """(name, value) of `a, b = x, y`: a tuple of names given a tuple (or list) of as many values, none
-    starred; [] for any other assignment."""
-    if not (isinstance(target, ast.Tuple) and isinstance(value, (ast.Tuple, ast.List))
-            and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)):
-        return []
-    return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]

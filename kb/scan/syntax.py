@@ -510,3 +510,36 @@ def handed_back(node: ast.AST) -> ast.AST:
             and isinstance(node.value.args[node.index], ast.Name):
         return node.value.args[node.index]
     return node
+
+
+_MOVES = frozenset({"to", "cuda", "to_empty"})
+
+
+def init_values(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> list[ast.expr]:
+    """What a module's `__init__` puts in `self.<attr>`: `self.<attr> = v` and `self.register_buffer("<attr>", v)`;
+    nothing when `__init__` moves the module itself (`self.to(device)`, `self.cuda()`), so its buffers may not
+    stay on the host."""
+    made: list[ast.expr] = []
+    for sub in ast.walk(init):
+        if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                                               and t.value.id == "self" for t in sub.targets):
+            made.append(sub.value)
+        if not (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)):
+            continue
+        owner = sub.func.value
+        if sub.func.attr in _MOVES and ((isinstance(owner, ast.Name) and owner.id == "self") or (
+                isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super")):
+            return []
+        if sub.func.attr == "register_buffer" and isinstance(owner, ast.Name) and owner.id == "self" and len(sub.args) >= 2 \
+                and isinstance(sub.args[0], ast.Constant) and sub.args[0].value == attr:
+            made.append(sub.args[1])
+    return made
+
+
+def assigned_pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """(name, value) of `a, b = x, y`: a tuple of names given a tuple (or list) of as many values, none
+    starred; [] for any other assignment."""
+    if not (isinstance(target, ast.Tuple) and isinstance(value, (ast.Tuple, ast.List))
+            and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)):
+        return []
+    return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
