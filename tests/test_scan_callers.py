@@ -136,3 +136,16 @@ def test_a_draw_only_compared_with_a_bound_it_never_crosses_reaches_no_result(tm
     notes = [f.note for f in found if Path(f.path).name == "augment.py" and f.line == 6 and f.note]
     assert notes and "1.0" in notes[0], notes
     assert _records(_scan_tf(tmp_path, "threshold_open"), "augment.py", 6)
+
+
+def test_the_code_after_a_guard_every_callers_value_takes_never_runs(tmp_path):
+    """google-research/simclr's dropblock begins `if not is_training or keep_prob is None: return net`, and no
+    caller passes keep_prob: the draws and the max pool after that guard were reported (RULES R4). A branch
+    that every value takes and that ends in `return` (or `raise`) leaves the statements after it in its block
+    unrun, and an `or` with one operand always true is true: they are notes that say why, and a helper called
+    only there never runs either. Where a caller passes another value (resize's mode) the finding stays."""
+    found = _scan(tmp_path, "guard")
+    assert not _records(found, "blocks.py", 13) and not _records(found, "blocks.py", 6), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "blocks.py" and f.note}
+    assert "never runs" in notes.get(13, "") and "keep_prob as None" in notes.get(13, ""), notes
+    assert _records(found, "blocks.py", 21), "a caller passes mode='bicubic': the interpolation may run"

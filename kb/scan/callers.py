@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from kb.scan import resolve, scope, sources
-from kb.scan.nodes import walk
+from kb.scan.nodes import BLOCK_FIELDS, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -116,8 +116,12 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
                     param = _read(arg, names, node.lineno, target)
                     if param is not None:
                         args.setdefault((target.path, node.lineno, node.col_offset + 1), {})[k] = known[param]
-            elif isinstance(node, ast.If):
-                dead.setdefault(target.path, []).extend(_dead(node, names, known, target))
+            for block in (getattr(node, field, None) for field in BLOCK_FIELDS):
+                if not isinstance(block, list):
+                    continue
+                for i, stmt in enumerate(block):
+                    if isinstance(stmt, ast.If):  # the statements after it in its block: a guard's return
+                        dead.setdefault(target.path, []).extend(_dead(stmt, names, known, target, block[i + 1:]))
         for draw, why in _constant_draws(target.node, lambda arg: _known(arg, names, target, known)):
             if (draw.lineno, draw.col_offset + 1) in recorded:  # a note on the draw's line: its value reaches nothing
                 dead.setdefault(target.path, []).append((draw.lineno, draw.lineno, why))
@@ -401,34 +405,63 @@ def _read(arg: ast.expr, names: dict[tuple[str, str], str], line: int, target: T
 
 
 def _dead(node: ast.If, names: dict[tuple[str, str], str], known: dict[str, tuple[tuple, str]],
-          target: Target) -> list[tuple[int, int, str]]:
-    """(first, last, why) of the branch of an `if` on a parameter that no value of it takes."""
-    test, negate = node.test, False
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, negate = test.operand, not negate
+          target: Target, after: list[ast.stmt] | None = None) -> list[tuple[int, int, str]]:
+    """(first, last, why) of the branch of an `if` on parameters that no value of them takes; and, where the
+    branch every value takes ends in `return` or `raise` (a guard: `if not training or keep_prob is None:
+    return x`), of the statements `after` it in its block, which only a fall through the `if` reaches."""
+    found = _truth(node.test, names, known, target, node.lineno)
+    if found is None:
+        return []
+    truth, why = found
+    text = ast.unparse(node.test)
+    out = []
+    branch = node.body if not truth else node.orelse
+    if branch:
+        which = "this branch" if branch is node.body else "the else branch"
+        out.append((branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno,
+                    f"{which} of `if {text}` (line {node.lineno}) never runs: {why}"))
+    taken = node.body if truth else node.orelse
+    if after and taken and isinstance(taken[-1], (ast.Return, ast.Raise)):
+        first = min([after[0].lineno, *(d.lineno for d in getattr(after[0], "decorator_list", ()))])
+        exit_ = "returns" if isinstance(taken[-1], ast.Return) else "raises"
+        out.append((first, after[-1].end_lineno or after[-1].lineno,
+                    f"the code after `if {text}` (line {node.lineno}) never runs: the test is {truth} at every "
+                    f"call and that branch {exit_}: {why}"))
+    return out
+
+
+def _truth(test: ast.expr, names: dict[tuple[str, str], str], known: dict[str, tuple[tuple, str]],
+           target: Target, line: int) -> tuple[bool, str] | None:
+    """(the truth of a test at every call, why), where every value of its parameters gives the same: a
+    comparison of a parameter with a literal, the parameter itself, `not` of one, and `and` / `or` of them (an
+    operand that decides alone: a false one of `and`, a true one of `or`; else every operand known); None where
+    a value of a parameter gives another answer, or an operand is not a parameter of known values."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _truth(test.operand, names, known, target, line)
+        return (not inner[0], inner[1]) if inner is not None else None
+    if isinstance(test, ast.BoolOp):
+        decides = isinstance(test.op, ast.Or)  # the truth of an operand that decides the whole alone
+        parts = [_truth(v, names, known, target, line) for v in test.values]
+        alone = next((p for p in parts if p is not None and p[0] == decides), None)
+        if alone is not None:
+            return alone
+        if any(p is None for p in parts):
+            return None
+        whys = list(dict.fromkeys(p[1] for p in parts if p is not None))
+        return not decides, "; ".join(whys)
     subject, op, other = test, None, None
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         subject, op, other = test.left, test.ops[0], plain_literal(test.comparators[0])
         if other is NOT_LITERAL or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, *_ORDER)):
-            return []
-    param = _read(subject, names, node.lineno, target)
+            return None
+    param = _read(subject, names, line, target)
     if param is None:
-        return []
+        return None
     values, why = known[param]
     held = {_holds(op, v, other) for v in values}
-    if None in held:
-        return []
-    taken = {h != negate for h in held}
-    text = ast.unparse(node.test)
-    if taken == {False}:
-        branch = node.body
-    elif taken == {True} and node.orelse:
-        branch = node.orelse
-    else:
-        return []
-    which = "this branch" if branch is node.body else "the else branch"
-    return [(branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno,
-             f"{which} of `if {text}` (line {node.lineno}) never runs: {why}")]
+    if None in held or len(held) != 1:
+        return None
+    return bool(held.pop()), why
 
 
 _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
