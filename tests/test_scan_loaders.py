@@ -30,3 +30,10 @@ def test_settings_a_dataset_hands_to_its_functions_as_numbers(tmp_path):
     dataset that hands the caller's object to a function that calls or indexes it stays a finding."""
     assert _scan(tmp_path, "handed") == [11, 12]
 
+
+def test_a_transform_a_factory_of_the_code_base_makes(tmp_path):
+    """abarankab/DDPM (1 false alarm, RULES R3): a torchvision dataset's transform made by a function of
+    another module of the code base (a Compose of ToTensor and a class defined in the function whose
+    `__call__` draws nothing) was not read. A factory whose transform adds noise or flips at random stays
+    a finding."""
+    assert _scan(tmp_path, "factory") == [11, 13]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from kb.scan import flags, follow, handed
+from kb.scan import flags, follow, handed, transforms
 from kb.scan.context import Context
 from kb.scan.prepare import local_imports, local_module
 from kb.scan.syntax import NOT_LITERAL, plain_literal
@@ -96,7 +96,7 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
     last = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
     if dotted is not None and dotted.startswith("torchvision.datasets."):
         return ["its torchvision dataset's transforms are deterministic"] \
-            if index is None and _torchvision_quiet(ctx, expr, dotted) else None
+            if index is None and _torchvision_quiet(ctx, expr, dotted, where) else None
     if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
         held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
         return _quiet(ctx, held, where, None, depth - 1)
@@ -178,15 +178,15 @@ def _definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.A
     return None
 
 
-def _torchvision_quiet(ctx: Context, made: ast.Call, name: str) -> bool:
+def _torchvision_quiet(ctx: Context, made: ast.Call, name: str, where: follow.Where) -> bool:
     """A torchvision dataset whose transforms (by keyword, or by position for `ImageFolder` /
     `DatasetFolder`, whose second and third parameters are the transforms, and `FakeData`, whose fourth and
     fifth are: it draws each image from a generator seeded by the index) are deterministic."""
     start = _TV_TRANSFORM_AT.get(name.rsplit(".", 1)[-1])
     positional = made.args[start:start + 2] if start is not None else []
     rest = made.args[start + 2:] if start is not None else made.args[1:]
-    return all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
-        and all(_deterministic_transform(ctx, a, _DEPTH) for a in positional) \
+    return all(_deterministic_transform(ctx, k.value, _DEPTH, where) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
+        and all(_deterministic_transform(ctx, a, _DEPTH, where) for a in positional) \
         and not any(k.arg is None for k in made.keywords) \
         and all(plain_literal(a) is not NOT_LITERAL for a in rest)
 
@@ -577,15 +577,20 @@ def _random_word(name: str) -> bool:
     return "rand" in name.lower() or name in _RANDOM
 
 
-def _deterministic_transform(ctx: Context, node: ast.AST, depth: int) -> bool:
-    """A torchvision transform that draws nothing: ToTensor, Normalize, Resize, ... or a Compose of such."""
+def _deterministic_transform(ctx: Context, node: ast.AST, depth: int, where: follow.Where | None = None) -> bool:
+    """A torchvision transform that draws nothing: ToTensor, Normalize, Resize, ... or a Compose of such; given
+    `where` the call is, also one a function of the code base makes (kb/scan/transforms.py)."""
     if depth <= 0:
         return False
     if isinstance(node, ast.Constant) and node.value is None:
         return True
     if isinstance(node, ast.Name):
         values = _assigned(ctx, node.id)
-        return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1)
+        return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1, where)
+    if isinstance(node, ast.Call) and where is not None and ctx.dotted(node.func) not in _TV_DETERMINISTIC:
+        return transforms.made_quiet(node, where, lambda defs, foreign: _imports(ctx, defs, foreign),
+                                     lambda func, at: _definition(ctx, func, at), lambda cls, defs, foreign, made:
+                                     not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth - 1)
     if not isinstance(node, ast.Call) or ctx.dotted(node.func) not in _TV_DETERMINISTIC:
         return False
     if (ctx.dotted(node.func) or "").endswith(".Compose"):
