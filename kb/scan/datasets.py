@@ -23,9 +23,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from kb.scan import flags, follow
+from kb.scan import flags, follow, handed, transforms
 from kb.scan.context import Context
-from kb.scan.prepare import local_module
+from kb.scan.prepare import local_imports, local_module
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _RANDOM = frozenset({"shuffle", "choice", "choices", "sample", "uniform", "normal", "bernoulli", "multinomial",
@@ -96,7 +96,7 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
     last = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
     if dotted is not None and dotted.startswith("torchvision.datasets."):
         return ["its torchvision dataset's transforms are deterministic"] \
-            if index is None and _torchvision_quiet(ctx, expr, dotted) else None
+            if index is None and _torchvision_quiet(ctx, expr, dotted, where) else None
     if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
         held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
         return _quiet(ctx, held, where, None, depth - 1)
@@ -178,15 +178,15 @@ def _definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.A
     return None
 
 
-def _torchvision_quiet(ctx: Context, made: ast.Call, name: str) -> bool:
+def _torchvision_quiet(ctx: Context, made: ast.Call, name: str, where: follow.Where) -> bool:
     """A torchvision dataset whose transforms (by keyword, or by position for `ImageFolder` /
     `DatasetFolder`, whose second and third parameters are the transforms, and `FakeData`, whose fourth and
     fifth are: it draws each image from a generator seeded by the index) are deterministic."""
     start = _TV_TRANSFORM_AT.get(name.rsplit(".", 1)[-1])
     positional = made.args[start:start + 2] if start is not None else []
     rest = made.args[start + 2:] if start is not None else made.args[1:]
-    return all(_deterministic_transform(ctx, k.value, _DEPTH) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
-        and all(_deterministic_transform(ctx, a, _DEPTH) for a in positional) \
+    return all(_deterministic_transform(ctx, k.value, _DEPTH, where) for k in made.keywords if k.arg in _TV_TRANSFORM_ARGS) \
+        and all(_deterministic_transform(ctx, a, _DEPTH, where) for a in positional) \
         and not any(k.arg is None for k in made.keywords) \
         and all(plain_literal(a) is not NOT_LITERAL for a in rest)
 
@@ -389,26 +389,40 @@ _PLAIN_MAKERS = frozenset({"pathlib.Path", "os.path.join", "os.path.expanduser",
 _PLAIN_TYPES = frozenset({"int", "float", "str", "bool", "Path"})
 
 
-def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int) -> bool:
-    """An argument that visibly holds plain data, no object that could be a dataset: a literal, a path made of
-    such, a parameter annotated `int` / `float` / `str` / `bool` / `Path`, or a name every value of which is one
-    (`dir_img = Path("./data/imgs/")`; `img_scale: float = 0.5`)."""
-    if _plain_data(node):
+def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int, index: int | None = None) -> bool:
+    """An argument that visibly holds plain data, no object that could be a dataset: a literal, a path (what
+    `os.path.join` / `pathlib.Path` make, whatever they are given: a str or a Path), a list comprehension of
+    such, a parameter annotated `int` / `float` / `str` / `bool` / `Path`, a name every value of which is one
+    (`dir_img = Path("./data/imgs/")`; `img_scale: float = 0.5`), or what a function of the code base returns,
+    every return being one (`train, valid = filelists(a)`, each a list of joined paths: `index` is the
+    position taken from the tuple returned)."""
+    if index is None and _plain_data(node):
         return True
-    if depth <= 0 or where.foreign:
+    if depth <= 0:
         return False
+    if isinstance(node, ast.Tuple):
+        return index is not None and index < len(node.elts) and _plain_argument(ctx, node.elts[index], where, depth - 1)
+    if isinstance(node, ast.ListComp):
+        return index is None and _plain_argument(ctx, node.elt, where, depth - 1)
     if isinstance(node, ast.Call):
-        return ctx.dotted(node.func) in _PLAIN_MAKERS and not node.keywords \
-            and all(_plain_argument(ctx, a, where, depth - 1) for a in node.args)
+        if index is None and handed.dotted(node.func, _imports(ctx, where.defs, where.foreign)) in _PLAIN_MAKERS:
+            return not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
+        found = _definition(ctx, node.func, where)
+        if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        inner = follow.Where(found[0], found[1], found[2])
+        returns = follow.returns(found[0])
+        return bool(returns) and all(_plain_argument(ctx, r, inner, depth - 1, index) for r in returns)
     if not isinstance(node, ast.Name):
         return False
     scope = where.scope
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         for arg in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs):
             if arg.arg == node.id:
-                return isinstance(arg.annotation, ast.Name) and arg.annotation.id in _PLAIN_TYPES
+                return index is None and isinstance(arg.annotation, ast.Name) and arg.annotation.id in _PLAIN_TYPES
     values = follow.values_of(ctx, where, node.id)
-    return bool(values) and all(i is None and _plain_argument(ctx, v, w, depth - 1) for v, w, i in values or ())
+    return bool(values) and all((i is None or index is None) and _plain_argument(ctx, v, w, depth - 1, index if i is None else i)
+                                for v, w, i in values or ())
 
 
 def _plain_data(node: ast.AST) -> bool:
@@ -434,6 +448,7 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
     given = _passed_in(methods, made) if built is None or at is None \
         else _passed_in(methods, built, lambda value: _plain_argument(ctx, value, at, _DEPTH))  # as `where` reads it
     fixed = flags.fixed(cls, methods, defs, made or built)
+    imports = _imports(ctx, defs, foreign)
     seen: set[int] = set()
     while todo:
         fn = todo.pop()
@@ -447,12 +462,25 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
                 return True
             if isinstance(sub, ast.Name) and _random_word(sub.id) and sub.id not in _locals(fn):
                 return True  # a function named so (`sample(items, k)`); a local `sample = self.ids[i]` is data
-            if given and any(_own(part, given) for part in _used(sub)):
+            if given and any(_own(part, given) and not (isinstance(sub, ast.Call) and handed.as_data(
+                    sub, part, defs, imports, methods)) for part in _used(sub)):
                 return True  # an object the caller passed in, indexed, called or handed on (a dataset it wraps)
             if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo) \
                     and not _quiet_callable(ctx, sub.func, fn, methods, defs, foreign, depth):
                 return True
     return False
+
+
+def _imports(ctx: Context, defs: dict, foreign: bool) -> dict[str, str]:
+    """The imports of the module whose top-level definitions are `defs`: the scanned file's, or those of the
+    module of the code base it imports them from (empty: not found)."""
+    if not foreign:
+        return ctx.aliases
+    for dotted in set(ctx.aliases.values()):
+        for module in (dotted, dotted.rpartition(".")[0]):
+            if module and local_module(ctx.filename, module) is defs:
+                return local_imports(ctx.filename, module)
+    return {}
 
 
 def _locals(fn: ast.AST) -> frozenset[str]:
@@ -549,15 +577,20 @@ def _random_word(name: str) -> bool:
     return "rand" in name.lower() or name in _RANDOM
 
 
-def _deterministic_transform(ctx: Context, node: ast.AST, depth: int) -> bool:
-    """A torchvision transform that draws nothing: ToTensor, Normalize, Resize, ... or a Compose of such."""
+def _deterministic_transform(ctx: Context, node: ast.AST, depth: int, where: follow.Where | None = None) -> bool:
+    """A torchvision transform that draws nothing: ToTensor, Normalize, Resize, ... or a Compose of such; given
+    `where` the call is, also one a function of the code base makes (kb/scan/transforms.py)."""
     if depth <= 0:
         return False
     if isinstance(node, ast.Constant) and node.value is None:
         return True
     if isinstance(node, ast.Name):
         values = _assigned(ctx, node.id)
-        return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1)
+        return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1, where)
+    if isinstance(node, ast.Call) and where is not None and ctx.dotted(node.func) not in _TV_DETERMINISTIC:
+        return transforms.made_quiet(node, where, lambda defs, foreign: _imports(ctx, defs, foreign),
+                                     lambda func, at: _definition(ctx, func, at), lambda cls, defs, foreign, made:
+                                     not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth - 1)
     if not isinstance(node, ast.Call) or ctx.dotted(node.func) not in _TV_DETERMINISTIC:
         return False
     if (ctx.dotted(node.func) or "").endswith(".Compose"):

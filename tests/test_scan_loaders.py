@@ -1,0 +1,39 @@
+"""False alarms of `torch.data-loader-workers` over the tuning corpora (benchmarks/scan_frozen3/,
+scan_frozen7/): loaders that shuffle nothing over a dataset that draws nothing, which the scan could not
+read through. Each fixture is a folder of tests/fixtures/scanloaders/, scanned as a copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from kb.scan import pins
+from kb.scan.run import scan
+
+FIXTURES = Path(__file__).parent / "fixtures" / "scanloaders"
+
+
+def _scan(tmp_path: Path, name: str) -> list[int]:
+    """The lines of the fixture's train.py loaders still reported (the others the rule
+    dataset-draws-no-random rules out, saying why)."""
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    found = [f for f in scan([str(root)], given=pins.parse_versions("torch=2.11")).findings
+             if f.record == "torch.data-loader-workers" and Path(f.path).name == "train.py"]
+    return sorted(f.line for f in found if not f.note)
+
+
+def test_settings_a_dataset_hands_to_its_functions_as_numbers(tmp_path):
+    """jik876/hifi-gan (1 false alarm, RULES R3): a dataset made with settings the caller read from a config
+    (`h.n_fft`) hands them to a function of the code base that uses them as numbers only (torch.stft,
+    librosa, str, arithmetic); the scan took each handed-on setting for an object the caller chose. A
+    dataset that hands the caller's object to a function that calls or indexes it stays a finding."""
+    assert _scan(tmp_path, "handed") == [11, 12]
+
+
+def test_a_transform_a_factory_of_the_code_base_makes(tmp_path):
+    """abarankab/DDPM (1 false alarm, RULES R3): a torchvision dataset's transform made by a function of
+    another module of the code base (a Compose of ToTensor and a class defined in the function whose
+    `__call__` draws nothing) was not read. A factory whose transform adds noise or flips at random stays
+    a finding."""
+    assert _scan(tmp_path, "factory") == [11, 13]
