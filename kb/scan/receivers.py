@@ -27,6 +27,7 @@ class Context(Protocol):
     classes: dict[str, ast.ClassDef]
     aliases: dict[str, str]
     filename: str
+    writes_of: dict[int, tuple[dict[str, int], bool]]
 
     def dotted(self, node: ast.AST) -> str | None: ...
 
