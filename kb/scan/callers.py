@@ -81,23 +81,26 @@ NONE = Passed({}, {})
 
 
 def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph,
-           never: dict[str, list[tuple[int, int, str]]] | None = None) -> Passed:
+           never: dict[str, list[tuple[int, int, str]]] | None = None,
+           parsed: dict[str, ast.Module | None] | None = None) -> Passed:
     """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them.
     `never`: path -> (first, last, why) of code that never runs (kb/scan/unreached.py): a call there passes
-    nothing."""
+    nothing. `parsed`: path -> tree, the files an earlier call of the same scan parsed, filled in here (the
+    scan asks twice when the first answer finds dead code: a file is then parsed once, not once per call)."""
+    memo: dict[str, ast.Module | None] = {} if parsed is None else parsed
     trees: dict[str, ast.Module | None] = {}
     targets: dict[tuple[str, str], Target] = {}
     for path in sorted(only):
         module = modules.get(path)
         if module is None or not module.calls:
             continue  # a notebook's cells are one program: its later cells call what an earlier one defines
-        tree = _parse(texts.get(path))
-        trees[path] = tree
+        tree = memo[path] if path in memo else _parse(texts.get(path))
+        trees[path] = memo[path] = tree
         if tree is not None:
             targets.update(_targets(path, tree, module.calls))
     if not targets:
         return NONE
-    values = _values(targets, modules, texts, trees, graph, never or {})
+    values = _values(targets, modules, texts, trees, graph, never or {}, memo)
     args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]] = {}
     dead: dict[str, list[tuple[int, int, str]]] = {}
     for key, known in values.items():
@@ -185,7 +188,8 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
 
 def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
             trees: dict[str, ast.Module | None], graph: scope.Graph,
-            never: dict[str, list[tuple[int, int, str]]]) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+            never: dict[str, list[tuple[int, int, str]]],
+            memo: dict[str, ast.Module | None]) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
     that does not parse) has none."""
@@ -202,7 +206,10 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
         named.update(key for key in targets if key[0] in aliases.values() and key[1] in text)
         if not named:
             continue
-        tree = trees[path] if path in trees else _parse(text)
+        if path in trees:
+            tree = trees[path]
+        else:
+            tree = memo[path] = memo[path] if path in memo else _parse(text)
         if tree is None:
             blocked.update(named)
             continue

@@ -27,6 +27,7 @@ class Context(Protocol):
     classes: dict[str, ast.ClassDef]
     aliases: dict[str, str]
     filename: str
+    writes_of: dict[int, tuple[dict[str, int], bool]]
 
     def dotted(self, node: ast.AST) -> str | None: ...
 
@@ -72,12 +73,28 @@ def _attribute_kind(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:
     random.Random(seed)`: its `.shuffle` is Python's), when each is a construction of this module's kind
     (above) and the class writes the attribute no other way (an unpacking, `setattr`); None otherwise."""
     assigned = ctx.self_assignments(cls).get(attr, [])
-    stores = [n for n in ast.walk(cls) if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)]
-    if not assigned or len(stores) != len(assigned) or any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" for n in ast.walk(cls)):
+    stores, sets = _writes(ctx, cls)
+    if not assigned or stores.get(attr, 0) != len(assigned) or sets:
         return None
     kinds = {kind(ctx, value) if isinstance(value, ast.Call) else None for value, _ in assigned}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _writes(ctx: Context, cls: ast.ClassDef) -> tuple[dict[str, int], bool]:
+    """(attribute name -> how many `<x>.<name> =` stores the class holds, whether it calls `setattr`): one walk
+    of the class, kept for the file, since a class's methods read many of its attributes and each read asked
+    for two walks of the whole class (a large code base's scan spent a tenth of its time there)."""
+    found = ctx.writes_of.get(id(cls))
+    if found is None:
+        stores: dict[str, int] = {}
+        sets = False
+        for n in ast.walk(cls):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                stores[n.attr] = stores.get(n.attr, 0) + 1
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":
+                sets = True
+        found = ctx.writes_of[id(cls)] = (stores, sets)
+    return found
 
 
 def _here(ctx: Context) -> dict:

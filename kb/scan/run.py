@@ -420,9 +420,10 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
-    by_callers = callers.passed(modules, texts, scripts, graph) if scripts else callers.NONE  # what every caller passes
+    parsed: dict[str, ast.Module | None] = {}  # the callers pass's trees: parsed once for both of its answers
+    by_callers = callers.passed(modules, texts, scripts, graph, None, parsed) if scripts else callers.NONE  # what every caller passes
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph, by_callers.dead)
-    if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead)) != by_callers:
+    if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead, parsed)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
