@@ -299,3 +299,20 @@ def test_a_method_of_a_class_a_package_exports_keeps_its_finding(tmp_path):
     its finding."""
     kept, _ = _kept_and_notes(tmp_path, "dispatch_export", "tensorflow=2.20")
     assert kept == [("lib/models.py", 10), ("lib/models.py", 15)], kept
+
+
+def test_graph_ops_stored_and_never_read_never_run(tmp_path):
+    """tkipf/gae (the fifth corpus): `self.grads_vars = optimizer.compute_gradients(cost)` next to the `minimize`
+    that the session runs. In a graph program (placeholders, a Session) ops run only when fetched: a result
+    whose name appears nowhere else never runs (a note); the gradients the session fetches and the minimize
+    op keep their findings. An attribute written in two classes and read by neither never runs either. In a code base that may run eagerly or in a tf.function, nothing is claimed."""
+    report, where = _scan(tmp_path, "unfetched", "tensorflow=2.20")
+    kept, notes = _lines(report, where)
+    assert kept == [("optimizer.py", 9), ("optimizer.py", 11)], kept
+    assert "stored as self.grads_vars, which nothing in this code base reads" in notes[("optimizer.py", 10)]
+    assert "stored as self.unused_op" in notes[("optimizer.py", 12)]
+    assert "stored as self.grads_vars" in notes[("optimizer.py", 17)]  # written in two classes, read by neither
+    train = where / "train.py"
+    train.write_text(train.read_text() + "\nstep = tf.function(lambda: opt.opt_op)\n")
+    kept, _ = _lines(scan([str(where)], given=pins.parse_versions("tensorflow=2.20")), where)
+    assert kept == [("optimizer.py", n) for n in (9, 10, 11, 12, 17)], kept
