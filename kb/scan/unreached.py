@@ -6,7 +6,7 @@ so does the code a repository's package does not hold (its `tools/` and script f
 packaging file names, kb/scan/packaging.py). There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
 code), a class that no code names outside its own body (nothing builds it), a function that nothing names
 outside its own body, and a method of a class without bases that no code names as an attribute (or a
-string), never run: a record there is a note saying why. A library package keeps every finding (its users
+string), or names only as `self.m` while no class that finds it is built (kb/scan/dispatch.py), never run: a record there is a note saying why. A library package keeps every finding (its users
 run it); a test file is run by its test runner; a module at the top of the code base may be imported by its
 users' own scripts and notebooks; a module another file star-imports re-exports every public name; a decorated class or function may be registered and called
 by the decorator's table, and a class with bases may have its methods called by the base (a framework's
