@@ -277,3 +277,52 @@ def test_a_jax_gather_from_a_table_built_from_constants_runs_no_backward(tmp_pat
     lines = where.read_text().splitlines()
     kept = sorted(f.line for f in report.findings if f.record == "jax.gather-backward")
     assert kept == [n for n, line in enumerate(lines, 1) if line.endswith("# kept")], kept
+
+
+def test_a_method_only_self_calls_never_runs_when_no_class_that_finds_it_is_built(tmp_path):
+    """williamleif/GraphSAGE (the fourth corpus): `self.build()` runs the build of the object's own class.
+    Model.build is inherited only by MLP, which nothing builds, and GeneralizedModel.build is overridden by
+    every subclass the code base builds (in this file and in another), while GeneralizedModel itself is named
+    only as a base, in `super(...)` and in `GeneralizedModel.__init__(self)`: both never run (notes). A
+    method a built subclass inherits (Trainer.step, through Inherits) and one of a class built from a table
+    (Tabled) keep their findings, and so does the overriding build that runs."""
+    kept, notes = _kept_and_notes(tmp_path, "dispatch", "tensorflow=2.20")
+    assert kept == [("models.py", 44), ("models.py", 54), ("models.py", 67), ("supervised.py", 12)], kept
+    assert "Model.build is called only as self.build" in notes[("models.py", 13)]
+    assert "a subclass that inherits it (MLP)" in notes[("models.py", 13)]
+    assert "builds GeneralizedModel (overridden in SampleAndAggregate)" in notes[("models.py", 31)]
+
+
+def test_a_method_of_a_class_a_package_exports_keeps_its_finding(tmp_path):
+    """A class that a package's __init__.py imports is exported for its users' own code, which may build it:
+    its method that only `self.build()` names, overridden by the one subclass the code base builds, keeps
+    its finding."""
+    kept, _ = _kept_and_notes(tmp_path, "dispatch_export", "tensorflow=2.20")
+    assert kept == [("lib/models.py", 10), ("lib/models.py", 15)], kept
+
+
+def test_graph_ops_stored_and_never_read_never_run(tmp_path):
+    """tkipf/gae (the fifth corpus): `self.grads_vars = optimizer.compute_gradients(cost)` next to the `minimize`
+    that the session runs. In a graph program (placeholders, a Session) ops run only when fetched: a result
+    whose name appears nowhere else never runs (a note); the gradients the session fetches and the minimize
+    op keep their findings. An attribute written in two classes and read by neither never runs either. In a code base that may run eagerly or in a tf.function, nothing is claimed."""
+    report, where = _scan(tmp_path, "unfetched", "tensorflow=2.20")
+    kept, notes = _lines(report, where)
+    assert kept == [("optimizer.py", 9), ("optimizer.py", 11)], kept
+    assert "stored as self.grads_vars, which nothing in this code base reads" in notes[("optimizer.py", 10)]
+    assert "stored as self.unused_op" in notes[("optimizer.py", 12)]
+    assert "stored as self.grads_vars" in notes[("optimizer.py", 17)]  # written in two classes, read by neither
+    train = where / "train.py"
+    train.write_text(train.read_text() + "\nstep = tf.function(lambda: opt.opt_op)\n")
+    kept, _ = _lines(scan([str(where)], given=pins.parse_versions("tensorflow=2.20")), where)
+    assert kept == [("optimizer.py", n) for n in (9, 10, 11, 12, 17)], kept
+
+
+def test_graph_ops_are_kept_where_a_file_of_the_code_base_cannot_be_read(tmp_path):
+    """kang205/SASRec (the eighth corpus): the training loop that fetches `model.train_op` is Python 2 (a file
+    the scan cannot parse): its reads are unknown, so no stored graph op is claimed unfetched."""
+    where = tmp_path / "unfetched"
+    shutil.copytree(FIXTURES / "unfetched", where)
+    (where / "loop.py").write_text("from train import opt, sess\nprint sess.run([opt.grads_vars, opt.unused_op])\n")
+    kept, _ = _lines(scan([str(where)], given=pins.parse_versions("tensorflow=2.20")), where)
+    assert kept == [("optimizer.py", n) for n in (9, 10, 11, 12, 17)], kept

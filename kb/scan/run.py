@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
+from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unfetched, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -426,6 +426,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead, parsed)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
+    if scripts and all(module is not None for _, _, module, _, _ in results):  # a file not parsed may read any name
+        idle.update(unfetched.never_fetched(modules, texts, scripts))  # graph ops nothing fetches
     undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files

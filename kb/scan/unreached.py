@@ -6,7 +6,7 @@ so does the code a repository's package does not hold (its `tools/` and script f
 packaging file names, kb/scan/packaging.py). There, a file that no entry point runs (nothing imports it, and it has no `__main__` block or module-level
 code), a class that no code names outside its own body (nothing builds it), a function that nothing names
 outside its own body, and a method of a class without bases that no code names as an attribute (or a
-string), never run: a record there is a note saying why. A library package keeps every finding (its users
+string), or names only as `self.m` while no class that finds it is built (kb/scan/dispatch.py), never run: a record there is a note saying why. A library package keeps every finding (its users
 run it); a test file is run by its test runner; a module at the top of the code base may be imported by its
 users' own scripts and notebooks; a module another file star-imports re-exports every public name; a decorated class or function may be registered and called
 by the decorator's table, and a class with bases may have its methods called by the base (a framework's
@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kb.scan import packaging, scope, sources
+from kb.scan import dispatch, packaging, scope, sources
 from kb.scan.syntax import Layout
 
 ClassBases = tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]  # Layout.class_bases: one class
@@ -136,7 +136,7 @@ class _Ancestry:
                 return ".".join((module, attr, *base[1:]) if attr else (module, *base[1:])) in _HOOKLESS_BASES
         return False
 
-    def _base(self, path: str, base: tuple[str, ...]) -> tuple[str, str] | None:
+    def base(self, path: str, base: tuple[str, ...]) -> tuple[str, str] | None:
         """(file, class name) of a base as written, where it is a module-level class of a scanned file."""
         if len(base) > 2:
             return None  # `pkg.module.Base`: not read
@@ -168,7 +168,7 @@ class _Ancestry:
         for base in found[3]:
             if base == ("object",) or self._hookless(path, base):
                 continue
-            where = self._base(path, base)
+            where = self.base(path, base)
             if where is None:
                 return False
             target = self._classes(where[0])[where[1]]
@@ -178,12 +178,13 @@ class _Ancestry:
         return True
 
 
-def _spans(layout: Layout, own: Callable[[str, int], bool]) -> list[tuple[str, str, int, int, bool, str | None]]:
+def _spans(layout: Layout, own: Callable[[str, int], bool]) -> list[tuple[str, str, int, int, bool, str | None, int]]:
     """(kind, name, first line, last line, kept, owner class) of each class and function, outermost first:
     kind "class", "function" (module level or nested in a function) or "method"; kept: decorated (a table
     may call it), or a method of a class with a base outside the code base (the base may call it: a
-    framework's hook); `own(class name, line)`: every ancestor of the class is a class of the code base."""
-    return [(kind, name, first, last, decorated or (based and owner is not None and not own(owner, owner_line)), owner)
+    framework's hook), and the owner's line; `own(class name, line)`: every ancestor of the class is a class of the code base."""
+    return [(kind, name, first, last, decorated or (based and owner is not None and not own(owner, owner_line)), owner,
+             owner_line)
             for kind, name, first, last, decorated, owner, owner_line, based in layout.spans]
 
 
@@ -300,17 +301,22 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     # Nothing imports a notebook: its names are used by its own cells only (unless a notebook runs another one)
     alone = not any(_runs_notebooks(read[p]) for p in modules if p.endswith(".ipynb"))
 
+    classes = dispatch.Dispatch(modules, read, ancestry.base)  # methods only `self.m()` names, on classes nothing builds
     changed = True
     while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
         changed = False
-        for path, (kind, name, first, last, _, owner) in spans:
+        for path, (kind, name, first, last, _, owner, owner_line) in spans:
             if (first, last) in dead.get(path, ()):
                 continue
             refs = by_name.get(name, ())
             if alone and path.endswith(".ipynb"):
                 refs = [ref for ref in refs if ref[0] == path]
+            unbuilt = None
             if kind == "method":
                 used = any(attr and live(p, line) for p, line, attr in refs)
+                if used and owner is not None and (unbuilt := classes.never(
+                        path, owner, owner_line, name, lambda word: by_name.get(word, ()) if word in wanted else None, live)):
+                    used = False
             else:
                 used = any(live(p, line) and not (p == path and first <= line <= last) for p, line, _ in refs)
             if used:
@@ -318,10 +324,10 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
             dead.setdefault(path, []).append((first, last))
             changed = True
             named = any(not (p == path and first <= line <= last) and (attr or kind != "method") for p, line, attr in refs)
-            why = (f"nothing in this code base calls {owner}.{name} (no .{name} anywhere"
-                   f"{' that runs' if named else ''})" if kind == "method" else
-                   f"nothing in this code base {'builds' if kind == 'class' else 'calls'} {name} (its name appears "
-                   f"{'only in code nothing runs' if named else 'nowhere outside it'})")
+            why = unbuilt or (f"nothing in this code base calls {owner}.{name} (no .{name} anywhere"
+                            f"{' that runs' if named else ''})" if kind == "method" else
+                            f"nothing in this code base {'builds' if kind == 'class' else 'calls'} {name} (its name "
+                            f"appears {'only in code nothing runs' if named else 'nowhere outside it'})")
             out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
     return out
 
