@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from kb.scan import pyints
 from kb.scan.context import Context
 from kb.scan.syntax import statements_in
 
@@ -226,7 +227,7 @@ def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn:
 def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
             seen: frozenset[str] = frozenset()) -> bool:
     """The tensor is visibly of an integer dtype: a factory that names one (`torch.ones(n, dtype=torch.int32)`),
-    `torch.tensor` of int literals, `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
+    `torch.tensor` of int literals or of a list of Python ints (kb/scan/pyints.py), `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
     a `torch.cat` / `torch.stack` of such tensors (integers promote to an integer), a `torch.cumsum` of one,
     views and items of one, or a name every binding of which in the function is one (`x[a:b] = v` writes
     into it, keeping its dtype; `x = torch.cumsum(x)` is one if x's other bindings are)."""
@@ -262,7 +263,7 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if dtype is not None:
             return ctx.dotted(dtype) in _INT_DTYPES
         if name in ("torch.tensor", "torch.as_tensor"):
-            return bool(node.args) and _int_literals(node.args[0])
+            return bool(node.args) and (_int_literals(node.args[0]) or pyints.int_list(ctx, node.args[0], fn))
         if name == "torch.arange":
             return bool(node.args) and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args)
         return False
