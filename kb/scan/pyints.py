@@ -28,7 +28,7 @@ def int_list(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int 
         loops = _loop_ints(ctx, node, fn, depth - 1)
         return loops is not None and int_value(ctx, node.elt, fn, loops, depth - 1)
     if isinstance(node, ast.Name) and fn is not None:
-        bound = _only_bindings(ctx, fn, node.id)
+        bound = only_bindings(ctx, fn, node.id)
         return bool(bound) and all(int_list(ctx, b, fn, depth - 1) for b in bound)
     return False
 
@@ -50,7 +50,7 @@ def int_value(ctx: Context, node: ast.AST, fn: ast.AST | None, loops: dict[str, 
     if isinstance(node, ast.Name):
         if node.id in loops:
             return loops[node.id]
-        bound = _only_bindings(ctx, fn, node.id) if fn is not None else []
+        bound = only_bindings(ctx, fn, node.id) if fn is not None else []
         return bool(bound) and all(int_value(ctx, b, fn, loops, depth - 1) for b in bound)
     return False
 
@@ -92,7 +92,7 @@ def _annotated_int_list(cls: ast.ClassDef, attr: str) -> bool:
     return annotated
 
 
-def _only_bindings(ctx: Context, fn: ast.AST | None, name: str) -> list[ast.expr]:
+def only_bindings(ctx: Context, fn: ast.AST | None, name: str) -> list[ast.expr]:
     """The values of `name = value` in `fn` when those are all its bindings (no parameter, loop, `+=`,
     unpacking or `with ... as` binds it); [] otherwise."""
     if fn is None:
