@@ -429,6 +429,7 @@ SCAN_RESOLVERS = (
     "boolean-mask-count", "constant-initializers", "counts-of-ones", "dataset-draws-no-random", "dense-input",
     "fit-reads-tf-data", "mapped-function-draws-no-random",
     "module-never-called",
+    "not-quantized",
     "module-seeded", "one-index-per-row", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "windows-do-not-overlap", "written-before-read", "single-operand", "constant-filter",
     "window-sums",

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, mapped, members, slices, tfdata, values
+from kb.scan import constants, datasets, gradient, mapped, members, quantized, slices, tfdata, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -253,6 +253,18 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
         return "a torch.distributed collective writes the whole buffer before it is read"
     if ctx.fn_nodes and values.filled_by_loop(node, ctx.fn_nodes[-1]):
         return "the loop right after it writes every row before the buffer is read"
+    return None
+
+
+@resolver("not-quantized", "rule")
+def not_quantized(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`x.resize_(...)` of a tensor the code shows is not quantized: made by a typed constructor
+    (`torch.LongTensor(n, m)`), a factory without a quantized dtype (`torch.empty(n)`), visibly integer or
+    float, `new()` of such a tensor or of a module's parameter (`embed.weight.data.new()`), or moved to a
+    device (`data.to(self.device)`): a record about quantized tensors does not apply (kb/scan/quantized.py)."""
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    if op == "torch.Tensor.resize_" and quantized.not_quantized(ctx, receiver, ctx.fn_nodes[-1] if ctx.fn_nodes else None):
+        return "the tensor is visibly made with a non-quantized dtype, so it is not a quantized tensor"
     return None
 
 

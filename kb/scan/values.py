@@ -9,8 +9,10 @@ module how the code shows it.
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Iterator
 
+from kb.scan import pyints
 from kb.scan.context import Context
 from kb.scan.syntax import statements_in
 
@@ -93,14 +95,64 @@ def no_elements(op: str, node: ast.Call) -> bool:
 
 def filled_next(node: ast.Call, fn: ast.AST) -> bool:
     """`mask = torch.empty(...)` whose very next statement fills it whole in place (`mask.bernoulli_(p)`,
-    `buf.zero_()`, `out.copy_(src)`): nothing reads it before every element is written."""
+    `buf.zero_()`, `out.copy_(src)`, `buf[:] = src`), or whose first later statement of the same block that
+    names it does (no statement between mentions it or breaks out of a loop, no function or lambda of `fn`
+    mentions it, and no `try` or `with` holds it: nothing else can read it, nor skip the fill), and `x.resize_(n)` as a statement whose next statement so fills x: nothing reads the memory
+    before every element is written."""
     for name, after in _assigned_then(node, fn):
-        call = after.value if isinstance(after, ast.Expr) else None
-        return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-            and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
-            and not any(isinstance(n, ast.Name) and n.id == name
-                        for a in (*call.args, *(kw.value for kw in call.keywords)) for n in ast.walk(a))
+        if not _fills_whole(after, name) and _may_skip(node, fn, name):
+            gap = list(itertools.takewhile(lambda stmt: not _names(stmt, name), _later(after, fn)))
+            if not any(isinstance(sub, (ast.Break, ast.Continue)) for stmt in gap for sub in ast.walk(stmt)):
+                after = next((stmt for stmt in _later(after, fn) if _names(stmt, name)), after)
+        return _fills_whole(after, name)
+    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+        if not isinstance(block, list):
+            continue
+        for k, stmt in enumerate(block[:-1]):
+            if isinstance(stmt, ast.Expr) and stmt.value is node and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name):  # `x.resize_(n)`: x's other aliases may read it later
+                return _fills_whole(block[k + 1], node.func.value.id)
     return False
+
+
+def _may_skip(node: ast.Call, fn: ast.AST, name: str) -> bool:
+    """Statements that never name `name` may stand between it and its fill: no function or lambda of `fn`
+    names it (a closure could read it), and no `try` or `with` of `fn` holds it (an exception raised between
+    could be caught, the fill skipped, and the memory read after)."""
+    for sub in ast.walk(fn):
+        if sub is fn:
+            continue
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and _names(sub, name):
+            return False
+        if isinstance(sub, (ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith)) and any(n is node for n in ast.walk(sub)):
+            return False
+    return True
+
+
+def _fills_whole(stmt: ast.stmt, name: str) -> bool:
+    """`name.<whole write>(...)` or `name[:] = v` / `name[...] = v`, with nothing of `name` in the arguments."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+        target = stmt.targets[0]
+        whole = target.slice
+        return isinstance(target.value, ast.Name) and target.value.id == name and not _names(stmt.value, name) \
+            and ((isinstance(whole, ast.Slice) and whole.lower is None and whole.upper is None and whole.step is None)
+                 or (isinstance(whole, ast.Constant) and whole.value is Ellipsis))
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+        and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
+        and not any(_names(a, name) for a in (*call.args, *(kw.value for kw in call.keywords)))
+
+
+def _names(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _later(first: ast.stmt, fn: ast.AST) -> Iterator[ast.stmt]:
+    """`first` and the statements after it in its block of `fn`."""
+    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+        if isinstance(block, list) and any(stmt is first for stmt in block):
+            yield from block[next(k for k, stmt in enumerate(block) if stmt is first):]
+            return
 
 
 def _assigned_then(node: ast.Call, fn: ast.AST) -> Iterator[tuple[str, ast.stmt]]:
@@ -226,7 +278,7 @@ def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn:
 def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
             seen: frozenset[str] = frozenset()) -> bool:
     """The tensor is visibly of an integer dtype: a factory that names one (`torch.ones(n, dtype=torch.int32)`),
-    `torch.tensor` of int literals, `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
+    `torch.tensor` of int literals or of a list of Python ints (kb/scan/pyints.py), `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
     a `torch.cat` / `torch.stack` of such tensors (integers promote to an integer), a `torch.cumsum` of one,
     views and items of one, or a name every binding of which in the function is one (`x[a:b] = v` writes
     into it, keeping its dtype; `x = torch.cumsum(x)` is one if x's other bindings are)."""
@@ -262,7 +314,7 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if dtype is not None:
             return ctx.dotted(dtype) in _INT_DTYPES
         if name in ("torch.tensor", "torch.as_tensor"):
-            return bool(node.args) and _int_literals(node.args[0])
+            return bool(node.args) and (_int_literals(node.args[0]) or pyints.int_list(ctx, node.args[0], fn))
         if name == "torch.arange":
             return bool(node.args) and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args)
         return False

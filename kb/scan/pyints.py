@@ -1,0 +1,108 @@
+"""Python values the code shows are ints, for `torch.tensor(values)` (kb/scan/values.py `integer`): a list
+of Python ints makes an int64 tensor, whose running sum (offsets from lengths) is exact in any order.
+
+Only what the code states: int literals, `len(...)`, `int(...)`, `+ - * // %` of ints, a name whose every
+binding in the function is one, and a list comprehension of such values over `range(...)`, over a list of
+int literals, or over a class attribute annotated `list[int]` (`self.sizes: list[int] = ...`, as
+seed-argument-is-int reads an `int` annotation). Anything else (a parameter, a float, `/`, `**`) is unknown.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+from kb.scan.syntax import self_attribute
+
+_INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)  # `/` makes a float; `**` may (a negative power)
+
+
+def int_list(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8) -> bool:
+    """`node` is visibly a list of Python ints: a display of int values, a comprehension of them, or a name
+    whose every binding in `fn` is one."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return bool(node.elts) and all(int_value(ctx, e, fn, {}, depth - 1) for e in node.elts)
+    if isinstance(node, ast.ListComp):
+        loops = _loop_ints(ctx, node, fn, depth - 1)
+        return loops is not None and int_value(ctx, node.elt, fn, loops, depth - 1)
+    if isinstance(node, ast.Name) and fn is not None:
+        bound = only_bindings(ctx, fn, node.id)
+        return bool(bound) and all(int_list(ctx, b, fn, depth - 1) for b in bound)
+    return False
+
+
+def int_value(ctx: Context, node: ast.AST, fn: ast.AST | None, loops: dict[str, bool], depth: int = 8) -> bool:
+    """`node` is visibly a Python int (`loops`: the comprehension variables known to be ints)."""
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Constant):
+        return type(node.value) is int
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _INT_OPS) and int_value(ctx, node.left, fn, loops, depth - 1) \
+            and int_value(ctx, node.right, fn, loops, depth - 1)
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.USub, ast.UAdd)) and int_value(ctx, node.operand, fn, loops, depth - 1)
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id in ("len", "int") and len(node.args) == 1 \
+            and not node.keywords
+    if isinstance(node, ast.Name):
+        if node.id in loops:
+            return loops[node.id]
+        bound = only_bindings(ctx, fn, node.id) if fn is not None else []
+        return bool(bound) and all(int_value(ctx, b, fn, loops, depth - 1) for b in bound)
+    return False
+
+
+def _loop_ints(ctx: Context, comp: ast.ListComp, fn: ast.AST | None, depth: int) -> dict[str, bool] | None:
+    """The comprehension's variables, each True where it visibly runs over ints; None if a loop unpacks."""
+    loops: dict[str, bool] = {}
+    for gen in comp.generators:
+        if not isinstance(gen.target, ast.Name):
+            return None
+        loops[gen.target.id] = _ints_iterated(ctx, gen.iter, fn, depth)
+    return loops
+
+
+def _ints_iterated(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) -> bool:
+    """Iterating `node` gives ints: `range(...)`, a list of ints, or a `self.X` the class annotates `list[int]`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range":
+        return True
+    if self_attribute(node) and ctx.class_nodes:
+        assert isinstance(node, ast.Attribute)
+        return _annotated_int_list(ctx.class_nodes[-1], node.attr)
+    return int_list(ctx, node, fn, depth)
+
+
+def _annotated_int_list(cls: ast.ClassDef, attr: str) -> bool:
+    """The class annotates `self.<attr>: list[int]` (or `List[int]`) and never assigns it unannotated."""
+    annotated = False
+    for sub in ast.walk(cls):
+        if isinstance(sub, ast.AnnAssign) and self_attribute(sub.target) and sub.target.attr == attr:
+            ann = sub.annotation
+            if not (isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name)
+                    and ann.value.id in ("list", "List") and isinstance(ann.slice, ast.Name) and ann.slice.id == "int"):
+                return False
+            annotated = True
+        elif isinstance(sub, (ast.Assign, ast.AugAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            if any(self_attribute(t) and t.attr == attr for t in targets):
+                return False
+    return annotated
+
+
+def only_bindings(ctx: Context, fn: ast.AST | None, name: str) -> list[ast.expr]:
+    """The values of `name = value` in `fn` when those are all its bindings (no parameter, loop, `+=`,
+    unpacking or `with ... as` binds it); [] otherwise."""
+    if fn is None:
+        return []
+    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = fn.args
+        if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                         *(a for a in (args.vararg, args.kwarg) if a))):
+            return []
+    values = ctx.assigned_in(fn).get(name, [])
+    stores = sum(1 for sub in ast.walk(fn) if isinstance(sub, ast.Name) and sub.id == name
+                 and isinstance(sub.ctx, ast.Store))
+    return list(values) if values and stores == len(values) else []
