@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
+from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unreached
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -425,6 +425,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
+    overwritten = loaded.overwritten(modules, texts, scripts)  # layers whose drawn weights every program loads over
     undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
@@ -477,6 +478,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                 never_called = idle.get((path, call.line, call.col))
                 if never_called is not None and not finding.note:
                     finding = finding._replace(note=never_called)
+                if finding.record == loaded.RECORD and not finding.note and (why := overwritten.get((path, call.line, call.col))):
+                    finding = finding._replace(note=why)
                 default = unused_defaults.get((path, call.line, call.col))
                 if default is not None and not finding.note:
                     finding = finding._replace(note=default)
