@@ -326,3 +326,18 @@ def test_graph_ops_are_kept_where_a_file_of_the_code_base_cannot_be_read(tmp_pat
     (where / "loop.py").write_text("from train import opt, sess\nprint sess.run([opt.grads_vars, opt.unused_op])\n")
     kept, _ = _lines(scan([str(where)], given=pins.parse_versions("tensorflow=2.20")), where)
     assert kept == [("optimizer.py", n) for n in (9, 10, 11, 12, 17)], kept
+
+
+def test_a_keras_layer_whose_drawn_weights_every_program_loads_over_draws_nothing_that_is_read(tmp_path):
+    """google-research/big_transfer's bit_tf2 (RULES X3-1 of the sixth frozen corpus): the unseeded initial
+    weights of the convolutions of a model (held through a layer class and a helper method) are overwritten
+    whole by `model.load_weights(...)` right after `model.build(...)` in the only program that builds it: a
+    note. The Dropout draws at every call (kept); a load under `if args.resume:` or with `skip_mismatch=True`
+    keeps the finding."""
+    report, where = _scan(tmp_path, "kerasloaded", "tensorflow=2.20")
+    kept, notes = _lines(report, where)
+    unseeded = sorted({(Path(f.path).relative_to(where).as_posix(), f.line) for f in report.findings
+                       if f.record == "keras.unseeded-random"})
+    assert unseeded == [("models.py", 8), ("models.py", 30), ("models.py", 39)], unseeded
+    for line in (7, 18):
+        assert "loads a whole set of weights into it" in notes[("models.py", line)], notes
