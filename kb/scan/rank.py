@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import modelclass, modulelist
+from kb.scan import builders, modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import (ONE_OF, Element, Unknown, handed_back, least_ndim, plain_literal, reshaped_ndim,
@@ -425,8 +425,8 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _
 def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
-    found = modelclass.defined(ctx, made.func)
-    return _forward(found[0], found[1], depth, element) if found is not None else UNKNOWN
+    cls = modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
+    return _forward(*cls, depth, element) if cls else builders.agreed(ctx, made, _forward, depth, element) or UNKNOWN
 
 
 def _aliased(ctx: Context, made: ast.Call, place: _Place) -> ast.Call:
