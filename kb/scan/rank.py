@@ -84,8 +84,7 @@ _ARITY = {"torch.nn.NLLLoss": 2, "torch.nn.CrossEntropyLoss": 2}
 
 
 def _classifier(name: str | None) -> bool:
-    """A torchvision classification model or builder (`torchvision.models.resnet50`): its forward returns
-    (N, classes) logits."""
+    """A torchvision classifier or its builder (`torchvision.models.resnet50`): its forward gives (N, classes)."""
     return name is not None and name in _TORCHVISION and not any(part in name for part in _NOT_CLASSIFIERS)
 
 
@@ -475,7 +474,8 @@ def _forward(ctx: Context, cls: ast.ClassDef, depth: int, element: int | None = 
         picked = [r.elts[element] for r in returns if isinstance(r, ast.Tuple) and element < len(r.elts)
                   and not any(isinstance(e, ast.Starred) for e in r.elts)]
         returns = picked if len(picked) == len(returns) else []
-    found = {_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns}
+    shown = [_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns]
+    found = {r._replace(last=False) if r.exact == 2 else r for r in shown}  # 2-D: (N, C) however the C came
     return found.pop() if len(found) == 1 else UNKNOWN
 
 
