@@ -1,7 +1,8 @@
 """Models made by a builder function of the code base, for the rank a model's `forward` returns
 (kb/scan/rank.py): `net = get_network(args)` (a function of another file that imports one model module
-per branch and returns its builder's result), `vgg16_bn()` (`return VGG(make_layers(...))`), or
-`models_vit.__dict__[args.model](...)` (a name looked up among a module's builders).
+per branch and returns its builder's result), `vgg16_bn()` (`return VGG(make_layers(...))`),
+`models_vit.__dict__[args.model](...)` (a name looked up among a module's builders), or `MODELS[name]()` of a
+registry `{name: builder}`.
 
 A builder counts only where every return is visible: a class construction, a call of another builder
 (followed a few calls deep), or a name every assignment of which in the function is one of those (its
@@ -37,8 +38,12 @@ def classes_made(ctx: Context, func: ast.AST, within: ast.AST | None, depth: int
     (or every builder its `module.__dict__[name]` can pick) returns; None where one is not shown."""
     if depth <= 0:
         return None
-    if isinstance(func, ast.Subscript):
+    if isinstance(func, ast.Subscript):  # `module.__dict__[name]`, or a registry's entries (`{name: builder}`)
         picked = modelclass.module_definitions(ctx, func.value)
+        table = modelclass.registry(ctx, func.value) if picked is None else None
+        if table is not None:
+            made = [classes_made(table[0], entry, None, depth - 1) for entry in table[1]]
+            return None if any(m is None for m in made) else [c for m in made if m is not None for c in m]
     else:
         found = modelclass.definition(ctx, func, within)
         picked = [found] if found is not None else None

@@ -44,9 +44,23 @@ def defined(ctx: Context, func: ast.AST) -> tuple[Context, ast.ClassDef] | None:
 
 
 def _registered(ctx: Context, table: ast.expr) -> tuple[Context, ast.ClassDef] | None:
-    """The class every entry of a registry makes (`KNOWN_MODELS[name](...)` / `models.KNOWN_MODELS[...]`): a
-    module-level dict of this file or of an imported module of the code base, `{name: Net}`, `OrderedDict([(name,
-    lambda *a, **kw: Net(...)), ...])` or `dict(name=Net)`, each value the one class or a lambda that makes it."""
+    """The class every entry of a registry makes (`KNOWN_MODELS[name](...)` / `models.KNOWN_MODELS[...]`), each
+    value the one class or a lambda that makes it."""
+    found = registry(ctx, table)
+    if found is None or len({ast.dump(m) for m in found[1]}) != 1:
+        return None
+    reading, made = found[0], found[1]
+    if isinstance(made[0], ast.Name) and reading.tree is not None:
+        cls = _in_module(reading.filename, reading.tree, made[0].id, _DEPTH)
+        return (reader(ctx, cls[0], cls[1]) if cls[0] != reading.filename else reading, cls[2]) if cls else None
+    return defined(reading, made[0]) if isinstance(made[0], ast.Attribute) else None
+
+
+def registry(ctx: Context, table: ast.expr) -> tuple[Context, list[ast.expr]] | None:
+    """What each entry of a registry calls (`KNOWN_MODELS` / `models.KNOWN_MODELS`: a module-level dict of this
+    file or of an imported module of the code base, `{name: Net}`, `OrderedDict([(name, lambda *a, **kw:
+    Net(...)), ...])` or `dict(name=build)`: the value, or the callee of a lambda's call), with a Context of
+    the file that defines it; None when the table is not such a dict."""
     if isinstance(table, ast.Name) and ctx.tree is not None:
         where: tuple[str, ast.Module] | None = (ctx.filename, ctx.tree)
         name = table.id
@@ -61,13 +75,9 @@ def _registered(ctx: Context, table: ast.expr) -> tuple[Context, ast.ClassDef] |
               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
     made = [v.body.func if isinstance(v, ast.Lambda) and isinstance(v.body, ast.Call) else v
             for v in (_entries(values[0]) if len(values) == 1 else [])]
-    if not made or len({ast.dump(m) for m in made}) != 1:
+    if not made:
         return None
-    reading = ctx if where[0] == ctx.filename else reader(ctx, where[0], where[1])
-    if isinstance(made[0], ast.Name):
-        found = _in_module(where[0], where[1], made[0].id, _DEPTH)
-        return (reader(ctx, found[0], found[1]) if found[0] != ctx.filename else ctx, found[2]) if found else None
-    return defined(reading, made[0]) if isinstance(made[0], ast.Attribute) else None
+    return (ctx if where[0] == ctx.filename else reader(ctx, where[0], where[1])), made
 
 
 def _entries(table: ast.expr) -> list[ast.expr]:
