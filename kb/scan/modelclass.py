@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
+from typing import Any
 
 from kb.scan.context import Context
 from kb.scan.prepare import local_tree
@@ -42,9 +44,23 @@ def defined(ctx: Context, func: ast.AST) -> tuple[Context, ast.ClassDef] | None:
 
 
 def _registered(ctx: Context, table: ast.expr) -> tuple[Context, ast.ClassDef] | None:
-    """The class every entry of a registry makes (`KNOWN_MODELS[name](...)` / `models.KNOWN_MODELS[...]`): a
-    module-level dict of this file or of an imported module of the code base, `{name: Net}`, `OrderedDict([(name,
-    lambda *a, **kw: Net(...)), ...])` or `dict(name=Net)`, each value the one class or a lambda that makes it."""
+    """The class every entry of a registry makes (`KNOWN_MODELS[name](...)` / `models.KNOWN_MODELS[...]`), each
+    value the one class or a lambda that makes it."""
+    found = registry(ctx, table)
+    if found is None or len({ast.dump(m) for m in found[1]}) != 1:
+        return None
+    reading, made = found[0], found[1]
+    if isinstance(made[0], ast.Name) and reading.tree is not None:
+        cls = _in_module(reading.filename, reading.tree, made[0].id, _DEPTH)
+        return (reader(ctx, cls[0], cls[1]) if cls[0] != reading.filename else reading, cls[2]) if cls else None
+    return defined(reading, made[0]) if isinstance(made[0], ast.Attribute) else None
+
+
+def registry(ctx: Context, table: ast.expr) -> tuple[Context, list[ast.expr]] | None:
+    """What each entry of a registry calls (`KNOWN_MODELS` / `models.KNOWN_MODELS`: a module-level dict of this
+    file or of an imported module of the code base, `{name: Net}`, `OrderedDict([(name, lambda *a, **kw:
+    Net(...)), ...])` or `dict(name=build)`: the value, or the callee of a lambda's call), with a Context of
+    the file that defines it; None when the table is not such a dict."""
     if isinstance(table, ast.Name) and ctx.tree is not None:
         where: tuple[str, ast.Module] | None = (ctx.filename, ctx.tree)
         name = table.id
@@ -59,13 +75,9 @@ def _registered(ctx: Context, table: ast.expr) -> tuple[Context, ast.ClassDef] |
               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
     made = [v.body.func if isinstance(v, ast.Lambda) and isinstance(v.body, ast.Call) else v
             for v in (_entries(values[0]) if len(values) == 1 else [])]
-    if not made or len({ast.dump(m) for m in made}) != 1:
+    if not made:
         return None
-    reading = ctx if where[0] == ctx.filename else reader(ctx, where[0], where[1])
-    if isinstance(made[0], ast.Name):
-        found = _in_module(where[0], where[1], made[0].id, _DEPTH)
-        return (reader(ctx, found[0], found[1]) if found[0] != ctx.filename else ctx, found[2]) if found else None
-    return defined(reading, made[0]) if isinstance(made[0], ast.Attribute) else None
+    return (ctx if where[0] == ctx.filename else reader(ctx, where[0], where[1])), made
 
 
 def _entries(table: ast.expr) -> list[ast.expr]:
@@ -97,7 +109,7 @@ def reader(ctx: Context, path: str, tree: ast.Module) -> Context:
 
 
 def _module_of(tree: ast.Module, local: str) -> str | None:
-    """The dotted module a plain `import a.b as local` (or `import local`) binds to `local`."""
+    """The dotted module a plain `import a.b as local` (or `import local`, `import a.b`) binds to `local`."""
     for node in tree.body:
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -106,11 +118,13 @@ def _module_of(tree: ast.Module, local: str) -> str | None:
     return None
 
 
-def _imported(filename: str, tree: ast.Module, name: str, depth: int) -> tuple[str, ast.Module, ast.ClassDef] | None:
-    """The class `name` that a module-level `from X import name` (or `from X import *`) of the file brings in."""
+def _imported(filename: str, tree: ast.Module, name: str, depth: int, kinds: tuple[type, ...] = (ast.ClassDef,),
+              body: Sequence[ast.stmt] | None = None) -> tuple[str, ast.Module, Any] | None:
+    """The class `name` (or definition of `kinds`) that a `from X import name` (or `from X import *`) of the
+    file's top level (or of `body`) brings in."""
     if depth <= 0:
         return None
-    for node in tree.body:
+    for node in tree.body if body is None else body:
         if not isinstance(node, ast.ImportFrom) or node.module is None:
             continue
         for alias in node.names:
@@ -118,18 +132,56 @@ def _imported(filename: str, tree: ast.Module, name: str, depth: int) -> tuple[s
                 source = _relative(filename, node.module, node.level)
                 if source is None:
                     continue
-                found = _in_module(source[0], source[1], name if alias.name == "*" else alias.name, depth - 1)
+                found = _in_module(source[0], source[1], name if alias.name == "*" else alias.name, depth - 1, kinds)
                 if found is not None:
                     return found
     return None
 
 
-def _in_module(path: str, tree: ast.Module, name: str, depth: int) -> tuple[str, ast.Module, ast.ClassDef] | None:
-    """The class `name` of a module: defined at its top level, or re-exported by its own imports."""
+def _in_module(path: str, tree: ast.Module, name: str, depth: int,
+               kinds: tuple[type, ...] = (ast.ClassDef,)) -> tuple[str, ast.Module, Any] | None:
+    """The class (or definition of `kinds`) `name` of a module: at its top level, or re-exported by its imports."""
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
+        if isinstance(node, kinds) and getattr(node, "name", None) == name:
             return path, tree, node
-    return _imported(path, tree, name, depth)
+    return _imported(path, tree, name, depth, kinds)
+
+
+_DEFINITIONS = (ast.ClassDef, ast.FunctionDef)
+
+
+def definition(ctx: Context, func: ast.AST, within: ast.AST | None = None) -> tuple[Context, ast.AST] | None:
+    """The class or module-level function `func` names (`Net`, `build`, `models.build`), with a Context of the
+    file that defines it: of this file, imported at its top level, or imported inside `within` (the function
+    around the call: `from models.vgg import vgg16_bn` in a branch); None when no file of the code base shows it."""
+    if ctx.tree is None or not ctx.filename:
+        return None
+    found = None
+    if isinstance(func, ast.Name):
+        local = [n for n in ast.walk(within) if isinstance(n, ast.ImportFrom)] if within is not None else []
+        found = (_imported(ctx.filename, ctx.tree, func.id, _DEPTH, _DEFINITIONS, local) if local else None) or \
+            _in_module(ctx.filename, ctx.tree, func.id, _DEPTH, _DEFINITIONS)
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module = _module_of(ctx.tree, func.value.id)
+        tree = local_tree(ctx.filename, module) if module else None
+        found = _in_module(tree[0], tree[1], func.attr, _DEPTH, _DEFINITIONS) if tree is not None else None
+    if found is None:
+        return None
+    return (ctx if found[0] == ctx.filename else reader(ctx, found[0], found[1])), found[2]
+
+
+def module_definitions(ctx: Context, table: ast.AST) -> list[tuple[Context, ast.AST]] | None:
+    """Every public class and function of the top level of the module whose `__dict__` is `table`
+    (`models_vit.__dict__`, a module of the code base imported as a name): what `table[name]` can pick."""
+    if not (isinstance(table, ast.Attribute) and table.attr == "__dict__") or ctx.tree is None:
+        return None
+    module = _module_of(ctx.tree, ast.unparse(table.value))  # `models_vit`, `models.zoo`
+    tree = local_tree(ctx.filename, module) if module else None
+    if tree is None:
+        return None
+    reading = reader(ctx, tree[0], tree[1])
+    found: list[tuple[Context, ast.AST]] = [(reading, n) for n in tree[1].body if isinstance(n, _DEFINITIONS) and not n.name.startswith("_")]
+    return found or None
 
 
 def _relative(filename: str, module: str, level: int) -> tuple[str, ast.Module] | None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import modelclass, modulelist
+from kb.scan import builders, modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import (ONE_OF, Element, Unknown, handed_back, least_ndim, plain_literal, reshaped_ndim,
@@ -84,8 +84,7 @@ _ARITY = {"torch.nn.NLLLoss": 2, "torch.nn.CrossEntropyLoss": 2}
 
 
 def _classifier(name: str | None) -> bool:
-    """A torchvision classification model or builder (`torchvision.models.resnet50`): its forward returns
-    (N, classes) logits."""
+    """A torchvision classifier or its builder (`torchvision.models.resnet50`): its forward gives (N, classes)."""
     return name is not None and name in _TORCHVISION and not any(part in name for part in _NOT_CLASSIFIERS)
 
 
@@ -425,8 +424,8 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _
 def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
-    found = modelclass.defined(ctx, made.func)
-    return _forward(found[0], found[1], depth, element) if found is not None else UNKNOWN
+    cls = modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
+    return _forward(*cls, depth, element) if cls else builders.agreed(ctx, made, _forward, depth, element) or UNKNOWN
 
 
 def _aliased(ctx: Context, made: ast.Call, place: _Place) -> ast.Call:
@@ -475,7 +474,8 @@ def _forward(ctx: Context, cls: ast.ClassDef, depth: int, element: int | None = 
         picked = [r.elts[element] for r in returns if isinstance(r, ast.Tuple) and element < len(r.elts)
                   and not any(isinstance(e, ast.Starred) for e in r.elts)]
         returns = picked if len(picked) == len(returns) else []
-    found = {_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns}
+    shown = [_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns]
+    found = {r._replace(last=False) if r.exact == 2 else r for r in shown}  # 2-D: (N, C) however the C came
     return found.pop() if len(found) == 1 else UNKNOWN
 
 
