@@ -364,10 +364,9 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
             break
         for path in more:  # files the quiet code calls into: their Graphs, as the scan would have made them
             tried.add(path)
-            made = modules[path].plain  # from the scan's own tree (plain): nothing to parse again
-            if made is not None:
-                graphs[path] = made
-                uses.read_now(path, modules[path], made)
+            if modules[path].plain is not None:  # made from the scan's own tree (plain): nothing to parse again
+                graphs[path] = modules[path].plain
+                uses.read_now(path, modules[path], graphs[path])
                 continue
             text = text_of(path)
             try:
