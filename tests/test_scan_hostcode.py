@@ -58,26 +58,3 @@ def test_a_program_that_hides_the_gpus_from_tensorflow(tmp_path):
     assert found == [("ops.py", 5)], result.findings
     notes = [f.note for f in result.notes if f.record == "tf.gather-backprop"]
     assert len(notes) == 1 and "hides every GPU from TensorFlow" in notes[0], notes
-
-
-def test_the_files_a_dataset_calls_into_are_parsed_once(tmp_path, monkeypatch):
-    """NeMo: hostcode.settle read and parsed again each file the Datasets' code calls into (517 of 2,725 files,
-    a tenth of the scan's CPU time); it now reads their Graphs, made from the scan's own tree of each file
-    (Module.plain). The dataset case's functions are followed two files away (train.py -> data_utils.py ->
-    augment.py, mel.py): the pass that follows them parses none of them again."""
-    import ast
-    import sys
-    from collections import Counter
-
-    parsed: Counter[str] = Counter()
-    parse = ast.parse
-
-    def counted(source, *args, **kwargs):
-        parsed[sys._getframe(1).f_globals["__name__"]] += 1
-        return parse(source, *args, **kwargs)
-
-    monkeypatch.setattr(ast, "parse", counted)
-    found = _scan(tmp_path, "dataset", "torch=2.11")
-    assert sorted((f.path.rsplit("/", 1)[-1], f.line) for f in found if f.record == "torch.gather-backward") == [
-        ("mel.py", 10), ("mel.py", 14)], found
-    assert parsed["kb.scan.resolve"] and parsed["kb.scan.hostcode"] == 0, parsed
