@@ -330,19 +330,6 @@ def _name(func: ast.Name | ast.Attribute) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr
 
 
-def plain(tree: ast.Module, text: str, path: str) -> Graph | None:
-    """The Graph settle reads of a file without roots (no torch.no_grad() or Dataset of its own to know of), from
-    the tree the scan parsed: a large code base's quiet code calls into hundreds of files, and their trees are
-    not kept (they would take several times the scan's memory), so it is made while the tree is there. None
-    for a notebook (settle reads none) or a file too deeply nested to walk (settle then tries it again)."""
-    if path.endswith(".ipynb"):
-        return None
-    try:
-        return build(tree, text.split("\n"), lambda _: False, lambda _: None)
-    except RecursionError:
-        return None
-
-
 def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> dict[str, list[tuple[int, int]]]:
     """Path -> (first, last line) of each function or method that runs only where no gradient is taken: every
     use of it, in its file and (by its name) in every other file, is such a root or a call made under
@@ -364,10 +351,6 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
             break
         for path in more:  # files the quiet code calls into: their Graphs, as the scan would have made them
             tried.add(path)
-            if modules[path].plain is not None:  # made from the scan's own tree (plain): nothing to parse again
-                graphs[path] = modules[path].plain
-                uses.read_now(path, modules[path], graphs[path])
-                continue
             text = text_of(path)
             try:
                 tree = (parsed_before(path, text) or ast.parse(text)) if text is not None else None

@@ -113,7 +113,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     tree = parsed_before(filename, text) or ast.parse(text, filename=filename)  # once, if local_module read it
     found = survey(tree, text)
     if not imported and not starred and not any(marker in text for marker in MARKERS):
-        return Module((), (), found.layout, _classes(found.classes, {}), plain=hostcode.plain(tree, text, filename))
+        return Module((), (), found.layout, _classes(found.classes, {}))
     aliases = aliases_of(tree)
     for name, (op, _) in (imported or {}).items():
         aliases[name] = op
@@ -173,7 +173,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
         except RecursionError:
             host = None
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
-                  tuple(visitor.defaults), host, None if host is not None else hostcode.plain(tree, text, filename))
+                  tuple(visitor.defaults), host)
 
 
 __all__ = ["Call", "Layout", "METHOD_OWNERS", "Module", "Setting", "Survey", "Unknown", "aliases_of", "analyse",

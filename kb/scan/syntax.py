@@ -141,9 +141,6 @@ class Module(NamedTuple):
     # its functions and methods with who calls them (kb/scan/hostcode.py): run.py finds those only data-loading
     # code or no_grad code runs, across files
     host: Graph | None = None
-    # without `host`: its Graph as hostcode.settle reads a file its quiet code calls into (no roots), made from the
-    # tree the scan parsed anyway, so that settle never parses the file again (a notebook's is None)
-    plain: Graph | None = None
 
 
 def canonical(dotted: str) -> str:
