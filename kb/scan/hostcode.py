@@ -148,8 +148,9 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     if fn.name in _ROOTS and item.name in datasets:
                         uses[k].append((_ITEM, -1))
     calls: list[tuple[str, str | None, int]] = []
-    # id(partial(f, ...)) -> its f, for partials only a stage runs (a file that never says partial has none)
-    mapped = _mapped_partials(tree, dotted) if any("partial" in line for line in lines) else {}
+    # id(partial(f, ...)) -> its f, for partials only a stage runs (a file that never says partial, or has no stage, has none)
+    staged = any("partial" in line for line in lines) and any(f".{stage}(" in line for line in lines for stage in _PIPELINE_STAGES)
+    mapped = _mapped_partials(tree, dotted) if staged else {}
     lambdas: dict[int, str] = {}  # id(a lambda handed to a stage or as collate_fn) -> why its body takes no gradient
     mentions: set[str] = set()
     attributes: set[str] = set()

@@ -33,6 +33,8 @@ _WEIGHT_LAYERS = frozenset({
     "Conv2DTranspose", "Conv3DTranspose", "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D",
     "Convolution1D", "Convolution2D", "Convolution3D"})  # whose only random draws are their initial weights
 _RECURRENT = frozenset({"LSTM", "GRU", "SimpleRNN", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"})
+_KERAS = ("keras.", "tf.keras.", "tensorflow.keras.", "tf.layers.", "tf.compat.v1.layers.")  # Keras layers (a torch nn.Embedding is none)
+_LOADS = ("load_weights", "set_weights", ".restore(")  # the words of a whole load (below)
 _RATES = ("dropout", "recurrent_dropout")
 _PER_CALL = frozenset({"call", "__call__", "forward"})  # a layer made here is made anew at each call
 _PARTIAL = ("by_name", "skip_mismatch")
@@ -188,12 +190,13 @@ def _settled(base: _Base, path: str, node: ast.Call, scripts: set[str], depth: i
 def overwritten(modules: dict, texts: sources.Texts, scripts: set[str]) -> dict[tuple[str, int, int], str]:
     """(path, line, col) -> why, for each Keras layer construction whose initial weights every program that
     builds it overwrites whole by loading weights (RECORD's finding there is a note)."""
-    wanted = {path: {(c.line, c.col): c.op for c in m.calls if c.op.rpartition(".")[2] in _WEIGHT_LAYERS | _RECURRENT}
+    wanted = {path: {(c.line, c.col): c.op for c in m.calls if c.op.startswith(_KERAS)
+                     and c.op.rpartition(".")[2] in _WEIGHT_LAYERS | _RECURRENT}
               for path, m in modules.items() if path in scripts}
     wanted = {p: w for p, w in wanted.items() if w}
     read = texts.every(modules) if wanted else None
-    if not read:
-        return {}
+    if not read or not any(word in text for text in read.values() for word in _LOADS):
+        return {}  # no Keras layer, or no code that loads weights: nothing is overwritten (and nothing parsed)
     trees: dict[str, ast.Module] = {}
     for path, text in read.items():
         try:

@@ -73,11 +73,13 @@ def _attribute_kind(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:
     random.Random(seed)`: its `.shuffle` is Python's), when each is a construction of this module's kind
     (above) and the class writes the attribute no other way (an unpacking, `setattr`); None otherwise."""
     assigned = ctx.self_assignments(cls).get(attr, [])
-    stores, sets = _writes(ctx, cls)
-    if not assigned or stores.get(attr, 0) != len(assigned) or sets:
+    if not assigned:
         return None
     kinds = {kind(ctx, value) if isinstance(value, ast.Call) else None for value, _ in assigned}
-    return kinds.pop() if len(kinds) == 1 else None
+    if len(kinds) != 1 or None in kinds:
+        return None
+    stores, sets = _writes(ctx, cls)  # the class's walk, only where the assignments agree on a kind
+    return None if stores.get(attr, 0) != len(assigned) or sets else kinds.pop()
 
 
 def _writes(ctx: Context, cls: ast.ClassDef) -> tuple[dict[str, int], bool]:
