@@ -266,6 +266,9 @@ def test_a_script_repository_in_which_no_code_differentiates_runs_no_backward_pa
     assert _backward_lines(tmp_path / "library", no_program)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
     packaged = {"setup.py": "import setuptools\nsetuptools.setup(name='net', packages=['net'])\n"}
     assert _backward_lines(tmp_path / "packaged", packaged)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
+    # Keras 2's fit_generator trains (qqwweee/keras-yolo3, the ninth corpus, after its measure)
+    generator = {"train.py": "from net.layers import upsample\nmodel = upsample(1.0)\nmodel.fit_generator(iter([]), epochs=1)\n"}
+    assert _backward_lines(tmp_path / "generator", generator)[0] == [("net/layers.py", 7), ("net/lm.py", 7)]
 
 
 def test_a_jax_gather_from_a_table_built_from_constants_runs_no_backward(tmp_path):

@@ -144,19 +144,19 @@ def _expression_calls(node: ast.AST | list[ast.AST], sink: list[str], calls: lis
 # Words that start or run a backward pass (or hand training to a library that does). Every branch
 # starts with a literal, so that re skips ahead at C speed; the word boundaries the words need are
 # checked on each match (`\bgrad\(` as a branch would make every search try every position).
-BACKWARD = re.compile(r"\.(?:backward\(|fit\(|minimize\(|step\()|autograd\.grad|grad\(|value_and_grad|GradientTape"
+BACKWARD = re.compile(r"\.(?:backward\(|fit\(|fit_generator\(|minimize\(|step\()|autograd\.grad|grad\(|value_and_grad|GradientTape"
                       r"|gradients\(|apply_gradients\(|train_on_batch\(|Trainer|training_step|accelerator\.")
 _STARTS_WORD = ("grad(", "gradients(", "Trainer")  # need a word boundary before them
 # A piece of every branch of BACKWARD: a text with none of them has no match (str's search is several times
 # faster than re's here, whose branches start with letters as common as `a`, `g`, `t` and `.`).
-_BACKWARD_PIECES = ("backward(", "fit(", "minimize(", "step(", "grad", "GradientTape", "train_on_batch(", "Trainer",
+_BACKWARD_PIECES = ("backward(", "fit(", "fit_generator(", "minimize(", "step(", "grad", "GradientTape", "train_on_batch(", "Trainer",
                     "training_step", "accelerator.")
 _ENDS_WORD = ("autograd.grad", "Trainer")  # ... and after them
 
 
 def trains(text: str) -> bool:
     """The text can run a backward pass (`.backward(`, `autograd.grad`, `jax.grad(`, `value_and_grad`,
-    `GradientTape`, `.fit(`, `.minimize(`, `tf.gradients(`, `apply_gradients(`, `train_on_batch(`, a
+    `GradientTape`, `.fit(` (Keras 2's `.fit_generator(` too), `.minimize(`, `tf.gradients(`, `apply_gradients(`, `train_on_batch(`, a
     `Trainer`, `training_step`, `accelerator.`, `.step(`)."""
     if not any(piece in text for piece in _BACKWARD_PIECES):
         return False
