@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.syntax import imported_name
+
 _NUMERIC = ("torch.", "numpy.", "math.", "scipy.", "librosa.", "os.path.")
 _RUNS_CALLABLES = ("map", "apply", "vectorize", "vmap", "checkpoint", "partial", "call", "func", "compile", "jit",
                    "grad", "iter", "hook", "register", "load", "script", "trace")
@@ -103,10 +105,4 @@ def _used_as_data(fn: ast.AST, name: str, defs: dict, imports: dict[str, str],
 
 def dotted(func: ast.AST, imports: dict[str, str]) -> str | None:
     """A called name as the module's imports spell it (`np.load` -> `numpy.load`; None: not imported)."""
-    parts: list[str] = []
-    while isinstance(func, ast.Attribute):
-        parts.append(func.attr)
-        func = func.value
-    if not isinstance(func, ast.Name) or func.id not in imports:
-        return None
-    return ".".join([imports[func.id], *reversed(parts)])
+    return imported_name(func, imports)

@@ -16,7 +16,7 @@ import stat
 from kb.scan import graphreset
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
-from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, plain_literal, public_name
+from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, imported_name, plain_literal, public_name
 
 _LOCAL_MODULES: dict[str, dict | None] = {}
 _LOCAL_IMPORTS: dict[str, dict[str, str]] = {}  # path -> its absolute imports (local_imports)
@@ -384,13 +384,7 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
         return frozenset()
 
     def name_of(node: ast.AST) -> str | None:
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id not in aliases:
-            return None
-        return ".".join([aliases[node.id], *reversed(parts)])
+        return imported_name(node, aliases)
 
     defined: set[str] = set()
     classes: set[str] = set()

@@ -206,15 +206,21 @@ def called(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
-def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    """The canonical dotted name of `a.b.c` through the module's import aliases (None: not imported)."""
+def imported_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """`a.b.c` as the module's imports spell it (`np.load` -> `numpy.load`; None: not imported)."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
     if not isinstance(node, ast.Name) or node.id not in aliases:
         return None
-    return canonical(".".join([aliases[node.id], *reversed(parts)]))
+    return ".".join([aliases[node.id], *reversed(parts)])
+
+
+def dotted_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
+    """The canonical dotted name of `a.b.c` through the module's import aliases (None: not imported)."""
+    name = imported_name(node, aliases)
+    return None if name is None else canonical(name)
 
 
 _PUBLIC: dict[tuple[str, int], str] = memo()  # keyed by id(wanted): forgotten with kb.query's index
