@@ -26,7 +26,7 @@ from collections.abc import Callable
 from kb.scan import flags, follow, handed, transforms
 from kb.scan.context import Context
 from kb.scan.prepare import local_imports, local_module
-from kb.scan.syntax import NOT_LITERAL, plain_literal
+from kb.scan.syntax import NOT_LITERAL, imported_name, plain_literal
 
 _RANDOM = frozenset({"shuffle", "choice", "choices", "sample", "uniform", "normal", "bernoulli", "multinomial",
                      "poisson", "dropout", "Dropout", "permutation", "exponential_", "geometric_", "cauchy_",
@@ -405,7 +405,7 @@ def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int
     if isinstance(node, ast.ListComp):
         return index is None and _plain_argument(ctx, node.elt, where, depth - 1)
     if isinstance(node, ast.Call):
-        if index is None and handed.dotted(node.func, _imports(ctx, where.defs, where.foreign)) in _PLAIN_MAKERS:
+        if index is None and imported_name(node.func, _imports(ctx, where.defs, where.foreign)) in _PLAIN_MAKERS:
             return not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
         found = _definition(ctx, node.func, where)
         if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):

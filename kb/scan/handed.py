@@ -45,7 +45,7 @@ def as_data(call: ast.Call, arg: ast.AST, defs: dict, imports: dict[str, str],
     if target is not None:
         param = _parameter(target, call, arg, skip)
         return param is not None and _used_as_data(target, param, defs, imports, methods, depth - 1)
-    name = dotted(func, imports)
+    name = imported_name(func, imports)
     return name is not None and name.startswith(_NUMERIC) \
         and not any(word in name.rsplit(".", 1)[-1].lower() for word in _RUNS_CALLABLES)
 
@@ -101,8 +101,3 @@ def _used_as_data(fn: ast.AST, name: str, defs: dict, imports: dict[str, str],
             continue
         return False
     return True
-
-
-def dotted(func: ast.AST, imports: dict[str, str]) -> str | None:
-    """A called name as the module's imports spell it (`np.load` -> `numpy.load`; None: not imported)."""
-    return imported_name(func, imports)

@@ -383,9 +383,6 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
     if "compile" not in text:
         return frozenset()
 
-    def name_of(node: ast.AST) -> str | None:
-        return imported_name(node, aliases)
-
     defined: set[str] = set()
     classes: set[str] = set()
     made: dict[str, str] = {}  # variable -> class defined here that made it
@@ -394,7 +391,7 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
         defined.add(fn.name)
         for d in fn.decorator_list:
             target = d.func if isinstance(d, ast.Call) else d
-            if name_of(target) in _COMPILE:
+            if imported_name(target, aliases) in _COMPILE:
                 found.add(fn.name)
     classes.update(cls.name for cls in found_in.classes)
     for assign in found_in.assigns:
@@ -405,7 +402,7 @@ def compiled_scopes(found_in: Survey, aliases: dict[str, str], text: str) -> fro
                     made[key] = assign.value.func.id
     for call in found_in.calls:
         subject = None
-        if name_of(call.func) in _COMPILE and call.args:
+        if imported_name(call.func, aliases) in _COMPILE and call.args:
             subject = call.args[0]
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "compile" and not call.args:
             subject = call.func.value  # nn.Module.compile()

@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from kb.scan import follow, handed
+from kb.scan import follow
+from kb.scan.syntax import imported_name
 
 _STEPS = ("ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad")
 DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (*_STEPS, "ConvertImageDtype", "Compose")) \
@@ -40,7 +41,7 @@ def made_quiet(node: ast.Call, where: follow.Where, imports: Imports, definition
     code base returns, every return one of these."""
     if depth <= 0 or any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return False
-    name = handed.dotted(node.func, imports(where.defs, where.foreign))
+    name = imported_name(node.func, imports(where.defs, where.foreign))
     if name in DETERMINISTIC:
         if not name.endswith(".Compose"):
             return True
