@@ -107,8 +107,11 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return None
     node, defs, foreign = found
     if isinstance(node, ast.ClassDef):
-        if index is not None or _reads_random(ctx, node, defs, foreign, built=expr, where=where):
+        base = _torchvision_base(ctx, node, expr, where) if not foreign else None
+        if index is not None or _reads_random(ctx, node, defs, foreign, built=expr, where=where, base=base):
             return None
+        if base is not None:
+            return [f"{node.name}.__getitem__ draws no random numbers and its torchvision base's transforms are deterministic"]
         return [f"{node.name}.__getitem__ draws no random numbers"]
     returns = follow.returns(node)
     if not returns:
@@ -192,6 +195,77 @@ def _torchvision_quiet(ctx: Context, made: ast.Call, name: str, where: follow.Wh
 
 
 _TV_TRANSFORM_AT = {"ImageFolder": 1, "DatasetFolder": 1, "FakeData": 3}  # the position of `transform`
+
+
+def _torchvision_base(ctx: Context, cls: ast.ClassDef, made: ast.Call, where: follow.Where) -> ast.expr | None:
+    """The torchvision dataset base of a class of the scanned file (`class ReturnIndexDataset(ImageFolder)`)
+    that defines no `__init__`, so that its construction's arguments are the base's, when those give
+    deterministic transforms (_torchvision_quiet): the base's `__getitem__` then loads and runs them, drawing
+    nothing, and the class's own methods are read as a dataset's are (None: no such base)."""
+    if any(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__" for item in cls.body):
+        return None
+    for base in cls.bases:
+        name = ctx.dotted(base) or ""
+        if name.startswith("torchvision.datasets."):
+            return base if _torchvision_quiet(ctx, made, name, where) else None
+    return None
+
+
+def _given_transforms(ctx: Context, methods: dict[str, ast.AST], made: ast.Call, where: follow.Where) -> frozenset[str]:
+    """The attributes a dataset keeps from a transform its construction gives (`self.transform = transform`,
+    the only assignment of that attribute, in `__init__`, of a parameter `__init__` does not rebind) when
+    that transform draws nothing: a deterministic torchvision transform or a Compose of such, through the
+    names that hold it where the construction is (`where`), or None (also as the parameter's default)."""
+    init = methods.get("__init__")
+    if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(isinstance(a, ast.Starred) for a in made.args) \
+            or any(k.arg is None for k in made.keywords):
+        return frozenset()
+    positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
+    given: dict[str, ast.AST] = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
+    defaults = dict(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
+    defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
+    rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    kept: dict[str, str] = {}
+    others: set[str] = set()
+    for method in methods.values():
+        for sub in ast.walk(method):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] \
+                if isinstance(sub, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                for node in ast.walk(target):
+                    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+                        continue
+                    if method is init and isinstance(sub, ast.Assign) and target is node and len(sub.targets) == 1 \
+                            and isinstance(sub.value, ast.Name) and node.attr not in kept:
+                        kept[node.attr] = sub.value.id
+                    else:
+                        others.add(node.attr)
+    quiet = set()
+    for attr, param in kept.items():
+        if attr in others or param in rebound or param not in (*positional, *(a.arg for a in init.args.kwonlyargs)):
+            continue
+        if param in given:
+            if _quiet_transform(ctx, given[param], where, _DEPTH):
+                quiet.add(attr)
+        elif param in defaults and (_none(defaults[param]) or (isinstance(defaults[param], ast.Call)
+                                                               and _deterministic_name(defaults[param]))):
+            quiet.add(attr)
+    return frozenset(quiet)
+
+
+def _quiet_transform(ctx: Context, node: ast.AST, where: follow.Where, depth: int) -> bool:
+    """A transform, read where it is given, that draws nothing: None, a deterministic torchvision transform or
+    a Compose of such (kb/scan/transforms.py), or a name every value of which is one."""
+    if depth <= 0:
+        return False
+    if _none(node):
+        return True
+    if isinstance(node, ast.Name):
+        values = follow.values_of(ctx, where, node.id)
+        return bool(values) and all(i is None and _quiet_transform(ctx, v, w, depth - 1) for v, w, i in values or ())
+    if isinstance(node, ast.IfExp):
+        return _quiet_transform(ctx, node.body, where, depth - 1) and _quiet_transform(ctx, node.orelse, where, depth - 1)
+    return isinstance(node, ast.Call) and _made_quiet(ctx, node, where, depth - 1)
 
 
 _ORDERED = frozenset({"SequentialSampler"})  # samplers that never shuffle
@@ -338,9 +412,12 @@ def _class_of(ctx: Context, func: ast.AST) -> tuple[ast.ClassDef, dict, bool] | 
     return None
 
 
-def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: int = 4) -> dict[str, ast.AST] | None:
+def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: int = 4,
+             checked: ast.expr | None = None) -> dict[str, ast.AST] | None:
     """The class's methods with those of its code-base bases (None: a base that cannot be read). In another
-    file, whose imports are not read here, a base spelt `Dataset` / `data.Dataset` is taken for torch's."""
+    file, whose imports are not read here, a base spelt `Dataset` / `data.Dataset` is taken for torch's;
+    `checked`, a torchvision dataset base whose transforms the construction shows deterministic
+    (_torchvision_base), is read as torch's `Dataset` too."""
     methods: dict[str, ast.AST] = {}
     for base in cls.bases:
         written = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
@@ -349,7 +426,7 @@ def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: 
             if inherited is None:
                 return None
             methods.update(inherited)
-        elif written == "object" or (not foreign and ctx.dotted(base) in _DATASET_BASES) \
+        elif written == "object" or base is checked or (not foreign and ctx.dotted(base) in _DATASET_BASES) \
                 or (foreign and written in ("Dataset", "IterableDataset")):
             continue
         else:
@@ -407,7 +484,7 @@ def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int
     if isinstance(node, ast.Call):
         if index is None and imported_name(node.func, _imports(ctx, where.defs, where.foreign)) in _PLAIN_MAKERS:
             return not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
-        found = _definition(ctx, node.func, where)
+        found = _definition(ctx, node.func, where) or _method_called(ctx, node.func, where, depth - 1)
         if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
         inner = follow.Where(found[0], found[1], found[2])
@@ -418,11 +495,33 @@ def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int
     scope = where.scope
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
         for arg in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs):
-            if arg.arg == node.id:
-                return index is None and isinstance(arg.annotation, ast.Name) and arg.annotation.id in _PLAIN_TYPES
+            if arg.arg == node.id and index is None and isinstance(arg.annotation, ast.Name) \
+                    and arg.annotation.id in _PLAIN_TYPES:
+                return True  # else what each caller of the scanned file gives (follow.values_of)
     values = follow.values_of(ctx, where, node.id)
     return bool(values) and all((i is None or index is None) and _plain_argument(ctx, v, w, depth - 1, index if i is None else i)
                                 for v, w, i in values or ())
+
+
+def _method_called(ctx: Context, func: ast.AST, where: follow.Where, depth: int) -> tuple[ast.AST, dict, bool] | None:
+    """The method `obj.method` calls when every value of the name `obj` is a construction of one class of the
+    code base that defines that method itself (`blocks = Blocks(root)`, then `blocks.get_block(q)`), with its
+    module's definitions (None: not shown)."""
+    if depth <= 0 or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    values = follow.values_of(ctx, where, func.value.id)
+    classes = []
+    for value, at, position in values or ():
+        found = _definition(ctx, value.func, at) if position is None and isinstance(value, ast.Call) else None
+        if found is None or not isinstance(found[0], ast.ClassDef):
+            return None
+        classes.append(found)
+    if not classes or any(c[0] is not classes[0][0] for c in classes):
+        return None
+    cls, defs, foreign = classes[0]
+    method = next((item for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and item.name == func.attr), None)
+    return None if method is None else (method, defs, foreign)
 
 
 def _plain_data(node: ast.AST) -> bool:
@@ -434,19 +533,23 @@ def _plain_data(node: ast.AST) -> bool:
 
 def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
                   depth: int = 3, made: ast.Call | None = None, built: ast.Call | None = None,
-                  where: follow.Where | None = None) -> bool:
+                  where: follow.Where | None = None, base: ast.expr | None = None) -> bool:
     """Whether what the class's `__getitem__` (or `__iter__`; `entries`) runs may draw random numbers (True:
     cannot tell); `built`, the dataset's construction, rules out the branches its arguments turn off
-    (kb/scan/flags.py: `if self.split:` of a dataset made with split=False)."""
-    methods = _methods(ctx, cls, defs, foreign)
+    (kb/scan/flags.py: `if self.split:` of a dataset made with split=False) and vouches for the transforms it
+    gives (`self.transform = transform`, given a Compose of deterministic steps); `base`, a torchvision
+    dataset base already checked (_torchvision_base)."""
+    methods = _methods(ctx, cls, defs, foreign, checked=base)
     if methods is None:
         return True
     todo = [methods[name] for name in entries if name in methods]
     if not todo:
         return True
     at = where
+    quiet = _given_transforms(ctx, methods, built, at) if built is not None and at is not None else frozenset()
     given = _passed_in(methods, made) if built is None or at is None \
         else _passed_in(methods, built, lambda value: _plain_argument(ctx, value, at, _DEPTH))  # as `where` reads it
+    given -= quiet
     fixed = flags.fixed(cls, methods, defs, made or built)
     imports = _imports(ctx, defs, foreign)
     seen: set[int] = set()
@@ -465,7 +568,7 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
             if given and any(_own(part, given) and not (isinstance(sub, ast.Call) and handed.as_data(
                     sub, part, defs, imports, methods)) for part in _used(sub)):
                 return True  # an object the caller passed in, indexed, called or handed on (a dataset it wraps)
-            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo) \
+            if isinstance(sub, ast.Call) and _may_draw(sub.func, methods, defs, todo) and not _own(sub.func, quiet) \
                     and not _quiet_callable(ctx, sub.func, fn, methods, defs, foreign, depth):
                 return True
     return False
@@ -588,12 +691,17 @@ def _deterministic_transform(ctx: Context, node: ast.AST, depth: int, where: fol
         values = _assigned(ctx, node.id)
         return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1, where)
     if isinstance(node, ast.Call) and where is not None and ctx.dotted(node.func) not in _TV_DETERMINISTIC:
-        return transforms.made_quiet(node, where, lambda defs, foreign: _imports(ctx, defs, foreign),
-                                     lambda func, at: _definition(ctx, func, at), lambda cls, defs, foreign, made:
-                                     not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth - 1)
+        return _made_quiet(ctx, node, where, depth - 1)
     if not isinstance(node, ast.Call) or ctx.dotted(node.func) not in _TV_DETERMINISTIC:
         return False
     if (ctx.dotted(node.func) or "").endswith(".Compose"):
         steps = node.args[0] if node.args else None
         return isinstance(steps, (ast.List, ast.Tuple)) and all(_deterministic_transform(ctx, s, depth - 1) for s in steps.elts)
     return True
+
+
+def _made_quiet(ctx: Context, node: ast.Call, where: follow.Where, depth: int) -> bool:
+    """kb/scan/transforms.py's reading of a transform a call makes, with this module's lookups."""
+    return transforms.made_quiet(node, where, lambda defs, foreign: _imports(ctx, defs, foreign),
+                                 lambda func, at: _definition(ctx, func, at), lambda cls, defs, foreign, made:
+                                 not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth)
