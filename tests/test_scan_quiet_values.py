@@ -137,3 +137,50 @@ def test_a_list_of_paths_a_dataset_keeps_through_callers_and_a_method(tmp_path: 
     found = scan_files(tmp_path, {"listed.py": _LISTED}, "torch=2.11")
     lines = sorted(f.line for f in found if f.record == "torch.data-loader-workers" and not f.note)
     assert lines == [40], found
+
+
+_TARGETS = """
+import torch as th
+import torch.nn.functional as F
+
+
+class Diffusion:
+    def losses(self, model, target_model, x_start, noise, t):
+        def denoise_fn(x, t):
+            return model(x, t)
+
+        @th.no_grad()
+        def target_denoise_fn(x, t):
+            return target_model(x, t)
+
+        distiller = denoise_fn(x_start + noise, t)
+        distiller_target = target_denoise_fn(x_start, t)
+        distiller_target = distiller_target.detach()
+        if self.loss_norm == "l2":
+            loss = ((distiller - distiller_target) ** 2).mean()
+        elif self.loss_norm == "lpips":
+            if x_start.shape[-1] < 256:
+                distiller = F.interpolate(distiller, size=224, mode="bilinear")
+                distiller_target = F.interpolate(distiller_target, size=224, mode="bilinear")
+            loss = self.lpips(distiller, distiller_target)
+        return loss
+
+    def refine(self, model, x):
+        y = x.detach()
+        for _ in range(3):
+            z = F.interpolate(y, scale_factor=2, mode="bilinear")
+            y = model(z)
+        return y
+"""
+
+
+def test_a_name_whose_value_where_it_is_read_is_detached(tmp_path: Path) -> None:
+    """openai/consistency_models' targets (2 false alarms, RULES R4): `distiller_target = target(...)`, then
+    `distiller_target = distiller_target.detach()`, then, in a branch, `F.interpolate(distiller_target, ...)`:
+    the scan read every binding of the name in the function (the model output first) and kept the record of
+    the backward pass, but the value the name holds there is the detached one (the last binding before the
+    use, in its block or the blocks around it, through `if` branches; a loop that rebinds the name later
+    keeps every binding). The trainable output's resize and a loop's rebinding stay findings."""
+    found = scan_files(tmp_path, {"diffusion.py": _TARGETS}, "torch=2.11")
+    lines = sorted(f.line for f in found if f.record == "torch.interpolate-bilinear-backward" and not f.note)
+    assert lines == [22, 30], found

@@ -55,6 +55,63 @@ def latest(scope: ast.AST | None, node: ast.AST, name: str) -> tuple[ast.expr, i
     return None
 
 
+def reaching(scope: ast.AST, node: ast.AST, name: str) -> ast.expr | None:
+    """The value a name holds at `node`, read back from it through straight-line code: the last statement
+    before it, in its block or in the blocks around it up to `scope`, that binds the name, when that is a
+    plain `name = value`. Going out of an `if` branch or a `with` block is safe (the other branch did not
+    run); out of a loop only if the loop binds the name nowhere (else a later binding may come round again);
+    out of anything else (`try`, a nested function) it stops. None: not shown so."""
+    line = getattr(node, "lineno", None)
+    if line is None or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
+            isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
+        return None
+    chain: list[tuple[ast.AST, list[ast.stmt], int]] = []  # (owner, block, index of the statement holding node)
+    owner: ast.AST = scope
+    block: list[ast.stmt] = scope.body
+    while True:
+        at = next((i for i, stmt in enumerate(block) if stmt.lineno <= line <= getattr(stmt, "end_lineno", stmt.lineno)), None)
+        if at is None:
+            return None
+        chain.append((owner, block, at))
+        stmt = block[at]
+        inner = next((b for b in (getattr(stmt, f, None) for f in ("body", "orelse")) if isinstance(b, list) and b
+                      and isinstance(b[0], ast.stmt) and b[0].lineno <= line <= getattr(b[-1], "end_lineno", b[-1].lineno)), None)
+        if inner is None or not isinstance(stmt, (ast.If, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)):
+            break
+        owner, block = stmt, inner
+    for owner, block, at in reversed(chain):
+        if owner is not scope and (_binds_in(owner, name) if isinstance(owner, (ast.For, ast.AsyncFor, ast.While))
+                                   else any(_binds_in(part, name) for part in _header(owner))):
+            return None  # a loop that binds the name, or `with ... as name` / a walrus in a test
+        for stmt in reversed(block[:at]):
+            if not _binds_in(stmt, name):
+                continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and stmt.targets[0].id == name:
+                return stmt.value
+            return None
+    return None
+
+
+def _header(stmt: ast.AST) -> list[ast.AST]:
+    """What an `if` or `with` statement evaluates before its blocks: its test, or its items."""
+    return [stmt.test] if isinstance(stmt, ast.If) else list(stmt.items) if isinstance(stmt, (ast.With, ast.AsyncWith)) else []
+
+
+def _binds_in(node: ast.AST, name: str) -> bool:
+    """Anything in `node` may bind `name`: a store, a def or class, an import, an `except ... as`."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == name and not isinstance(sub.ctx, ast.Load):
+            return True
+        if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)) \
+                and sub.name == name:
+            return True
+        if isinstance(sub, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name).split(".")[0] == name for a in sub.names):
+            return True
+    return False
+
+
 @dataclass(frozen=True)
 class Where:
     """Where an expression is read: the function (or module) it is in, its module's top-level definitions,

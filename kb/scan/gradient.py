@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import kb
+from kb.scan import follow
 from kb.scan.context import Context
 from kb.scan.factories import MAPPED, Factories
 from kb.scan.survey import FIELDS
@@ -80,6 +81,18 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
     if isinstance(node, ast.Call):
         return _call_grad_free(ctx, node, fn, depth, seen)
     return False
+
+
+def grad_free_at(ctx: Context, node: ast.AST, fn: ast.AST, at: ast.AST) -> bool:
+    """grad_free, or, for a name, the value it holds where `at` reads it (follow.reaching: the last plain
+    binding before, through `if` branches) visibly requires no gradient: `y = target(x).detach()` then
+    `F.interpolate(y)`, though another binding of `y` in the function is a model's output."""
+    if grad_free(ctx, node, fn):
+        return True
+    if not isinstance(node, ast.Name):
+        return False
+    value = follow.reaching(fn, at, node.id)
+    return value is not None and grad_free(ctx, value, fn)
 
 
 _NAMES: dict[str, tuple[str, ...]] = {}

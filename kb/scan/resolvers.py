@@ -651,7 +651,8 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     `torch.arange(n).repeat_interleave(k)`), followed through the file: made by
     torch factories (`torch.rand`, `torch.zeros(..., device=...)`), NumPy or Python, and what torch
     functions and tensor methods make of those (`x[idx].to(device)`, `F.interpolate(hr, ...)`), through every
-    binding of a name in the function and in-place writes that write only such values, the arguments every
+    binding of a name in the function (or the one it holds where the call reads it, kb/scan/follow.py's
+    `reaching`: `y = y.detach()` before the call) and in-place writes that write only such values, the arguments every
     call in the file passes to a module-level function, and the inputs every call of a module class's
     instances in the file passes to its `forward` (`model = Net().to(device)` used only as `model(x)` and
     `model.parameters()`). No backward pass runs through the call, so records of the backward pass do not
@@ -671,5 +672,5 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     integers = gradient.integer_arguments(op, node, bool(receiver)) if op else set()
     parts = [p for p in (*receiver, *node.args, *(k.value for k in node.keywords)) if p is not index and id(p) not in integers]
     return bool(node.args or receiver) and not any(isinstance(a, ast.Starred) for a in node.args) \
-        and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free(ctx, p, fn) for p in parts)
+        and all(k.arg is not None for k in node.keywords) and all(gradient.grad_free_at(ctx, p, fn, node) for p in parts)
 
