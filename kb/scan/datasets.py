@@ -247,9 +247,10 @@ def _given_transforms(ctx: Context, methods: dict[str, ast.AST], made: ast.Call,
         if param in given:
             if _quiet_transform(ctx, given[param], where, _DEPTH):
                 quiet.add(attr)
-        elif param in defaults and (_none(defaults[param]) or (isinstance(defaults[param], ast.Call)
-                                                               and _deterministic_name(defaults[param]))):
-            quiet.add(attr)
+        elif param in defaults:
+            default = defaults[param]
+            if _none(default) or (isinstance(default, ast.Call) and _deterministic_name(default)):
+                quiet.add(attr)
     return frozenset(quiet)
 
 
@@ -510,12 +511,12 @@ def _method_called(ctx: Context, func: ast.AST, where: follow.Where, depth: int)
     if depth <= 0 or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
         return None
     values = follow.values_of(ctx, where, func.value.id)
-    classes = []
+    classes: list[tuple[ast.ClassDef, dict, bool]] = []
     for value, at, position in values or ():
         found = _definition(ctx, value.func, at) if position is None and isinstance(value, ast.Call) else None
         if found is None or not isinstance(found[0], ast.ClassDef):
             return None
-        classes.append(found)
+        classes.append((found[0], found[1], found[2]))
     if not classes or any(c[0] is not classes[0][0] for c in classes):
         return None
     cls, defs, foreign = classes[0]
