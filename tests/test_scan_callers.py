@@ -149,3 +149,16 @@ def test_the_code_after_a_guard_every_callers_value_takes_never_runs(tmp_path):
     notes = {f.line: f.note for f in found if Path(f.path).name == "blocks.py" and f.note}
     assert "never runs" in notes.get(13, "") and "keep_prob as None" in notes.get(13, ""), notes
     assert _records(found, "blocks.py", 21), "a caller passes mode='bicubic': the interpolation may run"
+
+
+def test_a_parameter_relayed_by_a_class_of_another_file_that_holds_no_recorded_call(tmp_path):
+    """openai/consistency_models' `conv_nd(dims, ...)` / `avg_pool_nd(dims, ...)` (cm/nn.py) are called from
+    cm/unet.py's Downsample, which passes on its own `dims` (left at 2 by UNetModel) and holds no recorded call
+    itself: it was no target, so its dims was unknown there and the Conv3d and AvgPool3d branches were reported
+    (RULES R4). A function or class that calls a target of another file now is one, so the values its callers
+    give are followed through it; a literal 1 keeps the Conv1d branch."""
+    found = _scan(tmp_path, "relayed")
+    assert not _records(found, "nn.py", 11) and not _records(found, "nn.py", 19), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "nn.py" and f.note}
+    assert "dims as" in notes.get(11, "") and "dims as 2" in notes.get(19, ""), notes
+    assert _records(found, "nn.py", 7) and _records(found, "nn.py", 9), "conv_nd(1, ...) and dims=2 run"

@@ -100,6 +100,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
             targets.update(_targets(path, tree, module.calls))
     if not targets:
         return NONE
+    _add_relays(targets, modules, texts, only, graph, trees, memo)
     values = _values(targets, modules, texts, trees, graph, never or {}, memo)
     args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]] = {}
     dead: dict[str, list[tuple[int, int, str]]] = {}
@@ -154,14 +155,49 @@ def _signature(fn: _Def, skip: int) -> tuple[tuple[str, ...], tuple[str, ...], d
     return tuple(positional), tuple(a.arg for a in args.kwonlyargs), defaults
 
 
-def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str], Target]:
-    """The module-level functions and classes (with their own `__init__`) that hold a recorded call, and those
-    of the file that call them (which may pass a parameter of their own on)."""
+def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
+                only: set[str], graph: scope.Graph, trees: dict[str, ast.Module | None],
+                memo: dict[str, ast.Module | None]) -> None:
+    """Add to `targets` the functions and classes of the script files that call a target of another file by
+    an imported name (cm/unet.py's Downsample handing its own `dims` on to cm/nn.py's `conv_nd`): they may
+    pass a parameter of their own on, whose values their callers give, though they hold no recorded call. A
+    file is parsed only where its imports bind a target's name and its text names it; notebooks are left out
+    (their cells are one program, read as the caller only)."""
+    for _ in range(_ROUNDS):
+        index = _Index.of(targets)
+        grown = False
+        for path in sorted(only):
+            module = modules.get(path)
+            if module is None or path.endswith(".ipynb"):
+                continue
+            mine, _ = _bindings(path, module, graph, index)
+            text = texts.get(path) or ""
+            calling = frozenset(local for local, key in mine.items() if key[0] != path and local in text)
+            if not calling:
+                continue
+            tree = trees[path] if path in trees else memo[path] if path in memo else _parse(text)
+            trees[path] = memo[path] = tree
+            if tree is None:
+                continue
+            for key, target in _targets(path, tree, module.calls, calling).items():
+                if key not in targets:
+                    targets[key] = target
+                    grown = True
+        if not grown:
+            return
+
+
+def _targets(path: str, tree: ast.Module, calls: tuple,
+             calling: frozenset[str] = frozenset()) -> dict[tuple[str, str], Target]:
+    """The module-level functions and classes (with their own `__init__`) that hold a recorded call or call
+    a name of `calling` (a target of another file), and those of the file that call them (which may pass a
+    parameter of their own on)."""
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
     callees = {n.name: {c.func.id for c in map(_partial_or_call, walk(n)) if c is not None and isinstance(c.func, ast.Name)}
                for n in defs}
+    keep |= {name for name, called in callees.items() if called & calling}
     for _ in range(_ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
     count: dict[str, int] = {}
