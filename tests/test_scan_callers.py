@@ -162,3 +162,17 @@ def test_a_parameter_relayed_by_a_class_of_another_file_that_holds_no_recorded_c
     notes = {f.line: f.note for f in found if Path(f.path).name == "nn.py" and f.note}
     assert "dims as" in notes.get(11, "") and "dims as 2" in notes.get(19, ""), notes
     assert _records(found, "nn.py", 7) and _records(found, "nn.py", 9), "conv_nd(1, ...) and dims=2 run"
+
+
+def test_a_method_called_only_as_self_method_takes_its_own_classs_values(tmp_path):
+    """Leavingseason/xDeepFM's `_build_extreme_FM(..., bias=False)` adds `tf.nn.bias_add` only under `if bias:`,
+    and its only call, `self._build_extreme_FM(..., bias=False)` in its own class, turns it off: the bias_add
+    was reported (RULES R4). A method called only as `self.m(...)` within classes defining m takes the values
+    those calls pass; one called otherwise too (`obj.helper(..., bias=True)`) keeps its findings, and so does a
+    branch its calls do take."""
+    found = _scan_tf(tmp_path, "method")
+    assert not _records(found, "model.py", 20), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "model.py" and f.note}
+    assert "bias as False" in notes.get(20, ""), notes
+    assert _records(found, "model.py", 33), "its only call passes bias=True"
+    assert _records(found, "model.py", 38), "called from outside its class with bias=True"
