@@ -168,11 +168,12 @@ def test_a_method_called_only_as_self_method_takes_its_own_classs_values(tmp_pat
     """Leavingseason/xDeepFM's `_build_extreme_FM(..., bias=False)` adds `tf.nn.bias_add` only under `if bias:`,
     and its only call, `self._build_extreme_FM(..., bias=False)` in its own class, turns it off: the bias_add
     was reported (RULES R4). A method called only as `self.m(...)` within classes defining m takes the values
-    those calls pass; one called otherwise too (`obj.helper(..., bias=True)`) keeps its findings, and so does a
-    branch its calls do take."""
+    those calls pass; one called otherwise too (`obj.helper(..., bias=True)`) keeps its findings, and so do a
+    branch its calls do take and a method of a class with a framework's base (Keras calls `call` itself)."""
     found = _scan_tf(tmp_path, "method")
     assert not _records(found, "model.py", 20), found
     notes = {f.line: f.note for f in found if Path(f.path).name == "model.py" and f.note}
     assert "bias as False" in notes.get(20, ""), notes
     assert _records(found, "model.py", 33), "its only call passes bias=True"
     assert _records(found, "model.py", 38), "called from outside its class with bias=True"
+    assert _records(found, "model.py", 47), "a Keras layer's call: the framework calls it too"

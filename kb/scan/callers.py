@@ -311,14 +311,15 @@ def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, reso
     other values: the method is then no target. Not a dunder, a decorated method, or one defined twice in
     its class."""
     candidates: dict[str, list[tuple[str, ast.ClassDef, ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
+    own = _own_classes(trees)
     for path, tree in trees.items():
         module = modules.get(path)
         if tree is None or module is None or not module.calls or path.endswith(".ipynb"):
             continue
         lines = [c.line for c in module.calls]
         for cls in tree.body:
-            if not isinstance(cls, ast.ClassDef) or cls.decorator_list:
-                continue
+            if not isinstance(cls, ast.ClassDef) or cls.decorator_list or cls.name not in own:
+                continue  # a framework's base may call its methods itself (`forward`, `call`, sonnet's `_build`)
             defs = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
             names = [d.name for d in defs]
             for fn in defs:
@@ -345,40 +346,54 @@ def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, reso
                 uses += plain
         if uses < 0:
             continue
-        owners = {(p, c.name) for p, c, _ in found}
-        seen_calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in owners}
-        counted = len(found)  # the defs
+        seen_calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {(p, c.name): [] for p, c, _ in found}
+        counted, outside = 0, False
         for path, tree in trees.items():
             if tree is None or name not in (texts.get(path) or ""):
                 continue
             for cls in tree.body:
                 if not isinstance(cls, ast.ClassDef):
                     continue
-                for fn in cls.body:
-                    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        continue
-                    for node in walk(fn):
-                        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                                and node.func.attr == name and isinstance(node.func.value, ast.Name) \
-                                and node.func.value.id == "self":
-                            counted += 1
-                            if (path, cls.name) in seen_calls and not any(
-                                    first <= node.lineno <= last for first, last, _ in never.get(path, ())):
-                                seen_calls[(path, cls.name)].append((path, node))
-        if counted != uses:
-            continue  # a use outside the classes that define it, in a nested class, or in a file not parsed here
-        callers_outside = any(
-            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name
-            for path, tree in trees.items() if tree is not None and name in (texts.get(path) or "")
-            for cls in tree.body if isinstance(cls, ast.ClassDef) and (path, cls.name) not in owners
-            for node in walk(cls))
-        if callers_outside:
-            continue  # a class that inherits it and calls it
+                defines = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+                              for s in cls.body)
+                for node in walk(cls):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                        counted += 1
+                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr == name and isinstance(node.func.value, ast.Name) \
+                            and node.func.value.id == "self":
+                        counted += 1
+                        outside = outside or not defines  # a class that inherits it and calls it
+                        if (path, cls.name) in seen_calls and not any(
+                                first <= node.lineno <= last for first, last, _ in never.get(path, ())):
+                            seen_calls[(path, cls.name)].append((path, node))
+        if outside or counted != uses:
+            continue  # a use outside the classes that define it, or in a file not parsed here
         for path, cls, fn in found:
             if seen_calls[(path, cls.name)]:
                 key = (path, f"{cls.name}.{name}")
                 out[key] = (Target(path, key[1], fn, *_signature(fn, 1)), seen_calls[(path, cls.name)])
     return out
+
+
+def _own_classes(trees: dict[str, ast.Module | None]) -> set[str]:
+    """The names of the module-level classes of the parsed files whose ancestors are all such classes (or
+    `object`), every class of that name alike: no base of a framework or a library can call their methods."""
+    bases: dict[str, list[list[ast.expr]]] = {}
+    for tree in trees.values():
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, ast.ClassDef):
+                bases.setdefault(node.name, []).append([*node.bases, *(k.value for k in node.keywords)])
+    own: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, each in bases.items():
+            if name not in own and all(isinstance(b, ast.Name) and (b.id == "object" or b.id in own)
+                                       for listed in each for b in listed):
+                own.add(name)
+                grown = True
+    return own
 
 
 class _Index(NamedTuple):
