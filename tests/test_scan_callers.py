@@ -149,3 +149,31 @@ def test_the_code_after_a_guard_every_callers_value_takes_never_runs(tmp_path):
     notes = {f.line: f.note for f in found if Path(f.path).name == "blocks.py" and f.note}
     assert "never runs" in notes.get(13, "") and "keep_prob as None" in notes.get(13, ""), notes
     assert _records(found, "blocks.py", 21), "a caller passes mode='bicubic': the interpolation may run"
+
+
+def test_a_parameter_relayed_by_a_class_of_another_file_that_holds_no_recorded_call(tmp_path):
+    """openai/consistency_models' `conv_nd(dims, ...)` / `avg_pool_nd(dims, ...)` (cm/nn.py) are called from
+    cm/unet.py's Downsample, which passes on its own `dims` (left at 2 by UNetModel) and holds no recorded call
+    itself: it was no target, so its dims was unknown there and the Conv3d and AvgPool3d branches were reported
+    (RULES R4). A function or class that calls a target of another file now is one, so the values its callers
+    give are followed through it; a literal 1 keeps the Conv1d branch."""
+    found = _scan(tmp_path, "relayed")
+    assert not _records(found, "nn.py", 11) and not _records(found, "nn.py", 19), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "nn.py" and f.note}
+    assert "dims as" in notes.get(11, "") and "dims as 2" in notes.get(19, ""), notes
+    assert _records(found, "nn.py", 7) and _records(found, "nn.py", 9), "conv_nd(1, ...) and dims=2 run"
+
+
+def test_a_method_called_only_as_self_method_takes_its_own_classs_values(tmp_path):
+    """Leavingseason/xDeepFM's `_build_extreme_FM(..., bias=False)` adds `tf.nn.bias_add` only under `if bias:`,
+    and its only call, `self._build_extreme_FM(..., bias=False)` in its own class, turns it off: the bias_add
+    was reported (RULES R4). A method called only as `self.m(...)` within classes defining m takes the values
+    those calls pass; one called otherwise too (`obj.helper(..., bias=True)`) keeps its findings, and so do a
+    branch its calls do take and a method of a class with a framework's base (Keras calls `call` itself)."""
+    found = _scan_tf(tmp_path, "method")
+    assert not _records(found, "model.py", 20), found
+    notes = {f.line: f.note for f in found if Path(f.path).name == "model.py" and f.note}
+    assert "bias as False" in notes.get(20, ""), notes
+    assert _records(found, "model.py", 33), "its only call passes bias=True"
+    assert _records(found, "model.py", 38), "called from outside its class with bias=True"
+    assert _records(found, "model.py", 47), "a Keras layer's call: the framework calls it too"

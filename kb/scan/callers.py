@@ -98,9 +98,12 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
         trees[path] = memo[path] = tree
         if tree is not None:
             targets.update(_targets(path, tree, module.calls))
-    if not targets:
+    if targets:
+        _add_relays(targets, modules, texts, only, graph, trees, memo)
+    methods = _method_targets(trees, modules, texts, never or {})
+    if not targets and not methods:
         return NONE
-    values = _values(targets, modules, texts, trees, graph, never or {}, memo)
+    values = _values(targets, modules, texts, trees, graph, never or {}, memo, methods)
     args: dict[tuple[str, int, int], dict[int | str, tuple[tuple, str]]] = {}
     dead: dict[str, list[tuple[int, int, str]]] = {}
     for key, known in values.items():
@@ -154,14 +157,49 @@ def _signature(fn: _Def, skip: int) -> tuple[tuple[str, ...], tuple[str, ...], d
     return tuple(positional), tuple(a.arg for a in args.kwonlyargs), defaults
 
 
-def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str], Target]:
-    """The module-level functions and classes (with their own `__init__`) that hold a recorded call, and those
-    of the file that call them (which may pass a parameter of their own on)."""
+def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
+                only: set[str], graph: scope.Graph, trees: dict[str, ast.Module | None],
+                memo: dict[str, ast.Module | None]) -> None:
+    """Add to `targets` the functions and classes of the script files that call a target of another file by
+    an imported name (cm/unet.py's Downsample handing its own `dims` on to cm/nn.py's `conv_nd`): they may
+    pass a parameter of their own on, whose values their callers give, though they hold no recorded call. A
+    file is parsed only where its imports bind a target's name and its text names it; notebooks are left out
+    (their cells are one program, read as the caller only)."""
+    for _ in range(_ROUNDS):
+        index = _Index.of(targets)
+        grown = False
+        for path in sorted(only):
+            module = modules.get(path)
+            if module is None or path.endswith(".ipynb"):
+                continue
+            mine, _ = _bindings(path, module, graph, index)
+            text = texts.get(path) or ""
+            calling = frozenset(local for local, key in mine.items() if key[0] != path and local in text)
+            if not calling:
+                continue
+            tree = trees[path] if path in trees else memo[path] if path in memo else _parse(text)
+            trees[path] = memo[path] = tree
+            if tree is None:
+                continue
+            for key, target in _targets(path, tree, module.calls, calling).items():
+                if key not in targets:
+                    targets[key] = target
+                    grown = True
+        if not grown:
+            return
+
+
+def _targets(path: str, tree: ast.Module, calls: tuple,
+             calling: frozenset[str] = frozenset()) -> dict[tuple[str, str], Target]:
+    """The module-level functions and classes (with their own `__init__`) that hold a recorded call or call
+    a name of `calling` (a target of another file), and those of the file that call them (which may pass a
+    parameter of their own on)."""
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
     callees = {n.name: {c.func.id for c in map(_partial_or_call, walk(n)) if c is not None and isinstance(c.func, ast.Name)}
                for n in defs}
+    keep |= {name for name, called in callees.items() if called & calling}
     for _ in range(_ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
     count: dict[str, int] = {}
@@ -189,10 +227,13 @@ def _targets(path: str, tree: ast.Module, calls: tuple) -> dict[tuple[str, str],
 def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
             trees: dict[str, ast.Module | None], graph: scope.Graph,
             never: dict[str, list[tuple[int, int, str]]],
-            memo: dict[str, ast.Module | None]) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
+            memo: dict[str, ast.Module | None],
+            methods: dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]] | None = None,
+            ) -> dict[tuple[str, str], dict[str, tuple[tuple, str]]]:
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
-    that does not parse) has none."""
+    that does not parse) has none. `methods`: the methods whose every call is a `self.m(...)` of their own
+    class (_method_targets), with those calls; they join the targets here (no import names them)."""
     index = _Index.of(targets)
     calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
     blocked: set[tuple[str, str]] = set()
@@ -237,13 +278,16 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             elif isinstance(node, ast.Attribute) and id(node) not in funcs and isinstance(node.value, ast.Name) \
                     and node.value.id in aliases and (aliases[node.value.id], node.attr) in targets:
                 blocked.add((aliases[node.value.id], node.attr))
+    for key, (target, seen) in (methods or {}).items():
+        targets[key] = target
+        calls[key] = seen
     out: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
     for _ in range(_ROUNDS):  # a caller's own parameter passed on (`f(k=k)`) holds what its callers pass
         names = {key: _names(targets[key], known, texts, modules) for key, known in out.items()}
 
         def relay(path: str, line: int, node: ast.expr) -> tuple | None:
-            key = next((k for k in names if k[0] == path and targets[k].node.lineno <= line
-                        <= (targets[k].node.end_lineno or line)), None)
+            key = max((k for k in names if k[0] == path and targets[k].node.lineno <= line
+                       <= (targets[k].node.end_lineno or line)), key=lambda k: targets[k].node.lineno, default=None)
             param = _read(node, names[key], line, targets[key]) if key is not None else None
             return out[key][param][0] if key is not None and param is not None else None
 
@@ -253,6 +297,103 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             break
         out = grown
     return out
+
+
+def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module], texts: sources.Texts,
+                    never: dict[str, list[tuple[int, int, str]]],
+                    ) -> dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]]:
+    """(path, "Class.method") -> (its Target, its calls) for a method of a module-level class of the script
+    files that holds a recorded call and is called only as `self.method(...)` in the methods of classes that
+    define a method of that name themselves (xDeepFM's `self._build_extreme_FM(..., bias=False)`): such a call
+    in its own class reaches it or an override in a subclass, and one in another class reaches that class's own
+    method, so the calls in its class are all that give it values. Any other spelling of the name in the code
+    base (`super().m`, `Base.m(self)`, `obj.m`, a string, a subclass that inherits it and calls it) may pass
+    other values: the method is then no target. Not a dunder, a decorated method, or one defined twice in
+    its class."""
+    candidates: dict[str, list[tuple[str, ast.ClassDef, ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
+    own = _own_classes(trees)
+    for path, tree in trees.items():
+        module = modules.get(path)
+        if tree is None or module is None or not module.calls or path.endswith(".ipynb"):
+            continue
+        lines = [c.line for c in module.calls]
+        for cls in tree.body:
+            if not isinstance(cls, ast.ClassDef) or cls.decorator_list or cls.name not in own:
+                continue  # a framework's base may call its methods itself (`forward`, `call`, sonnet's `_build`)
+            defs = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            names = [d.name for d in defs]
+            for fn in defs:
+                if fn.name.startswith("__") or fn.decorator_list or names.count(fn.name) > 1 or not fn.args.args \
+                        or fn.args.args[0].arg != "self" or fn.args.vararg or fn.args.kwarg:
+                    continue
+                if any(fn.lineno <= line <= (fn.end_lineno or fn.lineno) for line in lines):
+                    candidates.setdefault(fn.name, []).append((path, cls, fn))
+    if not candidates:
+        return {}
+    out: dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]] = {}
+    for name, found in candidates.items():
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        spelled = re.compile(rf"\bself\.{re.escape(name)}\(|\bdef\s+{re.escape(name)}\s*\(")
+        uses = 0
+        for path in modules:
+            text = texts.get(path) or ""
+            if name in text:
+                every = len(word.findall(text))
+                plain = len(spelled.findall(text))
+                if every != plain:
+                    uses = -1
+                    break
+                uses += plain
+        if uses < 0:
+            continue
+        seen_calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {(p, c.name): [] for p, c, _ in found}
+        counted, outside = 0, False
+        for path, tree in trees.items():
+            if tree is None or name not in (texts.get(path) or ""):
+                continue
+            for cls in tree.body:
+                if not isinstance(cls, ast.ClassDef):
+                    continue
+                defines = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
+                              for s in cls.body)
+                for node in walk(cls):
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+                        counted += 1
+                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr == name and isinstance(node.func.value, ast.Name) \
+                            and node.func.value.id == "self":
+                        counted += 1
+                        outside = outside or not defines  # a class that inherits it and calls it
+                        if (path, cls.name) in seen_calls and not any(
+                                first <= node.lineno <= last for first, last, _ in never.get(path, ())):
+                            seen_calls[(path, cls.name)].append((path, node))
+        if outside or counted != uses:
+            continue  # a use outside the classes that define it, or in a file not parsed here
+        for path, cls, fn in found:
+            if seen_calls[(path, cls.name)]:
+                key = (path, f"{cls.name}.{name}")
+                out[key] = (Target(path, key[1], fn, *_signature(fn, 1)), seen_calls[(path, cls.name)])
+    return out
+
+
+def _own_classes(trees: dict[str, ast.Module | None]) -> set[str]:
+    """The names of the module-level classes of the parsed files whose ancestors are all such classes (or
+    `object`), every class of that name alike: no base of a framework or a library can call their methods."""
+    bases: dict[str, list[list[ast.expr]]] = {}
+    for tree in trees.values():
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, ast.ClassDef):
+                bases.setdefault(node.name, []).append([*node.bases, *(k.value for k in node.keywords)])
+    own: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for name, each in bases.items():
+            if name not in own and all(isinstance(b, ast.Name) and (b.id == "object" or b.id in own)
+                                       for listed in each for b in listed):
+                own.add(name)
+                grown = True
+    return own
 
 
 class _Index(NamedTuple):
