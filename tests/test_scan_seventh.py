@@ -46,3 +46,22 @@ def test_an_op_taken_from_tensorflows_private_module_is_the_public_op(tmp_path):
             return a, b
         """})
     assert [(f.line, f.record) for f in found] == [(4, "tf.gradient-gating"), (6, "tf.gradient-gating")], found
+
+
+def test_a_single_literal_index_row_never_repeats(tmp_path):
+    """google-research/simclr's cross-replica concat: `tf.scatter_nd(indices=[[replica_id]], updates=[tensor],
+    ...)` writes one slice at one index row, so no index repeats and the order of writes changes nothing
+    (RULES R3). Two rows may repeat, and `[idx]` may hold many rows (idx a matrix): those stay reported."""
+    found = _scan(tmp_path, {"concat.py": """\
+        import tensorflow as tf
+        def concat(tensor, n, replica, idx):
+            a = tf.scatter_nd(indices=[[replica]], updates=[tensor], shape=[n] + tensor.shape.as_list())
+            b = tf.scatter_nd([[tf.distribute.get_replica_context().replica_id_in_sync_group]], [tensor], [n, 4])
+            c = tf.scatter_nd(indices=[[replica], [idx]], updates=[tensor, tensor], shape=[n, 4])
+            d = tf.scatter_nd(indices=idx, updates=tensor, shape=[n, 4])
+            e = tf.scatter_nd(indices=[idx], updates=[tensor], shape=[n, 4])
+            f = tf.scatter_nd(indices=[[[replica], [idx]]], updates=[tensor], shape=[n, 4])
+            return a, b, c, d, e, f
+        """})
+    assert [(f.line, f.record) for f in found] == [
+        (5, "tf.scatter-nd"), (6, "tf.scatter-nd"), (7, "tf.scatter-nd"), (8, "tf.scatter-nd")], found

@@ -57,6 +57,17 @@ _ELEMENTWISE = frozenset({
     "float", "double", "neg", "reciprocal", "rsqrt", "log1p", "expm1", "clamp_min", "clamp_max"})
 
 
+def _single_index_row(node: ast.AST) -> bool:
+    """`[[i]]` or `[[i, j]]`: a literal list of one index row whose entries are not themselves lists, the
+    indices of a scatter that writes one slice (simclr's `tf.scatter_nd(indices=[[replica_id]], updates=[t])`
+    gathering replicas). One row cannot repeat; `[idx]` is left out, as idx may hold many rows."""
+    if not (isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1):
+        return False
+    row = node.elts[0]
+    return isinstance(row, (ast.List, ast.Tuple)) and bool(row.elts) \
+        and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred, ast.ListComp, ast.GeneratorExp)) for e in row.elts)
+
+
 class Context:
     """One module's state during the walk, and the questions asked of it."""
 
@@ -386,11 +397,14 @@ class Context:
         """Indices that never repeat: `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal
         list of distinct ints (also in `torch.tensor([...])`), the coordinates of a mask (`mask.nonzero()`,
         `torch.nonzero(mask)`, `tf.where(mask)`), what keeps them (`.to()`, `.view()`, a slice, `.flip()`,
-        `tf.cast`...), or a name every assignment in the function makes so. `rows`: unique within each row is
+        `tf.cast`...), a literal single index row (`[[replica_id]]`), or a name every assignment in the function
+        makes so. `rows`: unique within each row is
         enough (a gather along the last dimension), so a slice of rows (`t[:, :k]` of a row-wise `argsort`) keeps
         it; an embedding or a scatter reads the whole tensor, where rows of permutations repeat each other."""
         if depth <= 0:
             return False
+        if _single_index_row(node):
+            return True
         if isinstance(node, (ast.List, ast.Tuple)):
             items = [plain_literal(e) for e in node.elts]
             return bool(items) and all(type(v) is int for v in items) and len(set(items)) == len(items)

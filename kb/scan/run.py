@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unfetched, unreached
+from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -425,6 +425,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph, by_callers.dead)
     if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead, parsed)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
+    torch_pin = chosen.get("pytorch")
+    gated = versiongate.never(modules, texts, scripts, graph, torch_pin.version if torch_pin else None, parsed)
     idle = holders.idle(modules, texts, graph)  # modules built and never called: their construction runs no kernel
     if scripts and all(module is not None for _, _, module, _, _ in results):  # a file not parsed may read any name
         idle.update(unfetched.never_fetched(modules, texts, scripts))  # graph ops nothing fetches
@@ -455,7 +457,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
             if pin is None:
                 continue
             dead_why = call.never_runs or (unreached.why(dead, path, call.line) if dead else None) \
-                or by_callers.never_runs(path, call.line)
+                or by_callers.never_runs(path, call.line) or (versiongate.why(gated, path, call.line) if gated else None)
             if not call.no_grad and path in quiet and any(first <= call.line <= last for first, last in quiet[path]):
                 call = call._replace(no_grad=True)  # its function runs only where no gradient is recorded
             if lookup.no_known_source(call.op, framework, pin.version, device):
