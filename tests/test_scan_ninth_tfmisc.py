@@ -1,0 +1,34 @@
+"""Causes found on the ninth frozen scan corpus (benchmarks/scan_frozen9/, docs/scan.md) in TensorFlow graph
+code and look-alikes, each fixed at its cause: one fixture per cause, written from the shape of the code the
+corpus showed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.scan import lookup
+from scan_files import scan_files
+
+
+def _scan(tmp_path: Path, files: dict[str, str], versions: str = "torch=2.11,tensorflow=2.20") -> list[lookup.Finding]:
+    return scan_files(tmp_path, files, versions)
+
+
+def test_tf1_resize_images_with_a_method_number_is_the_nearest_resize(tmp_path):
+    """Rayhane-mamah/Tacotron-2's `tf.image.resize_images(x, size=..., method=1)`: TF 1's other name of
+    `tf.compat.v1.image.resize`, whose method is a ResizeMethodV1 number (1 is NEAREST_NEIGHBOR), read as
+    `tf.image.resize(method="nearest")`; 0 (BILINEAR) is the bilinear resize."""
+    found = _scan(tmp_path, {"train.py": """\
+        import tensorflow as tf
+        def up(x):
+            a = tf.image.resize_images(x, size=[4, 4], method=1)
+            b = tf.compat.v1.image.resize_images(x, [4, 4], 0)
+            c = tf.compat.v1.image.resize(x, [4, 4], method=1)
+            return a + b + c
+        x = tf.Variable(tf.ones([1, 2, 2, 1]))
+        with tf.GradientTape() as tape:
+            y = up(x)
+        g = tape.gradient(y, x)
+        """}, "tensorflow=2.20")
+    assert sorted((f.line, f.record) for f in found if "resize" in f.record) == [
+        (3, "tf.resize-nearest-backprop"), (4, "tf.resize-bilinear-backprop"), (5, "tf.resize-nearest-backprop")], found
