@@ -32,3 +32,20 @@ def test_tf1_resize_images_with_a_method_number_is_the_nearest_resize(tmp_path):
         """}, "tensorflow=2.20")
     assert sorted((f.line, f.record) for f in found if "resize" in f.record) == [
         (3, "tf.resize-nearest-backprop"), (4, "tf.resize-bilinear-backprop"), (5, "tf.resize-nearest-backprop")], found
+
+
+def test_ddp_imported_from_its_defining_module_is_ddp(tmp_path):
+    """openai/consistency_models' `from torch.nn.parallel.distributed import DistributedDataParallel as DDP`:
+    the module that defines the class, whose instance is `torch.nn.parallel.DistributedDataParallel`
+    (the gradient all-reduce of torch.distributed-nvls)."""
+    found = _scan(tmp_path, {"train.py": """\
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel.distributed import DistributedDataParallel as DDP
+        dist.init_process_group("nccl")
+        model = torch.nn.Linear(4, 4).cuda()
+        ddp = DDP(model, device_ids=[0])
+        ddp(torch.ones(2, 4).cuda()).sum().backward()
+        """}, "torch=2.11")
+    assert [(f.line, f.record) for f in found if f.record == "torch.distributed-nvls"] == [
+        (6, "torch.distributed-nvls")], found
