@@ -49,3 +49,22 @@ def test_ddp_imported_from_its_defining_module_is_ddp(tmp_path):
         """}, "torch=2.11")
     assert [(f.line, f.record) for f in found if f.record == "torch.distributed-nvls"] == [
         (6, "torch.distributed-nvls")], found
+
+
+def test_map_of_a_thread_pool_bound_by_with_is_no_tf_data_map(tmp_path):
+    """openai/consistency_models' evaluator: `with ThreadPool(n) as pool: pool.map(...)` in a TensorFlow file
+    is multiprocessing's map (the pool's `__enter__` gives the pool), not `tf.data.Dataset.map`."""
+    found = _scan(tmp_path, {"evaluator.py": """\
+        from functools import partial
+        from multiprocessing.pool import ThreadPool
+        import numpy as np
+        import tensorflow.compat.v1 as tf
+        def part(arr, kth, n):
+            with ThreadPool(n) as pool:
+                return list(pool.map(partial(np.partition, kth=kth), arr))
+        def pipeline(ds, fn):
+            with open("x") as pool:
+                return pool.map(fn, num_parallel_calls=4)
+        """}, "tensorflow=2.20")
+    assert [(f.line, f.record) for f in found if f.record == "tf.data-loader-parallelism"] == [
+        (10, "tf.data-loader-parallelism")], found

@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, gradient, members, nodes, pooling, rank, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
+from kb.scan import environ, gradient, members, nodes, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -186,9 +186,21 @@ class Visitor(Context, ast.NodeVisitor):
                 if backend is not False:
                     self.backends.append(backend)
                     pushed += 1
+            if isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call):
+                self._with_target(item.optional_vars.id, item.context_expr)
         self.statements(node.body)
         self.no_grad -= quiet
         del self.backends[len(self.backends) - pushed:]
+
+    def _with_target(self, name: str, made: ast.Call) -> None:
+        """`with ThreadPool(n) as pool:` binds what the context manager's `__enter__` gives: for an instance of
+        Python's own or a plain library's class (multiprocessing's pools, concurrent.futures' executors) that
+        library's object, whose `.map` is no tf.data map; anything else leaves the name unknown."""
+        found = self.kind_of(made)
+        if receivers.plain_library(found):
+            self.typed[-1][name] = found  # type: ignore[assignment]
+        else:
+            self.typed[-1].pop(name, None)
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.expr | ast.stmt) -> None:
         scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
