@@ -68,3 +68,17 @@ def test_map_of_a_thread_pool_bound_by_with_is_no_tf_data_map(tmp_path):
         """}, "tensorflow=2.20")
     assert [(f.line, f.record) for f in found if f.record == "tf.data-loader-parallelism"] == [
         (10, "tf.data-loader-parallelism")], found
+
+
+def test_cumsum_of_unique_consecutive_counts_is_an_integer_scan(tmp_path):
+    """facebookresearch/dino's MultiCropWrapper: `torch.cumsum(torch.unique_consecutive(t, return_counts=True)[1], 0)`
+    adds the int64 counts unique returns (whatever t's dtype): exact in any order, no torch.cumsum site;
+    the first item (the unique values, of t's dtype) is still one."""
+    found = _scan(tmp_path, {"wrapper.py": """\
+        import torch
+        def crops(x, t):
+            idx = torch.cumsum(torch.unique_consecutive(torch.tensor([i.shape[-1] for i in x]), return_counts=True)[1], 0)
+            vals = torch.cumsum(torch.unique_consecutive(t, return_counts=True)[0], 0)
+            return idx, vals
+        """}, "torch=2.11")
+    assert [f.line for f in found if f.record == "torch.cumsum"] == [4], found
