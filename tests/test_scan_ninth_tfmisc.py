@@ -82,3 +82,22 @@ def test_cumsum_of_unique_consecutive_counts_is_an_integer_scan(tmp_path):
             return idx, vals
         """}, "torch=2.11")
     assert [f.line for f in found if f.record == "torch.cumsum"] == [4], found
+
+
+def test_a_keras_layer_built_with_its_weights_draws_nothing_read(tmp_path):
+    """qqwweee/keras-yolo3's convert.py: `Conv2D(..., weights=conv_weights)` with the Darknet file's kernel: Keras 2
+    sets the given weights over the drawn ones as it builds the layer, and Keras 3 layers take no `weights`
+    argument (the construction raises): the unseeded kernel draw is a note. `weights=None` and a layer without
+    the argument keep their finding."""
+    found = _scan(tmp_path, {"convert.py": """\
+        import numpy as np
+        from keras.layers import Conv2D, Input
+        from keras.models import Model
+        w = np.load("w.npy")
+        x = Input(shape=(8, 8, 3))
+        a = Conv2D(4, (3, 3), weights=[w, np.zeros(4)])(x)
+        b = Conv2D(4, (3, 3), weights=None)(a)
+        c = Conv2D(4, (3, 3))(b)
+        Model(x, c).save("m.h5")
+        """}, "tensorflow=2.20")
+    assert [f.line for f in found if f.record == "keras.unseeded-random" and not f.note] == [7, 8], found

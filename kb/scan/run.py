@@ -429,6 +429,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     if scripts and all(module is not None for _, _, module, _, _ in results):  # a file not parsed may read any name
         idle.update(unfetched.never_fetched(modules, texts, scripts))  # graph ops nothing fetches
     overwritten = loaded.overwritten(modules, texts, scripts)  # layers whose drawn weights every program loads over
+    overwritten.update(loaded.given(modules, texts))  # layers built with their weights (`weights=`)
     undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
