@@ -101,3 +101,38 @@ def test_a_keras_layer_built_with_its_weights_draws_nothing_read(tmp_path):
         Model(x, c).save("m.h5")
         """}, "tensorflow=2.20")
     assert [f.line for f in found if f.record == "keras.unseeded-random" and not f.note] == [7, 8], found
+
+
+def test_cudnn_benchmark_in_a_program_with_no_convolution_is_a_note(tmp_path):
+    """Tiiiger/SGC's TextSGC: `torch.backends.cudnn.benchmark = True` in a program of one nn.Linear and sparse
+    products: cuDNN has no convolution algorithm to choose. A program whose other file makes a Conv2d keeps it."""
+    found = _scan(tmp_path, {"sgc/train.py": """\
+        import torch
+        from models import SGC
+        torch.backends.cudnn.benchmark = True
+        model = SGC(8, 2).cuda()
+        model(torch.ones(4, 8).cuda()).sum().backward()
+        """, "sgc/models.py": """\
+        import torch.nn as nn
+        class SGC(nn.Module):
+            def __init__(self, n, c):
+                super().__init__()
+                self.W = nn.Linear(n, c)
+            def forward(self, x):
+                return self.W(x)
+        """, "cnn/train.py": """\
+        import torch
+        from net import Net
+        torch.backends.cudnn.benchmark = True
+        model = Net().cuda()
+        model(torch.ones(4, 3, 8, 8).cuda()).sum().backward()
+        """, "cnn/net.py": """\
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.c = nn.Conv2d(3, 4, 3)
+            def forward(self, x):
+                return self.c(x)
+        """}, "torch=2.11")
+    assert [(Path(f.path).parent.name, f.line) for f in found if f.record == "torch.cudnn-benchmark"] == [("cnn", 3)], found
