@@ -136,3 +136,22 @@ def test_cudnn_benchmark_in_a_program_with_no_convolution_is_a_note(tmp_path):
                 return self.c(x)
         """}, "torch=2.11")
     assert [(Path(f.path).parent.name, f.line) for f in found if f.record == "torch.cudnn-benchmark"] == [("cnn", 3)], found
+
+
+def test_an_op_handed_to_a_helper_that_calls_it_with_the_other_keywords(tmp_path):
+    """affinelayer/pix2pix-tensorflow's tools/tfimage.py: `create_op(func=tf.image.resize_images, images=...,
+    method=tf.image.ResizeMethod.AREA)` where `create_op(func, **placeholders)` runs `func(**placeholders)`: a call
+    of the resize with method AREA (neither resize record), not a reference of unknown arguments; a helper
+    that does not forward its keywords keeps the reference."""
+    found = _scan(tmp_path, {"tfimage.py": """\
+        import tensorflow as tf
+        def create_op(func, **placeholders):
+            op = func(**placeholders)
+            return op
+        def keep(func, **placeholders):
+            return func
+        downscale = create_op(func=tf.image.resize_images, images=tf.placeholder(tf.float32), method=tf.image.ResizeMethod.AREA)
+        nearest = create_op(func=tf.image.resize_images, images=tf.placeholder(tf.float32), method=1)
+        other = keep(func=tf.image.resize_images, method=tf.image.ResizeMethod.AREA)
+        """}, "tensorflow=2.20")
+    assert sorted({f.line for f in found if "resize" in f.record}) == [8, 9], found
