@@ -187,6 +187,39 @@ def _settled(base: _Base, path: str, node: ast.Call, scripts: set[str], depth: i
         _settled(base, p, c, scripts, depth + 1, classes or isinstance(scope, ast.ClassDef)) for p, c in calls)
 
 
+GIVEN = ("the layer is given its weights (`weights=`): Keras 2 sets them over the drawn initial weights as it "
+         "builds the layer, before anything reads them, and Keras 3 layers take no `weights` argument (the "
+         "construction raises ValueError): the weights drawn here are never read")
+
+
+def _given_weights(node: ast.Call) -> bool:
+    """`Conv2D(..., weights=[kernel, bias])` (keras-yolo3's Darknet converter): a whole set of weights handed to the
+    layer's constructor (not None)."""
+    return any(k.arg == "weights" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+               for k in node.keywords)
+
+
+def given(modules: dict, texts: sources.Texts) -> dict[tuple[str, int, int], str]:
+    """(path, line, col) -> why, for each Keras weight layer built with `weights=` (GIVEN): in any file, since
+    the construction itself says it. Only files whose text has `weights=` are parsed."""
+    sites = {path: {(c.line, c.col): c.op for c in m.calls if c.op.startswith(_KERAS) and c.op.rpartition(".")[2] in _WEIGHT_LAYERS}
+             for path, m in modules.items() if path.endswith(".py")}
+    sites = {p: w for p, w in sites.items() if w}
+    out: dict[tuple[str, int, int], str] = {}
+    for path in sites:
+        text = texts.get(path)
+        if text is None or "weights=" not in text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in walk(tree):
+            if isinstance(node, ast.Call) and (node.lineno, node.col_offset + 1) in sites[path] and _given_weights(node):
+                out[(path, node.lineno, node.col_offset + 1)] = GIVEN
+    return out
+
+
 def overwritten(modules: dict, texts: sources.Texts, scripts: set[str]) -> dict[tuple[str, int, int], str]:
     """(path, line, col) -> why, for each Keras layer construction whose initial weights every program that
     builds it overwrites whole by loading weights (RECORD's finding there is a note)."""

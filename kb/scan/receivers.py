@@ -45,6 +45,12 @@ PLAIN_OBJECT = "object"  # the kind of an instance of a code-base class with no 
 _DEPTH = 4
 
 
+def plain_library(found: str | None) -> bool:
+    """A kind that `kind` gives an instance of Python's own or a plain library's class (not a code-base class's
+    `object`, nor a torch module's class)."""
+    return found is not None and found in _PLAIN
+
+
 def kind(ctx: Context, node: ast.AST) -> str | None:
     """The receiver's kind when it is visibly no framework object (`object`, a standard library's name,
     or a torch module's class); None when it is not known."""

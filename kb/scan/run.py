@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -431,6 +431,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     if scripts and all(module is not None for _, _, module, _, _ in results):  # a file not parsed may read any name
         idle.update(unfetched.never_fetched(modules, texts, scripts))  # graph ops nothing fetches
     overwritten = loaded.overwritten(modules, texts, scripts)  # layers whose drawn weights every program loads over
+    overwritten.update(loaded.given(modules, texts))  # layers built with their weights (`weights=`)
+    benchmarked = {p for p, m in modules.items() if any(c.op == "torch.backends.cudnn.benchmark" for c in m.calls)}
+    nothing_to_bench = convfree.settings_without_conv(benchmarked, runs, reach, texts) if benchmarked else frozenset()
     undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
@@ -485,6 +488,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                     finding = finding._replace(note=never_called)
                 if finding.record == loaded.RECORD and not finding.note and (why := overwritten.get((path, call.line, call.col))):
                     finding = finding._replace(note=why)
+                if finding.record == convfree.RECORD and not finding.note and path in nothing_to_bench:
+                    finding = finding._replace(note=convfree.WHY)
                 default = unused_defaults.get((path, call.line, call.col))
                 if default is not None and not finding.note:
                     finding = finding._replace(note=default)

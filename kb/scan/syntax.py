@@ -229,6 +229,7 @@ _DEFINED_IN = (
     (re.compile(r"^torch\.nn\.modules(?:\.[a-z_0-9]+)?\."), "torch.nn."),
     (re.compile(r"^torch\.utils\.data\.(?:dataloader|dataset|sampler|distributed)\."), "torch.utils.data."),
     (re.compile(r"^torch\.nn\.parameter\."), "torch.nn."),
+    (re.compile(r"^torch\.nn\.parallel\.[a-z_0-9]+\."), "torch.nn.parallel."),  # parallel.distributed.DistributedDataParallel
     (re.compile(r"^torch\.nn\.attention\.[a-z_0-9]+\."), "torch.nn.attention."),
     (re.compile(r"^tf\.keras\.layers\.[a-z_0-9]+\."), "tf.keras.layers."),
 )

@@ -22,6 +22,16 @@ from kb.scan.tfprivate_names import PRIVATE
 PREFIX = "tf.compat.v1."
 # TF 1 parameter names of the same argument under TF 2's name (TF 1's own deprecation aliases).
 RENAMED = {"filter": "filters", "value": "input", "dim": "axis", "keep_dims": "keepdims", "reduction_indices": "axis"}
+# TF 1's other names of a `tf.compat.v1` function: TensorFlow exports one function under several TF 1 names
+# (image_ops_impl.resize_images is `tf.compat.v1.image.resize` and `tf.compat.v1.image.resize_images`; TF 1 code
+# writes the latter as `tf.image.resize_images`), which the generated table lists under one of them only.
+V1_SPELLINGS = {"tf.image.resize_images": "tf.compat.v1.image.resize",
+                "tf.compat.v1.image.resize_images": "tf.compat.v1.image.resize"}
+# TF 1 enumerations that were numbers where the TF 2 op takes strings: TF 1's resize takes ResizeMethodV1
+# (BILINEAR = 0, NEAREST_NEIGHBOR = 1, BICUBIC = 2, AREA = 3), and a call often writes the number itself
+# (`method=1`); TF 2's op is read with the method's string.
+V1_NUMBERS: dict[str, tuple[str, dict[int, str]]] = {
+    "image.resize": ("method", {0: "bilinear", 1: "nearest", 2: "bicubic", 3: "area"})}
 
 
 def exported(name: str) -> str:
@@ -36,7 +46,7 @@ def tf2_name(name: str, wanted: frozenset[str]) -> str | None:
     public = exported(name)
     if public != name and (public in wanted or not public.startswith(PREFIX)):
         return public if public in wanted else None
-    name = public
+    name = V1_SPELLINGS.get(public, public)
     if not name.startswith(PREFIX):
         return None
     tail = name[len(PREFIX):]
@@ -49,6 +59,7 @@ def v1_parameters(name: str) -> tuple[str, ...] | None:
     """TF 1's positional parameters of `tf.compat.v1.X` where they differ from the TF 2 op's (None: the
     same object, so TF 2's signature reads the call)."""
     name = exported(name)
+    name = V1_SPELLINGS.get(name, name)
     return V1.get(name[len(PREFIX):]) if name.startswith(PREFIX) else None
 
 
@@ -73,6 +84,9 @@ def as_tf2(written: str, node: ast.Call, args: list[object],
                 out.append(("keep_prob", value))  # not a parameter of TF 2's op: unknown, so nothing is ruled out
             continue
         out.append((RENAMED.get(key, key), value))
+    numbers = V1_NUMBERS.get(V1_SPELLINGS.get(exported(written), exported(written))[len(PREFIX):])
+    if numbers:  # `method=1`: the TF 2 op's "nearest"
+        out = [(k, numbers[1].get(v, v) if k == numbers[0] and type(v) is int else v) for k, v in out]
     return [], tuple(out)
 
 

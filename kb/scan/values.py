@@ -285,6 +285,8 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
     if node is None or depth <= 0:
         return False
     if isinstance(node, ast.Subscript):
+        if _unique_index_or_count(node):
+            return True
         return integer(ctx, node.value, fn, depth - 1, seen)
     if isinstance(node, ast.Name):
         if node.id in seen:
@@ -324,6 +326,21 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
             return integer(ctx, node.func.value, fn, depth - 1, seen)
     return False
+
+
+_UNIQUES = frozenset({"unique", "unique_consecutive"})
+
+
+def _unique_index_or_count(node: ast.Subscript) -> bool:
+    """`torch.unique_consecutive(x, return_counts=True)[1]` (or `x.unique(...)[k]`, k >= 1): an item after the
+    first of what unique returns is its inverse indices or its counts, int64 whatever x's dtype
+    (torch.unique's documentation; NumPy's and TensorFlow's unique return integer indices and counts too)."""
+    made, index = node.value, node.slice
+    if not (isinstance(made, ast.Call) and isinstance(index, ast.Constant) and type(index.value) is int and index.value >= 1):
+        return False
+    func = made.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return last in _UNIQUES and any(k.arg in ("return_counts", "return_inverse") for k in made.keywords)
 
 
 def _int_literals(node: ast.AST) -> bool:

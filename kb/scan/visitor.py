@@ -18,7 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from itertools import accumulate
 
-from kb.scan import environ, gradient, members, nodes, pooling, rank, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
+from kb.scan import environ, gradient, members, nodes, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -186,9 +186,21 @@ class Visitor(Context, ast.NodeVisitor):
                 if backend is not False:
                     self.backends.append(backend)
                     pushed += 1
+            if isinstance(item.optional_vars, ast.Name) and isinstance(item.context_expr, ast.Call):
+                self._with_target(item.optional_vars.id, item.context_expr)
         self.statements(node.body)
         self.no_grad -= quiet
         del self.backends[len(self.backends) - pushed:]
+
+    def _with_target(self, name: str, made: ast.Call) -> None:
+        """`with ThreadPool(n) as pool:` binds what the context manager's `__enter__` gives: for an instance of
+        Python's own or a plain library's class (multiprocessing's pools, concurrent.futures' executors) that
+        library's object, whose `.map` is no tf.data map; anything else leaves the name unknown."""
+        found = self.kind_of(made)
+        if receivers.plain_library(found):
+            self.typed[-1][name] = found  # type: ignore[assignment]
+        else:
+            self.typed[-1].pop(name, None)
 
     def setting(self, kind: str, name: str, value: object, kwargs: tuple, node: ast.expr | ast.stmt) -> None:
         scope = ".".join(self.scope) if self.functions else ("__main__" if self.main else None)
@@ -412,8 +424,11 @@ class Visitor(Context, ast.NodeVisitor):
         if name == _PARTIAL and node.args and not isinstance(node.args[0], ast.Starred):
             self._partial(node)
         elif not (isinstance(func, ast.Name) and func.id in _NOT_A_USE):
+            handed = self._forwarded(node) if isinstance(func, ast.Name) and func.id in self.defs else None
             for value in (*node.args, *(k.value for k in node.keywords)):
-                if type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
+                if value is handed:
+                    self._handed_call(node, value)
+                elif type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
                     self._reference(value)
         if name is None and isinstance(func, ast.Call):
             name = self._getattr(func)  # getattr(F, "interpolate")(x, ...)
@@ -496,6 +511,36 @@ class Visitor(Context, ast.NodeVisitor):
         ast.copy_location(call, node)
         self._record(name, call, certain=True, method=False)
         self.calls[-1] = self.calls[-1]._replace(text=self.text(node, 60), star=True)
+
+    def _forwarded(self, node: ast.Call) -> ast.expr | None:
+        """The keyword argument that a function of this module only calls with the rest of its keywords:
+        `create_op(func=tf.image.resize_images, images=..., method=AREA)` where `def create_op(func, **placeholders)`
+        runs `func(**placeholders)` (affinelayer/pix2pix-tensorflow's tools/tfimage.py); None when it is not so."""
+        fn = self.defs[node.func.id]  # type: ignore[attr-defined]
+        kwarg = fn.args.kwarg.arg if fn.args.kwarg else None
+        if kwarg is None or node.args or any(k.arg is None for k in node.keywords):
+            return None
+        named = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+        for inner in ast.walk(fn):
+            if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in named \
+                    and not inner.args and len(inner.keywords) == 1 and inner.keywords[0].arg is None \
+                    and isinstance(inner.keywords[0].value, ast.Name) and inner.keywords[0].value.id == kwarg:
+                given = [k for k in node.keywords if k.arg == inner.func.id]
+                others = [k for k in node.keywords if k.arg in named]
+                return given[0].value if len(given) == 1 and len(others) == 1 else None
+        return None
+
+    def _handed_call(self, node: ast.Call, func: ast.expr) -> None:
+        """The op handed to a function that calls it with the call's other keywords (_forwarded): a call of the
+        op with those keywords, all of its arguments."""
+        name = self._getattr(func) if isinstance(func, ast.Call) else self.dotted(func)
+        if name is None or name not in self.wanted or name.startswith(_FLAGS):
+            self._reference(func)
+            return
+        call = ast.Call(func=func, args=[], keywords=[k for k in node.keywords if k.value is not func])
+        ast.copy_location(call, node)
+        self._record(name, call, certain=True, method=False)
+        self.calls[-1] = self.calls[-1]._replace(text=self.text(func, 60))
 
     def _getattr(self, node: ast.Call) -> str | None:
         """The name `getattr(F, "interpolate")` looks up: a literal attribute of an imported name."""
