@@ -514,6 +514,15 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> Rank:
     return found.pop() if len(found) == 1 else UNKNOWN
 
 
+def called(ctx: Context, call: ast.Call, op: str) -> Rank:
+    """The rank of the input of one call of a module made where it is called (`nn.NLLLoss()(out, y)`); a call
+    with more arguments than the module takes is another module's (unknown)."""
+    most = _ARITY.get(op)
+    if not call.args or (most is not None and len(call.args) + len(call.keywords) > most):
+        return UNKNOWN
+    return of(ctx, call.args[0], op)
+
+
 def _function_uses(ctx: Context, fn: ast.AST, cls: ast.ClassDef | None, name: str,
                    depth: int) -> list[tuple[ast.Call, _Place]]:
     """The calls of `name` in `fn`, and, where `fn` hands the name to a module-level function of the file

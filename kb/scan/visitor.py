@@ -366,6 +366,22 @@ class Visitor(Context, ast.NodeVisitor):
             if call.op == name and call.line == made.lineno:
                 self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
 
+    def _called_rank(self, node: ast.Call) -> None:
+        """`nn.CrossEntropyLoss()(output, target)`: a module made and called at once takes the rank of the input
+        of that call, as an assigned one takes its calls' (`_used_rank`)."""
+        made = rank.constructed(node.func)
+        name = self.dotted(made.func) if made is not None else None
+        if made is None or name not in self.shape_ops:
+            return
+        shown = rank.called(self, node, name)
+        if shown == rank.UNKNOWN:
+            return
+        for k in range(len(self.calls) - 1, -1, -1):
+            call = self.calls[k]
+            if call.op == name and call.line == made.lineno and call.col == made.col_offset + 1:
+                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+                return
+
     def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`self.X = <module op>(...)`: the `module` rules the op's records name (kb/scan/resolvers.py)."""
         name = self.dotted(value.func)
@@ -416,6 +432,7 @@ class Visitor(Context, ast.NodeVisitor):
                 if type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
                     self._reference(value)
         if name is None and isinstance(func, ast.Call):
+            self._called_rank(node)  # nn.CrossEntropyLoss()(output, target)
             name = self._getattr(func)  # getattr(F, "interpolate")(x, ...)
             if name is not None and name in self.wanted:
                 self._record(name, node, certain=True, method=False)
