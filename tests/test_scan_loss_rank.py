@@ -48,3 +48,73 @@ def test_a_loss_module_called_where_it_is_made_takes_the_rank_of_its_input(tmp_p
             loss.backward()
         """})
     assert _nll(found) == {("eval_linear.py", 19)}, found
+
+
+_TEXT_SGC = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    import torch.optim as optim
+    from functools import partial
+    class SGC(nn.Module):
+        def __init__(self, nfeat, nclass):
+            super().__init__()
+            self.W = nn.Linear(nfeat, nclass)
+        def forward(self, x):
+            out = self.W(x)
+            return out
+    def train_linear(model, feats, labels, binary=False):
+        if not binary:
+            act = partial(F.log_softmax, dim=1)
+            criterion = F.nll_loss
+        else:
+            act = torch.sigmoid
+            criterion = F.binary_cross_entropy
+        optimizer = optim.LBFGS(model.parameters())
+        def closure():
+            optimizer.zero_grad()
+            output = model(feats).squeeze()
+            loss = criterion(act(output), labels)
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+        return eval_linear(model, feats, labels, binary), model
+    def eval_linear(model, feats, labels, binary=False):
+        if not binary:
+            act = partial(F.log_softmax, dim=1)
+            criterion = F.nll_loss
+        else:
+            act = torch.sigmoid
+            criterion = F.binary_cross_entropy
+        with torch.no_grad():
+            output = model(feats).squeeze()
+            loss = criterion(act(output), labels)
+        return loss.item()
+    def seg(x, y):
+        criterion = F.nll_loss
+        loss = criterion(x.view(2, 3, 4, 4), y)
+        loss.backward()
+    if __name__ == "__main__":
+        model = SGC(10, 4).cuda()
+        acc, best = train_linear(model, x, y)
+        seg(x, y)
+"""
+
+
+def test_a_loss_function_held_in_a_name_takes_the_rank_of_its_calls(tmp_path):
+    """Tiiiger/SGC downstream/TextSGC/train.py (2 false alarms): `criterion = F.nll_loss` (the other branch holds
+    another loss) called as `criterion(act(output), label)`, in the function or in a closure of it (LBFGS's),
+    where `act = partial(F.log_softmax, dim=1)` (or `torch.sigmoid`) keeps its input's shape, and `output =
+    model(feats).squeeze()` is a Linear's (N, classes) output: squeezing leaves the classes last, so the loss
+    reads them at dim 1 only on the (N, C) form. The reference takes its calls' rank, as an assigned loss
+    module does; a 4-D input so called keeps its finding."""
+    found = _scan(tmp_path, {"train.py": _TEXT_SGC})
+    assert _nll(found) == {("train.py", 41)}, found
+
+
+def test_a_model_handed_back_by_the_function_it_was_handed_to_is_the_same_model(tmp_path):
+    """Tiiiger/SGC downstream/TextSGC/train.py: `val_acc, best_model, t = train_linear(model, ...)`, whose every
+    return gives its parameter `model` at that place of the tuple: best_model is the model handed in (an SGC),
+    and `eval_linear(best_model, ...)` computes the loss on its (N, classes) output."""
+    found = _scan(tmp_path, {"train.py": _TEXT_SGC + "        eval_linear(best, x, y)\n"})
+    assert _nll(found) == {("train.py", 41)}, found

@@ -333,6 +333,7 @@ class Visitor(Context, ast.NodeVisitor):
         target = node.targets[0]
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
             self._reference(node.value)
+            self._held_rank(target, node.value, before)
         for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
             self._module_rules(held, made, before)
         kind = self.kind_of(node.value)
@@ -364,6 +365,22 @@ class Visitor(Context, ast.NodeVisitor):
         for k in range(first, len(self.calls)):
             call = self.calls[k]
             if call.op == name and call.line == made.lineno:
+                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+
+    def _held_rank(self, target: ast.AST, value: ast.expr, first: int) -> None:
+        """`criterion = F.nll_loss` (a loss function held in a name, here recorded as a reference): the rank of the
+        input it is called on, where every call of the name shows the same one, as an assigned module takes."""
+        if not (isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute))) or len(self.calls) == first:
+            return
+        name = self.dotted(value)
+        if name not in self.shape_ops or name.rsplit(".", 1)[-1][:1].isupper():
+            return
+        shown = rank.at_uses(self, target, name)
+        if shown == rank.UNKNOWN:
+            return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and (call.line, call.col) == (value.lineno, value.col_offset + 1):
                 self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
 
     def _called_rank(self, node: ast.Call) -> None:
