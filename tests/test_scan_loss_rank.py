@@ -118,3 +118,20 @@ def test_a_model_handed_back_by_the_function_it_was_handed_to_is_the_same_model(
     and `eval_linear(best_model, ...)` computes the loss on its (N, classes) output."""
     found = _scan(tmp_path, {"train.py": _TEXT_SGC + "        eval_linear(best, x, y)\n"})
     assert _nll(found) == {("train.py", 41)}, found
+
+
+def test_a_matrix_product_of_two_matrices_is_a_matrix(tmp_path):
+    """CRIPAC-DIG/SR-GNN's scores are `torch.matmul(a, b.transpose(1, 0))`: the product of two 2-D tensors is 2-D
+    (of stacks of matrices, the larger rank), so the loss on it runs no spatial kernel; a 4-D product keeps it."""
+    found = _scan(tmp_path, {"m.py": """\
+        import torch
+        import torch.nn as nn
+        def scores(a, b, y):
+            s = torch.matmul(a.view(-1, 8), b.view(8, -1))
+            loss = nn.functional.cross_entropy(s, y)
+            loss.backward()
+            t = torch.matmul(a.view(2, 3, 4, 8), b.view(8, 5))
+            return nn.functional.cross_entropy(t, y)
+        scores(torch.randn(4, 8).cuda(), torch.randn(8, 5).cuda(), torch.zeros(4))
+        """})
+    assert _nll(found) == {("m.py", 8)}, found

@@ -236,6 +236,9 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
         return _rank(ctx, first, place, depth - 1) if first is not None else UNKNOWN
     if name in _MATRIX:
         return Rank(2)
+    if name == "torch.matmul" and len(node.args) == 2:  # of two matrices (or stacks of them): the larger rank
+        sides = [_rank(ctx, a, place, depth - 1).exact or 0 for a in node.args]
+        return Rank(max(sides)) if min(sides) >= 2 else UNKNOWN
     if name in _SIZED and node.args and not any(isinstance(a, ast.Starred) for a in node.args) and \
             not any(k.arg in (None, "size", "out") for k in node.keywords):  # torch.zeros(n, t, v): one per size
         sizes = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
@@ -409,9 +412,13 @@ def _handed_through(ctx: Context, node: ast.AST) -> ast.expr | None:
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     returns = follow.returns(fn)  # (its own: not a closure's)
-    picked = {r.elts[node.index].id for r in returns if isinstance(r, ast.Tuple) and node.index < len(r.elts)
-              and isinstance(r.elts[node.index], ast.Name) and not any(isinstance(e, ast.Starred) for e in r.elts)}
-    if not returns or len(picked) != 1 or len([r for r in returns if isinstance(r, ast.Tuple)]) != len(returns):
+    picked = set()
+    for r in returns:
+        element = r.elts[node.index] if isinstance(r, ast.Tuple) and node.index < len(r.elts) else None
+        if not isinstance(element, ast.Name) or any(isinstance(e, ast.Starred) for e in r.elts):  # type: ignore[attr-defined]
+            return None
+        picked.add(element.id)
+    if len(picked) != 1:
         return None
     param = picked.pop()
     if param in ctx.assigned_in(fn) or unpacked(fn, param):
@@ -424,7 +431,7 @@ def _handed_through(ctx: Context, node: ast.AST) -> ast.expr | None:
     return given.get(param)
 
 
-def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     args = fn.args
     return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(x for x in (args.vararg, args.kwarg) if x))}
 
