@@ -183,6 +183,8 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         for node in statements(tree):  # an assignment is a statement
             if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call)):
                 continue
+            if isinstance(node.value.func, ast.Call):
+                continue  # `loss = nn.CrossEntropyLoss()(x, y)`: the module is called where it is made; the name holds its value
             op = sites.get((node.value.lineno, node.value.col_offset + 1))  # the scan counts columns from 1
             target = node.targets[0]
             function = _enclosing(node, parents_in(path), (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import builders, modelclass, modulelist
+from kb.scan import builders, follow, modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import (ONE_OF, Element, Unknown, handed_back, least_ndim, plain_literal, reshaped_ndim,
@@ -95,6 +95,8 @@ class _Place(NamedTuple):
     fn: ast.AST | None
     cls: ast.ClassDef | None
     line: int = 1 << 30
+    # the functions around `fn`, outermost first: a closure reads the names it does not bind from them
+    outer: tuple[ast.AST, ...] = ()
 
 
 def of(ctx: Context, node: ast.AST | None, op: str | None = None) -> Rank:
@@ -102,7 +104,7 @@ def of(ctx: Context, node: ast.AST | None, op: str | None = None) -> Rank:
     if node is None:
         return UNKNOWN
     place = _Place(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, ctx.class_nodes[-1] if ctx.class_nodes else None,
-                   getattr(node, "lineno", 1 << 30))
+                   getattr(node, "lineno", 1 << 30), tuple(ctx.fn_nodes[:-1]))
     return classes_at_1(_rank(ctx, node, place, _DEPTH), op)
 
 
@@ -126,6 +128,9 @@ def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank
         return Rank(None, least)
     if isinstance(node, ast.Name):
         value = _last(ctx, place, node.id)
+        enclosing = _enclosing(ctx, place, node.id) if value is None else None
+        if enclosing is not None:  # a closure's free name: the function around it binds it
+            return _rank(ctx, node, enclosing, depth - 1)
         if value is None and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 place.fn in ctx.defs.values() and node.id in _parameters(place.fn):
             return _passed(ctx, place.fn, node.id, place, depth)
@@ -231,6 +236,9 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
         return _rank(ctx, first, place, depth - 1) if first is not None else UNKNOWN
     if name in _MATRIX:
         return Rank(2)
+    if name == "torch.matmul" and len(node.args) == 2:  # of two matrices (or stacks of them): the larger rank
+        sides = [_rank(ctx, a, place, depth - 1).exact or 0 for a in node.args]
+        return Rank(max(sides)) if min(sides) >= 2 else UNKNOWN
     if name in _SIZED and node.args and not any(isinstance(a, ast.Starred) for a in node.args) and \
             not any(k.arg in (None, "size", "out") for k in node.keywords):  # torch.zeros(n, t, v): one per size
         sizes = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], (ast.Tuple, ast.List)) else node.args
@@ -250,16 +258,54 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
             return Rank(start + 1) if isinstance(start, int) and start >= 0 else UNKNOWN
         if func.attr in _KEEP_METHODS:
             return _rank(ctx, func.value, place, depth - 1)
+        if func.attr == "squeeze" and not node.args and not node.keywords:  # drops size-1 dimensions only: a
+            squeezed = _rank(ctx, func.value, place, depth - 1)  # Linear's outputs (its classes) stay last
+            return Rank(None, None, True) if squeezed.last else UNKNOWN
         if self_attribute(func) and place.cls is not None and first is not None:
             return _module(ctx, _made(ctx, place.cls, func.attr), first, place, depth)
         return UNKNOWN
     if isinstance(func, ast.Subscript) and self_attribute(func.value) and place.cls is not None and first is not None:
         return _module(ctx, modulelist.element(ctx, place.cls, func.value.attr, func.slice), first, place, depth)
+    if isinstance(func, ast.Name) and first is not None and _keeps(ctx, func, place):  # act = partial(F.log_softmax, dim=1)
+        return _rank(ctx, first, place, depth - 1)
     if isinstance(func, ast.Name):  # `model(x)`, or `model()` of a model that reads its own data
         return _module(ctx, _instance(ctx, func, place), first, place, depth)
     if isinstance(func, ast.Call) and first is not None:  # Net()(x)
         return _module(ctx, _unwrap(func), first, place, depth)
     return UNKNOWN
+
+
+def _enclosing(ctx: Context, place: _Place, name: str) -> _Place | None:
+    """The place in the function around a closure where `name`, which the closure neither takes nor binds, is
+    read (`def closure(): output = model(x)` inside `train(model, ...)`); None: not a closure's free name."""
+    if not place.outer or not isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return None
+    if name in _parameters(place.fn) or name in ctx.assigned_in(place.fn) or unpacked(place.fn, name):
+        return None
+    return place._replace(fn=place.outer[-1], outer=place.outer[:-1])
+
+
+def _keeps(ctx: Context, func: ast.Name, place: _Place) -> bool:
+    """A name every assignment of which (in the function that binds it) is a shape-keeping function or a
+    `functools.partial` of one (`act = partial(F.log_softmax, dim=1)` in one branch, `act = torch.sigmoid`
+    in the other): its call keeps its input's rank."""
+    for _ in range(len(place.outer) + 1):
+        if place.fn is None:
+            return False
+        values = ctx.assigned_in(place.fn).get(func.id)
+        if values:
+            return all(_keeping(ctx, v) for v in values)
+        found = _enclosing(ctx, place, func.id)
+        if found is None:
+            return False
+        place = found
+    return False
+
+
+def _keeping(ctx: Context, value: ast.expr) -> bool:
+    if isinstance(value, ast.Call) and ctx.dotted(value.func) == "functools.partial" and value.args:
+        value = value.args[0]
+    return isinstance(value, (ast.Name, ast.Attribute)) and ctx.dotted(value) in _KEEP_FUNCTIONS
 
 
 def _pattern(node: ast.AST) -> Rank:
@@ -336,6 +382,9 @@ def _instance(ctx: Context, func: ast.Name, place: _Place, depth: int = 3) -> as
     followed to its callers in turn, `depth` deep: `train(model)` handing it to `train_epoch(model)`)."""
     value = _last(ctx, place, func.id)
     values = [value] if value is not None else []
+    enclosing = _enclosing(ctx, place, func.id) if value is None else None
+    if enclosing is not None:  # a closure's free name: what the function around it holds
+        return _instance(ctx, func, enclosing, depth)
     if not values and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         values = ctx.passed(place.fn, func.id)
         if not values and func.id not in _parameters(place.fn):  # the module's global (`net = Net()` above)
@@ -343,7 +392,7 @@ def _instance(ctx: Context, func: ast.Name, place: _Place, depth: int = 3) -> as
             values = [value] if value is not None else []
     instances = []
     for v in values:
-        base = _moved(v)  # `net = net.to(device)`: what the name held before
+        base = _handed_through(ctx, v) or _moved(v)  # `net = net.to(device)`: what the name held before
         if isinstance(base, ast.Name) and depth > 0:
             instances.append(_instance(ctx, base, _around(ctx, place, v.lineno), depth - 1))
         else:
@@ -354,7 +403,35 @@ def _instance(ctx: Context, func: ast.Name, place: _Place, depth: int = 3) -> as
     return instances[0]
 
 
-def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def _handed_through(ctx: Context, node: ast.AST) -> ast.expr | None:
+    """`acc, best, t = train(model, ...)`, where every return of the file's function `train` gives, at that place of
+    its tuple, its parameter `model` (never rebound): what the call passes for it (the model handed back)."""
+    if not (isinstance(node, Element) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
+        return None
+    fn = ctx.defs.get(node.value.func.id)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns = follow.returns(fn)  # (its own: not a closure's)
+    picked = set()
+    for r in returns:
+        element = r.elts[node.index] if isinstance(r, ast.Tuple) and node.index < len(r.elts) else None
+        if not isinstance(element, ast.Name) or any(isinstance(e, ast.Starred) for e in r.elts):  # type: ignore[attr-defined]
+            return None
+        picked.add(element.id)
+    if len(picked) != 1:
+        return None
+    param = picked.pop()
+    if param in ctx.assigned_in(fn) or unpacked(fn, param):
+        return None
+    call = node.value
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    given = dict(zip([a.arg for a in (*fn.args.posonlyargs, *fn.args.args)], call.args))
+    given.update({k.arg: k.value for k in call.keywords if k.arg})
+    return given.get(param)
+
+
+def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
     args = fn.args
     return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(x for x in (args.vararg, args.kwarg) if x))}
 
@@ -498,7 +575,7 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> Rank:
     uses: list[tuple[ast.Call, _Place]] = []
     cls = ctx.class_nodes[-1] if ctx.class_nodes else None
     if isinstance(target, ast.Name) and ctx.fn_nodes:
-        uses = _function_uses(ctx, ctx.fn_nodes[-1], cls, target.id, 3)
+        uses = _function_uses(ctx, ctx.fn_nodes[-1], cls, target.id, 3, tuple(ctx.fn_nodes[:-1]))
     elif isinstance(target, ast.Name) and cls is None:
         uses = _module_uses(ctx, target.id)
     elif self_attribute(target) and cls is not None:
@@ -514,16 +591,42 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> Rank:
     return found.pop() if len(found) == 1 else UNKNOWN
 
 
+def called(ctx: Context, call: ast.Call, op: str) -> Rank:
+    """The rank of the input of one call of a module made where it is called (`nn.NLLLoss()(out, y)`); a call
+    with more arguments than the module takes is another module's (unknown)."""
+    most = _ARITY.get(op)
+    if not call.args or (most is not None and len(call.args) + len(call.keywords) > most):
+        return UNKNOWN
+    return of(ctx, call.args[0], op)
+
+
+def _calls_in(fn: ast.AST, outer: tuple[ast.AST, ...]) -> list[tuple[ast.Call, ast.AST, tuple[ast.AST, ...]]]:
+    """The calls in `fn`, each with the innermost function it is in (`fn`, or a closure defined in it) and the
+    functions around that one."""
+    out: list[tuple[ast.Call, ast.AST, tuple[ast.AST, ...]]] = []
+    stack: list[tuple[ast.AST, ast.AST, tuple[ast.AST, ...]]] = [(fn, fn, outer)]
+    while stack:
+        node, inner, around = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append((child, child, (*around, inner)))
+                continue
+            if isinstance(child, ast.Call):
+                out.append((child, inner, around))
+            stack.append((child, inner, around))
+    return out
+
+
 def _function_uses(ctx: Context, fn: ast.AST, cls: ast.ClassDef | None, name: str,
-                   depth: int) -> list[tuple[ast.Call, _Place]]:
+                   depth: int, outer_of: tuple[ast.AST, ...] = ()) -> list[tuple[ast.Call, _Place]]:
     """The calls of `name` in `fn`, and, where `fn` hands the name to a module-level function of the file
     (`validation(model, criterion, ...)`), the calls of that function's parameter, followed `depth` deep."""
     uses: list[tuple[ast.Call, _Place]] = []
-    for c in ast.walk(fn):
-        if not isinstance(c, ast.Call) or not isinstance(c.func, ast.Name):
+    for c, inner, outer in _calls_in(fn, outer_of):
+        if not isinstance(c.func, ast.Name):
             continue
         if c.func.id == name:
-            uses.append((c, _Place(fn, cls, c.lineno)))
+            uses.append((c, _Place(inner, cls, c.lineno, outer)))
             continue
         if depth > 0 and ctx.defs.get(c.func.id) is not fn:
             uses += _handed(ctx, c, name, depth)

@@ -345,6 +345,7 @@ class Visitor(Context, ast.NodeVisitor):
         target = node.targets[0]
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
             self._reference(node.value)
+            self._held_rank(target, node.value, before)
         for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
             self._module_rules(held, made, before)
         kind = self.kind_of(node.value)
@@ -377,6 +378,38 @@ class Visitor(Context, ast.NodeVisitor):
             call = self.calls[k]
             if call.op == name and call.line == made.lineno:
                 self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+
+    def _held_rank(self, target: ast.AST, value: ast.expr, first: int) -> None:
+        """`criterion = F.nll_loss` (a loss function held in a name, here recorded as a reference): the rank of the
+        input it is called on, where every call of the name shows the same one, as an assigned module takes."""
+        if not (isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute))) or len(self.calls) == first:
+            return
+        name = self.dotted(value)
+        if name not in self.shape_ops or name.rsplit(".", 1)[-1][:1].isupper():
+            return
+        shown = rank.at_uses(self, target, name)
+        if shown == rank.UNKNOWN:
+            return
+        for k in range(first, len(self.calls)):
+            call = self.calls[k]
+            if call.op == name and (call.line, call.col) == (value.lineno, value.col_offset + 1):
+                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+
+    def _called_rank(self, node: ast.Call) -> None:
+        """`nn.CrossEntropyLoss()(output, target)`: a module made and called at once takes the rank of the input
+        of that call, as an assigned one takes its calls' (`_used_rank`)."""
+        made = rank.constructed(node.func)
+        name = self.dotted(made.func) if made is not None else None
+        if made is None or name not in self.shape_ops:
+            return
+        shown = rank.called(self, node, name)
+        if shown == rank.UNKNOWN:
+            return
+        for k in range(len(self.calls) - 1, -1, -1):
+            call = self.calls[k]
+            if call.op == name and call.line == made.lineno and call.col == made.col_offset + 1:
+                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+                return
 
     def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`self.X = <module op>(...)`: the `module` rules the op's records name (kb/scan/resolvers.py)."""
@@ -431,6 +464,7 @@ class Visitor(Context, ast.NodeVisitor):
                 elif type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
                     self._reference(value)
         if name is None and isinstance(func, ast.Call):
+            self._called_rank(node)  # nn.CrossEntropyLoss()(output, target)
             name = self._getattr(func)  # getattr(F, "interpolate")(x, ...)
             if name is not None and name in self.wanted:
                 self._record(name, node, certain=True, method=False)

@@ -1,0 +1,137 @@
+"""False alarms of the NLL / cross-entropy record (`torch.nll-loss`: only a 3-D or higher input runs the
+spatial kernel) where the loss's input is 2-D but the scan did not see it (benchmarks/scan_frozen9/ and the
+earlier corpora): one fixture per cause, written from the shape of the corpus's code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.scan import lookup
+from scan_files import scan_files
+
+
+def _scan(tmp_path: Path, files: dict[str, str], versions: str = "torch=2.11") -> list[lookup.Finding]:
+    return scan_files(tmp_path, files, versions)
+
+
+def _nll(found: list[lookup.Finding]) -> set[tuple[str, int]]:
+    """The NLL findings, notes aside (a note is no finding)."""
+    return {(Path(f.path).name, f.line) for f in found if f.record == "torch.nll-loss" and f.level != "note"}
+
+
+def test_a_loss_module_called_where_it_is_made_takes_the_rank_of_its_input(tmp_path):
+    """facebookresearch/dino eval_linear.py (2 false alarms): `loss = nn.CrossEntropyLoss()(output, target)`, the
+    module made and called at once, on `output = linear_classifier(output)`, a DistributedDataParallel of a
+    class whose forward returns `self.linear(x.view(x.size(0), -1))`: (N, classes), 2-D. The input is read
+    as that of an assigned loss's calls is; a 4-D input so called keeps its finding, and a module called
+    where it is made is no module "never called" (`loss = nn.CrossEntropyLoss()(x, y)` names the loss's value)."""
+    found = _scan(tmp_path, {"eval_linear.py": """\
+        import torch
+        import torch.nn as nn
+        class LinearClassifier(nn.Module):
+            def __init__(self, dim, n):
+                super().__init__()
+                self.linear = nn.Linear(dim, n)
+            def forward(self, x):
+                x = x.view(x.size(0), -1)
+                return self.linear(x)
+        def train(classifier, inp, target):
+            output = classifier(inp)
+            loss = nn.CrossEntropyLoss()(output, target)
+            loss.backward()
+        def main(inp, target):
+            classifier = LinearClassifier(8, 10).cuda()
+            classifier = nn.parallel.DistributedDataParallel(classifier)
+            train(classifier, inp, target)
+        def seg(x, y):
+            loss = nn.CrossEntropyLoss()(x.view(2, 3, 4, 4), y)
+            loss.backward()
+        """})
+    assert _nll(found) == {("eval_linear.py", 19)}, found
+
+
+_TEXT_SGC = """\
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+    import torch.optim as optim
+    from functools import partial
+    class SGC(nn.Module):
+        def __init__(self, nfeat, nclass):
+            super().__init__()
+            self.W = nn.Linear(nfeat, nclass)
+        def forward(self, x):
+            out = self.W(x)
+            return out
+    def train_linear(model, feats, labels, binary=False):
+        if not binary:
+            act = partial(F.log_softmax, dim=1)
+            criterion = F.nll_loss
+        else:
+            act = torch.sigmoid
+            criterion = F.binary_cross_entropy
+        optimizer = optim.LBFGS(model.parameters())
+        def closure():
+            optimizer.zero_grad()
+            output = model(feats).squeeze()
+            loss = criterion(act(output), labels)
+            loss.backward()
+            return loss
+        optimizer.step(closure)
+        return eval_linear(model, feats, labels, binary), model
+    def eval_linear(model, feats, labels, binary=False):
+        if not binary:
+            act = partial(F.log_softmax, dim=1)
+            criterion = F.nll_loss
+        else:
+            act = torch.sigmoid
+            criterion = F.binary_cross_entropy
+        with torch.no_grad():
+            output = model(feats).squeeze()
+            loss = criterion(act(output), labels)
+        return loss.item()
+    def seg(x, y):
+        criterion = F.nll_loss
+        loss = criterion(x.view(2, 3, 4, 4), y)
+        loss.backward()
+    if __name__ == "__main__":
+        model = SGC(10, 4).cuda()
+        acc, best = train_linear(model, x, y)
+        seg(x, y)
+"""
+
+
+def test_a_loss_function_held_in_a_name_takes_the_rank_of_its_calls(tmp_path):
+    """Tiiiger/SGC downstream/TextSGC/train.py (2 false alarms): `criterion = F.nll_loss` (the other branch holds
+    another loss) called as `criterion(act(output), label)`, in the function or in a closure of it (LBFGS's),
+    where `act = partial(F.log_softmax, dim=1)` (or `torch.sigmoid`) keeps its input's shape, and `output =
+    model(feats).squeeze()` is a Linear's (N, classes) output: squeezing leaves the classes last, so the loss
+    reads them at dim 1 only on the (N, C) form. The reference takes its calls' rank, as an assigned loss
+    module does; a 4-D input so called keeps its finding."""
+    found = _scan(tmp_path, {"train.py": _TEXT_SGC})
+    assert _nll(found) == {("train.py", 41)}, found
+
+
+def test_a_model_handed_back_by_the_function_it_was_handed_to_is_the_same_model(tmp_path):
+    """Tiiiger/SGC downstream/TextSGC/train.py: `val_acc, best_model, t = train_linear(model, ...)`, whose every
+    return gives its parameter `model` at that place of the tuple: best_model is the model handed in (an SGC),
+    and `eval_linear(best_model, ...)` computes the loss on its (N, classes) output."""
+    found = _scan(tmp_path, {"train.py": _TEXT_SGC + "        eval_linear(best, x, y)\n"})
+    assert _nll(found) == {("train.py", 41)}, found
+
+
+def test_a_matrix_product_of_two_matrices_is_a_matrix(tmp_path):
+    """CRIPAC-DIG/SR-GNN's scores are `torch.matmul(a, b.transpose(1, 0))`: the product of two 2-D tensors is 2-D
+    (of stacks of matrices, the larger rank), so the loss on it runs no spatial kernel; a 4-D product keeps it."""
+    found = _scan(tmp_path, {"m.py": """\
+        import torch
+        import torch.nn as nn
+        def scores(a, b, y):
+            s = torch.matmul(a.view(-1, 8), b.view(8, -1))
+            loss = nn.functional.cross_entropy(s, y)
+            loss.backward()
+            t = torch.matmul(a.view(2, 3, 4, 8), b.view(8, 5))
+            return nn.functional.cross_entropy(t, y)
+        scores(torch.randn(4, 8).cuda(), torch.randn(8, 5).cuda(), torch.zeros(4))
+        """})
+    assert _nll(found) == {("m.py", 8)}, found
