@@ -42,3 +42,38 @@ def test_an_import_naming_the_root_package_by_its_clone_name_reaches_the_file(tm
     seeds = [f.line for f in report.findings if f.record == "tf.random-seeds"]
     assert seeds == [3]
     assert not [n for n in report.notes if n.record == "tf.random-seeds"]
+
+
+_MODEL = """\
+    import tensorflow.compat.v1 as tf
+    def head(x, positions, bias):
+        return tf.nn.bias_add(tf.gather(x, positions), bias)
+    """
+
+
+def test_an_export_program_of_a_root_package_that_trains_elsewhere_runs_no_backward_pass(tmp_path):
+    """albert's export_checkpoints.py: a program (a __main__ block) in a folder with __init__.py that no
+    installable package holds, which builds the graph and saves it; the training program of the same code base
+    differentiates, but does not run the export program's own code, so its backward records are not reported
+    there. The shared model file, which the training program runs, keeps them."""
+    export = """\
+        import tensorflow.compat.v1 as tf
+        import model
+        def build(x, positions, bias):
+            out = tf.gather(x, positions)
+            return tf.nn.bias_add(model.head(out, positions, bias), bias)
+        if __name__ == "__main__":
+            build(1, 2, 3)
+        """
+    train = """\
+        import tensorflow.compat.v1 as tf
+        import model
+        def main():
+            loss = model.head(1, 2, 3)
+            tf.train.AdamOptimizer(0.1).minimize(loss)
+        if __name__ == "__main__":
+            main()
+        """
+    report = _scan(tmp_path / "repo", {"__init__.py": "", "model.py": _MODEL, "export.py": export, "train.py": train})
+    backward = {(Path(f.path).name, f.line) for f in report.findings if f.record.endswith("backprop")}
+    assert backward == {("model.py", 3)}, backward
