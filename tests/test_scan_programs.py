@@ -77,3 +77,31 @@ def test_an_export_program_of_a_root_package_that_trains_elsewhere_runs_no_backw
     report = _scan(tmp_path / "repo", {"__init__.py": "", "model.py": _MODEL, "export.py": export, "train.py": train})
     backward = {(Path(f.path).name, f.line) for f in report.findings if f.record.endswith("backprop")}
     assert backward == {("model.py", 3)}, backward
+
+
+def test_a_branch_that_raises_in_training_mode_runs_no_backward_pass(tmp_path):
+    """Tacotron-2's incremental CausalConv1D.call: after `if self.training: raise`, the branch runs only in
+    synthesis, where nothing is differentiated; the layer's normal branch, which training runs, keeps its record."""
+    layer = """\
+        import tensorflow.compat.v1 as tf
+        class Conv:
+            def call(self, x, bias, incremental=False):
+                if incremental:
+                    if self.training:
+                        raise RuntimeError('incremental step only supported during synthesis')
+                    return tf.nn.bias_add(x, bias)
+                assert self.kw
+                return tf.nn.bias_add(x * 2, bias)
+        """
+    train = """\
+        import tensorflow.compat.v1 as tf
+        from layer import Conv
+        def main():
+            loss = Conv().call(1, 2)
+            tf.train.AdamOptimizer(0.1).minimize(loss)
+        if __name__ == "__main__":
+            main()
+        """
+    report = _scan(tmp_path / "repo", {"layer.py": layer, "train.py": train})
+    backward = {(Path(f.path).name, f.line) for f in report.findings if f.record.endswith("backprop")}
+    assert backward == {("layer.py", 9)}, backward
