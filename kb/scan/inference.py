@@ -11,7 +11,10 @@ Read by kb/scan/resolve.py, which marks the calls in those lines as run without 
 from __future__ import annotations
 
 import ast
+import re
 
+# The cheap text test first (most files that say "training" have no guard): `if FLAG:` then `raise`, or `assert not FLAG`.
+GUARD_TEXT = re.compile(r"if\s+[\w.]*training\s*:\s*(?:#[^\n]*)?\n?\s*raise\b|assert\s+not\s+[\w.]*training\b")
 _FLAGS = frozenset({"training", "is_training"})
 
 
