@@ -105,3 +105,30 @@ def test_a_branch_that_raises_in_training_mode_runs_no_backward_pass(tmp_path):
     report = _scan(tmp_path / "repo", {"layer.py": layer, "train.py": train})
     backward = {(Path(f.path).name, f.line) for f in report.findings if f.record.endswith("backprop")}
     assert backward == {("layer.py", 9)}, backward
+
+
+def test_a_mapped_function_that_draws_through_the_root_package_named_by_its_clone_name(tmp_path):
+    """sam's dataset_source.py maps `self._apply_image_augmentations`, which calls the augmentation module it
+    imports as `from sam.datasets import augmentation`: the parallel map draws, a finding."""
+    source = """\
+        import tensorflow as tf
+        from proj.datasets import augmentation
+        class Source:
+            def _augment(self, example):
+                return augmentation.flip(example)
+            def get_train(self):
+                return tf.data.Dataset.range(4).map(self._augment, num_parallel_calls=tf.data.experimental.AUTOTUNE)
+        def main():
+            Source().get_train()
+        if __name__ == "__main__":
+            main()
+        """
+    augmentation = """\
+        import tensorflow as tf
+        def flip(example):
+            return tf.image.random_flip_left_right(example)
+        """
+    report = _scan(tmp_path / "checkout", {"__init__.py": "", "datasets/__init__.py": "",
+                                           "datasets/source.py": source, "datasets/augmentation.py": augmentation})
+    mapped = [f.line for f in report.findings if f.record == "tf.data-loader-parallelism"]
+    assert mapped == [7], mapped
