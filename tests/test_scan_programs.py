@@ -132,3 +132,26 @@ def test_a_mapped_function_that_draws_through_the_root_package_named_by_its_clon
                                            "datasets/source.py": source, "datasets/augmentation.py": augmentation})
     mapped = [f.line for f in report.findings if f.record == "tf.data-loader-parallelism"]
     assert mapped == [7], mapped
+
+
+def test_a_training_program_that_imports_its_optimizer_through_the_root_package_name_trains(tmp_path):
+    """albert's run_pretraining.py: `from albert import optimization`, whose create_optimizer differentiates,
+    names the root package by its clone's name; the program trains, so its own backward records stay findings."""
+    optim = """\
+        import tensorflow.compat.v1 as tf
+        def train(loss):
+            return tf.train.AdamOptimizer(0.1).minimize(loss)
+        """
+    train = """\
+        import tensorflow.compat.v1 as tf
+        from proj import model
+        from proj import optim as optimization
+        def main(x, positions):
+            loss = model.head(tf.gather(x, positions), positions, 1)
+            optimization.train(loss)
+        if __name__ == "__main__":
+            main(tf.get_variable("x", [3, 4]), tf.constant([0]))
+        """
+    report = _scan(tmp_path / "checkout", {"__init__.py": "", "model.py": _MODEL, "optim.py": optim, "train.py": train})
+    backward = {(Path(f.path).name, f.line) for f in report.findings if f.record.endswith("backprop")}
+    assert ("train.py", 5) in backward, backward

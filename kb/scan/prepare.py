@@ -138,6 +138,8 @@ def _own_root(filename: str, head: str) -> str | None:
     except OSError:
         return None
     named = re.findall(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(head)}\.([\w.]+)", text, re.MULTILINE)
+    for names in re.findall(rf"^[ \t]*from[ \t]+{re.escape(head)}[ \t]+import[ \t]+([\w, \t]+)$", text, re.MULTILINE):
+        named += [name.split()[0] for name in names.split(",") if name.strip()]  # from albert import modeling
     below = [os.path.join(top, *name.split(".")) for name in named]
     if not below or not all(os.path.isfile(b + ".py") or os.path.isfile(os.path.join(b, "__init__.py")) for b in below):
         return None

@@ -175,7 +175,8 @@ class Graph:
         (it holds __init__.py): a repository whose root is a package imports itself by the name of the
         folder it is cloned to (`from sam.autoaugment import policies` in a checkout named otherwise). A
         name no scanned file or folder has counts when every import that goes below it names a module of
-        the root (`torch` fails at its first `import torch.nn`); an import of the name alone says nothing.
+        the root (`torch` fails at its first `import torch.nn` or `from torch import nn`); `import sam`
+        alone says nothing.
         Computed once, on the first import of a name no scanned file has."""
         if self._own is None:
             self._own = frozenset()
@@ -183,11 +184,14 @@ class Graph:
             if root is not None:
                 verdict: dict[str, bool] = {}
                 for path in sorted(self.files):
-                    for module, level, _ in self.modules[path].layout.imports:
+                    for module, level, names in self.modules[path].layout.imports:
                         head, _, rest = module.partition(".")
-                        if level or not rest or head in self._names or not verdict.get(head, True):
+                        if level or not module or head in self._names or not verdict.get(head, True):
                             continue
-                        verdict[head] = self._module_file(root, rest) is not None
+                        if rest:
+                            verdict[head] = self._module_file(root, rest) is not None
+                        elif names:  # from albert import modeling: each name a module of the root
+                            verdict[head] = all(self._module_file(root, name) is not None for name in names)
                 self._own = frozenset(head for head, ok in verdict.items() if ok)
         return self._own
 
