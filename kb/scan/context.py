@@ -546,6 +546,10 @@ class Context:
                 return found[target.attr], found
         return None
 
+    def _own_module(self, name: str) -> bool:
+        """The imported name stands for a module of the code base (read with kb/scan/prepare.py's local_module)."""
+        return local_module(self.filename, self.aliases[name]) is not None
+
     def may_draw_randomness(self, func: ast.AST, depth: int = 3, defs: dict | None = None) -> bool:
         """False when the function (a lambda, a function or method of this module, a `functools.partial`
         of one, or a function or class of a module of the same code base imported here, and those it
@@ -572,6 +576,10 @@ class Context:
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and callee.id not in inner \
                         and self.dotted(callee) is None and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
                     return True  # a function from elsewhere (not one defined inside, nor one of its folder's): cannot tell
+                elif defs is self.defs and isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
+                        and callee.value.id in self.aliases and self._own_module(callee.value.id) \
+                        and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
+                    return True  # `augmentation.flip(x)`: a function of a module of the code base this file imports
         return False
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import stat
 
 from kb.scan import graphreset
@@ -98,7 +99,51 @@ def _module_path(filename: str, dotted: str) -> str | None:
         if parent == folder:
             break
         folder = parent
-    return None
+    return _under_own_root(filename, dotted)
+
+
+_OWN_ROOT: dict[tuple[str, str], str | None] = {}  # (importer, first name) -> the top package folder it names
+
+
+def _under_own_root(filename: str, dotted: str) -> str | None:
+    """The module file `dotted` names when its first name is the importer's top package called by the name of
+    the folder it is cloned to (`from sam.sam_jax.datasets import augmentation` in a checkout named otherwise,
+    as kb/scan/scope.py's Graph reads it): the topmost folder above the importer that holds __init__.py, when
+    every import of that first name in the importer's text names a module or package below it (`torch` fails
+    at `import torch.nn`)."""
+    head, _, rest = dotted.partition(".")
+    if not rest:
+        return None
+    key = (filename, head)
+    if key not in _OWN_ROOT:
+        _OWN_ROOT[key] = _own_root(filename, head)
+    top = _OWN_ROOT[key]
+    path = os.path.join(top, *rest.split(".")) + ".py" if top else None
+    if path is None or not os.path.isfile(path) or os.path.islink(path) or os.path.getsize(path) > MAX_BYTES:
+        return None
+    return path
+
+
+def _own_root(filename: str, head: str) -> str | None:
+    folder, top = os.path.dirname(os.path.abspath(filename)), None
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        top, folder = folder, os.path.dirname(folder)
+        if top == folder:
+            break
+    if top is None:
+        return None
+    try:
+        with open(filename, encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_BYTES)
+    except OSError:
+        return None
+    named = re.findall(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(head)}\.([\w.]+)", text, re.MULTILINE)
+    for names in re.findall(rf"^[ \t]*from[ \t]+{re.escape(head)}[ \t]+import[ \t]+([\w, \t]+)$", text, re.MULTILINE):
+        named += [name.split()[0] for name in names.split(",") if name.strip()]  # from albert import modeling
+    below = [os.path.join(top, *name.split(".")) for name in named]
+    if not below or not all(os.path.isfile(b + ".py") or os.path.isfile(os.path.join(b, "__init__.py")) for b in below):
+        return None
+    return top
 
 
 _LOCAL_TREES: dict[str, ast.Module | None] = {}

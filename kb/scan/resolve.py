@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan import gradient, graphreset, hostcode
+from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
     TF_SET_SEED, buffer_parameters, compiled_scopes, literal_parameters, parsed_before, subclasses, tf_global_seed,
@@ -160,6 +161,8 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     dead = never_taken(tree, text) if calls else ()
     if dead:  # a block a constant test never takes: its calls never run
         calls = [c._replace(never_runs=next((why for a, b, why in dead if a <= c.line <= b), None)) for c in calls]
+    if calls and "training" in text and GUARD_TEXT.search(text) and (spans := inference_only(tree)):  # after `if self.training: raise`
+        calls = [c._replace(no_grad=True) if any(a <= c.line <= b for a, b in spans) else c for c in calls]
     quiet: tuple = ()
     if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(", ".filter(")):
         try:

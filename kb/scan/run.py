@@ -438,7 +438,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
         quiet.setdefault(path, []).extend(spans)
-    trains = [not modules[r.entry].layout.main or r.why.startswith("console script") or placement.in_package(r.entry)
+    # an entry an installable package holds is its users' library too (a folder with __init__.py alone is not)
+    trains = [not modules[r.entry].layout.main or r.why.startswith("console script")
+              or (r.entry not in scripts if scripts else placement.in_package(r.entry))
               or any(modules[p].layout.backward for p in r.files) for r in runs]
 
     found: dict[tuple, lookup.Finding] = {}

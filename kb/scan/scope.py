@@ -71,6 +71,21 @@ def _importable(files: frozenset[str]) -> dict[tuple[str, str], str]:
     return {**packages, **modules}
 
 
+def _root_package(files: frozenset[str]) -> str | None:
+    """The folder that holds every scanned file, when it is a package (its __init__.py is scanned)."""
+    inits = [path for path in files if os.path.basename(path) == "__init__.py"]
+    if not inits:
+        return None
+    root = os.path.dirname(min(inits, key=lambda path: path.count(os.sep)))
+    if os.path.join(root, "__init__.py") not in files:
+        return None
+    if root and not all(path.startswith(root + os.sep) for path in files):
+        return None
+    if not root and any(os.path.isabs(path) or path.startswith("..") for path in files):
+        return None
+    return root
+
+
 def _add_names(table: dict[tuple[str, str], str], stem: str, path: str) -> None:
     parts: list[str] = []
     folder = stem
@@ -110,6 +125,8 @@ class Graph:
         self._ancestors: dict[tuple[str, str], frozenset[tuple[str, str | None]]] = {}
         self._tops: dict[tuple[str, str], frozenset[str]] = {}
         self._edges: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
+        self._own: frozenset[str] | None = None
+        self._root: str | None = None  # the names the code imports its root package by (_own_names)
 
     def resolve(self, importer: str, dotted: str, level: int) -> str | None:
         """The scanned file a module name means when imported from `importer` (memoized by the
@@ -122,8 +139,13 @@ class Graph:
             return self._resolved[key]
         found = None
         if not level and dotted.split(".", 1)[0] not in self._names:
-            self._resolved[key] = None  # no scanned file or folder has that name: another distribution's module
-            return None
+            # no scanned file or folder has that name: another distribution's module, or the root package
+            # named as its clone's folder is named (`from sam.autoaugment import policies`)
+            head, _, rest = dotted.partition(".")
+            if head in self._own_names() and self._root is not None:
+                found = self._module_file(self._root, rest)
+            self._resolved[key] = found
+            return found
         if level:
             base = here
             for _ in range(level - 1):
@@ -147,6 +169,31 @@ class Graph:
                 base = parent
         self._resolved[key] = found
         return found
+
+    def _own_names(self) -> frozenset[str]:
+        """The names the code base imports its own root package by, when the folder scanned is a package
+        (it holds __init__.py): a repository whose root is a package imports itself by the name of the
+        folder it is cloned to (`from sam.autoaugment import policies` in a checkout named otherwise). A
+        name no scanned file or folder has counts when every import that goes below it names a module of
+        the root (`torch` fails at its first `import torch.nn` or `from torch import nn`); `import sam`
+        alone says nothing.
+        Computed once, on the first import of a name no scanned file has."""
+        if self._own is None:
+            self._own = frozenset()
+            root = self._root = _root_package(self.files)
+            if root is not None:
+                verdict: dict[str, bool] = {}
+                for path in sorted(self.files):
+                    for module, level, names in self.modules[path].layout.imports:
+                        head, _, rest = module.partition(".")
+                        if level or not module or head in self._names or not verdict.get(head, True):
+                            continue
+                        if rest:
+                            verdict[head] = self._module_file(root, rest) is not None
+                        elif names:  # from albert import modeling: each name a module of the root
+                            verdict[head] = all(self._module_file(root, name) is not None for name in names)
+                self._own = frozenset(head for head, ok in verdict.items() if ok)
+        return self._own
 
     def _module_file(self, base: str, dotted: str) -> str | None:
         key = (base, dotted)
