@@ -50,3 +50,41 @@ def test_absl_app_run_calls_the_main_it_is_given(tmp_path):
     is called (this program does not call it)" and counted the seeding as conditional."""
     assert _sites(_scan(tmp_path, "app_run"), "tf.random-seeds") == []
     assert _sites(_scan(tmp_path, "app_run_tf"), "tf.random-seeds") == []
+
+
+_NUMPY_SEEDED = '''import numpy as np
+import tensorflow as tf
+
+
+def init_tf(np_seed):
+    {seeding}
+    tf_seed = np.random.randint(1 << 31)
+    tf.compat.v1.set_random_seed(tf_seed)
+
+
+def main():
+    init_tf(1000)
+    return tf.nn.dropout(tf.zeros([8]), rate=0.5)
+
+
+main()
+'''
+
+
+def test_a_seed_drawn_from_numpy_after_the_function_seeds_numpy_is_fixed(tmp_path):
+    """NVlabs/stylegan's `tflib.init_tf` seeds NumPy, then draws the TensorFlow graph seed from it
+    (`np.random.randint(1 << 31)`): after `np.random.seed(<fixed>)` in the same body, that draw is the same
+    number every run, so `tf.set_random_seed` of it is the seeding fix. The scan read the draw as unseeded
+    (RULES X2-2) and kept the dropout. A NumPy seed set only under an `if`, or from a value that may be None,
+    or none at all, still leaves the TensorFlow seed drawn unseeded."""
+    def found(seeding: str) -> list:
+        root = tmp_path / str(abs(hash(seeding)))
+        root.mkdir()
+        (root / "train.py").write_text(_NUMPY_SEEDED.format(seeding=seeding))
+        return _sites([f for f in scan([str(root)], given=pins.parse_versions("tensorflow=2.20")).findings
+                       if not f.note], "tf.random-seeds")
+    assert found("np.random.seed(1000)") == []
+    assert found("np.random.seed(seed=1000)") == []
+    assert found("pass") == [("train.py", 13)]
+    assert found("if np_seed is not None: np.random.seed(np_seed)") == [("train.py", 13)]
+    assert found("np.random.seed(None)") == [("train.py", 13)]
