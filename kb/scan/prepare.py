@@ -119,6 +119,17 @@ def _parsed(path: str) -> ast.Module | None:
     return _LOCAL_TREES[path]
 
 
+def forget_local_files() -> None:
+    """Empty the memos of the code base's files (local_module, local_tree, parsed_before): they are one scan's.
+    Kept past it, their trees (hundreds of a large code base's files, most of the objects the scan leaves) would
+    answer a later scan with files as they were, and every collection of the cyclic garbage collector after the
+    scan would walk them all (kb/scan/run.py's scan calls this when it starts and when it ends)."""
+    _LOCAL_MODULES.clear()
+    _LOCAL_IMPORTS.clear()
+    _LOCAL_TREES.clear()
+    _LOCAL_TEXTS.clear()
+
+
 def parsed_before(path: str, text: str) -> ast.Module | None:
     """The tree local_module or local_tree already made of the file at `path`, when it was parsed from exactly
     `text` (the same text makes the same tree: nothing changes a tree once parsed), else None. The scan's own
