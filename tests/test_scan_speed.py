@@ -140,3 +140,30 @@ def test_a_scan_keeps_no_tree_of_the_files_it_read_as_imports(tmp_path):
                                       "torch.tensor([0]), torch.ones(1))\n", encoding="utf-8")
     run.scan([str(tmp_path)], given=pins.parse_versions("torch=2.11"), jobs=1)
     assert not prepare._LOCAL_TREES and not prepare._LOCAL_MODULES and not prepare._LOCAL_TEXTS
+
+
+def test_an_imported_module_s_file_is_looked_for_once_per_folder(tmp_path, monkeypatch):
+    """Each file of a folder that uses `helpers.f` asks where helpers.py is (kb/scan/prepare.py's local_module):
+    the answer is the folder's, found once per scan with its `lstat`s, not again for every file and use
+    (NeMo: 10,900 look-ups, 49,000 `lstat`s)."""
+    import os
+
+    from kb.scan import prepare
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "helpers.py").write_text("def f():\n    return 1\n", encoding="utf-8")
+    stats: list[str] = []
+    real = os.lstat
+
+    def counting(path, *args, **kwargs):
+        stats.append(str(path))
+        return real(path, *args, **kwargs)
+
+    prepare.forget_local_files()
+    monkeypatch.setattr(os, "lstat", counting)
+    try:
+        for name in ("a.py", "b.py", "c.py"):
+            assert "f" in (prepare.local_module(str(tmp_path / "pkg" / name), "helpers") or {})
+    finally:
+        prepare.forget_local_files()
+    assert len(stats) == 2, stats  # pkg/helpers.py, then helpers.py: once for the folder

@@ -78,10 +78,25 @@ def _imports_of(tree: ast.Module) -> dict[str, str]:
     return found
 
 
+_MODULE_PATHS: dict[tuple[str, str], str | None] = {}  # (folder as written, dotted) -> _module_path's answer
+
+
 def _module_path(filename: str, dotted: str) -> str | None:
     """The file of the module `dotted` next to `filename` or under one of its parent folders: a regular
-    file small enough to read (None: none there, or a link, FIFO or device, never opened)."""
-    if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
+    file small enough to read (None: none there, or a link, FIFO or device, never opened). Memoized per
+    folder for the scan (forget_local_files): the files of a folder import the same modules, and each
+    look-up costs up to four `lstat`s (NeMo: 10,900 look-ups, 49,000 `lstat`s)."""
+    if not filename or not dotted:
+        return None
+    key = (os.path.dirname(filename), dotted)
+    if key in _MODULE_PATHS:
+        return _MODULE_PATHS[key]
+    found = _MODULE_PATHS[key] = _find_module(filename, dotted)
+    return found
+
+
+def _find_module(filename: str, dotted: str) -> str | None:
+    if not all(part.isidentifier() for part in dotted.split(".")):
         return None
     folder = os.path.dirname(os.path.abspath(filename))
     for _ in range(4):
@@ -124,6 +139,7 @@ def forget_local_files() -> None:
     Kept past it, their trees (hundreds of a large code base's files, most of the objects the scan leaves) would
     answer a later scan with files as they were, and every collection of the cyclic garbage collector after the
     scan would walk them all (kb/scan/run.py's scan calls this when it starts and when it ends)."""
+    _MODULE_PATHS.clear()
     _LOCAL_MODULES.clear()
     _LOCAL_IMPORTS.clear()
     _LOCAL_TREES.clear()
