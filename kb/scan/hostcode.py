@@ -166,10 +166,11 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
         return None
 
     def handed(value: ast.expr, why: str) -> None:
-        """A function handed to what runs it only where no gradient is taken (`.map(fn)`, `collate_fn=fn`)."""
-        if isinstance(value, ast.Call) and dotted(value.func) in _PARTIALS and value.args:
-            handed(value.args[0], why)  # .map(functools.partial(fn, size=8)): fn runs there
-            return
+        """A function handed to what runs it only where no gradient is taken (`.map(fn)`, `collate_fn=fn`). A loop,
+        not a call of itself, unwraps partials: a closure that calls itself is a reference cycle, which would
+        keep the file's whole tree (through `dotted`, the visitor's) alive until the collector runs."""
+        while isinstance(value, ast.Call) and dotted(value.func) in _PARTIALS and value.args:
+            value = value.args[0]  # .map(functools.partial(fn, size=8)): fn runs there
         if isinstance(value, ast.Lambda):
             lambdas[id(value)] = why  # .map(lambda x: fn(x, 8)): its body runs there
             return

@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -353,12 +353,14 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     it goes, and the rest when the collector runs again after it."""
     was = gc.isenabled()
     gc.disable()
+    prepare.forget_local_files()
     try:
         with warnings.catch_warnings():  # the caller's own warning filters come back as they were
             quiet_parsing()
             return _scan(paths, given=given, lockfile=lockfile, device=device, exclude=exclude, jobs=jobs)
     finally:
         _READ.clear()  # the texts are the scan's, not the caller's memory
+        prepare.forget_local_files()  # and so are the trees of the files it read as imported modules
         if was:
             gc.enable()
 
