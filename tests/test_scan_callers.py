@@ -177,3 +177,20 @@ def test_a_method_called_only_as_self_method_takes_its_own_classs_values(tmp_pat
     assert _records(found, "model.py", 33), "its only call passes bias=True"
     assert _records(found, "model.py", 38), "called from outside its class with bias=True"
     assert _records(found, "model.py", 47), "a Keras layer's call: the framework calls it too"
+
+
+def test_a_methods_keyword_no_call_passes_holds_its_default(tmp_path):
+    """rosinality/stylegan2-pytorch's lpips: `DistModel.initialize(..., is_train=False)` builds the ranking
+    head (BCERankingLoss, whose Dist2LogitLayer holds three nn.Conv2d) only `if self.is_train:`, and its only
+    call, `self.model.initialize(model=..., spatial=...)` on another object, never passes is_train: the
+    convolutions were reported (3 false alarms, RULES R4). A method of the code base's own classes whose every
+    use in the code base is a call `<anything>.m(...)` (or `Base.m(self, ...)`, or an `inspect` argument)
+    takes the values those calls pass; a keyword passed by position (`tuner.configure(True)`) keeps its
+    branch."""
+    found = _scan(tmp_path, "initialize")
+    assert not _records(found, "dist_model.py", 18), found
+    notes = {(Path(f.path).name, f.line): f.note for f in found if f.note}
+    assert "is_train as False" in notes.get(("dist_model.py", 18), ""), notes
+    assert not _records(found, "networks.py", 7), "Ranker is built only in the branch that never runs"
+    assert _records(found, "dist_model.py", 30), "configure(True) passes is_train by position"
+    assert _records(found, "networks.py", 16), "Metric is built on every call"

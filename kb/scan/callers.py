@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import resolve, scope, sources
+from kb.scan import methodcalls, resolve, scope, sources
 from kb.scan.nodes import BLOCK_FIELDS, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
@@ -100,7 +100,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
             targets.update(_targets(path, tree, module.calls))
     if targets:
         _add_relays(targets, modules, texts, only, graph, trees, memo)
-    methods = _method_targets(trees, modules, texts, never or {})
+    methods = _method_targets(trees, modules, texts, never or {}, memo, only)
     if not targets and not methods:
         return NONE
     values = _values(targets, modules, texts, trees, graph, never or {}, memo, methods)
@@ -108,8 +108,6 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
     dead: dict[str, list[tuple[int, int, str]]] = {}
     for key, known in values.items():
         target = targets[key]
-        tree = trees[target.path]
-        assert tree is not None
         names = _names(target, known, texts, modules)
         if not names:
             continue
@@ -300,8 +298,8 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
 
 
 def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module], texts: sources.Texts,
-                    never: dict[str, list[tuple[int, int, str]]],
-                    ) -> dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]]:
+                    never: dict[str, list[tuple[int, int, str]]], memo: dict[str, ast.Module | None] | None = None,
+                    only: set[str] | None = None) -> dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]]:
     """(path, "Class.method") -> (its Target, its calls) for a method of a module-level class of the script
     files that holds a recorded call and is called only as `self.method(...)` in the methods of classes that
     define a method of that name themselves (xDeepFM's `self._build_extreme_FM(..., bias=False)`): such a call
@@ -309,12 +307,17 @@ def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, reso
     method, so the calls in its class are all that give it values. Any other spelling of the name in the code
     base (`super().m`, `Base.m(self)`, `obj.m`, a string, a subclass that inherits it and calls it) may pass
     other values: the method is then no target. Not a dunder, a decorated method, or one defined twice in
-    its class."""
+    its class. A method that builds a class (or calls a function) of the script files holding a recorded call
+    is one too (lpips's DistModel.initialize builds BCERankingLoss only `if self.is_train:`): its dead branch
+    then leaves that class unbuilt (kb/scan/unreached.py); the script files (`only`) that name such a class are
+    read for it, the others not."""
     candidates: dict[str, list[tuple[str, ast.ClassDef, ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
-    own = _own_classes(trees)
-    for path, tree in trees.items():
+    builders = _builders(trees, modules)
+    read = {**trees, **_building_files(trees, builders, only or set(), texts, memo)}
+    own = _own_classes({**read, **_base_files(read, modules, texts, memo)})
+    for path, tree in read.items():
         module = modules.get(path)
-        if tree is None or module is None or not module.calls or path.endswith(".ipynb"):
+        if tree is None or module is None or path.endswith(".ipynb"):
             continue
         lines = [c.line for c in module.calls]
         for cls in tree.body:
@@ -326,7 +329,8 @@ def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, reso
                 if fn.name.startswith("__") or fn.decorator_list or names.count(fn.name) > 1 or not fn.args.args \
                         or fn.args.args[0].arg != "self" or fn.args.vararg or fn.args.kwarg:
                     continue
-                if any(fn.lineno <= line <= (fn.end_lineno or fn.lineno) for line in lines):
+                if any(fn.lineno <= line <= (fn.end_lineno or fn.lineno) for line in lines) or (
+                        builders and _builds(fn, builders)):
                     candidates.setdefault(fn.name, []).append((path, cls, fn))
     if not candidates:
         return {}
@@ -345,6 +349,9 @@ def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, reso
                     break
                 uses += plain
         if uses < 0:
+            for (path, cls, fn), seen in methodcalls.calls(name, found, modules, texts, never, trees, memo).items():
+                key = (path, f"{cls.name}.{name}")
+                out[key] = (Target(path, key[1], fn, *_signature(fn, 1)), seen)
             continue
         seen_calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {(p, c.name): [] for p, c, _ in found}
         counted, outside = 0, False
@@ -373,6 +380,84 @@ def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, reso
             if seen_calls[(path, cls.name)]:
                 key = (path, f"{cls.name}.{name}")
                 out[key] = (Target(path, key[1], fn, *_signature(fn, 1)), seen_calls[(path, cls.name)])
+    return out
+
+
+def _builders(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module]) -> frozenset[str]:
+    """The names of the module-level classes and functions of `trees` that hold a recorded call, or call one
+    that does (lpips's BCERankingLoss builds Dist2LogitLayer, whose convolutions are recorded)."""
+    out: set[str] = set()
+    rest: list[ast.AST] = []
+    for path, tree in trees.items():
+        module = modules.get(path)
+        if tree is None or module is None:
+            continue
+        lines = sorted({c.line for c in module.calls})
+        for node in tree.body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                if any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines):
+                    out.add(node.name)
+                else:
+                    rest.append(node)
+    for _ in range(_ROUNDS):
+        found = frozenset(out)
+        more = [node for node in rest if getattr(node, "name", "") not in out and _builds(node, found)]
+        if not more:
+            break
+        out.update(getattr(node, "name", "") for node in more)
+    return frozenset(out)
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def _building_files(trees: dict[str, ast.Module | None], builders: frozenset[str], only: set[str],
+                    texts: sources.Texts, memo: dict[str, ast.Module | None] | None) -> dict[str, ast.Module | None]:
+    """The script files outside `trees` that define a class and name a builder (read as words: cheap)."""
+    out: dict[str, ast.Module | None] = {}
+    if not builders:
+        return out
+    for path in sorted(only):
+        if path in trees or path.endswith(".ipynb"):
+            continue
+        text = texts.get(path) or ""
+        if "class " not in text or "self" not in text or builders.isdisjoint(_WORDS.findall(text)):
+            continue
+        tree = memo[path] if memo is not None and path in memo else _parse(text)
+        if memo is not None:
+            memo[path] = tree
+        out[path] = tree
+    return out
+
+
+def _builds(fn: ast.AST, builders: frozenset[str]) -> bool:
+    """Whether `fn` calls a builder by its name (`Cls(...)`, `module.Cls(...)`)."""
+    for node in walk(fn):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in builders or isinstance(func, ast.Attribute) \
+                    and func.attr in builders:
+                return True
+    return False
+
+
+def _base_files(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module], texts: sources.Texts,
+                memo: dict[str, ast.Module | None] | None) -> dict[str, ast.Module | None]:
+    """The other files that define a base (a plain name) of a class of `trees` that `trees` do not define
+    (lpips's BaseModel, in a file of no recorded call): parsed so _own_classes can tell it is the code base's."""
+    defined = {n.name for t in trees.values() if t is not None for n in t.body if isinstance(n, ast.ClassDef)}
+    wanted = {b.id for t in trees.values() if t is not None for n in t.body if isinstance(n, ast.ClassDef)
+              for b in n.bases if isinstance(b, ast.Name) and b.id not in defined and b.id != "object"}
+    out: dict[str, ast.Module | None] = {}
+    for path in modules:
+        if path in trees or path.endswith(".ipynb"):
+            continue
+        text = texts.get(path) or ""
+        if any(f"class {name}" in text for name in wanted):
+            tree = memo[path] if memo is not None and path in memo else _parse(text)
+            if memo is not None:
+                memo[path] = tree
+            out[path] = tree
     return out
 
 
@@ -514,8 +599,8 @@ def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.T
     for param in known:
         if param not in stored:
             out[("name", param)] = param
-    if isinstance(node, ast.ClassDef):
-        for stmt in fn.body:  # top level of __init__: run on every construction
+    if isinstance(node, ast.ClassDef) or "." in target.name:  # a method's `self.x = param` (set nowhere else)
+        for stmt in fn.body:  # top level of __init__ (or the method): run on every construction (call)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name) \
                     and stmt.value.id in known and stmt.value.id not in stored:
                 attr = stmt.targets[0]
