@@ -22,24 +22,12 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import methodcalls, resolve, scope, sources
+from kb.scan import constantdraws, methodtargets, resolve, scope, sources
+from kb.scan.calltargets import ROUNDS, Target, parse, signature
 from kb.scan.nodes import BLOCK_FIELDS, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
-_Def = ast.FunctionDef | ast.AsyncFunctionDef
-_ROUNDS = 8  # how far a parameter passed on is followed: a caller's, its caller's, ... (simclr: six calls deep)
 _COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
-
-
-class Target(NamedTuple):
-    """A module-level function or class of one file: its parameters (after `self` for a class) and defaults."""
-
-    path: str
-    name: str
-    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-    params: tuple[str, ...]  # positional, in order
-    keywords: tuple[str, ...]  # keyword-only
-    defaults: dict[str, ast.expr]
 
 
 class Passed(NamedTuple):
@@ -94,13 +82,13 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
         module = modules.get(path)
         if module is None or not module.calls:
             continue  # a notebook's cells are one program: its later cells call what an earlier one defines
-        tree = memo[path] if path in memo else _parse(texts.get(path))
+        tree = memo[path] if path in memo else parse(texts.get(path))
         trees[path] = memo[path] = tree
         if tree is not None:
             targets.update(_targets(path, tree, module.calls))
     if targets:
         _add_relays(targets, modules, texts, only, graph, trees, memo)
-    methods = _method_targets(trees, modules, texts, never or {}, memo, only)
+    methods = methodtargets.method_targets(trees, modules, texts, never or {}, memo, only)
     if not targets and not methods:
         return NONE
     values = _values(targets, modules, texts, trees, graph, never or {}, memo, methods)
@@ -126,7 +114,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
                 for i, stmt in enumerate(block):
                     if isinstance(stmt, ast.If):  # the statements after it in its block: a guard's return
                         dead.setdefault(target.path, []).extend(_dead(stmt, names, known, target, block[i + 1:]))
-        for draw, why in _constant_draws(target.node, lambda arg: _known(arg, names, target, known)):
+        for draw, why in constantdraws.constant_draws(target.node, lambda arg: _known(arg, names, target, known)):
             if (draw.lineno, draw.col_offset + 1) in recorded:  # a note on the draw's line: its value reaches nothing
                 dead.setdefault(target.path, []).append((draw.lineno, draw.lineno, why))
     return Passed(args, {p: d for p, d in dead.items() if d})
@@ -139,22 +127,6 @@ def _known(arg: ast.expr, names: dict[tuple[str, str], str], target: Target,
     return known[param] if param is not None else None
 
 
-def _parse(text: str | None) -> ast.Module | None:
-    try:
-        return ast.parse(text) if text is not None else None
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _signature(fn: _Def, skip: int) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, ast.expr]]:
-    args = fn.args
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)][skip:]
-    defaults = dict(zip([a.arg for a in (*args.posonlyargs, *args.args)][-len(args.defaults):], args.defaults)) \
-        if args.defaults else {}
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    return tuple(positional), tuple(a.arg for a in args.kwonlyargs), defaults
-
-
 def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.Module], texts: sources.Texts,
                 only: set[str], graph: scope.Graph, trees: dict[str, ast.Module | None],
                 memo: dict[str, ast.Module | None]) -> None:
@@ -163,7 +135,7 @@ def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resol
     pass a parameter of their own on, whose values their callers give, though they hold no recorded call. A
     file is parsed only where its imports bind a target's name and its text names it; notebooks are left out
     (their cells are one program, read as the caller only)."""
-    for _ in range(_ROUNDS):
+    for _ in range(ROUNDS):
         index = _Index.of(targets)
         grown = False
         for path in sorted(only):
@@ -175,7 +147,7 @@ def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resol
             calling = frozenset(local for local, key in mine.items() if key[0] != path and local in text)
             if not calling:
                 continue
-            tree = trees[path] if path in trees else memo[path] if path in memo else _parse(text)
+            tree = trees[path] if path in trees else memo[path] if path in memo else parse(text)
             trees[path] = memo[path] = tree
             if tree is None:
                 continue
@@ -198,7 +170,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
     callees = {n.name: {c.func.id for c in map(_partial_or_call, walk(n)) if c is not None and isinstance(c.func, ast.Name)}
                for n in defs}
     keep |= {name for name, called in callees.items() if called & calling}
-    for _ in range(_ROUNDS):
+    for _ in range(ROUNDS):
         keep |= {name for name, called in callees.items() if called & keep}
     count: dict[str, int] = {}
     for node in tree.body:
@@ -216,9 +188,9 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
             if init is None or init.decorator_list or node.keywords or any(
                     isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node)):
                 continue  # `cls(...)`, `type(self)(...)`: constructions its own methods make, not by its name
-            out[(path, node.name)] = Target(path, node.name, node, *_signature(init, 1))
+            out[(path, node.name)] = Target(path, node.name, node, *signature(init, 1))
         else:
-            out[(path, node.name)] = Target(path, node.name, node, *_signature(node, 0))
+            out[(path, node.name)] = Target(path, node.name, node, *signature(node, 0))
     return out
 
 
@@ -231,7 +203,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
     """Target -> parameter -> (its values, why), for the parameters every call of the target passes as a
     literal or leaves at a literal default; a target named otherwise anywhere (or in a notebook, or in a file
     that does not parse) has none. `methods`: the methods whose every call is a `self.m(...)` of their own
-    class (_method_targets), with those calls; they join the targets here (no import names them)."""
+    class (kb/scan/methodtargets.py), with those calls; they join the targets here (no import names them)."""
     index = _Index.of(targets)
     calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {key: [] for key in targets}
     blocked: set[tuple[str, str]] = set()
@@ -248,7 +220,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
         if path in trees:
             tree = trees[path]
         else:
-            tree = memo[path] = memo[path] if path in memo else _parse(text)
+            tree = memo[path] = memo[path] if path in memo else parse(text)
         if tree is None:
             blocked.update(named)
             continue
@@ -280,7 +252,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
         targets[key] = target
         calls[key] = seen
     out: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
-    for _ in range(_ROUNDS):  # a caller's own parameter passed on (`f(k=k)`) holds what its callers pass
+    for _ in range(ROUNDS):  # a caller's own parameter passed on (`f(k=k)`) holds what its callers pass
         names = {key: _names(targets[key], known, texts, modules) for key, known in out.items()}
 
         def relay(path: str, line: int, node: ast.expr) -> tuple | None:
@@ -295,190 +267,6 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             break
         out = grown
     return out
-
-
-def _method_targets(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module], texts: sources.Texts,
-                    never: dict[str, list[tuple[int, int, str]]], memo: dict[str, ast.Module | None] | None = None,
-                    only: set[str] | None = None) -> dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]]:
-    """(path, "Class.method") -> (its Target, its calls) for a method of a module-level class of the script
-    files that holds a recorded call and is called only as `self.method(...)` in the methods of classes that
-    define a method of that name themselves (xDeepFM's `self._build_extreme_FM(..., bias=False)`): such a call
-    in its own class reaches it or an override in a subclass, and one in another class reaches that class's own
-    method, so the calls in its class are all that give it values. Any other spelling of the name in the code
-    base (`super().m`, `Base.m(self)`, `obj.m`, a string, a subclass that inherits it and calls it) may pass
-    other values: the method is then no target. Not a dunder, a decorated method, or one defined twice in
-    its class. A method that builds a class (or calls a function) of the script files holding a recorded call
-    is one too (lpips's DistModel.initialize builds BCERankingLoss only `if self.is_train:`): its dead branch
-    then leaves that class unbuilt (kb/scan/unreached.py); the script files (`only`) that name such a class are
-    read for it, the others not."""
-    candidates: dict[str, list[tuple[str, ast.ClassDef, ast.FunctionDef | ast.AsyncFunctionDef]]] = {}
-    builders = _builders(trees, modules)
-    read = {**trees, **_building_files(trees, builders, only or set(), texts, memo)}
-    own = _own_classes({**read, **_base_files(read, modules, texts, memo)})
-    for path, tree in read.items():
-        module = modules.get(path)
-        if tree is None or module is None or path.endswith(".ipynb"):
-            continue
-        lines = [c.line for c in module.calls]
-        for cls in tree.body:
-            if not isinstance(cls, ast.ClassDef) or cls.decorator_list or cls.name not in own:
-                continue  # a framework's base may call its methods itself (`forward`, `call`, sonnet's `_build`)
-            defs = [s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
-            names = [d.name for d in defs]
-            for fn in defs:
-                if fn.name.startswith("__") or fn.decorator_list or names.count(fn.name) > 1 or not fn.args.args \
-                        or fn.args.args[0].arg != "self" or fn.args.vararg or fn.args.kwarg:
-                    continue
-                if any(fn.lineno <= line <= (fn.end_lineno or fn.lineno) for line in lines) or (
-                        builders and _builds(fn, builders)):
-                    candidates.setdefault(fn.name, []).append((path, cls, fn))
-    if not candidates:
-        return {}
-    out: dict[tuple[str, str], tuple[Target, list[tuple[str, ast.Call]]]] = {}
-    for name, found in candidates.items():
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        spelled = re.compile(rf"\bself\.{re.escape(name)}\(|\bdef\s+{re.escape(name)}\s*\(")
-        uses = 0
-        for path in modules:
-            text = texts.get(path) or ""
-            if name in text:
-                every = len(word.findall(text))
-                plain = len(spelled.findall(text))
-                if every != plain:
-                    uses = -1
-                    break
-                uses += plain
-        if uses < 0:
-            for (path, cls, fn), seen in methodcalls.calls(name, found, modules, texts, never, trees, memo).items():
-                key = (path, f"{cls.name}.{name}")
-                out[key] = (Target(path, key[1], fn, *_signature(fn, 1)), seen)
-            continue
-        seen_calls: dict[tuple[str, str], list[tuple[str, ast.Call]]] = {(p, c.name): [] for p, c, _ in found}
-        counted, outside = 0, False
-        for path, tree in trees.items():
-            if tree is None or name not in (texts.get(path) or ""):
-                continue
-            for cls in tree.body:
-                if not isinstance(cls, ast.ClassDef):
-                    continue
-                defines = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == name
-                              for s in cls.body)
-                for node in walk(cls):
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-                        counted += 1
-                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                            and node.func.attr == name and isinstance(node.func.value, ast.Name) \
-                            and node.func.value.id == "self":
-                        counted += 1
-                        outside = outside or not defines  # a class that inherits it and calls it
-                        if (path, cls.name) in seen_calls and not any(
-                                first <= node.lineno <= last for first, last, _ in never.get(path, ())):
-                            seen_calls[(path, cls.name)].append((path, node))
-        if outside or counted != uses:
-            continue  # a use outside the classes that define it, or in a file not parsed here
-        for path, cls, fn in found:
-            if seen_calls[(path, cls.name)]:
-                key = (path, f"{cls.name}.{name}")
-                out[key] = (Target(path, key[1], fn, *_signature(fn, 1)), seen_calls[(path, cls.name)])
-    return out
-
-
-def _builders(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module]) -> frozenset[str]:
-    """The names of the module-level classes and functions of `trees` that hold a recorded call, or call one
-    that does (lpips's BCERankingLoss builds Dist2LogitLayer, whose convolutions are recorded)."""
-    out: set[str] = set()
-    rest: list[ast.AST] = []
-    for path, tree in trees.items():
-        module = modules.get(path)
-        if tree is None or module is None:
-            continue
-        lines = sorted({c.line for c in module.calls})
-        for node in tree.body:
-            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                if any(node.lineno <= line <= (node.end_lineno or node.lineno) for line in lines):
-                    out.add(node.name)
-                else:
-                    rest.append(node)
-    for _ in range(_ROUNDS):
-        found = frozenset(out)
-        more = [node for node in rest if getattr(node, "name", "") not in out and _builds(node, found)]
-        if not more:
-            break
-        out.update(getattr(node, "name", "") for node in more)
-    return frozenset(out)
-
-
-_WORDS = re.compile(r"\w+")
-
-
-def _building_files(trees: dict[str, ast.Module | None], builders: frozenset[str], only: set[str],
-                    texts: sources.Texts, memo: dict[str, ast.Module | None] | None) -> dict[str, ast.Module | None]:
-    """The script files outside `trees` that define a class and name a builder (read as words: cheap)."""
-    out: dict[str, ast.Module | None] = {}
-    if not builders:
-        return out
-    for path in sorted(only):
-        if path in trees or path.endswith(".ipynb"):
-            continue
-        text = texts.get(path) or ""
-        if "class " not in text or "self" not in text or builders.isdisjoint(_WORDS.findall(text)):
-            continue
-        tree = memo[path] if memo is not None and path in memo else _parse(text)
-        if memo is not None:
-            memo[path] = tree
-        out[path] = tree
-    return out
-
-
-def _builds(fn: ast.AST, builders: frozenset[str]) -> bool:
-    """Whether `fn` calls a builder by its name (`Cls(...)`, `module.Cls(...)`)."""
-    for node in walk(fn):
-        if isinstance(node, ast.Call):
-            func = node.func
-            if isinstance(func, ast.Name) and func.id in builders or isinstance(func, ast.Attribute) \
-                    and func.attr in builders:
-                return True
-    return False
-
-
-def _base_files(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Module], texts: sources.Texts,
-                memo: dict[str, ast.Module | None] | None) -> dict[str, ast.Module | None]:
-    """The other files that define a base (a plain name) of a class of `trees` that `trees` do not define
-    (lpips's BaseModel, in a file of no recorded call): parsed so _own_classes can tell it is the code base's."""
-    defined = {n.name for t in trees.values() if t is not None for n in t.body if isinstance(n, ast.ClassDef)}
-    wanted = {b.id for t in trees.values() if t is not None for n in t.body if isinstance(n, ast.ClassDef)
-              for b in n.bases if isinstance(b, ast.Name) and b.id not in defined and b.id != "object"}
-    out: dict[str, ast.Module | None] = {}
-    for path in modules:
-        if path in trees or path.endswith(".ipynb"):
-            continue
-        text = texts.get(path) or ""
-        if any(f"class {name}" in text for name in wanted):
-            tree = memo[path] if memo is not None and path in memo else _parse(text)
-            if memo is not None:
-                memo[path] = tree
-            out[path] = tree
-    return out
-
-
-def _own_classes(trees: dict[str, ast.Module | None]) -> set[str]:
-    """The names of the module-level classes of the parsed files whose ancestors are all such classes (or
-    `object`), every class of that name alike: no base of a framework or a library can call their methods."""
-    bases: dict[str, list[list[ast.expr]]] = {}
-    for tree in trees.values():
-        for node in tree.body if tree is not None else ():
-            if isinstance(node, ast.ClassDef):
-                bases.setdefault(node.name, []).append([*node.bases, *(k.value for k in node.keywords)])
-    own: set[str] = set()
-    grown = True
-    while grown:
-        grown = False
-        for name, each in bases.items():
-            if name not in own and all(isinstance(b, ast.Name) and (b.id == "object" or b.id in own)
-                                       for listed in each for b in listed):
-                own.add(name)
-                grown = True
-    return own
 
 
 class _Index(NamedTuple):
@@ -717,82 +505,3 @@ def _holds(op: ast.cmpop | None, value: object, other: object) -> bool | None:
     return same if isinstance(op, (ast.Eq, ast.Is)) else not same
 
 
-_UNIFORM = frozenset({"uniform", "random_uniform"})
-_UNIT = frozenset({"rand", "random"})  # numpy.random.rand(), random.random(): [0, 1)
-_FUNCTIONS = {"less": ast.Lt, "less_equal": ast.LtE, "greater": ast.Gt, "greater_equal": ast.GtE}
-_CASTS = frozenset({"cast", "float", "float32", "convert_to_tensor", "constant"})
-
-
-_Known = Callable[[ast.expr], "tuple[tuple, str] | None"]
-
-
-def _constant_draws(fn: ast.AST, bound_values: _Known) -> list[tuple[ast.Call, str]]:
-    """(draw, why) for each draw in `fn` compared with a bound it never reaches (RULES Y1-2): `tf.less(
-    tf.random.uniform([], 0, 1), p)` where p holds 1.0 at every call is always true, so the drawn number reaches
-    no result. Only a draw of known range (`uniform` / `random_uniform` with literal or default bounds, `rand()`,
-    `random()`) compared by `<`, `<=`, `>`, `>=` or `less`, `less_equal`, `greater`, `greater_equal` with a bound
-    at or above its top; `bound_values(expr)`: the values a bound that is not a literal takes and why, or None."""
-    out = []
-    for node in ast.walk(fn):
-        pair = _comparison(node)
-        if pair is None:
-            continue
-        draw, op, bound = pair
-        top = _top(draw)
-        if top is None:
-            continue
-        found = _bound(bound, bound_values)
-        if found is None:
-            continue
-        values, because = found
-        if not values or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= top for v in values):
-            continue
-        shown = " or ".join(repr(v) for v in values)
-        truth = "true" if op in (ast.Lt, ast.LtE) else "false"
-        out.append((draw, f"the number drawn here is only compared with {ast.unparse(bound)} ({shown}), at or above "
-                          f"the top of its range ({top!r}): the comparison is always {truth}, so the draw reaches no "
-                          f"result{': ' + because if because else ''}"))
-    return out
-
-
-def _comparison(node: ast.AST) -> tuple[ast.Call, type, ast.expr] | None:
-    """(the draw, the operator as `draw <op> bound`, the bound) of `draw < bound` or `less(draw, bound)`."""
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.left, ast.Call) \
-            and type(node.ops[0]) in _FUNCTIONS.values():
-        return node.left, type(node.ops[0]), node.comparators[0]
-    if isinstance(node, ast.Call) and len(node.args) == 2 and not node.keywords and isinstance(node.args[0], ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name in _FUNCTIONS:
-            return node.args[0], _FUNCTIONS[name], node.args[1]
-    return None
-
-
-def _top(draw: ast.Call) -> float | None:
-    """The top of a draw's range ([minval, maxval)), where the call says it in literals."""
-    func = draw.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    if name in _UNIT and not draw.args and not draw.keywords:
-        return 1.0
-    if name not in _UNIFORM or len(draw.args) > 3:
-        return None
-    given = dict(zip(("shape", "minval", "maxval"), draw.args))
-    given.update({k.arg: k.value for k in draw.keywords if k.arg in ("minval", "maxval")})
-    low = plain_literal(given["minval"]) if "minval" in given else 0
-    high = plain_literal(given["maxval"]) if "maxval" in given else 1
-    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)) or isinstance(low, bool) \
-            or isinstance(high, bool) or high <= low:
-        return None
-    return float(high)
-
-
-def _bound(node: ast.expr, bound_values: _Known) -> tuple[tuple, str] | None:
-    """The values of the bound: a literal, or what `bound_values` says, through `tf.cast(x, ...)` / `float(x)`."""
-    while isinstance(node, ast.Call) and node.args and not isinstance(node.args[0], ast.Starred):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name not in _CASTS:
-            return None
-        node = node.args[0]
-    value = plain_literal(node)
-    return ((value,), "") if value is not NOT_LITERAL else bound_values(node)

@@ -8,7 +8,7 @@ as a call of every method of that name (a receiver's class is not told apart: th
 only widens them). That holds only where the name appears nowhere else: not called bare (`m(...)`), not handed
 on (`f = obj.m`, `getattr(obj, "m")`, a string), except as an argument of an `inspect` function, which reads a
 function and never calls it (`inspect.getfile(self.initialize)`). The classes are the code base's own (no
-framework base calls their methods: kb/scan/callers.py's _own_classes) and the caller gives the script files
+framework base calls their methods: kb/scan/methodtargets.py's _own_classes) and the caller gives the script files
 only (a library's users may call anything). A call `Cls.m(self, ...)` on a class of the code base passes
 `self` first: that argument is dropped; any other call through a class name gives up the name.
 """
