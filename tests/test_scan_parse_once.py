@@ -14,7 +14,7 @@ from kb.scan import pins
 from kb.scan.run import scan
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scancallers"
-PASSES = ("kb.scan.callers",)
+PASSES = ("kb.scan.callers", "kb.scan.calltargets", "kb.scan.methodtargets")  # the pass and the modules it parses through
 
 
 def test_the_callers_pass_parses_each_file_once(tmp_path, monkeypatch):
