@@ -19,7 +19,7 @@ Read, within bounds (depth-limited, the file only, plus classes of the same file
 - a factory given its sizes one by one (`torch.zeros(n, t, v)`: 3); a PackedSequence's data, one less
   than the padded tensor packed (`pack_padded_sequence(scores, lengths)`: (tokens, V) of (N, T, V)).
 
-A loss module's rank is read where it is used (`at_uses`): its calls in the function, and the calls of
+A loss module's rank is read where it is used (kb/scan/lossrank.py, through `at_place`): its calls in the function, and the calls of
 the parameter it is handed to in the file's functions; a call with more arguments than the module takes
 (`criterion(preds, target, sizes, lengths)` where the name may also hold a CTC loss) is not its call.
 """
@@ -29,11 +29,12 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import builders, follow, modelclass, modulelist
+from kb.scan import builders, instances, modelclass, modulelist
 from kb.scan.context import Context
+from kb.scan.instances import Place
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
-from kb.scan.syntax import (ONE_OF, Element, Unknown, handed_back, least_ndim, plain_literal, reshaped_ndim,
-                            self_attribute, statements_in, unpacked)
+from kb.scan.syntax import (ONE_OF, Element, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute,
+                            statements_in)
 
 
 class Rank(NamedTuple):
@@ -79,8 +80,6 @@ _WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.Da
                        "torch.nn.parallel.DataParallel"})
 # torchvision's models that return something else than (N, classes) logits (boxes, masks, flows).
 _NOT_CLASSIFIERS = (".detection.", ".segmentation.", ".optical_flow.")
-# How many arguments a loss module's forward takes (input, target): a call with more is another module's.
-_ARITY = {"torch.nn.NLLLoss": 2, "torch.nn.CrossEntropyLoss": 2}
 
 
 def _classifier(name: str | None) -> bool:
@@ -88,23 +87,17 @@ def _classifier(name: str | None) -> bool:
     return name is not None and name in _TORCHVISION and not any(part in name for part in _NOT_CLASSIFIERS)
 
 
-class _Place(NamedTuple):
-    """Where an expression is read: the function (for its names), the class (for `self`), and the line
-    (a name is what its last assignment above that line made: `x = self.conv(x); x = torch.flatten(x, 1)`)."""
-
-    fn: ast.AST | None
-    cls: ast.ClassDef | None
-    line: int = 1 << 30
-    # the functions around `fn`, outermost first: a closure reads the names it does not bind from them
-    outer: tuple[ast.AST, ...] = ()
-
-
 def of(ctx: Context, node: ast.AST | None, op: str | None = None) -> Rank:
     """The rank the code shows for `node`, read where the walk is now, as the input of `op`."""
     if node is None:
         return UNKNOWN
-    place = _Place(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, ctx.class_nodes[-1] if ctx.class_nodes else None,
-                   getattr(node, "lineno", 1 << 30), tuple(ctx.fn_nodes[:-1]))
+    place = Place(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, ctx.class_nodes[-1] if ctx.class_nodes else None,
+                  getattr(node, "lineno", 1 << 30), tuple(ctx.fn_nodes[:-1]))
+    return classes_at_1(_rank(ctx, node, place, _DEPTH), op)
+
+
+def at_place(ctx: Context, node: ast.AST, place: Place, op: str | None) -> Rank:
+    """The rank the code shows for `node` read at `place` (a call found away from the walk), as the input of `op`."""
     return classes_at_1(_rank(ctx, node, place, _DEPTH), op)
 
 
@@ -117,7 +110,7 @@ def classes_at_1(shown: Rank, op: str | None) -> Rank:
     return shown._replace(last=False)
 
 
-def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank:
+def _rank(ctx: Context, node: ast.AST | None, place: Place, depth: int) -> Rank:
     if depth <= 0 or node is None:
         return UNKNOWN
     exact = reshaped_ndim(node)
@@ -127,16 +120,16 @@ def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank
     if least is not None:
         return Rank(None, least)
     if isinstance(node, ast.Name):
-        value = _last(ctx, place, node.id)
-        enclosing = _enclosing(ctx, place, node.id) if value is None else None
+        value = instances.last_value(ctx, place, node.id)
+        enclosing = instances.enclosing(ctx, place, node.id) if value is None else None
         if enclosing is not None:  # a closure's free name: the function around it binds it
             return _rank(ctx, node, enclosing, depth - 1)
         if value is None and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                place.fn in ctx.defs.values() and node.id in _parameters(place.fn):
+                place.fn in ctx.defs.values() and node.id in instances.parameters(place.fn):
             return _passed(ctx, place.fn, node.id, place, depth)
         if value is None and place.cls is not None and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and place.fn in place.cls.body and node.id in _parameters(place.fn):
-            found = {_rank(ctx, v, _Place(m, place.cls, v.lineno), depth - 1)
+                and place.fn in place.cls.body and node.id in instances.parameters(place.fn):
+            found = {_rank(ctx, v, Place(m, place.cls, v.lineno), depth - 1)
                      for v, m in ctx.self_passed(place.cls, place.fn, node.id)}
             return found.pop() if len(found) == 1 else UNKNOWN  # a method's parameter: what every self.<m>() passes
         return _rank(ctx, value, place._replace(line=value.lineno), depth - 1) if value is not None else UNKNOWN
@@ -165,7 +158,7 @@ def _rank(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank
     return _call(ctx, node, place, depth)
 
 
-def _element(ctx: Context, call: ast.expr, index: int, place: _Place, depth: int) -> Rank:
+def _element(ctx: Context, call: ast.expr, index: int, place: Place, depth: int) -> Rank:
     """The rank of the `index`-th value a call returns: a PackedSequence's data (its first field), or that
     element of the tuple every return of a model's `forward` gives (`return logits, features`)."""
     if not isinstance(call, ast.Call):
@@ -173,18 +166,18 @@ def _element(ctx: Context, call: ast.expr, index: int, place: _Place, depth: int
     if ctx.dotted(call.func) in _PACKS:
         return (_data(ctx, call, place, depth) or UNKNOWN) if index == 0 else UNKNOWN
     if self_attribute(call.func) and place.cls is not None:  # (a forward is read whatever it is called on)
-        return _module(ctx, _made(ctx, place.cls, call.func.attr), None, place, depth, index)
+        return _module(ctx, instances.attribute_call(ctx, place.cls, call.func.attr), None, place, depth, index)
     if isinstance(call.func, ast.Name):
-        return _module(ctx, _instance(ctx, call.func, place), None, place, depth, index)
+        return _module(ctx, instances.instance(ctx, call.func, place), None, place, depth, index)
     return UNKNOWN
 
 
-def _data(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank | None:
+def _data(ctx: Context, node: ast.AST | None, place: Place, depth: int) -> Rank | None:
     """The data of the PackedSequence `node` is (or names): `pack_padded_sequence(x, ...)` merges x's batch and
     time dimensions into one (a (N, T, V) score tensor packs to (tokens, V), 2-D). None: not a packed sequence."""
     for _ in range(_DEPTH):
         if isinstance(node, ast.Name):
-            node = _last(ctx, place, node.id)
+            node = instances.last_value(ctx, place, node.id)
             place = place._replace(line=node.lineno) if node is not None else place
     if not (isinstance(node, ast.Call) and ctx.dotted(node.func) in _PACKS):
         return None
@@ -192,10 +185,10 @@ def _data(ctx: Context, node: ast.AST | None, place: _Place, depth: int) -> Rank
     return Rank(shown.exact - 1) if shown.exact is not None and shown.exact >= 2 else UNKNOWN
 
 
-def _passed(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, place: _Place, depth: int) -> Rank:
+def _passed(ctx: Context, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, place: Place, depth: int) -> Rank:
     """A parameter of a module-level function: the rank of what every call of it in the file passes
     (`cal_loss(pred, ...)` called on `pred = model(src)`), read where each call is; unknown unless all agree."""
-    found = {_rank(ctx, v, _around(ctx, place._replace(fn=None, cls=None), v.lineno), depth - 1)
+    found = {_rank(ctx, v, instances.around(ctx, place._replace(fn=None, cls=None), v.lineno), depth - 1)
              for v in ctx.passed(fn, param)}
     return found.pop() if len(found) == 1 else UNKNOWN
 
@@ -224,7 +217,7 @@ def _integer(node: ast.AST) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
 
 
-def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
+def _call(ctx: Context, node: ast.Call, place: Place, depth: int) -> Rank:
     func = node.func
     name = ctx.dotted(func)
     first = node.args[0] if node.args else None
@@ -262,30 +255,20 @@ def _call(ctx: Context, node: ast.Call, place: _Place, depth: int) -> Rank:
             squeezed = _rank(ctx, func.value, place, depth - 1)  # Linear's outputs (its classes) stay last
             return Rank(None, None, True) if squeezed.last else UNKNOWN
         if self_attribute(func) and place.cls is not None and first is not None:
-            return _module(ctx, _made(ctx, place.cls, func.attr), first, place, depth)
+            return _module(ctx, instances.attribute_call(ctx, place.cls, func.attr), first, place, depth)
         return UNKNOWN
     if isinstance(func, ast.Subscript) and self_attribute(func.value) and place.cls is not None and first is not None:
         return _module(ctx, modulelist.element(ctx, place.cls, func.value.attr, func.slice), first, place, depth)
     if isinstance(func, ast.Name) and first is not None and _keeps(ctx, func, place):  # act = partial(F.log_softmax, dim=1)
         return _rank(ctx, first, place, depth - 1)
     if isinstance(func, ast.Name):  # `model(x)`, or `model()` of a model that reads its own data
-        return _module(ctx, _instance(ctx, func, place), first, place, depth)
+        return _module(ctx, instances.instance(ctx, func, place), first, place, depth)
     if isinstance(func, ast.Call) and first is not None:  # Net()(x)
-        return _module(ctx, _unwrap(func), first, place, depth)
+        return _module(ctx, instances.unwrap(func), first, place, depth)
     return UNKNOWN
 
 
-def _enclosing(ctx: Context, place: _Place, name: str) -> _Place | None:
-    """The place in the function around a closure where `name`, which the closure neither takes nor binds, is
-    read (`def closure(): output = model(x)` inside `train(model, ...)`); None: not a closure's free name."""
-    if not place.outer or not isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return None
-    if name in _parameters(place.fn) or name in ctx.assigned_in(place.fn) or unpacked(place.fn, name):
-        return None
-    return place._replace(fn=place.outer[-1], outer=place.outer[:-1])
-
-
-def _keeps(ctx: Context, func: ast.Name, place: _Place) -> bool:
+def _keeps(ctx: Context, func: ast.Name, place: Place) -> bool:
     """A name every assignment of which (in the function that binds it) is a shape-keeping function or a
     `functools.partial` of one (`act = partial(F.log_softmax, dim=1)` in one branch, `act = torch.sigmoid`
     in the other): its call keeps its input's rank."""
@@ -295,7 +278,7 @@ def _keeps(ctx: Context, func: ast.Name, place: _Place) -> bool:
         values = ctx.assigned_in(place.fn).get(func.id)
         if values:
             return all(_keeping(ctx, v) for v in values)
-        found = _enclosing(ctx, place, func.id)
+        found = instances.enclosing(ctx, place, func.id)
         if found is None:
             return False
         place = found
@@ -345,13 +328,6 @@ def _parameter(ctx: Context, cls: ast.ClassDef, attr: str) -> Rank:
     return Rank(1) if made else UNKNOWN
 
 
-def _last(ctx: Context, place: _Place, name: str) -> ast.expr | None:
-    """The value of the last `name = value` above the place's line in its function (None: none)."""
-    values = [*ctx.assigned_in(place.fn).get(name, []), *unpacked(place.fn, name)] if place.fn is not None else []
-    above = [v for v in values if v.lineno < place.line]
-    return max(above, key=lambda v: (v.lineno, v.col_offset)) if above else None
-
-
 def _sizes(node: ast.AST | None) -> int | None:
     """How many spatial sizes `size=` gives: a literal tuple's length, or `x.shape[-2:]` / `x.shape[2:]`
     / `x.size()[2:]` (an image batch's two spatial sizes)."""
@@ -367,111 +343,13 @@ def _sizes(node: ast.AST | None) -> int | None:
     return None
 
 
-def _made(ctx: Context, cls: ast.ClassDef, attr: str) -> ast.Call | None:
-    """The call of `self.<attr> = <call>` of the class, under `.to(device)` (None: none, not a call, or
-    several that differ: a class of the code base made with other arguments in each branch is one class)."""
-    made = [_unwrap(value) if value is not None else None for value, _ in ctx.self_assignments(cls).get(attr, ())]
-    kinds = {None if m is None else ast.dump(m) if (ctx.dotted(m.func) or "").startswith("torch.") else
-             ctx.dotted(m.func) or ast.dump(m.func) for m in made}
-    return made[0] if len(kinds) == 1 and made[0] is not None else None
-
-
-def _instance(ctx: Context, func: ast.Name, place: _Place, depth: int = 3) -> ast.Call | None:
-    """What a called name holds: `model = Net()` (or `Net().to(device)`) in the function, or a parameter
-    that every call of the function in this file passes such an instance (the caller's own parameter
-    followed to its callers in turn, `depth` deep: `train(model)` handing it to `train_epoch(model)`)."""
-    value = _last(ctx, place, func.id)
-    values = [value] if value is not None else []
-    enclosing = _enclosing(ctx, place, func.id) if value is None else None
-    if enclosing is not None:  # a closure's free name: what the function around it holds
-        return _instance(ctx, func, enclosing, depth)
-    if not values and isinstance(place.fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        values = ctx.passed(place.fn, func.id)
-        if not values and func.id not in _parameters(place.fn):  # the module's global (`net = Net()` above)
-            value = _last(ctx, _Place(ctx.tree, None), func.id)
-            values = [value] if value is not None else []
-    instances = []
-    for v in values:
-        base = _handed_through(ctx, v) or _moved(v)  # `net = net.to(device)`: what the name held before
-        if isinstance(base, ast.Name) and depth > 0:
-            instances.append(_instance(ctx, base, _around(ctx, place, v.lineno), depth - 1))
-        else:
-            instances.append(_unwrap(v))
-    made = {ctx.dotted(m.func) or ast.dump(m.func) for m in instances if m is not None} if None not in instances else set()
-    if len(made) != 1 or not values:
-        return None
-    return instances[0]
-
-
-def _handed_through(ctx: Context, node: ast.AST) -> ast.expr | None:
-    """`acc, best, t = train(model, ...)`, where every return of the file's function `train` gives, at that place of
-    its tuple, its parameter `model` (never rebound): what the call passes for it (the model handed back)."""
-    if not (isinstance(node, Element) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
-        return None
-    fn = ctx.defs.get(node.value.func.id)
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    returns = follow.returns(fn)  # (its own: not a closure's)
-    picked = set()
-    for r in returns:
-        element = r.elts[node.index] if isinstance(r, ast.Tuple) and node.index < len(r.elts) else None
-        if not isinstance(element, ast.Name) or any(isinstance(e, ast.Starred) for e in r.elts):  # type: ignore[attr-defined]
-            return None
-        picked.add(element.id)
-    if len(picked) != 1:
-        return None
-    param = picked.pop()
-    if param in ctx.assigned_in(fn) or unpacked(fn, param):
-        return None
-    call = node.value
-    if any(isinstance(a, ast.Starred) for a in call.args):
-        return None
-    given = dict(zip([a.arg for a in (*fn.args.posonlyargs, *fn.args.args)], call.args))
-    given.update({k.arg: k.value for k in call.keywords if k.arg})
-    return given.get(param)
-
-
-def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[str]:
-    args = fn.args
-    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(x for x in (args.vararg, args.kwarg) if x))}
-
-
-def _moved(node: ast.AST) -> ast.AST:
-    """`x.to(device)` / `.cuda()` / `.eval()`: x; `model, opt = amp.initialize(model, opt)`: the model handed in."""
-    node = handed_back(node)
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
-        node = node.func.value
-    return node
-
-
-def _around(ctx: Context, place: _Place, line: int) -> _Place:
-    """The place of a line: in the place's function where it holds the line, else in the module-level
-    function of the file around it, else at the module level."""
-    fn = place.fn
-    if fn is None or not getattr(fn, "lineno", 0) <= line <= (getattr(fn, "end_lineno", None) or 1 << 30):
-        fn = next((d for d in ctx.defs.values() if d.lineno <= line <= (d.end_lineno or d.lineno)), ctx.tree)
-    return _Place(fn, place.cls, line)
-
-
-def constructed(node: ast.AST) -> ast.Call | None:
-    """The call that made a module, under the moves and modes chained on it (`nn.CrossEntropyLoss().cuda(gpu)`)."""
-    return _unwrap(node)
-
-
-def _unwrap(node: ast.AST) -> ast.Call | None:
-    """`Net(...).to(device)` / `.cuda()` / `.eval()`: the `Net(...)` call."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
-        node = node.func.value
-    return node if isinstance(node, ast.Call) else None
-
-
-def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _Place, depth: int,
+def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: Place, depth: int,
             element: int | None = None) -> Rank:
     """The rank a module returns when called on `first`, from the call that made the module (of the
     `element`-th value of the tuple it returns, where given: only a class's `forward` shows one)."""
     if made is None:
         return UNKNOWN
-    made = _aliased(ctx, made, place)
+    made = instances.aliased(ctx, made, place)
     name = ctx.dotted(made.func)
     if element is not None and name not in _WRAPPERS:
         return _defined(ctx, made, depth, element)
@@ -480,7 +358,7 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: _
     if _classifier(name):
         return Rank(2)
     if name in _WRAPPERS and made.args and isinstance(made.args[0], ast.Name) and depth > 0:
-        inner = _instance(ctx, made.args[0], _around(ctx, place, made.lineno))
+        inner = instances.instance(ctx, made.args[0], instances.around(ctx, place, made.lineno))
         return _module(ctx, inner, first, place, depth - 1, element) if inner is not made else UNKNOWN
     if name in _LINEAR:
         return _rank(ctx, first, place, depth - 1)._replace(last=True)
@@ -503,20 +381,6 @@ def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = Non
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
     cls = modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
     return _forward(*cls, depth, element) if cls else builders.agreed(ctx, made, _forward, depth, element) or UNKNOWN
-
-
-def _aliased(ctx: Context, made: ast.Call, place: _Place) -> ast.Call:
-    """`Net = GCNII; model = Net(...)`: the call as made by the class the name is bound to, where every
-    assignment of the name in the function around the call (else at module level) binds the same class name."""
-    if not isinstance(made.func, ast.Name) or made.func.id in ctx.class_defs() or ctx.dotted(made.func):
-        return made
-    around = _around(ctx, place, made.lineno).fn
-    values = (ctx.assigned_in(around).get(made.func.id) if around is not None else None) or \
-        (ctx.assigned_in(ctx.tree).get(made.func.id) if ctx.tree is not None else None) or []
-    bound = {ast.dump(v) for v in values}
-    if len(bound) != 1 or not isinstance(values[0], (ast.Name, ast.Attribute)):
-        return made
-    return ast.Call(values[0], made.args, made.keywords, lineno=made.lineno, col_offset=made.col_offset)
 
 
 def _kept(name: str, rank: Rank) -> Rank:
@@ -551,7 +415,7 @@ def _forward(ctx: Context, cls: ast.ClassDef, depth: int, element: int | None = 
         picked = [r.elts[element] for r in returns if isinstance(r, ast.Tuple) and element < len(r.elts)
                   and not any(isinstance(e, ast.Starred) for e in r.elts)]
         returns = picked if len(picked) == len(returns) else []
-    shown = [_rank(ctx, value, _Place(forward, cls, value.lineno + 1), depth - 1) for value in returns]
+    shown = [_rank(ctx, value, Place(forward, cls, value.lineno + 1), depth - 1) for value in returns]
     found = {r._replace(last=False) if r.exact == 2 else r for r in shown}  # 2-D: (N, C) however the C came
     return found.pop() if len(found) == 1 else UNKNOWN
 
@@ -563,110 +427,6 @@ def facts(shown: Rank) -> tuple[tuple[str, object], ...]:
     if shown.at_least is not None:
         return (("input.min_ndim", (shown.at_least,)),)
     return ()
-
-
-def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> Rank:
-    """The rank of the first argument wherever a module made here is called: `criterion(out, y)` in the
-    same function (and in the functions of the file it is handed to, as their parameter),
-    `self.criterion(out, y)` in the class's methods, or, for a module made at module level, in the module
-    and every function of the file that does not bind the name itself; unknown unless every call agrees.
-    A call with more arguments than the module `op` takes is left out: the name then holds another module
-    (a CTC loss in the other branch), since this one would raise."""
-    uses: list[tuple[ast.Call, _Place]] = []
-    cls = ctx.class_nodes[-1] if ctx.class_nodes else None
-    if isinstance(target, ast.Name) and ctx.fn_nodes:
-        uses = _function_uses(ctx, ctx.fn_nodes[-1], cls, target.id, 3, tuple(ctx.fn_nodes[:-1]))
-    elif isinstance(target, ast.Name) and cls is None:
-        uses = _module_uses(ctx, target.id)
-    elif self_attribute(target) and cls is not None:
-        for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            uses += [(c, _Place(fn, cls, c.lineno)) for c in ast.walk(fn)
-                     if isinstance(c, ast.Call) and self_attribute(c.func, target.attr)]
-    most = _ARITY.get(op or "")
-    if most is not None:
-        uses = [(c, place) for c, place in uses if len(c.args) + len(c.keywords) <= most]
-    if not uses or any(not c.args for c, _ in uses):
-        return UNKNOWN
-    found = {classes_at_1(_rank(ctx, c.args[0], place, _DEPTH), op) for c, place in uses}
-    return found.pop() if len(found) == 1 else UNKNOWN
-
-
-def called(ctx: Context, call: ast.Call, op: str) -> Rank:
-    """The rank of the input of one call of a module made where it is called (`nn.NLLLoss()(out, y)`); a call
-    with more arguments than the module takes is another module's (unknown)."""
-    most = _ARITY.get(op)
-    if not call.args or (most is not None and len(call.args) + len(call.keywords) > most):
-        return UNKNOWN
-    return of(ctx, call.args[0], op)
-
-
-def _calls_in(fn: ast.AST, outer: tuple[ast.AST, ...]) -> list[tuple[ast.Call, ast.AST, tuple[ast.AST, ...]]]:
-    """The calls in `fn`, each with the innermost function it is in (`fn`, or a closure defined in it) and the
-    functions around that one."""
-    out: list[tuple[ast.Call, ast.AST, tuple[ast.AST, ...]]] = []
-    stack: list[tuple[ast.AST, ast.AST, tuple[ast.AST, ...]]] = [(fn, fn, outer)]
-    while stack:
-        node, inner, around = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                stack.append((child, child, (*around, inner)))
-                continue
-            if isinstance(child, ast.Call):
-                out.append((child, inner, around))
-            stack.append((child, inner, around))
-    return out
-
-
-def _function_uses(ctx: Context, fn: ast.AST, cls: ast.ClassDef | None, name: str,
-                   depth: int, outer_of: tuple[ast.AST, ...] = ()) -> list[tuple[ast.Call, _Place]]:
-    """The calls of `name` in `fn`, and, where `fn` hands the name to a module-level function of the file
-    (`validation(model, criterion, ...)`), the calls of that function's parameter, followed `depth` deep."""
-    uses: list[tuple[ast.Call, _Place]] = []
-    for c, inner, outer in _calls_in(fn, outer_of):
-        if not isinstance(c.func, ast.Name):
-            continue
-        if c.func.id == name:
-            uses.append((c, _Place(inner, cls, c.lineno, outer)))
-            continue
-        if depth > 0 and ctx.defs.get(c.func.id) is not fn:
-            uses += _handed(ctx, c, name, depth)
-    return uses
-
-
-def _handed(ctx: Context, c: ast.Call, name: str, depth: int) -> list[tuple[ast.Call, _Place]]:
-    """Where the call `c` hands `name` to a module-level function of the file, the calls of that parameter."""
-    callee = ctx.defs.get(c.func.id) if isinstance(c.func, ast.Name) else None
-    if not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
-    params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
-    handed = [params[k] for k, a in enumerate(c.args[:len(params)]) if isinstance(a, ast.Name) and a.id == name]
-    handed += [k.arg for k in c.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
-    return [use for param in handed for use in _function_uses(ctx, callee, None, param, depth - 1)]
-
-
-def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, _Place]]:
-    """The calls of a module-level name, each read where it is: at module level, and in each function of
-    the file that neither takes nor assigns a name of its own so called (there the name is the global)."""
-    uses: list[tuple[ast.Call, _Place]] = []
-    if ctx.tree is None:
-        return uses
-    stack: list[tuple[ast.AST, ast.AST]] = [(ctx.tree, ctx.tree)]  # (node, the function or module it is read in)
-    while stack:
-        node, fn = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                params = {a.arg for a in (*child.args.posonlyargs, *child.args.args, *child.args.kwonlyargs,
-                                          *(x for x in (child.args.vararg, child.args.kwarg) if x))}
-                if name in params or (not isinstance(child, ast.Lambda) and name in ctx.assigned_in(child)):
-                    continue  # its own binding of the name: not the module's object
-                stack.append((child, child if not isinstance(child, ast.Lambda) else fn))
-                continue
-            if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == name:
-                uses.append((child, _Place(fn, None, child.lineno)))
-            elif isinstance(child, ast.Call) and fn is ctx.tree:  # `train(model, criterion)` in the main block
-                uses += _handed(ctx, child, name, 3)
-            stack.append((child, fn))
-    return uses
 
 
 # The interpolation modes each number of spatial dimensions accepts (F.interpolate raises for the others:

@@ -13,12 +13,11 @@ around a call says about it comes from the named rules of kb/scan/resolvers.py.
 from __future__ import annotations
 
 import ast
-import re
 from bisect import bisect_left
 from collections.abc import Callable
-from itertools import accumulate
 
-from kb.scan import environ, gradient, members, nodes, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
+from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
+from kb.scan import classparams, lossrank
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -27,8 +26,6 @@ from kb.scan.syntax import reshaped_ndim
 
 # Annotations that say an argument is a framework tensor.
 _TENSOR_TYPES = {"torch.Tensor": "torch.Tensor", "torch.nn.Parameter": "torch.Tensor", "torch.nn.parameter.Parameter": "torch.Tensor"}
-_PARAMETER_MAKERS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
-_INITIALISERS = frozenset({"reset_parameters", "_reset_parameters", "init_weights", "_init_weights", "initialize_parameters"})
 _NO_GRAD = ("torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.inference_mode")
 # Builtins whose arguments name a function or class without using it (`isinstance(m, nn.Conv2d)`).
 _NOT_A_USE = frozenset({"isinstance", "issubclass", "hasattr", "getattr", "setattr", "type", "id", "print", "repr",
@@ -85,9 +82,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.buffers: list[frozenset[str]] = []  # per enclosing function: those parameters
         self.main = False  # inside the module-level `if __name__ == "__main__":` block
         self.hits: tuple[int, ...] | None = None  # lines that may hold something of interest, sorted (None: all)
-        self._makers: re.Pattern[str] | None = None  # what a class's text must hold to make parameters (_members)
-        self._source = ""  # the module's text, and its lines' running lengths (_makes_parameters)
-        self._starts: list[int] = []
+        self._parameter_text = classparams.ParameterText()  # searched for the classes that make parameters
 
     # --- statements: walked here, so that expressions without a hit are never visited -----
     def _hit(self, node: ast.expr | ast.stmt) -> bool:
@@ -153,7 +148,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.no_grad += quiet
         if isinstance(node, ast.ClassDef):
             self.typed.append({})
-            self.members.append(self._members(node))
+            self.members.append(classparams.members(self, self._parameter_text, node))
             self.class_nodes.append(node)
         else:
             self.params.append(self.bound.get(node.name, {}) if len(self.scope) == 0 else {})
@@ -237,52 +232,6 @@ class Visitor(Context, ast.NodeVisitor):
                     out.setdefault(arg.arg, "torch.Tensor")
         return out
 
-    def _members(self, node: ast.ClassDef) -> set[str]:
-        """`self.X = nn.Parameter(...)` and `self.register_buffer("X", ...)` anywhere in the class.
-        When the class also initialises its parameters (a `reset_parameters` method, or an
-        `nn.init.*` call), `nn.Parameter(torch.empty(...))` in it is not uninitialized memory."""
-        found: set[str] = set()
-        first, last = node.lineno, node.end_lineno or node.lineno
-        if self.lines and not self._makes_parameters(first, last):
-            return found  # ("Parameters:" in a docstring is no call: the class is not walked for it)
-        walked = nodes.walk(node)
-        initialises = any(
-            (isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name in _INITIALISERS)
-            or (isinstance(sub, ast.Call) and (self.dotted(sub.func) or "").startswith("torch.nn.init."))
-            for sub in walked)
-        for sub in walked:
-            if initialises and isinstance(sub, ast.Call) and self.dotted(sub.func) in _PARAMETER_MAKERS and sub.args:
-                self.initialised.add(id(sub.args[0]))
-            if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call) \
-                    and self.dotted(sub.value.func) in _PARAMETER_MAKERS:
-                for target in sub.targets:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                        found.add(target.attr)
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "register_buffer" \
-                    and sub.args and isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[0].value, str):
-                found.add(sub.args[0].value)
-        return found
-
-    def _makes_parameters(self, first: int, last: int) -> bool:
-        """Lines first..last call nn.Parameter under any of the module's names, or register_buffer.
-        Searched in place in the module's text (a class's lines joined anew, for every class and
-        nested class, cost more than the search), for the names without a leading \\b, each match
-        checked to start a word (a leading \\b makes re try every position)."""
-        if self._makers is None:
-            names = {"Parameter", *(a for a, full in self.aliases.items() if full in _PARAMETER_MAKERS)}
-            self._makers = re.compile(r"(?:" + "|".join(map(re.escape, sorted(names))) + r")\s*\(")
-            self._source = "\n".join(self.lines)
-            self._starts = [0, *accumulate(map(len, self.lines))]  # + k: the offset of line k + 1
-        text, start, end = self._source, self._starts[first - 1] + first - 1, self._starts[last] + last - 1
-        if text.find("register_buffer", start, end) >= 0:
-            return True
-        while (match := self._makers.search(text, start, end)) is not None:
-            before = text[match.start() - 1] if match.start() else " "
-            if not (before.isalnum() or before == "_"):  # re's \w: a word character
-                return True
-            start = match.start() + 1
-        return False
-
     def _decorated(self, node: Function | ast.ClassDef) -> None:
         for decorator in node.decorator_list:
             if not self._hit(decorator):
@@ -345,7 +294,7 @@ class Visitor(Context, ast.NodeVisitor):
         target = node.targets[0]
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
             self._reference(node.value)
-            self._held_rank(target, node.value, before)
+            lossrank.held(self, self.calls, self.shape_ops, target, node.value, before)
         for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
             self._module_rules(held, made, before)
         kind = self.kind_of(node.value)
@@ -364,57 +313,10 @@ class Visitor(Context, ast.NodeVisitor):
         if env is not None:
             environ.set_env(self, env, node.value, node)
 
-    def _used_rank(self, target: ast.AST, value: ast.Call, first: int) -> None:
-        """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
-        on, where every call of it in the function (or the class) shows the same one."""
-        made = rank.constructed(value)  # `nn.CrossEntropyLoss().to(device)`: the module's own construction
-        name = self.dotted(made.func) if made is not None else None
-        if made is None or name not in self.shape_ops:
-            return
-        shown = rank.at_uses(self, target, name)
-        if shown == rank.UNKNOWN:
-            return
-        for k in range(first, len(self.calls)):
-            call = self.calls[k]
-            if call.op == name and call.line == made.lineno:
-                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
-
-    def _held_rank(self, target: ast.AST, value: ast.expr, first: int) -> None:
-        """`criterion = F.nll_loss` (a loss function held in a name, here recorded as a reference): the rank of the
-        input it is called on, where every call of the name shows the same one, as an assigned module takes."""
-        if not (isinstance(target, ast.Name) and isinstance(value, (ast.Name, ast.Attribute))) or len(self.calls) == first:
-            return
-        name = self.dotted(value)
-        if name not in self.shape_ops or name.rsplit(".", 1)[-1][:1].isupper():
-            return
-        shown = rank.at_uses(self, target, name)
-        if shown == rank.UNKNOWN:
-            return
-        for k in range(first, len(self.calls)):
-            call = self.calls[k]
-            if call.op == name and (call.line, call.col) == (value.lineno, value.col_offset + 1):
-                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
-
-    def _called_rank(self, node: ast.Call) -> None:
-        """`nn.CrossEntropyLoss()(output, target)`: a module made and called at once takes the rank of the input
-        of that call, as an assigned one takes its calls' (`_used_rank`)."""
-        made = rank.constructed(node.func)
-        name = self.dotted(made.func) if made is not None else None
-        if made is None or name not in self.shape_ops:
-            return
-        shown = rank.called(self, node, name)
-        if shown == rank.UNKNOWN:
-            return
-        for k in range(len(self.calls) - 1, -1, -1):
-            call = self.calls[k]
-            if call.op == name and call.line == made.lineno and call.col == made.col_offset + 1:
-                self.calls[k] = call._replace(extra=call.extra + rank.facts(shown))
-                return
-
     def _module_rules(self, target: ast.AST, value: ast.Call, first: int) -> None:
         """`self.X = <module op>(...)`: the `module` rules the op's records name (kb/scan/resolvers.py)."""
         name = self.dotted(value.func)
-        self._used_rank(target, value, first)
+        lossrank.used(self, self.calls, self.shape_ops, target, value, first)
         ruled = []
         for rule in self.by_op.get(name or "", ()):
             entry = resolvers.TABLE[rule]
@@ -464,7 +366,7 @@ class Visitor(Context, ast.NodeVisitor):
                 elif type(value) in _VALUE_TYPES:  # most arguments are constants, calls, or names of no import
                     self._reference(value)
         if name is None and isinstance(func, ast.Call):
-            self._called_rank(node)  # nn.CrossEntropyLoss()(output, target)
+            lossrank.made_and_called(self, self.calls, self.shape_ops, node)  # nn.CrossEntropyLoss()(output, target)
             name = self._getattr(func)  # getattr(F, "interpolate")(x, ...)
             if name is not None and name in self.wanted:
                 self._record(name, node, certain=True, method=False)
@@ -641,7 +543,7 @@ class Visitor(Context, ast.NodeVisitor):
             extra = (("backend", self.backends[-1]),)
         first = node.args[0] if node.args and not method else next((k.value for k in node.keywords if k.arg == "input"), None)
         if op in self.shape_ops and op.rsplit(".", 1)[-1][:1].isupper():
-            shown = rank.UNKNOWN  # a module's constructor: its input is seen where it is called (_used_rank)
+            shown = rank.UNKNOWN  # a module's constructor: its input is seen where it is called (kb/scan/lossrank.py)
         elif op in self.shape_ops:
             shown = rank.of(self, first, op)  # followed through names, modules and the classes of the code base
         else:
