@@ -15,26 +15,25 @@ it, and answers "draws none" only when it can read all of it:
 - a torchvision dataset whose transforms are deterministic torchvision transforms (`ToTensor`,
   `Normalize`, `Resize`, `CenterCrop`, `Compose` of such) or none.
 Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is
-not read: the loader stays possible.
+not read: the loader stays possible. The lookups of the code base's definitions are kb/scan/datasetdefs.py's,
+and the reading of arguments that hold plain data kb/scan/plainargs.py's.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from kb.scan import flags, follow, handed, transforms
 from kb.scan.context import Context
-from kb.scan.prepare import local_imports, local_module
-from kb.scan.syntax import NOT_LITERAL, imported_name, plain_literal
+from kb.scan.datasetdefs import class_of, definition, imports_of, methods_of
+from kb.scan.plainargs import passed_in, plain_argument
+from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _RANDOM = frozenset({"shuffle", "choice", "choices", "sample", "uniform", "normal", "bernoulli", "multinomial",
                      "poisson", "dropout", "Dropout", "permutation", "exponential_", "geometric_", "cauchy_",
                      "log_normal_", "normal_", "uniform_", "bernoulli_", "random_"})
 _AUGMENT_WORDS = ("augment", "transform", "noise", "jitter", "perturb", "crop", "flip", "distort", "mix", "cutout",
                   "erase", "mask", "rotate", "warp", "spec_aug")
-_DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
-                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
 _ENTRIES = ("__getitem__", "__getitems__", "__iter__", "__next__")
 _TV_DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (
     "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
@@ -102,7 +101,7 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return _quiet(ctx, held, where, None, depth - 1)
     if last == "random_split" and (dotted is None or dotted.startswith("torch.utils.data.")):
         return _quiet(ctx, _given(expr, "dataset", 0), where, None, depth - 1)  # each part a Subset of the dataset
-    found = _definition(ctx, expr.func, where)
+    found = definition(ctx, expr.func, where)
     if found is None:
         return None
     node, defs, foreign = found
@@ -156,29 +155,6 @@ def _all(ctx: Context, parts: list[tuple[ast.AST, follow.Where, int | None]], de
 
 
 _HOLDERS = frozenset({"ConcatDataset", "Subset"})
-
-
-def _definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.AST, dict, bool] | None:
-    """The class or function of the code base a call calls, with its module's top-level definitions and
-    whether that module is another file: one of the module the call is in, or (in the scanned file, whose
-    imports are read) one imported from a module of the code base."""
-    if isinstance(func, ast.Name) and isinstance(where.defs.get(func.id), (ast.ClassDef, ast.FunctionDef)):
-        return where.defs[func.id], where.defs, where.foreign
-    if where.foreign:
-        return None
-    if isinstance(func, ast.Name):
-        dotted = ctx.aliases.get(func.id)
-        if dotted and "." in dotted:
-            module, _, name = dotted.rpartition(".")
-            found = local_module(ctx.filename, module)
-            if found is not None and isinstance(found.get(name), (ast.ClassDef, ast.FunctionDef)):
-                return found[name], found, True
-        return None
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        found = local_module(ctx.filename, ctx.aliases.get(func.value.id, func.value.id))
-        if found is not None and isinstance(found.get(func.attr), (ast.ClassDef, ast.FunctionDef)):
-            return found[func.attr], found, True
-    return None
 
 
 def _torchvision_quiet(ctx: Context, made: ast.Call, name: str, where: follow.Where) -> bool:
@@ -307,7 +283,7 @@ def _collate_may_draw(ctx: Context, collate: ast.expr) -> bool:
     if chosen and all(isinstance(c, ast.Name) and c.id in ctx.defs for c in chosen):
         return any(ctx.may_draw_randomness(c) for c in chosen)
     made = _made(ctx, collate)
-    found = _class_of(ctx, made.func) if made is not None else None
+    found = class_of(ctx, made.func) if made is not None else None
     if found is not None:
         return _reads_random(ctx, *found, entries=("__call__",))
     return ctx.may_draw_randomness(collate)
@@ -390,148 +366,6 @@ def _made(ctx: Context, dataset: ast.AST | None) -> ast.Call | None:
     return None
 
 
-def _class_of(ctx: Context, func: ast.AST) -> tuple[ast.ClassDef, dict, bool] | None:
-    """The class a construction calls, with its module's top-level definitions and whether that module is
-    another file (whose imports are not read here): a class of this file, or one imported from a module
-    of the code base."""
-    if isinstance(func, ast.Name) and ctx.tree is not None:
-        here: dict = {n.name: n for n in ctx.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-        cls = here.get(func.id)
-        if isinstance(cls, ast.ClassDef):
-            return cls, here, False
-        dotted = ctx.aliases.get(func.id)
-        if dotted and "." in dotted:
-            module, _, name = dotted.rpartition(".")
-            found = local_module(ctx.filename, module)
-            if found is not None and isinstance(found.get(name), ast.ClassDef):
-                return found[name], found, True
-        return None
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
-        found = local_module(ctx.filename, ctx.aliases.get(func.value.id, func.value.id))
-        if found is not None and isinstance(found.get(func.attr), ast.ClassDef):
-            return found[func.attr], found, True
-    return None
-
-
-def _methods(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth: int = 4,
-             checked: ast.expr | None = None) -> dict[str, ast.AST] | None:
-    """The class's methods with those of its code-base bases (None: a base that cannot be read). In another
-    file, whose imports are not read here, a base spelt `Dataset` / `data.Dataset` is taken for torch's;
-    `checked`, a torchvision dataset base whose transforms the construction shows deterministic
-    (_torchvision_base), is read as torch's `Dataset` too."""
-    methods: dict[str, ast.AST] = {}
-    for base in cls.bases:
-        written = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
-        if isinstance(base, ast.Name) and isinstance(defs.get(base.id), ast.ClassDef) and defs[base.id] is not cls:
-            inherited = _methods(ctx, defs[base.id], defs, foreign, depth - 1) if depth > 0 else None
-            if inherited is None:
-                return None
-            methods.update(inherited)
-        elif written == "object" or base is checked or (not foreign and ctx.dotted(base) in _DATASET_BASES) \
-                or (foreign and written in ("Dataset", "IterableDataset")):
-            continue
-        else:
-            return None
-    for item in cls.body:
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods[item.name] = item
-    return methods
-
-
-def _passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None,
-               plain: Callable[[ast.AST], bool] | None = None) -> frozenset[str]:
-    """The attributes `__init__` sets to one of its parameters as given (`self.dataset = dataset`): objects
-    the caller chose, which the class cannot vouch for. Where the one construction is known (`made`: a
-    transform object a collate function makes itself), a parameter it leaves at its default, or gives plain
-    data (a number, a string, arithmetic, a tuple of such or of names: a size; `plain`: a name that visibly
-    holds such), is the class's own."""
-    init = methods.get("__init__")
-    if not isinstance(init, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return frozenset()
-    params = {a.arg for a in (*init.args.posonlyargs, *init.args.args, *init.args.kwonlyargs)} - {"self"}
-    if made is not None and not any(isinstance(a, ast.Starred) for a in made.args) \
-            and not any(k.arg is None for k in made.keywords):
-        positional = [a.arg for a in (*init.args.posonlyargs, *init.args.args)][1:]
-        given = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
-        params = {p for p in params if p in given and not _plain_data(given[p]) and not (plain and plain(given[p]))}
-    found = set()
-    for sub in ast.walk(init):
-        if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
-            for target in sub.targets:
-                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-                    found.add(target.attr)
-    return frozenset(found)
-
-
-_PLAIN_MAKERS = frozenset({"pathlib.Path", "os.path.join", "os.path.expanduser", "os.path.abspath"})
-_PLAIN_TYPES = frozenset({"int", "float", "str", "bool", "Path"})
-
-
-def _plain_argument(ctx: Context, node: ast.AST, where: follow.Where, depth: int, index: int | None = None) -> bool:
-    """An argument that visibly holds plain data, no object that could be a dataset: a literal, a path (what
-    `os.path.join` / `pathlib.Path` make, whatever they are given: a str or a Path), a list comprehension of
-    such, a parameter annotated `int` / `float` / `str` / `bool` / `Path`, a name every value of which is one
-    (`dir_img = Path("./data/imgs/")`; `img_scale: float = 0.5`), or what a function of the code base returns,
-    every return being one (`train, valid = filelists(a)`, each a list of joined paths: `index` is the
-    position taken from the tuple returned)."""
-    if index is None and _plain_data(node):
-        return True
-    if depth <= 0:
-        return False
-    if isinstance(node, ast.Tuple):
-        return index is not None and index < len(node.elts) and _plain_argument(ctx, node.elts[index], where, depth - 1)
-    if isinstance(node, ast.ListComp):
-        return index is None and _plain_argument(ctx, node.elt, where, depth - 1)
-    if isinstance(node, ast.Call):
-        if index is None and imported_name(node.func, _imports(ctx, where.defs, where.foreign)) in _PLAIN_MAKERS:
-            return not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
-        found = _definition(ctx, node.func, where) or _method_called(ctx, node.func, where, depth - 1)
-        if found is None or not isinstance(found[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return False
-        inner = follow.Where(found[0], found[1], found[2])
-        returns = follow.returns(found[0])
-        return bool(returns) and all(_plain_argument(ctx, r, inner, depth - 1, index) for r in returns)
-    if not isinstance(node, ast.Name):
-        return False
-    scope = where.scope
-    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        for arg in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs):
-            if arg.arg == node.id and index is None and isinstance(arg.annotation, ast.Name) \
-                    and arg.annotation.id in _PLAIN_TYPES:
-                return True  # else what each caller of the scanned file gives (follow.values_of)
-    values = follow.values_of(ctx, where, node.id)
-    return bool(values) and all((i is None or index is None) and _plain_argument(ctx, v, w, depth - 1, index if i is None else i)
-                                for v, w, i in values or ())
-
-
-def _method_called(ctx: Context, func: ast.AST, where: follow.Where, depth: int) -> tuple[ast.AST, dict, bool] | None:
-    """The method `obj.method` calls when every value of the name `obj` is a construction of one class of the
-    code base that defines that method itself (`blocks = Blocks(root)`, then `blocks.get_block(q)`), with its
-    module's definitions (None: not shown)."""
-    if depth <= 0 or not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
-        return None
-    values = follow.values_of(ctx, where, func.value.id)
-    classes: list[tuple[ast.ClassDef, dict, bool]] = []
-    for value, at, position in values or ():
-        found = _definition(ctx, value.func, at) if position is None and isinstance(value, ast.Call) else None
-        if found is None or not isinstance(found[0], ast.ClassDef):
-            return None
-        classes.append((found[0], found[1], found[2]))
-    if not classes or any(c[0] is not classes[0][0] for c in classes):
-        return None
-    cls, defs, foreign = classes[0]
-    method = next((item for item in cls.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   and item.name == func.attr), None)
-    return None if method is None else (method, defs, foreign)
-
-
-def _plain_data(node: ast.AST) -> bool:
-    if isinstance(node, (ast.Constant, ast.JoinedStr, ast.BinOp, ast.UnaryOp)):
-        return True
-    return isinstance(node, (ast.Tuple, ast.List)) and all(
-        _plain_data(e) or isinstance(e, (ast.Name, ast.Attribute)) for e in node.elts)
-
-
 def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, entries: tuple[str, ...] = _ENTRIES,
                   depth: int = 3, made: ast.Call | None = None, built: ast.Call | None = None,
                   where: follow.Where | None = None, base: ast.expr | None = None) -> bool:
@@ -540,7 +374,7 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
     (kb/scan/flags.py: `if self.split:` of a dataset made with split=False) and vouches for the transforms it
     gives (`self.transform = transform`, given a Compose of deterministic steps); `base`, a torchvision
     dataset base already checked (_torchvision_base)."""
-    methods = _methods(ctx, cls, defs, foreign, checked=base)
+    methods = methods_of(ctx, cls, defs, foreign, checked=base)
     if methods is None:
         return True
     todo = [methods[name] for name in entries if name in methods]
@@ -548,11 +382,11 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
         return True
     at = where
     quiet = _given_transforms(ctx, methods, built, at) if built is not None and at is not None else frozenset()
-    given = _passed_in(methods, made) if built is None or at is None \
-        else _passed_in(methods, built, lambda value: _plain_argument(ctx, value, at, _DEPTH))  # as `where` reads it
+    given = passed_in(methods, made) if built is None or at is None \
+        else passed_in(methods, built, lambda value: plain_argument(ctx, value, at, _DEPTH))  # as `where` reads it
     given -= quiet
     fixed = flags.fixed(cls, methods, defs, made or built)
-    imports = _imports(ctx, defs, foreign)
+    imports = imports_of(ctx, defs, foreign)
     seen: set[int] = set()
     while todo:
         fn = todo.pop()
@@ -573,18 +407,6 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
                     and not _quiet_callable(ctx, sub.func, fn, methods, defs, foreign, depth):
                 return True
     return False
-
-
-def _imports(ctx: Context, defs: dict, foreign: bool) -> dict[str, str]:
-    """The imports of the module whose top-level definitions are `defs`: the scanned file's, or those of the
-    module of the code base it imports them from (empty: not found)."""
-    if not foreign:
-        return ctx.aliases
-    for dotted in set(ctx.aliases.values()):
-        for module in (dotted, dotted.rpartition(".")[0]):
-            if module and local_module(ctx.filename, module) is defs:
-                return local_imports(ctx.filename, module)
-    return {}
 
 
 def _locals(fn: ast.AST) -> frozenset[str]:
@@ -703,6 +525,6 @@ def _deterministic_transform(ctx: Context, node: ast.AST, depth: int, where: fol
 
 def _made_quiet(ctx: Context, node: ast.Call, where: follow.Where, depth: int) -> bool:
     """kb/scan/transforms.py's reading of a transform a call makes, with this module's lookups."""
-    return transforms.made_quiet(node, where, lambda defs, foreign: _imports(ctx, defs, foreign),
-                                 lambda func, at: _definition(ctx, func, at), lambda cls, defs, foreign, made:
+    return transforms.made_quiet(node, where, lambda defs, foreign: imports_of(ctx, defs, foreign),
+                                 lambda func, at: definition(ctx, func, at), lambda cls, defs, foreign, made:
                                  not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth)

@@ -1,4 +1,4 @@
-"""Functions a factory returns for a data pipeline (kb/scan/gradient.py's quiet_functions reads them):
+"""Functions a factory returns for a data pipeline (kb/scan/quietfunctions.py's quiet_functions reads them):
 `train_fn, eval_fn = get_process_fns(bits)`, then only `ds.map(train_fn)`. What a tf.data `.map()` runs
 records no gradient, whether the function is named where it is defined or returned by another first."""
 

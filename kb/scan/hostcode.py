@@ -5,7 +5,7 @@ of it, directly or through a name read only there, or called in a lambda handed 
 `torch.no_grad()` records nothing. What only such code
 calls, in its own file or in another one (`spectrogram_torch` of mel_processing.py, called only from a
 Dataset's `get_audio`), runs there too: records of the backward pass (or of the GPU's kernels) do not apply.
-kb/scan/gradient.py's quiet_functions answers nested functions within one file; this module follows
+kb/scan/quietfunctions.py's quiet_functions answers nested functions within one file; this module follows
 module-level functions and methods through the whole code base, by name (a name any file uses otherwise,
 as a value or an unresolved call at module level, keeps its function loud)."""
 

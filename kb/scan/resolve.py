@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import gradient, graphreset, hostcode
+from kb.scan import graphreset, hostcode, quietfunctions
 from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
@@ -166,7 +166,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     quiet: tuple = ()
     if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(", ".filter(")):
         try:
-            quiet = gradient.quiet_functions(tree, visitor._no_grad, visitor.dotted)
+            quiet = quietfunctions.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
             quiet = ()
     host = None

@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -42,44 +42,6 @@ class RunSwitches(NamedTuple):
     entry: str
     why: str
     applied: dict[str, switches.Applied]
-
-
-def _condition(setting: resolve.Setting) -> resolve.Setting:
-    """A setting in a function this run does not call: conditional on that function being called."""
-    note = f"{setting.scope}() is called (this program does not call it)"
-    return setting._replace(condition=f"{setting.condition} and {note}" if setting.condition else note)
-
-
-class Coverage(NamedTuple):
-    codes: frozenset[str]
-    maybe: frozenset[str]
-    where: dict[str, str]
-
-
-def _coverage(runs: list[scope.Run], ids: tuple[int, ...], per_run: list[dict[str, switches.Applied]],
-              solutions: dict) -> Coverage:
-    """The fixes that hold for a file: those that hold in every run that executes it."""
-    codes_each: list[frozenset[str]] = []
-    maybe_all: set[str] = set()
-    where: dict[str, str] = {}
-    for k in ids:
-        applied = per_run[k]
-        sure = switches.closure({c for c, a in applied.items() if a.condition is None}, solutions)
-        iffy = switches.closure({c for c, a in applied.items() if a.condition is not None}, solutions) - sure
-        codes_each.append(sure)
-        maybe_all |= iffy
-        for code, a in applied.items():
-            where.setdefault(code, (f"{a.path}:{a.line}" if a.path else "default")
-                             + (f", only if {a.condition}" if a.condition else ""))
-        for code in (sure | iffy) - set(where):  # implied codes: name where their implier was set
-            where[code] = next((w for c, w in where.items() if code in switches.closure({c}, solutions)), "?")
-    codes = frozenset.intersection(*codes_each) if codes_each else frozenset()
-    partial = set().union(*codes_each) - codes if codes_each else set()
-    for code in partial:
-        having = [runs[k].entry for k, c in zip(ids, codes_each) if code in c]
-        lacking = [runs[k].entry for k, c in zip(ids, codes_each) if code not in c]
-        where[code] = f"{where[code]}; holds in the run of {having[0]} but not in that of {lacking[0]}, which also runs this file"
-    return Coverage(codes, frozenset((maybe_all | partial) - codes), where)
 
 
 def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict[str, str]]:
@@ -399,9 +361,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     if graph is None or graph.files != frozenset(modules):
         graph = scope.Graph(modules)  # one import graph for the scope, unreached code and modules never called
     runs, reach = scope.runs(modules, named, roots, graph)
-    per_run = [switches.applied([*r.holds, *((p, _condition(s)) for p, s in r.unreached)], used) for r in runs]
-    coverage_of: dict[tuple[int, ...], Coverage] = {}
-    applied = _combined(runs, per_run, used)
+    per_run = [switches.applied([*r.holds, *((p, fixcover.conditional(s)) for p, s in r.unreached)], used) for r in runs]
+    coverage_of: dict[tuple[int, ...], fixcover.Coverage] = {}
+    applied = fixcover.combined(runs, per_run, used)
     chosen = pins.choose(used, given or {}, lock, idx["registries"])
     legacy = keras2.detect(paths, modules, idx, (chosen.get("keras") or (lock or {}).get("keras") or (None,) * 2)[1])
     conditions = {rid: tuple(src.get("conditions") or ()) for rid, src in idx["sources"].items()}
@@ -455,7 +417,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
         ids = reach.get(path, ())
         cover = coverage_of.get(ids)
         if cover is None:
-            cover = coverage_of[ids] = _coverage(runs, ids, per_run, solutions)
+            cover = coverage_of[ids] = fixcover.coverage(runs, ids, per_run, solutions)
         codes, where, maybe = cover.codes, cover.where, cover.maybe
         backward = not ids or any(trains[k] or runs[k].entry != path for k in ids)
         calls = [one for c in module.calls for one in by_callers.narrow(path, c)]  # once per value callers pass
@@ -587,23 +549,3 @@ def _quiet_elsewhere(modules: dict[str, resolve.Module]) -> dict[str, list[tuple
                 out.setdefault(path, []).append((first, last))
     return out
 
-
-def _combined(runs: list[scope.Run], per_run: list[dict[str, switches.Applied]],
-              used: set[str]) -> dict[str, switches.Applied]:
-    """One table for the whole code base: a fix counts (condition None) only when it holds in
-    every run; otherwise it says in which runs it holds."""
-    if not runs:
-        return switches.applied([], used)
-    out: dict[str, switches.Applied] = {}
-    for code in sorted({c for a in per_run for c in a}):  # sorted: a set of strings iterates in hash order
-        have = [(r, a[code]) for r, a in zip(runs, per_run) if code in a]
-        first = have[0][1]
-        if len(have) == len(runs) and all(a.condition is None for _, a in have):
-            out[code] = first
-            continue
-        sure = [r.entry for r, a in have if a.condition is None]
-        if first.condition is None and sure:
-            more = f" and {len(sure) - 1} more" if len(sure) > 1 else ""
-            first = first._replace(condition=f"it runs only in the run of {sure[0]}{more}")
-        out[code] = first
-    return out

@@ -133,7 +133,7 @@ class Module(NamedTuple):
     # subclass another class, for another file's subclass or construction of them (kb/scan/run.py)
     classes: tuple[tuple[str, str, str, bool], ...] = ()
     # (name, first line, last line, why) of its module-level functions that every use in the file runs where
-    # no gradient is recorded (kb/scan/gradient.py, quiet_functions); kb/scan/run.py checks the other files
+    # no gradient is recorded (kb/scan/quietfunctions.py, quiet_functions); kb/scan/run.py checks the other files
     quiet: tuple[tuple[str, int, int, str], ...] = ()
     # (line, col, function, parameter, positional index or -1): a recorded op named as a parameter's default
     # (kb/scan/run.py: not run when every call of the function in the code base passes the parameter)
