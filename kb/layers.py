@@ -52,7 +52,7 @@ LAYERS: tuple[Layer, ...] = (
         "kb.check.predict", "kb.check.report", "kb.check.outcome",
         "kb.scan.cells", "kb.scan.sources", "kb.scan.tfcompat_names", "kb.scan.tfprivate_names", "kb.scan.tfcompat", "kb.scan.nodes", "kb.scan.syntax", "kb.scan.survey",
         "kb.scan.prepare", "kb.scan.receivers", "kb.scan.context", "kb.scan.follow", "kb.scan.flags", "kb.scan.handed", "kb.scan.transforms", "kb.scan.datasets", "kb.scan.tfdata", "kb.scan.seeds", "kb.scan.graphreset", "kb.scan.values", "kb.scan.slices", "kb.scan.mapped", "kb.scan.constants",
-        "kb.scan.factories", "kb.scan.gradient", "kb.scan.hostcode", "kb.scan.members", "kb.scan.resolvers", "kb.scan.pooling", "kb.scan.modelclass", "kb.scan.builders", "kb.scan.modulelist", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc",
+        "kb.scan.factories", "kb.scan.gradient", "kb.scan.heldmodules", "kb.scan.hostcode", "kb.scan.members", "kb.scan.resolvers", "kb.scan.pooling", "kb.scan.modelclass", "kb.scan.builders", "kb.scan.modulelist", "kb.scan.rank", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc",
         "kb.scan.resolve", "kb.scan.scope", "kb.scan.unreached", "kb.scan.dispatch", "kb.scan.differentiates", "kb.scan.packaging", "kb.scan.holders", "kb.scan.unfetched", "kb.scan.loaded", "kb.scan.convfree", "kb.scan.placement", "kb.scan.callers", "kb.scan.versiongate", "kb.scan.environ", "kb.scan.pins", "kb.scan.switches", "kb.scan.keras2", "kb.scan.kerasbackend",
         "kb.scan.lookup", "kb.scan.recipe", "kb.scan.run", "kb.scan.report_*", "kb.scan.torchvision_models",
         "kb.scan.pyints", "kb.scan.quantized",

@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from kb.scan import heldmodules
 from kb.scan.prepare import parsed_before
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import Graph, Module
@@ -25,6 +26,8 @@ _DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.Iterab
 _ROOTS = frozenset({"__getitem__", "__iter__"})  # what a DataLoader runs of a Dataset, in its workers or loop
 # methods a framework or Python calls without naming them: their uses are never all visible
 _IMPLICIT = frozenset({"forward", "call", "__call__", "build", "step"})
+_RUNS = frozenset({"forward", "__call__"})  # what calling a module instance runs
+_RUN = -2  # the mark of a use of `_RUNS` by a call of an instance, which settle may read from the calls of held instances
 _LEAVES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
@@ -111,6 +114,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     with why it records no gradient, if it does not. `lines`: the file's text, by line (a def whose lines
     name no "cuda" or "device" is not read for a GPU placement)."""
     defs: list[tuple[str, int, int, bool, bool]] = []
+    owners: list[str] = []
     index: dict[int, int] = {}
     top: dict[str, list[int]] = {}
     methods: dict[str, list[int]] = {}
@@ -126,16 +130,18 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 grew = True
     uses: list[list[tuple[str | None, int]]] = []
 
-    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, into: dict[str, list[int]]) -> int:
+    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, into: dict[str, list[int]], cls: str = "") -> int:
         first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
         index[id(fn)] = len(defs)
         into.setdefault(fn.name, []).append(len(defs))
         last = fn.end_lineno or fn.lineno
         text = "\n".join(lines[first - 1:last])
         defs.append((fn.name, first, last, method, ("cuda" in text or "device" in text) and _places_on_gpu(fn)))
+        owners.append(cls)
         opaque = bool(fn.decorator_list) and not all(no_grad(d) for d in fn.decorator_list)
         implicit = method and (fn.name in _IMPLICIT or (fn.name.startswith("__") and fn.name not in _ROOTS))
-        uses.append([(None, -1)] if opaque or implicit else [])
+        # a forward's implicit use is marked apart (-2): a call of a held instance may stand for it (settle)
+        uses.append([(None, -1)] if opaque else [(None, _RUN if fn.name in _RUNS else -1)] if implicit else [])
         return len(defs) - 1
 
     for item in tree.body:
@@ -144,7 +150,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
         elif isinstance(item, ast.ClassDef):
             for fn in item.body:
                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    k = add(fn, True, methods)
+                    k = add(fn, True, methods, item.name)
                     if fn.name in _ROOTS and item.name in datasets:
                         uses[k].append((_ITEM, -1))
     calls: list[tuple[str, str | None, int]] = []
@@ -156,6 +162,10 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     attributes: set[str] = set()
     qualified: set[str] = set()
     handled: set[int] = set()
+    # calls of held module instances (id -> class), and the constructions so held: only where a call may be quiet
+    holders, held = heldmodules.held(tree) if any(w in line for line in lines for w in heldmodules.WORDS) else ({}, set())
+    instances: list[tuple[str, str | None, int]] = []
+    loose: set[str] = set()
 
     def targets(func: ast.expr) -> list[int] | None:
         """The defs a call of `func` (or a function handed on as `func`) runs: None for a name not defined here."""
@@ -227,16 +237,22 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 func = node.func
                 if id(node) in mapped:
                     handed(mapped[id(node)], _MAPPED)  # fn = functools.partial(f, ...), then only .map(fn)
+                if holders and id(node) in holders:
+                    instances.append((holders[id(node)], why, owner))
                 called = type(func)  # targets() and _name() inlined: this runs for every call of the file
                 if called is Name:
                     found = top.get(func.id)
                     if found is None:
                         calls.append((func.id, why, owner))
+                        if id(node) not in held:
+                            loose.add(func.id)
                 elif called is ast.Attribute:
                     target = func.value
                     found = methods.get(func.attr) if type(target) is Name and target.id in ("self", "cls") else None
                     if found is None:
                         calls.append((func.attr, why, owner))
+                        if id(node) not in held:
+                            loose.add(func.attr)
                 else:
                     found = None
                 if found is not None:
@@ -278,7 +294,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
             elif holds[type(value)]:
                 push(value)
     return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
-                 frozenset(qualified))
+                 frozenset(qualified), tuple(owners), tuple(instances), frozenset(loose))
 
 
 def _within(stack: list[Any], nodes: list[Any], outer: tuple[str | None, int], inner: tuple[str | None, int]) -> None:
@@ -343,8 +359,9 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
     uses = _Uses(modules, graphs)
     while True:
         loud = uses.loud()
-        why_of = _quiet(graphs, loud, uses.read, uses.outside)
-        wanted = {name for name, found in uses.outside.items()
+        runs = {name: found for name, found in uses.instances.items() if name not in uses.loose and name not in loud}
+        why_of = _quiet(graphs, loud, uses.read, uses.outside, runs)
+        wanted = {name for name, found in [*uses.outside.items(), *runs.items()]
                   if any(why is not None or (where, by) in why_of for where, why, by in found)}
         more = [path for path, m in modules.items() if path not in tried and not path.endswith(".ipynb")
                 and any(span[1] in wanted for span in m.layout.spans)]
@@ -367,9 +384,11 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
     return out
 
 
-def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str],
-           outside: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
-    """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point."""
+def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: dict[str, list[tuple[str, str | None, int]]],
+           runs: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
+    """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point.
+    `runs`: class name -> the calls of its held instances, where every construction of it is held (forward's
+    uses, for its implicit one)."""
     why_of: dict[tuple[str, int], str] = {}
     # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
     # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
@@ -379,6 +398,8 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str],
             if gpu or name in loud or (method and name in read):
                 continue
             found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
+            if method and name in _RUNS and graph.owners[k] in runs:
+                found = [use for use in found if use[2] != _RUN] + runs[graph.owners[k]]
             if found and not any(why is None and by < 0 for _, why, by in found):
                 candidates.append((path, k, found))
     changed = True
@@ -407,6 +428,8 @@ class _Uses:
         self.heard: set[str] = set()  # the names files with a Graph use as a value
         self.read: set[str] = set()
         self.outside: dict[str, list[tuple[str, str | None, int]]] = {}
+        self.instances: dict[str, list[tuple[str, str | None, int]]] = {}  # class -> calls of its held instances
+        self.loose: set[str] = set()  # names some file with a Graph constructs without holding it so
         for path, module in modules.items():
             graph = graphs.get(path)
             if graph is None:
@@ -431,6 +454,9 @@ class _Uses:
         self.read.update(graph.attributes)
         for name, why, by in graph.calls:
             self.outside.setdefault(rename.get(name, name), []).append((path, why, by))
+        for name, why, by in graph.instances:
+            self.instances.setdefault(rename.get(name, name), []).append((path, why, by))
+        self.loose.update(rename.get(name, name) for name in graph.loose)
 
 
 def _called_or_imported(module: Module) -> set[str]:

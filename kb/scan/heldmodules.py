@@ -1,0 +1,107 @@
+"""Module instances held in one place and only called or looked into there: `self.inception = InceptionV3()` of a
+class (or `net = Net().cuda()` in a function), read only as `self.inception(batch)`, as `self.inception.eval()`,
+`.to(device)`, `.load_state_dict(...)` or any other attribute but `forward`. Calling such a holder runs the class's
+forward; nothing else does. kb/scan/hostcode.py records where each such call is made (under torch.no_grad() or
+not) and which constructions are held otherwise (`loose`); its settle then treats the class's forward as a function
+whose every use is one of those calls, across files: a metric network (FID's Inception, an LPIPS net) built by an
+evaluator of another file and called only under no_grad never records a gradient, so the backward records of its
+forward (and of the methods only forward calls) do not apply. Only what the holder's own scope reads is seen: a
+holder that escapes (handed on, returned, stored again) keeps its class loud.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# what may be done to an instance other than call it, on its way to its holder (`Net().cuda().eval()`)
+_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
+# the attributes whose read may run the forward itself
+_RUNS_FORWARD = frozenset({"forward", "__call__"})
+# words without which no call of a holder is made where no gradient is recorded: the analysis is skipped
+WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
+
+
+def _made(value: ast.expr) -> ast.Call | None:
+    """The construction `C(...)` (or `m.C(...)`) that `value` is, through a chain of `.to()`/`.eval()` on it."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _CHAIN:
+        value = value.func.value
+    if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) \
+            and not any(isinstance(a, ast.Starred) for a in value.args):
+        return value
+    return None
+
+
+def _class_name(made: ast.Call) -> str:
+    func = made.func
+    return func.id if isinstance(func, ast.Name) else func.attr  # type: ignore[union-attr]
+
+
+def held(tree: ast.Module) -> tuple[dict[int, str], set[int]]:
+    """(id(call of a holder) -> the class it constructs, ids of the constructions so held): the holders of the
+    file's module-level classes (`self.x`, every binding of which in the class is one construction of one
+    capitalized name, every read a call or an attribute other than forward) and of its functions (a local
+    name bound once so, read only so in the function)."""
+    calls: dict[int, str] = {}
+    made_ids: set[int] = set()
+    for item in tree.body:
+        if isinstance(item, ast.ClassDef):
+            _scan_scope(item, calls, made_ids, True)
+            for fn in item.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    _scan_scope(fn, calls, made_ids, False)
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            _scan_scope(item, calls, made_ids, False)
+    return calls, made_ids
+
+
+def _key(node: ast.AST, attribute: bool) -> str | None:
+    """The holder a node names: `self.x` in a class, a plain name in a function."""
+    if attribute:
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            return node.attr
+        return None
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _scan_scope(scope: ast.AST, calls: dict[int, str], made_ids: set[int], attribute: bool) -> None:
+    parents: dict[int, ast.AST] = {}
+    made: dict[str, list[ast.Call]] = {}
+    bad: set[str] = set()
+    reads: dict[str, list[ast.AST]] = {}
+    for parent in ast.walk(scope):
+        for child in ast.iter_child_nodes(parent):
+            parents[id(child)] = parent
+        if not attribute and isinstance(parent, ast.arg):
+            bad.add(parent.arg)  # a parameter: bound by the caller
+        if not attribute and isinstance(parent, (ast.Global, ast.Nonlocal)):
+            bad.update(parent.names)
+        key = _key(parent, attribute)
+        if key is None:
+            continue
+        ctx = getattr(parent, "ctx", None)
+        if isinstance(ctx, ast.Load):
+            reads.setdefault(key, []).append(parent)
+        elif isinstance(ctx, ast.Store):
+            assign = parents.get(id(parent))
+            value = _made(assign.value) if isinstance(assign, ast.Assign) and assign.targets == [parent] else None
+            if value is None or not _class_name(value)[:1].isupper():
+                bad.add(key)
+            else:
+                made.setdefault(key, []).append(value)
+        else:
+            bad.add(key)  # del
+    for key, values in made.items():
+        names = {_class_name(v) for v in values}
+        if key in bad or len(names) != 1 or (not attribute and len(values) != 1):
+            continue
+        found: list[int] = []
+        for read in reads.get(key, []):
+            parent = parents.get(id(read))
+            if isinstance(parent, ast.Call) and parent.func is read:
+                found.append(id(parent))
+            elif not (isinstance(parent, ast.Attribute) and parent.attr not in _RUNS_FORWARD):
+                break  # handed on, returned, compared: it may be called anywhere
+        else:
+            name = names.pop()
+            calls.update((k, name) for k in found)
+            made_ids.update(id(v) for v in values)
