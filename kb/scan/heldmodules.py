@@ -33,7 +33,9 @@ def _made(value: ast.expr) -> ast.Call | None:
 
 def _class_name(made: ast.Call) -> str:
     func = made.func
-    return func.id if isinstance(func, ast.Name) else func.attr  # type: ignore[union-attr]
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else ""
 
 
 def held(tree: ast.Module) -> tuple[dict[int, str], set[int]]:
@@ -96,10 +98,10 @@ def _scan_scope(scope: ast.AST, calls: dict[int, str], made_ids: set[int], attri
             continue
         found: list[int] = []
         for read in reads.get(key, []):
-            parent = parents.get(id(read))
-            if isinstance(parent, ast.Call) and parent.func is read:
-                found.append(id(parent))
-            elif not (isinstance(parent, ast.Attribute) and parent.attr not in _RUNS_FORWARD):
+            up = parents.get(id(read))
+            if isinstance(up, ast.Call) and up.func is read:
+                found.append(id(up))
+            elif not (isinstance(up, ast.Attribute) and up.attr not in _RUNS_FORWARD):
                 break  # handed on, returned, compared: it may be called anywhere
         else:
             name = names.pop()
