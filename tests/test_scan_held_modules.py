@@ -101,3 +101,13 @@ def test_a_module_class_also_held_where_a_gradient_is_recorded_keeps_its_records
     found = scan_files(tmp_path, {"metric.py": _METRIC, "evaluator.py": _EVALUATOR, "train.py": train}, "torch=2.11")
     backward = sorted({(f.path.rsplit("/", 1)[-1], f.line) for f in found if f.record.endswith("-backward")})
     assert backward == [("metric.py", 12), ("metric.py", 16), ("metric.py", 27)], found
+
+
+def test_a_holder_called_from_another_file_keeps_the_records(tmp_path):
+    """The evaluator's holder also called from the training file (`ev.inception(batch)`, where a gradient is
+    recorded): a call of another object's attribute by the holder's name may be that holder, so the class's
+    forward keeps its backward records."""
+    train = _TRAIN.replace("    loss.backward()", "    ev.inception(batch).sum().backward()")
+    found = scan_files(tmp_path, {"metric.py": _METRIC, "evaluator.py": _EVALUATOR, "train.py": train}, "torch=2.11")
+    backward = sorted({(f.path.rsplit("/", 1)[-1], f.line) for f in found if f.record.endswith("-backward")})
+    assert backward == [("metric.py", 12), ("metric.py", 16), ("metric.py", 27)], found

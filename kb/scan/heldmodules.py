@@ -38,12 +38,12 @@ def _class_name(made: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def held(tree: ast.Module) -> tuple[dict[int, str], set[int]]:
-    """(id(call of a holder) -> the class it constructs, ids of the constructions so held): the holders of the
+def held(tree: ast.Module) -> tuple[dict[int, tuple[str, str]], set[int]]:
+    """(id(call of a holder) -> (the class it constructs, the attribute `x` of a holder `self.x`, "" for a name), ids of the constructions so held): the holders of the
     file's module-level classes (`self.x`, every binding of which in the class is one construction of one
     capitalized name, every read a call or an attribute other than forward) and of its functions (a local
     name bound once so, read only so in the function)."""
-    calls: dict[int, str] = {}
+    calls: dict[int, tuple[str, str]] = {}
     made_ids: set[int] = set()
     for item in tree.body:
         if isinstance(item, ast.ClassDef):
@@ -65,7 +65,7 @@ def _key(node: ast.AST, attribute: bool) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _scan_scope(scope: ast.AST, calls: dict[int, str], made_ids: set[int], attribute: bool) -> None:
+def _scan_scope(scope: ast.AST, calls: dict[int, tuple[str, str]], made_ids: set[int], attribute: bool) -> None:
     parents: dict[int, ast.AST] = {}
     made: dict[str, list[ast.Call]] = {}
     bad: set[str] = set()
@@ -105,5 +105,5 @@ def _scan_scope(scope: ast.AST, calls: dict[int, str], made_ids: set[int], attri
                 break  # handed on, returned, compared: it may be called anywhere
         else:
             name = names.pop()
-            calls.update((k, name) for k in found)
+            calls.update((k, (name, key if attribute else "")) for k in found)
             made_ids.update(id(v) for v in values)

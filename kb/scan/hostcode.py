@@ -164,7 +164,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     handled: set[int] = set()
     # calls of held module instances (id -> class), and the constructions so held: only where a call may be quiet
     holders, held = heldmodules.held(tree) if any(w in line for line in lines for w in heldmodules.WORDS) else ({}, set())
-    instances: list[tuple[str, str | None, int]] = []
+    instances: list[tuple[str, str | None, int, str]] = []
     loose: set[str] = set()
 
     def targets(func: ast.expr) -> list[int] | None:
@@ -238,7 +238,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 if id(node) in mapped:
                     handed(mapped[id(node)], _MAPPED)  # fn = functools.partial(f, ...), then only .map(fn)
                 if holders and id(node) in holders:
-                    instances.append((holders[id(node)], why, owner))
+                    instances.append((*holders[id(node)][:1], why, owner, holders[id(node)][1]))
                 called = type(func)  # targets() and _name() inlined: this runs for every call of the file
                 if called is Name:
                     found = top.get(func.id)
@@ -359,7 +359,8 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
     uses = _Uses(modules, graphs)
     while True:
         loud = uses.loud()
-        runs = {name: found for name, found in uses.instances.items() if name not in uses.loose and name not in loud}
+        runs = {name: found for name, found in uses.instances.items() if name not in uses.loose and name not in loud
+                and not any(key and (key in loud or len(uses.outside.get(key, ())) > uses.keys[key]) for key in uses.held_as[name])}
         why_of = _quiet(graphs, loud, uses.read, uses.outside, runs)
         wanted = {name for name, found in [*uses.outside.items(), *runs.items()]
                   if any(why is not None or (where, by) in why_of for where, why, by in found)}
@@ -430,6 +431,10 @@ class _Uses:
         self.outside: dict[str, list[tuple[str, str | None, int]]] = {}
         self.instances: dict[str, list[tuple[str, str | None, int]]] = {}  # class -> calls of its held instances
         self.loose: set[str] = set()  # names some file with a Graph constructs without holding it so
+        self.held_as: dict[str, set[str]] = {}  # class -> the attributes `x` of the holders `self.x` of its instances
+        # attribute -> how many calls `self.x(...)` of holders so named there are: a call of another `o.x(...)`
+        # anywhere may be a holder's read elsewhere (`evaluator.inception(x)`)
+        self.keys: Counter[str] = Counter()
         for path, module in modules.items():
             graph = graphs.get(path)
             if graph is None:
@@ -454,8 +459,10 @@ class _Uses:
         self.read.update(graph.attributes)
         for name, why, by in graph.calls:
             self.outside.setdefault(rename.get(name, name), []).append((path, why, by))
-        for name, why, by in graph.instances:
+        for name, why, by, key in graph.instances:
             self.instances.setdefault(rename.get(name, name), []).append((path, why, by))
+            self.held_as.setdefault(rename.get(name, name), set()).add(key)
+            self.keys[key] += 1
         self.loose.update(rename.get(name, name) for name in graph.loose)
 
 
