@@ -393,27 +393,37 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: di
     why_of: dict[tuple[str, int], str] = {}
     # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
     # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
-    candidates: list[tuple[str, int, list[tuple[str, str | None, int]]]] = []
+    # A def that places tensors on a GPU itself is no host code, but under torch.no_grad() it records no gradient
+    # either: it may be quiet only where every use is (`pure`: defs every reason of which is) no_grad.
+    candidates: list[tuple[str, int, list[tuple[str, str | None, int]], bool]] = []
     for path, graph in graphs.items():
         for k, (name, _, _, method, gpu) in enumerate(graph.defs):
-            if gpu or name in loud or (method and name in read):
+            if name in loud or (method and name in read):
                 continue
             found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
             if method and name in _RUNS and graph.owners[k] in runs:
                 found = [use for use in found if use[2] != _RUN] + runs[graph.owners[k]]
             if found and not any(why is None and by < 0 for _, why, by in found):
-                candidates.append((path, k, found))
+                candidates.append((path, k, found, gpu))
+    pure: set[tuple[str, int]] = set()
     changed = True
     while changed:
         changed = False
-        for path, k, found in candidates:
+        for path, k, found, gpu in candidates:
             if (path, k) in why_of:
                 continue
             reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
                        for where, why, by in found]
-            if all(r is not None for r in reasons) and any(reasons):
-                why_of[(path, k)] = sorted(r for r in reasons if r)[0]
-                changed = True
+            if not (all(r is not None for r in reasons) and any(reasons)):
+                continue
+            only = all(why == _NO_GRAD if why else by < 0 or (where, by) == (path, k) or (where, by) in pure
+                       for where, why, by in found)
+            if gpu and not only:
+                continue
+            why_of[(path, k)] = sorted(r for r in reasons if r)[0]
+            if only:
+                pure.add((path, k))
+            changed = True
     return why_of
 
 
