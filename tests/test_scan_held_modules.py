@@ -35,6 +35,11 @@ class Inception(torch.nn.Module):
 class Trained(torch.nn.Module):
     def forward(self, img):
         return F.grid_sample(img, img[..., :2], mode="bilinear", align_corners=False)
+
+
+class Norm(torch.nn.GroupNorm):
+    def forward(self, x):
+        return super().forward(x.float()).type(x.dtype)
 """
 
 _EVALUATOR = """
@@ -90,7 +95,8 @@ def test_a_metric_network_held_and_called_only_under_no_grad_in_another_file(tmp
     function keeps another instance in a local name called only under no_grad. Its forward, and the methods
     forward calls, never record a gradient, so their backward records (grid_sample, interpolate) are not
     findings, though forward makes a tensor on its input's device (`device=x.device`: GPU code, not host code,
-    yet under no_grad it records no gradient all the same). A class whose instance is called where a gradient is recorded (`Trained`) keeps its record."""
+    yet under no_grad it records no gradient all the same), and another class's `super().forward(x)` (a base's
+forward, not Inception's) is no use of it. A class whose instance is called where a gradient is recorded (`Trained`) keeps its record."""
     found = scan_files(tmp_path, {"metric.py": _METRIC, "evaluator.py": _EVALUATOR, "train.py": _TRAIN}, "torch=2.11")
     backward = sorted((f.path.rsplit("/", 1)[-1], f.line) for f in found if f.record.endswith("-backward"))
     assert backward == [("metric.py", 29)], found

@@ -27,6 +27,7 @@ _ROOTS = frozenset({"__getitem__", "__iter__"})  # what a DataLoader runs of a D
 # methods a framework or Python calls without naming them: their uses are never all visible
 _IMPLICIT = frozenset({"forward", "call", "__call__", "build", "step"})
 _RUNS = frozenset({"forward", "__call__"})  # what calling a module instance runs
+_SUPER = "super()."  # the mark of a call `super().forward(...)`: a subclass's, whose base is named where it is defined
 _RUN = -2  # the mark of a use of `_RUNS` by a call of an instance, which settle may read from the calls of held instances
 _LEAVES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
@@ -250,7 +251,9 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     target = func.value
                     found = methods.get(func.attr) if type(target) is Name and target.id in ("self", "cls") else None
                     if found is None:
-                        calls.append((func.attr, why, owner))
+                        supered = type(target) is ast.Call and type(target.func) is Name and target.func.id == "super" \
+                            and func.attr in _RUNS
+                        calls.append((_SUPER + func.attr if supered else func.attr, why, owner))
                         if id(node) not in held:
                             loose.add(func.attr)
                 else:
@@ -361,7 +364,7 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
         loud = uses.loud()
         runs = {name: found for name, found in uses.instances.items() if name not in uses.loose and name not in loud
                 and not any(key and (key in loud or len(uses.outside.get(key, ())) > uses.keys[key]) for key in uses.held_as[name])}
-        why_of = _quiet(graphs, loud, uses.read, uses.outside, runs)
+        why_of = _quiet(graphs, loud, uses.read, uses.outside, runs, uses.supers)
         wanted = {name for name, found in [*uses.outside.items(), *runs.items()]
                   if any(why is not None or (where, by) in why_of for where, why, by in found)}
         more = [path for path, m in modules.items() if path not in tried and not path.endswith(".ipynb")
@@ -386,10 +389,12 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
 
 
 def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: dict[str, list[tuple[str, str | None, int]]],
-           runs: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
+           runs: dict[str, list[tuple[str, str | None, int]]],
+           supers: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
     """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point.
     `runs`: class name -> the calls of its held instances, where every construction of it is held (forward's
-    uses, for its implicit one)."""
+    uses, for its implicit one); `supers`: the calls `super().forward(...)` among `outside`'s, no use of a held
+    class's forward (a subclass names its base as a value, which makes the base loud)."""
     why_of: dict[tuple[str, int], str] = {}
     # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
     # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
@@ -400,9 +405,11 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: di
         for k, (name, _, _, method, gpu) in enumerate(graph.defs):
             if name in loud or (method and name in read):
                 continue
-            found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
+            graph_uses = [(path, why, by) for why, by in graph.uses[k]]
+            found = graph_uses + outside.get(name, [])
             if method and name in _RUNS and graph.owners[k] in runs:
-                found = [use for use in found if use[2] != _RUN] + runs[graph.owners[k]]
+                found = [use for use in graph_uses if use[2] != _RUN] + _without(outside.get(name, []), supers.get(name, [])) \
+                    + runs[graph.owners[k]]
             if found and not any(why is None and by < 0 for _, why, by in found):
                 candidates.append((path, k, found, gpu))
     pure: set[tuple[str, int]] = set()
@@ -427,6 +434,18 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: di
     return why_of
 
 
+def _without(found: list[tuple[str, str | None, int]], some: list[tuple[str, str | None, int]]) -> list[tuple[str, str | None, int]]:
+    """`found` less one entry per entry of `some` (a difference of multisets)."""
+    left = Counter(some)
+    out = []
+    for use in found:
+        if left[use] > 0:
+            left[use] -= 1
+        else:
+            out.append(use)
+    return out
+
+
 class _Uses:
     """What every file's uses of names say (settle), kept up to date as files get their Graph rather than read
     again from every file at each round: the names some file uses as a value (or, without a Graph, calls or
@@ -445,6 +464,9 @@ class _Uses:
         # attribute -> how many calls `self.x(...)` of holders so named there are: a call of another `o.x(...)`
         # anywhere may be a holder's read elsewhere (`evaluator.inception(x)`)
         self.keys: Counter[str] = Counter()
+        # name -> the calls `super().forward(...)`: a base's forward, not a held class's, unless it is the base (then
+        # the subclass names it as a value, and it is loud)
+        self.supers: dict[str, list[tuple[str, str | None, int]]] = {}
         for path, module in modules.items():
             graph = graphs.get(path)
             if graph is None:
@@ -468,6 +490,9 @@ class _Uses:
         self.heard.update(attr for base, _, attr in (q.partition(".") for q in graph.qualified) if base in imported)
         self.read.update(graph.attributes)
         for name, why, by in graph.calls:
+            if name.startswith(_SUPER):
+                name = name[len(_SUPER):]
+                self.supers.setdefault(name, []).append((path, why, by))
             self.outside.setdefault(rename.get(name, name), []).append((path, why, by))
         for name, why, by, key in graph.instances:
             self.instances.setdefault(rename.get(name, name), []).append((path, why, by))
