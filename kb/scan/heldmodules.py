@@ -17,8 +17,6 @@ import ast
 _CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
 # the attributes whose read may run the forward itself
 _RUNS_FORWARD = frozenset({"forward", "__call__"})
-# words without which no call of a holder is made where no gradient is recorded: the analysis is skipped
-WORDS = ("no_grad", "inference_mode", "set_grad_enabled")
 
 
 def _made(value: ast.expr) -> ast.Call | None:
@@ -38,24 +36,6 @@ def _class_name(made: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else ""
 
 
-def held(tree: ast.Module) -> tuple[dict[int, tuple[str, str]], set[int]]:
-    """(id(call of a holder) -> (the class it constructs, the attribute `x` of a holder `self.x`, "" for a name), ids of the constructions so held): the holders of the
-    file's module-level classes (`self.x`, every binding of which in the class is one construction of one
-    capitalized name, every read a call or an attribute other than forward) and of its functions (a local
-    name bound once so, read only so in the function)."""
-    calls: dict[int, tuple[str, str]] = {}
-    made_ids: set[int] = set()
-    for item in tree.body:
-        if isinstance(item, ast.ClassDef):
-            _scan_scope(item, calls, made_ids, True)
-            for fn in item.body:
-                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    _scan_scope(fn, calls, made_ids, False)
-        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            _scan_scope(item, calls, made_ids, False)
-    return calls, made_ids
-
-
 def _key(node: ast.AST, attribute: bool) -> str | None:
     """The holder a node names: `self.x` in a class, a plain name in a function."""
     if attribute:
@@ -65,7 +45,10 @@ def _key(node: ast.AST, attribute: bool) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _scan_scope(scope: ast.AST, calls: dict[int, tuple[str, str]], made_ids: set[int], attribute: bool) -> None:
+def scan_scope(scope: ast.AST, calls: dict[int, tuple[str, str]], made_ids: set[int], attribute: bool,
+               keys: set[str] | None = None) -> None:
+    """Adds to `calls` and `made_ids` (held's answer) the holders of one class (`attribute`: `self.x`) or function
+    (a local name), of `keys` only where given (the holders kb/scan/hostcode.py saw called under no_grad)."""
     parents: dict[int, ast.AST] = {}
     made: dict[str, list[ast.Call]] = {}
     bad: set[str] = set()
@@ -78,7 +61,7 @@ def _scan_scope(scope: ast.AST, calls: dict[int, tuple[str, str]], made_ids: set
         if not attribute and isinstance(parent, (ast.Global, ast.Nonlocal)):
             bad.update(parent.names)
         key = _key(parent, attribute)
-        if key is None:
+        if key is None or (keys is not None and key not in keys):
             continue
         ctx = getattr(parent, "ctx", None)
         if isinstance(ctx, ast.Load):

@@ -116,6 +116,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     name no "cuda" or "device" is not read for a GPU placement)."""
     defs: list[tuple[str, int, int, bool, bool]] = []
     owners: list[str] = []
+    nodes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []  # per def: its node
     index: dict[int, int] = {}
     top: dict[str, list[int]] = {}
     methods: dict[str, list[int]] = {}
@@ -139,6 +140,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
         text = "\n".join(lines[first - 1:last])
         defs.append((fn.name, first, last, method, ("cuda" in text or "device" in text) and _places_on_gpu(fn)))
         owners.append(cls)
+        nodes.append(fn)
         opaque = bool(fn.decorator_list) and not all(no_grad(d) for d in fn.decorator_list)
         implicit = method and (fn.name in _IMPLICIT or (fn.name.startswith("__") and fn.name not in _ROOTS))
         # a forward's implicit use is marked apart (-2): a call of a held instance may stand for it (settle)
@@ -163,10 +165,14 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     attributes: set[str] = set()
     qualified: set[str] = set()
     handled: set[int] = set()
-    # calls of held module instances (id -> class), and the constructions so held: only where a call may be quiet
-    holders, held = heldmodules.held(tree) if any(w in line for line in lines for w in heldmodules.WORDS) else ({}, set())
-    instances: list[tuple[str, str | None, int, str]] = []
-    loose: set[str] = set()
+    # Module instances held in a name or `self.x` (kb/scan/heldmodules.py): the calls of a name the file does not
+    # define or of `self.x` (id -> why, owner), its constructions (id, name), and the holders called under no_grad
+    # (owner def, name or attribute): only their scopes are read for holders, after the walk.
+    pending: dict[int, tuple[str | None, int]] = {}
+    made: list[tuple[int, str]] = []
+    quiet_names: set[tuple[int, str]] = set()
+    quiet_attributes: set[tuple[int, str]] = set()
+    class_nodes = {c.name: c for c in classes}
 
     def targets(func: ast.expr) -> list[int] | None:
         """The defs a call of `func` (or a function handed on as `func`) runs: None for a name not defined here."""
@@ -238,15 +244,15 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 func = node.func
                 if id(node) in mapped:
                     handed(mapped[id(node)], _MAPPED)  # fn = functools.partial(f, ...), then only .map(fn)
-                if holders and id(node) in holders:
-                    instances.append((*holders[id(node)][:1], why, owner, holders[id(node)][1]))
                 called = type(func)  # targets() and _name() inlined: this runs for every call of the file
                 if called is Name:
                     found = top.get(func.id)
                     if found is None:
                         calls.append((func.id, why, owner))
-                        if id(node) not in held:
-                            loose.add(func.id)
+                        made.append((id(node), func.id))
+                        pending[id(node)] = (why, owner)
+                        if why == _NO_GRAD and owner >= 0:
+                            quiet_names.add((owner, func.id))
                 elif called is ast.Attribute:
                     target = func.value
                     found = methods.get(func.attr) if type(target) is Name and target.id in ("self", "cls") else None
@@ -254,8 +260,11 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                         supered = type(target) is ast.Call and type(target.func) is Name and target.func.id == "super" \
                             and func.attr in _RUNS
                         calls.append((_SUPER + func.attr if supered else func.attr, why, owner))
-                        if id(node) not in held:
-                            loose.add(func.attr)
+                        made.append((id(node), func.attr))
+                        if type(target) is Name and target.id == "self":
+                            pending[id(node)] = (why, owner)
+                            if why == _NO_GRAD and owner >= 0:
+                                quiet_attributes.add((owner, func.attr))
                 else:
                     found = None
                 if found is not None:
@@ -296,8 +305,20 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     mentions.add(value.id)
             elif holds[type(value)]:
                 push(value)
+    holders: dict[int, tuple[str, str]] = {}
+    held: set[int] = set()
+    for k, name in quiet_names:
+        heldmodules.scan_scope(nodes[k], holders, held, False, {name})
+    by_class: dict[str, set[str]] = {}
+    for k, attr in quiet_attributes:
+        if owners[k] in class_nodes:
+            by_class.setdefault(owners[k], set()).add(attr)
+    for name, keys in by_class.items():
+        heldmodules.scan_scope(class_nodes[name], holders, held, True, keys)
+    instances = tuple((made_of, *pending[k], key) for k, (made_of, key) in holders.items() if k in pending)
+    loose = frozenset(name for k, name in made if k not in held)
     return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
-                 frozenset(qualified), tuple(owners), tuple(instances), frozenset(loose))
+                 frozenset(qualified), tuple(owners), instances, loose)
 
 
 def _within(stack: list[Any], nodes: list[Any], outer: tuple[str | None, int], inner: tuple[str | None, int]) -> None:
