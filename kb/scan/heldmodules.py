@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.syntax import statements_in
+
 # what may be done to an instance other than call it, on its way to its holder (`Net().cuda().eval()`)
 _CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
 # the attributes whose read may run the forward itself
@@ -34,6 +36,18 @@ def _class_name(made: ast.Call) -> str:
     if isinstance(func, ast.Name):
         return func.id
     return func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def constructed(scope: ast.AST, keys: set[str], attribute: bool) -> set[str]:
+    """The keys some statement of the scope binds to a construction (`self.x = C(...)`, `x = C(...)`): a cheap
+    look at its statements alone, before scan_scope walks every node of it."""
+    found: set[str] = set()
+    for stmt in statements_in(scope):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _made(stmt.value) is not None:
+            key = _key(stmt.targets[0], attribute)
+            if key in keys:
+                found.add(key)
+    return found
 
 
 def _key(node: ast.AST, attribute: bool) -> str | None:

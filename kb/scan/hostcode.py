@@ -307,14 +307,19 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 push(value)
     holders: dict[int, tuple[str, str]] = {}
     held: set[int] = set()
+    by_def: dict[int, set[str]] = {}
     for k, name in quiet_names:
-        heldmodules.scan_scope(nodes[k], holders, held, False, {name})
+        by_def.setdefault(k, set()).add(name)
+    for k, names in by_def.items():  # one walk of each def, for all its names called under no_grad
+        if (bound := heldmodules.constructed(nodes[k], names, False)):
+            heldmodules.scan_scope(nodes[k], holders, held, False, bound)
     by_class: dict[str, set[str]] = {}
     for k, attr in quiet_attributes:
         if owners[k] in class_nodes:
             by_class.setdefault(owners[k], set()).add(attr)
     for name, keys in by_class.items():
-        heldmodules.scan_scope(class_nodes[name], holders, held, True, keys)
+        if (bound := heldmodules.constructed(class_nodes[name], keys, True)):
+            heldmodules.scan_scope(class_nodes[name], holders, held, True, bound)
     instances = tuple((made_of, *pending[k], key) for k, (made_of, key) in holders.items() if k in pending)
     loose = frozenset(name for k, name in made if k not in held)
     return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
