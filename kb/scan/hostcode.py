@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from kb.scan import heldmodules
 from kb.scan.prepare import parsed_before
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import Graph, Module
@@ -25,6 +26,9 @@ _DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.Iterab
 _ROOTS = frozenset({"__getitem__", "__iter__"})  # what a DataLoader runs of a Dataset, in its workers or loop
 # methods a framework or Python calls without naming them: their uses are never all visible
 _IMPLICIT = frozenset({"forward", "call", "__call__", "build", "step"})
+_RUNS = frozenset({"forward", "__call__"})  # what calling a module instance runs
+_SUPER = "super()."  # the mark of a call `super().forward(...)`: a subclass's, whose base is named where it is defined
+_RUN = -2  # the mark of a use of `_RUNS` by a call of an instance, which settle may read from the calls of held instances
 _LEAVES = (ast.Constant, ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 
 
@@ -111,6 +115,8 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     with why it records no gradient, if it does not. `lines`: the file's text, by line (a def whose lines
     name no "cuda" or "device" is not read for a GPU placement)."""
     defs: list[tuple[str, int, int, bool, bool]] = []
+    owners: list[str] = []
+    nodes: list[ast.FunctionDef | ast.AsyncFunctionDef] = []  # per def: its node
     index: dict[int, int] = {}
     top: dict[str, list[int]] = {}
     methods: dict[str, list[int]] = {}
@@ -126,16 +132,19 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                 grew = True
     uses: list[list[tuple[str | None, int]]] = []
 
-    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, into: dict[str, list[int]]) -> int:
+    def add(fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool, into: dict[str, list[int]], cls: str = "") -> int:
         first = min([fn.lineno, *(d.lineno for d in fn.decorator_list)])
         index[id(fn)] = len(defs)
         into.setdefault(fn.name, []).append(len(defs))
         last = fn.end_lineno or fn.lineno
         text = "\n".join(lines[first - 1:last])
         defs.append((fn.name, first, last, method, ("cuda" in text or "device" in text) and _places_on_gpu(fn)))
+        owners.append(cls)
+        nodes.append(fn)
         opaque = bool(fn.decorator_list) and not all(no_grad(d) for d in fn.decorator_list)
         implicit = method and (fn.name in _IMPLICIT or (fn.name.startswith("__") and fn.name not in _ROOTS))
-        uses.append([(None, -1)] if opaque or implicit else [])
+        # a forward's implicit use is marked apart (-2): a call of a held instance may stand for it (settle)
+        uses.append([(None, -1)] if opaque else [(None, _RUN if fn.name in _RUNS else -1)] if implicit else [])
         return len(defs) - 1
 
     for item in tree.body:
@@ -144,7 +153,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
         elif isinstance(item, ast.ClassDef):
             for fn in item.body:
                 if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    k = add(fn, True, methods)
+                    k = add(fn, True, methods, item.name)
                     if fn.name in _ROOTS and item.name in datasets:
                         uses[k].append((_ITEM, -1))
     calls: list[tuple[str, str | None, int]] = []
@@ -156,6 +165,14 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
     attributes: set[str] = set()
     qualified: set[str] = set()
     handled: set[int] = set()
+    # Module instances held in a name or `self.x` (kb/scan/heldmodules.py): the calls of a name the file does not
+    # define or of `self.x` (id -> why, owner), its constructions (id, name), and the holders called under no_grad
+    # (owner def, name or attribute): only their scopes are read for holders, after the walk.
+    pending: dict[int, tuple[str | None, int]] = {}
+    made: list[tuple[int, str]] = []
+    quiet_names: set[tuple[int, str]] = set()
+    quiet_attributes: set[tuple[int, str]] = set()
+    class_nodes = {c.name: c for c in classes}
 
     def targets(func: ast.expr) -> list[int] | None:
         """The defs a call of `func` (or a function handed on as `func`) runs: None for a name not defined here."""
@@ -233,11 +250,22 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     found = top.get(func.id)
                     if found is None:
                         calls.append((func.id, why, owner))
+                        made.append((id(node), func.id))
+                        pending[id(node)] = (why, owner)
+                        if why == _NO_GRAD and owner >= 0:
+                            quiet_names.add((owner, func.id))
                 elif called is ast.Attribute:
                     target = func.value
                     found = methods.get(func.attr) if type(target) is Name and target.id in ("self", "cls") else None
                     if found is None:
-                        calls.append((func.attr, why, owner))
+                        supered = type(target) is ast.Call and type(target.func) is Name and target.func.id == "super" \
+                            and func.attr in _RUNS
+                        calls.append((_SUPER + func.attr if supered else func.attr, why, owner))
+                        made.append((id(node), func.attr))
+                        if type(target) is Name and target.id == "self":
+                            pending[id(node)] = (why, owner)
+                            if why == _NO_GRAD and owner >= 0:
+                                quiet_attributes.add((owner, func.attr))
                 else:
                     found = None
                 if found is not None:
@@ -278,8 +306,25 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     mentions.add(value.id)
             elif holds[type(value)]:
                 push(value)
+    holders: dict[int, tuple[str, str]] = {}
+    held: set[int] = set()
+    by_def: dict[int, set[str]] = {}
+    for k, name in quiet_names:
+        by_def.setdefault(k, set()).add(name)
+    for k, names in by_def.items():  # one walk of each def, for all its names called under no_grad
+        if (bound := heldmodules.constructed(nodes[k], names, False)):
+            heldmodules.scan_scope(nodes[k], holders, held, False, bound)
+    by_class: dict[str, set[str]] = {}
+    for k, attr in quiet_attributes:
+        if owners[k] in class_nodes:
+            by_class.setdefault(owners[k], set()).add(attr)
+    for name, keys in by_class.items():
+        if (bound := heldmodules.constructed(class_nodes[name], keys, True)):
+            heldmodules.scan_scope(class_nodes[name], holders, held, True, bound)
+    instances = tuple((made_of, *pending[k], key) for k, (made_of, key) in holders.items() if k in pending)
+    loose = frozenset(name for k, name in made if k not in held)
     return Graph(tuple(defs), tuple(tuple(u) for u in uses), tuple(calls), frozenset(mentions), frozenset(attributes),
-                 frozenset(qualified))
+                 frozenset(qualified), tuple(owners), instances, loose)
 
 
 def _within(stack: list[Any], nodes: list[Any], outer: tuple[str | None, int], inner: tuple[str | None, int]) -> None:
@@ -344,8 +389,10 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
     uses = _Uses(modules, graphs)
     while True:
         loud = uses.loud()
-        why_of = _quiet(graphs, loud, uses.read, uses.outside)
-        wanted = {name for name, found in uses.outside.items()
+        runs = {name: found for name, found in uses.instances.items() if name not in uses.loose and name not in loud
+                and not any(key and (key in loud or len(uses.outside.get(key, ())) > uses.keys[key]) for key in uses.held_as[name])}
+        why_of = _quiet(graphs, loud, uses.read, uses.outside, runs, uses.supers)
+        wanted = {name for name, found in [*uses.outside.items(), *runs.items()]
                   if any(why is not None or (where, by) in why_of for where, why, by in found)}
         more = [path for path, m in modules.items() if path not in tried and not path.endswith(".ipynb")
                 and any(span[1] in wanted for span in m.layout.spans)]
@@ -368,32 +415,62 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
     return out
 
 
-def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str],
-           outside: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
-    """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point."""
+def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: dict[str, list[tuple[str, str | None, int]]],
+           runs: dict[str, list[tuple[str, str | None, int]]],
+           supers: dict[str, list[tuple[str, str | None, int]]]) -> dict[tuple[str, int], str]:
+    """(path, def index) -> why, for each def every use of which takes no gradient (settle), to a fixed point.
+    `runs`: class name -> the calls of its held instances, where every construction of it is held (forward's
+    uses, for its implicit one); `supers`: the calls `super().forward(...)` among `outside`'s, no use of a held
+    class's forward (a subclass names its base as a value, which makes the base loud)."""
     why_of: dict[tuple[str, int], str] = {}
     # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
     # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
-    candidates: list[tuple[str, int, list[tuple[str, str | None, int]]]] = []
+    # A def that places tensors on a GPU itself is no host code, but under torch.no_grad() it records no gradient
+    # either: it may be quiet only where every use is (`pure`: defs every reason of which is) no_grad.
+    candidates: list[tuple[str, int, list[tuple[str, str | None, int]], bool]] = []
     for path, graph in graphs.items():
         for k, (name, _, _, method, gpu) in enumerate(graph.defs):
-            if gpu or name in loud or (method and name in read):
+            if name in loud or (method and name in read):
                 continue
-            found = [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])
+            graph_uses = [(path, why, by) for why, by in graph.uses[k]]
+            found = graph_uses + outside.get(name, [])
+            if method and name in _RUNS and graph.owners[k] in runs:
+                found = [use for use in graph_uses if use[2] != _RUN] + _without(outside.get(name, []), supers.get(name, [])) \
+                    + runs[graph.owners[k]]
             if found and not any(why is None and by < 0 for _, why, by in found):
-                candidates.append((path, k, found))
+                candidates.append((path, k, found, gpu))
+    pure: set[tuple[str, int]] = set()
     changed = True
     while changed:
         changed = False
-        for path, k, found in candidates:
+        for path, k, found, gpu in candidates:
             if (path, k) in why_of:
                 continue
             reasons = [why or ("" if (where, by) == (path, k) else why_of.get((where, by)) if by >= 0 else None)
                        for where, why, by in found]
-            if all(r is not None for r in reasons) and any(reasons):
-                why_of[(path, k)] = sorted(r for r in reasons if r)[0]
-                changed = True
+            if not (all(r is not None for r in reasons) and any(reasons)):
+                continue
+            only = all(why == _NO_GRAD if why else by < 0 or (where, by) == (path, k) or (where, by) in pure
+                       for where, why, by in found)
+            if gpu and not only:
+                continue
+            why_of[(path, k)] = sorted(r for r in reasons if r)[0]
+            if only:
+                pure.add((path, k))
+            changed = True
     return why_of
+
+
+def _without(found: list[tuple[str, str | None, int]], some: list[tuple[str, str | None, int]]) -> list[tuple[str, str | None, int]]:
+    """`found` less one entry per entry of `some` (a difference of multisets)."""
+    left = Counter(some)
+    out = []
+    for use in found:
+        if left[use] > 0:
+            left[use] -= 1
+        else:
+            out.append(use)
+    return out
 
 
 class _Uses:
@@ -408,6 +485,15 @@ class _Uses:
         self.heard: set[str] = set()  # the names files with a Graph use as a value
         self.read: set[str] = set()
         self.outside: dict[str, list[tuple[str, str | None, int]]] = {}
+        self.instances: dict[str, list[tuple[str, str | None, int]]] = {}  # class -> calls of its held instances
+        self.loose: set[str] = set()  # names some file with a Graph constructs without holding it so
+        self.held_as: dict[str, set[str]] = {}  # class -> the attributes `x` of the holders `self.x` of its instances
+        # attribute -> how many calls `self.x(...)` of holders so named there are: a call of another `o.x(...)`
+        # anywhere may be a holder's read elsewhere (`evaluator.inception(x)`)
+        self.keys: Counter[str] = Counter()
+        # name -> the calls `super().forward(...)`: a base's forward, not a held class's, unless it is the base (then
+        # the subclass names it as a value, and it is loud)
+        self.supers: dict[str, list[tuple[str, str | None, int]]] = {}
         for path, module in modules.items():
             graph = graphs.get(path)
             if graph is None:
@@ -431,7 +517,15 @@ class _Uses:
         self.heard.update(attr for base, _, attr in (q.partition(".") for q in graph.qualified) if base in imported)
         self.read.update(graph.attributes)
         for name, why, by in graph.calls:
+            if name.startswith(_SUPER):
+                name = name[len(_SUPER):]
+                self.supers.setdefault(name, []).append((path, why, by))
             self.outside.setdefault(rename.get(name, name), []).append((path, why, by))
+        for name, why, by, key in graph.instances:
+            self.instances.setdefault(rename.get(name, name), []).append((path, why, by))
+            self.held_as.setdefault(rename.get(name, name), set()).add(key)
+            self.keys[key] += 1
+        self.loose.update(rename.get(name, name) for name in graph.loose)
 
 
 def _called_or_imported(module: Module) -> set[str]:

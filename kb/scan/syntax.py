@@ -123,6 +123,11 @@ class Graph(NamedTuple):
     mentions: frozenset[str] = frozenset()  # names it uses in any other way (as a value)
     attributes: frozenset[str] = frozenset()  # attributes it reads in any other way (`x.m` handed on, a flag `cfg.m`)
     qualified: frozenset[str] = frozenset()  # "x.m" of each such read of a name's attribute (`module.fn` handed on)
+    owners: tuple[str, ...] = ()  # per def: the name of the class it is a method of ("" for a function)
+    # (class, why or None, index of the calling def or -1, holder's attribute or ""): each call of a held instance
+    # of a class (kb/scan/heldmodules.py)
+    instances: tuple[tuple[str, str | None, int, str], ...] = ()
+    loose: frozenset[str] = frozenset()  # names it calls in a construction not so held (or everywhere, unread)
 
 
 class Module(NamedTuple):
