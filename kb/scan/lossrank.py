@@ -135,10 +135,7 @@ def used(ctx: Context, calls: list[Call], shape_ops: frozenset[str], target: ast
     shown = at_uses(ctx, target, name)
     if shown == rank.UNKNOWN:
         return
-    for k in range(first, len(calls)):
-        call = calls[k]
-        if call.op == name and call.line == made.lineno:
-            calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+    _mark(calls, range(first, len(calls)), name, shown, made.lineno)
 
 
 def held(ctx: Context, calls: list[Call], shape_ops: frozenset[str], target: ast.AST, value: ast.expr, first: int) -> None:
@@ -152,10 +149,7 @@ def held(ctx: Context, calls: list[Call], shape_ops: frozenset[str], target: ast
     shown = at_uses(ctx, target, name)
     if shown == rank.UNKNOWN:
         return
-    for k in range(first, len(calls)):
-        call = calls[k]
-        if call.op == name and (call.line, call.col) == (value.lineno, value.col_offset + 1):
-            calls[k] = call._replace(extra=call.extra + rank.facts(shown))
+    _mark(calls, range(first, len(calls)), name, shown, value.lineno, value.col_offset + 1)
 
 
 def made_and_called(ctx: Context, calls: list[Call], shape_ops: frozenset[str], node: ast.Call) -> None:
@@ -168,8 +162,16 @@ def made_and_called(ctx: Context, calls: list[Call], shape_ops: frozenset[str], 
     shown = called(ctx, node, name)
     if shown == rank.UNKNOWN:
         return
-    for k in range(len(calls) - 1, -1, -1):
+    _mark(calls, range(len(calls) - 1, -1, -1), name, shown, made.lineno, made.col_offset + 1, once=True)
+
+
+def _mark(calls: list[Call], order: range, name: str, shown: rank.Rank, line: int, col: int | None = None,
+          once: bool = False) -> None:
+    """Add the rank `shown` to the recorded calls of `name` at `line` (and `col`), visited in `order`: the
+    three ways a loss's module or function is met end alike once its input's rank is known."""
+    for k in order:
         call = calls[k]
-        if call.op == name and call.line == made.lineno and call.col == made.col_offset + 1:
+        if call.op == name and call.line == line and (col is None or call.col == col):
             calls[k] = call._replace(extra=call.extra + rank.facts(shown))
-            return
+            if once:
+                return
