@@ -36,8 +36,10 @@ class Dispatch:
     resolves them for own ancestry), and which method `self.m()` can never reach. `texts`: the code base's texts."""
 
     def __init__(self, modules: dict, texts: dict[str, str],
-                 resolve_base: Callable[[str, tuple[str, ...]], Where | None]) -> None:
+                 resolve_base: Callable[[str, tuple[str, ...]], Where | None],
+                 configured: set[Where] | frozenset[Where] = frozenset()) -> None:
         self.modules, self.texts, self.resolve_base = modules, texts, resolve_base
+        self.configured = configured  # classes a configuration file builds by dotted path (kb/scan/configtargets.py)
         self._children: dict[Where, list[tuple[str, str, int]]] | None = None
         self._unread: set[str] = set()  # last names of bases not resolved: a subclass of a class of that name may hide there
         self._lines: dict[str, list[str]] = {}
@@ -120,7 +122,8 @@ class Dispatch:
                     overriding.append(child[1])
                 else:
                     inheritors.append(child)
-        if any(self._built(where, name, refs_of(name), live) for where, name, _ in inheritors):
+        if any((where, name) in self.configured or self._built(where, name, refs_of(name), live)
+               for where, name, _ in inheritors):
             return None
         inherit = ", ".join(name for _, name, _ in inheritors[1:])
         return (f"{owner}.{method} is called only as self.{method}, and nothing in this code base builds {owner}"

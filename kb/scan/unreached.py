@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kb.scan import dispatch, packaging, scope, sources
+from kb.scan import configtargets, dispatch, packaging, scope, sources
 from kb.scan.syntax import Layout
 
 ClassBases = tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]  # Layout.class_bases: one class
@@ -301,7 +301,9 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     # Nothing imports a notebook: its names are used by its own cells only (unless a notebook runs another one)
     alone = not any(_runs_notebooks(read[p]) for p in modules if p.endswith(".ipynb"))
 
-    classes = dispatch.Dispatch(modules, read, ancestry.base)  # methods only `self.m()` names, on classes nothing builds
+    # classes a configuration file builds by their dotted `target:` path (kb/scan/configtargets.py)
+    configured = configtargets.built(roots, read, {(path, span[1]) for path, span in spans if span[0] == "class"})
+    classes = dispatch.Dispatch(modules, read, ancestry.base, configured)  # methods only `self.m()` names, on classes nothing builds
     changed = True
     while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
         changed = False
@@ -318,7 +320,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                         path, owner, owner_line, name, lambda word: by_name.get(word, ()) if word in wanted else None, live)):
                     used = False
             else:
-                used = any(live(p, line) and not (p == path and first <= line <= last) for p, line, _ in refs)
+                used = (kind == "class" and (path, name) in configured) or \
+                    any(live(p, line) and not (p == path and first <= line <= last) for p, line, _ in refs)
             if used:
                 continue
             dead.setdefault(path, []).append((first, last))
