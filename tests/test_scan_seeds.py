@@ -88,3 +88,60 @@ def test_a_seed_drawn_from_numpy_after_the_function_seeds_numpy_is_fixed(tmp_pat
     assert found("pass") == [("train.py", 13)]
     assert found("if np_seed is not None: np.random.seed(np_seed)") == [("train.py", 13)]
     assert found("np.random.seed(None)") == [("train.py", 13)]
+
+
+_ORDER_FILES = {
+    "oracle.py": '''import tensorflow as tf
+
+
+class Oracle(object):
+    def __init__(self, n):
+        tf.set_random_seed(66)
+        self.w = tf.Variable(tf.random_normal([n, n]))
+''',
+    "gen.py": '''import tensorflow as tf
+
+
+class Gen(object):
+    def __init__(self, n):
+        self.w = self.init_matrix([n, n])
+
+    def init_matrix(self, shape):
+        return tf.Variable(tf.random_normal(shape))
+''',
+    "disc.py": '''import tensorflow as tf
+
+
+class Disc(object):
+    def __init__(self, n):
+        self.w = tf.Variable(tf.random_uniform([n, n]))
+''',
+    "train.py": '''import tensorflow as tf
+from gen import Gen
+from oracle import Oracle
+from disc import Disc
+
+
+def main():
+    gen = Gen(4)
+    oracle = Oracle(4)
+    disc = Disc(4)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+
+
+if __name__ == "__main__":
+    main()
+''',
+}
+
+
+def test_a_seed_set_in_a_constructor_seeds_only_what_is_built_after_it(tmp_path):
+    """LantaoYu/SeqGAN: `TARGET_LSTM.__init__` calls `tf.set_random_seed(66)`; main builds the Generator
+    first, then the TARGET_LSTM, then the Discriminator. The graph seed holds for the ops made after the
+    call (the oracle's own draw after the seeding, the Discriminator's), not for the Generator's, made
+    before it on a graph with no seed yet. The scan credited the seed to every file of the run."""
+    for name, text in _ORDER_FILES.items():
+        (tmp_path / name).write_text(text)
+    found = [f for f in scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20")).findings if not f.note]
+    assert _sites(found, "tf.random-seeds") == [("gen.py", 9)]
