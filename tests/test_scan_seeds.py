@@ -145,3 +145,40 @@ def test_a_seed_set_in_a_constructor_seeds_only_what_is_built_after_it(tmp_path)
         (tmp_path / name).write_text(text)
     found = [f for f in scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20")).findings if not f.note]
     assert _sites(found, "tf.random-seeds") == [("gen.py", 9)]
+
+
+_GUARDED_FILES = {
+    "tfutil.py": '''import numpy as np
+import tensorflow as tf
+
+
+def init_tf():
+    if tf.get_default_session() is None:
+        tf.set_random_seed(1234)
+        tf.InteractiveSession()
+''',
+    "train.py": '''import tensorflow as tf
+import tfutil
+
+
+def train():
+    noise = tf.random_normal([8, 4])
+    return noise
+
+
+if __name__ == "__main__":
+    tfutil.init_tf()
+    train()
+''',
+}
+
+
+def test_a_seed_under_a_first_use_guard_holds(tmp_path):
+    """tkarras/progressive_growing_of_gans's `init_tf`: `if tf.get_default_session() is None:` seeds the graph
+    and opens the default session, once per process. A process starts with no default session, so the
+    first call (train.py's, before the graph is built) seeds the graph. The scan read the guard as a
+    condition the seed may not hold under."""
+    for name, text in _GUARDED_FILES.items():
+        (tmp_path / name).write_text(text)
+    found = [f for f in scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20")).findings if not f.note]
+    assert _sites(found, "tf.random-seeds") == []
