@@ -88,3 +88,97 @@ def test_a_seed_drawn_from_numpy_after_the_function_seeds_numpy_is_fixed(tmp_pat
     assert found("pass") == [("train.py", 13)]
     assert found("if np_seed is not None: np.random.seed(np_seed)") == [("train.py", 13)]
     assert found("np.random.seed(None)") == [("train.py", 13)]
+
+
+_ORDER_FILES = {
+    "oracle.py": '''import tensorflow as tf
+
+
+class Oracle(object):
+    def __init__(self, n):
+        tf.set_random_seed(66)
+        self.w = tf.Variable(tf.random_normal([n, n]))
+''',
+    "gen.py": '''import tensorflow as tf
+
+
+class Gen(object):
+    def __init__(self, n):
+        self.w = self.init_matrix([n, n])
+
+    def init_matrix(self, shape):
+        return tf.Variable(tf.random_normal(shape))
+''',
+    "disc.py": '''import tensorflow as tf
+
+
+class Disc(object):
+    def __init__(self, n):
+        self.w = tf.Variable(tf.random_uniform([n, n]))
+''',
+    "train.py": '''import tensorflow as tf
+from gen import Gen
+from oracle import Oracle
+from disc import Disc
+
+
+def main():
+    gen = Gen(4)
+    oracle = Oracle(4)
+    disc = Disc(4)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+
+
+if __name__ == "__main__":
+    main()
+''',
+}
+
+
+def test_a_seed_set_in_a_constructor_seeds_only_what_is_built_after_it(tmp_path):
+    """LantaoYu/SeqGAN: `TARGET_LSTM.__init__` calls `tf.set_random_seed(66)`; main builds the Generator
+    first, then the TARGET_LSTM, then the Discriminator. The graph seed holds for the ops made after the
+    call (the oracle's own draw after the seeding, the Discriminator's), not for the Generator's, made
+    before it on a graph with no seed yet. The scan credited the seed to every file of the run."""
+    for name, text in _ORDER_FILES.items():
+        (tmp_path / name).write_text(text)
+    found = [f for f in scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20")).findings if not f.note]
+    assert _sites(found, "tf.random-seeds") == [("gen.py", 9)]
+
+
+_GUARDED_FILES = {
+    "tfutil.py": '''import numpy as np
+import tensorflow as tf
+
+
+def init_tf():
+    if tf.get_default_session() is None:
+        tf.set_random_seed(1234)
+        tf.InteractiveSession()
+''',
+    "train.py": '''import tensorflow as tf
+import tfutil
+
+
+def train():
+    noise = tf.random_normal([8, 4])
+    return noise
+
+
+if __name__ == "__main__":
+    tfutil.init_tf()
+    train()
+''',
+}
+
+
+def test_a_seed_under_a_first_use_guard_holds(tmp_path):
+    """tkarras/progressive_growing_of_gans's `init_tf`: `if tf.get_default_session() is None:` seeds the graph
+    and opens the default session, once per process. A process starts with no default session, so the
+    first call (train.py's, before the graph is built) seeds the graph. The scan read the guard as a
+    condition the seed may not hold under."""
+    for name, text in _GUARDED_FILES.items():
+        (tmp_path / name).write_text(text)
+    found = [f for f in scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20")).findings if not f.note]
+    assert _sites(found, "tf.random-seeds") == []

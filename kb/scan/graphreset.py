@@ -14,7 +14,7 @@ and keeps the seed.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from kb.scan.syntax import dotted_name
 
@@ -67,3 +67,21 @@ def dropped_condition(tree: ast.Module | None, aliases: dict[str, str], line: in
         return None
     return (f"the ops are built before tf.reset_default_graph() at line {reset}, which makes a new default graph "
             "without the seed")
+
+
+_DEFAULT_SESSION = frozenset({"tf.get_default_session", "tf.compat.v1.get_default_session"})
+
+
+def first_use_guard(test: ast.expr, dotted: Callable[[ast.AST], str | None]) -> bool:
+    """`if tf.get_default_session() is None:` (or `if not tf.get_default_session():`): the guard of a set-up
+    helper that runs its body once per process, on the first call (tkarras/progressive_growing_of_gans's
+    `init_tf` seeds the graph and opens the default session under it). A process starts with no default
+    session, so the first call runs the body: a setting under it holds as if unguarded."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        probe: ast.expr = test.operand
+    elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.Eq)) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        probe = test.left
+    else:
+        return False
+    return isinstance(probe, ast.Call) and not probe.args and dotted(probe.func) in _DEFAULT_SESSION

@@ -10,7 +10,7 @@ import warnings
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -403,6 +403,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
         quiet.setdefault(path, []).extend(spans)
     # an entry an installable package holds is its users' library too (a folder with __init__.py alone is not)
+    seeded_late = seedorder.unseeded(runs, graph, texts.get)  # draws made before a seed set in a function
     trains = [not modules[r.entry].layout.main or r.why.startswith("console script")
               or (r.entry not in scripts if scripts else placement.in_package(r.entry))
               or any(modules[p].layout.backward for p in r.files) for r in runs]
@@ -425,6 +426,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
             pin = chosen.get(framework)
             if pin is None:
                 continue
+            held = codes - {"SEED"} if seeded_late and "SEED" in codes \
+                and seedorder.before_seed(seeded_late, ids, path, call.line) else codes
             dead_why = call.never_runs or (unreached.why(dead, path, call.line) if dead else None) \
                 or by_callers.never_runs(path, call.line) or (versiongate.why(gated, path, call.line) if gated else None)
             if not call.no_grad and path in quiet and any(first <= call.line <= last for first, last in quiet[path]):
@@ -433,7 +436,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                 unverified.add((path, unit.place(call.line), call.col))
             keras_2 = legacy if keras2.applies(legacy, call.op, pin.version) else None
             version = keras_2.version if keras_2 is not None else pin.version
-            for finding in lookup.findings(call, path, unit.place(call.line), framework, version, device, codes,
+            for finding in lookup.findings(call, path, unit.place(call.line), framework, version, device, held,
                                            where, conditions, maybe, passes, backward, scan_rules):
                 if keras_2 is not None and version != pin.version:  # tf.keras is Keras 2 in this code base
                     finding = finding._replace(answer=f"{finding.answer} (tf.keras is Keras 2 here: {keras_2.why}; answered "

@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
-from kb.scan import classparams, lossrank
+from kb.scan import classparams, graphreset, lossrank
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -100,11 +100,17 @@ class Visitor(Context, ast.NodeVisitor):
                 if self._hit(node.test):
                     self.visit(node.test)
                 main = is_main(node.test) and not self.scope
-                if not main:
+                # a once-per-process guard (graphreset.first_use_guard) holds on the first call: no condition
+                kept = not main and not graphreset.first_use_guard(node.test, self.dotted)
+                if kept:
                     self.conditions.append(node.test)
                 self.main = self.main or main
                 self.statements(node.body)
                 self.main = self.main and not main
+                if kept:
+                    self.conditions.pop()
+                if not main:
+                    self.conditions.append(node.test)  # the else branch runs only where the guard fails
                 self.statements(node.orelse)
                 if not main:
                     self.conditions.pop()
