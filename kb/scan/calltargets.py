@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
+from kb.scan import oldsyntax
+
 Def = ast.FunctionDef | ast.AsyncFunctionDef
 ROUNDS = 8  # how far a parameter passed on is followed: a caller's, its caller's, ... (simclr: six calls deep)
 
@@ -24,7 +26,7 @@ class Target(NamedTuple):
 
 def parse(text: str | None) -> ast.Module | None:
     try:
-        return ast.parse(text) if text is not None else None
+        return oldsyntax.parse(text) if text is not None else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

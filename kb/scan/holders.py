@@ -25,7 +25,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kb.scan import scope, sources
+from kb.scan import oldsyntax, scope, sources
 from kb.scan.nodes import statements, walk
 
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
@@ -149,7 +149,7 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
         if path.endswith(".ipynb") and path not in wanted:
             continue
         try:
-            trees[path] = ast.parse(text)
+            trees[path] = oldsyntax.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             if path in wanted:
                 wanted.pop(path)

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from kb.scan import heldmodules
+from kb.scan import heldmodules, oldsyntax
 from kb.scan.prepare import parsed_before
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import Graph, Module
@@ -402,7 +402,7 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
             tried.add(path)
             text = text_of(path)
             try:
-                tree = (parsed_before(path, text) or ast.parse(text)) if text is not None else None
+                tree = (parsed_before(path, text) or oldsyntax.parse(text)) if text is not None else None
                 if tree is not None and text is not None:
                     graphs[path] = build(tree, text.split("\n"), lambda _: False, lambda _: None)
             except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import sources
+from kb.scan import oldsyntax, sources
 from kb.scan.nodes import walk
 
 RECORD = "keras.unseeded-random"
@@ -211,7 +211,7 @@ def given(modules: dict, texts: sources.Texts) -> dict[tuple[str, int, int], str
         if text is None or "weights=" not in text:
             continue
         try:
-            tree = ast.parse(text)
+            tree = oldsyntax.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for node in walk(tree):
@@ -233,7 +233,7 @@ def overwritten(modules: dict, texts: sources.Texts, scripts: set[str]) -> dict[
     trees: dict[str, ast.Module] = {}
     for path, text in read.items():
         try:
-            trees[path] = ast.parse(text)
+            trees[path] = oldsyntax.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return {}
     base = _Base(trees)

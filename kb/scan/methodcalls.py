@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kb.scan import resolve, sources
+from kb.scan import oldsyntax, resolve, sources
 from kb.scan.nodes import walk
 
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -75,6 +75,6 @@ def calls(name: str, found: list[Found], modules: dict[str, resolve.Module], tex
 
 def _parse(text: str | None) -> ast.Module | None:
     try:
-        return ast.parse(text) if text is not None else None
+        return oldsyntax.parse(text) if text is not None else None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None

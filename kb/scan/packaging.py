@@ -24,7 +24,7 @@ import os
 import tomllib
 from collections.abc import Iterable
 
-from kb.scan import scope
+from kb.scan import oldsyntax, scope
 
 PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 SETUPTOOLS_KEYS = ("packages", "py_modules", "package_dir")
@@ -55,7 +55,7 @@ def _from_setup_py(text: str) -> tuple[dict[str, object], bool] | None:
     """setup()'s packages, py_modules and package_dir as read, and whether it builds an extension; None when
     it has no setup() call."""
     try:
-        tree = ast.parse(text)
+        tree = oldsyntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise Unknown from None
     names: dict[str, ast.expr] = {}

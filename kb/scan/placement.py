@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-from kb.scan import resolve, scope, sources
+from kb.scan import oldsyntax, resolve, scope, sources
 from kb.scan.nodes import walk
 
 
@@ -61,7 +61,7 @@ def defaults_passed(modules: dict[str, resolve.Module], texts: sources.Texts,
         if not present:
             continue
         try:
-            tree = ast.parse(text) if not path.endswith(".ipynb") else None
+            tree = oldsyntax.parse(text) if not path.endswith(".ipynb") else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         if tree is None:
@@ -171,7 +171,7 @@ def _hides_gpu_from_tf(text: str | None) -> bool:
     if not text or "set_visible_devices" not in text:
         return False
     try:
-        tree = ast.parse(text)
+        tree = oldsyntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 
-from kb.scan import graphreset
+from kb.scan import graphreset, oldsyntax
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
 from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, imported_name, plain_literal, public_name
@@ -173,7 +173,7 @@ def _parsed(path: str) -> ast.Module | None:
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
-            _LOCAL_TREES[path] = ast.parse(text, filename=path)
+            _LOCAL_TREES[path] = oldsyntax.parse(text, filename=path)
             _LOCAL_TEXTS[path] = text
         except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
             _LOCAL_TREES[path] = None

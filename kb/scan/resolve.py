@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import graphreset, hostcode, quietfunctions
+from kb.scan import graphreset, hostcode, oldsyntax, quietfunctions
 from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
@@ -111,7 +111,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     (local name -> (the KB name, the subclass's signature is its own)), as kb/scan/run.py finds them.
     `starred`: local name -> dotted name, the imports of the scanned modules this one star-imports (its
     own bindings win)."""
-    tree = parsed_before(filename, text) or ast.parse(text, filename=filename)  # once, if local_module read it
+    tree = parsed_before(filename, text) or oldsyntax.parse(text, filename=filename)  # once, if local_module read it
     found = survey(tree, text)
     if not imported and not starred and not any(marker in text for marker in MARKERS):
         return Module((), (), found.layout, _classes(found.classes, {}))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kb.scan import sources
+from kb.scan import oldsyntax, sources
 from kb.scan.nodes import statements
 
 LAZY = frozenset({"tf.gradients", "tf.compat.v1.gradients", "tf.compat.v1.train.Optimizer.compute_gradients",
@@ -48,7 +48,7 @@ def never_fetched(modules: dict, texts: sources.Texts, scripts: set[str]) -> dic
     def tree_of(path: str) -> ast.Module | None:
         if path not in trees:
             try:
-                trees[path] = ast.parse(read[path]) if not path.endswith(".ipynb") else None
+                trees[path] = oldsyntax.parse(read[path]) if not path.endswith(".ipynb") else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 trees[path] = None
         return trees[path]

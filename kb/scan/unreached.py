@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kb.scan import configtargets, dispatch, packaging, scope, sources
+from kb.scan import configtargets, dispatch, oldsyntax, packaging, scope, sources
 from kb.scan.syntax import Layout
 
 ClassBases = tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]  # Layout.class_bases: one class
@@ -398,7 +398,7 @@ def _shadowed(tree: ast.Module) -> list[tuple[int, int, str, int]]:
 
 def _tree(text: str) -> ast.Module | None:
     try:
-        return ast.parse(text)
+        return oldsyntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

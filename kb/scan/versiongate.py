@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import re
 
-from kb.scan import resolve, scope, sources
+from kb.scan import oldsyntax, resolve, scope, sources
 
 Spans = dict[str, list[tuple[int, int, str]]]
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -41,7 +41,7 @@ def never(modules: dict[str, resolve.Module], texts: sources.Texts, scripts: set
         tree = (parsed or {}).get(path)
         if tree is None:
             try:
-                tree = ast.parse(text)
+                tree = oldsyntax.parse(text)
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
         aliases = _torch_aliases(tree)
