@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from kb.scan import scope
+from kb.scan import oldsyntax, scope
 from kb.scan.resolve import Setting
 from kb.scan.survey import called
 from kb.scan.switches import codes_of
@@ -78,8 +78,8 @@ class _Order:
         if path not in self.trees:
             source = self.text(path)
             try:
-                tree = ast.parse(source) if source is not None else None
-            except (SyntaxError, ValueError):
+                tree = oldsyntax.parse(source, path) if source is not None else None
+            except (SyntaxError, ValueError, RecursionError):
                 tree = None
             self.trees[path] = (tree, _defs(tree)) if tree is not None else None
         return self.trees[path]
