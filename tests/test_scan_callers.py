@@ -194,3 +194,22 @@ def test_a_methods_keyword_no_call_passes_holds_its_default(tmp_path):
     assert not _records(found, "networks.py", 7), "Ranker is built only in the branch that never runs"
     assert _records(found, "dist_model.py", 30), "configure(True) passes is_train by position"
     assert _records(found, "networks.py", 16), "Metric is built on every call"
+
+
+def _scan_jax(tmp_path: Path, name: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    report = scan([str(root)], given=pins.parse_versions("jax=0.4.30"))
+    return [*report.findings, *report.notes]
+
+
+def test_a_function_that_calls_a_target_through_its_modules_name_is_a_relay(tmp_path):
+    """google/mipnerf's `integrated_pos_enc(x, min_deg, max_deg, diag=True)` calls `math.matmul` (a helper of
+    another file, reached through the module's imported name) only under `if diag:`'s else branch, and its only
+    caller leaves diag at True. It held no recorded call and called the helper by no imported name, so it was no
+    target: its branch was read as run and the helper's matmul was reported (RULES R4, P4-2). A call spelled
+    `module.f` now makes its caller a relay as `f` does: the else branch never runs, nor does the helper."""
+    found = _scan_jax(tmp_path, "modulecall")
+    assert not _records(found, "helpers.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "helpers.py" and f.line == 6 and f.note]
+    assert notes and "matmul" in notes[0], notes

@@ -142,9 +142,11 @@ def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resol
             module = modules.get(path)
             if module is None or path.endswith(".ipynb"):
                 continue
-            mine, _ = _bindings(path, module, graph, index)
+            mine, aliases = _bindings(path, module, graph, index)
             text = texts.get(path) or ""
-            calling = frozenset(local for local, key in mine.items() if key[0] != path and local in text)
+            calling = frozenset([*(local for local, key in mine.items() if key[0] != path and local in text),
+                                 *(f"{alias}.{name}" for alias, where in aliases.items() if alias in text
+                                   for name in index.by_path.get(where, ()) if name in text)])
             if not calling:
                 continue
             tree = trees[path] if path in trees else memo[path] if path in memo else parse(text)
@@ -167,7 +169,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
-    callees = {n.name: {c.func.id for c in map(_partial_or_call, walk(n)) if c is not None and isinstance(c.func, ast.Name)}
+    callees = {n.name: {name for c in map(_partial_or_call, walk(n)) if c is not None and (name := _called(c.func))}
                for n in defs}
     keep |= {name for name, called in callees.items() if called & calling}
     for _ in range(ROUNDS):
@@ -325,6 +327,16 @@ def _partial(call: ast.Call) -> ast.Call | None:
 
 def _partial_or_call(node: ast.AST) -> ast.Call | None:
     return (_partial(node) or node) if isinstance(node, ast.Call) else None
+
+
+def _called(func: ast.expr) -> str | None:
+    """The name a call is spelled with: `f` or `module.f` (a target of another file called through the
+    module's imported name: mipnerf's `math.matmul`), else None."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
 
 
 def _self_made(func: ast.expr) -> bool:
