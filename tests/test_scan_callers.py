@@ -213,3 +213,17 @@ def test_a_function_that_calls_a_target_through_its_modules_name_is_a_relay(tmp_
     assert not _records(found, "helpers.py", 6), found
     notes = [f.note for f in found if Path(f.path).name == "helpers.py" and f.line == 6 and f.note]
     assert notes and "matmul" in notes[0], notes
+
+
+def test_a_subclass_without_its_own_constructor_is_built_as_its_base(tmp_path):
+    """google-deepmind/emergent_in_context_learning's Attention builds RelativePositionEmbedding only under
+    `if self._relative_pos_emb:`, and the blocks build it only through its subclasses (SelfAttention,
+    CausalSelfAttention: no `__init__` of their own), passing on their own `self._relative_pos_emb`, left at
+    False. Attention was named as a base (no target), its heirs were no targets (no constructor), and the same
+    attribute name set in each block's constructor made it "set more than once": the branch was read as run
+    (RULES R4). A construction of an heir is now one of its base, and `self.<attr> =` in a class of another
+    family is not counted: the branch never runs."""
+    found = _scan(tmp_path, "inherited")
+    assert not _records(found, "blocks.py", 13), found
+    notes = [f.note for f in found if Path(f.path).name == "blocks.py" and f.line == 13 and f.note]
+    assert notes and "relative as False" in notes[0], notes
