@@ -227,3 +227,14 @@ def test_a_subclass_without_its_own_constructor_is_built_as_its_base(tmp_path):
     assert not _records(found, "blocks.py", 13), found
     notes = [f.note for f in found if Path(f.path).name == "blocks.py" and f.line == 13 and f.note]
     assert notes and "relative as False" in notes[0], notes
+
+
+def test_a_package_that_exports_nothing_takes_its_callers_values(tmp_path):
+    """eriklindernoren/PyTorch-YOLOv3's `pytorchyolo/` (built by poetry, every `__init__.py` empty) builds its
+    Upsample only as `Upsample(scale_factor=..., mode="nearest")`, which reads `mode=self.mode`: the callers
+    pass read only the files no installable package holds, so every interpolation mode was reported (RULES
+    L4-3, P4-2: a package that exports nothing offers no class whose attributes its users set). Its modules
+    now take their callers' values; a package whose `__init__` exports the class keeps every mode."""
+    found = _scan(tmp_path, "quietpackage")
+    assert not _records(found, "models.py", 12), found
+    assert any("bilinear" in r for r in _records(found, "layers.py", 12)), found

@@ -8,7 +8,9 @@ program; `functools.partial(f, k=v)` is a call of f that binds k; a call in code
 
 Only where every call is visible: no call passes *args or **kwargs, the function or class is named nowhere
 else (handed on as a value, subclassed, in a notebook), and it is in no installable package (a library's
-users may pass anything: RULES L4-3, kb/scan/packaging.py; the caller gives the script files). Read with
+users may pass anything: RULES L4-3, kb/scan/packaging.py; the caller gives the script files) or in one that
+exports nothing (every `__init__.py` empty: RULES P4-2). A class with no constructor of its own is built as its
+base (a construction of the heir is one of the base). Read with
 `ast` from the texts kb/scan/run.py keeps, after the first pass (the import graph of kb/scan/scope.py).
 """
 
