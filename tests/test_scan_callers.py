@@ -238,3 +238,18 @@ def test_a_package_that_exports_nothing_takes_its_callers_values(tmp_path):
     found = _scan(tmp_path, "quietpackage")
     assert not _records(found, "models.py", 12), found
     assert any("bilinear" in r for r in _records(found, "layers.py", 12)), found
+
+
+def test_a_call_spreading_a_dict_bound_once_passes_its_keywords(tmp_path):
+    """Atomu2014/product-nets builds each model as `LR(**lr_params)` from a dict display bound once and only
+    printed besides, every one with `'opt_algo': 'gd'`, handed on to `utils.get_optimizer`, whose other
+    optimizers' branches (`if opt_algo == 'adam'`, ...) were reported (RULES R4). A `**name` of such a dict
+    now passes its keywords; a dict changed after it is built (`params["mode"] = ...`) passes nothing known."""
+    found = _scan(tmp_path, "spread")
+    assert not _records(found, "ops.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "ops.py" and f.line == 6 and f.note]
+    assert notes and "mode as 'nearest'" in notes[0], notes
+    train = tmp_path / "spread" / "train.py"
+    train.write_text(train.read_text().replace("print(params)", 'params["mode"] = "bilinear"'))
+    report = scan([str(tmp_path / "spread")], given=pins.parse_versions("torch=2.11"))
+    assert _records([*report.findings, *report.notes], "ops.py", 6), report.findings
