@@ -414,7 +414,7 @@ def _spread(call: ast.Call, spread: dict[str, ast.Dict]) -> ast.Call:
         if k.arg is None and isinstance(k.value, ast.Name) and k.value.id in spread:
             shown = spread[k.value.id]
             keywords += [ast.keyword(key.value, value) for key, value in zip(shown.keys, shown.values)
-                         if isinstance(key, ast.Constant)]
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str)]
         else:
             keywords.append(k)
     if len(keywords) == len(call.keywords) and all(a is b for a, b in zip(keywords, call.keywords)):
