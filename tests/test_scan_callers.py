@@ -194,3 +194,62 @@ def test_a_methods_keyword_no_call_passes_holds_its_default(tmp_path):
     assert not _records(found, "networks.py", 7), "Ranker is built only in the branch that never runs"
     assert _records(found, "dist_model.py", 30), "configure(True) passes is_train by position"
     assert _records(found, "networks.py", 16), "Metric is built on every call"
+
+
+def _scan_jax(tmp_path: Path, name: str) -> list:
+    root = tmp_path / name
+    shutil.copytree(FIXTURES / name, root)
+    report = scan([str(root)], given=pins.parse_versions("jax=0.4.30"))
+    return [*report.findings, *report.notes]
+
+
+def test_a_function_that_calls_a_target_through_its_modules_name_is_a_relay(tmp_path):
+    """google/mipnerf's `integrated_pos_enc(x, min_deg, max_deg, diag=True)` calls `math.matmul` (a helper of
+    another file, reached through the module's imported name) only under `if diag:`'s else branch, and its only
+    caller leaves diag at True. It held no recorded call and called the helper by no imported name, so it was no
+    target: its branch was read as run and the helper's matmul was reported (RULES R4, P4-2). A call spelled
+    `module.f` now makes its caller a relay as `f` does: the else branch never runs, nor does the helper."""
+    found = _scan_jax(tmp_path, "modulecall")
+    assert not _records(found, "helpers.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "helpers.py" and f.line == 6 and f.note]
+    assert notes and "matmul" in notes[0], notes
+
+
+def test_a_subclass_without_its_own_constructor_is_built_as_its_base(tmp_path):
+    """google-deepmind/emergent_in_context_learning's Attention builds RelativePositionEmbedding only under
+    `if self._relative_pos_emb:`, and the blocks build it only through its subclasses (SelfAttention,
+    CausalSelfAttention: no `__init__` of their own), passing on their own `self._relative_pos_emb`, left at
+    False. Attention was named as a base (no target), its heirs were no targets (no constructor), and the same
+    attribute name set in each block's constructor made it "set more than once": the branch was read as run
+    (RULES R4). A construction of an heir is now one of its base, and `self.<attr> =` in a class of another
+    family is not counted: the branch never runs."""
+    found = _scan(tmp_path, "inherited")
+    assert not _records(found, "blocks.py", 13), found
+    notes = [f.note for f in found if Path(f.path).name == "blocks.py" and f.line == 13 and f.note]
+    assert notes and "relative as False" in notes[0], notes
+
+
+def test_a_package_that_exports_nothing_takes_its_callers_values(tmp_path):
+    """eriklindernoren/PyTorch-YOLOv3's `pytorchyolo/` (built by poetry, every `__init__.py` empty) builds its
+    Upsample only as `Upsample(scale_factor=..., mode="nearest")`, which reads `mode=self.mode`: the callers
+    pass read only the files no installable package holds, so every interpolation mode was reported (RULES
+    L4-3, P4-2: a package that exports nothing offers no class whose attributes its users set). Its modules
+    now take their callers' values; a package whose `__init__` exports the class keeps every mode."""
+    found = _scan(tmp_path, "quietpackage")
+    assert not _records(found, "models.py", 12), found
+    assert any("bilinear" in r for r in _records(found, "layers.py", 12)), found
+
+
+def test_a_call_spreading_a_dict_bound_once_passes_its_keywords(tmp_path):
+    """Atomu2014/product-nets builds each model as `LR(**lr_params)` from a dict display bound once and only
+    printed besides, every one with `'opt_algo': 'gd'`, handed on to `utils.get_optimizer`, whose other
+    optimizers' branches (`if opt_algo == 'adam'`, ...) were reported (RULES R4). A `**name` of such a dict
+    now passes its keywords; a dict changed after it is built (`params["mode"] = ...`) passes nothing known."""
+    found = _scan(tmp_path, "spread")
+    assert not _records(found, "ops.py", 6), found
+    notes = [f.note for f in found if Path(f.path).name == "ops.py" and f.line == 6 and f.note]
+    assert notes and "mode as 'nearest'" in notes[0], notes
+    train = tmp_path / "spread" / "train.py"
+    train.write_text(train.read_text().replace("print(params)", 'params["mode"] = "bilinear"'))
+    report = scan([str(tmp_path / "spread")], given=pins.parse_versions("torch=2.11"))
+    assert _records([*report.findings, *report.notes], "ops.py", 6), report.findings

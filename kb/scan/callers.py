@@ -8,7 +8,9 @@ program; `functools.partial(f, k=v)` is a call of f that binds k; a call in code
 
 Only where every call is visible: no call passes *args or **kwargs, the function or class is named nowhere
 else (handed on as a value, subclassed, in a notebook), and it is in no installable package (a library's
-users may pass anything: RULES L4-3, kb/scan/packaging.py; the caller gives the script files). Read with
+users may pass anything: RULES L4-3, kb/scan/packaging.py; the caller gives the script files) or in one that
+exports nothing (every `__init__.py` empty: RULES P4-2). A class with no constructor of its own is built as its
+base (a construction of the heir is one of the base). Read with
 `ast` from the texts kb/scan/run.py keeps, after the first pass (the import graph of kb/scan/scope.py).
 """
 
@@ -96,7 +98,7 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
     dead: dict[str, list[tuple[int, int, str]]] = {}
     for key, known in values.items():
         target = targets[key]
-        names = _names(target, known, texts, modules)
+        names = _names(target, known, texts, modules, memo)
         if not names:
             continue
         recorded = {(c.line, c.col) for c in modules[target.path].calls}
@@ -142,9 +144,11 @@ def _add_relays(targets: dict[tuple[str, str], Target], modules: dict[str, resol
             module = modules.get(path)
             if module is None or path.endswith(".ipynb"):
                 continue
-            mine, _ = _bindings(path, module, graph, index)
+            mine, aliases = _bindings(path, module, graph, index)
             text = texts.get(path) or ""
-            calling = frozenset(local for local, key in mine.items() if key[0] != path and local in text)
+            calling = frozenset([*(local for local, key in mine.items() if key[0] != path and local in text),
+                                 *(f"{alias}.{name}" for alias, where in aliases.items() if alias in text
+                                   for name in index.by_path.get(where, ()) if name in text)])
             if not calling:
                 continue
             tree = trees[path] if path in trees else memo[path] if path in memo else parse(text)
@@ -167,15 +171,18 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
     lines = [c.line for c in calls]
     defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     keep = {n.name for n in defs if any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)}
-    callees = {n.name: {c.func.id for c in map(_partial_or_call, walk(n)) if c is not None and isinstance(c.func, ast.Name)}
+    callees = {n.name: {name for c in map(_partial_or_call, walk(n)) if c is not None and (name := _called(c.func))}
                for n in defs}
     keep |= {name for name, called in callees.items() if called & calling}
-    for _ in range(ROUNDS):
-        keep |= {name for name, called in callees.items() if called & keep}
     count: dict[str, int] = {}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             count[node.name] = count.get(node.name, 0) + 1
+    heirs = _heirs(tree, count)
+    for _ in range(ROUNDS):
+        keep |= {name for name, called in callees.items() if called & keep}
+        keep |= {heir for heir, base in heirs.items() if base.name in keep}
+        keep |= {base.name for heir, base in heirs.items() if heir in keep}
     out = {}
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or count[node.name] > 1:
@@ -191,6 +198,38 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
             out[(path, node.name)] = Target(path, node.name, node, *signature(init, 1))
         else:
             out[(path, node.name)] = Target(path, node.name, node, *signature(node, 0))
+    for heir, base in heirs.items():  # a construction of the heir is one of its base: the base's target
+        if heir in keep and (path, base.name) in out:
+            out[(path, heir)] = out[(path, base.name)]._replace(name=heir)
+    return out
+
+
+def _heirs(tree: ast.Module, count: dict[str, int]) -> dict[str, ast.ClassDef]:
+    """Module-level class -> the module-level class of the same file whose `__init__` it runs: a class with
+    no `__init__` of its own, one base (a class of the file, named plainly), no decorator, no keywords and no
+    `cls(...)` builds its base's way (emergent_in_context_learning's CausalSelfAttention and SelfAttention
+    are Attention's constructor). Followed up a chain of such classes."""
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef) and count.get(n.name) == 1}
+
+    def own_init(node: ast.ClassDef) -> bool:
+        return any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__" for s in node.body)
+
+    def plain(node: ast.ClassDef) -> bool:
+        return not node.decorator_list and not node.keywords and len(node.bases) == 1 \
+            and isinstance(node.bases[0], ast.Name) and not any(
+                isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node))
+
+    out = {}
+    for name, node in classes.items():
+        step, seen = node, {name}
+        while not own_init(step) and plain(step):
+            base = classes.get(step.bases[0].id)  # type: ignore[attr-defined]
+            if base is None or base.name in seen:
+                break
+            seen.add(base.name)
+            step = base
+        if step is not node and own_init(step):
+            out[name] = step
     return out
 
 
@@ -226,6 +265,7 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
             continue
         funcs: set[int] = set()
         allowed: set[int] = set()
+        spread: dict[str, ast.Dict] | None = None  # the file's dicts that a `**name` may stand for, read once
         for node in walk(tree):
             if isinstance(node, ast.Call):
                 bound = _partial(node)
@@ -238,22 +278,34 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
                     key = (aliases[func.value.id], func.attr)
                     funcs.add(id(func.value))
                 if key in calls:
+                    if any(k.arg is None and isinstance(k.value, ast.Name) for k in node.keywords):
+                        spread = _spreads(tree) if spread is None else spread
+                        node = _spread(node, spread)
                     if not any(first <= node.lineno <= last for first, last, _ in never.get(path, ())):
                         calls[key].append((path, node))  # a call in code that never runs passes nothing
                     funcs.add(id(func))
                 if isinstance(func, ast.Name) and func.id in ("super", "isinstance", "issubclass"):
                     allowed.update(id(a) for a in node.args)  # super(Cls, self), isinstance(x, Cls): no call of it
+            elif isinstance(node, ast.ClassDef) and (heir := targets.get((path, node.name))) is not None \
+                    and heir.node is not node:
+                allowed.update(id(b) for b in node.bases)  # an heir names its base: its constructions are the base's
             elif isinstance(node, ast.Name) and id(node) not in funcs and id(node) not in allowed and node.id in mine:
                 blocked.add(mine[node.id])  # handed on as a value, subclassed, rebound
             elif isinstance(node, ast.Attribute) and id(node) not in funcs and isinstance(node.value, ast.Name) \
                     and node.value.id in aliases and (aliases[node.value.id], node.attr) in targets:
                 blocked.add((aliases[node.value.id], node.attr))
+    for key, target in list(targets.items()):
+        if isinstance(target.node, ast.ClassDef) and target.node.name != key[1]:  # an heir: its base's calls
+            base = (key[0], target.node.name)
+            calls[base] = calls.get(base, []) + calls.pop(key, [])
+            if key in blocked:
+                blocked.add(base)
     for key, (target, seen) in (methods or {}).items():
         targets[key] = target
         calls[key] = seen
     out: dict[tuple[str, str], dict[str, tuple[tuple, str]]] = {}
     for _ in range(ROUNDS):  # a caller's own parameter passed on (`f(k=k)`) holds what its callers pass
-        names = {key: _names(targets[key], known, texts, modules) for key, known in out.items()}
+        names = {key: _names(targets[key], known, texts, modules, memo) for key, known in out.items()}
 
         def relay(path: str, line: int, node: ast.expr) -> tuple | None:
             key = max((k for k in names if k[0] == path and targets[k].node.lineno <= line
@@ -313,6 +365,64 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
     return mine, aliases
 
 
+_READS_ONLY = frozenset({"print", "len", "str", "repr", "sorted", "list"})
+
+
+def _spreads(tree: ast.Module) -> dict[str, ast.Dict]:
+    """Name -> the dict display it holds, where the file binds the name once, to a dict display with string
+    keys and no `**`, and reads it only as a call's `**name` or an argument of a builtin that reads it
+    (`print(params)`): then `f(**name)` passes those keywords (Atomu2014/product-nets' `LR(**lr_params)`)."""
+    stores: dict[str, list[ast.AST]] = {}
+    loads: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loads[node.id] = loads.get(node.id, 0) + 1
+            else:
+                stores.setdefault(node.id, []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for a in ast.walk(node.args):
+                if isinstance(a, ast.arg):
+                    stores.setdefault(a.arg, []).extend((a, a))  # a parameter: another binding
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                stores.setdefault(name, []).extend((node, node))
+    found: dict[str, ast.Dict] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Dict) and len(stores.get(node.targets[0].id, ())) == 1 \
+                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.value.keys):
+            found[node.targets[0].id] = node.value
+    if not found:
+        return {}
+    uses: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            spelled = [k.value for k in node.keywords if k.arg is None]
+            if isinstance(node.func, ast.Name) and node.func.id in _READS_ONLY:
+                spelled += node.args
+            for v in spelled:
+                if isinstance(v, ast.Name) and v.id in found:
+                    uses[v.id] = uses.get(v.id, 0) + 1
+    return {name: d for name, d in found.items() if uses.get(name, 0) == loads.get(name, 0)}
+
+
+def _spread(call: ast.Call, spread: dict[str, ast.Dict]) -> ast.Call:
+    """The call with each `**name` of a known dict written as its keywords (the call itself otherwise)."""
+    keywords: list[ast.keyword] = []
+    for k in call.keywords:
+        if k.arg is None and isinstance(k.value, ast.Name) and k.value.id in spread:
+            shown = spread[k.value.id]
+            keywords += [ast.keyword(key.value, value) for key, value in zip(shown.keys, shown.values)
+                         if isinstance(key, ast.Constant) and isinstance(key.value, str)]
+        else:
+            keywords.append(k)
+    if len(keywords) == len(call.keywords) and all(a is b for a, b in zip(keywords, call.keywords)):
+        return call
+    return ast.Call(call.func, call.args, keywords, lineno=call.lineno, col_offset=call.col_offset,
+                    end_lineno=call.end_lineno, end_col_offset=call.end_col_offset)
+
+
 def _partial(call: ast.Call) -> ast.Call | None:
     """`functools.partial(f, *args, **kw)` (or `partial(...)`) as the call of f it binds, else None."""
     func = call.func
@@ -325,6 +435,16 @@ def _partial(call: ast.Call) -> ast.Call | None:
 
 def _partial_or_call(node: ast.AST) -> ast.Call | None:
     return (_partial(node) or node) if isinstance(node, ast.Call) else None
+
+
+def _called(func: ast.expr) -> str | None:
+    """The name a call is spelled with: `f` or `module.f` (a target of another file called through the
+    module's imported name: mipnerf's `math.matmul`), else None."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return f"{func.value.id}.{func.attr}"
+    return None
 
 
 def _self_made(func: ast.expr) -> bool:
@@ -373,7 +493,8 @@ def _passed(target: Target, seen: list[tuple[str, ast.Call]], relay: Callable[[s
 
 
 def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.Texts,
-           modules: dict[str, resolve.Module]) -> dict[tuple[str, str], str]:
+           modules: dict[str, resolve.Module], trees: dict[str, ast.Module | None] | None = None,
+           ) -> dict[tuple[str, str], str]:
     """("name", param) for each parameter of known values read as itself in a function (never rebound in it);
     ("self", attr) -> param for a class's `self.<attr> = param`, set once in `__init__` and nowhere else in
     the code base."""
@@ -393,22 +514,47 @@ def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.T
                     and stmt.value.id in known and stmt.value.id not in stored:
                 attr = stmt.targets[0]
                 if isinstance(attr, ast.Attribute) and isinstance(attr.value, ast.Name) and attr.value.id == "self" \
-                        and _set_once(attr.attr, texts, modules):
+                        and _set_once(attr.attr, texts, modules, target, (trees or {}).get(target.path)):
                     out[("self", attr.attr)] = stmt.value.id
     return out
 
 
-def _set_once(attr: str, texts: sources.Texts, modules: dict[str, resolve.Module]) -> bool:
-    """`.<attr> =` (or `setattr`) appears once in the code base: only the constructor sets it."""
+def _set_once(attr: str, texts: sources.Texts, modules: dict[str, resolve.Module], own: Target | None = None,
+              tree: ast.Module | None = None) -> bool:
+    """`.<attr> =` (or `setattr`) appears once in the code base: only the constructor sets it. In the class's
+    own file (`own`'s, parsed as `tree`), `self.<attr> =` in another class that descends from no class of that file
+    sets another object's attribute (emergent_in_context_learning's blocks each keep their own
+    `self._relative_pos_emb`): not counted, since a subclass of the target would have to name it, which makes
+    the target no target."""
     pattern = re.compile(rf"\.{re.escape(attr)}\s*(?:[-+*/|&]?=(?!=)|,[^=\n()]*=[^=])")
     count = 0
     for path in modules:
         text = texts.get(path) or ""
         if attr in text:
-            count += len(pattern.findall(text)) + (2 if "setattr(" in text and repr(attr) in text else 0)
+            found = len(pattern.findall(text))
+            if own is not None and path == own.path and tree is not None and found > 1:
+                found = _sets_in(tree, attr, own.node.name if isinstance(own.node, ast.ClassDef) else own.name.split(".")[0])
+            count += found + (2 if "setattr(" in text and repr(attr) in text else 0)
             if count > 1:
                 return False
     return count == 1
+
+
+def _sets_in(tree: ast.Module, attr: str, mine: str) -> int:
+    """The stores to `.<attr>` in a file, less `self.<attr>` in the methods of a class other than `mine` none
+    of whose bases is a class of the file (another family's own attribute)."""
+    local = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    count = 0
+    stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
+    while stack:
+        node, cls = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Attribute) and child.attr == attr and isinstance(child.ctx, (ast.Store, ast.Del)):
+                foreign = cls is not None and cls.name != mine and isinstance(child.value, ast.Name) and child.value.id == "self" \
+                    and not any(isinstance(b, ast.Name) and b.id in local for b in cls.bases)
+                count += 0 if foreign else 1
+            stack.append((child, child if isinstance(child, ast.ClassDef) else cls))
+    return count
 
 
 def _read(arg: ast.expr, names: dict[tuple[str, str], str], line: int, target: Target) -> str | None:

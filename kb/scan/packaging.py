@@ -254,3 +254,49 @@ def _text(path: str) -> str:
             return handle.read(scope.PACKAGING_BYTES + 1).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
+
+
+def unexported(paths: Iterable[str]) -> set[str]:
+    """The scanned modules of a package that exports nothing: every `__init__.py` from the module's folder up
+    to the top of its package holds no import, definition or other statement beyond a docstring, `from
+    __future__` and literal assignments (`__version__ = "1.0"`). Its classes and functions are no API the
+    package offers (RULES L4-3, P4-2: the attributes of a class such a package reaches keep the values the
+    package and its programs pass), so what its callers pass holds there even where a packaging file installs
+    it (eriklindernoren/PyTorch-YOLOv3's `pytorchyolo/`, poetry-built, with empty `__init__.py` files)."""
+    empty: dict[str, bool] = {}
+
+    def quiet(folder: str) -> bool:
+        """The folder and each package folder above it have an `__init__.py` that exports nothing."""
+        if folder not in empty:
+            init = os.path.join(folder, "__init__.py")
+            text = _text(init) if os.path.isfile(init) else None
+            if text is None or not text and os.path.getsize(init) > 0:  # none, or too big or unreadable
+                empty[folder] = False
+            else:
+                empty[folder] = _exports_nothing(text)
+                parent = os.path.dirname(folder)
+                if empty[folder] and parent != folder and os.path.isfile(os.path.join(parent, "__init__.py")):
+                    empty[folder] = quiet(parent)
+        return empty[folder]
+
+    return {p for p in paths if p.endswith(".py") and os.path.basename(p) != "__init__.py"
+            and quiet(os.path.dirname(os.path.abspath(p)))}
+
+
+def _exports_nothing(text: str) -> bool:
+    if not text.strip():
+        return True
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
+                and all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load)) for n in ast.walk(stmt.value)):
+            continue
+        return False
+    return True

@@ -385,9 +385,10 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
     parsed: dict[str, ast.Module | None] = {}  # the callers pass's trees: parsed once for both of its answers
-    by_callers = callers.passed(modules, texts, scripts, graph, None, parsed) if scripts else callers.NONE  # what every caller passes
+    reading = unreached.caller_files(roots, modules, scripts)  # and a package's that exports nothing
+    by_callers = callers.passed(modules, texts, reading, graph, None, parsed) if reading else callers.NONE  # what every caller passes
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph, by_callers.dead)
-    if dead and scripts and (again := callers.passed(modules, texts, scripts, graph, dead, parsed)) != by_callers:
+    if dead and reading and (again := callers.passed(modules, texts, reading, graph, dead, parsed)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     torch_pin = chosen.get("pytorch")
     gated = versiongate.never(modules, texts, scripts, graph, torch_pin.version if torch_pin else None, parsed)

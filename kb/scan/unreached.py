@@ -94,6 +94,15 @@ def script_files(roots: list[str], modules: dict) -> set[str]:
     return set() if held is None else set(modules) - held
 
 
+def caller_files(roots: list[str], modules: dict, scripts: set[str]) -> set[str]:
+    """The files whose functions and classes take the values their callers pass (kb/scan/callers.py): the
+    script files, and the modules of a package that exports nothing (kb/scan/packaging.py's unexported) but
+    its tests (a test runner calls their functions, with fixtures and parameters no code here shows)."""
+    if not roots:
+        return scripts
+    return scripts | {p for p in packaging.unexported(modules) if p in scripts or not _test_file(p)}
+
+
 def _test_file(path: str) -> bool:
     name = os.path.basename(path)
     parts = path.replace(os.sep, "/").split("/")
