@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constantdraws, methodtargets, resolve, scope, sources
+from kb.scan import constantdraws, methodtargets, resolve, scope, sources, spreads
 from kb.scan.calltargets import ROUNDS, Target, parse, signature
 from kb.scan.nodes import BLOCK_FIELDS, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
@@ -279,8 +279,8 @@ def _values(targets: dict[tuple[str, str], Target], modules: dict[str, resolve.M
                     funcs.add(id(func.value))
                 if key in calls:
                     if any(k.arg is None and isinstance(k.value, ast.Name) for k in node.keywords):
-                        spread = _spreads(tree) if spread is None else spread
-                        node = _spread(node, spread)
+                        spread = spreads.spreads(tree) if spread is None else spread
+                        node = spreads.spread(node, spread)
                     if not any(first <= node.lineno <= last for first, last, _ in never.get(path, ())):
                         calls[key].append((path, node))  # a call in code that never runs passes nothing
                     funcs.add(id(func))
@@ -363,64 +363,6 @@ def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
         if where is not None:
             mine.update({name: (where, name) for name in index.by_path.get(where, ()) if not name.startswith("_")})
     return mine, aliases
-
-
-_READS_ONLY = frozenset({"print", "len", "str", "repr", "sorted", "list"})
-
-
-def _spreads(tree: ast.Module) -> dict[str, ast.Dict]:
-    """Name -> the dict display it holds, where the file binds the name once, to a dict display with string
-    keys and no `**`, and reads it only as a call's `**name` or an argument of a builtin that reads it
-    (`print(params)`): then `f(**name)` passes those keywords (Atomu2014/product-nets' `LR(**lr_params)`)."""
-    stores: dict[str, list[ast.AST]] = {}
-    loads: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Load):
-                loads[node.id] = loads.get(node.id, 0) + 1
-            else:
-                stores.setdefault(node.id, []).append(node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for a in ast.walk(node.args):
-                if isinstance(a, ast.arg):
-                    stores.setdefault(a.arg, []).extend((a, a))  # a parameter: another binding
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                stores.setdefault(name, []).extend((node, node))
-    found: dict[str, ast.Dict] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Dict) and len(stores.get(node.targets[0].id, ())) == 1 \
-                and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.value.keys):
-            found[node.targets[0].id] = node.value
-    if not found:
-        return {}
-    uses: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            spelled = [k.value for k in node.keywords if k.arg is None]
-            if isinstance(node.func, ast.Name) and node.func.id in _READS_ONLY:
-                spelled += node.args
-            for v in spelled:
-                if isinstance(v, ast.Name) and v.id in found:
-                    uses[v.id] = uses.get(v.id, 0) + 1
-    return {name: d for name, d in found.items() if uses.get(name, 0) == loads.get(name, 0)}
-
-
-def _spread(call: ast.Call, spread: dict[str, ast.Dict]) -> ast.Call:
-    """The call with each `**name` of a known dict written as its keywords (the call itself otherwise)."""
-    keywords: list[ast.keyword] = []
-    for k in call.keywords:
-        if k.arg is None and isinstance(k.value, ast.Name) and k.value.id in spread:
-            shown = spread[k.value.id]
-            keywords += [ast.keyword(key.value, value) for key, value in zip(shown.keys, shown.values)
-                         if isinstance(key, ast.Constant) and isinstance(key.value, str)]
-        else:
-            keywords.append(k)
-    if len(keywords) == len(call.keywords) and all(a is b for a, b in zip(keywords, call.keywords)):
-        return call
-    return ast.Call(call.func, call.args, keywords, lineno=call.lineno, col_offset=call.col_offset,
-                    end_lineno=call.end_lineno, end_col_offset=call.end_col_offset)
 
 
 def _partial(call: ast.Call) -> ast.Call | None:
