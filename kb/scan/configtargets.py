@@ -16,6 +16,7 @@ config is untrusted input, and a key's value is all that is needed).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable
@@ -46,28 +47,8 @@ def _configs(roots: list[str]) -> list[tuple[str, str]]:
     """(path, root) of the YAML files under the scanned folders, folders in sorted order, at most MAX_CONFIGS."""
     out: list[tuple[str, str]] = []
     for root in roots:
-        if not os.path.isdir(root):
-            continue
-        stack = [root]
-        while stack and len(out) < MAX_CONFIGS:
-            folder = stack.pop()
-            try:
-                with os.scandir(folder) as entries:
-                    items = sorted(entries, key=lambda e: e.name)
-            except OSError:
-                continue
-            below = []
-            for entry in items:
-                try:
-                    is_dir, is_link = entry.is_dir(), entry.is_symlink()
-                except OSError:
-                    continue
-                if is_dir:
-                    if not is_link and entry.name not in sources.SKIP_DIRS and not entry.name.startswith("."):
-                        below.append(entry.path)
-                elif entry.name.endswith(SUFFIXES) and len(out) < MAX_CONFIGS:
-                    out.append((entry.path, root))
-            stack.extend(reversed(below))
+        if os.path.isdir(root):
+            out += [(path, root) for path in itertools.islice(sources.walk(root, suffixes=SUFFIXES), MAX_CONFIGS - len(out))]
     return out
 
 

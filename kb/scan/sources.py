@@ -87,7 +87,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
     for given in paths:
         if os.path.isdir(given):
             root = os.path.realpath(given)
-            for path in _walk(given, exclude):
+            for path in walk(given, exclude):
                 found.setdefault(path, root)
             continue
         if not os.path.lexists(given):
@@ -104,8 +104,9 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
     return [Found(path, found[path]) for path in sorted(found)]
 
 
-def _walk(top: str, exclude: tuple[str, ...]):
-    """The *.py and *.ipynb files under `top`, folders in sorted order, with an explicit stack:
+def walk(top: str, exclude: tuple[str, ...] = (), suffixes: tuple[str, ...] = SUFFIXES):
+    """The files under `top` whose names end with `suffixes` (the *.py and *.ipynb files; configuration files
+    for kb/scan/configtargets.py), folders in sorted order, with an explicit stack:
     os.walk recurses once per level in Python 3.11, so a tree 1,000 folders deep (one committed
     path) was a RecursionError. Folder symlinks are not descended; unreadable folders skipped."""
     stack = [top]
@@ -128,7 +129,7 @@ def _walk(top: str, exclude: tuple[str, ...]):
             if is_dir:
                 if not is_link and name not in SKIP_DIRS and not name.startswith(".") and not _excluded(path, exclude):
                     subfolders.append(os.path.join(folder, name))
-            elif name.endswith(SUFFIXES) and not _excluded(path, exclude):
+            elif name.endswith(suffixes) and not _excluded(path, exclude):
                 yield path
         stack.extend(reversed(subfolders))
 
