@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable
 from typing import TypeVar
 
-from kb.scan import modelclass
+from kb.scan import follow, modelclass
 from kb.scan.context import Context
 
 _DEPTH = 4  # builders calling builders (`resnet50()` returning `ResNet(Bottleneck, ...)`)
@@ -63,7 +63,7 @@ def classes_made(ctx: Context, func: ast.AST, within: ast.AST | None, depth: int
 
 def _returned(ctx: Context, fn: ast.FunctionDef, depth: int) -> list[tuple[Context, ast.ClassDef]] | None:
     """The classes every return of the builder `fn` makes (None: a return that is not shown to make one)."""
-    returns = [n.value for n in _own_statements(fn) if isinstance(n, ast.Return)]
+    returns = [n.value for n in follow.own_statements(fn) if isinstance(n, ast.Return)]
     if not returns or any(r is None for r in returns):
         return None  # (a bare `return`: no model)
     out: list[tuple[Context, ast.ClassDef]] = []
@@ -81,20 +81,6 @@ def _returned(ctx: Context, fn: ast.FunctionDef, depth: int) -> list[tuple[Conte
                 return None
             out += classes
     return out
-
-
-def _own_statements(fn: ast.AST) -> list[ast.stmt]:
-    """The statements of a function, without those of the functions and classes defined in it."""
-    out: list[ast.stmt] = []
-    stack = list(getattr(fn, "body", ()))
-    while stack:
-        item = stack.pop()
-        out.append(item)
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            stack.extend(s for s in getattr(item, field, ()) if isinstance(s, (ast.stmt, ast.excepthandler, ast.match_case)))
-    return [s for s in out if isinstance(s, ast.stmt)]
 
 
 def _moved(value: ast.expr, name: str) -> bool:

@@ -128,14 +128,10 @@ def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, Place]]:
 def used(ctx: Context, calls: list[Call], shape_ops: frozenset[str], target: ast.AST, value: ast.Call, first: int) -> None:
     """`criterion = nn.CrossEntropyLoss()` (or `self.criterion = ...`): the rank of the input it is called
     on, where every call of it in the function (or the class) shows the same one."""
-    made = constructed(value)  # `nn.CrossEntropyLoss().to(device)`: the module's own construction
-    name = ctx.dotted(made.func) if made is not None else None
-    if made is None or name not in shape_ops:
-        return
-    shown = at_uses(ctx, target, name)
-    if shown == rank.UNKNOWN:
-        return
-    _mark(calls, range(first, len(calls)), name, shown, made.lineno)
+    loss = _loss_made(ctx, value, shape_ops)  # `nn.CrossEntropyLoss().to(device)`: the module's own construction
+    if loss is not None:
+        made, name = loss
+        _mark(calls, range(first, len(calls)), name, at_uses(ctx, target, name), made.lineno)
 
 
 def held(ctx: Context, calls: list[Call], shape_ops: frozenset[str], target: ast.AST, value: ast.expr, first: int) -> None:
@@ -146,29 +142,32 @@ def held(ctx: Context, calls: list[Call], shape_ops: frozenset[str], target: ast
     name = ctx.dotted(value)
     if name not in shape_ops or name.rsplit(".", 1)[-1][:1].isupper():
         return
-    shown = at_uses(ctx, target, name)
-    if shown == rank.UNKNOWN:
-        return
-    _mark(calls, range(first, len(calls)), name, shown, value.lineno, value.col_offset + 1)
+    _mark(calls, range(first, len(calls)), name, at_uses(ctx, target, name), value.lineno, value.col_offset + 1)
 
 
 def made_and_called(ctx: Context, calls: list[Call], shape_ops: frozenset[str], node: ast.Call) -> None:
     """`nn.CrossEntropyLoss()(output, target)`: a module made and called at once takes the rank of the input
     of that call, as an assigned one takes its calls' (`used`)."""
-    made = constructed(node.func)
+    loss = _loss_made(ctx, node.func, shape_ops)
+    if loss is not None:
+        made, name = loss
+        _mark(calls, range(len(calls) - 1, -1, -1), name, called(ctx, node, name), made.lineno, made.col_offset + 1,
+              once=True)
+
+
+def _loss_made(ctx: Context, value: ast.expr, shape_ops: frozenset[str]) -> tuple[ast.Call, str] | None:
+    """The construction `value` makes of a loss whose records read its input's rank, and the loss's name."""
+    made = constructed(value)
     name = ctx.dotted(made.func) if made is not None else None
-    if made is None or name not in shape_ops:
-        return
-    shown = called(ctx, node, name)
-    if shown == rank.UNKNOWN:
-        return
-    _mark(calls, range(len(calls) - 1, -1, -1), name, shown, made.lineno, made.col_offset + 1, once=True)
+    return (made, name) if made is not None and name in shape_ops else None
 
 
 def _mark(calls: list[Call], order: range, name: str, shown: rank.Rank, line: int, col: int | None = None,
           once: bool = False) -> None:
-    """Add the rank `shown` to the recorded calls of `name` at `line` (and `col`), visited in `order`: the
+    """Add the rank `shown` (nothing when unknown) to the recorded calls of `name` at `line` (and `col`), visited in `order`: the
     three ways a loss's module or function is met end alike once its input's rank is known."""
+    if shown == rank.UNKNOWN:
+        return
     for k in order:
         call = calls[k]
         if call.op == name and call.line == line and (col is None or call.col == col):
