@@ -89,3 +89,41 @@ def test_jit_or_pmap_named_in_an_unpacked_or_indexed_tuple_is_handed_on(tmp_path
         """})
     assert _lines(report, "jax.jit") == [5, 7]
     assert _lines(report, "jax.pmap") == [6, 7]
+
+
+def test_gather_indexing_of_a_jax_array_by_an_integer_array_under_differentiation(tmp_path):
+    report = _scan(tmp_path, {"m.py": """\
+        import jax
+        import jax.numpy as jnp
+
+        def loss(table: jax.Array, ids, n: int):
+            idx = jnp.array([0, 0, 1])
+            a = table[ids]            # a parameter: may be an integer array
+            b = table[idx, :]         # visibly a JAX array
+            c = table[:, 0]           # static
+            d = table[1:3]            # static
+            e = table[..., None]      # static
+            f = table[n]              # an int
+            for i in range(3):
+                g = table[i]          # a loop counter
+            return (a + b + c + d + e + f + g).sum()
+
+        grads = jax.grad(loss)(jnp.ones((3, 3)), jnp.array([0, 0]), 1)
+        """})
+    assert sorted({(f.line, f.record) for f in report.findings if f.op == "jax.numpy.ndarray.__getitem__"}) == [
+        (6, "jax.getitem-backward"), (7, "jax.getitem-backward")]
+
+
+def test_gather_indexing_where_nothing_differentiates_is_not_reported(tmp_path):
+    (tmp_path / "app").mkdir()
+    report = _scan(tmp_path, {"app/run.py": """\
+        import jax.numpy as jnp
+
+        def lookup(table, ids):
+            t = jnp.asarray(table)
+            return t[ids]
+
+        if __name__ == "__main__":
+            print(lookup([1.0, 2.0], jnp.array([0, 0])))
+        """})
+    assert [f.line for f in report.findings if f.op == "jax.numpy.ndarray.__getitem__"] == []

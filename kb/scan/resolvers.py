@@ -613,6 +613,48 @@ def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
     return call
 
 
+GETITEM = "jax.numpy.ndarray.__getitem__"
+_INT_TYPES = frozenset({"int", "slice", "bool"})
+
+
+@resolver("jax-gather-indexing", "spelling")
+def jax_gather_indexing(ctx: Context, node: ast.Subscript) -> ast.Call | None:
+    """`x[idx]` read where `x` is visibly a JAX array (Context.is_jax: made by jax.numpy..., a Flax parameter,
+    declared `jax.Array`) and `idx` (or an item of `x[a, idx]`) may be an integer array: visibly a JAX array, or a
+    parameter of the function not annotated `int` / `slice` (`def __getitem__(self, key)`). Its gradient is
+    a scatter-add (jax.getitem-backward). Static indexing (`x[:, 0]`, `x[1:3]`, `x[..., None]`, `x[i]` with
+    `i` a loop counter or a constant) is not reported; nor is `x[idx]` where nothing differentiates (the
+    backward records' gates).
+
+    Returns the call it is read as, or None."""
+    if not isinstance(node.ctx, ast.Load) or GETITEM not in ctx.wanted or not ctx.fn_nodes:
+        return None
+    scope = ctx.fn_nodes[-1]
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not any(_array_index(ctx, item, scope) for item in items) or not ctx.is_jax(node.value, scope, 4):
+        return None
+    call = ast.copy_location(ast.Call(func=ast.Name(id="operator []", ctx=ast.Load()),
+                                      args=[node.value, node.slice], keywords=[]), node)
+    call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+    return call
+
+
+def _array_index(ctx: Context, item: ast.expr, scope: ast.AST) -> bool:
+    """An index that may be an integer array (jax_gather_indexing): visibly a JAX array, or an unannotated
+    (or not int-annotated) parameter of the function that the function never rebinds."""
+    if isinstance(item, (ast.Slice, ast.Constant, ast.UnaryOp, ast.Starred)):
+        return False
+    if isinstance(item, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = scope.args
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if a.arg == item.id:
+                annotation = a.annotation
+                named = annotation.id if isinstance(annotation, ast.Name) else ctx.dotted(annotation) if annotation else None
+                return named not in _INT_TYPES \
+                    and item.id not in ctx.assigned_in(scope)
+    return ctx.is_jax(item, scope, 4)
+
+
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
 SDPA_BACKENDS = {"MATH": "math", "FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "efficient", "CUDNN_ATTENTION": "cudnn"}
 

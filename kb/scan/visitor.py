@@ -297,6 +297,12 @@ class Visitor(Context, ast.NodeVisitor):
         if call is not None:
             self._record(resolvers.MATMUL, call, certain=True, method=False)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.generic_visit(node)
+        call = resolvers.jax_gather_indexing(self, node)
+        if call is not None:
+            self._record(resolvers.GETITEM, call, certain=True, method=False)
+
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.typed.append({})
         self.generic_visit(node)
