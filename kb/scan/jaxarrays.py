@@ -10,12 +10,19 @@ torch tensors are annotated with their own types and are never taken for JAX arr
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from kb.scan.syntax import self_attribute, statements_in
 
-if TYPE_CHECKING:
-    from kb.scan.context import Context
+
+class Context(Protocol):
+    """What is read of kb.scan.context.Context (which calls this module, so does not import it here)."""
+    class_nodes: list[ast.ClassDef]
+    aliases: dict[str, str]
+
+    def dotted(self, node: ast.AST) -> str | None: ...
+
+    def self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]: ...
 
 # Annotations that declare a JAX array (chex.Array is JAX's array or NumPy's, as chex spells an operand).
 JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.numpy.DeviceArray", "jax.interpreters.xla.DeviceArray",
