@@ -127,3 +127,27 @@ def test_gather_indexing_where_nothing_differentiates_is_not_reported(tmp_path):
             print(lookup([1.0, 2.0], jnp.array([0, 0])))
         """})
     assert [f.line for f in report.findings if f.op == "jax.numpy.ndarray.__getitem__"] == []
+
+
+def test_gather_indexing_reads_the_parameter_it_rebinds_and_skips_unique_indices(tmp_path):
+    report = _scan(tmp_path, {"m.py": """\
+        import jax
+        import jax.numpy as jnp
+        import flax.linen as nn
+
+        class Embed(nn.Module):
+            def setup(self):
+                self.table = self.param("table", nn.initializers.normal(), (10, 4))
+
+            def encode(self, x):
+                x = self.table[(x,)]      # the parameter x: token ids, which repeat
+                return x
+
+        def shuffle(value: jax.Array):
+            order = jax.random.permutation(jax.random.PRNGKey(0), jnp.arange(0, jnp.size(value)))
+            return value[order]           # a permutation: no index repeats
+
+        grads = jax.grad(lambda v: shuffle(v).sum())(jnp.ones(3))
+        model = Embed()
+        """})
+    assert sorted({f.line for f in report.findings if f.op == "jax.numpy.ndarray.__getitem__"}) == [10]

@@ -631,7 +631,8 @@ def jax_gather_indexing(ctx: Context, node: ast.Subscript) -> ast.Call | None:
         return None
     scope = ctx.fn_nodes[-1]
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if not any(_array_index(ctx, item, scope) for item in items) or not ctx.is_jax(node.value, scope, 4):
+    if not any(_array_index(ctx, item, scope, node.lineno) for item in items) or not ctx.is_jax(node.value, scope, 4) \
+            or any(_unique_jax(ctx, item, scope, 4) for item in items):
         return None
     call = ast.copy_location(ast.Call(func=ast.Name(id="operator []", ctx=ast.Load()),
                                       args=[node.value, node.slice], keywords=[]), node)
@@ -639,9 +640,10 @@ def jax_gather_indexing(ctx: Context, node: ast.Subscript) -> ast.Call | None:
     return call
 
 
-def _array_index(ctx: Context, item: ast.expr, scope: ast.AST) -> bool:
+def _array_index(ctx: Context, item: ast.expr, scope: ast.AST, line: int) -> bool:
     """An index that may be an integer array (jax_gather_indexing): visibly a JAX array, or an unannotated
-    (or not int-annotated) parameter of the function that the function never rebinds."""
+    (or not int-annotated) parameter of the function that the function does not rebind before `line`
+    (`x = table[(x,)]` reads the parameter)."""
     if isinstance(item, (ast.Slice, ast.Constant, ast.UnaryOp, ast.Starred)):
         return False
     if isinstance(item, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -651,8 +653,34 @@ def _array_index(ctx: Context, item: ast.expr, scope: ast.AST) -> bool:
                 annotation = a.annotation
                 named = annotation.id if isinstance(annotation, ast.Name) else ctx.dotted(annotation) if annotation else None
                 return named not in _INT_TYPES \
-                    and item.id not in ctx.assigned_in(scope)
+                    and all(v.lineno >= line for v in ctx.assigned_in(scope).get(item.id, []))
     return ctx.is_jax(item, scope, 4)
+
+
+_JAX_UNIQUE = frozenset({"jax.numpy.arange", "jax.numpy.argsort"})
+
+
+def _unique_jax(ctx: Context, item: ast.expr, scope: ast.AST, depth: int) -> bool:
+    """Indices that never repeat: `jnp.arange`, `jnp.argsort`, `jax.random.permutation(key, n)` of a count
+    or of such indices, or a name every assignment in the function makes so. Their gather's gradient writes
+    each row once: jax.getitem-backward's repeated indices cannot occur."""
+    if depth <= 0:
+        return False
+    if isinstance(item, ast.Name):
+        values = ctx.assigned_in(scope).get(item.id, [])
+        return bool(values) and all(_unique_jax(ctx, v, scope, depth - 1) for v in values)
+    if not isinstance(item, ast.Call):
+        return False
+    name = ctx.dotted(item.func)
+    if name in _JAX_UNIQUE:
+        return True
+    if name == "jax.random.permutation" and len(item.args) == 2:
+        permuted = item.args[1]
+        return (isinstance(permuted, ast.Constant) and type(permuted.value) is int) \
+            or any(isinstance(n, ast.Attribute) and n.attr in ("shape", "size") for n in ast.walk(permuted)) \
+            or (isinstance(permuted, ast.Call) and ctx.dotted(permuted.func) in ("jax.numpy.size", "len")) \
+            or _unique_jax(ctx, permuted, scope, depth - 1)
+    return False
 
 
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"
