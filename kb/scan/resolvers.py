@@ -599,7 +599,9 @@ MATMUL = "jax.numpy.matmul"
 @resolver("jax-matmul-operator", "spelling")
 def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
     """`x @ w` where an operand is visibly a JAX array (made by `jax.numpy`, `jax.random`, `jax.nn` or
-    `jax.lax` in the function, or a name every assignment of which is) is `jax.numpy.matmul`.
+    `jax.lax` in the function, or a name every assignment of which is; a parameter or `self` field annotated
+    `jax.Array` / `jnp.ndarray` / `chex.Array`; a Flax `self.param`, also unpacked from `promote_dtype`;
+    kb/scan/jaxarrays.py) is `jax.numpy.matmul`.
 
     Returns the call it is read as, or None."""
     if not isinstance(node.op, ast.MatMult) or MATMUL not in ctx.wanted:
@@ -621,10 +623,11 @@ _INT_TYPES = frozenset({"int", "slice", "bool"})
 def jax_gather_indexing(ctx: Context, node: ast.Subscript) -> ast.Call | None:
     """`x[idx]` read where `x` is visibly a JAX array (Context.is_jax: made by jax.numpy..., a Flax parameter,
     declared `jax.Array`) and `idx` (or an item of `x[a, idx]`) may be an integer array: visibly a JAX array, or a
-    parameter of the function not annotated `int` / `slice` (`def __getitem__(self, key)`). Its gradient is
-    a scatter-add (jax.getitem-backward). Static indexing (`x[:, 0]`, `x[1:3]`, `x[..., None]`, `x[i]` with
-    `i` a loop counter or a constant) is not reported; nor is `x[idx]` where nothing differentiates (the
-    backward records' gates).
+    parameter of the function not annotated `int` / `slice` and not rebound before the read
+    (`def __getitem__(self, key)`, `x = table[(x,)]`). Its gradient is a scatter-add (jax.getitem-backward).
+    Static indexing (`x[:, 0]`, `x[1:3]`, `x[..., None]`, `x[i]` with `i` a loop counter or a constant) and
+    indices that never repeat (`jnp.arange`, `jnp.argsort`, `jax.random.permutation` of a count or of such
+    indices) are not reported; nor is `x[idx]` where nothing differentiates (the backward records' gates).
 
     Returns the call it is read as, or None."""
     if not isinstance(node.ctx, ast.Load) or GETITEM not in ctx.wanted or not ctx.fn_nodes:
