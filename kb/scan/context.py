@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from kb.scan import receivers
+from kb.scan import jaxarrays, receivers
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, assigned_pairs, called, init_values, literal, paired,
@@ -356,16 +356,24 @@ class Context:
         return found
 
     def is_jax(self, node: ast.AST, ctx: ast.AST, depth: int) -> bool:
-        """The expression is visibly a JAX array: made by jax.numpy / jax.random / jax.nn / jax.lax, or a
-        name every assignment of which in the function (or module) is."""
+        """The expression is visibly a JAX array: made by jax.numpy / jax.random / jax.nn / jax.lax or Flax's
+        `self.param`, a name every assignment of which in the function (or module) is (unpacking
+        `promote_dtype` included), a parameter or `self` field annotated as one, or its `.T`
+        (kb/scan/jaxarrays.py)."""
         if depth <= 0:
             return False
         if isinstance(node, ast.Call):
             name = self.dotted(node.func)
-            return name is not None and name.startswith(_JAX_ARRAY_MAKERS)
+            return (name is not None and name.startswith(_JAX_ARRAY_MAKERS)) or jaxarrays.flax_param(self, node)
         if isinstance(node, ast.Name):
-            values = self.assigned_in(ctx).get(node.id, [])
+            values = self.assigned_in(ctx).get(node.id, []) + jaxarrays.unpacked(self, node.id, ctx)
+            if jaxarrays.annotated_parameter(self, node.id, ctx):
+                return all(self.is_jax(v, ctx, depth - 1) for v in values)
             return bool(values) and all(self.is_jax(v, ctx, depth - 1) for v in values)
+        if isinstance(node, ast.Attribute):  # `w.T` of a JAX array; `self.real` of a field declared one
+            if node.attr in ("T", "mT"):
+                return self.is_jax(node.value, ctx, depth - 1)
+            return self_attribute(node) and jaxarrays.field_declared(self, node.attr)
         if isinstance(node, ast.BinOp):
             return self.is_jax(node.left, ctx, depth - 1) or self.is_jax(node.right, ctx, depth - 1)
         return False

@@ -599,7 +599,9 @@ MATMUL = "jax.numpy.matmul"
 @resolver("jax-matmul-operator", "spelling")
 def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
     """`x @ w` where an operand is visibly a JAX array (made by `jax.numpy`, `jax.random`, `jax.nn` or
-    `jax.lax` in the function, or a name every assignment of which is) is `jax.numpy.matmul`.
+    `jax.lax` in the function, or a name every assignment of which is; a parameter or `self` field annotated
+    `jax.Array` / `jnp.ndarray` / `chex.Array`; a Flax `self.param`, also unpacked from `promote_dtype`;
+    kb/scan/jaxarrays.py) is `jax.numpy.matmul`.
 
     Returns the call it is read as, or None."""
     if not isinstance(node.op, ast.MatMult) or MATMUL not in ctx.wanted:
@@ -611,6 +613,77 @@ def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
                                       args=[node.left, node.right], keywords=[]), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
     return call
+
+
+GETITEM = "jax.numpy.ndarray.__getitem__"
+_INT_TYPES = frozenset({"int", "slice", "bool"})
+
+
+@resolver("jax-gather-indexing", "spelling")
+def jax_gather_indexing(ctx: Context, node: ast.Subscript) -> ast.Call | None:
+    """`x[idx]` read where `x` is visibly a JAX array (Context.is_jax: made by jax.numpy..., a Flax parameter,
+    declared `jax.Array`) and `idx` (or an item of `x[a, idx]`) may be an integer array: visibly a JAX array, or a
+    parameter of the function not annotated `int` / `slice` and not rebound before the read
+    (`def __getitem__(self, key)`, `x = table[(x,)]`). Its gradient is a scatter-add (jax.getitem-backward).
+    Static indexing (`x[:, 0]`, `x[1:3]`, `x[..., None]`, `x[i]` with `i` a loop counter or a constant) and
+    indices that never repeat (`jnp.arange`, `jnp.argsort`, `jax.random.permutation` of a count or of such
+    indices) are not reported; nor is `x[idx]` where nothing differentiates (the backward records' gates).
+
+    Returns the call it is read as, or None."""
+    if not isinstance(node.ctx, ast.Load) or GETITEM not in ctx.wanted or not ctx.fn_nodes:
+        return None
+    scope = ctx.fn_nodes[-1]
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not any(_array_index(ctx, item, scope, node.lineno) for item in items) or not ctx.is_jax(node.value, scope, 4) \
+            or any(_unique_jax(ctx, item, scope, 4) for item in items):
+        return None
+    call = ast.copy_location(ast.Call(func=ast.Name(id="operator []", ctx=ast.Load()),
+                                      args=[node.value, node.slice], keywords=[]), node)
+    call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+    return call
+
+
+def _array_index(ctx: Context, item: ast.expr, scope: ast.AST, line: int) -> bool:
+    """An index that may be an integer array (jax_gather_indexing): visibly a JAX array, or an unannotated
+    (or not int-annotated) parameter of the function that the function does not rebind before `line`
+    (`x = table[(x,)]` reads the parameter)."""
+    if isinstance(item, (ast.Slice, ast.Constant, ast.UnaryOp, ast.Starred)):
+        return False
+    if isinstance(item, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = scope.args
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+            if a.arg == item.id:
+                annotation = a.annotation
+                named = annotation.id if isinstance(annotation, ast.Name) else ctx.dotted(annotation) if annotation else None
+                return named not in _INT_TYPES \
+                    and all(v.lineno >= line for v in ctx.assigned_in(scope).get(item.id, []))
+    return ctx.is_jax(item, scope, 4)
+
+
+_JAX_UNIQUE = frozenset({"jax.numpy.arange", "jax.numpy.argsort"})
+
+
+def _unique_jax(ctx: Context, item: ast.expr, scope: ast.AST, depth: int) -> bool:
+    """Indices that never repeat: `jnp.arange`, `jnp.argsort`, `jax.random.permutation(key, n)` of a count
+    or of such indices, or a name every assignment in the function makes so. Their gather's gradient writes
+    each row once: jax.getitem-backward's repeated indices cannot occur."""
+    if depth <= 0:
+        return False
+    if isinstance(item, ast.Name):
+        values = ctx.assigned_in(scope).get(item.id, [])
+        return bool(values) and all(_unique_jax(ctx, v, scope, depth - 1) for v in values)
+    if not isinstance(item, ast.Call):
+        return False
+    name = ctx.dotted(item.func)
+    if name in _JAX_UNIQUE:
+        return True
+    if name == "jax.random.permutation" and len(item.args) == 2:
+        permuted = item.args[1]
+        return (isinstance(permuted, ast.Constant) and type(permuted.value) is int) \
+            or any(isinstance(n, ast.Attribute) and n.attr in ("shape", "size") for n in ast.walk(permuted)) \
+            or (isinstance(permuted, ast.Call) and ctx.dotted(permuted.func) in ("jax.numpy.size", "len")) \
+            or _unique_jax(ctx, permuted, scope, depth - 1)
+    return False
 
 
 SDPA_KERNEL = "torch.nn.attention.sdpa_kernel"

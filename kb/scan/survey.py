@@ -380,6 +380,7 @@ def scope_hit(hits: tuple[int, ...] | None, node: ast.FunctionDef | ast.AsyncFun
 
 
 _MATMUL = re.compile(r"[\w)\]][ \t]*@[ \t]*[\w(]")
+_GATHER = re.compile(r"\w\[[ \t]*\(?[A-Za-z_]")  # x[idx], x[(idx,)]: a gather on JAX arrays (resolvers.jax_gather_indexing)
 _ALIAS_PATTERNS: dict[tuple[str, ...], re.Pattern] = {}
 
 
@@ -402,6 +403,7 @@ def hit_lines(text: str, aliases: dict[str, str], methods: tuple[str, ...],
         starts += [m.start() for m in _method_pattern(methods).finditer(text)]
     if any(v.startswith("jax") for v in aliases.values()):
         starts += [m.start() for m in _MATMUL.finditer(text)]  # x @ w: the matmul operator on JAX arrays
+        starts += [m.start() for m in _GATHER.finditer(text)]  # x[idx]: the gather of integer-array indexing
     lines: list[int] = []
     line, last = 1, 0
     for start in sorted(starts):

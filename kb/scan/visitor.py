@@ -50,6 +50,19 @@ def _values(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
+def _assigned_values(target: ast.expr, value: ast.expr) -> list[ast.expr]:
+    """The expressions an assignment hands on as values: `_values`, and the items of a tuple or list that is
+    unpacked into names (`func, arg = (jax.jit, 1) if c else (jax.pmap, 2)`) or indexed where it is written
+    (`fn = (jax.jit, jax.pmap)[i]`): there each item is a value some name ends up holding, not a class to test."""
+    if isinstance(value, ast.IfExp):
+        return _assigned_values(target, value.body) + _assigned_values(target, value.orelse)
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+        return [v for item in value.elts for v in _values(item)]
+    if isinstance(value, ast.Subscript) and isinstance(value.value, (ast.Tuple, ast.List)):
+        return [v for item in value.value.elts for v in _values(item)]
+    return _values(value)
+
+
 def _constant(value: object) -> ast.expr:
     """A literal as the expression that spells it (a tuple as a tuple of constants)."""
     if isinstance(value, tuple):
@@ -284,6 +297,12 @@ class Visitor(Context, ast.NodeVisitor):
         if call is not None:
             self._record(resolvers.MATMUL, call, certain=True, method=False)
 
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self.generic_visit(node)
+        call = resolvers.jax_gather_indexing(self, node)
+        if call is not None:
+            self._record(resolvers.GETITEM, call, certain=True, method=False)
+
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.typed.append({})
         self.generic_visit(node)
@@ -299,7 +318,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.generic_visit(node)
         target = node.targets[0]
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
-            self._reference(node.value)
+            self._reference(node.value, _assigned_values(target, node.value))
             lossrank.held(self, self.calls, self.shape_ops, target, node.value, before)
         for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
             self._module_rules(held, made, before)
@@ -419,13 +438,13 @@ class Visitor(Context, ast.NodeVisitor):
             self.calls[-1] = self.calls[-1]._replace(text=f"{shown}: {op.rsplit('.', 1)[-1]} inside")
 
     # --- functions as values ---------------------------------------------------------------
-    def _reference(self, node: ast.expr) -> None:
+    def _reference(self, node: ast.expr, items: list[ast.expr] | None = None) -> None:
         """A recorded function or class named as a value, not called where it is named: passed
         (`dataset.map(tf.image.random_flip_left_right)`, `aggregate_fn=jax.ops.segment_sum`), a
         parameter's default, assigned, returned or put in a table. What calls it later (often another
         module, or a library) runs the op, so the reference is reported as a call whose arguments are
-        not known."""
-        for item in _values(node):
+        not known. `items`: the values an assignment hands on (`_assigned_values`), when not `_values(node)`."""
+        for item in _values(node) if items is None else items:
             if isinstance(item, ast.Name):
                 if item.id in self.aliases:
                     self._named_value(item, self.dotted(item))
