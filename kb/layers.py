@@ -51,10 +51,10 @@ LAYERS: tuple[Layer, ...] = (
         "kb.check", "kb.check.boot", "kb.check.inside", "kb.check.jitted", "kb.check.inventory_*", "kb.check.switches",
         "kb.check.predict", "kb.check.report", "kb.check.outcome",
         "kb.scan.cells", "kb.scan.sources", "kb.scan.tfcompat_names", "kb.scan.tfprivate_names", "kb.scan.tfcompat", "kb.scan.nodes", "kb.scan.syntax", "kb.scan.survey",
-        "kb.scan.oldsyntax", "kb.scan.prepare", "kb.scan.receivers", "kb.scan.jaxarrays", "kb.scan.context", "kb.scan.follow", "kb.scan.flags", "kb.scan.handed", "kb.scan.transforms", "kb.scan.datasetdefs", "kb.scan.plainargs", "kb.scan.datasets", "kb.scan.tfdata", "kb.scan.seeds", "kb.scan.graphreset", "kb.scan.values", "kb.scan.slices", "kb.scan.mapped", "kb.scan.constants",
+        "kb.scan.filedeps", "kb.scan.oldsyntax", "kb.scan.prepare", "kb.scan.receivers", "kb.scan.jaxarrays", "kb.scan.context", "kb.scan.follow", "kb.scan.flags", "kb.scan.handed", "kb.scan.transforms", "kb.scan.datasetdefs", "kb.scan.plainargs", "kb.scan.datasets", "kb.scan.tfdata", "kb.scan.seeds", "kb.scan.graphreset", "kb.scan.values", "kb.scan.slices", "kb.scan.mapped", "kb.scan.constants",
         "kb.scan.factories", "kb.scan.gradient", "kb.scan.quietfunctions", "kb.scan.heldmodules", "kb.scan.hostcode", "kb.scan.members", "kb.scan.resolvers", "kb.scan.pooling", "kb.scan.modelclass", "kb.scan.builders", "kb.scan.modulelist", "kb.scan.instances", "kb.scan.rank", "kb.scan.lossrank", "kb.scan.classparams", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc",
         "kb.scan.resolve", "kb.scan.scope", "kb.scan.unreached", "kb.scan.configtargets", "kb.scan.dispatch", "kb.scan.differentiates", "kb.scan.packaging", "kb.scan.holders", "kb.scan.unfetched", "kb.scan.loaded", "kb.scan.convfree", "kb.scan.placement", "kb.scan.methodcalls", "kb.scan.calltargets", "kb.scan.methodtargets", "kb.scan.constantdraws", "kb.scan.spreads", "kb.scan.callers", "kb.scan.versiongate", "kb.scan.environ", "kb.scan.pins", "kb.scan.switches", "kb.scan.seedorder", "kb.scan.keras2", "kb.scan.kerasbackend",
-        "kb.scan.lookup", "kb.scan.recipe", "kb.scan.fixcover", "kb.scan.run", "kb.scan.report_*", "kb.scan.torchvision_models",
+        "kb.scan.lookup", "kb.scan.recipe", "kb.scan.fixcover", "kb.scan.filecache", "kb.scan.run", "kb.scan.report_*", "kb.scan.torchvision_models",
         "kb.scan.pyints", "kb.scan.quantized", "kb.scan.inference",
     )),
     Layer("commands", "argument parsing, processes, network: what a person runs", (

@@ -124,6 +124,8 @@ def pytest_configure(config) -> None:
         return  # a worker (the controller made the folder), or a caller that chose one
     os.environ[shared.ENV] = tempfile.mkdtemp(prefix="kb-tests-")
     config._kb_shared_made = os.environ[shared.ENV]
+    # `kb scan` keeps its readings here, not in the home folder of whoever runs the tests (kb/scan/filecache.py)
+    os.environ["KB_SCAN_CACHE"] = os.path.join(os.environ[shared.ENV], "scan-cache")
 
 
 def pytest_unconfigure(config) -> None:
@@ -131,6 +133,7 @@ def pytest_unconfigure(config) -> None:
     if made:
         shutil.rmtree(made, ignore_errors=True)
         os.environ.pop(shared.ENV, None)
+        os.environ.pop("KB_SCAN_CACHE", None)
 
 
 def _first(nodeid: str) -> int:

@@ -47,6 +47,11 @@ def add_parser(sub) -> None:
                    help="lowest level that makes the exit code 1 (default nondeterministic)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB", help="skip matching paths (repeatable)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: up to 2)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="keep each file's reading here, so the next scan of the same paths reads only the files "
+                        "that changed and those that look into them (default: $KB_SCAN_CACHE, else "
+                        "$XDG_CACHE_HOME/kb/scan, else ~/.cache/kb/scan)")
+    p.add_argument("--no-cache", action="store_true", help="read every file afresh and write no cache")
     p.add_argument("--site-url", default=None, help="base URL of the KB site, for SARIF rule help links")
     p.set_defaults(func=cmd_scan, needs_data=False)
 
@@ -60,6 +65,16 @@ def _shown(path: str) -> str:
     from kb.scan.report_text import visible
 
     return visible(path)
+
+
+def _cache_folder(args: argparse.Namespace) -> str | None:
+    if args.no_cache:
+        return None
+    if args.cache_dir is not None:
+        return args.cache_dir
+    from kb.scan.filecache import default_folder
+
+    return str(default_folder())
 
 
 def exit_code(report, fail_on: str) -> int:
@@ -81,7 +96,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     try:
         given = pins.parse_versions(",".join(args.versions)) if args.versions else {}
         report = scan(args.paths, given=given, lockfile=args.lockfile, device=args.device,
-                      exclude=tuple(args.exclude), jobs=args.jobs)
+                      exclude=tuple(args.exclude), jobs=args.jobs, cache=_cache_folder(args))
     except SymlinkLoop as exc:
         return _error(f"{_shown(exc.args[0])}: a symlink loop (the link leads back to itself; there is no file)")
     except FileNotFoundError as exc:

@@ -10,11 +10,12 @@ Each is computed once per module from the Survey (kb/scan/survey.py), so the wal
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import re
 import stat
 
-from kb.scan import graphreset, oldsyntax
+from kb.scan import filedeps, graphreset, oldsyntax
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
 from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, imported_name, plain_literal, public_name
@@ -31,6 +32,7 @@ def local_module(filename: str, dotted: str) -> dict | None:
     path = _module_path(filename, dotted)
     if path is None:
         return None
+    filedeps.saw("text", path, _digest(path))
     if path not in _LOCAL_MODULES:
         tree = _parsed(path)
         if tree is None:
@@ -96,7 +98,9 @@ def _module_path(filename: str, dotted: str) -> str | None:
     if key not in _MODULE_PATHS:
         _MODULE_PATHS[key] = _near_module(filename, dotted)
     found = _MODULE_PATHS[key]
-    return _under_own_root(filename, dotted) if found == _NOT_NEAR else found
+    answer = _under_own_root(filename, dotted) if found == _NOT_NEAR else found
+    filedeps.saw("path", filename, dotted, answer)
+    return answer
 
 
 def _near_module(filename: str, dotted: str) -> str | None:
@@ -170,14 +174,60 @@ def _parsed(path: str) -> ast.Module | None:
     """The tree of a file of the code base that local_module or local_tree found (a regular file small enough
     to read), parsed once for both; None when it cannot be read or parsed."""
     if path not in _LOCAL_TREES:
+        text = _text(path)
+        try:
+            _LOCAL_TREES[path] = oldsyntax.parse(text, filename=path) if text is not None else None
+        except (SyntaxError, ValueError, RecursionError):
+            _LOCAL_TREES[path] = None
+        if _LOCAL_TREES[path] is not None:
+            _LOCAL_TEXTS[path] = text  # type: ignore[assignment]
+    return _LOCAL_TREES[path]
+
+
+_READ_TEXTS: dict[str, str | None] = {}  # path -> the text _text read (None: unreadable), for this scan
+_DIGESTS: dict[str, str] = {}  # path -> _digest's answer, for this scan
+
+
+def _text(path: str) -> str | None:
+    """The file's text as _parsed reads it (None when it cannot be read), read once per scan."""
+    if path not in _READ_TEXTS:
         try:
             with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-            _LOCAL_TREES[path] = oldsyntax.parse(text, filename=path)
-            _LOCAL_TEXTS[path] = text
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError, RecursionError):
-            _LOCAL_TREES[path] = None
-    return _LOCAL_TREES[path]
+                _READ_TEXTS[path] = handle.read()
+        except (OSError, UnicodeDecodeError, ValueError):
+            _READ_TEXTS[path] = None
+    return _READ_TEXTS[path]
+
+
+def _digest(path: str) -> str:
+    """A digest of the text _parsed reads from `path` (empty when it cannot be read): what a cached reading of
+    another file that looked into this one depends on (kb/scan/filedeps.py)."""
+    found = _DIGESTS.get(path)
+    if found is None:
+        text = _text(path)
+        found = _DIGESTS[path] = "" if text is None else \
+            hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return found
+
+
+def still_holds(seen: tuple) -> bool:
+    """Whether every look into other files that a cached reading of a file made (filedeps.watch) answers the
+    same now: the same module file found for each import, the same text in each file read. Asked again through
+    the same look-ups, so the answer is the one a fresh reading would get."""
+    for item in seen:
+        kind = item[0]
+        if kind == "path":
+            if _module_path(item[1], item[2]) != item[3]:
+                return False
+        elif kind == "tree":
+            if _tree_file(item[1], item[2]) != item[3]:
+                return False
+        elif kind == "text":
+            if _digest(item[1]) != item[2]:
+                return False
+        else:
+            return False
+    return True
 
 
 def forget_local_files() -> None:
@@ -191,6 +241,8 @@ def forget_local_files() -> None:
     _LOCAL_IMPORTS.clear()
     _LOCAL_TREES.clear()
     _LOCAL_TEXTS.clear()
+    _READ_TEXTS.clear()
+    _DIGESTS.clear()
 
 
 def parsed_before(path: str, text: str) -> ast.Module | None:
@@ -207,6 +259,16 @@ def local_tree(filename: str, dotted: str) -> tuple[str, ast.Module] | None:
     """The path and tree of the module `dotted` of the same code base (a file `a/b.py` or a package's
     `a/b/__init__.py`, next to `filename` or under one of its parent folders), found and opened as
     local_module opens its files; None when no such file is there or it cannot be read."""
+    path = _tree_file(filename, dotted)
+    filedeps.saw("tree", filename, dotted, path)
+    if path is None:
+        return None
+    filedeps.saw("text", path, _digest(path))
+    tree = _parsed(path)
+    return (path, tree) if tree is not None else None
+
+
+def _tree_file(filename: str, dotted: str) -> str | None:
     if not filename or not dotted or not all(part.isidentifier() for part in dotted.split(".")):
         return None
     folder = os.path.dirname(os.path.abspath(filename))
@@ -219,8 +281,7 @@ def local_tree(filename: str, dotted: str) -> tuple[str, ast.Module] | None:
                 continue
             if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BYTES:
                 return None  # a link, FIFO or device (untrusted tree: never opened), or too big to be read
-            tree = _parsed(path)
-            return (path, tree) if tree is not None else None
+            return path
         parent = os.path.dirname(folder)
         if parent == folder:
             break

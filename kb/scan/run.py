@@ -7,10 +7,11 @@ import ast
 import gc
 import os
 import warnings
+from pathlib import Path
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -70,14 +71,15 @@ def targets(idx: dict) -> tuple[frozenset[str], dict[str, tuple[str, ...]], dict
 
 
 _SHARED: tuple = ()
+_CACHE: filecache.FileCache | None = None  # the readings kept from the last scan of these paths (scan's cache=)
 # The resolved path of each folder a file was read from (untrusted.check_inside): one scan's, emptied when
 # it starts and ends, so that a folder is resolved once per scan rather than once per file in it.
 _FOLDERS: dict[str, str] = {}
 
 
-def _init(shared: tuple, worker: bool = True) -> None:
-    global _SHARED
-    _SHARED = shared
+def _init(shared: tuple, worker: bool = True, cache: filecache.FileCache | None = None) -> None:
+    global _SHARED, _CACHE
+    _SHARED, _CACHE = shared, cache
     if worker:  # a worker process only parses and walks: no reference cycles to collect (see _serial)
         gc.disable()
         quiet_parsing()
@@ -114,11 +116,9 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
          starred: dict[str, str] | None = None, keep: bool = False) -> tuple:
     """(path, unit cells, Module | None, [FileError], suppressions) for one file; runs in a worker.
     `imported`: the other files' subclasses of KB classes it imports; `starred`: the imports a
-    `from module import *` of a scanned file brings in (resolve.analyse).
-
-    A notebook cell that does not parse is reported and blanked, and the other cells are
-    scanned, as Jupyter runs the cells that work."""
-    wanted, methods, code_rules = _SHARED
+    `from module import *` of a scanned file brings in (resolve.analyse). A reading kept from the
+    last scan (_CACHE) is used when the file's text and every look-up it made into other files are
+    the same (kb/scan/filecache.py)."""
     path = found.path
     try:
         unit = sources.read(path, found.root, _FOLDERS)
@@ -126,10 +126,40 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
         return path, (), None, [FileError(path, 1, 1, str(exc))], {}
     except (ValueError, RecursionError, MemoryError) as exc:  # one file, never the whole scan (docs/security.md)
         return path, (), None, [FileError(path, 1, 1, f"cannot read: {type(exc).__name__}: {exc}")], {}
+    if keep:
+        _READ[path] = unit.text
+    cache = _CACHE
+    if cache is None:
+        return _read(path, unit, imported, starred)
+    key = cache.key(path, unit.text, imported, starred)
+    kept = cache.get(key)
+    if kept is not None and prepare.still_holds(kept[1]):
+        cache.used(key)
+        return kept[0]
+    filedeps.watch()
+    try:
+        reading = _read(path, unit, imported, starred)
+    finally:
+        seen = filedeps.unwatch()
+    cache.put(key, reading, seen)
+    return reading
+
+
+def _pooled(found: sources.Found) -> tuple[tuple, dict[bytes, bytes]]:
+    """A worker's reading of one file, with the cache entries it used or made (the scan's process keeps them)."""
+    reading = _one(found)
+    return reading, (_CACHE.take() if _CACHE is not None else {})
+
+
+def _read(path: str, unit: sources.Unit, imported: dict[str, tuple[str, bool]] | None,
+          starred: dict[str, str] | None) -> tuple:
+    """_one's reading of a file's text.
+
+    A notebook cell that does not parse is reported and blanked, and the other cells are
+    scanned, as Jupyter runs the cells that work."""
+    wanted, methods, code_rules = _SHARED
     errors: list[FileError] = []
     text = unit.text
-    if keep:
-        _READ[path] = text
     for attempt in range(2):
         try:
             module = resolve.analyse(text, path, wanted, methods, switches.WATCHED, code_rules, imported, starred)
@@ -180,11 +210,11 @@ def _without_bad_cells(text: str, unit: sources.Unit, path: str) -> tuple[str, l
 
 
 def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dict, jobs: int,
-                code_rules: rules.CodeRules | None = None) -> list[tuple]:
+                code_rules: rules.CodeRules | None = None, cache: filecache.FileCache | None = None) -> list[tuple]:
     shared = (wanted, methods, resolve.default_rules() if code_rules is None else code_rules)
     jobs = min(jobs, os.cpu_count() or 1, len(files))  # --jobs 1000000 would fork until the machine stops
     if jobs <= 1 or len(files) < PARALLEL_FROM:
-        _init(shared, worker=False)
+        _init(shared, worker=False, cache=cache)
         return _serial(files)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -194,10 +224,16 @@ def analyse_all(files: list[sources.Found], wanted: frozenset[str], methods: dic
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init, initargs=(shared,)) as pool:
-            return list(pool.map(_one, files, chunksize=max(1, len(files) // (jobs * 4))))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init,
+                                 initargs=(shared, True, cache)) as pool:
+            out = []
+            for reading, entries in pool.map(_pooled, files, chunksize=max(1, len(files) // (jobs * 4))):
+                out.append(reading)
+                if cache is not None:
+                    cache.now.update(entries)
+            return out
     except (BrokenProcessPool, OSError):  # a worker died (out of memory) or none could start: go on in this process
-        _init(shared, worker=False)
+        _init(shared, worker=False, cache=cache)
         return _serial(files)
 
 
@@ -304,9 +340,12 @@ def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
 
 
 def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile: str | None = None,
-         device: str = "gpu", exclude: tuple[str, ...] = (), jobs: int | None = None) -> Report:
+         device: str = "gpu", exclude: tuple[str, ...] = (), jobs: int | None = None,
+         cache: str | os.PathLike | None = None) -> Report:
     """Scan files and folders. Raises FileNotFoundError for a missing path and pins.PinError
-    for a bad lockfile; a file that cannot be parsed is a FileError in the report.
+    for a bad lockfile; a file that cannot be parsed is a FileError in the report. `cache`: a folder
+    where each file's reading is kept for the next scan of the same paths (kb/scan/filecache.py;
+    None: every file is read afresh and nothing is written).
 
     The cyclic garbage collector is paused for the whole scan, as _serial pauses it while files are
     parsed: the subclass pass parses files again and the later passes allocate millions of small
@@ -319,8 +358,14 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
     try:
         with warnings.catch_warnings():  # the caller's own warning filters come back as they were
             quiet_parsing()
-            return _scan(paths, given=given, lockfile=lockfile, device=device, exclude=exclude, jobs=jobs)
+            store = filecache.FileCache(Path(cache), paths) if cache is not None else None
+            report = _scan(paths, given=given, lockfile=lockfile, device=device, exclude=exclude, jobs=jobs,
+                           store=store)
+            if store is not None:
+                store.save()
+            return report
     finally:
+        _init(_SHARED, worker=False)  # the store is the scan's
         _READ.clear()  # the texts are the scan's, not the caller's memory
         prepare.forget_local_files()  # and so are the trees of the files it read as imported modules
         if was:
@@ -328,7 +373,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
 
 
 def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str | None, device: str,
-          exclude: tuple[str, ...], jobs: int | None) -> Report:
+          exclude: tuple[str, ...], jobs: int | None, store: filecache.FileCache | None) -> Report:
     idx = index()
     files = sources.discover(paths, exclude)
     _FOLDERS.clear()
@@ -336,8 +381,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
     code_rules = rules.code_rules(idx)
-    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), code_rules)
-    _init((wanted, methods, code_rules), worker=False)
+    results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), code_rules, store)
+    _init((wanted, methods, code_rules), worker=False, cache=store)
     results, graph = _subclasses_across_files(results, files)
     _FOLDERS.clear()
 

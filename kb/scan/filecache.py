@@ -1,0 +1,143 @@
+"""Each file's reading (kb/scan/run.py's _one: its calls, settings, layout and classes) kept between scans of the
+same code base, so that a scan after a small edit reads only what changed.
+
+Reading the files is most of a scan's time (a 1M-line code base: two thirds of it), and a file's reading is a
+function of its path, its text, the names other files' classes give it (`imported`, `starred`), the scanner's
+code and the knowledge base's index, and the answers of the look-ups it made into other files of the code base
+(kb/scan/filedeps.py). The key covers the first five (the code and index as a digest of every module of the
+package, with Python's version); the look-ups are stored with the reading and asked again before it is used
+(prepare.still_holds). Nothing is looked up by size or modification time.
+
+One store per set of scanned paths, under the user's cache folder (`$KB_SCAN_CACHE`, else
+`$XDG_CACHE_HOME/kb/scan`, else `~/.cache/kb/scan`), never inside the scanned code base. It holds the readings the last scan used or made and
+nothing else, so it stays the size of one scan's results (a 1M-line code base: about 7 MB), and it is written
+atomically when a scan ends. A store that is missing, damaged, written by other code, or that cannot be written
+only costs time: every reading is then made afresh. The unpickler builds the scanner's own record types and
+nothing else, so a planted store can cost time but never run code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import marshal
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMAT = b"kb-scan-cache 1\n"
+ENV = "KB_SCAN_CACHE"
+MAX_STORE_BYTES = 1 << 30  # a store larger than this is not read (a scan's own results are far smaller)
+_CLASSES = {("kb.scan.run", "FileError"), ("kb.scan.syntax", "Call"), ("kb.scan.syntax", "Graph"),
+            ("kb.scan.syntax", "Layout"), ("kb.scan.syntax", "Module"), ("kb.scan.syntax", "Setting"),
+            ("kb.scan.syntax", "Unknown")}
+_CODE: list[str] = []  # the code digest, computed once per process
+
+
+class _Records(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _CLASSES:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not a scan record")
+
+
+def default_folder() -> Path:
+    """Where `kb scan` keeps its stores unless told otherwise: $KB_SCAN_CACHE, else the XDG cache folder's
+    kb/scan (a CI job that keeps one folder between runs names it in the variable)."""
+    if os.environ.get(ENV):
+        return Path(os.environ[ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kb" / "scan"
+
+
+def code_digest() -> str:
+    """A digest of every module of the kb package (the scanner and the index it answers from) and of Python's
+    version: a reading made by other code, or by another Python whose syntax trees differ, is never used."""
+    if not _CODE:
+        h = hashlib.sha256(sys.version.encode())
+        package = Path(__file__).resolve().parents[1]
+        for path in sorted(package.rglob("*.py")):
+            h.update(str(path.relative_to(package)).encode() + b"\0")
+            h.update(path.read_bytes())
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
+
+
+class FileCache:
+    """The readings of the last scan of `paths`, and the ones this scan used or made."""
+
+    def __init__(self, folder: Path, paths: list[str]) -> None:
+        scanned = "\0".join(sorted(os.path.abspath(p) for p in paths))
+        self.path = folder / (hashlib.sha256(scanned.encode("utf-8", "surrogatepass")).hexdigest()[:24] + ".cache")
+        self.code = code_digest().encode()
+        self.before: dict[bytes, bytes] = {}
+        self.now: dict[bytes, bytes] = {}
+        try:
+            if os.path.getsize(self.path) > MAX_STORE_BYTES:
+                return
+            with open(self.path, "rb") as handle:
+                if handle.readline() != FORMAT or handle.readline().rstrip(b"\n") != self.code:
+                    return
+                store = marshal.load(handle)
+        except (OSError, EOFError, ValueError, TypeError):
+            return
+        if isinstance(store, dict):
+            self.before = {k: v for k, v in store.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+
+    def key(self, path: str, text: str, imported: dict | None, starred: dict | None) -> bytes:
+        h = hashlib.sha256(self.code)
+        for part in (path, text, repr(sorted((imported or {}).items())), repr(sorted((starred or {}).items()))):
+            data = part.encode("utf-8", "surrogatepass")
+            h.update(len(data).to_bytes(8, "little") + data)
+        return h.digest()
+
+    def get(self, key: bytes) -> tuple[tuple, tuple] | None:
+        """(the reading, the look-ups it made) stored under `key`, or None."""
+        blob = self.now.get(key) or self.before.get(key)
+        if blob is None:
+            return None
+        try:
+            value = _Records(io.BytesIO(blob)).load()
+        except Exception:  # a damaged entry: read afresh
+            self.before.pop(key, None)
+            return None
+        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple)
+                and isinstance(value[1], tuple)):
+            return None
+        return value
+
+    def used(self, key: bytes) -> None:
+        """Keep the stored entry `key` for the next scan."""
+        blob = self.before.get(key)
+        if blob is not None:
+            self.now[key] = blob
+
+    def put(self, key: bytes, reading: tuple, seen: tuple) -> None:
+        try:
+            self.now[key] = pickle.dumps((reading, seen), protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            pass
+
+    def take(self) -> dict[bytes, bytes]:
+        """The entries used or made since the last take (a worker process hands them to the scan's process)."""
+        taken, self.now = self.now, {}
+        return taken
+
+    def save(self) -> None:
+        """Write this scan's entries atomically; a folder that cannot be written goes without."""
+        if self.now == self.before:
+            return
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                handle.write(FORMAT + self.code + b"\n")
+                marshal.dump(self.now, handle)
+            os.replace(tmp, self.path)
+        except (OSError, ValueError):
+            try:
+                tmp.unlink()
+            except OSError:
+                pass

@@ -1,0 +1,135 @@
+"""The readings `kb scan` keeps between scans (kb/scan/filecache.py): a scan that uses them answers exactly as
+a scan that reads every file afresh, after any edit of the file itself or of a module it looked into."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.scan import filecache, pins
+from kb.scan.cli import _cache_folder
+from kb.scan.report_json import document, dumps
+from kb.scan.run import scan
+
+FACTORY = Path(__file__).parent / "fixtures" / "scanloaders" / "factory"
+VERSIONS = pins.parse_versions("torch=2.11")
+
+
+def _json(root: Path, cache: Path | None) -> str:
+    return dumps(document(scan([str(root)], given=VERSIONS, cache=cache)))
+
+
+def _loader_lines(text: str) -> list[int]:
+    return sorted(f["line"] for f in json.loads(text)["findings"]
+                  if f["record"] == "torch.data-loader-workers" and f["path"].endswith("train.py") and not f.get("note"))
+
+
+def test_a_warm_scan_answers_as_a_fresh_one(tmp_path):
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    fresh = _json(root, None)
+    cold = _json(root, tmp_path / "cache")
+    stores = list((tmp_path / "cache").iterdir())
+    assert len(stores) == 1 and stores[0].stat().st_size > 0
+    warm = _json(root, tmp_path / "cache")
+    assert fresh == cold == warm
+    assert _loader_lines(warm) == [11, 13]
+
+
+def test_an_edit_of_an_imported_module_reads_its_importer_again(tmp_path):
+    """train.py's text is unchanged, but the transform factory it reads in pkg/utils.py now draws noise: its
+    kept reading looked into utils.py, so it is read again, and the loader at line 9 becomes a finding."""
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    cache = tmp_path / "cache"
+    assert _loader_lines(_json(root, cache)) == [11, 13]
+    utils = root / "pkg" / "utils.py"
+    utils.write_text(utils.read_text().replace("return 2 * sample - 1", "return 2 * sample - torch.rand(1)"))
+    warm = _json(root, cache)
+    assert warm == _json(root, None)
+    assert _loader_lines(warm) == [9, 11, 13]
+
+
+def test_a_removed_module_reads_its_importer_again(tmp_path):
+    """The module a kept reading found for an import is gone: the look-up answers otherwise, so the file is
+    read afresh (the transform is then unknown, and the loader at line 9 is reported as a fresh scan does)."""
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    cache = tmp_path / "cache"
+    _json(root, cache)
+    (root / "pkg" / "utils.py").unlink()
+    assert _json(root, cache) == _json(root, None)
+
+
+def test_a_damaged_or_foreign_store_costs_only_time(tmp_path):
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    cache = tmp_path / "cache"
+    fresh = _json(root, None)
+    _json(root, cache)
+    (store,) = cache.iterdir()
+    data = store.read_bytes()
+    store.write_bytes(data[: len(data) // 2])  # cut short
+    assert _json(root, cache) == fresh
+    store.write_bytes(b"not a store at all")
+    assert _json(root, cache) == fresh
+
+
+def test_a_planted_entry_builds_nothing_but_scan_records(tmp_path):
+    """An entry whose pickle names any other class (here os.system) is refused and the file read afresh."""
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    cache = tmp_path / "cache"
+    fresh = _json(root, cache)
+    store = filecache.FileCache(cache, [str(root)])
+    assert store.before
+    evil = b"cos\nsystem\n(S'echo planted > " + str(tmp_path / "planted").encode() + b"'\ntR."
+    store.now = {key: evil for key in store.before}
+    store.before = {}
+    store.save()
+    assert _json(root, cache) == fresh
+    assert not (tmp_path / "planted").exists()
+
+
+def test_a_folder_that_cannot_be_written_is_no_error(tmp_path):
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert _json(root, blocker / "cache") == _json(root, None)
+
+
+def test_other_code_never_uses_a_reading(tmp_path, monkeypatch):
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    cache = tmp_path / "cache"
+    _json(root, cache)
+    assert filecache.FileCache(cache, [str(root)]).before
+    monkeypatch.setattr(filecache, "_CODE", ["another version of the scanner"])
+    assert not filecache.FileCache(cache, [str(root)]).before
+
+
+def test_the_variable_names_the_folder(monkeypatch):
+    monkeypatch.setenv("KB_SCAN_CACHE", "kept")
+    assert filecache.default_folder() == Path("kept")
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["--no-cache"], None),
+    (["--cache-dir", "somewhere"], "somewhere"),
+    ([], "XDG/kb/scan"),
+])
+def test_where_the_command_keeps_its_store(argv, expected, monkeypatch):
+    import argparse
+
+    from kb.scan.cli import add_parser
+
+    monkeypatch.delenv("KB_SCAN_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "XDG")
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["scan", ".", *argv])
+    assert _cache_folder(args) == (str(Path(expected)) if expected else None)
