@@ -133,3 +133,14 @@ def test_where_the_command_keeps_its_store(argv, expected, monkeypatch):
     add_parser(parser.add_subparsers())
     args = parser.parse_args(["scan", ".", *argv])
     assert _cache_folder(args) == (str(Path(expected)) if expected else None)
+
+
+def test_the_folder_keeps_only_the_newest_stores(tmp_path, monkeypatch):
+    """A hook that scans the changed files makes a store per set of paths: the oldest beyond MAX_STORES go."""
+    monkeypatch.setattr(filecache, "MAX_STORES", 2)
+    cache = tmp_path / "cache"
+    for k in range(4):
+        one = tmp_path / f"t{k}.py"
+        one.write_text("import torch\nx = torch.zeros(3).index_add_(0, i, v)\n")
+        scan([str(one)], given=VERSIONS, cache=cache)
+    assert len(list(cache.iterdir())) == 2

@@ -11,7 +11,7 @@ package, with Python's version); the look-ups are stored with the reading and as
 One store per set of scanned paths, under the user's cache folder (`$KB_SCAN_CACHE`, else
 `$XDG_CACHE_HOME/kb/scan`, else `~/.cache/kb/scan`), never inside the scanned code base. It holds the readings the last scan used or made and
 nothing else, so it stays the size of one scan's results (a 1M-line code base: about 7 MB), and it is written
-atomically when a scan ends. A store that is missing, damaged, written by other code, or that cannot be written
+atomically when a scan ends; the folder keeps the 32 most recently written stores. A store that is missing, damaged, written by other code, or that cannot be written
 only costs time: every reading is then made afresh. The unpickler builds the scanner's own record types and
 nothing else, so a planted store can cost time but never run code.
 """
@@ -30,6 +30,7 @@ from typing import Any
 FORMAT = b"kb-scan-cache 1\n"
 ENV = "KB_SCAN_CACHE"
 MAX_STORE_BYTES = 1 << 30  # a store larger than this is not read (a scan's own results are far smaller)
+MAX_STORES = 32  # stores of other path sets beyond this many (the least recently written) are removed
 _CLASSES = {("kb.scan.run", "FileError"), ("kb.scan.syntax", "Call"), ("kb.scan.syntax", "Graph"),
             ("kb.scan.syntax", "Layout"), ("kb.scan.syntax", "Module"), ("kb.scan.syntax", "Setting"),
             ("kb.scan.syntax", "Unknown")}
@@ -141,3 +142,16 @@ class FileCache:
                 tmp.unlink()
             except OSError:
                 pass
+            return
+        _trim(self.path.parent)
+
+
+def _trim(folder: Path) -> None:
+    """Remove the least recently written stores beyond MAX_STORES: each set of paths scanned (a pre-commit hook
+    passes the changed files) has its own, and the folder must not grow without end."""
+    try:
+        stores = sorted(folder.glob("*.cache"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in stores[MAX_STORES:]:
+            old.unlink()
+    except OSError:
+        pass
