@@ -45,6 +45,18 @@ def adds_ones(ctx: Context, op: str, node: ast.Call) -> bool:
     return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
 
 
+def sums_constant(ctx: Context, node: ast.Call) -> bool:
+    """A collective sum's operand (`psum(x, axis)`, `pmean(x, axis)`: the first argument or `x=`) is an int
+    literal (`psum(1, axis)`, the shard count) or ones (`jnp.ones(n)`, a name only so assigned): every rank
+    adds the same small integers, exact in any order and on any path the reduction takes."""
+    added = next((k.value for k in node.keywords if k.arg == "x"), None)
+    if added is None and node.args and not isinstance(node.args[0], ast.Starred):
+        added = node.args[0]
+    if isinstance(added, ast.Constant) and type(added.value) is int:
+        return True
+    return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
+
+
 def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) -> bool:
     if depth <= 0:
         return False
