@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import kb
-from kb.scan import follow
+from kb.scan import follow, reaching
 from kb.scan.context import Context
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
@@ -67,6 +67,9 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
                 or _attribute_grad_free(ctx, ctx.class_nodes[-1], node.attr, depth, seen)  # ctx.scale set to literals
         return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id, "").split(".")[0] in _NO_TENSOR  # math.pi, np.int64
     if isinstance(node, ast.Name):
+        value = reaching.reaching_value(ctx.reaching_memo, fn, node)
+        if value is not None:  # the one binding this use sees (kb/scan/reaching.py), not every binding of the name
+            return _writes_grad_free(ctx, fn, depth, seen) and grad_free(ctx, value, fn, depth - 1, seen)
         return _name_grad_free(ctx, node.id, fn, depth, seen)
     if isinstance(node, ast.Subscript):
         return grad_free(ctx, node.value, fn, depth - 1, seen)  # an index carries no gradient

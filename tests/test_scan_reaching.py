@@ -1,0 +1,39 @@
+"""The binding of a name that reaches its use (kb/scan/reaching.py): a later rebinding that may carry a
+gradient does not spoil an earlier use of an integer `arange` (google-deepmind/recurrentgemma's sampler)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scan_files import scan_files
+
+
+def test_an_earlier_use_of_an_integer_arange_sees_only_the_arange(tmp_path: Path) -> None:
+    """`positions = torch.arange(n)`, then `torch.repeat_interleave(positions[None], b)`, then
+    `positions = positions + lengths[:, None]`: the repeat reads the arange, which no gradient reaches. A
+    use after the rebinding, or a use in a loop that rebinds the name, keeps the finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch
+        class Sampler:
+            def __init__(self, model):
+                self.model = model
+            def early(self, tokens, lengths):
+                b, n = tokens.shape
+                positions = torch.arange(n)
+                positions = torch.repeat_interleave(positions[None], b, dim=0)
+                positions = positions - n + lengths[:, None]
+                return self.model(tokens, positions)
+            def late(self, tokens, lengths):
+                b, n = tokens.shape
+                positions = torch.arange(n)
+                positions = positions - n + lengths[:, None]
+                return torch.repeat_interleave(positions, b, dim=0)
+            def loop(self, tokens, lengths):
+                b, n = tokens.shape
+                positions = torch.arange(n)
+                for _ in range(3):
+                    out = torch.repeat_interleave(positions, b, dim=0)
+                    positions = lengths * out
+                return positions
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.repeat-interleave-backward") == [15, 20], found
