@@ -37,3 +37,21 @@ def test_an_earlier_use_of_an_integer_arange_sees_only_the_arange(tmp_path: Path
                 return positions
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.repeat-interleave-backward") == [15, 20], found
+
+
+def test_a_tensor_of_a_loaded_checkpoint_requires_no_gradient(tmp_path: Path) -> None:
+    """`ckpt = torch.load(path, map_location="cpu")`, then `F.interpolate` of `ckpt["model"]["pos_embed"]`
+    resized before loading it into a model: a saved state dict holds detached tensors, so no backward pass runs
+    through the resize. The same resize of a module's parameter keeps the finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch
+        import torch.nn.functional as F
+        def adapt(path):
+            size = 16
+            ckpt = torch.load(path, map_location="cpu")
+            pos = ckpt["model"]["pos_embed"]
+            return F.interpolate(pos, size=(size, size), mode="bicubic")
+        def grown(model, size):
+            return F.interpolate(model.pos_embed, size=size, mode="bicubic")
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.interpolate-bicubic-backward") == [9], found

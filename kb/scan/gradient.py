@@ -41,6 +41,9 @@ _FACTORIES = frozenset(f"torch.{n}" for n in (
     "arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "linspace", "logspace", "eye",
     "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like")) | {
     f"jax.numpy.{n}" for n in ("arange", "zeros", "ones", "empty", "eye", "zeros_like", "ones_like", "empty_like")}
+# what reads a saved checkpoint back (a state dict, whose tensors state_dict() detached before saving)
+_CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url",
+                                 "safetensors.torch.load_file"})
 _INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index", "indices"})  # integers: never a gradient
 _SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 _MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
@@ -142,6 +145,8 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         last = name.rsplit(".", 1)[-1]
         if name in _FACTORIES:
             return True  # a new leaf tensor (requires_grad=True was ruled out above)
+        if name in _CHECKPOINT_LOADERS:
+            return True  # a saved state dict: state_dict() holds detached tensors, so none loaded requires a gradient
         if name.startswith(("torch.", "jax.numpy.")) and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
             return _args_grad_free(ctx, node, fn, depth, seen, name)  # a function of values that need no gradient
         return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor
