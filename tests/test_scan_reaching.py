@@ -55,3 +55,29 @@ def test_a_tensor_of_a_loaded_checkpoint_requires_no_gradient(tmp_path: Path) ->
             return F.interpolate(model.pos_embed, size=size, mode="bicubic")
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.interpolate-bicubic-backward") == [9], found
+
+
+def test_a_write_into_another_buffer_does_not_spoil_the_reaching_binding(tmp_path: Path) -> None:
+    """`buf[:, 0] = out[:, 0]` (a value that may carry a gradient written into another tensor) leaves the
+    integer `positions = torch.arange(n)` as it was; the same write into a view of `positions` keeps the
+    finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch
+        class Sampler:
+            def __init__(self, model):
+                self.model = model
+            def elsewhere(self, tokens, lengths, buf):
+                b, n = tokens.shape
+                positions = torch.arange(n)
+                buf[:, 0] = lengths[:, 0]
+                positions = torch.repeat_interleave(positions[None], b, dim=0)
+                return self.model(tokens, positions), buf
+            def aliased(self, tokens, lengths):
+                b, n = tokens.shape
+                positions = torch.arange(n)
+                row = positions.view(1, n)
+                row[:, 0] = lengths[:, 0]
+                positions = torch.repeat_interleave(positions[None], b, dim=0)
+                return self.model(tokens, positions)
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.repeat-interleave-backward") == [16], found

@@ -101,6 +101,7 @@ class Context:
         self.binding_memo: dict[int, dict[str, list[ast.expr | None]]] = {}  # Context.grad_free
         self.writes_memo: dict[int, bool] = {}
         self.reaching_memo: dict[int, list[tuple[ast.stmt, set[str]]]] = {}  # kb/scan/reaching.py, per function
+        self.alias_memo: dict[int, tuple[set[str | None], list[tuple[set[str], set[str]]]]] = {}  # reaching.untouched
         self.writes_of: dict[int, tuple[dict[str, int], bool]] = {}  # receivers: a class's attribute stores, setattr
         self.name_memo: tuple[dict[str, list[ast.Name]], dict[str, list[ast.Call]], dict[int, ast.AST]] | None = None  # gradient._named
         self.grad_marked: bool | None = None  # the module's text names requires_grad anywhere

@@ -72,7 +72,8 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
     if isinstance(node, ast.Name):
         value = reaching.reaching_value(ctx.reaching_memo, fn, node)
         if value is not None:  # the one binding this use sees (kb/scan/reaching.py), not every binding of the name
-            return _writes_grad_free(ctx, fn, depth, seen) and grad_free(ctx, value, fn, depth - 1, seen)
+            return (reaching.untouched(ctx.alias_memo, fn, node.id) or _writes_grad_free(ctx, fn, depth, seen)) \
+                and grad_free(ctx, value, fn, depth - 1, seen)
         return _name_grad_free(ctx, node.id, fn, depth, seen)
     if isinstance(node, ast.Subscript):
         return grad_free(ctx, node.value, fn, depth - 1, seen)  # an index carries no gradient

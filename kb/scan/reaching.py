@@ -66,3 +66,91 @@ def reaching_value(memo: dict[int, list[tuple[ast.stmt, set[str]]]], fn: ast.AST
             return before.value
         return None
     return None
+
+
+def _root(node: ast.AST) -> str | None:
+    """The name a write lands in: `x` of `x[i]`, `x.data`, `x[i].y`."""
+    while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+# methods and functions whose result may share the memory of their receiver or argument (a view, or the
+# tensor itself when nothing needs converting)
+_SHARING = frozenset({"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "expand", "expand_as",
+                      "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "split", "chunk", "unbind", "t",
+                      "movedim", "swapaxes", "diagonal", "select", "as_strided", "detach", "to", "cuda", "cpu",
+                      "contiguous", "float", "double", "half", "long", "int", "type", "type_as", "data", "real", "imag",
+                      "tensor_split", "view_as_real", "view_as_complex", "get", "values", "items", "copy"})
+
+
+def _shared(value: ast.AST) -> set[str]:
+    """The names whose memory `value` may share: a name, its items or attributes, what a view method or
+    function (`x.view(...)`, `torch.reshape(x, ...)`) makes of them, either branch of `a if c else b`, the
+    items of a tuple or list. A call of anything else makes new memory (as far as this reading goes)."""
+    if isinstance(value, ast.Name):
+        return {value.id}
+    if isinstance(value, (ast.Subscript, ast.Attribute, ast.Starred)):
+        return _shared(value.value)
+    if isinstance(value, (ast.Tuple, ast.List, ast.Set)):
+        return set().union(*(_shared(e) for e in value.elts)) if value.elts else set()
+    if isinstance(value, ast.IfExp):
+        return _shared(value.body) | _shared(value.orelse)
+    if isinstance(value, ast.NamedExpr):
+        return _shared(value.value)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SHARING:
+        return _shared(value.func.value).union(*(_shared(a) for a in value.args))
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in ("list", "tuple", "iter", "reversed", "enumerate", "zip", "sorted"):
+        return set().union(*(_shared(a) for a in value.args)) if value.args else set()
+    return set()
+
+
+def _writes_and_links(fn: Function) -> tuple[set[str | None], list[tuple[set[str], set[str]]]]:
+    """The names `fn` writes into in place (subscript or attribute assignments, augmented assignments, the
+    receivers of `x.op_(...)`, `out=` arguments; None where the target is no name) and, for each assignment,
+    (names bound, names read): what may alias what."""
+    written: set[str | None] = set()
+    links: list[tuple[set[str], set[str]]] = []
+    for sub in ast.walk(fn):
+        if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            bound: set[str] = set()
+            for target in targets:
+                for part in ast.walk(target):
+                    if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Store):
+                        bound.add(part.id)
+                if isinstance(sub, ast.AugAssign) or not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
+                    written.add(_root(target))
+            if sub.value is not None:
+                links.append((bound, _shared(sub.value)))
+        elif isinstance(sub, ast.NamedExpr):
+            links.append(({sub.target.id}, _shared(sub.value)))
+        elif isinstance(sub, (ast.For, ast.AsyncFor, ast.comprehension)):
+            links.append(({n.id for n in ast.walk(sub.target) if isinstance(n, ast.Name)},
+                          _shared(sub.iter)))
+        elif isinstance(sub, ast.Call):
+            written.update(_root(k.value) for k in sub.keywords if k.arg == "out")
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr.endswith("_") and not sub.func.attr.startswith("_"):
+                written.add(_root(sub.func.value))
+    return written, links
+
+
+def untouched(memo: dict[int, tuple[set[str | None], list[tuple[set[str], set[str]]]]], fn: ast.AST, name: str) -> bool:
+    """No in-place write of `fn` lands in `name` or in anything bound from it (a view `row = name[0]`, and so
+    on): the value the use sees is the one its binding made. False where a write's target is no name."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    found = memo.get(id(fn))
+    if found is None:
+        found = memo[id(fn)] = _writes_and_links(fn)
+    written, links = found
+    if None in written:
+        return False
+    aliases, grown = {name}, True
+    while grown:
+        grown = False
+        for bound, read in links:
+            if not read.isdisjoint(aliases) and not bound <= aliases:
+                aliases |= bound
+                grown = True
+    return written.isdisjoint(aliases)
