@@ -426,7 +426,7 @@ class OpVersions(_Model):
 
 
 SCAN_RESOLVERS = (
-    "boolean-mask-count", "constant-initializers", "counts-of-ones", "dataset-draws-no-random", "dense-input",
+    "boolean-mask-count", "constant-initializers", "constant-summed", "counts-of-ones", "dataset-draws-no-random", "dense-input",
     "fit-reads-tf-data", "mapped-function-draws-no-random",
     "module-never-called",
     "not-quantized",

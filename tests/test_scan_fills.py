@@ -58,3 +58,32 @@ def test_a_buffer_filled_whole_later_in_its_block_is_not_read_uninitialised(tmp_
             return peek
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [15, 20, 26, 33, 40], found
+
+
+def test_a_buffer_filled_whole_by_an_nn_init_call_is_not_read_uninitialised(tmp_path: Path) -> None:
+    """`w = torch.empty(o, i, h, w)` then `nn.init.kaiming_uniform_(w)` (any `nn.init.*_` in-place
+    initialiser: each writes every element) is not uninitialised memory; an init of another tensor, one
+    that reads the buffer in its other arguments, or a read before the init keeps the finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch
+        from torch import nn
+        from torch.nn import init
+        def kaiming(o, i):
+            w = torch.empty(o, i)
+            nn.init.kaiming_uniform_(w)
+            return w
+        def plain(o, i):
+            w = torch.empty(o, i)
+            init.normal_(w, std=0.02)
+            return w
+        def other(o, i, v):
+            w = torch.empty(o, i)
+            nn.init.zeros_(v)
+            return w
+        def read_first(o, i):
+            w = torch.empty(o, i)
+            print(w)
+            nn.init.zeros_(w)
+            return w
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [13, 17], found

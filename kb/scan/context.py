@@ -30,6 +30,7 @@ _TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bf
 _TO_HOST = frozenset({"numpy", "to_numpy", "tolist", "item"})
 # Python's own generators: `rng = random.Random(seed)`; rng.shuffle, rng.random are no framework's methods.
 _PY_RANDOMS = frozenset({"random.Random", "random.SystemRandom"})
+_NUMPY_GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"})
 _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 # a distribution's draw (tfp.distributions / torch.distributions: `dist.sample()`, `rsample()`), named by none of
@@ -99,6 +100,8 @@ class Context:
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
         self.binding_memo: dict[int, dict[str, list[ast.expr | None]]] = {}  # Context.grad_free
         self.writes_memo: dict[int, bool] = {}
+        self.reaching_memo: dict[int, list[tuple[ast.stmt, set[str]]]] = {}  # kb/scan/reaching.py, per function
+        self.alias_memo: dict[int, tuple[set[str | None], list[tuple[set[str], set[str]]]]] = {}  # reaching.untouched
         self.writes_of: dict[int, tuple[dict[str, int], bool]] = {}  # receivers: a class's attribute stores, setattr
         self.name_memo: tuple[dict[str, list[ast.Name]], dict[str, list[ast.Call]], dict[int, ast.AST]] | None = None  # gradient._named
         self.grad_marked: bool | None = None  # the module's text names requires_grad anywhere
@@ -262,26 +265,50 @@ class Context:
                 out.append((given[param], method))
         return out
 
-    def python_random(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, depth: int = 4) -> bool:
-        """Every call of the module-level function `fn` in this file passes a Python `random.Random(...)` for
-        `param`: made in the caller, or the caller's own parameter of which the same holds (bert's `rng`)."""
+    def python_random(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, depth: int = 4) -> str | None:
+        """Every call of the module-level function `fn` in this file passes a host generator for `param`: a
+        Python `random.Random(...)` ("random") or a NumPy `RandomState` / `default_rng` / `Generator`
+        ("numpy"), made in the caller, `self.<attr>` that the caller's class only sets to one, or the
+        caller's own parameter of which the same holds (bert's `rng`). The kind, or None."""
         if self._called_names is None:
             self._called_names = {c.func.id for c in self.all_calls if isinstance(c.func, ast.Name)}
         if fn.name not in self._called_names or depth <= 0:
-            return False
+            return None
         values = self.passed(fn, param)
         if not values:
-            return False
+            return None
+        kinds: set[str] = set()
         for value in values:
-            if isinstance(value, ast.Call) and self.dotted(value.func) in _PY_RANDOMS:
+            kind = self._host_generator(value)
+            if kind is not None:
+                kinds.add(kind)
                 continue
             if not isinstance(value, ast.Name):
-                return False
+                return None
             caller = next((d for d in self.defs.values() if d.lineno <= value.lineno <= (d.end_lineno or d.lineno)), None)
             if caller is None or caller is fn or value.id not in [a.arg for a in (*caller.args.posonlyargs, *caller.args.args)] \
-                    or value.id in self.assigned_in(caller) or not self.python_random(caller, value.id, depth - 1):
-                return False
-        return True
+                    or value.id in self.assigned_in(caller):
+                return None
+            kind = self.python_random(caller, value.id, depth - 1)
+            if kind is None:
+                return None
+            kinds.add(kind)
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _host_generator(self, value: ast.expr) -> str | None:
+        """"random" or "numpy" when `value` is a call making a Python or NumPy generator, or `self.<attr>` that
+        every `self.<attr> = ...` of the enclosing class sets to such a call."""
+        if isinstance(value, ast.Call):
+            name = self.dotted(value.func) or ""
+            return "random" if name in _PY_RANDOMS else "numpy" if name in _NUMPY_GENERATORS else None
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
+                and self.tree is not None:
+            cls = next((c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef)
+                        and c.lineno <= value.lineno <= (c.end_lineno or c.lineno)), None)
+            made = self.self_assignments(cls).get(value.attr, []) if cls is not None else []
+            kinds = {self._host_generator(v) if isinstance(v, ast.Call) else None for v, _ in made}
+            return kinds.pop() if len(kinds) == 1 else None
+        return None
 
     def retype(self, target: ast.AST, value: ast.AST, kind: str | None) -> None:
         """`name = value` rebinds the name's kind (`kind`, the value's); `a, b = x, y` gives each name its own

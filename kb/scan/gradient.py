@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import kb
-from kb.scan import follow
+from kb.scan import follow, reaching
 from kb.scan.context import Context
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
@@ -41,6 +41,9 @@ _FACTORIES = frozenset(f"torch.{n}" for n in (
     "arange", "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "linspace", "logspace", "eye",
     "tensor", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like")) | {
     f"jax.numpy.{n}" for n in ("arange", "zeros", "ones", "empty", "eye", "zeros_like", "ones_like", "empty_like")}
+# what reads a saved checkpoint back (a state dict, whose tensors state_dict() detached before saving)
+_CHECKPOINT_LOADERS = frozenset({"torch.load", "torch.hub.load_state_dict_from_url", "torch.utils.model_zoo.load_url",
+                                 "safetensors.torch.load_file"})
 _INTEGER_PARAMS = frozenset({"dim", "repeats", "output_size", "index", "indices"})  # integers: never a gradient
 _SIZE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "requires_grad"})
 _MODULE_USES = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "parameters",
@@ -67,6 +70,10 @@ def grad_free(ctx: Context, node: ast.AST, fn: ast.AST, depth: int = 12, seen: f
                 or _attribute_grad_free(ctx, ctx.class_nodes[-1], node.attr, depth, seen)  # ctx.scale set to literals
         return isinstance(node.value, ast.Name) and ctx.aliases.get(node.value.id, "").split(".")[0] in _NO_TENSOR  # math.pi, np.int64
     if isinstance(node, ast.Name):
+        value = reaching.reaching_value(ctx.reaching_memo, fn, node)
+        if value is not None:  # the one binding this use sees (kb/scan/reaching.py), not every binding of the name
+            return (reaching.untouched(ctx.alias_memo, fn, node.id) or _writes_grad_free(ctx, fn, depth, seen)) \
+                and grad_free(ctx, value, fn, depth - 1, seen)
         return _name_grad_free(ctx, node.id, fn, depth, seen)
     if isinstance(node, ast.Subscript):
         return grad_free(ctx, node.value, fn, depth - 1, seen)  # an index carries no gradient
@@ -139,6 +146,8 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         last = name.rsplit(".", 1)[-1]
         if name in _FACTORIES:
             return True  # a new leaf tensor (requires_grad=True was ruled out above)
+        if name in _CHECKPOINT_LOADERS:
+            return True  # a saved state dict: state_dict() holds detached tensors, so none loaded requires a gradient
         if name.startswith(("torch.", "jax.numpy.")) and (last[:1].islower() or name in _GRAD_FREE_CLASSES):
             return _args_grad_free(ctx, node, fn, depth, seen, name)  # a function of values that need no gradient
         return name.split(".")[0] in _NO_TENSOR  # NumPy, random, math: no tensor

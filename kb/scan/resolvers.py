@@ -116,6 +116,15 @@ def counts_of_ones(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     return "the added values are ones: counts, exact in any order" if values.adds_ones(ctx, op, node) else None
 
 
+@resolver("constant-summed", "rule")
+def constant_summed(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`jax.lax.psum(1, axis)` (the number of shards) or a psum/pmean of ones: the values added are equal
+    small integers, so the sum is exact whatever order or hardware (NVLS) adds them."""
+    if op.rpartition(".")[2] not in ("psum", "pmean"):
+        return None
+    return "the summed value is a constant integer (a count): exact in any order" if values.sums_constant(ctx, node) else None
+
+
 @resolver("dense-input", "rule")
 def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a

@@ -45,6 +45,18 @@ def adds_ones(ctx: Context, op: str, node: ast.Call) -> bool:
     return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
 
 
+def sums_constant(ctx: Context, node: ast.Call) -> bool:
+    """A collective sum's operand (`psum(x, axis)`, `pmean(x, axis)`: the first argument or `x=`) is an int
+    literal (`psum(1, axis)`, the shard count) or ones (`jnp.ones(n)`, a name only so assigned): every rank
+    adds the same small integers, exact in any order and on any path the reduction takes."""
+    added = next((k.value for k in node.keywords if k.arg == "x"), None)
+    if added is None and node.args and not isinstance(node.args[0], ast.Starred):
+        added = node.args[0]
+    if isinstance(added, ast.Constant) and type(added.value) is int:
+        return True
+    return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
+
+
 def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) -> bool:
     if depth <= 0:
         return False
@@ -138,9 +150,23 @@ def _fills_whole(stmt: ast.stmt, name: str) -> bool:
             and ((isinstance(whole, ast.Slice) and whole.lower is None and whole.upper is None and whole.step is None)
                  or (isinstance(whole, ast.Constant) and whole.value is Ellipsis))
     call = stmt.value if isinstance(stmt, ast.Expr) else None
+    if isinstance(call, ast.Call) and _init_call(call.func) and call.args and isinstance(call.args[0], ast.Name) \
+            and call.args[0].id == name:  # nn.init.kaiming_uniform_(w): every in-place initialiser writes all of w
+        return not any(_names(a, name) for a in (*call.args[1:], *(kw.value for kw in call.keywords)))
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
         and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
         and not any(_names(a, name) for a in (*call.args, *(kw.value for kw in call.keywords)))
+
+
+def _init_call(func: ast.expr) -> bool:
+    """`nn.init.X_`, `torch.nn.init.X_` or `init.X_`: PyTorch's in-place initialisers, each of which writes
+    every element of the tensor it is given (uniform_, normal_, kaiming_*, xavier_*, orthogonal_, zeros_, ...)."""
+    if not (isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_")):
+        return False
+    owner = func.value
+    return (isinstance(owner, ast.Name) and owner.id == "init") or (
+        isinstance(owner, ast.Attribute) and owner.attr == "init" and isinstance(owner.value, (ast.Name, ast.Attribute))
+        and (owner.value.id if isinstance(owner.value, ast.Name) else owner.value.attr) == "nn")
 
 
 def _names(node: ast.AST, name: str) -> bool:

@@ -243,8 +243,8 @@ class Visitor(Context, ast.NodeVisitor):
                     out[arg.arg] = _TENSOR_TYPES[name]
         if len(self.scope) == 0:
             for arg in every:
-                if arg.annotation is None and arg.arg not in out and self.python_random(node, arg.arg):
-                    out[arg.arg] = "random"  # every caller passes random.Random(...): rng.shuffle is Python's
+                if arg.annotation is None and arg.arg not in out and (kind := self.python_random(node, arg.arg)):
+                    out[arg.arg] = kind  # every caller passes random.Random(...) / RandomState(...): not a framework's
         if node.name == "forward" and self.members and every and every[0].arg == "self":
             for arg in every[1:]:
                 if arg.annotation is None:
