@@ -29,8 +29,7 @@ _TENSOR_KEEPING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bf
 # The methods that turn a tensor into a Python or NumPy value.
 _TO_HOST = frozenset({"numpy", "to_numpy", "tolist", "item"})
 # Python's own generators: `rng = random.Random(seed)`; rng.shuffle, rng.random are no framework's methods.
-_PY_RANDOMS = frozenset({"random.Random", "random.SystemRandom"})
-_NUMPY_GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"})
+PY_RANDOMS = frozenset({"random.Random", "random.SystemRandom"})
 _KERAS_MODELS = frozenset({"tf.keras.Model", "tf.keras.Sequential", "tf.keras.models.Model", "tf.keras.models.Sequential"})
 _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal", "sample_distorted_bounding_box"})
 # a distribution's draw (tfp.distributions / torch.distributions: `dist.sample()`, `rsample()`), named by none of
@@ -94,7 +93,7 @@ class Context:
         self.host_memo: dict[tuple[int, int], str | None] = {}
         self.attr_memo: dict[tuple[int, str], tuple[tuple, bool] | None] = {}
         self.class_memo: dict[int, dict[str, list[tuple[ast.expr | None, dict]]]] = {}
-        self._called_names: set[str] | None = None  # names of module functions called (python_random)
+        self.called_names: set[str] | None = None  # names of module functions called (kb/scan/hostrandom.py)
         self.all_calls: list[ast.Call] = []  # every call of the module (kb/scan/survey.py), for what functions are passed
         self.fill_calls: list | None = None  # the module's torch.distributed collectives that fill a buffer (resolvers.py)
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
@@ -265,51 +264,6 @@ class Context:
                 out.append((given[param], method))
         return out
 
-    def python_random(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, depth: int = 4) -> str | None:
-        """Every call of the module-level function `fn` in this file passes a host generator for `param`: a
-        Python `random.Random(...)` ("random") or a NumPy `RandomState` / `default_rng` / `Generator`
-        ("numpy"), made in the caller, `self.<attr>` that the caller's class only sets to one, or the
-        caller's own parameter of which the same holds (bert's `rng`). The kind, or None."""
-        if self._called_names is None:
-            self._called_names = {c.func.id for c in self.all_calls if isinstance(c.func, ast.Name)}
-        if fn.name not in self._called_names or depth <= 0:
-            return None
-        values = self.passed(fn, param)
-        if not values:
-            return None
-        kinds: set[str] = set()
-        for value in values:
-            kind = self._host_generator(value)
-            if kind is not None:
-                kinds.add(kind)
-                continue
-            if not isinstance(value, ast.Name):
-                return None
-            caller = next((d for d in self.defs.values() if d.lineno <= value.lineno <= (d.end_lineno or d.lineno)), None)
-            if caller is None or caller is fn or value.id not in [a.arg for a in (*caller.args.posonlyargs, *caller.args.args)] \
-                    or value.id in self.assigned_in(caller):
-                return None
-            kind = self.python_random(caller, value.id, depth - 1)
-            if kind is None:
-                return None
-            kinds.add(kind)
-        return kinds.pop() if len(kinds) == 1 else None
-
-    def _host_generator(self, value: ast.expr) -> str | None:
-        """"random" or "numpy" when `value` is a call making a Python or NumPy generator, or `self.<attr>` that
-        every `self.<attr> = ...` of the enclosing class sets to such a call."""
-        if isinstance(value, ast.Call):
-            name = self.dotted(value.func) or ""
-            return "random" if name in _PY_RANDOMS else "numpy" if name in _NUMPY_GENERATORS else None
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
-                and self.tree is not None:
-            cls = next((c for c in ast.walk(self.tree) if isinstance(c, ast.ClassDef)
-                        and c.lineno <= value.lineno <= (c.end_lineno or c.lineno)), None)
-            made = self.self_assignments(cls).get(value.attr, []) if cls is not None else []
-            kinds = {self._host_generator(v) if isinstance(v, ast.Call) else None for v, _ in made}
-            return kinds.pop() if len(kinds) == 1 else None
-        return None
-
     def retype(self, target: ast.AST, value: ast.AST, kind: str | None) -> None:
         """`name = value` rebinds the name's kind (`kind`, the value's); `a, b = x, y` gives each name its own
         value's kind (a call's only, where `kind` is None for a value that is not a call)."""
@@ -335,7 +289,7 @@ class Context:
             if name is not None:
                 if name in _KERAS_MODELS:
                     return "tf.keras.Model"
-                if name in _PY_RANDOMS:
+                if name in PY_RANDOMS:
                     return "random"
                 if name == "torch.Generator":
                     return "torch.Generator"  # g = torch.Generator(): g.seed() is torch.Generator.seed

@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
-from kb.scan import classparams, graphreset, lossrank
+from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -37,30 +37,6 @@ _TORCHVISION_MODELS = "torchvision.models."  # models whose layers the scan list
 
 
 _HANDLERS: dict[tuple[type, type], Callable[[Visitor, ast.AST], None]] = {}  # (visitor class, node class) -> visit_X
-
-
-def _values(node: ast.expr) -> list[ast.expr]:
-    """The expressions that `node` hands on as values: itself, the values of a dict (a table of
-    functions), the two branches of `a if c else b`. Not the items of a tuple or list: those name
-    classes to test or allow (`isinstance(m, (nn.Linear, nn.Embedding))`, `safe_globals([...])`)."""
-    if isinstance(node, ast.Dict):
-        return list(node.values)
-    if isinstance(node, ast.IfExp):
-        return [node.body, node.orelse]
-    return [node]
-
-
-def _assigned_values(target: ast.expr, value: ast.expr) -> list[ast.expr]:
-    """The expressions an assignment hands on as values: `_values`, and the items of a tuple or list that is
-    unpacked into names (`func, arg = (jax.jit, 1) if c else (jax.pmap, 2)`) or indexed where it is written
-    (`fn = (jax.jit, jax.pmap)[i]`): there each item is a value some name ends up holding, not a class to test."""
-    if isinstance(value, ast.IfExp):
-        return _assigned_values(target, value.body) + _assigned_values(target, value.orelse)
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
-        return [v for item in value.elts for v in _values(item)]
-    if isinstance(value, ast.Subscript) and isinstance(value.value, (ast.Tuple, ast.List)):
-        return [v for item in value.value.elts for v in _values(item)]
-    return _values(value)
 
 
 def _constant(value: object) -> ast.expr:
@@ -243,7 +219,7 @@ class Visitor(Context, ast.NodeVisitor):
                     out[arg.arg] = _TENSOR_TYPES[name]
         if len(self.scope) == 0:
             for arg in every:
-                if arg.annotation is None and arg.arg not in out and (kind := self.python_random(node, arg.arg)):
+                if arg.annotation is None and arg.arg not in out and (kind := hostrandom.python_random(self, node, arg.arg)):
                     out[arg.arg] = kind  # every caller passes random.Random(...) / RandomState(...): not a framework's
         if node.name == "forward" and self.members and every and every[0].arg == "self":
             for arg in every[1:]:
@@ -318,7 +294,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.generic_visit(node)
         target = node.targets[0]
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
-            self._reference(node.value, _assigned_values(target, node.value))
+            self._reference(node.value, handedon.assigned_values(target, node.value))
             lossrank.held(self, self.calls, self.shape_ops, target, node.value, before)
         for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
             self._module_rules(held, made, before)
@@ -443,8 +419,8 @@ class Visitor(Context, ast.NodeVisitor):
         (`dataset.map(tf.image.random_flip_left_right)`, `aggregate_fn=jax.ops.segment_sum`), a
         parameter's default, assigned, returned or put in a table. What calls it later (often another
         module, or a library) runs the op, so the reference is reported as a call whose arguments are
-        not known. `items`: the values an assignment hands on (`_assigned_values`), when not `_values(node)`."""
-        for item in _values(node) if items is None else items:
+        not known. `items`: the values an assignment hands on (handedon.assigned_values), when not handedon.values(node)."""
+        for item in handedon.values(node) if items is None else items:
             if isinstance(item, ast.Name):
                 if item.id in self.aliases:
                     self._named_value(item, self.dotted(item))
