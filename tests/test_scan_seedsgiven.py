@@ -15,7 +15,8 @@ def _scan(tmp_path: Path, files: dict[str, str], versions: str = "torch=2.11,ten
 
 def test_seed_never_none_fixes_the_op(tmp_path):
     """`seed=seed` where every assignment of the name in the function is arithmetic or an int, and
-    `seed=SEEDS[0]` of a module-level tuple of ints: the op has its own seed. An omitted seed, `seed=None`,
+    `seed=SEEDS[0]` of a module-level tuple of ints: the op has its own seed (a nested function binding the
+    same name to a tuple, which is no None either, does not hide it). An omitted seed, `seed=None`,
     a parameter defaulting to None and a name once assigned None stay reported."""
     found = _scan(tmp_path, {"data.py": """\
         import jax
@@ -35,7 +36,10 @@ def test_seed_never_none_fixes_the_op(tmp_path):
                 other = None
             f = tf.random.uniform([2], seed=other)
             g = tf.random.uniform([2], seed=MAYBE[1])
-            return ds, a, b, c, d, e, f, g
+            def pair(s1, s2):
+                seed = (s1, s2)
+                return tf.random.stateless_uniform([2], seed=seed)
+            return ds, a, b, c, d, e, f, g, pair
         """})
     assert sorted((f.line, f.record) for f in found if f.record == "tf.random-seeds") == [
         (10, "tf.random-seeds"), (11, "tf.random-seeds"), (12, "tf.random-seeds"), (16, "tf.random-seeds"),

@@ -7,7 +7,8 @@ int literals, or over a class attribute annotated `list[int]` (`self.sizes: list
 seed-argument-is-int reads an `int` annotation). Anything else (a parameter, a float, `/`, `**`) is unknown.
 
 `never_none` is weaker, for an op's `seed=` (seed-argument-is-int): a value that cannot be None, whatever number
-it is: a literal that is not None, arithmetic (None would raise), an int as above, an entry of a module-level
+it is: a literal that is not None, arithmetic (None would raise), an int as above, a tuple, list or f-string
+display, an entry of a module-level
 tuple or list of such literals (`SEEDS = (42, 17)`, `seed=SEEDS[0]`), or a name whose every binding, in the
 function or (when the function binds it nowhere) at the module's level, is one.
 """
@@ -124,6 +125,8 @@ def never_none(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: in
         return node.value is not None and node.value is not Ellipsis
     if isinstance(node, ast.BinOp):
         return isinstance(node.op, _ARITHMETIC)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Dict, ast.Set, ast.JoinedStr)):
+        return True  # a display is an object, never None (`seed = (s1, s2)` of a nested stateless op)
     if isinstance(node, ast.Subscript):
         if not isinstance(node.value, ast.Name) or ctx.tree is None or _bound_in(fn, node.value.id):
             return False
