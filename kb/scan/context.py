@@ -16,7 +16,7 @@ import builtins
 from kb.scan import jaxarrays, receivers
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
-    NOT_FRAMEWORK, NOT_LITERAL, STRING_ENUMS, Function, Unknown, assigned_pairs, called, init_values, literal, paired,
+    NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, called, init_values, literal, paired,
     plain_literal, public_name, self_attribute, statements_in, text_of,
 )
 
@@ -305,8 +305,11 @@ class Context:
             if isinstance(node.func, ast.Attribute):
                 if node.func.attr in _TO_HOST:
                     return "numpy"  # x.numpy(), x.tolist(), x.item(): no longer a framework tensor
-                if self.kind_of(node.func.value) == "numpy":
+                owner = self.kind_of(node.func.value)
+                if owner == "numpy":
                     return "numpy"  # rng.randn(...), arr.sum(): a NumPy generator's or array's method gives NumPy values
+                if owner in STORE_LIBRARIES:
+                    return owner  # env.begin(write=True) of an lmdb environment: a transaction, no tensor
                 if node.func.attr in _TENSOR_KEEPING:
                     kind = self.kind_of(node.func.value)
                     return kind if kind in ("torch.Tensor", "numpy") else None

@@ -5,6 +5,12 @@ Only what the code states: int literals, `len(...)`, `int(...)`, `+ - * // %` of
 binding in the function is one, and a list comprehension of such values over `range(...)`, over a list of
 int literals, or over a class attribute annotated `list[int]` (`self.sizes: list[int] = ...`, as
 seed-argument-is-int reads an `int` annotation). Anything else (a parameter, a float, `/`, `**`) is unknown.
+
+`never_none` is weaker, for an op's `seed=` (seed-argument-is-int): a value that cannot be None, whatever number
+it is: a literal that is not None, arithmetic (None would raise), an int as above, a tuple, list or f-string
+display, an entry of a module-level
+tuple or list of such literals (`SEEDS = (42, 17)`, `seed=SEEDS[0]`), or a name whose every binding, in the
+function or (when the function binds it nowhere) at the module's level, is one.
 """
 
 from __future__ import annotations
@@ -106,3 +112,45 @@ def only_bindings(ctx: Context, fn: ast.AST | None, name: str) -> list[ast.expr]
     stores = sum(1 for sub in ast.walk(fn) if isinstance(sub, ast.Name) and sub.id == name
                  and isinstance(sub.ctx, ast.Store))
     return list(values) if values and stores == len(values) else []
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Mod, ast.FloorDiv)
+
+
+def never_none(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 4) -> bool:
+    """`node` visibly never evaluates to None (module docstring): a fixed seed, not a missing one."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, ast.Constant):
+        return node.value is not None and node.value is not Ellipsis
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, _ARITHMETIC)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Dict, ast.Set, ast.JoinedStr)):
+        return True  # a display is an object, never None (`seed = (s1, s2)` of a nested stateless op)
+    if isinstance(node, ast.Subscript):
+        if not isinstance(node.value, ast.Name) or ctx.tree is None or _bound_in(fn, node.value.id):
+            return False
+        bound = only_bindings(ctx, ctx.tree, node.value.id)
+        return bool(bound) and all(isinstance(b, (ast.Tuple, ast.List)) and b.elts
+                                   and all(never_none(ctx, e, None, depth - 1) for e in b.elts) for b in bound)
+    if isinstance(node, ast.Name):
+        if fn is not None and _bound_in(fn, node.id):
+            bound = only_bindings(ctx, fn, node.id)
+            return bool(bound) and all(never_none(ctx, b, fn, depth - 1) for b in bound)
+        if ctx.tree is None:
+            return False
+        bound = only_bindings(ctx, ctx.tree, node.id)
+        return bool(bound) and all(never_none(ctx, b, None, depth - 1) for b in bound)
+    return int_value(ctx, node, fn, {}, depth)
+
+
+def _bound_in(fn: ast.AST | None, name: str) -> bool:
+    """The function takes `name` as a parameter or stores it anywhere (a local, not the module's)."""
+    if fn is None:
+        return False
+    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        args = fn.args
+        if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
+                                         *(a for a in (args.vararg, args.kwarg) if a))):
+            return True
+    return any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store) for sub in ast.walk(fn))

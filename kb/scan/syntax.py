@@ -157,7 +157,12 @@ def canonical(dotted: str) -> str:
 
 # Libraries whose objects are visibly not a framework's: a receiver or value made by them is no tensor
 # (the visitor's receiver types and the gradient data flow both read it).
-NOT_FRAMEWORK = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re"})
+NOT_FRAMEWORK = frozenset({"numpy", "pandas", "scipy", "random", "collections", "itertools", "json", "re", "lmdb", "h5py"})
+# Key-value and array stores among them whose objects' methods give more of that library's objects (an lmdb
+# environment's `begin()` is a transaction, whose `put`/`get` write and read bytes; an h5py file's
+# `create_dataset` a dataset): a name bound from such a method is that library's, never a tensor. Not Python's
+# `random` or `collections`, whose methods hand back whatever the code put in (`rng.choice(tensors)`).
+STORE_LIBRARIES = frozenset({"lmdb", "h5py"})
 NOT_LITERAL = object()
 
 
