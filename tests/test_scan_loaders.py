@@ -37,3 +37,10 @@ def test_a_transform_a_factory_of_the_code_base_makes(tmp_path):
     `__call__` draws nothing) was not read. A factory whose transform adds noise or flips at random stays
     a finding."""
     assert _scan(tmp_path, "factory") == [11, 13]
+
+
+def test_a_setting_a_dataset_only_bounds_a_range_with(tmp_path):
+    """tkipf/c-swm eval.py (1 false alarm, RULES R3): a dataset whose `__getitem__` loops over
+    `range(self.path_length)`, a setting the caller gave (`args.steps`); the scan took handing it to `range`
+    for running an object the caller chose. A dataset that iterates the caller's object stays a finding."""
+    assert _scan(tmp_path, "ranged") == [12]
