@@ -44,3 +44,11 @@ def test_a_setting_a_dataset_only_bounds_a_range_with(tmp_path):
     `range(self.path_length)`, a setting the caller gave (`args.steps`); the scan took handing it to `range`
     for running an object the caller chose. A dataset that iterates the caller's object stays a finding."""
     assert _scan(tmp_path, "ranged") == [12]
+
+
+def test_a_torchvision_dataset_class_chosen_in_branches(tmp_path):
+    """bearpaw/pytorch-classification cifar.py and imagenet.py (2 false alarms, RULES R3): the test loader's
+    dataset is made by a name assigned `datasets.CIFAR10` in one branch and `datasets.CIFAR100` in the other,
+    with a deterministic transform; the validation loader's ImageFolder resizes with `transforms.Scale` (the
+    old name of Resize). The same class with a RandomCrop transform stays a finding."""
+    assert _scan(tmp_path, "chosen") == [14]

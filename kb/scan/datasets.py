@@ -13,7 +13,9 @@ it, and answers "draws none" only when it can read all of it:
   an augmentation (`augment`, `transform`, `noise`, `jitter`, `crop`, `flip`, `mask`, `mix`...), and no
   base class other than torch's `Dataset` / `IterableDataset` / `object` that it cannot read;
 - a torchvision dataset whose transforms are deterministic torchvision transforms (`ToTensor`,
-  `Normalize`, `Resize`, `CenterCrop`, `Compose` of such) or none.
+  `Normalize`, `Resize` or its old name `Scale`, `CenterCrop`, `Compose` of such) or none; also when the
+  class is called through a name every value of which is a torchvision dataset class
+  (`dataloader = datasets.CIFAR10` or `datasets.CIFAR100`, then `dataloader(root, transform=...)`).
 Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is
 not read: the loader stays possible. The lookups of the code base's definitions are kb/scan/datasetdefs.py's,
 and the reading of arguments that hold plain data kb/scan/plainargs.py's.
@@ -36,7 +38,7 @@ _AUGMENT_WORDS = ("augment", "transform", "noise", "jitter", "perturb", "crop", 
                   "erase", "mask", "rotate", "warp", "spec_aug")
 _ENTRIES = ("__getitem__", "__getitems__", "__iter__", "__next__")
 _TV_DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (
-    "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
+    "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "Scale", "CenterCrop", "Grayscale", "Pad",
     "ConvertImageDtype", "Compose")) | frozenset(f"torchvision.transforms.v2.{n}" for n in (
         "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
         "ToImage", "ToDtype", "Compose"))
@@ -92,6 +94,10 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
     if not isinstance(expr, ast.Call):
         return None
     dotted = None if where.foreign else ctx.dotted(expr.func)
+    chosen = _chosen_classes(ctx, expr.func, where) if dotted is None or not dotted.startswith("torchvision.") else None
+    if chosen:
+        return ["its torchvision dataset's transforms are deterministic"] \
+            if index is None and all(_torchvision_quiet(ctx, expr, name, where) for name in chosen) else None
     last = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
     if dotted is not None and dotted.startswith("torchvision.datasets."):
         return ["its torchvision dataset's transforms are deterministic"] \
@@ -117,6 +123,17 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return None
     inner = follow.Where(node, defs, foreign)
     return _all(ctx, [(r, inner, index) for r in returns], depth)
+
+
+def _chosen_classes(ctx: Context, func: ast.AST, where: follow.Where) -> list[str] | None:
+    """The torchvision dataset classes a name called as a dataset's construction may hold, every value it is
+    assigned being one (`dataloader = datasets.CIFAR10` in one branch, `datasets.CIFAR100` in the other;
+    None: a name not so shown, or a value that is something else)."""
+    if not isinstance(func, ast.Name) or where.foreign:
+        return None
+    values = follow.values_of(ctx, where, func.id)
+    names = [ctx.dotted(v) or "" if i is None and isinstance(v, (ast.Name, ast.Attribute)) else "" for v, _, i in values or ()]
+    return names if names and all(n.startswith("torchvision.datasets.") for n in names) else None
 
 
 def _loaders(ctx: Context, where: follow.Where, name: str, depth: int) -> list[tuple[ast.AST, follow.Where, int | None]] | None:
