@@ -52,3 +52,11 @@ def test_a_torchvision_dataset_class_chosen_in_branches(tmp_path):
     with a deterministic transform; the validation loader's ImageFolder resizes with `transforms.Scale` (the
     old name of Resize). The same class with a RandomCrop transform stays a finding."""
     assert _scan(tmp_path, "chosen") == [14]
+
+
+def test_loaders_that_shuffle_or_draw_stay_findings(tmp_path):
+    """Over a dataset that draws nothing (a torchvision class chosen through a name, a deterministic
+    transform), a loader with shuffle=True, a RandomSampler, or a sampler name one of whose values is a
+    RandomSampler stays a finding, and so does one over a dataset whose `__getitem__` draws np.random
+    within a `range` loop; only the SequentialSampler's loader is ruled out."""
+    assert _scan(tmp_path, "staying") == [30, 31, 32, 33]
