@@ -127,12 +127,15 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
 
 def _chosen_classes(ctx: Context, func: ast.AST, where: follow.Where) -> list[str] | None:
     """The torchvision dataset classes a name called as a dataset's construction may hold, every value it is
-    assigned being one (`dataloader = datasets.CIFAR10` in one branch, `datasets.CIFAR100` in the other;
+    assigned being one (`dataloader = datasets.CIFAR10` in one branch, `datasets.CIFAR100` in the other, or a
+    choice of two such;
     None: a name not so shown, or a value that is something else)."""
     if not isinstance(func, ast.Name) or where.foreign:
         return None
     values = follow.values_of(ctx, where, func.id)
-    names = [ctx.dotted(v) or "" if i is None and isinstance(v, (ast.Name, ast.Attribute)) else "" for v, _, i in values or ()]
+    options = [o for v, _, i in values or () for o in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))
+               if i is None] if values and all(i is None for _, _, i in values) else []
+    names = [ctx.dotted(o) or "" if isinstance(o, (ast.Name, ast.Attribute)) else "" for o in options]
     return names if names and all(n.startswith("torchvision.datasets.") for n in names) else None
 
 
