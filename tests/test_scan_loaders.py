@@ -60,3 +60,11 @@ def test_loaders_that_shuffle_or_draw_stay_findings(tmp_path):
     RandomSampler stays a finding, and so does one over a dataset whose `__getitem__` draws np.random
     within a `range` loop; only the SequentialSampler's loader is ruled out."""
     assert _scan(tmp_path, "staying") == [30, 31, 32, 33]
+
+
+def test_a_library_dataset_over_a_data_source_of_the_code_base(tmp_path):
+    """r9y9/wavenet_vocoder evaluate.py (1 false alarm, RULES R3): nnmnkwii's `FileSourceDataset(source)`,
+    whose items are what `source.collect_features(path)` returns, over a data source of the code base (an
+    abstract nnmnkwii `FileDataSource` subclass) that only loads files. A source whose `collect_features`
+    crops at a random start stays a finding."""
+    assert _scan(tmp_path, "sourced") == [10]

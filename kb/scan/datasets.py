@@ -16,6 +16,8 @@ it, and answers "draws none" only when it can read all of it:
   `Normalize`, `Resize` or its old name `Scale`, `CenterCrop`, `Compose` of such) or none; also when the
   class is called through a name every value of which is a torchvision dataset class
   (`dataloader = datasets.CIFAR10` or `datasets.CIFAR100`, then `dataloader(root, transform=...)`).
+- nnmnkwii's `FileSourceDataset(source)`, whose items are `source.collect_features(path)`, over a data
+  source of the code base whose `collect_features` is read as a `__getitem__` is.
 Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is
 not read: the loader stays possible. The lookups of the code base's definitions are kb/scan/datasetdefs.py's,
 and the reading of arguments that hold plain data kb/scan/plainargs.py's.
@@ -102,6 +104,11 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
     if dotted is not None and dotted.startswith("torchvision.datasets."):
         return ["its torchvision dataset's transforms are deterministic"] \
             if index is None and _torchvision_quiet(ctx, expr, dotted, where) else None
+    entries = _SOURCE_READERS.get(dotted or "")
+    if entries is not None:  # a library dataset whose items are what the data source it holds collects
+        held = _given(expr, "file_data_source", 0)
+        return _source_quiet(ctx, held, where, entries, depth - 1) \
+            if index is None and held is not None and len(expr.args) + len(expr.keywords) == 1 else None
     if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
         held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
         return _quiet(ctx, held, where, None, depth - 1)
@@ -123,6 +130,38 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return None
     inner = follow.Where(node, defs, foreign)
     return _all(ctx, [(r, inner, index) for r in returns], depth)
+
+
+_SOURCE_READERS = {"nnmnkwii.datasets.FileSourceDataset": ("collect_features",)}  # the source's methods an item runs
+
+
+def _source_quiet(ctx: Context, held: ast.AST, where: follow.Where, entries: tuple[str, ...], depth: int) -> list[str] | None:
+    """Why the data source a library dataset holds (nnmnkwii's `FileSourceDataset(source)`, whose
+    `__getitem__` returns `source.collect_features(path)`) draws nothing: a construction of a class of the
+    code base, read as a dataset's `__getitem__` is from the methods the library runs (None: it may, or
+    it cannot be read)."""
+    if depth <= 0:
+        return None
+    if isinstance(held, ast.Name):
+        values = follow.values_of(ctx, where, held.id)
+        if not values or any(i is not None for _, _, i in values):
+            return None
+        reasons: list[str] = []
+        for value, at, _ in values:
+            found = _source_quiet(ctx, value, at, entries, depth - 1)
+            if found is None:
+                return None
+            reasons += found
+        return reasons
+    if not isinstance(held, ast.Call):
+        return None
+    found = definition(ctx, held.func, where)
+    if found is None or not isinstance(found[0], ast.ClassDef):
+        return None
+    cls, defs, foreign = found
+    if _reads_random(ctx, cls, defs, foreign, entries, built=held, where=where):
+        return None
+    return [f"its data source {cls.name}.{entries[0]} draws no random numbers"]
 
 
 def _chosen_classes(ctx: Context, func: ast.AST, where: follow.Where) -> list[str] | None:
