@@ -148,10 +148,10 @@ def _source_quiet(ctx: Context, held: ast.AST, where: follow.Where, entries: tup
             return None
         reasons: list[str] = []
         for value, at, _ in values:
-            found = _source_quiet(ctx, value, at, entries, depth - 1)
-            if found is None:
+            quiet = _source_quiet(ctx, value, at, entries, depth - 1)
+            if quiet is None:
                 return None
-            reasons += found
+            reasons += quiet
         return reasons
     if not isinstance(held, ast.Call):
         return None
