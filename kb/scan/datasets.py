@@ -156,10 +156,10 @@ def _source_quiet(ctx: Context, held: ast.AST, where: follow.Where, entries: tup
     if not isinstance(held, ast.Call):
         return None
     found = definition(ctx, held.func, where)
-    if found is None or not isinstance(found[0], ast.ClassDef):
+    cls = found[0] if found is not None else None
+    if found is None or not isinstance(cls, ast.ClassDef):
         return None
-    cls, defs, foreign = found
-    if _reads_random(ctx, cls, defs, foreign, entries, built=held, where=where):
+    if _reads_random(ctx, cls, found[1], found[2], entries, built=held, where=where):
         return None
     return [f"its data source {cls.name}.{entries[0]} draws no random numbers"]
 
