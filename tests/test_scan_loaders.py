@@ -37,3 +37,34 @@ def test_a_transform_a_factory_of_the_code_base_makes(tmp_path):
     `__call__` draws nothing) was not read. A factory whose transform adds noise or flips at random stays
     a finding."""
     assert _scan(tmp_path, "factory") == [11, 13]
+
+
+def test_a_setting_a_dataset_only_bounds_a_range_with(tmp_path):
+    """tkipf/c-swm eval.py (1 false alarm, RULES R3): a dataset whose `__getitem__` loops over
+    `range(self.path_length)`, a setting the caller gave (`args.steps`); the scan took handing it to `range`
+    for running an object the caller chose. A dataset that iterates the caller's object stays a finding."""
+    assert _scan(tmp_path, "ranged") == [12]
+
+
+def test_a_torchvision_dataset_class_chosen_in_branches(tmp_path):
+    """bearpaw/pytorch-classification cifar.py and imagenet.py (2 false alarms, RULES R3): the test loader's
+    dataset is made by a name assigned `datasets.CIFAR10` in one branch and `datasets.CIFAR100` in the other,
+    with a deterministic transform; the validation loader's ImageFolder resizes with `transforms.Scale` (the
+    old name of Resize). The same class with a RandomCrop transform stays a finding."""
+    assert _scan(tmp_path, "chosen") == [14, 20]
+
+
+def test_loaders_that_shuffle_or_draw_stay_findings(tmp_path):
+    """Over a dataset that draws nothing (a torchvision class chosen through a name, a deterministic
+    transform), a loader with shuffle=True, a RandomSampler, or a sampler name one of whose values is a
+    RandomSampler stays a finding, and so does one over a dataset whose `__getitem__` draws np.random
+    within a `range` loop; only the SequentialSampler's loader is ruled out."""
+    assert _scan(tmp_path, "staying") == [30, 31, 32, 33]
+
+
+def test_a_library_dataset_over_a_data_source_of_the_code_base(tmp_path):
+    """r9y9/wavenet_vocoder evaluate.py (1 false alarm, RULES R3): nnmnkwii's `FileSourceDataset(source)`,
+    whose items are what `source.collect_features(path)` returns, over a data source of the code base (an
+    abstract nnmnkwii `FileDataSource` subclass) that only loads files. A source whose `collect_features`
+    crops at a random start stays a finding."""
+    assert _scan(tmp_path, "sourced") == [10]

@@ -15,7 +15,9 @@ from kb.scan.context import Context
 from kb.scan.prepare import local_imports, local_module
 
 _DATASET_BASES = frozenset({"torch.utils.data.Dataset", "torch.utils.data.IterableDataset",
-                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset"})
+                            "torch.utils.data.dataset.Dataset", "torch.utils.data.dataset.IterableDataset",
+                            "nnmnkwii.datasets.FileDataSource"})  # abstract bases: no method of their own runs
+_BASE_NAMES = frozenset(n.rsplit(".", 1)[-1] for n in _DATASET_BASES)
 
 
 def definition(ctx: Context, func: ast.AST, where: follow.Where) -> tuple[ast.AST, dict, bool] | None:
@@ -91,7 +93,7 @@ def methods_of(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, depth
                 return None
             methods.update(inherited)
         elif written == "object" or base is checked or (not foreign and ctx.dotted(base) in _DATASET_BASES) \
-                or (foreign and written in ("Dataset", "IterableDataset")):
+                or (foreign and written in _BASE_NAMES):
             continue
         else:
             return None

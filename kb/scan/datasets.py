@@ -13,7 +13,11 @@ it, and answers "draws none" only when it can read all of it:
   an augmentation (`augment`, `transform`, `noise`, `jitter`, `crop`, `flip`, `mask`, `mix`...), and no
   base class other than torch's `Dataset` / `IterableDataset` / `object` that it cannot read;
 - a torchvision dataset whose transforms are deterministic torchvision transforms (`ToTensor`,
-  `Normalize`, `Resize`, `CenterCrop`, `Compose` of such) or none.
+  `Normalize`, `Resize` or its old name `Scale`, `CenterCrop`, `Compose` of such) or none; also when the
+  class is called through a name every value of which is a torchvision dataset class
+  (`dataloader = datasets.CIFAR10` or `datasets.CIFAR100`, then `dataloader(root, transform=...)`).
+- nnmnkwii's `FileSourceDataset(source)`, whose items are `source.collect_features(path)`, over a data
+  source of the code base whose `collect_features` is read as a `__getitem__` is.
 Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is
 not read: the loader stays possible. The lookups of the code base's definitions are kb/scan/datasetdefs.py's,
 and the reading of arguments that hold plain data kb/scan/plainargs.py's.
@@ -36,7 +40,7 @@ _AUGMENT_WORDS = ("augment", "transform", "noise", "jitter", "perturb", "crop", 
                   "erase", "mask", "rotate", "warp", "spec_aug")
 _ENTRIES = ("__getitem__", "__getitems__", "__iter__", "__next__")
 _TV_DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (
-    "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
+    "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "Scale", "CenterCrop", "Grayscale", "Pad",
     "ConvertImageDtype", "Compose")) | frozenset(f"torchvision.transforms.v2.{n}" for n in (
         "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad",
         "ToImage", "ToDtype", "Compose"))
@@ -92,10 +96,19 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
     if not isinstance(expr, ast.Call):
         return None
     dotted = None if where.foreign else ctx.dotted(expr.func)
+    chosen = _chosen_classes(ctx, expr.func, where) if dotted is None or not dotted.startswith("torchvision.") else None
+    if chosen:
+        return ["its torchvision dataset's transforms are deterministic"] \
+            if index is None and all(_torchvision_quiet(ctx, expr, name, where) for name in chosen) else None
     last = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else ""
     if dotted is not None and dotted.startswith("torchvision.datasets."):
         return ["its torchvision dataset's transforms are deterministic"] \
             if index is None and _torchvision_quiet(ctx, expr, dotted, where) else None
+    entries = _SOURCE_READERS.get(dotted or "")
+    if entries is not None:  # a library dataset whose items are what the data source it holds collects
+        held = _given(expr, "file_data_source", 0)
+        return _source_quiet(ctx, held, where, entries, depth - 1) \
+            if index is None and held is not None and len(expr.args) + len(expr.keywords) == 1 else None
     if last in _HOLDERS and index is None and (dotted is None or dotted.startswith("torch.utils.data.")):
         held = _given(expr, "datasets" if last == "ConcatDataset" else "dataset", 0)
         return _quiet(ctx, held, where, None, depth - 1)
@@ -117,6 +130,52 @@ def _quiet(ctx: Context, expr: ast.AST | None, where: follow.Where, index: int |
         return None
     inner = follow.Where(node, defs, foreign)
     return _all(ctx, [(r, inner, index) for r in returns], depth)
+
+
+_SOURCE_READERS = {"nnmnkwii.datasets.FileSourceDataset": ("collect_features",)}  # the source's methods an item runs
+
+
+def _source_quiet(ctx: Context, held: ast.AST, where: follow.Where, entries: tuple[str, ...], depth: int) -> list[str] | None:
+    """Why the data source a library dataset holds (nnmnkwii's `FileSourceDataset(source)`, whose
+    `__getitem__` returns `source.collect_features(path)`) draws nothing: a construction of a class of the
+    code base, read as a dataset's `__getitem__` is from the methods the library runs (None: it may, or
+    it cannot be read)."""
+    if depth <= 0:
+        return None
+    if isinstance(held, ast.Name):
+        values = follow.values_of(ctx, where, held.id)
+        if not values or any(i is not None for _, _, i in values):
+            return None
+        reasons: list[str] = []
+        for value, at, _ in values:
+            quiet = _source_quiet(ctx, value, at, entries, depth - 1)
+            if quiet is None:
+                return None
+            reasons += quiet
+        return reasons
+    if not isinstance(held, ast.Call):
+        return None
+    found = definition(ctx, held.func, where)
+    cls = found[0] if found is not None else None
+    if found is None or not isinstance(cls, ast.ClassDef):
+        return None
+    if _reads_random(ctx, cls, found[1], found[2], entries, built=held, where=where):
+        return None
+    return [f"its data source {cls.name}.{entries[0]} draws no random numbers"]
+
+
+def _chosen_classes(ctx: Context, func: ast.AST, where: follow.Where) -> list[str] | None:
+    """The torchvision dataset classes a name called as a dataset's construction may hold, every value it is
+    assigned being one (`dataloader = datasets.CIFAR10` in one branch, `datasets.CIFAR100` in the other, or a
+    choice of two such;
+    None: a name not so shown, or a value that is something else)."""
+    if not isinstance(func, ast.Name) or where.foreign:
+        return None
+    values = follow.values_of(ctx, where, func.id)
+    options = [o for v, _, i in values or () for o in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))
+               if i is None] if values and all(i is None for _, _, i in values) else []
+    names = [ctx.dotted(o) or "" if isinstance(o, (ast.Name, ast.Attribute)) else "" for o in options]
+    return names if names and all(n.startswith("torchvision.datasets.") for n in names) else None
 
 
 def _loaders(ctx: Context, where: follow.Where, name: str, depth: int) -> list[tuple[ast.AST, follow.Where, int | None]] | None:

@@ -8,7 +8,7 @@ Handing one on runs none of its code when the call only computes with it:
 
 - a function of a numeric library (torch, NumPy, math, SciPy, librosa) or of `os.path`, by the module's imports, that is
   not one that takes a function to run (`map`, `apply`, `vectorize`, `vmap`, `checkpoint`, ...);
-- a builtin that converts or measures (`str`, `int`, `float`, `len`, ...), or a string's `format`;
+- a builtin that converts or measures (`str`, `int`, `float`, `len`, ...), `range` (a loop bound), or a string's `format`;
 - a function of the same module (or a method of the dataset) whose parameter receiving it is, wherever it
   is read, only an operand of arithmetic or a comparison, an index, or handed to such calls in turn.
 
@@ -25,7 +25,7 @@ from kb.scan.syntax import imported_name
 _NUMERIC = ("torch.", "numpy.", "math.", "scipy.", "librosa.", "os.path.")
 _RUNS_CALLABLES = ("map", "apply", "vectorize", "vmap", "checkpoint", "partial", "call", "func", "compile", "jit",
                    "grad", "iter", "hook", "register", "load", "script", "trace")
-_BUILTINS = frozenset({"str", "int", "float", "bool", "len", "round", "abs", "repr", "format", "isinstance", "print"})
+_BUILTINS = frozenset({"str", "int", "float", "bool", "len", "round", "abs", "repr", "format", "isinstance", "print", "range"})
 _DATA_PARENTS = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.FormattedValue, ast.If, ast.IfExp)
 
 

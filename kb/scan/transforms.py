@@ -20,7 +20,7 @@ from kb.scan import follow
 from kb.scan.syntax import imported_name
 
 _STEPS = ("ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "Grayscale", "Pad")
-DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (*_STEPS, "ConvertImageDtype", "Compose")) \
+DETERMINISTIC = frozenset(f"torchvision.transforms.{n}" for n in (*_STEPS, "Scale", "ConvertImageDtype", "Compose")) \
     | frozenset(f"torchvision.transforms.v2.{n}" for n in (*_STEPS, "ToImage", "ToDtype", "Compose"))
 NAMES = frozenset(n.rsplit(".", 1)[-1] for n in DETERMINISTIC)
 
