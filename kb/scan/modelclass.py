@@ -179,9 +179,36 @@ def module_definitions(ctx: Context, table: ast.AST) -> list[tuple[Context, ast.
     tree = local_tree(ctx.filename, module) if module else None
     if tree is None:
         return None
-    reading = reader(ctx, tree[0], tree[1])
-    found: list[tuple[Context, ast.AST]] = [(reading, n) for n in tree[1].body if isinstance(n, _DEFINITIONS) and not n.name.startswith("_")]
+    found = _exported(ctx, tree[0], tree[1], _DEPTH, None)
     return found or None
+
+
+def _exported(ctx: Context, path: str, tree: ast.Module, depth: int, public: frozenset[str] | None
+              ) -> list[tuple[Context, ast.AST]]:
+    """The public classes and functions of a module's top level, and those its `from .x import *` lines bring
+    in (a package's `__init__.py` that re-exports its models), each star import narrowed to the source's
+    `__all__` where it lists its names: what the module's `__dict__` holds. `public`: the names kept (None: all)."""
+    reading = reader(ctx, path, tree)
+    found: list[tuple[Context, ast.AST]] = [(reading, n) for n in tree.body if isinstance(n, _DEFINITIONS)
+                                            and not n.name.startswith("_") and (public is None or n.name in public)]
+    if depth <= 0:
+        return found
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module is not None and [a.name for a in node.names] == ["*"]:
+            source = _relative(path, node.module, node.level)
+            if source is not None:
+                found += _exported(ctx, source[0], source[1], depth - 1, _all(source[1]))
+    return found
+
+
+def _all(tree: ast.Module) -> frozenset[str] | None:
+    """The names a module's literal `__all__` lists (None: no such list, a star import takes every public name)."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets) \
+                and isinstance(node.value, (ast.List, ast.Tuple)):
+            names = [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            return frozenset(names) if len(names) == len(node.value.elts) else None
+    return None
 
 
 def _relative(filename: str, module: str, level: int) -> tuple[str, ast.Module] | None:
