@@ -144,3 +144,26 @@ def test_the_folder_keeps_only_the_newest_stores(tmp_path, monkeypatch):
         one.write_text("import torch\nx = torch.zeros(3).index_add_(0, i, v)\n")
         scan([str(one)], given=VERSIONS, cache=cache)
     assert len(list(cache.iterdir())) == 2
+
+
+def _notebook(path: Path, title: bool) -> None:
+    cells = [{"cell_type": "markdown", "source": ["# title"]}] if title else []
+    cells += [{"cell_type": "code", "source": "import torch\ntorch.index_add(x, 0, i, s)\n"},
+              {"cell_type": "code", "source": "x = = 1\n"}]
+    path.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_a_markdown_cell_added_renumbers_a_kept_notebook_reading(tmp_path):
+    """A markdown cell added above the code cells leaves the notebook's Python text as it was, but every code
+    cell's number moves by one: a kept reading must not answer with the old numbers (cells and errors)."""
+    root = tmp_path / "code"
+    root.mkdir()
+    cache = tmp_path / "cache"
+    _notebook(root / "nb.ipynb", title=False)
+    _json(root, cache)
+    _notebook(root / "nb.ipynb", title=True)
+    warm = _json(root, cache)
+    assert warm == _json(root, None)
+    doc = json.loads(warm)
+    assert [(f["cell"], f["line"]) for f in doc["notes"]] == [(2, 2)]
+    assert [e["message"][:20] for e in doc["errors"]] == ["cell 3: cannot parse"]
