@@ -87,9 +87,12 @@ class FileCache:
         if isinstance(store, dict):
             self.before = {k: v for k, v in store.items() if isinstance(k, bytes) and isinstance(v, bytes)}
 
-    def key(self, path: str, text: str, imported: dict | None, starred: dict | None) -> bytes:
+    def key(self, path: str, text: str, imported: dict | None, starred: dict | None, cells: tuple = ()) -> bytes:
+        """`cells`: a notebook's (first line, cell number) of each code cell: a markdown cell added or removed
+        leaves the Python text as it was but numbers the code cells otherwise (and the reading holds them)."""
         h = hashlib.sha256(self.code)
-        for part in (path, text, repr(sorted((imported or {}).items())), repr(sorted((starred or {}).items()))):
+        for part in (path, text, repr(sorted((imported or {}).items())), repr(sorted((starred or {}).items())),
+                     repr(tuple(cells))):
             data = part.encode("utf-8", "surrogatepass")
             h.update(len(data).to_bytes(8, "little") + data)
         return h.digest()
