@@ -167,3 +167,50 @@ def test_a_markdown_cell_added_renumbers_a_kept_notebook_reading(tmp_path):
     doc = json.loads(warm)
     assert [(f["cell"], f["line"]) for f in doc["notes"]] == [(2, 2)]
     assert [e["message"][:20] for e in doc["errors"]] == ["cell 3: cannot parse"]
+
+
+_TRAIN = """\
+import torch
+import torch.nn as nn
+from models import Net
+
+def main(x, y):
+    model = Net()
+    loss = nn.CrossEntropyLoss()(model(x), y)
+    loss.backward()
+
+if __name__ == "__main__":
+    main(torch.zeros(2, 3), torch.zeros(2))
+"""
+_MODELS = """\
+import torch.nn as {alias}
+
+class Net({alias}.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = {alias}.Linear(3, 4)
+    def forward(self, x):
+        return self.linear(x)
+"""
+
+
+def _nll_lines(text: str) -> list[int]:
+    doc = json.loads(text)
+    return [f["line"] for f in doc["findings"] + doc["notes"] if f["record"] == "torch.nll-loss"]
+
+
+def test_a_module_read_for_a_model_class_is_read_as_it_is_now(tmp_path):
+    """train.py's model is models.py's Net, whose forward returns a Linear's 2-D output: no NLL finding. After
+    models.py spells torch.nn otherwise (`tnn`), train.py is read again (it looked into models.py), and the
+    Context models.py is read in must be of its text now, not the one an earlier scan in this process made
+    (its aliases then name no `tnn`, the Linear is unknown and the loss's input rank with it)."""
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "train.py").write_text(_TRAIN)
+    (root / "models.py").write_text(_MODELS.format(alias="nn"))
+    cache = tmp_path / "cache"
+    assert _nll_lines(_json(root, cache)) == []
+    (root / "models.py").write_text(_MODELS.format(alias="tnn"))
+    warm = _json(root, cache)
+    assert _nll_lines(warm) == []  # as a scan in a process of its own answers
+    assert warm == _json(root, None)
