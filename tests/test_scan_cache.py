@@ -214,3 +214,19 @@ def test_a_module_read_for_a_model_class_is_read_as_it_is_now(tmp_path):
     warm = _json(root, cache)
     assert _nll_lines(warm) == []  # as a scan in a process of its own answers
     assert warm == _json(root, None)
+
+
+def test_the_trimming_removes_only_its_own_stores(tmp_path, monkeypatch):
+    """A folder named for the stores may hold other programs' files (`KB_SCAN_CACHE=~/.cache`): the trimming
+    removes only the stores a scan writes (a 24-digit hex name), never another `*.cache` file there."""
+    monkeypatch.setattr(filecache, "MAX_STORES", 1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    other = cache / "pip-http.cache"
+    other.write_text("someone else's")
+    for k in range(2):
+        one = tmp_path / f"t{k}.py"
+        one.write_text("import torch\nx = torch.zeros(3).index_add_(0, i, v)\n")
+        scan([str(one)], given=VERSIONS, cache=cache)
+    assert other.exists()
+    assert len([p for p in cache.iterdir() if p != other]) == 1
