@@ -23,6 +23,7 @@ import io
 import marshal
 import os
 import pickle
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -149,11 +150,16 @@ class FileCache:
         _trim(self.path.parent)
 
 
+_STORE_NAME = re.compile(r"[0-9a-f]{24}\.cache")  # FileCache's names: the folder may hold other programs' files
+
+
 def _trim(folder: Path) -> None:
     """Remove the least recently written stores beyond MAX_STORES: each set of paths scanned (a pre-commit hook
-    passes the changed files) has its own, and the folder must not grow without end."""
+    passes the changed files) has its own, and the folder must not grow without end. Only the stores: a folder
+    named for them (`KB_SCAN_CACHE=~/.cache`) may hold another program's `*.cache` files."""
     try:
-        stores = sorted(folder.glob("*.cache"), key=lambda p: p.stat().st_mtime, reverse=True)
+        stores = sorted((p for p in folder.glob("*.cache") if _STORE_NAME.fullmatch(p.name)),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
         for old in stores[MAX_STORES:]:
             old.unlink()
     except OSError:
