@@ -230,3 +230,20 @@ def test_the_trimming_removes_only_its_own_stores(tmp_path, monkeypatch):
         scan([str(one)], given=VERSIONS, cache=cache)
     assert other.exists()
     assert len([p for p in cache.iterdir() if p != other]) == 1
+
+
+def test_the_signature_files_a_reading_asks_are_part_of_the_code(tmp_path, monkeypatch):
+    """A reading asks kb.parameters for the parameters of ops without records (kb/scan/gradient.py), which reads
+    them from data/api/<framework>.signatures.txt, not from a module of the package: a regenerated file must
+    make every kept reading the work of other code, as an edited module does."""
+    from kb import signatures
+
+    table = tmp_path / "pytorch.signatures.txt"
+    table.write_text("torch.example\tinput\n")
+    real = signatures._path
+    monkeypatch.setattr(signatures, "_path", lambda framework: str(table) if framework == "pytorch" else real(framework))
+    monkeypatch.setattr(filecache, "_CODE", [])
+    before = filecache.code_digest()
+    table.write_text("torch.example\tinput\tdim=0\n")
+    monkeypatch.setattr(filecache, "_CODE", [])
+    assert filecache.code_digest() != before
