@@ -55,14 +55,22 @@ def default_folder() -> Path:
 
 
 def code_digest() -> str:
-    """A digest of every module of the kb package (the scanner and the index it answers from) and of Python's
-    version: a reading made by other code, or by another Python whose syntax trees differ, is never used."""
+    """A digest of every module of the kb package (the scanner and the index it answers from), of the signature
+    files kb.parameters reads (data/api/<framework>.signatures.txt) and of Python's version: a reading made by other code, or by another Python whose syntax trees differ, is never used."""
     if not _CODE:
         h = hashlib.sha256(sys.version.encode())
         package = Path(__file__).resolve().parents[1]
         for path in sorted(package.rglob("*.py")):
             h.update(str(path.relative_to(package)).encode() + b"\0")
             h.update(path.read_bytes())
+        from kb import signatures
+        from kb.query import frameworks
+
+        for framework in frameworks():  # kb.parameters reads the ops without records from these (kb/scan/gradient.py)
+            found = signatures._path(framework)
+            if found is not None:
+                h.update(framework.encode() + b"\0")
+                h.update(Path(found).read_bytes())
         _CODE.append(h.hexdigest())
     return _CODE[0]
 
