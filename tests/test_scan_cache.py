@@ -144,3 +144,106 @@ def test_the_folder_keeps_only_the_newest_stores(tmp_path, monkeypatch):
         one.write_text("import torch\nx = torch.zeros(3).index_add_(0, i, v)\n")
         scan([str(one)], given=VERSIONS, cache=cache)
     assert len(list(cache.iterdir())) == 2
+
+
+def _notebook(path: Path, title: bool) -> None:
+    cells = [{"cell_type": "markdown", "source": ["# title"]}] if title else []
+    cells += [{"cell_type": "code", "source": "import torch\ntorch.index_add(x, 0, i, s)\n"},
+              {"cell_type": "code", "source": "x = = 1\n"}]
+    path.write_text(json.dumps({"cells": cells, "nbformat": 4, "nbformat_minor": 5}))
+
+
+def test_a_markdown_cell_added_renumbers_a_kept_notebook_reading(tmp_path):
+    """A markdown cell added above the code cells leaves the notebook's Python text as it was, but every code
+    cell's number moves by one: a kept reading must not answer with the old numbers (cells and errors)."""
+    root = tmp_path / "code"
+    root.mkdir()
+    cache = tmp_path / "cache"
+    _notebook(root / "nb.ipynb", title=False)
+    _json(root, cache)
+    _notebook(root / "nb.ipynb", title=True)
+    warm = _json(root, cache)
+    assert warm == _json(root, None)
+    doc = json.loads(warm)
+    assert [(f["cell"], f["line"]) for f in doc["notes"]] == [(2, 2)]
+    assert [e["message"][:20] for e in doc["errors"]] == ["cell 3: cannot parse"]
+
+
+_TRAIN = """\
+import torch
+import torch.nn as nn
+from models import Net
+
+def main(x, y):
+    model = Net()
+    loss = nn.CrossEntropyLoss()(model(x), y)
+    loss.backward()
+
+if __name__ == "__main__":
+    main(torch.zeros(2, 3), torch.zeros(2))
+"""
+_MODELS = """\
+import torch.nn as {alias}
+
+class Net({alias}.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = {alias}.Linear(3, 4)
+    def forward(self, x):
+        return self.linear(x)
+"""
+
+
+def _nll_lines(text: str) -> list[int]:
+    doc = json.loads(text)
+    return [f["line"] for f in doc["findings"] + doc["notes"] if f["record"] == "torch.nll-loss"]
+
+
+def test_a_module_read_for_a_model_class_is_read_as_it_is_now(tmp_path):
+    """train.py's model is models.py's Net, whose forward returns a Linear's 2-D output: no NLL finding. After
+    models.py spells torch.nn otherwise (`tnn`), train.py is read again (it looked into models.py), and the
+    Context models.py is read in must be of its text now, not the one an earlier scan in this process made
+    (its aliases then name no `tnn`, the Linear is unknown and the loss's input rank with it)."""
+    root = tmp_path / "code"
+    root.mkdir()
+    (root / "train.py").write_text(_TRAIN)
+    (root / "models.py").write_text(_MODELS.format(alias="nn"))
+    cache = tmp_path / "cache"
+    assert _nll_lines(_json(root, cache)) == []
+    (root / "models.py").write_text(_MODELS.format(alias="tnn"))
+    warm = _json(root, cache)
+    assert _nll_lines(warm) == []  # as a scan in a process of its own answers
+    assert warm == _json(root, None)
+
+
+def test_the_trimming_removes_only_its_own_stores(tmp_path, monkeypatch):
+    """A folder named for the stores may hold other programs' files (`KB_SCAN_CACHE=~/.cache`): the trimming
+    removes only the stores a scan writes (a 24-digit hex name), never another `*.cache` file there."""
+    monkeypatch.setattr(filecache, "MAX_STORES", 1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    other = cache / "pip-http.cache"
+    other.write_text("someone else's")
+    for k in range(2):
+        one = tmp_path / f"t{k}.py"
+        one.write_text("import torch\nx = torch.zeros(3).index_add_(0, i, v)\n")
+        scan([str(one)], given=VERSIONS, cache=cache)
+    assert other.exists()
+    assert len([p for p in cache.iterdir() if p != other]) == 1
+
+
+def test_the_signature_files_a_reading_asks_are_part_of_the_code(tmp_path, monkeypatch):
+    """A reading asks kb.parameters for the parameters of ops without records (kb/scan/gradient.py), which reads
+    them from data/api/<framework>.signatures.txt, not from a module of the package: a regenerated file must
+    make every kept reading the work of other code, as an edited module does."""
+    from kb import signatures
+
+    table = tmp_path / "pytorch.signatures.txt"
+    table.write_text("torch.example\tinput\n")
+    real = signatures._path
+    monkeypatch.setattr(signatures, "_path", lambda framework: str(table) if framework == "pytorch" else real(framework))
+    monkeypatch.setattr(filecache, "_CODE", [])
+    before = filecache.code_digest()
+    table.write_text("torch.example\tinput\tdim=0\n")
+    monkeypatch.setattr(filecache, "_CODE", [])
+    assert filecache.code_digest() != before

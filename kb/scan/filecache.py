@@ -23,6 +23,7 @@ import io
 import marshal
 import os
 import pickle
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -54,14 +55,22 @@ def default_folder() -> Path:
 
 
 def code_digest() -> str:
-    """A digest of every module of the kb package (the scanner and the index it answers from) and of Python's
-    version: a reading made by other code, or by another Python whose syntax trees differ, is never used."""
+    """A digest of every module of the kb package (the scanner and the index it answers from), of the signature
+    files kb.parameters reads (data/api/<framework>.signatures.txt) and of Python's version: a reading made by other code, or by another Python whose syntax trees differ, is never used."""
     if not _CODE:
         h = hashlib.sha256(sys.version.encode())
         package = Path(__file__).resolve().parents[1]
         for path in sorted(package.rglob("*.py")):
             h.update(str(path.relative_to(package)).encode() + b"\0")
             h.update(path.read_bytes())
+        from kb import signatures
+        from kb.query import frameworks
+
+        for framework in frameworks():  # kb.parameters reads the ops without records from these (kb/scan/gradient.py)
+            found = signatures._path(framework)
+            if found is not None:
+                h.update(framework.encode() + b"\0")
+                h.update(Path(found).read_bytes())
         _CODE.append(h.hexdigest())
     return _CODE[0]
 
@@ -87,9 +96,12 @@ class FileCache:
         if isinstance(store, dict):
             self.before = {k: v for k, v in store.items() if isinstance(k, bytes) and isinstance(v, bytes)}
 
-    def key(self, path: str, text: str, imported: dict | None, starred: dict | None) -> bytes:
+    def key(self, path: str, text: str, imported: dict | None, starred: dict | None, cells: tuple = ()) -> bytes:
+        """`cells`: a notebook's (first line, cell number) of each code cell: a markdown cell added or removed
+        leaves the Python text as it was but numbers the code cells otherwise (and the reading holds them)."""
         h = hashlib.sha256(self.code)
-        for part in (path, text, repr(sorted((imported or {}).items())), repr(sorted((starred or {}).items()))):
+        for part in (path, text, repr(sorted((imported or {}).items())), repr(sorted((starred or {}).items())),
+                     repr(tuple(cells))):
             data = part.encode("utf-8", "surrogatepass")
             h.update(len(data).to_bytes(8, "little") + data)
         return h.digest()
@@ -146,11 +158,16 @@ class FileCache:
         _trim(self.path.parent)
 
 
+_STORE_NAME = re.compile(r"[0-9a-f]{24}\.cache")  # FileCache's names: the folder may hold other programs' files
+
+
 def _trim(folder: Path) -> None:
     """Remove the least recently written stores beyond MAX_STORES: each set of paths scanned (a pre-commit hook
-    passes the changed files) has its own, and the folder must not grow without end."""
+    passes the changed files) has its own, and the folder must not grow without end. Only the stores: a folder
+    named for them (`KB_SCAN_CACHE=~/.cache`) may hold another program's `*.cache` files."""
     try:
-        stores = sorted(folder.glob("*.cache"), key=lambda p: p.stat().st_mtime, reverse=True)
+        stores = sorted((p for p in folder.glob("*.cache") if _STORE_NAME.fullmatch(p.name)),
+                        key=lambda p: p.stat().st_mtime, reverse=True)
         for old in stores[MAX_STORES:]:
             old.unlink()
     except OSError:

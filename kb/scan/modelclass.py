@@ -97,10 +97,12 @@ def _entries(table: ast.expr) -> list[ast.expr]:
 
 
 def reader(ctx: Context, path: str, tree: ast.Module) -> Context:
-    """A Context of another file of the code base: its own imports name what its code calls."""
+    """A Context of another file of the code base: its own imports name what its code calls. Kept per path for
+    as long as the file's tree is the one prepare.local_tree parsed in this scan: a later scan in the same process
+    (the file edited since) gets a Context of the tree it reads, not of the old one."""
     key = (path, ctx.wanted)
     found = _READERS.get(key)
-    if found is None:
+    if found is None or found.tree is not tree:
         found = Context(aliases_of(tree), ctx.wanted)
         found.tree, found.filename = tree, path
         found.defs = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}

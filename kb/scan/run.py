@@ -131,7 +131,7 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
     cache = _CACHE
     if cache is None:
         return _read(path, unit, imported, starred)
-    key = cache.key(path, unit.text, imported, starred)
+    key = cache.key(path, unit.text, imported, starred, unit.cells)
     kept = cache.get(key)
     if kept is not None and prepare.still_holds(kept[1]):
         cache.used(key)
