@@ -87,11 +87,43 @@ def test_a_planted_entry_builds_nothing_but_scan_records(tmp_path):
     store = filecache.FileCache(cache, [str(root)])
     assert store.before
     evil = b"cos\nsystem\n(S'echo planted > " + str(tmp_path / "planted").encode() + b"'\ntR."
-    store.now = {key: evil for key in store.before}
+    store.now = {key: _sealed(evil) for key in store.before}  # its own digest right: the unpickler refuses it
     store.before = {}
     store.save()
     assert _json(root, cache) == fresh
     assert not (tmp_path / "planted").exists()
+
+
+def _sealed(blob: bytes) -> bytes:
+    import hashlib
+
+    return hashlib.blake2b(blob, digest_size=16).digest() + blob
+
+
+def test_a_changed_byte_or_a_reading_of_another_shape_is_read_afresh(tmp_path):
+    """A byte changed inside an entry (a string of the reading) fails the entry's digest; an entry of scan
+    records in another shape, or the reading of another file, is not used: each file is read afresh."""
+    import pickle
+
+    from kb.scan.syntax import Layout
+
+    root = tmp_path / "code"
+    shutil.copytree(FACTORY, root)
+    cache = tmp_path / "cache"
+    fresh = _json(root, cache)
+    store = filecache.FileCache(cache, [str(root)])
+    entries = dict(store.before)
+    store.now = {key: value[:-9] + bytes([value[-9] ^ 1]) + value[-8:] for key, value in entries.items()}
+    store.before = {}
+    store.save()
+    assert _json(root, cache) == fresh
+    layout = Layout(*([()] * len(Layout._fields)))
+    for planted in ((("x",), ()), ((layout,), ()), (("other.py", (), None, [], {}), ())):
+        store = filecache.FileCache(cache, [str(root)])
+        store.now = {key: _sealed(pickle.dumps(planted)) for key in entries}
+        store.before = {}
+        store.save()
+        assert _json(root, cache) == fresh
 
 
 def test_a_folder_that_cannot_be_written_is_no_error(tmp_path):

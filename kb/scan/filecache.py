@@ -13,7 +13,8 @@ One store per set of scanned paths, under the user's cache folder (`$KB_SCAN_CAC
 nothing else, so it stays the size of one scan's results (a 1M-line code base: about 7 MB), and it is written
 atomically when a scan ends; the folder keeps the 32 most recently written stores. A store that is missing, damaged, written by other code, or that cannot be written
 only costs time: every reading is then made afresh. The unpickler builds the scanner's own record types and
-nothing else, so a planted store can cost time but never run code.
+nothing else, so a planted store can cost time but never run code; each entry carries its own digest, so a
+damaged entry is read afresh (a store is trusted as far as its folder: whoever writes it can change answers).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = b"kb-scan-cache 1\n"
+FORMAT = b"kb-scan-cache 2\n"
 ENV = "KB_SCAN_CACHE"
 MAX_STORE_BYTES = 1 << 30  # a store larger than this is not read (a scan's own results are far smaller)
 MAX_STORES = 32  # stores of other path sets beyond this many (the least recently written) are removed
@@ -36,6 +37,16 @@ _CLASSES = {("kb.scan.run", "FileError"), ("kb.scan.syntax", "Call"), ("kb.scan.
             ("kb.scan.syntax", "Layout"), ("kb.scan.syntax", "Module"), ("kb.scan.syntax", "Setting"),
             ("kb.scan.syntax", "Unknown")}
 _CODE: list[str] = []  # the code digest, computed once per process
+
+
+_CHECK = 16  # bytes of each entry's own digest, before its pickle
+
+
+def _reading(value: object) -> bool:
+    """The shape of run._one's answer: (path, cells, Module or None, [FileError], suppressions)."""
+    return (isinstance(value, tuple) and len(value) == 5 and isinstance(value[0], str)
+            and isinstance(value[1], tuple) and isinstance(value[3], list) and isinstance(value[4], dict)
+            and (value[2] is None or type(value[2]).__name__ == "Module"))
 
 
 class _Records(pickle.Unpickler):
@@ -108,16 +119,19 @@ class FileCache:
 
     def get(self, key: bytes) -> tuple[tuple, tuple] | None:
         """(the reading, the look-ups it made) stored under `key`, or None."""
-        blob = self.now.get(key) or self.before.get(key)
-        if blob is None:
+        stored = self.now.get(key) or self.before.get(key)
+        if stored is None:
             return None
+        check, blob = stored[:_CHECK], stored[_CHECK:]
         try:
+            if hashlib.blake2b(blob, digest_size=_CHECK).digest() != check:
+                raise ValueError("damaged")  # a changed byte anywhere (a string of the reading): read afresh
             value = _Records(io.BytesIO(blob)).load()
         except Exception:  # a damaged entry: read afresh
             self.before.pop(key, None)
             return None
-        if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple)
-                and isinstance(value[1], tuple)):
+        if not (isinstance(value, tuple) and len(value) == 2 and _reading(value[0]) and isinstance(value[1], tuple)):
+            self.before.pop(key, None)
             return None
         return value
 
@@ -129,7 +143,8 @@ class FileCache:
 
     def put(self, key: bytes, reading: tuple, seen: tuple) -> None:
         try:
-            self.now[key] = pickle.dumps((reading, seen), protocol=pickle.HIGHEST_PROTOCOL)
+            blob = pickle.dumps((reading, seen), protocol=pickle.HIGHEST_PROTOCOL)
+            self.now[key] = hashlib.blake2b(blob, digest_size=_CHECK).digest() + blob
         except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
             pass
 

@@ -221,6 +221,9 @@ def still_holds(seen: tuple) -> bool:
     same now: the same module file found for each import, the same text in each file read. Asked again through
     the same look-ups, so the answer is the one a fresh reading would get."""
     for item in seen:
+        if not isinstance(item, tuple) or len(item) != (3 if item[:1] == ("text",) else 4) \
+                or not all(isinstance(part, str) for part in item[:3]):
+            return False  # not what filedeps records: a store written by other code
         kind = item[0]
         if kind == "path":
             if _module_path(item[1], item[2]) != item[3]:

@@ -133,7 +133,7 @@ def _one(found: sources.Found, imported: dict[str, tuple[str, bool]] | None = No
         return _read(path, unit, imported, starred)
     key = cache.key(path, unit.text, imported, starred, unit.cells)
     kept = cache.get(key)
-    if kept is not None and prepare.still_holds(kept[1]):
+    if kept is not None and kept[0][0] == path and prepare.still_holds(kept[1]):
         cache.used(key)
         return kept[0]
     filedeps.watch()
