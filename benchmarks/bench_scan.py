@@ -14,7 +14,10 @@ wall time measures the neighbours too, and CPU time / 2 is what 2 free cores wou
 scans a real repository instead (issue 45 measures NVIDIA/NeMo, about 2,700 files: extract a
 commit with `git archive`), with --jobs 1, and prints the CPU time (user + system) of each run
 and their median; --kb times another checkout of kb (a baseline: `git worktree add`) with the
-same interpreter, run from that checkout's root so its kb is the one imported.
+same interpreter, run from that checkout's root so its kb is the one imported. Every scan reads
+every file afresh (`--no-cache`, where the checkout has the cache). With --cached, each run scans
+into an empty cache folder and then again with the readings it kept, and both times are printed:
+a first scan, and a repeated one.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def _time(folder: Path, jobs: int) -> tuple[float, float, int]:
         start = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "kb", "scan", str(folder), "--versions", "torch=2.11,tensorflow=2.20,jax=0.7",
-             "--format", "json", "--jobs", str(jobs)],
+             "--format", "json", "--jobs", str(jobs), *_fresh(ROOT)],
             capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         best = min(best, time.perf_counter() - start)
@@ -71,22 +74,38 @@ def _time(folder: Path, jobs: int) -> tuple[float, float, int]:
     return best, cpu, findings
 
 
-def _tree_cpu(tree: Path, kb_root: Path, runs: int) -> int:
-    """CPU seconds of `kb scan TREE --jobs 1` from `kb_root`, run by run, and the median."""
-    seconds = []
+def _fresh(kb_root: Path) -> list[str]:
+    """`--no-cache` for a checkout that keeps readings between scans (an older one has no such flag)."""
+    return ["--no-cache"] if (kb_root / "kb" / "scan" / "filecache.py").exists() else []
+
+
+def _scan_cpu(tree: Path, kb_root: Path, extra: list[str]) -> float:
+    before = _cpu()
+    done = subprocess.run(
+        [sys.executable, "-m", "kb", "scan", str(tree), "--versions", "torch=2.11,tensorflow=2.20,jax=0.7",
+         "--format", "json", "--jobs", "1", *extra],
+        capture_output=True, text=True, cwd=kb_root, env={**os.environ, "PYTHONPATH": str(kb_root)},
+    )
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"kb scan failed: {done.stderr[-2000:]}")
+    return _cpu() - before
+
+
+def _tree_cpu(tree: Path, kb_root: Path, runs: int, cached: bool = False) -> int:
+    """CPU seconds of `kb scan TREE --jobs 1` from `kb_root`, run by run, and the median (with `cached`: a
+    first scan into an empty cache folder, then the same scan again)."""
+    rows: dict[str, list[float]] = {}
     for _ in range(runs):
-        before = _cpu()
-        done = subprocess.run(
-            [sys.executable, "-m", "kb", "scan", str(tree), "--versions", "torch=2.11,tensorflow=2.20,jax=0.7",
-             "--format", "json", "--jobs", "1"],
-            capture_output=True, text=True, cwd=kb_root, env={**os.environ, "PYTHONPATH": str(kb_root)},
-        )
-        seconds.append(_cpu() - before)
-        if done.returncode not in (0, 1):
-            raise SystemExit(f"kb scan failed: {done.stderr[-2000:]}")
-    print(f"{kb_root}: kb scan {tree} --jobs 1: " + ", ".join(f"{s:.2f}" for s in seconds)
-          + f" s CPU; median {statistics.median(seconds):.2f} s ({os.cpu_count()} CPU(s), load average "
-          f"{os.getloadavg()[0]:.1f})")
+        if not cached:
+            rows.setdefault("", []).append(_scan_cpu(tree, kb_root, _fresh(kb_root)))
+            continue
+        with tempfile.TemporaryDirectory() as folder:
+            rows.setdefault(" (first scan, empty cache)", []).append(_scan_cpu(tree, kb_root, ["--cache-dir", folder]))
+            rows.setdefault(" (again, readings kept)", []).append(_scan_cpu(tree, kb_root, ["--cache-dir", folder]))
+    for label, seconds in rows.items():
+        print(f"{kb_root}: kb scan {tree} --jobs 1{label}: " + ", ".join(f"{s:.2f}" for s in seconds)
+              + f" s CPU; median {statistics.median(seconds):.2f} s ({os.cpu_count()} CPU(s), load average "
+              f"{os.getloadavg()[0]:.1f})")
     return 0
 
 
@@ -95,9 +114,11 @@ def main() -> int:
     parser.add_argument("--tree", type=Path, help="a repository to scan instead of the fixture copies")
     parser.add_argument("--runs", type=int, default=5, help="runs of the --tree scan (default 5)")
     parser.add_argument("--kb", type=Path, default=ROOT, help="the kb checkout to time (default: this one)")
+    parser.add_argument("--cached", action="store_true",
+                        help="with --tree: a first scan into an empty cache folder, then the same scan again")
     args = parser.parse_args()
     if args.tree is not None:
-        return _tree_cpu(args.tree.resolve(), args.kb.resolve(), args.runs)
+        return _tree_cpu(args.tree.resolve(), args.kb.resolve(), args.runs, args.cached)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "code"
         folder.mkdir()
