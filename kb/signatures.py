@@ -114,7 +114,9 @@ def parse(fields: tuple[str, ...]) -> Signature:
     return found
 
 
-def _path(framework: str) -> str | None:
+def source_file(framework: str) -> str | None:
+    """The signatures file table() reads for `framework` (the installed package's, else the checkout's data/api/),
+    or None: what a reading that asked it depends on (kb/scan/filecache.py)."""
     import os.path
 
     here = os.path.dirname(os.path.abspath(__file__))
@@ -139,7 +141,7 @@ def table(framework: str, root: str | None = None) -> dict[str, tuple[str, ...]]
     if found is None:
         import os.path
 
-        path = _path(framework) if root is None else os.path.join(root, "data", "api", f"{framework}.signatures.txt")
+        path = source_file(framework) if root is None else os.path.join(root, "data", "api", f"{framework}.signatures.txt")
         found = {}
         if path is not None and os.path.isfile(path):
             with open(path, encoding="utf-8") as handle:

@@ -272,8 +272,8 @@ def test_the_signature_files_a_reading_asks_are_part_of_the_code(tmp_path, monke
 
     table = tmp_path / "pytorch.signatures.txt"
     table.write_text("torch.example\tinput\n")
-    real = signatures._path
-    monkeypatch.setattr(signatures, "_path", lambda framework: str(table) if framework == "pytorch" else real(framework))
+    real = signatures.source_file
+    monkeypatch.setattr(signatures, "source_file", lambda framework: str(table) if framework == "pytorch" else real(framework))
     monkeypatch.setattr(filecache, "_CODE", [])
     before = filecache.code_digest()
     table.write_text("torch.example\tinput\tdim=0\n")

@@ -78,7 +78,7 @@ def code_digest() -> str:
         from kb.query import frameworks
 
         for framework in frameworks():  # kb.parameters reads the ops without records from these (kb/scan/gradient.py)
-            found = signatures._path(framework)
+            found = signatures.source_file(framework)
             if found is not None:
                 h.update(framework.encode() + b"\0")
                 h.update(Path(found).read_bytes())
