@@ -18,6 +18,7 @@ import ast
 
 from kb.scan.context import Context
 
+
 # ops whose output keeps every axis of their first tensor argument (elementwise, bias_add)
 _SAME_SHAPE = frozenset({"relu", "relu6", "elu", "selu", "leaky_relu", "tanh", "sigmoid", "bias_add", "dropout",
                          "identity", "softplus", "gelu", "swish", "silu"})
@@ -159,8 +160,9 @@ def _kernel_extent(flow: _Flow, node: ast.AST, axis: int) -> ast.AST | None:
     if not isinstance(node, ast.Call):
         return None
     if tail == "Variable":
-        init = _arg(node, ("initial_value",), 0)
-        init = flow.value(init) if init is not None else None
+        given = _arg(node, ("initial_value",), 0)
+        init = flow.value(given) if given is not None else None
+
         if not isinstance(init, ast.Call) or _tail(flow.ctx, init) not in ("truncated_normal", "random_normal", "random_uniform", "zeros", "ones"):
             return None
         shape = _ints(flow, _arg(init, ("shape",), 0))
@@ -224,8 +226,9 @@ def one_window(ctx: Context, node: ast.Call) -> bool:
     if extent is None or size is None:
         return False
     window = window_node.elts[axis]
-    if all(isinstance(e, ast.Constant) and type(e.value) is int for e in (window, extent, size)):
-        return window.value == extent.value - size.value + 1  # type: ignore[union-attr]
+    if isinstance(window, ast.Constant) and isinstance(extent, ast.Constant) and isinstance(size, ast.Constant):
+        numbers = [n.value for n in (window, extent, size) if type(n.value) is int]
+        return len(numbers) == 3 and numbers[0] == numbers[1] - numbers[2] + 1
     return isinstance(window, ast.BinOp) and isinstance(window.op, ast.Add) and _is(window.right, 1) \
         and isinstance(window.left, ast.BinOp) and isinstance(window.left.op, ast.Sub) \
         and _same(window.left.left, extent) and _same(window.left.right, size) and flow.fixed(window)
