@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan import onewindow
 from kb.scan.context import Context
 from kb.scan.resolvers import resolver
 from kb.scan.syntax import Unknown
@@ -73,10 +74,12 @@ def windows_do_not_overlap(ctx: Context, op: str, node: ast.Call, data: ast.AST 
         if not (layer or op.startswith("torch.")):
             return None  # TensorFlow's own functions need strides
         stride = window
-    if isinstance(window, Unknown) or isinstance(stride, Unknown):
-        return None
-    w, s = _sizes(window), _sizes(stride)
+    w = None if isinstance(window, Unknown) else _sizes(window)
+    s = None if isinstance(stride, Unknown) else _sizes(stride)
     if w is None or s is None or not _tiles(w, s):
+        if not layer and not op.startswith("torch.") and onewindow.one_window(ctx, node):
+            return "the window spans the whole VALID convolution output along the pooled axis (input extent " \
+                   "- kernel extent + 1) and is 1 along the others: one window, so each input gets at most one gradient"
         return None
     return "the stride is at least the pooling window, so the windows do not overlap and each input gets at most one gradient"
 
