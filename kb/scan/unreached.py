@@ -365,7 +365,7 @@ def _out_of_use(tops: list[str], modules: dict, runs: list[scope.Run], reach: di
     if not stems:
         return {}
     reached = {path for path, ids in reach.items() if any(runs[k].why != scope.FALLBACK for k in ids)}
-    out = {path: "an older copy of a module the entry points run (each of its classes is defined again there)"
+    out = {path: "it is an older copy of a module the entry points run (each of its classes is defined again there)"
            for path in retired.superseded(list(stems), modules, reached)}
     out.update((path, "its only import in the code base is commented out")
                for path in retired.commented_out(stems, texts))
