@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kb.scan import configtargets, dispatch, oldsyntax, packaging, scope, sources
+from kb.scan import configtargets, dispatch, oldsyntax, packaging, retired, scope, sources
 from kb.scan.syntax import Layout
 
 ClassBases = tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]  # Layout.class_bases: one class
@@ -266,15 +266,19 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
              and path not in looked_up and (ids := reach.get(path, ()))
              and all(runs[k].why == scope.FALLBACK for k in ids)]
     by_string = _imported_by_strings(read, {path: _dotted(path, tops) for path in unrun}) if imports_by_name else set()
+    out_of_use: dict[str, str] = {} if imports_by_name else _out_of_use(
+        [path for path in unrun if os.path.dirname(path) in tops or not os.path.dirname(path)], modules, runs, reach,
+        read, graph)
     for path in modules:
         if path not in scripts or _test_file(path) or path in starred or path in looked_up:
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
         ids = reach.get(path, ())
         if ids and all(runs[k].why == scope.FALLBACK for k in ids) and path not in by_string:
-            if imports_by_name or os.path.dirname(path) in tops or not os.path.dirname(path):
+            if imports_by_name or (os.path.dirname(path) in tops or not os.path.dirname(path)) and path not in out_of_use:
                 continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
-                                      f"no __main__ block or module-level code, and {ships})")]
+                                      f"no __main__ block or module-level code, "
+                                      f"{out_of_use[path] + ', ' if path in out_of_use else ''}and {ships})")]
         else:  # its spans (a notebook's too: its cells are one program): with calls of the KB, or naming code that has some
             spanned.append(path)
     ancestry = _Ancestry(graph, modules)
@@ -341,6 +345,30 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                             f"nothing in this code base {'builds' if kind == 'class' else 'calls'} {name} (its name "
                             f"appears {'only in code nothing runs' if named else 'nowhere outside it'})")
             out.setdefault(path, []).append((first, last, f"{why}, and {ships}"))
+    return out
+
+
+def _out_of_use(tops: list[str], modules: dict, runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
+                texts: dict[str, str], graph: scope.Graph) -> dict[str, str]:
+    """Path -> why, of the modules at the top that no entry point runs and that the code base shows out of use
+    (kb/scan/retired.py): only its import is commented out, or it is an older copy of a module the programs run.
+    A module any scanned file imports, in any spelling its import graph resolves, is left out."""
+    stems = {path: name for path in tops if not path.endswith(".ipynb") and (name := retired.stem(path))}
+    if not stems:
+        return {}
+    imported = {graph.resolve(path, module_name, level) for path, m in modules.items()
+                for module_name, level, _ in m.layout.imports}
+    imported |= {graph.resolve(path, f"{module_name}.{name}" if module_name else name, level)
+                 for path, m in modules.items() for module_name, level, names in m.layout.imports for name in names
+                 if name in stems.values()}
+    stems = {path: name for path, name in stems.items() if path not in imported}
+    if not stems:
+        return {}
+    reached = {path for path, ids in reach.items() if any(runs[k].why != scope.FALLBACK for k in ids)}
+    out = {path: "it is an older copy of a module the entry points run (each of its classes is defined again there)"
+           for path in retired.superseded(list(stems), modules, reached)}
+    out.update((path, "its only import in the code base is commented out")
+               for path in retired.commented_out(stems, texts))
     return out
 
 
