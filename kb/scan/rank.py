@@ -447,17 +447,41 @@ def mode_facts(ctx: Context, node: ast.Call) -> tuple[tuple[str, object], ...]:
 
 def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:
     """The modes an `F.interpolate` call can run with, by the spatial rank it shows: as many sizes as
-    `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2), or its input's rank less 2. None: not shown."""
+    `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2; a name the function binds to such tuples only,
+    `target_shape = (t, h, w)`: 3), or its input's rank less 2. None: not shown."""
     if ctx.dotted(node.func) not in _INTERPOLATE:
         return None
     given = {k.arg: k.value for k in node.keywords if k.arg}
     given.update(dict(zip(("input", "size", "scale_factor"), node.args)))
     spatial = None
+    fn = ctx.fn_nodes[-1] if ctx.fn_nodes else None
     for key in ("size", "scale_factor"):
-        value = given.get(key)
-        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
-            spatial = len(value.elts)
+        listed = _listed(given.get(key), fn, ctx)
+        if listed is not None:
+            spatial = listed
     if spatial is None:
         shown = of(ctx, given.get("input"))
         spatial = shown.exact - 2 if shown.exact is not None else None
     return _MODES.get(spatial) if spatial is not None else None
+
+
+def _listed(value: ast.AST | None, fn: ast.AST | None, ctx: Context) -> int | None:
+    """How many sizes a `size=` / `scale_factor=` value lists: a literal tuple's length, the length both
+    branches of `a if c else b` list, or, for a local name of the function, the length every binding of it
+    lists (each binding an `x = (...)`: a name also bound another way, `+=`, a loop or a parameter, is not
+    read). interpolate raises unless the input has as many spatial dimensions, so the length fixes its rank."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return None if any(isinstance(e, ast.Starred) for e in value.elts) else len(value.elts)
+    if isinstance(value, ast.IfExp):
+        body = _listed(value.body, None, ctx)
+        return body if body is not None and body == _listed(value.orelse, None, ctx) else None
+    if not (isinstance(value, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))) or \
+            value.id in instances.parameters(fn):
+        return None
+    bound = ctx.assigned_in(fn).get(value.id, [])
+    stores = sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store))
+    declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and value.id in n.names for n in ast.walk(fn))
+    if not bound or len(bound) != stores or declared:
+        return None
+    lengths = {_listed(v, None, ctx) for v in bound}
+    return lengths.pop() if len(lengths) == 1 and None not in lengths else None
