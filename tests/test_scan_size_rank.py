@@ -71,3 +71,43 @@ def test_a_size_of_unknown_length_keeps_every_mode(tmp_path):
         """)
     for line in (4, 9, 15, 21):
         assert _modes(found, line) == _MODES, (line, found)
+
+
+def test_a_parameter_unpacked_from_its_shape_has_that_rank(tmp_path):
+    """`b, c, h, w = image.shape` in the helper's body, before the call, raises unless the parameter is 4-D:
+    a 5-D video helper unpacking five sizes runs trilinear only. An unpacking in a branch, with a starred
+    target, or of a name rebound in the function shows no rank."""
+    found = _records(tmp_path, """\
+        import torch.nn.functional as F
+
+        def resize_image(image, size, mode="nearest"):
+            b, c, h, w = image.shape
+            return F.interpolate(image, size, mode=mode)
+
+        def resize_video(video, size, mode="nearest"):
+            _, _, t, h, w = video.size()
+            return F.interpolate(video, size, mode=mode)
+
+        def branch(x, size, flat, mode="nearest"):
+            if flat:
+                b, c, h, w = x.shape
+            return F.interpolate(x, size, mode=mode)
+
+        def starred(x, size, mode="nearest"):
+            b, *rest = x.shape
+            return F.interpolate(x, size, mode=mode)
+
+        def rebound(x, size, transform, mode="nearest"):
+            b, c, h, w = x.shape
+            x = transform(x)
+            return F.interpolate(x, size, mode=mode)
+
+        def after(x, size, mode="nearest"):
+            out = F.interpolate(x, size, mode=mode)
+            b, c, h, w = x.shape
+            return out
+        """)
+    assert _modes(found, 5) == {"torch.interpolate-bilinear-backward", "torch.interpolate-bicubic-backward"}, found
+    assert _modes(found, 9) == {"torch.interpolate-trilinear-backward"}, found
+    for line in (14, 18, 23, 26):
+        assert _modes(found, line) == _MODES, (line, found)

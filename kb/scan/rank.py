@@ -448,7 +448,8 @@ def mode_facts(ctx: Context, node: ast.Call) -> tuple[tuple[str, object], ...]:
 def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:
     """The modes an `F.interpolate` call can run with, by the spatial rank it shows: as many sizes as
     `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2; a name the function binds to such tuples only,
-    `target_shape = (t, h, w)`: 3), or its input's rank less 2. None: not shown."""
+    `target_shape = (t, h, w)`: 3), or its input's rank less 2 (a parameter unpacked from its shape above the
+    call, `b, c, h, w = image.shape`: 4). None: not shown."""
     if ctx.dotted(node.func) not in _INTERPOLATE:
         return None
     given = {k.arg: k.value for k in node.keywords if k.arg}
@@ -461,7 +462,8 @@ def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:
             spatial = listed
     if spatial is None:
         shown = of(ctx, given.get("input"))
-        spatial = shown.exact - 2 if shown.exact is not None else None
+        exact = shown.exact if shown.exact is not None else _unpacked(given.get("input"), fn, node)
+        spatial = exact - 2 if exact is not None else None
     return _MODES.get(spatial) if spatial is not None else None
 
 
@@ -485,3 +487,31 @@ def _listed(value: ast.AST | None, fn: ast.AST | None, ctx: Context) -> int | No
         return None
     lengths = {_listed(v, None, ctx) for v in bound}
     return lengths.pop() if len(lengths) == 1 and None not in lengths else None
+
+
+def _shape_of(value: ast.expr, name: str) -> bool:
+    """`name.shape` or `name.size()`: the whole shape of the tensor the name holds."""
+    if isinstance(value, ast.Call) and not value.args and not value.keywords:
+        value = value.func
+        return isinstance(value, ast.Attribute) and value.attr == "size" and \
+            isinstance(value.value, ast.Name) and value.value.id == name
+    return isinstance(value, ast.Attribute) and value.attr == "shape" and \
+        isinstance(value.value, ast.Name) and value.value.id == name
+
+
+def _unpacked(value: ast.AST | None, fn: ast.AST | None, call: ast.Call) -> int | None:
+    """The rank a function's parameter has where a statement of the function's own body, above the call,
+    unpacks its whole shape into plain names (`b, c, h, w = image.shape`: 4): the unpacking raises on any
+    other rank, and a parameter the function never rebinds holds the same tensor at the call. None: no such
+    statement (one in a branch or a loop, a starred target, or a parameter rebound in the function)."""
+    if not (isinstance(value, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))) or \
+            value.id not in instances.parameters(fn):
+        return None
+    found = [len(s.targets[0].elts) for s in fn.body
+             if isinstance(s, ast.Assign) and s.lineno < call.lineno and len(s.targets) == 1
+             and isinstance(s.targets[0], (ast.Tuple, ast.List))
+             and not any(isinstance(e, ast.Starred) for e in s.targets[0].elts) and _shape_of(s.value, value.id)]
+    if not found or any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+                        for n in ast.walk(fn)):
+        return None
+    return found[0]
