@@ -447,17 +447,71 @@ def mode_facts(ctx: Context, node: ast.Call) -> tuple[tuple[str, object], ...]:
 
 def interpolate_modes(ctx: Context, node: ast.Call) -> tuple[str, ...] | None:
     """The modes an `F.interpolate` call can run with, by the spatial rank it shows: as many sizes as
-    `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2), or its input's rank less 2. None: not shown."""
+    `size=` or `scale_factor=` lists (`scale_factor=(2, 1)`: 2; a name the function binds to such tuples only,
+    `target_shape = (t, h, w)`: 3), or its input's rank less 2 (a parameter unpacked from its shape above the
+    call, `b, c, h, w = image.shape`: 4). None: not shown."""
     if ctx.dotted(node.func) not in _INTERPOLATE:
         return None
     given = {k.arg: k.value for k in node.keywords if k.arg}
     given.update(dict(zip(("input", "size", "scale_factor"), node.args)))
     spatial = None
+    fn = ctx.fn_nodes[-1] if ctx.fn_nodes else None
     for key in ("size", "scale_factor"):
-        value = given.get(key)
-        if isinstance(value, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in value.elts):
-            spatial = len(value.elts)
+        listed = _listed(given.get(key), fn, ctx)
+        if listed is not None:
+            spatial = listed
     if spatial is None:
         shown = of(ctx, given.get("input"))
-        spatial = shown.exact - 2 if shown.exact is not None else None
+        exact = shown.exact if shown.exact is not None else _unpacked(given.get("input"), fn, node)
+        spatial = exact - 2 if exact is not None else None
     return _MODES.get(spatial) if spatial is not None else None
+
+
+def _listed(value: ast.AST | None, fn: ast.AST | None, ctx: Context) -> int | None:
+    """How many sizes a `size=` / `scale_factor=` value lists: a literal tuple's length, the length both
+    branches of `a if c else b` list, or, for a local name of the function, the length every binding of it
+    lists (each binding an `x = (...)`: a name also bound another way, `+=`, a loop or a parameter, is not
+    read). interpolate raises unless the input has as many spatial dimensions, so the length fixes its rank."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return None if any(isinstance(e, ast.Starred) for e in value.elts) else len(value.elts)
+    if isinstance(value, ast.IfExp):
+        body = _listed(value.body, None, ctx)
+        return body if body is not None and body == _listed(value.orelse, None, ctx) else None
+    if not (isinstance(value, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))) or \
+            value.id in instances.parameters(fn):
+        return None
+    bound = ctx.assigned_in(fn).get(value.id, [])
+    stores = sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store))
+    declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and value.id in n.names for n in ast.walk(fn))
+    if not bound or len(bound) != stores or declared:
+        return None
+    lengths = {_listed(v, None, ctx) for v in bound}
+    return lengths.pop() if len(lengths) == 1 and None not in lengths else None
+
+
+def _shape_of(value: ast.expr, name: str) -> bool:
+    """`name.shape` or `name.size()`: the whole shape of the tensor the name holds."""
+    if isinstance(value, ast.Call) and not value.args and not value.keywords:
+        value = value.func
+        return isinstance(value, ast.Attribute) and value.attr == "size" and \
+            isinstance(value.value, ast.Name) and value.value.id == name
+    return isinstance(value, ast.Attribute) and value.attr == "shape" and \
+        isinstance(value.value, ast.Name) and value.value.id == name
+
+
+def _unpacked(value: ast.AST | None, fn: ast.AST | None, call: ast.Call) -> int | None:
+    """The rank a function's parameter has where a statement of the function's own body, above the call,
+    unpacks its whole shape into plain names (`b, c, h, w = image.shape`: 4): the unpacking raises on any
+    other rank, and a parameter the function never rebinds holds the same tensor at the call. None: no such
+    statement (one in a branch or a loop, a starred target, or a parameter rebound in the function)."""
+    if not (isinstance(value, ast.Name) and isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))) or \
+            value.id not in instances.parameters(fn):
+        return None
+    found = [len(s.targets[0].elts) for s in fn.body
+             if isinstance(s, ast.Assign) and s.lineno < call.lineno and len(s.targets) == 1
+             and isinstance(s.targets[0], (ast.Tuple, ast.List))
+             and not any(isinstance(e, ast.Starred) for e in s.targets[0].elts) and _shape_of(s.value, value.id)]
+    if not found or any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+                        for n in ast.walk(fn)):
+        return None
+    return found[0]
