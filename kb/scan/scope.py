@@ -127,6 +127,7 @@ class Graph:
         self._edges: dict[tuple[str, str | None], list[tuple[str, str]]] = {}
         self._own: frozenset[str] | None = None
         self._root: str | None = None  # the names the code imports its root package by (_own_names)
+        self._by_folder: dict[str, list[str]] | None = None  # folder -> its modules (star_modules), once asked
 
     def resolve(self, importer: str, dotted: str, level: int) -> str | None:
         """The scanned file a module name means when imported from `importer` (memoized by the
@@ -218,11 +219,38 @@ class Graph:
                     if target:
                         out.append(target)
                 for name in names:  # from pkg import submodule
+                    if name == "*":
+                        out += self.star_modules(path, module, level)
+                        continue
                     sub = self.resolve(path, f"{module}.{name}" if module else name, level)
                     if sub:
                         out.append(sub)
             self._imports[path] = tuple(dict.fromkeys(out))
         return self._imports[path]
+
+    def star_modules(self, importer: str, module: str, level: int) -> tuple[str, ...]:
+        """The submodules `from module import *` in `importer` imports: when `module` is a package that sets
+        `__all__`, Python imports each name of it the package does not bind itself as a submodule, so a literal
+        `__all__` imports exactly the submodules it names, and one computed from a listing of the package's
+        folder (`glob.glob(join(dirname(__file__), "*.py"))`) every module of that folder (Layout.star)."""
+        package = self.resolve(importer, module, level)
+        if package is None or os.path.basename(package) != "__init__.py":
+            return ()
+        layout = self.modules[package].layout
+        if layout.star is None:
+            if self._by_folder is None:
+                self._by_folder = {}
+                for path in sorted(self.files):
+                    if path.endswith(".py") and os.path.basename(path) != "__init__.py":
+                        self._by_folder.setdefault(os.path.dirname(path), []).append(path)
+            return tuple(self._by_folder.get(os.path.dirname(package), ()))
+        if not layout.star:
+            return ()
+        bound = {local for local, *_ in layout.bindings} | {name for name, _ in layout.functions if "." not in name} \
+            | {name for name, *_ in layout.class_bases}
+        found = (self.resolve(importer, f"{module}.{name}" if module else name, level)
+                 for name in layout.star if name not in bound)
+        return tuple(path for path in found if path is not None)
 
     def closure(self, start: str) -> frozenset[str]:
         """The files a run of `start` imports, itself included (transitively). Computed once for every

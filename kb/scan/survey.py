@@ -188,6 +188,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     assigns: list[ast.Assign] = []
     spans: list[tuple[str, str, int, int, bool, str | None, int, bool]] = []
     class_bases: list[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]] = []
+    exported: list[str | None] = []  # the names of module-level `__all__ = [...]` / `+= [...]`; None: a computed value
     has_main = False
 
     def statement(node: Any, sink: list[str], prefix: str, module_level: bool, owner: Any) -> None:  # Any: each branch reads its class's fields
@@ -198,6 +199,10 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
             _expression_calls(node, sink, calls)
             if kind is ast.Assign:
                 assigns.append(node)
+                if not prefix and module_level:
+                    _exports(node.targets, node.value, exported)
+            elif (kind is ast.AugAssign or kind is ast.AnnAssign) and not prefix and module_level:
+                _exports([node.target], node.value, exported)
         elif role == _IMPORT:
             for alias in node.names:
                 imports.append((alias.name, 0, ()))
@@ -278,8 +283,35 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     top_trains = backward and bool(text) and _top_trains(tree, text)
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
                    tuple((name, tuple(body)) for name, body in functions), backward,
-                   may_use_gpu(text, calls, imports), top_trains, tuple(spans), tuple(class_bases))
+                   may_use_gpu(text, calls, imports), top_trains, tuple(spans), tuple(class_bases),
+                   _star(exported, top) if exported else ())
     return Survey(found, classes, calls, defs, assigns)
+
+
+def _exports(targets: list[ast.expr], value: ast.expr | None, exported: list[str | None]) -> None:
+    """The names a module-level assignment adds to `__all__`: a literal list or tuple of strings; None for any
+    other value (`[basename(f)[:-3] for f in glob.glob(...)]`)."""
+    if value is None or not any(type(t) is ast.Name and t.id == "__all__" for t in targets):
+        return
+    if type(value) in (ast.List, ast.Tuple) and all(
+            type(e) is ast.Constant and isinstance(e.value, str) for e in value.elts):  # type: ignore[attr-defined]
+        exported.extend(e.value for e in value.elts)  # type: ignore[attr-defined]
+    else:
+        exported.append(None)
+
+
+# The calls that list a folder's files: `__all__` computed in a module that calls one is the folder's module names
+# (`glob.glob(join(dirname(__file__), "*.py"))`, `os.listdir(dirname(__file__))`, `pkgutil.iter_modules(__path__)`)
+_LISTS_FOLDER = frozenset({"glob", "iglob", "listdir", "scandir", "iterdir", "iter_modules", "walk_packages"})
+
+
+def _star(exported: list[str | None], top: list[str]) -> tuple[str, ...] | None:
+    """Layout.star of a module that sets `__all__`: None when a value is computed and the module-level code lists
+    a folder (the package's own: Python then imports every module it names, each module of the folder); else the
+    literal names (a computed value that lists no folder names objects, not modules: nothing more is imported)."""
+    if None in exported and any(name.rpartition(".")[2] in _LISTS_FOLDER for name in top):
+        return None
+    return tuple(name for name in exported if name is not None)
 
 
 _NOT_CODE = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

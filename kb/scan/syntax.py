@@ -107,6 +107,10 @@ class Layout(NamedTuple):
     # (name, line, has keywords (a metaclass), bases as written: (name,), (module alias, name) or () for any other
     # expression, module level): each class, for whether all its ancestors are the code base's own
     class_bases: tuple[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool], ...] = ()
+    # the submodules `from this_package import *` imports (Python imports each name of `__all__` the package does
+    # not bind itself as a submodule): the names of a literal `__all__` (() without one); None: every module of
+    # the package's folder (`__all__` computed from a listing of the folder: glob, os.listdir, pkgutil.iter_modules)
+    star: tuple[str, ...] | None = ()
 
 
 class Graph(NamedTuple):

@@ -257,6 +257,10 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
         return out  # a file not read again: its names unknown, so nothing is claimed unreached
     starred = {graph.resolve(path, module_name, level) for path, m in modules.items()
                for module_name, level, names in m.layout.imports if "*" in names}
+    # and the submodules a star import of a package imports (the names of its `__all__`, every module of its
+    # folder when `__all__` is computed from it): re-exported as the package's names alike
+    starred.update(sub for path, m in modules.items() for module_name, level, names in m.layout.imports
+                   if "*" in names for sub in graph.star_modules(path, module_name, level))
     looked_up = _looked_up(graph, modules, read)
     imports_by_name = any(map(_imports_by_name, read.values()))
     tops = {os.path.normpath(root) for root in roots}
