@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, mapped, members, pyints, quantized, slices, tfdata, values
+from kb.scan import constants, datasets, gradient, mapped, members, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -473,6 +473,15 @@ def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST |
             if given is not None and plain_literal(given) not in (0, 0.0, None):
                 return None
     return "every initializer is a constant and no dropout is drawn: nothing is random"
+
+
+@resolver("reused-variables", "rule")
+def reused_variables(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A TF 1 layer function (`tf.layers.dense`, `tf.compat.v1.layers.*`) called with `reuse=True`, or inside
+    `with tf.variable_scope(..., reuse=True):`, reuses the variables another call created: it creates none
+    and runs no initializer, so it draws no initial value (kb/scan/tfvariables.py). `reuse=tf.AUTO_REUSE`
+    may create them: kept."""
+    return tfvariables.reused_layer(ctx, node)
 
 
 # --- rules at `self.X = <module>(...)` -------------------------------------------------------------
