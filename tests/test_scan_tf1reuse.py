@@ -61,3 +61,20 @@ def test_a_gather_from_a_visibly_constant_tensor_sends_no_gradient_into_it(tmp_p
             return a, b, c, d, e, f
         """)
     assert _lines(report, "tf.gather-backprop") == [13, 14]
+
+
+def test_a_gather_of_one_literal_column_adds_into_each_element_once(tmp_path):
+    report = _scan(tmp_path, """\
+        import tensorflow as tf
+
+        def build(u_emb, i_emb, cols, k):
+            hidden_units = 128
+            a = tf.gather(u_emb, [0], axis=-1)                  # one column: never repeats
+            b = tf.gather(u_emb, [-1], axis=-1)                 # one column
+            c = tf.gather(i_emb, [hidden_units // 2], axis=-1)  # one Python int: one column
+            d = tf.gather(u_emb, cols, axis=-1)                 # not visible: reported
+            e = tf.gather(u_emb, [k], axis=-1)                  # k may hold many indices: reported
+            f = tf.gather(u_emb, [0, 0], axis=-1)               # a repeat: reported
+            return a, b, c, d, e, f
+        """)
+    assert _lines(report, "tf.gather-backprop") == [8, 9, 10]
