@@ -430,7 +430,7 @@ SCAN_RESOLVERS = (
     "fit-reads-tf-data", "mapped-function-draws-no-random",
     "module-never-called",
     "not-quantized",
-    "module-seeded", "one-index-per-row", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
+    "module-seeded", "one-index-per-row", "reused-variables", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "windows-do-not-overlap", "written-before-read", "single-operand", "constant-filter",
     "window-sums",
 )

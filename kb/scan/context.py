@@ -84,6 +84,7 @@ class Context:
         self.params: list[dict[str, object]] = []  # per enclosing function: parameters every call passes as one literal
         self.defs: dict[str, Function] = {}  # functions of the module by name (the last definition wins)
         self.classes: dict[str, ast.ClassDef] = {}  # classes of the module by name
+        self.reusing_scopes = 0  # enclosing `with tf.variable_scope(..., reuse=True):` (kb/scan/tfvariables.py)
         self.initialised: set[int] = set()  # ids of `torch.empty(...)` nodes that are visibly written before use
         self.tf_seeded = ""  # why TF's random ops are seeded in this module (a module-level tf.random.set_seed(N))
         self.default_device = False  # the module calls torch.set_default_device: factories may make GPU tensors

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, mapped, members, pyints, quantized, slices, tfdata, values
+from kb.scan import constants, datasets, gradient, mapped, members, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -347,13 +347,17 @@ def unique_indices(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     """The indices a record needs to repeat (its `scan.unique_index` parameter) visibly never repeat:
     `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal list of distinct ints, the
     coordinates of a mask's true elements (`mask.nonzero()`, `torch.nonzero(mask)`, `tf.where(mask)`), what
-    keeps them (`.to()`, `.view()`, a slice, `tf.cast`), or a name only ever assigned one: each element is
-    written (or accumulated) once, so the order of the writes changes nothing."""
+    keeps them (`.to()`, `.view()`, a slice, `tf.cast`), a name only ever assigned one, or a list of one Python
+    int (`[hidden // 2]`, kb/scan/pyints.py: one index, as `tf.gather(x, [k], axis=-1)` reads one column):
+    each element is written (or accumulated) once, so the order of the writes changes nothing."""
     name = ctx.index_param.get(op)
     given = ctx.argument(op, node, name) if name else None
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if given is not None and ctx.is_unique(given, scope):
         return f"the {name} ({ctx.text(given, 30)}) never repeats: each element is written once"
+    if isinstance(given, (ast.List, ast.Tuple)) and len(given.elts) == 1 \
+            and pyints.int_value(ctx, given.elts[0], scope, {}):
+        return f"the {name} ({ctx.text(given, 30)}) is one Python int: one index, written once"
     dim_node = next((ctx.argument(op, node, n) for n in _DIM_NAMES if ctx.argument(op, node, n) is not None), None)
     dim = plain_literal(dim_node) if dim_node is not None else None
     if given is not None and type(dim) is int and _unique_repeated(ctx, given, dim, scope):
@@ -473,6 +477,15 @@ def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST |
             if given is not None and plain_literal(given) not in (0, 0.0, None):
                 return None
     return "every initializer is a constant and no dropout is drawn: nothing is random"
+
+
+@resolver("reused-variables", "rule")
+def reused_variables(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A TF 1 layer function (`tf.layers.dense`, `tf.compat.v1.layers.*`) called with `reuse=True`, or inside
+    `with tf.variable_scope(..., reuse=True):`, reuses the variables another call created: it creates none
+    and runs no initializer, so it draws no initial value (kb/scan/tfvariables.py). `reuse=tf.AUTO_REUSE`
+    may create them: kept."""
+    return tfvariables.reused_layer(ctx, node)
 
 
 # --- rules at `self.X = <module>(...)` -------------------------------------------------------------

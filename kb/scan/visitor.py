@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
-from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank
+from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank, tfvariables
 from kb.scan.context import Context
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -169,6 +169,8 @@ class Visitor(Context, ast.NodeVisitor):
         pushed = 0
         quiet = any(self._no_grad(item.context_expr) for item in node.items)
         self.no_grad += quiet
+        reusing = any(tfvariables.reusing_scope(self, item.context_expr) for item in node.items)
+        self.reusing_scopes += reusing
         for item in node.items:
             if self._hit(item.context_expr):
                 self.visit(item.context_expr)
@@ -180,6 +182,7 @@ class Visitor(Context, ast.NodeVisitor):
                 self._with_target(item.optional_vars.id, item.context_expr)
         self.statements(node.body)
         self.no_grad -= quiet
+        self.reusing_scopes -= reusing
         del self.backends[len(self.backends) - pushed:]
 
     def _with_target(self, name: str, made: ast.Call) -> None:
@@ -559,6 +562,8 @@ class Visitor(Context, ast.NodeVisitor):
         elif not method and (self.buffers and gradient.reads_a_buffer(self, node, op, self.buffers[-1]) or op in
                              self.backward_ops and gradient.used_only_without_grad(self, node, op, self._no_grad)):
             quiet = True  # torch.gather(v, ...) of a buffer v, as v.gather(...); a module used only under no_grad
+        elif op == "tf.gather" and not method and tfvariables.constant_params(self, node):
+            quiet = True  # a gather from a visibly constant tensor: no gradient reaches it
         if not quiet and op in self.backward_ops and not op.rsplit(".", 1)[-1][:1].isupper() \
                 and resolvers.no_input_requires_grad(self, node, op):
             quiet = True  # no argument (nor a method's receiver) requires a gradient: no backward pass runs through it
