@@ -41,6 +41,43 @@ def loads(blob: bytes) -> Any:
     return _Plain(io.BytesIO(blob)).load()
 
 
+def read_store(path: Path, form: bytes, code: bytes, limit: int | None = None) -> dict[bytes, bytes]:
+    """The {key: blob} of a store write_store wrote with the same `form` line and `code` digest: {} when it is
+    missing, damaged, larger than `limit` bytes, or written by another format or other code (kb/scan/filecache.py
+    keeps its stores this way too)."""
+    try:
+        if limit is not None and os.path.getsize(path) > limit:
+            return {}
+        with open(path, "rb") as handle:
+            if handle.readline() != form or handle.readline().rstrip(b"\n") != code:
+                return {}
+            store = marshal.load(handle)
+    except (OSError, EOFError, ValueError, TypeError):
+        return {}
+    if not isinstance(store, dict):
+        return {}
+    return {k: v for k, v in store.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+
+
+def write_store(path: Path, form: bytes, code: bytes, store: dict[bytes, bytes]) -> bool:
+    """Write the store atomically (a temporary file renamed over it); False, and nothing left behind, when the
+    folder cannot be written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(form + code + b"\n")
+            marshal.dump(store, handle)
+        os.replace(tmp, path)
+    except (OSError, ValueError):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        return False
+    return True
+
+
 class Memo:
     """The values `name` computed under `root` before, and the ones this run used or added.
 
@@ -56,15 +93,7 @@ class Memo:
         self.before: dict[bytes, bytes] = {}
         self.now: dict[bytes, bytes] = {}
         self.added = False
-        try:
-            with open(self.path, "rb") as handle:
-                if handle.readline() != FORMAT or handle.readline().rstrip(b"\n") != self.code:
-                    return
-                store = marshal.load(handle)
-        except (OSError, EOFError, ValueError, TypeError):
-            return
-        if isinstance(store, dict):
-            self.before = {k: v for k, v in store.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+        self.before = read_store(self.path, FORMAT, self.code)
 
     def key(self, *parts: str | bytes) -> bytes:
         h = hashlib.sha256(self.code)
@@ -102,16 +131,5 @@ class Memo:
         older = {k: v for k, v in self.before.items() if k not in store}
         if len(older) <= len(store):
             store.update(older)
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as handle:
-                handle.write(FORMAT + self.code + b"\n")
-                marshal.dump(store, handle)
-            os.replace(tmp, self.path)
-        except OSError:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+        write_store(self.path, FORMAT, self.code, store)
         self.before, self.added = store, False

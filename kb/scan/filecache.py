@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import io
-import marshal
 import os
 import pickle
 import re
 import sys
 from pathlib import Path
 from typing import Any
+
+from kb.memo import read_store, write_store
 
 FORMAT = b"kb-scan-cache 2\n"
 ENV = "KB_SCAN_CACHE"
@@ -95,17 +96,7 @@ class FileCache:
         self.code = code_digest().encode()
         self.before: dict[bytes, bytes] = {}
         self.now: dict[bytes, bytes] = {}
-        try:
-            if os.path.getsize(self.path) > MAX_STORE_BYTES:
-                return
-            with open(self.path, "rb") as handle:
-                if handle.readline() != FORMAT or handle.readline().rstrip(b"\n") != self.code:
-                    return
-                store = marshal.load(handle)
-        except (OSError, EOFError, ValueError, TypeError):
-            return
-        if isinstance(store, dict):
-            self.before = {k: v for k, v in store.items() if isinstance(k, bytes) and isinstance(v, bytes)}
+        self.before = read_store(self.path, FORMAT, self.code, MAX_STORE_BYTES)
 
     def key(self, path: str, text: str, imported: dict | None, starred: dict | None, cells: tuple = ()) -> bytes:
         """`cells`: a notebook's (first line, cell number) of each code cell: a markdown cell added or removed
@@ -157,20 +148,8 @@ class FileCache:
         """Write this scan's entries atomically; a folder that cannot be written goes without."""
         if self.now == self.before:
             return
-        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as handle:
-                handle.write(FORMAT + self.code + b"\n")
-                marshal.dump(self.now, handle)
-            os.replace(tmp, self.path)
-        except (OSError, ValueError):
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
-            return
-        _trim(self.path.parent)
+        if write_store(self.path, FORMAT, self.code, self.now):
+            _trim(self.path.parent)
 
 
 _STORE_NAME = re.compile(r"[0-9a-f]{24}\.cache")  # FileCache's names: the folder may hold other programs' files
