@@ -87,3 +87,27 @@ def test_a_buffer_filled_whole_by_an_nn_init_call_is_not_read_uninitialised(tmp_
             return w
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [13, 17], found
+
+
+def test_a_buffer_an_nn_init_call_is_given_in_the_same_expression_is_not_read_uninitialised(tmp_path: Path) -> None:
+    """`nn.Parameter(nn.init.xavier_uniform_(torch.empty(n, m)))`, or the same through a local name bound only to
+    an initialiser (`initializer = nn.init.xavier_uniform_`, as NGCF-PyTorch writes it): the initialiser writes
+    every element before any read. A local name also bound to something else, or a function that is no
+    initialiser, keeps the finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch
+        from torch import nn
+        def direct(n, m):
+            return nn.Parameter(nn.init.xavier_uniform_(torch.empty(n, m)))
+        def through_a_name(n, m):
+            initializer = nn.init.xavier_uniform_
+            return nn.ParameterDict({'w': nn.Parameter(initializer(torch.empty(n, m)))})
+        def rebound(n, m, other):
+            initializer = nn.init.xavier_uniform_
+            if other:
+                initializer = other
+            return nn.Parameter(initializer(torch.empty(n, m)))
+        def no_initialiser(n, m, wrap):
+            return nn.Parameter(wrap(torch.empty(n, m)))
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [12, 14], found

@@ -245,7 +245,8 @@ _VIEWS = frozenset({"split", "chunk", "unbind", "view", "reshape", "narrow", "te
 def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`torch.empty(...)` (or `resize_`) visibly written before it is read: filled in place at once by a method
     that writes every element (`torch.empty(n).normal_()`, `x.new().resize_(n, 1).bernoulli_(p)`, or `mask.bernoulli_(p)`
-    as the next statement), made into an `nn.Parameter` in a class that initialises its
+    as the next statement, `nn.init.xavier_uniform_(torch.empty(n, m))` directly or through a local name bound only
+    to an initialiser), made into an `nn.Parameter` in a class that initialises its
     parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or

@@ -158,6 +158,25 @@ def _fills_whole(stmt: ast.stmt, name: str) -> bool:
         and not any(_names(a, name) for a in (*call.args, *(kw.value for kw in call.keywords)))
 
 
+def init_fills_argument(node: ast.Call, fn: ast.AST) -> bool:
+    """`nn.init.xavier_uniform_(torch.empty(n, m))`, or the same through a local name every binding of which in
+    `fn` is such an initialiser (`initializer = nn.init.xavier_uniform_`, then `initializer(torch.empty(n, m))`):
+    the initialiser writes every element of the new tensor before anything can read it."""
+    made = node.args[0] if node.args else None
+    if not (isinstance(made, ast.Call) and isinstance(made.func, (ast.Attribute, ast.Name))
+            and (made.func.attr if isinstance(made.func, ast.Attribute) else made.func.id) in _MADE_EMPTY):
+        return False
+    if _init_call(node.func):
+        return True
+    if not isinstance(node.func, ast.Name):
+        return False
+    bound = _bindings(fn).get(node.func.id) or []
+    return bool(bound) and all(value is not None and _init_call(value) for value in bound)
+
+
+_MADE_EMPTY = frozenset({"empty", "empty_like", "empty_strided", "new_empty"})
+
+
 def _init_call(func: ast.expr) -> bool:
     """`nn.init.X_`, `torch.nn.init.X_` or `init.X_`: PyTorch's in-place initialisers, each of which writes
     every element of the tensor it is given (uniform_, normal_, kaiming_*, xavier_*, orthogonal_, zeros_, ...)."""

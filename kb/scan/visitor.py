@@ -358,6 +358,9 @@ class Visitor(Context, ast.NodeVisitor):
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in values.WHOLE_WRITES and isinstance(func.value, ast.Call):
             self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
+        elif (scope := self.fn_nodes[-1] if self.fn_nodes else self.tree) is not None \
+                and values.init_fills_argument(node, scope):
+            self.initialised.add(id(node.args[0]))  # nn.init.xavier_uniform_(torch.empty(n, m))
         self.generic_visit(node)
         name = self.dotted(func)
         if name == _PARTIAL and node.args and not isinstance(node.args[0], ast.Starred):
