@@ -151,3 +151,52 @@ def test_gather_indexing_reads_the_parameter_it_rebinds_and_skips_unique_indices
         model = Embed()
         """})
     assert sorted({f.line for f in report.findings if f.op == "jax.numpy.ndarray.__getitem__"}) == [10]
+
+
+def test_operands_of_traced_parameters_flax_outputs_and_jaxtyping_locals_are_jax_arrays(tmp_path):
+    """The fourteenth corpus's misses: `outputs @ params["embedding"]["embedding"].T` in a function `@jax.jit` and
+    `@jax.value_and_grad` decorate (bart-base-jax: JAX calls it with tracers), `attention @ v` where `v` is an item
+    of a flax.linen module's output (m3ae), and `embedding[x]` where `embedding: Array` is a jaxtyping-annotated
+    local. A function with a static argument, or an undecorated one, keeps its parameters unknown."""
+    report = _scan(tmp_path, {"m.py": """\
+        import functools
+        import jax
+        import jax.numpy as jnp
+        import flax.linen as nn
+        from jaxtyping import Array, Float as F, UInt16 as U16
+
+        @jax.jit
+        @jax.value_and_grad
+        def train_forward(params, outputs, labels):
+            lm_head = params["embedding"]["embedding"].T
+            logits = outputs @ lm_head
+            return jnp.mean(logits - labels)
+
+        @functools.partial(jax.jit, static_argnums=(0,))
+        def static(params, outputs):
+            return outputs @ params["w"]
+
+        def plain(params, outputs):
+            return outputs @ params["w"]
+
+        class Attention(nn.Module):
+            @nn.compact
+            def __call__(self, inputs):
+                qkv = nn.Dense(12)(inputs)
+                q, k, v = qkv[0], qkv[1], qkv[2]
+                attention = nn.softmax(jnp.einsum("ij,kj->ik", q, k), axis=-1)
+                attention = nn.Dropout(0.1)(attention, deterministic=False)
+                return attention @ v
+
+        def fwd_embedding(params, x: U16[Array, "*dims"]) -> F[Array, "*dims d"]:
+            embedding: Array = params["embedding"]
+            return embedding[x]
+
+        def loss(params, x):
+            return jnp.sum(fwd_embedding(params, x))
+
+        grads = jax.grad(loss)
+        model = Attention()
+        """})
+    assert _lines(report, "jax.numpy.matmul") == [11, 28], report.findings
+    assert _lines(report, "jax.numpy.ndarray.__getitem__") == [32], report.findings

@@ -37,7 +37,6 @@ _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal",
 _DRAW_METHODS = frozenset({"sample", "rsample", "sample_n"})
 _BUILTINS = frozenset(dir(builtins))
 _PARTIALS = frozenset({"functools.partial"})
-_JAX_ARRAY_MAKERS = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.")
 # what makes indices that never repeat, and the methods that keep them so (not expand, repeat, broadcasting)
 _UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
 # Of one argument, the coordinates of a mask's true elements: each once (rows of a 2-D result).
@@ -340,28 +339,9 @@ class Context:
             self.assign_memo[id(ctx)] = found
         return found
 
-    def is_jax(self, node: ast.AST, ctx: ast.AST, depth: int) -> bool:
-        """The expression is visibly a JAX array: made by jax.numpy / jax.random / jax.nn / jax.lax or Flax's
-        `self.param`, a name every assignment of which in the function (or module) is (unpacking
-        `promote_dtype` included), a parameter or `self` field annotated as one, or its `.T`
-        (kb/scan/jaxarrays.py)."""
-        if depth <= 0:
-            return False
-        if isinstance(node, ast.Call):
-            name = self.dotted(node.func)
-            return (name is not None and name.startswith(_JAX_ARRAY_MAKERS)) or jaxarrays.flax_param(self, node)
-        if isinstance(node, ast.Name):
-            values = self.assigned_in(ctx).get(node.id, []) + jaxarrays.unpacked(self, node.id, ctx)
-            if jaxarrays.annotated_parameter(self, node.id, ctx):
-                return all(self.is_jax(v, ctx, depth - 1) for v in values)
-            return bool(values) and all(self.is_jax(v, ctx, depth - 1) for v in values)
-        if isinstance(node, ast.Attribute):  # `w.T` of a JAX array; `self.real` of a field declared one
-            if node.attr in ("T", "mT"):
-                return self.is_jax(node.value, ctx, depth - 1)
-            return self_attribute(node) and jaxarrays.field_declared(self, node.attr)
-        if isinstance(node, ast.BinOp):
-            return self.is_jax(node.left, ctx, depth - 1) or self.is_jax(node.right, ctx, depth - 1)
-        return False
+    def is_jax(self, node: ast.AST, ctx: ast.AST, depth: int, traced: bool = True) -> bool:
+        """The expression is visibly a JAX array (kb/scan/jaxarrays.py `is_jax`)."""
+        return jaxarrays.is_jax(self, node, ctx, depth, traced)
 
     def is_mask(self, node: ast.AST, ctx: ast.AST) -> bool:
         """`~mask`, a comparison, a cast of one to numbers (`(x != 0).float()`, `.to(torch.float32)`), or a name

@@ -22,10 +22,15 @@ class Context(Protocol):
 
     def dotted(self, node: ast.AST) -> str | None: ...
 
+    def written(self, node: ast.AST) -> str | None: ...
+
+    def assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]: ...
+
     def self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]: ...
 
+_MAKERS = ("jax.numpy.", "jax.random.", "jax.nn.", "jax.lax.")
 # Annotations that declare a JAX array (chex.Array is JAX's array or NumPy's, as chex spells an operand).
-JAX_ARRAY_TYPES = frozenset({"jax.Array", "jax.numpy.ndarray", "jax.numpy.DeviceArray", "jax.interpreters.xla.DeviceArray",
+JAX_ARRAY_TYPES = frozenset({"jax.Array", "jaxtyping.Array", "jax.numpy.ndarray", "jax.numpy.DeviceArray", "jax.interpreters.xla.DeviceArray",
                              "chex.Array", "chex.ArrayDevice"})
 
 
@@ -86,3 +91,84 @@ def unpacked(ctx: Context, name: str, scope: ast.AST) -> list[ast.expr]:
                 if isinstance(target, ast.Name) and target.id == name and i < len(stmt.value.args):
                     found.append(stmt.value.args[i])
     return found
+
+
+def annotated_local(ctx: Context, name: str, scope: ast.AST) -> bool:
+    """`name: jax.Array = ...` (or jaxtyping's `Float[Array, "n d"]`) in `scope`: the code declares it a JAX array."""
+    return any(isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == name
+               and jax_annotation(ctx, stmt.annotation) for stmt in statements_in(scope))
+
+
+# flax.linen's functions that are jax.nn's or jax.numpy's under another name: each returns a JAX array.
+_FLAX_FUNCTIONS = frozenset({"softmax", "log_softmax", "relu", "gelu", "sigmoid", "tanh", "silu", "swish", "elu", "celu",
+                             "selu", "leaky_relu", "softplus", "log_sigmoid", "hard_tanh", "glu", "one_hot", "standardize",
+                             "avg_pool", "max_pool", "dot_product_attention"})
+# flax.linen's modules whose call returns one array (not the recurrent cells, which return a carry and an output).
+_FLAX_MODULES = frozenset({"Dense", "DenseGeneral", "Conv", "ConvTranspose", "ConvLocal", "Dropout", "LayerNorm", "BatchNorm",
+                           "GroupNorm", "RMSNorm", "Embed", "MultiHeadDotProductAttention", "SelfAttention",
+                           "MultiHeadAttention"})
+
+
+def flax_output(ctx: Context, node: ast.Call) -> bool:
+    """`nn.Dense(4)(x)`, `nn.Dropout(rate)(x, deterministic)` or `nn.softmax(x)` of flax.linen: a JAX array."""
+    if isinstance(node.func, ast.Call):
+        name, known = ctx.written(node.func.func), _FLAX_MODULES
+    else:
+        name, known = ctx.written(node.func), _FLAX_FUNCTIONS
+    return name is not None and name.startswith("flax.linen.") and name.rpartition(".")[2] in known
+
+
+_TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "jax.grad", "jax.value_and_grad", "jax.vmap", "jax.checkpoint", "jax.remat"})
+_STATIC = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
+
+
+def traced_parameter(ctx: Context, name: str, fn: ast.AST) -> bool:
+    """`name` is a parameter of `fn`, which a JAX transform decorates with no static argument (`@jax.jit`,
+    `@jax.value_and_grad`, `@functools.partial(jax.pmap, axis_name="d")`): JAX calls `fn` with tracers, so each
+    array the parameter holds, a leaf of a pytree included (`params["embedding"]["embedding"]`), is a JAX array.
+    A transform given a `backend` (`partial(jax.jit, backend="cpu")`) is left out: it runs elsewhere than the GPU."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.decorator_list:
+        return False
+    args = fn.args
+    if not any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
+        return False
+    for decorator in fn.decorator_list:
+        target, keywords = decorator, []
+        if isinstance(decorator, ast.Call):
+            keywords = decorator.keywords
+            target = decorator.args[0] if ctx.written(decorator.func) == "functools.partial" and decorator.args \
+                else decorator.func
+        if ctx.written(target) in _TRANSFORMS and not any(k.arg in _STATIC or k.arg == "backend" for k in keywords):
+            return True
+    return False
+
+
+def is_jax(ctx: Context, node: ast.AST, scope: ast.AST, depth: int, traced: bool = True) -> bool:
+    """The expression is visibly a JAX array: made by jax.numpy / jax.random / jax.nn / jax.lax, a flax.linen
+    module or function, or Flax's `self.param`; a name every assignment of which in the function (or module) is
+    (unpacking `promote_dtype` included); a parameter, local or `self` field annotated as one; its `.T`, or an item
+    of it. With `traced`, a parameter of a function a JAX transform decorates counts too: its arrays are tracers,
+    though of a dtype only the caller knows (so a record that needs the dtype asks without it)."""
+    if depth <= 0:
+        return False
+    if isinstance(node, ast.Call):
+        name = ctx.dotted(node.func)
+        return (name is not None and name.startswith(_MAKERS)) or flax_param(ctx, node) or flax_output(ctx, node)
+    if isinstance(node, ast.Subscript):  # an element or slice of a JAX array, a leaf of a traced pytree
+        return is_jax(ctx, node.value, scope, depth, traced)
+    if isinstance(node, ast.Name):
+        if annotated_local(ctx, node.id, scope):
+            return True
+        values = ctx.assigned_in(scope).get(node.id, []) + unpacked(ctx, node.id, scope)
+        if traced and not values and traced_parameter(ctx, node.id, scope):
+            return True
+        if annotated_parameter(ctx, node.id, scope):
+            return all(is_jax(ctx, v, scope, depth - 1, traced) for v in values)
+        return bool(values) and all(is_jax(ctx, v, scope, depth - 1, traced) for v in values)
+    if isinstance(node, ast.Attribute):  # `w.T` of a JAX array; `self.real` of a field declared one
+        if node.attr in ("T", "mT"):
+            return is_jax(ctx, node.value, scope, depth, traced)
+        return self_attribute(node) and field_declared(ctx, node.attr)
+    if isinstance(node, ast.BinOp):
+        return is_jax(ctx, node.left, scope, depth - 1, traced) or is_jax(ctx, node.right, scope, depth - 1, traced)
+    return False

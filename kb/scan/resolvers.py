@@ -661,7 +661,7 @@ def jax_gather_indexing(ctx: Context, node: ast.Subscript) -> ast.Call | None:
         return None
     scope = ctx.fn_nodes[-1]
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    if not any(_array_index(ctx, item, scope, node.lineno) for item in items) or not ctx.is_jax(node.value, scope, 4) \
+    if not any(_array_index(ctx, item, scope, node.lineno) for item in items) or not ctx.is_jax(node.value, scope, 4, traced=False) \
             or any(_unique_jax(ctx, item, scope, 4) for item in items):
         return None
     call = ast.copy_location(ast.Call(func=ast.Name(id="operator []", ctx=ast.Load()),
@@ -684,7 +684,7 @@ def _array_index(ctx: Context, item: ast.expr, scope: ast.AST, line: int) -> boo
                 named = annotation.id if isinstance(annotation, ast.Name) else ctx.dotted(annotation) if annotation else None
                 return named not in _INT_TYPES \
                     and all(v.lineno >= line for v in ctx.assigned_in(scope).get(item.id, []))
-    return ctx.is_jax(item, scope, 4)
+    return ctx.is_jax(item, scope, 4, traced=False)
 
 
 _JAX_UNIQUE = frozenset({"jax.numpy.arange", "jax.numpy.argsort"})
