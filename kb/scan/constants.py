@@ -6,7 +6,9 @@ A blur filter made from a random sigma (`tf.exp(-x**2 / (2 * sigma**2))` with `x
 identity filter (`tf.constant(np.eye(n))`) are such tensors. Read within the file: literals, NumPy values,
 `tf.constant`, pure TensorFlow math and random draws of such values, integer values (shapes, int casts:
 no gradient flows through an integer), names every binding of which in the function is one (`x /= s`
-too), and a parameter of a module-level function that every call of it in the file passes such a value.
+too), a parameter of a module-level function that every call of it in the file passes such a value, and a call
+of a function of the file (nested in the caller, or at module level) every `return` of which gives such a value
+(`W = tf.constant(table[i])`, `return W`: pretrained weights loaded as constants).
 Anything else (a variable, a layer, a method call, a parameter with no call in the file) may hold a
 variable: not constant.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
-from kb.scan.syntax import statements_in
+from kb.scan.syntax import inner_statements, statements_in
 
 # TensorFlow functions (last name, under tf., tf.math., tf.random., tf.compat.v1.) that compute a value from
 # their arguments only: no variable of their own. Their result is constant when every argument is.
@@ -64,6 +66,9 @@ def constant(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int 
 
 def _call(ctx: Context, node: ast.Call, fn: ast.AST | None, depth: int, seen: frozenset[str]) -> bool:
     name = ctx.dotted(node.func) or ""
+    if not name and isinstance(node.func, ast.Name) and f"def {node.func.id}" not in seen:
+        helper = _function(ctx, node.func.id, fn)
+        return helper is not None and _returns_constant(ctx, helper, depth - 1, seen | {f"def {node.func.id}"})
     if name.split(".")[0] == "numpy":
         return True  # a NumPy value: made on the host, no TensorFlow variable in it
     if isinstance(node.func, ast.Attribute) and node.func.attr == "get_shape" and name == "":
@@ -111,6 +116,49 @@ def _name(ctx: Context, name: str, fn: ast.AST, depth: int, seen: frozenset[str]
         passed = ctx.passed(fn, name)  # what the callers give, and what the function rebinds it to
         return bool(passed) and all(constant(ctx, v, _around(ctx, v), depth - 1) for v in passed)
     return bool(values) and rebound
+
+
+def _function(ctx: Context, name: str, fn: ast.AST | None) -> ast.FunctionDef | None:
+    """The function of the file a plain call `name(...)` in `fn` reaches: the one `def name` nested in `fn`, else the
+    module-level one (None: a lambda, a rebound name, several definitions, or no definition in the file)."""
+    nested = [s for s in statements_in(fn) if isinstance(s, ast.FunctionDef) and s.name == name] if fn is not None else []
+    if len(nested) > 1 or (fn is not None and any(name in _bound(t) for s in statements_in(fn)
+                                                  if isinstance(s, ast.Assign) for t in s.targets)):
+        return None
+    found = nested[0] if nested else ctx.defs.get(name)
+    return found if isinstance(found, ast.FunctionDef) else None
+
+
+def _returns_constant(ctx: Context, fdef: ast.FunctionDef, depth: int, seen: frozenset[str]) -> bool:
+    """Every `return` of `fdef` (not of functions nested in it) gives a constant value: read in `fdef`, where a name
+    returned at the function's top level is the value its last plain assignment above gives (`W = table[i]`,
+    `W = tf.constant(W)`, `return W`: a constant, whatever `W` held before)."""
+    returns: list[ast.Return] = []
+    stack: list[ast.stmt] = list(fdef.body)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Return):
+            returns.append(item)
+        elif not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(inner_statements(item))
+    if not returns or any(r.value is None for r in returns):
+        return False
+    return all(constant(ctx, _last_value(r, fdef), fdef, depth, seen) for r in returns)
+
+
+def _last_value(ret: ast.Return, fdef: ast.FunctionDef) -> ast.expr | None:
+    """What `return name` at `fdef`'s top level returns: the value of the last `name = value` above it in the same
+    body, when no other statement between them binds or mentions the name; else the returned expression itself."""
+    value = ret.value
+    if not (isinstance(value, ast.Name) and ret in fdef.body):
+        return value
+    for stmt in reversed(fdef.body[:fdef.body.index(ret)]):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.targets[0].id == value.id:
+            return stmt.value
+        if any(isinstance(n, ast.Name) and n.id == value.id for n in ast.walk(stmt)):
+            return value
+    return value
 
 
 def _bound(target: ast.AST) -> set[str]:
