@@ -32,7 +32,7 @@ LAYERS: tuple[Layer, ...] = (
     Layer("base", "formats and primitives: no knowledge of the catalog", (
         "kb.errors", "kb.atomic", "kb.untrusted", "kb.apinames", "kb.yamlio", "kb.jsonio", "kb.versions", "kb.findings",
         "kb.schema", "kb.model", "kb.root", "kb.prefixes", "kb.links.resolve", "kb.known", "kb.signatures",
-        "kb.calls", "kb.case", "kb.protocol", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.unchanged", "kb.aside", "kb.entries", "kb.layers",
+        "kb.calls", "kb.reductions", "kb.case", "kb.protocol", "kb.bounds", "kb.shapes", "kb.links.answers", "kb.memo", "kb.unchanged", "kb.aside", "kb.entries", "kb.layers",
         "verifiers", "verifiers.*",
     )),
     Layer("load", "read and check what people and machines wrote: data/, run files, link state", (

@@ -32,7 +32,7 @@ To add a cache:
    `memo()` did not make, and checks that `reset()` empties yours.
 """
 
-from kb import versions
+from kb import reductions, versions
 from kb.bounds import MAX_NAME, MAX_VERSION, check_text, echo
 from kb.model import Status
 from kb.query.cover import MAX_EXACT, smallest_cover
@@ -158,6 +158,8 @@ def status(
     if given is not None:
         params = op_parameters(op, framework, idx)
         params = calls.check_keys(op, given, params)  # the form the call is of (kb/calls.py, bind)
+        if params is not None:  # `reduce=False` selects reduction='none' (kb/reductions.py)
+            given = reductions.legacy_reduction(framework, given, calls.names(params))
     keras = (tfkeras.basis(op, key, idx) if framework == "tensorflow" and distribution is None
              and op.startswith("tf.keras.") else None)
     result = answer(op, version, key=key, framework=framework, device=device, distribution=distribution, ids=ids, idx=idx,
