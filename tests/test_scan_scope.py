@@ -435,3 +435,19 @@ def test_a_parameter_every_call_passes_as_the_same_literal(tmp_path):
     assert [(n, r, level) for n, r, level in found] == [(4, "torch.interpolate-bilinear-backward", "nondeterministic")]
     found = _records(tmp_path, source.replace("resize(x, 2)", "resize(x, 2, mode = 'nearest')"))
     assert (4, "torch.interpolate-bilinear-backward", "possible") in found  # bilinear or nearest: not one literal
+
+
+def test_jax_at_add_with_static_indices_accumulates_nothing():
+    """`x.at[::2, 3:].add(7.)` and `x.at[11].add(23)` name each element at most once, as `.set`'s static indices
+    do: no element takes two updates, so the scatter-add has no order to vary. An array index stays a finding."""
+    calls = _calls("""\
+        import jax.numpy as jnp
+        x = jnp.ones((5, 6))
+        a = x.at[::2, 3:].add(7.)
+        b = jnp.arange(10).at[11].add(23)
+        c = x.at[..., None].multiply(2.)
+        d = x.at[ids].add(1.)
+        e = x.at[ids, 0].add(v)
+        """)
+    at = {c.line: dict(c.extra) for c in calls if c.op.endswith(".at")}
+    assert sorted(at) == [6, 7]

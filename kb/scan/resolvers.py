@@ -602,9 +602,9 @@ JAX_AT_METHODS = frozenset({"add", "subtract", "multiply", "mul", "divide", "pow
 @resolver("jax-at-update", "spelling")
 def jax_at_update(ctx: Context, func: ast.Attribute, node: ast.Call) -> tuple | None:
     """`x.at[i].add(...)` (`.subtract`, `.multiply`, `.divide`, `.power`: scatter-adds or -multiplies) and
-    `x.at[i].set(...)` are JAX's `.at` with the method as the `at.method` call fact; a `.set` whose index is
-    ints, slices, `...` and `None` only (each element named once) or whose value is a number literal (every
-    write equal) is not reported. `unique_indices` left out is JAX's default, False
+    `x.at[i].set(...)` are JAX's `.at` with the method as the `at.method` call fact; an update whose index is
+    ints, slices, `...` and `None` only (each element named once, so none takes two updates: `x.at[::2, 3:].add(7.)`)
+    or a `.set` whose value is a number literal (every write equal) is not reported. `unique_indices` left out is JAX's default, False
     (jax/_src/numpy/array_methods.py), which the KB cannot fill in: `.at` has no signature.
 
     Returns the call facts, () when the call is not such an update, None when it is one that is ruled out."""
@@ -612,8 +612,8 @@ def jax_at_update(ctx: Context, func: ast.Attribute, node: ast.Call) -> tuple | 
     if not (func.attr in JAX_AT_METHODS and isinstance(receiver, ast.Subscript)
             and isinstance(receiver.value, ast.Attribute) and receiver.value.attr == "at"):
         return ()
-    if func.attr == "set" and (one_per_element(receiver.slice) or constant_value(node)):
-        return None
+    if one_per_element(receiver.slice) or (func.attr == "set" and constant_value(node)):
+        return None  # each element takes at most one update: nothing accumulates in an order
     facts: tuple = (("at.method", func.attr),)
     if not any(k.arg == "unique_indices" for k in node.keywords) and not any(k.arg is None for k in node.keywords):
         facts += (("unique_indices", False),)
