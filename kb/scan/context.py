@@ -67,6 +67,18 @@ def _single_index_row(node: ast.AST) -> bool:
         and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred, ast.ListComp, ast.GeneratorExp)) for e in row.elts)
 
 
+class Later:
+    """The kind of a construction `x = Foo(...)` not asked yet (Context.kind_later): whether an imported `Foo` is a
+    plain class of the code base needs its module parsed, and most such names are never a receiver kind_of is asked
+    about. receivers.kind's answer for a call of an imported name depends only on the file (its imports, its
+    classes, the modules they name), not on where the walk is: asked when the name is read, it is the same."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: ast.Call) -> None:
+        self.node = node
+
+
 class Context:
     """One module's state during the walk, and the questions asked of it."""
 
@@ -75,7 +87,7 @@ class Context:
         self.lines: list[str] = []  # the module's source lines, for the text of nodes
         self.filename = ""  # the module's path, to read the modules of the same code base it imports
         self.tree: ast.Module | None = None
-        self.typed: list[dict[str, str]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
+        self.typed: list[dict[str, str | Later]] = [{}]  # per scope: local name -> "torch.Tensor" | "tf.keras.Model"
         self.scope: list[str] = []  # enclosing classes and functions, outermost first
         self.members: list[set[str]] = []  # per enclosing class: `self.X` that are parameters or buffers
         self.fn_nodes: list[Function] = []  # enclosing functions, innermost last
@@ -264,7 +276,7 @@ class Context:
                 out.append((given[param], method))
         return out
 
-    def retype(self, target: ast.AST, value: ast.AST, kind: str | None) -> None:
+    def retype(self, target: ast.AST, value: ast.AST, kind: str | Later | None) -> None:
         """`name = value` rebinds the name's kind (`kind`, the value's); `a, b = x, y` gives each name its own
         value's kind (a call's only, where `kind` is None for a value that is not a call)."""
         pairs = paired(target, value)
@@ -282,8 +294,23 @@ class Context:
         if isinstance(node, ast.Name):
             for scope in reversed(self.typed):
                 if node.id in scope:
-                    return scope[node.id]
+                    found = scope[node.id]
+                    if isinstance(found, Later):  # asked now, once: None is no kind here, as if retype had popped it
+                        asked = receivers.kind(self, found.node)
+                        if asked is None:
+                            del scope[node.id]
+                            continue
+                        found = scope[node.id] = asked
+                    return found
             return receivers.kind(self, node)  # `self` of a class of the code base with no framework base
+        return self._kind(node, False)  # type: ignore[return-value]
+
+    def kind_later(self, node: ast.AST) -> str | Later | None:
+        """kind_of for the value bound to a plain name: a construction of an imported name is a Later, asked
+        only if kind_of reads the name (a large code base's assignments parsed hundreds of imported files)."""
+        return self.kind_of(node) if isinstance(node, ast.Name) else self._kind(node, True)
+
+    def _kind(self, node: ast.AST, later: bool) -> str | Later | None:
         if isinstance(node, ast.Call):
             name = self.dotted(node.func)
             if name is not None:
@@ -301,6 +328,8 @@ class Context:
                     return "torch.Tensor"
                 if parts[0] in NOT_FRAMEWORK and len(parts) == 2 and parts[1][:1].islower():
                     return parts[0]  # np.zeros(...), pd.read_csv(...): another library's object
+                if later and not (isinstance(node.func, ast.Name) and node.func.id == "super"):  # super(): where the walk is
+                    return Later(node)
                 return receivers.kind(self, node)  # multiprocessing.Pool(...), a code-base class's instance
             if isinstance(node.func, ast.Attribute):
                 if node.func.attr in _TO_HOST:

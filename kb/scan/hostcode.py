@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from kb.scan import heldmodules, oldsyntax
@@ -377,6 +378,43 @@ def _name(func: ast.Name | ast.Attribute) -> str:
     return func.id if isinstance(func, ast.Name) else func.attr
 
 
+# The Graphs the scan's first pass built for settle (path -> the text and its Graph, as settle would build it): of
+# files with no root that define what calling a module instance runs (forward), which settle reads whenever a held
+# module is called under no_grad (nearly 600 of NeMo's files, each parsed a second time after the first pass).
+_KEPT: dict[str, tuple[str, Graph]] = {}
+_KEEPING = [False]
+
+
+@contextmanager
+def keeping() -> Iterator[None]:
+    """While the scan's own process reads every file (kb/scan/run.py's _serial: a worker's Graphs would stay in
+    the worker), `keep` builds settle's Graphs from the trees the analysis parsed; settle and forget drop them."""
+    _KEPT.clear()
+    _KEEPING[0] = True
+    try:
+        yield
+    finally:
+        _KEEPING[0] = False
+
+
+def keep(path: str, tree: ast.Module, text: str, spans: tuple) -> None:
+    """Build now the Graph settle would build of this file, whose tree is at hand: a file with no root that
+    defines a method `forward` or `__call__` (settle reads it if a held module is called where no gradient is
+    taken). settle uses it only for the same text; any other file it parses as before."""
+    if not _KEEPING[0] or path.endswith(".ipynb") or not any(span[0] == "method" and span[1] in _RUNS for span in spans) \
+            or any(word in text for word in ROOT_WORDS):
+        return
+    try:
+        _KEPT[path] = (text, build(tree, text.split("\n"), lambda _: False, lambda _: None))
+    except (ValueError, RecursionError, MemoryError):
+        _KEPT.pop(path, None)  # settle parses it and meets the same failure
+
+
+def forget() -> None:
+    """Drop the kept Graphs: they are one scan's."""
+    _KEPT.clear()
+
+
 def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> dict[str, list[tuple[int, int]]]:
     """Path -> (first, last line) of each function or method that runs only where no gradient is taken: every
     use of it, in its file and (by its name) in every other file, is such a root or a call made under
@@ -401,13 +439,18 @@ def settle(modules: dict[str, Module], text_of: Callable[[str], str | None]) -> 
         for path in more:  # files the quiet code calls into: their Graphs, as the scan would have made them
             tried.add(path)
             text = text_of(path)
-            try:
-                tree = (parsed_before(path, text) or oldsyntax.parse(text)) if text is not None else None
-                if tree is not None and text is not None:
-                    graphs[path] = build(tree, text.split("\n"), lambda _: False, lambda _: None)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                continue
+            kept = _KEPT.pop(path, None)
+            if kept is not None and kept[0] == text:
+                graphs[path] = kept[1]  # built by the first pass from a tree of this very text (keep)
+            else:
+                try:
+                    tree = (parsed_before(path, text) or oldsyntax.parse(text)) if text is not None else None
+                    if tree is not None and text is not None:
+                        graphs[path] = build(tree, text.split("\n"), lambda _: False, lambda _: None)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
             uses.read_now(path, modules[path], graphs[path])
+    _KEPT.clear()  # the Graphs no round asked for
     out: dict[str, list[tuple[int, int]]] = {}
     for (path, k) in why_of:
         _, first, last, _, _ = graphs[path].defs[k]

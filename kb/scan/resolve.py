@@ -113,6 +113,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     own bindings win)."""
     tree = parsed_before(filename, text) or oldsyntax.parse(text, filename=filename)  # once, if local_module read it
     found = survey(tree, text)
+    hostcode.keep(filename, tree, text, found.layout.spans)  # settle's Graph of a file with a forward, from this tree
     if not imported and not starred and not any(marker in text for marker in MARKERS):
         return Module((), (), found.layout, _classes(found.classes, {}))
     aliases = aliases_of(tree)

@@ -94,16 +94,17 @@ def quiet_parsing() -> None:
 
 
 def _serial(files: list[sources.Found]) -> list[tuple]:
-    """Every file in this process, with the cyclic garbage collector paused: parsing allocates millions
-    of nodes, and each full collection would walk every object the scan keeps (a third of a large
-    repository's CPU time); syntax trees hold no cycles and are freed as soon as a file is done. The
-    texts read are kept (_READ) for the passes that read files again after it (sources.Texts): read
-    once, not twice (workers' texts stay in the workers, and those passes read them again)."""
+    """Every file in this process, with the cyclic garbage collector paused: parsing allocates millions of nodes,
+    and each full collection would walk every object the scan keeps (a third of a large repository's CPU time);
+    syntax trees hold no cycles and are freed as soon as a file is done. The texts read are kept (_READ) for the
+    passes that read files again after it (sources.Texts), and hostcode.settle's Graphs of the files it reads
+    again, built from the trees parsed here (workers' texts and Graphs stay in the workers)."""
     was = gc.isenabled()
     gc.disable()
     _READ.clear()
     try:
-        return [_one(f, keep=True) for f in files]
+        with hostcode.keeping():
+            return [_one(f, keep=True) for f in files]
     finally:
         if was:
             gc.enable()
@@ -153,10 +154,8 @@ def _pooled(found: sources.Found) -> tuple[tuple, dict[bytes, bytes]]:
 
 def _read(path: str, unit: sources.Unit, imported: dict[str, tuple[str, bool]] | None,
           starred: dict[str, str] | None) -> tuple:
-    """_one's reading of a file's text.
-
-    A notebook cell that does not parse is reported and blanked, and the other cells are
-    scanned, as Jupyter runs the cells that work."""
+    """_one's reading of a file's text. A notebook cell that does not parse is reported and blanked, and the
+    other cells are scanned, as Jupyter runs the cells that work."""
     wanted, methods, code_rules = _SHARED
     errors: list[FileError] = []
     text = unit.text
@@ -368,6 +367,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         _init(_SHARED, worker=False)  # the store is the scan's
         _READ.clear()  # the texts are the scan's, not the caller's memory
         prepare.forget_local_files()  # and so are the trees of the files it read as imported modules
+        hostcode.forget()  # and the Graphs the first pass built for settle
         if was:
             gc.enable()
 
@@ -532,10 +532,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
 
 def _answered_as(calls: list[resolve.Call], framework_of: dict[str, str], names: dict,
                  backend: kerasbackend.Backend) -> list[tuple[resolve.Call, str, bool]]:
-    """(call, framework, on TensorFlow) for each lookup the calls need: most calls once, as resolved; a
-    standalone Keras call `keras.X` whose `tf.keras.X` has TensorFlow records also as `tf.keras.X` when
-    Keras may run on TensorFlow (kb/scan/kerasbackend.py), and as `keras.X` only if Keras has records of
-    its own for it."""
+    """(call, framework, on TensorFlow) for each lookup the calls need: most calls once, as resolved; a standalone
+    Keras call `keras.X` whose `tf.keras.X` has TensorFlow records also as `tf.keras.X` when Keras may run on
+    TensorFlow (kb/scan/kerasbackend.py), and as `keras.X` only if Keras has records of its own for it."""
     out = []
     for call in calls:
         framework = framework_of[call.op]

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank, tfvariables
-from kb.scan.context import Context
+from kb.scan.context import Context, Later
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
 from kb.scan.syntax import TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name
@@ -125,8 +125,9 @@ class Visitor(Context, ast.NodeVisitor):
             elif self._hit(node):
                 self.visit(node)
             elif isinstance(node, ast.Assign):  # a name rebound: to another library's object (np.zeros), or to anything else
+                kind = self.kind_later(node.value) if isinstance(node.value, ast.Call) else None
                 for target in node.targets:
-                    self.retype(target, node.value, self.kind_of(node.value) if isinstance(node.value, ast.Call) else None)
+                    self.retype(target, node.value, kind)
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
@@ -210,9 +211,9 @@ class Visitor(Context, ast.NodeVisitor):
             return True
         return bool(name == "torch.set_grad_enabled" and call and call.args and literal(call.args[0]) is False)
 
-    def _argument_types(self, node: Function) -> dict[str, str]:
+    def _argument_types(self, node: Function) -> dict[str, str | Later]:
         """Arguments known to be tensors: annotated `torch.Tensor`, or the inputs of a module's `forward`."""
-        out: dict[str, str] = {}
+        out: dict[str, str | Later] = {}
         arguments = node.args
         every = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
         for arg in every:
@@ -301,7 +302,8 @@ class Visitor(Context, ast.NodeVisitor):
             lossrank.held(self, self.calls, self.shape_ops, target, node.value, before)
         for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
             self._module_rules(held, made, before)
-        kind = self.kind_of(node.value)
+        # a Later is kept for a plain name only: `a, b = f()` gives each name no kind, an attribute none is kept
+        kind = self.kind_later(node.value)
         for target in node.targets:
             self._assigned(target, node.value, kind, node)
 
@@ -335,7 +337,7 @@ class Visitor(Context, ast.NodeVisitor):
             if call.op == name and (call.line, call.col) == (value.lineno, value.col_offset + 1):
                 self.calls[k] = call._replace(ruled_out=call.ruled_out + tuple(ruled))
 
-    def _assigned(self, target: ast.AST, value: ast.AST, kind: str | None, node: ast.stmt) -> None:
+    def _assigned(self, target: ast.AST, value: ast.AST, kind: str | Later | None, node: ast.stmt) -> None:
         if isinstance(target, (ast.Name, ast.Tuple, ast.List)):
             self.retype(target, value, kind)
             return
