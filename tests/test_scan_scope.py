@@ -451,3 +451,37 @@ def test_jax_at_add_with_static_indices_accumulates_nothing():
         """)
     at = {c.line: dict(c.extra) for c in calls if c.op.endswith(".at")}
     assert sorted(at) == [6, 7]
+
+
+def test_f_pad_keeps_its_own_records_beside_the_pad_modules(tmp_path):
+    """`F.pad(x, p, mode="reflect")` runs the ReflectionPad kernels (read as `nn.ReflectionPad2d`), and F.pad has
+    a record of its own, measured on F.pad itself (torch.pad-reflect-replicate-backward, 4-D float input, 2.11):
+    both are asked. A mode held in an attribute set from an `__init__` default asks both too; `mode="constant"`
+    neither."""
+    found = _records(tmp_path, """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+
+        class Down(nn.Module):
+            def __init__(self, pad_mode="reflect"):
+                super().__init__()
+                self.pad_mode = pad_mode
+
+            def forward(self, x):
+                return F.pad(x, (1, 1, 1, 1), self.pad_mode)
+
+        d = F.pad(x, (1, 1, 1, 1), mode="reflect")
+        f = F.pad(x, (1, 1), mode="constant")
+
+        def step(x):
+            y = F.pad(x, (1, 1, 1, 1), mode="reflect")
+            y.sum().backward()
+        """)
+    lines = {(n, r): level for n, r, level in found}
+    assert (12, "torch.reflection-pad-2d-backward") in lines and (12, "torch.pad-reflect-replicate-backward") in lines
+    assert (10, "torch.reflection-pad-2d-backward") in lines and (10, "torch.pad-reflect-replicate-backward") in lines
+    assert not any(n == 13 for n, _ in lines)
+    # a literal pad of 4 rules out the 1-D and 3-D pad records; F.pad runs its kernel where it is called (no module
+    # is made and left uncalled, whatever is done with its result)
+    assert not any(r in ("torch.reflection-pad-1d-2d-backward", "torch.reflection-pad-3d-backward") for n, r in lines if n == 12)
+    assert lines[(16, "torch.reflection-pad-2d-backward")] == "nondeterministic", lines

@@ -186,6 +186,10 @@ def idle(modules: dict, texts: sources.Texts, graph: scope.Graph) -> dict[tuple[
             if isinstance(node.value.func, ast.Call):
                 continue  # `loss = nn.CrossEntropyLoss()(x, y)`: the module is called where it is made; the name holds its value
             op = sites.get((node.value.lineno, node.value.col_offset + 1))  # the scan counts columns from 1
+            callee = node.value.func
+            written = callee.attr if isinstance(callee, ast.Attribute) else callee.id if isinstance(callee, ast.Name) else ""
+            if written[:1].islower():
+                continue  # `y = F.pad(x, p, mode="reflect")`: a function that runs the module's kernel now, no module made
             target = node.targets[0]
             function = _enclosing(node, parents_in(path), (ast.FunctionDef, ast.AsyncFunctionDef))
             if op is None or (function is None and (path in imported or not _program(tree))):

@@ -547,7 +547,8 @@ def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | Non
     `_pad_enum` sends a pad of length 2, 4, 6 to reflection_pad1d/2d/3d (replication_pad1d/2d/3d), as the
     nn.ReflectionPad*/ReplicationPad* modules do through F.pad; a pad that is not a literal is taken as
     2-D, possible; a mode held in an attribute (`self.mode = "reflect"`) is read where the class sets it
-    (possible where it is an `__init__` parameter's default).
+    (possible where it is an `__init__` parameter's default). F.pad's own records (measured on F.pad itself) are
+    asked too, at the same call (kb/scan/visitor.py).
 
     Read in https://github.com/pytorch/pytorch/blob/0298aaa1d1d16aebf4497823c9bff2c9e9efa4a4/aten/src/ATen/native/PadNd.cpp.
     Returns (op, certain, why) or None."""

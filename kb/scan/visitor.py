@@ -383,7 +383,9 @@ class Visitor(Context, ast.NodeVisitor):
         if name is not None:
             environ.environ_call(self, name, node)
             if name == "torch.nn.functional.pad":
-                self._pad(node)
+                self._pad(node)  # the ReflectionPad/ReplicationPad kernels it runs, and F.pad's own records
+                if name in self.wanted:
+                    self._record(name, node, certain=True, method=False)
                 return
             layer = resolvers.tf1_layer_function(self, name, node)
             if layer is not None:
