@@ -476,6 +476,9 @@ def test_f_pad_keeps_its_own_records_beside_the_pad_modules(tmp_path):
         def step(x):
             y = F.pad(x, (1, 1, 1, 1), mode="reflect")
             y.sum().backward()
+
+        def repeated(x, p):
+            return F.pad(x, (p,) * 4, mode="replicate")
         """)
     lines = {(n, r): level for n, r, level in found}
     assert (12, "torch.reflection-pad-2d-backward") in lines and (12, "torch.pad-reflect-replicate-backward") in lines
@@ -485,3 +488,5 @@ def test_f_pad_keeps_its_own_records_beside_the_pad_modules(tmp_path):
     # is made and left uncalled, whatever is done with its result)
     assert not any(r in ("torch.reflection-pad-1d-2d-backward", "torch.reflection-pad-3d-backward") for n, r in lines if n == 12)
     assert lines[(16, "torch.reflection-pad-2d-backward")] == "nondeterministic", lines
+    assert sorted(r for n, r in lines if n == 20) == ["torch.pad-reflect-replicate-backward",
+                                                      "torch.replication-pad-2d-backward"]  # (p,) * 4: four pads

@@ -562,9 +562,8 @@ def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | Non
         held = f"{ctx.text(mode_node, 30)} is {mode!r} unless the class is made with another mode" if mode else None
     if mode not in ("reflect", "replicate"):
         return None
+    size = pad_length(node)
     pad = node.args[1] if len(node.args) > 1 else given.get("pad")
-    size = len(pad.elts) if isinstance(pad, (ast.Tuple, ast.List)) and not any(
-        isinstance(e, ast.Starred) for e in pad.elts) else None
     dims = size // 2 if size in (2, 4, 6) else 2
     op = f"torch.nn.{'ReflectionPad' if mode == 'reflect' else 'ReplicationPad'}{dims}d"
     why = None if size is not None else (f"the pad {ctx.text(pad, 30) if pad is not None else '?'} is not a literal "
@@ -572,6 +571,22 @@ def pad_mode(ctx: Context, node: ast.Call) -> tuple[str, bool, str | None] | Non
     if held:
         why = f"{held}; {why}" if why else held
     return op, size is not None and held is None, why
+
+
+def pad_length(node: ast.Call) -> int | None:
+    """The length of F.pad's `pad` where the code shows it: a tuple or list written out (`(p, p, 1, 1)`), or one
+    repeated a literal number of times (`(self.pad,) * 4`); None otherwise."""
+    pad = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "pad"), None)
+    times = 1
+    if isinstance(pad, ast.BinOp) and isinstance(pad.op, ast.Mult):
+        count = pad.right if isinstance(pad.left, (ast.Tuple, ast.List)) else pad.left
+        pad = pad.left if isinstance(pad.left, (ast.Tuple, ast.List)) else pad.right
+        if not (isinstance(count, ast.Constant) and type(count.value) is int and 0 <= count.value <= 8):
+            return None
+        times = count.value
+    if isinstance(pad, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in pad.elts):
+        return len(pad.elts) * times
+    return None
 
 
 # Layer functions of TF 1's tf.layers -> the Keras layer each builds.

@@ -385,7 +385,9 @@ class Visitor(Context, ast.NodeVisitor):
             if name == "torch.nn.functional.pad":
                 self._pad(node)  # the ReflectionPad/ReplicationPad kernels it runs, and F.pad's own records
                 if name in self.wanted:
-                    self._record(name, node, certain=True, method=False)
+                    length = resolvers.pad_length(node)
+                    self._record(name, node, certain=True, method=False,
+                                 facts=(("pad.len", length),) if length is not None else ())
                 return
             layer = resolvers.tf1_layer_function(self, name, node)
             if layer is not None:
