@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan import reaching
 from kb.scan.context import Context
 from kb.scan.syntax import inner_statements, statements_in
 
@@ -130,9 +131,9 @@ def _function(ctx: Context, name: str, fn: ast.AST | None) -> ast.FunctionDef | 
 
 
 def _returns_constant(ctx: Context, fdef: ast.FunctionDef, depth: int, seen: frozenset[str]) -> bool:
-    """Every `return` of `fdef` (not of functions nested in it) gives a constant value: read in `fdef`, where a name
-    returned at the function's top level is the value its last plain assignment above gives (`W = table[i]`,
-    `W = tf.constant(W)`, `return W`: a constant, whatever `W` held before)."""
+    """Every `return` of `fdef` (not of functions nested in it) gives a constant value: read in `fdef`, where a
+    returned name is the value of the assignment that reaches it (`W = table[i]`, `W = tf.constant(W)`, `return W`:
+    a constant, whatever `W` held before)."""
     returns: list[ast.Return] = []
     stack: list[ast.stmt] = list(fdef.body)
     while stack:
@@ -143,21 +144,15 @@ def _returns_constant(ctx: Context, fdef: ast.FunctionDef, depth: int, seen: fro
             stack.extend(inner_statements(item))
     if not returns or any(r.value is None for r in returns):
         return False
-    return all(constant(ctx, _last_value(r, fdef), fdef, depth, seen) for r in returns)
+    return all(constant(ctx, _returned(ctx, r, fdef), fdef, depth, seen) for r in returns)
 
 
-def _last_value(ret: ast.Return, fdef: ast.FunctionDef) -> ast.expr | None:
-    """What `return name` at `fdef`'s top level returns: the value of the last `name = value` above it in the same
-    body, when no other statement between them binds or mentions the name; else the returned expression itself."""
+def _returned(ctx: Context, ret: ast.Return, fdef: ast.FunctionDef) -> ast.expr | None:
+    """What `return name` returns: the one plain assignment of the body that reaches it (kb/scan/reaching.py),
+    else the returned expression itself (every binding of the name then counts)."""
     value = ret.value
-    if not (isinstance(value, ast.Name) and ret in fdef.body):
-        return value
-    for stmt in reversed(fdef.body[:fdef.body.index(ret)]):
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
-                and stmt.targets[0].id == value.id:
-            return stmt.value
-        if any(isinstance(n, ast.Name) and n.id == value.id for n in ast.walk(stmt)):
-            return value
+    if isinstance(value, ast.Name):
+        return reaching.reaching_value(ctx.reaching_memo, fdef, value) or value
     return value
 
 
