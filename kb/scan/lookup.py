@@ -242,8 +242,6 @@ def _put(name: str, value: object, facts: dict, unknown: dict[str, str], tensors
             prefixes[name] = value.prefix
     else:
         facts[name] = value
-        if isinstance(value, tuple):  # a tuple of literals: its length is a call fact too (`pad.len` of F.pad)
-            facts[name + ".len"] = len(value)
 
 
 def _keys(obj: object) -> set[str]:
