@@ -93,6 +93,16 @@ def fit_reads_tf_data(ctx: Context, op: str, node: ast.Call, data: ast.AST | Non
     return "fit reads tf.data datasets or arrays in memory, which no Keras worker runs"
 
 
+@resolver("fit-runs-no-workers", "rule")
+def fit_runs_no_workers(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`Model.fit` that asks for no parallel loader (no `workers` above 1, no `use_multiprocessing=True`) in a file
+    that defines no Keras `PyDataset` or `Sequence` (kb/scan/tfdata.py): Keras 3's fit has no workers of its own,
+    and Keras 2 runs one worker's generator in the training loop's thread."""
+    if not op.endswith(".fit") or not tfdata.starts_no_workers(ctx, node):
+        return None
+    return "fit starts no parallel loader (no workers above 1, no use_multiprocessing)"
+
+
 def _fed(ctx: Context, data: ast.AST | None) -> bool:
     return tfdata.is_dataset(ctx, data) or tfdata.in_memory(ctx, data)
 

@@ -115,6 +115,34 @@ def _assigned(ctx: Context, scope: ast.AST | None, name: str) -> list[ast.expr]:
     return values
 
 
+_SEQUENCES = ("PyDataset", "Sequence")
+_WORKERS_AT = 17  # Keras 2's fit(x, y, ..., max_queue_size, workers, use_multiprocessing): positions 17 and 18
+
+
+def starts_no_workers(ctx: Context, node: ast.Call) -> bool:
+    """`Model.fit` that starts no parallel loader: `workers` not given, 0 or 1, no `use_multiprocessing=True`, and
+    no Keras `PyDataset` or `Sequence` class in the file (a PyDataset carries its own `workers`, which Keras 3 reads
+    where it is built, not at `fit`).
+
+    Keras 3's `fit` takes no `workers` argument (keras 3.12's trainer), and its generator adapter starts no worker;
+    Keras 2 runs a generator or a Sequence through an enqueuer only when `workers > 1 or (workers > 0 and
+    use_multiprocessing)` (tf_keras 2.20.1, engine/data_adapter.py), else in the training loop's own thread."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return False
+    given = {k.arg: k.value for k in node.keywords}
+    for name, at in (("workers", _WORKERS_AT), ("use_multiprocessing", _WORKERS_AT + 1)):
+        if len(node.args) > at:
+            given[name] = node.args[at]
+    workers, processes = given.get("workers"), given.get("use_multiprocessing")
+    if workers is not None and not (isinstance(workers, ast.Constant) and workers.value in (0, 1)):
+        return False
+    if processes is not None and not (isinstance(processes, ast.Constant) and processes.value in (False, None)):
+        return False
+    return ctx.tree is not None and not any(
+        isinstance(n, ast.ClassDef) and any(ast.unparse(b).rpartition(".")[2] in _SEQUENCES for b in n.bases)
+        for n in ast.walk(ctx.tree))
+
+
 _STAGES = {"tf.data.Dataset.map": (1, 2), "tf.data.Dataset.interleave": (3, 4)}  # num_parallel_calls, deterministic
 _ORDER_OPTIONS = frozenset({"experimental_deterministic", "deterministic"})
 
