@@ -105,3 +105,14 @@ def test_fit_on_arrays_in_memory_runs_no_keras_worker(tmp_path):
     no worker of `fit` or of a PyDataset runs. Generators stay findings (the fixture's lines 18 and 20)."""
     found = _scan(tmp_path, "fit", "tensorflow=2.20")
     assert not {31, 32} & set(_lines(found, "tf.data-loader-parallelism", "train.py")), found
+
+
+def test_a_jit_of_a_function_with_no_gemm_leaves_nothing_to_autotune(tmp_path):
+    """google/maxtext (13 false alarms of the sixteenth corpus, RULES J1-1): `jax.jit` of a function that only
+    builds constants (`jnp.zeros`), updates a copy (`.at[0].set`), draws random numbers, or a library function
+    such as `jax.random.fold_in`, was reported for XLA's autotuning, which chooses kernels only for GEMMs,
+    convolutions and fusions whose candidates add in different orders. Such jits (decorated, through
+    `partial(jax.jit, ...)`, or called on a function of the file) are silent; a jit whose function takes a
+    gradient, a `@` product or a `jnp.dot` stays a finding."""
+    found = _scan(tmp_path, "jit_bodies", "jax=0.8")
+    assert _lines(found, "jax.xla-autotuning", "step.py") == [29, 35, 37, 40, 40], found

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, mapped, members, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, gradient, jitbody, mapped, members, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -101,6 +101,19 @@ def fit_runs_no_workers(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     if not op.endswith(".fit") or not tfdata.starts_no_workers(ctx, node):
         return None
     return "fit starts no parallel loader (no workers above 1, no use_multiprocessing)"
+
+
+@resolver("jit-holds-no-gemm", "rule")
+def jit_holds_no_gemm(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`jax.jit` or `jax.pmap` of a function (decorated, a lambda, or one of the file it names) whose every call
+    builds, copies, slices or updates arrays, draws random numbers or computes element by element, with no `@`
+    (kb/scan/jitbody.py): no GEMM, convolution or float reduction for the autotuner to choose a kernel for."""
+    if op not in ("jax.jit", "jax.pmap"):
+        return None
+    fn = jitbody.function_of(ctx, node, getattr(ctx, "decorated", None) if not node.args else None)
+    if not jitbody.library_function(ctx, node) and (fn is None or not jitbody.holds_no_gemm(ctx, fn)):
+        return None
+    return "the compiled function holds no GEMM, convolution or float reduction: no kernel choice changes its bits"
 
 
 def _fed(ctx: Context, data: ast.AST | None) -> bool:

@@ -64,6 +64,7 @@ class Visitor(Context, ast.NodeVisitor):
         self.conditions: list[ast.expr] = []  # enclosing `if` tests (not `if __name__ == "__main__"`)
         self.backends: list[str | None] = []  # enclosing sdpa_kernel contexts: the one backend allowed, or None
         self.no_grad = 0  # enclosing no-grad contexts and decorated functions
+        self.decorated: ast.AST | None = None  # the function whose decorators are being read
         self.compiled: frozenset[str] = frozenset()  # functions and classes of the module that torch.compile compiles
         self.bound: dict[str, dict[str, object]] = {}  # function name -> parameter -> the one literal every call passes
         self.functions = 0  # how many enclosing scopes are functions
@@ -232,17 +233,20 @@ class Visitor(Context, ast.NodeVisitor):
         return out
 
     def _decorated(self, node: Function | ast.ClassDef) -> None:
+        self.decorated = None if isinstance(node, ast.ClassDef) else node  # what `@jax.jit` compiles, for the rules
         for decorator in node.decorator_list:
             if not self._hit(decorator):
                 continue
             # @jax.jit is jax.jit(f): a call of the decorator's name with no other arguments
             name = self.dotted(decorator)
             if name in self.wanted:
+                ruled = self._ruled(name, ast.copy_location(ast.Call(func=decorator, args=[], keywords=[]), decorator), None)
                 self.calls.append(Call(name, decorator.lineno, decorator.col_offset + 1,
                                        decorator.end_lineno or decorator.lineno, "@" + self.text(decorator, 40),
-                                       (), (), False, True, False))
+                                       (), (), False, True, False, ruled_out=ruled))
             else:
                 self.visit(decorator)
+        self.decorated = None
 
     # --- expressions ----------------------------------------------------------------------
     def visit(self, node: ast.AST) -> None:
@@ -539,6 +543,11 @@ class Visitor(Context, ast.NodeVisitor):
             return value._replace(kind="tensor")
         return value
 
+    def _ruled(self, op: str, node: ast.Call, data: ast.AST | None) -> tuple:
+        """(rule, why) of each code rule of the op's records that rules this call out."""
+        return tuple((rule, why) for rule in self.by_op.get(op, ()) if resolvers.TABLE[rule].kind == "rule"
+                     and (why := resolvers.TABLE[rule].run(self, op, node, data)))
+
     def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool, facts: tuple = ()) -> None:
         """One call of `op`; `facts`: call facts the call's shape states that no argument holds
         (JAX's `at.method`)."""
@@ -580,13 +589,7 @@ class Visitor(Context, ast.NodeVisitor):
         if resolvers.made_on_host(self, data):
             extra += (("device", ("cpu",)),)  # the input is made on the host: the op runs on the CPU
         extra += values.dtype_facts(self, op, data, node, self.fn_nodes[-1] if self.fn_nodes else self.tree)
-        ruled: tuple = ()
-        for rule in self.by_op.get(op, ()):
-            entry = resolvers.TABLE[rule]
-            if entry.kind == "rule":
-                why = entry.run(self, op, node, data)
-                if why:
-                    ruled += ((rule, why),)
+        ruled = self._ruled(op, node, data)
         why = None
         if method and not certain:
             why = f"{self.text(node.func.value, 30)} is not visibly a {op.rsplit('.', 1)[0]}" if isinstance(node.func, ast.Attribute) else None

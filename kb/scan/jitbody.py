@@ -1,0 +1,120 @@
+"""Whether a function `jax.jit` or `jax.pmap` compiles visibly holds nothing XLA's GPU autotuner chooses a kernel for
+(jax.xla-autotuning).
+
+The autotuner times candidate kernels of GEMMs, convolutions and fusions and keeps the fastest; the choice can
+change the bits only where the candidates add in different orders: a GEMM, a convolution, attention, a float
+reduction. A function that only builds constants, copies, slices or updates arrays, draws random numbers, or
+computes element by element (each output element alone, from its own inputs) gives the same bits whichever kernel
+runs: maxtext's `jax.jit(raw_generate_synthetic_data)` of `jnp.zeros`, `jax.jit(jax.random.fold_in)`.
+
+Read conservatively: every call in the function (and in the functions of the same file it calls by name, a few
+levels deep) must be one of the known value-building or element-wise calls below; a `@` product, a call of a
+method, a parameter, a model, or any other function counts as work the autotuner may choose for.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from kb.scan.context import Context
+
+# Last names of JAX / NumPy calls that build, copy, move, cast or compute element by element (or reduce exactly:
+# any / all / argmax over booleans and integers are order-free), and of Python builtins.
+_ELEMENTWISE = frozenset({
+    "zeros", "ones", "full", "empty", "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace", "eye",
+    "array", "asarray", "broadcast_to", "reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
+    "concatenate", "stack", "split", "take", "take_along_axis", "where", "clip", "pad", "tile", "repeat", "flip", "roll",
+    "astype", "ravel", "any", "all", "isnan", "isfinite", "logical_and", "logical_or", "logical_not", "equal",
+    "not_equal", "greater", "greater_equal", "less", "less_equal", "maximum", "minimum", "abs", "exp", "log", "sqrt",
+    "tanh", "sin", "cos", "square", "sign", "floor", "ceil", "round", "int32", "int64", "uint32", "float32", "bfloat16",
+    "float16", "bool_", "dynamic_slice", "dynamic_update_slice", "dynamic_slice_in_dim", "dynamic_update_slice_in_dim",
+    "dynamic_index_in_dim", "dynamic_update_index_in_dim", "stop_gradient", "convert_element_type", "select",
+    "with_sharding_constraint", "device_put", "PRNGKey", "key", "fold_in", "uniform", "normal", "bernoulli", "randint",
+    "truncated_normal", "key_data", "wrap_key_data",
+})
+_RANDOM_SPLIT = frozenset({"split"})  # jax.random.split and jnp.split are both copies
+_BUILTINS = frozenset({"len", "range", "int", "float", "bool", "isinstance", "dict", "list", "tuple", "zip", "enumerate",
+                       "print", "min", "max", "sorted", "getattr", "hasattr", "str"})
+_ARRAY_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "copy", "set", "get", "swapaxes", "ravel"})
+_LIBRARIES = ("jax.numpy.", "jax.random.", "jax.lax.", "numpy.", "jax.device_put", "jax.tree_util.tree_map", "jax.tree.map",
+              "jax.lax.with_sharding_constraint")
+_DEPTH = 4
+
+
+def function_of(ctx: Context, node: ast.Call, decorated: ast.AST | None) -> ast.AST | None:
+    """The function a jit or pmap compiles: the decorated one (`@jax.jit`, `@partial(jax.jit, ...)`), a lambda, or
+    a function of this file named by the first argument (`jax.jit(step)`, `jax.jit(partial(step, cfg))`); None
+    when it is not visible (a method, a parameter, a name defined twice)."""
+    if decorated is not None:
+        return decorated
+    target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "fun"), None)
+    if isinstance(target, ast.Call) and (ctx.written(target.func) or "").endswith("partial") and target.args:
+        target = target.args[0]
+    if isinstance(target, ast.Lambda):
+        return target
+    if isinstance(target, ast.Name):
+        return _defined(ctx, target.id)
+    return None
+
+
+def holds_no_gemm(ctx: Context, fn: ast.AST, depth: int = _DEPTH, seen: frozenset[str] = frozenset()) -> bool:
+    """Every call in `fn` (and in what it calls of this file) is a known value-building or element-wise one, and
+    no `@` product is taken."""
+    if depth <= 0:
+        return False
+    body = [fn.body] if isinstance(fn, ast.Lambda) else getattr(fn, "body", [])  # not the decorators
+    for sub in (n for stmt in body for n in ast.walk(stmt)):
+        if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
+            return False
+        if isinstance(sub, ast.Call) and not _plain(ctx, sub, depth, seen):
+            return False
+    return True
+
+
+def library_function(ctx: Context, node: ast.Call) -> bool:
+    """`jax.jit(jax.random.fold_in)`: the compiled function is a known value-building or element-wise one."""
+    target = node.args[0] if node.args else None
+    written = ctx.written(target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+    return written is not None and _library(written)
+
+
+def _plain(ctx: Context, call: ast.Call, depth: int, seen: frozenset[str]) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name):
+        if func.id in _BUILTINS and func.id not in ctx.aliases:
+            return True
+        written = ctx.written(func)
+        if written is not None:
+            return _library(written)
+        inner = _defined(ctx, func.id)
+        if inner is None or func.id in seen:
+            return False
+        return holds_no_gemm(ctx, inner, depth - 1, seen | {func.id})
+    if isinstance(func, ast.Attribute):
+        written = ctx.written(func)
+        if written is not None:
+            return _library(written)
+        if func.attr in _ARRAY_METHODS and isinstance(func.value, ast.Subscript) \
+                and isinstance(func.value.value, ast.Attribute) and func.value.value.attr == "at":
+            return func.attr in ("set", "get")  # x.at[i].set(v): a copy (its own records judge repeated indices)
+        return func.attr in ("astype", "reshape", "transpose", "squeeze", "copy", "swapaxes", "ravel")
+    return False
+
+
+def _library(written: str) -> bool:
+    if not written.startswith(_LIBRARIES):
+        return False
+    last = written.rpartition(".")[2]
+    if written in ("jax.device_put", "jax.lax.with_sharding_constraint"):
+        return True
+    if written.startswith(("jax.tree_util.tree_map", "jax.tree.map")):
+        return False  # the mapped function would need reading: not followed
+    return last in _ELEMENTWISE or last in _RANDOM_SPLIT
+
+
+def _defined(ctx: Context, name: str) -> ast.AST | None:
+    """The one function of this file with that name (None: none, or several)."""
+    if ctx.tree is None:
+        return None
+    found = [n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return found[0] if len(found) == 1 else None
