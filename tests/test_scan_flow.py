@@ -116,3 +116,17 @@ def test_a_jit_of_a_function_with_no_gemm_leaves_nothing_to_autotune(tmp_path):
     gradient, a `@` product or a `jnp.dot` stays a finding."""
     found = _scan(tmp_path, "jit_bodies", "jax=0.8")
     assert _lines(found, "jax.xla-autotuning", "step.py") == [29, 35, 37, 40, 40], found
+
+
+def test_jax_sent_to_a_tpu_or_the_cpu_runs_no_gpu_kernel(tmp_path):
+    """gordicaleksa/get-started-with-JAX (14 false alarms of the fifteenth corpus, RULES H5-2): a notebook that
+    calls `jax.tools.colab_tpu.setup_tpu()` runs its later cells on the Colab's TPU, where XLA's GPU autotuner,
+    cuBLAS and NCCL never run; the GPU records were findings there. So are programs that set JAX_PLATFORMS to
+    "cpu" before importing JAX, or `jax.config.update("jax_platform_name", "cpu")`. Calls before the switch,
+    and an environment variable set after JAX is imported (JAX has read it then), stay findings."""
+    tpu = _scan(tmp_path, "jax_tpu", "jax=0.8")
+    assert _lines(tpu, "jax.xla-gemm-conv-attention", "tutorial.py") == [6], tpu
+    cpu = _scan(tmp_path, "jax_cpu", "jax=0.8")
+    assert _lines(cpu, "jax.xla-gemm-conv-attention", "train.py") == [], cpu
+    late = _scan(tmp_path, "jax_cpu_late", "jax=0.8")
+    assert _lines(late, "jax.xla-gemm-conv-attention", "train.py") == [8], late

@@ -165,6 +165,63 @@ def tf_off_gpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], texts: 
     return out
 
 
+JAX = frozenset({"jax"})
+_JAX_PLATFORM = re.compile(r"setup_tpu|jax_platform_name|jax_platforms|JAX_PLATFORMS")
+_JAX_KEYS = frozenset({"jax_platform_name", "jax_platforms", "JAX_PLATFORMS"})
+
+
+def off_gpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], texts: sources.Texts,
+            used: set[str]) -> dict[str, tuple[frozenset[str], int, str]]:
+    """Path -> (frameworks, first line, why): the files whose calls of those frameworks, from that line on, run off
+    the GPU: TensorFlow's as tf_off_gpu says (every line), JAX's after a module-level statement of the file (a
+    notebook's cell included) that moves JAX to a TPU or the CPU (jax_platform)."""
+    out = {path: (TENSORFLOW, 0, why) for path, why in (tf_off_gpu(runs, reach, texts) if used & TENSORFLOW else {}).items()}
+    for path in (p for p in reach if "jax" in used and p not in out):
+        found = jax_platform(texts.get(path))
+        if found is not None:
+            out[path] = (JAX, found[0], found[1])
+    return out
+
+
+def off_gpu_why(off: dict[str, tuple[frozenset[str], int, str]], path: str, line: int, framework: str | None) -> str | None:
+    frameworks, first, why = off.get(path, (frozenset(), 0, ""))
+    return why if framework in frameworks and line > first else None
+
+
+def jax_platform(text: str | None) -> tuple[int, str] | None:
+    """(line, why) of the first module-level statement (in a notebook, of any cell) that sends JAX off the GPU:
+    `jax.tools.colab_tpu.setup_tpu()` (a Colab's TPU), `jax.config.update("jax_platform_name" or "jax_platforms",
+    "cpu" or "tpu")`, or `os.environ["JAX_PLATFORMS"] = "cpu"` (or "tpu") before JAX is imported. JAX then compiles every later
+    computation of the program for that platform, where no GPU kernel, autotuner or collective runs."""
+    if not text or _JAX_PLATFORM.search(text) is None:
+        return None
+    try:
+        tree = oldsyntax.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    imported = False  # JAX reads JAX_PLATFORMS when it is imported: a later assignment changes nothing
+    for stmt in tree.body:
+        imported = imported or (isinstance(stmt, (ast.Import, ast.ImportFrom)) and "jax" in ast.unparse(stmt))
+        node = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+            name = ast.unparse(node.func).rpartition(".")[2]
+            if name == "setup_tpu":
+                return stmt.lineno, "JAX runs this program on a Colab TPU after its setup_tpu() call, not on a GPU"
+            key = node.args[0] if node.args else None
+            value = node.args[1] if len(node.args) > 1 else None
+            if name == "update" and _platform(key, value):
+                return stmt.lineno, f"JAX is set to run on {value.value} (jax.config.update), not on a GPU"  # type: ignore[union-attr]
+        if not imported and isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript) \
+                and "environ" in ast.unparse(stmt.targets[0].value) and _platform(stmt.targets[0].slice, stmt.value):
+            return stmt.lineno, f"JAX_PLATFORMS is set to {stmt.value.value} (os.environ), not a GPU"  # type: ignore[attr-defined]
+    return None
+
+
+def _platform(key: ast.AST | None, value: ast.AST | None) -> bool:
+    return isinstance(key, ast.Constant) and key.value in _JAX_KEYS and isinstance(value, ast.Constant) \
+        and isinstance(value.value, str) and value.value.lower() in ("cpu", "tpu")
+
+
 def _hides_gpu_from_tf(text: str | None) -> bool:
     """The text calls `*.set_visible_devices([], "GPU")` as a statement of its module, of its `__main__` block or
     of one of its module-level functions (not under a test or in a loop)."""

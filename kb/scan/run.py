@@ -428,7 +428,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     scripts = unreached.script_files(roots, modules)
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
-    tf_why = placement.tf_off_gpu(runs, reach, texts) if used & placement.TENSORFLOW else {}
+    off_gpu = placement.off_gpu(runs, reach, texts, used)  # TensorFlow on a TPU or the CPU; JAX sent off the GPU
     parsed: dict[str, ast.Module | None] = {}  # the callers pass's trees: parsed once for both of its answers
     reading = unreached.caller_files(roots, modules, scripts)  # and a package's that exports nothing
     by_callers = callers.passed(modules, texts, reading, graph, None, parsed) if reading else callers.NONE  # what every caller passes
@@ -510,9 +510,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
                     finding = finding._replace(note=default)
                 if path in hidden_why and not finding.note and idx["sources"].get(finding.record, {}).get("device") == "gpu":
                     finding = finding._replace(note=hidden_why[path])
-                if path in tf_why and not finding.note and frameworks.get(finding.record) in placement.TENSORFLOW \
-                        and idx["sources"].get(finding.record, {}).get("device") == "gpu":
-                    finding = finding._replace(note=tf_why[path])
+                if path in off_gpu and not finding.note and idx["sources"].get(finding.record, {}).get("device") == "gpu" \
+                        and (why := placement.off_gpu_why(off_gpu, path, call.line, frameworks.get(finding.record))):
+                    finding = finding._replace(note=why)
                 if call.op == "torch.compile" and finding.record in at_ops:
                     continue  # reported at the compiled calls of the record's ops, not at torch.compile
                 if _silenced(silenced, call, finding.record):
