@@ -32,12 +32,13 @@ _ELEMENTWISE = frozenset({
     "with_sharding_constraint", "device_put", "PRNGKey", "key", "fold_in", "uniform", "normal", "bernoulli", "randint",
     "truncated_normal", "key_data", "wrap_key_data",
 })
-_RANDOM_SPLIT = frozenset({"split"})  # jax.random.split and jnp.split are both copies
 _BUILTINS = frozenset({"len", "range", "int", "float", "bool", "isinstance", "dict", "list", "tuple", "zip", "enumerate",
                        "print", "min", "max", "sorted", "getattr", "hasattr", "str"})
-_ARRAY_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "copy", "set", "get", "swapaxes", "ravel"})
-_LIBRARIES = ("jax.numpy.", "jax.random.", "jax.lax.", "numpy.", "jax.device_put", "jax.tree_util.tree_map", "jax.tree.map",
-              "jax.lax.with_sharding_constraint")
+# Methods of arrays that copy or reshape, and of Python's lists and dicts (no JAX array has these names).
+_OBJECT_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "copy", "swapaxes", "ravel", "append", "extend",
+                             "items", "keys", "values", "insert"})
+_LIBRARIES = ("jax.numpy.", "jax.random.", "jax.lax.", "numpy.", "jax.device_put", "jax.lax.with_sharding_constraint")
+_TREE_MAPS = ("jax.tree_util.tree_map", "jax.tree.map")
 _DEPTH = 4
 
 
@@ -54,7 +55,22 @@ def function_of(ctx: Context, node: ast.Call, decorated: ast.AST | None) -> ast.
         return target
     if isinstance(target, ast.Name):
         return _defined(ctx, target.id)
+    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+        return _method(ctx, target.value.id, target.attr)  # `self._step`, `Iterator.make_batch`
     return None
+
+
+def _method(ctx: Context, owner: str, name: str) -> ast.AST | None:
+    """The method `name` of the class `owner` names (`self`: the class the call is in), if this file defines it once."""
+    classes = getattr(ctx, "class_nodes", None) or []
+    if owner == "self":
+        found = classes[-1:] if classes else []
+    else:
+        found = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.ClassDef) and n.name == owner] if ctx.tree else []
+    if len(found) != 1:
+        return None
+    methods = [n for n in found[0].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    return methods[0] if len(methods) == 1 else None
 
 
 def holds_no_gemm(ctx: Context, fn: ast.AST, depth: int = _DEPTH, seen: frozenset[str] = frozenset()) -> bool:
@@ -80,25 +96,32 @@ def library_function(ctx: Context, node: ast.Call) -> bool:
 
 def _plain(ctx: Context, call: ast.Call, depth: int, seen: frozenset[str]) -> bool:
     func = call.func
+    if isinstance(func, ast.Name) and func.id in _BUILTINS and func.id not in ctx.aliases:
+        return True
+    written = ctx.written(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+    if written is not None and written.startswith(_TREE_MAPS):
+        return _mapped(ctx, call, depth, seen)
+    if written is not None:
+        return _library(written)
     if isinstance(func, ast.Name):
-        if func.id in _BUILTINS and func.id not in ctx.aliases:
-            return True
-        written = ctx.written(func)
-        if written is not None:
-            return _library(written)
         inner = _defined(ctx, func.id)
-        if inner is None or func.id in seen:
-            return False
-        return holds_no_gemm(ctx, inner, depth - 1, seen | {func.id})
+        return inner is not None and func.id not in seen and holds_no_gemm(ctx, inner, depth - 1, seen | {func.id})
     if isinstance(func, ast.Attribute):
-        written = ctx.written(func)
-        if written is not None:
-            return _library(written)
-        if func.attr in _ARRAY_METHODS and isinstance(func.value, ast.Subscript) \
-                and isinstance(func.value.value, ast.Attribute) and func.value.value.attr == "at":
+        if isinstance(func.value, ast.Subscript) and isinstance(func.value.value, ast.Attribute) \
+                and func.value.value.attr == "at":
             return func.attr in ("set", "get")  # x.at[i].set(v): a copy (its own records judge repeated indices)
-        return func.attr in ("astype", "reshape", "transpose", "squeeze", "copy", "swapaxes", "ravel")
+        return func.attr in _OBJECT_METHODS
     return False
+
+
+def _mapped(ctx: Context, call: ast.Call, depth: int, seen: frozenset[str]) -> bool:
+    """`jax.tree_util.tree_map(f, tree)`: plain when f is a lambda (whose body the walk reads with the function's)
+    or a function of this file that is itself plain."""
+    fn = call.args[0] if call.args else None
+    if isinstance(fn, ast.Lambda):
+        return True
+    inner = _defined(ctx, fn.id) if isinstance(fn, ast.Name) and fn.id not in seen else None
+    return inner is not None and holds_no_gemm(ctx, inner, depth - 1, seen | {fn.id})  # type: ignore[union-attr]
 
 
 def _library(written: str) -> bool:
@@ -107,9 +130,7 @@ def _library(written: str) -> bool:
     last = written.rpartition(".")[2]
     if written in ("jax.device_put", "jax.lax.with_sharding_constraint"):
         return True
-    if written.startswith(("jax.tree_util.tree_map", "jax.tree.map")):
-        return False  # the mapped function would need reading: not followed
-    return last in _ELEMENTWISE or last in _RANDOM_SPLIT
+    return last in _ELEMENTWISE
 
 
 def _defined(ctx: Context, name: str) -> ast.AST | None:
