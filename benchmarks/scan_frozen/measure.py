@@ -66,9 +66,13 @@ def measure(kb_root: Path, mirrors: Path, corpus_dir: Path = HERE) -> dict:
             repo = entry["repo"]
             sites = labels["repositories"][repo]["sites"]
             doc = scan_repo(kb_root, mirrors, entry, versions, Path(tmp))
+            # L1 names paths from the scanned folder; a label file that names every path from the repository's
+            # root (the seventeenth corpus's E1-2) is matched with the folder put in front of each finding's path
+            folder = entry["folder"]
+            prefix = f"{folder}/" if folder != "whole" and sites and all(s["path"].startswith(f"{folder}/") for s in sites) else ""
             hit: set[int] = set()
             for f in doc["findings"]:
-                path = f["path"] + (f"#cell{f['cell']}" if f.get("cell") else "")
+                path = prefix + f["path"] + (f"#cell{f['cell']}" if f.get("cell") else "")
                 found = [i for i, s in enumerate(sites) if matches(s, path, f["line"], f["record"])]
                 label = None
                 if found:
@@ -79,7 +83,7 @@ def measure(kb_root: Path, mirrors: Path, corpus_dir: Path = HERE) -> dict:
                                         "level": f["level"], "label": label,
                                         "why": "; ".join(sites[i]["why"] for i in found)})
             for n in doc.get("notes", ()):
-                path = n["path"] + (f"#cell{n['cell']}" if n.get("cell") else "")
+                path = prefix + n["path"] + (f"#cell{n['cell']}" if n.get("cell") else "")
                 on = [s["label"] for s in sites if matches(s, path, n["line"], n["record"])]
                 out["notes"].append({"repo": repo, "path": path, "line": n["line"], "record": n["record"],
                                      "label": on[0] if on else None})
