@@ -131,3 +131,12 @@ def test_jax_sent_to_a_tpu_or_the_cpu_runs_no_gpu_kernel(tmp_path):
     assert _lines(cpu, "jax.xla-gemm-conv-attention", "train.py") == [], cpu
     late = _scan(tmp_path, "jax_cpu_late", "jax=0.8")
     assert _lines(late, "jax.xla-gemm-conv-attention", "train.py") == [8], late
+
+
+def test_a_jit_only_traced_or_lowered_for_its_cost_never_runs(tmp_path):
+    """google/maxtext (4 false alarms of the sixteenth corpus, RULES J1-2 and the fifteenth's H5-3): `jax.jit(f)`
+    whose result is only traced for shapes (`.eval_shape`) or lowered and compiled to read `cost_analysis()` (or its
+    text) runs no executable, so no autotuned kernel reaches a result. A compiled program that is kept (and may be
+    called), and a jit that is called, stay findings."""
+    found = _scan(tmp_path, "jit_traced", "jax=0.8")
+    assert _lines(found, "jax.xla-autotuning", "cost.py") == [6, 13, 14], found

@@ -139,3 +139,46 @@ def _defined(ctx: Context, name: str) -> ast.AST | None:
         return None
     found = [n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
     return found[0] if len(found) == 1 else None
+
+
+_TRACED_ONLY = frozenset({"eval_shape", "trace"})
+_READ_ONLY = frozenset({"cost_analysis", "memory_analysis", "as_text", "compiler_ir", "as_hlo_text"})
+
+
+def never_runs(ctx: Context, node: ast.Call) -> bool:
+    """The jit's result is only traced or lowered, never run: `jax.jit(f).eval_shape(x)` and `.trace(x)` compute
+    shapes; `jax.jit(f).lower(x)` and its `.compile()` build an executable that a chain reading only its
+    `cost_analysis()` (or text) never calls. Nothing runs, so no kernel choice reaches a result."""
+    scope = ctx.fn_nodes[-1] if getattr(ctx, "fn_nodes", None) else ctx.tree
+    parent = _parents(scope, node)
+    step = parent.get(id(node))
+    if not isinstance(step, ast.Attribute):
+        return False
+    if step.attr in _TRACED_ONLY:
+        return True
+    if step.attr != "lower":
+        return False
+    chain = parent.get(id(step))  # the .lower(...) call
+    while chain is not None:
+        attribute = parent.get(id(chain))
+        if not isinstance(attribute, ast.Attribute):
+            return False  # the lowered (or compiled) program is kept: it may be called later
+        if attribute.attr in _READ_ONLY:
+            return True
+        if attribute.attr != "compile":
+            return False
+        chain = parent.get(id(attribute))
+        if not isinstance(chain, ast.Call):
+            return False
+    return False
+
+
+def _parents(scope: ast.AST | None, node: ast.AST) -> dict[int, ast.AST]:
+    """Child id -> parent, for the statement of `scope` that holds `node` (a jit call is rare: read only there)."""
+    out: dict[int, ast.AST] = {}
+    for stmt in getattr(scope, "body", []):
+        if stmt.lineno <= getattr(node, "lineno", 0) <= (stmt.end_lineno or stmt.lineno):
+            for parent in ast.walk(stmt):
+                for child in ast.iter_child_nodes(parent):
+                    out[id(child)] = parent
+    return out

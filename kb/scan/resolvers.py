@@ -116,6 +116,15 @@ def jit_holds_no_gemm(ctx: Context, op: str, node: ast.Call, data: ast.AST | Non
     return "the compiled function holds no GEMM, convolution or float reduction: no kernel choice changes its bits"
 
 
+@resolver("jit-never-runs", "rule")
+def jit_never_runs(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`jax.jit(f)` whose result is only traced (`.eval_shape(x)`, `.trace(x)`) or lowered and compiled to read its
+    `cost_analysis()` (kb/scan/jitbody.py): no executable runs, so no autotuned kernel reaches a result."""
+    if op not in ("jax.jit", "jax.pmap") or not jitbody.never_runs(ctx, node):
+        return None
+    return "the jitted function is only traced or lowered, never run"
+
+
 def _fed(ctx: Context, data: ast.AST | None) -> bool:
     return tfdata.is_dataset(ctx, data) or tfdata.in_memory(ctx, data)
 
