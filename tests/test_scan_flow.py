@@ -140,3 +140,11 @@ def test_a_jit_only_traced_or_lowered_for_its_cost_never_runs(tmp_path):
     called), and a jit that is called, stay findings."""
     found = _scan(tmp_path, "jit_traced", "jax=0.8")
     assert _lines(found, "jax.xla-autotuning", "cost.py") == [6, 13, 14], found
+
+
+def test_a_seed_from_an_option_with_a_number_default_is_the_ops_own_seed(tmp_path):
+    """salesforce/jaxformer (a false alarm of the sixteenth corpus, RULES R2): `shuffle(seed=args.seed)` where the
+    file's argparse option `--seed` defaults to a number (or absl's `DEFINE_integer` does) gives the op its own seed
+    in every run, but was a `possible` finding. An option whose default is None stays one."""
+    found = _scan(tmp_path, "seed_option", "tensorflow=2.20")
+    assert _lines(found, "tf.random-seeds", "train.py") == [16], found

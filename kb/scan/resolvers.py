@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, jitbody, mapped, members, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, gradient, jitbody, mapped, members, options, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -228,8 +228,9 @@ def seed_argument_is_int(ctx: Context, op: str, node: ast.Call, data: ast.AST | 
     the function asserts `is not None`, arithmetic on a number (`self.seed + i`: None would raise), or an
     attribute every assignment of which in the class is an int or a parameter with an int default
     (`self.seed = seed`, `seed=1024`), or a name or module-level tuple entry that is never None
-(kb/scan/pyints.py, never_none: `seed = index * n + k`, `seed=SEEDS[0]`): the op (or Keras layer) has its own
-seed, so its sequence is fixed."""
+(kb/scan/pyints.py, never_none: `seed = index * n + k`, `seed=SEEDS[0]`), or a command-line option of the file with
+a number as its default (kb/scan/options.py: `seed=args.seed`): the op (or Keras layer) has its own seed, so its
+sequence is fixed."""
     if not op.startswith(("tf.", "keras.")):
         return None
     given = next((k.value for k in node.keywords if k.arg == "seed"), None)
@@ -239,6 +240,8 @@ seed, so its sequence is fixed."""
         return "the op's seed is a fixed value the code binds, never None"
     if self_attribute(given) and ctx.class_nodes and values.int_attribute(ctx, ctx.class_nodes[-1], given.attr):
         return "the op's seed is an attribute the class sets to an int"
+    if options.int_option(ctx, given):
+        return "the op's seed is a command-line option of the file with a number as its default"
     if not isinstance(given, ast.Name) or not ctx.fn_nodes:
         return None
     fn = ctx.fn_nodes[-1]
