@@ -148,3 +148,13 @@ def test_a_seed_from_an_option_with_a_number_default_is_the_ops_own_seed(tmp_pat
     in every run, but was a `possible` finding. An option whose default is None stays one."""
     found = _scan(tmp_path, "seed_option", "tensorflow=2.20")
     assert _lines(found, "tf.random-seeds", "train.py") == [16], found
+
+
+def test_a_dot_in_a_pallas_kernel_is_no_xla_gemm(tmp_path):
+    """google/maxtext (4 false alarms of the sixteenth corpus, RULES J1-2): a `jnp.dot` inside the kernel a file hands
+    to `pl.pallas_call` (here through `functools.partial`, bound to a name) is lowered by Pallas itself, with the
+    block shapes the code fixes: XLA picks no library GEMM and autotunes nothing there. The same dot outside the
+    kernel stays a finding."""
+    found = _scan(tmp_path, "pallas", "jax=0.8")
+    assert _lines(found, "jax.xla-gemm-conv-attention", "kernel.py") == [18], found
+    assert _lines(found, "jax.xla-autotuning", "kernel.py") == [18], found

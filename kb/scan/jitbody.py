@@ -15,6 +15,7 @@ method, a parameter, a model, or any other function counts as work the autotuner
 from __future__ import annotations
 
 import ast
+import functools
 
 from kb.scan.context import Context
 
@@ -182,3 +183,34 @@ def _parents(scope: ast.AST | None, node: ast.AST) -> dict[int, ast.AST]:
                 for child in ast.iter_child_nodes(parent):
                     out[id(child)] = parent
     return out
+
+
+def in_pallas_kernel(ctx: Context) -> bool:
+    """The call is in a function this file hands to `pallas_call` as its kernel (by name, or through
+    `functools.partial`): Pallas lowers the kernel's body itself (Triton or Mosaic), with the block shapes the code
+    fixes; XLA neither picks a library GEMM for its dots nor autotunes it."""
+    names = {fn.name for fn in getattr(ctx, "fn_nodes", ()) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return bool(names) and ctx.tree is not None and bool(names & _kernels(ctx.tree))
+
+
+@functools.lru_cache(maxsize=8)
+def _kernels(tree: ast.Module) -> frozenset[str]:
+    """Names handed to `pallas_call`, and the functions a name so handed is bound to by `partial(f, ...)`."""
+    handed, partials = set(), {}
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, (ast.Attribute, ast.Name)) and sub.args \
+                and (sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id) == "pallas_call":
+            kernel = _unpartial(sub.args[0])
+            if isinstance(kernel, ast.Name):
+                handed.add(kernel.id)
+        elif isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name):
+            bound = _unpartial(sub.value)
+            if bound is not sub.value and isinstance(bound, ast.Name):
+                partials[sub.targets[0].id] = bound.id
+    return frozenset(handed | {partials[n] for n in handed if n in partials})
+
+
+def _unpartial(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Call) and ast.unparse(node.func).endswith("partial") and node.args:
+        return node.args[0]
+    return node

@@ -125,6 +125,16 @@ def jit_never_runs(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     return "the jitted function is only traced or lowered, never run"
 
 
+@resolver("in-pallas-kernel", "rule")
+def in_pallas_kernel(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A dot, einsum or convolution inside a function the file hands to `pallas_call` as its kernel
+    (kb/scan/jitbody.py): Pallas lowers the body itself with the block shapes the code fixes; XLA picks no library
+    GEMM for it and autotunes nothing."""
+    if not op.startswith("jax.") or not jitbody.in_pallas_kernel(ctx):
+        return None
+    return "inside a Pallas kernel, which Pallas lowers itself: no XLA library GEMM or autotuning"
+
+
 def _fed(ctx: Context, data: ast.AST | None) -> bool:
     return tfdata.is_dataset(ctx, data) or tfdata.in_memory(ctx, data)
 
