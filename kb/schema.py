@@ -427,7 +427,7 @@ class OpVersions(_Model):
 
 SCAN_RESOLVERS = (
     "boolean-mask-count", "constant-initializers", "constant-summed", "counts-of-ones", "dataset-draws-no-random", "dense-input",
-    "fit-reads-tf-data", "fit-runs-no-workers", "in-pallas-kernel", "jit-holds-no-gemm", "jit-never-runs", "mapped-function-draws-no-random",
+    "fit-reads-tf-data", "fit-runs-no-workers", "in-pallas-kernel", "input-is-a-placeholder", "jit-holds-no-gemm", "jit-never-runs", "mapped-function-draws-no-random",
     "module-never-called",
     "not-quantized",
     "module-seeded", "one-index-per-row", "reused-variables", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",

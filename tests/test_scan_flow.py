@@ -158,3 +158,12 @@ def test_a_dot_in_a_pallas_kernel_is_no_xla_gemm(tmp_path):
     found = _scan(tmp_path, "pallas", "jax=0.8")
     assert _lines(found, "jax.xla-gemm-conv-attention", "kernel.py") == [18], found
     assert _lines(found, "jax.xla-autotuning", "kernel.py") == [18], found
+
+
+def test_a_convolution_of_a_placeholder_runs_no_backprop_to_data(tmp_path):
+    """davidsandberg/facenet (2 false alarms of the fifteenth corpus, RULES Y1-4) and allenai/bilm-tf: a network's
+    first TF 1 convolution applied to a `tf.placeholder` (directly, or through a function every caller of which
+    passes it) needs no gradient for its input, and the session runs only what the train op needs: its
+    backprop-to-data kernel never runs. The second layer's convolution, of a computed tensor, stays a finding."""
+    found = _scan(tmp_path, "conv_placeholder", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-conv-backprop-data", "train.py") == [11], found

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, jitbody, mapped, members, options, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, gradient, jitbody, mapped, members, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -133,6 +133,18 @@ def in_pallas_kernel(ctx: Context, op: str, node: ast.Call, data: ast.AST | None
     if not op.startswith("jax.") or not jitbody.in_pallas_kernel(ctx):
         return None
     return "inside a Pallas kernel, which Pallas lowers itself: no XLA library GEMM or autotuning"
+
+
+@resolver("input-is-a-placeholder", "rule")
+def input_is_a_placeholder(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A TensorFlow convolution whose input is visibly a `tf.placeholder` (kb/scan/placeholders.py): data fed by
+    the session, for which no gradient is asked, so the graph's backprop-to-data kernel is never run."""
+    if not op.startswith("tf.nn.conv"):
+        return None
+    given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("input", "value")), None)
+    if not placeholders.is_placeholder(ctx, given):
+        return None
+    return "the convolution's input is a placeholder fed with data: no gradient is asked for it"
 
 
 def _fed(ctx: Context, data: ast.AST | None) -> bool:
