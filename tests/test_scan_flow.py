@@ -167,3 +167,11 @@ def test_a_convolution_of_a_placeholder_runs_no_backprop_to_data(tmp_path):
     backprop-to-data kernel never runs. The second layer's convolution, of a computed tensor, stays a finding."""
     found = _scan(tmp_path, "conv_placeholder", "tensorflow=2.20")
     assert _lines(found, "tf.cudnn-conv-backprop-data", "train.py") == [11], found
+
+
+def test_a_running_count_of_a_comparison_method_is_exact(tmp_path):
+    """crowsonkb/k-diffusion (a false alarm of the sixteenth corpus, RULES R2): `dists.ge(0).cumsum(dim=0)` counts a
+    boolean mask, whose sums are exact integers in any order; the scan knew comparisons written with operators
+    (`dists >= 0`) but not the tensor methods (`.ge`, `.isfinite`). A cumsum of float values stays a finding."""
+    found = _scan(tmp_path, "mask_counts", "torch=2.11")
+    assert _lines(found, "torch.cumsum", "model.py") == [13], found

@@ -16,7 +16,7 @@ import builtins
 from kb.scan import jaxarrays, receivers
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
-    NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, called, init_values, literal, paired,
+    NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, boolean, called, init_values, literal, paired,
     plain_literal, public_name, self_attribute, statements_in, text_of,
 )
 
@@ -373,17 +373,16 @@ class Context:
         return jaxarrays.is_jax(self, node, ctx, depth, traced)
 
     def is_mask(self, node: ast.AST, ctx: ast.AST) -> bool:
-        """`~mask`, a comparison, a cast of one to numbers (`(x != 0).float()`, `.to(torch.float32)`), or a name
+        """`~mask`, a comparison (`x.ge(0)` too), a cast of one to numbers (`(x != 0).float()`, `.to(torch.float32)`), or a name
         every assignment in the function makes so: a boolean tensor (as 0s and 1s)."""
-        if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)):
+        if boolean(node):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CASTS \
                 and (node.func.attr in ("float", "double", "half", "int", "long") or node.args or node.keywords):
             return self.is_mask(node.func.value, ctx)
         if isinstance(node, ast.Name):
             values = self.assigned_in(ctx).get(node.id, [])
-            return bool(values) and all(isinstance(v, ast.Compare) or (isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.Invert))
-                                        for v in values)
+            return bool(values) and all(boolean(v) for v in values)
         return False
 
     def is_arange(self, node: ast.AST, fn: ast.AST | None) -> bool:

@@ -561,3 +561,15 @@ def assigned_pairs(target: ast.expr, value: ast.expr) -> list[tuple[str, ast.exp
             and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in value.elts)):
         return []
     return [(t.id, v) for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name)]
+
+
+# Tensor methods whose result is boolean: comparisons and tests (`dists.ge(0)`, `x.isnan()`).
+_BOOLEAN_METHODS = frozenset({"ge", "gt", "le", "lt", "eq", "ne", "greater", "greater_equal", "less", "less_equal",
+                              "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf",
+                              "isfinite", "bool"})
+
+
+def boolean(node: ast.AST) -> bool:
+    """A comparison, `~x`, or a call of a comparison method (`x.ge(0)`, `x.isnan()`, `x.bool()`): a boolean value."""
+    return isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)) or (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _BOOLEAN_METHODS)
