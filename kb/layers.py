@@ -55,7 +55,7 @@ LAYERS: tuple[Layer, ...] = (
         "kb.scan.factories", "kb.scan.reaching", "kb.scan.gradient", "kb.scan.quietfunctions", "kb.scan.heldmodules", "kb.scan.hostcode", "kb.scan.members", "kb.scan.resolvers", "kb.scan.onewindow", "kb.scan.pooling", "kb.scan.modelclass", "kb.scan.builders", "kb.scan.modulelist", "kb.scan.instances", "kb.scan.rank", "kb.scan.lossrank", "kb.scan.classparams", "kb.scan.visitor", "kb.scan.rules", "kb.scan.ruledoc",
         "kb.scan.resolve", "kb.scan.scope", "kb.scan.unreached", "kb.scan.retired", "kb.scan.configtargets", "kb.scan.dispatch", "kb.scan.differentiates", "kb.scan.packaging", "kb.scan.holders", "kb.scan.unfetched", "kb.scan.loaded", "kb.scan.convfree", "kb.scan.placement", "kb.scan.methodcalls", "kb.scan.calltargets", "kb.scan.methodtargets", "kb.scan.constantdraws", "kb.scan.spreads", "kb.scan.callers", "kb.scan.versiongate", "kb.scan.environ", "kb.scan.pins", "kb.scan.switches", "kb.scan.seedorder", "kb.scan.keras2", "kb.scan.kerasbackend",
         "kb.scan.lookup", "kb.scan.recipe", "kb.scan.fixcover", "kb.scan.filecache", "kb.scan.run", "kb.scan.report_*", "kb.scan.torchvision_models",
-        "kb.scan.pyints", "kb.scan.quantized", "kb.scan.inference",
+        "kb.scan.pyints", "kb.scan.quantized", "kb.scan.inference", "kb.scan.jitbody", "kb.scan.options", "kb.scan.placeholders",
     )),
     Layer("commands", "argument parsing, processes, network: what a person runs", (
         "kb.cli", "kb.__main__", "kb.*.cli", "kb.check.runner", "kb.links.refresh", "kb.nightly.*", "kb.verify.*", "kb.sweep", "kb.sweep.*",

@@ -33,7 +33,7 @@ def test_a_plain_librarys_instance_and_an_attribute_only_set_to_one_are_no_frame
     class's methods assign it, when it writes it no other way. Unknown receivers (a parameter, what an
     unknown function makes) stay."""
     found = _scan(tmp_path, "libraries")
-    assert _lines(found, "tf.data-loader-parallelism", "svm.py") == [8], found
+    assert _lines(found, "tf.data-loader-parallelism", "svm.py") == [], found  # no workers asked: fit-runs-no-workers
     assert _lines(found, "tf.random-seeds", "samples.py") == [16], found
 
 
