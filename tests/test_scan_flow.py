@@ -175,3 +175,12 @@ def test_a_running_count_of_a_comparison_method_is_exact(tmp_path):
     (`dists >= 0`) but not the tensor methods (`.ge`, `.isfinite`). A cumsum of float values stays a finding."""
     found = _scan(tmp_path, "mask_counts", "torch=2.11")
     assert _lines(found, "torch.cumsum", "model.py") == [13], found
+
+
+def test_a_module_imported_by_a_name_built_at_run_time_is_run_by_its_importer(tmp_path):
+    """wubinzzu/NeuRec (19 false alarms of the seventeenth corpus, RULES R5): main.py sets `tf.set_random_seed(2017)`
+    and builds the model `importlib.import_module("model.general_recommender." + name)` names, a configuration's
+    choice; the scan saw no import of the model files, so no program ran them and the seed covered none of their
+    random ops. Any module of a package so named (a namespace package too) is now imported by that program."""
+    found = _scan(tmp_path, "import_by_name", "tensorflow=2.20")
+    assert _lines(found, "tf.random-seeds", "MF.py") == [], found

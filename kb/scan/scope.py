@@ -219,8 +219,8 @@ class Graph:
                     if target:
                         out.append(target)
                 for name in names:  # from pkg import submodule
-                    if name == "*":
-                        out += self.star_modules(path, module, level)
+                    if name in ("*", "**"):  # "**": import_module("pkg." + name), any module of pkg
+                        out += self.star_modules(path, module, level) if name == "*" else self.folder_modules(path, module, level)
                         continue
                     sub = self.resolve(path, f"{module}.{name}" if module else name, level)
                     if sub:
@@ -238,12 +238,7 @@ class Graph:
             return ()
         layout = self.modules[package].layout
         if layout.star is None:
-            if self._by_folder is None:
-                self._by_folder = {}
-                for path in sorted(self.files):
-                    if path.endswith(".py") and os.path.basename(path) != "__init__.py":
-                        self._by_folder.setdefault(os.path.dirname(path), []).append(path)
-            return tuple(self._by_folder.get(os.path.dirname(package), ()))
+            return self.folder_modules(importer, module, level)
         if not layout.star:
             return ()
         bound = {local for local, *_ in layout.bindings} | {name for name, _ in layout.functions if "." not in name} \
@@ -251,6 +246,29 @@ class Graph:
         found = (self.resolve(importer, f"{module}.{name}" if module else name, level)
                  for name in layout.star if name not in bound)
         return tuple(path for path in found if path is not None)
+
+    def folder_modules(self, importer: str, module: str, level: int) -> tuple[str, ...]:
+        """Every module of the package `module` names (its folder's .py files but `__init__.py`), a regular package
+        or a namespace one (a folder without `__init__.py`), found from the importer's folder and those above it."""
+        if self._by_folder is None:
+            self._by_folder = {}
+            for path in sorted(self.files):
+                if path.endswith(".py") and os.path.basename(path) != "__init__.py":
+                    self._by_folder.setdefault(os.path.dirname(path), []).append(path)
+        package = self.resolve(importer, module, level)
+        if package is not None and os.path.basename(package) == "__init__.py":
+            return tuple(self._by_folder.get(os.path.dirname(package), ()))
+        if level:
+            return ()
+        base = os.path.dirname(importer)
+        while True:
+            found = self._by_folder.get(os.path.normpath(os.path.join(base, *module.split("."))))
+            if found:
+                return tuple(found)
+            parent = os.path.dirname(base)
+            if parent == base or not base:
+                return ()
+            base = parent
 
     def closure(self, start: str) -> frozenset[str]:
         """The files a run of `start` imports, itself included (transitively). Computed once for every

@@ -279,6 +279,8 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
         statement(node, top, "", True, None)
     statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
     # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
+    if text and ("import_module" in text or "__import__" in text):
+        imports += _imported_by_prefix(calls)
     backward = trains(text)
     top_trains = backward and bool(text) and _top_trains(tree, text)
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
@@ -286,6 +288,25 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
                    may_use_gpu(text, calls, imports), top_trains, tuple(spans), tuple(class_bases),
                    _star(exported, top) if exported else ())
     return Survey(found, classes, calls, defs, assigns)
+
+
+def _imported_by_prefix(calls: list[ast.Call]) -> list[tuple[str, int, tuple[str, ...]]]:
+    """`importlib.import_module("model.general_recommender." + name)` (or `f"model.general_recommender.{name}"`,
+    `__import__`): the program may import any module of that package, chosen at run time (a configuration's model
+    name), so each of them is imported: (package, 0, ("**",)), which kb/scan/scope.py reads as every module of the
+    package's folder."""
+    out: list[tuple[str, int, tuple[str, ...]]] = []
+    for call in calls:
+        name = called(call.func)
+        if name is None or name.rpartition(".")[2] not in ("import_module", "__import__") or not call.args:
+            continue
+        given = call.args[0]
+        start = given.left if isinstance(given, ast.BinOp) and isinstance(given.op, ast.Add) else \
+            given.values[0] if isinstance(given, ast.JoinedStr) and given.values else None
+        if isinstance(start, ast.Constant) and isinstance(start.value, str) and start.value.endswith(".") \
+                and start.value.strip("."):
+            out.append((start.value.strip("."), 0, ("**",)))
+    return out
 
 
 def _exports(targets: list[ast.expr], value: ast.expr | None, exported: list[str | None]) -> None:
