@@ -41,6 +41,7 @@ _OBJECT_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "copy"
 _LIBRARIES = ("jax.numpy.", "jax.random.", "jax.lax.", "numpy.", "jax.device_put", "jax.lax.with_sharding_constraint")
 _TREE_MAPS = ("jax.tree_util.tree_map", "jax.tree.map")
 _DEPTH = 4
+_WRAPPERS = frozenset({"jax.vmap", "jax.checkpoint", "jax.remat", "jax.named_call", "jax.numpy.vectorize"})
 
 
 def function_of(ctx: Context, node: ast.Call, decorated: ast.AST | None) -> ast.AST | None:
@@ -50,8 +51,9 @@ def function_of(ctx: Context, node: ast.Call, decorated: ast.AST | None) -> ast.
     if decorated is not None:
         return decorated
     target = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "fun"), None)
-    if isinstance(target, ast.Call) and (ctx.written(target.func) or "").endswith("partial") and target.args:
-        target = target.args[0]
+    while isinstance(target, ast.Call) and target.args and ((ctx.written(target.func) or "").endswith("partial")
+                                                            or ctx.written(target.func) in _WRAPPERS):
+        target = target.args[0]  # jax.jit(partial(f, cfg)), jax.jit(jax.vmap(f)): f's body is what compiles
     if isinstance(target, ast.Lambda):
         return target
     if isinstance(target, ast.Name):
