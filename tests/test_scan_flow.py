@@ -181,6 +181,9 @@ def test_a_module_imported_by_a_name_built_at_run_time_is_run_by_its_importer(tm
     """wubinzzu/NeuRec (19 false alarms of the seventeenth corpus, RULES R5): main.py sets `tf.set_random_seed(2017)`
     and builds the model `importlib.import_module("model.general_recommender." + name)` names, a configuration's
     choice; the scan saw no import of the model files, so no program ran them and the seed covered none of their
-    random ops. Any module of a package so named (a namespace package too) is now imported by that program."""
+    random ops. Any module of a package so named (a namespace package too) is now imported by that program, and
+    its classes, taken by `getattr` from the imported module, are not classes nothing builds: the optimizer's
+    default gradient gating stays a finding."""
     found = _scan(tmp_path, "import_by_name", "tensorflow=2.20")
     assert _lines(found, "tf.random-seeds", "MF.py") == [], found
+    assert _lines(found, "tf.gradient-gating", "MF.py") == [10], found

@@ -61,8 +61,11 @@ _GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*,")
 
 
 def _looked_up(graph: scope.Graph, modules: dict, texts: dict[str, str]) -> set[str]:
-    """The files whose names the code base may look up by a computed name."""
+    """The files whose names the code base may look up by a computed name (also every module of a package a program
+    imports by a name built at run time, `import_module("pkg." + name)`: its classes are then taken by `getattr`)."""
     out = {path for path, text in texts.items() if _looks_up(text)}
+    out.update(sub for path, m in modules.items() for module, level, names in m.layout.imports
+               if "**" in names for sub in graph.folder_modules(path, module, level))
     for path, text in texts.items():
         if "getattr(" not in text:
             continue
