@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from kb.scan import jaxarrays, receivers
+from kb.scan import jaxarrays, reaching, receivers
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, boolean, called, init_values, literal, paired,
@@ -111,7 +111,7 @@ class Context:
         self.passed_memo: dict[tuple[int, str], list[ast.expr]] = {}
         self.binding_memo: dict[int, dict[str, list[ast.expr | None]]] = {}  # Context.grad_free
         self.writes_memo: dict[int, bool] = {}
-        self.reaching_memo: dict[int, list[tuple[ast.stmt, set[str]]]] = {}  # kb/scan/reaching.py, per function
+        self.reaching_memo: dict[int, reaching.Body] = {}  # kb/scan/reaching.py, per function
         self.alias_memo: dict[int, tuple[set[str | None], list[tuple[set[str], set[str]]]]] = {}  # reaching.untouched
         self.writes_of: dict[int, tuple[dict[str, int], bool]] = {}  # receivers: a class's attribute stores, setattr
         self.name_memo: tuple[dict[str, list[ast.Name]], dict[str, list[ast.Call]], dict[int, ast.AST]] | None = None  # gradient._named

@@ -32,37 +32,64 @@ def _stored(stmt: ast.stmt) -> set[str]:
     return out
 
 
-def _table(memo: dict[int, list[tuple[ast.stmt, set[str]]]], fn: Function) -> list[tuple[ast.stmt, set[str]]]:
+class Body:
+    """One function's statements, each with the names it binds (_stored); and, made on the first question, the
+    statement each node of the body lies under and the names each assigned value binds. reaching_value is asked
+    about many uses of one function: each used to walk its statement again to find it, and each binding's value
+    again to read its names."""
+
+    __slots__ = ("table", "_under", "_binds")
+
+    def __init__(self, fn: Function) -> None:
+        self.table = [(stmt, _stored(stmt)) for stmt in fn.body]
+        self._under: dict[int, int] | None = None
+        self._binds: dict[int, set[str]] = {}
+
+    def under(self, node: ast.AST) -> int | None:
+        """The index of the statement of the body that holds `node` (None: none does)."""
+        if self._under is None:
+            self._under = {id(n): k for k, (stmt, _) in enumerate(self.table) for n in ast.walk(stmt)}
+        return self._under.get(id(node))
+
+    def binds(self, value: ast.expr) -> set[str]:
+        """The names an assigned value binds itself (a walrus, a lambda's or comprehension's names as _stored reads them)."""
+        found = self._binds.get(id(value))
+        if found is None:
+            found = self._binds[id(value)] = _stored(ast.Expr(value))
+        return found
+
+
+def _body(memo: dict[int, Body], fn: Function) -> Body:
     found = memo.get(id(fn))
     if found is None:
-        found = memo[id(fn)] = [(stmt, _stored(stmt)) for stmt in fn.body]
+        found = memo[id(fn)] = Body(fn)
     return found
 
 
-def reaching_value(memo: dict[int, list[tuple[ast.stmt, set[str]]]], fn: ast.AST, use: ast.Name) -> ast.expr | None:
+def reaching_value(memo: dict[int, Body], fn: ast.AST, use: ast.Name) -> ast.expr | None:
     """The value of the one plain `name = value` of `fn`'s body that reaches `use` (module docstring), or None."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(use.ctx, ast.Load):
         return None
-    table = _table(memo, fn)
+    body = _body(memo, fn)
+    table = body.table
     line, name = use.lineno, use.id
-    at = next((k for k, (stmt, _) in enumerate(table)
-               if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) and any(n is use for n in ast.walk(stmt))), None)
-    if at is None:
+    at = body.under(use)  # the one statement whose tree holds the use (a tree: no other does), if its lines hold it
+    if at is None or not table[at][0].lineno <= line <= (table[at][0].end_lineno or table[at][0].lineno):
         return None
     stmt, stored = table[at]
     if name in stored:
         # only `name = f(name)` itself: its value is read before the name is bound again
         if not (isinstance(stmt, ast.Assign) and any(n is use for n in ast.walk(stmt.value))
-                and _stored(ast.Expr(stmt.value)).isdisjoint({name})):
+                and body.binds(stmt.value).isdisjoint({name})):
             return None
     for before, names in reversed(table[:at]):
         if name not in names:
             continue
         if isinstance(before, ast.Assign) and len(before.targets) == 1 and isinstance(before.targets[0], ast.Name) \
-                and before.targets[0].id == name and name not in _stored(ast.Expr(before.value)):
+                and before.targets[0].id == name and name not in body.binds(before.value):
             return before.value
         if isinstance(before, ast.AnnAssign) and before.value is not None and isinstance(before.target, ast.Name) \
-                and before.target.id == name and name not in _stored(ast.Expr(before.value)):
+                and before.target.id == name and name not in body.binds(before.value):
             return before.value
         return None
     return None
