@@ -187,3 +187,12 @@ def test_a_module_imported_by_a_name_built_at_run_time_is_run_by_its_importer(tm
     found = _scan(tmp_path, "import_by_name", "tensorflow=2.20")
     assert _lines(found, "tf.random-seeds", "MF.py") == [], found
     assert _lines(found, "tf.gradient-gating", "MF.py") == [10], found
+
+
+def test_a_method_the_code_bases_class_defines_is_its_own(tmp_path):
+    """snap-stanford/pretrain-gnns (4 false alarms of the eighteenth corpus, RULES C3): `batch.cumsum(key, item)` on
+    an instance of the code base's `Batch(Data)` class, and `self.cumsum(...)` inside it, call the class's own
+    `cumsum` (Python looks in the class before its bases), not `Tensor.cumsum`; a base of another library left the
+    receiver unknown, a possible finding. A tensor's cumsum, and one of a receiver nothing shows, stay findings."""
+    found = _scan(tmp_path, "own_method", "torch=2.11")
+    assert _lines(found, "torch.cumsum", "batch.py") == [26, 26], found

@@ -25,6 +25,7 @@ class Context(Protocol):
     class_nodes: list[ast.ClassDef]
     fn_nodes: list
     classes: dict[str, ast.ClassDef]
+    tree: ast.Module | None
     aliases: dict[str, str]
     filename: str
     writes_of: dict[int, tuple[dict[str, int], bool]]
@@ -32,6 +33,8 @@ class Context(Protocol):
     def dotted(self, node: ast.AST) -> str | None: ...
 
     def self_assignments(self, cls: ast.ClassDef) -> dict[str, list[tuple[ast.expr | None, dict]]]: ...
+
+    def assigned_in(self, ctx: ast.AST) -> dict[str, list[ast.expr]]: ...
 
 # Libraries whose classes are no framework's tensor, dataset, model or optimizer: Python's own, and the
 # data libraries the scan already reads as another library's objects.
@@ -72,6 +75,27 @@ def kind(ctx: Context, node: ast.AST) -> str | None:
         return None
     cls, defs, imports = found
     return _class_kind(ctx, cls, defs, imports, _DEPTH)
+
+
+def own_method(ctx: Context, func: ast.Attribute) -> bool:
+    """`self.m(...)` in a class of this file that defines `m` itself, or `x.m(...)` where every assignment of `x`
+    in the function builds a class of this file that defines `m`: Python calls that class's own method (it comes
+    before its bases'), code of the code base, not the framework's op of that name (snap-stanford/pretrain-gnns's
+    `batch.cumsum(key, item)` of its `Batch(Data)` class)."""
+    receiver = func.value
+    if not isinstance(receiver, ast.Name) or not ctx.fn_nodes:
+        return False
+    if receiver.id == "self":
+        return bool(ctx.class_nodes) and _defines(ctx.class_nodes[-1], func.attr)
+    values = ctx.assigned_in(ctx.fn_nodes[-1]).get(receiver.id, [])
+    classes = {n.name: n for n in (ctx.tree.body if ctx.tree is not None else ()) if isinstance(n, ast.ClassDef)}
+    made = [classes.get(v.func.id) for v in values if isinstance(v, ast.Call) and isinstance(v.func, ast.Name)]
+    return bool(values) and len(made) == len(values) and all(isinstance(c, ast.ClassDef) and _defines(c, func.attr)
+                                                             for c in made)
+
+
+def _defines(cls: ast.ClassDef, name: str) -> bool:
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name for n in cls.body)
 
 
 def _attribute_kind(ctx: Context, cls: ast.ClassDef, attr: str) -> str | None:

@@ -525,8 +525,8 @@ class Visitor(Context, ast.NodeVisitor):
                     self._record(op, node, certain=False, method=True, facts=facts)
             return
         ops = [op for op in self.methods.get(func.attr, ()) if op.split(".")[0] in self.owners]
-        if not ops:
-            return
+        if not ops or receivers.own_method(self, func):
+            return  # no framework method of that name, or the code base's own class's method
         kind = self.kind_of(func.value)
         for op in ops:
             owner = op.rsplit(".", 1)[0]
