@@ -97,7 +97,9 @@ def run_scan(kb_root: Path, folder: Path, versions: str = VERSIONS) -> dict:
     env = dict(os.environ, PYTHONPATH=str(kb_root))
     # every file read afresh, and no reading left in the user's cache (a scanner older than the cache has no flag)
     fresh = ["--no-cache"] if (kb_root / "kb" / "scan" / "filecache.py").exists() else []
-    done = subprocess.run([sys.executable, "-m", "kb", "scan", ".", "--versions", versions, "--format", "json", *fresh],
+    # -P: the scanned folder is the working directory, and a file of it named as a standard module (brax's
+    # `types.py`) must not shadow the standard library the interpreter imports before kb starts
+    done = subprocess.run([sys.executable, "-P", "-m", "kb", "scan", ".", "--versions", versions, "--format", "json", *fresh],
                           cwd=folder, env=env, capture_output=True, text=True)
     if done.returncode not in (0, 1):
         raise SystemExit(f"kb scan failed in {folder}: {done.stderr[-2000:]}")
