@@ -196,3 +196,11 @@ def test_a_method_the_code_bases_class_defines_is_its_own(tmp_path):
     receiver unknown, a possible finding. A tensor's cumsum, and one of a receiver nothing shows, stay findings."""
     found = _scan(tmp_path, "own_method", "torch=2.11")
     assert _lines(found, "torch.cumsum", "batch.py") == [26, 26], found
+
+
+def test_a_collective_sum_of_integer_counts_is_exact(tmp_path):
+    """google/brax (a false alarm of the nineteenth corpus, RULES P4-1): `step = jax.lax.psum(step, axis)` where every
+    other value of `step` is cast to `jnp.int32` sums integers, exact in any order and on any reduction path (NVLS
+    included); the collective rebinding the name it sums hid that. A psum of a float sum stays a finding."""
+    found = _scan(tmp_path, "psum_counts", "jax=0.8")
+    assert _lines(found, "jax.collective-nvls", "stats.py") == [12], found

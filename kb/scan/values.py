@@ -54,12 +54,27 @@ def sums_constant(ctx: Context, node: ast.Call) -> bool:
         added = node.args[0]
     if isinstance(added, ast.Constant) and type(added.value) is int:
         return True
-    return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
+    return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3, node)
 
 
-def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) -> bool:
+_CAST_INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+
+
+def _dtype_name(node: ast.AST) -> str:
+    """`jnp.int32`, `np.int32`, `"int32"`: the dtype's last name."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ast.unparse(node).rpartition(".")[2] if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int, skip: ast.AST | None = None) -> bool:
+    """Ones, a boolean mask, or integers cast so (`.astype(jnp.int32)`: brax's step counts): values whose sum is
+    exact in any order. `skip`: the collective itself, when it rebinds the name it sums (`n = psum(n, axis)`)."""
     if depth <= 0:
         return False
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype" and node.args \
+            and _dtype_name(node.args[0]) in _CAST_INTS:
+        return True
     if isinstance(node, ast.Call):
         name = ctx.dotted(node.func) or ""
         owner, _, last = name.rpartition(".")
@@ -68,7 +83,7 @@ def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) -> bool:
     if fn is not None and ctx.is_mask(node, fn):
         return True
     if isinstance(node, ast.Name) and fn is not None:
-        values = ctx.assigned_in(fn).get(node.id, [])
+        values = [v for v in ctx.assigned_in(fn).get(node.id, []) if v is not skip]
         return bool(values) and all(_ones(ctx, v, fn, depth - 1) for v in values)
     return False
 
