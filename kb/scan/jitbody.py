@@ -15,7 +15,7 @@ method, a parameter, a model, or any other function counts as work the autotuner
 from __future__ import annotations
 
 import ast
-import functools
+import weakref
 
 from kb.scan.context import Context
 
@@ -38,7 +38,7 @@ _BUILTINS = frozenset({"len", "range", "int", "float", "bool", "isinstance", "di
 # Methods of arrays that copy or reshape, and of Python's lists and dicts (no JAX array has these names).
 _OBJECT_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "copy", "swapaxes", "ravel", "append", "extend",
                              "items", "keys", "values", "insert"})
-_LIBRARIES = ("jax.numpy.", "jax.random.", "jax.lax.", "numpy.", "jax.device_put", "jax.lax.with_sharding_constraint")
+_LIBRARIES = ("jax.numpy.", "jax.random.", "jax.lax.", "numpy.", "jax.device_put")
 _TREE_MAPS = ("jax.tree_util.tree_map", "jax.tree.map")
 _DEPTH = 4
 _WRAPPERS = frozenset({"jax.vmap", "jax.checkpoint", "jax.remat", "jax.named_call", "jax.numpy.vectorize"})
@@ -65,9 +65,8 @@ def function_of(ctx: Context, node: ast.Call, decorated: ast.AST | None) -> ast.
 
 def _method(ctx: Context, owner: str, name: str) -> ast.AST | None:
     """The method `name` of the class `owner` names (`self`: the class the call is in), if this file defines it once."""
-    classes = getattr(ctx, "class_nodes", None) or []
     if owner == "self":
-        found = classes[-1:] if classes else []
+        found = ctx.class_nodes[-1:]
     else:
         found = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.ClassDef) and n.name == owner] if ctx.tree else []
     if len(found) != 1:
@@ -128,12 +127,7 @@ def _mapped(ctx: Context, call: ast.Call, depth: int, seen: frozenset[str]) -> b
 
 
 def _library(written: str) -> bool:
-    if not written.startswith(_LIBRARIES):
-        return False
-    last = written.rpartition(".")[2]
-    if written in ("jax.device_put", "jax.lax.with_sharding_constraint"):
-        return True
-    return last in _ELEMENTWISE
+    return written.startswith(_LIBRARIES) and written.rpartition(".")[2] in _ELEMENTWISE
 
 
 def _defined(ctx: Context, name: str) -> ast.AST | None:
@@ -152,7 +146,7 @@ def never_runs(ctx: Context, node: ast.Call) -> bool:
     """The jit's result is only traced or lowered, never run: `jax.jit(f).eval_shape(x)` and `.trace(x)` compute
     shapes; `jax.jit(f).lower(x)` and its `.compile()` build an executable that a chain reading only its
     `cost_analysis()` (or text) never calls. Nothing runs, so no kernel choice reaches a result."""
-    scope = ctx.fn_nodes[-1] if getattr(ctx, "fn_nodes", None) else ctx.tree
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     parent = _parents(scope, node)
     step = parent.get(id(node))
     if not isinstance(step, ast.Attribute):
@@ -191,13 +185,23 @@ def in_pallas_kernel(ctx: Context) -> bool:
     """The call is in a function this file hands to `pallas_call` as its kernel (by name, or through
     `functools.partial`): Pallas lowers the kernel's body itself (Triton or Mosaic), with the block shapes the code
     fixes; XLA neither picks a library GEMM for its dots nor autotunes it."""
-    names = {fn.name for fn in getattr(ctx, "fn_nodes", ()) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    names = {fn.name for fn in ctx.fn_nodes if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return bool(names) and ctx.tree is not None and bool(names & _kernels(ctx.tree))
 
 
-@functools.lru_cache(maxsize=8)
+# A module's kernel names, once per tree, kept no longer than the tree (a scan frees each file's tree when done)
+_KERNELS: weakref.WeakKeyDictionary[ast.Module, frozenset[str]] = weakref.WeakKeyDictionary()
+
+
 def _kernels(tree: ast.Module) -> frozenset[str]:
     """Names handed to `pallas_call`, and the functions a name so handed is bound to by `partial(f, ...)`."""
+    found = _KERNELS.get(tree)
+    if found is None:
+        found = _KERNELS[tree] = _find_kernels(tree)
+    return found
+
+
+def _find_kernels(tree: ast.Module) -> frozenset[str]:
     handed, partials = set(), {}
     for sub in ast.walk(tree):
         if isinstance(sub, ast.Call) and isinstance(sub.func, (ast.Attribute, ast.Name)) and sub.args \

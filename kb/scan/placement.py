@@ -176,7 +176,7 @@ def off_gpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], texts: sou
     the GPU: TensorFlow's as tf_off_gpu says (every line), JAX's after a module-level statement of the file (a
     notebook's cell included) that moves JAX to a TPU or the CPU (jax_platform)."""
     out = {path: (TENSORFLOW, 0, why) for path, why in (tf_off_gpu(runs, reach, texts) if used & TENSORFLOW else {}).items()}
-    for path in (p for p in reach if "jax" in used and p not in out):
+    for path in (p for p in reach if p not in out) if "jax" in used else ():
         found = jax_platform(texts.get(path))
         if found is not None:
             out[path] = (JAX, found[0], found[1])
