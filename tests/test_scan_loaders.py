@@ -68,3 +68,11 @@ def test_a_library_dataset_over_a_data_source_of_the_code_base(tmp_path):
     abstract nnmnkwii `FileDataSource` subclass) that only loads files. A source whose `collect_features`
     crops at a random start stays a finding."""
     assert _scan(tmp_path, "sourced") == [10]
+
+
+def test_compose_steps_handed_in_as_functions(tmp_path):
+    """timesler/facenet-pytorch (twentieth corpus, RULES R3): a Compose whose steps are functions handed in
+    whole (`np.float32`, the code base's `fixed_image_standardization`, `transforms.Lambda` of a lambda that
+    draws nothing) was read as a transform that may draw. A step of the code base that adds noise, or a
+    Lambda that draws, stays a finding."""
+    assert _scan(tmp_path, "plainsteps") == [8, 9]

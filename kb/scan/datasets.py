@@ -578,12 +578,25 @@ def _deterministic_transform(ctx: Context, node: ast.AST, depth: int, where: fol
         return False
     if (ctx.dotted(node.func) or "").endswith(".Compose"):
         steps = node.args[0] if node.args else None
-        return isinstance(steps, (ast.List, ast.Tuple)) and all(_deterministic_transform(ctx, s, depth - 1) for s in steps.elts)
+        return isinstance(steps, (ast.List, ast.Tuple)) and all(
+            _deterministic_transform(ctx, s, depth - 1, where) or (where is not None and not isinstance(s, ast.Call)
+                                                                  and transforms.plain_step(s, where, *_readers(ctx)[::2]))
+            for s in steps.elts)
     return True
 
 
 def _made_quiet(ctx: Context, node: ast.Call, where: follow.Where, depth: int) -> bool:
     """kb/scan/transforms.py's reading of a transform a call makes, with this module's lookups."""
-    return transforms.made_quiet(node, where, lambda defs, foreign: imports_of(ctx, defs, foreign),
-                                 lambda func, at: definition(ctx, func, at), lambda cls, defs, foreign, made:
-                                 not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth)
+    imports, lookup, quiet_function = _readers(ctx)
+    return transforms.made_quiet(node, where, imports, lookup, lambda cls, defs, foreign, made:
+                                 not _reads_random(ctx, cls, defs, foreign, ("__call__",), made=made), depth, quiet_function)
+
+
+def _readers(ctx: Context) -> tuple[transforms.Imports, transforms.Definition, transforms.QuietFunction]:
+    """kb/scan/transforms.py's lookups in this scan: a module's imports, a call's definition, and whether a step
+    handed in as a function (a lambda, a function of the code base) visibly draws nothing."""
+    def quiet_function(step: ast.expr, where: follow.Where) -> bool:
+        found = (step, where.defs, False) if isinstance(step, ast.Lambda) else definition(ctx, step, where)
+        return found is not None and isinstance(found[0], (ast.Lambda, ast.FunctionDef)) \
+            and not ctx.may_draw_randomness(found[0], defs=found[1])
+    return (lambda defs, foreign: imports_of(ctx, defs, foreign)), (lambda func, at: definition(ctx, func, at)), quiet_function
