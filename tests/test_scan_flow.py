@@ -204,3 +204,13 @@ def test_a_collective_sum_of_integer_counts_is_exact(tmp_path):
     included); the collective rebinding the name it sums hid that. A psum of a float sum stays a finding."""
     found = _scan(tmp_path, "psum_counts", "jax=0.8")
     assert _lines(found, "jax.collective-nvls", "stats.py") == [12], found
+
+
+def test_a_function_called_only_inside_if_false_never_runs(tmp_path):
+    """Hvass-Labs/TensorFlow-Tutorials (twentieth corpus, 3 false alarms, RULES R4): a helper that a script
+    repository calls only inside `if False:` (the notebook's "Don't execute this!" block) was reported, though
+    CPython does not even compile that block. Its use there is no use, across files too (`if 0:`); a helper
+    also called in live code stays a finding."""
+    found = _scan(tmp_path, "never_taken", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "train.py") == []
+    assert _lines(found, "torch.cudnn-convolution", "helpers.py") == [9]

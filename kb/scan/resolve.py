@@ -114,8 +114,9 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     tree = parsed_before(filename, text) or oldsyntax.parse(text, filename=filename)  # once, if local_module read it
     found = survey(tree, text)
     hostcode.keep(filename, tree, text, found.layout.spans)  # settle's Graph of a file with a forward, from this tree
+    dead = never_taken(tree, text)
     if not imported and not starred and not any(marker in text for marker in MARKERS):
-        return Module((), (), found.layout, _classes(found.classes, {}))
+        return Module((), (), found.layout, _classes(found.classes, {}), never_taken=dead)
     aliases = aliases_of(tree)
     for name, (op, _) in (imported or {}).items():
         aliases[name] = op
@@ -159,8 +160,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     calls = visitor.calls
     if own:  # a subclass that takes its own arguments: what they mean for the KB class is unknown
         calls = [c._replace(args=(), kwargs=(), star=True) if c.text.split("(", 1)[0] in own else c for c in calls]
-    dead = never_taken(tree, text) if calls else ()
-    if dead:  # a block a constant test never takes: its calls never run
+    if dead and calls:  # a block a constant test never takes: its calls never run
         calls = [c._replace(never_runs=next((why for a, b, why in dead if a <= c.line <= b), None)) for c in calls]
     if calls and "training" in text and GUARD_TEXT.search(text) and (spans := inference_only(tree)):  # after `if self.training: raise`
         calls = [c._replace(no_grad=True) if any(a <= c.line <= b for a, b in spans) else c for c in calls]
@@ -177,7 +177,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
         except RecursionError:
             host = None
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
-                  tuple(visitor.defaults), host)
+                  tuple(visitor.defaults), host, dead)
 
 
 __all__ = ["Call", "Layout", "METHOD_OWNERS", "Module", "Setting", "Survey", "Unknown", "aliases_of", "analyse",

@@ -150,6 +150,9 @@ class Module(NamedTuple):
     # its functions and methods with who calls them (kb/scan/hostcode.py): run.py finds those only data-loading
     # code or no_grad code runs, across files
     host: Graph | None = None
+    # (first line, last line, why) of each block a constant test never takes (`if False:`): a name used only there
+    # is no use of it (kb/scan/unreached.py)
+    never_taken: tuple[tuple[int, int, str], ...] = ()
 
 
 def canonical(dotted: str) -> str:

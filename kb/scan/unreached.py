@@ -245,8 +245,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
               never: dict[str, list[tuple[int, int, str]]] | None = None) -> dict[str, list[tuple[int, int, str]]]:
     """Path -> (first line, last line, why) of the code no entry point runs, in a script repository;
     {} elsewhere (a package, a single file, a scan with no entry point). `never`: path -> (first, last, why)
-    of branches known never to run for other reasons (no value the callers pass takes them: kb/scan/callers.py):
-    a name used only there is no use either (their own notes are the caller's to give)."""
+    of branches known never to run for other reasons (no value the callers pass takes them: kb/scan/callers.py;
+    each module's blocks a constant test never takes, `if False:`): a name used only there is no use either (their own notes are the caller's to give)."""
     if len(modules) > MAX_FILES or not any(r.why != scope.FALLBACK for r in runs):
         return {}
     scripts = script_files(roots, modules)
@@ -292,6 +292,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     dead: dict[str, list[tuple[int, int]]] = {path: [(1, 10 ** 9)] for path in out}  # files no entry point runs
     for path, branches in (never or {}).items():  # branches no caller's value takes
         dead.setdefault(path, []).extend((first, last) for first, last, _ in branches)
+    for path, module in modules.items():  # blocks a constant test never takes (`if False:`)
+        dead.setdefault(path, []).extend((first, last) for first, last, _ in module.never_taken)
     spans = [(path, span) for path in spanned
              for span in _spans(modules[path].layout, functools.partial(ancestry.own, path))
              if not span[1].startswith("__") and not span[4]]
