@@ -135,3 +135,39 @@ def test_a_matrix_product_of_two_matrices_is_a_matrix(tmp_path):
         scores(torch.randn(4, 8).cuda(), torch.randn(8, 5).cuda(), torch.zeros(4))
         """})
     assert _nll(found) == {("m.py", 8)}, found
+
+
+def test_a_module_handed_back_by_convert_sync_batchnorm_is_the_same_module(tmp_path):
+    """facebookresearch/swav eval_linear.py:284 and :352 (2 false alarms): `reglog = RegLog(...)`, whose forward
+    returns `self.linear(x.view(x.size(0), -1))`, passes through `nn.SyncBatchNorm.convert_sync_batchnorm(m)`
+    (which returns the module it is given, its batch norms swapped in place), `.cuda()` and
+    `DistributedDataParallel(m)` before `train(model, reglog, ...)` calls the loss on its output: (N, classes).
+    A 4-D module so converted keeps its finding."""
+    found = _scan(tmp_path, {"eval_linear.py": """\
+        import torch
+        import torch.nn as nn
+        class RegLog(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.linear = nn.Linear(8, n)
+            def forward(self, x):
+                x = x.view(x.size(0), -1)
+                return self.linear(x)
+        def train(reglog, inp, target):
+            criterion = nn.CrossEntropyLoss().cuda()
+            loss = criterion(reglog(inp), target)
+            loss.backward()
+        def seg(net, inp, target):
+            criterion = nn.CrossEntropyLoss().cuda()
+            loss = criterion(net(inp), target)
+            loss.backward()
+        def main(inp, target):
+            reglog = RegLog(10)
+            reglog = nn.SyncBatchNorm.convert_sync_batchnorm(reglog)
+            reglog = reglog.cuda()
+            reglog = nn.parallel.DistributedDataParallel(reglog, device_ids=[0])
+            train(reglog, inp, target)
+            net = torch.nn.SyncBatchNorm.convert_sync_batchnorm(nn.Conv2d(3, 10, 1))
+            seg(net, inp, target)
+        """})
+    assert _nll(found) == {("eval_linear.py", 15)}, found

@@ -75,9 +75,13 @@ _PACKS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
 _SIZED = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "randn", "rand"))  # sizes given one by one
 _EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
 
-# Wrappers whose call runs the module they wrap (its first argument) and returns what it returns.
+# Wrappers whose call runs the module they wrap (its first argument) and returns what it returns, and helpers
+# that hand back the module they are given, its layers swapped for ones of the same shapes (synchronised batch
+# norms, a compiled or scripted forward, a reparametrised weight).
 _WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-                       "torch.nn.parallel.DataParallel"})
+                       "torch.nn.parallel.DataParallel", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+                       "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm", "torch.compile",
+                       "torch.jit.script", "torch.nn.utils.spectral_norm", "torch.nn.utils.weight_norm"})
 # torchvision's models that return something else than (N, classes) logits (boxes, masks, flows).
 _NOT_CLASSIFIERS = (".detection.", ".segmentation.", ".optical_flow.")
 
@@ -357,8 +361,9 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: P
         return Rank(_CONV[name])
     if _classifier(name):
         return Rank(2)
-    if name in _WRAPPERS and made.args and isinstance(made.args[0], ast.Name) and depth > 0:
-        inner = instances.instance(ctx, made.args[0], instances.around(ctx, place, made.lineno))
+    if name in _WRAPPERS and made.args and isinstance(made.args[0], (ast.Name, ast.Call)) and depth > 0:
+        inner = instances.instance(ctx, made.args[0], instances.around(ctx, place, made.lineno)) \
+            if isinstance(made.args[0], ast.Name) else instances.unwrap(made.args[0])  # `DDP(Net().cuda())`
         return _module(ctx, inner, first, place, depth - 1, element) if inner is not made else UNKNOWN
     if name in _LINEAR:
         return _rank(ctx, first, place, depth - 1)._replace(last=True)
