@@ -171,3 +171,91 @@ def test_a_module_handed_back_by_convert_sync_batchnorm_is_the_same_module(tmp_p
             seg(net, inp, target)
         """})
     assert _nll(found) == {("eval_linear.py", 15)}, found
+
+
+_RESNET50 = """\
+    import torch
+    import torch.nn as nn
+    def conv3x3(in_planes, out_planes, stride=1):
+        return nn.Conv2d(in_planes, out_planes, 3, stride, 1)
+    class Bottleneck(nn.Module):
+        def __init__(self, inplanes, planes, stride=1):
+            super().__init__()
+            self.conv1 = conv3x3(inplanes, planes, stride)
+        def forward(self, x):
+            out = self.conv1(x)
+            return out
+    class ResNet(nn.Module):
+        def __init__(self, block, layers, output_dim=0, hidden_mlp=0, eval_mode=False):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7)
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.eval_mode = eval_mode
+            if output_dim == 0:
+                self.projection_head = None
+            elif hidden_mlp == 0:
+                self.projection_head = nn.Linear(2048, output_dim)
+            else:
+                self.projection_head = nn.Sequential(
+                    nn.Linear(2048, hidden_mlp), nn.BatchNorm1d(hidden_mlp), nn.ReLU(inplace=True),
+                    nn.Linear(hidden_mlp, output_dim))
+        def forward_backbone(self, x):
+            x = self.conv1(x)
+            if self.eval_mode:
+                return x
+            x = self.avgpool(x)
+            return torch.flatten(x, 1)
+        def forward_head(self, x):
+            if self.projection_head is not None:
+                x = self.projection_head(x)
+            x = nn.functional.normalize(x, dim=1, p=2)
+            if self.prototypes is not None:
+                return x, self.prototypes(x)
+            return x
+        def forward(self, inputs):
+            output = self.forward_backbone(torch.cat(inputs))
+            return self.forward_head(output)
+    class MultiPrototypes(nn.Module):
+        def __init__(self, output_dim, nmb_prototypes):
+            super().__init__()
+            self.prototypes0 = nn.Linear(output_dim, nmb_prototypes[0])
+        def forward(self, x):
+            return [self.prototypes0(x)]
+    def resnet50(**kwargs):
+        return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
+    def resnet50w2(**kwargs):
+        return ResNet(Bottleneck, [3, 4, 6, 3], widen=2, **kwargs)
+"""
+
+
+def test_a_model_picked_by_name_whose_head_is_a_linear_layer_in_every_branch_gives_classes_last(tmp_path):
+    """facebookresearch/swav eval_semisup.py:245 and :311 (2 false alarms): `model = resnet_models.__dict__[args.arch](
+    output_dim=1000)` picks among src/resnet50.py's public names, of which only the builders take `output_dim`
+    alone (conv3x3, the blocks' and ResNet's constructors, MultiPrototypes would raise on that call): each returns
+    a ResNet, whose `forward` returns `self.forward_head(output)`, a method of the class whose only tensor
+    return is `x` after `self.projection_head(x)`, a Linear in one branch, a Sequential ending in one in the
+    other (None in the third, never called: it would raise). The loss reads the classes at dim 1 of a tensor
+    whose classes are last: (N, C). Picked with two sizes only the convolution and the block take, it is 4-D."""
+    found = _scan(tmp_path, {"src/__init__.py": "", "src/resnet50.py": _RESNET50, "eval_semisup.py": """\
+        import torch
+        import torch.nn as nn
+        import src.resnet50 as resnet_models
+        def train(model, loader):
+            criterion = nn.CrossEntropyLoss().cuda()
+            for inp, target in loader:
+                output = model(inp)
+                loss = criterion(output, target)
+                loss.backward()
+        def main(args, loader):
+            model = resnet_models.__dict__[args.arch](output_dim=1000)
+            model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+            model = model.cuda()
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[0])
+            train(model, loader)
+        def other(args, loader, target):
+            criterion = nn.CrossEntropyLoss().cuda()
+            model = resnet_models.__dict__[args.arch](64, 10)
+            loss = criterion(model(loader), target)
+            loss.backward()
+        """})
+    assert _nll(found) == {("eval_semisup.py", 17)}, found

@@ -259,7 +259,7 @@ def _call(ctx: Context, node: ast.Call, place: Place, depth: int) -> Rank:
             squeezed = _rank(ctx, func.value, place, depth - 1)  # Linear's outputs (its classes) stay last
             return Rank(None, None, True) if squeezed.last else UNKNOWN
         if self_attribute(func) and place.cls is not None and first is not None:
-            return _module(ctx, instances.attribute_call(ctx, place.cls, func.attr), first, place, depth)
+            return _attribute(ctx, place.cls, func.attr, first, place, depth)
         return UNKNOWN
     if isinstance(func, ast.Subscript) and self_attribute(func.value) and place.cls is not None and first is not None:
         return _module(ctx, modulelist.element(ctx, place.cls, func.value.attr, func.slice), first, place, depth)
@@ -381,6 +381,24 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: P
     return _defined(ctx, made, depth)
 
 
+def _attribute(ctx: Context, cls: ast.ClassDef, attr: str, first: ast.AST, place: Place, depth: int) -> Rank:
+    """`self.<attr>(x)`: what the module the class holds there gives, where every construction of it agrees
+    (`nn.Linear(...)` in one branch, an `nn.Sequential` ending in one in the other: classes last either way; a
+    None is left out, since calling it would raise); else, with no such attribute, what the class's method of
+    that name returns (`return self.forward_head(output)`)."""
+    made = instances.attribute_call(ctx, cls, attr)
+    if made is not None:
+        return _module(ctx, made, first, place, depth)
+    values = [value for value, _ in ctx.self_assignments(cls).get(attr, ())]
+    if values:
+        kept = [v for v in values if not (isinstance(v, ast.Constant) and v.value is None)]
+        calls = [instances.unwrap(v) if v is not None else None for v in kept]
+        found = {_module(ctx, c, first, place, depth - 1) if c is not None else UNKNOWN for c in calls}
+        return found.pop() if len(found) == 1 else UNKNOWN
+    method = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr), None)
+    return _returns(ctx, cls, method, depth - 1) if method is not None and depth > 0 else UNKNOWN
+
+
 def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
@@ -413,14 +431,22 @@ def _forward(ctx: Context, cls: ast.ClassDef, depth: int, element: int | None = 
     """What a module class of the file returns from `forward`: every return gives the same rank (of its
     tuple's `element`-th value, where given: `return logits, features`)."""
     forward = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward"), None)
-    if forward is None:
-        return UNKNOWN
-    returns = [n.value for n in statements_in(forward) if isinstance(n, ast.Return) and n.value is not None]
+    return _returns(ctx, cls, forward, depth, element) if forward is not None else UNKNOWN
+
+
+def _returns(ctx: Context, cls: ast.ClassDef, fn: ast.FunctionDef | ast.AsyncFunctionDef, depth: int,
+             element: int | None = None) -> Rank:
+    """What every return of a method of the class gives (of its tuple's `element`-th value, where given). Read
+    as one tensor, a tuple literal is left out: a tensor operation (the loss) handed a tuple would raise, so only
+    the method's other returns reach it (`return x, self.prototypes(x)` beside `return x`)."""
+    returns = [n.value for n in statements_in(fn) if isinstance(n, ast.Return) and n.value is not None]
     if element is not None:  # that value of the tuple every return gives
         picked = [r.elts[element] for r in returns if isinstance(r, ast.Tuple) and element < len(r.elts)
                   and not any(isinstance(e, ast.Starred) for e in r.elts)]
         returns = picked if len(picked) == len(returns) else []
-    shown = [_rank(ctx, value, Place(forward, cls, value.lineno + 1), depth - 1) for value in returns]
+    else:
+        returns = [r for r in returns if not isinstance(r, ast.Tuple)]
+    shown = [_rank(ctx, value, Place(fn, cls, value.lineno + 1), depth - 1) for value in returns]
     found = {r._replace(last=False) if r.exact == 2 else r for r in shown}  # 2-D: (N, C) however the C came
     return found.pop() if len(found) == 1 else UNKNOWN
 
