@@ -259,3 +259,28 @@ def test_a_model_picked_by_name_whose_head_is_a_linear_layer_in_every_branch_giv
             loss.backward()
         """})
     assert _nll(found) == {("eval_semisup.py", 17)}, found
+
+
+def test_a_sequential_given_a_starred_list_of_layers_applies_them_in_order(tmp_path):
+    """facebookresearch/XLM xlm/evaluation/glue.py:158 (a false alarm): `self.proj = nn.Sequential(*[nn.Dropout(p),
+    nn.Linear(d, n)]).cuda()`, a literal list of layers unpacked into the Sequential, ends in a Linear: the
+    cross-entropy on `self.proj(...)` reads (N, C). A starred list ending in a Conv2d keeps its finding."""
+    found = _scan(tmp_path, {"glue.py": """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class GLUE:
+            def __init__(self, embedder, params):
+                self.embedder = embedder
+                self.proj = nn.Sequential(*[
+                    nn.Dropout(params.dropout),
+                    nn.Linear(self.embedder.out_dim, params.out_features)
+                ]).cuda()
+                self.seg = nn.Sequential(*[nn.Dropout(0.1), nn.Conv2d(3, 10, 1)]).cuda()
+            def train(self, x, y, lengths):
+                output = self.proj(self.embedder.get_embeddings(x, lengths))
+                loss = F.cross_entropy(output, y)
+                loss.backward()
+                out = self.seg(self.embedder.get_embeddings(x, lengths))
+                F.cross_entropy(out, y).backward()
+        """})
+    assert _nll(found) == {("glue.py", 16)}, found

@@ -375,7 +375,7 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: P
         return Rank(2) if not made.args and not made.keywords else UNKNOWN
     if name == "torch.nn.Sequential":
         rank = _rank(ctx, first, place, depth - 1)
-        for layer in modulelist.sequential(ctx, made.args):
+        for layer in modulelist.sequential(ctx, _unstarred(made.args)):
             rank = _layer(ctx, layer, rank)
         return rank
     return _defined(ctx, made, depth)
@@ -404,6 +404,13 @@ def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = Non
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
     cls = modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
     return _forward(*cls, depth, element) if cls else builders.agreed(ctx, made, _forward, depth, element) or UNKNOWN
+
+
+def _unstarred(args: list[ast.expr]) -> list[ast.expr]:
+    """`nn.Sequential(*[nn.Dropout(p), nn.Linear(d, n)])`: a literal list or tuple unpacked into the call gives its
+    elements as arguments, in order (another starred value is left as it is, and reads as no layer)."""
+    return [e for a in args for e in (a.value.elts if isinstance(a, ast.Starred) and
+                                      isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
 
 
 def _kept(name: str, rank: Rank) -> Rank:
