@@ -284,3 +284,35 @@ def test_a_sequential_given_a_starred_list_of_layers_applies_them_in_order(tmp_p
                 F.cross_entropy(out, y).backward()
         """})
     assert _nll(found) == {("glue.py", 16)}, found
+
+
+def test_a_segmentation_model_read_through_its_head_and_methods_stays_4d(tmp_path):
+    """The other side of the fixes above: a segmentation model whose `self.head` is a Conv2d in every branch (None
+    in another) and whose forward returns `self.decode(x, img)`, a method returning `F.interpolate(x,
+    size=img.shape[-2:])` (or a tuple with an auxiliary output): 4-D, the spatial kernel, a finding, and no
+    longer only a possible one."""
+    found = _scan(tmp_path, {"seg.py": """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Seg(nn.Module):
+            def __init__(self, n, aux=False, deep=False):
+                super().__init__()
+                self.head = None
+                if deep:
+                    self.head = nn.Conv2d(256, n, 1)
+                else:
+                    self.head = nn.Conv2d(512, n, 3, padding=1)
+            def decode(self, x, img):
+                if self.training and self.aux:
+                    return F.interpolate(self.head(x), size=img.shape[-2:]), x
+                return F.interpolate(self.head(x), size=img.shape[-2:])
+            def forward(self, img):
+                return self.decode(self.head(img), img)
+        def train(img, target):
+            model = Seg(10).cuda()
+            criterion = nn.CrossEntropyLoss(ignore_index=255)
+            loss = criterion(model(img), target)
+            loss.backward()
+        """})
+    assert _nll(found) == {("seg.py", 19)}, found
+    assert {f.level for f in found if f.record == "torch.nll-loss"} == {"nondeterministic"}, found  # read as 4-D
