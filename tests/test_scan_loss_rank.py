@@ -135,3 +135,184 @@ def test_a_matrix_product_of_two_matrices_is_a_matrix(tmp_path):
         scores(torch.randn(4, 8).cuda(), torch.randn(8, 5).cuda(), torch.zeros(4))
         """})
     assert _nll(found) == {("m.py", 8)}, found
+
+
+def test_a_module_handed_back_by_convert_sync_batchnorm_is_the_same_module(tmp_path):
+    """facebookresearch/swav eval_linear.py:284 and :352 (2 false alarms): `reglog = RegLog(...)`, whose forward
+    returns `self.linear(x.view(x.size(0), -1))`, passes through `nn.SyncBatchNorm.convert_sync_batchnorm(m)`
+    (which returns the module it is given, its batch norms swapped in place), `.cuda()` and
+    `DistributedDataParallel(m)` before `train(model, reglog, ...)` calls the loss on its output: (N, classes).
+    A 4-D module so converted keeps its finding."""
+    found = _scan(tmp_path, {"eval_linear.py": """\
+        import torch
+        import torch.nn as nn
+        class RegLog(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.linear = nn.Linear(8, n)
+            def forward(self, x):
+                x = x.view(x.size(0), -1)
+                return self.linear(x)
+        def train(reglog, inp, target):
+            criterion = nn.CrossEntropyLoss().cuda()
+            loss = criterion(reglog(inp), target)
+            loss.backward()
+        def seg(net, inp, target):
+            criterion = nn.CrossEntropyLoss().cuda()
+            loss = criterion(net(inp), target)
+            loss.backward()
+        def main(inp, target):
+            reglog = RegLog(10)
+            reglog = nn.SyncBatchNorm.convert_sync_batchnorm(reglog)
+            reglog = reglog.cuda()
+            reglog = nn.parallel.DistributedDataParallel(reglog, device_ids=[0])
+            train(reglog, inp, target)
+            net = torch.nn.SyncBatchNorm.convert_sync_batchnorm(nn.Conv2d(3, 10, 1))
+            seg(net, inp, target)
+        """})
+    assert _nll(found) == {("eval_linear.py", 15)}, found
+
+
+_RESNET50 = """\
+    import torch
+    import torch.nn as nn
+    def conv3x3(in_planes, out_planes, stride=1):
+        return nn.Conv2d(in_planes, out_planes, 3, stride, 1)
+    class Bottleneck(nn.Module):
+        def __init__(self, inplanes, planes, stride=1):
+            super().__init__()
+            self.conv1 = conv3x3(inplanes, planes, stride)
+        def forward(self, x):
+            out = self.conv1(x)
+            return out
+    class ResNet(nn.Module):
+        def __init__(self, block, layers, output_dim=0, hidden_mlp=0, eval_mode=False):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 7)
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.eval_mode = eval_mode
+            if output_dim == 0:
+                self.projection_head = None
+            elif hidden_mlp == 0:
+                self.projection_head = nn.Linear(2048, output_dim)
+            else:
+                self.projection_head = nn.Sequential(
+                    nn.Linear(2048, hidden_mlp), nn.BatchNorm1d(hidden_mlp), nn.ReLU(inplace=True),
+                    nn.Linear(hidden_mlp, output_dim))
+        def forward_backbone(self, x):
+            x = self.conv1(x)
+            if self.eval_mode:
+                return x
+            x = self.avgpool(x)
+            return torch.flatten(x, 1)
+        def forward_head(self, x):
+            if self.projection_head is not None:
+                x = self.projection_head(x)
+            x = nn.functional.normalize(x, dim=1, p=2)
+            if self.prototypes is not None:
+                return x, self.prototypes(x)
+            return x
+        def forward(self, inputs):
+            output = self.forward_backbone(torch.cat(inputs))
+            return self.forward_head(output)
+    class MultiPrototypes(nn.Module):
+        def __init__(self, output_dim, nmb_prototypes):
+            super().__init__()
+            self.prototypes0 = nn.Linear(output_dim, nmb_prototypes[0])
+        def forward(self, x):
+            return [self.prototypes0(x)]
+    def resnet50(**kwargs):
+        return ResNet(Bottleneck, [3, 4, 6, 3], **kwargs)
+    def resnet50w2(**kwargs):
+        return ResNet(Bottleneck, [3, 4, 6, 3], widen=2, **kwargs)
+"""
+
+
+def test_a_model_picked_by_name_whose_head_is_a_linear_layer_in_every_branch_gives_classes_last(tmp_path):
+    """facebookresearch/swav eval_semisup.py:245 and :311 (2 false alarms): `model = resnet_models.__dict__[args.arch](
+    output_dim=1000)` picks among src/resnet50.py's public names, of which only the builders take `output_dim`
+    alone (conv3x3, the blocks' and ResNet's constructors, MultiPrototypes would raise on that call): each returns
+    a ResNet, whose `forward` returns `self.forward_head(output)`, a method of the class whose only tensor
+    return is `x` after `self.projection_head(x)`, a Linear in one branch, a Sequential ending in one in the
+    other (None in the third, never called: it would raise). The loss reads the classes at dim 1 of a tensor
+    whose classes are last: (N, C). Picked with two sizes only the convolution and the block take, it is 4-D."""
+    found = _scan(tmp_path, {"src/__init__.py": "", "src/resnet50.py": _RESNET50, "eval_semisup.py": """\
+        import torch
+        import torch.nn as nn
+        import src.resnet50 as resnet_models
+        def train(model, loader):
+            criterion = nn.CrossEntropyLoss().cuda()
+            for inp, target in loader:
+                output = model(inp)
+                loss = criterion(output, target)
+                loss.backward()
+        def main(args, loader):
+            model = resnet_models.__dict__[args.arch](output_dim=1000)
+            model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+            model = model.cuda()
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[0])
+            train(model, loader)
+        def other(args, loader, target):
+            criterion = nn.CrossEntropyLoss().cuda()
+            model = resnet_models.__dict__[args.arch](64, 10)
+            loss = criterion(model(loader), target)
+            loss.backward()
+        """})
+    assert _nll(found) == {("eval_semisup.py", 17)}, found
+
+
+def test_a_sequential_given_a_starred_list_of_layers_applies_them_in_order(tmp_path):
+    """facebookresearch/XLM xlm/evaluation/glue.py:158 (a false alarm): `self.proj = nn.Sequential(*[nn.Dropout(p),
+    nn.Linear(d, n)]).cuda()`, a literal list of layers unpacked into the Sequential, ends in a Linear: the
+    cross-entropy on `self.proj(...)` reads (N, C). A starred list ending in a Conv2d keeps its finding."""
+    found = _scan(tmp_path, {"glue.py": """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class GLUE:
+            def __init__(self, embedder, params):
+                self.embedder = embedder
+                self.proj = nn.Sequential(*[
+                    nn.Dropout(params.dropout),
+                    nn.Linear(self.embedder.out_dim, params.out_features)
+                ]).cuda()
+                self.seg = nn.Sequential(*[nn.Dropout(0.1), nn.Conv2d(3, 10, 1)]).cuda()
+            def train(self, x, y, lengths):
+                output = self.proj(self.embedder.get_embeddings(x, lengths))
+                loss = F.cross_entropy(output, y)
+                loss.backward()
+                out = self.seg(self.embedder.get_embeddings(x, lengths))
+                F.cross_entropy(out, y).backward()
+        """})
+    assert _nll(found) == {("glue.py", 16)}, found
+
+
+def test_a_segmentation_model_read_through_its_head_and_methods_stays_4d(tmp_path):
+    """The other side of the fixes above: a segmentation model whose `self.head` is a Conv2d in every branch (None
+    in another) and whose forward returns `self.decode(x, img)`, a method returning `F.interpolate(x,
+    size=img.shape[-2:])` (or a tuple with an auxiliary output): 4-D, the spatial kernel, a finding, and no
+    longer only a possible one."""
+    found = _scan(tmp_path, {"seg.py": """\
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class Seg(nn.Module):
+            def __init__(self, n, aux=False, deep=False):
+                super().__init__()
+                self.head = None
+                if deep:
+                    self.head = nn.Conv2d(256, n, 1)
+                else:
+                    self.head = nn.Conv2d(512, n, 3, padding=1)
+            def decode(self, x, img):
+                if self.training and self.aux:
+                    return F.interpolate(self.head(x), size=img.shape[-2:]), x
+                return F.interpolate(self.head(x), size=img.shape[-2:])
+            def forward(self, img):
+                return self.decode(self.head(img), img)
+        def train(img, target):
+            model = Seg(10).cuda()
+            criterion = nn.CrossEntropyLoss(ignore_index=255)
+            loss = criterion(model(img), target)
+            loss.backward()
+        """})
+    assert _nll(found) == {("seg.py", 19)}, found
+    assert {f.level for f in found if f.record == "torch.nll-loss"} == {"nondeterministic"}, found  # read as 4-D

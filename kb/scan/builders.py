@@ -28,18 +28,22 @@ def agreed(ctx: Context, made: ast.Call, forward: Callable[[Context, ast.ClassDe
            element: int | None) -> _R | None:
     """What `forward` gives (one call deeper) for every class the builder call `made` can return, where all agree
     (else None)."""
-    classes = classes_made(ctx, made.func, None, _DEPTH)
+    classes = classes_made(ctx, made.func, None, _DEPTH, made)
     found = {forward(c, cls, depth - 1, element) for c, cls in classes} if classes else set()
     return found.pop() if len(found) == 1 else None
 
 
-def classes_made(ctx: Context, func: ast.AST, within: ast.AST | None, depth: int) -> list[tuple[Context, ast.ClassDef]] | None:
+def classes_made(ctx: Context, func: ast.AST, within: ast.AST | None, depth: int,
+                 call: ast.Call | None = None) -> list[tuple[Context, ast.ClassDef]] | None:
     """The classes a call of `func` makes: the class it names, or every class the builder function it names
-    (or every builder its `module.__dict__[name]` can pick) returns; None where one is not shown."""
+    (or every builder its `module.__dict__[name]` can pick, among those that take the arguments of `call`)
+    returns; None where one is not shown."""
     if depth <= 0:
         return None
     if isinstance(func, ast.Subscript):  # `module.__dict__[name]`, or a registry's entries (`{name: builder}`)
         picked = modelclass.module_definitions(ctx, func.value)
+        if picked is not None and call is not None:
+            picked = [(reading, node) for reading, node in picked if takes(node, call)]
         table = modelclass.registry(ctx, func.value) if picked is None else None
         if table is not None:
             made = [classes_made(table[0], entry, None, depth - 1) for entry in table[1]]
@@ -94,3 +98,33 @@ def _unmoved(value: ast.expr) -> ast.Call | None:
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _MOVES:
         value = value.func.value
     return value if isinstance(value, ast.Call) else None
+
+
+def takes(node: ast.AST, call: ast.Call) -> bool:
+    """Whether `call`'s arguments bind to the signature of the function or class `node` (its `__init__`; a class
+    without one of its own, or a call with `*args` / `**kwargs`, may take anything): a name picked from a
+    module's `__dict__` that does not take them would raise on that call (`conv3x3(output_dim=1000)`), so it
+    is not the one the call makes."""
+    if isinstance(node, ast.ClassDef):
+        init = next((n for n in node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        if init is None:
+            return True
+        args, skip = init.args, 1
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args, skip = node.args, 0
+    else:
+        return True
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return True
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)][skip:]
+    if len(call.args) > len(positional) and args.vararg is None:
+        return False
+    named = {a.arg for a in args.args[max(0, skip - len(args.posonlyargs)):]} | {a.arg for a in args.kwonlyargs}
+    given = set(positional[:len(call.args)])
+    for name in (k.arg for k in call.keywords if k.arg is not None):
+        if name in given or (name not in named and args.kwarg is None):
+            return False
+        given.add(name)
+    required = positional[:len(positional) - len(args.defaults)] + \
+        [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is None]
+    return all(name in given for name in required)

@@ -75,9 +75,13 @@ _PACKS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
 _SIZED = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "randn", "rand"))  # sizes given one by one
 _EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
 
-# Wrappers whose call runs the module they wrap (its first argument) and returns what it returns.
+# Wrappers whose call runs the module they wrap (its first argument) and returns what it returns, and helpers
+# that hand back the module they are given, its layers swapped for ones of the same shapes (synchronised batch
+# norms, a compiled or scripted forward, a reparametrised weight).
 _WRAPPERS = frozenset({"torch.nn.parallel.DistributedDataParallel", "torch.nn.DataParallel",
-                       "torch.nn.parallel.DataParallel"})
+                       "torch.nn.parallel.DataParallel", "torch.nn.SyncBatchNorm.convert_sync_batchnorm",
+                       "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm", "torch.compile",
+                       "torch.jit.script", "torch.nn.utils.spectral_norm", "torch.nn.utils.weight_norm"})
 # torchvision's models that return something else than (N, classes) logits (boxes, masks, flows).
 _NOT_CLASSIFIERS = (".detection.", ".segmentation.", ".optical_flow.")
 
@@ -255,7 +259,7 @@ def _call(ctx: Context, node: ast.Call, place: Place, depth: int) -> Rank:
             squeezed = _rank(ctx, func.value, place, depth - 1)  # Linear's outputs (its classes) stay last
             return Rank(None, None, True) if squeezed.last else UNKNOWN
         if self_attribute(func) and place.cls is not None and first is not None:
-            return _module(ctx, instances.attribute_call(ctx, place.cls, func.attr), first, place, depth)
+            return _attribute(ctx, place.cls, func.attr, first, place, depth)
         return UNKNOWN
     if isinstance(func, ast.Subscript) and self_attribute(func.value) and place.cls is not None and first is not None:
         return _module(ctx, modulelist.element(ctx, place.cls, func.value.attr, func.slice), first, place, depth)
@@ -357,8 +361,9 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: P
         return Rank(_CONV[name])
     if _classifier(name):
         return Rank(2)
-    if name in _WRAPPERS and made.args and isinstance(made.args[0], ast.Name) and depth > 0:
-        inner = instances.instance(ctx, made.args[0], instances.around(ctx, place, made.lineno))
+    if name in _WRAPPERS and made.args and isinstance(made.args[0], (ast.Name, ast.Call)) and depth > 0:
+        inner = instances.instance(ctx, made.args[0], instances.around(ctx, place, made.lineno)) \
+            if isinstance(made.args[0], ast.Name) else instances.unwrap(made.args[0])  # `DDP(Net().cuda())`
         return _module(ctx, inner, first, place, depth - 1, element) if inner is not made else UNKNOWN
     if name in _LINEAR:
         return _rank(ctx, first, place, depth - 1)._replace(last=True)
@@ -370,10 +375,28 @@ def _module(ctx: Context, made: ast.Call | None, first: ast.AST | None, place: P
         return Rank(2) if not made.args and not made.keywords else UNKNOWN
     if name == "torch.nn.Sequential":
         rank = _rank(ctx, first, place, depth - 1)
-        for layer in modulelist.sequential(ctx, made.args):
+        for layer in modulelist.sequential(ctx, _unstarred(made.args)):
             rank = _layer(ctx, layer, rank)
         return rank
     return _defined(ctx, made, depth)
+
+
+def _attribute(ctx: Context, cls: ast.ClassDef, attr: str, first: ast.AST, place: Place, depth: int) -> Rank:
+    """`self.<attr>(x)`: what the module the class holds there gives, where every construction of it agrees
+    (`nn.Linear(...)` in one branch, an `nn.Sequential` ending in one in the other: classes last either way; a
+    None is left out, since calling it would raise); else, with no such attribute, what the class's method of
+    that name returns (`return self.forward_head(output)`)."""
+    made = instances.attribute_call(ctx, cls, attr)
+    if made is not None:
+        return _module(ctx, made, first, place, depth)
+    values = [value for value, _ in ctx.self_assignments(cls).get(attr, ())]
+    if values:
+        kept = [v for v in values if not (isinstance(v, ast.Constant) and v.value is None)]
+        calls = [instances.unwrap(v) if v is not None else None for v in kept]
+        found = {_module(ctx, c, first, place, depth - 1) if c is not None else UNKNOWN for c in calls}
+        return found.pop() if len(found) == 1 else UNKNOWN
+    method = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == attr), None)
+    return _returns(ctx, cls, method, depth - 1) if method is not None and depth > 0 else UNKNOWN
 
 
 def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
@@ -381,6 +404,13 @@ def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = Non
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
     cls = modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
     return _forward(*cls, depth, element) if cls else builders.agreed(ctx, made, _forward, depth, element) or UNKNOWN
+
+
+def _unstarred(args: list[ast.expr]) -> list[ast.expr]:
+    """`nn.Sequential(*[nn.Dropout(p), nn.Linear(d, n)])`: a literal list or tuple unpacked into the call gives its
+    elements as arguments, in order (another starred value is left as it is, and reads as no layer)."""
+    return [e for a in args for e in (a.value.elts if isinstance(a, ast.Starred) and
+                                      isinstance(a.value, (ast.List, ast.Tuple)) else [a])]
 
 
 def _kept(name: str, rank: Rank) -> Rank:
@@ -408,14 +438,22 @@ def _forward(ctx: Context, cls: ast.ClassDef, depth: int, element: int | None = 
     """What a module class of the file returns from `forward`: every return gives the same rank (of its
     tuple's `element`-th value, where given: `return logits, features`)."""
     forward = next((n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == "forward"), None)
-    if forward is None:
-        return UNKNOWN
-    returns = [n.value for n in statements_in(forward) if isinstance(n, ast.Return) and n.value is not None]
+    return _returns(ctx, cls, forward, depth, element) if forward is not None else UNKNOWN
+
+
+def _returns(ctx: Context, cls: ast.ClassDef, fn: ast.FunctionDef | ast.AsyncFunctionDef, depth: int,
+             element: int | None = None) -> Rank:
+    """What every return of a method of the class gives (of its tuple's `element`-th value, where given). Read
+    as one tensor, a tuple literal is left out: a tensor operation (the loss) handed a tuple would raise, so only
+    the method's other returns reach it (`return x, self.prototypes(x)` beside `return x`)."""
+    returns = [n.value for n in statements_in(fn) if isinstance(n, ast.Return) and n.value is not None]
     if element is not None:  # that value of the tuple every return gives
         picked = [r.elts[element] for r in returns if isinstance(r, ast.Tuple) and element < len(r.elts)
                   and not any(isinstance(e, ast.Starred) for e in r.elts)]
         returns = picked if len(picked) == len(returns) else []
-    shown = [_rank(ctx, value, Place(forward, cls, value.lineno + 1), depth - 1) for value in returns]
+    else:
+        returns = [r for r in returns if not isinstance(r, ast.Tuple)]
+    shown = [_rank(ctx, value, Place(fn, cls, value.lineno + 1), depth - 1) for value in returns]
     found = {r._replace(last=False) if r.exact == 2 else r for r in shown}  # 2-D: (N, C) however the C came
     return found.pop() if len(found) == 1 else UNKNOWN
 
