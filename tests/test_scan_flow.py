@@ -214,3 +214,21 @@ def test_a_function_called_only_inside_if_false_never_runs(tmp_path):
     found = _scan(tmp_path, "never_taken", "torch=2.11")
     assert _lines(found, "torch.cudnn-convolution", "train.py") == []
     assert _lines(found, "torch.cudnn-convolution", "helpers.py") == [9]
+
+
+def test_a_standalone_keras_layer_runs_the_rules_of_its_tensorflow_records(tmp_path):
+    """experiencor/keras-yolo2 (twenty-first corpus, 9 false alarms, RULES Y1-3): `from keras.layers import
+    MaxPooling2D` (Keras 3 on TensorFlow) is answered by TensorFlow's max-pool record, but only the rules of Keras's
+    own records ran on it, so `windows-do-not-overlap` (which `tf.keras.layers.MaxPooling2D` gets) never did. A pool
+    whose windows overlap stays a finding."""
+    found = _scan(tmp_path, "keras_pool", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-maxpool-backprop", "train.py") == [7]
+
+
+def test_a_backbone_that_loads_its_weights_as_it_is_built(tmp_path):
+    """experiencor/keras-yolo2 (twenty-first corpus, 70 false alarms, RULES X3-1): a feature extractor's
+    `__init__` builds a functional `Model` of its layers and loads a whole set of weights into it at once
+    (`self.extractor.load_weights(path)`): every construction overwrites the drawn initial weights. A load by name
+    or no load keeps the finding."""
+    found = _scan(tmp_path, "keras_backbone", "tensorflow=2.20")
+    assert _lines(found, "keras.unseeded-random", "backend.py") == [18, 26]

@@ -7,7 +7,9 @@ weights into it right after building it (`model.load_weights(path)`, `model.set_
 `tf.train.Checkpoint(model=model).restore(path)`), before any other use of it (a training step, a
 prediction, handing it on), the drawn values are never read: the finding is a note saying why.
 
-Followed across the code base by name: the layer's construction sits in a class (a layer or model class:
+A function that builds a functional model of its layers and loads weights into it at once (`self.extractor =
+Model(image, x)` then `self.extractor.load_weights(path)`) overwrites them in every run. Otherwise followed across
+the code base by name: the layer's construction sits in a class (a layer or model class:
 its instances hold the layer) or a module-level function (a builder: what it returns holds it); each is
 followed to every place that builds it, up to a few levels, until a program binds the result to a name
 (`model = ResnetV2(...)`) and the statements after it, in the same block, load it. Claimed only where every
@@ -171,6 +173,39 @@ def _loaded_after(statement: ast.stmt, block: list[ast.stmt], name: str, needs_b
     return False
 
 
+def _model_loaded(base: _Base, node: ast.Call) -> bool:
+    """The function that makes the layer (keras-yolo2's FullYoloFeature.__init__) builds one Keras functional model,
+    at its top level after the layer (`self.extractor = Model(input_image, x)`), and loads a whole set of weights
+    into it right after (`self.extractor.load_weights(path)`): every run of the function overwrites the layer."""
+    fn = base.parents.get(id(node))
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        fn = base.parents.get(id(fn))
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in _PER_CALL:
+        return False
+    made = [n for n in walk(fn) if isinstance(n, ast.Call) and _model_class(n.func)]
+    held = [s for s in fn.body if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value in made
+            and isinstance(s.targets[0], (ast.Name, ast.Attribute))]
+    if len(made) != 1 or len(held) != 1 or held[0].lineno <= node.lineno:
+        return False
+    target = ast.unparse(held[0].targets[0])
+    for later in fn.body[fn.body.index(held[0]) + 1:]:
+        if not any(isinstance(n, (ast.Name, ast.Attribute)) and ast.unparse(n) == target for n in walk(later)):
+            continue
+        call = later.value if isinstance(later, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and ast.unparse(call.func.value) == target):
+            return False
+        if call.func.attr in ("compile", "summary"):
+            continue
+        return call.func.attr in ("load_weights", "set_weights") and len(call.args) == 1 and all(
+            k.arg not in (None, *_PARTIAL) or (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
+    return False
+
+
+def _model_class(func: ast.expr) -> bool:
+    """`Model`, `keras.Model`, `keras.models.Model`, `tf.keras.Model`: a functional model of the layers before it."""
+    return (isinstance(func, ast.Name) and func.id == "Model") or (isinstance(func, ast.Attribute) and func.attr == "Model")
+
+
 def _settled(base: _Base, path: str, node: ast.Call, scripts: set[str], depth: int, classes: bool) -> bool:
     """Whether what `node` builds is, in every program that builds it, overwritten whole by a load."""
     if depth > _DEPTH:
@@ -242,7 +277,7 @@ def overwritten(modules: dict, texts: sources.Texts, scripts: set[str]) -> dict[
         for node in walk(trees[path]):
             op = sites.get((node.lineno, node.col_offset + 1)) if isinstance(node, ast.Call) else None
             if op is not None and isinstance(node, ast.Call) and _weights_only(op, node) \
-                    and _settled(base, path, node, scripts, 0, False):
+                    and (_settled(base, path, node, scripts, 0, False) or _model_loaded(base, node)):
                 out[(path, node.lineno, node.col_offset + 1)] = (
                     "every program that builds the model holding this layer loads a whole set of weights into it "
                     "right after building it, before any other use: the initial weights drawn here are overwritten, never read")

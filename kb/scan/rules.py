@@ -80,7 +80,9 @@ def _compiled(idx: dict) -> tuple[dict[str, Rules], dict[str, tuple[str, ...]], 
     index_of: dict[str, str] = {}
     for table in idx["names"].values():
         for op, ids in table.items():
-            spellings = (op, "tf." + op) if op.startswith("keras.") else (op,)  # tf.keras is Keras 3 from 2.16
+            # tf.keras is Keras 3 from 2.16, and a standalone Keras call is answered by tf.keras's TensorFlow records
+            # (kb/scan/run.py's _answered_as) with the rules the visitor ran for it: either spelling runs both's rules
+            spellings = (op, "tf." + op) if op.startswith("keras.") else (op, op[3:]) if op.startswith("tf.keras.") else (op,)
             for rid in ids:
                 rule = rules.get(rid, NONE)
                 for name in spellings:
