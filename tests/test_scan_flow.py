@@ -232,3 +232,13 @@ def test_a_backbone_that_loads_its_weights_as_it_is_built(tmp_path):
     or no load keeps the finding."""
     found = _scan(tmp_path, "keras_backbone", "tensorflow=2.20")
     assert _lines(found, "keras.unseeded-random", "backend.py") == [18, 26]
+
+
+def test_indices_that_are_a_permutation_never_repeat(tmp_path):
+    """luchris429/purejaxrl and Coder-Yu/SELFRec (twenty-first corpus, 13 + 4 false alarms, RULES R3): a gather at
+    `jax.random.permutation(key, n)` of a count (a configuration value, a product of them), at
+    `tf.random.shuffle(tf.range(n))`, or at one scalar index writes each row of its gradient once. A permutation of
+    values that may repeat, or drawn indices, stay findings."""
+    found = _scan(tmp_path, "permuted", "jax=0.8,tensorflow=2.20")
+    assert _lines(found, "jax.gather-backward", "train.py") == [11]
+    assert _lines(found, "tf.gather-backprop", "train.py") == [18]

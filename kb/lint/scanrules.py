@@ -4,7 +4,8 @@
 leaves a call possible, and which code rules (kb/scan/resolvers.py) can rule the record out. A
 misspelt parameter or rule name would not fail anything at scan time: the rule would simply never
 fire. So each parameter must be a call fact or a parameter of every op the rule covers (by the
-op's signature in data/api/<framework>.signatures.txt; an op the inventory lacks is not checked),
+op's signature in data/api/<framework>.signatures.txt; an op the inventory lacks is not checked; `unique_index`
+of at least one op, since the scan reads it only where a call's op takes it),
 a value must be one of the parameter's closed set of values where the inventory has one, each
 rule's `ops:` must be the record's own, and each resolver name one of schema.SCAN_RESOLVERS.
 """
@@ -69,8 +70,10 @@ def check(catalog: Catalog) -> None:
             if name not in SCAN_RESOLVERS:
                 report(("resolvers", i), f"scan.resolvers names {name!r}, which is no code rule of kb scan",
                        "one of: " + ", ".join(SCAN_RESOLVERS))
-        if rules.unique_index is not None:
-            parameter(("unique_index",), rules.unique_index, everything)
+        if rules.unique_index is not None:  # the ops that take it (jnp.take's indices, not lax.gather's start_indices)
+            taking = [op for op in everything if table.get(op) is not None
+                      and signatures.lacks(signatures.parse(table[op]), rules.unique_index) is None]
+            parameter(("unique_index",), rules.unique_index, taking or everything)
         if ("unique-indices" in rules.resolvers) != (rules.unique_index is not None):
             report(("resolvers",) if rules.resolvers else ("unique_index",),
                    "the unique-indices rule and scan.unique_index go together",

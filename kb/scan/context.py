@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from kb.scan import jaxarrays, reaching, receivers
+from kb.scan import counts, jaxarrays, reaching, receivers
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, boolean, called, init_values, literal, paired,
@@ -38,10 +38,10 @@ _DRAW_METHODS = frozenset({"sample", "rsample", "sample_n"})
 _BUILTINS = frozenset(dir(builtins))
 _PARTIALS = frozenset({"functools.partial"})
 # what makes indices that never repeat, and the methods that keep them so (not expand, repeat, broadcasting)
-_UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique"})
+_UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique", "jax.numpy.arange", "jax.numpy.argsort", "tf.range"})
 # Of one argument, the coordinates of a mask's true elements: each once (rows of a 2-D result).
 _NONZERO = frozenset({"torch.nonzero", "tf.where", "tf.compat.v1.where"})
-_UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v1.to_int64", "tf.compat.v1.to_int32"})
+_UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v1.to_int64", "tf.compat.v1.to_int32", *counts.SHUFFLES})
 _FLATTENING = frozenset({"view", "reshape", "flatten"})  # a 2-D nonzero's rows made one list: coordinates repeat
 _UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshape", "flatten", "contiguous", "clone",
                              "detach", "flip", "squeeze", "unsqueeze", "type"})
@@ -404,7 +404,7 @@ class Context:
         it; an embedding or a scatter reads the whole tensor, where rows of permutations repeat each other."""
         if depth <= 0:
             return False
-        if _single_index_row(node):
+        if _single_index_row(node) or (isinstance(node, ast.Constant) and type(node.value) is int):  # one index
             return True
         if isinstance(node, (ast.List, ast.Tuple)):
             items = [plain_literal(e) for e in node.elts]
@@ -418,10 +418,10 @@ class Context:
         if not isinstance(node, ast.Call):
             return False
         name = self.dotted(node.func)
-        if name in _UNIQUE_MAKERS:
+        if name in _UNIQUE_MAKERS or (name in counts.PERMUTATIONS and counts.permutes_a_count(self, node, fn)):
             return True
-        if (name == "torch.tensor" or name in _UNIQUE_CASTS) and node.args:
-            return self.is_unique(node.args[0], fn, depth - 1, rows)
+        if (name == "torch.tensor" or name in _UNIQUE_CASTS) and len(node.args) > counts.PERMUTATIONS.get(name, 0):
+            return self.is_unique(node.args[counts.PERMUTATIONS.get(name, 0)], fn, depth - 1, rows)
         if name in _NONZERO:
             return len(node.args) == 1 and not node.keywords
         if isinstance(node.func, ast.Attribute) and name is None:

@@ -18,9 +18,9 @@ it, and answers "draws none" only when it can read all of it:
   (`dataloader = datasets.CIFAR10` or `datasets.CIFAR100`, then `dataloader(root, transform=...)`).
 - nnmnkwii's `FileSourceDataset(source)`, whose items are `source.collect_features(path)`, over a data
   source of the code base whose `collect_features` is read as a `__getitem__` is.
-Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is
-not read: the loader stays possible. The lookups of the code base's definitions are kb/scan/datasetdefs.py's,
-and the reading of arguments that hold plain data kb/scan/plainargs.py's.
+Anything else (a dataset passed in as a parameter, a factory function, a transform from elsewhere) is not read: the
+loader stays possible. The lookups of the code base's definitions are kb/scan/datasetdefs.py's, and the reading of
+arguments that hold plain data kb/scan/plainargs.py's; a transform step handed in as a function is read by _readers.
 """
 
 from __future__ import annotations
@@ -593,10 +593,8 @@ def _made_quiet(ctx: Context, node: ast.Call, where: follow.Where, depth: int) -
 
 
 def _readers(ctx: Context) -> tuple[transforms.Imports, transforms.Definition, transforms.QuietFunction]:
-    """kb/scan/transforms.py's lookups in this scan: a module's imports, a call's definition, and whether a step
-    handed in as a function (a lambda, a function of the code base) visibly draws nothing."""
+    """kb/scan/transforms.py's lookups: imports, a call's definition, and whether a step handed in as a function draws nothing."""
     def quiet_function(step: ast.expr, where: follow.Where) -> bool:
         found = (step, where.defs, False) if isinstance(step, ast.Lambda) else definition(ctx, step, where)
-        return found is not None and isinstance(found[0], (ast.Lambda, ast.FunctionDef)) \
-            and not ctx.may_draw_randomness(found[0], defs=found[1])
+        return found is not None and isinstance(found[0], (ast.Lambda, ast.FunctionDef)) and not ctx.may_draw_randomness(found[0], defs=found[1])
     return (lambda defs, foreign: imports_of(ctx, defs, foreign)), (lambda func, at: definition(ctx, func, at)), quiet_function
