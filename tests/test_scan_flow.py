@@ -242,3 +242,11 @@ def test_indices_that_are_a_permutation_never_repeat(tmp_path):
     found = _scan(tmp_path, "permuted", "jax=0.8,tensorflow=2.20")
     assert _lines(found, "jax.gather-backward", "train.py") == [11]
     assert _lines(found, "tf.gather-backprop", "train.py") == [18]
+
+
+def test_a_pool_whose_stride_defaults_to_a_window_of_any_size_tiles(tmp_path):
+    """kuleshov/audio-super-res (twenty-first corpus, 2 false alarms, RULES Y1-3): `MaxPooling1D(pool_size=
+    self.block_size)` leaves `strides` at its default, the window itself, so the windows tile whatever the size the
+    code does not show; only a literal size was read. An explicit smaller stride stays a finding."""
+    found = _scan(tmp_path, "pool_default", "tensorflow=2.20,torch=2.11")
+    assert _lines(found, "tf.cudnn-maxpool-backprop", "layers.py") == [9]

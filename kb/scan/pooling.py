@@ -34,6 +34,10 @@ def _given(node: ast.Call, names: tuple[str, ...], position: int) -> ast.AST | N
     return found
 
 
+def _none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def _sizes(value: object) -> tuple[int, ...] | None:
     """A literal window or stride as a tuple of ints (`2` as `(2,)`), None when it is not one."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -73,6 +77,9 @@ def windows_do_not_overlap(ctx: Context, op: str, node: ast.Call, data: ast.AST 
     if stride is None or stride == () or stride == []:  # Keras's and PyTorch's default: the window
         if not (layer or op.startswith("torch.")):
             return None  # TensorFlow's own functions need strides
+        if stride_node is None or _none(stride_node):  # the stride is the window itself, whatever its size
+            return "the stride defaults to the pooling window, so the windows do not overlap and each input gets at " \
+                   "most one gradient"
         stride = window
     w = None if isinstance(window, Unknown) else _sizes(window)
     s = None if isinstance(stride, Unknown) else _sizes(stride)
