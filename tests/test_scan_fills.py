@@ -111,3 +111,18 @@ def test_a_buffer_an_nn_init_call_is_given_in_the_same_expression_is_not_read_un
             return nn.Parameter(wrap(torch.empty(n, m)))
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [12, 14], found
+
+
+def test_a_buffer_converted_then_filled_whole(tmp_path: Path) -> None:
+    """harvardnlp/annotated-transformer (twenty-first corpus, RULES R3): `torch.empty(1, 1).type_as(src).fill_(v)`
+    copies the uninitialised values and writes every element of the copy before anything reads it. A conversion
+    followed by a partial write keeps the finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch
+        def greedy(src, next_word):
+            ys = torch.empty(1, 1).type_as(src.data).fill_(next_word)
+            zs = torch.empty(1, 4).to(src.device).float()
+            zs[:, :2] = 0
+            return ys, zs
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory" and not f.note) == [4]

@@ -20,6 +20,18 @@ from kb.scan.syntax import statements_in
 WHOLE_WRITES = frozenset({"normal_", "uniform_", "bernoulli_", "fill_", "zero_", "copy_", "random_", "exponential_",
                           "geometric_", "cauchy_", "log_normal_"})
 
+# Methods that give the tensor converted (dtype, device, layout): a whole write after them leaves no value to read.
+_CONVERSIONS = frozenset({"type_as", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "contiguous"})
+
+
+def converted_from(node: ast.Call) -> ast.Call:
+    """The call a chain of conversions starts from (`torch.empty(1, 1).type_as(src)`: `torch.empty(1, 1)`); a copy it
+    makes reads the memory, but the whole write after the chain (`.fill_(v)`) replaces every value it carried."""
+    while isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS and isinstance(node.func.value, ast.Call):
+        node = node.func.value
+    return node
+
+
 # Where an accumulating op takes the values it adds, by the op's last name (aliases and TF 1 names alike):
 # (keyword, position in a function call, position in a method call).
 _ACCUMULATED = {

@@ -363,7 +363,7 @@ class Visitor(Context, ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and func.attr in values.WHOLE_WRITES and isinstance(func.value, ast.Call):
-            self.initialised.add(id(func.value))  # torch.empty(n).normal_(): written before it is read
+            self.initialised.add(id(values.converted_from(func.value)))  # torch.empty(n)[.type_as(x)].normal_()
         elif (scope := self.fn_nodes[-1] if self.fn_nodes else self.tree) is not None \
                 and values.init_fills_argument(node, scope):
             self.initialised.add(id(node.args[0]))  # nn.init.xavier_uniform_(torch.empty(n, m))
