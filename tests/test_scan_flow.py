@@ -250,3 +250,11 @@ def test_a_pool_whose_stride_defaults_to_a_window_of_any_size_tiles(tmp_path):
     code does not show; only a literal size was read. An explicit smaller stride stays a finding."""
     found = _scan(tmp_path, "pool_default", "tensorflow=2.20,torch=2.11")
     assert _lines(found, "tf.cudnn-maxpool-backprop", "layers.py") == [9]
+
+
+def test_tf_app_run_calls_the_module_main(tmp_path):
+    """david-gpu/srez (twenty-second corpus, 13 misses): `tf.app.run()` with no `main=` calls the `__main__` module's
+    `main`, which no name in the code calls, so the whole model was taken for code nothing runs (notes). A function
+    nothing calls stays a note."""
+    found = _scan(tmp_path, "app_run", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-conv-backprop-filter", "model.py") == [6]

@@ -51,6 +51,16 @@ def _called_bare(text: str, word: str) -> bool:
     return False
 
 
+_APP_RUN = re.compile(r"^[ \t]*(?:tf\.(?:compat\.v1\.)?app|app)\.run\(\s*\)", re.M)
+
+
+def _runs_main(text: str) -> int:
+    """The line of a `tf.app.run()` (or `tf.compat.v1.app.run()`, `app.run()`) given no `main`: TensorFlow 1's and
+    absl's runner call the `main` of the `__main__` module, a use of it no name shows; 0 when none."""
+    found = _APP_RUN.search(text) if "app.run(" in text else None
+    return text.count("\n", 0, found.start()) + 1 if found else 0
+
+
 def _looks_up(text: str) -> bool:
     return any(word in text for word in _LOOKUP_WORDS) or _called_bare(text, "eval(") or _called_bare(text, "exec(")
 
@@ -316,6 +326,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     for path in users:
         for name, line, attr in _names(read[path], wanted):
             by_name.setdefault(name, []).append((path, line, attr))
+        if "main" in wanted and (line := _runs_main(read[path])):  # tf.app.run(): calls the module's main()
+            by_name.setdefault("main", []).append((path, line, False))
 
     def live(path: str, line: int) -> bool:
         return not any(a <= line <= b for a, b in dead.get(path, ()))
