@@ -258,3 +258,12 @@ def test_tf_app_run_calls_the_module_main(tmp_path):
     nothing calls stays a note."""
     found = _scan(tmp_path, "app_run", "tensorflow=2.20")
     assert _lines(found, "tf.cudnn-conv-backprop-filter", "model.py") == [6]
+
+
+def test_a_class_default_every_construction_overrides(tmp_path):
+    """ajbrock/BigGAN-PyTorch (twenty-second corpus, 5 false alarms, RULES C2.7): `def __init__(self, ...,
+    which_conv=nn.Conv2d)` whose every construction (`layers.GBlock(..., which_conv=conv)`, by keyword or position)
+    passes the parameter: the default is never taken, as a function's is. A class built without it keeps the
+    finding."""
+    found = _scan(tmp_path, "class_defaults", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "layers.py") == [11]

@@ -140,7 +140,8 @@ class Visitor(Context, ast.NodeVisitor):
                 if self._hit(default):
                     before = len(self.calls)
                     self._reference(default)  # `reducer=tf.math.unsorted_segment_sum`, in the enclosing scope
-                    self.defaults += [(c.line, c.col, node.name, arg, index) for c in self.calls[before:]]
+                    called = self.class_nodes[-1].name if method and node.name == "__init__" else node.name  # built: Class(...)
+                    self.defaults += [(c.line, c.col, called, arg, index) for c in self.calls[before:]]
         quiet = not cls and any(self._no_grad(d) for d in node.decorator_list)
         self.no_grad += quiet
         if isinstance(node, ast.ClassDef):
