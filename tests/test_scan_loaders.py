@@ -76,3 +76,10 @@ def test_compose_steps_handed_in_as_functions(tmp_path):
     draws nothing) was read as a transform that may draw. A step of the code base that adds noise, or a
     Lambda that draws, stays a finding."""
     assert _scan(tmp_path, "plainsteps") == [8, 9]
+
+
+def test_a_transform_name_set_in_every_branch(tmp_path):
+    """clovaai/CutMix-PyTorch (twenty-second corpus, 2 false alarms, RULES R3): `normalize` is set in each dataset's
+    branch, each time to a `Normalize`; only a name set once was read. A name that one branch sets to a random
+    transform keeps the finding."""
+    assert _scan(tmp_path, "branches_normalize") == [16]

@@ -569,9 +569,9 @@ def _deterministic_transform(ctx: Context, node: ast.AST, depth: int, where: fol
         return False
     if isinstance(node, ast.Constant) and node.value is None:
         return True
-    if isinstance(node, ast.Name):
+    if isinstance(node, ast.Name):  # every value it takes (`normalize` set in each dataset's branch)
         values = _assigned(ctx, node.id)
-        return len(values) == 1 and _deterministic_transform(ctx, values[0], depth - 1, where)
+        return bool(values) and all(_deterministic_transform(ctx, v, depth - 1, where) for v in values)
     if isinstance(node, ast.Call) and where is not None and ctx.dotted(node.func) not in _TV_DETERMINISTIC:
         return _made_quiet(ctx, node, where, depth - 1)
     if not isinstance(node, ast.Call) or ctx.dotted(node.func) not in _TV_DETERMINISTIC:
