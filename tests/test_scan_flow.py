@@ -267,3 +267,12 @@ def test_a_class_default_every_construction_overrides(tmp_path):
     finding."""
     found = _scan(tmp_path, "class_defaults", "torch=2.11")
     assert _lines(found, "torch.cudnn-convolution", "layers.py") == [11]
+
+
+def test_a_partial_whose_later_calls_add_only_the_input(tmp_path):
+    """ajbrock/BigGAN-PyTorch (twenty-second corpus, 12 false alarms, RULES R2): `functools.partial(F.interpolate,
+    scale_factor=2)` handed to a block of another file that keeps it as `self.upsample` and calls it as
+    `self.upsample(h)`, or held in a name called with the input: the op runs with its default mode (nearest), which
+    rules the interpolation records out. A later call that adds `mode=` keeps them (possible)."""
+    found = [f for f in _scan(tmp_path, "partial_calls", "torch=2.11") if f.record.startswith("torch.interpolate")]
+    assert sorted({f.line for f in found if Path(f.path).name == "model.py"}) == [12], found

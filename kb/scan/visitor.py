@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
-from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank, tfvariables
+from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank, partials, tfvariables
 from kb.scan.context import Context, Later
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -464,7 +464,7 @@ class Visitor(Context, ast.NodeVisitor):
         call = ast.Call(func=func, args=node.args[1:], keywords=node.keywords)
         ast.copy_location(call, node)
         self._record(name, call, certain=True, method=False)
-        self.calls[-1] = self.calls[-1]._replace(text=self.text(node, 60), star=True)
+        self.calls[-1] = self.calls[-1]._replace(text=self.text(node, 60), star=not partials.input_only(self, node))
 
     def _forwarded(self, node: ast.Call) -> ast.expr | None:
         """The keyword argument that a function of this module only calls with the rest of its keywords:
