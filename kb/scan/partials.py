@@ -59,7 +59,7 @@ def _kept_and_called(ctx: Any, func: ast.expr, param: str) -> bool:
         return False
     kept = [t.attr for n in walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
             and n.value.id == param for t in n.targets if _self_attribute(t) and isinstance(t, ast.Attribute)]
-    return len(kept) == 1 and _called_with_input(cls, _is_self(kept[0]), None)
+    return len(set(kept)) == 1 and _called_with_input(cls, _is_self(kept[0]), None)  # BigGAN keeps it twice
 
 
 def _called_with_input(scope: ast.AST, holder: Any, binding: ast.AST | None) -> bool:
