@@ -276,3 +276,11 @@ def test_a_partial_whose_later_calls_add_only_the_input(tmp_path):
     rules the interpolation records out. A later call that adds `mode=` keeps them (possible)."""
     found = [f for f in _scan(tmp_path, "partial_calls", "torch=2.11") if f.record.startswith("torch.interpolate")]
     assert sorted({f.line for f in found if Path(f.path).name == "model.py"}) == [12], found
+
+
+def test_tf1_random_crop_is_tf_image_random_crop(tmp_path):
+    """Hvass-Labs/TensorFlow-Tutorials and taki0112/UGATIT (twentieth and twenty-first corpora, 2 misses): TF 1's
+    `tf.random_crop` is `tf.image.random_crop` (`tf.compat.v1.random_crop is tf.image.random_crop` in the 2.21
+    wheel), so an unseeded one is the unseeded-random source; a call with `seed=` is not."""
+    found = _scan(tmp_path, "tf1_crop", "tensorflow=2.20")
+    assert _lines(found, "tf.random-seeds", "augment.py") == [4]
