@@ -316,3 +316,36 @@ def test_a_segmentation_model_read_through_its_head_and_methods_stays_4d(tmp_pat
         """})
     assert _nll(found) == {("seg.py", 19)}, found
     assert {f.level for f in found if f.record == "torch.nll-loss"} == {"nondeterministic"}, found  # read as 4-D
+
+
+def test_a_module_level_loss_handed_on_from_a_function_that_reads_the_global(tmp_path):
+    """hyunwoongko/transformer (twenty-third corpus, RULES R2): `criterion = nn.CrossEntropyLoss()` at module level is
+    handed to `train(model, it, criterion)` from `run()`, a function that reads the global, and `train` calls it on
+    `output.view(-1, V)` (2-D); only a hand-over in the module's own code was followed. A loss handed the same way to
+    a 4-D input stays a finding."""
+    found = _scan(tmp_path, {"train.py": """\
+        import torch.nn as nn
+
+        criterion = nn.CrossEntropyLoss(ignore_index=0)
+        spatial = nn.CrossEntropyLoss()
+
+
+        def train(model, iterator, criterion):
+            for src, trg in iterator:
+                output = model(src)
+                output_reshape = output.contiguous().view(-1, output.shape[-1])
+                loss = criterion(output_reshape, trg.contiguous().view(-1))
+                loss.backward()
+
+
+        def segment(model, iterator, spatial):
+            for src, trg in iterator:
+                loss = spatial(model(src).view(4, 3, 8, 8), trg)
+                loss.backward()
+
+
+        def run(model, it):
+            train(model, it, criterion)
+            segment(model, it, spatial)
+        """})
+    assert _nll(found) == {("train.py", 4)}, found

@@ -119,7 +119,7 @@ def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, Place]]:
                 continue
             if isinstance(child, ast.Call) and isinstance(child.func, ast.Name) and child.func.id == name:
                 uses.append((child, Place(fn, None, child.lineno)))
-            elif isinstance(child, ast.Call) and fn is ctx.tree:  # `train(model, criterion)` in the main block
+            elif isinstance(child, ast.Call):  # `train(model, criterion)` in the main block or a function reading the global
                 uses += _handed(ctx, child, name, 3)
             stack.append((child, fn))
     return uses
