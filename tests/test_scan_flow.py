@@ -284,3 +284,12 @@ def test_tf1_random_crop_is_tf_image_random_crop(tmp_path):
     wheel), so an unseeded one is the unseeded-random source; a call with `seed=` is not."""
     found = _scan(tmp_path, "tf1_crop", "tensorflow=2.20")
     assert _lines(found, "tf.random-seeds", "augment.py") == [4]
+
+
+def test_keras_convolution2d_is_conv2d(tmp_path):
+    """titu1994/Neural-Style-Transfer (twenty-fourth corpus, 218 misses): Keras's `Convolution2D` is the `Conv2D`
+    class under its second name (`keras.layers.Convolution2D is keras.layers.Conv2D` in the keras 3.15.1 wheel),
+    so it has Conv2D's records; the knowledge base listed only the first name."""
+    found = _scan(tmp_path, "keras_convolution", "tensorflow=2.20")
+    assert {f.record for f in found if f.line == 6} >= {"tf.cudnn-conv-backprop-filter", "tf.cudnn-autotuning",
+                                                       "keras.unseeded-random"}, found
