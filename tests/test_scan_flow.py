@@ -293,3 +293,13 @@ def test_keras_convolution2d_is_conv2d(tmp_path):
     found = _scan(tmp_path, "keras_convolution", "tensorflow=2.20")
     assert {f.record for f in found if f.line == 6} >= {"tf.cudnn-conv-backprop-filter", "tf.cudnn-autotuning",
                                                        "keras.unseeded-random"}, found
+
+
+def test_keras2_layer_modules_and_a_script_that_loads_its_model(tmp_path):
+    """titu1994/Neural-Style-Transfer (twenty-fourth corpus, 154 misses and 32 false alarms): `from
+    keras.layers.convolutional import Convolution2D` is Keras 2's module of the class keras.layers exports (RULES
+    D5-1), so it has Conv2D's records; and a script that builds `model = Model(ip, x)` at module level and loads
+    a whole set of weights into it (`model.load_weights(weights)`) overwrites the drawn initial weights."""
+    found = _scan(tmp_path, "keras2_paths", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-autotuning", "network.py") == [7, 9]
+    assert _lines(found, "keras.unseeded-random", "network.py") == []

@@ -178,11 +178,11 @@ def _model_loaded(base: _Base, node: ast.Call) -> bool:
     at its top level after the layer (`self.extractor = Model(input_image, x)`), and loads a whole set of weights
     into it right after (`self.extractor.load_weights(path)`): every run of the function overwrites the layer."""
     fn = base.parents.get(id(node))
-    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
         fn = base.parents.get(id(fn))
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name in _PER_CALL:
-        return False
-    made = [n for n in walk(fn) if isinstance(n, ast.Call) and _model_class(n.func)]
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) or getattr(fn, "name", "") in _PER_CALL:
+        return False  # a script's module level too (titu1994/Neural-Style-Transfer's VGG)
+    made = [n for n in _own_nodes(fn) if isinstance(n, ast.Call) and _model_class(n.func)]
     held = [s for s in fn.body if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value in made
             and isinstance(s.targets[0], (ast.Name, ast.Attribute))]
     if len(made) != 1 or len(held) != 1 or held[0].lineno <= node.lineno:
@@ -199,6 +199,18 @@ def _model_loaded(base: _Base, node: ast.Call) -> bool:
         return call.func.attr in ("load_weights", "set_weights") and len(call.args) == 1 and all(
             k.arg not in (None, *_PARTIAL) or (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
     return False
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a function or module outside the functions and classes it defines."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            out.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+    return out
 
 
 def _model_class(func: ast.expr) -> bool:

@@ -25,6 +25,10 @@ CANONICAL = (
     ("tensorflow.compat.v2", "tf"),  # TF 2's own API under its compat name (`import tensorflow.compat.v2 as tf`)
     ("tensorflow", "tf"),
     ("tf_keras", "tf.keras"),  # Keras 2 as a package (TensorFlow 2.16+ with TF_USE_LEGACY_KERAS=1): tf.keras's code
+    # Keras 2's layer modules (`from keras.layers.convolutional import Convolution2D`): the classes keras.layers exports
+    *((f"keras.layers.{m}", "keras.layers") for m in (
+        "convolutional", "core", "pooling", "normalization", "recurrent", "embeddings", "advanced_activations", "noise",
+        "wrappers", "merge", "local", "convolutional_recurrent")),
 )
 # Enumeration members that are plain strings (TF 2's tf.image.ResizeMethod).
 STRING_ENUMS = {f"tf.image.ResizeMethod.{k}": v for k, v in (
