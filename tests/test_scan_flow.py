@@ -303,3 +303,11 @@ def test_keras2_layer_modules_and_a_script_that_loads_its_model(tmp_path):
     found = _scan(tmp_path, "keras2_paths", "tensorflow=2.20")
     assert _lines(found, "tf.cudnn-autotuning", "network.py") == [7, 9]
     assert _lines(found, "keras.unseeded-random", "network.py") == []
+
+
+def test_a_jit_of_einops_rearrange_holds_no_gemm(tmp_path):
+    """google/jax-cfd (twenty-fourth corpus, 2 false alarms, RULES J1-1): a jit whose body is one
+    `einops.rearrange` (reshape and transpose: a copy) compiles nothing the autotuner chooses; an `einops.reduce`
+    (a mean) stays a finding."""
+    found = _scan(tmp_path, "jit_einops", "jax=0.8")
+    assert _lines(found, "jax.xla-autotuning", "tiling.py") == [12]

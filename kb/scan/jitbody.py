@@ -126,8 +126,11 @@ def _mapped(ctx: Context, call: ast.Call, depth: int, seen: frozenset[str]) -> b
     return inner is not None and holds_no_gemm(ctx, inner, depth - 1, seen | {fn.id})  # type: ignore[union-attr]
 
 
+_REORDERS = frozenset({"einops.rearrange", "einops.repeat"})  # reshape, transpose, stack, broadcast: copies only
+
+
 def _library(written: str) -> bool:
-    return written.startswith(_LIBRARIES) and written.rpartition(".")[2] in _ELEMENTWISE
+    return written in _REORDERS or (written.startswith(_LIBRARIES) and written.rpartition(".")[2] in _ELEMENTWISE)
 
 
 def _defined(ctx: Context, name: str) -> ast.AST | None:
