@@ -311,3 +311,10 @@ def test_a_jit_of_einops_rearrange_holds_no_gemm(tmp_path):
     (a mean) stays a finding."""
     found = _scan(tmp_path, "jit_einops", "jax=0.8")
     assert _lines(found, "jax.xla-autotuning", "tiling.py") == [12]
+
+
+def test_an_op_whose_result_is_detached_at_once_runs_no_backward(tmp_path):
+    """HobbitLong/CMC (twenty-fourth corpus, RULES R4): `torch.index_select(self.memory_l, 0, idx).detach()` passes
+    no gradient back through the gather; the same gather from a parameter, not detached, stays a finding."""
+    found = _scan(tmp_path, "detached", "torch=2.11")
+    assert _lines(found, "torch.index-select-backward", "nce.py") == [13]

@@ -818,6 +818,13 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
         and ctx.made_on_host(data, ctx.fn_nodes[-1], 24, set()) == "host"
 
 
+def _detached_at_once(ctx: Context, node: ast.Call) -> bool:
+    """`op(...).detach()`: the call's result is only ever read detached (its line says `.detach(` first: a cheap test)."""
+    line = ctx.lines[(node.end_lineno or node.lineno) - 1] if ctx.lines else ""
+    return ".detach(" in line and any(isinstance(n, ast.Attribute) and n.value is node and n.attr == "detach"
+                                      for n in ast.walk(ctx.fn_nodes[-1]))
+
+
 @resolver("no-input-requires-grad", "fact")
 def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) -> bool:
     """A functional call none of whose arguments requires a gradient (a tensor method: nor its receiver,
@@ -833,7 +840,10 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     applied in a file that names `requires_grad`; a module's output, a parameter, or anything not read here
     may require one. In-place writes inside another function a tensor is handed to are not followed. The
     indices of an op whose record names them (`scan.unique_index`: index_select's `index`) and the arguments
-    of integer parameters (`repeats`, `dim`) never require a gradient, and are not read."""
+    of integer parameters (`repeats`, `dim`) never require a gradient, and are not read. A call whose result is
+    detached at once (`torch.index_select(self.memory, 0, idx).detach()`) passes no gradient back either."""
+    if ctx.fn_nodes and _detached_at_once(ctx, node):
+        return True
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
     if ctx.grad_marked or not ctx.fn_nodes or ctx.tree is None \
