@@ -701,18 +701,28 @@ def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
     """`x @ w` where an operand is visibly a JAX array (made by `jax.numpy`, `jax.random`, `jax.nn` or
     `jax.lax` in the function, or a name every assignment of which is; a parameter or `self` field annotated
     `jax.Array` / `jnp.ndarray` / `chex.Array`; a Flax `self.param`, also unpacked from `promote_dtype`;
-    kb/scan/jaxarrays.py) is `jax.numpy.matmul`.
+    kb/scan/jaxarrays.py), or any `@` of a module whose only array library is JAX, is `jax.numpy.matmul`.
 
     Returns the call it is read as, or None."""
     if not isinstance(node.op, ast.MatMult) or MATMUL not in ctx.wanted:
         return None
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
-    if scope is None or not (ctx.is_jax(node.left, scope, 4) or ctx.is_jax(node.right, scope, 4)):
+    if scope is None or not (ctx.is_jax(node.left, scope, 4) or ctx.is_jax(node.right, scope, 4) or _jax_only(ctx)):
         return None
     call = ast.copy_location(ast.Call(func=ast.Name(id="operator @", ctx=ast.Load()),
                                       args=[node.left, node.right], keywords=[]), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
     return call
+
+
+_OTHER_ARRAYS = ("numpy", "torch", "tf", "cupy", "scipy", "pandas", "mxnet", "paddle")
+
+
+def _jax_only(ctx: Context) -> bool:
+    """A module whose only array library is JAX (it imports `jax.numpy` and no NumPy, PyTorch, TensorFlow, CuPy,
+    SciPy...: dynamax's inference code): an `@` there multiplies JAX arrays whatever names hold them."""
+    modules = [v.split(".")[0] for v in ctx.aliases.values()]
+    return any(v.startswith("jax.numpy") for v in ctx.aliases.values()) and not any(m in _OTHER_ARRAYS for m in modules)
 
 
 GETITEM = "jax.numpy.ndarray.__getitem__"
