@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan import oldsyntax, sources
-from kb.scan.nodes import walk
+from kb.scan.nodes import own, walk
 
 RECORD = "keras.unseeded-random"
 _DEPTH = 6  # classes and builder functions followed outwards (big_transfer: conv -> unit -> ResnetV2 -> main)
@@ -182,7 +182,7 @@ def _model_loaded(base: _Base, node: ast.Call) -> bool:
         fn = base.parents.get(id(fn))
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) or getattr(fn, "name", "") in _PER_CALL:
         return False  # a script's module level too (titu1994/Neural-Style-Transfer's VGG)
-    made = [n for n in _own_nodes(fn) if isinstance(n, ast.Call) and _model_class(n.func)]
+    made = [n for n in own(fn) if isinstance(n, ast.Call) and _model_class(n.func)]
     held = [s for s in fn.body if isinstance(s, ast.Assign) and len(s.targets) == 1 and s.value in made
             and isinstance(s.targets[0], (ast.Name, ast.Attribute))]
     if len(made) != 1 or len(held) != 1 or held[0].lineno <= node.lineno:
@@ -199,18 +199,6 @@ def _model_loaded(base: _Base, node: ast.Call) -> bool:
         return call.func.attr in ("load_weights", "set_weights") and len(call.args) == 1 and all(
             k.arg not in (None, *_PARTIAL) or (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
     return False
-
-
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    """The nodes of a function or module outside the functions and classes it defines."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            out.append(node)
-            stack.extend(ast.iter_child_nodes(node))
-    return out
 
 
 def _model_class(func: ast.expr) -> bool:

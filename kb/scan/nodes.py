@@ -81,3 +81,17 @@ def statements(node: ast.AST) -> list[ast.AST]:
             if type(value) is list:
                 extend(value)
     return out
+
+
+def own(scope: ast.AST) -> list[ast.AST]:
+    """The nodes of a function or module, not those inside the functions, classes and lambdas it defines (their
+    nodes are theirs: a `return` there is not the scope's, a call there runs only when that one is called); the
+    definitions themselves are listed."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        sub = stack.pop()
+        out.append(sub)
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
+    return out

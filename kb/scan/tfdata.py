@@ -21,6 +21,7 @@ import ast
 
 from kb.scan import follow
 from kb.scan.context import Context
+from kb.scan.nodes import own
 from kb.scan.prepare import local_module
 
 _METHODS = frozenset({"map", "batch", "padded_batch", "ragged_batch", "prefetch", "shuffle", "repeat", "cache", "take",
@@ -48,7 +49,7 @@ def is_dataset(ctx: Context, node: ast.AST | None, scope: ast.AST | None = None,
         if found is None:
             return False
         fn, fn_defs = found
-        returns = [s for s in _walk_own(fn) if isinstance(s, ast.Return)]
+        returns = [s for s in own(fn) if isinstance(s, ast.Return)]
         return bool(returns) and all(is_dataset(ctx, r.value, fn, fn_defs if fn_defs is not None else defs, depth - 1)
                                      for r in returns)
     if isinstance(node, ast.Name):
@@ -57,18 +58,6 @@ def is_dataset(ctx: Context, node: ast.AST | None, scope: ast.AST | None = None,
             values = _assigned(ctx, ctx.tree, node.id)
         return bool(values) and all(is_dataset(ctx, v, scope, defs, depth - 1) for v in values)
     return False
-
-
-def _walk_own(fn: ast.AST) -> list[ast.AST]:
-    """The nodes of a function, not those of the functions and classes it defines (their returns are theirs)."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        sub = stack.pop()
-        out.append(sub)
-        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(sub))
-    return out
 
 
 def _module(ctx: Context, node: ast.AST, foreign: bool) -> bool:
