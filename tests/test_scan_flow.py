@@ -329,3 +329,13 @@ def test_matmul_in_a_module_whose_only_array_library_is_jax(tmp_path):
     found = _scan(tmp_path, "jax_only", "jax=0.8")
     assert set(_lines(found, "jax.xla-gemm-conv-attention", "kalman.py")) == {6}
     assert _lines(_scan(tmp_path, "jax_numpy", "jax=0.8"), "jax.xla-gemm-conv-attention", "mixed.py") == []
+
+
+def test_a_fix_set_only_when_cuda_is_available_holds_on_the_gpu(tmp_path):
+    """jxhe/vae-lagging-encoder (twenty-sixth corpus, 20 false alarms, RULES R5): `if args.cuda:
+    torch.backends.cudnn.deterministic = True`, with `args.cuda = torch.cuda.is_available()`, holds in every run
+    that reaches a cuDNN kernel (where the test fails the program runs on the CPU), so it is no conditional fix. A
+    fix under a command-line option stays conditional."""
+    found = _scan(tmp_path, "cuda_guard", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "image.py") == []
+    assert _lines(found, "torch.cudnn-convolution", "other.py") == [12]

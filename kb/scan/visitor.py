@@ -17,7 +17,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
-from kb.scan import classparams, graphreset, handedon, hostrandom, lossrank, partials, tfvariables
+from kb.scan import classparams, cudaguard, graphreset, handedon, hostrandom, lossrank, partials, tfvariables
 from kb.scan.context import Context, Later
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
@@ -91,7 +91,7 @@ class Visitor(Context, ast.NodeVisitor):
                     self.visit(node.test)
                 main = is_main(node.test) and not self.scope
                 # a once-per-process guard (graphreset.first_use_guard) holds on the first call: no condition
-                kept = not main and not graphreset.first_use_guard(node.test, self.dotted)
+                kept = not main and not graphreset.first_use_guard(node.test, self.dotted) and not cudaguard.on_gpu(node.test, self.dotted, self.tree)
                 if kept:
                     self.conditions.append(node.test)
                 self.main = self.main or main
