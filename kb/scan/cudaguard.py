@@ -19,23 +19,20 @@ _DEPTH = 3
 _ASSIGNED: weakref.WeakKeyDictionary[ast.AST, dict[str, list[ast.expr]] | None] = weakref.WeakKeyDictionary()
 
 
-def on_gpu(test: ast.expr, dotted: Callable[[ast.AST], str | None], tree: ast.AST | None) -> bool:
+def on_gpu(test: ast.expr, dotted: Callable[[ast.AST], str | None], tree: ast.AST | None, lines: list[str]) -> bool:
     """`torch.cuda.is_available()`, or a name or attribute (`args.cuda`, `use_cuda`) every assignment of which in the
     file is an expression that holds it in a conjunction (`not args.no_cuda and torch.cuda.is_available()`)."""
     if tree is None:
         return False
-    if tree not in _ASSIGNED:
-        _ASSIGNED[tree] = _assignments(tree)
+    if tree not in _ASSIGNED:  # a file whose text never says is_available has no such test: no walk of its tree
+        _ASSIGNED[tree] = _assignments(tree) if any("is_available" in line for line in lines) else None
     assigned = _ASSIGNED[tree]
     return assigned is not None and _holds(test, dotted, assigned, _DEPTH)
 
 
-def _assignments(tree: ast.AST) -> dict[str, list[ast.expr]] | None:
-    nodes = list(ast.walk(tree))
-    if not any(isinstance(n, ast.Attribute) and n.attr == "is_available" for n in nodes):
-        return None
+def _assignments(tree: ast.AST) -> dict[str, list[ast.expr]]:
     out: dict[str, list[ast.expr]] = {}
-    for n in nodes:
+    for n in ast.walk(tree):
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, (ast.Name, ast.Attribute)):

@@ -91,7 +91,7 @@ class Visitor(Context, ast.NodeVisitor):
                     self.visit(node.test)
                 main = is_main(node.test) and not self.scope
                 # a once-per-process guard (graphreset.first_use_guard) holds on the first call: no condition
-                kept = not main and not graphreset.first_use_guard(node.test, self.dotted) and not cudaguard.on_gpu(node.test, self.dotted, self.tree)
+                kept = not main and not graphreset.first_use_guard(node.test, self.dotted) and not cudaguard.on_gpu(node.test, self.dotted, self.tree, self.lines)
                 if kept:
                     self.conditions.append(node.test)
                 self.main = self.main or main
