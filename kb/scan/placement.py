@@ -10,6 +10,7 @@ import re
 import sys
 
 from kb.scan import oldsyntax, resolve, scope, sources
+from kb.scan.syntax import is_main
 from kb.scan.nodes import walk
 
 
@@ -199,8 +200,26 @@ def jax_platform(text: str | None) -> tuple[int, str] | None:
         tree = oldsyntax.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    imported = False  # JAX reads JAX_PLATFORMS when it is imported: a later assignment changes nothing
-    for stmt in tree.body:
+    main = next((s for s in tree.body if isinstance(s, ast.If) and is_main(s.test)), None)
+    if main is not None:  # a switch the `__main__` block makes before it calls anything: every function runs after it
+        found = _jax_switch(main.body, True)
+        if found is not None:
+            quiet = all(_inert(s) for s in tree.body if s is not main)
+            return (0 if quiet else found[0]), found[1]
+    return _jax_switch(tree.body, False)
+
+
+def _inert(stmt: ast.stmt) -> bool:
+    """A module-level statement that computes nothing on a device: an import, a definition, a docstring, a constant."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return True
+    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
+    return value is not None and not any(isinstance(n, ast.Call) for n in ast.walk(value))
+
+
+def _jax_switch(body: list[ast.stmt], imported: bool) -> tuple[int, str] | None:
+    """(line, why) of the first statement of `body` that sends JAX off the GPU (jax_platform)."""
+    for stmt in body:
         imported = imported or (isinstance(stmt, (ast.Import, ast.ImportFrom)) and "jax" in ast.unparse(stmt))
         node = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
