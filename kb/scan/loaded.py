@@ -161,10 +161,7 @@ def _loaded_after(statement: ast.stmt, block: list[ast.stmt], name: str, needs_b
             built = built or method[0] == "build"
             continue
         if method is not None and method[0] in ("load_weights", "set_weights"):
-            call = method[1]
-            whole = len(call.args) == 1 and all(k.arg not in (None, *_PARTIAL) or (
-                isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
-            return built and whole and not isinstance(node, ast.Assign)
+            return built and _whole(method[1]) and not isinstance(node, ast.Assign)
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and _checkpoint_of(node.value, name):
             holders.add(node.targets[0].id)
@@ -196,9 +193,15 @@ def _model_loaded(base: _Base, node: ast.Call) -> bool:
             return False
         if call.func.attr in ("compile", "summary"):
             continue
-        return call.func.attr in ("load_weights", "set_weights") and len(call.args) == 1 and all(
-            k.arg not in (None, *_PARTIAL) or (isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
+        return call.func.attr in ("load_weights", "set_weights") and _whole(call)
     return False
+
+
+def _whole(call: ast.Call) -> bool:
+    """`load_weights(path)` / `set_weights(values)` of every weight: one argument, no `by_name=True` or
+    `skip_mismatch=True` (a partial load), no `**kwargs`."""
+    return len(call.args) == 1 and all(k.arg not in (None, *_PARTIAL) or (
+        isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)
 
 
 def _model_class(func: ast.expr) -> bool:

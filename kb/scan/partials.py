@@ -23,6 +23,7 @@ from typing import Any
 
 from kb.scan import modelclass
 from kb.scan.nodes import walk
+from kb.scan.syntax import self_attribute
 
 
 def input_only(ctx: Any, node: ast.Call) -> bool:
@@ -39,12 +40,12 @@ def input_only(ctx: Any, node: ast.Call) -> bool:
         return isinstance(made, ast.Call) and _kept_and_called(ctx, made.func, parent.arg)
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
         target = parent.targets[0]
-        scope = _scope_of(parents, parent)
+        scope = _enclosing(parents, parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))
         if isinstance(target, ast.Name) and scope is not None:
             return _called_with_input(scope, lambda n: isinstance(n, ast.Name) and n.id == target.id, target)
-        if _self_attribute(target) and isinstance(target, ast.Attribute):
-            cls = _class_of(parents, parent)
-            return cls is not None and _called_with_input(cls, _is_self(target.attr), target)
+        if self_attribute(target):
+            cls = _enclosing(parents, parent, (ast.ClassDef,))
+            return cls is not None and _called_with_input(cls, lambda n: self_attribute(n, target.attr), target)
     return False
 
 
@@ -57,49 +58,26 @@ def _kept_and_called(ctx: Any, func: ast.expr, param: str) -> bool:
     init = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None) if cls else None
     if cls is None or init is None or param not in {a.arg for a in (*init.args.args, *init.args.kwonlyargs)}:
         return False
-    kept = [t.attr for n in walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
-            and n.value.id == param for t in n.targets if _self_attribute(t) and isinstance(t, ast.Attribute)]
-    return len(set(kept)) == 1 and _called_with_input(cls, _is_self(kept[0]), None)  # BigGAN keeps it twice
+    kept = {t.attr for n in walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+            and n.value.id == param for t in n.targets if self_attribute(t)}
+    return len(kept) == 1 and _called_with_input(cls, lambda n: self_attribute(n, *kept), None)  # BigGAN keeps it twice
 
 
 def _called_with_input(scope: ast.AST, holder: Any, binding: ast.AST | None) -> bool:
     """Every read of the holder in `scope` is a call with one positional argument and no keyword, or a test of it
     (`if self.upsample:`); at least one call."""
-    calls = 0
-    tests = {id(n.test) for n in walk(scope) if isinstance(n, (ast.If, ast.IfExp, ast.While))}
-    for n in walk(scope):
-        if n is binding or not holder(n) or isinstance(getattr(n, "ctx", None), ast.Store):
-            continue
-        if id(n) in tests:
-            continue
-        call = _call_of(scope, n)
-        if call is None or len(call.args) != 1 or call.keywords or isinstance(call.args[0], ast.Starred):
-            return False
-        calls += 1
-    return calls > 0
+    found = walk(scope)
+    tests = {id(n.test) for n in found if isinstance(n, (ast.If, ast.IfExp, ast.While))}
+    calls = {id(c.func): c for c in found if isinstance(c, ast.Call)}
+    reads = [n for n in found if n is not binding and holder(n) and not isinstance(getattr(n, "ctx", None), ast.Store)
+             and id(n) not in tests]
+    return bool(reads) and all((call := calls.get(id(n))) is not None and len(call.args) == 1 and not call.keywords
+                               and not isinstance(call.args[0], ast.Starred) for n in reads)
 
 
-def _call_of(scope: ast.AST, func: ast.AST) -> ast.Call | None:
-    return next((c for c in walk(scope) if isinstance(c, ast.Call) and c.func is func), None)
-
-
-def _self_attribute(node: ast.AST) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
-
-
-def _is_self(attr: str) -> Any:
-    return lambda n: _self_attribute(n) and n.attr == attr
-
-
-def _scope_of(parents: dict[int, ast.AST], node: ast.AST) -> ast.AST | None:
+def _enclosing(parents: dict[int, ast.AST], node: ast.AST, kinds: tuple[type, ...]) -> ast.AST | None:
+    """The nearest node around `node` of one of `kinds` (None: none)."""
     parent = parents.get(id(node))
-    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        parent = parents.get(id(parent))
-    return parent
-
-
-def _class_of(parents: dict[int, ast.AST], node: ast.AST) -> ast.ClassDef | None:
-    parent = parents.get(id(node))
-    while parent is not None and not isinstance(parent, ast.ClassDef):
+    while parent is not None and not isinstance(parent, kinds):
         parent = parents.get(id(parent))
     return parent

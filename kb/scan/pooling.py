@@ -17,7 +17,7 @@ import ast
 from kb.scan import onewindow
 from kb.scan.context import Context
 from kb.scan.resolvers import resolver
-from kb.scan.syntax import Unknown
+from kb.scan.syntax import Unknown, plain_literal
 
 # (window, stride, dilation) positions: functions take the input first, layer classes do not
 _FUNCTION = (1, 2, 4)
@@ -32,10 +32,6 @@ def _given(node: ast.Call, names: tuple[str, ...], position: int) -> ast.AST | N
     if found is None and position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
         found = node.args[position]
     return found
-
-
-def _none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _sizes(value: object) -> tuple[int, ...] | None:
@@ -77,7 +73,7 @@ def windows_do_not_overlap(ctx: Context, op: str, node: ast.Call, data: ast.AST 
     if stride is None or stride == () or stride == []:  # Keras's and PyTorch's default: the window
         if not (layer or op.startswith("torch.")):
             return None  # TensorFlow's own functions need strides
-        if stride_node is None or _none(stride_node):  # the stride is the window itself, whatever its size
+        if stride_node is None or plain_literal(stride_node) is None:  # the stride is the window itself, whatever its size
             return "the stride defaults to the pooling window, so the windows do not overlap and each input gets at " \
                    "most one gradient"
         stride = window
