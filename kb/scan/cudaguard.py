@@ -12,6 +12,8 @@ import ast
 import weakref
 from collections.abc import Callable
 
+from kb.scan import nodes
+
 _AVAILABLE = "torch.cuda.is_available"
 _DEPTH = 3
 # tree -> target text -> the values assigned to it, for files that call torch.cuda.is_available (else None): one
@@ -32,12 +34,25 @@ def on_gpu(test: ast.expr, dotted: Callable[[ast.AST], str | None], tree: ast.AS
 
 def _assignments(tree: ast.AST) -> dict[str, list[ast.expr]]:
     out: dict[str, list[ast.expr]] = {}
-    for n in ast.walk(tree):
+    for n in nodes.statements(tree):  # an assignment is a statement: the expressions need no walk
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, (ast.Name, ast.Attribute)):
-                    out.setdefault(ast.unparse(t), []).append(n.value)
+                    out.setdefault(_text(t), []).append(n.value)
     return out
+
+
+def _text(node: ast.expr) -> str:
+    """ast.unparse's text of a target, built by hand for a dotted name (most targets): unparse costs more than the
+    rest of the file's walk."""
+    parts: list[str] = []
+    inner = node
+    while isinstance(inner, ast.Attribute):
+        parts.append(inner.attr)
+        inner = inner.value
+    if not isinstance(inner, ast.Name):
+        return ast.unparse(node)
+    return ".".join([inner.id, *reversed(parts)])
 
 
 def _holds(node: ast.expr, dotted: Callable[[ast.AST], str | None], assigned: dict[str, list[ast.expr]], depth: int) -> bool:
@@ -48,6 +63,6 @@ def _holds(node: ast.expr, dotted: Callable[[ast.AST], str | None], assigned: di
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
         return any(_holds(v, dotted, assigned, depth) for v in node.values)  # false wherever CUDA is not available
     if isinstance(node, (ast.Name, ast.Attribute)):
-        values = assigned.get(ast.unparse(node), [])
+        values = assigned.get(_text(node), [])
         return bool(values) and all(_holds(v, dotted, assigned, depth - 1) for v in values)
     return False
