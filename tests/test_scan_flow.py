@@ -348,3 +348,12 @@ def test_jax_sent_to_the_cpu_in_the_main_block_before_anything_runs(tmp_path):
     found = _scan(tmp_path, "jax_cpu_main", "jax=0.8")
     assert _lines(found, "jax.xla-gemm-conv-attention", "svm.py") == []
     assert 4 in _lines(found, "jax.xla-gemm-conv-attention", "eager.py")
+
+
+def test_an_op_whose_result_is_read_at_once_as_a_value_runs_no_backward(tmp_path):
+    """znxlwm/tensorflow-MNIST-GAN-DCGAN (twenty-ninth corpus, RULES R4): `tf.image.resize_images(images, [64,
+    64]).eval()` resizes the data once and hands back a NumPy array, so no gradient flows through the resize; a
+    PyTorch gather read only as `.std().item()` alike. The same ops kept in the graph stay findings."""
+    found = _scan(tmp_path, "read_at_once", "torch=2.11,tensorflow=2.20")
+    assert _lines(found, "tf.resize-bilinear-backprop", "gan.py") == [10]
+    assert _lines(found, "torch.index-select-backward", "gather.py") == [12]

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, jitbody, mapped, members, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, gradient, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -828,11 +828,35 @@ def made_on_host(ctx: Context, data: ast.AST | None) -> bool:
         and ctx.made_on_host(data, ctx.fn_nodes[-1], 24, set()) == "host"
 
 
-def _detached_at_once(ctx: Context, node: ast.Call) -> bool:
-    """`op(...).detach()`: the call's result is only ever read detached (its line says `.detach(` first: a cheap test)."""
+# What reads a tensor's value only, handing back a tensor cut from the graph or a host value (a number, a list, a
+# NumPy array: TF 1's `Tensor.eval()` in a session, eager `.numpy()`): no gradient flows back through it.
+_VALUE_READS = ("detach", "item", "tolist", "numpy", "eval")
+_VALUE_READ_TEXT = tuple(f".{name}(" for name in _VALUE_READS)
+
+
+def _read_at_once(ctx: Context, node: ast.Call, op: str | None) -> bool:
+    """`op(...).detach()`, `op(...).sum().item()`, `tf.image.resize(images, size).eval()`: the call's result is read
+    only as a value, at once or through a chain of method calls on it, and never kept. Its line names such a read
+    first (a cheap test); then the enclosing function (or module) is walked for the chain. Not an in-place op
+    (`x.index_add_(...)`): what it writes stays in the tensor it writes."""
+    if op is not None and op.endswith("_"):
+        return False
     line = ctx.lines[(node.end_lineno or node.lineno) - 1] if ctx.lines else ""
-    return ".detach(" in line and any(isinstance(n, ast.Attribute) and n.value is node and n.attr == "detach"
-                                      for n in ast.walk(ctx.fn_nodes[-1]))
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if scope is None or not any(text in line for text in _VALUE_READ_TEXT):
+        return False
+    calls = {id(n.func.value): n for n in nodes.walk(scope) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    detached = any(isinstance(n, ast.Attribute) and n.value is node and n.attr == "detach" for n in nodes.walk(scope)) \
+        if ctx.fn_nodes else False  # `op(...).detach` itself: the result is only read detached
+    current: ast.expr = node
+    while not detached:
+        outer = calls.get(id(current))
+        if outer is None:
+            return False
+        if outer.func.attr in _VALUE_READS:  # type: ignore[attr-defined]
+            return True
+        current = outer
+    return True
 
 
 @resolver("no-input-requires-grad", "fact")
@@ -852,7 +876,7 @@ def no_input_requires_grad(ctx: Context, node: ast.Call, op: str | None = None) 
     indices of an op whose record names them (`scan.unique_index`: index_select's `index`) and the arguments
     of integer parameters (`repeats`, `dim`) never require a gradient, and are not read. A call whose result is
     detached at once (`torch.index_select(self.memory, 0, idx).detach()`) passes no gradient back either."""
-    if ctx.fn_nodes and _detached_at_once(ctx, node):
+    if _read_at_once(ctx, node, op):
         return True
     if ctx.grad_marked is None:
         ctx.grad_marked = any("requires_grad" in line for line in ctx.lines)
