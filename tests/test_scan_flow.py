@@ -357,3 +357,13 @@ def test_an_op_whose_result_is_read_at_once_as_a_value_runs_no_backward(tmp_path
     found = _scan(tmp_path, "read_at_once", "torch=2.11,tensorflow=2.20")
     assert _lines(found, "tf.resize-bilinear-backprop", "gan.py") == [10]
     assert _lines(found, "torch.index-select-backward", "gather.py") == [12]
+
+
+def test_a_framework_name_imported_through_a_module_of_the_code_base(tmp_path):
+    """soobinseo/Transformer-TTS (thirtieth corpus, 2 misses): `from preprocess import DataLoader`, where
+    preprocess.py imports it from torch.utils.data, is torch's DataLoader (Python binds the same object); so is
+    `F` of `from prep import F`. A module that defines a class of the same name keeps its own."""
+    found = _scan(tmp_path, "reexported", "torch=2.11")
+    assert _lines(found, "torch.data-loader-workers", "train.py") == [6]
+    assert _lines(found, "torch.interpolate-bilinear-backward", "train.py") == [8]
+    assert _lines(found, "torch.data-loader-workers", "train_own.py") == []

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, reexports, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -264,12 +264,13 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
     files, a KB class (`class ScaledEmbedding(nn.Embedding)` in layers.py): the files that import it are
     read again with its name standing for the KB class, so constructing it is constructing the KB
     class (its arguments unknown where a class of the chain defines `__init__`); a file that star-imports a
-    scanned module is read again with that module's imports (_starred). Also the import graph
+    scanned module is read again with that module's imports (kb/scan/reexports.py), and so is a file that
+    imports a framework name from a scanned module that imports it (`from prep import DataLoader`). Also the import graph
     it built (None if it built none), which scope.runs reuses: a file read again keeps its Layout."""
     modules = {path: module for path, _, module, _, _ in results if module is not None}
     known = {(path, name): (op, own) for path, m in modules.items() for name, _, op, own in m.classes if op}
     stars = any("*" in names for m in modules.values() for _, _, names in m.layout.imports)
-    if not known and not stars:
+    if not known and not stars and not reexports.may_reexport(modules):
         return results, None
     graph = scope.Graph(modules)
     grown = bool(known)
@@ -303,31 +304,12 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
             if where is not None and where != path:
                 for name, value in by_file.get(where, ()):
                     imported[f"{local}.{name}"] = value
-        starred = _starred(graph, path, {path}) if stars else {}
+        for local, name in reexports.reexported(graph, path, _SHARED[0]).items():
+            imported.setdefault(local, (name, False))  # `from prep import DataLoader`, prep's own import of torch's
+        starred = reexports.starred(graph, path, {path}) if stars else {}
         if imported or starred:
             out[k] = _one(by_path[path], imported, starred)
     return out, graph
-
-
-def _starred(graph: scope.Graph, path: str, seen: set[str]) -> dict[str, str]:
-    """The framework names a file's `from module import *` of scanned files binds: each such module's own
-    imports (`import torch.nn as nn` in basemodel.py makes `nn` of `from .basemodel import *` torch.nn), and
-    those of the modules it star-imports in turn. Python's star import binds every public module-level name,
-    imported modules included; names with a leading underscore stay behind."""
-    found: dict[str, str] = {}
-    for module, level, names in graph.modules[path].layout.imports:
-        if "*" not in names:
-            continue
-        where = graph.resolve(path, module, level)
-        if where is None or where in seen:
-            continue
-        seen.add(where)
-        for local, source, source_level, attr in graph.modules[where].layout.bindings:
-            if not source_level and not local.startswith("_"):
-                found.setdefault(local, resolve.canonical(f"{source}.{attr}" if attr is not None else source))
-        for local, name in _starred(graph, where, seen).items():
-            found.setdefault(local, name)
-    return found
 
 
 def _silenced(table: dict, call: resolve.Call, record: str) -> bool:
