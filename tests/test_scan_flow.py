@@ -367,3 +367,13 @@ def test_a_framework_name_imported_through_a_module_of_the_code_base(tmp_path):
     assert _lines(found, "torch.data-loader-workers", "train.py") == [6]
     assert _lines(found, "torch.interpolate-bilinear-backward", "train.py") == [8]
     assert _lines(found, "torch.data-loader-workers", "train_own.py") == []
+
+
+def test_a_function_handed_to_map_and_batch_runs_in_the_pipeline(tmp_path):
+    """taki0112/StarGAN-Tensorflow (thirtieth corpus, 2 false alarms, RULES R4): `dataset.apply(map_and_batch(
+    data.image_processing, n))` (TF 1's fused stage, `tf.contrib.data` / `tf.data.experimental`) runs the method,
+    and the function it calls in another file, in the input pipeline as `.map(fn)` does: no gradient flows through
+    their resizes. The resize of the model's output stays a finding."""
+    found = _scan(tmp_path, "map_and_batch", "tensorflow=2.20")
+    assert _lines(found, "tf.resize-bilinear-backprop", "data.py") == []
+    assert _lines(found, "tf.resize-bilinear-backprop", "train.py") == [11]

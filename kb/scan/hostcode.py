@@ -49,7 +49,14 @@ _ROLES: dict[type, int] = {tuple: _CONTEXT, ast.Name: _NAME, ast.FunctionDef: _D
 _PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
 # words without which a file has no root of code that takes no gradient (no_grad, a Dataset, a pipeline's map)
 ROOT_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "Dataset", "collate_fn", ".map(", ".interleave(",
-              ".flat_map(", ".filter(", "__getitem__", "__iter__")
+              ".flat_map(", ".filter(", "__getitem__", "__iter__", "map_and_batch(")
+# TF 1's fused map-and-batch stage (`tf.contrib.data.map_and_batch(fn, batch_size)`, later
+# `tf.data.experimental.map_and_batch`), applied with `dataset.apply(...)`: fn runs in the pipeline as `.map(fn)`'s does
+_MAP_AND_BATCH = "map_and_batch"
+
+
+def _maps_and_batches(func: ast.expr) -> bool:
+    return (type(func) is ast.Name and func.id == _MAP_AND_BATCH) or (type(func) is ast.Attribute and func.attr == _MAP_AND_BATCH)
 _PARTIALS = frozenset({"functools.partial"})
 _NO_GRAD = "it is called only under torch.no_grad()"
 _ITEM = "it runs only in a torch Dataset's item loading, in the data loader on the host, where no gradient is taken"
@@ -274,8 +281,8 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                         uses[k].append((why, owner))
                 if called is Name or called is ast.Attribute:
                     handled.add(id(func))
-                if called is ast.Attribute and func.attr in _PIPELINE_STAGES and node.args \
-                        and not (dotted(func) or "").startswith("jax."):
+                if (called is ast.Attribute and func.attr in _PIPELINE_STAGES and not (dotted(func) or "").startswith("jax.")
+                        or _maps_and_batches(func)) and node.args:
                     handed(node.args[0], _MAPPED)
                 for kw in node.keywords:
                     if kw.arg == "collate_fn":

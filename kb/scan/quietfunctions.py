@@ -21,6 +21,7 @@ from kb.scan.syntax import inner_statements
 # Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map/
 # filter, a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
 _PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
+_MAP_AND_BATCH = "map_and_batch"  # TF 1's fused stage, `dataset.apply(tf.contrib.data.map_and_batch(fn, n))`: fn is mapped
 
 
 def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
@@ -87,9 +88,9 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
             if key is not None:
                 uses.setdefault(key, []).append(("it is called only under torch.no_grad()" if quiet else None, owner))
                 handled.add(id(func))
-            elif isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and node.args \
-                    and isinstance(node.args[0], ast.Name) and resolve(node.args[0].id, chain) is not None \
-                    and not (dotted(func) or "").startswith("jax."):
+            elif (isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and not (dotted(func) or "").startswith("jax.")
+                  or _MAP_AND_BATCH in (getattr(func, "id", None), getattr(func, "attr", None))) \
+                    and node.args and isinstance(node.args[0], ast.Name) and resolve(node.args[0].id, chain) is not None:
                 mapped = resolve(node.args[0].id, chain)
                 assert mapped is not None
                 uses.setdefault(mapped, []).append((MAPPED, None))

@@ -165,7 +165,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     if calls and "training" in text and GUARD_TEXT.search(text) and (spans := inference_only(tree)):  # after `if self.training: raise`
         calls = [c._replace(no_grad=True) if any(a <= c.line <= b for a, b in spans) else c for c in calls]
     quiet: tuple = ()
-    if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(", ".filter(")):
+    if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(", ".filter(", "map_and_batch(")):
         try:
             quiet = quietfunctions.quiet_functions(tree, visitor._no_grad, visitor.dotted)
         except RecursionError:
