@@ -132,7 +132,10 @@ def test_names_are_read_as_pythons_tokenizer_reads_them():
     """The unreached pass reads each name use with one regular expression (Python's tokenizer took a third of a
     large repository's scan): every name token, with `.name` an attribute, is found on its line as the
     tokenizer finds it, after an ellipsis and across relative imports, multi-line strings and line
-    continuations; comments and prose are not uses, a string without spaces and an f-string's expressions are."""
+    continuations; comments and prose are not uses, a string without spaces and an f-string's expressions are. A
+    name that `=` binds is no use either: a keyword argument or parameter (`resize(img, helper="x")`, as
+    pytorch-semseg's `misc.imresize(..., interp="bicubic")` named no function `interp`: thirtieth corpus) or the
+    target of an assignment statement."""
     import io
     import tokenize
 
@@ -153,17 +156,22 @@ def test_names_are_read_as_pythons_tokenizer_reads_them():
         """; t = helper.attr + 1.5e3 + 0x1f \\
             + other.Model
         msg = f"{helper(x)} and {Model}"
+        resize(img, helper="x", attr = 2, other=other)
         ''')
     wanted = {"helper", "Model", "attr", "other", "x", "build", "stub"}
 
     expected = []
     previous = ""
-    for token in tokenize.generate_tokens(io.StringIO(text).readline):
-        if token.type == tokenize.NAME and token.string in wanted:
+    tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    for k, token in enumerate(tokens):
+        binds = k + 1 < len(tokens) and tokens[k + 1].string == "=" and previous in ("", "(", ",", "\n")  # a keyword or an assignment's target
+        if token.type == tokenize.NAME and token.string in wanted and not binds:
             expected.append((token.string, token.start[0], previous == "."))
         elif token.type == tokenize.STRING and not any(c.isspace() for c in token.string):
             expected.extend((w, token.start[0], True) for w in _WORD.findall(token.string) if w in wanted)
-        if token.type not in (tokenize.NL, tokenize.COMMENT):
+        if token.type in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            previous = "\n"
+        elif token.type not in (tokenize.NL, tokenize.COMMENT):
             previous = token.string
     got = _names(text, wanted)
     f_string = {("helper", 14, True), ("Model", 14, True), ("x", 14, True)}  # an f-string's expressions are uses

@@ -221,24 +221,25 @@ _Q1D = r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"'
 # (spaces, operators, brackets) in one character-class loop, rather than re trying every alternative at every
 # space of the indentation (twice as fast); the empty alternative last ends a run before a character that starts
 # no token either (a lone "."), so the run is never given back and tried again (linear on any text).
-_TOKENS = re.compile(rf"[^\w\n#'\".]*(?:(\n)|#[^\r\n]*|((?<!\w)[rRbBuUfF]{{0,2}}(?:{_Q3S}|{_Q3D}|{_Q1S}|{_Q1D}))"
-                     r"|((?<!\.\.)\.\s*)?((?!\d)\w+)|\d[\w.]*|)", re.S)
+_TOKENS = re.compile(rf"([^\w\n#'\".]*)(?:(\n)|#[^\r\n]*|((?<!\w)[rRbBuUfF]{{0,2}}(?:{_Q3S}|{_Q3D}|{_Q1S}|{_Q1D}))"
+                     r"|((?<!\.\.)\.\s*)?((?!\d)\w+)([ \t]*=(?!=))?|\d[\w.]*|)", re.S)
 
 
 def _names(text: str, wanted: frozenset[str] | set[str]) -> list[tuple[str, int, bool]]:
     """(name, line, as an attribute or string) of every use of a wanted name in the code: its names (`.name` an
     attribute), the identifiers of its string literals with no space in them (a name looked up by a table, a
     dotted path) and every identifier of an f-string (its expressions); not comments, not prose (docstrings,
-    messages). Read with one regular expression's list of matches rather than Python's tokenizer (a sixth of
+    messages), nor a name that `=` binds rather than reads: a keyword argument or parameter (`misc.imresize(img,
+    size, interp="bicubic")` names no function `interp`) or a plain assignment's target. Read with one regular expression's list of matches rather than Python's tokenizer (a sixth of
     the time on a large code base); a text that would not tokenize (a notebook's magics) is read the same way."""
     out: list[tuple[str, int, bool]] = []
     line = 1
-    for end, literal, dot, name in _TOKENS.findall(text):
+    for before, end, literal, dot, name, binds in _TOKENS.findall(text):
         if name:
             if dot:
                 line += dot.count("\n")  # a "." at a line's end, inside brackets
-            if name in wanted:
-                out.append((name, line, bool(dot)))
+            if name in wanted and not (binds and not dot and before.rstrip(" \t")[-1:] in ("", "(", ",")):
+                out.append((name, line, bool(dot)))  # not `f(interp="bicubic")`, `def g(x, interp=1)`, `interp = 2`
         elif end:
             line += 1
         elif literal:
@@ -417,7 +418,7 @@ def _imported_by_strings(texts: dict[str, str], dotted: dict[str, str | None]) -
     for text in texts.values():
         if not any(name in text for name in wanted):
             continue
-        for _, literal, _, _ in _TOKENS.findall(text):
+        for _, _, literal, _, _, _ in _TOKENS.findall(text):
             if not literal or not any(name in literal for name in wanted):
                 continue
             body = literal.lstrip("rRbBuUfF").strip("'\"")
