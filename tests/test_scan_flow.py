@@ -377,3 +377,12 @@ def test_a_function_handed_to_map_and_batch_runs_in_the_pipeline(tmp_path):
     found = _scan(tmp_path, "map_and_batch", "tensorflow=2.20")
     assert _lines(found, "tf.resize-bilinear-backprop", "data.py") == []
     assert _lines(found, "tf.resize-bilinear-backprop", "train.py") == [11]
+
+
+def test_the_indices_of_a_sort_and_a_reversed_range_never_repeat(tmp_path):
+    """snap-stanford/GraphRNN (twenty-fifth corpus, 14 false alarms, RULES R3): `_, sort_index = torch.sort(lengths)`
+    is the sorting permutation, and `idx = [i for i in range(n - 1, -1, -1)]`, then `Variable(torch.LongTensor(idx))`,
+    a reversed range: neither repeats an index, so the gathers' backward writes each row once. Indices a parameter
+    brings in (`picked = picked.cuda()`) may repeat: that gather stays a finding."""
+    found = _scan(tmp_path, "sort_indices", "torch=2.11")
+    assert _lines(found, "torch.index-select-backward", "train.py") == [15]

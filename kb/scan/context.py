@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from kb.scan import counts, jaxarrays, reaching, receivers
+from kb.scan import jaxarrays, reaching, receivers, unique
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, boolean, called, init_values, literal, paired,
@@ -37,14 +37,6 @@ _RANDOM_WORDS = frozenset({"shuffle", "dropout", "Dropout", "uniform", "normal",
 _DRAW_METHODS = frozenset({"sample", "rsample", "sample_n"})
 _BUILTINS = frozenset(dir(builtins))
 _PARTIALS = frozenset({"functools.partial"})
-# what makes indices that never repeat, and the methods that keep them so (not expand, repeat, broadcasting)
-_UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique", "jax.numpy.arange", "jax.numpy.argsort", "tf.range"})
-# Of one argument, the coordinates of a mask's true elements: each once (rows of a 2-D result).
-_NONZERO = frozenset({"torch.nonzero", "tf.where", "tf.compat.v1.where"})
-_UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v1.to_int64", "tf.compat.v1.to_int32", *counts.SHUFFLES})
-_FLATTENING = frozenset({"view", "reshape", "flatten"})  # a 2-D nonzero's rows made one list: coordinates repeat
-_UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshape", "flatten", "contiguous", "clone",
-                             "detach", "flip", "squeeze", "unsqueeze", "type"})
 # tensor methods that cast a boolean mask to 0s and 1s of another dtype
 _CASTS = frozenset({"float", "double", "half", "int", "long", "to", "type"})
 # torch factories that make a tensor on the default device (the CPU unless torch.set_default_device is called)
@@ -54,17 +46,6 @@ _HOST_FACTORIES = frozenset(f"torch.{n}" for n in (
 _ELEMENTWISE = frozenset({
     "cos", "sin", "exp", "log", "sqrt", "clip", "clamp", "sigmoid", "tanh", "abs", "pow", "cumprod", "cumsum",
     "float", "double", "neg", "reciprocal", "rsqrt", "log1p", "expm1", "clamp_min", "clamp_max"})
-
-
-def _single_index_row(node: ast.AST) -> bool:
-    """`[[i]]` or `[[i, j]]`: a literal list of one index row whose entries are not themselves lists, the
-    indices of a scatter that writes one slice (simclr's `tf.scatter_nd(indices=[[replica_id]], updates=[t])`
-    gathering replicas). One row cannot repeat; `[idx]` is left out, as idx may hold many rows."""
-    if not (isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) == 1):
-        return False
-    row = node.elts[0]
-    return isinstance(row, (ast.List, ast.Tuple)) and bool(row.elts) \
-        and not any(isinstance(e, (ast.List, ast.Tuple, ast.Starred, ast.ListComp, ast.GeneratorExp)) for e in row.elts)
 
 
 class Later:
@@ -395,45 +376,8 @@ class Context:
         return False
 
     def is_unique(self, node: ast.AST, fn: ast.AST | None, depth: int = 4, rows: bool = False) -> bool:
-        """Indices that never repeat: `torch.arange`, `torch.randperm`, an `argsort`, `torch.unique`, a literal
-        list of distinct ints (also in `torch.tensor([...])`), the coordinates of a mask (`mask.nonzero()`,
-        `torch.nonzero(mask)`, `tf.where(mask)`), what keeps them (`.to()`, `.view()`, a slice, `.flip()`,
-        `tf.cast`...), a literal single index row (`[[replica_id]]`), or a name every assignment in the function
-        makes so. `rows`: unique within each row is
-        enough (a gather along the last dimension), so a slice of rows (`t[:, :k]` of a row-wise `argsort`) keeps
-        it; an embedding or a scatter reads the whole tensor, where rows of permutations repeat each other."""
-        if depth <= 0:
-            return False
-        if _single_index_row(node) or (isinstance(node, ast.Constant) and type(node.value) is int):  # one index
-            return True
-        if isinstance(node, (ast.List, ast.Tuple)):
-            items = [plain_literal(e) for e in node.elts]
-            return bool(items) and all(type(v) is int for v in items) and len(set(items)) == len(items)
-        if isinstance(node, ast.Subscript):
-            slices = node.slice.elts if rows and isinstance(node.slice, ast.Tuple) else [node.slice]
-            return all(isinstance(s, ast.Slice) for s in slices) and self.is_unique(node.value, fn, depth - 1, rows)
-        if isinstance(node, ast.Name):
-            values = self.assigned_in(fn).get(node.id, []) if fn is not None else []
-            return bool(values) and all(self.is_unique(v, fn, depth - 1, rows) for v in values)
-        if not isinstance(node, ast.Call):
-            return False
-        name = self.dotted(node.func)
-        if name in _UNIQUE_MAKERS or (name in counts.PERMUTATIONS and counts.permutes_a_count(self, node, fn)):
-            return True
-        if (name == "torch.tensor" or name in _UNIQUE_CASTS) and len(node.args) > counts.PERMUTATIONS.get(name, 0):
-            return self.is_unique(node.args[counts.PERMUTATIONS.get(name, 0)], fn, depth - 1, rows)
-        if name in _NONZERO:
-            return len(node.args) == 1 and not node.keywords
-        if isinstance(node.func, ast.Attribute) and name is None:
-            if node.func.attr in ("argsort", "unique") or (node.func.attr == "nonzero" and not node.args and not node.keywords):
-                return True
-            if node.func.attr in _UNIQUE_KEEPING:
-                inner = node.func.value
-                if node.func.attr in _FLATTENING and isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
-                        and inner.func.attr == "nonzero":
-                    return False
-                return self.is_unique(inner, fn, depth - 1, rows)
-        return False
+        """Indices that never repeat (kb/scan/unique.py)."""
+        return unique.is_unique(self, node, fn, depth, rows)
 
     def argument(self, op: str, node: ast.Call, name: str) -> ast.AST | None:
         """The expression a call passes for the op's parameter `name` (keyword or position), or None."""
