@@ -432,7 +432,7 @@ SCAN_RESOLVERS = (
     "not-quantized",
     "module-seeded", "one-index-per-row", "reused-variables", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "windows-do-not-overlap", "written-before-read", "single-operand", "constant-filter",
-    "window-sums",
+    "window-sums", "weights-not-differentiated",
 )
 """The code rules a record's `scan.resolvers` may name (`kb scan`): each is a small function of
 kb/scan/resolvers.py, registered under this name with a docstring saying what in the code rules the

@@ -386,3 +386,17 @@ def test_the_indices_of_a_sort_and_a_reversed_range_never_repeat(tmp_path):
     brings in (`picked = picked.cuda()`) may repeat: that gather stays a finding."""
     found = _scan(tmp_path, "sort_indices", "torch=2.11")
     assert _lines(found, "torch.index-select-backward", "train.py") == [15]
+
+
+def test_a_program_that_differentiates_only_with_respect_to_its_input(tmp_path):
+    """titu1994/Neural-Style-Transfer (twenty-fourth corpus, 109 false alarms, RULES R4): a script whose only
+    differentiation is `K.gradients(loss, combination_image)` of a placeholder, and which trains nothing, computes
+    no filter or bias gradient: those records are ruled out, the gradient passed back to the image (backprop-data)
+    stays. A script that fits the same network keeps them; so does a `tf.nn.conv2d` whose own filter is what the
+    tape differentiates."""
+    found = _scan(tmp_path, "input_gradients", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-conv-backprop-filter", "style.py") == []
+    assert _lines(found, "tf.bias-add-backprop", "style.py") == []
+    assert _lines(found, "tf.cudnn-conv-backprop-data", "style.py") == [10, 11]
+    assert _lines(found, "tf.cudnn-conv-backprop-filter", "train.py") == [5]
+    assert _lines(found, "tf.cudnn-conv-backprop-filter", "handmade.py") == [9]

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, gradient, inputgrads, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -225,6 +225,21 @@ def constant_filter(ctx: Context, op: str, node: ast.Call, data: ast.AST | None)
     fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     return "the filter is built from constants and random draws, no variable: it takes no gradient" \
         if op.startswith("tf.nn.") and not any(isinstance(a, ast.Starred) for a in node.args[:2]) and constants.constant(ctx, given, fn) else None
+
+
+@resolver("weights-not-differentiated", "rule")
+def weights_not_differentiated(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A file that differentiates only with respect to its input (style transfer's `K.gradients(loss,
+    combination_image)` of a placeholder, `tape.gradient(loss, image)` of a `tf.Variable` of the image) and trains
+    no weight (kb/scan/inputgrads.py): TensorFlow builds only the gradients on the path to what is asked for, and
+    a weight's gradient (a convolution's filter, a bias) that an eager tape computes on the way is thrown away: no
+    result of the run depends on it. A `tf.nn` op whose own weight argument is one of the names differentiated
+    (`tape.gradient(loss, w)` of `tf.nn.conv2d(x, w)`) is not ruled out."""
+    sources = inputgrads.only_inputs(ctx.tree, ctx.lines)
+    given = next((k.value for k in node.keywords if k.arg in ("filter", "filters")), node.args[1] if len(node.args) > 1 else None)
+    if not sources or (op.startswith("tf.nn.") and (isinstance(given, ast.Name) and given.id in sources or given is None)):
+        return None  # `tf.nn.conv2d(x, w)` with `tape.gradient(loss, [w])`: that filter is differentiated
+    return f"the program differentiates only with respect to its input ({', '.join(sources)}) and trains no weight"
 
 
 @resolver("seed-set-by-this-call", "rule")
