@@ -344,7 +344,9 @@ def test_a_fix_set_only_when_cuda_is_available_holds_on_the_gpu(tmp_path):
 def test_jax_sent_to_the_cpu_in_the_main_block_before_anything_runs(tmp_path):
     """google/jaxopt's examples (twenty-eighth corpus, 26 false alarms, RULES R4): `jax.config.update(
     "jax_platform_name", "cpu")` as the `__main__` block's first statement runs every function of the file on the
-    CPU, also those defined above it. A product computed at import, before the block, stays a finding."""
+    CPU, also those defined above it, when the module level before it only defines things or calls the host's
+    modules (absl's `flags.DEFINE_float`, as jaxopt's SVM examples do). A product computed at import, before the
+    block, stays a finding."""
     found = _scan(tmp_path, "jax_cpu_main", "jax=0.8")
     assert _lines(found, "jax.xla-gemm-conv-attention", "svm.py") == []
     assert 4 in _lines(found, "jax.xla-gemm-conv-attention", "eager.py")

@@ -209,12 +209,20 @@ def jax_platform(text: str | None) -> tuple[int, str] | None:
     return _jax_switch(tree.body, False)
 
 
+# Modules whose module-level calls compute nothing on a device: command-line flags (absl's `flags.DEFINE_float`,
+# argparse's `parser.add_argument`), logging and warnings settings, the OS, NumPy on the host.
+_HOST_ROOTS = frozenset({"flags", "absl", "argparse", "parser", "logging", "warnings", "os", "sys", "np", "onp", "numpy",
+                         "print", "random"})
+
+
 def _inert(stmt: ast.stmt) -> bool:
-    """A module-level statement that computes nothing on a device: an import, a definition, a docstring, a constant."""
+    """A module-level statement that computes nothing on a device: an import, a definition, a docstring, a constant,
+    or calls of the host's modules only (`flags.DEFINE_float("lam", 0.5, ...)` of google/jaxopt's examples)."""
     if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return True
     value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) else None
-    return value is not None and not any(isinstance(n, ast.Call) for n in ast.walk(value))
+    return value is not None and all(ast.unparse(n.func).split(".")[0] in _HOST_ROOTS
+                                     for n in walk(value) if isinstance(n, ast.Call))
 
 
 def _jax_switch(body: list[ast.stmt], imported: bool) -> tuple[int, str] | None:
