@@ -402,3 +402,13 @@ def test_a_program_that_differentiates_only_with_respect_to_its_input(tmp_path):
     assert _lines(found, "tf.cudnn-conv-backprop-data", "style.py") == [10, 11]
     assert _lines(found, "tf.cudnn-conv-backprop-filter", "train.py") == [5]
     assert _lines(found, "tf.cudnn-conv-backprop-filter", "handmade.py") == [9]
+
+
+def test_the_coordinates_of_a_mask_through_tensorflows_own_modules(tmp_path):
+    """google/seq2seq (twenty-third corpus, 4 false alarms, RULES R3): `math_ops.cast(array_ops.where(mask),
+    dtypes.int32)`, TensorFlow's own spelling of `tf.cast(tf.where(mask))`, is one coordinate row per true element:
+    a `scatter_nd` at those rows writes each once. The same coordinates flattened for a gather may repeat (a mask
+    of two dimensions gives each row's index again), so that gather stays a finding."""
+    found = _scan(tmp_path, "tf_private_where", "tensorflow=2.20")
+    assert _lines(found, "tf.scatter-nd", "helper.py") == []
+    assert _lines(found, "tf.gather-backprop", "helper.py") == [12]

@@ -10,6 +10,7 @@ list of distinct ints; and what only moves, casts or reshapes such indices keeps
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
 from kb.scan import counts
@@ -74,7 +75,7 @@ def is_unique(ctx: Any, node: ast.AST, fn: ast.AST | None, depth: int = 4, rows:
         return all(is_unique(ctx, v, fn, depth - 1, rows, seen | {node.id}) for v in values)
     if not isinstance(node, ast.Call):
         return False
-    name = ctx.dotted(node.func)
+    name = _public_tf(ctx.dotted(node.func))
     if name in _UNIQUE_MAKERS or (name in counts.PERMUTATIONS and counts.permutes_a_count(ctx, node, fn)):
         return True
     if (name == "torch.tensor" or name in _UNIQUE_CASTS or name in _TYPED_CONSTRUCTORS) and len(node.args) > counts.PERMUTATIONS.get(name, 0):
@@ -91,6 +92,16 @@ def is_unique(ctx: Any, node: ast.AST, fn: ast.AST | None, depth: int = 4, rows:
                 return False
             return is_unique(ctx, inner, fn, depth - 1, rows, seen)
     return False
+
+
+_TF_PRIVATE = re.compile(r"^tf\.python\.ops\.[a-z_]+_ops\.(\w+)$")
+
+
+def _public_tf(name: str | None) -> str | None:
+    """TensorFlow's own spelling `from tensorflow.python.ops import array_ops; array_ops.where(...)` (google/seq2seq)
+    of a public function (`tf.where`)."""
+    found = _TF_PRIVATE.match(name) if name else None
+    return f"tf.{found.group(1)}" if found else name
 
 
 def sort_indices(ctx: Any, fn: ast.AST, name: str) -> bool:
