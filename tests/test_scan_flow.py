@@ -412,3 +412,12 @@ def test_the_coordinates_of_a_mask_through_tensorflows_own_modules(tmp_path):
     found = _scan(tmp_path, "tf_private_where", "tensorflow=2.20")
     assert _lines(found, "tf.scatter-nd", "helper.py") == []
     assert _lines(found, "tf.gather-backprop", "helper.py") == [12]
+
+
+def test_a_dataset_built_for_another_split_than_its_augmentations_branch(tmp_path):
+    """jfzhang95/pytorch-deeplab-xception's datasets (thirty-first corpus, RULES R3): `Seg(args, split="val")` sets
+    `self.split` to "val", so `if self.split == "train": return self.transform_tr(sample)` (the random
+    augmentation) never runs in its `__getitem__`: the validation loader's workers draw nothing. The training
+    loader, built with split="train", stays a finding."""
+    found = _scan(tmp_path, "split_literal", "torch=2.11")
+    assert _lines(found, "torch.data-loader-workers", "train.py") == [7]

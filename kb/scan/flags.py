@@ -3,7 +3,8 @@
 `MelDataset(files, ..., False, False)` sets `self.split = split` to False, so `if self.split:` (the random
 crop) never runs in its `__getitem__`; `SpectrogramDataset(...)` without `aug_cfg` hands None on to its base's
 `__init__` (`super().__init__(audio_conf, normalize, aug_cfg)`), which sets `self.aug_conf` to it and
-`self.noise_injector` to None in the branch that runs. `fixed` reads `__init__` (and the base `__init__` it
+`self.noise_injector` to None in the branch that runs; `Seg(args, split="val")` sets `self.split` to "val", so `if
+self.split == "train":` (the random augmentation) never runs. `fixed` reads `__init__` (and the base `__init__` it
 calls) with the construction's literal arguments and the parameters' literal defaults; an attribute any
 other method assigns, or one set in a branch whose test cannot be told, is not fixed. `live` walks a method
 without the bodies of `if` statements whose test the fixed attributes decide false (nor the `else` of those
@@ -155,12 +156,30 @@ def _value(node: ast.AST, env: dict, attrs: dict) -> object:
             if truth is stop:
                 return value
         return values[-1]
-    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):  # `("train", "trainval")`: a literal collection
+        items = [_value(e, env, attrs) for e in node.elts]
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else tuple(items)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
         left, right = _value(node.left, env, attrs), _value(node.comparators[0], env, attrs)
-        if left is _UNKNOWN or right is _UNKNOWN:
+        if left is _UNKNOWN or right is _UNKNOWN or not _plain(left) or not _plain(right):
             return _UNKNOWN
-        return (left is right) if isinstance(node.ops[0], ast.Is) else (left is not right)
+        op = node.ops[0]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            return (left is right) if isinstance(op, ast.Is) else (left is not right)
+        if isinstance(op, (ast.Eq, ast.NotEq)):  # `self.split == "train"` of a dataset built with split="val"
+            return (left == right) if isinstance(op, ast.Eq) else (left != right)
+        if not isinstance(right, tuple):
+            return _UNKNOWN
+        return (left in right) if isinstance(op, ast.In) else (left not in right)
     return _UNKNOWN
+
+
+_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+
+def _plain(value: object) -> bool:
+    """A literal that compares as written: a string, a number, a bool, None, or a tuple of them."""
+    return value is None or isinstance(value, (str, int, float, bool)) or (isinstance(value, tuple) and all(map(_plain, value)))
 
 
 def _truth(value: object) -> bool | None:
