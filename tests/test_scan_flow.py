@@ -421,3 +421,14 @@ def test_a_dataset_built_for_another_split_than_its_augmentations_branch(tmp_pat
     loader, built with split="train", stays a finding."""
     found = _scan(tmp_path, "split_literal", "torch=2.11")
     assert _lines(found, "torch.data-loader-workers", "train.py") == [7]
+
+
+def test_a_keras_models_first_convolution_on_its_data_input(tmp_path):
+    """tensorflow/privacy's tutorials, image-segmentation-keras, keras-yolo2 (thirty-first, twenty-third and
+    twenty-first corpora, RULES Y1-4): a model's first convolution gets the data (`Conv2D(...)(keras.Input(...))`,
+    the first layer of a `Sequential`, a layer given `input_shape=`): the gradient passed back to the data is never
+    used. The second layers stay findings, and so does a discriminator's first layer (a generator's gradient flows
+    back through it)."""
+    found = _scan(tmp_path, "first_layer", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-conv-backprop-data", "classify.py") == [5, 9]
+    assert _lines(found, "tf.cudnn-conv-backprop-data", "gan.py") == [6]

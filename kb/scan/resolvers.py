@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, gradient, inputgrads, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
@@ -138,8 +138,14 @@ def in_pallas_kernel(ctx: Context, op: str, node: ast.Call, data: ast.AST | None
 @resolver("input-is-a-placeholder", "rule")
 def input_is_a_placeholder(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """A TensorFlow convolution whose input is visibly a `tf.placeholder` (kb/scan/placeholders.py): data fed by
-    the session, for which no gradient is asked, so the graph's backprop-to-data kernel is never run."""
-    if not op.startswith("tf.nn.conv"):
+    the session, for which no gradient is asked, so the graph's backprop-to-data kernel is never run. Likewise a
+    Keras convolution that is a model's first layer on its data input (`Conv2D(32, 3)(keras.Input(shape))`, the
+    first layer of a `Sequential`, kb/scan/firstlayer.py): the data's gradient is never used. Neither where the
+    program differentiates with respect to that input (style transfer) or trains a discriminator."""
+    if ".keras.layers." in op or op.startswith("keras.layers."):
+        return "the layer is the model's first, on its data input: the gradient passed back to the data is never used" \
+            if firstlayer.on_model_input(ctx, node) else None
+    if not op.startswith("tf.nn.conv") or inputgrads.only_inputs(ctx.tree, ctx.lines):
         return None
     given = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("input", "value")), None)
     if not placeholders.is_placeholder(ctx, given):
