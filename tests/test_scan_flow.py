@@ -402,6 +402,9 @@ def test_a_program_that_differentiates_only_with_respect_to_its_input(tmp_path):
     assert _lines(found, "tf.cudnn-conv-backprop-data", "style.py") == [10, 11]
     assert _lines(found, "tf.cudnn-conv-backprop-filter", "train.py") == [5]
     assert _lines(found, "tf.cudnn-conv-backprop-filter", "handmade.py") == [9]
+    # an image made a variable and minimized through a wrapper (style transfer by L-BFGS): the first layer's data
+    # gradient is the one the program asks for, so it stays a finding
+    assert _lines(found, "tf.cudnn-conv-backprop-data", "lbfgs.py") == [6]
 
 
 def test_the_coordinates_of_a_mask_through_tensorflows_own_modules(tmp_path):

@@ -6,7 +6,8 @@ A model's first layer gets the data itself (`x = Conv2D(32, 3)(inputs)` with `in
 first layer of `Sequential([...])`, a layer given `input_shape=`): training differentiates with respect to the
 weights, and whatever TensorFlow computes of the data's gradient on the way (an eager tape runs both backprops) is
 thrown away, so no result of the run depends on it. Not where the program differentiates with respect to that
-input (style transfer, adversarial examples: kb/scan/inputgrads.py), nor in a file that names a discriminator or
+input (style transfer, adversarial examples: kb/scan/inputgrads.py), nor in a file that makes an input tensor of its
+own (a variable or placeholder of the image it changes by a gradient), nor in one that names a discriminator or
 adversarial training, where a generator's output is a model's input and its gradient flows back through the
 first layer.
 """
@@ -22,13 +23,17 @@ from kb.scan.nodes import walk
 _INPUTS = frozenset({"Input", "InputLayer"})
 _FIRST = frozenset({"input_shape", "input_dim", "batch_input_shape"})  # Keras reads them on a model's first layer only
 _GAN_WORDS = ("discriminator", "critic", "adversar")
+# An input the program makes itself, to change it by a gradient (style transfer's `x = tf.Variable(x, trainable=True)`
+# handed to an L-BFGS wrapper, `Input(tensor=combination_image)`): its first layer's data gradient is used.
+_OWN_INPUTS = ("Variable(", "variable(", "placeholder(", "(tensor=", " tensor=")
 
 
 def on_model_input(ctx: Context, node: ast.Call) -> bool:
     """The Keras layer built by `node` is a model's first layer, on the model's data input (see the module's
     docstring), in a file where nothing differentiates with respect to that input."""
     text = "\n".join(ctx.lines).lower()
-    if any(word in text for word in _GAN_WORDS) or inputgrads.only_inputs(ctx.tree, ctx.lines):
+    if any(word in text for word in (*_GAN_WORDS, *(w.lower() for w in _OWN_INPUTS))) \
+            or inputgrads.only_inputs(ctx.tree, ctx.lines):
         return False
     if any(k.arg in _FIRST for k in node.keywords):
         return True
