@@ -435,3 +435,13 @@ def test_a_keras_models_first_convolution_on_its_data_input(tmp_path):
     found = _scan(tmp_path, "first_layer", "tensorflow=2.20")
     assert _lines(found, "tf.cudnn-conv-backprop-data", "classify.py") == [5, 9]
     assert _lines(found, "tf.cudnn-conv-backprop-data", "gan.py") == [6]
+
+
+def test_keras_modules_a_builder_is_handed_by_its_caller(tmp_path):
+    """keras-team/keras-applications and qubvel's efficientnet (thirty-second and twenty-fifth corpora, 371 and 28
+    misses, RULES AA6-1, AH6-1): a model file that never imports Keras takes its modules from its caller, `backend,
+    layers, models, keras_utils = get_submodules_from_kwargs(kwargs)` into module globals its helpers read; the
+    entry points hand Keras's in, so `layers.Conv2D(...)` is Keras 3's Conv2D."""
+    found = _scan(tmp_path, "injected_keras", "tensorflow=2.20")
+    assert _lines(found, "tf.cudnn-conv-backprop-filter", "net.py") == [10]
+    assert _lines(found, "keras.unseeded-random", "net.py") == [10]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import graphreset, hostcode, oldsyntax, quietfunctions
+from kb.scan import graphreset, hostcode, injected, oldsyntax, quietfunctions
 from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
@@ -130,6 +130,9 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
         for name, op in star_aliases(tree, wanted).items():
             if name not in bound:
                 aliases.setdefault(name, op)
+    if injected.HELPER in text:  # `backend, layers, models, keras_utils = get_submodules_from_kwargs(kwargs)`
+        for name, module in injected.injected(tree).items():
+            aliases.setdefault(name, module)
     resolved = subclasses(found.classes, aliases, wanted)
     for name, base in resolved.items():
         aliases.setdefault(name, base)
