@@ -15,6 +15,7 @@ first layer.
 from __future__ import annotations
 
 import ast
+import weakref
 
 from kb.scan import inputgrads
 from kb.scan.context import Context
@@ -26,14 +27,13 @@ _GAN_WORDS = ("discriminator", "critic", "adversar")
 # An input the program makes itself, to change it by a gradient (style transfer's `x = tf.Variable(x, trainable=True)`
 # handed to an L-BFGS wrapper, `Input(tensor=combination_image)`): its first layer's data gradient is used.
 _OWN_INPUTS = ("Variable(", "variable(", "placeholder(", "(tensor=", " tensor=")
+_PLAIN: weakref.WeakKeyDictionary[ast.AST, bool] = weakref.WeakKeyDictionary()
 
 
 def on_model_input(ctx: Context, node: ast.Call) -> bool:
     """The Keras layer built by `node` is a model's first layer, on the model's data input (see the module's
     docstring), in a file where nothing differentiates with respect to that input."""
-    text = "\n".join(ctx.lines).lower()
-    if any(word in text for word in (*_GAN_WORDS, *(w.lower() for w in _OWN_INPUTS))) \
-            or inputgrads.only_inputs(ctx.tree, ctx.lines):
+    if ctx.tree is None or not _plain_training(ctx.tree, ctx.lines):
         return False
     if any(k.arg in _FIRST for k in node.keywords):
         return True
@@ -47,6 +47,16 @@ def on_model_input(ctx: Context, node: ast.Call) -> bool:
             elts = parent.elts
             return elts[0] is node or (len(elts) > 1 and elts[1] is node and _is_input(ctx, elts[0]))
     return False
+
+
+def _plain_training(tree: ast.Module, lines: list[str]) -> bool:
+    """The file neither makes an input tensor of its own, nor differentiates with respect to its input, nor names a
+    discriminator (one reading per file)."""
+    if tree not in _PLAIN:
+        text = "\n".join(lines).lower()
+        _PLAIN[tree] = not any(word in text for word in (*_GAN_WORDS, *(w.lower() for w in _OWN_INPUTS))) \
+            and not inputgrads.only_inputs(tree, lines)
+    return _PLAIN[tree]
 
 
 def _model_input(ctx: Context, value: ast.expr, scope: ast.AST) -> bool:
