@@ -79,6 +79,18 @@ def torch_group(det: bool) -> dict:
     # and output 24 of 50x50 (overlapping windows, the record's condition)
     _guard("adaptive_avg_pool2d_output_1", grad_of(torch.nn.AdaptiveAvgPool2d(1), 64, 256, 56, 56), out)
     _guard("adaptive_avg_pool2d_output_24_of_50_control", grad_of(lambda a: F.adaptive_avg_pool2d(a, 24), 64, 256, 50, 50), out)
+    # global pooling in 1-D: AdaptiveAvgPool1d(1) (Swin's head, B x C x L) runs the 2-D op at output (1, 1), a mean;
+    # control: output 24 of 50 (overlapping windows)
+    _guard("adaptive_avg_pool1d_output_1", grad_of(torch.nn.AdaptiveAvgPool1d(1), 64, 768, 3136), out)
+    _guard("adaptive_avg_pool1d_output_24_of_50_control", grad_of(lambda a: F.adaptive_avg_pool1d(a, 24), 64, 768, 50), out)
+    # scatter of a tensor at top-k indices (distinct within each row: x-transformers' top-k filtering) vs at random
+    # indices that repeat within rows (control)
+    logits = torch.randn(256, 32000, device=dev, generator=g)
+    top = logits.topk(64, dim=-1)
+    _guard("scatter_src_at_topk_indices", lambda: [torch.full_like(logits, -1e9).scatter(1, top.indices, top.values).cpu().numpy()], out)
+    rand_idx = torch.randint(0, 32000, (256, 4096), device=dev, generator=g)
+    rand_val = torch.randn(256, 4096, device=dev, generator=g)
+    _guard("scatter_src_random_indices_control", lambda: [torch.zeros_like(logits).scatter(1, rand_idx, rand_val).cpu().numpy()], out)
     # repeat_interleave with an int repeats vs a tensor of repeats (control)
     _guard("repeat_interleave_int", grad_of(lambda a: a.repeat_interleave(62500, dim=0), 64, 1), out)
     reps = torch.full((64,), 62500, device=dev)
