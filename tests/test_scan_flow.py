@@ -445,3 +445,13 @@ def test_keras_modules_a_builder_is_handed_by_its_caller(tmp_path):
     found = _scan(tmp_path, "injected_keras", "tensorflow=2.20")
     assert _lines(found, "tf.cudnn-conv-backprop-filter", "net.py") == [10]
     assert _lines(found, "keras.unseeded-random", "net.py") == [10]
+
+
+def test_global_1d_pooling_and_a_scatter_at_topk_indices(tmp_path):
+    """microsoft/Swin-Transformer and lucidrains/x-transformers (thirty-third corpus, 4 and 6 false alarms, RULES R3):
+    `nn.AdaptiveAvgPool1d(1)` is a mean (adaptive_avg_pool1d runs the 2-D op at output (1, 1)), and
+    `probs.scatter_(1, ind, val)` with `val, ind = torch.topk(logits, k)` writes k distinct positions of each row. A
+    pool to 7 bins and a scatter at random indices stay findings."""
+    found = _scan(tmp_path, "topk_pool1d", "torch=2.11")
+    assert _lines(found, "torch.adaptive-avg-pool1d-backward", "head.py") == [9]
+    assert _lines(found, "torch.scatter-src-tensor", "head.py") == [25]

@@ -28,8 +28,9 @@ _UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshap
 # which holds its tensor's (`Variable(torch.LongTensor(idx))`)
 _TYPED_CONSTRUCTORS = frozenset({*(f"torch.{where}{kind}Tensor" for where in ("", "cuda.") for kind in ("Long", "Int")),
                                  "torch.autograd.Variable", "torch.autograd.variable.Variable"})
-# what sorts and hands back the sorting permutation second (`values, indices = torch.sort(x, 0)`, `x.sort()`)
-_SORTS = frozenset({"torch.sort"})
+# what sorts and hands back the sorting permutation second (`values, indices = torch.sort(x, 0)`, `x.sort()`), or
+# the first k of it (`torch.topk`: k distinct positions of each row)
+_SORTS = frozenset({"torch.sort", "torch.topk"})
 
 
 def single_index_row(node: ast.AST) -> bool:
@@ -128,12 +129,14 @@ def sort_indices(ctx: Any, fn: ast.AST, name: str) -> bool:
 
 
 def _sorted_second(ctx: Any, target: ast.expr, value: ast.expr, name: str) -> bool:
-    """`values, name = torch.sort(...)` (or `x.sort(...)` of a receiver not known to be another library's)."""
+    """`values, name = torch.sort(...)` or `torch.topk(...)` (or the method of a receiver not known to be another
+    library's)."""
     if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[1], ast.Name)
             and target.elts[1].id == name and isinstance(value, ast.Call)):
         return False
     func = value.func
-    return ctx.dotted(func) in _SORTS or (isinstance(func, ast.Attribute) and func.attr == "sort" and ctx.dotted(func) is None)
+    return ctx.dotted(func) in _SORTS or (isinstance(func, ast.Attribute) and func.attr in ("sort", "topk")
+                                          and ctx.dotted(func) is None)
 
 
 def _range_values(node: ast.ListComp) -> bool:
