@@ -455,3 +455,13 @@ def test_global_1d_pooling_and_a_scatter_at_topk_indices(tmp_path):
     found = _scan(tmp_path, "topk_pool1d", "torch=2.11")
     assert _lines(found, "torch.adaptive-avg-pool1d-backward", "head.py") == [9]
     assert _lines(found, "torch.scatter-src-tensor", "head.py") == [25]
+
+
+def test_a_script_repositorys_program_in_a_folder_with_an_init_file(tmp_path):
+    """ZhaoJ9014/face.evoLVe (thirty-third corpus, 12 false alarms, RULES R4): in a code base no packaging file
+    installs, `align/detect.py`'s `__main__` block is a program even though its folder has an `__init__.py`; it
+    places nothing on a GPU, so the convolutions only it runs run on the CPU. A program beside it that moves its
+    model to CUDA keeps its finding."""
+    found = _scan(tmp_path, "cpu_subpackage", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "nets.py") == [7]
+    assert [Path(f.path).parent.name for f in found if f.record == "torch.cudnn-convolution"] == ["train"]

@@ -130,9 +130,14 @@ def test_a_program_that_never_uses_a_gpu_runs_on_the_cpu(tmp_path):
     model_only = _NNLM.split("    if __name__")[0]
     found = scan_files(tmp_path / "library", {"model.py": model_only}, "torch=2.11")
     assert sorted((f.line, f.record) for f in found if f.record in records) == [(7, records[0]), (8, records[1])]
-    # a package's module with a __main__ smoke test is a library: its users may run it anywhere
-    found = scan_files(tmp_path / "package", {"pkg/__init__.py": "", "pkg/nnlm.py": _NNLM}, "torch=2.11")
+    # an installable package's module with a __main__ smoke test is a library: its users may run it anywhere
+    setup = "from setuptools import setup\nsetup(name='pkg', packages=['pkg'])\n"
+    found = scan_files(tmp_path / "package", {"setup.py": setup, "pkg/__init__.py": "", "pkg/nnlm.py": _NNLM}, "torch=2.11")
     assert sorted((f.line, f.record) for f in found if f.record in records) == [(7, records[0]), (8, records[1])]
+    # ... but where no packaging file installs the folder, an `__init__.py` alone makes no library: the __main__
+    # block is the script repository's program (ZhaoJ9014/face.evoLVe's applications/align/face_align.py)
+    found = scan_files(tmp_path / "folder", {"pkg/__init__.py": "", "pkg/nnlm.py": _NNLM}, "torch=2.11")
+    assert not [f for f in found if f.record in records], found
     # the CPU's dtype casts and host tensors are no GPU placement
     cpu = _NNLM.replace("model = NNLM()", "model = NNLM().to(torch.float32).to('cpu'); z = torch.zeros(2, device='cpu')")
     found = scan_files(tmp_path / "casts", {"nnlm.py": cpu}, "torch=2.11")

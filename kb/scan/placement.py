@@ -19,16 +19,19 @@ DEFAULT_CPU = frozenset({"pytorch", "torchvision"})
 
 
 def on_cpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]],
-            modules: dict[str, resolve.Module]) -> dict[str, str]:
+            modules: dict[str, resolve.Module], scripts: set[str] | None = None) -> dict[str, str]:
     """Path -> why it runs on the CPU, for each file that only whole programs run (a notebook, or outside a
     package's folder a `__main__` block or a script whose module level trains) none of whose files may place
     anything on a GPU (kb/scan/survey.py, may_use_gpu): PyTorch then runs every op of it on the CPU, and a
     record of the GPU alone is a note there. A file no such program runs (a library module, a package
-    module's `__main__` smoke test, a file named alone with no entry point) keeps the GPU's answer."""
+    module's `__main__` smoke test, a file named alone with no entry point) keeps the GPU's answer. `scripts`:
+    the files no installable package holds (kb/scan/unreached.py); where there are some, a folder with
+    `__init__.py` alone makes no package of them (face.evoLVe's `applications/align/face_align.py` is its program)."""
     on_cpu = []
     for r in runs:
         layout = modules[r.entry].layout
-        whole = r.entry.endswith(".ipynb") or (not in_package(r.entry) and (
+        packaged = r.entry not in scripts if scripts else in_package(r.entry)
+        whole = r.entry.endswith(".ipynb") or (not packaged and (
             layout.main or (r.why in (scope.SCRIPT, "named on the command line") and layout.top_trains)))
         on_cpu.append(whole and not any(modules[p].layout.gpu for p in r.files))
     return _only_in(runs, reach, on_cpu, "never places anything on a GPU (no .cuda(), .to(device), device=, "

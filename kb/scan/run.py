@@ -403,11 +403,11 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     # whoever imports it here (so a scan of the file alone answers it with the same records): only the
     # calls in such a script itself lose the records of the backward pass. A module of a package (its
     # folder has __init__.py) is a library even with a __main__ smoke test.
-    cpu_why = placement.on_cpu(runs, reach, modules)
-    hidden_why = placement.gpu_hidden(runs, reach, modules)
     # a library's users may call its functions without the argument (deepmind/jraph's models): the files no
     # installable package holds only (a script repository's, or a package's tools/ and script folders)
     scripts = unreached.script_files(roots, modules)
+    cpu_why = placement.on_cpu(runs, reach, modules, scripts)
+    hidden_why = placement.gpu_hidden(runs, reach, modules)
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     off_gpu = placement.off_gpu(runs, reach, texts, used)  # TensorFlow on a TPU or the CPU; JAX sent off the GPU
