@@ -435,6 +435,9 @@ def test_a_keras_models_first_convolution_on_its_data_input(tmp_path):
     found = _scan(tmp_path, "first_layer", "tensorflow=2.20")
     assert _lines(found, "tf.cudnn-conv-backprop-data", "classify.py") == [5, 9]
     assert _lines(found, "tf.cudnn-conv-backprop-data", "gan.py") == [6]
+    # through layers with no weights (`ZeroPadding2D` of the input) and a helper every call hands the input
+    # (divamgupta/image-segmentation-keras's encoders, twenty-third corpus, 6 false alarms)
+    assert _lines(found, "tf.cudnn-conv-backprop-data", "padded.py") == [15]
 
 
 def test_keras_modules_a_builder_is_handed_by_its_caller(tmp_path):

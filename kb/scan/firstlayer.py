@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import weakref
 
-from kb.scan import inputgrads
+from kb.scan import follow, inputgrads
 from kb.scan.context import Context
 from kb.scan.nodes import walk
 
@@ -28,6 +28,11 @@ _GAN_WORDS = ("discriminator", "critic", "adversar")
 # handed to an L-BFGS wrapper, `Input(tensor=combination_image)`): its first layer's data gradient is used.
 _OWN_INPUTS = ("Variable(", "variable(", "placeholder(", "(tensor=", " tensor=")
 _PLAIN: weakref.WeakKeyDictionary[ast.AST, bool] = weakref.WeakKeyDictionary()
+# Layers with no weights: what they hand on of the data is still data (no gradient is asked for it).
+_WEIGHT_FREE = frozenset({"ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "Cropping1D", "Cropping2D", "Cropping3D",
+                          "Reshape", "Permute", "Rescaling", "Resizing", "Activation", "Dropout", "SpatialDropout1D",
+                          "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout"})
+_DEPTH = 6
 
 
 def on_model_input(ctx: Context, node: ast.Call) -> bool:
@@ -42,7 +47,7 @@ def on_model_input(ctx: Context, node: ast.Call) -> bool:
         return False
     for parent in walk(scope):
         if isinstance(parent, ast.Call) and parent.func is node and parent.args:
-            return _model_input(ctx, parent.args[0], scope)
+            return _model_input(ctx, parent.args[0], scope, parent, _DEPTH)
         if isinstance(parent, ast.List) and any(e is node for e in parent.elts):
             elts = parent.elts
             return elts[0] is node or (len(elts) > 1 and elts[1] is node and _is_input(ctx, elts[0]))
@@ -59,16 +64,55 @@ def _plain_training(tree: ast.Module, lines: list[str]) -> bool:
     return _PLAIN[tree]
 
 
-def _model_input(ctx: Context, value: ast.expr, scope: ast.AST) -> bool:
-    """`keras.Input(...)`, or a name every assignment of which in the scope is one."""
+def _model_input(ctx: Context, value: ast.expr, scope: ast.AST, at: ast.AST, depth: int) -> bool:
+    """`keras.Input(...)`; a layer with no weights applied to one (`ZeroPadding2D((1, 1))(img_input)`: its output is
+    still the data); or a name that holds one where `at` reads it (the binding that reaches it, else every
+    assignment of the name in the scope)."""
+    if depth <= 0:
+        return False
     if isinstance(value, ast.Name):
+        reached = follow.reaching(scope, at, value.id)
+        if reached is not None:
+            return _model_input(ctx, reached, scope, reached, depth - 1)
         values = ctx.assigned_in(scope).get(value.id, [])
-        return bool(values) and all(_is_input(ctx, v) for v in values)
+        if values:
+            return all(_model_input(ctx, v, scope, v, depth - 1) for v in values)
+        return _parameter_input(ctx, value.id, scope, depth - 1)
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and value.args \
+            and _last(ctx, value.func.func) in _WEIGHT_FREE:
+        return _model_input(ctx, value.args[0], scope, value, depth - 1)
     return _is_input(ctx, value)
+
+
+def _parameter_input(ctx: Context, name: str, scope: ast.AST, depth: int) -> bool:
+    """`name` is a positional parameter of the function `scope`, and every call of the function in the file (at
+    least one) hands it the model's input (mobilenet's `_conv_block(img_input, 32, alpha)`)."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.tree is None:
+        return False
+    params = [a.arg for a in (*scope.args.posonlyargs, *scope.args.args)]
+    if name not in params:
+        return False
+    position = params.index(name)
+    owners = [n for n in ctx.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    calls = [(owner, c) for owner in owners for c in walk(owner)
+             if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == scope.name]
+    return bool(calls) and all(
+        len(c.args) > position and not any(isinstance(a, ast.Starred) for a in c.args[:position + 1])
+        and _model_input(ctx, c.args[position], owner, c, depth) for owner, c in calls)
 
 
 def _is_input(ctx: Context, value: ast.expr) -> bool:
     if not isinstance(value, ast.Call):
         return False
-    name = ctx.written(value.func) or ""
+    name = ctx.written(value.func)
+    if name is None:  # `Input` of `from keras.layers import *`
+        return isinstance(value.func, ast.Name) and value.func.id in _INPUTS and any("keras" in line for line in ctx.lines)
     return name.rpartition(".")[2] in _INPUTS and name.split(".")[0] in ("keras", "tf", "Input", "InputLayer")
+
+
+def _last(ctx: Context, func: ast.expr) -> str:
+    """The last part of a layer class's name, as imported or written."""
+    name = ctx.written(func)
+    if name is None:
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+    return name.rpartition(".")[2]
