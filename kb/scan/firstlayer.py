@@ -20,6 +20,7 @@ import weakref
 from kb.scan import follow, inputgrads
 from kb.scan.context import Context
 from kb.scan.nodes import walk
+from kb.scan.syntax import last_name
 
 _INPUTS = frozenset({"Input", "InputLayer"})
 _FIRST = frozenset({"input_shape", "input_dim", "batch_input_shape"})  # Keras reads them on a model's first layer only
@@ -113,6 +114,4 @@ def _is_input(ctx: Context, value: ast.expr) -> bool:
 def _last(ctx: Context, func: ast.expr) -> str:
     """The last part of a layer class's name, as imported or written."""
     name = ctx.written(func)
-    if name is None:
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-    return name.rpartition(".")[2]
+    return name.rpartition(".")[2] if name is not None else last_name(func) or ""

@@ -19,6 +19,7 @@ from typing import Any
 
 from kb.scan import heldmodules, oldsyntax
 from kb.scan.prepare import parsed_before
+from kb.scan.quietfunctions import PIPELINE_STAGES, maps_and_batches
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import Graph, Module
 
@@ -46,17 +47,9 @@ _NAME, _DEF, _LAMBDA, _WITH, _CALL, _ATTRIBUTE, _CONTEXT = 1, 2, 3, 4, 5, 6, 7
 # what build's walk does with each class of node (0, the default: walk its fields; a tuple is a context)
 _ROLES: dict[type, int] = {tuple: _CONTEXT, ast.Name: _NAME, ast.FunctionDef: _DEF, ast.AsyncFunctionDef: _DEF, ast.Lambda: _LAMBDA,
                            ast.With: _WITH, ast.AsyncWith: _WITH, ast.Call: _CALL, ast.Attribute: _ATTRIBUTE}
-_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
 # words without which a file has no root of code that takes no gradient (no_grad, a Dataset, a pipeline's map)
 ROOT_WORDS = ("no_grad", "inference_mode", "set_grad_enabled", "Dataset", "collate_fn", ".map(", ".interleave(",
               ".flat_map(", ".filter(", "__getitem__", "__iter__", "map_and_batch(")
-# TF 1's fused map-and-batch stage (`tf.contrib.data.map_and_batch(fn, batch_size)`, later
-# `tf.data.experimental.map_and_batch`), applied with `dataset.apply(...)`: fn runs in the pipeline as `.map(fn)`'s does
-_MAP_AND_BATCH = "map_and_batch"
-
-
-def _maps_and_batches(func: ast.expr) -> bool:
-    return (type(func) is ast.Name and func.id == _MAP_AND_BATCH) or (type(func) is ast.Attribute and func.attr == _MAP_AND_BATCH)
 _PARTIALS = frozenset({"functools.partial"})
 _NO_GRAD = "it is called only under torch.no_grad()"
 _ITEM = "it runs only in a torch Dataset's item loading, in the data loader on the host, where no gradient is taken"
@@ -166,7 +159,7 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                         uses[k].append((_ITEM, -1))
     calls: list[tuple[str, str | None, int]] = []
     # id(partial(f, ...)) -> its f, for partials only a stage runs (a file that never says partial, or has no stage, has none)
-    staged = any("partial" in line for line in lines) and any(f".{stage}(" in line for line in lines for stage in _PIPELINE_STAGES)
+    staged = any("partial" in line for line in lines) and any(f".{stage}(" in line for line in lines for stage in PIPELINE_STAGES)
     mapped = _mapped_partials(tree, dotted) if staged else {}
     lambdas: dict[int, str] = {}  # id(a lambda handed to a stage or as collate_fn) -> why its body takes no gradient
     mentions: set[str] = set()
@@ -281,8 +274,8 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                         uses[k].append((why, owner))
                 if called is Name or called is ast.Attribute:
                     handled.add(id(func))
-                if (called is ast.Attribute and func.attr in _PIPELINE_STAGES and not (dotted(func) or "").startswith("jax.")
-                        or _maps_and_batches(func)) and node.args:
+                if (called is ast.Attribute and func.attr in PIPELINE_STAGES and not (dotted(func) or "").startswith("jax.")
+                        or maps_and_batches(func)) and node.args:
                     handed(node.args[0], _MAPPED)
                 for kw in node.keywords:
                     if kw.arg == "collate_fn":
@@ -365,7 +358,7 @@ def _mapped_partials(tree: ast.Module, dotted: Callable[[ast.AST], str | None]) 
             (reads if isinstance(node.ctx, ast.Load) else bound).setdefault(node.id, []).append(node)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             bound.setdefault(node.targets[0].id, []).append(node.value)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _PIPELINE_STAGES \
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in PIPELINE_STAGES \
                 and node.args and isinstance(node.args[0], ast.Name):
             staged.add(id(node.args[0]))
     out: dict[int, ast.expr] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.nodes import walk
+from kb.scan.syntax import last_name
 
 HELPER = "get_submodules_from_kwargs"
 # What the helper hands back, in order (keras_applications/__init__.py: backend, layers, models, utils).
@@ -27,9 +28,7 @@ def injected(tree: ast.Module) -> dict[str, str]:
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
                 and isinstance(node.value, ast.Call)):
             continue
-        func = node.value.func
-        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-        if name != HELPER:
+        if last_name(node.value.func) != HELPER:
             continue
         for target, module in zip(node.targets[0].elts, _MODULES):
             if isinstance(target, ast.Name):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import weakref
 from kb.scan.nodes import walk
+from kb.scan.syntax import last_name
 
 # What trains weights, or names them as what to differentiate: any of them and the file is not read this way.
 _TRAINS = (".fit(", "fit_generator(", "train_on_batch(", ".minimize(", ".backward(", "trainable_variables",
@@ -50,7 +51,7 @@ def _read(tree: ast.Module, has_main: bool) -> tuple[str, ...] | None:
                  for n in walk(statement)}
     # the module-level code calls these functions, or reads its command line: a program, not a module to import
     started = {n.func.id for n in walk(tree) if id(n) in top_level and isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    script = has_main or any(isinstance(n, ast.Call) and _last(n.func) == "parse_args" for n in walk(tree) if id(n) in top_level)
+    script = has_main or any(isinstance(n, ast.Call) and last_name(n.func) == "parse_args" for n in walk(tree) if id(n) in top_level)
     owner = {id(n): d.name for d in tree.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in walk(d)}
     nodes = walk(tree)
     bound: dict[str, list[ast.expr]] = {}
@@ -70,7 +71,7 @@ def _read(tree: ast.Module, has_main: bool) -> tuple[str, ...] | None:
             calls.append(node)
 
     def made_input(value: ast.expr) -> bool:  # a placeholder, a variable of the image, a model's input tensor
-        return (isinstance(value, ast.Call) and _last(value.func) in _INPUTS) \
+        return (isinstance(value, ast.Call) and last_name(value.func) in _INPUTS) \
             or (isinstance(value, ast.Attribute) and value.attr in ("input", "inputs"))
 
     def is_input(name: ast.expr, depth: int = 2) -> bool:
@@ -93,7 +94,7 @@ def _read(tree: ast.Module, has_main: bool) -> tuple[str, ...] | None:
     sources: list[str] = []
     runs_here = script
     for call in calls:
-        last = _last(call.func)
+        last = last_name(call.func)
         if last in _GRADIENTS:
             given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg in ("xs", "sources")), None)
             names = given.elts if isinstance(given, (ast.List, ast.Tuple)) else [given] if given is not None else []
@@ -116,7 +117,3 @@ def _key(node: ast.AST) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return f"self.{node.attr}"
     return None
-
-
-def _last(func: ast.expr) -> str | None:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None

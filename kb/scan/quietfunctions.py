@@ -16,12 +16,19 @@ from typing import Any
 from kb.scan.factories import MAPPED, Factories
 from kb.scan.gradient import HOLDS
 from kb.scan.survey import FIELDS
-from kb.scan.syntax import inner_statements
+from kb.scan.syntax import inner_statements, last_name
 
 # Methods that hand each element of a data pipeline to a function (tf.data's Dataset.map/interleave/flat_map/
 # filter, a datasets.Dataset's map): what that function computes feeds the model as data, never differentiated.
-_PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
-_MAP_AND_BATCH = "map_and_batch"  # TF 1's fused stage, `dataset.apply(tf.contrib.data.map_and_batch(fn, n))`: fn is mapped
+PIPELINE_STAGES = frozenset({"map", "interleave", "flat_map", "parallel_interleave", "filter"})
+# TF 1's fused map-and-batch stage (`tf.contrib.data.map_and_batch(fn, batch_size)`, later
+# `tf.data.experimental.map_and_batch`), applied with `dataset.apply(...)`: fn runs in the pipeline as `.map(fn)`'s does
+_MAP_AND_BATCH = "map_and_batch"
+
+
+def maps_and_batches(func: ast.expr) -> bool:
+    """`map_and_batch(...)` or `<module>.map_and_batch(...)`."""
+    return last_name(func) == _MAP_AND_BATCH
 
 
 def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
@@ -41,7 +48,7 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
     # makes the call (its own quiet makes the call quiet)
     uses: dict[tuple[int, str], list[tuple[str | None, tuple[int, str] | None]]] = {}
     handled: set[int] = set()
-    factories = Factories(_PIPELINE_STAGES, dotted)  # functions a factory returns for a pipeline's .map()
+    factories = Factories(PIPELINE_STAGES, dotted)  # functions a factory returns for a pipeline's .map()
 
     def resolve(name: str, chain: tuple) -> tuple[int, str] | None:
         for scope in reversed(chain):
@@ -88,8 +95,8 @@ def quiet_functions(tree: ast.Module, no_grad: Callable[[ast.expr], bool],
             if key is not None:
                 uses.setdefault(key, []).append(("it is called only under torch.no_grad()" if quiet else None, owner))
                 handled.add(id(func))
-            elif (isinstance(func, ast.Attribute) and func.attr in _PIPELINE_STAGES and not (dotted(func) or "").startswith("jax.")
-                  or _MAP_AND_BATCH in (getattr(func, "id", None), getattr(func, "attr", None))) \
+            elif (isinstance(func, ast.Attribute) and func.attr in PIPELINE_STAGES and not (dotted(func) or "").startswith("jax.")
+                  or maps_and_batches(func)) \
                     and node.args and isinstance(node.args[0], ast.Name) and resolve(node.args[0].id, chain) is not None:
                 mapped = resolve(node.args[0].id, chain)
                 assert mapped is not None

@@ -222,12 +222,17 @@ def single_operand(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     return "an einsum of one operand multiplies nothing: no GEMM kernel runs" if values.one_operand(op, node) else None
 
 
+def _weight_argument(node: ast.Call) -> ast.expr | None:
+    """A `tf.nn` op's weight: a convolution's filter, `bias_add`'s bias (its second argument)."""
+    return next((k.value for k in node.keywords if k.arg in ("filter", "filters")), node.args[1] if len(node.args) > 1 else None)
+
+
 @resolver("constant-filter", "rule")
 def constant_filter(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """A `tf.nn` convolution whose filter is visibly built from no variable (kb/scan/constants.py: a blur
     filter from a random sigma, `tf.constant(np.eye(n))`): no gradient flows to it, so no filter-gradient
     kernel is built."""
-    given = next((k.value for k in node.keywords if k.arg in ("filter", "filters")), node.args[1] if len(node.args) > 1 else None)
+    given = _weight_argument(node)
     fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     return "the filter is built from constants and random draws, no variable: it takes no gradient" \
         if op.startswith("tf.nn.") and not any(isinstance(a, ast.Starred) for a in node.args[:2]) and constants.constant(ctx, given, fn) else None
@@ -242,7 +247,7 @@ def weights_not_differentiated(ctx: Context, op: str, node: ast.Call, data: ast.
     result of the run depends on it. A `tf.nn` op whose own weight argument is one of the names differentiated
     (`tape.gradient(loss, w)` of `tf.nn.conv2d(x, w)`) is not ruled out."""
     sources = inputgrads.only_inputs(ctx.tree, ctx.lines)
-    given = next((k.value for k in node.keywords if k.arg in ("filter", "filters")), node.args[1] if len(node.args) > 1 else None)
+    given = _weight_argument(node)
     if not sources or (op.startswith("tf.nn.") and (isinstance(given, ast.Name) and given.id in sources or given is None)):
         return None  # `tf.nn.conv2d(x, w)` with `tape.gradient(loss, [w])`: that filter is differentiated
     return f"the program differentiates only with respect to its input ({', '.join(sources)}) and trains no weight"

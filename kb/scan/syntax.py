@@ -227,6 +227,11 @@ def called(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(parts)])
 
 
+def last_name(node: ast.AST) -> str | None:
+    """`f` of `f(...)` and of `a.b.f(...)`, whatever `a` is: the last name a call or a value is spelt with."""
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+
+
 def imported_name(node: ast.AST, aliases: dict[str, str]) -> str | None:
     """`a.b.c` as the module's imports spell it (`np.load` -> `numpy.load`; None: not imported)."""
     parts = []
