@@ -468,3 +468,11 @@ def test_a_script_repositorys_program_in_a_folder_with_an_init_file(tmp_path):
     found = _scan(tmp_path, "cpu_subpackage", "torch=2.11")
     assert _lines(found, "torch.cudnn-convolution", "nets.py") == [7]
     assert [Path(f.path).parent.name for f in found if f.record == "torch.cudnn-convolution"] == ["train"]
+
+
+def test_a_class_nothing_builds_in_a_module_a_script_star_imports(tmp_path):
+    """snap-stanford/GraphRNN (twenty-fifth corpus, 17 false alarms, RULES R4, L1-1): main.py's `from model import *`
+    re-exports model.py's names only to main.py, which is scanned: a class that no code names (`CNNDecoder`, built only
+    by a commented-out line) never runs, as in a module imported by name. The class main.py builds keeps its finding."""
+    found = _scan(tmp_path, "star_script", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "model.py") == [8]

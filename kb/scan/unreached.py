@@ -8,7 +8,8 @@ code), a class that no code names outside its own body (nothing builds it), a fu
 outside its own body, and a method of a class without bases that no code names as an attribute (or a
 string), or names only as `self.m` while no class that finds it is built (kb/scan/dispatch.py), never run: a record there is a note saying why. A library package keeps every finding (its users
 run it); a test file is run by its test runner; a module at the top of the code base may be imported by its
-users' own scripts and notebooks; a module another file star-imports re-exports every public name; a decorated class or function may be registered and called
+users' own scripts and notebooks; a module a package's `__init__.py` (or a module a package holds) star-imports
+re-exports every public name, while a plain script's star import re-exports only to scanned files, whose uses are read; a decorated class or function may be registered and called
 by the decorator's table, and a class with bases may have its methods called by the base (a framework's
 hook), so those keep theirs too (not under a data container's base, a PyTreeNode or a NamedTuple, which
 calls none).
@@ -269,13 +270,24 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     read = texts.every(modules)
     if read is None:
         return out  # a file not read again: its names unknown, so nothing is claimed unreached
-    starred = {graph.resolve(path, module_name, level) for path, m in modules.items()
-               for module_name, level, names in m.layout.imports if "*" in names}
-    # and the submodules a star import of a package imports (the names of its `__all__`, every module of its
-    # folder when `__all__` is computed from it): re-exported as the package's names alike
-    starred.update(sub for path, m in modules.items() for module_name, level, names in m.layout.imports
-                   if "*" in names for sub in graph.star_modules(path, module_name, level))
+    # the files another file star-imports, and the submodules a star import of a package imports (the names of
+    # its `__all__`, every module of its folder when `__all__` is computed from it): re-exported as the importer's
+    star_importers: dict[str, set[str]] = {}
+    for path, m in modules.items():
+        for module_name, level, names in m.layout.imports:
+            if "*" in names:
+                for target in (graph.resolve(path, module_name, level), *graph.star_modules(path, module_name, level)):
+                    if target is not None:
+                        star_importers.setdefault(target, set()).add(path)
     looked_up = _looked_up(graph, modules, read)
+    # A star import re-exports every public name, to the importer's own users: an installable package's, who are
+    # not scanned; a folder's `__init__.py`, whose names are that folder's API (kuangliu/pytorch-cifar's
+    # `from .lenet import *`, a model picked by editing main.py); or code that looks the importer's names up at run
+    # time. A plain script or module no package holds re-exports only to the scanned files, whose uses of each name
+    # are read below (snap-stanford/GraphRNN's `from model import *` in main.py: a class nothing names never runs).
+    starred = {path for path, importers in star_importers.items()
+               if any(importer not in scripts or importer in looked_up or os.path.basename(importer) == "__init__.py"
+                      for importer in importers)}
     imports_by_name = any(map(_imports_by_name, read.values()))
     tops = {os.path.normpath(root) for root in roots}
     spanned: list[str] = []
