@@ -426,10 +426,10 @@ class OpVersions(_Model):
 
 
 SCAN_RESOLVERS = (
-    "boolean-mask-count", "constant-initializers", "constant-summed", "counts-of-ones", "dataset-draws-no-random", "dense-input",
+    "boolean-mask-count", "constant-initializers", "constant-summed", "counts-of-ones", "dataset-draws-no-random", "dense-input", "exact-all-reduce",
     "fit-reads-tf-data", "fit-runs-no-workers", "in-pallas-kernel", "input-is-a-placeholder", "jit-holds-no-gemm", "jit-never-runs", "mapped-function-draws-no-random",
     "module-never-called",
-    "not-quantized",
+    "not-quantized", "one-value-written",
     "module-seeded", "one-index-per-row", "reused-variables", "seed-argument-is-int", "seed-set-by-this-call", "unique-indices",
     "unique-position-lookup", "windows-do-not-overlap", "written-before-read", "single-operand", "constant-filter",
     "window-sums", "weights-not-differentiated",

@@ -476,3 +476,31 @@ def test_a_class_nothing_builds_in_a_module_a_script_star_imports(tmp_path):
     by a commented-out line) never runs, as in a module imported by name. The class main.py builds keeps its finding."""
     found = _scan(tmp_path, "star_script", "torch=2.11")
     assert _lines(found, "torch.cudnn-convolution", "model.py") == [8]
+
+
+def test_an_all_reduce_of_integers_or_a_maximum_is_exact(tmp_path):
+    """karpathy/nanochat (thirty-fourth corpus, 11 false alarms, RULES R3, P4-1): NVLS makes an all-reduce differ by
+    the order of the switch's floating-point additions, so an all-reduce of a tensor made with an integer dtype (also
+    summed into in place, which keeps the dtype) and one whose op is `ReduceOp.MAX` are exact. The sum of a float
+    loss stays a finding."""
+    found = _scan(tmp_path, "int_all_reduce", "torch=2.11")
+    assert _lines(found, "torch.distributed-nvls", "evaluate.py") == [11], found
+
+
+def test_a_scatter_of_one_value_or_of_ones_through_a_conversion(tmp_path):
+    """RUCAIBox/RecBole (thirty-fourth corpus, 5 false alarms, RULES R3, AJ4-1): `scatter_(2, index, src=zeros_like(i)
+    .to(dtype=x.dtype))` writes one value from every duplicate index, and `scatter_add_` of `ones_like(i).to(...)`
+    counts: both exact in any order. A scatter and a scatter_add of gathered logits stay findings."""
+    found = _scan(tmp_path, "constant_scatter", "torch=2.11")
+    assert _lines(found, "torch.scatter-src-tensor", "rerank.py") == [18], found
+    assert _lines(found, "torch.scatter-add", "rerank.py") == [17], found
+
+
+def test_a_module_that_names_itself_in_super_and_runs_under_no_grad(tmp_path):
+    """yl4579/StyleTTS2 (thirty-fourth corpus, 4 false alarms, RULES R4): SineGen, called only as a held module under
+    `torch.no_grad()`, records no gradient, though its `__init__` names the class in Python 2's
+    `super(SineGen, self).__init__()`: that names the class's own bases, not the class as a value that may run
+    anywhere. Its linear interpolation runs no backward; the convolution the program trains stays a finding."""
+    found = _scan(tmp_path, "super_named", "torch=2.11")
+    assert _lines(found, "torch.interpolate-linear-backward", "hifigan.py") == [], found
+    assert _lines(found, "torch.cudnn-convolution", "hifigan.py") == [35], found

@@ -248,6 +248,8 @@ def build(tree: ast.Module, lines: list[str], no_grad: Callable[[ast.expr], bool
                     handed(mapped[id(node)], _MAPPED)  # fn = functools.partial(f, ...), then only .map(fn)
                 called = type(func)  # targets() and _name() inlined: this runs for every call of the file
                 if called is Name:
+                    if func.id == "super" and node.args and type(node.args[0]) is Name:
+                        handled.add(id(node.args[0]))  # `super(SineGen, self)`: the class names itself, not a value to run
                     found = top.get(func.id)
                     if found is None:
                         calls.append((func.id, why, owner))

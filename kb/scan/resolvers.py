@@ -185,6 +185,50 @@ def constant_summed(ctx: Context, op: str, node: ast.Call, data: ast.AST | None)
     return "the summed value is a constant integer (a count): exact in any order" if values.sums_constant(ctx, node) else None
 
 
+@resolver("exact-all-reduce", "rule")
+def exact_all_reduce(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`torch.distributed.all_reduce` with an op that adds nothing (`op=ReduceOp.MAX`, `MIN`, `BAND`, `BOR`,
+    `BXOR`), or of a tensor visibly of an integer dtype (`torch.tensor([n], dtype=torch.long)`, `.long()`, also
+    updated in place by `+=`, which keeps the dtype): what NVLS makes differ is the order of the switch's
+    floating-point additions, and a maximum or a sum of integers is exact in any order."""
+    if op.rpartition(".")[2] != "all_reduce":
+        return None
+    reduce_op = next((k.value for k in node.keywords if k.arg == "op"), None)
+    if reduce_op is None and len(node.args) > 1 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+        reduce_op = node.args[1]
+    named = ctx.dotted(reduce_op) if reduce_op is not None else None
+    last = (named or (reduce_op.attr if isinstance(reduce_op, ast.Attribute) else "")).rpartition(".")[2]
+    if last in _EXACT_REDUCTIONS:
+        return f"the reduction is {last}: it adds nothing, exact in any order"
+    tensor = next((k.value for k in node.keywords if k.arg == "tensor"), None)
+    if tensor is None and node.args and not isinstance(node.args[0], ast.Starred):
+        tensor = node.args[0]
+    if tensor is not None and values.integer(ctx, tensor, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, in_place=True):
+        return "the tensor is of an integer dtype: its sum is exact in any order"
+    return None
+
+
+_EXACT_REDUCTIONS = frozenset({"MAX", "MIN", "BAND", "BOR", "BXOR"})
+
+
+@resolver("one-value-written", "rule")
+def one_value_written(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`scatter_(dim, index, src)` whose `src` holds one value in every element (`torch.zeros_like(i)`, `ones`, `full`
+    with a literal, also converted: `.to(dtype=x.dtype)`): as the record says of a scalar value, every duplicate index
+    writes the same value, so no order of the writes changes the result."""
+    if op.rpartition(".")[2] not in ("scatter", "scatter_"):
+        return None
+    src = next((k.value for k in node.keywords if k.arg == "src"), None)
+    method = isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None
+    at = 2 if method else 3
+    if src is None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
+        src = node.args[at]
+    if src is None or any(k.arg == "reduce" for k in node.keywords) or len(node.args) > at + 1:
+        return None
+    fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    return "every element of src holds the same value: duplicates write it alike" if values.one_value(ctx, src, fn) else None
+
+
 @resolver("dense-input", "rule")
 def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a

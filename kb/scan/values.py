@@ -92,11 +92,38 @@ def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int, skip: ast
         owner, _, last = name.rpartition(".")
         if last in _ONES and owner in _ONES_OWNERS:
             return True
+        if not name and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
+            return _ones(ctx, node.func.value, fn, depth - 1, skip)  # `ones_like(i).to(dtype=x.dtype)`: ones still
     if fn is not None and ctx.is_mask(node, fn):
         return True
     if isinstance(node, ast.Name) and fn is not None:
         values = [v for v in ctx.assigned_in(fn).get(node.id, []) if v is not skip]
         return bool(values) and all(_ones(ctx, v, fn, depth - 1) for v in values)
+    return False
+
+
+_FILLS = frozenset({"zeros", "ones", "zeros_like", "ones_like", "full", "full_like"})
+
+
+def one_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 3) -> bool:
+    """Every element holds the same value: a torch factory that fills (`zeros_like(i)`, `ones(n)`, `full(s, c)` with a
+    literal `c`), also through conversions (`.to(dtype=x.dtype)`, `.float()`), or a name only so assigned in `fn`."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, ast.Name) and fn is not None:
+        assigned = ctx.assigned_in(fn).get(node.id, [])
+        return bool(assigned) and all(one_value(ctx, v, fn, depth - 1) for v in assigned)
+    if not isinstance(node, ast.Call):
+        return False
+    name = ctx.dotted(node.func) or ""
+    owner, _, last = name.rpartition(".")
+    if owner == "torch" and last in _FILLS:
+        if last.startswith("full"):
+            fill = next((k.value for k in node.keywords if k.arg == "fill_value"), node.args[1] if len(node.args) > 1 else None)
+            return isinstance(fill, ast.Constant) and isinstance(fill.value, (int, float, bool))
+        return True
+    if not name and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
+        return one_value(ctx, node.func.value, fn, depth)
     return False
 
 
@@ -348,12 +375,14 @@ def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn:
 
 
 def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
-            seen: frozenset[str] = frozenset()) -> bool:
+            seen: frozenset[str] = frozenset(), in_place: bool = False) -> bool:
     """The tensor is visibly of an integer dtype: a factory that names one (`torch.ones(n, dtype=torch.int32)`),
     `torch.tensor` of int literals or of a list of Python ints (kb/scan/pyints.py), `torch.arange` of int literals, `.long()` / `.int()`, `torch.LongTensor(...)`,
     a `torch.cat` / `torch.stack` of such tensors (integers promote to an integer), a `torch.cumsum` of one,
     views and items of one, or a name every binding of which in the function is one (`x[a:b] = v` writes
-    into it, keeping its dtype; `x = torch.cumsum(x)` is one if x's other bindings are)."""
+    into it, keeping its dtype; `x = torch.cumsum(x)` is one if x's other bindings are). `in_place`: the name's
+    augmented assignments (`total += n`) are read as a tensor's in-place updates, which keep its dtype (an integer
+    tensor that a float is added to in place raises), where its other bindings make it an integer tensor."""
     if node is None or depth <= 0:
         return False
     if isinstance(node, ast.Subscript):
@@ -364,6 +393,9 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if node.id in seen:
             return True  # `x = torch.cumsum(cat((head, x)))`: integer if x's other bindings are
         bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)] if fn is not None else []
+        if in_place and fn is not None:
+            for _ in range(_augmented(fn, node.id)):
+                bound.remove(None)  # each augmented assignment's entry: an in-place update of the tensor
         return bool(bound) and all(b is not None and integer(ctx, b, fn, depth - 1, seen | {node.id}) for b in bound)
     if not isinstance(node, ast.Call):
         return False
@@ -398,6 +430,12 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
             return integer(ctx, node.func.value, fn, depth - 1, seen)
     return False
+
+
+def _augmented(fn: ast.AST, name: str) -> int:
+    """How many augmented assignments (`name += v`) `fn` makes to the name (each a None entry of _bindings)."""
+    return sum(1 for stmt in statements_in(fn) if isinstance(stmt, ast.AugAssign)
+               and isinstance(stmt.target, ast.Name) and stmt.target.id == name)
 
 
 _UNIQUES = frozenset({"unique", "unique_consecutive"})
