@@ -504,3 +504,41 @@ def test_a_module_that_names_itself_in_super_and_runs_under_no_grad(tmp_path):
     found = _scan(tmp_path, "super_named", "torch=2.11")
     assert _lines(found, "torch.interpolate-linear-backward", "hifigan.py") == [], found
     assert _lines(found, "torch.cudnn-convolution", "hifigan.py") == [35], found
+
+
+def test_a_library_folder_whose_modules_only_declare_at_import(tmp_path):
+    """google-research/t5x's `t5x/examples` (thirty-fifth corpus, 38 misses, RULES S1): a folder of model modules that
+    the trainer outside it imports. A module whose only module-level calls declare (a logger, a dataclass field in a
+    class body) is no script that `python module.py` runs, so it makes no entry point, and the scan does not read the
+    other modules as code no entry point runs: their findings stay."""
+    found = _scan(tmp_path, "declaring_library", "torch=2.11")
+    assert _lines(found, "torch.cudnn-convolution", "layers.py") == [10], found
+    assert _lines(found, "torch.cudnn-convolution", "other.py") == [10], found
+
+
+def test_framework_names_a_star_import_passes_on_from_a_code_base_module(tmp_path):
+    """bojone/bert4keras (thirty-fifth corpus, 70 misses, RULES C2.7, O4-1): layers.py says `from keras.layers import *`
+    and models.py `from bert4keras.layers import *`, so models.py's `Dense` is Keras's, built with `Dense(4)` and
+    named as a value in `self.apply(x, layer=Dense, ...)`, which builds it. Read file by file it was nothing."""
+    found = _scan(tmp_path, "star_chain", "tensorflow=2.20")
+    assert _lines(found, "keras.unseeded-random", "models.py") == [9, 10], found
+
+
+def test_empty_tensors_of_a_custom_ops_fake_implementation(tmp_path):
+    """pytorch/torchtitan (thirty-fifth corpus, 7 false alarms, RULES R3, AK3-2): a custom op's fake implementation
+    (`@op.register_fake`, `@torch.library.register_fake("ns::op")`) runs only on FakeTensors while tracing, so its
+    `new_empty` and `torch.empty` allocate nothing anything reads. The op's real implementation, whose empty tensor
+    is read, stays a finding."""
+    found = _scan(tmp_path, "fake_impl", "torch=2.11")
+    assert _lines(found, "torch.uninitialized-memory", "ops.py") == [6], found
+
+
+def test_a_code_bases_own_context_manager_that_turns_gradients_off(tmp_path):
+    """suno-ai/bark (thirty-fifth corpus, 10 false alarms, RULES R4, T7): the model runs only inside
+    `with _inference_mode():`, a `@contextlib.contextmanager` of the same file that yields inside
+    `torch.inference_mode()`, so the helper it calls there runs no backward: its bilinear interpolation is no
+    finding. (The model's embedding is still reported: bark's models come out of a dictionary, and a module's
+    construction is judged apart from where it is called.)"""
+    found = _scan(tmp_path, "own_context", "torch=2.11")
+    assert _lines(found, "torch.interpolate-bilinear-backward", "model.py") == [], found
+    assert _lines(found, "torch.embedding-backward", "model.py") == [8], found

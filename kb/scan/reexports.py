@@ -62,11 +62,13 @@ def _imported(graph: scope.Graph, where: str, name: str, seen: set[str]) -> str 
     return None
 
 
-def starred(graph: scope.Graph, path: str, seen: set[str]) -> dict[str, str]:
+def starred(graph: scope.Graph, path: str, seen: set[str], wanted: frozenset[str] = frozenset()) -> dict[str, str]:
     """The framework names a file's `from module import *` of scanned files binds: each such module's own
     imports (`import torch.nn as nn` in basemodel.py makes `nn` of `from .basemodel import *` torch.nn), and
     those of the modules it star-imports in turn. Python's star import binds every public module-level name,
-    imported modules included; names with a leading underscore stay behind."""
+    imported modules included; names with a leading underscore stay behind. A module that itself star-imports a
+    framework module (bojone/bert4keras's layers.py: `from keras.layers import *`, then models.py's
+    `from bert4keras.layers import *`) passes on that module's `wanted` names, less those it defines or binds."""
     found: dict[str, str] = {}
     for module, level, names in graph.modules[path].layout.imports:
         if "*" not in names:
@@ -75,9 +77,19 @@ def starred(graph: scope.Graph, path: str, seen: set[str]) -> dict[str, str]:
         if where is None or where in seen:
             continue
         seen.add(where)
-        for local, source, source_level, attr in graph.modules[where].layout.bindings:
+        layout = graph.modules[where].layout
+        for local, source, source_level, attr in layout.bindings:
             if not source_level and not local.startswith("_"):
                 found.setdefault(local, resolve.canonical(f"{source}.{attr}" if attr is not None else source))
-        for local, name in starred(graph, where, seen).items():
+        for local, name in starred(graph, where, seen, wanted).items():
             found.setdefault(local, name)
+        if wanted:
+            own = {span[1] for span in layout.spans if span[0] in ("function", "class")} | {b[0] for b in layout.bindings}
+            for source, source_level, source_names in layout.imports:
+                if "*" in source_names and not source_level and graph.resolve(where, source, 0) is None:
+                    prefix = resolve.canonical(source) + "."
+                    for op in wanted:
+                        name = op[len(prefix):]
+                        if op.startswith(prefix) and "." not in name and name not in own:
+                            found.setdefault(name, op)
     return found

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import graphreset, hostcode, injected, oldsyntax, quietfunctions
+from kb.scan import gradcontexts, graphreset, hostcode, injected, oldsyntax, quietfunctions
 from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
@@ -167,16 +167,17 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
         calls = [c._replace(never_runs=next((why for a, b, why in dead if a <= c.line <= b), None)) for c in calls]
     if calls and "training" in text and GUARD_TEXT.search(text) and (spans := inference_only(tree)):  # after `if self.training: raise`
         calls = [c._replace(no_grad=True) if any(a <= c.line <= b for a, b in spans) else c for c in calls]
+    no_grad = gradcontexts.with_own_contexts(tree, visitor._no_grad) if "contextmanager" in text else visitor._no_grad
     quiet: tuple = ()
     if calls and any(word in text for word in ("no_grad", "inference_mode", ".map(", ".interleave(", ".flat_map(", ".filter(", "map_and_batch(")):
         try:
-            quiet = quietfunctions.quiet_functions(tree, visitor._no_grad, visitor.dotted)
+            quiet = quietfunctions.quiet_functions(tree, no_grad, visitor.dotted)
         except RecursionError:
             quiet = ()
     host = None
     if any(word in text for word in hostcode.ROOT_WORDS):  # other files' Graphs are read as kb/scan/run.py needs them
         try:
-            host = hostcode.build(tree, visitor.lines, visitor._no_grad, visitor.dotted)
+            host = hostcode.build(tree, visitor.lines, no_grad, visitor.dotted)
         except RecursionError:
             host = None
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,

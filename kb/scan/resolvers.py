@@ -25,10 +25,10 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, values
+from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, uniform, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
-from kb.scan.syntax import constant_value, hands_on, one_per_element, plain_literal, self_attribute
+from kb.scan.syntax import constant_value, hands_on, last_name, one_per_element, plain_literal, self_attribute
 
 
 class Resolver(NamedTuple):
@@ -173,7 +173,7 @@ def counts_of_ones(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) 
     """A segment sum, `scatter_nd`, `index_add` or `scatter_add` whose added values are ones (`ones_like(x)`,
     `ones(...)`, a boolean mask cast to numbers, or a name only so assigned in the function): it counts, and
     counts (below 2**24 even in float32) are exact in any order of addition."""
-    return "the added values are ones: counts, exact in any order" if values.adds_ones(ctx, op, node) else None
+    return "the added values are ones: counts, exact in any order" if uniform.adds_ones(ctx, op, node) else None
 
 
 @resolver("constant-summed", "rule")
@@ -182,7 +182,7 @@ def constant_summed(ctx: Context, op: str, node: ast.Call, data: ast.AST | None)
     small integers, so the sum is exact whatever order or hardware (NVLS) adds them."""
     if op.rpartition(".")[2] not in ("psum", "pmean"):
         return None
-    return "the summed value is a constant integer (a count): exact in any order" if values.sums_constant(ctx, node) else None
+    return "the summed value is a constant integer (a count): exact in any order" if uniform.sums_constant(ctx, node) else None
 
 
 @resolver("exact-all-reduce", "rule")
@@ -226,7 +226,24 @@ def one_value_written(ctx: Context, op: str, node: ast.Call, data: ast.AST | Non
     if src is None or any(k.arg == "reduce" for k in node.keywords) or len(node.args) > at + 1:
         return None
     fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
-    return "every element of src holds the same value: duplicates write it alike" if values.one_value(ctx, src, fn) else None
+    return "every element of src holds the same value: duplicates write it alike" if uniform.one_value(ctx, src, fn) else None
+
+
+@resolver("fake-implementation", "rule")
+def fake_implementation(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A call inside a custom op's fake implementation (`@torch.library.register_fake("ns::op")`, `@op.register_fake`,
+    the older `impl_abstract`, `register_meta`): PyTorch runs it only on FakeTensors, which hold no data, to
+    learn the output's shape and dtype while torch.compile or export traces; its `torch.empty` allocates no memory
+    whose values anything reads."""
+    for fn in ctx.fn_nodes:
+        for decorator in getattr(fn, "decorator_list", ()):
+            made = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if last_name(made) in _FAKE_REGISTRARS:
+                return f"in the fake implementation {fn.name}: run only on FakeTensors while tracing"
+    return None
+
+
+_FAKE_REGISTRARS = frozenset({"register_fake", "impl_abstract", "register_meta", "register_fake_class"})
 
 
 @resolver("dense-input", "rule")

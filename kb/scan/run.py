@@ -306,7 +306,7 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
                     imported[f"{local}.{name}"] = value
         for local, name in reexports.reexported(graph, path, _SHARED[0]).items():
             imported.setdefault(local, (name, False))  # `from prep import DataLoader`, prep's own import of torch's
-        starred = reexports.starred(graph, path, {path}) if stars else {}
+        starred = reexports.starred(graph, path, {path}, _SHARED[0]) if stars else {}
         if imported or starred:
             out[k] = _one(by_path[path], imported, starred)
     return out, graph

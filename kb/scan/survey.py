@@ -326,6 +326,18 @@ def _exports(targets: list[ast.expr], value: ast.expr | None, exported: list[str
 _LISTS_FOLDER = frozenset({"glob", "iglob", "listdir", "scandir", "iterdir", "iter_modules", "walk_packages"})
 
 
+# Calls that declare at import time and do no work: a library module's logger, type variables, dataclass fields
+# (also in a class body, which runs at import), flags, partial applications, named tuples.
+_DECLARING = frozenset({"field", "getLogger", "get_logger", "TypeVar", "NewType", "ParamSpec", "namedtuple", "NamedTuple",
+                        "partial", "dataclass", "register_dataclass", "Enum"})
+
+
+def declares_only(top: tuple[str, ...]) -> bool:
+    """Every module-level call (Layout.top) only declares (`_DECLARING`, absl's `flags.DEFINE_*`): such a module is a
+    library imported from elsewhere, not a script that runs when `python module.py` starts it (kb/scan/scope.py)."""
+    return all((last := name.rpartition(".")[2]) in _DECLARING or last.startswith("DEFINE_") for name in top)
+
+
 def _star(exported: list[str | None], top: list[str]) -> tuple[str, ...] | None:
     """Layout.star of a module that sets `__all__`: None when a value is computed and the module-level code lists
     a folder (the package's own: Python then imports every module it names, each module of the folder); else the

@@ -1,5 +1,6 @@
 """What values the code shows at a call, for the code rules (kb/scan/resolvers.py): memory an in-place op
-fills whole before it is read, accumulated values that are ones (counts), a seed attribute that is an int;
+fills whole before it is read, a seed attribute that is an int, an integer tensor (values that hold one value
+everywhere, ones and fills, are kb/scan/uniform.py's);
 and, for the walk (kb/scan/visitor.py), a tensor that is visibly real floating point (`real_float`).
 
 Kept apart from the rules' table so that each reads in a few lines: the rule says what it concludes, this
@@ -21,110 +22,15 @@ WHOLE_WRITES = frozenset({"normal_", "uniform_", "bernoulli_", "fill_", "zero_",
                           "geometric_", "cauchy_", "log_normal_"})
 
 # Methods that give the tensor converted (dtype, device, layout): a whole write after them leaves no value to read.
-_CONVERSIONS = frozenset({"type_as", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "contiguous"})
+CONVERSIONS = frozenset({"type_as", "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "contiguous"})
 
 
 def converted_from(node: ast.Call) -> ast.Call:
     """The call a chain of conversions starts from (`torch.empty(1, 1).type_as(src)`: `torch.empty(1, 1)`); a copy it
     makes reads the memory, but the whole write after the chain (`.fill_(v)`) replaces every value it carried."""
-    while isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS and isinstance(node.func.value, ast.Call):
+    while isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS and isinstance(node.func.value, ast.Call):
         node = node.func.value
     return node
-
-
-# Where an accumulating op takes the values it adds, by the op's last name (aliases and TF 1 names alike):
-# (keyword, position in a function call, position in a method call).
-_ACCUMULATED = {
-    "segment_sum": ("data", 0, 0), "segment_prod": ("data", 0, 0), "unsorted_segment_sum": ("data", 0, 0),
-    "scatter_nd": ("updates", 1, 1), "index_add": ("source", 3, 2), "index_add_": ("source", 3, 2),
-    "scatter_add": ("src", 3, 2), "scatter_add_": ("src", 3, 2),
-}
-_ONES = frozenset({"ones_like", "ones"})
-_ONES_OWNERS = frozenset({"torch", "jax.numpy", "tf", "numpy"})
-
-
-def adds_ones(ctx: Context, op: str, node: ast.Call) -> bool:
-    """The values an accumulating op adds (`_ACCUMULATED`) are ones: `ones_like(x)`, `ones(...)`, a boolean
-    mask cast to numbers, or a name only so assigned in the function."""
-    where = _ACCUMULATED.get(op.rpartition(".")[2])
-    if where is None:
-        return False
-    keyword, function_at, method_at = where
-    at = method_at if isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None else function_at
-    added = next((k.value for k in node.keywords if k.arg == keyword), None)
-    if added is None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
-        added = node.args[at]
-    return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
-
-
-def sums_constant(ctx: Context, node: ast.Call) -> bool:
-    """A collective sum's operand (`psum(x, axis)`, `pmean(x, axis)`: the first argument or `x=`) is an int
-    literal (`psum(1, axis)`, the shard count) or ones (`jnp.ones(n)`, a name only so assigned): every rank
-    adds the same small integers, exact in any order and on any path the reduction takes."""
-    added = next((k.value for k in node.keywords if k.arg == "x"), None)
-    if added is None and node.args and not isinstance(node.args[0], ast.Starred):
-        added = node.args[0]
-    if isinstance(added, ast.Constant) and type(added.value) is int:
-        return True
-    return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3, node)
-
-
-_CAST_INTS = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
-
-
-def _dtype_name(node: ast.AST) -> str:
-    """`jnp.int32`, `np.int32`, `"int32"`: the dtype's last name."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return ast.unparse(node).rpartition(".")[2] if isinstance(node, (ast.Name, ast.Attribute)) else ""
-
-
-def _ones(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int, skip: ast.AST | None = None) -> bool:
-    """Ones, a boolean mask, or integers cast so (`.astype(jnp.int32)`: brax's step counts): values whose sum is
-    exact in any order. `skip`: the collective itself, when it rebinds the name it sums (`n = psum(n, axis)`)."""
-    if depth <= 0:
-        return False
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "astype" and node.args \
-            and _dtype_name(node.args[0]) in _CAST_INTS:
-        return True
-    if isinstance(node, ast.Call):
-        name = ctx.dotted(node.func) or ""
-        owner, _, last = name.rpartition(".")
-        if last in _ONES and owner in _ONES_OWNERS:
-            return True
-        if not name and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
-            return _ones(ctx, node.func.value, fn, depth - 1, skip)  # `ones_like(i).to(dtype=x.dtype)`: ones still
-    if fn is not None and ctx.is_mask(node, fn):
-        return True
-    if isinstance(node, ast.Name) and fn is not None:
-        values = [v for v in ctx.assigned_in(fn).get(node.id, []) if v is not skip]
-        return bool(values) and all(_ones(ctx, v, fn, depth - 1) for v in values)
-    return False
-
-
-_FILLS = frozenset({"zeros", "ones", "zeros_like", "ones_like", "full", "full_like"})
-
-
-def one_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 3) -> bool:
-    """Every element holds the same value: a torch factory that fills (`zeros_like(i)`, `ones(n)`, `full(s, c)` with a
-    literal `c`), also through conversions (`.to(dtype=x.dtype)`, `.float()`), or a name only so assigned in `fn`."""
-    if node is None or depth <= 0:
-        return False
-    if isinstance(node, ast.Name) and fn is not None:
-        assigned = ctx.assigned_in(fn).get(node.id, [])
-        return bool(assigned) and all(one_value(ctx, v, fn, depth - 1) for v in assigned)
-    if not isinstance(node, ast.Call):
-        return False
-    name = ctx.dotted(node.func) or ""
-    owner, _, last = name.rpartition(".")
-    if owner == "torch" and last in _FILLS:
-        if last.startswith("full"):
-            fill = next((k.value for k in node.keywords if k.arg == "fill_value"), node.args[1] if len(node.args) > 1 else None)
-            return isinstance(fill, ast.Constant) and isinstance(fill.value, (int, float, bool))
-        return True
-    if not name and isinstance(node.func, ast.Attribute) and node.func.attr in _CONVERSIONS:
-        return one_value(ctx, node.func.value, fn, depth)
-    return False
 
 
 def int_attribute(ctx: Context, cls: ast.ClassDef, attr: str) -> bool:
