@@ -542,3 +542,11 @@ def test_a_code_bases_own_context_manager_that_turns_gradients_off(tmp_path):
     found = _scan(tmp_path, "own_context", "torch=2.11")
     assert _lines(found, "torch.interpolate-bilinear-backward", "model.py") == [], found
     assert _lines(found, "torch.embedding-backward", "model.py") == [8], found
+
+
+def test_a_scatter_of_a_python_number_held_in_a_name(tmp_path):
+    """huggingface/pytorch-image-models (thirty-sixth corpus, 6 `possible` false alarms, RULES R2): `scatter_(1, x,
+    on_value)` where `on_value=1.` is a parameter, or `on_val = 1.0 - smoothing + off_val` of a `float` parameter, is
+    the scalar form, which no scatter record names. A scatter of a tensor of weights stays a finding."""
+    found = _scan(tmp_path, "scalar_scatter", "torch=2.11")
+    assert sorted({f.line for f in found if f.record.startswith("torch.scatter")}) == [19], found

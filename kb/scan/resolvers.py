@@ -215,17 +215,23 @@ _EXACT_REDUCTIONS = frozenset({"MAX", "MIN", "BAND", "BOR", "BXOR"})
 def one_value_written(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`scatter_(dim, index, src)` whose `src` holds one value in every element (`torch.zeros_like(i)`, `ones`, `full`
     with a literal, also converted: `.to(dtype=x.dtype)`): as the record says of a scalar value, every duplicate index
-    writes the same value, so no order of the writes changes the result."""
+    writes the same value, so no order of the writes changes the result. Also a `src` that is visibly a Python number
+    held in a name (`scatter_(1, x, on_value)`, `on_value=1.` a parameter): the scalar form, which no record names,
+    with or without `reduce=`."""
     if op.rpartition(".")[2] not in ("scatter", "scatter_"):
         return None
-    src = next((k.value for k in node.keywords if k.arg == "src"), None)
+    src = next((k.value for k in node.keywords if k.arg in ("src", "value")), None)
     method = isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None
     at = 2 if method else 3
     if src is None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
         src = node.args[at]
-    if src is None or any(k.arg == "reduce" for k in node.keywords) or len(node.args) > at + 1:
+    if src is None:
         return None
     fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if uniform.python_number(ctx, src, fn):
+        return "src is a Python number: the scalar form, which writes one value from every duplicate index"
+    if any(k.arg == "reduce" for k in node.keywords) or len(node.args) > at + 1:
+        return None
     return "every element of src holds the same value: duplicates write it alike" if uniform.one_value(ctx, src, fn) else None
 
 

@@ -105,3 +105,36 @@ def one_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int
     if not name and isinstance(node.func, ast.Attribute) and node.func.attr in CONVERSIONS:
         return one_value(ctx, node.func.value, fn, depth)
     return False
+
+
+_NUMBER_TYPES = frozenset({"int", "float", "bool"})
+
+
+def python_number(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 4) -> bool:
+    """A Python number, not a tensor: a numeric literal, arithmetic of numbers, a parameter annotated `int`,
+    `float` or `bool` or whose default is a numeric literal (timm's `one_hot(x, n, on_value=1.)`), or a name every
+    assignment of which in `fn` is one (`on_val = 1.0 - smoothing + off_val`)."""
+    if node is None or depth <= 0:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, complex)
+    if isinstance(node, ast.UnaryOp):
+        return python_number(ctx, node.operand, fn, depth)
+    if isinstance(node, ast.BinOp):
+        return python_number(ctx, node.left, fn, depth) and python_number(ctx, node.right, fn, depth)
+    if not isinstance(node, ast.Name) or fn is None:
+        return False
+    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = fn.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        for arg in (*positional, *args.kwonlyargs):
+            if arg.arg == node.id:
+                if arg.annotation is not None:
+                    return isinstance(arg.annotation, ast.Name) and arg.annotation.id in _NUMBER_TYPES
+                default = defaults.get(arg.arg)
+                return isinstance(default, ast.Constant) and isinstance(default.value, (int, float)) \
+                    and not isinstance(default.value, bool)
+    assigned = ctx.assigned_in(fn).get(node.id, [])
+    return bool(assigned) and all(python_number(ctx, v, fn, depth - 1) for v in assigned)
