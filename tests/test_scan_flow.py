@@ -550,3 +550,12 @@ def test_a_scatter_of_a_python_number_held_in_a_name(tmp_path):
     the scalar form, which no scatter record names. A scatter of a tensor of weights stays a finding."""
     found = _scan(tmp_path, "scalar_scatter", "torch=2.11")
     assert sorted({f.line for f in found if f.record.startswith("torch.scatter")}) == [19], found
+
+
+def test_a_mapped_function_that_calls_a_preprocessing_layer_which_draws_nothing(tmp_path):
+    """fchollet/deep-learning-with-python-notebooks (thirty-seventh corpus, 17 `possible` false alarms, RULES R3): a
+    parallel `tf.data` map of `lambda x, y: (text_vectorization(x), y)`, where the name holds a `TextVectorization`
+    layer, draws no random numbers, so the order the calls finish in changes nothing. A map through a layer of random
+    augmentation stays a finding."""
+    found = _scan(tmp_path, "fixed_layers", "tensorflow=2.20")
+    assert _lines(found, "tf.data-loader-parallelism", "imdb.py") == [13], found

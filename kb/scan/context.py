@@ -495,6 +495,16 @@ class Context:
         """The imported name stands for a module of the code base (read with kb/scan/prepare.py's local_module)."""
         return local_module(self.filename, self.aliases[name]) is not None
 
+    def _fixed_layer(self, name: str) -> bool:
+        """Every module-level assignment of `name` builds a Keras preprocessing layer that draws nothing
+        (`text_vectorization = layers.TextVectorization(...)`): calling it in a mapped function is no draw."""
+        if self.tree is None:
+            return False
+        made = self.assigned_in(self.tree).get(name, [])
+        return bool(made) and all(isinstance(v, ast.Call) and (d := self.dotted(v.func)) is not None
+                                  and d.split(".")[0] in ("keras", "tf") and d.rpartition(".")[2] in _FIXED_LAYERS
+                                  for v in made)
+
     def may_draw_randomness(self, func: ast.AST, depth: int = 3, defs: dict | None = None) -> bool:
         """False when the function (a lambda, a function or method of this module, a `functools.partial`
         of one, or a function or class of a module of the same code base imported here, and those it
@@ -519,13 +529,19 @@ class Context:
                     if depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs):
                         return True
                 elif isinstance(callee, ast.Name) and callee.id not in _BUILTINS and callee.id not in inner \
-                        and self.dotted(callee) is None and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
+                        and self.dotted(callee) is None and not self._fixed_layer(callee.id) \
+                        and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
                     return True  # a function from elsewhere (not one defined inside, nor one of its folder's): cannot tell
                 elif defs is self.defs and isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
                         and callee.value.id in self.aliases and self._own_module(callee.value.id) \
                         and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
                     return True  # `augmentation.flip(x)`: a function of a module of the code base this file imports
         return False
+
+
+# Keras preprocessing layers that map their input without a draw (a vocabulary, a scale, a fixed crop or resize)
+_FIXED_LAYERS = frozenset({"TextVectorization", "StringLookup", "IntegerLookup", "Normalization", "Rescaling", "Resizing",
+                           "CenterCrop", "Hashing", "CategoryEncoding", "Discretization"})
 
 
 # libraries whose functions, named in full, are known: a function of theirs handed on as a value
