@@ -559,3 +559,12 @@ def test_a_mapped_function_that_calls_a_preprocessing_layer_which_draws_nothing(
     augmentation stays a finding."""
     found = _scan(tmp_path, "fixed_layers", "tensorflow=2.20")
     assert _lines(found, "tf.data-loader-parallelism", "imdb.py") == [13], found
+
+
+def test_a_cross_entropy_whose_target_is_visibly_one_dimensional(tmp_path):
+    """mlfoundations/open_clip (thirty-sixth corpus, 4 `possible` false alarms, RULES R2): `F.cross_entropy(logits,
+    labels)` with `labels = torch.arange(n)` takes (N, C) logits (a 1-D class-index target), never the 3-D to 6-D
+    form the nll-loss record needs, whatever `logits` is. A loss whose input's rank and target's rank are both unknown
+    stays `possible`."""
+    found = _scan(tmp_path, "target_rank", "torch=2.11")
+    assert _lines(found, "torch.nll-loss", "losses.py") == [15], found

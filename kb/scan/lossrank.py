@@ -43,7 +43,7 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> rank.Rank:
         uses = [(c, place) for c, place in uses if len(c.args) + len(c.keywords) <= most]
     if not uses or any(not c.args for c, _ in uses):
         return rank.UNKNOWN
-    found = {rank.at_place(ctx, c.args[0], place, op) for c, place in uses}
+    found = {rank.at_place(ctx, c.args[0], place, op, c) for c, place in uses}
     return found.pop() if len(found) == 1 else rank.UNKNOWN
 
 
@@ -53,7 +53,7 @@ def called(ctx: Context, call: ast.Call, op: str) -> rank.Rank:
     most = _ARITY.get(op)
     if not call.args or (most is not None and len(call.args) + len(call.keywords) > most):
         return rank.UNKNOWN
-    return rank.of(ctx, call.args[0], op)
+    return rank.of(ctx, call.args[0], op, call)
 
 
 def _calls_in(fn: ast.AST, outer: tuple[ast.AST, ...]) -> list[tuple[ast.Call, ast.AST, tuple[ast.AST, ...]]]:

@@ -72,6 +72,7 @@ _CLASSES_AT_1 = frozenset({"torch.nn.NLLLoss", "torch.nn.CrossEntropyLoss", "tor
 # 2-D matrix products: their result is 2-D whatever feeds them.
 _MATRIX = frozenset({"torch.mm", "torch.spmm", "torch.sparse.mm", "torch.addmm"})
 _PACKS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence"})
+_VECTORS = frozenset({"torch.arange", "torch.randperm", "torch.linspace"})  # 1-D whatever their arguments
 _SIZED = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "randn", "rand"))  # sizes given one by one
 _EINOPS = frozenset({"einops.rearrange", "einops.reduce", "einops.repeat"})
 
@@ -91,18 +92,33 @@ def _classifier(name: str | None) -> bool:
     return name is not None and name in _TORCHVISION and not any(part in name for part in _NOT_CLASSIFIERS)
 
 
-def of(ctx: Context, node: ast.AST | None, op: str | None = None) -> Rank:
-    """The rank the code shows for `node`, read where the walk is now, as the input of `op`."""
+def of(ctx: Context, node: ast.AST | None, op: str | None = None, call: ast.Call | None = None) -> Rank:
+    """The rank the code shows for `node`, read where the walk is now, as the input of `op` (in `call`, whose
+    target a loss's input rank may be read from: `with_target`)."""
     if node is None:
         return UNKNOWN
     place = Place(ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, ctx.class_nodes[-1] if ctx.class_nodes else None,
                   getattr(node, "lineno", 1 << 30), tuple(ctx.fn_nodes[:-1]))
-    return classes_at_1(_rank(ctx, node, place, _DEPTH), op)
+    return with_target(ctx, classes_at_1(_rank(ctx, node, place, _DEPTH), op), op, call, place)
 
 
-def at_place(ctx: Context, node: ast.AST, place: Place, op: str | None) -> Rank:
+def at_place(ctx: Context, node: ast.AST, place: Place, op: str | None, call: ast.Call | None = None) -> Rank:
     """The rank the code shows for `node` read at `place` (a call found away from the walk), as the input of `op`."""
-    return classes_at_1(_rank(ctx, node, place, _DEPTH), op)
+    return with_target(ctx, classes_at_1(_rank(ctx, node, place, _DEPTH), op), op, call, place)
+
+
+def with_target(ctx: Context, shown: Rank, op: str | None, call: ast.Call | None, place: Place) -> Rank:
+    """A loss that reads class indices (NLL, cross-entropy) whose target is visibly 1-D (`labels =
+    torch.arange(n)`, `y.view(-1)`): its input is (N, C), or (C) with a target of probabilities, never the 3-D to 6-D
+    spatial form, which takes an (N, d1, ...) target. Unknown input ranks only; a shown rank stands."""
+    if op not in _CLASSES_AT_1 or shown.exact is not None or call is None or shown.at_least:
+        return shown
+    given = next((k.value for k in call.keywords if k.arg == "target"), None)
+    if given is None and len(call.args) > 1 and not isinstance(call.args[1], ast.Starred):
+        given = call.args[1]
+    if given is not None and _rank(ctx, given, place, _DEPTH).exact == 1:
+        return Rank(2)
+    return shown
 
 
 def classes_at_1(shown: Rank, op: str | None) -> Rank:
@@ -233,6 +249,8 @@ def _call(ctx: Context, node: ast.Call, place: Place, depth: int) -> Rank:
         return _rank(ctx, first, place, depth - 1) if first is not None else UNKNOWN
     if name in _MATRIX:
         return Rank(2)
+    if name in _VECTORS and node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+        return Rank(1)
     if name == "torch.matmul" and len(node.args) == 2:  # of two matrices (or stacks of them): the larger rank
         sides = [_rank(ctx, a, place, depth - 1).exact or 0 for a in node.args]
         return Rank(max(sides)) if min(sides) >= 2 else UNKNOWN

@@ -568,7 +568,7 @@ class Visitor(Context, ast.NodeVisitor):
         if op in self.shape_ops and op.rsplit(".", 1)[-1][:1].isupper():
             shown = rank.UNKNOWN  # a module's constructor: its input is seen where it is called (kb/scan/lossrank.py)
         elif op in self.shape_ops:
-            shown = rank.of(self, first, op)  # followed through names, modules and the classes of the code base
+            shown = rank.of(self, first, op, node)  # followed through names, modules and the classes of the code base
         else:
             shown = rank.Rank(reshaped_ndim(first), least_ndim(first))
         extra += rank.facts(shown)
