@@ -568,3 +568,11 @@ def test_a_cross_entropy_whose_target_is_visibly_one_dimensional(tmp_path):
     stays `possible`."""
     found = _scan(tmp_path, "target_rank", "torch=2.11")
     assert _lines(found, "torch.nll-loss", "losses.py") == [15], found
+
+
+def test_a_subclass_of_a_keras_layer_a_star_import_brings_in(tmp_path):
+    """bojone/bert4keras (thirty-fifth corpus, 25 misses, RULES C2.7, O4-1): layers.py defines `class
+    Embedding(keras.layers.Embedding)`, and models.py takes it by `from bert4keras.layers import *`, so its
+    `layer=Embedding` is Keras's Embedding (the subclass keeps its signature), with the gather of its backward."""
+    found = _scan(tmp_path, "star_subclass", "tensorflow=2.20")
+    assert _lines(found, "tf.gather-backprop", "models.py") == [9], found

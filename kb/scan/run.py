@@ -304,6 +304,11 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
             if where is not None and where != path:
                 for name, value in by_file.get(where, ()):
                     imported[f"{local}.{name}"] = value
+        for module_name, level, names in module.layout.imports if stars else ():  # `from .layers import *`: binds
+            where = graph.resolve(path, module_name, level) if "*" in names else None  # its public subclasses too
+            for name, value in by_file.get(where, ()) if where is not None and where != path else ():
+                if not name.startswith("_"):
+                    imported.setdefault(name, value)
         for local, name in reexports.reexported(graph, path, _SHARED[0]).items():
             imported.setdefault(local, (name, False))  # `from prep import DataLoader`, prep's own import of torch's
         starred = reexports.starred(graph, path, {path}, _SHARED[0]) if stars else {}
