@@ -576,3 +576,11 @@ def test_a_subclass_of_a_keras_layer_a_star_import_brings_in(tmp_path):
     `layer=Embedding` is Keras's Embedding (the subclass keeps its signature), with the gather of its backward."""
     found = _scan(tmp_path, "star_subclass", "tensorflow=2.20")
     assert _lines(found, "tf.gather-backprop", "models.py") == [9], found
+
+
+def test_tf1_code_gathers_at_a_range(tmp_path):
+    """google-deepmind/trfl (thirty-eighth corpus, 8 false alarms, RULES R3): under `import tensorflow.compat.v1 as
+    tf`, `tf.gather(qs, tf.range(0, t - 1))` gathers at indices that never repeat, as under TF 2's import. A gather at
+    indices drawn at random stays a finding."""
+    found = _scan(tmp_path, "tf1_range", "tensorflow=2.20")
+    assert _lines(found, "tf.gather-backprop", "ops.py") == [14], found

@@ -100,9 +100,11 @@ _TF_PRIVATE = re.compile(r"^tf\.python\.ops\.[a-z_]+_ops\.(\w+)$")
 
 def _public_tf(name: str | None) -> str | None:
     """TensorFlow's own spelling `from tensorflow.python.ops import array_ops; array_ops.where(...)` (google/seq2seq)
-    of a public function (`tf.where`)."""
+    of a public function (`tf.where`), and TF 1 code's `import tensorflow.compat.v1 as tf` (`tf.range`)."""
     found = _TF_PRIVATE.match(name) if name else None
-    return f"tf.{found.group(1)}" if found else name
+    if found:
+        return f"tf.{found.group(1)}"
+    return "tf." + name[len("tf.compat.v1."):] if name and name.startswith("tf.compat.v1.") else name  # TF 1 code
 
 
 def sort_indices(ctx: Any, fn: ast.AST, name: str) -> bool:
