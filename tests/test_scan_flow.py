@@ -584,3 +584,11 @@ def test_tf1_code_gathers_at_a_range(tmp_path):
     indices drawn at random stays a finding."""
     found = _scan(tmp_path, "tf1_range", "tensorflow=2.20")
     assert _lines(found, "tf.gather-backprop", "ops.py") == [14], found
+
+
+def test_a_subclass_whose_base_names_a_framework_module_taken_from_a_code_base_module(tmp_path):
+    """bojone/bert4keras (thirty-fifth corpus, 25 misses, RULES C2.7, O4-1): layers.py takes `keras` from the code
+    base's own backend module (`from bert4keras.backend import keras`, which imports Keras) and defines `class
+    Embedding(keras.layers.Embedding)`: a Keras Embedding, which models.py's `layer=Embedding` builds."""
+    found = _scan(tmp_path, "backend_base", "tensorflow=2.20")
+    assert _lines(found, "tf.gather-backprop", "models.py") == [9], found

@@ -93,3 +93,14 @@ def starred(graph: scope.Graph, path: str, seen: set[str], wanted: frozenset[str
                         if op.startswith(prefix) and "." not in name and name not in own:
                             found.setdefault(name, op)
     return found
+
+
+def framework_class(passed_on: dict[str, str] | None, base: str, wanted: frozenset[str]) -> tuple[str, bool] | None:
+    """(the KB class, False) a class's base names through a framework module the file imports from a module of the
+    code base (bojone/bert4keras's layers.py: `from bert4keras.backend import keras`, then `class
+    Embedding(keras.layers.Embedding)`); None when the base is no such name."""
+    root, _, rest = base.partition(".")
+    if not passed_on or root not in passed_on:
+        return None
+    name = resolve.canonical(passed_on[root] + ("." + rest if rest else ""))
+    return (name, False) if name in wanted else None

@@ -273,13 +273,15 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
     if not known and not stars and not reexports.may_reexport(modules):
         return results, None
     graph = scope.Graph(modules)
-    grown = bool(known)
+    passed_on = {path: reexports.reexported(graph, path, _SHARED[0]) for path in modules} \
+        if reexports.may_reexport(modules) else {}
+    grown = bool(known) or any(passed_on.values())
     while grown:
         grown = False
         for path, module in modules.items():
             for name, base, _, own in module.classes:
                 if (path, name) not in known:
-                    hit = _class_of(graph, path, base, known)
+                    hit = _class_of(graph, path, base, known) or reexports.framework_class(passed_on.get(path), base, _SHARED[0])
                     if hit is not None:
                         known[(path, name)] = (hit[0], own or hit[1])
                         grown = True
@@ -309,7 +311,7 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
             for name, value in by_file.get(where, ()) if where is not None and where != path else ():
                 if not name.startswith("_"):
                     imported.setdefault(name, value)
-        for local, name in reexports.reexported(graph, path, _SHARED[0]).items():
+        for local, name in (passed_on[path] if path in passed_on else reexports.reexported(graph, path, _SHARED[0])).items():
             imported.setdefault(local, (name, False))  # `from prep import DataLoader`, prep's own import of torch's
         starred = reexports.starred(graph, path, {path}, _SHARED[0]) if stars else {}
         if imported or starred:
