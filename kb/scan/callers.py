@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from kb.scan import constantdraws, methodtargets, resolve, scope, sources, spreads
 from kb.scan.calltargets import ROUNDS, Target, parse, signature
-from kb.scan.nodes import BLOCK_FIELDS, walk
+from kb.scan.nodes import BLOCK_FIELDS, iwalk, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
@@ -193,7 +193,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
             init = next((s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                          and s.name == "__init__"), None)
             if init is None or init.decorator_list or node.keywords or any(
-                    isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node)):
+                    isinstance(c, ast.Call) and _self_made(c.func) for c in iwalk(node)):
                 continue  # `cls(...)`, `type(self)(...)`: constructions its own methods make, not by its name
             out[(path, node.name)] = Target(path, node.name, node, *signature(init, 1))
         else:
@@ -217,7 +217,7 @@ def _heirs(tree: ast.Module, count: dict[str, int]) -> dict[str, ast.ClassDef]:
     def plain(node: ast.ClassDef) -> bool:
         return not node.decorator_list and not node.keywords and len(node.bases) == 1 \
             and isinstance(node.bases[0], ast.Name) and not any(
-                isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node))
+                isinstance(c, ast.Call) and _self_made(c.func) for c in iwalk(node))
 
     out = {}
     for name, node in classes.items():
@@ -446,7 +446,7 @@ def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.T
         s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__")
     stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
     stored.update(a.arg for inner in walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-                  for a in ast.walk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
+                  for a in iwalk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
     for param in known:
         if param not in stored:
             out[("name", param)] = param
@@ -485,7 +485,7 @@ def _set_once(attr: str, texts: sources.Texts, modules: dict[str, resolve.Module
 def _sets_in(tree: ast.Module, attr: str, mine: str) -> int:
     """The stores to `.<attr>` in a file, less `self.<attr>` in the methods of a class other than `mine` none
     of whose bases is a class of the file (another family's own attribute)."""
-    local = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    local = {n.name for n in iwalk(tree) if isinstance(n, ast.ClassDef)}
     count = 0
     stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
     while stack:

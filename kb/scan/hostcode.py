@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kb.scan import heldmodules, oldsyntax
+from kb.scan.nodes import iwalk
 from kb.scan.prepare import parsed_before
 from kb.scan.quietfunctions import PIPELINE_STAGES, maps_and_batches
 from kb.scan.survey import FIELDS
@@ -349,7 +350,7 @@ def _mapped_partials(tree: ast.Module, dotted: Callable[[ast.AST], str | None]) 
     reads: dict[str, list[ast.Name]] = {}
     staged: set[int] = set()
     other: set[str] = set()  # names bound otherwise: a parameter, a def, a class, an import
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         if isinstance(node, ast.arg):
             other.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -16,6 +16,7 @@ import re
 import stat
 
 from kb.scan import filedeps, graphreset, oldsyntax
+from kb.scan.nodes import iwalk
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
 from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, imported_name, plain_literal, public_name
@@ -464,14 +465,14 @@ def _of_buffers(value: ast.expr, buffers: frozenset[str], method: ast.AST | None
             return False
         parts += [*value.args, *(k.value for k in value.keywords)]
     elif isinstance(value, ast.Name) and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        stores = [n for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store)]
-        assigns = [a for a in ast.walk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
+        stores = [n for n in iwalk(method) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store)]
+        assigns = [a for a in iwalk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
                    and isinstance(a.targets[0], ast.Name) and a.targets[0].id == value.id]
         if not assigns or len(assigns) != len(stores):
             return False  # a parameter, a loop or `with` target, a tuple or augmented assignment: not read here
-        loops = [n for n in ast.walk(method) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        loops = [n for n in iwalk(method) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
         # `x = extract(x, t, ...)` outside a loop: the read is of x's earlier binding, not of this one
-        parts = [a.value for a in assigns if not (any(n is value for n in ast.walk(a.value))
+        parts = [a.value for a in assigns if not (any(n is value for n in iwalk(a.value))
                                                   and not any(_within(a.value, loop) for loop in loops))]
         if not parts:
             return False

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 from kb.query.state import memo
 from kb.scan import tfcompat
-from kb.scan.nodes import statements
+from kb.scan.nodes import iwalk, statements
 
 # Module paths as imported -> the prefix the KB names ops with (longest first).
 CANONICAL = (
@@ -390,7 +390,7 @@ def strings(node: ast.AST) -> str | None:
         return value
     if isinstance(value, (bool, int, float)):
         return str(value)
-    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    parts = [n.value for n in iwalk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return " ".join(parts) if parts else None
 
 
@@ -562,7 +562,7 @@ def init_values(init: ast.FunctionDef | ast.AsyncFunctionDef, attr: str) -> list
     nothing when `__init__` moves the module itself (`self.to(device)`, `self.cuda()`), so its buffers may not
     stay on the host."""
     made: list[ast.expr] = []
-    for sub in ast.walk(init):
+    for sub in iwalk(init):
         if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
                                                and t.value.id == "self" for t in sub.targets):
             made.append(sub.value)
