@@ -383,9 +383,11 @@ def _name(func: ast.Name | ast.Attribute) -> str:
 
 # The Graphs the scan's first pass built for settle (path -> the text and its Graph, as settle would build it): of
 # files with no root that define what calling a module instance runs (forward), which settle reads whenever a held
-# module is called under no_grad (nearly 600 of NeMo's files, each parsed a second time after the first pass).
+# module is called under no_grad, or a name an earlier Graph calls where no gradient is taken (_QUIET_CALLS): the
+# files settle reads (NeMo: 580, of which 290 were parsed a second time after the first pass; now 65).
 _KEPT: dict[str, tuple[str, Graph]] = {}
 _KEEPING = [False]
+_QUIET_CALLS: set[str] = set()  # names the first pass's Graphs call (or hold instances of) with a reason, as settle keys them
 
 
 @contextmanager
@@ -393,18 +395,34 @@ def keeping() -> Iterator[None]:
     """While the scan's own process reads every file (kb/scan/run.py's _serial: a worker's Graphs would stay in
     the worker), `keep` builds settle's Graphs from the trees the analysis parsed; settle and forget drop them."""
     _KEPT.clear()
+    _QUIET_CALLS.clear()
     _KEEPING[0] = True
     try:
         yield
     finally:
         _KEEPING[0] = False
+        _QUIET_CALLS.clear()
+
+
+def heard(graph: Graph, bindings: tuple) -> None:
+    """Note the names a file's Graph (one with a root) calls where no gradient is taken: settle reads every file that
+    defines one, so a later file that does is kept (`keep`); settle parses an earlier one again."""
+    if not _KEEPING[0]:
+        return
+    rename = {b[0]: b[3] for b in bindings if b[3] is not None and b[0] != b[3]}
+    for name, why, _ in graph.calls:
+        if why is not None:
+            name = name[len(_SUPER):] if name.startswith(_SUPER) else name
+            _QUIET_CALLS.add(rename.get(name, name))
+    _QUIET_CALLS.update(rename.get(name, name) for name, why, _, _ in graph.instances if why is not None)
 
 
 def keep(path: str, tree: ast.Module, text: str, spans: tuple) -> None:
-    """Build now the Graph settle would build of this file, whose tree is at hand: a file with no root that
-    defines a method `forward` or `__call__` (settle reads it if a held module is called where no gradient is
-    taken). settle uses it only for the same text; any other file it parses as before."""
-    if not _KEEPING[0] or path.endswith(".ipynb") or not any(span[0] == "method" and span[1] in _RUNS for span in spans) \
+    """Build now the Graph settle would build of this file, whose tree is at hand: a file with no root that defines
+    a method `forward` or `__call__` (settle reads it if a held module is called where no gradient is taken), or a
+    name an earlier Graph calls there (heard). settle uses it only for the same text; any other file it parses."""
+    if not _KEEPING[0] or path.endswith(".ipynb") or not any(span[0] == "method" and span[1] in _RUNS
+                                                             or span[1] in _QUIET_CALLS for span in spans) \
             or any(word in text for word in ROOT_WORDS):
         return
     try:

@@ -179,6 +179,8 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             host = hostcode.build(tree, visitor.lines, visitor._no_grad, visitor.dotted)
         except RecursionError:
             host = None
+        if host is not None:
+            hostcode.heard(host, found.layout.bindings)  # the later files that define what it calls quietly: kept
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
                   tuple(visitor.defaults), host, dead)
 
