@@ -410,11 +410,9 @@ def heard(graph: Graph, bindings: tuple) -> None:
     if not _KEEPING[0]:
         return
     rename = {b[0]: b[3] for b in bindings if b[3] is not None and b[0] != b[3]}
-    for name, why, _ in graph.calls:
-        if why is not None:
-            name = name[len(_SUPER):] if name.startswith(_SUPER) else name
-            _QUIET_CALLS.add(rename.get(name, name))
-    _QUIET_CALLS.update(rename.get(name, name) for name, why, _, _ in graph.instances if why is not None)
+    names = [name.removeprefix(_SUPER) for name, why, _ in graph.calls if why is not None]
+    names += [name for name, why, _, _ in graph.instances if why is not None]
+    _QUIET_CALLS.update(rename.get(name, name) for name in names)
 
 
 def keep(path: str, tree: ast.Module, text: str, spans: tuple) -> None:
@@ -487,21 +485,23 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: di
     uses, for its implicit one); `supers`: the calls `super().forward(...)` among `outside`'s, no use of a held
     class's forward (a subclass names its base as a value, which makes the base loud)."""
     why_of: dict[tuple[str, int], str] = {}
-    # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
-    # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
-    # A def that places tensors on a GPU itself is no host code, but under torch.no_grad() it records no gradient
-    # either: it may be quiet only where every use is (`pure`: defs every reason of which is) no_grad.
+    # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is filled
+    # in): not one with a use that takes a gradient outside any def (`loud_by`: such names, found once, not for each
+    # of a name's defs), which no round can make quiet. A def that places tensors on a GPU itself is no host code,
+    # but under no_grad it records no gradient either: quiet only where every use is (`pure`) no_grad.
+    loud_by = {name for name, found in outside.items() if any(why is None and by < 0 for _, why, by in found)}
     candidates: list[tuple[str, int, list[tuple[str, str | None, int]], bool]] = []
     for path, graph in graphs.items():
         for k, (name, _, _, method, gpu) in enumerate(graph.defs):
             if name in loud or (method and name in read):
                 continue
-            graph_uses = [(path, why, by) for why, by in graph.uses[k]]
-            found = graph_uses + outside.get(name, [])
             if method and name in _RUNS and graph.owners[k] in runs:
-                found = [use for use in graph_uses if use[2] != _RUN] + _without(outside.get(name, []), supers.get(name, [])) \
-                    + runs[graph.owners[k]]
-            if found and not any(why is None and by < 0 for _, why, by in found):
+                found = [(path, why, by) for why, by in graph.uses[k] if by != _RUN] \
+                    + _without(outside.get(name, []), supers.get(name, [])) + runs[graph.owners[k]]
+                if found and not any(why is None and by < 0 for _, why, by in found):
+                    candidates.append((path, k, found, gpu))
+            elif name not in loud_by and not any(why is None and by < 0 for why, by in graph.uses[k]) \
+                    and (found := [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])):
                 candidates.append((path, k, found, gpu))
     pure: set[tuple[str, int]] = set()
     changed = True
