@@ -72,12 +72,15 @@ NONE = Passed({}, {})
 
 def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph,
            never: dict[str, list[tuple[int, int, str]]] | None = None,
-           parsed: dict[str, ast.Module | None] | None = None) -> Passed:
+           parsed: dict[str, ast.Module | None] | None = None,
+           found: dict[str, dict[tuple[str, str], Target]] | None = None) -> Passed:
     """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them.
     `never`: path -> (first, last, why) of code that never runs (kb/scan/unreached.py): a call there passes
     nothing. `parsed`: path -> tree, the files an earlier call of the same scan parsed, filled in here (the
-    scan asks twice when the first answer finds dead code: a file is then parsed once, not once per call)."""
+    scan asks twice when the first answer finds dead code: a file is then parsed once, not once per call), and
+    `found`: path -> its targets, read from that tree by the earlier call (the same tree and calls: the same ones)."""
     memo: dict[str, ast.Module | None] = {} if parsed is None else parsed
+    read_of: dict[str, dict[tuple[str, str], Target]] = {} if found is None else found
     trees: dict[str, ast.Module | None] = {}
     targets: dict[tuple[str, str], Target] = {}
     for path in sorted(only):
@@ -87,7 +90,9 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
         tree = memo[path] if path in memo else parse(texts.get(path))
         trees[path] = memo[path] = tree
         if tree is not None:
-            targets.update(_targets(path, tree, module.calls))
+            if path not in read_of:
+                read_of[path] = _targets(path, tree, module.calls)
+            targets.update(read_of[path])
     if targets:
         _add_relays(targets, modules, texts, only, graph, trees, memo)
     methods = methodtargets.method_targets(trees, modules, texts, never or {}, memo, only)

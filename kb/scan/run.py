@@ -412,10 +412,11 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     off_gpu = placement.off_gpu(runs, reach, texts, used)  # TensorFlow on a TPU or the CPU; JAX sent off the GPU
     parsed: dict[str, ast.Module | None] = {}  # the callers pass's trees: parsed once for both of its answers
+    targets_of: dict = {}  # and what it reads of each of them first
     reading = unreached.caller_files(roots, modules, scripts)  # and a package's that exports nothing
-    by_callers = callers.passed(modules, texts, reading, graph, None, parsed) if reading else callers.NONE  # what every caller passes
+    by_callers = callers.passed(modules, texts, reading, graph, None, parsed, targets_of) if reading else callers.NONE  # what every caller passes
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph, by_callers.dead)
-    if dead and reading and (again := callers.passed(modules, texts, reading, graph, dead, parsed)) != by_callers:
+    if dead and reading and (again := callers.passed(modules, texts, reading, graph, dead, parsed, targets_of)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     torch_pin = chosen.get("pytorch")
     gated = versiongate.never(modules, texts, scripts, graph, torch_pin.version if torch_pin else None, parsed)
