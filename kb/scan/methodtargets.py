@@ -165,11 +165,14 @@ def _base_files(trees: dict[str, ast.Module | None], modules: dict[str, resolve.
     wanted = {b.id for t in trees.values() if t is not None for n in t.body if isinstance(n, ast.ClassDef)
               for b in n.bases if isinstance(b, ast.Name) and b.id not in defined and b.id != "object"}
     out: dict[str, ast.Module | None] = {}
+    # `class <name>` for any of them, as text: one search per file that re skips through to each "class " at C
+    # speed, not a scan of the whole text per name (a large code base's thousands of files, each name's own pass)
+    named = re.compile("class (?:" + "|".join(map(re.escape, sorted(wanted))) + ")") if wanted else None
     for path in modules:
         if path in trees or path.endswith(".ipynb"):
             continue
         text = texts.get(path) or ""
-        if any(f"class {name}" in text for name in wanted):
+        if named is not None and named.search(text):
             tree = memo[path] if memo is not None and path in memo else parse(text)
             if memo is not None:
                 memo[path] = tree
