@@ -148,12 +148,22 @@ def _under_own_root(filename: str, dotted: str) -> str | None:
     return path if _OWN_FILES[path] else None
 
 
+_TOPS: dict[str, str | None] = {}  # folder -> the topmost package folder above it (None: not a package's)
+_IS_MODULE: dict[str, bool] = {}  # a module's path less .py -> whether a module or a package is there
+
+
 def _own_root(filename: str, head: str) -> str | None:
-    folder, top = os.path.dirname(os.path.abspath(filename)), None
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
-        top, folder = folder, os.path.dirname(folder)
-        if top == folder:
-            break
+    """The lookups of the folders and module files are one scan's (a large code base's files import the same
+    modules from the same folders: tens of thousands of `stat`s, asked again for every importer)."""
+    start = os.path.dirname(os.path.abspath(filename))
+    if start not in _TOPS:
+        folder, top = start, None
+        while os.path.isfile(os.path.join(folder, "__init__.py")):
+            top, folder = folder, os.path.dirname(folder)
+            if top == folder:
+                break
+        _TOPS[start] = top
+    top = _TOPS[start]
     if top is None:
         return None
     try:
@@ -168,9 +178,14 @@ def _own_root(filename: str, head: str) -> str | None:
     for names in re.findall(rf"^[ \t]*from[ \t]+{re.escape(head)}[ \t]+import[ \t]+([\w, \t]+)$", text, re.MULTILINE):
         named += [name.split()[0] for name in names.split(",") if name.strip()]  # from albert import modeling
     below = [os.path.join(top, *name.split(".")) for name in named]
-    if not below or not all(os.path.isfile(b + ".py") or os.path.isfile(os.path.join(b, "__init__.py")) for b in below):
-        return None
-    return top
+    return top if below and all(map(_is_module, below)) else None
+
+
+def _is_module(base: str) -> bool:
+    """A module `base`.py or a package `base`/ is there (asked once per scan)."""
+    if base not in _IS_MODULE:
+        _IS_MODULE[base] = os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py"))
+    return _IS_MODULE[base]
 
 
 _LOCAL_TREES: dict[str, ast.Module | None] = {}
@@ -248,6 +263,8 @@ def forget_local_files() -> None:
     _MODULE_PATHS.clear()
     _OWN_ROOT.clear()
     _OWN_FILES.clear()
+    _TOPS.clear()
+    _IS_MODULE.clear()
     _LOCAL_MODULES.clear()
     _LOCAL_IMPORTS.clear()
     _LOCAL_TREES.clear()
