@@ -115,9 +115,9 @@ def _builders(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Mo
                     out.add(node.name)
                 else:
                     rest.append(node)
+    called = {id(node): _called_names(node) for node in rest}  # each walked once, not once per round
     for _ in range(ROUNDS):
-        found = frozenset(out)
-        more = [node for node in rest if getattr(node, "name", "") not in out and _builds(node, found)]
+        more = [node for node in rest if getattr(node, "name", "") not in out and not called[id(node)].isdisjoint(out)]
         if not more:
             break
         out.update(getattr(node, "name", "") for node in more)
@@ -144,6 +144,12 @@ def _building_files(trees: dict[str, ast.Module | None], builders: frozenset[str
             memo[path] = tree
         out[path] = tree
     return out
+
+
+def _called_names(fn: ast.AST) -> set[str]:
+    """The names `fn` calls (`Cls(...)`, `module.Cls(...)`): _builds is whether one of them is a builder."""
+    return {func.id if isinstance(func, ast.Name) else func.attr for node in walk(fn) if isinstance(node, ast.Call)
+            and isinstance(func := node.func, (ast.Name, ast.Attribute))}
 
 
 def _builds(fn: ast.AST, builders: frozenset[str]) -> bool:
