@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from kb.scan import constantdraws, methodtargets, resolve, scope, sources, spreads
 from kb.scan.calltargets import ROUNDS, Target, parse, signature
-from kb.scan.nodes import BLOCK_FIELDS, walk
+from kb.scan.nodes import BLOCK_FIELDS, iwalk, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 _COMBINATIONS = 8  # a call asked once per combination of its arguments' values: at most this many
@@ -72,12 +72,15 @@ NONE = Passed({}, {})
 
 def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[str], graph: scope.Graph,
            never: dict[str, list[tuple[int, int, str]]] | None = None,
-           parsed: dict[str, ast.Module | None] | None = None) -> Passed:
+           parsed: dict[str, ast.Module | None] | None = None,
+           found: dict[str, dict[tuple[str, str], Target]] | None = None) -> Passed:
     """The Passed of the code base: targets in `only` (the script files) with a recorded call inside them.
     `never`: path -> (first, last, why) of code that never runs (kb/scan/unreached.py): a call there passes
     nothing. `parsed`: path -> tree, the files an earlier call of the same scan parsed, filled in here (the
-    scan asks twice when the first answer finds dead code: a file is then parsed once, not once per call)."""
+    scan asks twice when the first answer finds dead code: a file is then parsed once, not once per call), and
+    `found`: path -> its targets, read from that tree by the earlier call (the same tree and calls: the same ones)."""
     memo: dict[str, ast.Module | None] = {} if parsed is None else parsed
+    read_of: dict[str, dict[tuple[str, str], Target]] = {} if found is None else found
     trees: dict[str, ast.Module | None] = {}
     targets: dict[tuple[str, str], Target] = {}
     for path in sorted(only):
@@ -87,7 +90,9 @@ def passed(modules: dict[str, resolve.Module], texts: sources.Texts, only: set[s
         tree = memo[path] if path in memo else parse(texts.get(path))
         trees[path] = memo[path] = tree
         if tree is not None:
-            targets.update(_targets(path, tree, module.calls))
+            if path not in read_of:
+                read_of[path] = _targets(path, tree, module.calls)
+            targets.update(read_of[path])
     if targets:
         _add_relays(targets, modules, texts, only, graph, trees, memo)
     methods = methodtargets.method_targets(trees, modules, texts, never or {}, memo, only)
@@ -193,7 +198,7 @@ def _targets(path: str, tree: ast.Module, calls: tuple,
             init = next((s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                          and s.name == "__init__"), None)
             if init is None or init.decorator_list or node.keywords or any(
-                    isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node)):
+                    isinstance(c, ast.Call) and _self_made(c.func) for c in iwalk(node)):
                 continue  # `cls(...)`, `type(self)(...)`: constructions its own methods make, not by its name
             out[(path, node.name)] = Target(path, node.name, node, *signature(init, 1))
         else:
@@ -217,7 +222,7 @@ def _heirs(tree: ast.Module, count: dict[str, int]) -> dict[str, ast.ClassDef]:
     def plain(node: ast.ClassDef) -> bool:
         return not node.decorator_list and not node.keywords and len(node.bases) == 1 \
             and isinstance(node.bases[0], ast.Name) and not any(
-                isinstance(c, ast.Call) and _self_made(c.func) for c in ast.walk(node))
+                isinstance(c, ast.Call) and _self_made(c.func) for c in iwalk(node))
 
     out = {}
     for name, node in classes.items():
@@ -446,7 +451,7 @@ def _names(target: Target, known: dict[str, tuple[tuple, str]], texts: sources.T
         s for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__init__")
     stored = {n.id for n in walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
     stored.update(a.arg for inner in walk(fn) if inner is not fn and isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
-                  for a in ast.walk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
+                  for a in iwalk(inner.args) if isinstance(a, ast.arg))  # a nested function's own parameter
     for param in known:
         if param not in stored:
             out[("name", param)] = param
@@ -485,7 +490,7 @@ def _set_once(attr: str, texts: sources.Texts, modules: dict[str, resolve.Module
 def _sets_in(tree: ast.Module, attr: str, mine: str) -> int:
     """The stores to `.<attr>` in a file, less `self.<attr>` in the methods of a class other than `mine` none
     of whose bases is a class of the file (another family's own attribute)."""
-    local = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    local = {n.name for n in iwalk(tree) if isinstance(n, ast.ClassDef)}
     count = 0
     stack: list[tuple[ast.AST, ast.ClassDef | None]] = [(tree, None)]
     while stack:

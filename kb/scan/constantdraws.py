@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
 
@@ -26,7 +27,7 @@ def constant_draws(fn: ast.AST, bound_values: _Known) -> list[tuple[ast.Call, st
     `random()`) compared by `<`, `<=`, `>`, `>=` or `less`, `less_equal`, `greater`, `greater_equal` with a bound
     at or above its top; `bound_values(expr)`: the values a bound that is not a literal takes and why, or None."""
     out = []
-    for node in ast.walk(fn):
+    for node in iwalk(fn):
         pair = _comparison(node)
         if pair is None:
             continue

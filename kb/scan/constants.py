@@ -19,6 +19,7 @@ import ast
 
 from kb.scan import reaching
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import inner_statements, statements_in
 
 # TensorFlow functions (last name, under tf., tf.math., tf.random., tf.compat.v1.) that compute a value from
@@ -108,7 +109,7 @@ def _name(ctx: Context, name: str, fn: ast.AST, depth: int, seen: frozenset[str]
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and any(
                 name in _bound(t) for t in _targets(stmt)):
             return False
-    if any(isinstance(n, ast.NamedExpr) and n.target.id == name for n in ast.walk(fn)):
+    if any(isinstance(n, ast.NamedExpr) and n.target.id == name for n in iwalk(fn)):
         return False
     rebound = all(constant(ctx, v, fn, depth - 1, seen) for v in values)
     if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in _parameters(fn):
@@ -157,7 +158,7 @@ def _returned(ctx: Context, ret: ast.Return, fdef: ast.FunctionDef) -> ast.expr 
 
 
 def _bound(target: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return {n.id for n in iwalk(target) if isinstance(n, ast.Name)}
 
 
 def _targets(stmt: ast.stmt) -> list[ast.AST]:

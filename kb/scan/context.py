@@ -14,6 +14,7 @@ import ast
 import builtins
 
 from kb.scan import jaxarrays, reaching, receivers, unique
+from kb.scan.nodes import iwalk
 from kb.scan.prepare import local_module, sibling_function
 from kb.scan.syntax import (
     NOT_FRAMEWORK, NOT_LITERAL, STORE_LIBRARIES, STRING_ENUMS, Function, Unknown, assigned_pairs, boolean, called, init_values, literal, paired,
@@ -249,7 +250,7 @@ class Context:
         names = names if any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list) else names[1:]
         out: list[tuple[ast.expr, Function]] = []
         for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            for c in (c for c in ast.walk(method) if isinstance(c, ast.Call) and self_attribute(c.func, fn.name)):
+            for c in (c for c in iwalk(method) if isinstance(c, ast.Call) and self_attribute(c.func, fn.name)):
                 given = dict(zip(names, c.args)) if not any(isinstance(a, ast.Starred) for a in c.args) else {}
                 given.update({k.arg: k.value for k in c.keywords if k.arg})
                 if param not in given:
@@ -340,7 +341,7 @@ class Context:
         if found is None:
             found = {}
             for n in (statements_in(ctx) if isinstance(ctx, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                      else ast.walk(ctx)):
+                      else iwalk(ctx)):
                 if type(n) is ast.Assign and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
                     found.setdefault(n.targets[0].id, []).append(n.value)
                 elif type(n) is ast.Assign and len(n.targets) == 1:
@@ -452,7 +453,7 @@ class Context:
             if not names or any(n not in self.defs for n in names):
                 return None
             for n in names:
-                returns = [r.value for r in ast.walk(self.defs[n]) if isinstance(r, ast.Return)]
+                returns = [r.value for r in iwalk(self.defs[n]) if isinstance(r, ast.Return)]
                 if not returns or any(r is None or self.made_on_host(r, self.defs[n], depth - 1, seen) != "host"
                                       for r in returns):
                     return None
@@ -469,7 +470,7 @@ class Context:
         if isinstance(func, ast.Name) and func.id in defs:
             return defs[func.id]
         if isinstance(func, ast.Name) and self.tree is not None:  # f = functools.partial(g, ...): g
-            made = [n.value for n in ast.walk(self.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
+            made = [n.value for n in iwalk(self.tree) if isinstance(n, ast.Assign) and len(n.targets) == 1
                     and isinstance(n.targets[0], ast.Name) and n.targets[0].id == func.id]
             if len(made) == 1 and isinstance(made[0], ast.Call) and self.dotted(made[0].func) in _PARTIALS and made[0].args:
                 return self.body_of(made[0].args[0], defs)
@@ -515,8 +516,8 @@ class Context:
             return not _draws_nothing(self.dotted(func) if isinstance(func, (ast.Name, ast.Attribute)) else None)
         if isinstance(body, tuple):  # a definition in another module of the code base, with that module's functions
             body, defs = body
-        inner = {n.name for n in ast.walk(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not body}
-        for sub in ast.walk(body):
+        inner = {n.name for n in iwalk(body) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not body}
+        for sub in iwalk(body):
             if isinstance(sub, ast.Attribute) and ("random" in sub.attr or sub.attr in _RANDOM_WORDS):
                 return True
             if isinstance(sub, ast.Name) and ("random" in sub.id or sub.id in _RANDOM_WORDS):

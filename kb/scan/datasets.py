@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import flags, follow, handed, transforms
+from kb.scan import flags, follow, handed, nodes, transforms
 from kb.scan.context import Context
 from kb.scan.datasetdefs import class_of, definition, imports_of, methods_of
 from kb.scan.plainargs import passed_in, plain_argument
@@ -259,15 +259,15 @@ def _given_transforms(ctx: Context, methods: dict[str, ast.AST], made: ast.Call,
     given: dict[str, ast.AST] = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
     defaults = dict(zip(positional[len(positional) - len(init.args.defaults):], init.args.defaults))
     defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
-    rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    rebound = {n.id for n in nodes.iwalk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     kept: dict[str, str] = {}
     others: set[str] = set()
     for method in methods.values():
-        for sub in ast.walk(method):
+        for sub in nodes.iwalk(method):
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] \
                 if isinstance(sub, (ast.AugAssign, ast.AnnAssign)) else []
             for target in targets:
-                for node in ast.walk(target):
+                for node in nodes.iwalk(target):
                     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
                         continue
                     if method is init and isinstance(sub, ast.Assign) and target is node and len(sub.targets) == 1 \
@@ -392,7 +392,7 @@ def _changed(ctx: Context, name: str) -> bool:
     """The name's dict is changed after it is made (`kwargs.update(...)`, `kwargs["shuffle"] = True`, `|=`)
     somewhere in the enclosing function or module: its literal does not say what it holds."""
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
-    for sub in ast.walk(scope) if scope is not None else ():
+    for sub in nodes.iwalk(scope) if scope is not None else ():
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and isinstance(sub.func.value, ast.Name) \
                 and sub.func.value.id == name:
             return True
@@ -470,9 +470,9 @@ def _reads_random(ctx: Context, cls: ast.ClassDef, defs: dict, foreign: bool, en
 
 def _locals(fn: ast.AST) -> frozenset[str]:
     """The names a function binds itself (its parameters and assignment targets): variables, not draws."""
-    params = {a.arg for a in ast.walk(fn.args) if isinstance(a, ast.arg)} if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+    params = {a.arg for a in nodes.iwalk(fn.args) if isinstance(a, ast.arg)} if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
         else set()
-    return frozenset(params | {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+    return frozenset(params | {n.id for n in nodes.iwalk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
 
 
 def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[str, ast.AST], defs: dict, foreign: bool,
@@ -492,11 +492,11 @@ def _quiet_callable(ctx: Context, callee: ast.AST, fn: ast.AST, methods: dict[st
     elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id == "self":
         values = []
         for method in methods.values():
-            for s in ast.walk(method):
+            for s in nodes.iwalk(method):
                 targets = s.targets if isinstance(s, ast.Assign) else [s.target] if isinstance(s, (ast.AugAssign, ast.AnnAssign)) else []
                 for t in targets:
                     if any(isinstance(n, ast.Attribute) and n.attr == callee.attr and isinstance(n.value, ast.Name)
-                           and n.value.id == "self" for n in ast.walk(t)):
+                           and n.value.id == "self" for n in nodes.iwalk(t)):
                         if not (isinstance(s, ast.Assign) and t is s.targets[0] and len(s.targets) == 1 and t is not None
                                 and isinstance(t, ast.Attribute)):
                             return False

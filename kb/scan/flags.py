@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from kb.scan.nodes import iwalk
+
 _UNKNOWN = object()
 _DEPTH = 3
 
@@ -125,11 +127,11 @@ def _base_init(cls: ast.ClassDef, defs: dict) -> tuple[ast.ClassDef, ast.Functio
 def _self_targets(node: ast.AST) -> list[ast.Attribute]:
     """The `self.x` a statement (or function) assigns, anywhere in it."""
     out = []
-    for sub in ast.walk(node):
+    for sub in iwalk(node):
         targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] \
             if isinstance(sub, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
         for target in targets:
-            for part in ast.walk(target):
+            for part in iwalk(target):
                 if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name) and part.value.id == "self":
                     out.append(part)
     return out

@@ -16,6 +16,7 @@ import ast
 from dataclasses import dataclass
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import inner_statements
 
 
@@ -27,7 +28,7 @@ def latest(scope: ast.AST | None, node: ast.AST, name: str) -> tuple[ast.expr, i
     if scope is None or line is None:
         return None
     best: tuple[int, list[ast.stmt], int] | None = None
-    for sub in ast.walk(scope):
+    for sub in iwalk(scope):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(sub, field, None)
             if not (isinstance(block, list) and block and isinstance(block[0], ast.stmt)):
@@ -40,10 +41,10 @@ def latest(scope: ast.AST | None, node: ast.AST, name: str) -> tuple[ast.expr, i
         return None
     _, block, i = best
     for stmt in reversed(block[:i]):
-        if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(stmt)):
+        if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in iwalk(stmt)):
             continue
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and not any(
-                isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in ast.walk(stmt.value)):
+                isinstance(n, (ast.FunctionDef, ast.Lambda)) for n in iwalk(stmt.value)):
             target = stmt.targets[0]
             if isinstance(target, ast.Name) and target.id == name:
                 return stmt.value, None
@@ -63,7 +64,7 @@ def reaching(scope: ast.AST, node: ast.AST, name: str) -> ast.expr | None:
     out of anything else (`try`, a nested function) it stops. None: not shown so."""
     line = getattr(node, "lineno", None)
     if line is None or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
-            isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
+            isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in iwalk(scope)):
         return None
     chain: list[tuple[ast.AST, list[ast.stmt], int]] = []  # (owner, block, index of the statement holding node)
     owner: ast.AST = scope
@@ -100,7 +101,7 @@ def _header(stmt: ast.AST) -> list[ast.AST]:
 
 def _binds_in(node: ast.AST, name: str) -> bool:
     """Anything in `node` may bind `name`: a store, a def or class, an import, an `except ... as`."""
-    for sub in ast.walk(node):
+    for sub in iwalk(node):
         if isinstance(sub, ast.Name) and sub.id == name and not isinstance(sub.ctx, ast.Load):
             return True
         if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)) \
@@ -196,7 +197,7 @@ def values_of(ctx: Context, where: Where, name: str) -> list[tuple[ast.AST, Wher
 
 def binds(target: ast.AST, name: str) -> bool:
     """The assignment target (a name, a tuple of them, ...) mentions the name."""
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+    return any(isinstance(n, ast.Name) and n.id == name for n in iwalk(target))
 
 
 def _arguments(ctx: Context, where: Where, fn: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -210,7 +211,7 @@ def _arguments(ctx: Context, where: Where, fn: ast.FunctionDef | ast.AsyncFuncti
     defaults = dict(zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults))
     defaults.update({a.arg: d for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults) if d is not None})
     found: list[tuple[ast.AST, Where, int | None]] = []
-    scopes = [ctx.tree, *(n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    scopes = [ctx.tree, *(n for n in iwalk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
     for scope in scopes:
         for stmt in own_statements(scope):
             for sub in _expressions(stmt):
@@ -240,7 +241,7 @@ def _expressions(stmt: ast.stmt) -> list[ast.AST]:
             continue
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, ast.AST):
-                out.extend(ast.walk(item))
+                out.extend(iwalk(item))
     return out
 
 

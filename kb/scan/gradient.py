@@ -14,6 +14,7 @@ from typing import Any
 import kb
 from kb.scan import follow, reaching
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.survey import FIELDS
 from kb.scan.syntax import NOT_FRAMEWORK, literal, self_attribute, statements_in
 
@@ -162,7 +163,7 @@ def _call_grad_free(ctx: Context, node: ast.Call, fn: ast.AST, depth: int, seen:
         target = ctx.defs.get(func.id)
         if target is None or func.id in ctx.aliases or not _top_level(ctx, target):
             return False  # a class of the file (a module), or a function not read here
-        returns = [r.value for r in ast.walk(target) if isinstance(r, ast.Return)]
+        returns = [r.value for r in iwalk(target) if isinstance(r, ast.Return)]
         return bool(returns) and all(r is not None and grad_free(ctx, r, target, depth - 1, seen) for r in returns)
     if isinstance(func, ast.Attribute):
         if func.attr in _GRAD_DROPPING:
@@ -196,7 +197,7 @@ def _attribute_grad_free(ctx: Context, cls: ast.ClassDef, attr: str, depth: int,
     seen = seen | {key}
     found = False
     for method in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-        for sub in ast.walk(method):
+        for sub in iwalk(method):
             if isinstance(sub, ast.Assign):
                 for target in sub.targets:
                     if self_attribute(target) and target.attr == attr:
@@ -262,7 +263,7 @@ def _bindings(ctx: Context, fn: ast.AST) -> dict[str, list[ast.expr | None]]:
             found.setdefault(stmt.name, []).append(None)
     tops = [s for s in fn.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))] \
         if isinstance(fn, ast.Module) else [fn]
-    for sub in (sub for top in tops for sub in ast.walk(top)):
+    for sub in (sub for top in tops for sub in iwalk(top)):
         if isinstance(sub, ast.NamedExpr):
             found.setdefault(sub.target.id, []).append(None)
         elif isinstance(sub, ast.comprehension):
@@ -407,8 +408,8 @@ def _instance_calls(ctx: Context, cls: ast.ClassDef) -> list[ast.Call] | None:
         kept = _kept_as(where, instance)
         if kept is None or len([v for v in _bindings(ctx, where).get(kept, [])]) != 1:
             return None
-        parents = {id(child): parent for parent in ast.walk(where) for child in ast.iter_child_nodes(parent)}
-        for name in (n for n in ast.walk(where) if isinstance(n, ast.Name) and n.id == kept and isinstance(n.ctx, ast.Load)):
+        parents = {id(child): parent for parent in iwalk(where) for child in ast.iter_child_nodes(parent)}
+        for name in (n for n in iwalk(where) if isinstance(n, ast.Name) and n.id == kept and isinstance(n.ctx, ast.Load)):
             parent = parents.get(id(name))
             if isinstance(parent, ast.Call) and parent.func is name:
                 calls.append(parent)
@@ -472,7 +473,7 @@ def used_only_without_grad(ctx: Context, node: ast.Call, op: str, no_grad: Calla
     if scope is None or not op.rsplit(".", 1)[-1][:1].isupper():
         return False  # a function's call, not a module's construction
     name = _kept_as(scope, node)
-    if name is None or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(scope)):
+    if name is None or any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in iwalk(scope)):
         return False  # what else the name is bound to matters not: every read of it is checked below
     reads = 0
     stack: list[tuple[ast.AST, bool]] = [(child, False) for child in ast.iter_child_nodes(scope)]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import dotted_name
 
 RESETS = frozenset({"tf.reset_default_graph", "tf.compat.v1.reset_default_graph"})
@@ -55,8 +56,8 @@ def reset_after(tree: ast.Module | None, aliases: dict[str, str], line: int) -> 
     found = [n.lineno for stmt in body for n in _own_nodes(stmt)
              if isinstance(n, ast.Call) and n.lineno > line and dotted_name(n.func, aliases) in RESETS]
     if body is tree.body:
-        found += [n.lineno for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
-                  for n in ast.walk(fn) if isinstance(n, ast.Call) and dotted_name(n.func, aliases) in RESETS]
+        found += [n.lineno for fn in iwalk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for n in iwalk(fn) if isinstance(n, ast.Call) and dotted_name(n.func, aliases) in RESETS]
     return min(found) if found else None
 
 

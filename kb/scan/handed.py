@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import imported_name
 
 _NUMERIC = ("torch.", "numpy.", "math.", "scipy.", "librosa.", "os.path.")
@@ -79,15 +80,15 @@ def _used_as_data(fn: ast.AST, name: str, defs: dict, imports: dict[str, str],
                   methods: dict[str, ast.AST] | None, depth: int) -> bool:
     """Every read of the parameter `name` in `fn` computes with it; it is never rebound."""
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(fn):
+    for node in iwalk(fn):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
             if isinstance(child, ast.Name) and child.id == name and not isinstance(child.ctx, ast.Load):
                 return False
         if node is not fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
-                and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                and any(isinstance(n, ast.Name) and n.id == name for n in iwalk(node)):
             return False  # read in a nested function: not followed
-    for node in ast.walk(fn):
+    for node in iwalk(fn):
         if not (isinstance(node, ast.Name) and node.id == name):
             continue
         parent = parents.get(id(node))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import statements_in
 
 # what may be done to an instance other than call it, on its way to its holder (`Net().cuda().eval()`)
@@ -67,7 +68,7 @@ def scan_scope(scope: ast.AST, calls: dict[int, tuple[str, str]], made_ids: set[
     made: dict[str, list[ast.Call]] = {}
     bad: set[str] = set()
     reads: dict[str, list[ast.AST]] = {}
-    for parent in ast.walk(scope):
+    for parent in iwalk(scope):
         for child in ast.iter_child_nodes(parent):
             parents[id(child)] = parent
         if not attribute and isinstance(parent, ast.arg):

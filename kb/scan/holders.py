@@ -26,7 +26,7 @@ import ast
 import re
 
 from kb.scan import oldsyntax, scope, sources
-from kb.scan.nodes import statements, walk
+from kb.scan.nodes import iwalk, statements, walk
 
 CALLS = frozenset({"forward", "__call__", "_call_impl", "apply_", "register_forward_hook"})
 RUNS = frozenset({"forward", "__call__", "call"})  # the methods a module runs by: the class's own run path
@@ -81,7 +81,7 @@ def _program(tree: ast.Module) -> bool:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for inner in ast.walk(node):
+        for inner in iwalk(node):
             if isinstance(inner, ast.Attribute) and (inner.attr in ("parse_args", "parse_known_args", "Fire")
                                                       or (inner.attr == "argv" and isinstance(inner.value, ast.Name)
                                                           and inner.value.id == "sys")):
@@ -121,7 +121,7 @@ class _Passed:
             else:
                 return False
             parents = _parents(function)
-            uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == param]
+            uses = [n for n in iwalk(function) if isinstance(n, ast.Name) and n.id == param]
             if not all(isinstance(n.ctx, ast.Load) and _read_only(n, parents, None) for n in uses):
                 return False
         return True

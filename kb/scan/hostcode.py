@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from kb.scan import heldmodules, oldsyntax
+from kb.scan.nodes import iwalk
 from kb.scan.prepare import parsed_before
 from kb.scan.quietfunctions import PIPELINE_STAGES, maps_and_batches
 from kb.scan.survey import FIELDS
@@ -349,7 +350,7 @@ def _mapped_partials(tree: ast.Module, dotted: Callable[[ast.AST], str | None]) 
     reads: dict[str, list[ast.Name]] = {}
     staged: set[int] = set()
     other: set[str] = set()  # names bound otherwise: a parameter, a def, a class, an import
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         if isinstance(node, ast.arg):
             other.add(node.arg)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -382,9 +383,11 @@ def _name(func: ast.Name | ast.Attribute) -> str:
 
 # The Graphs the scan's first pass built for settle (path -> the text and its Graph, as settle would build it): of
 # files with no root that define what calling a module instance runs (forward), which settle reads whenever a held
-# module is called under no_grad (nearly 600 of NeMo's files, each parsed a second time after the first pass).
+# module is called under no_grad, or a name an earlier Graph calls where no gradient is taken (_QUIET_CALLS): the
+# files settle reads (NeMo: 580, of which 290 were parsed a second time after the first pass; now 65).
 _KEPT: dict[str, tuple[str, Graph]] = {}
 _KEEPING = [False]
+_QUIET_CALLS: set[str] = set()  # names the first pass's Graphs call (or hold instances of) with a reason, as settle keys them
 
 
 @contextmanager
@@ -392,18 +395,32 @@ def keeping() -> Iterator[None]:
     """While the scan's own process reads every file (kb/scan/run.py's _serial: a worker's Graphs would stay in
     the worker), `keep` builds settle's Graphs from the trees the analysis parsed; settle and forget drop them."""
     _KEPT.clear()
+    _QUIET_CALLS.clear()
     _KEEPING[0] = True
     try:
         yield
     finally:
         _KEEPING[0] = False
+        _QUIET_CALLS.clear()
+
+
+def heard(graph: Graph, bindings: tuple) -> None:
+    """Note the names a file's Graph (one with a root) calls where no gradient is taken: settle reads every file that
+    defines one, so a later file that does is kept (`keep`); settle parses an earlier one again."""
+    if not _KEEPING[0]:
+        return
+    rename = {b[0]: b[3] for b in bindings if b[3] is not None and b[0] != b[3]}
+    names = [name.removeprefix(_SUPER) for name, why, _ in graph.calls if why is not None]
+    names += [name for name, why, _, _ in graph.instances if why is not None]
+    _QUIET_CALLS.update(rename.get(name, name) for name in names)
 
 
 def keep(path: str, tree: ast.Module, text: str, spans: tuple) -> None:
-    """Build now the Graph settle would build of this file, whose tree is at hand: a file with no root that
-    defines a method `forward` or `__call__` (settle reads it if a held module is called where no gradient is
-    taken). settle uses it only for the same text; any other file it parses as before."""
-    if not _KEEPING[0] or path.endswith(".ipynb") or not any(span[0] == "method" and span[1] in _RUNS for span in spans) \
+    """Build now the Graph settle would build of this file, whose tree is at hand: a file with no root that defines
+    a method `forward` or `__call__` (settle reads it if a held module is called where no gradient is taken), or a
+    name an earlier Graph calls there (heard). settle uses it only for the same text; any other file it parses."""
+    if not _KEEPING[0] or path.endswith(".ipynb") or not any(span[0] == "method" and span[1] in _RUNS
+                                                             or span[1] in _QUIET_CALLS for span in spans) \
             or any(word in text for word in ROOT_WORDS):
         return
     try:
@@ -468,21 +485,23 @@ def _quiet(graphs: dict[str, Graph], loud: set[str], read: set[str], outside: di
     uses, for its implicit one); `supers`: the calls `super().forward(...)` among `outside`'s, no use of a held
     class's forward (a subclass names its base as a value, which makes the base loud)."""
     why_of: dict[tuple[str, int], str] = {}
-    # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is
-    # filled in): not one with a use that takes a gradient outside any def, which no round can make quiet
-    # A def that places tensors on a GPU itself is no host code, but under torch.no_grad() it records no gradient
-    # either: it may be quiet only where every use is (`pure`: defs every reason of which is) no_grad.
+    # each def that may be quiet, with its uses, in the order of the files and their defs (the order why_of is filled
+    # in): not one with a use that takes a gradient outside any def (`loud_by`: such names, found once, not for each
+    # of a name's defs), which no round can make quiet. A def that places tensors on a GPU itself is no host code,
+    # but under no_grad it records no gradient either: quiet only where every use is (`pure`) no_grad.
+    loud_by = {name for name, found in outside.items() if any(why is None and by < 0 for _, why, by in found)}
     candidates: list[tuple[str, int, list[tuple[str, str | None, int]], bool]] = []
     for path, graph in graphs.items():
         for k, (name, _, _, method, gpu) in enumerate(graph.defs):
             if name in loud or (method and name in read):
                 continue
-            graph_uses = [(path, why, by) for why, by in graph.uses[k]]
-            found = graph_uses + outside.get(name, [])
             if method and name in _RUNS and graph.owners[k] in runs:
-                found = [use for use in graph_uses if use[2] != _RUN] + _without(outside.get(name, []), supers.get(name, [])) \
-                    + runs[graph.owners[k]]
-            if found and not any(why is None and by < 0 for _, why, by in found):
+                found = [(path, why, by) for why, by in graph.uses[k] if by != _RUN] \
+                    + _without(outside.get(name, []), supers.get(name, [])) + runs[graph.owners[k]]
+                if found and not any(why is None and by < 0 for _, why, by in found):
+                    candidates.append((path, k, found, gpu))
+            elif name not in loud_by and not any(why is None and by < 0 for why, by in graph.uses[k]) \
+                    and (found := [(path, why, by) for why, by in graph.uses[k]] + outside.get(name, [])):
                 candidates.append((path, k, found, gpu))
     pure: set[tuple[str, int]] = set()
     changed = True

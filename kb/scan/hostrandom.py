@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import PY_RANDOMS, Context
+from kb.scan.nodes import iwalk
 
 NUMPY_GENERATORS = frozenset({"numpy.random.RandomState", "numpy.random.default_rng", "numpy.random.Generator"})
 
@@ -50,7 +51,7 @@ def _host_generator(ctx: Context, value: ast.expr) -> str | None:
         return "random" if name in PY_RANDOMS else "numpy" if name in NUMPY_GENERATORS else None
     if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self" \
             and ctx.tree is not None:
-        cls = next((c for c in ast.walk(ctx.tree) if isinstance(c, ast.ClassDef)
+        cls = next((c for c in iwalk(ctx.tree) if isinstance(c, ast.ClassDef)
                     and c.lineno <= value.lineno <= (c.end_lineno or c.lineno)), None)
         made = ctx.self_assignments(cls).get(value.attr, []) if cls is not None else []
         kinds = {_host_generator(ctx, v) if isinstance(v, ast.Call) else None for v, _ in made}

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
+from kb.scan.nodes import iwalk
+
 # The cheap text test first (most files that say "training" have no guard): `if FLAG:` then `raise`, or `assert not FLAG`.
 GUARD_TEXT = re.compile(r"if\s+[\w.]*training\s*:\s*(?:#[^\n]*)?\n?\s*raise\b|assert\s+not\s+[\w.]*training\b")
 _FLAGS = frozenset({"training", "is_training"})
@@ -35,7 +37,7 @@ def _guard(stmt: ast.stmt) -> bool:
 def inference_only(tree: ast.AST) -> list[tuple[int, int]]:
     """(first, last line) of each run of statements that follows a training guard in its block."""
     out: list[tuple[int, int]] = []
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):

@@ -18,6 +18,7 @@ import ast
 import weakref
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 
 # Last names of JAX / NumPy calls that build, copy, move, cast or compute element by element (or reduce exactly:
 # any / all / argmax over booleans and integers are order-free), and of Python builtins.
@@ -68,7 +69,7 @@ def _method(ctx: Context, owner: str, name: str) -> ast.AST | None:
     if owner == "self":
         found = ctx.class_nodes[-1:]
     else:
-        found = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.ClassDef) and n.name == owner] if ctx.tree else []
+        found = [n for n in iwalk(ctx.tree) if isinstance(n, ast.ClassDef) and n.name == owner] if ctx.tree else []
     if len(found) != 1:
         return None
     methods = [n for n in found[0].body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
@@ -81,7 +82,7 @@ def holds_no_gemm(ctx: Context, fn: ast.AST, depth: int = _DEPTH, seen: frozense
     if depth <= 0:
         return False
     body = [fn.body] if isinstance(fn, ast.Lambda) else getattr(fn, "body", [])  # not the decorators
-    for sub in (n for stmt in body for n in ast.walk(stmt)):
+    for sub in (n for stmt in body for n in iwalk(stmt)):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.MatMult):
             return False
         if isinstance(sub, ast.Call) and not _plain(ctx, sub, depth, seen):
@@ -137,7 +138,7 @@ def _defined(ctx: Context, name: str) -> ast.AST | None:
     """The one function of this file with that name (None: none, or several)."""
     if ctx.tree is None:
         return None
-    found = [n for n in ast.walk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    found = [n for n in iwalk(ctx.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
     return found[0] if len(found) == 1 else None
 
 
@@ -178,7 +179,7 @@ def _parents(scope: ast.AST | None, node: ast.AST) -> dict[int, ast.AST]:
     out: dict[int, ast.AST] = {}
     for stmt in getattr(scope, "body", []):
         if stmt.lineno <= getattr(node, "lineno", 0) <= (stmt.end_lineno or stmt.lineno):
-            for parent in ast.walk(stmt):
+            for parent in iwalk(stmt):
                 for child in ast.iter_child_nodes(parent):
                     out[id(child)] = parent
     return out
@@ -206,7 +207,7 @@ def _kernels(tree: ast.Module) -> frozenset[str]:
 
 def _find_kernels(tree: ast.Module) -> frozenset[str]:
     handed, partials = set(), {}
-    for sub in ast.walk(tree):
+    for sub in iwalk(tree):
         if isinstance(sub, ast.Call) and isinstance(sub.func, (ast.Attribute, ast.Name)) and sub.args \
                 and (sub.func.attr if isinstance(sub.func, ast.Attribute) else sub.func.id) == "pallas_call":
             kernel = _unpartial(sub.args[0])

@@ -384,16 +384,26 @@ def _defaults(op: str, framework: str, method: bool) -> dict[str, object]:
 _MISSING = object()
 
 
+_UNSOURCED: dict[tuple[str, str, str, str], bool] = memo()  # no_known_source's answers: the same for every call of an op
+
+
 def no_known_source(op: str, framework: str, version: str, device: str) -> bool:
     """Whether kb.status answers the op only with "no known source, not verified": no record range, run or
     code read covers it on this release and device (its records, if any, cover other releases). The
-    scan's summary counts such calls: its findings cannot say they are fine."""
-    try:
-        s = kb.status(op, version, framework=framework, device=device)
-    except (LookupError, ValueError):
-        return False
-    return (s.deterministic is None and getattr(s, "basis", None) == "unverified"
-            and all(source.deterministic is None for source in s.sources))
+    scan's summary counts such calls: its findings cannot say they are fine. Memoized: asked once per call
+    found (a large code base's scan asked kb.status thousands of times for a few hundred ops)."""
+    key = (op, framework, version, device)
+    found = _UNSOURCED.get(key)
+    if found is None:
+        try:
+            s = kb.status(op, version, framework=framework, device=device)
+        except (LookupError, ValueError):
+            found = False
+        else:
+            found = (s.deterministic is None and getattr(s, "basis", None) == "unverified"
+                     and all(source.deterministic is None for source in s.sources))
+        _UNSOURCED[key] = found
+    return found
 
 
 

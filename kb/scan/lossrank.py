@@ -15,6 +15,7 @@ import ast
 from kb.scan import rank
 from kb.scan.context import Context
 from kb.scan.instances import Place, constructed
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import Call, self_attribute
 
 # How many arguments a loss module's forward takes (input, target): a call with more is another module's.
@@ -36,7 +37,7 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> rank.Rank:
         uses = _module_uses(ctx, target.id)
     elif self_attribute(target) and cls is not None:
         for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-            uses += [(c, Place(fn, cls, c.lineno)) for c in ast.walk(fn)
+            uses += [(c, Place(fn, cls, c.lineno)) for c in iwalk(fn)
                      if isinstance(c, ast.Call) and self_attribute(c.func, target.attr)]
     most = _ARITY.get(op or "")
     if most is not None:

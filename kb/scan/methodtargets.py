@@ -115,9 +115,9 @@ def _builders(trees: dict[str, ast.Module | None], modules: dict[str, resolve.Mo
                     out.add(node.name)
                 else:
                     rest.append(node)
+    called = {id(node): _called_names(node) for node in rest}  # each walked once, not once per round
     for _ in range(ROUNDS):
-        found = frozenset(out)
-        more = [node for node in rest if getattr(node, "name", "") not in out and _builds(node, found)]
+        more = [node for node in rest if getattr(node, "name", "") not in out and not called[id(node)].isdisjoint(out)]
         if not more:
             break
         out.update(getattr(node, "name", "") for node in more)
@@ -146,6 +146,12 @@ def _building_files(trees: dict[str, ast.Module | None], builders: frozenset[str
     return out
 
 
+def _called_names(fn: ast.AST) -> set[str]:
+    """The names `fn` calls (`Cls(...)`, `module.Cls(...)`): _builds is whether one of them is a builder."""
+    return {func.id if isinstance(func, ast.Name) else func.attr for node in walk(fn) if isinstance(node, ast.Call)
+            and isinstance(func := node.func, (ast.Name, ast.Attribute))}
+
+
 def _builds(fn: ast.AST, builders: frozenset[str]) -> bool:
     """Whether `fn` calls a builder by its name (`Cls(...)`, `module.Cls(...)`)."""
     for node in walk(fn):
@@ -165,11 +171,14 @@ def _base_files(trees: dict[str, ast.Module | None], modules: dict[str, resolve.
     wanted = {b.id for t in trees.values() if t is not None for n in t.body if isinstance(n, ast.ClassDef)
               for b in n.bases if isinstance(b, ast.Name) and b.id not in defined and b.id != "object"}
     out: dict[str, ast.Module | None] = {}
+    # `class <name>` for any of them, as text: one search per file that re skips through to each "class " at C
+    # speed, not a scan of the whole text per name (a large code base's thousands of files, each name's own pass)
+    named = re.compile("class (?:" + "|".join(map(re.escape, sorted(wanted))) + ")") if wanted else None
     for path in modules:
         if path in trees or path.endswith(".ipynb"):
             continue
         text = texts.get(path) or ""
-        if any(f"class {name}" in text for name in wanted):
+        if named is not None and named.search(text):
             tree = memo[path] if memo is not None and path in memo else parse(text)
             if memo is not None:
                 memo[path] = tree

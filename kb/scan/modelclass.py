@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.prepare import local_tree
 from kb.scan.syntax import aliases_of
 
@@ -160,7 +161,7 @@ def definition(ctx: Context, func: ast.AST, within: ast.AST | None = None) -> tu
         return None
     found = None
     if isinstance(func, ast.Name):
-        local = [n for n in ast.walk(within) if isinstance(n, ast.ImportFrom)] if within is not None else []
+        local = [n for n in iwalk(within) if isinstance(n, ast.ImportFrom)] if within is not None else []
         found = (_imported(ctx.filename, ctx.tree, func.id, _DEPTH, _DEFINITIONS, local) if local else None) or \
             _in_module(ctx.filename, ctx.tree, func.id, _DEPTH, _DEFINITIONS)
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import self_attribute
 
 _LISTS = frozenset({"torch.nn.ModuleList"})
@@ -64,7 +65,7 @@ def _appends(cls: ast.ClassDef, attr: str) -> list[tuple[ast.Call, bool]] | None
     found: list[tuple[ast.Call, bool, int]] = []
     methods = set()
     for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-        for node in ast.walk(fn):
+        for node in iwalk(fn):
             if isinstance(node, ast.Attribute) and self_attribute(node.value, attr) and \
                     node.attr in ("extend", "insert", "pop", "remove"):
                 return None

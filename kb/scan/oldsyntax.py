@@ -24,6 +24,8 @@ import io
 import tokenize
 from typing import NamedTuple
 
+from kb.scan.nodes import iwalk
+
 _STATEMENT_ENDS = frozenset({tokenize.NEWLINE, tokenize.ENDMARKER})
 _SKIPPED = frozenset({tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT})
 _NOT_PRINTED = frozenset({"(", "=", ".", ")", ",", ":", "]", "}", "+=", "-=", "*=", "/=", "%=", "|=", "&=", "^=",
@@ -108,7 +110,7 @@ def _old_column(spans: list[tuple[int, int, int, int]], column: int) -> int:
 
 def _map_back(tree: ast.Module, shifts: dict[int, list[tuple[int, int, int, int]]]) -> None:
     """Move the columns of the nodes on rewritten lines to where they are in the original text."""
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         row = getattr(node, "lineno", None)
         column = getattr(node, "col_offset", None)
         if row in shifts and column is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 
 
 # ops whose output keeps every axis of their first tensor argument (elementwise, bias_add)
@@ -56,7 +57,7 @@ class _Flow:
         self.assigns: dict[str, list[ast.Assign]] = {}
         self.stores: dict[str, list[int]] = {}
         self.parent: dict[int, ast.AST] = {}
-        for sub in ast.walk(scope):
+        for sub in iwalk(scope):
             for child in ast.iter_child_nodes(sub):
                 self.parent[id(child)] = sub
             if isinstance(sub, (ast.Name, ast.Attribute)) and isinstance(sub.ctx, (ast.Store, ast.Del)):
@@ -98,7 +99,7 @@ class _Flow:
     def fixed(self, node: ast.AST) -> bool:
         """Every name in the expression is bound at most once in the scope (a loop variable counts once)."""
         return all(len(self.stores.get(_key(ast.Name(n.id, ast.Load())), [])) <= 1
-                   for n in ast.walk(node) if isinstance(n, ast.Name))
+                   for n in iwalk(node) if isinstance(n, ast.Name))
 
 
 def _ints(flow: _Flow, node: ast.AST | None) -> list[ast.AST] | None:

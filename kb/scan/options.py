@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 
 
 def int_option(ctx: Context, node: ast.AST | None) -> bool:
@@ -20,7 +21,7 @@ def int_option(ctx: Context, node: ast.AST | None) -> bool:
         return False
     name = node.attr
     defined: list[bool] = []
-    for sub in ast.walk(ctx.tree):
+    for sub in iwalk(ctx.tree):
         if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
             if any(isinstance(t, ast.Attribute) and t.attr == name for t in targets):

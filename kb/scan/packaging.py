@@ -25,6 +25,7 @@ import tomllib
 from collections.abc import Iterable
 
 from kb.scan import oldsyntax, scope
+from kb.scan.nodes import iwalk
 
 PACKAGING = ("setup.py", "setup.cfg", "pyproject.toml")
 SETUPTOOLS_KEYS = ("packages", "py_modules", "package_dir")
@@ -62,7 +63,7 @@ def _from_setup_py(text: str) -> tuple[dict[str, object], bool] | None:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             names[node.targets[0].id] = node.value
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+    calls = [n for n in iwalk(tree) if isinstance(n, ast.Call)
              and (getattr(n.func, "id", None) == "setup" or getattr(n.func, "attr", None) == "setup")]
     if not calls:
         return None
@@ -296,7 +297,7 @@ def _exports_nothing(text: str) -> bool:
         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
             continue
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None \
-                and all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load)) for n in ast.walk(stmt.value)):
+                and all(isinstance(n, (ast.Constant, ast.Tuple, ast.List, ast.Load)) for n in iwalk(stmt.value)):
             continue
         return False
     return True

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from kb.scan import follow
 from kb.scan.context import Context
 from kb.scan.datasetdefs import definition, imports_of, method_called
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import imported_name
 
 _PLAIN_MAKERS = frozenset({"pathlib.Path", "os.path.join", "os.path.expanduser", "os.path.abspath"})
@@ -81,7 +82,7 @@ def passed_in(methods: dict[str, ast.AST], made: ast.Call | None = None,
         given = {**dict(zip(positional, made.args)), **{k.arg: k.value for k in made.keywords if k.arg}}
         params = {p for p in params if p in given and not plain_data(given[p]) and not (plain and plain(given[p]))}
     found = set()
-    for sub in ast.walk(init):
+    for sub in iwalk(init):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Name) and sub.value.id in params:
             for target in sub.targets:
                 if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":

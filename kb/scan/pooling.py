@@ -16,6 +16,7 @@ import ast
 
 from kb.scan import onewindow
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.resolvers import resolver
 from kb.scan.syntax import Unknown, plain_literal
 
@@ -126,9 +127,9 @@ def _passed_reduction(ctx: Context, given: ast.AST) -> list[ast.expr]:
     args = fn.args
     if given.id not in {a.arg for a in (*args.posonlyargs, *args.args)}:
         return []
-    if any(isinstance(n, ast.Name) and n.id == given.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(fn)):
+    if any(isinstance(n, ast.Name) and n.id == given.id and not isinstance(n.ctx, ast.Load) for n in iwalk(fn)):
         return []  # rebound in the function
-    named = sum(isinstance(n, ast.Name) and n.id == fn.name for n in ast.walk(tree))
+    named = sum(isinstance(n, ast.Name) and n.id == fn.name for n in iwalk(tree))
     if named != sum(isinstance(c.func, ast.Name) and c.func.id == fn.name for c in ctx.all_calls):
         return []  # handed on (`map(pool, ...)`, `partial(pool, ...)`): called where this file does not show
     return ctx.passed(fn, given.id)

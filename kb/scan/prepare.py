@@ -16,6 +16,7 @@ import re
 import stat
 
 from kb.scan import filedeps, graphreset, oldsyntax
+from kb.scan.nodes import iwalk
 from kb.scan.sources import MAX_BYTES
 from kb.scan.survey import Survey
 from kb.scan.syntax import NOT_LITERAL, Function, called, dotted_name, imported_name, plain_literal, public_name
@@ -147,12 +148,22 @@ def _under_own_root(filename: str, dotted: str) -> str | None:
     return path if _OWN_FILES[path] else None
 
 
+_TOPS: dict[str, str | None] = {}  # folder -> the topmost package folder above it (None: not a package's)
+_IS_MODULE: dict[str, bool] = {}  # a module's path less .py -> whether a module or a package is there
+
+
 def _own_root(filename: str, head: str) -> str | None:
-    folder, top = os.path.dirname(os.path.abspath(filename)), None
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
-        top, folder = folder, os.path.dirname(folder)
-        if top == folder:
-            break
+    """The lookups of the folders and module files are one scan's (a large code base's files import the same
+    modules from the same folders: tens of thousands of `stat`s, asked again for every importer)."""
+    start = os.path.dirname(os.path.abspath(filename))
+    if start not in _TOPS:
+        folder, top = start, None
+        while os.path.isfile(os.path.join(folder, "__init__.py")):
+            top, folder = folder, os.path.dirname(folder)
+            if top == folder:
+                break
+        _TOPS[start] = top
+    top = _TOPS[start]
     if top is None:
         return None
     try:
@@ -167,9 +178,14 @@ def _own_root(filename: str, head: str) -> str | None:
     for names in re.findall(rf"^[ \t]*from[ \t]+{re.escape(head)}[ \t]+import[ \t]+([\w, \t]+)$", text, re.MULTILINE):
         named += [name.split()[0] for name in names.split(",") if name.strip()]  # from albert import modeling
     below = [os.path.join(top, *name.split(".")) for name in named]
-    if not below or not all(os.path.isfile(b + ".py") or os.path.isfile(os.path.join(b, "__init__.py")) for b in below):
-        return None
-    return top
+    return top if below and all(map(_is_module, below)) else None
+
+
+def _is_module(base: str) -> bool:
+    """A module `base`.py or a package `base`/ is there (asked once per scan)."""
+    if base not in _IS_MODULE:
+        _IS_MODULE[base] = os.path.isfile(base + ".py") or os.path.isfile(os.path.join(base, "__init__.py"))
+    return _IS_MODULE[base]
 
 
 _LOCAL_TREES: dict[str, ast.Module | None] = {}
@@ -247,6 +263,8 @@ def forget_local_files() -> None:
     _MODULE_PATHS.clear()
     _OWN_ROOT.clear()
     _OWN_FILES.clear()
+    _TOPS.clear()
+    _IS_MODULE.clear()
     _LOCAL_MODULES.clear()
     _LOCAL_IMPORTS.clear()
     _LOCAL_TREES.clear()
@@ -464,14 +482,14 @@ def _of_buffers(value: ast.expr, buffers: frozenset[str], method: ast.AST | None
             return False
         parts += [*value.args, *(k.value for k in value.keywords)]
     elif isinstance(value, ast.Name) and isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        stores = [n for n in ast.walk(method) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store)]
-        assigns = [a for a in ast.walk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
+        stores = [n for n in iwalk(method) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store)]
+        assigns = [a for a in iwalk(method) if isinstance(a, ast.Assign) and len(a.targets) == 1
                    and isinstance(a.targets[0], ast.Name) and a.targets[0].id == value.id]
         if not assigns or len(assigns) != len(stores):
             return False  # a parameter, a loop or `with` target, a tuple or augmented assignment: not read here
-        loops = [n for n in ast.walk(method) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+        loops = [n for n in iwalk(method) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
         # `x = extract(x, t, ...)` outside a loop: the read is of x's earlier binding, not of this one
-        parts = [a.value for a in assigns if not (any(n is value for n in ast.walk(a.value))
+        parts = [a.value for a in assigns if not (any(n is value for n in iwalk(a.value))
                                                   and not any(_within(a.value, loop) for loop in loops))]
         if not parts:
             return False

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import self_attribute
 
 _INT_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)  # `/` makes a float; `**` may (a negative power)
@@ -84,7 +85,7 @@ def _ints_iterated(ctx: Context, node: ast.AST, fn: ast.AST | None, depth: int) 
 def _annotated_int_list(cls: ast.ClassDef, attr: str) -> bool:
     """The class annotates `self.<attr>: list[int]` (or `List[int]`) and never assigns it unannotated."""
     annotated = False
-    for sub in ast.walk(cls):
+    for sub in iwalk(cls):
         if isinstance(sub, ast.AnnAssign) and self_attribute(sub.target) and sub.target.attr == attr:
             ann = sub.annotation
             if not (isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name)
@@ -109,7 +110,7 @@ def only_bindings(ctx: Context, fn: ast.AST | None, name: str) -> list[ast.expr]
                                          *(a for a in (args.vararg, args.kwarg) if a))):
             return []
     values = ctx.assigned_in(fn).get(name, [])
-    stores = sum(1 for sub in ast.walk(fn) if isinstance(sub, ast.Name) and sub.id == name
+    stores = sum(1 for sub in iwalk(fn) if isinstance(sub, ast.Name) and sub.id == name
                  and isinstance(sub.ctx, ast.Store))
     return list(values) if values and stores == len(values) else []
 
@@ -153,4 +154,4 @@ def _bound_in(fn: ast.AST | None, name: str) -> bool:
         if any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs,
                                          *(a for a in (args.vararg, args.kwarg) if a))):
             return True
-    return any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store) for sub in ast.walk(fn))
+    return any(isinstance(sub, ast.Name) and sub.id == name and isinstance(sub.ctx, ast.Store) for sub in iwalk(fn))

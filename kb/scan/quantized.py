@@ -17,6 +17,7 @@ import ast
 
 from kb.scan import pyints, values
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import self_attribute
 
 _QUANTIZED_DTYPES = frozenset(f"torch.{n}" for n in ("quint8", "qint8", "qint32", "quint4x2", "quint2x4"))
@@ -90,7 +91,7 @@ def _parameter(ctx: Context, node: ast.Attribute) -> bool:
         return True
     if not ctx.class_nodes:
         return False
-    for sub in ast.walk(ctx.class_nodes[-1]):
+    for sub in iwalk(ctx.class_nodes[-1]):
         targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target] \
             if isinstance(sub, (ast.AnnAssign, ast.AugAssign)) else []
         if any(self_attribute(t, node.attr) for t in targets) and not (

@@ -32,6 +32,7 @@ from typing import NamedTuple
 from kb.scan import builders, instances, modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.instances import Place
+from kb.scan.nodes import iwalk
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import (ONE_OF, Element, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute,
                             statements_in)
@@ -537,8 +538,8 @@ def _listed(value: ast.AST | None, fn: ast.AST | None, ctx: Context) -> int | No
             value.id in instances.parameters(fn):
         return None
     bound = ctx.assigned_in(fn).get(value.id, [])
-    stores = sum(1 for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store))
-    declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and value.id in n.names for n in ast.walk(fn))
+    stores = sum(1 for n in iwalk(fn) if isinstance(n, ast.Name) and n.id == value.id and isinstance(n.ctx, ast.Store))
+    declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and value.id in n.names for n in iwalk(fn))
     if not bound or len(bound) != stores or declared:
         return None
     lengths = {_listed(v, None, ctx) for v in bound}
@@ -568,6 +569,6 @@ def _unpacked(value: ast.AST | None, fn: ast.AST | None, call: ast.Call) -> int 
              and isinstance(s.targets[0], (ast.Tuple, ast.List))
              and not any(isinstance(e, ast.Starred) for e in s.targets[0].elts) and _shape_of(s.value, value.id)]
     if not found or any(isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
-                        for n in ast.walk(fn)):
+                        for n in iwalk(fn)):
         return None
     return found[0]

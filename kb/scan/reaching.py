@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.nodes import iwalk
+
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -19,7 +21,7 @@ def _stored(stmt: ast.stmt) -> set[str]:
     """The names a statement binds anywhere in it (assignments, loop and `with` targets, walrus, imports,
     nested definitions, `del`), and the names it declares `global` or `nonlocal` ('*' marks those)."""
     out: set[str] = set()
-    for sub in ast.walk(stmt):
+    for sub in iwalk(stmt):
         if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
             out.add(sub.id)
         elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -48,7 +50,7 @@ class Body:
     def under(self, node: ast.AST) -> int | None:
         """The index of the statement of the body that holds `node` (None: none does)."""
         if self._under is None:
-            self._under = {id(n): k for k, (stmt, _) in enumerate(self.table) for n in ast.walk(stmt)}
+            self._under = {id(n): k for k, (stmt, _) in enumerate(self.table) for n in iwalk(stmt)}
         return self._under.get(id(node))
 
     def binds(self, value: ast.expr) -> set[str]:
@@ -79,7 +81,7 @@ def reaching_value(memo: dict[int, Body], fn: ast.AST, use: ast.Name) -> ast.exp
     stmt, stored = table[at]
     if name in stored:
         # only `name = f(name)` itself: its value is read before the name is bound again
-        if not (isinstance(stmt, ast.Assign) and any(n is use for n in ast.walk(stmt.value))
+        if not (isinstance(stmt, ast.Assign) and any(n is use for n in iwalk(stmt.value))
                 and body.binds(stmt.value).isdisjoint({name})):
             return None
     for before, names in reversed(table[:at]):
@@ -138,12 +140,12 @@ def _writes_and_links(fn: Function) -> tuple[set[str | None], list[tuple[set[str
     (names bound, names read): what may alias what."""
     written: set[str | None] = set()
     links: list[tuple[set[str], set[str]]] = []
-    for sub in ast.walk(fn):
+    for sub in iwalk(fn):
         if isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
             bound: set[str] = set()
             for target in targets:
-                for part in ast.walk(target):
+                for part in iwalk(target):
                     if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Store):
                         bound.add(part.id)
                 if isinstance(sub, ast.AugAssign) or not isinstance(target, (ast.Name, ast.Tuple, ast.List)):
@@ -153,7 +155,7 @@ def _writes_and_links(fn: Function) -> tuple[set[str | None], list[tuple[set[str
         elif isinstance(sub, ast.NamedExpr):
             links.append(({sub.target.id}, _shared(sub.value)))
         elif isinstance(sub, (ast.For, ast.AsyncFor, ast.comprehension)):
-            links.append(({n.id for n in ast.walk(sub.target) if isinstance(n, ast.Name)},
+            links.append(({n.id for n in iwalk(sub.target) if isinstance(n, ast.Name)},
                           _shared(sub.iter)))
         elif isinstance(sub, ast.Call):
             written.update(_root(k.value) for k in sub.keywords if k.arg == "out")

@@ -16,6 +16,7 @@ import ast
 import sys
 from typing import Protocol
 
+from kb.scan.nodes import iwalk
 from kb.scan.prepare import local_imports, local_module
 from kb.scan.syntax import NOT_FRAMEWORK, self_attribute
 
@@ -120,7 +121,7 @@ def _writes(ctx: Context, cls: ast.ClassDef) -> tuple[dict[str, int], bool]:
     if found is None:
         stores: dict[str, int] = {}
         sets = False
-        for n in ast.walk(cls):
+        for n in iwalk(cls):
             if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
                 stores[n.attr] = stores.get(n.attr, 0) + 1
             elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import gradcontexts, graphreset, hostcode, injected, oldsyntax, quietfunctions
+from kb.scan import gradcontexts, graphreset, hostcode, injected, keptrees, oldsyntax, quietfunctions
 from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
@@ -180,6 +180,10 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
             host = hostcode.build(tree, visitor.lines, no_grad, visitor.dotted)
         except RecursionError:
             host = None
+        if host is not None:
+            hostcode.heard(host, found.layout.bindings)  # the later files that define what it calls quietly: kept
+    if calls:
+        keptrees.keep(filename, text, tree)  # a script file's, which kb/scan/callers.py reads again
     return Module(tuple(calls), tuple(visitor.settings), found.layout, _classes(found.classes, resolved, own), quiet,
                   tuple(visitor.defaults), host, dead)
 

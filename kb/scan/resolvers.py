@@ -366,7 +366,7 @@ sequence is fixed."""
     if any(isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
            and n.test.left.id == given.id and len(n.test.ops) == 1 and isinstance(n.test.ops[0], ast.IsNot)
            and isinstance(n.test.comparators[0], ast.Constant) and n.test.comparators[0].value is None
-           for n in ast.walk(fn)):
+           for n in nodes.iwalk(fn)):
         return "the op's seed is an int the function is given"
     return None
 
@@ -435,7 +435,7 @@ def not_quantized(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -
 def _buffer_name(fn: ast.AST, node: ast.Call) -> tuple[str, int] | None:
     """The name the empty buffer is kept in (`out = x.new_empty(...)`, `bufs = [torch.empty_like(x) for ...]`,
     `bufs.append(torch.empty(...))`) and the line it is kept at."""
-    for sub in ast.walk(fn):
+    for sub in nodes.iwalk(fn):
         if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.targets[0], ast.Name) \
                 and (sub.value is node or (isinstance(sub.value, ast.ListComp) and sub.value.elt is node)):
             return sub.targets[0].id, sub.lineno
@@ -659,10 +659,10 @@ def module_never_called(ctx: Context, target: ast.AST, value: ast.Call, op: str)
         return None
     cls, attr = found[0], found[2]
     reads = any(isinstance(sub, ast.Attribute) and self_attribute(sub.value, attr) and isinstance(sub.ctx, ast.Load)
-                for sub in ast.walk(cls))
+                for sub in nodes.iwalk(cls))
     if not reads:
         return None  # only a whole module (its own forward) that visibly reads self.X.<attr> instead of calling it
-    for sub in ast.walk(cls):
+    for sub in nodes.iwalk(cls):
         if isinstance(sub, ast.Call) and self_attribute(sub.func, attr):
             return None  # self.X(...) runs it
         if hands_on(sub, attr, value):
@@ -679,8 +679,8 @@ def unique_position_lookup(ctx: Context, target: ast.AST, value: ast.Call, op: s
     if found is None or not found[1]:
         return None
     cls, attr, calls = found[0], found[2], 0
-    for fn in (n for n in ast.walk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-        for sub in ast.walk(fn):
+    for fn in (n for n in nodes.iwalk(cls) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        for sub in nodes.iwalk(fn):
             if members.handed_on(sub, attr, value):
                 return None
             if isinstance(sub, ast.Call) and members.path(sub.func) == attr:
@@ -883,7 +883,7 @@ def _unique_jax(ctx: Context, item: ast.expr, scope: ast.AST, depth: int) -> boo
     if name == "jax.random.permutation" and len(item.args) == 2:
         permuted = item.args[1]
         return (isinstance(permuted, ast.Constant) and type(permuted.value) is int) \
-            or any(isinstance(n, ast.Attribute) and n.attr in ("shape", "size") for n in ast.walk(permuted)) \
+            or any(isinstance(n, ast.Attribute) and n.attr in ("shape", "size") for n in nodes.iwalk(permuted)) \
             or (isinstance(permuted, ast.Call) and ctx.dotted(permuted.func) in ("jax.numpy.size", "len")) \
             or _unique_jax(ctx, permuted, scope, depth - 1)
     return False

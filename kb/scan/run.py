@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, holders, hostcode, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, reexports, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, holders, hostcode, keptrees, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, reexports, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -81,6 +81,7 @@ def _init(shared: tuple, worker: bool = True, cache: filecache.FileCache | None 
     global _SHARED, _CACHE
     _SHARED, _CACHE = shared, cache
     if worker:  # a worker process only parses and walks: no reference cycles to collect (see _serial)
+        keptrees.forget()  # its trees would stay in the worker
         gc.disable()
         quiet_parsing()
 
@@ -357,6 +358,7 @@ def scan(paths: list[str], *, given: dict[str, pins.Pin] | None = None, lockfile
         _READ.clear()  # the texts are the scan's, not the caller's memory
         prepare.forget_local_files()  # and so are the trees of the files it read as imported modules
         hostcode.forget()  # and the Graphs the first pass built for settle
+        keptrees.forget()  # and the trees it kept for the callers pass
         if was:
             gc.enable()
 
@@ -370,6 +372,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     wanted, methods, framework_of = targets(idx)
     lock = pins.from_lockfile(lockfile) if lockfile else None
     code_rules = rules.code_rules(idx)
+    # the script files (their paths tell): the callers pass reads the trees of those with calls again
+    keptrees.expect(unreached.script_files([os.path.normpath(p) for p in paths if os.path.isdir(p)],
+                                           dict.fromkeys(f.path for f in files)))
     results = analyse_all(files, wanted, methods, jobs or min(2, os.cpu_count() or 1), code_rules, store)
     _init((wanted, methods, code_rules), worker=False, cache=store)
     results, graph = _subclasses_across_files(results, files)
@@ -418,11 +423,12 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
     off_gpu = placement.off_gpu(runs, reach, texts, used)  # TensorFlow on a TPU or the CPU; JAX sent off the GPU
-    parsed: dict[str, ast.Module | None] = {}  # the callers pass's trees: parsed once for both of its answers
+    parsed = keptrees.take(texts.get)  # the callers pass's trees: parsed once for both of its answers (or kept)
+    targets_of: dict = {}  # and what it reads of each of them first
     reading = unreached.caller_files(roots, modules, scripts)  # and a package's that exports nothing
-    by_callers = callers.passed(modules, texts, reading, graph, None, parsed) if reading else callers.NONE  # what every caller passes
+    by_callers = callers.passed(modules, texts, reading, graph, None, parsed, targets_of) if reading else callers.NONE  # what every caller passes
     dead = unreached.unreached(roots, modules, runs, reach, texts, graph, by_callers.dead)
-    if dead and reading and (again := callers.passed(modules, texts, reading, graph, dead, parsed)) != by_callers:
+    if dead and reading and (again := callers.passed(modules, texts, reading, graph, dead, parsed, targets_of)) != by_callers:
         by_callers, dead = again, unreached.unreached(roots, modules, runs, reach, texts, graph, again.dead)  # calls in dead code pass nothing
     torch_pin = chosen.get("pytorch")
     gated = versiongate.never(modules, texts, scripts, graph, torch_pin.version if torch_pin else None, parsed)

@@ -19,6 +19,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from kb.scan import oldsyntax, scope
+from kb.scan.nodes import iwalk
 from kb.scan.resolve import Setting
 from kb.scan.survey import called
 from kb.scan.switches import codes_of
@@ -62,7 +63,7 @@ def _own_calls(stmt: ast.stmt) -> Iterator[str]:
     parts: list[ast.AST] = [v for f, v in ast.iter_fields(stmt) if f not in ("body", "orelse", "finalbody", "handlers")
                             for v in (v if isinstance(v, list) else [v]) if isinstance(v, ast.AST)]
     for part in parts:
-        for node in ast.walk(part):
+        for node in iwalk(part):
             if isinstance(node, ast.Call) and (name := called(node.func)) is not None:
                 yield name
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 
 _DRAWS = ("random.", "numpy.random.", "secrets.")
 _CLOCKS = frozenset({"time.time", "time.time_ns", "time.perf_counter", "os.urandom", "os.getpid", "uuid.uuid4"})
@@ -30,7 +31,7 @@ def drawn(ctx: Context, node: ast.AST | None) -> bool:
     if isinstance(node, ast.Name):  # a plain name: the enclosing function's, or the module's own statements
         where = [ctx.fn_nodes[-1]] if ctx.fn_nodes else []
         where += [s for s in ctx.tree.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    for sub in (n for w in where for n in ast.walk(w)):
+    for sub in (n for w in where for n in iwalk(w)):
         if not isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or sub.value is None:
             continue
         targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
@@ -41,7 +42,7 @@ def drawn(ctx: Context, node: ast.AST | None) -> bool:
 
 
 def _draws(ctx: Context, value: ast.AST, seeded: frozenset[str] = frozenset()) -> bool:
-    for sub in ast.walk(value):
+    for sub in iwalk(value):
         if isinstance(sub, ast.Call):
             written = ctx.written(sub.func) or ""
             if written in _CLOCKS or (written.startswith(_DRAWS) and (
@@ -62,7 +63,7 @@ def _seeded_before(ctx: Context, assign: ast.stmt) -> frozenset[str]:
     under an `if`, a loop or a `try` is not counted (it may not run), nor one of another body."""
     if ctx.tree is None:
         return frozenset()
-    bodies = [ctx.tree.body] + [n.body for n in ast.walk(ctx.tree)
+    bodies = [ctx.tree.body] + [n.body for n in iwalk(ctx.tree)
                                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                                 and n.lineno <= assign.lineno <= (n.end_lineno or n.lineno)]
     out: set[str] = set()

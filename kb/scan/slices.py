@@ -16,6 +16,7 @@ import ast
 import builtins
 
 from kb.scan.context import Context
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import statements_in
 
 # Last names of the calls that return gradients (a tf.IndexedSlices for a gathered or embedded variable).
@@ -89,7 +90,7 @@ def _call(ctx: Context, node: ast.Call, fn: ast.AST | None, depth: int, seen: fr
         return False
     if isinstance(func, ast.Name) and func.id in ctx.defs:
         callee = ctx.defs[func.id]
-        returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+        returns = [r.value for r in iwalk(callee) if isinstance(r, ast.Return)]
         if func.id not in seen and any(may_be_indexed_slices(ctx, r, callee, depth, seen | {func.id}) for r in returns):
             return True
     elif isinstance(func, ast.Name) and name is None and not hasattr(builtins, func.id):
@@ -166,7 +167,7 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | ast.Pass | None]]:
                     bind(item.optional_vars, item.context_expr)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.setdefault(stmt.name, []).append(ast.Constant(None))
-    for sub in ast.walk(fn):
+    for sub in iwalk(fn):
         if isinstance(sub, ast.NamedExpr):
             bind(sub.target, sub.value)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.nodes import iwalk
+
 _READS_ONLY = frozenset({"print", "len", "str", "repr", "sorted", "list"})
 
 
@@ -16,21 +18,21 @@ def spreads(tree: ast.Module) -> dict[str, ast.Dict]:
     (`print(params)`): then `f(**name)` passes those keywords (Atomu2014/product-nets' `LR(**lr_params)`)."""
     stores: dict[str, list[ast.AST]] = {}
     loads: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         if isinstance(node, ast.Name):
             if isinstance(node.ctx, ast.Load):
                 loads[node.id] = loads.get(node.id, 0) + 1
             else:
                 stores.setdefault(node.id, []).append(node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            for a in ast.walk(node.args):
+            for a in iwalk(node.args):
                 if isinstance(a, ast.arg):
                     stores.setdefault(a.arg, []).extend((a, a))  # a parameter: another binding
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 stores.setdefault(name, []).extend((node, node))
     found: dict[str, ast.Dict] = {}
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Dict) and len(stores.get(node.targets[0].id, ())) == 1 \
                 and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in node.value.keys):
@@ -38,7 +40,7 @@ def spreads(tree: ast.Module) -> dict[str, ast.Dict]:
     if not found:
         return {}
     uses: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         if isinstance(node, ast.Call):
             spelled = [k.value for k in node.keywords if k.arg is None]
             if isinstance(node.func, ast.Name) and node.func.id in _READS_ONLY:

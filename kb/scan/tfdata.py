@@ -21,7 +21,7 @@ import ast
 
 from kb.scan import follow
 from kb.scan.context import Context
-from kb.scan.nodes import own
+from kb.scan.nodes import iwalk, own
 from kb.scan.prepare import local_module
 
 _METHODS = frozenset({"map", "batch", "padded_batch", "ragged_batch", "prefetch", "shuffle", "repeat", "cache", "take",
@@ -94,11 +94,11 @@ def _assigned(ctx: Context, scope: ast.AST | None, name: str) -> list[ast.expr]:
     if scope is None:
         return []
     values: list[ast.expr] = []
-    for sub in ast.walk(scope):
+    for sub in iwalk(scope):
         if isinstance(sub, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in sub.targets):
             values.append(sub.value)
         elif isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With)) and any(
-                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(sub)
+                isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in iwalk(sub)
                 if not isinstance(sub, ast.Assign) or n not in sub.targets):
             return []  # bound another way (unpacked, a loop variable, +=): not read
     return values
@@ -129,7 +129,7 @@ def starts_no_workers(ctx: Context, node: ast.Call) -> bool:
         return False
     return ctx.tree is not None and not any(
         isinstance(n, ast.ClassDef) and any(ast.unparse(b).rpartition(".")[2] in _SEQUENCES for b in n.bases)
-        for n in ast.walk(ctx.tree))
+        for n in iwalk(ctx.tree))
 
 
 _STAGES = {"tf.data.Dataset.map": (1, 2), "tf.data.Dataset.interleave": (3, 4)}  # num_parallel_calls, deterministic
@@ -157,7 +157,7 @@ def options_facts(ctx: Context, op: str, node: ast.Call) -> tuple:
     if scope is None:
         return ()
     unordered = applied = False
-    for sub in ast.walk(scope):
+    for sub in iwalk(scope):
         if isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Constant) and sub.value.value is False \
                 and any(isinstance(t, ast.Attribute) and t.attr in _ORDER_OPTIONS for t in sub.targets):
             unordered = True

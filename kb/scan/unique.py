@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from kb.scan import counts
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import plain_literal
 
 # what makes indices that never repeat, and the methods that keep them so (not expand, repeat, broadcasting)
@@ -71,7 +72,7 @@ def is_unique(ctx: Any, node: ast.AST, fn: ast.AST | None, depth: int = 4, rows:
         values = ctx.assigned_in(fn).get(node.id, []) if fn is not None else []
         if not values:  # `_, order = torch.sort(lengths, 0, descending=True)`: a permutation, as an argsort is
             return fn is not None and sort_indices(ctx, fn, node.id)
-        if all(any(isinstance(n, ast.Name) and n.id == node.id for n in ast.walk(v)) for v in values):
+        if all(any(isinstance(n, ast.Name) and n.id == node.id for n in iwalk(v)) for v in values):
             return False  # only `idx = idx.cuda()`: what idx held first (a parameter's value) is not shown
         return all(is_unique(ctx, v, fn, depth - 1, rows, seen | {node.id}) for v in values)
     if not isinstance(node, ast.Call):
@@ -112,7 +113,7 @@ def sort_indices(ctx: Any, fn: ast.AST, name: str) -> bool:
     descending=True)`, snap-stanford/GraphRNN): the sorting permutation, whose values never repeat along the sorted
     dimension, as an argsort's. False when the function binds the name any other way."""
     found = False
-    for node in ast.walk(fn):
+    for node in iwalk(fn):
         if isinstance(node, ast.Assign):
             targets: list[ast.expr | None] = list(node.targets)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
@@ -122,7 +123,7 @@ def sort_indices(ctx: Any, fn: ast.AST, name: str) -> bool:
         else:
             continue
         for target in targets:
-            if target is None or not any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target)):
+            if target is None or not any(isinstance(n, ast.Name) and n.id == name for n in iwalk(target)):
                 continue
             if not (isinstance(node, ast.Assign) and _sorted_second(ctx, target, node.value, name)):
                 return False

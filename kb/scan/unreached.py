@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable
 
 from kb.scan import configtargets, dispatch, oldsyntax, packaging, retired, scope, sources
+from kb.scan.nodes import iwalk
 from kb.scan.syntax import Layout
 
 ClassBases = tuple[str, int, bool, tuple[tuple[str, ...], ...], bool]  # Layout.class_bases: one class
@@ -459,7 +460,7 @@ def _shadowed(tree: ast.Module) -> list[tuple[int, int, str, int]]:
                 if later.name == node.name:
                     out.append((node.lineno, node.end_lineno or node.lineno, node.name, later.lineno))
                     break
-                if any(isinstance(n, ast.Name) and n.id == node.name for n in ast.walk(later.args)):
+                if any(isinstance(n, ast.Name) and n.id == node.name for n in iwalk(later.args)):
                     break  # a default that names it is evaluated now
             elif not isinstance(later, (ast.Import, ast.ImportFrom)) and not (
                     isinstance(later, (ast.Expr, ast.Assign)) and isinstance(later.value, ast.Constant)):

@@ -13,7 +13,7 @@ import ast
 import itertools
 from collections.abc import Iterator
 
-from kb.scan import pyints
+from kb.scan import nodes, pyints
 from kb.scan.context import Context
 from kb.scan.syntax import statements_in
 
@@ -74,10 +74,10 @@ def filled_next(node: ast.Call, fn: ast.AST) -> bool:
     for name, after in _assigned_then(node, fn):
         if not _fills_whole(after, name) and _may_skip(node, fn, name):
             gap = list(itertools.takewhile(lambda stmt: not _names(stmt, name), _later(after, fn)))
-            if not any(isinstance(sub, (ast.Break, ast.Continue)) for stmt in gap for sub in ast.walk(stmt)):
+            if not any(isinstance(sub, (ast.Break, ast.Continue)) for stmt in gap for sub in nodes.iwalk(stmt)):
                 after = next((stmt for stmt in _later(after, fn) if _names(stmt, name)), after)
         return _fills_whole(after, name)
-    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+    for block in (getattr(sub, field, None) for sub in nodes.iwalk(fn) for field in ("body", "orelse")):
         if not isinstance(block, list):
             continue
         for k, stmt in enumerate(block[:-1]):
@@ -91,12 +91,12 @@ def _may_skip(node: ast.Call, fn: ast.AST, name: str) -> bool:
     """Statements that never name `name` may stand between it and its fill: no function or lambda of `fn`
     names it (a closure could read it), and no `try` or `with` of `fn` holds it (an exception raised between
     could be caught, the fill skipped, and the memory read after)."""
-    for sub in ast.walk(fn):
+    for sub in nodes.iwalk(fn):
         if sub is fn:
             continue
         if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and _names(sub, name):
             return False
-        if isinstance(sub, (ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith)) and any(n is node for n in ast.walk(sub)):
+        if isinstance(sub, (ast.Try, getattr(ast, "TryStar", ast.Try), ast.With, ast.AsyncWith)) and any(n is node for n in nodes.iwalk(sub)):
             return False
     return True
 
@@ -149,12 +149,12 @@ def _init_call(func: ast.expr) -> bool:
 
 
 def _names(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == name for n in nodes.iwalk(node))
 
 
 def _later(first: ast.stmt, fn: ast.AST) -> Iterator[ast.stmt]:
     """`first` and the statements after it in its block of `fn`."""
-    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+    for block in (getattr(sub, field, None) for sub in nodes.iwalk(fn) for field in ("body", "orelse")):
         if isinstance(block, list) and any(stmt is first for stmt in block):
             yield from block[next(k for k, stmt in enumerate(block) if stmt is first):]
             return
@@ -162,7 +162,7 @@ def _later(first: ast.stmt, fn: ast.AST) -> Iterator[ast.stmt]:
 
 def _assigned_then(node: ast.Call, fn: ast.AST) -> Iterator[tuple[str, ast.stmt]]:
     """(name, the next statement) for `name = <node>` followed by a statement in the same block of `fn`."""
-    for block in (getattr(sub, field, None) for sub in ast.walk(fn) for field in ("body", "orelse")):
+    for block in (getattr(sub, field, None) for sub in nodes.iwalk(fn) for field in ("body", "orelse")):
         if not isinstance(block, list):
             continue
         for k, stmt in enumerate(block[:-1]):
@@ -186,14 +186,14 @@ def filled_by_loop(node: ast.Call, fn: ast.AST) -> bool:
                 and loop.iter.func.id == "range" and len(loop.iter.args) == 1 and not loop.iter.keywords
                 and ast.dump(loop.iter.args[0]) == ast.dump(first)):
             return False
-        if any(isinstance(sub, (ast.Break, ast.Continue)) for sub in ast.walk(loop)):
+        if any(isinstance(sub, (ast.Break, ast.Continue)) for sub in nodes.iwalk(loop)):
             return False
         for inner in loop.body:
             target = inner.targets[0] if isinstance(inner, ast.Assign) and len(inner.targets) == 1 else None
             if isinstance(inner, ast.Assign) and isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
                     and target.value.id == name and isinstance(target.slice, ast.Name) and target.slice.id == loop.target.id:
-                return not any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner.value))
-            if any(isinstance(sub, ast.Name) and sub.id == name for sub in ast.walk(inner)):
+                return not any(isinstance(sub, ast.Name) and sub.id == name for sub in nodes.iwalk(inner.value))
+            if any(isinstance(sub, ast.Name) and sub.id == name for sub in nodes.iwalk(inner)):
                 return False
         return False
     return False
@@ -438,7 +438,7 @@ def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
                     bind(item.optional_vars, None)
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.setdefault(stmt.name, []).append(None)
-    for sub in ast.walk(fn):
+    for sub in nodes.iwalk(fn):
         if isinstance(sub, ast.NamedExpr):
             bind(sub.target, sub.value)
         elif isinstance(sub, (ast.Import, ast.ImportFrom)):
@@ -480,7 +480,7 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
         if isinstance(made, ast.Call) and isinstance(made.func, ast.Name) and isinstance(node.slice, ast.Constant) \
                 and type(node.slice.value) is int and made.func.id in ctx.defs:
             callee = ctx.defs[made.func.id]
-            returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+            returns = [r.value for r in nodes.iwalk(callee) if isinstance(r, ast.Return)]
             k = node.slice.value
             return bool(returns) and all(isinstance(r, ast.Tuple) and len(r.elts) > k
                                          and dense_value(ctx, r.elts[k], callee, depth - 1, item=item) for r in returns)
@@ -491,7 +491,7 @@ def dense_value(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: i
             return name.split(".")[0] == "numpy" or name in _DENSE_MAKERS
         if isinstance(node.func, ast.Name) and node.func.id in ctx.defs:
             callee = ctx.defs[node.func.id]
-            returns = [r.value for r in ast.walk(callee) if isinstance(r, ast.Return)]
+            returns = [r.value for r in nodes.iwalk(callee) if isinstance(r, ast.Return)]
             return bool(returns) and all(dense_value(ctx, r, callee, depth - 1, item=item) for r in returns)
         return False
     if isinstance(node, ast.Name) and fn is not None:
@@ -518,7 +518,7 @@ def _flag(fn: ast.AST, name: str) -> bool:
         return False
     if _bindings(fn).get(name) != [None]:
         return False  # rebound in the function: not only what callers pass
-    for sub in ast.walk(fn):
+    for sub in nodes.iwalk(fn):
         test = sub.test if isinstance(sub, (ast.If, ast.While, ast.IfExp)) else None
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test = test.operand

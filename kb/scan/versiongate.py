@@ -20,6 +20,7 @@ import ast
 import re
 
 from kb.scan import oldsyntax, resolve, scope, sources
+from kb.scan.nodes import iwalk
 
 Spans = dict[str, list[tuple[int, int, str]]]
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
@@ -62,7 +63,7 @@ def why(spans: Spans, path: str, line: int) -> str | None:
 
 
 def _torch_aliases(tree: ast.Module) -> set[str]:
-    return {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+    return {alias.asname or alias.name for node in iwalk(tree) if isinstance(node, ast.Import)
             for alias in node.names if alias.name == "torch"}
 
 
@@ -121,7 +122,7 @@ class _Gate:
             if isinstance(node, _Def) and not node.decorator_list and self._never_true(node):
                 self.predicates.add(node.name)
         out = []
-        for branch in ast.walk(tree):
+        for branch in iwalk(tree):
             if isinstance(branch, (ast.If, ast.IfExp)) and self.fails(branch.test):
                 body: list[ast.stmt] | list[ast.expr] = branch.body if isinstance(branch, ast.If) else [branch.body]
                 first, last = body[0].lineno, body[-1].end_lineno or body[-1].lineno
@@ -186,7 +187,7 @@ def _unused(path: str, tree: ast.Module, spans: list[tuple[int, int, str]], modu
     if not defs:
         return []
     refs: dict[str, list[tuple[int, int]]] = {}  # name -> (line, col) of each Name or .attribute naming it
-    for node in ast.walk(tree):
+    for node in iwalk(tree):
         if isinstance(node, ast.Name):
             refs.setdefault(node.id, []).append((node.lineno, node.col_offset))
         elif isinstance(node, ast.Attribute):

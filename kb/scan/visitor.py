@@ -19,6 +19,7 @@ from collections.abc import Callable
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan import classparams, cudaguard, graphreset, handedon, hostrandom, lossrank, partials, tfvariables
 from kb.scan.context import Context, Later
+from kb.scan.nodes import iwalk
 from kb.scan.rules import CodeRules
 from kb.scan.survey import FIELDS, scope_hit
 from kb.scan.syntax import TRY, Call, Function, Setting, Unknown, is_main, least_ndim, literal, parameter_defaults, public_name
@@ -475,7 +476,7 @@ class Visitor(Context, ast.NodeVisitor):
         if kwarg is None or node.args or any(k.arg is None for k in node.keywords):
             return None
         named = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-        for inner in ast.walk(fn):
+        for inner in iwalk(fn):
             if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name) and inner.func.id in named \
                     and not inner.args and len(inner.keywords) == 1 and inner.keywords[0].arg is None \
                     and isinstance(inner.keywords[0].value, ast.Name) and inner.keywords[0].value.id == kwarg:
