@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
-from kb.scan.nodes import iwalk
+from kb.scan.nodes import call_argument, iwalk
 
 
 # ops whose output keeps every axis of their first tensor argument (elementwise, bias_add)
@@ -34,13 +34,6 @@ def _tail(ctx: Context, node: ast.AST) -> str | None:
     if name is None or not (name.startswith("tensorflow.") or name.startswith("tf.")):
         return None
     return name.rsplit(".", 1)[-1]
-
-
-def _arg(node: ast.Call, names: tuple[str, ...], position: int) -> ast.expr | None:
-    found = next((k.value for k in node.keywords if k.arg in names), None)
-    if found is None and position < len(node.args) and not any(isinstance(a, ast.Starred) for a in node.args[:position + 1]):
-        found = node.args[position]
-    return found
 
 
 def _key(node: ast.AST) -> str:
@@ -131,22 +124,22 @@ def _input_extent(flow: _Flow, node: ast.AST, axis: int) -> ast.AST | None:
         if tail is None or not isinstance(node, ast.Call):
             return None
         if tail == "placeholder":
-            shape = _ints(flow, _arg(node, ("shape",), 1))
+            shape = _ints(flow, call_argument(node, ("shape",), 1))
             return shape[axis] if shape is not None and axis < len(shape) else None
         if tail == "expand_dims":
-            where = _arg(node, ("axis", "dim"), 1)
+            where = call_argument(node, ("axis", "dim"), 1)
             if where is None or not (isinstance(where, ast.UnaryOp) and isinstance(where.op, ast.USub) and _is(where.operand, 1)
                                      or isinstance(where, ast.Constant) and type(where.value) is int and where.value > axis):
                 return None
         elif tail == "embedding_lookup":  # the ids' axes, then the embedding's
-            ids = _arg(node, ("ids",), 1)
+            ids = call_argument(node, ("ids",), 1)
             if ids is None:
                 return None
             node = ids
             continue
         elif tail not in _SAME_SHAPE:
             return None
-        first = _arg(node, ("input", "value", "x", "features"), 0)
+        first = call_argument(node, ("input", "value", "x", "features"), 0)
         if first is None:
             return None
         node = first
@@ -161,14 +154,14 @@ def _kernel_extent(flow: _Flow, node: ast.AST, axis: int) -> ast.AST | None:
     if not isinstance(node, ast.Call):
         return None
     if tail == "Variable":
-        given = _arg(node, ("initial_value",), 0)
+        given = call_argument(node, ("initial_value",), 0)
         init = flow.value(given) if given is not None else None
 
         if not isinstance(init, ast.Call) or _tail(flow.ctx, init) not in ("truncated_normal", "random_normal", "random_uniform", "zeros", "ones"):
             return None
-        shape = _ints(flow, _arg(init, ("shape",), 0))
+        shape = _ints(flow, call_argument(init, ("shape",), 0))
     elif tail == "get_variable":
-        shape = _ints(flow, _arg(node, ("shape",), 1))
+        shape = _ints(flow, call_argument(node, ("shape",), 1))
     else:
         return None
     return shape[axis] if shape is not None and len(shape) == 4 else None
@@ -185,7 +178,7 @@ def _conv(flow: _Flow, node: ast.AST) -> ast.Call | None:
             return node
         if tail not in _SAME_SHAPE:
             return None
-        first = _arg(node, ("input", "value", "x", "features"), 0)
+        first = call_argument(node, ("input", "value", "x", "features"), 0)
         if first is None:
             return None
         node = first
@@ -200,27 +193,27 @@ def one_window(ctx: Context, node: ast.Call) -> bool:
     """`tf.nn.max_pool(h, ksize=[1, A - B + 1, 1, 1], strides=..., padding="VALID")` where `h` is a stride-1
     VALID `tf.nn.conv2d` (NHWC) of a tensor whose extent along that axis is `A`, with a filter of extent
     `B` there (same names, or the same numbers): one window along that axis, windows of 1 elsewhere."""
-    window_node = _arg(node, ("ksize",), 1)
+    window_node = call_argument(node, ("ksize",), 1)
     if not isinstance(window_node, (ast.List, ast.Tuple)) or len(window_node.elts) != 4:
         return False
-    if not _valid(_arg(node, ("padding",), 3)) or any(k.arg == "data_format" for k in node.keywords):
+    if not _valid(call_argument(node, ("padding",), 3)) or any(k.arg == "data_format" for k in node.keywords):
         return False
     pooled = [i for i, e in enumerate(window_node.elts) if not _is(e, 1)]
     if len(pooled) != 1 or pooled[0] not in (1, 2):
         return False
     axis = pooled[0]
-    source = _arg(node, ("value", "input"), 0)
+    source = call_argument(node, ("value", "input"), 0)
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if source is None or scope is None:
         return False
     flow = _Flow(ctx, scope)
     conv = _conv(flow, source)
-    if conv is None or not _valid(_arg(conv, ("padding",), 3)) or any(k.arg in ("data_format", "dilations") for k in conv.keywords):
+    if conv is None or not _valid(call_argument(conv, ("padding",), 3)) or any(k.arg in ("data_format", "dilations") for k in conv.keywords):
         return False
-    strides = _ints(flow, _arg(conv, ("strides",), 2))
+    strides = _ints(flow, call_argument(conv, ("strides",), 2))
     if strides is None or len(strides) != 4 or not _is(strides[axis], 1):
         return False
-    image, kernel = _arg(conv, ("input",), 0), _arg(conv, ("filters", "filter"), 1)
+    image, kernel = call_argument(conv, ("input",), 0), call_argument(conv, ("filters", "filter"), 1)
     if image is None or kernel is None:
         return False
     extent, size = _input_extent(flow, image, axis), _kernel_extent(flow, kernel, axis - 1)

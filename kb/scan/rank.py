@@ -32,7 +32,7 @@ from typing import NamedTuple
 from kb.scan import builders, instances, modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.instances import Place
-from kb.scan.nodes import iwalk
+from kb.scan.nodes import call_argument, iwalk
 from kb.scan.torchvision_models import MODELS as _TORCHVISION
 from kb.scan.syntax import (ONE_OF, Element, Unknown, least_ndim, plain_literal, reshaped_ndim, self_attribute,
                             statements_in)
@@ -114,9 +114,7 @@ def with_target(ctx: Context, shown: Rank, op: str | None, call: ast.Call | None
     spatial form, which takes an (N, d1, ...) target. Unknown input ranks only; a shown rank stands."""
     if op not in _CLASSES_AT_1 or shown.exact is not None or call is None or shown.at_least:
         return shown
-    given = next((k.value for k in call.keywords if k.arg == "target"), None)
-    if given is None and len(call.args) > 1 and not isinstance(call.args[1], ast.Starred):
-        given = call.args[1]
+    given = call_argument(call, ("target",), 1)
     if given is not None and _rank(ctx, given, place, _DEPTH).exact == 1:
         return Rank(2)
     return shown

@@ -193,16 +193,12 @@ def exact_all_reduce(ctx: Context, op: str, node: ast.Call, data: ast.AST | None
     floating-point additions, and a maximum or a sum of integers is exact in any order."""
     if op.rpartition(".")[2] != "all_reduce":
         return None
-    reduce_op = next((k.value for k in node.keywords if k.arg == "op"), None)
-    if reduce_op is None and len(node.args) > 1 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
-        reduce_op = node.args[1]
+    reduce_op = nodes.call_argument(node, ("op",), 1)
     named = ctx.dotted(reduce_op) if reduce_op is not None else None
     last = (named or (reduce_op.attr if isinstance(reduce_op, ast.Attribute) else "")).rpartition(".")[2]
     if last in _EXACT_REDUCTIONS:
         return f"the reduction is {last}: it adds nothing, exact in any order"
-    tensor = next((k.value for k in node.keywords if k.arg == "tensor"), None)
-    if tensor is None and node.args and not isinstance(node.args[0], ast.Starred):
-        tensor = node.args[0]
+    tensor = nodes.call_argument(node, ("tensor",), 0)
     if tensor is not None and values.integer(ctx, tensor, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, in_place=True):
         return "the tensor is of an integer dtype: its sum is exact in any order"
     return None
@@ -220,11 +216,8 @@ def one_value_written(ctx: Context, op: str, node: ast.Call, data: ast.AST | Non
     with or without `reduce=`."""
     if op.rpartition(".")[2] not in ("scatter", "scatter_"):
         return None
-    src = next((k.value for k in node.keywords if k.arg in ("src", "value")), None)
-    method = isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None
-    at = 2 if method else 3
-    if src is None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
-        src = node.args[at]
+    at = 2 if isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None else 3  # a method: no input
+    src = nodes.call_argument(node, ("src", "value"), at)
     if src is None:
         return None
     fn = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree

@@ -274,6 +274,7 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
     if not known and not stars and not reexports.may_reexport(modules):
         return results, None
     graph = scope.Graph(modules)
+    # framework names each file imports through a module of the code base (none where no file may re-export one)
     passed_on = {path: reexports.reexported(graph, path, _SHARED[0]) for path in modules} \
         if reexports.may_reexport(modules) else {}
     grown = bool(known) or any(passed_on.values())
@@ -312,7 +313,7 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
             for name, value in by_file.get(where, ()) if where is not None and where != path else ():
                 if not name.startswith("_"):
                     imported.setdefault(name, value)
-        for local, name in (passed_on[path] if path in passed_on else reexports.reexported(graph, path, _SHARED[0])).items():
+        for local, name in passed_on.get(path, {}).items():
             imported.setdefault(local, (name, False))  # `from prep import DataLoader`, prep's own import of torch's
         starred = reexports.starred(graph, path, {path}, _SHARED[0]) if stars else {}
         if imported or starred:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 
 from kb.scan.context import Context
+from kb.scan.nodes import call_argument
+from kb.scan.syntax import parameter_defaults
 from kb.scan.values import CONVERSIONS
 
 # Where an accumulating op takes the values it adds, by the op's last name (aliases and TF 1 names alike):
@@ -31,9 +33,7 @@ def adds_ones(ctx: Context, op: str, node: ast.Call) -> bool:
         return False
     keyword, function_at, method_at = where
     at = method_at if isinstance(node.func, ast.Attribute) and ctx.dotted(node.func) is None else function_at
-    added = next((k.value for k in node.keywords if k.arg == keyword), None)
-    if added is None and len(node.args) > at and not any(isinstance(a, ast.Starred) for a in node.args[:at + 1]):
-        added = node.args[at]
+    added = call_argument(node, (keyword,), at)
     return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3)
 
 
@@ -41,9 +41,7 @@ def sums_constant(ctx: Context, node: ast.Call) -> bool:
     """A collective sum's operand (`psum(x, axis)`, `pmean(x, axis)`: the first argument or `x=`) is an int
     literal (`psum(1, axis)`, the shard count) or ones (`jnp.ones(n)`, a name only so assigned): every rank
     adds the same small integers, exact in any order and on any path the reduction takes."""
-    added = next((k.value for k in node.keywords if k.arg == "x"), None)
-    if added is None and node.args and not isinstance(node.args[0], ast.Starred):
-        added = node.args[0]
+    added = call_argument(node, ("x",), 0)
     if isinstance(added, ast.Constant) and type(added.value) is int:
         return True
     return added is not None and _ones(ctx, added, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, 3, node)
@@ -117,7 +115,7 @@ def python_number(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth:
     if node is None or depth <= 0:
         return False
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, (int, float)) and not isinstance(node.value, complex)
+        return isinstance(node.value, (int, float))
     if isinstance(node, ast.UnaryOp):
         return python_number(ctx, node.operand, fn, depth)
     if isinstance(node, ast.BinOp):
@@ -126,10 +124,8 @@ def python_number(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth:
         return False
     if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         args = fn.args
-        positional = [*args.posonlyargs, *args.args]
-        defaults = dict(zip((a.arg for a in positional[len(positional) - len(args.defaults):]), args.defaults))
-        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-        for arg in (*positional, *args.kwonlyargs):
+        defaults = {name: default for name, default, _ in parameter_defaults(args, False)}
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
             if arg.arg == node.id:
                 if arg.annotation is not None:
                     return isinstance(arg.annotation, ast.Name) and arg.annotation.id in _NUMBER_TYPES

@@ -13,7 +13,7 @@ import ast
 import re
 from typing import Any
 
-from kb.scan import counts
+from kb.scan import counts, tfcompat
 from kb.scan.nodes import iwalk
 from kb.scan.syntax import plain_literal
 
@@ -105,7 +105,7 @@ def _public_tf(name: str | None) -> str | None:
     found = _TF_PRIVATE.match(name) if name else None
     if found:
         return f"tf.{found.group(1)}"
-    return "tf." + name[len("tf.compat.v1."):] if name and name.startswith("tf.compat.v1.") else name  # TF 1 code
+    return (tfcompat.tf2_name(name, _UNIQUE_MAKERS) if name and name.startswith("tf.compat.") else None) or name
 
 
 def sort_indices(ctx: Any, fn: ast.AST, name: str) -> bool:
