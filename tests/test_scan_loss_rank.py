@@ -349,3 +349,109 @@ def test_a_module_level_loss_handed_on_from_a_function_that_reads_the_global(tmp
             segment(model, it, spatial)
         """})
     assert _nll(found) == {("train.py", 4)}, found
+
+
+def test_a_loss_and_a_model_a_set_up_function_hands_back(tmp_path):
+    """HobbitLong/SupContrast main_ce.py, HobbitLong/CMC (21st and 24th corpora, 3 `possible` false alarms, RULES
+    R2): `set_model` builds the classifier and `nn.CrossEntropyLoss()` and returns both; the caller unpacks them
+    (`model, criterion = set_model(opt)`) and hands them to `train`, which calls `criterion(model(x), y)` on the
+    (N, classes) logits of a Linear head. The same loss on a model whose forward ends in a convolution (4-D maps)
+    stays a finding."""
+    found = _scan(tmp_path, {"nets.py": """\
+        import torch.nn as nn
+        class Head(nn.Module):
+            def __init__(self, encoder, n):
+                super().__init__()
+                self.encoder = encoder
+                self.fc = nn.Linear(128, n)
+            def forward(self, x):
+                return self.fc(self.encoder(x))
+        class Seg(nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.conv = nn.Conv2d(3, n, 1)
+            def forward(self, x):
+                return self.conv(x)
+        """, "main_ce.py": """\
+        import torch
+        from nets import Head
+        def set_model(encoder):
+            model = Head(encoder, 10)
+            criterion = torch.nn.CrossEntropyLoss()
+            if torch.cuda.is_available():
+                model = torch.nn.DataParallel(model)
+                model = model.cuda()
+                criterion = criterion.cuda()
+            return model, criterion
+        def train(loader, model, criterion, optimizer):
+            for images, labels in loader:
+                output = model(images)
+                loss = criterion(output, labels)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        def main(loader, encoder):
+            model, criterion = set_model(encoder)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            train(loader, model, criterion, optimizer)
+        if __name__ == "__main__":
+            main(None, None)
+        """, "main_seg.py": """\
+        import torch
+        from nets import Seg
+        def set_model():
+            model = Seg(21).cuda()
+            criterion = torch.nn.CrossEntropyLoss()
+            return model, criterion
+        def train(loader, model, criterion, optimizer):
+            for images, labels in loader:
+                loss = criterion(model(images), labels)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        def main(loader):
+            model, criterion = set_model()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            train(loader, model, criterion, optimizer)
+        if __name__ == "__main__":
+            main(None)
+        """})
+    assert _nll(found) == {("main_seg.py", 5)}, found
+
+
+def test_a_class_index_target_converted_by_long_and_logits_indexed(tmp_path):
+    """mlfoundations/open_clip train.py (36th corpus, 2 `possible` false alarms, RULES R2): `labels =
+    torch.arange(n, device=device).long()` is still 1-D, so `F.cross_entropy(logits, labels)` takes (N, C) logits.
+    Lightning-AI/lit-llama evaluate/*.py (39th corpus, 4 `possible` false alarms): `logits = model(inp)[0]` then
+    `F.cross_entropy(logits[:-1], ...)`, where the model's forward ends in its Linear head: indexing the batch
+    away and slicing keep the classes last, so the input is (N, C). A target of unknown rank on logits of unknown
+    rank stays `possible`."""
+    found = _scan(tmp_path, {"lm.py": """\
+        import torch
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class LM(nn.Module):
+            def __init__(self, v, d):
+                super().__init__()
+                self.wte = nn.Embedding(v, d)
+                self.lm_head = nn.Linear(d, v, bias=False)
+            def forward(self, idx):
+                x = self.wte(idx)
+                logits = self.lm_head(x)
+                return logits
+        def evaluate(tokens):
+            model = LM(100, 16).cuda()
+            model.train()
+            inp = tokens[:, :64]
+            logits = model(inp)[0]
+            nll = F.cross_entropy(logits[:-1], inp[0, 1:].to(dtype=torch.long), reduction="sum")
+            nll.backward()
+        def contrastive(image_features, text_features, device, y):
+            logits = image_features @ text_features.t()
+            labels = torch.arange(logits.shape[0], device=device).long()
+            loss = F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)
+            loss.backward()
+            other = F.cross_entropy(image_features, y)
+            other.backward()
+        """})
+    assert _nll(found) == {("lm.py", 25)}, found

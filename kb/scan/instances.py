@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from kb.scan import follow
 from kb.scan.context import Context
-from kb.scan.syntax import Element, handed_back, unpacked
+from kb.scan.syntax import Element, handed_back, statements_in, unpacked
 
 
 class Place(NamedTuple):
@@ -70,6 +70,10 @@ def instance(ctx: Context, func: ast.Name, place: Place, depth: int = 3) -> ast.
             values = [value] if value is not None else []
     instances = []
     for v in values:
+        built = _built_in(ctx, v) if depth > 0 else None
+        if built is not None:  # `model, criterion = set_model(opt)`: what set_model's own name holds
+            instances.append(instance(ctx, built[0], built[1], depth - 1))
+            continue
         base = _handed_through(ctx, v) or _moved(v)  # `net = net.to(device)`: what the name held before
         if isinstance(base, ast.Name) and depth > 0:
             instances.append(instance(ctx, base, around(ctx, place, v.lineno), depth - 1))
@@ -79,6 +83,45 @@ def instance(ctx: Context, func: ast.Name, place: Place, depth: int = 3) -> ast.
     if len(made) != 1 or not values:
         return None
     return instances[0]
+
+
+def _returned_local(ctx: Context, node: ast.AST) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str,
+                                                            list[ast.Return]] | None:
+    """`model, criterion = set_model(opt)` (or `model = build(opt)`): the file's function called, and the one name of
+    its own (assigned in it, never its parameter) that every return gives at that place of its tuple, with the
+    returns; None otherwise."""
+    call = node.value if isinstance(node, Element) else node
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    fn = ctx.defs.get(call.func.id)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    returns = [r for r in statements_in(fn) if isinstance(r, ast.Return)]
+    picked = set()
+    for r in returns:
+        value = r.value
+        if isinstance(node, Element):
+            value = value.elts[node.index] if isinstance(value, ast.Tuple) and node.index < len(value.elts) and \
+                not any(isinstance(e, ast.Starred) for e in value.elts) else None
+        if not isinstance(value, ast.Name):
+            return None
+        picked.add(value.id)
+    if len(picked) != 1:
+        return None
+    name = picked.pop()
+    if name in parameters(fn) or name not in ctx.assigned_in(fn):
+        return None
+    return fn, name, returns
+
+
+def _built_in(ctx: Context, node: ast.AST) -> tuple[ast.Name, Place] | None:
+    """What a name bound to a file function's return holds: the function's own name read at its return (one
+    return only, so one place)."""
+    found = _returned_local(ctx, node)
+    if found is None or len(found[2]) != 1:
+        return None
+    fn, name, returns = found
+    return ast.Name(name, lineno=returns[0].lineno, col_offset=0), Place(fn, None, returns[0].lineno)
 
 
 def _handed_through(ctx: Context, node: ast.AST) -> ast.expr | None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import rank
+from kb.scan import instances, rank
 from kb.scan.context import Context
 from kb.scan.instances import Place, constructed
 from kb.scan.nodes import iwalk
-from kb.scan.syntax import Call, self_attribute
+from kb.scan.syntax import Call, self_attribute, statements_in
 
 # How many arguments a loss module's forward takes (input, target): a call with more is another module's.
 _ARITY = {"torch.nn.NLLLoss": 2, "torch.nn.CrossEntropyLoss": 2}
@@ -33,6 +33,8 @@ def at_uses(ctx: Context, target: ast.AST, op: str | None = None) -> rank.Rank:
     cls = ctx.class_nodes[-1] if ctx.class_nodes else None
     if isinstance(target, ast.Name) and ctx.fn_nodes:
         uses = _function_uses(ctx, ctx.fn_nodes[-1], cls, target.id, 3, tuple(ctx.fn_nodes[:-1]))
+        if cls is None and len(ctx.fn_nodes) == 1:
+            uses += _returned_uses(ctx, ctx.fn_nodes[-1], target.id)
     elif isinstance(target, ast.Name) and cls is None:
         uses = _module_uses(ctx, target.id)
     elif self_attribute(target) and cls is not None:
@@ -99,6 +101,52 @@ def _handed(ctx: Context, c: ast.Call, name: str, depth: int) -> list[tuple[ast.
     handed = [params[k] for k, a in enumerate(c.args[:len(params)]) if isinstance(a, ast.Name) and a.id == name]
     handed += [k.arg for k in c.keywords if k.arg and isinstance(k.value, ast.Name) and k.value.id == name]
     return [use for param in handed for use in _function_uses(ctx, callee, None, param, depth - 1)]
+
+
+def _returned_uses(ctx: Context, fn: ast.AST, name: str) -> list[tuple[ast.Call, Place]]:
+    """Where the file's function `fn` hands the module back (`return model, criterion`, at one place of the tuple in
+    every return), its calls wherever a caller in the file binds what it returns (`model, criterion =
+    set_model(opt)`), followed as that caller's own name."""
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.tree is None or ctx.defs.get(fn.name) is not fn:
+        return []
+    places = {_returned_at(r.value, name) for r in statements_in(fn) if isinstance(r, ast.Return)}
+    if len(places) != 1 or -1 in places:
+        return []
+    index = places.pop()
+    uses: list[tuple[ast.Call, Place]] = []
+    for stmt in statements_in(ctx.tree):
+        if not (type(stmt) is ast.Assign and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Name) and stmt.value.func.id == fn.name):
+            continue
+        bound = _bound_at(stmt.targets[0], index)
+        if bound is None:
+            continue
+        caller = instances.around(ctx, Place(None, None), stmt.lineno).fn
+        if caller is ctx.tree:
+            uses += _module_uses(ctx, bound)
+        elif caller is not None and caller is not fn:
+            uses += _function_uses(ctx, caller, None, bound, 2)
+    return uses
+
+
+def _returned_at(node: ast.AST | None, name: str) -> int | None:
+    """Where a returned value holds `name`: None (the value is the name), k (the k-th of a tuple), -1 (elsewhere,
+    or at several places)."""
+    if isinstance(node, ast.Name) and node.id == name:
+        return None
+    if isinstance(node, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in node.elts):
+        found = [k for k, e in enumerate(node.elts) if isinstance(e, ast.Name) and e.id == name]
+        return found[0] if len(found) == 1 else -1
+    return -1
+
+
+def _bound_at(target: ast.AST, index: int | None) -> str | None:
+    """The name an assignment target binds to the returned value (`index` None) or to its `index`-th element."""
+    if index is None:
+        return target.id if isinstance(target, ast.Name) else None
+    elts = target.elts if isinstance(target, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in target.elts) else []
+    found = elts[index] if index < len(elts) else None
+    return found.id if isinstance(found, ast.Name) else None
 
 
 def _module_uses(ctx: Context, name: str) -> list[tuple[ast.Call, Place]]:

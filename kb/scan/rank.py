@@ -54,8 +54,8 @@ _KEEP_FUNCTIONS = frozenset(f"torch.nn.functional.{n}" for n in (
     "log_softmax", "softmax", "relu", "gelu", "silu", "leaky_relu", "elu", "sigmoid", "tanh", "dropout", "dropout2d",
     "batch_norm", "layer_norm", "group_norm", "instance_norm", "normalize", "hardtanh", "relu6", "mish")) | frozenset(
     f"torch.{n}" for n in ("log_softmax", "softmax", "relu", "sigmoid", "tanh", "exp", "log", "clamp", "abs"))
-_KEEP_METHODS = frozenset({"float", "double", "half", "bfloat16", "to", "cuda", "cpu", "contiguous", "clone", "detach",
-                           "log_softmax", "softmax", "relu", "sigmoid", "tanh", "exp", "log", "clamp", "type_as"})
+_KEEP_METHODS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool", "to", "cuda", "cpu",
+                           "contiguous", "clone", "detach", "log_softmax", "softmax", "relu", "sigmoid", "tanh", "exp", "log", "clamp", "type_as"})
 _CONV = {"torch.nn.Conv1d": 3, "torch.nn.Conv2d": 4, "torch.nn.Conv3d": 5, "torch.nn.ConvTranspose1d": 3,
          "torch.nn.ConvTranspose2d": 4, "torch.nn.ConvTranspose3d": 5, "torch.nn.LazyConv2d": 4}
 _KEEP_MODULES = frozenset(f"torch.nn.{n}" for n in (
@@ -220,14 +220,19 @@ def _indexed(base: Rank, index: ast.AST) -> Rank:
     plain = [p for p in parts if isinstance(p, ast.Slice) or _integer(p) or
              (isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis))]
     if len(plain) == len(parts):
-        if base.exact is None:
-            return UNKNOWN
+        if base.exact is None:  # a Linear's outputs stay last behind a final slice, or one integer (the batch's row)
+            keeps = not _none_or_ellipsis(parts) and (isinstance(parts[-1], ast.Slice) or len(parts) == 1)
+            return Rank(None, None, True) if base.last and keeps else UNKNOWN
         ints = sum(1 for p in parts if _integer(p))
         nones = sum(1 for p in parts if isinstance(p, ast.Constant) and p.value is None)
         return Rank(base.exact - ints + nones) if len(parts) - nones <= base.exact else UNKNOWN
     if len(parts) == 1 and isinstance(index, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
         return Rank(2 if base.exact == 2 else None, None, base.last)
     return UNKNOWN
+
+
+def _none_or_ellipsis(parts: list[ast.AST] | list[ast.expr]) -> bool:
+    return any(isinstance(p, ast.Constant) and (p.value is None or p.value is Ellipsis) for p in parts)
 
 
 def _integer(node: ast.AST) -> bool:
