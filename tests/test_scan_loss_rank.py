@@ -423,8 +423,9 @@ def test_a_class_index_target_converted_by_long_and_logits_indexed(tmp_path):
     """mlfoundations/open_clip train.py (36th corpus, 2 `possible` false alarms, RULES R2): `labels =
     torch.arange(n, device=device).long()` is still 1-D, so `F.cross_entropy(logits, labels)` takes (N, C) logits.
     Lightning-AI/lit-llama evaluate/*.py (39th corpus, 4 `possible` false alarms): `logits = model(inp)[0]` then
-    `F.cross_entropy(logits[:-1], ...)`, where the model's forward ends in its Linear head: indexing the batch
-    away and slicing keep the classes last, so the input is (N, C). A target of unknown rank on logits of unknown
+    `F.cross_entropy(logits[:-1], ...)`, where the model (made by its class's own `from_name` classmethod and wrapped
+    by `fabric.setup_module`) ends its forward in its Linear head: indexing the batch away and slicing keep the
+    classes last, so the input is (N, C). A target of unknown rank on logits of unknown
     rank stays `possible`."""
     found = _scan(tmp_path, {"lm.py": """\
         import torch
@@ -439,8 +440,13 @@ def test_a_class_index_target_converted_by_long_and_logits_indexed(tmp_path):
                 x = self.wte(idx)
                 logits = self.lm_head(x)
                 return logits
-        def evaluate(tokens):
-            model = LM(100, 16).cuda()
+            @classmethod
+            def from_name(cls, name):
+                return cls(100, 16)
+        def evaluate(fabric, tokens):
+            with fabric.init_module():
+                model = LM.from_name("7B")
+            model = fabric.setup_module(model)
             model.train()
             inp = tokens[:, :64]
             logits = model(inp)[0]
@@ -454,4 +460,4 @@ def test_a_class_index_target_converted_by_long_and_logits_indexed(tmp_path):
             other = F.cross_entropy(image_features, y)
             other.backward()
         """})
-    assert _nll(found) == {("lm.py", 25)}, found
+    assert _nll(found) == {("lm.py", 30)}, found

@@ -158,9 +158,16 @@ def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> set[s
     return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(x for x in (args.vararg, args.kwarg) if x))}
 
 
+_SETUPS = frozenset({"setup_module", "prepare"})  # Lightning Fabric's and Accelerate's wrappers of one model
+
+
 def _moved(node: ast.AST) -> ast.AST:
-    """`x.to(device)` / `.cuda()` / `.eval()`: x; `model, opt = amp.initialize(model, opt)`: the model handed in."""
+    """`x.to(device)` / `.cuda()` / `.eval()`: x; `model, opt = amp.initialize(model, opt)`, `model =
+    fabric.setup_module(model)`, `model = accelerator.prepare(model)`: the model handed in (wrapped, it runs as is)."""
     node = handed_back(node)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SETUPS and \
+            len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name):
+        return node.args[0]
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cuda", "eval", "train", "float"):
         node = node.func.value
     return node

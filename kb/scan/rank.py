@@ -424,8 +424,26 @@ def _attribute(ctx: Context, cls: ast.ClassDef, attr: str, first: ast.AST, place
 def _defined(ctx: Context, made: ast.Call, depth: int, element: int | None = None) -> Rank:  # a class's forward
     if isinstance(made.func, ast.Name) and made.func.id in ctx.class_defs():
         return _forward(ctx, ctx.class_defs()[made.func.id], depth, element)
-    cls = modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
+    cls = _made_by_classmethod(ctx, made.func) or modelclass.defined(ctx, made.func)  # else what every class a builder function returns gives
     return _forward(*cls, depth, element) if cls else builders.agreed(ctx, made, _forward, depth, element) or UNKNOWN
+
+
+def _made_by_classmethod(ctx: Context, func: ast.expr) -> tuple[Context, ast.ClassDef] | None:
+    """`LLaMA.from_name(size)`: a class of the code base made by its own classmethod, every return of which is
+    `cls(...)`; the class, with a Context of its file."""
+    if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)):
+        return None
+    own = ctx.class_defs().get(func.value.id)
+    found = (ctx, own) if own is not None else modelclass.defined(ctx, func.value)
+    method = next((n for n in found[1].body if isinstance(n, ast.FunctionDef) and n.name == func.attr), None) \
+        if found is not None else None
+    if method is None or not method.args.args or \
+            not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list):
+        return None
+    first = method.args.args[0].arg
+    returns = [r.value for r in statements_in(method) if isinstance(r, ast.Return)]
+    made = all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == first for v in returns)
+    return found if returns and made else None
 
 
 def _unstarred(args: list[ast.expr]) -> list[ast.expr]:
