@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, uniform, values
+from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, uniform, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, last_name, one_per_element, plain_literal, self_attribute
@@ -394,8 +394,9 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
     `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
     as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
-    then `for i in range(n):` writing `buf[i] = ...` before any read of it); or made with a literal size
-    of zero (`torch.empty(0)`, `x.new_empty(0)`), which has no element to read."""
+    then `for i in range(n):` writing `buf[i] = ...` before any read of it), or handed, before any other use, to a
+    Triton or TileLang kernel launch (`_kernel[grid](x, out)`: the kernel's output, kb/scan/kernels.py); or made
+    with a literal size of zero (`torch.empty(0)`, `x.new_empty(0)`), which has no element to read."""
     if op not in _EMPTY and op != "torch.Tensor.resize_":
         return None
     if id(node) in ctx.initialised:
@@ -410,6 +411,8 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
         return "a torch.distributed collective writes the whole buffer before it is read"
     if ctx.fn_nodes and values.filled_by_loop(node, ctx.fn_nodes[-1]):
         return "the loop right after it writes every row before the buffer is read"
+    if ctx.fn_nodes and kernels.written_by_launch(ctx, node, ctx.fn_nodes[-1]):
+        return "it is handed to a Triton or TileLang kernel launch, which writes it, before anything else reads it"
     return None
 
 

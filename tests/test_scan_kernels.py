@@ -1,0 +1,70 @@
+"""Empty buffers a GPU kernel launch fills (kb/scan/kernels.py): state-spaces/mamba's scan and norm kernels (fortieth
+corpus, 178 false alarms of `torch.uninitialized-memory`) and Lightning-AI/lit-llama's 4-bit matmul (thirty-ninth, 1),
+RULES R3: the kernel writes the output it is handed before the caller reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kb.scan import lookup
+from scan_files import scan_files
+
+
+def _empty(found: list[lookup.Finding]) -> list[tuple[str, int]]:
+    return sorted((Path(f.path).name, f.line) for f in found
+                  if f.record == "torch.uninitialized-memory" and f.level != "note")
+
+
+def test_buffers_handed_to_a_triton_launch_before_any_read(tmp_path):
+    """`y = torch.empty_like(x)` (or `... if c else None`, or a view of it) handed to `_kernel[grid](...)` or to
+    `torch.library.wrap_triton(k)[grid](...)`, with only its strides, shape or `empty_like` read before: quiet. A
+    buffer read before the launch (`out.sum()`), one handed to an ordinary function (which may read it), and one in a
+    module that imports no kernel library keep their findings."""
+    found = scan_files(tmp_path, {"norm.py": """\
+        import torch
+        import triton
+        import triton.language as tl
+        @triton.jit
+        def _kernel(X, Y, N: tl.constexpr):
+            pass
+        def summary(t):
+            return t.sum()
+        def forward(x, residual=None):
+            y = torch.empty_like(x)
+            assert y.stride(-1) == 1
+            r = torch.empty_like(y) if residual is not None else None
+            dxz = torch.empty_like(x)
+            dx, dz = dxz.chunk(2, dim=1)
+            _kernel[(x.shape[0],)](x, y, x.shape[1])
+            torch.library.wrap_triton(_kernel)[(1,)](x, r, 4)
+            _kernel[(1,)](x, dx, 4)
+            read = torch.empty_like(x)
+            total = read.sum()
+            _kernel[(1,)](x, read, 4)
+            handed = torch.empty_like(x)
+            summary(handed)
+            return y, r, dz, total
+        """, "plain.py": """\
+        import torch
+        def launch(kernel, x):
+            out = torch.empty_like(x)
+            kernel[(1,)](x, out)
+            return out
+        """}, "torch=2.11")
+    assert _empty(found) == [("norm.py", 18), ("norm.py", 21), ("plain.py", 3)], found
+
+
+def test_a_buffer_handed_to_a_kernel_tilelang_compiled(tmp_path):
+    """mamba's TileLang backward: `kernel = mamba_mimo_bwd(B, S, H)` compiles, then `kernel(q, dq)` fills `dq`."""
+    found = scan_files(tmp_path, {"bwd.py": """\
+        import torch
+        import tilelang
+        def mamba_mimo_bwd(b, s, h):
+            return tilelang.compile(None)
+        def backward(q):
+            dq = torch.empty_like(q)
+            kernel = mamba_mimo_bwd(1, 2, 3)
+            kernel(q, dq)
+            return dq
+        """}, "torch=2.11")
+    assert _empty(found) == [], found
