@@ -126,3 +126,35 @@ def test_a_buffer_converted_then_filled_whole(tmp_path: Path) -> None:
             return ys, zs
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory" and not f.note) == [4]
+
+
+def test_a_buffer_filled_whole_inside_a_no_grad_block(tmp_path: Path) -> None:
+    """openai/glide-text2im's CLIP encoders (forty-first corpus, 4 false alarms, RULES R3): `w = torch.empty(...)`, then
+    `with torch.no_grad():` whose first statement naming w is `w.normal_(std=0.02)`, before w becomes a Parameter. A
+    block of another context manager (which may suppress an exception and skip the fill) and a read before the fill
+    inside the block keep the finding."""
+    found = scan_files(tmp_path, {"enc.py": """\
+        import contextlib
+        import torch
+        def embeddings(n, d, timesteps):
+            w_voc = torch.empty((n, d))
+            w_pos = torch.empty((n, d))
+            with torch.no_grad():
+                if timesteps == 0:
+                    state = 1
+                w_voc.normal_(std=0.02)
+                w_pos.normal_(std=0.01)
+            return torch.nn.Parameter(w_voc), torch.nn.Parameter(w_pos)
+        def suppressed(n):
+            w = torch.empty(n)
+            with contextlib.suppress(ValueError):
+                w.normal_()
+            return w
+        def read_first(n):
+            w = torch.empty(n)
+            with torch.no_grad():
+                total = w.sum()
+                w.normal_()
+            return w, total
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory" and f.level != "note") == [13, 18]

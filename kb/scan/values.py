@@ -102,7 +102,13 @@ def _may_skip(node: ast.Call, fn: ast.AST, name: str) -> bool:
 
 
 def _fills_whole(stmt: ast.stmt, name: str) -> bool:
-    """`name.<whole write>(...)` or `name[:] = v` / `name[...] = v`, with nothing of `name` in the arguments."""
+    """`name.<whole write>(...)` or `name[:] = v` / `name[...] = v`, with nothing of `name` in the arguments; or a
+    `with torch.no_grad():` block (a gradient mode, which suppresses no exception) whose first statement naming it so
+    fills it (glide-text2im's `w = torch.empty(...)`, then `with torch.no_grad(): w.normal_(std=0.02)`)."""
+    if isinstance(stmt, ast.With) and all(_grad_mode(item.context_expr) and item.optional_vars is None
+                                          for item in stmt.items):
+        inner = next((sub for sub in stmt.body if _names(sub, name)), None)
+        return inner is not None and _fills_whole(inner, name)
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
         target = stmt.targets[0]
         whole = target.slice
@@ -116,6 +122,12 @@ def _fills_whole(stmt: ast.stmt, name: str) -> bool:
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
         and call.func.attr in WHOLE_WRITES and isinstance(call.func.value, ast.Name) and call.func.value.id == name \
         and not any(_names(a, name) for a in (*call.args, *(kw.value for kw in call.keywords)))
+
+
+def _grad_mode(expr: ast.expr) -> bool:
+    func = expr.func if isinstance(expr, ast.Call) else None
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    return name in ("no_grad", "inference_mode", "enable_grad")
 
 
 def init_fills_argument(node: ast.Call, fn: ast.AST) -> bool:
