@@ -305,8 +305,12 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
             continue  # a test runner runs it; a star import re-exports every public name; a name looked up at run time
         ids = reach.get(path, ())
         if ids and all(runs[k].why == scope.FALLBACK for k in ids) and path not in by_string:
-            if imports_by_name or (os.path.dirname(path) in tops or not os.path.dirname(path)) and path not in out_of_use:
-                continue  # a module imported by a computed name, or at the top (users' scripts and notebooks import it)
+            top = os.path.dirname(path) in tops or not os.path.dirname(path)
+            if top and (imports_by_name or path not in out_of_use):
+                continue  # at the top: users' scripts and notebooks import it, and call what they like of it
+            if imports_by_name:  # it may be imported by a computed name, and then run as far as its names are used
+                spanned.append(path)  # (pointnet's `importlib.import_module(FLAGS.model)`: tf_util's unused helpers)
+                continue
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
                                       f"no __main__ block or module-level code, "
                                       f"{out_of_use[path] + ', ' if path in out_of_use else ''}and {ships})")]
