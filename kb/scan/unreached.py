@@ -296,7 +296,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     unrun = [path for path in modules if path in scripts and not _test_file(path) and path not in starred
              and path not in looked_up and (ids := reach.get(path, ()))
              and all(runs[k].why == scope.FALLBACK for k in ids)]
-    by_string = _imported_by_strings(read, {path: _dotted(path, tops) for path in unrun}) if imports_by_name else set()
+    by_string, by_computed = _imported_by_strings(read, {path: _dotted(path, tops) for path in unrun}) \
+        if imports_by_name else (set(), set())
     out_of_use: dict[str, str] = {} if imports_by_name else _out_of_use(
         [path for path in unrun if os.path.dirname(path) in tops or not os.path.dirname(path)], modules, runs, reach,
         read, graph)
@@ -308,8 +309,9 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
             top = os.path.dirname(path) in tops or not os.path.dirname(path)
             if top and (imports_by_name or path not in out_of_use):
                 continue  # at the top: users' scripts and notebooks import it, and call what they like of it
-            if imports_by_name:  # it may be imported by a computed name, and then run as far as its names are used
-                spanned.append(path)  # (pointnet's `importlib.import_module(FLAGS.model)`: tf_util's unused helpers)
+            if imports_by_name:  # it may be imported by a computed name, and then runs as far as its names are
+                if path not in by_computed:  # used (pointnet's `importlib.import_module(FLAGS.model)`: tf_util's unused
+                    spanned.append(path)  # helpers); one a string names in part (`"training.misc." + name`) runs any
                 continue
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
                                       f"no __main__ block or module-level code, "
@@ -422,14 +424,15 @@ def _dotted(path: str, tops: set[str]) -> str | None:
     return None
 
 
-def _imported_by_strings(texts: dict[str, str], dotted: dict[str, str | None]) -> set[str]:
+def _imported_by_strings(texts: dict[str, str], dotted: dict[str, str | None]) -> tuple[set[str], set[str]]:
     """The files a code base that imports modules by name (importlib) names only by whole dotted strings of one of
     their functions or classes (`"training.loss.D_logistic_simplegp"`, dnnlib's call_func_by_name): the names its
     strings and code hold say which of their definitions run. A file whose name a string holds otherwise (the
-    module alone, `"training.loss." + name`, an f-string) may run any of its definitions, so it is left out."""
+    module alone, `"training.loss." + name`, an f-string) may run any of its definitions, so it is left out, and
+    returned second."""
     wanted = {name: path for path, name in dotted.items() if name}
     if not wanted:
-        return set()
+        return set(), set()
     whole: set[str] = set()
     other: set[str] = set()
     for text in texts.values():
@@ -447,7 +450,7 @@ def _imported_by_strings(texts: dict[str, str], dotted: dict[str, str | None]) -
                     whole.add(name)
                 else:
                     other.add(name)
-    return {wanted[name] for name in whole - other}
+    return {wanted[name] for name in whole - other}, {wanted[name] for name in other}
 
 
 def _shadowed(tree: ast.Module) -> list[tuple[int, int, str, int]]:
