@@ -50,3 +50,37 @@ def test_an_unnamed_helper_of_a_module_a_computed_import_may_load(tmp_path: Path
              if f.record.startswith("tf.cudnn")}
     assert ("tf_util.py", 4) in live, found
     assert ("tf_util.py", 7) in notes and not notes & live, (notes, live)
+
+
+def test_a_module_whose_names_the_code_base_lists_after_a_computed_import(tmp_path: Path) -> None:
+    """junyanz/BicycleGAN (twenty-fourth corpus, 19 risky entries the previous rule lost): `importlib.import_module(
+    "models." + name + "_model")`, then `for name, cls in modellib.__dict__.items()` takes the model class no file
+    names; the networks it builds (`networks.define_D(...)`) run, so their findings stay."""
+    found = scan_files(tmp_path, {"train.py": """\
+        import sys
+        import models
+        if __name__ == "__main__":
+            model = models.find_model_using_name(sys.argv[1])()
+            model.train()
+        """, "models/__init__.py": """\
+        import importlib
+        def find_model_using_name(model_name):
+            modellib = importlib.import_module("models." + model_name + "_model")
+            for name, cls in modellib.__dict__.items():
+                if name.lower() == model_name + "model":
+                    return cls
+        """, "models/gan_model.py": """\
+        import torch
+        from . import networks
+        class GanModel:
+            def __init__(self):
+                self.net = networks.define_D(3)
+            def train(self):
+                out = self.net(torch.zeros(1, 3, 8, 8, device="cuda"))
+                out.sum().backward()
+        """, "models/networks.py": """\
+        import torch.nn as nn
+        def define_D(n):
+            return nn.Conv2d(n, 8, 3)
+        """}, "torch=2.11")
+    assert [(Path(f.path).name, f.line) for f in found if f.record == "torch.cudnn-convolution"] == [("networks.py", 3)]

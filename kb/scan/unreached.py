@@ -67,6 +67,12 @@ def _looks_up(text: str) -> bool:
     return any(word in text for word in _LOOKUP_WORDS) or _called_bare(text, "eval(") or _called_bare(text, "exec(")
 
 
+def _enumerates(text: str) -> bool:
+    """The code lists a module's names at run time (BicycleGAN's `for name, cls in modellib.__dict__.items()`): any
+    class of a module imported by a computed name may be taken."""
+    return "__dict__" in text or "getmembers" in text or _called_bare(text, "dir(") or _called_bare(text, "vars(")
+
+
 def _imports_by_name(text: str) -> bool:
     return any(word in text for word in _DYNAMIC_IMPORT_WORDS) or _called_bare(text, "exec(")
 _GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*,")
@@ -290,6 +296,7 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                if any(importer not in scripts or importer in looked_up or os.path.basename(importer) == "__init__.py"
                       for importer in importers)}
     imports_by_name = any(map(_imports_by_name, read.values()))
+    enumerates = imports_by_name and any(map(_enumerates, read.values()))
     tops = {os.path.normpath(root) for root in roots}
     spanned: list[str] = []
     # only the files no entry point reaches can be run by a string alone: the others' names are not looked for
@@ -310,9 +317,9 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
             if top and (imports_by_name or path not in out_of_use):
                 continue  # at the top: users' scripts and notebooks import it, and call what they like of it
             if imports_by_name:  # it may be imported by a computed name, and then runs as far as its names are
-                if path not in by_computed:  # used (pointnet's `importlib.import_module(FLAGS.model)`: tf_util's unused
-                    spanned.append(path)  # helpers); one a string names in part (`"training.misc." + name`) runs any
-                continue
+                if path not in by_computed and not enumerates:  # used (pointnet's `importlib.import_module(FLAGS.model)`:
+                    spanned.append(path)  # tf_util's unused helpers); one a string names in part (`"training.misc." +
+                continue  # name`) runs any, and so does any where the code base lists a module's names (`__dict__`)
             out[path] = [(1, 10 ** 9, f"no entry point of this code base runs this file (nothing imports it, it has "
                                       f"no __main__ block or module-level code, "
                                       f"{out_of_use[path] + ', ' if path in out_of_use else ''}and {ships})")]
