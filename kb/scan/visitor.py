@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left
 from collections.abc import Callable
+from typing import Any
 
 from kb.scan import environ, gradient, members, pooling, rank, receivers, resolvers, seeds, tfcompat, tfdata, values  # noqa: F401 (pooling: its code rule)
 from kb.scan import classparams, cudaguard, graphreset, handedon, hostrandom, lossrank, partials, tfvariables
@@ -36,7 +37,10 @@ _PARTIAL = "functools.partial"
 _VALUE_TYPES = frozenset({ast.Attribute, ast.Name, ast.Dict, ast.IfExp, ast.Call})
 _TORCHVISION_MODELS = "torchvision.models."  # models whose layers the scan lists (kb/scan/torchvision_models.py)
 
-
+_SCOPE, _IF, _LOOP, _WITH, _TRY, _MATCH = 1, 2, 3, 4, 5, 6  # statements()'s roles (0: a simple statement)
+_STATEMENT_ROLES: dict[type, int] = {ast.FunctionDef: _SCOPE, ast.AsyncFunctionDef: _SCOPE, ast.ClassDef: _SCOPE, ast.If: _IF,
+                                     ast.For: _LOOP, ast.AsyncFor: _LOOP, ast.While: _LOOP, ast.With: _WITH, ast.AsyncWith: _WITH,
+                                     ast.Match: _MATCH, **dict.fromkeys(TRY, _TRY)}
 _HANDLERS: dict[tuple[type, type], Callable[[Visitor, ast.AST], None]] = {}  # (visitor class, node class) -> visit_X
 
 
@@ -84,10 +88,20 @@ class Visitor(Context, ast.NodeVisitor):
         return k < len(self.hits) and self.hits[k] <= (node.end_lineno or first)
 
     def statements(self, body: list[ast.stmt]) -> None:
-        for node in body:  # isinstance is `type(node) is` here (no statement class derives from another), and narrows
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and scope_hit(self.hits, node):
-                self._scope(node)  # one without a hit falls through: no case below visits it (survey.scope_hit)
-            elif isinstance(node, ast.If):
+        roles, hits = _STATEMENT_ROLES, self.hits  # a role per class: one lookup per statement, not isinstance tests
+        node: Any  # each role reads its class's fields
+        for node in body:
+            role = roles.get(type(node), 0)
+            if role == 0:  # a simple statement (most): self._hit(node) inlined
+                if hits is None or ((k := bisect_left(hits, node.lineno)) < len(hits) and hits[k] <= (node.end_lineno or node.lineno)):
+                    self.visit(node)
+                elif type(node) is ast.Assign:  # a name rebound: to another library's object (np.zeros), or to anything else
+                    kind = self.kind_later(node.value) if isinstance(node.value, ast.Call) else None
+                    for target in node.targets:
+                        self.retype(target, node.value, kind)
+            elif role == _SCOPE and scope_hit(hits, node):  # one without a hit has none in its own lines: no case below
+                self._scope(node)
+            elif role == _IF:
                 if self._hit(node.test):
                     self.visit(node.test)
                 main = is_main(node.test) and not self.scope
@@ -105,31 +119,17 @@ class Visitor(Context, ast.NodeVisitor):
                 self.statements(node.orelse)
                 if not main:
                     self.conditions.pop()
-            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                header = node.test if isinstance(node, ast.While) else node.iter
+            elif role == _WITH:
+                self._with(node)
+            elif role == _TRY:
+                for part in (node.body, *(handler.body for handler in node.handlers), node.orelse, node.finalbody):
+                    self.statements(part)
+            elif role == _LOOP or role == _MATCH:  # its header on a hit line, then its bodies
+                header = node.subject if role == _MATCH else node.test if type(node) is ast.While else node.iter
                 if self._hit(header):
                     self.visit(header)
-                self.statements(node.body)
-                self.statements(node.orelse)
-            elif isinstance(node, (ast.With, ast.AsyncWith)):
-                self._with(node)
-            elif isinstance(node, TRY):
-                self.statements(node.body)
-                for handler in node.handlers:
-                    self.statements(handler.body)
-                self.statements(node.orelse)
-                self.statements(node.finalbody)
-            elif isinstance(node, ast.Match):
-                if self._hit(node.subject):
-                    self.visit(node.subject)
-                for case in node.cases:
-                    self.statements(case.body)
-            elif self._hit(node):
-                self.visit(node)
-            elif isinstance(node, ast.Assign):  # a name rebound: to another library's object (np.zeros), or to anything else
-                kind = self.kind_later(node.value) if isinstance(node.value, ast.Call) else None
-                for target in node.targets:
-                    self.retype(target, node.value, kind)
+                for part in [case.body for case in node.cases] if role == _MATCH else (node.body, node.orelse):
+                    self.statements(part)
 
     def _scope(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
         """A class or function: its decorators, then its body with its own scope pushed."""
