@@ -40,9 +40,15 @@ def exported(name: str) -> str:
     return PRIVATE.get(name, name) if name.startswith("tf.python.") else name
 
 
+_V2 = "tf.compat.v2."
+
+
 def tf2_name(name: str, wanted: frozenset[str]) -> str | None:
     """`tf.X` for `tf.compat.v1.X` when TensorFlow makes it the op `tf.X` and a record lists `tf.X`; the
-    public name a record lists for a private spelling of it."""
+    public name a record lists for a private spelling of it; and `tf.X` for `tf.compat.v2.X`, TensorFlow 2's own
+    API under its compat name (google-research/pegasus's `tf.compat.v2.nn.dropout`), whatever the records list."""
+    if name.startswith(_V2):
+        return "tf." + name[len(_V2):]
     public = exported(name)
     if public != name and (public in wanted or not public.startswith(PREFIX)):
         return public if public in wanted else None
