@@ -84,3 +84,45 @@ def test_a_module_whose_names_the_code_base_lists_after_a_computed_import(tmp_pa
             return nn.Conv2d(n, 8, 3)
         """}, "torch=2.11")
     assert [(Path(f.path).name, f.line) for f in found if f.record == "torch.cudnn-convolution"] == [("networks.py", 3)]
+
+
+def test_a_class_only_imported_by_a_module_that_uses_it_in_dead_code(tmp_path: Path) -> None:
+    """ermongroup/ncsn (forty-second corpus, 14 false alarms, RULES L1-1, R4): scorenet.py takes `ResnetBlock` by
+    `from .pix2pix import ..., \\` and uses it only in a class nothing builds. The import binds the name; it is no use,
+    so ResnetBlock's convolution never runs (a note). The block the trained model builds keeps its finding."""
+    files = {"train.py": """\
+        import torch
+        from models.score import Score
+        if __name__ == "__main__":
+            model = Score().cuda()
+            model(torch.zeros(1, 3, 8, 8, device="cuda")).sum().backward()
+        """, "models/__init__.py": "", "models/score.py": """\
+        import torch.nn as nn
+        from .blocks import Used, \\
+            Unused
+        class Score(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Used()
+            def forward(self, x):
+                return self.net(x)
+        class Dead(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = Unused()
+        """, "models/blocks.py": """\
+        import torch.nn as nn
+        class Used(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+            def forward(self, x):
+                return self.conv(x)
+        class Unused(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+        """}
+    found = scan_files(tmp_path, files, "torch=2.11")
+    live = {(Path(f.path).name, f.line) for f in found if f.record == "torch.cudnn-convolution"}
+    assert live == {("blocks.py", 5)}, found

@@ -233,6 +233,21 @@ _TOKENS = re.compile(rf"([^\w\n#'\".]*)(?:(\n)|#[^\r\n]*|((?<!\w)[rRbBuUfF]{{0,2
                      r"|((?<!\.\.)\.\s*)?((?!\d)\w+)([ \t]*=(?!=))?|\d[\w.]*|)", re.S)
 
 
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|(?:[^\\\n]|\\(?:.|\n))*)"
+                     r"|import[ \t]+[^\n]*)", re.M)
+
+
+def _import_lines(text: str) -> set[int]:
+    """The lines of a module's import statements (`from .pix2pix import init_net, \\` and its continued line): a
+    name they bind is no use of it (ermongroup/ncsn's scorenet.py imports ResnetBlock for a class nothing builds), and
+    outside a package's `__init__.py` no re-export either, unless another file takes it from there (a use there)."""
+    out: set[int] = set()
+    for found in _IMPORT.finditer(text) if "import" in text else ():
+        first = text.count("\n", 0, found.start()) + 1
+        out.update(range(first, first + found.group().count("\n") + 1))
+    return out
+
+
 def _names(text: str, wanted: frozenset[str] | set[str]) -> list[tuple[str, int, bool]]:
     """(name, line, as an attribute or string) of every use of a wanted name in the code: its names (`.name` an
     attribute), the identifiers of its string literals with no space in them (a name looked up by a table, a
@@ -351,8 +366,10 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                     for module_name, level, _ in modules[path].layout.imports)} if wanted else set()
     by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
     for path in users:
+        imports = _import_lines(read[path]) if os.path.basename(path) != "__init__.py" else set()
         for name, line, attr in _names(read[path], wanted):
-            by_name.setdefault(name, []).append((path, line, attr))
+            if line not in imports:  # `from .pix2pix import ResnetBlock` binds the name; only a use runs it
+                by_name.setdefault(name, []).append((path, line, attr))
         if "main" in wanted and (line := _runs_main(read[path])):  # tf.app.run(): calls the module's main()
             by_name.setdefault("main", []).append((path, line, False))
 
