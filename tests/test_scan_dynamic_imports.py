@@ -89,12 +89,14 @@ def test_a_module_whose_names_the_code_base_lists_after_a_computed_import(tmp_pa
 def test_a_class_only_imported_by_a_module_that_uses_it_in_dead_code(tmp_path: Path) -> None:
     """ermongroup/ncsn (forty-second corpus, 14 false alarms, RULES L1-1, R4): scorenet.py takes `ResnetBlock` by
     `from .pix2pix import ..., \\` and uses it only in a class nothing builds. The import binds the name; it is no use,
-    so ResnetBlock's convolution never runs (a note). The block the trained model builds keeps its finding."""
+    so ResnetBlock's convolution never runs (a note). The block the trained model builds keeps its finding, and so does a
+    class imported under another name (`from models.score import Score as Model`: Model's uses are Score's;
+    gymnax-blines' `from utils.ppo import train_ppo as train_fn`, which the first version of this rule lost)."""
     files = {"train.py": """\
         import torch
-        from models.score import Score
+        from models.score import Score as Model
         if __name__ == "__main__":
-            model = Score().cuda()
+            model = Model().cuda()
             model(torch.zeros(1, 3, 8, 8, device="cuda")).sum().backward()
         """, "models/__init__.py": "", "models/score.py": """\
         import torch.nn as nn

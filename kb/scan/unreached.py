@@ -237,14 +237,22 @@ _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*\)|
                      r"|import[ \t]+[^\n]*)", re.M)
 
 
-def _import_lines(text: str) -> set[int]:
+_ALIASED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s+as\s+[A-Za-z_]")
+
+
+def _import_lines(text: str) -> dict[int, set[str]]:
     """The lines of a module's import statements (`from .pix2pix import init_net, \\` and its continued line): a
     name they bind is no use of it (ermongroup/ncsn's scorenet.py imports ResnetBlock for a class nothing builds), and
-    outside a package's `__init__.py` no re-export either, unless another file takes it from there (a use there)."""
-    out: set[int] = set()
+    outside a package's `__init__.py` no re-export either, unless another file takes it from there (a use there).
+    Each line maps to the names it imports under another name (`from utils.ppo import train_ppo as train_fn`): the
+    uses of the alias are uses of those, so their import stands for them."""
+    out: dict[int, set[str]] = {}
     for found in _IMPORT.finditer(text) if "import" in text else ():
         first = text.count("\n", 0, found.start()) + 1
-        out.update(range(first, first + found.group().count("\n") + 1))
+        statement = found.group()
+        aliased = set(_ALIASED.findall(statement)) if " as " in statement else set()
+        for line in range(first, first + statement.count("\n") + 1):
+            out[line] = aliased
     return out
 
 
@@ -366,10 +374,10 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
                     for module_name, level, _ in modules[path].layout.imports)} if wanted else set()
     by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
     for path in users:
-        imports = _import_lines(read[path]) if os.path.basename(path) != "__init__.py" else set()
+        imports = _import_lines(read[path]) if os.path.basename(path) != "__init__.py" else {}
         for name, line, attr in _names(read[path], wanted):
-            if line not in imports:  # `from .pix2pix import ResnetBlock` binds the name; only a use runs it
-                by_name.setdefault(name, []).append((path, line, attr))
+            if line not in imports or name in imports[line]:  # `from .pix2pix import ResnetBlock` binds the name,
+                by_name.setdefault(name, []).append((path, line, attr))  # only a use runs it (`X as Y`: Y's uses)
         if "main" in wanted and (line := _runs_main(read[path])):  # tf.app.run(): calls the module's main()
             by_name.setdefault("main", []).append((path, line, False))
 
