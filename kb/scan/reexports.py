@@ -10,6 +10,7 @@ the name would be the local module's, a call of nothing the knowledge base knows
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from kb.scan import resolve, scope
 
@@ -104,3 +105,27 @@ def framework_class(passed_on: dict[str, str] | None, base: str, wanted: frozens
         return None
     name = resolve.canonical(passed_on[root] + ("." + rest if rest else ""))
     return (name, False) if name in wanted else None
+
+
+def defined_in(graph: scope.Graph, where: str, name: str, seen: frozenset[str] = frozenset()) -> str:
+    """The scanned module that defines the class `name` as module `where` offers it: `where` itself where it defines
+    it or the trail ends; else the module it takes it from by `from .m import name`, or by `from .m import *`
+    (a package's `__init__.py` that re-exports its modules: kan-bayashi/ParallelWaveGAN's `parallel_wavegan.layers`,
+    `from .residual_block import *`, which defines `Conv1d1x1(Conv1d)`), a few steps deep."""
+    module = graph.modules.get(where)
+    if module is None or where in seen or len(seen) > 4 or _defines(module, name):
+        return where
+    for local, source, level, attr in module.layout.bindings:
+        if local == name and attr is not None:
+            inner = graph.resolve(where, source, level)
+            return defined_in(graph, inner, attr, seen | {where}) if inner is not None else where
+    for source, level, names in module.layout.imports if not name.startswith("_") else ():
+        inner = graph.resolve(where, source, level) if "*" in names else None
+        found = defined_in(graph, inner, name, seen | {where}) if inner is not None else None
+        if found is not None and _defines(graph.modules[found], name):
+            return found
+    return where
+
+
+def _defines(module: Any, name: str) -> bool:
+    return any(span[0] == "class" and span[1] == name for span in module.layout.spans)

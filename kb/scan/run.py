@@ -248,7 +248,7 @@ def _class_of(graph: scope.Graph, path: str, written: str,
         for local, module, level, attr in graph.modules[path].layout.bindings:
             if local == name and attr is not None:
                 where = graph.resolve(path, module, level)
-                if where is not None and (where, attr) in known:
+                if where is not None and (where := reexports.defined_in(graph, where, attr), attr) in known:
                     return known[(where, attr)]
         return None
     for local, module, level, attr in graph.modules[path].layout.bindings:
@@ -298,8 +298,8 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
         imported = {}
         for local, source, level, attr in module.layout.bindings:
             if attr is not None:
-                where = graph.resolve(path, source, level)
-                if where is not None and where != path and (where, attr) in known:
+                where = graph.resolve(path, source, level)  # (through a package's re-exports: defined_in)
+                if where is not None and where != path and (where := reexports.defined_in(graph, where, attr), attr) in known:
                     imported[local] = known[(where, attr)]
             # a module of the code base bound to a name (`from pkg import conv`, `import pkg.conv as conv`): its
             # subclasses are spelt `conv.Conv1d` here
