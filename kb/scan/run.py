@@ -287,7 +287,7 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
                     if hit is not None:
                         known[(path, name)] = (hit[0], own or hit[1])
                         grown = True
-    by_path = {f.path: f for f in files}
+    by_path, class_names = {f.path: f for f in files}, {name for _, name in known}
     by_file: dict[str, list[tuple[str, tuple[str, bool]]]] = {}
     for (where, name), value in known.items():
         by_file.setdefault(where, []).append((name, value))
@@ -299,7 +299,8 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
         for local, source, level, attr in module.layout.bindings:
             if attr is not None:
                 where = graph.resolve(path, source, level)  # (through a package's re-exports: defined_in)
-                if where is not None and where != path and (where := reexports.defined_in(graph, where, attr), attr) in known:
+                if where is not None and where != path and attr in class_names and \
+                        (where := reexports.defined_in(graph, where, attr), attr) in known:
                     imported[local] = known[(where, attr)]
             # a module of the code base bound to a name (`from pkg import conv`, `import pkg.conv as conv`): its
             # subclasses are spelt `conv.Conv1d` here
