@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from kb.scan import follow
 from kb.scan.context import Context
-from kb.scan.syntax import Element, handed_back, statements_in, unpacked
+from kb.scan.syntax import Element, handed_back, unpacked
 
 
 class Place(NamedTuple):
@@ -85,66 +85,49 @@ def instance(ctx: Context, func: ast.Name, place: Place, depth: int = 3) -> ast.
     return instances[0]
 
 
-def _returned_local(ctx: Context, node: ast.AST) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str,
-                                                            list[ast.Return]] | None:
-    """`model, criterion = set_model(opt)` (or `model = build(opt)`): the file's function called, and the one name of
-    its own (assigned in it, never its parameter) that every return gives at that place of its tuple, with the
-    returns; None otherwise."""
+def _returned(ctx: Context, node: ast.AST) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, list[ast.expr]] | None:
+    """The file's function a call calls (`model = build(opt)`, or the call `a, b = set_model(opt)` unpacks), the one
+    name every return of its own (not a closure's) gives, at the Element's place of its tuple, and the values those
+    returns give; None otherwise."""
     call = node.value if isinstance(node, Element) else node
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
         return None
     fn = ctx.defs.get(call.func.id)
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
-    returns = [r for r in statements_in(fn) if isinstance(r, ast.Return)]
+    returns = follow.returns(fn)
     picked = set()
-    for r in returns:
-        value = r.value
+    for value in returns:
+        given: ast.expr | None = value
         if isinstance(node, Element):
-            value = value.elts[node.index] if isinstance(value, ast.Tuple) and node.index < len(value.elts) and \
+            given = value.elts[node.index] if isinstance(value, ast.Tuple) and node.index < len(value.elts) and \
                 not any(isinstance(e, ast.Starred) for e in value.elts) else None
-        if not isinstance(value, ast.Name):
+        if not isinstance(given, ast.Name):
             return None
-        picked.add(value.id)
-    if len(picked) != 1:
-        return None
-    name = picked.pop()
-    if name in parameters(fn) or name not in ctx.assigned_in(fn):
-        return None
-    return fn, name, returns
+        picked.add(given.id)
+    return (fn, picked.pop(), returns) if len(picked) == 1 else None
 
 
 def _built_in(ctx: Context, node: ast.AST) -> tuple[ast.Name, Place] | None:
-    """What a name bound to a file function's return holds: the function's own name read at its return (one
-    return only, so one place)."""
-    found = _returned_local(ctx, node)
-    if found is None or len(found[2]) != 1:
+    """`model, criterion = set_model(opt)`: set_model's own name (assigned in it, not its parameter) that its one
+    return gives, read at that return."""
+    found = _returned(ctx, node)
+    if found is None or len(found[2]) != 1 or found[1] in parameters(found[0]) or found[1] not in ctx.assigned_in(found[0]):
         return None
-    fn, name, returns = found
-    return ast.Name(name, lineno=returns[0].lineno, col_offset=0), Place(fn, None, returns[0].lineno)
+    fn, name, (value,) = found
+    return ast.Name(name, lineno=value.lineno, col_offset=0), Place(fn, None, value.lineno)
 
 
 def _handed_through(ctx: Context, node: ast.AST) -> ast.expr | None:
     """`acc, best, t = train(model, ...)`, where every return of the file's function `train` gives, at that place of
     its tuple, its parameter `model` (never rebound): what the call passes for it (the model handed back)."""
-    if not (isinstance(node, Element) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)):
+    found = _returned(ctx, node) if isinstance(node, Element) else None
+    if found is None:
         return None
-    fn = ctx.defs.get(node.value.func.id)
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None
-    returns = follow.returns(fn)  # (its own: not a closure's)
-    picked = set()
-    for r in returns:
-        element = r.elts[node.index] if isinstance(r, ast.Tuple) and node.index < len(r.elts) else None
-        if not isinstance(element, ast.Name) or any(isinstance(e, ast.Starred) for e in r.elts):  # type: ignore[attr-defined]
-            return None
-        picked.add(element.id)
-    if len(picked) != 1:
-        return None
-    param = picked.pop()
+    fn, param, _ = found
     if param in ctx.assigned_in(fn) or unpacked(fn, param):
         return None
-    call = node.value
+    call = node.value  # type: ignore[attr-defined]
     if any(isinstance(a, ast.Starred) for a in call.args):
         return None
     given = dict(zip([a.arg for a in (*fn.args.posonlyargs, *fn.args.args)], call.args))

@@ -18,7 +18,7 @@ import ast
 from kb.scan.context import Context
 from kb.scan.nodes import iwalk
 
-_KERNEL_LIBRARIES = ("triton", "tilelang")
+_KERNEL_LIBRARIES = frozenset({"triton", "tilelang"})
 _VIEWS = frozenset({"view", "chunk", "split", "unbind", "reshape", "narrow", "transpose", "permute", "flatten",
                     "unflatten", "contiguous", "view_as", "squeeze", "unsqueeze", "select", "as_strided"})
 _LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"})
@@ -28,20 +28,19 @@ _METADATA = frozenset({"shape", "stride", "size", "dtype", "device", "numel", "d
 
 def written_by_launch(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
     """Whether the empty tensor `node` makes is handed to a Triton or TileLang launch in `fn` before any other use."""
-    if not any(value.split(".", 1)[0] in _KERNEL_LIBRARIES for value in ctx.aliases.values()):
-        return False
-    names = _held_in(node, fn)
+    libraries = {value.split(".", 1)[0] for value in ctx.aliases.values()} & _KERNEL_LIBRARIES
+    names = _held_in(node, fn) if libraries else set()
     if not names:
         return False
-    compiled = _compiled(fn) if any(value.split(".", 1)[0] == "tilelang" for value in ctx.aliases.values()) else set()
-    uses = sorted((n.lineno, n.col_offset, n) for n in iwalk(fn) if isinstance(n, ast.Name) and n.id in names
-                  and isinstance(n.ctx, ast.Load))
+    compiled = _compiled(fn) if "tilelang" in libraries else set()
+    uses = sorted((n for n in iwalk(fn) if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)),
+                  key=lambda n: (n.lineno, n.col_offset))
     launches = [c for c in iwalk(fn) if isinstance(c, ast.Call) and _launch(c, compiled)]
     handed = {id(n) for c in launches for n in iwalk(c) if isinstance(n, ast.Name) and n.id in names}
     if not handed:
         return False
     parents = {id(child): parent for parent in iwalk(fn) for child in ast.iter_child_nodes(parent)}
-    for _, _, use in uses:
+    for use in uses:
         if id(use) in handed:
             return True
         if not _metadata(use, parents):
@@ -56,7 +55,7 @@ def _held_in(node: ast.Call, fn: ast.AST) -> set[str]:
     assigns = [a for a in iwalk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1]
     for a in assigns:
         value = a.value
-        made = value is node or (isinstance(value, ast.IfExp) and node in (value.body, value.orelse))
+        made = value is node or (isinstance(value, ast.IfExp) and (value.body is node or value.orelse is node))
         if made and isinstance(a.targets[0], ast.Name):
             names.add(a.targets[0].id)
     for _ in range(3):  # copies and views of copies, a few steps deep
@@ -72,11 +71,10 @@ def _held_in(node: ast.Call, fn: ast.AST) -> set[str]:
 
 
 def _compiled(fn: ast.AST) -> set[str]:
-    """Names the function binds to what a call returns and then calls: a kernel a TileLang builder compiled
-    (`kernel = mamba_mimo_fwd(B, S, ...)`, then `kernel(q, k, out)`)."""
-    bound = {a.targets[0].id for a in iwalk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1
-             and isinstance(a.targets[0], ast.Name) and isinstance(a.value, ast.Call)}
-    return bound
+    """Names the function binds to what a call returns, which a call of them launches: a kernel a TileLang builder
+    compiled (`kernel = mamba_mimo_fwd(B, S, ...)`, then `kernel(q, k, out)`)."""
+    return {a.targets[0].id for a in iwalk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1
+            and isinstance(a.targets[0], ast.Name) and isinstance(a.value, ast.Call)}
 
 
 def _launch(call: ast.Call, compiled: set[str]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import instances, rank
+from kb.scan import follow, instances, rank
 from kb.scan.context import Context
 from kb.scan.instances import Place, constructed
 from kb.scan.nodes import iwalk
@@ -109,7 +109,7 @@ def _returned_uses(ctx: Context, fn: ast.AST, name: str) -> list[tuple[ast.Call,
     set_model(opt)`), followed as that caller's own name."""
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or ctx.tree is None or ctx.defs.get(fn.name) is not fn:
         return []
-    places = {_returned_at(r.value, name) for r in statements_in(fn) if isinstance(r, ast.Return)}
+    places = {_returned_at(value, name) for value in follow.returns(fn)}  # (its own returns: not a closure's)
     if len(places) != 1 or -1 in places:
         return []
     index = places.pop()

@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from kb.scan import builders, instances, modelclass, modulelist
+from kb.scan import builders, follow, instances, modelclass, modulelist
 from kb.scan.context import Context
 from kb.scan.instances import Place
 from kb.scan.nodes import call_argument, iwalk
@@ -441,7 +441,7 @@ def _made_by_classmethod(ctx: Context, func: ast.expr) -> tuple[Context, ast.Cla
             not any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list):
         return None
     first = method.args.args[0].arg
-    returns = [r.value for r in statements_in(method) if isinstance(r, ast.Return)]
+    returns = follow.returns(method)
     made = all(isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == first for v in returns)
     return found if returns and made else None
 

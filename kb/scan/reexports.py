@@ -10,7 +10,6 @@ the name would be the local module's, a call of nothing the knowledge base knows
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from kb.scan import resolve, scope
 
@@ -127,5 +126,5 @@ def defined_in(graph: scope.Graph, where: str, name: str, seen: frozenset[str] =
     return where
 
 
-def _defines(module: Any, name: str) -> bool:
+def _defines(module: resolve.Module, name: str) -> bool:
     return any(span[0] == "class" and span[1] == name for span in module.layout.spans)

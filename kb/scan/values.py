@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from kb.scan import nodes, pyints
 from kb.scan.context import Context
-from kb.scan.syntax import statements_in
+from kb.scan.syntax import last_name, statements_in
 
 # In-place methods that write every element of their tensor without reading it (add_, mul_ read it first).
 WHOLE_WRITES = frozenset({"normal_", "uniform_", "bernoulli_", "fill_", "zero_", "copy_", "random_", "exponential_",
@@ -125,9 +125,7 @@ def _fills_whole(stmt: ast.stmt, name: str) -> bool:
 
 
 def _grad_mode(expr: ast.expr) -> bool:
-    func = expr.func if isinstance(expr, ast.Call) else None
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-    return name in ("no_grad", "inference_mode", "enable_grad")
+    return isinstance(expr, ast.Call) and last_name(expr.func) in ("no_grad", "inference_mode", "enable_grad")
 
 
 def init_fills_argument(node: ast.Call, fn: ast.AST) -> bool:
