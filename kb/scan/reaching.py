@@ -97,6 +97,50 @@ def reaching_value(memo: dict[int, Body], fn: ast.AST, use: ast.Name) -> ast.exp
     return None
 
 
+def dominating_value(scope: ast.AST, use: ast.Name) -> ast.expr | None:
+    """The value of the plain `name = value` that every path to `use` passes last, found in the blocks that hold
+    the use, innermost first: the statements before it in its own block, then those before the statement that
+    holds that block, and so on up to `scope`'s body (a function or a module). `if ddp: n = torch.tensor(n,
+    dtype=torch.long); dist.all_reduce(n)` inside a loop sees the integer tensor, whatever `n` held before.
+    None where a statement that holds the use binds the name too (a loop may bring that binding back round), or
+    the last binding before it is no plain assignment."""
+    if not isinstance(scope, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(use.ctx, ast.Load):
+        return None
+    path: list[tuple[list[ast.stmt], int]] = []  # (block, index of the statement holding the use), outermost first
+    block: list[ast.stmt] | None = scope.body
+    line, name = use.lineno, use.id
+    while block is not None:
+        at = next((k for k, stmt in enumerate(block)
+                   if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) and any(n is use for n in iwalk(stmt))), None)
+        if at is None:
+            return None
+        path.append((block, at))
+        holder, block = block[at], None
+        if isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return None  # the use is another scope's
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(holder, field, None)
+            if isinstance(inner, list) and any(any(n is use for n in iwalk(s)) for s in inner):
+                block = inner
+                break
+    innermost = True
+    for block, at in reversed(path):
+        holder = block[at]
+        stored = _stored(holder)
+        if name in stored and not (innermost and isinstance(holder, ast.Assign) and name not in _stored(ast.Expr(holder.value))
+                                   and any(n is use for n in iwalk(holder.value))):
+            return None
+        innermost = False
+        for before in reversed(block[:at]):
+            if name not in _stored(before):
+                continue
+            if isinstance(before, ast.Assign) and len(before.targets) == 1 and isinstance(before.targets[0], ast.Name) \
+                    and before.targets[0].id == name and name not in _stored(ast.Expr(before.value)):
+                return before.value
+            return None
+    return None
+
+
 def _root(node: ast.AST) -> str | None:
     """The name a write lands in: `x` of `x[i]`, `x.data`, `x[i].y`."""
     while isinstance(node, (ast.Subscript, ast.Attribute, ast.Starred)):

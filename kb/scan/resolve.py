@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan import gradcontexts, graphreset, hostcode, injected, keptrees, oldsyntax, quietfunctions
+from kb.scan import fixedflags, gradcontexts, graphreset, hostcode, injected, keptrees, oldsyntax, quietfunctions
 from kb.scan.inference import GUARD_TEXT, inference_only
 from kb.scan.rules import CodeRules, code_rules
 from kb.scan.prepare import (
@@ -114,7 +114,7 @@ def analyse(text: str, filename: str, wanted: frozenset[str], methods: dict[str,
     tree = parsed_before(filename, text) or oldsyntax.parse(text, filename=filename)  # once, if local_module read it
     found = survey(tree, text)
     hostcode.keep(filename, tree, text, found.layout.spans)  # settle's Graph of a file with a forward, from this tree
-    dead = never_taken(tree, text)
+    dead = never_taken(tree, text) + fixedflags.never_taken(tree, text, filename.endswith(".ipynb"))
     if not imported and not starred and not any(marker in text for marker in MARKERS):
         return Module((), (), found.layout, _classes(found.classes, {}), never_taken=dead)
     aliases = aliases_of(tree)

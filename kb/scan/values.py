@@ -13,7 +13,7 @@ import ast
 import itertools
 from collections.abc import Iterator
 
-from kb.scan import nodes, pyints
+from kb.scan import nodes, pyints, reaching
 from kb.scan.context import Context
 from kb.scan.syntax import last_name, statements_in
 
@@ -308,6 +308,9 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
     if isinstance(node, ast.Name):
         if node.id in seen:
             return True  # `x = torch.cumsum(cat((head, x)))`: integer if x's other bindings are
+        last = reaching.dominating_value(fn, node) if fn is not None else None
+        if last is not None and integer(ctx, last, fn, depth - 1, seen | {node.id}):
+            return True  # the binding every path to the use passes last: `n = torch.tensor(n, dtype=torch.long)`
         bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)] if fn is not None else []
         if in_place and fn is not None:
             for _ in range(_augmented(fn, node.id)):

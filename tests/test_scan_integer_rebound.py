@@ -1,0 +1,43 @@
+"""An integer tensor made from a count just before it is summed across processes (kb/scan/reaching.py,
+dominating_value; kb/scan/values.py, integer): karpathy/build-nanogpt's HellaSwag counts (forty-third corpus, 2
+false alarms), `num_total = torch.tensor(num_total, dtype=torch.long)` inside `if ddp:` in the training loop,
+then `dist.all_reduce(num_total)`. RULES P4-1: a sum of integers is exact in any order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from scan_files import scan_files
+
+
+def test_the_binding_every_path_passes_last_decides_the_dtype(tmp_path: Path) -> None:
+    """The name is a Python count before and a Python number after; the all-reduce between sees the long tensor.
+    A float tensor summed the same way, a name that a loop around the use rebinds after it, and a binding in a
+    branch that the use's block does not hold keep their findings."""
+    found = scan_files(tmp_path, {"train.py": """\
+        import torch
+        import torch.distributed as dist
+        device = "cuda"
+        ddp = len(__import__("sys").argv) > 1
+        for step in range(10):
+            num_total = 0
+            for i in range(5):
+                num_total += 1
+            if ddp:
+                num_total = torch.tensor(num_total, dtype=torch.long, device=device)
+                dist.all_reduce(num_total, op=dist.ReduceOp.SUM)
+                num_total = num_total.item()
+            loss = torch.tensor(0.5, device=device)
+            dist.all_reduce(loss)
+            count = torch.tensor(3, dtype=torch.long, device=device)
+            for k in range(3):
+                dist.all_reduce(count)
+                count = count.float() / 2
+            if ddp:
+                mixed = torch.tensor(1, dtype=torch.long, device=device)
+            else:
+                mixed = torch.tensor(1.5, device=device)
+            dist.all_reduce(mixed)
+        """}, "torch=2.11")
+    nvls = sorted(f.line for f in found if f.record == "torch.distributed-nvls")
+    assert nvls == [14, 17, 23], found
