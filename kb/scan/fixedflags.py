@@ -24,22 +24,29 @@ import re
 from kb.scan.nodes import BLOCK_FIELDS, iwalk, statements
 from kb.scan.syntax import NOT_LITERAL, plain_literal
 
-# what a flag's line looks like: the fast test, before any walk of the tree
-_FLAG_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]*)?=[ \t]*(?:True|False|None|-?\d|['\"])", re.M)
 # ways a module's globals are rewritten at run time: no flag of such a module is fixed
 _REWRITES = ("exec(", "globals()", "vars()", "locals()", "sys.modules", "import *")
+# the rest of each line after `if ` or `while ` (a superset of the tests' lines: a literal prefix re finds fast)
+_TEST_LINES = (re.compile(r"if[ (]([^\n]*)"), re.compile(r"while[ (]([^\n]*)"))
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAIN = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.M)
 
 
 def never_taken(tree: ast.Module, text: str, notebook: bool = False) -> tuple[tuple[int, int, str], ...]:
     """(first line, last line, why) of each block that a fixed flag's test never takes (module docstring)."""
-    candidates = {m.group(1) for m in _FLAG_LINE.finditer(text)}
+    candidates = {stmt.targets[0].id for stmt in tree.body if type(stmt) is ast.Assign and len(stmt.targets) == 1
+                  and type(stmt.targets[0]) is ast.Name and type(stmt.value) is ast.Constant}
+    if candidates:  # only names an `if` or `while` line reads: most module-level constants are read elsewhere
+        candidates &= {w for pattern in _TEST_LINES for line in pattern.findall(text) for w in _WORD.findall(line)}
     if not candidates or any(word in text for word in _REWRITES):
         return ()
-    flags = _flags(tree, candidates)
+    inside_functions = notebook or bool(_MAIN.search(text))
+    if not inside_functions:  # a library module: only its top-level tests count, read before any walk of the tree
+        candidates &= {n.id for s in _top_level(tree.body) if isinstance(s, (ast.If, ast.While))
+                       for n in iwalk(s.test) if isinstance(n, ast.Name)}
+    flags = _flags(tree, candidates) if candidates else {}
     if not flags:
         return ()
-    inside_functions = notebook or bool(_MAIN.search(text))
     every = statements(tree)
     inside = {id(s) for fn in every if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
               for s in statements(fn)[1:]}
@@ -77,6 +84,23 @@ def _dead(stmt: ast.If | ast.While, flags: dict[str, tuple[object, int]],
         exit_ = "returns" if isinstance(taken[-1], ast.Return) else "raises"
         out.append((first, after[-1].end_lineno or after[-1].lineno,
                     f"the code after `{head}:` (line {stmt.lineno}) never runs: that branch always {exit_}: {why}"))
+    return out
+
+
+def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The statements that run at import: the body and its blocks, not those of the functions and classes in it."""
+    out: list[ast.stmt] = []
+    pending: list[ast.AST] = list(body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, ast.stmt):
+            out.append(stmt)
+        for field in BLOCK_FIELDS:
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
     return out
 
 
