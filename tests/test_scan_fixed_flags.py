@@ -25,7 +25,7 @@ def _levels(found: list[lookup.Finding], record: str) -> list[tuple[str, int, st
 _SCRIPT = """\
     import torch
     model = torch.nn.Linear(4, 4).cuda()
-    use_compile = False  # the training script's own switch
+    use_compile = False  # compiling is slow here
     if use_compile:
         model = torch.compile(model)
     def build(m):
@@ -79,3 +79,16 @@ def test_comparisons_and_else_branches(tmp_path):
     bicubic = _levels(found, "torch.interpolate-bicubic-backward")
     assert bilinear == [("run.py", 6, "note")], found
     assert bicubic == [("run.py", 10, "note")], found
+
+
+def test_a_flag_whose_comment_invites_a_change_keeps_its_findings(tmp_path):
+    """google-deepmind/jax_privacy's notebook (twenty-sixth corpus, one risky entry the first version lost): `use_dp =
+    True` under "# Switch it to False to see the non-DP-SGD results": the reader is meant to run the other branch too.
+    A comment that invites nothing (build-nanogpt's "torch.compile interferes with HellaSwag eval") fixes the flag."""
+    found = _scan(tmp_path, {"invited.py": _SCRIPT.replace(
+        "    use_compile = False  # compiling is slow here\n",
+        "    # Switch it to True to compile the model.\n    use_compile = False\n"), "quiet.py": _SCRIPT.replace(
+        "  # compiling is slow here", "  # torch.compile interferes with HellaSwag eval. TODO fix")})
+    levels = _levels(found, "torch.inductor-autotuning")
+    assert levels == [("invited.py", 6, "nondeterministic"), ("invited.py", 10, "nondeterministic"),
+                      ("quiet.py", 5, "note"), ("quiet.py", 9, "note")], levels

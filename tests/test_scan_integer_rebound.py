@@ -41,3 +41,25 @@ def test_the_binding_every_path_passes_last_decides_the_dtype(tmp_path: Path) ->
         """}, "torch=2.11")
     nvls = sorted(f.line for f in found if f.record == "torch.distributed-nvls")
     assert nvls == [14, 17, 23], found
+
+
+def test_a_float_tensor_rebound_through_views_stays_float(tmp_path: Path) -> None:
+    """x-transformers' reverse cumsum and mamba's all-reduce helper (twenty-third, fortieth corpora): `g = g.flip(...)`,
+    `g = g.cumsum(-1)`, and `x = x.contiguous()` before `all_reduce(x)`, where what the name held first is a float
+    tensor or a parameter. The binding before the use is the name itself through a view: it is no integer."""
+    found = scan_files(tmp_path, {"model.py": """\
+        import torch
+        import torch.nn.functional as F
+        import torch.distributed as dist
+        def gates(x, scale):
+            g = F.logsigmoid(x) * scale
+            g = g.flip(dims=(-1,))
+            g = g.cumsum(dim=-1)
+            return g.flip(dims=(-1,))
+        def all_reduce_raw(input_, group):
+            input_ = input_.contiguous()
+            dist.all_reduce(input_, group=group)
+            return input_
+        """}, "torch=2.11")
+    assert sorted((f.record, f.line) for f in found if f.record in ("torch.cumsum", "torch.distributed-nvls")) == [
+        ("torch.cumsum", 7), ("torch.distributed-nvls", 11)], found

@@ -44,7 +44,7 @@ def never_taken(tree: ast.Module, text: str, notebook: bool = False) -> tuple[tu
     if not inside_functions:  # a library module: only its top-level tests count, read before any walk of the tree
         candidates &= {n.id for s in _top_level(tree.body) if isinstance(s, (ast.If, ast.While))
                        for n in iwalk(s.test) if isinstance(n, ast.Name)}
-    flags = _flags(tree, candidates) if candidates else {}
+    flags = _flags(tree, candidates, text.split("\n")) if candidates else {}
     if not flags:
         return ()
     every = statements(tree)
@@ -104,8 +104,9 @@ def _top_level(body: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-def _flags(tree: ast.Module, candidates: set[str]) -> dict[str, tuple[object, int]]:
-    """Flag name -> (its literal value, the line that sets it), for the candidates bound only once, at the top level."""
+def _flags(tree: ast.Module, candidates: set[str], lines: list[str]) -> dict[str, tuple[object, int]]:
+    """Flag name -> (its literal value, the line that sets it), for the candidates bound only once, at the top level,
+    whose comments invite no change (_invited)."""
     top: dict[str, tuple[object, int]] = {}
     for stmt in tree.body:
         if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
@@ -114,7 +115,7 @@ def _flags(tree: ast.Module, candidates: set[str]) -> dict[str, tuple[object, in
             stmt.target if isinstance(stmt, ast.AnnAssign) else None
         if isinstance(target, ast.Name) and target.id in candidates:
             value = plain_literal(stmt.value)
-            if value is not NOT_LITERAL and target.id not in top:
+            if value is not NOT_LITERAL and target.id not in top and not _invited(lines, stmt):
                 top[target.id] = (value, stmt.lineno)
             else:
                 candidates.discard(target.id)  # bound twice at the top, or to something else
@@ -135,6 +136,23 @@ def _flags(tree: ast.Module, candidates: set[str]) -> dict[str, tuple[object, in
             if name in top:
                 bindings[name] = bindings.get(name, 0) + 1
     return {name: held for name, held in top.items() if name in candidates and bindings.get(name) == 1}
+
+
+def _invited(lines: list[str], stmt: ast.stmt) -> bool:
+    """The flag's comments invite its reader to change it: the comment on its line or the comment lines just above
+    it name the other value or an act of changing (`# Switch it to False to see the non-DP-SGD results`, jax_privacy's
+    notebook). A reader is then meant to run the other branch too, and its findings stay."""
+    first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+    said = [lines[last][stmt.end_col_offset or 0:]] if last < len(lines) else []
+    k = first - 1
+    while 0 <= k < len(lines) and lines[k].lstrip().startswith("#"):
+        said.append(lines[k])
+        k -= 1
+    return any("#" in part and _INVITATION.search(part.split("#", 1)[1]) for part in said)
+
+
+_INVITATION = re.compile(r"\b(?:[Ss]witch|[Tt]oggle|[Cc]hange|[Ee]nable|[Dd]isable|[Tt]urn (?:it )?(?:on|off)|[Ff]lip|"
+                         r"[Uu]ncomment|[Cc]omment out|[Ss]et (?:it |this )?to|[Tt]ry|True|False|[Oo]ption)\b")
 
 
 def _truth(test: ast.expr, flags: dict[str, tuple[object, int]]) -> tuple[bool, str] | None:

@@ -309,7 +309,7 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if node.id in seen:
             return True  # `x = torch.cumsum(cat((head, x)))`: integer if x's other bindings are
         last = reaching.dominating_value(fn, node) if fn is not None else None
-        if last is not None and integer(ctx, last, fn, depth - 1, seen | {node.id}):
+        if last is not None and integer(ctx, last, fn, depth - 1, seen):  # its own names: their own dominating bindings
             return True  # the binding every path to the use passes last: `n = torch.tensor(n, dtype=torch.long)`
         bound = [b for b in _bindings(fn).get(node.id, ()) if not _itself(b, node.id)] if fn is not None else []
         if in_place and fn is not None:
