@@ -33,7 +33,7 @@ VERSIONS = "torch=2.11,tensorflow=2.20,jax=0.8"
 KEEP = (".py", ".ipynb")
 KEEP_NAMES = ("pyproject.toml", "setup.cfg", "environment.yml", "environment.yaml")
 # YAML: the CI workflows (kb/scan/keras2.py) and the configs whose `target:` builds classes (kb/scan/configtargets.py)
-KEPT = re.compile(r"(?:^|/)requirements[^/]*\.(?:txt|in)$|\.ya?ml$")
+KEPT = re.compile(r"(?:^|/)requirements[^/]*\.(?:txt|in)$|\.ya?ml$|\.gin$")
 # repository, commit, folder scanned (None: the whole repository)
 CORPUS = (
     ("pytorch/examples", "77f55b912142e11fcfdf5b530231fb9c52f181e8", None),

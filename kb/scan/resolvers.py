@@ -790,18 +790,37 @@ def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
     """`x @ w` where an operand is visibly a JAX array (made by `jax.numpy`, `jax.random`, `jax.nn` or
     `jax.lax` in the function, or a name every assignment of which is; a parameter or `self` field annotated
     `jax.Array` / `jnp.ndarray` / `chex.Array`; a Flax `self.param`, also unpacked from `promote_dtype`;
-    kb/scan/jaxarrays.py), or any `@` of a module whose only array library is JAX, is `jax.numpy.matmul`.
+    kb/scan/jaxarrays.py), any `@` of a module whose only array library is JAX, or any `@` inside a function that
+    `jax.jit`, `jax.pmap`, `jax.vmap` or `jax.grad` decorates (its values are traced arrays), is `jax.numpy.matmul`.
 
     Returns the call it is read as, or None."""
     if not isinstance(node.op, ast.MatMult) or MATMUL not in ctx.wanted:
         return None
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
-    if scope is None or not (ctx.is_jax(node.left, scope, 4) or ctx.is_jax(node.right, scope, 4) or _jax_only(ctx)):
+    if scope is None or not (ctx.is_jax(node.left, scope, 4) or ctx.is_jax(node.right, scope, 4) or _jax_only(ctx)
+                             or _traced(ctx)):
         return None
     call = ast.copy_location(ast.Call(func=ast.Name(id="operator @", ctx=ast.Load()),
                                       args=[node.left, node.right], keywords=[]), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
     return call
+
+
+_TRACING = frozenset({"jax.jit", "jax.pmap", "jax.vmap", "jax.checkpoint", "jax.remat", "jax.grad", "jax.value_and_grad"})
+
+
+def _traced(ctx: Context) -> bool:
+    """The `@` lies in a function that a JAX transformation decorates (`@jax.jit`, `@partial(jax.jit,
+    static_argnames=...)`, `@jax.pmap`, `@jax.vmap`...): its arguments, and what is computed from them, are traced JAX
+    arrays, whatever their annotations say (ayaka14732/llama-2-jax's `seq @ params.gate_proj`, forty-fourth corpus)."""
+    for fn in ctx.fn_nodes:
+        for decorator in getattr(fn, "decorator_list", ()):
+            made = decorator
+            if isinstance(made, ast.Call):
+                made = made.args[0] if ctx.dotted(made.func) == "functools.partial" and made.args else made.func
+            if ctx.dotted(made) in _TRACING:
+                return True
+    return False
 
 
 _OTHER_ARRAYS = ("numpy", "torch", "tf", "cupy", "scipy", "pandas", "mxnet", "paddle")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kb.query import scan_index as index
-from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, holders, hostcode, keptrees, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, reexports, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
+from kb.scan import callers, convfree, differentiates, filecache, filedeps, fixcover, ginconfigs, holders, hostcode, keptrees, keras2, kerasbackend, loaded, lookup, pins, placement, prepare, recipe, reexports, resolve, rules, scope, seedorder, sources, switches, unfetched, unreached, versiongate
 
 PARALLEL_FROM = 64  # fewer files parse faster than worker processes start
 
@@ -399,6 +399,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     solutions = idx["solutions"]
     named = {os.path.normpath(p) for p in paths if os.path.isfile(p)}
     roots = [os.path.normpath(p) for p in paths if os.path.isdir(p)]
+    if (configured := ginconfigs.with_imports(modules, roots)) is not None:
+        modules, graph = configured, None  # what the gin files import: a new import graph
     if graph is None or graph.files != frozenset(modules):
         graph = scope.Graph(modules)  # one import graph for the scope, unreached code and modules never called
     runs, reach = scope.runs(modules, named, roots, graph)

@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Callable
 
-from kb.scan import configtargets, dispatch, oldsyntax, packaging, retired, scope, sources
+from kb.scan import configtargets, dispatch, ginconfigs, oldsyntax, packaging, retired, scope, sources
 from kb.scan.nodes import iwalk
 from kb.scan.syntax import Layout
 
@@ -389,6 +389,8 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
 
     # classes a configuration file builds by their dotted `target:` path (kb/scan/configtargets.py)
     configured = configtargets.built(roots, read, {(path, span[1]) for path, span in spans if span[0] == "class"})
+    if any(ginconfigs.imports_gin(m.layout.imports) for m in modules.values()):  # and a gin file (kb/scan/ginconfigs.py)
+        configured |= ginconfigs.Gin(roots).built({(path, span[1]) for path, span in spans if span[0] == "class"})
     classes = dispatch.Dispatch(modules, read, ancestry.base, configured)  # methods only `self.m()` names, on classes nothing builds
     changed = True
     while changed:  # a name used only inside code nothing runs is not used: chains of dead helpers, across files
