@@ -63,3 +63,29 @@ def test_a_float_tensor_rebound_through_views_stays_float(tmp_path: Path) -> Non
         """}, "torch=2.11")
     assert sorted((f.record, f.line) for f in found if f.record in ("torch.cumsum", "torch.distributed-nvls")) == [
         ("torch.cumsum", 7), ("torch.distributed-nvls", 11)], found
+
+
+def test_detr_box_counts_and_level_offsets(tmp_path: Path) -> None:
+    """fundamentalvision/Deformable-DETR (forty-fourth corpus, 3 false alarms): the box count summed across processes
+    is a float tensor made from a Python int (`sum(len(t["labels"]) for t in targets)`), exact in any order; the
+    level offsets are the running sum of the product of a long tensor's rows. A float tensor of a float value keeps
+    its finding."""
+    found = scan_files(tmp_path, {"detr.py": """\
+        import torch
+        import torch.distributed as dist
+        def normalizer(targets, outputs, losses):
+            num_boxes = sum(len(t["labels"]) for t in targets)
+            num_boxes = torch.as_tensor([num_boxes], dtype=torch.float, device=outputs.device)
+            dist.all_reduce(num_boxes)
+            scale = torch.as_tensor([losses.mean().item()], dtype=torch.float, device=outputs.device)
+            dist.all_reduce(scale)
+            return num_boxes, scale
+        def offsets(feature_maps):
+            spatial_shapes = []
+            for f in feature_maps:
+                spatial_shapes.append(f.shape[-2:])
+            spatial_shapes = torch.as_tensor(spatial_shapes, dtype=torch.long, device="cuda")
+            return torch.cat((spatial_shapes.new_zeros((1,)), spatial_shapes.prod(1).cumsum(0)[:-1]))
+        """}, "torch=2.11")
+    assert sorted((f.record, f.line) for f in found if f.record in ("torch.cumsum", "torch.distributed-nvls")) == [
+        ("torch.distributed-nvls", 8)], found

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan import reaching
 from kb.scan.context import Context
 from kb.scan.nodes import iwalk
 from kb.scan.syntax import self_attribute
@@ -52,11 +53,19 @@ def int_value(ctx: Context, node: ast.AST, fn: ast.AST | None, loops: dict[str, 
     if isinstance(node, ast.UnaryOp):
         return isinstance(node.op, (ast.USub, ast.UAdd)) and int_value(ctx, node.operand, fn, loops, depth - 1)
     if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name) and node.func.id == "sum" and len(node.args) == 1 and not node.keywords \
+                and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)):  # `sum(len(t) for t in targets)`
+            return int_value(ctx, node.args[0].elt, fn, {**loops, **{n.id: False for g in node.args[0].generators
+                                                                   for n in iwalk(g.target) if isinstance(n, ast.Name)}},
+                             depth - 1)
         return isinstance(node.func, ast.Name) and node.func.id in ("len", "int") and len(node.args) == 1 \
             and not node.keywords
     if isinstance(node, ast.Name):
         if node.id in loops:
             return loops[node.id]
+        last = reaching.dominating_value(fn, node) if fn is not None else None
+        if last is not None:  # `n = sum(...)`, then `n = torch.as_tensor([n])`: the binding the use sees
+            return int_value(ctx, last, fn, loops, depth - 1)
         bound = only_bindings(ctx, fn, node.id) if fn is not None else []
         return bool(bound) and all(int_value(ctx, b, fn, loops, depth - 1) for b in bound)
     return False

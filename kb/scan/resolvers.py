@@ -189,8 +189,10 @@ def constant_summed(ctx: Context, op: str, node: ast.Call, data: ast.AST | None)
 def exact_all_reduce(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`torch.distributed.all_reduce` with an op that adds nothing (`op=ReduceOp.MAX`, `MIN`, `BAND`, `BOR`,
     `BXOR`), or of a tensor visibly of an integer dtype (`torch.tensor([n], dtype=torch.long)`, `.long()`, also
-    updated in place by `+=`, which keeps the dtype): what NVLS makes differ is the order of the switch's
-    floating-point additions, and a maximum or a sum of integers is exact in any order."""
+    updated in place by `+=`, which keeps the dtype), or made from Python ints whatever its dtype
+    (`torch.as_tensor([num_boxes], dtype=torch.float)` with `num_boxes = sum(len(t) for t in targets)`): what NVLS
+    makes differ is the order of the switch's floating-point additions, and a maximum or a sum of whole numbers is
+    exact in any order."""
     if op.rpartition(".")[2] != "all_reduce":
         return None
     reduce_op = nodes.call_argument(node, ("op",), 1)
@@ -199,8 +201,11 @@ def exact_all_reduce(ctx: Context, op: str, node: ast.Call, data: ast.AST | None
     if last in _EXACT_REDUCTIONS:
         return f"the reduction is {last}: it adds nothing, exact in any order"
     tensor = nodes.call_argument(node, ("tensor",), 0)
-    if tensor is not None and values.integer(ctx, tensor, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree, in_place=True):
+    scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
+    if tensor is not None and values.integer(ctx, tensor, scope, in_place=True):
         return "the tensor is of an integer dtype: its sum is exact in any order"
+    if tensor is not None and values.whole_numbers(ctx, tensor, scope):
+        return "the tensor is made from Python ints (a count): a sum of whole numbers is exact in any order"
     return None
 
 

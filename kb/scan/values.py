@@ -221,7 +221,8 @@ _FLOAT_FUNCTIONS = frozenset({
 _FLOAT_METHODS = frozenset({"softmax", "log_softmax", "float", "double", "half", "bfloat16"})
 # Methods that return their receiver's dtype (views, copies, moves that name no dtype).
 _SAME_DTYPE = frozenset({"contiguous", "clone", "detach", "view", "reshape", "squeeze", "unsqueeze", "flatten",
-                         "permute", "transpose", "cuda", "cpu", "narrow", "flip", "t", "expand", "repeat"})
+                         "permute", "transpose", "cuda", "cpu", "narrow", "flip", "t", "expand", "repeat", "prod",
+                         "abs", "neg", "new_zeros", "new_ones"})
 # Methods that, given a dimension, return (values, indices): the values keep the receiver's dtype.
 _VALUES_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "median", "mode", "cummax", "cummin"})
 
@@ -349,6 +350,19 @@ def integer(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int =
         if node.func.attr in _SAME_DTYPE and not _names_dtype(node):
             return integer(ctx, node.func.value, fn, depth - 1, seen)
     return False
+
+
+def whole_numbers(ctx: Context, node: ast.AST | None, fn: ast.AST | None) -> bool:
+    """A tensor made from Python ints whatever its dtype: `torch.as_tensor([num_boxes], dtype=torch.float)` with
+    `num_boxes = sum(len(t["labels"]) for t in targets)` (the DETR family's box count), read through the binding
+    every path to the use passes last. Its elements are whole numbers; a sum of them below 2**24 is exact in float32
+    in any order."""
+    if isinstance(node, ast.Name) and fn is not None:
+        node = reaching.dominating_value(fn, node)
+    if not isinstance(node, ast.Call) or ctx.dotted(node.func) not in ("torch.tensor", "torch.as_tensor") or not node.args:
+        return False
+    given = node.args[0]
+    return pyints.int_list(ctx, given, fn) or pyints.int_value(ctx, given, fn, {})
 
 
 def _augmented(fn: ast.AST, name: str) -> int:
