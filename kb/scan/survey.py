@@ -327,15 +327,18 @@ _LISTS_FOLDER = frozenset({"glob", "iglob", "listdir", "scandir", "iterdir", "it
 
 
 # Calls that declare at import time and do no work: a library module's logger, type variables, dataclass fields
-# (also in a class body, which runs at import), flags, partial applications, named tuples.
+# (also in a class body, which runs at import), flags, partial applications, named tuples, and registrations in a
+# table (`@TaskRegistry.register("panoptic_segmentation")`, `register_keras_serializable`, gin's `configurable`):
+# a module that only registers its classes runs when something imports it, which is what registers them.
 _DECLARING = frozenset({"field", "getLogger", "get_logger", "TypeVar", "NewType", "ParamSpec", "namedtuple", "NamedTuple",
-                        "partial", "dataclass", "register_dataclass", "Enum"})
+                        "partial", "dataclass", "register_dataclass", "Enum", "configurable", "external_configurable"})
 
 
 def declares_only(top: tuple[str, ...]) -> bool:
     """Every module-level call (Layout.top) only declares (`_DECLARING`, absl's `flags.DEFINE_*`): such a module is a
     library imported from elsewhere, not a script that runs when `python module.py` starts it (kb/scan/scope.py)."""
-    return all((last := name.rpartition(".")[2]) in _DECLARING or last.startswith("DEFINE_") for name in top)
+    return all((last := name.rpartition(".")[2]) in _DECLARING or last.startswith(("DEFINE_", "register"))
+               for name in top)
 
 
 def _star(exported: list[str | None], top: list[str]) -> tuple[str, ...] | None:
