@@ -77,7 +77,8 @@ def test_without_the_gin_file_the_modules_stay_unrun(tmp_path: Path) -> None:
 
 def test_a_matrix_product_inside_a_jitted_function(tmp_path: Path) -> None:
     """`@` in a function decorated by `partial(jax.jit, ...)` or `jax.jit` is a JAX matmul though neither operand shows
-    its type; the same `@` in an undecorated function of a module that also imports NumPy is not read as one."""
+    its type; the same `@` in an undecorated function of a module that also imports NumPy is not read as one, nor one
+    in a function compiled for the host (`backend="cpu"`: google-research/scenic's few-shot solve, thirty-sixth)."""
     found = scan_files(tmp_path, {"block.py": """\
         from functools import partial
         import jax
@@ -92,5 +93,8 @@ def test_a_matrix_product_inside_a_jitted_function(tmp_path: Path) -> None:
             return outputs @ params.lm_head
         def plain(a, b):
             return a @ b
+        @partial(jax.jit, backend="cpu")
+        def solve(x, y):
+            return x.T @ y
         """, "helpers.py": "def norm(x):\n    return x\n"}, "jax=0.8")
     assert sorted(f.line for f in found if f.record == "jax.xla-gemm-conv-attention") == [8, 11], found

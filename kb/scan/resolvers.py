@@ -822,6 +822,9 @@ def _traced(ctx: Context) -> bool:
         for decorator in getattr(fn, "decorator_list", ()):
             made = decorator
             if isinstance(made, ast.Call):
+                if any(k.arg == "backend" and isinstance(k.value, ast.Constant) and k.value.value in ("cpu", "tpu")
+                       for k in made.keywords):
+                    return False  # `@partial(jax.jit, backend="cpu")`: compiled for the host (scenic's few-shot solve)
                 made = made.args[0] if ctx.dotted(made.func) == "functools.partial" and made.args else made.func
             if ctx.dotted(made) in _TRACING:
                 return True
