@@ -132,6 +132,9 @@ class Graph:
         self._own: frozenset[str] | None = None
         self._root: str | None = None  # the names the code imports its root package by (_own_names)
         self._by_folder: dict[str, list[str]] | None = None  # folder -> its modules (star_modules), once asked
+        # the folders some module adds to sys.path (kb/scan/syspaths.py): an absolute import may name a module there
+        self._sys_paths = sorted({os.path.normpath(os.path.join(os.path.dirname(path), folder))
+                                  for path, module in modules.items() for folder in module.layout.sys_paths})
 
     def resolve(self, importer: str, dotted: str, level: int) -> str | None:
         """The scanned file a module name means when imported from `importer` (memoized by the
@@ -172,6 +175,10 @@ class Graph:
                 if found or parent == base:
                     break
                 base = parent
+            for folder in self._sys_paths if found is None else ():
+                found = self._module_file(folder, dotted)
+                if found:
+                    break
         self._resolved[key] = found
         return found
 

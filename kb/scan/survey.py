@@ -12,6 +12,7 @@ from bisect import bisect_left
 from typing import Any, NamedTuple
 
 from kb.query.state import memo
+from kb.scan import syspaths
 from kb.scan.nodes import BLOCK_FIELDS
 from kb.scan.syntax import Function, Layout, called, is_main
 
@@ -286,7 +287,7 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
                    tuple((name, tuple(body)) for name, body in functions), backward,
                    may_use_gpu(text, calls, imports), top_trains, tuple(spans), tuple(class_bases),
-                   _star(exported, top) if exported else ())
+                   _star(exported, top) if exported else (), syspaths.added(text) if "sys.path" in text else ())
     return Survey(found, classes, calls, defs, assigns)
 
 

@@ -115,6 +115,8 @@ class Layout(NamedTuple):
     # not bind itself as a submodule): the names of a literal `__all__` (() without one); None: every module of
     # the package's folder (`__all__` computed from a listing of the folder: glob, os.listdir, pkgutil.iter_modules)
     star: tuple[str, ...] | None = ()
+    # the folders it adds to sys.path, relative to its own folder (kb/scan/syspaths.py): `_init_paths.py`'s "lib"
+    sys_paths: tuple[str, ...] = ()
 
 
 class Graph(NamedTuple):
