@@ -111,12 +111,10 @@ class Layout(NamedTuple):
     # (name, line, has keywords (a metaclass), bases as written: (name,), (module alias, name) or () for any other
     # expression, module level): each class, for whether all its ancestors are the code base's own
     class_bases: tuple[tuple[str, int, bool, tuple[tuple[str, ...], ...], bool], ...] = ()
-    # the submodules `from this_package import *` imports (Python imports each name of `__all__` the package does
-    # not bind itself as a submodule): the names of a literal `__all__` (() without one); None: every module of
-    # the package's folder (`__all__` computed from a listing of the folder: glob, os.listdir, pkgutil.iter_modules)
+    # the submodules `from this_package import *` imports (each name of `__all__` the package does not bind itself):
+    # a literal `__all__`'s names (() without one); None: every module of the folder (`__all__` computed from a listing)
     star: tuple[str, ...] | None = ()
-    # the folders it adds to sys.path, relative to its own folder (kb/scan/syspaths.py): `_init_paths.py`'s "lib"
-    sys_paths: tuple[str, ...] = ()
+    sys_paths: tuple[str, ...] = ()  # the folders it adds to sys.path, relative to its own (kb/scan/syspaths.py)
 
 
 class Graph(NamedTuple):
