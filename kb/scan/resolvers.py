@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, slices, tfdata, tfvariables, uniform, values
+from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, seededinit, slices, tfdata, tfvariables, uniform, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, last_name, one_per_element, plain_literal, self_attribute
@@ -340,7 +340,8 @@ def seed_argument_is_int(ctx: Context, op: str, node: ast.Call, data: ast.AST | 
     """`seed=x` where x is a parameter of the enclosing function annotated `int` (not Optional) or one
     the function asserts `is not None`, arithmetic on a number (`self.seed + i`: None would raise), or an
     attribute every assignment of which in the class is an int or a parameter with an int default
-    (`self.seed = seed`, `seed=1024`), or a name or module-level tuple entry that is never None
+    (`self.seed = seed`, `seed=1024`), a parameter with a number for its default, or one named for a seed with no None
+    default (`initializer_seed`: kb/scan/seededinit.py), or a name or module-level tuple entry that is never None
 (kb/scan/pyints.py, never_none: `seed = index * n + k`, `seed=SEEDS[0]`), or a command-line option of the file with
 a number as its default (kb/scan/options.py: `seed=args.seed`): the op (or Keras layer) has its own seed, so its
 sequence is fixed."""
@@ -358,6 +359,8 @@ sequence is fixed."""
     if not isinstance(given, ast.Name) or not ctx.fn_nodes:
         return None
     fn = ctx.fn_nodes[-1]
+    if seededinit.fixed(ctx, given, fn):
+        return "the op's seed is a parameter with a number for its default, or one the code threads through as a seed"
     for arg in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs):
         if arg.arg == given.id and isinstance(arg.annotation, ast.Name) and arg.annotation.id == "int":
             return "the op's seed is an int the function is given"
@@ -623,12 +626,29 @@ def constant_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST |
                 return None
         elif not _constant_initialiser(ctx, given):
             return None
-    for name, _ in params:
+    if _draws_dropout(ctx, op, node):
+        return None
+    return "every initializer is a constant and no dropout is drawn: nothing is random"
+
+
+def _draws_dropout(ctx: Context, op: str, node: ast.Call) -> bool:
+    """The layer call gives a dropout rate that may not be 0."""
+    for name, _ in ctx.op_params.get(op, ()):
         if name in _RATES:
             given = ctx.argument(op, node, name)
             if given is not None and plain_literal(given) not in (0, 0.0, None):
-                return None
-    return "every initializer is a constant and no dropout is drawn: nothing is random"
+                return True
+    return False
+
+
+@resolver("seeded-initializers", "rule")
+def seeded_initializers(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A Keras layer whose random initializers each carry a fixed seed (`kernel_initializer=GlorotNormal(seed=42)`,
+    or a call of a module function that returns one with the seed it is given: kb/scan/seededinit.py), its other
+    initializers constants, with no dropout rate: it draws the same initial weights in every run."""
+    if not seededinit.all_seeded(ctx, op, node, _constant_initialiser) or _draws_dropout(ctx, op, node):
+        return None
+    return "every random initializer carries a fixed seed and no dropout is drawn"
 
 
 @resolver("reused-variables", "rule")
