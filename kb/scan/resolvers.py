@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, seededinit, slices, tfdata, tfvariables, uniform, values
+from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, rank, seededinit, slices, tfdata, tfvariables, uniform, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, last_name, one_per_element, plain_literal, self_attribute
@@ -587,7 +587,11 @@ def _single_along(ctx: Context, node: ast.AST, dim: int, scope: ast.AST | None, 
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         args = [plain_literal(a) for a in node.args]
         if node.func.attr == "unsqueeze" and len(args) == 1:
-            return args[0] == dim
+            at = args[0]
+            if type(at) is int and at != dim and (at < 0) != (dim < 0):  # `a.unsqueeze(-1)` gathered at dim 1
+                shown = rank.of(ctx, node.func.value)
+                return shown.exact is not None and at % (shown.exact + 1) == dim % (shown.exact + 1)
+            return at == dim
         if node.func.attr in ("view", "reshape") and args and all(type(a) is int for a in args):
             return -len(args) <= dim < len(args) and args[dim] == 1
     return False

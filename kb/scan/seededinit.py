@@ -51,7 +51,7 @@ def fixed(ctx: Context, node: ast.AST | None, fn: ast.AST | None) -> bool:
     return pyints.never_none(ctx, node, fn)
 
 
-def _seed_of(ctx: Context, call: ast.AST) -> ast.expr | None:
+def _seed_of(ctx: Context, call: ast.AST | None) -> ast.expr | None:
     """The `seed=` of a call of an initializers class, or None (not such a call, or no seed)."""
     if not isinstance(call, ast.Call) or "initializers" not in (ctx.dotted(call.func) or "").split(".")[:-1]:
         return None
@@ -70,7 +70,7 @@ def seeded(ctx: Context, node: ast.AST, fn: ast.AST | None) -> bool:
     if not returns:
         return False
     for value in returns:
-        inner = _seed_of(ctx, value)
+        inner = _seed_of(ctx, value) if value is not None else None
         if inner is None:
             return False
         if isinstance(inner, ast.Name) and (found := _parameter(helper, inner.id)) is not None:

@@ -420,7 +420,7 @@ def reshaped_ndim(node: ast.AST | None) -> int | None:
         only = node.args[0]
         if isinstance(only, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in only.elts):
             return len(only.elts)
-        return None if not isinstance(only, ast.Constant) else 1
+        return 1 if isinstance(only, ast.Constant) or (isinstance(only, ast.UnaryOp) and isinstance(only.operand, ast.Constant)) else None
     return len(node.args)
 
 
