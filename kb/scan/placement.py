@@ -175,7 +175,7 @@ _JAX_KEYS = frozenset({"jax_platform_name", "jax_platforms", "JAX_PLATFORMS"})
 
 
 def off_gpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], texts: sources.Texts,
-            used: set[str]) -> dict[str, tuple[frozenset[str], int, str]]:
+            used: set[str], modules: dict | None = None) -> dict[str, tuple[frozenset[str], int, str]]:
     """Path -> (frameworks, first line, why): the files whose calls of those frameworks, from that line on, run off
     the GPU: TensorFlow's as tf_off_gpu says (every line), JAX's after a module-level statement of the file (a
     notebook's cell included) that moves JAX to a TPU or the CPU (jax_platform)."""
@@ -184,7 +184,29 @@ def off_gpu(runs: list[scope.Run], reach: dict[str, tuple[int, ...]], texts: sou
         found = jax_platform(texts.get(path))
         if found is not None:
             out[path] = (JAX, found[0], found[1])
+    ipex = {path for path, module in (modules or {}).items()
+            if any(name.split(".")[0] == "intel_extension_for_pytorch" for name, _, _ in module.layout.imports)}
+    for path in (p for p in reach if p not in out) if "pytorch" in used and ipex else ():
+        why = intel_xpu(path, ipex)
+        if why is not None:
+            out[path] = (PYTORCH, 0, why)
     return out
+
+
+PYTORCH = frozenset({"pytorch"})
+
+
+def intel_xpu(path: str, ipex: set[str]) -> str | None:
+    """Why the module is Intel XPU code, where it or its package's `__init__.py` imports Intel's extension for
+    PyTorch (`import intel_extension_for_pytorch as ipex`; `ipex`: the modules that do): kohya-ss/sd-scripts'
+    `library/ipex` package (forty-fifth corpus, 36 false alarms), which swaps PyTorch's functions for XPU workarounds
+    and is installed only when `torch.xpu.is_available()`. Its calls run on an Intel GPU or the CPU, never on an
+    NVIDIA GPU."""
+    if path in ipex:
+        return "this module imports Intel's extension for PyTorch: it is Intel XPU code, which runs on no NVIDIA GPU"
+    if os.path.join(os.path.dirname(path), "__init__.py") in ipex:
+        return "its package imports Intel's extension for PyTorch: it is Intel XPU code, which runs on no NVIDIA GPU"
+    return None
 
 
 def off_gpu_why(off: dict[str, tuple[frozenset[str], int, str]], path: str, line: int, framework: str | None) -> str | None:

@@ -426,7 +426,7 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     hidden_why = placement.gpu_hidden(runs, reach, modules)
     texts = sources.Texts(files, _FOLDERS, _READ)  # read once for the three passes below
     unused_defaults = placement.defaults_passed(modules, texts, scripts) if scripts else {}
-    off_gpu = placement.off_gpu(runs, reach, texts, used)  # TensorFlow on a TPU or the CPU; JAX sent off the GPU
+    off_gpu = placement.off_gpu(runs, reach, texts, used, modules)  # TensorFlow on a TPU or the CPU; JAX off the GPU; Intel XPU code
     parsed = keptrees.take(texts.get)  # the callers pass's trees: parsed once for both of its answers (or kept)
     targets_of: dict = {}  # and what it reads of each of them first
     reading = unreached.caller_files(roots, modules, scripts)  # and a package's that exports nothing

@@ -64,7 +64,24 @@ def _runs_main(text: str) -> int:
 
 
 def _looks_up(text: str) -> bool:
-    return any(word in text for word in _LOOKUP_WORDS) or _called_bare(text, "eval(") or _called_bare(text, "exec(")
+    return any(word in text for word in _LOOKUP_WORDS) or _called_bare(text, "eval(") or _runs_code(text)
+
+
+_EXEC_LITERAL = re.compile(r"""\s*[fFrRbB]{0,2}(['"])(.*?)(?<!\\)\1\s*\)""")
+
+
+def _runs_code(text: str) -> bool:
+    """A bare `exec(...)` that may import or define module names: any but one of a one-line string literal (or
+    f-string) that names no import (pytorch-segmentation's `exec(f'self.block{i+4} = Block(...)')` sets an attribute)."""
+    at = text.find("exec(")
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        if before != "." and not before.isalnum() and before != "_":
+            literal = _EXEC_LITERAL.match(text, at + 5)
+            if literal is None or "import" in literal.group(2):
+                return True
+        at = text.find("exec(", at + 1)
+    return False
 
 
 def _enumerates(text: str) -> bool:
@@ -74,7 +91,7 @@ def _enumerates(text: str) -> bool:
 
 
 def _imports_by_name(text: str) -> bool:
-    return any(word in text for word in _DYNAMIC_IMPORT_WORDS) or _called_bare(text, "exec(")
+    return any(word in text for word in _DYNAMIC_IMPORT_WORDS) or _runs_code(text)
 _GETATTR = re.compile(r"getattr\(\s*([A-Za-z_][A-Za-z0-9_.]*)\s*,")
 
 
