@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, rank, seededinit, slices, tfdata, tfvariables, uniform, values
+from kb.scan import constants, datasets, dummyinputs, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, rank, seededinit, slices, tfdata, tfvariables, uniform, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, last_name, one_per_element, plain_literal, self_attribute
@@ -370,6 +370,16 @@ sequence is fixed."""
            for n in nodes.iwalk(fn)):
         return "the op's seed is an int the function is given"
     return None
+
+
+@resolver("draw-builds-only", "rule")
+def draw_builds_only(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """A random draw held in a name that only feeds calls of a model whose results nothing keeps (`fake =
+    tf.random.uniform(shape); self(fake)`, to build a Keras model's weights: kb/scan/dummyinputs.py): the drawn values
+    reach no result."""
+    if not dummyinputs.builds_only(ctx, node):
+        return None
+    return "the drawn values only feed model calls whose results nothing keeps (a build on fake input)"
 
 
 @resolver("boolean-mask-count", "rule")
