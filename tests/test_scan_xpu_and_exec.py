@@ -2,7 +2,7 @@
 for PyTorch and holds Intel XPU workarounds that run on no NVIDIA GPU (kb/scan/placement.py, intel_xpu; 36 false
 alarms). yassouali/pytorch-segmentation's `exec(f'self.block{i+4} = Block(...)')` sets an attribute and imports
 nothing, so the code base imports no module by a computed name, and a model file nothing imports never runs
-(kb/scan/unreached.py, _runs_code; 18 false alarms)."""
+(kb/scan/unreached.py, _runs_code; 18 false alarms), as TinyLlama's unused `import importlib` does not (20)."""
 
 from __future__ import annotations
 
@@ -79,6 +79,38 @@ def test_an_exec_of_an_attribute_assignment_imports_nothing(tmp_path: Path) -> N
     assert "no entry point of this code base runs this file" not in _note(tmp_path / "b")  # any module may be imported
 
 
-def _note(root: Path) -> str:
+def _note(root: Path, name: str = "old_net.py") -> str:
     result = scan([str(root)], given=pins.parse_versions("torch=2.11"))
-    return next(f.note for f in result.notes if f.path.endswith("old_net.py"))
+    return next(f.note for f in result.notes if f.path.endswith(name))
+
+
+def test_an_unused_import_of_importlib_imports_nothing(tmp_path: Path) -> None:
+    """jzhang38/TinyLlama (forty-fifth corpus, 20 false alarms): `sft/finetune.py` has `import importlib` and never
+    uses it; the code base imports no module by a computed name, so `lit_gpt/adapter.py`, which nothing imports,
+    never runs. A call of `importlib.import_module(name)` may import any module: the file's reason changes."""
+    files = {"pretrain.py": """\
+        import torch
+        from lit_gpt.model import GPT
+        if __name__ == "__main__":
+            GPT().cuda()(torch.zeros(1, 4, dtype=torch.long, device="cuda")).sum().backward()
+        """, "sft/finetune.py": "import importlib\nimport torch\n", "lit_gpt/__init__.py": "",
+             "lit_gpt/model.py": """\
+        import torch.nn as nn
+        class GPT(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.wte = nn.Embedding(16, 8)
+            def forward(self, idx):
+                return self.wte(idx)
+        """, "lit_gpt/adapter.py": """\
+        import torch.nn as nn
+        class Adapter(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.prefix = nn.Embedding(16, 8)
+        """}
+    scan_files(tmp_path / "a", files, "torch=2.11")
+    assert "no entry point of this code base runs this file" in _note(tmp_path / "a", "adapter.py")
+    files["sft/finetune.py"] = "import importlib\nimport sys\nimportlib.import_module(sys.argv[1])\n"
+    scan_files(tmp_path / "b", files, "torch=2.11")
+    assert "no entry point of this code base runs this file" not in _note(tmp_path / "b", "adapter.py")

@@ -38,7 +38,9 @@ _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-
 # through `__subclasses__`, `eval`), or that another file reads with `getattr(module, name)`: any of them may
 # run; and a code base that imports modules by a computed name may run any file.
 _LOOKUP_WORDS = ("globals()", "sys.modules[", "__subclasses__")
-_DYNAMIC_IMPORT_WORDS = ("importlib", "__import__", "import_module", "runpy")
+# (a call: an unused `import importlib`, as TinyLlama's sft/finetune.py has, imports nothing)
+_DYNAMIC_IMPORT_WORDS = ("__import__(", "import_module(", "spec_from_file_location(", "run_path(", "run_module(",
+                         "load_source(", "load_module(", "SourceFileLoader(")
 
 
 def _called_bare(text: str, word: str) -> bool:
