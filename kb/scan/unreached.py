@@ -391,6 +391,11 @@ def unreached(roots: list[str], modules: dict, runs: list[scope.Run], reach: dic
     users = {path for path in modules if path in scripts or path.endswith(".ipynb")
              or any(graph.resolve(path, module_name, level) in scripts
                     for module_name, level, _ in modules[path].layout.imports)} if wanted else set()
+    if users:  # and a package's file whose class a script subclasses: its methods call the script's overrides
+        bases = {written[-1] for path in scripts for *_, bases_of, _ in (modules[path].layout.class_bases or ())
+                 for written in bases_of if written}  # (tensorrec's base calls `self.create_layers(...)`)
+        users |= {path for path, m in modules.items() if path not in users
+                  and any(kind == "class" and name in bases for kind, name, *_ in m.layout.spans)}
     by_name: dict[str, list[tuple[str, int, bool]]] = {}  # name -> (path, line, as an attribute or string)
     for path in users:
         imports = _import_lines(read[path]) if os.path.basename(path) != "__init__.py" else {}
