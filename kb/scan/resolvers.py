@@ -398,7 +398,16 @@ _FILLS = {f"torch.distributed.{name}": where for name, where in (
     ("all_gather", (0, "tensor_list")), ("all_gather_into_tensor", (0, "output_tensor")),
     ("all_to_all", (0, "output_tensor_list")), ("all_to_all_single", (0, "output")), ("scatter", (0, "tensor")),
     ("gather", (1, "gather_list")), ("recv", (0, "tensor")), ("irecv", (0, "tensor")),
-    ("reduce_scatter", (0, "output")), ("reduce_scatter_tensor", (0, "output")))}
+    ("reduce_scatter", (0, "output")), ("reduce_scatter_tensor", (0, "output")), ("broadcast", (0, "tensor")))}
+
+
+def _fills(name: str) -> tuple[int, str] | None:
+    """Where a collective takes the buffer it fills: torch.distributed's, or the same function of a module named
+    `distributed` that re-exports it (huggingface/nanotron's `from nanotron import distributed as dist`)."""
+    module, _, last = name.rpartition(".")
+    if name in _FILLS:
+        return _FILLS[name]
+    return _FILLS.get(f"torch.distributed.{last}") if module.rpartition(".")[2] == "distributed" else None
 _VIEWS = frozenset({"split", "chunk", "unbind", "view", "reshape", "narrow", "tensor_split"})
 
 
@@ -410,8 +419,9 @@ def written_before_read(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
     to an initialiser), made into an `nn.Parameter` in a class that initialises its
     parameters (a `reset_parameters` method, an `nn.init.*` call), or, in the same function, handed
     after it is made to a `torch.distributed` collective as the output it fills (`all_gather`'s list,
-    `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`), directly, in a list, or
-    as its `split` views, or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
+    `all_to_all_single`'s output, `scatter`'s tensor, `gather`'s `gather_list`, `broadcast`'s tensor on the
+    receiving ranks; also through a module named `distributed` that re-exports them), directly, in a list, or
+    as its `split` views (`x.split(n)`, `torch.split(x, n)`), or filled row by row by the loop right after it (`buf = torch.empty([n, ...])`,
     then `for i in range(n):` writing `buf[i] = ...` before any read of it), or handed, before any other use, to a
     Triton or TileLang kernel launch (`_kernel[grid](x, out)`: the kernel's output, kb/scan/kernels.py); or made
     with a literal size of zero (`torch.empty(0)`, `x.new_empty(0)`), which has no element to read."""
@@ -473,6 +483,9 @@ def _feeds(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 3) -> set[str]
         if isinstance(expr.func, ast.Name) and expr.func.id == "list" and len(expr.args) == 1:
             return _feeds(ctx, expr.args[0], fn, depth)
         if isinstance(expr.func, ast.Attribute) and expr.func.attr in _VIEWS:
+            name = ctx.dotted(expr.func)
+            if name is not None and name.startswith("torch.") and expr.args:  # torch.split(x, sizes): x's views
+                return _feeds(ctx, expr.args[0], fn, depth)
             return _feeds(ctx, expr.func.value, fn, depth)
         return set()
     if isinstance(expr, ast.Subscript):
@@ -487,8 +500,7 @@ def _feeds(ctx: Context, expr: ast.AST, fn: ast.AST, depth: int = 3) -> set[str]
 def _filled_by_collective(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
     fills = ctx.fill_calls
     if fills is None:  # the module's collective calls, found once (most modules have none)
-        fills = ctx.fill_calls = [(c, _FILLS[name]) for c in ctx.all_calls
-                                  if (name := ctx.dotted(c.func) or "") in _FILLS]
+        fills = ctx.fill_calls = [(c, where) for c in ctx.all_calls if (where := _fills(ctx.dotted(c.func) or "")) is not None]
     last = getattr(fn, "end_lineno", None) or 0
     inside = [(c, where) for c, where in fills if node.lineno <= c.lineno <= last]
     kept = _buffer_name(fn, node) if inside else None
