@@ -89,3 +89,18 @@ def test_detr_box_counts_and_level_offsets(tmp_path: Path) -> None:
         """}, "torch=2.11")
     assert sorted((f.record, f.line) for f in found if f.record in ("torch.cumsum", "torch.distributed-nvls")) == [
         ("torch.distributed-nvls", 8)], found
+
+
+def test_a_running_sum_asked_in_an_integer_dtype(tmp_path: Path) -> None:
+    """huggingface/nanotron's sequence offsets (forty-sixth corpus, 14 false alarms): `torch.cumsum(mask.sum(-1),
+    dim=0, dtype=torch.int32, out=...)` casts its input to int32 and adds integers, exact in any order. A running sum
+    asked in float32 keeps its finding."""
+    found = scan_files(tmp_path, {"offsets.py": """\
+        import torch
+        def offsets(q_mask, scores):
+            cu = torch.zeros(q_mask.shape[0] + 1, dtype=torch.int32, device="cuda")
+            torch.cumsum(q_mask.sum(-1, dtype=torch.int32), dim=0, dtype=torch.int32, out=cu[1:])
+            probs = torch.cumsum(scores, dim=-1, dtype=torch.float32)
+            return cu, probs
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.cumsum") == [5], found

@@ -276,14 +276,18 @@ _INT_KEEPING = frozenset({"torch.cumsum", "torch.cumprod"})
 
 
 def dtype_facts(ctx: Context, op: str, data: ast.AST | None, node: ast.Call, fn: ast.AST | None) -> tuple:
-    """The `input.dtype` call fact of a scan (`SCANS`) where the code shows its input's kind: real floating
-    point (`real_float`), or an integer tensor (`integer`) when the call names no `dtype=` to accumulate in
+    """The `input.dtype` call fact of a scan (`SCANS`) where the code shows its input's kind: an integer dtype the call
+    names to accumulate in (`torch.cumsum(mask, 0, dtype=torch.int32)`: the input is cast to it first), real
+    floating point (`real_float`), or an integer tensor (`integer`) when the call names no `dtype=` to accumulate in
     (`torch.cumsum(lengths, 0)` of int lengths adds integers: exact in any order); () when not shown."""
     if op in _TF_TENSOR_SCATTERS:
         tensor = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "tensor"), None)
         return (("updates", "int"),) if integer(ctx, tensor, fn) else ()  # updates must have the tensor's dtype
     if op not in SCANS:
         return ()
+    given = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    if given is not None and ctx.dotted(given) in _INT_DTYPES:  # `cumsum(mask, 0, dtype=torch.int32)`: summed as ints
+        return (("input.dtype", "int"),)
     if real_float(ctx, data, fn):
         return (("input.dtype", "float"),)  # softmax probabilities, a cast: a real input, never complex
     if not any(k.arg == "dtype" for k in node.keywords) and integer(ctx, data, fn):
