@@ -34,3 +34,27 @@ def test_buffers_filled_through_a_reexporting_module(tmp_path: Path) -> None:
             return buf
         """, "nano/comm.py": "def fetch(t):\n    return t\n"}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [14], found
+
+
+def test_collectives_a_module_re_exports_by_a_star_import(tmp_path: Path) -> None:
+    """nanotron's `distributed.py` says `from torch.distributed import *` and defines its own `all_gather_into_tensor`;
+    `from nanotron import distributed as dist; dist.all_reduce(grad)` is torch's all-reduce (forty-sixth corpus, 17
+    risky entries missed), the module's own wrapper is not torch's function."""
+    found = scan_files(tmp_path, {"nano/__init__.py": "", "nano/distributed.py": """\
+        import torch
+        from torch import distributed as _dist
+        from torch.distributed import *  # noqa: F403
+        def all_gather_into_tensor(output, tensor, group=None):
+            return _dist.all_gather_into_tensor(output, tensor, group=group)
+        """, "nano/trainer.py": """\
+        import torch
+        from nano import distributed as dist
+        def step(model, group):
+            loss = model(torch.randn(4, 4, device="cuda")).sum()
+            loss.backward()
+            for p in model.parameters():
+                dist.all_reduce(p.grad, group=group)
+            return dist.all_gather_into_tensor(torch.empty(8, device="cuda"), loss.reshape(1))
+        """, "train.py": "from nano.trainer import step\n"}, "torch=2.11")
+    nvls = sorted((Path(f.path).name, f.line) for f in found if f.record == "torch.distributed-nvls")
+    assert ("trainer.py", 7) in nvls and not any(name == "trainer.py" and line == 8 for name, line in nvls), found

@@ -95,6 +95,27 @@ def starred(graph: scope.Graph, path: str, seen: set[str], wanted: frozenset[str
     return found
 
 
+def passed_through(graph: scope.Graph, where: str, wanted: frozenset[str]) -> dict[str, str]:
+    """Name -> framework op, of the `wanted` ops a scanned module offers as its own attributes by star-importing a
+    framework module (huggingface/nanotron's `nanotron/distributed.py`: `from torch.distributed import *`, then
+    `from nanotron import distributed as dist; dist.all_reduce(...)` elsewhere), less the names it defines or binds
+    itself (its own wrappers)."""
+    layout = graph.modules[where].layout
+    stars = [source for source, level, names in layout.imports
+             if "*" in names and not level and graph.resolve(where, source, 0) is None]
+    if not stars:
+        return {}
+    own = {span[1] for span in layout.spans if span[0] in ("function", "class")} | {b[0] for b in layout.bindings}
+    found: dict[str, str] = {}
+    for source in stars:
+        prefix = resolve.canonical(source) + "."
+        for op in wanted:
+            name = op[len(prefix):]
+            if op.startswith(prefix) and "." not in name and name not in own:
+                found.setdefault(name, op)
+    return found
+
+
 def framework_class(passed_on: dict[str, str] | None, base: str, wanted: frozenset[str]) -> tuple[str, bool] | None:
     """(the KB class, False) a class's base names through a framework module the file imports from a module of the
     code base (bojone/bert4keras's layers.py: `from bert4keras.backend import keras`, then `class

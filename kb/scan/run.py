@@ -309,6 +309,8 @@ def _subclasses_across_files(results: list[tuple], files: list[sources.Found]) -
             if where is not None and where != path:
                 for name, value in by_file.get(where, ()):
                     imported[f"{local}.{name}"] = value
+                for name, op in reexports.passed_through(graph, where, _SHARED[0]).items() if stars else ():
+                    imported.setdefault(f"{local}.{name}", (op, False))  # `dist.all_reduce` of a re-exporting module
         for module_name, level, names in module.layout.imports if stars else ():  # `from .layers import *`: binds
             where = graph.resolve(path, module_name, level) if "*" in names else None  # its public subclasses too
             for name, value in by_file.get(where, ()) if where is not None and where != path else ():
