@@ -200,12 +200,15 @@ class Graph:
                         head, _, rest = module.partition(".")
                         if level or not module or head in self._names or not verdict.get(head, True):
                             continue
-                        if rest:
-                            verdict[head] = self._module_file(root, rest) is not None
+                        if rest:  # a module, or a folder of modules without __init__.py (a namespace package)
+                            verdict[head] = self._module_file(root, rest) is not None or self._holds_files(root, rest)
                         elif names:  # from albert import modeling: each name a module of the root
                             verdict[head] = all(self._module_file(root, name) is not None for name in names)
                 self._own = frozenset(head for head, ok in verdict.items() if ok)
         return self._own
+
+    def _holds_files(self, base: str, dotted: str) -> bool:  # seed_rl's `seed_rl.common`: a folder, no __init__.py
+        return any(path.startswith(os.path.normpath(os.path.join(base, *dotted.split("."))) + os.sep) for path in self.files)
 
     def _module_file(self, base: str, dotted: str) -> str | None:
         key = (base, dotted)
