@@ -34,6 +34,9 @@ _KEEPING = frozenset({"contiguous", "clone", "detach", "view", "reshape", "squee
 _PARAMETERS = frozenset({"weight", "bias"})
 
 
+_VARIABLES = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+
+
 def not_quantized(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth: int = 8,
                   seen: frozenset[str] = frozenset()) -> bool:
     """The tensor `node` is visibly not quantized (see the module's docstring); False when not shown."""
@@ -59,6 +62,8 @@ def not_quantized(ctx: Context, node: ast.AST | None, fn: ast.AST | None, depth:
     if dtype is not None and (named is None or not named.startswith("torch.") or named in _QUANTIZED_DTYPES):
         return False  # a quantized dtype, or one held in a name: unknown
     name = ctx.dotted(node.func)
+    if name in _VARIABLES and node.args:  # `Variable(im_data)` (PyTorch before 0.4): the tensor it wraps
+        return not_quantized(ctx, node.args[0], fn, depth - 1, seen)
     if name is not None:  # torch.tensor / as_tensor of a quantized tensor keep it: only with a dtype named
         return name in _CONSTRUCTORS or name in _FACTORIES or (name in _DATA_FACTORIES and dtype is not None)
     if not isinstance(node.func, ast.Attribute):

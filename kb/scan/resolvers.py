@@ -451,7 +451,7 @@ def not_quantized(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -
     float, `new()` of such a tensor or of a module's parameter (`embed.weight.data.new()`), or moved to a
     device (`data.to(self.device)`): a record about quantized tensors does not apply (kb/scan/quantized.py)."""
     receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
-    if op == "torch.Tensor.resize_" and quantized.not_quantized(ctx, receiver, ctx.fn_nodes[-1] if ctx.fn_nodes else None):
+    if op == "torch.Tensor.resize_" and quantized.not_quantized(ctx, receiver, ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree):
         return "the tensor is visibly made with a non-quantized dtype, so it is not a quantized tensor"
     return None
 
