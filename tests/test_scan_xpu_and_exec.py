@@ -114,3 +114,26 @@ def test_an_unused_import_of_importlib_imports_nothing(tmp_path: Path) -> None:
     files["sft/finetune.py"] = "import importlib\nimport sys\nimportlib.import_module(sys.argv[1])\n"
     scan_files(tmp_path / "b", files, "torch=2.11")
     assert "no entry point of this code base runs this file" not in _note(tmp_path / "b", "adapter.py")
+
+
+def test_an_exec_written_with_a_space_before_its_parenthesis(tmp_path: Path) -> None:
+    """Coder-Yu/QRec (forty-eighth corpus, 90 risky entries read as code nothing runs) imports its model by
+    `exec (importStr)`, with `importStr = 'from model.ranking.' + name + ' import ' + name`: any module of the code
+    base may then be imported."""
+    files = {"main.py": """\
+        import sys
+        def run(name):
+            importStr = 'from model.ranking.' + name + ' import ' + name
+            exec (importStr)
+        if __name__ == "__main__":
+            run(sys.argv[1])
+        """, "model/__init__.py": "", "model/ranking/__init__.py": "", "model/ranking/LightGCN.py": """\
+        import tensorflow as tf
+        class LightGCN:
+            def build(self, n):
+                return tf.Variable(tf.random.truncated_normal([n, 8], stddev=0.005))
+        """}
+    scan_files(tmp_path, files, "tensorflow=2.20")
+    result = scan([str(tmp_path)], given=pins.parse_versions("tensorflow=2.20"))
+    notes = [f for f in result.notes if f.path.endswith("LightGCN.py")]
+    assert not any("no entry point of this code base runs this file" in f.note for f in notes), notes

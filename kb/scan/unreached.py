@@ -75,15 +75,19 @@ _EXEC_LITERAL = re.compile(r"""\s*[fFrRbB]{0,2}(['"])(.*?)(?<!\\)\1\s*\)""")
 def _runs_code(text: str) -> bool:
     """A bare `exec(...)` that may import or define module names: any but one of a one-line string literal (or
     f-string) that names no import (pytorch-segmentation's `exec(f'self.block{i+4} = Block(...)')` sets an attribute)."""
-    at = text.find("exec(")
+    at = text.find("exec")
     while at >= 0:
         before = text[at - 1] if at else " "
-        if before != "." and not before.isalnum() and before != "_":
-            literal = _EXEC_LITERAL.match(text, at + 5)
+        opened = _OPENS.match(text, at + 4)  # `exec(` or `exec (` (Coder-Yu/QRec's `exec (importStr)`)
+        if opened is not None and before != "." and not before.isalnum() and before != "_":
+            literal = _EXEC_LITERAL.match(text, opened.end())
             if literal is None or "import" in literal.group(2):
                 return True
-        at = text.find("exec(", at + 1)
+        at = text.find("exec", at + 1)
     return False
+
+
+_OPENS = re.compile(r"[ \t]*\(")
 
 
 def _enumerates(text: str) -> bool:
