@@ -16,8 +16,6 @@ config is untrusted input, and a key's value is all that is needed).
 
 from __future__ import annotations
 
-import itertools
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -44,12 +42,7 @@ def instantiates(texts: Iterable[str]) -> bool:
 
 
 def _configs(roots: list[str]) -> list[tuple[str, str]]:
-    """(path, root) of the YAML files under the scanned folders, folders in sorted order, at most MAX_CONFIGS."""
-    out: list[tuple[str, str]] = []
-    for root in roots:
-        if os.path.isdir(root):
-            out += [(path, root) for path in itertools.islice(sources.walk(root, suffixes=SUFFIXES), MAX_CONFIGS - len(out))]
-    return out
+    return sources.config_files(roots, SUFFIXES, MAX_CONFIGS)
 
 
 def targets(roots: list[str]) -> set[str]:

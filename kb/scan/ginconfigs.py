@@ -16,7 +16,6 @@ regular file inside the scanned folder, at most MAX_BYTES); only import lines an
 from __future__ import annotations
 
 import itertools
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -37,11 +36,7 @@ _BLOCK = re.compile(r"^(?:[\w.]+/)*([A-Za-z_][\w.]*)[ \t]*:[ \t]*(?:#.*)?$", re.
 
 
 def _configs(roots: list[str]) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for root in roots:
-        if os.path.isdir(root):
-            out += [(path, root) for path in itertools.islice(sources.walk(root, suffixes=SUFFIXES), MAX_CONFIGS - len(out))]
-    return out
+    return sources.config_files(roots, SUFFIXES, MAX_CONFIGS)
 
 
 def _texts(roots: list[str]) -> list[str]:

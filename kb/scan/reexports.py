@@ -83,15 +83,8 @@ def starred(graph: scope.Graph, path: str, seen: set[str], wanted: frozenset[str
                 found.setdefault(local, resolve.canonical(f"{source}.{attr}" if attr is not None else source))
         for local, name in starred(graph, where, seen, wanted).items():
             found.setdefault(local, name)
-        if wanted:
-            own = {span[1] for span in layout.spans if span[0] in ("function", "class")} | {b[0] for b in layout.bindings}
-            for source, source_level, source_names in layout.imports:
-                if "*" in source_names and not source_level and graph.resolve(where, source, 0) is None:
-                    prefix = resolve.canonical(source) + "."
-                    for op in wanted:
-                        name = op[len(prefix):]
-                        if op.startswith(prefix) and "." not in name and name not in own:
-                            found.setdefault(name, op)
+        for name, op in passed_through(graph, where, wanted).items() if wanted else ():
+            found.setdefault(name, op)
     return found
 
 

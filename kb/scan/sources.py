@@ -12,6 +12,7 @@ import codecs
 import errno
 import fnmatch
 import io
+import itertools
 import os
 import stat
 import tokenize
@@ -102,6 +103,16 @@ def discover(paths: list[str], exclude: tuple[str, ...] = ()) -> list[Found]:
             raise NotAFile(given)
         found[os.path.normpath(given)] = os.sep
     return [Found(path, found[path]) for path in sorted(found)]
+
+
+def config_files(roots: list[str], suffixes: tuple[str, ...], limit: int) -> list[tuple[str, str]]:
+    """(path, root) of the configuration files (`suffixes`) under the scanned folders, folders in sorted order, at
+    most `limit`: the YAML targets of kb/scan/configtargets.py and the gin files of kb/scan/ginconfigs.py."""
+    out: list[tuple[str, str]] = []
+    for root in roots:
+        if os.path.isdir(root):
+            out += [(path, root) for path in itertools.islice(walk(root, suffixes=suffixes), limit - len(out))]
+    return out
 
 
 def walk(top: str, exclude: tuple[str, ...] = (), suffixes: tuple[str, ...] = SUFFIXES):
