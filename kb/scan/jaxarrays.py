@@ -122,6 +122,27 @@ _TRANSFORMS = frozenset({"jax.jit", "jax.pmap", "jax.grad", "jax.value_and_grad"
 _STATIC = frozenset({"static_argnums", "static_argnames", "static_broadcasted_argnums"})
 
 
+def _transforms(ctx: Context, fn: ast.AST) -> list[list[ast.keyword]]:
+    """The keywords of each JAX transform that decorates `fn` (`@jax.jit`, `@functools.partial(jax.pmap,
+    axis_name="d")`: its keywords; `@jax.jit` bare: none)."""
+    out: list[list[ast.keyword]] = []
+    for decorator in getattr(fn, "decorator_list", ()):
+        target, keywords = decorator, []
+        if isinstance(decorator, ast.Call):
+            keywords = decorator.keywords
+            target = decorator.args[0] if ctx.written(decorator.func) == "functools.partial" and decorator.args \
+                else decorator.func
+        if ctx.written(target) in _TRANSFORMS:
+            out.append(keywords)
+    return out
+
+
+def traced(ctx: Context, fn: ast.AST) -> bool:
+    """A JAX transform given no `backend` decorates `fn`: what it computes from its arguments are tracers compiled
+    for the GPU, whatever the names holding them are annotated (ayaka14732/llama-2-jax's `seq @ params.gate_proj`)."""
+    return any(not any(k.arg == "backend" for k in keywords) for keywords in _transforms(ctx, fn))
+
+
 def traced_parameter(ctx: Context, name: str, fn: ast.AST) -> bool:
     """`name` is a parameter of `fn`, which a JAX transform decorates with no static argument (`@jax.jit`,
     `@jax.value_and_grad`, `@functools.partial(jax.pmap, axis_name="d")`): JAX calls `fn` with tracers, so each
@@ -132,15 +153,7 @@ def traced_parameter(ctx: Context, name: str, fn: ast.AST) -> bool:
     args = fn.args
     if not any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)):
         return False
-    for decorator in fn.decorator_list:
-        target, keywords = decorator, []
-        if isinstance(decorator, ast.Call):
-            keywords = decorator.keywords
-            target = decorator.args[0] if ctx.written(decorator.func) == "functools.partial" and decorator.args \
-                else decorator.func
-        if ctx.written(target) in _TRANSFORMS and not any(k.arg in _STATIC or k.arg == "backend" for k in keywords):
-            return True
-    return False
+    return any(not any(k.arg in _STATIC or k.arg == "backend" for k in keywords) for keywords in _transforms(ctx, fn))
 
 
 def is_jax(ctx: Context, node: ast.AST, scope: ast.AST, depth: int, traced: bool = True) -> bool:

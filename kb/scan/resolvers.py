@@ -25,7 +25,7 @@ import ast
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constants, datasets, dummyinputs, firstlayer, gradient, inputgrads, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, rank, seededinit, slices, tfdata, tfvariables, uniform, values
+from kb.scan import constants, datasets, dummyinputs, firstlayer, gradient, inputgrads, jaxarrays, jitbody, kernels, mapped, members, nodes, options, placeholders, pyints, quantized, rank, seededinit, slices, tfdata, tfvariables, uniform, values
 from kb.scan.context import Context
 from kb.scan.prepare import TF_SET_SEED
 from kb.scan.syntax import constant_value, hands_on, last_name, one_per_element, plain_literal, self_attribute
@@ -849,32 +849,12 @@ def jax_matmul_operator(ctx: Context, node: ast.BinOp) -> ast.Call | None:
         return None
     scope = ctx.fn_nodes[-1] if ctx.fn_nodes else ctx.tree
     if scope is None or not (ctx.is_jax(node.left, scope, 4) or ctx.is_jax(node.right, scope, 4) or _jax_only(ctx)
-                             or _traced(ctx)):
+                             or any(jaxarrays.traced(ctx, fn) for fn in ctx.fn_nodes)):
         return None
     call = ast.copy_location(ast.Call(func=ast.Name(id="operator @", ctx=ast.Load()),
                                       args=[node.left, node.right], keywords=[]), node)
     call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
     return call
-
-
-_TRACING = frozenset({"jax.jit", "jax.pmap", "jax.vmap", "jax.checkpoint", "jax.remat", "jax.grad", "jax.value_and_grad"})
-
-
-def _traced(ctx: Context) -> bool:
-    """The `@` lies in a function that a JAX transformation decorates (`@jax.jit`, `@partial(jax.jit,
-    static_argnames=...)`, `@jax.pmap`, `@jax.vmap`...): its arguments, and what is computed from them, are traced JAX
-    arrays, whatever their annotations say (ayaka14732/llama-2-jax's `seq @ params.gate_proj`, forty-fourth corpus)."""
-    for fn in ctx.fn_nodes:
-        for decorator in getattr(fn, "decorator_list", ()):
-            made = decorator
-            if isinstance(made, ast.Call):
-                if any(k.arg == "backend" and isinstance(k.value, ast.Constant) and k.value.value in ("cpu", "tpu")
-                       for k in made.keywords):
-                    return False  # `@partial(jax.jit, backend="cpu")`: compiled for the host (scenic's few-shot solve)
-                made = made.args[0] if ctx.dotted(made.func) == "functools.partial" and made.args else made.func
-            if ctx.dotted(made) in _TRACING:
-                return True
-    return False
 
 
 _OTHER_ARRAYS = ("numpy", "torch", "tf", "cupy", "scipy", "pandas", "mxnet", "paddle")

@@ -208,7 +208,7 @@ class Graph:
         return self._own
 
     def _holds_files(self, base: str, dotted: str) -> bool:  # seed_rl's `seed_rl.common`: a folder, no __init__.py
-        return any(path.startswith(os.path.normpath(os.path.join(base, *dotted.split("."))) + os.sep) for path in self.files)
+        return any(path.startswith(f) for f in (os.path.normpath(os.path.join(base, *dotted.split("."))) + os.sep,) for path in self.files)
 
     def _module_file(self, base: str, dotted: str) -> str | None:
         key = (base, dotted)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from kb.scan import pyints
 from kb.scan.context import Context
 from kb.scan.nodes import iwalk
+from kb.scan.syntax import parameter_defaults
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -31,12 +32,10 @@ def _parameter(fn: ast.AST | None, name: str) -> tuple[ast.arg, ast.expr | None]
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for arg, default in [*zip(positional, defaults), *zip(args.kwonlyargs, args.kw_defaults)]:
-        if arg.arg == name:
-            return arg, default
-    return None
+    found = next((a for a in (*args.posonlyargs, *args.args, *args.kwonlyargs) if a.arg == name), None)
+    if found is None:
+        return None
+    return found, next((default for n, default, _ in parameter_defaults(args, False) if n == name), None)
 
 
 def fixed(ctx: Context, node: ast.AST | None, fn: ast.AST | None) -> bool:
