@@ -158,3 +158,23 @@ def test_a_buffer_filled_whole_inside_a_no_grad_block(tmp_path: Path) -> None:
             return w, total
         """}, "torch=2.11")
     assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory" and f.level != "note") == [13, 18]
+
+
+def test_a_buffer_given_to_a_module_level_initialiser_name_is_not_read_uninitialised(tmp_path: Path) -> None:
+    """HKUDS/SSLRec (forty-ninth corpus, 38 false alarms): `init = nn.init.xavier_uniform_` at module level, then
+    `nn.Parameter(init(t.empty(n, d)))` in a model's `__init__`. A module-level name bound to something else, or
+    one a function rebinds locally, keeps the finding."""
+    found = scan_files(tmp_path, {"m.py": """\
+        import torch as t
+        from torch import nn
+        init = nn.init.xavier_uniform_
+        other = print
+        class M(nn.Module):
+            def __init__(self, n, d):
+                super().__init__()
+                self.a = nn.Parameter(init(t.empty(n, d)))
+                self.b = nn.Parameter(other(t.empty(n, d)))
+            def local(self, n, d, init):
+                return init(t.empty(n, d))
+        """}, "torch=2.11")
+    assert sorted(f.line for f in found if f.record == "torch.uninitialized-memory") == [9, 11], found

@@ -68,3 +68,39 @@ def test_a_buffer_handed_to_a_kernel_tilelang_compiled(tmp_path):
             return dq
         """}, "torch=2.11")
     assert _empty(found) == [], found
+
+
+def test_a_buffer_handed_to_a_compiled_cuda_extension_before_any_read(tmp_path):
+    """BlinkDL/RWKV-LM (forty-ninth corpus, 125 false alarms): `y = torch.empty(...)` handed to a function of a module
+    `torch.utils.cpp_extension.load(...)` builds (`wkv_cuda.forward(..., y)`), of a `torch.ops` namespace the
+    extension registers (`torch.ops.wkv7.forward(..., y)`), or of a name bound to one (`OP = torch.ops.clampw`):
+    the extension writes its output buffer. One read before, one handed to an ordinary function, and one in a
+    module with no extension keep their findings."""
+    found = scan_files(tmp_path, {"wkv.py": """\
+        import torch
+        from torch.utils.cpp_extension import load
+        wkv_cuda = load(name="wkv", sources=["cuda/wkv_op.cpp", "cuda/wkv_cuda.cu"])
+        OP = torch.ops.clampw
+        def helper(t):
+            return t.sum()
+        def forward(B, T, C, w, k):
+            y = torch.empty((B, T, C), device="cuda", memory_format=torch.contiguous_format)
+            wkv_cuda.forward(B, T, C, w, k, y)
+            s = torch.empty(B, T, device="cuda")
+            torch.ops.wkv7.forward(w, k, s)
+            sa = torch.empty_like(k)
+            OP.forward(w, k, sa)
+            read = torch.empty(B, device="cuda")
+            total = read.sum()
+            wkv_cuda.forward(read)
+            handed = torch.empty(B, device="cuda")
+            helper(handed)
+            return y, s, sa, total
+        """, "plain.py": """\
+        import torch
+        def forward(ext, x):
+            out = torch.empty_like(x)
+            ext.forward(x, out)
+            return out
+        """}, "torch=2.11")
+    assert _empty(found) == [("plain.py", 3), ("wkv.py", 14), ("wkv.py", 17)], found

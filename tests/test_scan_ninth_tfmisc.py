@@ -103,6 +103,39 @@ def test_a_keras_layer_built_with_its_weights_draws_nothing_read(tmp_path):
     assert [f.line for f in found if f.record == "keras.unseeded-random" and not f.note] == [7, 8], found
 
 
+def test_cudnn_benchmark_where_only_names_comments_or_state_dicts_mention_a_cudnn_layer(tmp_path):
+    """BlinkDL/RWKV-LM (forty-ninth corpus, 23 false alarms): a model class named `RWKV_RNN`, a comment "a pure RNN
+    (attention-free)" or "torch.load", a checkpoint read as a state dict (`w = torch.load(p)`, then `w.keys()`, or
+    `self.z = torch.load(p)` then `z[k]`), a tokenizer imported from transformers and torchvision's transforms make
+    no cuDNN layer. A real `nn.GRU`, a `torch.load` kept whole and a transformers model keep the finding."""
+    quiet = """\
+        import torch
+        import torchvision.transforms as T
+        from transformers import GPT2TokenizerFast
+        from src.model_run import RWKV_RNN
+        # set it to 0, then it's a pure RNN (attention-free); search for "torch.load" to resume
+        torch.backends.cudnn.benchmark = True
+        w = torch.load("m.pth", map_location="cpu")
+        names = list(w.keys())
+        class Holder:
+            def __init__(self):
+                self.z = torch.load("m.pth", map_location="cuda")
+            def emb(self):
+                z = self.z
+                return z["emb.weight"]
+        model = RWKV_RNN(w).cuda()
+        model(torch.ones(4, 8).cuda()).sum().backward()
+        """
+    loud = {"gru": "nn.GRU(4, 4)", "whole": "whole = torch.load('m.pt')\n        whole.eval()",
+            "hf": "from transformers import AutoModelForCausalLM"}
+    files = {"quiet/train.py": quiet}
+    for folder, line in loud.items():
+        files[f"{folder}/train.py"] = quiet.replace("import torch\n", f"import torch\n        from torch import nn\n        {line}\n", 1)
+    found = _scan(tmp_path, files, "torch=2.11")
+    assert sorted(Path(f.path).parent.name for f in found if f.record == "torch.cudnn-benchmark") == \
+        ["gru", "hf", "whole"], found
+
+
 def test_cudnn_benchmark_in_a_program_with_no_convolution_is_a_note(tmp_path):
     """Tiiiger/SGC's TextSGC: `torch.backends.cudnn.benchmark = True` in a program of one nn.Linear and sparse
     products: cuDNN has no convolution algorithm to choose. A program whose other file makes a Conv2d keeps it."""

@@ -9,6 +9,12 @@ anything else touches it; only its shape, strides, dtype and device are read bef
 Only in a module that imports Triton or TileLang, and only a launch of those two shapes: an empty buffer handed to
 an ordinary function of the code base (which may read it: StyleGAN2's model summary of `torch.empty` latents)
 keeps its finding.
+
+A compiled C++/CUDA extension's function is a launch of the same kind (RULES R3 of the forty-ninth corpus: RWKV's
+`y = torch.empty(...)` then `wkv_cuda.forward(B, T, C, w, u, k, v, y)`): a function of a module the code builds with
+`torch.utils.cpp_extension.load(...)` / `load_inline(...)`, or of a `torch.ops` namespace the extension registers
+(`torch.ops.wkv7.forward(..., y)`, or through a name bound to it, `OP = torch.ops.rwkv7_clampw`). Such a function
+takes its output buffers as arguments because it writes them; the scan cannot read its CUDA source.
 """
 
 from __future__ import annotations
@@ -29,13 +35,15 @@ _METADATA = frozenset({"shape", "stride", "size", "dtype", "device", "numel", "d
 def written_by_launch(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
     """Whether the empty tensor `node` makes is handed to a Triton or TileLang launch in `fn` before any other use."""
     libraries = {value.split(".", 1)[0] for value in ctx.aliases.values()} & _KERNEL_LIBRARIES
-    names = _held_in(node, fn) if libraries else set()
+    extensions = _extensions(ctx)
+    names = _held_in(node, fn) if libraries or extensions is not None else set()
     if not names:
         return False
     compiled = _compiled(fn) if "tilelang" in libraries else set()
     uses = sorted((n for n in iwalk(fn) if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)),
                   key=lambda n: (n.lineno, n.col_offset))
-    launches = [c for c in iwalk(fn) if isinstance(c, ast.Call) and _launch(c, compiled)]
+    launches = [c for c in iwalk(fn) if isinstance(c, ast.Call)
+                and ((libraries and _launch(c, compiled)) or (extensions is not None and _extension_call(ctx, c, extensions)))]
     handed = {id(n) for c in launches for n in iwalk(c) if isinstance(n, ast.Name) and n.id in names}
     if not handed:
         return False
@@ -46,6 +54,39 @@ def written_by_launch(ctx: Context, node: ast.Call, fn: ast.AST) -> bool:
         if not _metadata(use, parents):
             return False
     return False
+
+
+_MEMO: list[tuple[ast.Module, set[str]]] = []  # the last module's extension names (a one-entry cache)
+_LOADERS = frozenset({"torch.utils.cpp_extension.load", "torch.utils.cpp_extension.load_inline"})
+
+
+def _extensions(ctx: Context) -> set[str] | None:
+    """The names the module binds to a compiled extension (`wkv_cuda = load(name="wkv", sources=[...])`) or to a
+    `torch.ops` namespace (`OP = torch.ops.rwkv7_clampw`); None where the module imports torch not at all."""
+    if ctx.tree is None or not any(value.split(".", 1)[0] == "torch" for value in ctx.aliases.values()):
+        return None
+    if _MEMO and _MEMO[0][0] is ctx.tree:
+        return _MEMO[0][1]
+    out: set[str] = set()
+    for a in iwalk(ctx.tree):
+        if not (isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name)):
+            continue
+        value = a.value
+        if isinstance(value, ast.Call) and ctx.written(value.func) in _LOADERS \
+                or isinstance(value, ast.Attribute) and (ctx.written(value) or "").startswith("torch.ops."):
+            out.add(a.targets[0].id)
+    _MEMO[:] = [(ctx.tree, out)]  # one module's: the scan reads a file's empties together
+    return out
+
+
+def _extension_call(ctx: Context, call: ast.Call, extensions: set[str]) -> bool:
+    """`wkv_cuda.forward(...)` of a name bound to an extension, or `torch.ops.<namespace>.<function>(...)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute):
+        return False
+    if isinstance(func.value, ast.Name) and func.value.id in extensions:
+        return True
+    return (ctx.written(func) or "").startswith("torch.ops.") and (ctx.written(func) or "").count(".") >= 3
 
 
 def _held_in(node: ast.Call, fn: ast.AST) -> set[str]:

@@ -128,9 +128,11 @@ def _grad_mode(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Call) and last_name(expr.func) in ("no_grad", "inference_mode", "enable_grad")
 
 
-def init_fills_argument(node: ast.Call, fn: ast.AST) -> bool:
+def init_fills_argument(node: ast.Call, fn: ast.AST, module: ast.Module | None = None) -> bool:
     """`nn.init.xavier_uniform_(torch.empty(n, m))`, or the same through a local name every binding of which in
-    `fn` is such an initialiser (`initializer = nn.init.xavier_uniform_`, then `initializer(torch.empty(n, m))`):
+    `fn` is such an initialiser (`initializer = nn.init.xavier_uniform_`, then `initializer(torch.empty(n, m))`),
+    or, where `fn` binds the name not at all, a name every binding of which in `module` is one (HKUDS/SSLRec's
+    module-level `init = nn.init.xavier_uniform_`, then `nn.Parameter(init(t.empty(n, d)))` in a model's `__init__`):
     the initialiser writes every element of the new tensor before anything can read it."""
     made = node.args[0] if node.args else None
     if not (isinstance(made, ast.Call) and isinstance(made.func, (ast.Attribute, ast.Name))
@@ -141,6 +143,8 @@ def init_fills_argument(node: ast.Call, fn: ast.AST) -> bool:
     if not isinstance(node.func, ast.Name):
         return False
     bound = _bindings(fn).get(node.func.id) or []
+    if not bound and module is not None and module is not fn:
+        bound = _bindings(module).get(node.func.id) or []  # every binding in the file: a function's too
     return bool(bound) and all(value is not None and _init_call(value) for value in bound)
 
 

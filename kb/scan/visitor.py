@@ -367,7 +367,7 @@ class Visitor(Context, ast.NodeVisitor):
         if isinstance(func, ast.Attribute) and func.attr in values.WHOLE_WRITES and isinstance(func.value, ast.Call):
             self.initialised.add(id(values.converted_from(func.value)))  # torch.empty(n)[.type_as(x)].normal_()
         elif (scope := self.fn_nodes[-1] if self.fn_nodes else self.tree) is not None \
-                and values.init_fills_argument(node, scope):
+                and values.init_fills_argument(node, scope, self.tree):
             self.initialised.add(id(node.args[0]))  # nn.init.xavier_uniform_(torch.empty(n, m))
         self.generic_visit(node)
         name = self.dotted(func)
