@@ -155,3 +155,89 @@ def test_a_training_program_that_imports_its_optimizer_through_the_root_package_
     report = _scan(tmp_path / "checkout", {"__init__.py": "", "model.py": _MODEL, "optim.py": optim, "train.py": train})
     backward = {(Path(f.path).name, f.line) for f in report.findings if f.record.endswith("backprop")}
     assert ("train.py", 5) in backward, backward
+
+
+def test_backward_records_of_files_only_inference_scripts_run_are_notes(tmp_path):
+    """BlinkDL/RWKV-LM (forty-ninth corpus, 13 false alarms): `app/run.py` (a script) runs `model_run.py`'s RWKV
+    under no gradient, and its compiled kernel's autograd backward (`torch.ops.wkv.backward(...)`,
+    `wkv_cuda.backward(...)` of a `cpp_extension.load`) starts no backward pass; `app/train.py` trains `model.py`.
+    The inference model's embedding is a note that names why; the trained one stays a finding."""
+    report = _scan(tmp_path, {
+        "app/run.py": """\
+            import torch
+            from model_run import RWKV_RNN
+            model = RWKV_RNN().cuda()
+            with torch.no_grad():
+                print(model(torch.zeros(4, dtype=torch.long).cuda()))
+            """,
+        "app/model_run.py": """\
+            import torch
+            from torch import nn
+            from torch.utils.cpp_extension import load
+            wkv_cuda = load(name="wkv", sources=["wkv.cu"])
+            class WKV(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x
+                @staticmethod
+                def backward(ctx, gy):
+                    torch.ops.wkv.backward(gy)
+                    wkv_cuda.backward(gy)
+                    return gy
+            class RWKV_RNN(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(10, 4)
+                def forward(self, idx):
+                    return WKV.apply(self.emb(idx))
+            """,
+        "app/train.py": """\
+            import torch
+            from model import GPT
+            model = GPT().cuda()
+            model(torch.zeros(4, dtype=torch.long).cuda()).sum().backward()
+            """,
+        "app/model.py": """\
+            from torch import nn
+            class GPT(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.emb = nn.Embedding(10, 4)
+                def forward(self, idx):
+                    return self.emb(idx)
+            """})
+    emb = {(Path(f.path).name, bool(f.note)) for f in [*report.findings, *report.notes]
+           if f.record == "torch.embedding-backward"}
+    assert emb == {("model.py", False), ("model_run.py", True)}, emb
+    note = next(f.note for f in report.notes if f.record == "torch.embedding-backward")
+    assert "no program that runs this file differentiates" in note, note
+
+
+def test_a_module_whose_only_import_time_calls_are_a_defs_defaults_is_no_script(tmp_path):
+    """brightmart/text_classification (forty-ninth corpus, 10 false alarms): HAN_model.py, imported by nothing, defines
+    a class whose `__init__` default is `initializer=tf.random_normal_initializer(stddev=0.1)` (a call Python makes at
+    import) and a `test()` whose call is commented out: no statement of its own runs anything, so it is no script and
+    nothing runs its code. A module with one module-level call of its own (`test()`) is a script."""
+    model = """\
+        import tensorflow as tf
+        class HierarchicalAttention:
+            def __init__(self, n, initializer=tf.random_normal_initializer(stddev=0.1)):
+                self.w = tf.compat.v1.get_variable("w", [n, n], initializer=initializer)
+                self.drop = tf.nn.dropout(self.w, rate=0.5)
+        def test():
+            HierarchicalAttention(4)
+        """
+    report = _scan(tmp_path, {
+        "han/HAN_model.py": model + "#test()\n",
+        "ran/RAN_model.py": model + "test()\n",
+        "cnn/train.py": """\
+            import tensorflow as tf
+            x = tf.Variable(tf.ones([4, 4]))
+            with tf.GradientTape() as tape:
+                y = tf.nn.dropout(x, rate=0.5)
+            tape.gradient(y, x)
+            """})
+    dropouts = {(Path(f.path).parent.name, bool(f.note)) for f in [*report.findings, *report.notes]
+                if f.line == 5 and Path(f.path).name.endswith("_model.py")}
+    assert dropouts and all(note for folder, note in dropouts if folder == "han"), dropouts
+    assert any(not note for folder, note in dropouts if folder == "ran"), dropouts

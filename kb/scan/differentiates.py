@@ -28,6 +28,9 @@ _MORE_WORDS = ("vjp(", "jvp(", "jacrev(", "jacfwd(", "linearize(", "hessian(", "
                "custom_gradient", "compute_gradients(", "apply_gradients", "optax.", "import optax", "optim.",
                "torch.optim", "optimizers.", "Optimizer(")
 
+WHY_PROGRAMS = ("no program that runs this file differentiates (none of the files of any entry point that reaches it has "
+                ".backward(), jax.grad, value_and_grad, tf.GradientTape, tf.gradients, an optimizer step or a trainer) and "
+                "no installable package holds this file for its users to train: no program runs a backward pass through it")
 WHY = ("no code in this code base differentiates (no .backward(), jax.grad, value_and_grad, vjp, "
        "tf.GradientTape, tf.gradients, optimizer or trainer in any scanned file, outside code no entry point runs) "
        "and no installable package "
@@ -61,3 +64,29 @@ def _live(path: str, text: str, dead: Spans) -> str:
         return text
     return "\n".join(line for n, line in enumerate(text.splitlines(), 1)
                      if not any(first <= n <= last for first, last, _ in spans))
+
+
+def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list[str], runs: list[scope.Run],
+                      reach: dict[str, tuple[int, ...]]) -> dict[str, str]:
+    """Path -> why, for each script file below the top of the code base that only programs which never start a
+    backward pass run: every entry point that reaches it is a script (a `__main__` block, or module-level code
+    nothing imports) none of whose files can differentiate (BlinkDL/RWKV-LM's run and demo scripts and the
+    inference model files only they import, beside training scripts of their own). The code-base-wide answer
+    (`never`) covers a code base with no training at all; this one, each file whose programs are known."""
+    tops = {os.path.normpath(root) for root in roots}
+    trains: dict[int, bool] = {}
+    out: dict[str, str] = {}
+    for path in scripts:
+        folder = os.path.dirname(path)
+        ids = reach.get(path, ())
+        if not folder or folder in tops or not ids:
+            continue
+        for k in ids:
+            if k not in trains:
+                run = runs[k]
+                scripted = run.why == scope.SCRIPT or (layouts[run.entry].main and run.entry in scripts)
+                trains[k] = not scripted or any(layouts[p].backward or p not in layouts for p in run.files)
+        if not any(trains[k] for k in ids):
+            out[path] = WHY_PROGRAMS
+    return out
+

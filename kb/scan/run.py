@@ -416,11 +416,9 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     passes = {rid: src.get("pass") for rid, src in idx["sources"].items()}
     at_ops = compiled_op_records(idx["sources"])
     scan_rules = rules.of(idx)
-    # A program runs backward unless it is a whole program (a __main__ block or a console script) whose
-    # files never start one: an inference or conversion script. A library file may be trained anywhere,
-    # whoever imports it here (so a scan of the file alone answers it with the same records): only the
-    # calls in such a script itself lose the records of the backward pass. A module of a package (its
-    # folder has __init__.py) is a library even with a __main__ smoke test.
+    # A program runs backward unless it is a whole program (a __main__ block or a console script) whose files never start
+    # one (an inference or conversion script): its own calls lose the backward records; the files it imports get a note
+    # (kb/scan/differentiates.py). A module of a package (its folder has __init__.py) is a library even with a __main__.
     # a library's users may call its functions without the argument (deepmind/jraph's models): the files no
     # installable package holds only (a script repository's, or a package's tools/ and script folders)
     scripts = unreached.script_files(roots, modules)
@@ -445,7 +443,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     overwritten.update(loaded.given(modules, texts))  # layers built with their weights (`weights=`)
     benchmarked = {p for p, m in modules.items() if any(c.op == "torch.backends.cudnn.benchmark" for c in m.calls)}
     nothing_to_bench = convfree.settings_without_conv(benchmarked, runs, reach, texts) if benchmarked else frozenset()
-    undifferentiated = differentiates.never({p: m.layout for p, m in modules.items()}, scripts, texts, roots, dead, runs)
+    layouts = {p: m.layout for p, m in modules.items()}  # no program of a file differentiates, or no code at all
+    undifferentiated = {**differentiates.never_in_programs(layouts, scripts, roots, runs, reach), **differentiates.never(layouts, scripts, texts, roots, dead, runs)}
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
         quiet.setdefault(path, []).extend(spans)

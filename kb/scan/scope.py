@@ -28,7 +28,6 @@ from operator import call
 from typing import NamedTuple
 
 from kb.scan.resolve import Layout, Module, Setting
-from kb.scan.survey import declares_only
 
 
 FALLBACK = "imported by no entry point"
@@ -554,7 +553,7 @@ def runs(modules: dict[str, Module], named: set[str], roots: list[str],
         if path in modules and path not in imported:
             entries.setdefault(path, ("named on the command line", modules[path].layout.in_main))
     for path, module in sorted(modules.items()):  # a script without a __main__ block (`python train.py`)
-        if path not in imported and module.layout.top and not module.layout.main and not declares_only(module.layout.top):
+        if path not in imported and module.layout.scripted and not module.layout.main:
             entries.setdefault(path, (SCRIPT, ()))
     out: list[Run] = []
     reach: dict[str, list[int]] = {path: [] for path in sorted(modules)}  # emptied of unreached files at the end

@@ -161,14 +161,29 @@ def trains(text: str) -> bool:
     `Trainer`, `training_step`, `accelerator.`, `.step(`)."""
     if not any(piece in text for piece in _BACKWARD_PIECES):
         return False
+    extensions: set[str] | None = None
     for match in BACKWARD.finditer(text):
         word, start, end = match.group(), match.start(), match.end()
         if word in _STARTS_WORD and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
             continue
         if word in _ENDS_WORD and end < len(text) and (text[end].isalnum() or text[end] == "_"):
             continue
+        if word == ".backward(":
+            receiver = _RECEIVER.search(text, max(0, start - 120), start)
+            name = receiver.group(1) if receiver is not None else ""
+            if name.startswith("torch.ops."):
+                continue  # a compiled op's backward kernel, called by an autograd.Function's own backward
+            if extensions is None:
+                extensions = set(_EXTENSION.findall(text))
+            if name in extensions:
+                continue  # `wkv_cuda.backward(...)` of `wkv_cuda = load(name="wkv", sources=[...])` (BlinkDL/RWKV-LM)
         return True
     return False
+
+
+_RECEIVER = re.compile(r"([A-Za-z_][\w.]*)$")
+# a name bound to a compiled C++/CUDA extension: `wkv_cuda = load(name=..., sources=[...])` (torch.utils.cpp_extension)
+_EXTENSION = re.compile(r"^[ \t]*(\w+)[ \t]*=[ \t]*(?:torch\.utils\.cpp_extension\.)?load(?:_inline)?\(", re.MULTILINE)
 
 
 def layout(tree: ast.Module, text: str = "") -> Layout:
@@ -275,9 +290,13 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
                 _expression_calls(expressions, sink, calls)
 
     top_node = None  # the module-level statement being read: a class directly in the module's body is module level
-    for node in tree.body:
+    scripted: list[str] = []  # the calls of module-level statements other than defs and classes (their defaults,
+    for node in tree.body:  # decorators and bodies run at import too, but declare: text_classification's HAN_model)
         top_node = node
+        before = len(top)
         statement(node, top, "", True, None)
+        if not isinstance(node, _NOT_CODE):
+            scripted += top[before:]
     statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
     # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
     if text and ("import_module" in text or "__import__" in text):
@@ -287,7 +306,8 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
     found = Layout(has_main, tuple(imports), tuple(bindings), tuple(top), tuple(in_main),
                    tuple((name, tuple(body)) for name, body in functions), backward,
                    may_use_gpu(text, calls, imports), top_trains, tuple(spans), tuple(class_bases),
-                   _star(exported, top) if exported else (), syspaths.added(text) if "sys.path" in text else ())
+                   _star(exported, top) if exported else (), syspaths.added(text) if "sys.path" in text else (),
+                   bool(scripted) and not declares_only(tuple(scripted)))
     return Survey(found, classes, calls, defs, assigns)
 
 

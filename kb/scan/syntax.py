@@ -92,8 +92,7 @@ class Setting(NamedTuple):
 
 
 class Layout(NamedTuple):
-    """What decides which code a process runs: the module's imports and its calls of plain
-    names, at module level, in its `__main__` block and per function (for the switch scope)."""
+    """What decides which code a process runs: imports, and calls at module level, in `__main__` and per function."""
 
     main: bool = False  # has an `if __name__ == "__main__":` block
     imports: tuple[tuple[str, int, tuple[str, ...]], ...] = ()  # (module, level, names imported from it)
@@ -115,6 +114,7 @@ class Layout(NamedTuple):
     # a literal `__all__`'s names (() without one); None: every module of the folder (`__all__` computed from a listing)
     star: tuple[str, ...] | None = ()
     sys_paths: tuple[str, ...] = ()  # the folders it adds to sys.path, relative to its own (kb/scan/syspaths.py)
+    scripted: bool = False  # its module-level statements (not a def's defaults or a class) call what runs: a script
 
 
 class Graph(NamedTuple):
