@@ -426,7 +426,7 @@ class OpVersions(_Model):
 
 
 SCAN_RESOLVERS = (
-    "boolean-mask-count", "constant-initializers", "seeded-initializers", "draw-builds-only", "constant-summed", "counts-of-ones", "dataset-draws-no-random", "dense-input", "exact-all-reduce", "fake-implementation",
+    "boolean-mask-count", "coalesced-input", "constant-initializers", "seeded-initializers", "draw-builds-only", "constant-summed", "counts-of-ones", "dataset-draws-no-random", "dense-input", "exact-all-reduce", "fake-implementation",
     "fit-reads-tf-data", "fit-runs-no-workers", "in-pallas-kernel", "input-is-a-placeholder", "jit-holds-no-gemm", "jit-never-runs", "mapped-function-draws-no-random",
     "module-never-called",
     "not-quantized", "one-value-written",

@@ -140,6 +140,23 @@ def torch_group(det: bool) -> dict:
     except ModuleNotFoundError as e:
         out["torchvision_roi_align"] = {"skipped": f"{e.name} is not installed"}
 
+    # HKUDS/SSLRec's `t.sparse.sum(adj, dim=-1).to_dense()` (forty-ninth corpus; kb/scan/resolvers.py coalesced-input):
+    # a COO tensor of 256K entries on 64 x 64 positions, uncoalesced; its torch.sparse.sum must come back coalesced
+    # (a check that raises says it did not), and its to_dense is compared with the uncoalesced tensor's own.
+    rows = torch.randint(0, 64, (2, 1 << 18), device=dev, generator=g)
+    entries = torch.randn(1 << 18, device=dev, generator=g)
+    uncoalesced = torch.sparse_coo_tensor(rows, entries, (64, 64))
+
+    def summed_rows():
+        total = torch.sparse.sum(uncoalesced, dim=-1)
+        if uncoalesced.is_coalesced() or not total.is_coalesced():
+            raise AssertionError(f"input coalesced {uncoalesced.is_coalesced()}, sum coalesced {total.is_coalesced()}")
+        dense = total.to_dense()
+        torch.cuda.synchronize()
+        return [dense.cpu().numpy()]
+    _guard("sparse_sum_dim_result_coalesced_to_dense", summed_rows, out)
+    _guard("sparse_coo_uncoalesced_to_dense_control", lambda: [uncoalesced.to_dense().cpu().numpy()], out)
+
     def scat():
         import torch_scatter
         return lambda: [torch_scatter.scatter(val, idx, dim=0, dim_size=64, reduce="sum").cpu().numpy()]

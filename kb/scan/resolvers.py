@@ -250,6 +250,29 @@ def fake_implementation(ctx: Context, op: str, node: ast.Call, data: ast.AST | N
 _FAKE_REGISTRARS = frozenset({"register_fake", "impl_abstract", "register_meta", "register_fake_class"})
 
 
+# whose sparse result is coalesced: torch 2.13 on the CPU, and 2.11 on an H200 (5 of 5 runs, 256K entries on 64 x 64
+# positions: benchmarks/scan_corpus/evidence/h200-2026-11-29T151127Z-gpu-checks.json)
+_COALESCING = frozenset({"torch.sparse.sum"})
+
+
+@resolver("coalesced-input", "rule")
+def coalesced_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
+    """`x.to_dense()` of a sparse tensor that is visibly coalesced: the result of `.coalesce()` or of
+    `torch.sparse.sum(x, dim)` (HKUDS/SSLRec's `t.sparse.sum(adj, dim=-1).to_dense()`), directly or through a name
+    every binding of which in the function is one: a coalesced COO tensor holds one entry per index, so no
+    duplicates are summed (the record's own condition)."""
+    if op != "torch.Tensor.to_dense" or not isinstance(node.func, ast.Attribute):
+        return None
+    value: ast.expr | None = node.func.value
+    if isinstance(value, ast.Name) and ctx.fn_nodes:
+        bound = values.bindings_of(ctx.fn_nodes[-1], value.id)
+        value = bound[0] if len(bound) == 1 else None
+    if isinstance(value, ast.Call) and (ctx.written(value.func) in _COALESCING
+                                        or isinstance(value.func, ast.Attribute) and value.func.attr == "coalesce"):
+        return "the sparse tensor is coalesced (.coalesce() or torch.sparse.sum's result): no duplicate entries to sum"
+    return None
+
+
 @resolver("dense-input", "rule")
 def dense_input(ctx: Context, op: str, node: ast.Call, data: ast.AST | None) -> str | None:
     """`tf.convert_to_tensor(value)` whose value is visibly dense: a Python number, string, list or tuple, or a

@@ -424,6 +424,11 @@ def _itself(value: ast.expr | None, name: str) -> bool:
     return False
 
 
+def bindings_of(fn: ast.AST, name: str) -> list[ast.expr | None]:
+    """What each binding of `name` in `fn` holds (None: unknown); empty where `fn` binds it not at all."""
+    return _bindings(fn).get(name, [])
+
+
 def _bindings(fn: ast.AST) -> dict[str, list[ast.expr | None]]:
     """Name -> what each of its bindings in `fn` holds, as an expression of the same dtype (None: unknown):
     `x = v` gives v; `v, i = t.max(dim)` gives t for v; `for p in t` and `for a, p in zip(s, t)` give t."""
