@@ -90,6 +90,8 @@ def test_a_buffer_handed_to_a_compiled_cuda_extension_before_any_read(tmp_path):
             torch.ops.wkv7.forward(w, k, s)
             sa = torch.empty_like(k)
             OP.forward(w, k, sa)
+            dw, dk = [torch.empty_like(t) for t in (w, k)]
+            torch.ops.wkv7.backward(w, k, dw, dk)
             read = torch.empty(B, device="cuda")
             total = read.sum()
             wkv_cuda.forward(read)
@@ -103,4 +105,4 @@ def test_a_buffer_handed_to_a_compiled_cuda_extension_before_any_read(tmp_path):
             ext.forward(x, out)
             return out
         """}, "torch=2.11")
-    assert _empty(found) == [("plain.py", 3), ("wkv.py", 14), ("wkv.py", 17)], found
+    assert _empty(found) == [("plain.py", 3), ("wkv.py", 16), ("wkv.py", 19)], found

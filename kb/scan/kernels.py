@@ -90,8 +90,8 @@ def _extension_call(ctx: Context, call: ast.Call, extensions: set[str]) -> bool:
 
 
 def _held_in(node: ast.Call, fn: ast.AST) -> set[str]:
-    """The names that hold the buffer: `out = torch.empty(...)` (or `... if c else None`), the names it is copied
-    to (`arg = out`), and its views (`dx, dz = dxz.chunk(2, dim=1)`)."""
+    """The names that hold the buffer: `out = torch.empty(...)` (or `... if c else None`, or each name a list of them
+    is unpacked to), the names it is copied to (`arg = out`), and its views (`dx, dz = dxz.chunk(2, dim=1)`)."""
     names: set[str] = set()
     assigns = [a for a in iwalk(fn) if isinstance(a, ast.Assign) and len(a.targets) == 1]
     for a in assigns:
@@ -99,6 +99,8 @@ def _held_in(node: ast.Call, fn: ast.AST) -> set[str]:
         made = value is node or (isinstance(value, ast.IfExp) and (value.body is node or value.orelse is node))
         if made and isinstance(a.targets[0], ast.Name):
             names.add(a.targets[0].id)
+        elif isinstance(value, ast.ListComp) and value.elt is node and isinstance(a.targets[0], ast.Tuple):
+            names.update(t.id for t in a.targets[0].elts if isinstance(t, ast.Name))  # `dw, dq = [torch.empty_like(x) for x in (w, q)]`
     for _ in range(3):  # copies and views of copies, a few steps deep
         for a in assigns:
             source = a.value
