@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+from kb.scan.nodes import iwalk
+
 from kb.scan.syntax import handed_parts
 
 _DICTS = frozenset({"ModuleDict"})  # containers whose modules are reached by their key
@@ -34,6 +36,55 @@ def held(node: ast.Assign) -> list[tuple[ast.expr, ast.Call]]:
         if key is not None and isinstance(made, ast.Call):
             found.append((ast.Attribute(value=target, attr=key, ctx=ast.Load()), made))
     return found
+
+
+def returned_to_self(node: ast.Assign, fn: ast.AST | None, cls: ast.ClassDef | None) -> list[tuple[ast.expr, ast.Call]]:
+    """(`self.X`, its construction) for a module a method makes in a local name and returns, alone or at one place
+    of a tuple, to a statement of its class that keeps it in `self.X` (HKUDS/SSLRec's `init_embedding`, whose
+    `user_embedding = nn.Embedding(...)` is returned as `return user_embedding, item_embedding` to `__init__`'s
+    `self.user_embedding, self.item_embedding = self.init_embedding()`): what the class does with `self.X` is
+    what is done with that module."""
+    if not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and cls is not None and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)):
+        return []
+    name = node.targets[0].id
+    places: set[int | None] = set()
+    for sub in _own_statements(fn):
+        if isinstance(sub, ast.Return):
+            value = sub.value
+            if isinstance(value, ast.Name) and value.id == name:
+                places.add(None)
+            elif isinstance(value, ast.Tuple):
+                places.add(next((k for k, e in enumerate(value.elts) if isinstance(e, ast.Name) and e.id == name), -1))
+            else:
+                places.add(-1)
+    if len(places) != 1 or -1 in places:
+        return []
+    place = places.pop()
+    found: list[tuple[ast.expr, ast.Call]] = []
+    for sub in iwalk(cls):
+        if not (isinstance(sub, ast.Assign) and len(sub.targets) == 1 and isinstance(sub.value, ast.Call)
+                and isinstance(sub.value.func, ast.Attribute) and sub.value.func.attr == fn.name
+                and isinstance(sub.value.func.value, ast.Name) and sub.value.func.value.id == "self"):
+            continue
+        kept: ast.expr | None = sub.targets[0]
+        if place is not None:
+            kept = kept.elts[place] if isinstance(kept, ast.Tuple) and place < len(kept.elts) else None
+        if kept is not None and path(kept) is not None:
+            found.append((kept, node.value))
+    return found
+
+
+def _own_statements(fn: ast.AST) -> list[ast.AST]:
+    """The nodes of a function, not those of the functions and classes it defines."""
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        sub = stack.pop()
+        out.append(sub)
+        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(sub))
+    return out
 
 
 def path(node: ast.AST | None) -> str | None:

@@ -468,8 +468,8 @@ def handed_parts(node: ast.AST, made: ast.AST) -> list[ast.expr]:
     (other than `made`, the one that creates the object) gives; [] for any other node."""
     if isinstance(node, ast.Call):
         return [*node.args, *(k.value for k in node.keywords)]
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return list(node.elts)
+    if isinstance(node, ast.Set) or isinstance(node, (ast.List, ast.Tuple)) and isinstance(node.ctx, ast.Load):
+        return list(node.elts)  # (an assignment's target tuple, `self.a, self.b = ...`, hands nothing on)
     if isinstance(node, (ast.Return, ast.Assign)) and node.value is not None and node.value is not made:
         return [node.value]
     return []

@@ -306,8 +306,9 @@ class Visitor(Context, ast.NodeVisitor):
         if not (isinstance(target, ast.Name) and target.id in self.aliases):  # an alias whose calls are read as the op's
             self._reference(node.value, handedon.assigned_values(target, node.value))
             lossrank.held(self, self.calls, self.shape_ops, target, node.value, before)
-        for held, made in members.held(node) if len(self.calls) > before else ():  # and each module a ModuleDict holds
-            self._module_rules(held, made, before)
+        mine = (self.fn_nodes[-1] if self.fn_nodes else None, self.class_nodes[-1] if self.class_nodes else None)
+        for held, made in members.held(node) + members.returned_to_self(node, *mine) if len(self.calls) > before else ():
+            self._module_rules(held, made, before)  # and each module a ModuleDict holds, or a method returns to `self.X`
         # a Later is kept for a plain name only: `a, b = f()` gives each name no kind, an attribute none is kept
         kind = self.kind_later(node.value)
         for target in node.targets:
@@ -551,8 +552,7 @@ class Visitor(Context, ast.NodeVisitor):
                      and (why := resolvers.TABLE[rule].run(self, op, node, data)))
 
     def _record(self, op: str, node: ast.Call, *, certain: bool, method: bool, facts: tuple = ()) -> None:
-        """One call of `op`; `facts`: call facts the call's shape states that no argument holds
-        (JAX's `at.method`)."""
+        """One call of `op`; `facts`: call facts the call's shape states that no argument holds (JAX's `at.method`)."""
         star = any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords)
         args = []
         for a in node.args:
