@@ -28,6 +28,8 @@ _MORE_WORDS = ("vjp(", "jvp(", "jacrev(", "jacfwd(", "linearize(", "hessian(", "
                "custom_gradient", "compute_gradients(", "apply_gradients", "optax.", "import optax", "optim.",
                "torch.optim", "optimizers.", "Optimizer(")
 
+_IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "exec", "run_path", "run_module", "load_source",
+                              "spec_from_file_location", "SourceFileLoader", "load_module"})
 WHY_PROGRAMS = ("no program that runs this file differentiates (none of the files of any entry point that reaches it has "
                 ".backward(), jax.grad, value_and_grad, tf.GradientTape, tf.gradients, an optimizer step or a trainer) and "
                 "no installable package holds this file for its users to train: no program runs a backward pass through it")
@@ -72,15 +74,22 @@ def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list
     backward pass run: every entry point that reaches it is a script (a `__main__` block, or module-level code
     nothing imports) none of whose files can differentiate (BlinkDL/RWKV-LM's run and demo scripts and the
     inference model files only they import, beside training scripts of their own). The code-base-wide answer
-    (`never`) covers a code base with no training at all; this one, each file whose programs are known."""
+    (`never`) covers a code base with no training at all; this one, each file whose programs are known: none where
+    the code imports a module by a computed name, nor a file that registers its classes with a framework's runner
+    (microsoft/Graphormer's fairseq models, trained by `fairseq-train`, whose only program here evaluates)."""
+    called = {name.rpartition(".")[2] for layout in layouts.values()
+              for name in (*layout.top, *layout.in_main, *(n for _, names in layout.functions for n in names))}
+    if called & _IMPORTS_BY_NAME or all(r.why == scope.FALLBACK for r in runs):
+        return {}  # a program may reach any file by a computed name (pointnet's `importlib.import_module(FLAGS.model)`)
     tops = {os.path.normpath(root) for root in roots}
     trains: dict[int, bool] = {}
     out: dict[str, str] = {}
     for path in scripts:
         folder = os.path.dirname(path)
         ids = reach.get(path, ())
-        if not folder or folder in tops or not ids:
-            continue
+        if not folder or folder in tops or not ids or any("register" in name.rpartition(".")[2].lower()
+                                                            for name in layouts[path].top):
+            continue  # a file that registers its classes with a framework (fairseq's `@register_model`): its runner trains
         for k in ids:
             if k not in trains:
                 run = runs[k]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from bisect import bisect_left
 from typing import Any, NamedTuple
 
@@ -290,13 +291,13 @@ def survey(tree: ast.Module, text: str = "") -> Survey:
                 _expression_calls(expressions, sink, calls)
 
     top_node = None  # the module-level statement being read: a class directly in the module's body is module level
-    scripted: list[str] = []  # the calls of module-level statements other than defs and classes (their defaults,
-    for node in tree.body:  # decorators and bodies run at import too, but declare: text_classification's HAN_model)
+    scripted: list[str] = []  # the module-level calls but those of a def's defaults (which run at import, but
+    for node in tree.body:  # only make a value: text_classification's HAN_model, `initializer=tf.random_normal_...()`)
         top_node = node
         before = len(top)
         statement(node, top, "", True, None)
-        if not isinstance(node, _NOT_CODE):
-            scripted += top[before:]
+        if len(top) > before:
+            scripted += (Counter(top[before:]) - Counter(_default_calls(node))).elements()
     statement = None  # type: ignore[assignment]  # the recursive closure refers to itself: break the cycle, so
     # the tree is freed when the scan is done with it, without the cyclic collector (paused while files are read)
     if text and ("import_module" in text or "__import__" in text):
@@ -353,6 +354,18 @@ _LISTS_FOLDER = frozenset({"glob", "iglob", "listdir", "scandir", "iterdir", "it
 # a module that only registers its classes runs when something imports it, which is what registers them.
 _DECLARING = frozenset({"field", "getLogger", "get_logger", "TypeVar", "NewType", "ParamSpec", "namedtuple", "NamedTuple",
                         "partial", "dataclass", "register_dataclass", "Enum", "configurable", "external_configurable"})
+
+
+def _default_calls(node: ast.stmt) -> list[str]:
+    """The calls of the parameter defaults of a module-level def, or of the methods of a module-level class."""
+    defs = [node] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else \
+        [d for d in node.body if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))] if isinstance(node, ast.ClassDef) else []
+    out: list[str] = []
+    for fn in defs:
+        defaults: list[ast.AST] = [*fn.args.defaults, *(d for d in fn.args.kw_defaults if d)]
+        if defaults:
+            _expression_calls(defaults, out, [])
+    return out
 
 
 def declares_only(top: tuple[str, ...]) -> bool:
