@@ -50,10 +50,13 @@ def _bound_at(ctx: Context, fn: ast.AST, name: str, line: int, depth: int) -> Fo
     before = sorted((b for b in bindings if b is not None and b[0].lineno < line), key=lambda b: b[0].lineno)
     if not before:
         return [None]  # bound only after the call (a loop): cannot tell
+    both = _bound_in_both_branches(fn, {id(stmt) for stmt, _ in before}, line)
     reaching: list[tuple[ast.stmt, bool]] = []
     for stmt, _ in before:
         if _holds_call(fn, stmt, line):
             reaching = [(stmt, True)]  # bound on every way to the call: earlier bindings are replaced
+        elif id(stmt) in both and not any(id(s) in both for s, _ in reaching):
+            reaching = [(stmt, True)]  # the first of an if/else's two bindings: every way binds it
         else:
             reaching.append((stmt, False))
     if not reaching[0][1]:
@@ -69,6 +72,18 @@ def _bound_at(ctx: Context, fn: ast.AST, name: str, line: int, depth: int) -> Fo
         else:
             return None  # another value (a partial, a class instance): read as before, by the whole file
     return out
+
+
+def _bound_in_both_branches(fn: ast.AST, bound: set[int], line: int) -> set[int]:
+    """The ids of bindings (of `bound`) at the top level of both branches of an `if`/`else` that lies on every way
+    to the call at `line` (init2winit's `if shift: map_fn = lambda x: ... else: map_fn = lambda x: ...`)."""
+    for sub in _own(fn):
+        if isinstance(sub, ast.If) and sub.orelse and (sub.end_lineno or sub.lineno) < line and _holds_call(fn, sub, line):
+            body = [s for s in sub.body if id(s) in bound]
+            orelse = [s for s in sub.orelse if id(s) in bound]
+            if body and orelse:
+                return {id(s) for s in (*body, *orelse)}
+    return set()
 
 
 def _factory(ctx: Context, call: ast.Call) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
