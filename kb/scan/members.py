@@ -45,8 +45,10 @@ def returned_to_self(node: ast.Assign, fn: ast.AST | None, cls: ast.ClassDef | N
     `self.user_embedding, self.item_embedding = self.init_embedding()`): what the class does with `self.X` is
     what is done with that module."""
     if not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and cls is not None and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)):
-        return []
+            and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
+            and (isinstance(node.value.func, ast.Attribute) and node.value.func.attr[:1].isupper()
+                 or isinstance(node.value.func, ast.Name) and node.value.func.id[:1].isupper())):
+        return []  # (a module is made by its class: `nn.Embedding(...)`, not `F.relu(...)`)
     name = node.targets[0].id
     places: set[int | None] = set()
     for sub in _own_statements(fn):
