@@ -69,7 +69,7 @@ def _live(path: str, text: str, dead: Spans) -> str:
 
 
 def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list[str], runs: list[scope.Run],
-                      reach: dict[str, tuple[int, ...]]) -> dict[str, str]:
+                      reach: dict[str, tuple[int, ...]], texts: sources.Texts) -> dict[str, str]:
     """Path -> why, for each script file below the top of the code base that only programs which never start a
     backward pass run: every entry point that reaches it is a script (a `__main__` block, or module-level code
     nothing imports) none of whose files can differentiate (BlinkDL/RWKV-LM's run and demo scripts and the
@@ -83,6 +83,14 @@ def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list
         return {}  # a program may reach any file by a computed name (pointnet's `importlib.import_module(FLAGS.model)`)
     tops = {os.path.normpath(root) for root in roots}
     trains: dict[int, bool] = {}
+    more: dict[str, bool] = {}
+
+    def _more(path: str) -> bool:  # a transform or optimizer that differentiates (`jax.vjp(f, x)`), or an unread file
+        if path not in more:
+            text = texts.get(path)
+            more[path] = text is None or any(word in text for word in _MORE_WORDS)
+        return more[path]
+
     out: dict[str, str] = {}
     for path in scripts:
         folder = os.path.dirname(path)
@@ -94,7 +102,7 @@ def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list
             if k not in trains:
                 run = runs[k]
                 scripted = run.why == scope.SCRIPT or (layouts[run.entry].main and run.entry in scripts)
-                trains[k] = not scripted or any(layouts[p].backward or p not in layouts for p in run.files)
+                trains[k] = not scripted or any(layouts[p].backward or p not in layouts or _more(p) for p in run.files)
         if not any(trains[k] for k in ids):
             out[path] = WHY_PROGRAMS
     return out
