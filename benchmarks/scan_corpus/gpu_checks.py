@@ -157,6 +157,30 @@ def torch_group(det: bool) -> dict:
     _guard("sparse_sum_dim_result_coalesced_to_dense", summed_rows, out)
     _guard("sparse_coo_uncoalesced_to_dense_control", lambda: [uncoalesced.to_dense().cpu().numpy()], out)
 
+    # `nn.Embedding.from_pretrained(table, freeze=...)` (data/sources/pytorch/torch.embedding-backward.yaml's call
+    # condition): 65,536 lookups of a 64-row table, so rows collide; freeze=False trains the table through the
+    # embedding backward, freeze=True (the default) leaves it with requires_grad False and no backward to run.
+    table = torch.randn(64, 256, device=dev, generator=g)
+    lookups = torch.randint(0, 64, (1 << 16,), device=dev, generator=g)
+    upstream = torch.randn(1 << 16, 256, device=dev, generator=g)
+
+    def pretrained(freeze: bool):
+        emb = torch.nn.Embedding.from_pretrained(table.clone(), freeze=freeze)
+
+        def run():
+            out = emb(lookups)
+            if freeze:
+                if out.requires_grad or emb.weight.requires_grad:
+                    raise AssertionError("a frozen table's lookup requires a gradient")
+                return [out.cpu().numpy()]
+            emb.weight.grad = None
+            (out * upstream).sum().backward()
+            torch.cuda.synchronize()
+            return [emb.weight.grad.cpu().numpy()]
+        return run
+    _guard("embedding_from_pretrained_freeze_false_grad", pretrained(False), out)
+    _guard("embedding_from_pretrained_freeze_true_no_grad", pretrained(True), out)
+
     def scat():
         import torch_scatter
         return lambda: [torch_scatter.scatter(val, idx, dim=0, dim_size=64, reduce="sum").cpu().numpy()]
