@@ -28,6 +28,9 @@ _MORE_WORDS = ("vjp(", "jvp(", "jacrev(", "jacfwd(", "linearize(", "hessian(", "
                "custom_gradient", "compute_gradients(", "apply_gradients", "optax.", "import optax", "optim.",
                "torch.optim", "optimizers.", "Optimizer(")
 
+# ... less a PyTorch optimizer's construction, which trains nothing without a `.step(` (Layout.backward's words): a
+# model file's unused `configure_optimizers` (BlinkDL/RWKV-LM's), which a comparison script imports beside it
+_PROGRAM_WORDS = tuple(word for word in _MORE_WORDS if word not in ("optim.", "torch.optim", "Optimizer("))
 _IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "exec", "run_path", "run_module", "load_source",
                               "spec_from_file_location", "SourceFileLoader", "load_module"})
 WHY_PROGRAMS = ("no program that runs this file differentiates (none of the files of any entry point that reaches it has "
@@ -88,7 +91,7 @@ def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list
     def _more(path: str) -> bool:  # a transform or optimizer that differentiates (`jax.vjp(f, x)`), or an unread file
         if path not in more:
             text = texts.get(path)
-            more[path] = text is None or any(word in text for word in _MORE_WORDS)
+            more[path] = text is None or any(word in text for word in _PROGRAM_WORDS)
         return more[path]
 
     out: dict[str, str] = {}
