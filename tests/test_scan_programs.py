@@ -3,6 +3,7 @@ package by its clone folder's name, and backward records on code only programs t
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -241,3 +242,33 @@ def test_a_module_whose_only_import_time_calls_are_a_defs_defaults_is_no_script(
                 if f.line == 5 and Path(f.path).name.endswith("_model.py")}
     assert dropouts and all(note for folder, note in dropouts if folder == "han"), dropouts
     assert any(not note for folder, note in dropouts if folder == "ran"), dropouts
+
+
+def test_a_model_only_an_inference_notebook_builds_keeps_no_backward_records(tmp_path):
+    """pierluigiferrari/ssd_keras (fiftieth corpus, 78 false alarms): `models/keras_ssd512.py` is built only by
+    `ssd512_inference.ipynb`, which predicts; `ssd300_training.ipynb` trains `models/keras_ssd300.py`. A notebook is a
+    program like a script: SSD512's backward records are notes, SSD300's stay findings."""
+    cell = '{"cell_type": "code", "metadata": {}, "execution_count": null, "outputs": [], "source": %s}'
+    book = '{"cells": [%s], "metadata": {}, "nbformat": 4, "nbformat_minor": 2}'
+
+    def notebook(*lines: str) -> str:
+        return book % ", ".join(cell % json.dumps(line) for line in lines)
+    model = """\
+        from keras.layers import Input, Conv2D
+        from keras.models import Model
+        def build():
+            x = Input(shape=(8, 8, 3))
+            y = Conv2D(4, 3)(x)
+            z = Conv2D(4, 3)(y)
+            return Model(x, z)
+        """
+    report = _scan(tmp_path, {
+        "models/keras_ssd512.py": model, "models/keras_ssd300.py": model,
+        "ssd512_inference.ipynb": notebook("import numpy as np\nfrom models.keras_ssd512 import build",
+                                           "model = build()\nmodel.predict(np.zeros((1, 8, 8, 3)))"),
+        "ssd300_training.ipynb": notebook("import numpy as np\nfrom models.keras_ssd300 import build",
+                                          "model = build()\nmodel.compile(loss='mse')\n"
+                                          "model.fit(np.zeros((1, 8, 8, 3)), np.zeros((1, 4, 4, 4)))")})
+    filters = {(Path(f.path).name, bool(f.note)) for f in [*report.findings, *report.notes]
+               if f.record == "tf.cudnn-conv-backprop-filter"}
+    assert filters == {("keras_ssd300.py", False), ("keras_ssd512.py", True)}, filters

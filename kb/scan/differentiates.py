@@ -104,7 +104,7 @@ def never_in_programs(layouts: dict[str, Layout], scripts: set[str], roots: list
         for k in ids:
             if k not in trains:
                 run = runs[k]
-                scripted = run.why == scope.SCRIPT or (layouts[run.entry].main and run.entry in scripts)
+                scripted = run.why in (scope.SCRIPT, "notebook") or (layouts[run.entry].main and run.entry in scripts)
                 trains[k] = not scripted or any(layouts[p].backward or p not in layouts or _more(p) for p in run.files)
         if not any(trains[k] for k in ids):
             out[path] = WHY_PROGRAMS

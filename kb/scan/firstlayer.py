@@ -33,7 +33,7 @@ _PLAIN: weakref.WeakKeyDictionary[ast.AST, bool] = weakref.WeakKeyDictionary()
 _WEIGHT_FREE = frozenset({"ZeroPadding1D", "ZeroPadding2D", "ZeroPadding3D", "Cropping1D", "Cropping2D", "Cropping3D",
                           "Reshape", "Permute", "Rescaling", "Resizing", "Activation", "Dropout", "SpatialDropout1D",
                           "SpatialDropout2D", "SpatialDropout3D", "GaussianNoise", "GaussianDropout"})
-_DEPTH = 6
+_DEPTH = 12  # a first convolution behind four optional Lambda layers (ssd_keras) is 9 steps from its Input
 
 
 def on_model_input(ctx: Context, node: ast.Call) -> bool:
@@ -65,24 +65,45 @@ def _plain_training(tree: ast.Module, lines: list[str]) -> bool:
     return _PLAIN[tree]
 
 
-def _model_input(ctx: Context, value: ast.expr, scope: ast.AST, at: ast.AST, depth: int) -> bool:
+def _model_input(ctx: Context, value: ast.expr, scope: ast.AST, at: ast.AST, depth: int,
+                 seen: frozenset[int] = frozenset()) -> bool:
     """`keras.Input(...)`; a layer with no weights applied to one (`ZeroPadding2D((1, 1))(img_input)`: its output is
     still the data); or a name that holds one where `at` reads it (the binding that reaches it, else every
-    assignment of the name in the scope)."""
+    assignment of the name in the scope, each read once: `x1 = Lambda(f)(x1)` under an `if` names itself)."""
     if depth <= 0:
         return False
     if isinstance(value, ast.Name):
         reached = follow.reaching(scope, at, value.id)
         if reached is not None:
-            return _model_input(ctx, reached, scope, reached, depth - 1)
+            return id(reached) in seen or _model_input(ctx, reached, scope, reached, depth - 1, seen | {id(reached)})
         values = ctx.assigned_in(scope).get(value.id, [])
         if values:
-            return all(_model_input(ctx, v, scope, v, depth - 1) for v in values)
+            return all(id(v) in seen or _model_input(ctx, v, scope, v, depth - 1, seen | {id(v)}) for v in values)
         return _parameter_input(ctx, value.id, scope, depth - 1)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and value.args \
-            and _last(ctx, value.func.func) in _WEIGHT_FREE:
-        return _model_input(ctx, value.args[0], scope, value, depth - 1)
+            and (_last(ctx, value.func.func) in _WEIGHT_FREE or _weight_free_lambda(ctx, value.func, scope)):
+        return _model_input(ctx, value.args[0], scope, value, depth - 1, seen)
     return _is_input(ctx, value)
+
+
+_MAKES_WEIGHTS = ("Variable", "variable(", "add_weight", "get_variable", "self.")
+
+
+def _weight_free_lambda(ctx: Context, layer: ast.Call, scope: ast.AST) -> bool:
+    """`Lambda(fn, ...)`: a layer with no weights of its own, whose function (a lambda, or a def of the scope or the
+    file) makes and reads none either (pierluigiferrari/ssd_keras's `Lambda(identity_layer)`,
+    `Lambda(input_mean_normalization)` between the input and the first convolution): its output is still the data."""
+    if _last(ctx, layer.func) != "Lambda" or not layer.args:
+        return False
+    fn: ast.AST | None = layer.args[0]
+    if isinstance(fn, ast.Name):
+        name = fn.id
+        fn = next((d for d in (*walk(scope), *(ctx.tree.body if ctx.tree is not None else ()))
+                   if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)) and d.name == name), None)
+    if not isinstance(fn, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    text = "\n".join(ctx.lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
+    return not any(word in text for word in _MAKES_WEIGHTS)
 
 
 def _parameter_input(ctx: Context, name: str, scope: ast.AST, depth: int) -> bool:
