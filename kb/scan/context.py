@@ -534,9 +534,9 @@ class Context:
                         and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
                     return True  # a function from elsewhere (not one defined inside, nor one of its folder's): cannot tell
                 elif defs is self.defs and isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) \
-                        and callee.value.id in self.aliases and self._own_module(callee.value.id) \
+                        and (callee.value.id == "self" or callee.value.id in self.aliases and self._own_module(callee.value.id)) \
                         and (depth <= 0 or self.may_draw_randomness(callee, depth - 1, defs)):
-                    return True  # `augmentation.flip(x)`: a function of a module of the code base this file imports
+                    return True  # `augmentation.flip(x)` of a module of the code base, `self.dataset_parser(x)` (automl)
         return False
 
 
