@@ -77,9 +77,11 @@ def _model_input(ctx: Context, value: ast.expr, scope: ast.AST, at: ast.AST, dep
         if reached is not None:
             return id(reached) in seen or _model_input(ctx, reached, scope, reached, depth - 1, seen | {id(reached)})
         values = ctx.assigned_in(scope).get(value.id, [])
-        if values:
-            return all(id(v) in seen or _model_input(ctx, v, scope, v, depth - 1, seen | {id(v)}) for v in values)
-        return _parameter_input(ctx, value.id, scope, depth - 1)
+        if values and not all(id(v) in seen or _model_input(ctx, v, scope, v, depth - 1, seen | {id(v)}) for v in values):
+            return False
+        # a parameter reassigned only on some paths (`if downsample: x = ZeroPadding2D(...)(x)`) still reaches the use
+        # as the caller passed it: its callers must hand the input too (hunglc007/tensorflow-yolov4-tflite)
+        return bool(values) and not _is_parameter(value.id, scope) or _parameter_input(ctx, value.id, scope, depth - 1)
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and value.args \
             and (_last(ctx, value.func.func) in _WEIGHT_FREE or _weight_free_lambda(ctx, value.func, scope)):
         return _model_input(ctx, value.args[0], scope, value, depth - 1, seen)
@@ -104,6 +106,11 @@ def _weight_free_lambda(ctx: Context, layer: ast.Call, scope: ast.AST) -> bool:
         return False
     text = "\n".join(ctx.lines[fn.lineno - 1:fn.end_lineno or fn.lineno])
     return not any(word in text for word in _MAKES_WEIGHTS)
+
+
+def _is_parameter(name: str, scope: ast.AST) -> bool:
+    return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        a.arg == name for a in (*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs))
 
 
 def _parameter_input(ctx: Context, name: str, scope: ast.AST, depth: int) -> bool:
