@@ -253,3 +253,12 @@ def test_a_call_spreading_a_dict_bound_once_passes_its_keywords(tmp_path):
     train.write_text(train.read_text().replace("print(params)", 'params["mode"] = "bilinear"'))
     report = scan([str(tmp_path / "spread")], given=pins.parse_versions("torch=2.11"))
     assert _records([*report.findings, *report.notes], "ops.py", 6), report.findings
+
+
+def test_a_construction_through_a_packages_reexport_is_a_caller(tmp_path):
+    """THUDM/GCC (fifty-first corpus, 1 miss): `from gcc.models import GraphEncoder`, which `gcc/models/__init__.py`
+    imports from `.graph_encoder`, then `GraphEncoder(..., degree_input=True)`: that construction is a caller, so the
+    `if degree_input:` branch runs and its embedding is a finding, not a note that only the file's own `__main__`
+    construction (which leaves it False) calls it."""
+    found = _scan(tmp_path, "reexported")
+    assert _records(found, "enc.py", 9) == {"torch.embedding-backward"}, found

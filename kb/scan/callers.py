@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from kb.scan import constantdraws, methodtargets, resolve, scope, sources, spreads
+from kb.scan import constantdraws, methodtargets, reexports, resolve, scope, sources, spreads
 from kb.scan.calltargets import ROUNDS, Target, parse, signature
 from kb.scan.nodes import BLOCK_FIELDS, iwalk, walk
 from kb.scan.syntax import NOT_LITERAL, plain_literal
@@ -345,12 +345,14 @@ class _Index(NamedTuple):
 
 def _bindings(path: str, module: resolve.Module, graph: scope.Graph,
               index: _Index) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
-    """In `path`: local name -> the target it names (its own, imported, star-imported), and local name -> a
-    defining file it names as a module (`from util import misc`)."""
+    """In `path`: local name -> the target it names (its own, imported, star-imported, re-exported: THUDM/GCC's
+    `from gcc.models import GraphEncoder`), and local name -> a file it names as a module (`from util import misc`)."""
     mine = {name: (path, name) for name in index.by_path.get(path, ())}
     aliases: dict[str, str] = {}
     for local, source, level, attr in module.layout.bindings:
         where = graph.resolve(path, source, level) if source or level else None
+        if attr is not None and where is not None and attr not in index.by_path.get(where, ()):  # re-exported
+            where = reexports.defined_in(graph, where, attr)
         if attr is not None and where is not None and attr in index.by_path.get(where, ()):
             mine[local] = (where, attr)
         elif attr is not None and where is None and source:  # `from misc import f` found no file from here: a
@@ -385,8 +387,7 @@ def _partial_or_call(node: ast.AST) -> ast.Call | None:
 
 
 def _called(func: ast.expr) -> str | None:
-    """The name a call is spelled with: `f` or `module.f` (a target of another file called through the
-    module's imported name: mipnerf's `math.matmul`), else None."""
+    """The name a call is spelled with: `f`, or `module.f` (another file's target: mipnerf's `math.matmul`), else None."""
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
@@ -582,8 +583,7 @@ _ORDER = (ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 
 def _holds(op: ast.cmpop | None, value: object, other: object) -> bool | None:
-    """`value <op> other` (None: the value's truth), with True never equal to 1; None where it cannot be told
-    (an order between other than numbers)."""
+    """`value <op> other` (None: the value's truth), True never equal to 1; None if untold (an order of non-numbers)."""
     if op is None:
         return bool(value)
     if isinstance(op, _ORDER):
