@@ -106,3 +106,21 @@ def test_a_buffer_handed_to_a_compiled_cuda_extension_before_any_read(tmp_path):
             return out
         """}, "torch=2.11")
     assert _empty(found) == [("plain.py", 3), ("wkv.py", 16), ("wkv.py", 19)], found
+
+
+def test_a_scatter_at_the_positions_top_k_hands_back_of_a_flattened_tensor(tmp_path):
+    """google-research/rigl's mask update (fifty-first corpus, RULES AA4-1): `_, order = tf.math.top_k(tf.reshape(s,
+    [-1]), k=n)`, then `tf.scatter_nd(tf.expand_dims(order, 1), values, shape)`: n distinct positions, each written
+    once. The top_k of a tensor of several rows repeats positions across the rows and stays a finding."""
+    found = scan_files(tmp_path, {"masks.py": """\
+        import tensorflow as tf
+        def drop(score, n_total, values):
+            _, order = tf.math.top_k(tf.reshape(score, [-1]), k=n_total)
+            rows = tf.expand_dims(order, 1)
+            return tf.scatter_nd(rows, values, values.shape)
+        def per_row(score, k):
+            _, order = tf.math.top_k(score, k=k)
+            rows = tf.expand_dims(order, 1)
+            return tf.scatter_nd(rows, score[:k], [k])
+        """}, "tensorflow=2.20")
+    assert sorted(f.line for f in found if f.record == "tf.scatter-nd") == [9], found

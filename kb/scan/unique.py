@@ -21,7 +21,8 @@ from kb.scan.syntax import plain_literal
 _UNIQUE_MAKERS = frozenset({"torch.arange", "torch.randperm", "torch.argsort", "torch.unique", "jax.numpy.arange", "jax.numpy.argsort", "tf.range"})
 # Of one argument, the coordinates of a mask's true elements: each once (rows of a 2-D result).
 _NONZERO = frozenset({"torch.nonzero", "tf.where", "tf.compat.v1.where"})
-_UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v1.to_int64", "tf.compat.v1.to_int32", *counts.SHUFFLES})
+_UNIQUE_CASTS = frozenset({"tf.cast", "tf.to_int64", "tf.to_int32", "tf.compat.v1.to_int64", "tf.compat.v1.to_int32",
+                           "tf.expand_dims", *counts.SHUFFLES})  # (an axis of one: `[[i], [j]]`, each row one index)
 _FLATTENING = frozenset({"view", "reshape", "flatten"})  # a 2-D nonzero's rows made one list: coordinates repeat
 _UNIQUE_KEEPING = frozenset({"to", "cuda", "cpu", "long", "int", "view", "reshape", "flatten", "contiguous", "clone",
                              "detach", "flip", "squeeze", "unsqueeze", "type"})
@@ -77,7 +78,7 @@ def is_unique(ctx: Any, node: ast.AST, fn: ast.AST | None, depth: int = 4, rows:
         return all(is_unique(ctx, v, fn, depth - 1, rows, seen | {node.id}) for v in values)
     if not isinstance(node, ast.Call):
         return False
-    name = _public_tf(ctx.dotted(node.func))
+    name = _public_tf(ctx.dotted(node.func) or _tf_written(ctx, node.func))
     if name in _UNIQUE_MAKERS or (name in counts.PERMUTATIONS and counts.permutes_a_count(ctx, node, fn)):
         return True
     if (name == "torch.tensor" or name in _UNIQUE_CASTS or name in _TYPED_CONSTRUCTORS) and len(node.args) > counts.PERMUTATIONS.get(name, 0):
@@ -138,8 +139,29 @@ def _sorted_second(ctx: Any, target: ast.expr, value: ast.expr, name: str) -> bo
             and target.elts[1].id == name and isinstance(value, ast.Call)):
         return False
     func = value.func
+    if _tf_written(ctx, func) in _TF_TOP_K:  # TensorFlow's top_k of a flattened tensor (google-research/rigl's mask
+        flat = value.args[0] if value.args else None  # updates: `_, idx = tf.math.top_k(tf.reshape(s, [-1]), k=n)`)
+        return isinstance(flat, ast.Call) and _tf_written(ctx, flat.func) == "tf.reshape" and len(flat.args) == 2 \
+            and _literal(flat.args[1]) in ([-1], (-1,))  # 1-D: k distinct positions (of each row, if more)
     return ctx.dotted(func) in _SORTS or (isinstance(func, ast.Attribute) and func.attr in ("sort", "topk")
                                           and ctx.dotted(func) is None)
+
+
+_TF_TOP_K = frozenset({"tf.math.top_k", "tf.nn.top_k"})
+
+
+def _literal(node: ast.expr) -> object:
+    """A literal's value (a negative number too, which plain_literal leaves unread), or None."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _tf_written(ctx: Any, func: ast.expr) -> str | None:
+    """A TensorFlow function as the imports spell it, where the knowledge base names no op of it (`tf.expand_dims`)."""
+    name = ctx.written(func)
+    return name if name is not None and name.startswith("tf.") else None
 
 
 def _range_values(node: ast.ListComp) -> bool:
