@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from kb.scan.nodes import iwalk
+from kb.scan.nodes import iwalk, own
 
 from kb.scan.syntax import handed_parts
 
@@ -51,7 +51,7 @@ def returned_to_self(node: ast.Assign, fn: ast.AST | None, cls: ast.ClassDef | N
         return []  # (a module is made by its class: `nn.Embedding(...)`, not `F.relu(...)`)
     name = node.targets[0].id
     places: set[int | None] = set()
-    for sub in _own_statements(fn):
+    for sub in own(fn):
         if isinstance(sub, ast.Return):
             value = sub.value
             if isinstance(value, ast.Name) and value.id == name:
@@ -75,18 +75,6 @@ def returned_to_self(node: ast.Assign, fn: ast.AST | None, cls: ast.ClassDef | N
         if kept is not None and path(kept) is not None:
             found.append((kept, node.value))
     return found
-
-
-def _own_statements(fn: ast.AST) -> list[ast.AST]:
-    """The nodes of a function, not those of the functions and classes it defines."""
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        sub = stack.pop()
-        out.append(sub)
-        if not isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(sub))
-    return out
 
 
 def path(node: ast.AST | None) -> str | None:
