@@ -96,6 +96,7 @@ RECORDED = {
     ("torch.Tensor.index_put", "index"),  # the parameter is `indices`
     ("torch.Tensor.index_copy", "tensor"),  # the signature names it `tensor2`
     ("torch.Tensor.scatter", "value"),  # the value form's parameter, absent from the inventory's signature
+    ("torch.Tensor.__setitem__", "index"),  # the signature (generated since the unit was written) names it `key`
     ("jax.lax.dot_general", "batch_dims"),  # a note on dimension_numbers, not a parameter
 }
 
