@@ -248,11 +248,10 @@ def test_a_model_only_an_inference_notebook_builds_keeps_no_backward_records(tmp
     """pierluigiferrari/ssd_keras (fiftieth corpus, 78 false alarms): `models/keras_ssd512.py` is built only by
     `ssd512_inference.ipynb`, which predicts; `ssd300_training.ipynb` trains `models/keras_ssd300.py`. A notebook is a
     program like a script: SSD512's backward records are notes, SSD300's stay findings."""
-    cell = '{"cell_type": "code", "metadata": {}, "execution_count": null, "outputs": [], "source": %s}'
-    book = '{"cells": [%s], "metadata": {}, "nbformat": 4, "nbformat_minor": 2}'
-
-    def notebook(*lines: str) -> str:
-        return book % ", ".join(cell % json.dumps(line) for line in lines)
+    def notebook(*sources: str) -> str:
+        cells = [{"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+                 for source in sources]
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 2})
     model = """\
         from keras.layers import Input, Conv2D
         from keras.models import Model

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from kb.scan import scope, sources
+from kb.scan import scope, sources, unreached
 from kb.scan.survey import trains
 from kb.scan.syntax import Layout
 
@@ -31,8 +31,7 @@ _MORE_WORDS = ("vjp(", "jvp(", "jacrev(", "jacfwd(", "linearize(", "hessian(", "
 # ... less a PyTorch optimizer's construction, which trains nothing without a `.step(` (Layout.backward's words): a
 # model file's unused `configure_optimizers` (BlinkDL/RWKV-LM's), which a comparison script imports beside it
 _PROGRAM_WORDS = tuple(word for word in _MORE_WORDS if word not in ("optim.", "torch.optim", "Optimizer("))
-_IMPORTS_BY_NAME = frozenset({"import_module", "__import__", "exec", "run_path", "run_module", "load_source",
-                              "spec_from_file_location", "SourceFileLoader", "load_module"})
+_IMPORTS_BY_NAME = frozenset({*unreached.DYNAMIC_IMPORTS, "exec"})  # calls that import a module by a computed name
 WHY_PROGRAMS = ("no program that runs this file differentiates (none of the files of any entry point that reaches it has "
                 ".backward(), jax.grad, value_and_grad, tf.GradientTape, tf.gradients, an optimizer step or a trainer) and "
                 "no installable package holds this file for its users to train: no program runs a backward pass through it")

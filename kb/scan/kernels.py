@@ -86,7 +86,8 @@ def _extension_call(ctx: Context, call: ast.Call, extensions: set[str]) -> bool:
         return False
     if isinstance(func.value, ast.Name) and func.value.id in extensions:
         return True
-    return (ctx.written(func) or "").startswith("torch.ops.") and (ctx.written(func) or "").count(".") >= 3
+    written = ctx.written(func) or ""
+    return written.startswith("torch.ops.") and written.count(".") >= 3
 
 
 def _held_in(node: ast.Call, fn: ast.AST) -> set[str]:

@@ -444,7 +444,8 @@ def _scan(paths: list[str], *, given: dict[str, pins.Pin] | None, lockfile: str 
     benchmarked = {p for p, m in modules.items() if any(c.op == "torch.backends.cudnn.benchmark" for c in m.calls)}
     nothing_to_bench = convfree.settings_without_conv(benchmarked, runs, reach, texts) if benchmarked else frozenset()
     layouts = {p: m.layout for p, m in modules.items()}  # no program of a file differentiates, or no code at all
-    undifferentiated = {**differentiates.never_in_programs(layouts, scripts, roots, runs, reach, texts), **differentiates.never(layouts, scripts, texts, roots, dead, runs)}
+    undifferentiated = {**differentiates.never_in_programs(layouts, scripts, roots, runs, reach, texts),
+                        **differentiates.never(layouts, scripts, texts, roots, dead, runs)}
     quiet = _quiet_elsewhere(modules)
     for path, spans in hostcode.settle(modules, texts.get).items():  # data-loading and no_grad code, followed across files
         quiet.setdefault(path, []).extend(spans)

@@ -39,8 +39,9 @@ _ATTRIBUTE = re.compile(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)|[\"']([A-Za-z_][A-Za-z0-
 # run; and a code base that imports modules by a computed name may run any file.
 _LOOKUP_WORDS = ("globals()", "sys.modules[", "__subclasses__")
 # (a call: an unused `import importlib`, as TinyLlama's sft/finetune.py has, imports nothing)
-_DYNAMIC_IMPORT_WORDS = ("__import__(", "import_module(", "spec_from_file_location(", "run_path(", "run_module(",
-                         "load_source(", "load_module(", "SourceFileLoader(")
+DYNAMIC_IMPORTS = ("__import__", "import_module", "spec_from_file_location", "run_path", "run_module", "load_source",
+                   "load_module", "SourceFileLoader")
+_DYNAMIC_IMPORT_WORDS = tuple(f"{name}(" for name in DYNAMIC_IMPORTS)
 
 
 def _called_bare(text: str, word: str) -> bool:
